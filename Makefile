@@ -1,0 +1,66 @@
+# chainrule — `make run` serves the app, `make test` runs the whole suite.
+# Both work from a fresh Debian/Ubuntu machine: they create .venv and install what is missing.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+WORKERS ?= 1
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run test bench fuzz lint venv system-deps test-deps clean
+
+$(VENV)/.installed: pyproject.toml
+	@$(PYTHON) -m venv --help >/dev/null 2>&1 || { \
+	  echo "Python's venv module is missing: run 'sudo apt-get install python3-venv' and retry."; exit 1; }
+	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV) || { \
+	  echo "Could not create $(VENV): install python3-venv (sudo apt-get install python3-venv)."; exit 1; }
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test,dev]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+# Graphviz draws the layout; Chromium runs the browser tests. apt-get only when missing.
+system-deps:
+	@if ! command -v dot >/dev/null 2>&1; then \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing Graphviz with apt-get..."; \
+	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz \
+	    || { echo "Could not install Graphviz: run 'sudo apt-get install graphviz' (or your system's equivalent) and retry."; exit 1; }; \
+	  else \
+	    echo "Graphviz ('dot') is missing and apt-get is not available: install Graphviz from your package manager, then retry."; exit 1; \
+	  fi; \
+	fi
+
+test-deps: system-deps
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing Chromium with apt-get for the browser tests..."; \
+	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+	    || { echo "Could not install Chromium: run 'sudo apt-get install chromium' and retry."; exit 1; }; \
+	  else \
+	    echo "Chromium (/usr/bin/chromium) is missing and apt-get is not available: install it, then retry."; exit 1; \
+	  fi; \
+	fi
+
+run: system-deps venv
+	$(VENV)/bin/uvicorn app.main:app --host $(HOST) --port $(PORT) --workers $(WORKERS)
+
+test: test-deps venv
+	$(PY) -m pytest
+
+bench: test-deps venv
+	$(PY) bench/engine.py
+	@for f in bench/api.py bench/page.py bench/load.py; do [ -f $$f ] && $(PY) $$f || true; done
+
+fuzz: venv
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100000} $(PY) -m pytest tests -k fuzz -p no:cacheprovider
+
+lint: venv
+	$(VENV)/bin/ruff check engine app tests bench
+	$(VENV)/bin/ruff format --check engine app tests bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
