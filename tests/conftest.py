@@ -1,14 +1,17 @@
-"""Fixtures shared by every test folder: a real uvicorn server on a free loopback port."""
+"""Fixtures shared by every test folder: a real uvicorn server on a free loopback port, and an
+in-process client of a fresh app with settings to taste."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -22,12 +25,26 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(env: dict[str, str] | None = None, workers: int = 1) -> tuple[subprocess.Popen, str]:
+def start_server(
+    env: dict[str, str] | None = None, workers: int = 1
+) -> tuple[subprocess.Popen, str]:
     """Start `uvicorn app.main:app` on a free port; return the process and its base URL."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1",
-         "--port", str(port), "--workers", str(workers), "--log-level", "warning"],
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "app.main:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+        ],
         cwd=ROOT,
         env={**os.environ, **(env or {})},
     )
@@ -59,3 +76,41 @@ def live_server() -> Iterator[str]:
     process, base_url = start_server()
     yield base_url
     stop_server(process)
+
+
+def strict_json(text: str | bytes) -> Any:
+    """Parse JSON that must be valid everywhere: the NaN/Infinity tokens are refused."""
+
+    def refuse(token: str) -> None:
+        raise ValueError(f"non-standard JSON token {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.fixture
+def make_client() -> Iterator[Callable[..., Any]]:
+    """`make_client(max_nodes=10)`: a TestClient of a new app with those settings changed.
+
+    Server exceptions become responses (as in production), so a 500 fails on its status code.
+    """
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+    from app.settings import AppSettings
+
+    clients: list[TestClient] = []
+
+    def make(**overrides: Any) -> TestClient:
+        client = TestClient(create_app(AppSettings(**overrides)), raise_server_exceptions=False)
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+@pytest.fixture
+def client(make_client: Callable[..., Any]) -> Any:
+    """A TestClient of a new app with default settings."""
+    return make_client()

@@ -1,0 +1,33 @@
+# chainrule: docker build -t chainrule . && docker run -p 8000:8000 chainrule
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    WORKERS=2
+
+# Graphviz draws the layout (dot) and the exports.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends graphviz \
+    && rm -rf /var/lib/apt/lists/*
+
+RUN useradd --create-home --uid 10001 chainrule
+WORKDIR /srv/chainrule
+
+COPY pyproject.toml README.md ./
+COPY engine ./engine
+COPY app ./app
+RUN pip install .
+# The app reads templates/ and static/ from the working directory's checkout layout.
+COPY templates ./templates
+COPY static ./static
+
+USER chainrule
+EXPOSE 8000
+
+HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
+    CMD python -c "import urllib.request, sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2).status != 200)"
+
+# Shell form so that $WORKERS is expanded; exec so uvicorn gets the signals.
+CMD exec uvicorn app.main:app --host 0.0.0.0 --port 8000 --workers ${WORKERS:-2}

@@ -1,0 +1,24 @@
+"""`GET /api/presets`: the example programs of the preset menu."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from fastapi import APIRouter
+
+import engine
+from app.responses import JSONBytes, dumps
+from app.schemas import Preset
+
+router = APIRouter(tags=["presets"])
+
+
+@cache
+def presets_json() -> bytes:
+    return dumps(list(engine.PRESETS))
+
+
+@router.get("/api/presets", response_model=list[Preset])
+async def presets() -> JSONBytes:
+    """Every preset: `{id, title, source, values, note}`, in menu order."""
+    return JSONBytes(presets_json())

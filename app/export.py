@@ -1,0 +1,100 @@
+"""The graph as a picture for notes and handouts: micrograd's `draw_dot` style, drawn by Graphviz.
+
+Every node is a record `{ name | data 2.0000 | grad 1.0000 }`; an operation gets a small node
+(`+`, `*`, …) between its inputs and its record. All text from the program is escaped, so
+labels can never change the DOT structure or inject markup into the SVG.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from typing import Any, Literal
+
+import graphviz
+
+ExportFormat = Literal["svg", "png", "pdf", "dot"]
+
+MEDIA_TYPES: dict[str, str] = {
+    "svg": "image/svg+xml",
+    "png": "image/png",
+    "pdf": "application/pdf",
+    "dot": "text/vnd.graphviz; charset=utf-8",
+}
+
+_RECORD_SPECIAL = re.compile(r'([{}|<>"])')
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class ExportFailed(Exception):
+    """Graphviz could not draw the graph (too slow, missing or failing)."""
+
+
+def record_field(text: str) -> str:
+    """`text` as one literal field of a record label: backslashes (graphviz.escape), the record
+    syntax `{ } | < >` and quotes are escaped; control characters become spaces."""
+    escaped = graphviz.escape(_CONTROL.sub(" ", text))
+    return _RECORD_SPECIAL.sub(r"\\\1", escaped)
+
+
+def format_number(value: float | str) -> str:
+    """`2.0000` as in micrograd; the engine's non-finite strings as `inf`, `-inf`, `nan`."""
+    if isinstance(value, str):
+        return {"Infinity": "inf", "-Infinity": "-inf"}.get(value, "nan")
+    return f"{value:.4f}"
+
+
+def op_text(node: dict[str, Any]) -> str:
+    """The op node's text: `+`, `*`, `**2` (micrograd writes the constant exponent), `relu`…"""
+    op = node["op"]
+    exponent = node.get("exponent")
+    if op == "**" and exponent is not None:
+        return f"**{format_number(exponent).rstrip('0').rstrip('.')}"
+    return op
+
+
+def draw_dot(trace: dict[str, Any]) -> graphviz.Digraph:
+    """The DOT graph of a trace (`nodes`/`edges` as in docs/api.md); names are our ids only."""
+    dot = graphviz.Digraph(
+        "chainrule",
+        graph_attr={"rankdir": "LR"},
+        node_attr={"fontname": "Helvetica", "fontsize": "11"},
+    )
+    for node in trace["nodes"]:
+        name = node["id"]
+        fields = (
+            record_field(node.get("text") or node["label"]),
+            f"data {format_number(node['data'])}",
+            f"grad {format_number(node['grad'])}",
+        )
+        dot.node(name, label=graphviz.nohtml("{ " + " | ".join(fields) + " }"), shape="record")
+        if node["op"] is not None:
+            dot.node(f"{name}_op", label=graphviz.escape(op_text(node)), shape="ellipse")
+            dot.edge(f"{name}_op", name)
+    for edge in trace["edges"]:
+        dot.edge(edge["source"], f"{edge['target']}_op")
+    return dot
+
+
+def render(trace: dict[str, Any], fmt: ExportFormat, *, dot_binary: str, timeout_s: float) -> bytes:
+    """The drawing as `fmt` bytes; `dot` is the DOT text itself and needs no Graphviz."""
+    source = draw_dot(trace).source
+    if fmt == "dot":
+        return source.encode()
+    if not dot_binary:
+        raise ExportFailed("Graphviz is not installed on the server, so only format=dot works")
+    try:
+        result = subprocess.run(
+            [dot_binary, f"-T{fmt}"],
+            input=source.encode(),
+            capture_output=True,
+            timeout=timeout_s,
+            check=True,
+        )
+    except subprocess.TimeoutExpired as error:
+        raise ExportFailed(
+            f"graph too large to export: Graphviz did not finish within {timeout_s:g} s"
+        ) from error
+    except (subprocess.SubprocessError, OSError) as error:
+        raise ExportFailed("Graphviz failed to draw the graph") from error
+    return result.stdout

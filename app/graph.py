@@ -1,0 +1,78 @@
+"""From a request to response bytes: trace with the server's limits, lay out, encode once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+import engine
+from app.layout import Layout, Layouter, structure_of
+from app.schemas import GraphRequest
+from app.settings import AppSettings
+
+
+def limits_of(settings: AppSettings) -> engine.Limits:
+    return engine.Limits(
+        max_source_chars=settings.max_source_chars,
+        max_nodes=settings.max_nodes,
+        max_depth=settings.max_depth,
+    )
+
+
+def trace_dict(request: GraphRequest, settings: AppSettings) -> dict[str, Any]:
+    """The engine's JSON-ready trace of `request` (raises `engine.ProgramError`)."""
+    traced = engine.trace(
+        request.source,
+        request.values,
+        expand_derived=request.expand_derived,
+        mode=request.mode,
+        order=request.order,
+        limits=limits_of(settings),
+    )
+    return traced.to_dict()
+
+
+@dataclass(frozen=True)
+class GraphBody:
+    """The encoded trace with every node's box, waiting for its `layout` field."""
+
+    trace_json: bytes  # a JSON object, without "layout"
+    layout: Layout
+
+    def render(self, layout_cached: bool) -> bytes:
+        layout = {
+            "engine": self.layout.engine,
+            "width": self.layout.width,
+            "height": self.layout.height,
+            "cached": layout_cached,
+        }
+        return b"".join((self.trace_json[:-1], b',"layout":', orjson.dumps(layout), b"}"))
+
+
+def build_graph(
+    request: GraphRequest, settings: AppSettings, layouter: Layouter
+) -> tuple[GraphBody, bool]:
+    """Trace and lay out; returns the body and whether the layout came from the cache."""
+    trace = trace_dict(request, settings)
+    layout, cached = layouter.layout(structure_of(trace["nodes"], trace["edges"]))
+    for node, (x, y, width, height) in zip(trace["nodes"], layout.boxes, strict=True):
+        node["x"], node["y"], node["width"], node["height"] = x, y, width, height
+    return GraphBody(orjson.dumps(trace), layout), cached
+
+
+def request_key(request: GraphRequest, settings: AppSettings) -> tuple:
+    """Everything a response depends on: the request and the limits it was traced under."""
+    values = tuple(sorted(request.values.items())) if request.values is not None else None
+    order = tuple(request.order) if request.order is not None else None
+    return (
+        request.source,
+        values,
+        request.expand_derived,
+        request.mode,
+        order,
+        settings.max_source_chars,
+        settings.max_nodes,
+        settings.max_depth,
+    )

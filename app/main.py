@@ -1,0 +1,44 @@
+"""Assembles the app: routers, static files, templates, error handlers and middleware."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from app import __version__
+from app.api import export, graph, health, presets
+from app.errors import install_error_handlers
+from app.middleware import BodyLimit, SecurityHeaders
+from app.pages import STATIC_DIR, TEMPLATES_DIR, asset_version
+from app.pages import router as pages_router
+from app.settings import AppSettings, get_settings
+from app.state import ServerState
+
+
+def create_app(settings: AppSettings | None = None) -> FastAPI:
+    """A new app; `settings` defaults to the environment's (`CHAINRULE_*`)."""
+    settings = settings or get_settings()
+    app = FastAPI(
+        title="chainrule",
+        version=__version__,
+        description="Reverse-mode autodiff made visible: trace a program, lay out its graph.",
+        docs_url=None,  # served by app.pages from vendored Swagger UI (no CDN, no inline script)
+        redoc_url=None,
+    )
+    app.dependency_overrides[get_settings] = lambda: settings
+    app.state.server = ServerState.from_settings(settings)
+    app.state.templates = Jinja2Templates(directory=TEMPLATES_DIR)
+    app.state.asset_version = asset_version()
+
+    for router in (graph.router, export.router, presets.router, health.router, pages_router):
+        app.include_router(router)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+
+    install_error_handlers(app)
+    app.add_middleware(BodyLimit, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(SecurityHeaders)  # outermost: also on 413s and 500s
+    return app
+
+
+app = create_app()

@@ -1,0 +1,81 @@
+"""Pure ASGI middleware: security headers on every response, and the request body limit."""
+
+from __future__ import annotations
+
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.errors import error_body
+from app.responses import JSONBytes
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'; "
+    "base-uri 'none'; form-action 'self'"
+)
+SECURITY_HEADERS = [
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+]
+
+
+class SecurityHeaders:
+    """Adds the CSP (no inline script or style), nosniff, no-referrer and no framing."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", ()), *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def too_large_message(size: int | None, limit: int) -> str:
+    if size is None:
+        return f"request body is more than {limit:,} bytes; the limit is {limit:,}"
+    return f"request body is {size:,} bytes; the limit is {limit:,}"
+
+
+class BodyLimit:
+    """413 before parsing: a declared Content-Length over the limit is refused without reading
+    the body; a body that turns out longer (chunked, or a lying header) fails as it streams in."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.max_body_bytes
+        declared = Headers(scope=scope).get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            body = error_body("BodyTooLarge", too_large_message(int(declared), limit))
+            await JSONBytes(body, status_code=413, headers={"connection": "close"})(
+                scope, receive, send
+            )
+            return
+        received = 0
+
+        async def receive_with_limit() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    # FastAPI re-raises HTTPException from body reading; our handler shapes it.
+                    raise HTTPException(413, too_large_message(None, limit))
+            return message
+
+        await self.app(scope, receive_with_limit, send)

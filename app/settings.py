@@ -1,0 +1,49 @@
+"""Every server setting in one object, read from `CHAINRULE_*` environment variables."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Annotated
+
+from fastapi import Depends
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class AppSettings(BaseSettings):
+    """Limits, timeouts and serving options; `CHAINRULE_MAX_NODES=5000` overrides `max_nodes`."""
+
+    model_config = SettingsConfigDict(env_prefix="CHAINRULE_", frozen=True)
+
+    # Limits on what one request may ask for (PRODUCT §5).
+    max_source_chars: int = 100_000
+    max_nodes: int = 20_000
+    max_depth: int = 200
+    max_body_bytes: int = 1_048_576
+
+    # Layout: dot is exact but slow (~0.5 s at 1,000 nodes); above dot_max_nodes or after
+    # dot_timeout_s the layered fallback takes over.
+    dot_timeout_s: float = 2.0
+    dot_max_nodes: int = 1_000
+    layout_cache_size: int = 256
+    response_cache_size: int = 512
+    response_cache_bytes: int = 64 * 1024 * 1024
+
+    # Export draws every node with dot, so it has its own ceiling.
+    export_timeout_s: float = 10.0
+    export_max_nodes: int = 2_000
+
+    # Reserved for the rate limiter (issue 7); 0 means no limit.
+    rate_limit_per_minute: int = 0
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = 1
+
+
+@lru_cache
+def get_settings() -> AppSettings:
+    """The process-wide settings, read once from the environment."""
+    return AppSettings()
+
+
+Settings = Annotated[AppSettings, Depends(get_settings)]

@@ -1,0 +1,70 @@
+"""What a server process keeps between requests: caches and facts found at startup.
+
+Nothing here is shared between processes or needed by another request to be correct, so the
+app scales out by workers and replicas.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from app.cache import BoundedCache
+from app.graph import GraphBody
+from app.layout import Layouter
+from app.settings import AppSettings
+
+
+def graphviz_version(dot_binary: str | None) -> str | None:
+    """`"2.43.0"` from `dot -V`, or None when dot is missing or broken."""
+    if dot_binary is None:
+        return None
+    try:
+        result = subprocess.run([dot_binary, "-V"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r"version\s+(\S+)", result.stderr + result.stdout)
+    return match.group(1) if match and result.returncode == 0 else None
+
+
+@dataclass
+class ServerState:
+    layouter: Layouter
+    responses: BoundedCache[GraphBody]
+    dot_binary: str | None
+    graphviz_version: str | None
+
+    @classmethod
+    def from_settings(cls, settings: AppSettings) -> ServerState:
+        dot_binary = shutil.which("dot")
+        version = graphviz_version(dot_binary)
+        if version is None:
+            dot_binary = None
+        return cls(
+            layouter=Layouter(
+                dot_timeout_s=settings.dot_timeout_s,
+                dot_max_nodes=settings.dot_max_nodes,
+                cache_size=settings.layout_cache_size,
+                dot_binary=dot_binary or "",
+            ),
+            # Bounded by total encoded bytes too: a 20,000-node response is ~20 MB.
+            responses=BoundedCache(
+                settings.response_cache_size,
+                max_size=settings.response_cache_bytes,
+                sizeof=lambda body: len(body.trace_json),
+            ),
+            dot_binary=dot_binary,
+            graphviz_version=version,
+        )
+
+
+def get_state(request: Request) -> ServerState:
+    return request.app.state.server
+
+
+Server = Annotated[ServerState, Depends(get_state)]
