@@ -1,0 +1,189 @@
+"""Turn source text into tokens; every token knows its offsets and no character is skipped
+silently (whitespace and comments are the only things dropped)."""
+
+from __future__ import annotations
+
+import keyword
+import re
+import unicodedata
+
+from .errors import SyntaxError_
+
+FUNCTIONS = ("relu", "tanh", "exp", "log", "sigmoid")
+MAX_NUMBER_DIGITS = 400
+
+_NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FORBIDDEN = re.compile(r"[\x00\ud800-\udfff]")
+_SINGLE = {"+": "+", "-": "-", "/": "/", "^": "**", "(": "(", ")": ")", ",": ",", "=": "="}
+_WHITESPACE = " \t\r\f\v"
+
+
+class Token:
+    """One token: `kind` is `num`, `name`, `op`, `newline` or `eof`; `value` is the operator
+    (`^` reads as `**`), the name, or the float of a number."""
+
+    __slots__ = ("kind", "text", "start", "end", "value")
+
+    def __init__(self, kind: str, text: str, start: int, end: int, value: object) -> None:
+        self.kind = kind
+        self.text = text
+        self.start = start
+        self.end = end
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Token({self.kind}, {self.text!r}, {self.start})"
+
+
+def describe_char(ch: str) -> str:
+    """Name a character for an error message, safely for JSON (no raw control characters)."""
+    code = f"U+{ord(ch):04X}"
+    name = unicodedata.name(ch, None)
+    if "\ud800" <= ch <= "\udfff":
+        return f"{code} (a lone surrogate)"
+    if ch == "\x00":
+        return f"{code} (NUL)"
+    if not ch.isprintable():
+        return f"{code} ({name})" if name else code
+    if ord(ch) > 127:
+        return f"'{ch}' ({code} {name})" if name else f"'{ch}' ({code})"
+    return f"'{ch}'"
+
+
+def tokenize(source: str) -> list[Token]:
+    """Tokens of `source` ending with one `eof` token placed just past the last token.
+
+    Raises SyntaxError_ at the first character that is not part of the language.
+    """
+    bad = _FORBIDDEN.search(source)
+    if bad:
+        raise SyntaxError_(
+            f"unexpected character {describe_char(bad.group())}", source, bad.start()
+        )
+    tokens: list[Token] = []
+    i = 0
+    n = len(source)
+    while i < n:
+        ch = source[i]
+        if ch in _WHITESPACE:
+            i += 1
+        elif ch == "#":
+            j = source.find("\n", i)
+            i = n if j == -1 else j
+        elif ch == "\n" or ch == ";":
+            tokens.append(Token("newline", ch, i, i + 1, ch))
+            i += 1
+        elif ch.isascii() and (ch.isdigit() or (ch == "." and source[i + 1 : i + 2].isdigit())):
+            i = _number(source, i, tokens)
+        elif ch.isascii() and (ch.isalpha() or ch == "_"):
+            i = _name(source, i, tokens)
+        elif ch == "*":
+            if source.startswith("**", i):
+                tokens.append(Token("op", "**", i, i + 2, "**"))
+                i += 2
+            else:
+                tokens.append(Token("op", "*", i, i + 1, "*"))
+                i += 1
+        elif ch == "=" and source.startswith("==", i):
+            raise SyntaxError_("comparisons are not part of the language", source, i, i + 2)
+        elif ch in _SINGLE:
+            tokens.append(Token("op", ch, i, i + 1, _SINGLE[ch]))
+            i += 1
+        else:
+            _reject(source, i)
+    end = tokens[-1].end if tokens else 0
+    tokens.append(Token("eof", "", end, end, None))
+    return tokens
+
+
+def _number(source: str, i: int, tokens: list[Token]) -> int:
+    match = _NUMBER.match(source, i)
+    assert match is not None
+    text = match.group()
+    end = match.end()
+    after = source[end : end + 1]
+    if after == ".":
+        raise SyntaxError_("a number can have only one decimal point", source, i, end + 1)
+    if after.isascii() and (after.isalnum() or after == "_") and after:
+        word = _NAME.match(source, end)
+        tail = word.group() if word else after
+        raise SyntaxError_(
+            f"'{text}{tail}' is neither a number nor a name: for a product write {text}*{tail}",
+            source,
+            i,
+            end + len(tail),
+        )
+    digits = sum(c.isdigit() for c in text.split("e")[0].split("E")[0])
+    if digits > MAX_NUMBER_DIGITS:
+        raise SyntaxError_(
+            f"number has {digits:,} digits; at most {MAX_NUMBER_DIGITS} are allowed",
+            source,
+            i,
+            end,
+        )
+    value = float(text)
+    if value == float("inf"):
+        shown = text if len(text) <= 24 else text[:20] + "…"
+        raise SyntaxError_(
+            f"number {shown} is too large (max about 1.8e308)", source, i, end
+        )
+    tokens.append(Token("num", text, i, end, value))
+    return end
+
+
+def _name(source: str, i: int, tokens: list[Token]) -> int:
+    match = _NAME.match(source, i)
+    assert match is not None
+    text = match.group()
+    end = match.end()
+    if keyword.iskeyword(text):
+        if text in ("lambda", "import", "from", "def", "class"):
+            what = {"lambda": "lambdas", "import": "imports", "from": "imports"}.get(
+                text, "definitions"
+            )
+            message = f"{what} ('{text}') are not part of the language"
+        else:
+            message = f"'{text}' is a Python keyword; it is not part of the language"
+        raise SyntaxError_(message, source, i, end)
+    if source.startswith(".", end):
+        attr = _NAME.match(source, end + 1)
+        stop = attr.end() if attr else end + 1
+        raise SyntaxError_(
+            "attributes are not part of the language (names are letters, digits and _)",
+            source,
+            end,
+            stop,
+        )
+    tokens.append(Token("name", text, i, end, text))
+    return end
+
+
+def _reject(source: str, i: int) -> None:
+    ch = source[i]
+    if ch in "'\"":
+        close = source.find(ch, i + 1)
+        line_end = source.find("\n", i)
+        stop = close + 1 if close != -1 and (line_end == -1 or close < line_end) else i + 1
+        raise SyntaxError_("strings are not part of the language", source, i, stop)
+    if ch == "[" or ch == "]":
+        raise SyntaxError_(
+            "indexing with [ ] is not part of the language; use ( ) for grouping", source, i
+        )
+    if ch in "<>!":
+        width = 2 if source.startswith("=", i + 1) else 1
+        raise SyntaxError_("comparisons are not part of the language", source, i, i + width)
+    if ch == ":":
+        if source.startswith(":=", i):
+            raise SyntaxError_(
+                "':=' is not part of the language: write name = expression as a statement",
+                source,
+                i,
+                i + 2,
+            )
+        raise SyntaxError_("':' is not part of the language", source, i)
+    if ch == "\\":
+        raise SyntaxError_(
+            "'\\' is not part of the language: end a statement with a newline", source, i
+        )
+    raise SyntaxError_(f"unexpected character {describe_char(ch)}", source, i)

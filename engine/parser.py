@@ -1,0 +1,347 @@
+"""Parse chainrule programs into statements of expression trees.
+
+An operator-precedence parser driven by one table (`BINARY`) and two explicit stacks, so no
+input can make it recurse: 10,000 nested parentheses give a LimitExceeded when a depth limit is
+set, and parse (slowly growing only the heap) when it is not.
+"""
+
+from __future__ import annotations
+
+from difflib import get_close_matches
+
+from .errors import ArgumentCount, LimitExceeded, SyntaxError_, UnknownFunction
+from .lexer import FUNCTIONS, Token, tokenize
+
+# operator -> (precedence, right-associative); unary minus sits between `*` and `**`,
+# so `-a**2` is `-(a**2)` and `-a*b` is `(-a)*b`.
+BINARY = {"+": (10, False), "-": (10, False), "*": (20, False), "/": (20, False), "**": (40, True)}
+NEG_PRECEDENCE = 30
+
+
+class Expr:
+    """A node of the expression tree.
+
+    `kind` is `num` (value, text), `name` (text), `neg` (args = (operand,)), `binary`
+    (op in + - * / **, args = (left, right)) or `call` (op = function name, args = (arg,)).
+    `start`/`end` are offsets into the source (end exclusive), including any parentheses
+    written around it (`parens` is then True).
+    """
+
+    __slots__ = ("kind", "op", "args", "start", "end", "value", "text", "parens")
+
+    def __init__(
+        self,
+        kind: str,
+        start: int,
+        end: int,
+        *,
+        op: str | None = None,
+        args: tuple[Expr, ...] = (),
+        value: float = 0.0,
+        text: str = "",
+    ) -> None:
+        self.kind = kind
+        self.op = op
+        self.args = args
+        self.start = start
+        self.end = end
+        self.value = value
+        self.text = text
+        self.parens = False
+
+    def __str__(self) -> str:
+        """Compact S-expression: `2 ** 3 ** 2` -> `(** 2 (** 3 2))`; built without recursion."""
+        done: list[str] = []
+        stack: list[tuple[Expr, bool]] = [(self, False)]
+        while stack:
+            expr, expanded = stack.pop()
+            if not expr.args:
+                done.append(expr.text)
+            elif not expanded:
+                stack.append((expr, True))
+                stack.extend((arg, False) for arg in reversed(expr.args))
+            else:
+                parts = done[len(done) - len(expr.args) :]
+                del done[len(done) - len(expr.args) :]
+                head = "neg" if expr.kind == "neg" else expr.op
+                done.append(f"({head} {' '.join(parts)})")
+        return done[0]
+
+    __repr__ = __str__
+
+    def names(self) -> list[Expr]:
+        """Every `name` leaf of this tree, in source order."""
+        found: list[Expr] = []
+        stack = [self]
+        while stack:
+            expr = stack.pop()
+            if expr.kind == "name":
+                found.append(expr)
+            stack.extend(reversed(expr.args))
+        return found
+
+
+class Statement:
+    """`target = expr` (target is None for a bare expression), with the 1-based line."""
+
+    __slots__ = ("target", "target_start", "target_end", "expr", "line")
+
+    def __init__(
+        self, target: str | None, target_start: int, target_end: int, expr: Expr, line: int
+    ) -> None:
+        self.target = target
+        self.target_start = target_start
+        self.target_end = target_end
+        self.expr = expr
+        self.line = line
+
+    def __str__(self) -> str:
+        return f"{self.target} = {self.expr}" if self.target else str(self.expr)
+
+
+class _Pending:
+    """An entry of the operator stack: a binary operator, unary minus, `(` or `f(`."""
+
+    __slots__ = ("kind", "precedence", "token", "name", "arg_count")
+
+    def __init__(self, kind: str, precedence: int, token: Token, name: Token | None = None):
+        self.kind = kind
+        self.precedence = precedence
+        self.token = token
+        self.name = name
+        self.arg_count = 0
+
+
+def parse(source: str, max_depth: int | None = None) -> list[Statement]:
+    """The statements of `source` in order (blank lines and comments dropped).
+
+    Raises a ProgramError subclass (SyntaxError_, UnknownFunction, ArgumentCount,
+    LimitExceeded) at the first problem; never RecursionError, whatever the input.
+    """
+    return _Parser(source, max_depth).program()
+
+
+class _Parser:
+    def __init__(self, source: str, max_depth: int | None) -> None:
+        self.source = source
+        self.tokens = tokenize(source)
+        self.pos = 0
+        self.max_depth = max_depth
+        self.line = 1
+
+    def error(self, message: str, token: Token, end: int | None = None) -> SyntaxError_:
+        return SyntaxError_(message, self.source, token.start, end or max(token.end, token.start + 1))
+
+    def program(self) -> list[Statement]:
+        tokens = self.tokens
+        statements: list[Statement] = []
+        while tokens[self.pos].kind != "eof":
+            token = tokens[self.pos]
+            if token.kind == "newline":
+                self.line += token.text == "\n"
+                self.pos += 1
+                continue
+            target: Token | None = None
+            if token.kind == "name" and tokens[self.pos + 1].text == "=":
+                target = token
+                if token.text in FUNCTIONS:
+                    raise self.error(
+                        f"'{token.text}' is a function name; choose another name to assign",
+                        token,
+                    )
+                self.pos += 2
+                after = tokens[self.pos]
+                if after.kind in ("newline", "eof"):
+                    where = "input" if after.kind == "eof" else "line"
+                    raise self.error(
+                        f"unexpected end of {where}: '=' needs a right-hand side", after
+                    )
+            expr = self.expression()
+            if target is None:
+                statements.append(Statement(None, expr.start, expr.end, expr, self.line))
+            else:
+                statements.append(
+                    Statement(target.text, target.start, target.end, expr, self.line)
+                )
+        if not statements:
+            raise SyntaxError_(
+                "the program is empty: write an expression such as a * b + c", self.source, 0
+            )
+        return statements
+
+    def expression(self) -> Expr:
+        """One expression, up to (not including) the next newline, `;` or end of input."""
+        tokens = self.tokens
+        operands: list[Expr] = []
+        pending: list[_Pending] = []
+        depth = 0
+        expect_operand = True
+        while True:
+            token = tokens[self.pos]
+            kind, value = token.kind, token.value
+            if expect_operand:
+                if kind == "num":
+                    operands.append(Expr("num", token.start, token.end, value=value, text=token.text))
+                    expect_operand = False
+                elif kind == "name":
+                    follows_paren = tokens[self.pos + 1].text == "("
+                    if value in FUNCTIONS:
+                        if not follows_paren:
+                            raise self.error(
+                                f"'{value}' is a function: call it as {value}(x)", token
+                            )
+                        depth += 1
+                        self.check_depth(depth, tokens[self.pos + 1])
+                        pending.append(_Pending("call", 0, tokens[self.pos + 1], token))
+                        self.pos += 1
+                    elif follows_paren:
+                        raise self.unknown_function(token)
+                    else:
+                        operands.append(Expr("name", token.start, token.end, text=token.text))
+                        expect_operand = False
+                elif value == "(":
+                    depth += 1
+                    self.check_depth(depth, token)
+                    pending.append(_Pending("paren", 0, token))
+                elif value == "-":
+                    pending.append(_Pending("neg", NEG_PRECEDENCE, token))
+                else:
+                    raise self.missing_operand(token, pending)
+            elif kind == "op" and value in BINARY:
+                precedence, right = BINARY[value]
+                while pending and pending[-1].kind in ("binary", "neg"):
+                    top = pending[-1].precedence
+                    if top > precedence or (top == precedence and not right):
+                        self.reduce(operands, pending.pop())
+                    else:
+                        break
+                pending.append(_Pending("binary", precedence, token))
+                expect_operand = True
+            elif value == ")":
+                self.reduce_group(operands, pending)
+                if not pending:
+                    raise self.error("unmatched ')': there is no '(' before it", token)
+                opener = pending.pop()
+                depth -= 1
+                if opener.kind == "paren":
+                    inner = operands[-1]
+                    inner.start, inner.end, inner.parens = opener.token.start, token.end, True
+                else:
+                    self.finish_call(operands, opener, token)
+            elif value == ",":
+                self.reduce_group(operands, pending)
+                if not pending or pending[-1].kind != "call":
+                    raise self.error("',' only separates the arguments of a function call", token)
+                pending[-1].arg_count += 1
+                expect_operand = True
+            elif kind in ("newline", "eof"):
+                self.reduce_group(operands, pending)
+                if pending:
+                    opener = pending[-1].token
+                    raise self.error(f"this '(' is never closed (add a ')' to close it)", opener)
+                return operands[0]
+            elif value == "=":
+                raise self.error(
+                    "only a name can be assigned, at the start of a statement: name = expression",
+                    token,
+                )
+            else:
+                previous = tokens[self.pos - 1]
+                raise self.error(
+                    f"missing operator between '{previous.text}' and '{token.text}'"
+                    + (f" (for a product write {previous.text}*{token.text})" if kind == "name" else ""),
+                    token,
+                )
+            self.pos += 1
+
+    def check_depth(self, depth: int, token: Token) -> None:
+        if self.max_depth is not None and depth > self.max_depth:
+            raise LimitExceeded(
+                f"nesting is more than {self.max_depth:,} levels deep (parentheses and calls); "
+                f"the limit is {self.max_depth:,}",
+                self.source,
+                token.start,
+            )
+
+    def unknown_function(self, token: Token) -> UnknownFunction:
+        close = get_close_matches(token.text, FUNCTIONS, n=1)
+        if close:
+            message = f"unknown function '{token.text}' — did you mean {close[0]}?"
+        else:
+            message = f"unknown function '{token.text}' — did you mean one of: {', '.join(FUNCTIONS)}?"
+        return UnknownFunction(message, self.source, token.start, token.end)
+
+    def missing_operand(self, token: Token, pending: list[_Pending]) -> SyntaxError_:
+        previous = self.tokens[self.pos - 1] if self.pos else None
+        top = pending[-1] if pending else None
+        if token.kind in ("newline", "eof"):
+            where = "input" if token.kind == "eof" else "line"
+            if top is not None and top.kind in ("paren", "call") and previous is top.token:
+                return self.error(f"this '(' is never closed (add a ')' to close it)", top.token)
+            if top is not None and top.kind == "neg":
+                return self.error(f"unexpected end of {where}: '-' needs an operand", token)
+            shown = previous.text if previous is not None else ""
+            return self.error(f"unexpected end of {where}: '{shown}' needs a right-hand side", token)
+        if token.text == ")" and top is not None and previous is top.token:
+            if top.kind == "call":
+                assert top.name is not None
+                return ArgumentCount(
+                    f"{top.name.text} takes 1 argument, got 0",
+                    self.source,
+                    top.name.start,
+                    token.end,
+                )
+            return self.error("empty parentheses: put an expression inside ( )", top.token, token.end)
+        if token.text == "+" and (previous is None or previous.kind in ("op", "newline")):
+            if previous is None or previous.text in "(,=" or previous.kind == "newline":
+                return self.error("a leading '+' is not part of the language; remove it", token)
+        if previous is None or previous.kind == "newline" or previous.text in ("(", "=", ","):
+            if token.kind == "op" and token.value in BINARY:
+                return self.error(f"'{token.text}' needs a left-hand side", token)
+            return self.error(f"expected an expression, found '{token.text}'", token)
+        return self.error(
+            f"'{previous.text}' needs a right-hand side, found '{token.text}'", token
+        )
+
+    def reduce_group(self, operands: list[Expr], pending: list[_Pending]) -> None:
+        while pending and pending[-1].kind in ("binary", "neg"):
+            self.reduce(operands, pending.pop())
+
+    def reduce(self, operands: list[Expr], entry: _Pending) -> None:
+        token = entry.token
+        if entry.kind == "neg":
+            operand = operands.pop()
+            literal = (
+                operand.kind == "num"
+                and not operand.parens
+                and not operand.text.startswith("-")
+                and _next_start(self.source, token.end) == operand.start
+            )
+            if literal:
+                operands.append(
+                    Expr("num", token.start, operand.end, value=-operand.value, text="-" + operand.text)
+                )
+            else:
+                operands.append(Expr("neg", token.start, operand.end, op="neg", args=(operand,)))
+            return
+        right = operands.pop()
+        left = operands.pop()
+        operands.append(Expr("binary", left.start, right.end, op=token.value, args=(left, right)))
+
+    def finish_call(self, operands: list[Expr], opener: _Pending, close: Token) -> None:
+        name = opener.name
+        assert name is not None
+        count = opener.arg_count + 1
+        if count != 1:
+            raise ArgumentCount(
+                f"{name.text} takes 1 argument, got {count}", self.source, name.start, close.end
+            )
+        arg = operands.pop()
+        operands.append(Expr("call", name.start, close.end, op=name.text, args=(arg,)))
+
+
+def _next_start(source: str, offset: int) -> int:
+    """Offset of the first non-blank character at or after `offset` on the same line."""
+    while offset < len(source) and source[offset] in " \t\r\f\v":
+        offset += 1
+    return offset
