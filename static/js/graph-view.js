@@ -1,0 +1,89 @@
+// The graph panel: builds the SVG scaffolding (markers, layers), wires pan/zoom/fit, marks the
+// graph stale while the program has an error, and reports the hovered node.
+
+import { svgElement } from "./graph.js";
+import { createPlayer } from "./player.js";
+import { state, subscribe, update } from "./state.js";
+import { createZoom } from "./zoom.js";
+
+function arrowMarker(id, { reverse = false } = {}) {
+  const marker = svgElement("marker", {
+    id,
+    viewBox: "0 0 10 10",
+    refX: reverse ? "1" : "9",
+    refY: "5",
+    markerWidth: "7",
+    markerHeight: "7",
+    markerUnits: "userSpaceOnUse",
+    orient: reverse ? "auto-start-reverse" : "auto",
+  });
+  marker.append(svgElement("path", { d: "M0,0 L10,5 L0,10 z" }, `arrowhead ${id}`));
+  return marker;
+}
+
+/** Bounds of the cards (with headroom for the tags above them), in graph coordinates. */
+export function graphBounds(trace) {
+  let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const n of trace.nodes) {
+    x0 = Math.min(x0, n.x - n.width / 2);
+    x1 = Math.max(x1, n.x + n.width / 2);
+    y0 = Math.min(y0, n.y - n.height / 2 - 16);
+    y1 = Math.max(y1, n.y + n.height / 2);
+  }
+  if (!Number.isFinite(x0)) return { x: 0, y: 0, width: 1, height: 1 };
+  return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
+}
+
+function sameBounds(a, b) {
+  return a && b && ["x", "y", "width", "height"].every((k) => Math.abs(a[k] - b[k]) < 0.5);
+}
+
+export function mountGraph({ svg, wrap, fitButton, zoomIn, zoomOut }) {
+  const defs = svgElement("defs");
+  defs.append(arrowMarker("arrow-idle"), arrowMarker("arrow-forward"),
+    arrowMarker("arrow-backward", { reverse: true }));
+  const viewport = svgElement("g", {}, "viewport");
+  const layers = {
+    edges: svgElement("g", {}, "layer-edges"),
+    pulses: svgElement("g", {}, "layer-pulses"),
+    nodes: svgElement("g", {}, "layer-nodes"),
+    labels: svgElement("g", {}, "layer-labels"),
+  };
+  viewport.append(layers.edges, layers.nodes, layers.pulses, layers.labels);
+  svg.append(defs, viewport);
+
+  const zoom = createZoom(svg, viewport);
+  const player = createPlayer(layers);
+  let fittedBounds = null;
+
+  // Fit once the SVG has a size (fit before layout would use a 0×0 box).
+  const fitToTrace = () => {
+    if (!state.trace) return;
+    fittedBounds = graphBounds(state.trace);
+    const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+    zoom.fit(fittedBounds, 1.6 * (rem / 16));
+  };
+  fitButton.addEventListener("click", fitToTrace);
+  zoomIn.addEventListener("click", () => zoom.zoomBy(1.25));
+  zoomOut.addEventListener("click", () => zoom.zoomBy(0.8));
+
+  layers.nodes.addEventListener("pointerover", (event) => {
+    const node = event.target.closest?.("[data-node-id]");
+    update({ hoverNode: node ? node.getAttribute("data-node-id") : null });
+  });
+  layers.nodes.addEventListener("pointerleave", () => update({ hoverNode: null }));
+
+  subscribe((s, changed) => {
+    if (changed.has("error") || changed.has("trace")) {
+      wrap.classList.toggle("stale", Boolean(s.error) && Boolean(s.trace));
+    }
+    if (changed.has("trace") && s.trace) {
+      // Values-only updates keep the view; a different shape of graph is refitted.
+      if (!sameBounds(graphBounds(s.trace), fittedBounds)) fitToTrace();
+      svg.setAttribute("data-ready", "true");
+      svg.setAttribute("aria-label", `Computation graph, ${s.trace.nodes.length} nodes`);
+    }
+  });
+
+  return { player, zoom, fit: fitToTrace };
+}

@@ -1,0 +1,250 @@
+// Drawing the graph: pure functions of (layers, trace, view) with a keyed enter/update/exit, so a
+// new trace with the same node ids updates cards in place and nothing jumps.
+
+import { chainText, fullText, opGlyph, shortText } from "./format.js";
+import { traceIndex } from "./timeline.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+const joins = new WeakMap(); // layer element → Map key → element
+const geometryCache = new WeakMap();
+
+export function svgElement(tag, attrs = {}, className = "") {
+  const el = document.createElementNS(SVG, tag);
+  if (className) el.setAttribute("class", className);
+  for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, value);
+  return el;
+}
+
+/** setAttribute, skipped when the value is unchanged (keeps 1,000-node updates cheap). */
+function attr(el, name, value) {
+  const cache = (el._attrs ??= {});
+  const text = value === null || value === undefined ? null : String(value);
+  if (cache[name] === text) return;
+  cache[name] = text;
+  if (text === null) el.removeAttribute(name);
+  else el.setAttribute(name, text);
+}
+
+function text(el, value) {
+  if (el._text !== value) {
+    el._text = value;
+    el.textContent = value;
+  }
+}
+
+/** Keyed join: `enter(item)` makes an element, `update(el, item)` refreshes it, leftovers go. */
+function join(layer, items, key, enter, update) {
+  let elements = joins.get(layer);
+  if (!elements) joins.set(layer, (elements = new Map()));
+  const seen = new Set();
+  for (const item of items) {
+    const k = key(item);
+    let el = elements.get(k);
+    if (!el) {
+      el = enter(item);
+      elements.set(k, el);
+      layer.appendChild(el);
+    }
+    update(el, item);
+    seen.add(k);
+  }
+  for (const [k, el] of elements) {
+    if (!seen.has(k)) {
+      el.remove();
+      elements.delete(k);
+    }
+  }
+}
+
+/** Edge paths: input's right side → consumer's left side; ports spread by input index. */
+export function edgeGeometry(trace) {
+  let geometry = geometryCache.get(trace);
+  if (geometry) return geometry;
+  const { nodeById, inputEdges } = traceIndex(trace);
+  geometry = new Map();
+  const pairs = new Map();
+  for (const edge of trace.edges) {
+    const pair = `${edge.source}>${edge.target}`;
+    pairs.set(pair, [...(pairs.get(pair) ?? []), edge.id]);
+  }
+  for (const edge of trace.edges) {
+    const source = nodeById.get(edge.source);
+    const target = nodeById.get(edge.target);
+    const inputs = inputEdges.get(edge.target).length;
+    const spacing = Math.min(target.height * 0.28, 14);
+    const ty = target.y + (edge.index - (inputs - 1) / 2) * spacing;
+    const twins = pairs.get(`${edge.source}>${edge.target}`);
+    const rank = twins.indexOf(edge.id);
+    const sy = source.y + (rank - (twins.length - 1) / 2) * Math.min(source.height * 0.3, 14);
+    const sx = source.x + source.width / 2;
+    const tx = target.x - target.width / 2 - 2;
+    const bend = Math.max(24, (tx - sx) / 2) + rank * 12;
+    const c1 = [sx + bend, sy];
+    const c2 = [tx - bend, ty];
+    const d = `M${sx},${sy} C${c1[0]},${c1[1]} ${c2[0]},${c2[1]} ${tx},${ty}`;
+    const mid = [(sx + 3 * c1[0] + 3 * c2[0] + tx) / 8, (sy + 3 * c1[1] + 3 * c2[1] + ty) / 8];
+    geometry.set(edge.id, { d, mid });
+  }
+  geometryCache.set(trace, geometry);
+  return geometry;
+}
+
+function fontSize(node) {
+  return Math.max(7, Math.min(node.height / 4.4, node.width / 8.5, 20));
+}
+
+function enterNode(node) {
+  const g = svgElement("g", { "data-testid": "node" }, "node");
+  const fs = fontSize(node);
+  const pad = Math.max(6, fs * 0.55);
+  const w = node.width;
+  const h = node.height;
+  g.append(
+    svgElement("title"),
+    svgElement("rect", { class: "card", width: w, height: h, rx: Math.min(10, h / 5) }),
+  );
+  if (node.kind === "const") {
+    const value = svgElement("text", { x: w / 2, y: h / 2, "font-size": fs, "text-anchor": "middle", "dominant-baseline": "central" }, "value data");
+    g.append(value, tag("const", fs));
+    return g;
+  }
+  const rows = [h * 0.34, h * 0.64, h * 0.88];
+  const label = svgElement("text", { x: pad, y: rows[0], "font-size": fs * 1.05 }, "label");
+  const op = svgElement("text", { x: w - pad, y: rows[0], "font-size": fs, "text-anchor": "end" }, "op");
+  const dataName = svgElement("text", { x: pad, y: rows[1], "font-size": fs * 0.75 }, "row-name");
+  const data = svgElement("text", { x: w - pad, y: rows[1], "font-size": fs, "text-anchor": "end" }, "value data");
+  const gradName = svgElement("text", { x: pad, y: rows[2], "font-size": fs * 0.75 }, "row-name grad-name");
+  const grad = svgElement("text", { x: w - pad, y: rows[2], "font-size": fs, "text-anchor": "end" }, "value grad");
+  dataName.textContent = "data";
+  gradName.textContent = "grad";
+  g.append(label, op, dataName, data, gradName, grad);
+  const tags = [];
+  if (node.derived) tags.push("derived");
+  g.append(...tags.map((t, i) => tag(t, fs, i)));
+  return g;
+}
+
+function tag(name, fs, position = 0) {
+  const el = svgElement("text", { x: 2 + position * fs * 4.2, y: -fs * 0.35, "font-size": fs * 0.72 }, `tag tag-${name}`);
+  el.textContent = name;
+  return el;
+}
+
+function warningText(node) {
+  return (node.warnings ?? []).map((w) => `\u26a0 ${w.message ?? w.type}`).join("\n");
+}
+
+function updateNode(g, node, view, rootId) {
+  const data = view.data.get(node.id);
+  const grad = view.grad.get(node.id);
+  attr(g, "transform", `translate(${node.x - node.width / 2},${node.y - node.height / 2})`);
+  attr(g, "data-node-id", node.id);
+  attr(g, "data-label", node.label);
+  attr(g, "data-data", fullText(data));
+  attr(g, "data-grad", fullText(grad));
+  const classes = ["node", `kind-${node.kind}`];
+  if (view.computed.has(node.id)) classes.push("computed");
+  if (view.visited.has(node.id)) classes.push("visited");
+  if (view.current === node.id) classes.push("current");
+  if (grad !== undefined) classes.push("has-grad");
+  if (node.id === rootId) classes.push("root");
+  if (node.warnings?.length) classes.push("warned");
+  attr(g, "class", classes.join(" "));
+  const warn = node.warnings?.length && data !== undefined ? " \u26a0" : "";
+  const [title] = g.getElementsByTagName("title");
+  const name = node.label || node.text || node.id;
+  const lines = [node.kind === "op" ? `${name}  (${node.op})` : name];
+  if (node.expansion) lines.push(`derived: ${node.expansion}`);
+  lines.push(`data = ${data === undefined ? "--" : fullText(data)}`);
+  if (node.kind !== "const") lines.push(`grad = ${grad === undefined ? "--" : fullText(grad)}`);
+  if (warn) lines.push(warningText(node));
+  text(title, lines.join("\n"));
+  text(g.querySelector(".value.data"), shortText(data) + warn);
+  if (node.kind === "const") return;
+  text(g.querySelector(".label"), node.label || node.text || "");
+  text(g.querySelector(".op"), opGlyph(node));
+  text(g.querySelector(".value.grad"), shortText(grad));
+}
+
+function updateEdge(path, edge, view, geometry) {
+  const state = view.edges.get(edge.id)?.state ?? "idle";
+  attr(path, "d", geometry.get(edge.id).d);
+  attr(path, "class", `edge ${state}`);
+  attr(path, "data-edge-id", edge.id);
+  const backward = state.startsWith("backward");
+  attr(path, "marker-end", backward ? null : `url(#arrow-${state.startsWith("forward") ? "forward" : "idle"})`);
+  attr(path, "marker-start", backward ? "url(#arrow-backward)" : null);
+}
+
+function edgeLabels(trace, view) {
+  const labels = [];
+  const { nodeById } = traceIndex(trace);
+  for (const edge of trace.edges) {
+    const shown = view.edges.get(edge.id);
+    if (shown?.state === "backward-active") {
+      labels.push({ id: edge.id, kind: "backward", text: chainText(shown.contribution) });
+    } else if (shown?.state === "forward-active") {
+      labels.push({ id: edge.id, kind: "forward", text: shortText(nodeById.get(edge.source).data) });
+    }
+  }
+  return labels;
+}
+
+function enterLabel() {
+  const g = svgElement("g", {}, "edge-label");
+  g.append(svgElement("rect", { rx: 4 }), svgElement("text", { "text-anchor": "middle", "dominant-baseline": "central" }));
+  return g;
+}
+
+function updateLabel(g, label, geometry, fs) {
+  const [x, y] = geometry.get(label.id).mid;
+  const width = label.text.length * fs * 0.62 + fs;
+  attr(g, "class", `edge-label ${label.kind}`);
+  attr(g, "transform", `translate(${x},${y})`);
+  const [rect, textEl] = g.children;
+  attr(rect, "x", -width / 2);
+  attr(rect, "y", -fs * 0.8);
+  attr(rect, "width", width);
+  attr(rect, "height", fs * 1.6);
+  attr(textEl, "font-size", fs);
+  text(textEl, label.text);
+}
+
+/** Draw `trace` as it looks in `view` into `layers` ({edges, labels, nodes} SVG groups). */
+export function drawGraph(layers, trace, view) {
+  const geometry = edgeGeometry(trace);
+  const typical = trace.nodes.find((n) => n.kind === "op") ?? trace.nodes[0];
+  const labelSize = typical ? fontSize(typical) * 0.85 : 12;
+  join(layers.edges, trace.edges, (e) => e.id,
+    () => svgElement("path"), (el, edge) => updateEdge(el, edge, view, geometry));
+  join(layers.labels, edgeLabels(trace, view), (l) => l.id,
+    enterLabel, (el, label) => updateLabel(el, label, geometry, labelSize));
+  join(layers.nodes, trace.nodes, (n) => `${n.id}:${n.kind}:${n.derived}:${n.width}x${n.height}`,
+    enterNode, (el, node) => updateNode(el, node, view, trace.root));
+}
+
+/**
+ * The travelling dots of the current step: along each active edge, forward (input → consumer)
+ * or backward (consumer → input). Cosmetic only: the caller clears them on the next step.
+ */
+export function drawPulses(layer, trace, view, durationMs) {
+  layer.replaceChildren();
+  const geometry = edgeGeometry(trace);
+  for (const [edgeId, shown] of view.edges) {
+    if (!shown.state.endsWith("-active")) continue;
+    const backward = shown.state.startsWith("backward");
+    const dot = svgElement("circle", { r: 5 }, `pulse ${backward ? "backward" : "forward"}`);
+    const motion = svgElement("animateMotion", {
+      dur: `${Math.max(60, durationMs)}ms`,
+      path: geometry.get(edgeId).d,
+      fill: "freeze",
+      begin: "indefinite",
+      calcMode: "linear",
+      keyPoints: backward ? "1;0" : "0;1",
+      keyTimes: "0;1",
+    });
+    dot.append(motion);
+    layer.append(dot);
+    motion.beginElement?.();
+  }
+}

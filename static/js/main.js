@@ -1,0 +1,86 @@
+// Assembles the page: finds the layout's elements, mounts each view, and connects the state to
+// the server (programs and slider values go out, traces and errors come back).
+
+import { createGraphChannel, fetchPresets } from "./api.js";
+import { mountEditor } from "./editor.js";
+import { mountGraph } from "./graph-view.js";
+import { mountPanelArea } from "./panels.js";
+import { mountSliders } from "./sliders.js";
+import { fromUrlParams, setError, setTrace, state, update } from "./state.js";
+import { mountTheme } from "./theme.js";
+import { mountTransport } from "./transport.js";
+
+const $ = (id) => document.getElementById(id);
+
+function requestBody() {
+  const body = { source: state.source };
+  if (Object.keys(state.values).length) body.values = { ...state.values };
+  if (state.expandDerived) body.expand_derived = true;
+  return body;
+}
+
+const channel = createGraphChannel({
+  onResult: (trace, meta) => setTrace(trace, { resetStep: Boolean(meta.resetStep) }),
+  onError: (error) => setError(error.detail),
+  onBusy: (busy) => update({ busy }),
+});
+
+/** Ask for a new trace of the current program; `program` marks a new program (not a value). */
+function recompute(meta = {}) {
+  channel.send(requestBody(), meta);
+}
+
+/** Show preset `id` at `step` (kept, clamped, once its trace arrives). */
+function loadPreset(id, step = 0) {
+  const preset = state.presets.find((p) => p.id === id);
+  if (!preset) return;
+  update({ presetId: preset.id, source: preset.source, values: { ...(preset.values ?? {}) }, playing: false, step });
+  recompute({ program: true });
+}
+
+function mount() {
+  const graph = mountGraph({ svg: $("graph"), wrap: $("graph-wrap"), fitButton: $("fit"), zoomIn: $("zoom-in"), zoomOut: $("zoom-out") });
+  mountTransport({
+    toStart: $("to-start"), back: $("step-back"), play: $("play"), forward: $("step-forward"),
+    toEnd: $("to-end"), scrub: $("scrub"), speed: $("speed"), phase: $("phase"),
+    jumpForward: $("jump-forward"), jumpBackward: $("jump-backward"), narration: $("narration"),
+  }, graph.player);
+  mountEditor({
+    textarea: $("source"), gutter: $("gutter"), backdrop: $("backdrop"), errorBox: $("error"),
+    presetSelect: $("presets"), presetNote: $("preset-note"),
+  }, { onProgram: () => recompute({ program: true }), onPreset: loadPreset });
+  mountSliders($("sliders"), {
+    onValue: (name, value) => {
+      update({ values: { ...state.values, [name]: value } });
+      recompute();
+    },
+  });
+  mountPanelArea({ section: $("panels"), tabs: $("panel-tabs"), bodies: $("panel-bodies") });
+  mountTheme($("theme-toggle"));
+
+  $("toggle-final-grads").addEventListener("change", (event) => update({ finalGrads: event.target.checked }));
+  $("toggle-expand").addEventListener("change", (event) => {
+    update({ expandDerived: event.target.checked });
+    recompute({ program: true });
+  });
+}
+
+async function start() {
+  mount();
+  const fromUrl = fromUrlParams(new URLSearchParams(window.location.search));
+  try {
+    update({ presets: await fetchPresets() });
+  } catch (err) {
+    setError(err.detail ?? { type: "Error", message: String(err) });
+  }
+  const presetId = fromUrl.presetId || document.body.dataset.presetId || state.presets[0]?.id;
+  if (fromUrl.source) {
+    update({ ...fromUrl, presetId: fromUrl.presetId ?? "" });
+    $("toggle-expand").checked = state.expandDerived;
+    recompute({ program: true });
+  } else if (presetId) {
+    loadPreset(presetId, fromUrl.step ?? 0);
+  }
+}
+
+start();

@@ -1,0 +1,55 @@
+// The panel area under the transport: tabs registered by panel modules (tables, labs, ...).
+//
+// A panel module exports a function that calls registerPanel once:
+//   import { registerPanel } from "./panels.js";
+//   import { state, subscribe, setStep } from "./state.js";
+//   registerPanel({ id: "propagation", title: "Propagation", mount(body) {
+//     subscribe((s, changed) => { if (changed.has("trace") || changed.has("step")) draw(body, s); });
+//   } });
+// `body` is the panel's own <div role="tabpanel">; the panel draws into it with DOM calls
+// (textContent, never innerHTML) and reads the trace and step from the state it is given.
+
+let area = null;
+const panels = [];
+
+function select(id) {
+  for (const panel of panels) {
+    const active = panel.id === id;
+    panel.tab.setAttribute("aria-selected", String(active));
+    panel.tab.tabIndex = active ? 0 : -1;
+    panel.body.hidden = !active;
+  }
+}
+
+/** Called once by main.js with the {section, tabs, bodies} elements of the layout. */
+export function mountPanelArea(elements) {
+  area = elements;
+  for (const panel of panels) attach(panel);
+}
+
+function attach(panel) {
+  const tab = document.createElement("button");
+  tab.type = "button";
+  tab.id = `tab-${panel.id}`;
+  tab.setAttribute("role", "tab");
+  tab.setAttribute("aria-controls", `panel-${panel.id}`);
+  tab.textContent = panel.title;
+  tab.addEventListener("click", () => select(panel.id));
+  const body = document.createElement("div");
+  body.id = `panel-${panel.id}`;
+  body.className = "panel";
+  body.setAttribute("role", "tabpanel");
+  body.setAttribute("aria-labelledby", tab.id);
+  area.tabs.append(tab);
+  area.bodies.append(body);
+  area.section.hidden = false;
+  Object.assign(panel, { tab, body });
+  panel.mount(body);
+  select(panels[0].id);
+}
+
+/** Add a tab `{id, title, mount(body)}`; the first registered panel is shown first. */
+export function registerPanel(panel) {
+  panels.push(panel);
+  if (area) attach(panel);
+}

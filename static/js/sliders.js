@@ -1,0 +1,117 @@
+// One slider per leaf (range + number box + editable min/max), keyed by leaf name so a recompute
+// updates rows in place. Moving a slider sets `state.values[name]` and asks for a recompute.
+
+import { state, subscribe, update } from "./state.js";
+
+/** A default range around `value` (±max(2|v|, 5)) on a round step grid. */
+export function defaultRange(value) {
+  const v = Number.isFinite(value) ? value : 0;
+  const reach = Math.max(2 * Math.abs(v), 5);
+  const step = 10 ** Math.floor(Math.log10((2 * reach) / 200));
+  const round = (x) => Number(x.toPrecision(12));
+  return {
+    min: round(Math.floor((v - reach) / step) * step),
+    max: round(Math.ceil((v + reach) / step) * step),
+    step: round(step),
+  };
+}
+
+function numberInput(className, label) {
+  const input = document.createElement("input");
+  input.type = "number";
+  input.step = "any";
+  input.className = className;
+  input.setAttribute("aria-label", label);
+  return input;
+}
+
+function createRow(name, onValue) {
+  const row = document.createElement("div");
+  row.className = "slider";
+  row.setAttribute("data-testid", `slider-${name}`);
+  const label = document.createElement("span");
+  label.className = "slider-name";
+  label.textContent = name;
+  const range = document.createElement("input");
+  range.type = "range";
+  range.className = "slider-range";
+  range.setAttribute("aria-label", `${name} value`);
+  const box = numberInput("slider-value", `${name} value (number)`);
+  const min = numberInput("slider-min", `${name} minimum`);
+  const max = numberInput("slider-max", `${name} maximum`);
+  const bounds = document.createElement("div");
+  bounds.className = "slider-bounds";
+  bounds.append(min, max);
+  row.append(label, range, box, bounds);
+
+  range.addEventListener("input", () => {
+    const value = range.valueAsNumber;
+    box.value = String(value);
+    onValue(name, value);
+  });
+  box.addEventListener("input", () => {
+    const value = box.valueAsNumber;
+    if (!Number.isFinite(value)) return;
+    if (value < Number(min.value)) min.value = String(value);
+    if (value > Number(max.value)) max.value = String(value);
+    setRange(row, Number(min.value), Number(max.value));
+    range.value = String(value);
+    onValue(name, value);
+  });
+  const onBounds = () => {
+    const [lo, hi] = [min.valueAsNumber, max.valueAsNumber];
+    if (!Number.isFinite(lo) || !Number.isFinite(hi) || lo >= hi) return;
+    setRange(row, lo, hi);
+    update({ ranges: { ...state.ranges, [name]: { min: lo, max: hi } } });
+  };
+  min.addEventListener("change", onBounds);
+  max.addEventListener("change", onBounds);
+  return row;
+}
+
+function setRange(row, lo, hi) {
+  const range = row.querySelector(".slider-range");
+  const step = defaultRange((lo + hi) / 2).step;
+  range.min = String(lo);
+  range.max = String(hi);
+  range.step = String(Math.min(step, (hi - lo) / 100));
+}
+
+function showValue(row, value, userRange) {
+  const [range, box, min, max] = ["range", "value", "min", "max"].map((k) => row.querySelector(`.slider-${k}`));
+  const inside = Number(range.min) <= value && value <= Number(range.max) && range.min !== "";
+  if (!inside) {
+    const { min: lo, max: hi } = userRange && userRange.min <= value && value <= userRange.max
+      ? userRange : defaultRange(value);
+    min.value = String(lo);
+    max.value = String(hi);
+    setRange(row, lo, hi);
+  }
+  // Never fight the user: a field being edited keeps what they typed.
+  if (document.activeElement !== box) box.value = String(value);
+  if (document.activeElement !== range) range.value = String(value);
+}
+
+export function mountSliders(container, { onValue }) {
+  const rows = new Map();
+  subscribe((s, changed) => {
+    if (!changed.has("trace") || !s.trace) return;
+    const leaves = s.trace.leaves ?? [];
+    const seen = new Set();
+    leaves.forEach((leaf, position) => {
+      let row = rows.get(leaf.name);
+      if (!row) rows.set(leaf.name, (row = createRow(leaf.name, onValue)));
+      if (container.children[position] !== row) container.insertBefore(row, container.children[position] ?? null);
+      const value = typeof leaf.value === "number" ? leaf.value : Number(leaf.value);
+      showValue(row, value, s.ranges[leaf.name]);
+      seen.add(leaf.name);
+    });
+    for (const [name, row] of rows) {
+      if (!seen.has(name)) {
+        row.remove();
+        rows.delete(name);
+      }
+    }
+    container.classList.toggle("empty", leaves.length === 0);
+  });
+}

@@ -1,0 +1,121 @@
+// The page's state: one plain object, changed only through the functions below, and a
+// subscription so that every view (graph, transport, editor, sliders, panels) redraws from it.
+//
+// A panel module plugs in with:
+//   import { state, subscribe, setStep } from "./state.js";
+//   subscribe((s, changed) => { ... s.trace, s.step ... });
+// `changed` is a Set of the top-level keys that changed ("trace", "step", "error", ...);
+// a subscriber is also called once, at subscription, with every key marked as changed.
+
+export const state = {
+  presets: [],          // [{id, title, source, values, note}] from /api/presets
+  presetId: "",         // the preset the program came from ("" once edited)
+  source: "",           // the program text as typed
+  values: {},           // slider overrides {leafName: number}; program edits reset it
+  ranges: {},           // per-leaf slider range the user set {name: {min, max}}
+  expandDerived: false, // request option: build derived ops from primitives
+  finalGrads: false,    // show every final gradient at once (off by default)
+  trace: null,          // the last good /api/graph response (positions included)
+  error: null,          // {type, message, line, column, snippet, caret} or null
+  step: 0,              // index into trace.steps
+  playing: false,
+  speed: 1,             // multiplier of the base step interval
+  hoverNode: null,      // id of the node under the pointer (its span is lit in the editor)
+  busy: false,          // a request is in flight
+};
+
+const subscribers = new Set();
+
+/** Call `fn(state, changed)` now and after every change; returns an unsubscribe function. */
+export function subscribe(fn) {
+  subscribers.add(fn);
+  fn(state, new Set(Object.keys(state)));
+  return () => subscribers.delete(fn);
+}
+
+/** Merge `patch` into the state and notify subscribers of the keys whose value changed. */
+export function update(patch) {
+  const changed = new Set();
+  for (const [key, value] of Object.entries(patch)) {
+    if (state[key] !== value) {
+      state[key] = value;
+      changed.add(key);
+    }
+  }
+  if (changed.size === 0) return;
+  for (const fn of [...subscribers]) fn(state, changed);
+}
+
+export function stepCount() {
+  return state.trace ? state.trace.steps.length : 0;
+}
+
+/** Go to step `i` (clamped to the timeline). */
+export function setStep(i) {
+  const last = Math.max(0, stepCount() - 1);
+  update({ step: Math.min(last, Math.max(0, Math.round(Number(i) || 0))) });
+}
+
+export function stepBy(delta) {
+  setStep(state.step + delta);
+}
+
+/** Show a new trace; the step index is kept (clamped) unless `resetStep`. */
+export function setTrace(trace, { resetStep = false } = {}) {
+  const last = Math.max(0, trace.steps.length - 1);
+  update({ trace, error: null, step: resetStep ? 0 : Math.min(state.step, last) });
+}
+
+export function setError(error) {
+  update({ error, playing: false });
+}
+
+// What goes into the URL (share links): name → type. Everything else is derived or transient.
+export const URL_FIELDS = {
+  preset: { key: "presetId", type: "string" },
+  source: { key: "source", type: "string" },
+  values: { key: "values", type: "numbers" },
+  step: { key: "step", type: "int" },
+  expand: { key: "expandDerived", type: "bool" },
+};
+
+const codecs = {
+  string: { encode: (v) => v, decode: (s) => s },
+  int: { encode: (v) => String(v), decode: (s) => (/^\d+$/.test(s) ? Number(s) : undefined) },
+  bool: { encode: (v) => (v ? "1" : "0"), decode: (s) => s === "1" },
+  numbers: {
+    encode: (v) => Object.entries(v).map(([k, x]) => `${k}:${x}`).join(","),
+    decode: (s) => {
+      const out = {};
+      for (const pair of s.split(",")) {
+        const [name, text] = pair.split(":");
+        const x = Number(text);
+        if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name || "") && text !== "" && Number.isFinite(x)) out[name] = x;
+      }
+      return out;
+    },
+  },
+};
+
+/** The URL query parameters describing `s` (only non-default fields). */
+export function toUrlParams(s) {
+  const params = new URLSearchParams();
+  for (const [name, { key, type }] of Object.entries(URL_FIELDS)) {
+    const value = s[key];
+    if (value === "" || value === false || value == null) continue;
+    if (type === "numbers" && Object.keys(value).length === 0) continue;
+    params.set(name, codecs[type].encode(value));
+  }
+  return params;
+}
+
+/** A state patch read from URL query parameters; unknown or malformed fields are ignored. */
+export function fromUrlParams(params) {
+  const patch = {};
+  for (const [name, { key, type }] of Object.entries(URL_FIELDS)) {
+    if (!params.has(name)) continue;
+    const value = codecs[type].decode(params.get(name));
+    if (value !== undefined) patch[key] = value;
+  }
+  return patch;
+}

@@ -1,0 +1,79 @@
+// The transport bar: buttons, scrub, speed, phase indicator, Forward/Backward switch, narration,
+// and the keyboard (Space, ←/→, Home/End) when no text field has focus.
+
+import { setStep, state, stepBy, stepCount, subscribe, update } from "./state.js";
+import { phaseAt, phaseLabel, traceIndex } from "./timeline.js";
+
+const TYPING = new Set(["INPUT", "TEXTAREA", "SELECT"]);
+
+function firstStepOf(phase) {
+  if (!state.trace) return null;
+  return traceIndex(state.trace).phases[phase]?.first ?? null;
+}
+
+export function mountTransport(elements, player) {
+  const { toStart, back, play, forward, toEnd, scrub, speed, phase, jumpForward, jumpBackward, narration } = elements;
+
+  toStart.addEventListener("click", () => setStep(0));
+  back.addEventListener("click", () => stepBy(-1));
+  forward.addEventListener("click", () => stepBy(1));
+  toEnd.addEventListener("click", () => setStep(stepCount() - 1));
+  play.addEventListener("click", () => player.toggle());
+  scrub.addEventListener("input", () => setStep(scrub.valueAsNumber));
+  speed.addEventListener("change", () => update({ speed: Number(speed.value) || 1 }));
+  jumpForward.addEventListener("click", () => {
+    const first = firstStepOf("forward");
+    if (first !== null) setStep(first);
+  });
+  jumpBackward.addEventListener("click", () => {
+    const first = firstStepOf("backward") ?? firstStepOf("seed");
+    if (first !== null) setStep(first);
+  });
+
+  document.addEventListener("keydown", (event) => {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+    const target = event.target;
+    if (TYPING.has(target.tagName) || target.isContentEditable) return;
+    const isButton = target.tagName === "BUTTON";
+    const actions = {
+      " ": () => player.toggle(),
+      ArrowRight: () => stepBy(1),
+      ArrowLeft: () => stepBy(-1),
+      Home: () => setStep(0),
+      End: () => setStep(stepCount() - 1),
+    };
+    const action = actions[event.key];
+    if (!action || (isButton && event.key === " ")) return; // Space on a button presses it
+    event.preventDefault();
+    action();
+  });
+
+  subscribe((s) => {
+    const count = stepCount();
+    const last = Math.max(0, count - 1);
+    back.disabled = count === 0 || s.step <= 0;
+    toStart.disabled = back.disabled;
+    forward.disabled = count === 0 || s.step >= last;
+    toEnd.disabled = forward.disabled;
+    play.disabled = count === 0;
+    play.classList.toggle("playing", s.playing);
+    play.setAttribute("aria-label", s.playing ? "Pause" : "Play");
+    play.setAttribute("aria-pressed", String(s.playing));
+    scrub.max = String(last);
+    scrub.value = String(s.step);
+    scrub.disabled = count === 0;
+    if (speed.value !== String(s.speed)) speed.value = String(s.speed);
+
+    const where = s.trace ? phaseAt(s.trace, s.step) : { phase: "" };
+    const label = phaseLabel(where);
+    if (phase.textContent !== label) phase.textContent = label;
+    phase.dataset.phase = where.phase;
+    const backward = where.phase === "seed" || where.phase === "backward";
+    jumpForward.setAttribute("aria-pressed", String(Boolean(where.phase) && !backward));
+    jumpBackward.setAttribute("aria-pressed", String(backward));
+    const sentence = s.trace?.steps[s.step]?.narration ?? "";
+    if (narration.textContent !== sentence) narration.textContent = sentence;
+    document.body.dataset.stepIndex = String(s.step);
+    document.body.dataset.phase = where.phase;
+  });
+}

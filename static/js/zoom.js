@@ -1,0 +1,79 @@
+// Pan (pointer drag) and zoom (wheel, pinch-free) of an SVG viewport group, plus fit-to-screen.
+// The transform lives here, not in the trace, so a slider recompute keeps the view where it is.
+
+const MIN_SCALE = 0.05;
+const MAX_SCALE = 8;
+
+export function createZoom(svg, viewport) {
+  let transform = { x: 0, y: 0, k: 1 };
+  let drag = null;
+
+  function apply() {
+    viewport.setAttribute("transform", `translate(${transform.x},${transform.y}) scale(${transform.k})`);
+  }
+
+  function zoomAt(px, py, factor) {
+    const k = Math.min(MAX_SCALE, Math.max(MIN_SCALE, transform.k * factor));
+    const ratio = k / transform.k;
+    transform = { k, x: px - (px - transform.x) * ratio, y: py - (py - transform.y) * ratio };
+    apply();
+  }
+
+  function localPoint(event) {
+    const box = svg.getBoundingClientRect();
+    return [event.clientX - box.left, event.clientY - box.top];
+  }
+
+  svg.addEventListener("wheel", (event) => {
+    event.preventDefault();
+    const [px, py] = localPoint(event);
+    const delta = event.deltaMode === 1 ? event.deltaY * 16 : event.deltaY;
+    zoomAt(px, py, Math.exp(-delta * 0.0015));
+  }, { passive: false });
+
+  svg.addEventListener("pointerdown", (event) => {
+    if (event.button !== 0) return;
+    drag = { id: event.pointerId, x: event.clientX, y: event.clientY, start: { ...transform } };
+    svg.setPointerCapture(event.pointerId);
+    svg.classList.add("panning");
+  });
+  svg.addEventListener("pointermove", (event) => {
+    if (!drag || drag.id !== event.pointerId) return;
+    transform = { ...drag.start, x: drag.start.x + event.clientX - drag.x, y: drag.start.y + event.clientY - drag.y };
+    apply();
+  });
+  const end = (event) => {
+    if (!drag || drag.id !== event.pointerId) return;
+    drag = null;
+    svg.classList.remove("panning");
+  };
+  svg.addEventListener("pointerup", end);
+  svg.addEventListener("pointercancel", end);
+
+  return {
+    /** Scale and centre the box {x, y, width, height} (graph coordinates) in the SVG. */
+    fit(bounds, maxScale = 2) {
+      const box = svg.getBoundingClientRect();
+      if (!bounds || box.width === 0 || box.height === 0) return;
+      const margin = Math.min(48, box.width * 0.05);
+      const k = Math.min(maxScale,
+        (box.width - 2 * margin) / Math.max(1, bounds.width),
+        (box.height - 2 * margin) / Math.max(1, bounds.height));
+      const x0 = bounds.x ?? 0;
+      const y0 = bounds.y ?? 0;
+      transform = {
+        k,
+        x: (box.width - bounds.width * k) / 2 - x0 * k,
+        y: (box.height - bounds.height * k) / 2 - y0 * k,
+      };
+      apply();
+    },
+    zoomBy(factor) {
+      const box = svg.getBoundingClientRect();
+      zoomAt(box.width / 2, box.height / 2, factor);
+    },
+    get transform() {
+      return { ...transform };
+    },
+  };
+}
