@@ -17,6 +17,7 @@ from .timeline import (
     backward_pass,
     backward_steps,
     edge_offsets,
+    fmt,
     forward_steps,
     number,
     public_op,
@@ -187,20 +188,23 @@ class Trace:
                 )
         for node, _, contributions in self.visits:
             for record in contributions:
-                if record[8]:
-                    target = self.graph.nodes[record[1]]
-                    below = ", ".join(dict.fromkeys(say.text(c) for c in target.inputs))
-                    path = f"{say.text(node)} → {say.text(target)}"
-                    tail = f", so it never reached {below}" if below else ""
-                    self.warnings.append(
-                        {
-                            "type": "late",
-                            "message": f"the contribution {path} ({record[4]:g}) arrived after "
-                            f"{say.text(target)} was visited{tail}",
-                            "line": None,
-                            "column": None,
-                        }
-                    )
+                target = self.graph.nodes[record[1]]
+                if not record[8] or not target.inputs:
+                    continue  # in time, or a leaf/constant (a late add still counts there)
+                below = ", ".join(
+                    dict.fromkeys(say.text(c) for c in target.inputs if c.kind != "const")
+                )
+                self.warnings.append(
+                    {
+                        "type": "late",
+                        "message": f"the contribution {say.text(node)} → {say.text(target)} "
+                        f"({fmt(record[4])}) arrived after {say.text(target)} was visited, so "
+                        f"the path {below} → {say.text(target)} → {say.text(node)} never passed it "
+                        f"on",
+                        "line": None,
+                        "column": None,
+                    }
+                )
 
     @property
     def root(self) -> Value:
