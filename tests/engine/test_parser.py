@@ -1,0 +1,153 @@
+"""Parser tree table and the table of bad programs with exact type, message and position."""
+
+import pytest
+
+import engine
+from engine.parser import parse
+
+TREES = [
+    ("2 ** 3 ** 2", "(** 2 (** 3 2))"),
+    ("2 ^ 3 ^ 2", "(** 2 (** 3 2))"),
+    ("a + b * c", "(+ a (* b c))"),
+    ("(a + b) * c", "(* (+ a b) c)"),
+    ("a - b - c", "(- (- a b) c)"),
+    ("a / b / c", "(/ (/ a b) c)"),
+    ("a * b / c * d", "(* (/ (* a b) c) d)"),
+    ("-a ** 2", "(neg (** a 2))"),
+    ("-a * b", "(* (neg a) b)"),
+    ("2 ** -1", "(** 2 -1)"),
+    ("a ** -b ** c", "(** a (neg (** b c)))"),
+    ("-8", "-8"),
+    ("- 8", "-8"),
+    ("-(8)", "(neg 8)"),
+    ("--8", "(neg -8)"),
+    ("-8 ** 2", "(neg (** 8 2))"),
+    ("(-8) ** 2", "(** -8 2)"),
+    ("a - -3", "(- a -3)"),
+    (".5 + 1e-3 + 6.8813735870195432", "(+ (+ .5 1e-3) 6.8813735870195432)"),
+    ("relu(a * b + d)", "(relu (+ (* a b) d))"),
+    ("tanh(exp(log(sigmoid(x))))", "(tanh (exp (log (sigmoid x))))"),
+    ("((((a))))", "a"),
+    ("x1 * w_2 + bias", "(+ (* x1 w_2) bias)"),
+    ("a # comment * b", "a"),
+    ("-relu(x)", "(neg (relu x))"),
+    ("a ** b ** c ** d", "(** a (** b (** c d)))"),
+]
+
+
+@pytest.mark.parametrize(("source", "tree"), TREES)
+def test_tree(source: str, tree: str) -> None:
+    (statement,) = parse(source)
+    assert str(statement.expr) == tree
+
+
+def test_statements_split_on_newlines_and_semicolons() -> None:
+    statements = parse("a = 2; b = -3\n\n# note\nc = a*b;\nc + 1")
+    assert [str(s) for s in statements] == ["a = 2", "b = -3", "c = (* a b)", "(+ c 1)"]
+    assert [s.line for s in statements] == [1, 1, 4, 5]
+
+
+ERRORS = [
+    # (source, type, message, line, column)
+    ("sqrtt(2)", "UnknownFunction",
+     "unknown function 'sqrtt' — did you mean one of: relu, tanh, exp, log, sigmoid?", 1, 1),
+    ("tahn(x)", "UnknownFunction", "unknown function 'tahn' — did you mean tanh?", 1, 1),
+    ("a = 1\nc = b + 1\nd = 3\nb = 2\nc", "UseBeforeAssign",
+     "'b' is used on line 2 but assigned on line 4", 2, 5),
+    ("a = a + 1", "UseBeforeAssign", "'a' is used in its own definition on line 1", 1, 5),
+    ("a = 1\nb = 2\na = 3", "AssignedTwice", "'a' is assigned twice (lines 1 and 3)", 3, 1),
+    ("a +", "SyntaxError", "unexpected end of input: '+' needs a right-hand side", 1, 4),
+    ("a +\nb", "SyntaxError", "unexpected end of line: '+' needs a right-hand side", 1, 4),
+    ("a = 2\nb = a *   \n", "SyntaxError",
+     "unexpected end of line: '*' needs a right-hand side", 2, 11),
+    ('x = "hi"', "SyntaxError", "strings are not part of the language", 1, 5),
+    ("x = 'hi'", "SyntaxError", "strings are not part of the language", 1, 5),
+    ("", "SyntaxError", "the program is empty: write an expression such as a * b + c", 1, 1),
+    ("  # nothing\n\n", "SyntaxError",
+     "the program is empty: write an expression such as a * b + c", 1, 1),
+    ("a $ b", "SyntaxError", "unexpected character '$'", 1, 3),
+    ("ｘ + 1", "SyntaxError",
+     "unexpected character 'ｘ' (U+FF58 FULLWIDTH LATIN SMALL LETTER X)", 1, 1),
+    ("a −b", "SyntaxError", "unexpected character '−' (U+2212 MINUS SIGN)", 1, 3),
+    ("a\x00", "SyntaxError", "unexpected character U+0000 (NUL)", 1, 2),
+    ("a\n+\ud800", "SyntaxError", "unexpected character U+D800 (a lone surrogate)", 2, 2),
+    ("__import__('os')", "SyntaxError", "strings are not part of the language", 1, 12),
+    ("__import__(os)", "UnknownFunction",
+     "unknown function '__import__' — did you mean one of: relu, tanh, exp, log, sigmoid?", 1, 1),
+    ("a.b", "SyntaxError",
+     "attributes are not part of the language (names are letters, digits and _)", 1, 2),
+    ("a[0]", "SyntaxError",
+     "indexing with [ ] is not part of the language; use ( ) for grouping", 1, 2),
+    ("lambda x: x", "SyntaxError", "lambdas ('lambda') are not part of the language", 1, 1),
+    ("import os", "SyntaxError", "imports ('import') are not part of the language", 1, 1),
+    ("def f(): 1", "SyntaxError", "definitions ('def') are not part of the language", 1, 1),
+    ("(x := 3)", "SyntaxError",
+     "':=' is not part of the language: write name = expression as a statement", 1, 4),
+    ("a < b", "SyntaxError", "comparisons are not part of the language", 1, 3),
+    ("a == b", "SyntaxError", "comparisons are not part of the language", 1, 3),
+    ("a != b", "SyntaxError", "comparisons are not part of the language", 1, 3),
+    ("relu(a, b)", "ArgumentCount", "relu takes 1 argument, got 2", 1, 1),
+    ("x = tanh()", "ArgumentCount", "tanh takes 1 argument, got 0", 1, 5),
+    ("(a + b", "SyntaxError", "this '(' is never closed (add a ')' to close it)", 1, 1),
+    ("a * (b + (c - d)\ne", "SyntaxError",
+     "this '(' is never closed (add a ')' to close it)", 1, 5),
+    ("exp(1", "SyntaxError", "this '(' is never closed (add a ')' to close it)", 1, 4),
+    ("a + b)", "SyntaxError", "unmatched ')': there is no '(' before it", 1, 6),
+    ("()", "SyntaxError", "empty parentheses: put an expression inside ( )", 1, 1),
+    ("relu + 1", "SyntaxError", "'relu' is a function: call it as relu(x)", 1, 1),
+    ("relu = 3", "SyntaxError", "'relu' is a function name; choose another name to assign", 1, 1),
+    ("1" * 401, "SyntaxError", "number has 401 digits; at most 400 are allowed", 1, 1),
+    ("1e309", "SyntaxError", "number 1e309 is too large (max about 1.8e308)", 1, 1),
+    ("a b", "SyntaxError", "missing operator between 'a' and 'b' (for a product write a*b)", 1, 3),
+    ("2a", "SyntaxError", "'2a' is neither a number nor a name: for a product write 2*a", 1, 1),
+    ("1.2.3", "SyntaxError", "a number can have only one decimal point", 1, 1),
+    ("+a", "SyntaxError", "a leading '+' is not part of the language; remove it", 1, 1),
+    ("a = b = 2", "SyntaxError",
+     "only a name can be assigned, at the start of a statement: name = expression", 1, 7),
+    ("a * * b", "SyntaxError", "'*' needs a right-hand side, found '*'", 1, 5),
+    ("* b", "SyntaxError", "'*' needs a left-hand side", 1, 1),
+    ("-", "SyntaxError", "unexpected end of input: '-' needs an operand", 1, 2),
+    ("a = ", "SyntaxError", "unexpected end of input: '=' needs a right-hand side", 1, 4),
+    ("a, b", "SyntaxError", "',' only separates the arguments of a function call", 1, 2),
+    ("True", "SyntaxError", "'True' is a Python keyword; it is not part of the language", 1, 1),
+    ("a \\\n+ b", "SyntaxError",
+     "'\\' is not part of the language: end a statement with a newline", 1, 3),
+]
+
+
+@pytest.mark.parametrize(("source", "kind", "message", "line", "column"), ERRORS)
+def test_error(source: str, kind: str, message: str, line: int, column: int) -> None:
+    with pytest.raises(engine.ProgramError) as caught:
+        engine.trace(source)
+    error = caught.value.to_dict()
+    assert (error["type"], error["message"], error["line"], error["column"]) == (
+        kind,
+        message,
+        line,
+        column,
+    )
+
+
+def test_error_snippet_and_caret() -> None:
+    with pytest.raises(engine.UnknownFunction) as caught:
+        engine.trace("a = 2\n\tb = sqrtt(a)")
+    error = caught.value
+    assert error.snippet == "\tb = sqrtt(a)"
+    assert error.caret == "\t    ^^^^^"
+    assert (error.line, error.column, error.end_line, error.end_column) == (2, 6, 2, 11)
+    assert set(error.to_dict()) == {
+        "type", "message", "line", "column", "end_line", "end_column", "snippet", "caret"
+    }
+
+
+def test_caret_at_end_of_input_points_past_the_last_character() -> None:
+    with pytest.raises(engine.SyntaxError_) as caught:
+        engine.trace("x = a *\n\n")
+    assert caught.value.snippet == "x = a *"
+    assert caught.value.caret == "       ^"
+
+
+def test_nul_and_surrogates_are_not_in_the_snippet() -> None:
+    with pytest.raises(engine.SyntaxError_) as caught:
+        engine.trace("a + \ud800 + \x00")
+    assert "\ud800" not in caught.value.snippet and "\x00" not in caught.value.snippet
