@@ -12,6 +12,7 @@ from app.errors import install_error_handlers
 from app.middleware import BodyLimit, SecurityHeaders
 from app.pages import STATIC_DIR, TEMPLATES_DIR, asset_version
 from app.pages import router as pages_router
+from app.ratelimit import RateLimitMiddleware
 from app.settings import AppSettings, get_settings
 from app.state import ServerState
 
@@ -37,6 +38,7 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
 
     install_error_handlers(app)
     app.add_middleware(BodyLimit, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(RateLimitMiddleware, per_minute=settings.rate_limit_per_minute)
     app.add_middleware(SecurityHeaders)  # outermost: also on 413s and 500s
     return app
 

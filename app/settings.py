@@ -32,7 +32,8 @@ class AppSettings(BaseSettings):
     export_timeout_s: float = 10.0
     export_max_nodes: int = 2_000
 
-    # Reserved for the rate limiter (issue 7); 0 means no limit.
+    # Requests per minute per client address on /api/ (each worker counts on its own; behind a
+    # proxy, uvicorn --proxy-headers makes the address the real client's); 0 means no limit.
     rate_limit_per_minute: int = 0
 
     host: str = "127.0.0.1"

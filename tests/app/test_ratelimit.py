@@ -1,0 +1,98 @@
+"""The per-client rate limit: a sliding window per address, 429 in the one error shape."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from conftest import start_server, stop_server
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from app.ratelimit import RateLimitMiddleware, SlidingWindowLimiter
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def limited_client(per_minute: int, clock: FakeClock, address: str = "203.0.113.7") -> TestClient:
+    async def ok(_):
+        return PlainTextResponse("ok")
+
+    app = Starlette(routes=[Route("/api/graph", ok, methods=["POST"]), Route("/healthz", ok)])
+    app.add_middleware(RateLimitMiddleware, per_minute=per_minute, clock=clock)
+    return TestClient(app, client=(address, 50000))
+
+
+def test_window_allows_the_limit_then_says_how_long_to_wait():
+    clock = FakeClock()
+    limiter = SlidingWindowLimiter(3, 60.0, clock)
+    assert [limiter.hit("a") for _ in range(3)] == [0, 0, 0]
+    clock.now += 20
+    assert limiter.hit("a") == pytest.approx(40.0)
+    assert limiter.hit("b") == 0  # clients are counted apart
+    clock.now += 40
+    assert limiter.hit("a") == 0  # the first hits left the window
+
+
+def test_window_forgets_the_least_recent_client_beyond_its_capacity():
+    limiter = SlidingWindowLimiter(1, 60.0, FakeClock(), max_clients=2)
+    for client in ("a", "b", "c"):
+        assert limiter.hit(client) == 0
+    assert limiter.hit("a") == 0  # forgotten, so a fresh window
+    assert limiter.hit("c") > 0
+
+
+def test_over_the_limit_is_429_with_retry_after_in_the_error_shape():
+    clock = FakeClock()
+    client = limited_client(2, clock)
+    assert [client.post("/api/graph").status_code for _ in range(2)] == [200, 200]
+    clock.now += 15
+    response = client.post("/api/graph")
+    assert response.status_code == 429
+    assert response.headers["retry-after"] == "45"
+    assert response.json() == {
+        "error": {
+            "type": "RateLimited",
+            "message": "Too many requests: at most 2 per minute per client. Retry in 45 s.",
+            "line": None,
+            "column": None,
+            "snippet": "",
+            "caret": "",
+        }
+    }
+    clock.now += 45
+    assert client.post("/api/graph").status_code == 200
+
+
+def test_health_checks_are_never_limited():
+    client = limited_client(1, FakeClock())
+    assert client.post("/api/graph").status_code == 200
+    assert client.post("/api/graph").status_code == 429
+    assert [client.get("/healthz").status_code for _ in range(5)] == [200] * 5
+
+
+def test_zero_means_no_limit():
+    client = limited_client(0, FakeClock())
+    assert {client.post("/api/graph").status_code for _ in range(50)} == {200}
+
+
+def test_the_setting_turns_the_limit_on_in_a_real_server():
+    process, base_url = start_server(env={"CHAINRULE_RATE_LIMIT_PER_MINUTE": "3"})
+    try:
+        with httpx.Client(base_url=base_url, timeout=10) as client:
+            statuses = [client.get("/api/presets").status_code for _ in range(4)]
+            limited = client.get("/api/presets")
+            health = client.get("/healthz")
+    finally:
+        stop_server(process)
+    assert statuses == [200, 200, 200, 429]
+    assert limited.json()["error"]["type"] == "RateLimited"
+    assert 1 <= int(limited.headers["retry-after"]) <= 60
+    assert health.status_code == 200
