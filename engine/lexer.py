@@ -15,8 +15,16 @@ MAX_NUMBER_DIGITS = 400
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FORBIDDEN = re.compile(r"[\x00\ud800-\udfff]")
-_SINGLE = {"+": "+", "-": "-", "/": "/", "^": "**", "(": "(", ")": ")", ",": ",", "=": "="}
-_WHITESPACE = " \t\r\f\v"
+_TOKEN = re.compile(
+    r"(?P<space>[ \t\r\f\v]+|\#[^\n]*)"
+    r"|(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
+    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<op>\*\*|[-+*/^(),]|=(?!=))"
+    r"|(?P<newline>[\n;])",
+    re.ASCII,
+)
+_KEYWORDS = frozenset(keyword.kwlist)
+_NUMBER_TAIL = frozenset("._abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
 
 class Token:
@@ -62,36 +70,41 @@ def tokenize(source: str) -> list[Token]:
             f"unexpected character {describe_char(bad.group())}", source, bad.start()
         )
     tokens: list[Token] = []
+    append = tokens.append
     i = 0
     n = len(source)
+    match = _TOKEN.match
     while i < n:
-        ch = source[i]
-        if ch in _WHITESPACE:
-            i += 1
-        elif ch == "#":
-            j = source.find("\n", i)
-            i = n if j == -1 else j
-        elif ch == "\n" or ch == ";":
-            tokens.append(Token("newline", ch, i, i + 1, ch))
-            i += 1
-        elif ch.isascii() and (ch.isdigit() or (ch == "." and source[i + 1 : i + 2].isdigit())):
-            i = _number(source, i, tokens)
-        elif ch.isascii() and (ch.isalpha() or ch == "_"):
-            i = _name(source, i, tokens)
-        elif ch == "*":
-            if source.startswith("**", i):
-                tokens.append(Token("op", "**", i, i + 2, "**"))
-                i += 2
-            else:
-                tokens.append(Token("op", "*", i, i + 1, "*"))
-                i += 1
-        elif ch == "=" and source.startswith("==", i):
-            raise SyntaxError_("comparisons are not part of the language", source, i, i + 2)
-        elif ch in _SINGLE:
-            tokens.append(Token("op", ch, i, i + 1, _SINGLE[ch]))
-            i += 1
-        else:
+        m = match(source, i)
+        if m is None:
+            if source.startswith("==", i):
+                raise SyntaxError_("comparisons are not part of the language", source, i, i + 2)
             _reject(source, i)
+            raise AssertionError("unreachable")  # pragma: no cover
+        kind = m.lastgroup
+        end = m.end()
+        if kind == "space":
+            pass
+        elif kind == "name":
+            text = m.group()
+            if text in _KEYWORDS or source.startswith(".", end):
+                _name(source, i, tokens)
+            append(Token("name", text, i, end, text))
+        elif kind == "num":
+            after = source[end : end + 1]
+            if after and (after in _NUMBER_TAIL):
+                _number(source, i, tokens)
+            text = m.group()
+            if len(text) > 24 or "e" in text or "E" in text:
+                _number(source, i, tokens)  # checks digits and overflow, then appends
+            else:
+                append(Token("num", text, i, end, float(text)))
+        elif kind == "op":
+            text = m.group()
+            append(Token("op", text, i, end, "**" if text == "^" else text))
+        else:
+            append(Token("newline", m.group(), i, end, m.group()))
+        i = end
     end = tokens[-1].end if tokens else 0
     tokens.append(Token("eof", "", end, end, None))
     return tokens

@@ -1,0 +1,87 @@
+"""Property tests: random valid programs against finite differences, random text never
+raises anything but ProgramError. FUZZ_EXAMPLES sets the number of examples for long runs."""
+
+import json
+import math
+import os
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import engine
+
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "60"))
+FUZZ = settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+NAMES = ["a", "b", "c"]
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> tuple[str, dict[str, float]]:
+    """Smooth programs (no relu kinks, logs of squares plus one) with reuse of names."""
+    leaves = st.sampled_from(NAMES)
+    consts = st.sampled_from(["2", "0.5", "-1.5", "3"])
+    atom = st.one_of(leaves, consts)
+
+    def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        return st.one_of(
+            st.tuples(inner, st.sampled_from(["+", "-", "*"]), inner).map(
+                lambda t: f"({t[0]} {t[1]} {t[2]})"
+            ),
+            st.tuples(inner, inner).map(lambda t: f"({t[0]}) / (1 + ({t[1]}) ** 2)"),
+            inner.map(lambda s: f"tanh({s})"),
+            inner.map(lambda s: f"sigmoid({s})"),
+            inner.map(lambda s: f"log(1 + ({s}) ** 2)"),
+            inner.map(lambda s: f"-{s}"),
+            inner.map(lambda s: f"exp(tanh({s}))"),
+        )
+
+    expr = st.recursive(atom, extend, max_leaves=8)
+    first = draw(expr)
+    second = draw(expr)
+    values = {name: draw(st.floats(-2, 2).map(lambda v: round(v, 3))) for name in NAMES}
+    return f"t = {first}\nu = t * ({second}) + t", values
+
+
+@FUZZ
+@given(programs(), st.booleans())
+def test_fuzz_gradients_match_finite_differences(
+    program: tuple[str, dict[str, float]], expand: bool
+) -> None:
+    source, values = program
+    result = engine.trace(source, values, expand_derived=expand)
+    for check in result.gradcheck["results"]:
+        if math.isfinite(check["analytic"]) and abs(check["analytic"]) < 1e6:
+            assert check["status"] in ("pass", "kink"), (source, values, check)
+    lean = engine.forward_backward(source, values)
+    for name, node in result.graph.leaves:
+        assert math.isclose(lean.grads[name], result.correct_grads[node.id], rel_tol=1e-9,
+                            abs_tol=1e-12) or expand
+
+
+ALPHABET = st.sampled_from(
+    list("abcxy019.e+-*/^()=,;\n #_\t'\"[]<>:!$") + ["**", "relu(", "tanh(", "log(", "exp(",
+                                                      "sigmoid(", "1e309", "\x00", "ｘ", "\ud800"]
+)
+
+
+@FUZZ
+@given(st.lists(ALPHABET, max_size=40).map("".join))
+def test_fuzz_random_text_is_a_trace_or_a_program_error(source: str) -> None:
+    try:
+        result = engine.trace(source, limits=engine.Limits(1_000, 500, 20))
+    except engine.ProgramError as error:
+        json.dumps(error.to_dict())
+        assert error.line is not None and error.caret.endswith("^")
+        return
+    json.dumps(result.to_dict(), allow_nan=False)
+
+
+@FUZZ
+@given(st.text(max_size=30))
+def test_fuzz_any_unicode_is_a_trace_or_a_program_error(source: str) -> None:
+    try:
+        engine.trace(source)
+    except engine.ProgramError:
+        pass
