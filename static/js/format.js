@@ -31,10 +31,16 @@ export function shortText(value) {
   return text.replace("-", MINUS);
 }
 
+/** Like shortText, without trailing zeros (0.5000 → 0.5): for labels read in passing. */
+export function compactText(value) {
+  const text = shortText(value);
+  return text.includes(".") ? text.replace(/(\.\d*?)0+(?=$|e)/, "$1").replace(/\.(?=$|e)/, "") : text;
+}
+
 /** `upstream × local = contribution`, the chain rule on one edge. */
 export function chainText(contribution) {
   const { upstream, local, contribution: value } = contribution;
-  return `${shortText(upstream)} \u00d7 ${shortText(local)} = ${shortText(value)}`;
+  return `${compactText(upstream)} \u00d7 ${compactText(local)} = ${compactText(value)}`;
 }
 
 const OP_GLYPHS = {

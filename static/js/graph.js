@@ -1,7 +1,7 @@
 // Drawing the graph: pure functions of (layers, trace, view) with a keyed enter/update/exit, so a
 // new trace with the same node ids updates cards in place and nothing jumps.
 
-import { chainText, fullText, opGlyph, shortText } from "./format.js";
+import { chainText, compactText, fullText, opGlyph, shortText } from "./format.js";
 import { traceIndex } from "./timeline.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -184,7 +184,7 @@ function edgeLabels(trace, view) {
     if (shown?.state === "backward-active") {
       labels.push({ id: edge.id, kind: "backward", text: chainText(shown.contribution) });
     } else if (shown?.state === "forward-active") {
-      labels.push({ id: edge.id, kind: "forward", text: shortText(nodeById.get(edge.source).data) });
+      labels.push({ id: edge.id, kind: "forward", text: compactText(nodeById.get(edge.source).data) });
     }
   }
   return labels;
@@ -214,7 +214,7 @@ function updateLabel(g, label, geometry, fs) {
 export function drawGraph(layers, trace, view) {
   const geometry = edgeGeometry(trace);
   const typical = trace.nodes.find((n) => n.kind === "op") ?? trace.nodes[0];
-  const labelSize = typical ? fontSize(typical) * 0.85 : 12;
+  const labelSize = typical ? fontSize(typical) * 0.8 : 12;
   join(layers.edges, trace.edges, (e) => e.id,
     () => svgElement("path"), (el, edge) => updateEdge(el, edge, view, geometry));
   join(layers.labels, edgeLabels(trace, view), (l) => l.id,
@@ -231,7 +231,7 @@ export function drawPulses(layer, trace, view, durationMs) {
   layer.replaceChildren();
   const geometry = edgeGeometry(trace);
   for (const [edgeId, shown] of view.edges) {
-    if (!shown.state.endsWith("-active")) continue;
+    if (!shown.pulse) continue;
     const backward = shown.state.startsWith("backward");
     const dot = svgElement("circle", { r: 5 }, `pulse ${backward ? "backward" : "forward"}`);
     const motion = svgElement("animateMotion", {

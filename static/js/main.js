@@ -42,7 +42,7 @@ function mount() {
   const graph = mountGraph({ svg: $("graph"), wrap: $("graph-wrap"), fitButton: $("fit"), zoomIn: $("zoom-in"), zoomOut: $("zoom-out") });
   mountTransport({
     toStart: $("to-start"), back: $("step-back"), play: $("play"), forward: $("step-forward"),
-    toEnd: $("to-end"), scrub: $("scrub"), speed: $("speed"), phase: $("phase"),
+    toEnd: $("to-end"), scrub: $("scrub"), speed: $("speed"), phase: $("phase"), part: $("phase-part"),
     jumpForward: $("jump-forward"), jumpBackward: $("jump-backward"), narration: $("narration"),
   }, graph.player);
   mountEditor({

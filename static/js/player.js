@@ -2,7 +2,7 @@
 // by step) and plays the steps on a timer. A generation counter retires stale ticks and pulses.
 
 import { drawGraph, drawPulses } from "./graph.js";
-import { setStep, state, subscribe, update } from "./state.js";
+import { setStep, state, stepCount, subscribe, update } from "./state.js";
 import { viewAt } from "./timeline.js";
 
 const BASE_INTERVAL_MS = 900;
@@ -35,7 +35,7 @@ export function createPlayer(layers) {
     const token = generation;
     setTimeout(() => {
       if (token !== generation || !state.playing || !state.trace) return;
-      if (state.step >= state.trace.steps.length - 1) update({ playing: false });
+      if (state.step >= stepCount() - 1) update({ playing: false });
       else setStep(state.step + 1);
     }, stepInterval(state.speed));
   }
@@ -64,7 +64,7 @@ export function createPlayer(layers) {
         update({ playing: false });
         return;
       }
-      if (state.step >= state.trace.steps.length - 1) setStep(0);
+      if (state.step >= stepCount() - 1) setStep(0);
       update({ playing: true });
     },
   };

@@ -17,12 +17,14 @@ export const state = {
   finalGrads: false,    // show every final gradient at once (off by default)
   trace: null,          // the last good /api/graph response (positions included)
   error: null,          // {type, message, line, column, snippet, caret} or null
-  step: 0,              // index into trace.steps
+  step: 0,              // position on the timeline: a frame index (timeline.js framesOf)
   playing: false,
   speed: 1,             // multiplier of the base step interval
   hoverNode: null,      // id of the node under the pointer (its span is lit in the editor)
   busy: false,          // a request is in flight
 };
+
+import { framesOf } from "./timeline.js";
 
 const subscribers = new Set();
 
@@ -46,11 +48,12 @@ export function update(patch) {
   for (const fn of [...subscribers]) fn(state, changed);
 }
 
+/** Number of positions on the timeline (frames: see timeline.js). */
 export function stepCount() {
-  return state.trace ? state.trace.steps.length : 0;
+  return state.trace ? framesOf(state.trace).length : 0;
 }
 
-/** Go to step `i` (clamped to the timeline). */
+/** Go to timeline position `i` (clamped). */
 export function setStep(i) {
   const last = Math.max(0, stepCount() - 1);
   update({ step: Math.min(last, Math.max(0, Math.round(Number(i) || 0))) });
@@ -62,7 +65,7 @@ export function stepBy(delta) {
 
 /** Show a new trace; the step index is kept (clamped) unless `resetStep`. */
 export function setTrace(trace, { resetStep = false } = {}) {
-  const last = Math.max(0, trace.steps.length - 1);
+  const last = Math.max(0, framesOf(trace).length - 1);
   update({ trace, error: null, step: resetStep ? 0 : Math.min(state.step, last) });
 }
 

@@ -2,17 +2,19 @@
 // and the keyboard (Space, ←/→, Home/End) when no text field has focus.
 
 import { setStep, state, stepBy, stepCount, subscribe, update } from "./state.js";
-import { phaseAt, phaseLabel, traceIndex } from "./timeline.js";
+import { frameOfStep, framesOf, phaseAt, phaseLabel, traceIndex } from "./timeline.js";
 
 const TYPING = new Set(["INPUT", "TEXTAREA", "SELECT"]);
 
+/** The first timeline frame of `phase`, or null. */
 function firstStepOf(phase) {
   if (!state.trace) return null;
-  return traceIndex(state.trace).phases[phase]?.first ?? null;
+  const first = traceIndex(state.trace).phases[phase]?.first;
+  return first === undefined ? null : frameOfStep(state.trace, first);
 }
 
 export function mountTransport(elements, player) {
-  const { toStart, back, play, forward, toEnd, scrub, speed, phase, jumpForward, jumpBackward, narration } = elements;
+  const { toStart, back, play, forward, toEnd, scrub, speed, phase, part, jumpForward, jumpBackward, narration } = elements;
 
   toStart.addEventListener("click", () => setStep(0));
   back.addEventListener("click", () => stepBy(-1));
@@ -68,12 +70,16 @@ export function mountTransport(elements, player) {
     const label = phaseLabel(where);
     if (phase.textContent !== label) phase.textContent = label;
     phase.dataset.phase = where.phase;
+    const partText = where.parts > 1 ? `edge ${where.part} of ${where.parts}` : "";
+    if (part.textContent !== partText) part.textContent = partText;
     const backward = where.phase === "seed" || where.phase === "backward";
     jumpForward.setAttribute("aria-pressed", String(Boolean(where.phase) && !backward));
     jumpBackward.setAttribute("aria-pressed", String(backward));
-    const sentence = s.trace?.steps[s.step]?.narration ?? "";
+    const frame = s.trace ? framesOf(s.trace)[s.step] : null;
+    const sentence = frame ? s.trace.steps[frame.step].narration ?? "" : "";
     if (narration.textContent !== sentence) narration.textContent = sentence;
     document.body.dataset.stepIndex = String(s.step);
     document.body.dataset.phase = where.phase;
+    document.body.dataset.apiStep = frame ? String(frame.step) : "";
   });
 }

@@ -1,0 +1,280 @@
+"""The page in a real Chromium against the real server (issue 4's acceptance tests)."""
+
+from __future__ import annotations
+
+import math
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.browser
+
+READY = "svg[data-testid=graph][data-ready=true]"
+NODE_ATTRS_JS = """() => [...document.querySelectorAll('[data-testid=node]')].map(n => ({
+    id: n.dataset.nodeId, label: n.dataset.label, data: n.dataset.data, grad: n.dataset.grad,
+    transform: n.getAttribute('transform'), cls: n.getAttribute('class')}))"""
+
+
+def api_graph(base_url: str, source: str, **extra) -> dict:
+    response = httpx.post(f"{base_url}/api/graph", json={"source": source, **extra}, timeout=10)
+    response.raise_for_status()
+    return response.json()
+
+
+def presets(base_url: str) -> list[dict]:
+    return httpx.get(f"{base_url}/api/presets", timeout=10).json()
+
+
+def open_page(page, preset: str | None = None) -> None:
+    page.goto(f"/?preset={preset}" if preset else "/")
+    page.wait_for_selector(READY)
+
+
+def nodes(page) -> list[dict]:
+    return page.evaluate(NODE_ATTRS_JS)
+
+
+def by_label(page) -> dict[str, dict]:
+    return {n["label"]: n for n in nodes(page) if n["label"]}
+
+
+def type_program(page, source: str, node_count: int) -> None:
+    """Replace the program, run it at once (Ctrl+Enter) and wait for its graph."""
+    page.fill("[data-testid=source]", source)
+    page.press("[data-testid=source]", "Control+Enter")
+    page.wait_for_function(
+        "n => document.querySelectorAll('[data-testid=node]').length === n && "
+        "!document.querySelector('[data-testid=error]').textContent", arg=node_count)
+
+
+def number(text: str) -> float:
+    return float(text)  # "Infinity" / "NaN" parse too
+
+
+def same_number(shown: str, expected) -> bool:
+    a, b = number(shown), float(expected)
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+def test_every_preset_ends_on_the_api_final_grads(page, live_server):
+    open_page(page)
+    for preset in presets(live_server):
+        trace = api_graph(live_server, preset["source"], values=preset.get("values") or None)
+        page.select_option("[data-testid=presets]", preset["id"])
+        expected_ids = sorted(n["id"] for n in trace["nodes"])
+        page.wait_for_function(
+            """ids => JSON.stringify([...document.querySelectorAll('[data-testid=node]')]
+                 .map(n => n.dataset.nodeId).sort()) === JSON.stringify(ids)
+                 && document.body.dataset.stepIndex === '0'""", arg=expected_ids)
+        # Walk every frame before the seed: no gradient may show yet.
+        leaked = page.evaluate("""() => {
+            const leaks = [];
+            const forward = document.querySelector('[data-testid=step-forward]');
+            for (let guard = 0; guard < 100000; guard++) {
+              const phase = document.body.dataset.phase;
+              if (phase === 'seed' || phase === 'backward') break;
+              for (const n of document.querySelectorAll('[data-testid=node]'))
+                if (n.dataset.grad !== '') leaks.push([phase, n.dataset.nodeId, n.dataset.grad]);
+              if (forward.disabled) break;
+              forward.click();
+            }
+            return leaks;
+          }""")
+        assert leaked == [], (preset["id"], leaked[:5])
+        page.keyboard.press("End")
+        assert page.get_attribute("[data-testid=step-forward]", "disabled") is not None
+        shown = {n["id"]: n for n in nodes(page)}
+        for node in trace["nodes"]:
+            card = shown[node["id"]]
+            assert same_number(card["data"], node["data"]), (preset["id"], node["id"])
+            if node["kind"] == "const":
+                assert card["grad"] == ""  # constants get a grad, the page does not show it
+            else:
+                assert card["grad"] == str(node["grad"]) or same_number(card["grad"], node["grad"]), (
+                    preset["id"], node["id"], card["grad"], node["grad"])
+
+
+def test_a_times_a_accumulates_three_then_six(page):
+    open_page(page)
+    type_program(page, "a = 3; b = a * a", node_count=2)
+    page.click("[data-testid=jump-backward]")
+    page.keyboard.press("ArrowLeft")  # the seed: only the root has its gradient
+    assert by_label(page)["a"]["grad"] == "" and by_label(page)["b"]["grad"] == "1"
+    a_grads = []
+    while True:
+        a_grads.append(by_label(page)["a"]["grad"])
+        if page.is_disabled("[data-testid=step-forward]"):
+            break
+        page.click("[data-testid=step-forward]")
+    shown = [g for i, g in enumerate(a_grads) if g and (i == 0 or g != a_grads[i - 1])]
+    assert shown == ["3", "6"], a_grads
+    assert a_grads[0] == ""
+
+
+def test_stepping_back_restores_the_start(page):
+    open_page(page)
+    snapshot = """() => JSON.stringify([
+        [...document.querySelectorAll('[data-testid=node]')].map(n => [n.dataset.nodeId,
+          n.dataset.data, n.dataset.grad, n.getAttribute('class')]),
+        [...document.querySelectorAll('path.edge')].map(e => e.getAttribute('class')),
+        document.querySelector('[data-testid=narration]').textContent,
+        document.querySelector('[data-testid=phase]').textContent])"""
+    start = page.evaluate(snapshot)
+    assert page.is_disabled("[data-testid=step-back]")
+    for _ in range(5):
+        page.click("[data-testid=step-forward]")
+    assert page.evaluate(snapshot) != start
+    for _ in range(5):
+        page.click("[data-testid=step-back]")
+    assert page.evaluate(snapshot) == start
+    # The same through the end of the timeline and back with the keyboard.
+    page.keyboard.press("End")
+    page.keyboard.press("Home")
+    assert page.evaluate(snapshot) == start
+
+
+def test_phase_indicator_and_switch(page):
+    open_page(page, "add-mul")
+    assert page.text_content("[data-testid=phase]").startswith("topo 1 / ")
+    page.click("[data-testid=jump-forward]")
+    assert page.text_content("[data-testid=phase]") == "forward 1 / 5"
+    assert page.get_attribute("[data-testid=jump-forward]", "aria-pressed") == "true"
+    page.click("[data-testid=jump-backward]")
+    assert page.text_content("[data-testid=phase]") == "backward 1 / 5"
+    assert by_label(page)["f"]["grad"] == "1"
+    page.keyboard.press("ArrowLeft")
+    assert page.text_content("[data-testid=phase]") == "seed"
+    assert page.text_content("[data-testid=narration]").strip() != ""
+
+
+def test_space_plays_to_the_end(page):
+    open_page(page, "square")
+    page.select_option("#speed", "16")
+    page.keyboard.press("End")
+    page.keyboard.press("Home")
+    page.locator("body").focus()
+    page.keyboard.press("Space")
+    assert page.get_attribute("[data-testid=play]", "aria-label") == "Pause"
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=step-forward]').disabled && "
+        "document.querySelector('[data-testid=play]').getAttribute('aria-label') === 'Play'",
+        timeout=15_000)
+    assert by_label(page)["a"]["grad"] == "6"
+
+
+def test_slider_changes_values_not_layout(page):
+    open_page(page, "add-mul")
+    page.click("[data-testid=jump-backward]")
+    page.keyboard.press("ArrowRight")
+    step = page.get_attribute("body", "data-step-index")
+    before = by_label(page)
+    box = page.locator("[data-testid=slider-a] input.slider-value")
+    box.fill("4")  # fill dispatches `input`
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=node]')]"
+        ".find(n => n.dataset.label === 'f').dataset.data === '10'")
+    after = by_label(page)
+    assert after["e"]["data"] == "1" and after["f"]["data"] == "10"
+    assert {k: v["transform"] for k, v in after.items()} == {k: v["transform"] for k, v in before.items()}
+    assert page.get_attribute("body", "data-step-index") == step
+
+    # A real mouse drag on the range: the root's data follows, the cards stay put.
+    viewport = page.get_attribute("svg .viewport", "transform")
+    slider = page.locator("[data-testid=slider-c] input[type=range]").bounding_box()
+    y = slider["y"] + slider["height"] / 2
+    page.mouse.move(slider["x"] + slider["width"] / 2, y)
+    page.mouse.down()
+    for i in range(1, 9):
+        page.mouse.move(slider["x"] + slider["width"] * (0.5 + i * 0.05), y)
+    page.mouse.up()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=node]')]"
+        ".find(n => n.dataset.label === 'f').dataset.data !== '10'")
+    c_value = float(page.input_value("[data-testid=slider-c] input.slider-value"))
+    page.wait_for_function(
+        "v => [...document.querySelectorAll('[data-testid=node]')]"
+        ".find(n => n.dataset.label === 'c').dataset.data === String(v)", arg=c_value)
+    dragged = by_label(page)
+    assert float(dragged["f"]["data"]) == pytest.approx(1 * c_value)
+    assert {k: v["transform"] for k, v in dragged.items()} == {k: v["transform"] for k, v in before.items()}
+    assert page.get_attribute("svg .viewport", "transform") == viewport
+    assert page.get_attribute("body", "data-step-index") == step
+
+
+def test_parse_error_dims_the_graph_until_fixed(page):
+    open_page(page, "add-mul")
+    page.fill("[data-testid=source]", "a +")
+    error = page.locator("[data-testid=error]")
+    error.wait_for(state="visible")
+    assert error.get_attribute("role") == "alert"
+    assert "line 1" in error.text_content()
+    snippet = page.text_content("[data-testid=error] pre")
+    assert snippet.splitlines()[0] == "a +" and "^" in snippet.splitlines()[1]
+    assert "stale" in page.get_attribute("#graph-wrap", "class")
+    assert len(nodes(page)) == 5  # the last good graph stays
+    assert page.locator("#backdrop mark.error-mark").count() >= 1
+    page.fill("[data-testid=source]", "a = 1\nb = a + 2")
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=node]').length === 3")
+    assert error.is_hidden()
+    assert "stale" not in (page.get_attribute("#graph-wrap", "class") or "")
+    assert page.locator("#backdrop mark").count() == 0
+
+
+def test_typed_html_is_never_markup(page):
+    open_page(page, "add-mul")
+    hostile = "a = 1\nb = a + <img src=x onerror=alert(1)>"
+    page.fill("[data-testid=source]", hostile)
+    error = page.locator("[data-testid=error]")
+    error.wait_for(state="visible")
+    assert "<img src=x onerror=alert(1)>" in error.text_content()
+    assert page.locator("[data-testid=error] img, #backdrop img, #gutter img").count() == 0
+    assert page.locator("img").count() == 0
+    assert page.text_content("#backdrop").startswith(hostile)
+    assert "line 2" in error.text_content()
+    assert page.dialogs == []
+
+
+def test_network_failure_is_reported_and_recovers(page):
+    open_page(page, "add-mul")
+    page.route("**/api/graph", lambda route: route.abort())
+    page.fill("[data-testid=source]", "a = 1; b = a * 5")
+    error = page.locator("[data-testid=error]")
+    error.wait_for(state="visible")
+    assert "Could not reach the server" in error.text_content()
+    page.unroute("**/api/graph")
+    page.route("**/api/graph", lambda route: route.fulfill(status=502, body="<html>bad gateway</html>"))
+    page.press("[data-testid=source]", "Control+Enter")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=error]').textContent.includes('not JSON')")
+    page.unroute("**/api/graph")
+    page.press("[data-testid=source]", "Control+Enter")
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=node]').length === 3")
+    assert error.is_hidden()
+
+
+def test_every_asset_is_local(page, live_server):
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    open_page(page)
+    assert requests and all(url.startswith(live_server) for url in requests), requests
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (3840, 2160)], ids=["1280x720", "3840x2160"])
+def test_screenshot_neuron_mid_backward(browser, live_server, screenshots_dir, size):
+    width, height = size
+    context = browser.new_context(viewport={"width": width, "height": height}, base_url=live_server)
+    page = context.new_page()
+    try:
+        open_page(page, "neuron")
+        page.click("[data-testid=jump-backward]")
+        for _ in range(4):
+            page.click("[data-testid=step-forward]")
+        assert page.text_content("[data-testid=phase]").startswith("backward")
+        grads = [n["grad"] for n in nodes(page)]
+        assert "" in grads and any(grads)  # mid-pulse: some reached, some not
+        page.screenshot(path=str(screenshots_dir / f"neuron-mid-backward-{width}x{height}.png"))
+        # Nothing may overflow the window at either size.
+        overflow = page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth")
+        assert not overflow
+    finally:
+        context.close()
