@@ -25,6 +25,7 @@ __all__ = [
     "ForwardBackward",
     "Graph",
     "LimitExceeded",
+    "Limits",
     "PRESETS",
     "ProgramError",
     "SyntaxError_",

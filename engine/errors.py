@@ -69,9 +69,7 @@ class ProgramError(Exception):
 
 def _printable(text: str) -> str:
     """Replace NUL and lone surrogates (which JSON encoders reject) by U+FFFD, keeping width."""
-    return "".join(
-        "\ufffd" if ch == "\x00" or "\ud800" <= ch <= "\udfff" else ch for ch in text
-    )
+    return "".join("\ufffd" if ch == "\x00" or "\ud800" <= ch <= "\udfff" else ch for ch in text)
 
 
 class SyntaxError_(ProgramError):  # noqa: N801 - the trailing underscore avoids the builtin

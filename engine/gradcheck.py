@@ -75,7 +75,13 @@ def gradcheck(
         else:
             status = "fail"
         results.append(
-            {"name": name, "id": f"n{leaf.id}", "analytic": grad, "numeric": numeric, "status": status}
+            {
+                "name": name,
+                "id": f"n{leaf.id}",
+                "analytic": grad,
+                "numeric": numeric,
+                "status": status,
+            }
         )
     return {
         "eps_rule": EPS_RULE,

@@ -138,9 +138,7 @@ def _number(source: str, i: int, tokens: list[Token]) -> int:
     value = float(text)
     if value == float("inf"):
         shown = text if len(text) <= 24 else text[:20] + "…"
-        raise SyntaxError_(
-            f"number {shown} is too large (max about 1.8e308)", source, i, end
-        )
+        raise SyntaxError_(f"number {shown} is too large (max about 1.8e308)", source, i, end)
     tokens.append(Token("num", text, i, end, value))
     return end
 

@@ -130,7 +130,9 @@ class _Parser:
         self.line = 1
 
     def error(self, message: str, token: Token, end: int | None = None) -> SyntaxError_:
-        return SyntaxError_(message, self.source, token.start, end or max(token.end, token.start + 1))
+        return SyntaxError_(
+            message, self.source, token.start, end or max(token.end, token.start + 1)
+        )
 
     def program(self) -> list[Statement]:
         tokens = self.tokens
@@ -160,9 +162,7 @@ class _Parser:
             if target is None:
                 statements.append(Statement(None, expr.start, expr.end, expr, self.line))
             else:
-                statements.append(
-                    Statement(target.text, target.start, target.end, expr, self.line)
-                )
+                statements.append(Statement(target.text, target.start, target.end, expr, self.line))
         if not statements:
             raise SyntaxError_(
                 "the program is empty: write an expression such as a * b + c", self.source, 0
@@ -181,7 +181,9 @@ class _Parser:
             kind, value = token.kind, token.value
             if expect_operand:
                 if kind == "num":
-                    operands.append(Expr("num", token.start, token.end, value=value, text=token.text))
+                    operands.append(
+                        Expr("num", token.start, token.end, value=value, text=token.text)
+                    )
                     expect_operand = False
                 elif kind == "name":
                     follows_paren = tokens[self.pos + 1].text == "("
@@ -238,7 +240,7 @@ class _Parser:
                 self.reduce_group(operands, pending)
                 if pending:
                     opener = pending[-1].token
-                    raise self.error(f"this '(' is never closed (add a ')' to close it)", opener)
+                    raise self.error("this '(' is never closed (add a ')' to close it)", opener)
                 return operands[0]
             elif value == "=":
                 raise self.error(
@@ -249,7 +251,11 @@ class _Parser:
                 previous = tokens[self.pos - 1]
                 raise self.error(
                     f"missing operator between '{previous.text}' and '{token.text}'"
-                    + (f" (for a product write {previous.text}*{token.text})" if kind == "name" else ""),
+                    + (
+                        f" (for a product write {previous.text}*{token.text})"
+                        if kind == "name"
+                        else ""
+                    ),
                     token,
                 )
             self.pos += 1
@@ -268,7 +274,9 @@ class _Parser:
         if close:
             message = f"unknown function '{token.text}' — did you mean {close[0]}?"
         else:
-            message = f"unknown function '{token.text}' — did you mean one of: {', '.join(FUNCTIONS)}?"
+            message = (
+                f"unknown function '{token.text}' — did you mean one of: {', '.join(FUNCTIONS)}?"
+            )
         return UnknownFunction(message, self.source, token.start, token.end)
 
     def missing_operand(self, token: Token, pending: list[_Pending]) -> SyntaxError_:
@@ -277,11 +285,13 @@ class _Parser:
         if token.kind in ("newline", "eof"):
             where = "input" if token.kind == "eof" else "line"
             if top is not None and top.kind in ("paren", "call") and previous is top.token:
-                return self.error(f"this '(' is never closed (add a ')' to close it)", top.token)
+                return self.error("this '(' is never closed (add a ')' to close it)", top.token)
             if top is not None and top.kind == "neg":
                 return self.error(f"unexpected end of {where}: '-' needs an operand", token)
             shown = previous.text if previous is not None else ""
-            return self.error(f"unexpected end of {where}: '{shown}' needs a right-hand side", token)
+            return self.error(
+                f"unexpected end of {where}: '{shown}' needs a right-hand side", token
+            )
         if token.text == ")" and top is not None and previous is top.token:
             if top.kind == "call":
                 assert top.name is not None
@@ -291,7 +301,9 @@ class _Parser:
                     top.name.start,
                     token.end,
                 )
-            return self.error("empty parentheses: put an expression inside ( )", top.token, token.end)
+            return self.error(
+                "empty parentheses: put an expression inside ( )", top.token, token.end
+            )
         if token.text == "+" and (previous is None or previous.kind in ("op", "newline")):
             if previous is None or previous.text in "(,=" or previous.kind == "newline":
                 return self.error("a leading '+' is not part of the language; remove it", token)
@@ -299,9 +311,7 @@ class _Parser:
             if token.kind == "op" and token.value in BINARY:
                 return self.error(f"'{token.text}' needs a left-hand side", token)
             return self.error(f"expected an expression, found '{token.text}'", token)
-        return self.error(
-            f"'{previous.text}' needs a right-hand side, found '{token.text}'", token
-        )
+        return self.error(f"'{previous.text}' needs a right-hand side, found '{token.text}'", token)
 
     def reduce_group(self, operands: list[Expr], pending: list[_Pending]) -> None:
         while pending and pending[-1].kind in ("binary", "neg"):
@@ -319,7 +329,13 @@ class _Parser:
             )
             if literal:
                 operands.append(
-                    Expr("num", token.start, operand.end, value=-operand.value, text="-" + operand.text)
+                    Expr(
+                        "num",
+                        token.start,
+                        operand.end,
+                        value=-operand.value,
+                        text="-" + operand.text,
+                    )
                 )
             else:
                 operands.append(Expr("neg", token.start, operand.end, op="neg", args=(operand,)))

@@ -35,7 +35,7 @@ PRESETS: list[dict[str, Any]] = [
         "title": "The diamond",
         "source": "a = 2\nb = a + 1\nc = a * 3\nd = b * c",
         "values": {},
-        "note": "a reaches d along two paths: grad[a] = 6·1 + 3·3 = 15, if every path arrives in time.",
+        "note": "a reaches d along two paths: grad[a] = 6·1 + 3·3 = 15, if both arrive in time.",
     },
     {
         "id": "shared",
@@ -56,7 +56,9 @@ PRESETS: list[dict[str, Any]] = [
         "title": "a + a",
         "source": "a = 3\nb = a + a",
         "values": {},
-        "note": "The = bug: the second contribution overwrites the first, grad[a] = 1 instead of 2.",
+        "note": (
+            "The = bug: the second contribution overwrites the first, grad[a] = 1 instead of 2."
+        ),
     },
     {
         "id": "shared-variable",
@@ -84,7 +86,10 @@ PRESETS: list[dict[str, Any]] = [
         "title": "(x − 1) / (x + 1)",
         "source": "x = 3\np = x - 1\nq = x + 1\ny = p / q",
         "values": {},
-        "note": "Derived ops: − and / are single nodes; switch on expand to see a + b·(−1) and a·b^(−1).",
+        "note": (
+            "Derived ops: − and / are single nodes; switch on expand to "
+            "see a + b·(−1) and a·b^(−1)."
+        ),
     },
     {
         "id": "power",

@@ -13,7 +13,6 @@ from .parser import parse
 from .timeline import (
     TOPO_BUDGET,
     Narrator,
-    Visit,
     backward_pass,
     backward_steps,
     edge_offsets,
@@ -118,9 +117,7 @@ class Trace:
                 }
             )
         self._note_variant_warnings()
-        self.gradcheck = gradcheck(
-            nodes, self.topo_order, root, graph.leaves, self.correct_grads
-        )
+        self.gradcheck = gradcheck(nodes, self.topo_order, root, graph.leaves, self.correct_grads)
         self._steps: list[dict[str, Any]] | None = None
 
     def _resolve_order(self, order: list[str]) -> list[Value]:
@@ -299,7 +296,9 @@ class Trace:
 
 
 def _warning_message(kind: str, node: Value, say: Narrator) -> str:
-    shown = say.formula(node, [_short(c.data) for c in node.inputs]) if node.inputs else say.text(node)
+    shown = (
+        say.formula(node, [_short(c.data) for c in node.inputs]) if node.inputs else say.text(node)
+    )
     result = _short(node.data)
     if kind == "division_by_zero":
         return f"{shown} divides by zero: {result}"

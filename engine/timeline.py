@@ -16,7 +16,9 @@ Contribution = list[Any]
 # A backward visit: (node, upstream grad, contributions).
 Visit = tuple[Value, float, list[Contribution]]
 
-TOPO_BUDGET = 200_000  # stack + sorted entries over all topo steps; beyond it the sort is not traced
+TOPO_BUDGET = (
+    200_000  # stack + sorted entries over all topo steps; beyond it the sort is not traced
+)
 TEXT_MAX = 32
 
 
@@ -76,8 +78,19 @@ def backward_pass(
             before = grads[to]
             after = contribution if overwrite else before + contribution
             grads[to] = after
-            record = [edge + index, to, upstream, local, contribution, before, after, False,
-                      visited[to], None, node.id]
+            record = [
+                edge + index,
+                to,
+                upstream,
+                local,
+                contribution,
+                before,
+                after,
+                False,
+                visited[to],
+                None,
+                node.id,
+            ]
             if overwrite and not visited[to] and last[to] is not None:
                 last[to][7] = True
                 record[9] = last[to]
@@ -185,7 +198,9 @@ def topo_steps(events: list[TopoEvent], say: Narrator) -> list[dict[str, Any]]:
                         f"add {name} to the sorted list"
                     )
                 else:
-                    narration = f"Pop ({name}, 0): {name} has no inputs: add {name} to the sorted list"
+                    narration = (
+                        f"Pop ({name}, 0): {name} has no inputs: add {name} to the sorted list"
+                    )
             else:
                 assert child is not None
                 stack.append([nid, index + 1])
@@ -193,7 +208,8 @@ def topo_steps(events: list[TopoEvent], say: Narrator) -> list[dict[str, Any]]:
                 if action == "visit":
                     stack.append([f"n{child.id}", 0])
                     narration = (
-                        f"Pop ({name}, {index}): {name}'s input {index} is {other}, not yet visited: "
+                        f"Pop ({name}, {index}): {name}'s input {index} is {other}, "
+                        f"not yet visited: "
                         f"push ({name}, {index + 1}) and ({other}, 0)"
                     )
                 else:
@@ -268,10 +284,13 @@ def backward_steps(
                 source_node = nodes[replaced[10]]
                 part += (
                     f" (grad[{target}] was {fmt(replaced[4])} from {say.title(source_node)}; "
-                    f"{title} overwrote it with {fmt(contribution)}: the {fmt(replaced[4])} is lost)"
+                    f"{title} overwrote it with {fmt(contribution)}: "
+                    f"the {fmt(replaced[4])} is lost)"
                 )
             if late:
-                part += f" (too late: {target} was already visited, so this never reaches its inputs)"
+                part += (
+                    f" (too late: {target} was already visited, so this never reaches its inputs)"
+                )
             parts.append(part)
             rows.append(
                 {
@@ -291,7 +310,8 @@ def backward_steps(
         else:
             what = "a leaf" if node.kind == "leaf" else "a constant"
             narration = (
-                f"Visit {title}: {what}, nothing to pass on (grad[{say.text(node)}] = {fmt(upstream)})"
+                f"Visit {title}: {what}, nothing to pass on "
+                f"(grad[{say.text(node)}] = {fmt(upstream)})"
             )
         steps.append(
             {

@@ -20,8 +20,10 @@ def topo_order(root: Value, events: list[TopoEvent] | None = None) -> list[Value
     ("skip", node, index, input) when it was already visited, or ("emit", node, index, None)
     when all inputs are done and the node joins the order.
     """
+    if events is None:
+        return _topo_order_fast(root)
     order: list[Value] = []
-    visited = {id(root)}
+    visited = {root}
     stack: list[tuple[Value, int]] = [(root, 0)]
     record = events is not None
     if record:
@@ -34,8 +36,8 @@ def topo_order(root: Value, events: list[TopoEvent] | None = None) -> list[Value
         if index < len(inputs):
             push((node, index + 1))
             child = inputs[index]
-            if id(child) not in visited:
-                visited.add(id(child))
+            if child not in visited:
+                visited.add(child)
                 push((child, 0))
                 if record:
                     events.append(("visit", node, index, child))
@@ -45,4 +47,27 @@ def topo_order(root: Value, events: list[TopoEvent] | None = None) -> list[Value
             order.append(node)
             if record:
                 events.append(("emit", node, index, None))
+    return order
+
+
+def _topo_order_fast(root: Value) -> list[Value]:
+    """The same sort, the same order, without recording: the hot path of `Value.backward`."""
+    order: list[Value] = []
+    visited = {root}
+    add = visited.add
+    stack: list[tuple[Value, int]] = [(root, 0)]
+    push = stack.append
+    pop = stack.pop
+    emit = order.append
+    while stack:
+        node, index = pop()
+        inputs = node.inputs
+        if index < len(inputs):
+            push((node, index + 1))
+            child = inputs[index]
+            if child not in visited:
+                add(child)
+                push((child, 0))
+        else:
+            emit(node)
     return order

@@ -11,9 +11,7 @@ from hypothesis import strategies as st
 import engine
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "60"))
-FUZZ = settings(
-    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAMES = ["a", "b", "c"]
 
 
@@ -56,13 +54,17 @@ def test_fuzz_gradients_match_finite_differences(
             assert check["status"] in ("pass", "kink"), (source, values, check)
     lean = engine.forward_backward(source, values)
     for name, node in result.graph.leaves:
-        assert math.isclose(lean.grads[name], result.correct_grads[node.id], rel_tol=1e-9,
-                            abs_tol=1e-12) or expand
+        assert (
+            math.isclose(
+                lean.grads[name], result.correct_grads[node.id], rel_tol=1e-9, abs_tol=1e-12
+            )
+            or expand
+        )
 
 
 ALPHABET = st.sampled_from(
-    list("abcxy019.e+-*/^()=,;\n #_\t'\"[]<>:!$") + ["**", "relu(", "tanh(", "log(", "exp(",
-                                                      "sigmoid(", "1e309", "\x00", "ｘ", "\ud800"]
+    list("abcxy019.e+-*/^()=,;\n #_\t'\"[]<>:!$")
+    + ["**", "relu(", "tanh(", "log(", "exp(", "sigmoid(", "1e309", "\x00", "ｘ", "\ud800"]
 )
 
 

@@ -48,8 +48,10 @@ def test_ten_thousand_term_sum_parses_fast() -> None:
 
 
 def test_twenty_thousand_character_program() -> None:
-    source = "\n".join(f"v{i} = {i}" for i in range(2_500)) + "\n" + " + ".join(
-        f"v{i}" for i in range(0, 2_500, 7)
+    source = (
+        "\n".join(f"v{i} = {i}" for i in range(2_500))
+        + "\n"
+        + " + ".join(f"v{i}" for i in range(0, 2_500, 7))
     )
     assert len(source) > 20_000
     engine.trace(source, limits=SERVER)
@@ -76,7 +78,11 @@ def test_deep_nesting_without_a_limit_works() -> None:
 
 @pytest.mark.parametrize(
     "source",
-    ["-" * 10_000 + "a", " ** ".join(["a"] * 5_000), "a = 1\n" + "-" * 5_000 + "a" + " ** a" * 5_000],
+    [
+        "-" * 10_000 + "a",
+        " ** ".join(["a"] * 5_000),
+        "a = 1\n" + "-" * 5_000 + "a" + " ** a" * 5_000,
+    ],
 )
 def test_runs_of_unary_minus_and_power_work(source: str) -> None:
     result = engine.trace(source, limits=SERVER)

@@ -110,12 +110,15 @@ def test_overwrite_shared_loses_the_one_from_the_addition() -> None:
     assert (a["grad"], a["correct_grad"]) == (3.0, 4.0)
     lost = [
         (s["node"], c["to"], c["contribution"])
-        for s in out["steps"] if s["phase"] == "backward"
-        for c in s["contributions"] if c["lost"]
+        for s in out["steps"]
+        if s["phase"] == "backward"
+        for c in s["contributions"]
+        if c["lost"]
     ]
     assert lost == [("n3", "n0", 1.0)]
-    narration = next(s["narration"] for s in out["steps"] if s["node"] == "n2"
-                     and s["phase"] == "backward")
+    narration = next(
+        s["narration"] for s in out["steps"] if s["node"] == "n2" and s["phase"] == "backward"
+    )
     assert "grad[a] was 1 from L = c + a; c = a·b overwrote it with 3: the 1 is lost" in narration
     assert out["mode"] == "overwrite"
 
@@ -136,8 +139,12 @@ def diamond_ids() -> dict:
 
 @pytest.mark.parametrize(
     ("order", "grad_a", "valid"),
-    [(["d", "b", "c", "a"], 15.0, True), (["d", "c", "b", "a"], 15.0, True),
-     (["a", "b", "c", "d"], 0.0, False), (["b", "d", "c", "a"], 9.0, False)],
+    [
+        (["d", "b", "c", "a"], 15.0, True),
+        (["d", "c", "b", "a"], 15.0, True),
+        (["a", "b", "c", "d"], 0.0, False),
+        (["b", "d", "c", "a"], 9.0, False),
+    ],
 )
 def test_visit_order(order: list, grad_a: float, valid: bool) -> None:
     ids = diamond_ids()

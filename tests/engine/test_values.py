@@ -62,8 +62,11 @@ def test_preset_matches_sympy(preset: dict) -> None:
     [
         # seeds: (a+b)*c, the tanh neuron, a*a, diamond, c=a*b; L=c+a, relu, a+a, shared vars
         ("a = 2\nb = -3\nc = 10\ne = a + b\nf = e * c", -10.0, {"a": 10, "b": 10, "c": -1}),
-        (engine.PRESETS[1]["source"], 0.7071067811865476,
-         {"w1": 1.0, "x1": -1.5, "w2": 0.0, "x2": 0.5, "b": 0.5}),
+        (
+            engine.PRESETS[1]["source"],
+            0.7071067811865476,
+            {"w1": 1.0, "x1": -1.5, "w2": 0.0, "x2": 0.5, "b": 0.5},
+        ),
         ("a = 3\nb = a * a", 9.0, {"a": 6}),
         ("a = 2\nb = a + 1\nc = a * 3\nd = b * c", 18.0, {"a": 15}),
         ("a = 2\nb = 3\nc = a * b\nL = c + a", 8.0, {"a": 4, "b": 2}),
@@ -85,7 +88,9 @@ def test_values_override_declared_leaves_and_default_to_one() -> None:
     result = engine.trace("a = 2\nf = a * b", {"a": 5})
     assert result.root.data == 5.0
     assert [(leaf["name"], leaf["value"]) for leaf in result.to_dict()["leaves"]] == [
-        ("a", 5.0), ("b", 1.0)]
+        ("a", 5.0),
+        ("b", 1.0),
+    ]
 
 
 def test_unknown_value_is_a_warning() -> None:
@@ -218,14 +223,21 @@ def test_node_used_twice_has_two_edges() -> None:
     out = engine.trace("a = 3\nb = a * a").to_dict()
     assert out["nodes"][1]["inputs"] == ["n0", "n0"]
     assert [(e["id"], e["source"], e["target"], e["index"]) for e in out["edges"]] == [
-        ("e0", "n0", "n1", 0), ("e1", "n0", "n1", 1)]
+        ("e0", "n0", "n1", 0),
+        ("e1", "n0", "n1", 1),
+    ]
 
 
 def test_labels_kinds_and_text() -> None:
     out = engine.trace("a = 2\nb = a * 3 + c\nb").to_dict()
     shown = [(n["label"], n["kind"], n["text"]) for n in out["nodes"]]
-    assert shown == [("a", "leaf", "a"), ("3", "const", "3"), ("", "op", "a * 3"),
-                     ("c", "leaf", "c"), ("b", "op", "b")]
+    assert shown == [
+        ("a", "leaf", "a"),
+        ("3", "const", "3"),
+        ("", "op", "a * 3"),
+        ("c", "leaf", "c"),
+        ("b", "op", "b"),
+    ]
 
 
 def test_unused_statements_are_pruned_with_warnings() -> None:

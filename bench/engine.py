@@ -1,0 +1,158 @@
+"""Benchmark the engine against PyPI micrograd on chain and wide graphs; prints a markdown table.
+
+Run: .venv/bin/python bench/engine.py            (about a minute or two)
+micrograd's recursive sort is timed at the default recursion limit (reporting RecursionError)
+and, in a subprocess with a raised recursion limit and a 1 GiB thread stack, with it raised, so
+this script itself can never crash.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import engine  # noqa: E402
+from engine import Value  # noqa: E402
+
+SIZES = (100, 1_000, 10_000, 100_000)
+SHAPES = ("chain", "wide")
+
+
+def chain_source(nodes: int) -> str:
+    """x, then (nodes - 1) // 2 multiplications by a constant: `nodes` nodes in all."""
+    lines = ["x = 1.0", "y1 = x * 1.0001"]
+    lines += [f"y{i} = y{i - 1} * 1.0001" for i in range(2, (nodes - 1) // 2 + 1)]
+    return "\n".join(lines)
+
+
+def wide_source(nodes: int) -> str:
+    """A balanced sum of (nodes + 1) // 2 leaves: `nodes` nodes, depth log2."""
+    terms = [f"x{i}" for i in range((nodes + 1) // 2)]
+    while len(terms) > 1:
+        pairs = [f"({terms[i]} + {terms[i + 1]})" for i in range(0, len(terms) - 1, 2)]
+        terms = pairs + (terms[-1:] if len(terms) % 2 else [])
+    return terms[0]
+
+
+def build_values(value_class: type, shape: str, nodes: int):  # noqa: ANN201
+    """The same graph with a micrograd-style Value class (ours or micrograd's)."""
+    if shape == "chain":
+        y = value_class(1.0)
+        for _ in range((nodes - 1) // 2):
+            y = y * (value_class(1.0001) if value_class is Value else 1.0001)
+        return y
+    terms = [value_class(1.0) for _ in range((nodes + 1) // 2)]
+    while len(terms) > 1:
+        pairs = [terms[i] + terms[i + 1] for i in range(0, len(terms) - 1, 2)]
+        terms = pairs + (terms[-1:] if len(terms) % 2 else [])
+    return terms[0]
+
+
+def best_of(fn: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def micrograd_run(shape: str, nodes: int) -> float:
+    from micrograd.engine import Value as MicroValue
+
+    start = time.perf_counter()
+    build_values(MicroValue, shape, nodes).backward()
+    return time.perf_counter() - start
+
+
+def micrograd_raised(shape: str, nodes: int) -> str:
+    """micrograd with its recursion limit raised, in a subprocess with a 1 GiB thread stack."""
+    code = (
+        "import sys, threading, json\n"
+        "import importlib.util\n"
+        f"spec = importlib.util.spec_from_file_location('bench_engine', {__file__!r})\n"
+        "bench = importlib.util.module_from_spec(spec); spec.loader.exec_module(bench)\n"
+        "micrograd_run = bench.micrograd_run\n"
+        "sys.setrecursionlimit(1_000_000)\n"
+        "threading.stack_size(1 << 30)\n"
+        "out = {}\n"
+        f"t = threading.Thread(target=lambda: out.update(s=micrograd_run({shape!r}, {nodes})))\n"
+        "t.start(); t.join()\n"
+        "print(json.dumps(out.get('s')))\n"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=300
+        )
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    if done.returncode != 0:
+        return f"crashed ({done.returncode})"
+    seconds = json.loads(done.stdout.strip() or "null")
+    return "failed" if seconds is None else f"{seconds * 1e3:,.1f} ms"
+
+
+def micrograd_default(shape: str, nodes: int) -> str:
+    try:
+        return f"{micrograd_run(shape, nodes) * 1e3:,.1f} ms"
+    except RecursionError:
+        return "RecursionError"
+
+
+def peak_memory(fn: Callable[[], object]) -> float:
+    tracemalloc.start()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / 2**20
+
+
+def main() -> None:
+    rows = []
+    for shape in SHAPES:
+        for nodes in SIZES:
+            source = chain_source(nodes) if shape == "chain" else wide_source(nodes)
+            repeats = 3 if nodes <= 10_000 else 1
+            ours_values = best_of(
+                lambda s=shape, n=nodes: build_values(Value, s, n).backward(), repeats
+            )
+            lean = best_of(lambda src=source: engine.forward_backward(src), repeats)
+            full = best_of(lambda src=source: engine.trace(src).to_dict(), 1)
+            memory = (
+                peak_memory(lambda src=source: engine.trace(src).to_dict())
+                if nodes <= 10_000
+                else None
+            )
+            default = micrograd_default(shape, nodes)
+            raised = micrograd_raised(shape, nodes)
+            rows.append((shape, nodes, ours_values, lean, full, memory, default, raised))
+            print(f"  {shape} {nodes:,} done", file=sys.stderr)
+    terms = " + ".join(f"x{i}" for i in range(10_000))
+    parse_ms = best_of(lambda: engine.parser.parse(terms), 3) * 1e3
+
+    print(
+        "| shape | nodes | ours Value build+backward | ours forward_backward(source) "
+        "| ours trace + to_dict | µs/node (trace) | peak MiB (trace) "
+        "| micrograd (default limit) | micrograd (limit raised) |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+    for shape, nodes, ours_values, lean, full, memory, default, raised in rows:
+        mem = f"{memory:,.1f}" if memory is not None else "—"
+        print(
+            f"| {shape} | {nodes:,} | {ours_values * 1e3:,.1f} ms | {lean * 1e3:,.1f} ms "
+            f"| {full * 1e3:,.1f} ms | {full / nodes * 1e6:,.1f} | {mem} | {default} | {raised} |"
+        )
+    print(f"\n10,000-term sum parse: {parse_ms:,.1f} ms")
+
+
+if __name__ == "__main__":
+    threading.stack_size(0)
+    main()
