@@ -101,6 +101,26 @@ def backward_pass(
     return grads, visits
 
 
+# Runs of non-space, cut at TEXT_MAX + 1: enough to know the text must be truncated.
+WORDS = re.compile(rf"\S{{1,{TEXT_MAX + 1}}}")
+
+
+def short_text(source: str, start: int, end: int) -> str:
+    """`source[start:end]` with whitespace runs collapsed, at most TEXT_MAX characters.
+
+    Reads only the first words of the span: a long sum's nodes each span most of the source,
+    so collapsing whole spans would make a 20,000-term sum quadratic (minutes)."""
+    words: list[str] = []
+    length = -1
+    for match in WORDS.finditer(source, start, end):
+        words.append(match.group())
+        length += len(words[-1]) + 1
+        if length > TEXT_MAX:
+            break
+    text = " ".join(words)
+    return text if len(text) <= TEXT_MAX else text[: TEXT_MAX - 1] + "…"
+
+
 class Narrator:
     """Short names and formulas of nodes, for narration and the `text`/`expansion` fields."""
 
@@ -115,9 +135,7 @@ class Narrator:
             if node.label:
                 cached = node.label
             else:
-                cached = re.sub(r"\s+", " ", self.source[node.start : node.end]).strip()
-                if len(cached) > TEXT_MAX:
-                    cached = cached[: TEXT_MAX - 1] + "…"
+                cached = short_text(self.source, node.start, node.end)
             self._texts[node.id] = cached
         return cached
 
