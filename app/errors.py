@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -11,8 +10,6 @@ from starlette.exceptions import HTTPException
 
 from app.responses import JSONBytes
 from engine import ProgramError
-
-logger = logging.getLogger("chainrule")
 
 HTTP_ERROR_TYPES = {
     400: "BadRequest",
@@ -85,15 +82,10 @@ async def api_error(_: Request, exc: ApiError) -> JSONBytes:
     return error_response(exc.status_code, error_body(exc.type, exc.message))
 
 
-async def unexpected_error(request: Request, exc: Exception) -> JSONBytes:
-    logger.exception("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
-    return error_response(500, error_body("InternalError", "internal server error"))
-
-
 def install_error_handlers(app: FastAPI) -> None:
     """Route every kind of failure to the one error shape."""
     app.add_exception_handler(ProgramError, program_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(ApiError, api_error)
-    app.add_exception_handler(Exception, unexpected_error)
+    # Anything else is caught by app.middleware.UnexpectedErrors, inside the security headers.

@@ -76,3 +76,19 @@ def request_key(request: GraphRequest, settings: AppSettings) -> tuple:
         settings.max_nodes,
         settings.max_depth,
     )
+
+
+# One Layouter per worker process of the offload pool, made from the settings of its first job.
+_worker_layouter: Layouter | None = None
+
+
+def build_graph_in_worker(request: GraphRequest, settings: AppSettings) -> tuple[GraphBody, bool]:
+    """`build_graph` in a process of the offload pool, with that process's layout cache."""
+    global _worker_layouter
+    if _worker_layouter is None:
+        _worker_layouter = Layouter(
+            dot_timeout_s=settings.dot_timeout_s,
+            dot_max_nodes=settings.dot_max_nodes,
+            cache_size=settings.layout_cache_size,
+        )
+    return build_graph(request, settings, _worker_layouter)

@@ -29,6 +29,7 @@ CARD_SIZE: dict[str, tuple[float, float]] = {
 MARGIN = 16.0  # px around the drawing, so every card has x - width/2 >= 0
 RANK_GAP = 60.0  # px between columns (dot's ranksep)
 NODE_GAP = 20.0  # px between cards in a column (dot's nodesep)
+MAX_SPAN = 4  # columns an edge may cross and still take part in the fallback's ordering
 POINTS_PER_INCH = 72.0  # dot's unit; 1 px on the page = 1 pt, so sizes in inches are px / 72
 
 LayoutEngine = Literal["dot", "sugiyama"]
@@ -154,23 +155,38 @@ def parse_json0(structure: Structure, drawing: dict[str, Any]) -> Layout:
 
 
 def sugiyama_layout(structure: Structure) -> Layout:
-    """Layered layout: column = longest path from the leaves, rows ordered by igraph's
-    barycentre heuristic (its dummy vertices on long edges are dropped)."""
+    """Layered layout: a column per layer, rows ordered by igraph's Sugiyama (barycentre)
+    heuristic. Edges spanning more than MAX_SPAN columns are left out of the crossing
+    minimisation: each would add a dummy vertex per column it crosses, which is quadratic on
+    long sums (x0 + x1 + … puts x0 thousands of columns left of the root)."""
     n = len(structure.ids)
-    layers = longest_path_layers(n, structure.edges)
-    graph = igraph.Graph(n=n, edges=list(structure.edges), directed=True)
-    coords = graph.layout_sugiyama(layers=layers, maxiter=20).coords[:n]
+    layers = layer_of_each_node(n, structure.edges)
+    short_edges = [(s, t) for s, t in structure.edges if layers[t] - layers[s] <= MAX_SPAN]
+    graph = igraph.Graph(n=n, edges=short_edges, directed=True)
+    coords = graph.layout_sugiyama(layers=layers, maxiter=20).coords[:n]  # drop dummy vertices
     column_width = max(w for w, _ in CARD_SIZE.values()) + RANK_GAP
     row_height = max(h for _, h in CARD_SIZE.values()) + NODE_GAP
     boxes = tuple(
-        (
-            MARGIN + column_width / 2 + layer * column_width,
-            MARGIN + row_height / 2 + position * row_height,
-            *CARD_SIZE[kind],
-        )
-        for (position, layer), kind in zip(coords, structure.kinds, strict=True)
+        (column * column_width, row * row_height, *CARD_SIZE[kind])
+        for (row, column), kind in zip(coords, structure.kinds, strict=True)
     )
     return _bounded("sugiyama", boxes)
+
+
+def layer_of_each_node(n: int, edges: Sequence[tuple[int, int]]) -> list[int]:
+    """Column of each node: the longest path from the leaves, except that a leaf or constant
+    sits just left of its first consumer (as dot would place it), not far away in column 0."""
+    layers = longest_path_layers(n, edges)
+    first_consumer = [None] * n
+    has_inputs = [False] * n
+    for source, target in edges:
+        has_inputs[target] = True
+        if first_consumer[source] is None or layers[target] < first_consumer[source]:
+            first_consumer[source] = layers[target]
+    for node in range(n):
+        if not has_inputs[node] and first_consumer[node] is not None:
+            layers[node] = first_consumer[node] - 1
+    return layers
 
 
 def longest_path_layers(n: int, edges: Sequence[tuple[int, int]]) -> list[int]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
@@ -9,12 +12,18 @@ from fastapi.templating import Jinja2Templates
 from app import __version__
 from app.api import export, graph, health, presets
 from app.errors import install_error_handlers
-from app.middleware import BodyLimit, SecurityHeaders
+from app.middleware import BodyLimit, SecurityHeaders, UnexpectedErrors
 from app.pages import STATIC_DIR, TEMPLATES_DIR, asset_version
 from app.pages import router as pages_router
 from app.ratelimit import RateLimitMiddleware
 from app.settings import AppSettings, get_settings
 from app.state import ServerState
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    yield
+    app.state.server.close()
 
 
 def create_app(settings: AppSettings | None = None) -> FastAPI:
@@ -26,6 +35,7 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
         description="Reverse-mode autodiff made visible: trace a program, lay out its graph.",
         docs_url=None,  # served by app.pages from vendored Swagger UI (no CDN, no inline script)
         redoc_url=None,
+        lifespan=lifespan,
     )
     app.dependency_overrides[get_settings] = lambda: settings
     app.state.server = ServerState.from_settings(settings)
@@ -37,6 +47,7 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
     install_error_handlers(app)
+    app.add_middleware(UnexpectedErrors)  # innermost: the middleware below add their headers
     app.add_middleware(BodyLimit, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(RateLimitMiddleware, per_minute=settings.rate_limit_per_minute)
     app.add_middleware(SecurityHeaders)  # outermost: also on 413s and 500s

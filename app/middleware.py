@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import error_body
 from app.responses import JSONBytes
+
+logger = logging.getLogger("chainrule")
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'; "
@@ -79,3 +83,34 @@ class BodyLimit:
             return message
 
         await self.app(scope, receive_with_limit, send)
+
+
+class UnexpectedErrors:
+    """A bug becomes a 500 in the error shape, logged here, never a traceback to the client.
+
+    (Starlette's own handler for `Exception` sits outside every middleware, so its responses
+    would miss the security headers.)
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_tracking(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_tracking)
+        except Exception:
+            logger.exception("unexpected error on %s %s", scope["method"], scope["path"])
+            if started:
+                raise
+            body = error_body("InternalError", "internal server error")
+            await JSONBytes(body, status_code=500)(scope, receive, send)

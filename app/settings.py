@@ -28,6 +28,12 @@ class AppSettings(BaseSettings):
     response_cache_size: int = 512
     response_cache_bytes: int = 64 * 1024 * 1024
 
+    # Programs this long (so possibly thousands of nodes) are traced and laid out in a worker
+    # process: a big trace pauses its process for garbage collection and igraph holds the GIL,
+    # which would stall /healthz and every other request of this worker.
+    offload_min_source_chars: int = 4_000
+    offload_processes: int = 1
+
     # Export draws every node with dot, so it has its own ceiling.
     export_timeout_s: float = 10.0
     export_max_nodes: int = 2_000

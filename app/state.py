@@ -6,10 +6,12 @@ app scales out by workers and replicas.
 
 from __future__ import annotations
 
+import multiprocessing
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -38,6 +40,22 @@ class ServerState:
     responses: BoundedCache[GraphBody]
     dot_binary: str | None
     graphviz_version: str | None
+    offload_processes: int = 1
+    _pool: ProcessPoolExecutor | None = field(default=None, repr=False)
+
+    def offload_pool(self) -> ProcessPoolExecutor:
+        """Worker processes for big programs, started on first use ('spawn': no forked threads)."""
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                self.offload_processes, mp_context=multiprocessing.get_context("spawn")
+            )
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the worker processes (waiting for a running job, so none is left orphaned)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     @classmethod
     def from_settings(cls, settings: AppSettings) -> ServerState:
@@ -60,6 +78,7 @@ class ServerState:
             ),
             dot_binary=dot_binary,
             graphviz_version=version,
+            offload_processes=settings.offload_processes,
         )
 
 

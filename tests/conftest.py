@@ -107,6 +107,7 @@ def make_client() -> Iterator[Callable[..., Any]]:
 
     yield make
     for client in clients:
+        client.app.state.server.close()
         client.close()
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
-from app.graph import build_graph, request_key
+from app.graph import build_graph, build_graph_in_worker, request_key
 from app.responses import JSONBytes
 from app.schemas import ErrorResponse, GraphRequest, GraphResponse
 from app.settings import Settings
@@ -27,9 +29,16 @@ async def graph(request: GraphRequest, settings: Settings, server: Server) -> JS
     body = server.responses.get(key)
     layout_cached = body is not None
     if body is None:
-        # Tracing and dot are CPU work: off the event loop, so /healthz stays responsive.
-        body, layout_cached = await run_in_threadpool(
-            build_graph, request, settings, server.layouter
-        )
+        # CPU work off the event loop: a thread for small programs, a process for big ones.
+        if len(request.source) >= settings.offload_min_source_chars:
+            pool = server.offload_pool()
+            job = asyncio.get_running_loop().run_in_executor(
+                pool, build_graph_in_worker, request, settings
+            )
+            body, layout_cached = await job
+        else:
+            body, layout_cached = await run_in_threadpool(
+                build_graph, request, settings, server.layouter
+            )
         server.responses.put(key, body)
     return JSONBytes(body.render(layout_cached))

@@ -1,0 +1,135 @@
+"""POST /api/export and app/export.py: valid files in four formats, user text always escaped."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from app.export import draw_dot, record_field, render
+
+SVG_TEXT = "{http://www.w3.org/2000/svg}text"
+PROGRAM = {"source": "a = 2; b = -3; c = 10; e = a + b; f = e * c"}
+
+
+@pytest.mark.parametrize(
+    ("fmt", "media_type", "magic"),
+    [
+        ("svg", "image/svg+xml", b"<?xml"),
+        ("png", "image/png", b"\x89PNG\r\n\x1a\n"),
+        ("pdf", "application/pdf", b"%PDF"),
+        ("dot", "text/vnd.graphviz; charset=utf-8", b"digraph chainrule {"),
+    ],
+)
+def test_every_format_is_a_valid_download(client, fmt, media_type, magic):
+    response = client.post(f"/api/export?format={fmt}", json=PROGRAM)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == media_type
+    disposition = f'attachment; filename="chainrule-graph.{fmt}"'
+    assert response.headers["content-disposition"] == disposition
+    assert response.content.startswith(magic)
+
+
+def test_the_svg_is_micrograds_picture(client):
+    svg = client.post("/api/export?format=svg", json=PROGRAM).content
+    texts = [t.text for t in ET.fromstring(svg).iter(SVG_TEXT)]
+    for expected in ("f", "data -10.0000", "grad 1.0000", "e", "grad 10.0000", "+", "*"):
+        assert expected in texts
+
+
+def test_svg_is_the_default_format(client):
+    response = client.post("/api/export", json=PROGRAM)
+    assert response.headers["content-type"] == "image/svg+xml"
+
+
+def test_an_unknown_format_is_422(client):
+    response = client.post("/api/export?format=gif", json=PROGRAM)
+    assert response.status_code == 422
+    assert response.json()["error"]["message"] == (
+        "query.format: Input should be 'svg', 'png', 'pdf' or 'dot'"
+    )
+
+
+def test_a_program_error_is_400(client):
+    response = client.post("/api/export?format=svg", json={"source": "a +"})
+    assert response.status_code == 400
+    assert response.json()["error"]["type"] == "SyntaxError"
+
+
+def test_a_graph_over_the_export_limit_is_a_clear_400(make_client):
+    client = make_client(export_max_nodes=10)
+    source = " + ".join(f"x{i}" for i in range(6))
+    response = client.post("/api/export?format=svg", json={"source": source})
+    assert response.status_code == 400
+    assert response.json()["error"] == {
+        "type": "ExportTooLarge",
+        "message": "graph too large to export (11 nodes; limit 10)",
+        "line": None,
+        "column": None,
+        "snippet": "",
+        "caret": "",
+    }
+
+
+def test_non_finite_values_are_drawn(client):
+    response = client.post("/api/export?format=svg", json={"source": "log(0) + 1/0"})
+    assert response.status_code == 200
+    texts = [t.text for t in ET.fromstring(response.content).iter(SVG_TEXT)]
+    assert "data -inf" in texts and "data inf" in texts
+
+
+HOSTILE = '<script>alert("x")</script> {a|b} <p> \\l \\" } ]; n0 -> n1'
+
+
+def trace_with_label(label: str) -> dict:
+    return {
+        "nodes": [
+            {"id": "n0", "label": label, "text": label, "op": None, "data": 2.0, "grad": 1.0},
+            {"id": "n1", "label": "", "text": "x", "op": "relu", "data": 2.0, "grad": 1.0},
+        ],
+        "edges": [{"id": "e0", "source": "n0", "target": "n1", "index": 0, "local_grad": 1.0}],
+    }
+
+
+def test_a_hostile_label_comes_out_as_exactly_that_text_in_svg():
+    svg = render(trace_with_label(HOSTILE), "svg", dot_binary="dot", timeout_s=10)
+    assert b"<script" not in svg and b"&lt;script&gt;" in svg
+    texts = [t.text for t in ET.fromstring(svg).iter(SVG_TEXT)]
+    assert HOSTILE in texts
+
+
+def test_a_hostile_label_cannot_change_the_dot_structure():
+    source = draw_dot(trace_with_label(HOSTILE)).source
+    drawing = json.loads(
+        subprocess.run(
+            ["dot", "-Tjson"], input=source.encode(), capture_output=True, check=True
+        ).stdout
+    )
+    assert sorted(obj["name"] for obj in drawing["objects"]) == ["n0", "n1", "n1_op"]
+    assert len(drawing["edges"]) == 2
+    n0 = next(obj for obj in drawing["objects"] if obj["name"] == "n0")
+    assert n0["shape"] == "record"
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("a|b", "a\\|b"),
+        ("{x}", "\\{x\\}"),
+        ("<p>", "\\<p\\>"),
+        ('say "hi"', 'say \\"hi\\"'),
+        ("back\\slash", "back\\\\slash"),
+        ("line\nbreak", "line break"),
+    ],
+)
+def test_record_fields_escape_record_syntax(text, field):
+    assert record_field(text) == field
+
+
+def test_names_from_the_program_reach_the_svg_escaped(client):
+    program = {"source": "script = 2; alert = script * 3; alert"}
+    svg = client.post("/api/export?format=svg", json=program).content
+    texts = [t.text for t in ET.fromstring(svg).iter(SVG_TEXT)]
+    assert "script" in texts and "alert" in texts
