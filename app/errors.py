@@ -68,6 +68,11 @@ async def validation_error(_: Request, exc: RequestValidationError) -> JSONBytes
 
 
 async def http_error(request: Request, exc: HTTPException) -> JSONBytes:
+    if isinstance(exc.__cause__, UnicodeDecodeError):
+        # FastAPI's "There was an error parsing the body" (400) for bytes that are not UTF-8:
+        # a malformed request like any other invalid JSON.
+        message = f"the body is not valid JSON: it is not UTF-8 text ({exc.__cause__.reason})"
+        return error_response(422, error_body("InvalidRequest", message))
     if exc.status_code == 404:
         message = f"no such page or endpoint: {request.method} {request.url.path}"
     elif exc.status_code == 405:
