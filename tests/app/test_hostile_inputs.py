@@ -6,12 +6,12 @@ gets. Nothing here may produce a 500, a traceback, a hang or a crash of the work
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 
 import httpx
 import pytest
+from conftest import strict_json
 
 JSON = {"content-type": "application/json"}
 MIB = 1 << 20
@@ -121,6 +121,8 @@ REFUSED = [
     ("body is a list", [], 422, "InvalidRequest", None, None, "valid dictionary"),
     ("not JSON", b"a + b", 422, "InvalidRequest", None, None, "the body is not valid JSON"),
     ("not UTF-8", b"\xff\xfe", 422, "InvalidRequest", None, None, "not valid JSON"),
+    ("invalid UTF-8 byte", b'{"source": "a\x80"}', 422, "InvalidRequest", None, None,
+     "it is not UTF-8 text (invalid start byte)"),
     ("empty body", b"", 422, "InvalidRequest", None, None, "Field required"),
     # Bodies over 1 MiB: 413 before any parsing (this one is not even JSON).
     ("1 MiB + 1 of junk", b"x" * (MIB + 1), 413, "BodyTooLarge", None, None,
@@ -184,12 +186,7 @@ def post(api: httpx.Client, body: dict | list | bytes, path: str = "/api/graph")
 
 
 def strict(response: httpx.Response) -> dict:
-    """The body, parsed by a JSON parser that refuses NaN and Infinity literals."""
-
-    def refuse(constant: str) -> None:
-        raise ValueError(f"non-standard JSON constant {constant}")
-
-    return json.loads(response.content, parse_constant=refuse)
+    return strict_json(response.content)
 
 
 def number(value: float | str) -> float:
