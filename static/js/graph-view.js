@@ -38,7 +38,13 @@ function sameBounds(a, b) {
   return a && b && ["x", "y", "width", "height"].every((k) => Math.abs(a[k] - b[k]) < 0.5);
 }
 
-export function mountGraph({ svg, wrap, fitButton, zoomIn, zoomOut }) {
+// Below these on-screen font sizes (px) small text, then all text, is hidden: unreadable anyway,
+// and painting thousands of tiny glyphs is what makes large graphs slow.
+const SMALL_TEXT_MIN_PX = 6;
+const TEXT_MIN_PX = 3;
+const TYPICAL_FONT = 14;
+
+export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut }) {
   const defs = svgElement("defs");
   defs.append(arrowMarker("arrow-idle"), arrowMarker("arrow-forward"),
     arrowMarker("arrow-backward", { reverse: true }));
@@ -49,10 +55,19 @@ export function mountGraph({ svg, wrap, fitButton, zoomIn, zoomOut }) {
     nodes: svgElement("g", {}, "layer-nodes"),
     labels: svgElement("g", {}, "layer-labels"),
   };
-  viewport.append(layers.edges, layers.nodes, layers.pulses, layers.labels);
+  viewport.append(layers.edges, layers.nodes, layers.labels);
   svg.append(defs, viewport);
+  // The travelling dots live in their own SVG (its own compositing layer), so animating them
+  // does not repaint every card.
+  const overlayViewport = svgElement("g", {}, "viewport");
+  overlayViewport.append(layers.pulses);
+  overlay.append(overlayViewport);
 
-  const zoom = createZoom(svg, viewport);
+  const zoom = createZoom(svg, [viewport, overlayViewport], (k) => {
+    const px = TYPICAL_FONT * k;
+    const lod = px < TEXT_MIN_PX ? "2" : px < SMALL_TEXT_MIN_PX ? "1" : "0";
+    if (svg.dataset.lod !== lod) svg.dataset.lod = lod;
+  });
   const player = createPlayer(layers);
   let fittedBounds = null;
 
@@ -80,6 +95,7 @@ export function mountGraph({ svg, wrap, fitButton, zoomIn, zoomOut }) {
     if (changed.has("trace") && s.trace) {
       // Values-only updates keep the view; a different shape of graph is refitted.
       if (!sameBounds(graphBounds(s.trace), fittedBounds)) fitToTrace();
+      svg.classList.toggle("many", s.trace.nodes.length > 150);
       svg.setAttribute("data-ready", "true");
       svg.setAttribute("aria-label", `Computation graph, ${s.trace.nodes.length} nodes`);
     }

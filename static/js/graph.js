@@ -82,8 +82,12 @@ export function edgeGeometry(trace) {
     const c1 = [sx + bend, sy];
     const c2 = [tx - bend, ty];
     const d = `M${sx},${sy} C${c1[0]},${c1[1]} ${c2[0]},${c2[1]} ${tx},${ty}`;
-    const mid = [(sx + 3 * c1[0] + 3 * c2[0] + tx) / 8, (sy + 3 * c1[1] + 3 * c2[1] + ty) / 8];
-    geometry.set(edge.id, { d, mid });
+    const at = (t) => {
+      const u = 1 - t;
+      const [a, b, c, e] = [u * u * u, 3 * u * u * t, 3 * u * t * t, t * t * t];
+      return [a * sx + b * c1[0] + c * c2[0] + e * tx, a * sy + b * c1[1] + c * c2[1] + e * ty];
+    };
+    geometry.set(edge.id, { d, mid: at(0.5), at });
   }
   geometryCache.set(trace, geometry);
   return geometry;
@@ -151,7 +155,14 @@ function updateNode(g, node, view, rootId) {
   if (node.warnings?.length) classes.push("warned");
   attr(g, "class", classes.join(" "));
   const warn = node.warnings?.length && data !== undefined ? " \u26a0" : "";
-  const [title] = g.getElementsByTagName("title");
+  const parts = (g._parts ??= {
+    title: g.querySelector("title"),
+    data: g.querySelector(".value.data"),
+    label: g.querySelector(".label"),
+    op: g.querySelector(".op"),
+    grad: g.querySelector(".value.grad"),
+  });
+  const { title } = parts;
   const name = node.label || node.text || node.id;
   const lines = [node.kind === "op" ? `${name}  (${node.op})` : name];
   if (node.expansion) lines.push(`derived: ${node.expansion}`);
@@ -159,11 +170,11 @@ function updateNode(g, node, view, rootId) {
   if (node.kind !== "const") lines.push(`grad = ${grad === undefined ? "--" : fullText(grad)}`);
   if (warn) lines.push(warningText(node));
   text(title, lines.join("\n"));
-  text(g.querySelector(".value.data"), shortText(data) + warn);
+  text(parts.data, shortText(data) + warn);
   if (node.kind === "const") return;
-  text(g.querySelector(".label"), node.label || node.text || "");
-  text(g.querySelector(".op"), opGlyph(node));
-  text(g.querySelector(".value.grad"), shortText(grad));
+  text(parts.label, node.label || node.text || "");
+  text(parts.op, opGlyph(node));
+  text(parts.grad, shortText(grad));
 }
 
 function updateEdge(path, edge, view, geometry) {
@@ -196,9 +207,41 @@ function enterLabel() {
   return g;
 }
 
-function updateLabel(g, label, geometry, fs) {
-  const [x, y] = geometry.get(label.id).mid;
-  const width = label.text.length * fs * 0.62 + fs;
+function overlaps(a, b) {
+  return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+}
+
+/**
+ * A spot for each label on or near its edge that covers no card and no other label: along the
+ * curve first, then stepping above/below its middle. Only a handful of labels are shown at once.
+ */
+function placeLabels(labels, trace, geometry, fs) {
+  if (labels.length === 0) return labels;
+  const cards = trace.nodes.map((n) => ({
+    x0: n.x - n.width / 2 - 2, x1: n.x + n.width / 2 + 2, y0: n.y - n.height / 2 - 2, y1: n.y + n.height / 2 + 2,
+  }));
+  const taken = [];
+  for (const label of labels) {
+    const { at } = geometry.get(label.id);
+    const width = label.text.length * fs * 0.62 + fs;
+    const height = fs * 1.6;
+    const box = ([x, y]) => ({ x0: x - width / 2, x1: x + width / 2, y0: y - height / 2, y1: y + height / 2 });
+    const candidates = [0.5, 0.4, 0.6, 0.3, 0.7].map(at);
+    const [mx, my] = at(0.5);
+    for (let k = 1; k <= 8; k++) candidates.push([mx, my - k * height * 0.75], [mx, my + k * height * 0.75]);
+    const free = (c) => {
+      const b = box(c);
+      return !cards.some((r) => overlaps(b, r)) && !taken.some((r) => overlaps(b, r));
+    };
+    const spot = candidates.find(free) ?? candidates[0];
+    taken.push(box(spot));
+    Object.assign(label, { x: spot[0], y: spot[1], width, height });
+  }
+  return labels;
+}
+
+function updateLabel(g, label, fs) {
+  const { x, y, width } = label;
   attr(g, "class", `edge-label ${label.kind}`);
   attr(g, "transform", `translate(${x},${y})`);
   const [rect, textEl] = g.children;
@@ -217,8 +260,8 @@ export function drawGraph(layers, trace, view) {
   const labelSize = typical ? fontSize(typical) * 0.8 : 12;
   join(layers.edges, trace.edges, (e) => e.id,
     () => svgElement("path"), (el, edge) => updateEdge(el, edge, view, geometry));
-  join(layers.labels, edgeLabels(trace, view), (l) => l.id,
-    enterLabel, (el, label) => updateLabel(el, label, geometry, labelSize));
+  join(layers.labels, placeLabels(edgeLabels(trace, view), trace, geometry, labelSize), (l) => l.id,
+    enterLabel, (el, label) => updateLabel(el, label, labelSize));
   join(layers.nodes, trace.nodes, (n) => `${n.id}:${n.kind}:${n.derived}:${n.width}x${n.height}`,
     enterNode, (el, node) => updateNode(el, node, view, trace.root));
 }

@@ -39,7 +39,7 @@ function loadPreset(id, step = 0) {
 }
 
 function mount() {
-  const graph = mountGraph({ svg: $("graph"), wrap: $("graph-wrap"), fitButton: $("fit"), zoomIn: $("zoom-in"), zoomOut: $("zoom-out") });
+  const graph = mountGraph({ svg: $("graph"), overlay: $("graph-overlay"), wrap: $("graph-wrap"), fitButton: $("fit"), zoomIn: $("zoom-in"), zoomOut: $("zoom-out") });
   mountTransport({
     toStart: $("to-start"), back: $("step-back"), play: $("play"), forward: $("step-forward"),
     toEnd: $("to-end"), scrub: $("scrub"), speed: $("speed"), phase: $("phase"), part: $("phase-part"),

@@ -4,12 +4,18 @@
 const MIN_SCALE = 0.05;
 const MAX_SCALE = 8;
 
-export function createZoom(svg, viewport) {
+/**
+ * `viewports`: the groups that move together (the graph and the pulse overlay above it);
+ * `onZoom(k)` is told the scale after every change (the graph hides text too small to read).
+ */
+export function createZoom(svg, viewports, onZoom = () => {}) {
   let transform = { x: 0, y: 0, k: 1 };
   let drag = null;
 
   function apply() {
-    viewport.setAttribute("transform", `translate(${transform.x},${transform.y}) scale(${transform.k})`);
+    const value = `translate(${transform.x},${transform.y}) scale(${transform.k})`;
+    for (const viewport of viewports) viewport.setAttribute("transform", value);
+    onZoom(transform.k);
   }
 
   function zoomAt(px, py, factor) {

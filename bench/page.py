@@ -1,0 +1,190 @@
+"""Benchmark the page in headless Chromium against the real server; prints a markdown table.
+
+Run: .venv/bin/python bench/page.py        (about a minute)
+
+- slider latency: a leaf slider's `input` event → the root card's updated text (p50/p95), on a
+  100-node and a 1,000-node graph (targets p95 ≤ 50 ms / ≤ 150 ms);
+- pulse frame rate: requestAnimationFrame count while the backward pulse plays at full speed on a
+  300-node graph (target ≥ 50 fps);
+- first paint: a typed 50-node program, from Ctrl+Enter to its cards on screen (target ≤ 300 ms).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.conftest import start_server, stop_server  # noqa: E402
+
+LEAVES = 10
+SLIDER_SAMPLES = 40
+
+
+def program(statements: int) -> str:
+    """`LEAVES` leaves, then `statements` lines mixing the previous two results with a leaf."""
+    lines = [f"x{i} = {1 + i / 10}" for i in range(LEAVES)]
+    lines += ["v0 = x0 * x1 + x2", "v1 = v0 * x3 + x4"]
+    lines += [f"v{i} = v{i - 1} * x{i % LEAVES} * 0.5 + v{i - 2} * 0.5" for i in range(2, statements)]
+    return "\n".join(lines)
+
+
+def sized_program(nodes: int, count_nodes) -> str:
+    """The largest `program` whose graph has at most `nodes` nodes (counted by the API)."""
+    lo, hi, best = 2, nodes // 6 + 2, program(2)  # each statement adds about six nodes
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        source = program(mid)
+        if count_nodes(source) <= nodes:
+            best, lo = source, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+LOAD_JS = """async (source) => {
+  const box = document.querySelector('[data-testid=source]');
+  box.value = source;
+  box.dispatchEvent(new Event('input', {bubbles: true}));
+  box.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', ctrlKey: true, bubbles: true}));
+}"""
+
+SLIDER_JS = """async ([samples]) => {
+  const input = document.querySelector('[data-testid=slider-x0] input.slider-value');
+  document.querySelector('#to-end').click();  // op cards show data once the forward pass is done
+  const times = [];
+  for (let i = 0; i < samples; i++) {
+    const root = document.querySelector(`[data-testid=node].root`);
+    const before = root.dataset.data;
+    const done = new Promise((resolve) => {
+      const observer = new MutationObserver(() => {
+        const now = document.querySelector(`[data-testid=node].root`);
+        if (now.dataset.data !== before) { observer.disconnect(); resolve(performance.now()); }
+      });
+      observer.observe(document.querySelector('.layer-nodes'), {attributes: true, subtree: true});
+    });
+    input.value = String(1 + (i + 1) * 0.013);
+    const t0 = performance.now();
+    input.dispatchEvent(new Event('input', {bubbles: true}));
+    times.push((await done) - t0);
+  }
+  // Of which the request itself (server + network + download), from resource timing.
+  const requests = performance.getEntriesByType('resource')
+    .filter((e) => e.name.endsWith('/api/graph')).slice(-samples).map((e) => e.responseEnd - e.startTime);
+  performance.clearResourceTimings();
+  return {times, requests};
+}"""
+
+FPS_JS = """async ([ms]) => {
+  document.querySelector('[data-testid=jump-backward]').click();
+  document.querySelector('#speed').value = '16';
+  document.querySelector('#speed').dispatchEvent(new Event('change'));
+  document.querySelector('[data-testid=play]').click();
+  const start = document.body.dataset.stepIndex;
+  let frames = 0, worst = 0, last = performance.now();
+  const t0 = last;
+  await new Promise((resolve) => {
+    const tick = (now) => {
+      frames++; worst = Math.max(worst, now - last); last = now;
+      if (now - t0 < ms) requestAnimationFrame(tick); else resolve();
+    };
+    requestAnimationFrame(tick);
+  });
+  const elapsed = performance.now() - t0;
+  document.querySelector('[data-testid=play]').click();
+  return {fps: frames * 1000 / elapsed, worst,
+          steps: Number(document.body.dataset.stepIndex) - Number(start)};
+}"""
+
+PAINT_JS = """async ([source, expected]) => {
+  const box = document.querySelector('[data-testid=source]');
+  box.value = source;
+  box.dispatchEvent(new Event('input', {bubbles: true}));
+  const t0 = performance.now();
+  box.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', ctrlKey: true, bubbles: true}));
+  await new Promise((resolve) => {
+    const check = () => document.querySelectorAll('[data-testid=node]').length === expected
+      ? resolve() : requestAnimationFrame(check);
+    check();
+  });
+  await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+  return performance.now() - t0;
+}"""
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    import httpx
+    from playwright.sync_api import sync_playwright
+
+    process, base_url = start_server()
+    rows: list[tuple[str, str, str, str]] = []
+    try:
+
+        def count_nodes(source: str) -> int:
+            reply = httpx.post(f"{base_url}/api/graph", json={"source": source}, timeout=60)
+            reply.raise_for_status()
+            return len(reply.json()["nodes"])
+
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1600, "height": 900})
+            page.set_default_timeout(60_000)
+            page.goto(base_url)
+            page.wait_for_selector("svg[data-ready=true]")
+
+            def load(source: str) -> int:
+                nodes = count_nodes(source)  # warms the server's layout cache as a slider would
+                page.evaluate(LOAD_JS, source)
+                page.wait_for_function(
+                    "n => document.querySelectorAll('[data-testid=node]').length === n", arg=nodes)
+                return nodes
+
+            for target, budget in ((100, 50), (1_000, 150)):
+                nodes = load(sized_program(target, count_nodes))
+                result = page.evaluate(SLIDER_JS, [SLIDER_SAMPLES])
+                times, requests = result["times"], result["requests"]
+                p50, p95 = statistics.median(times), percentile(times, 0.95)
+                rows.append((f"slider → root text, {nodes} nodes",
+                             f"p50 {p50:.1f} ms, p95 {p95:.1f} ms (the request alone: p50 "
+                             f"{statistics.median(requests):.1f}, p95 {percentile(requests, 0.95):.1f})",
+                             f"p95 ≤ {budget} ms", "ok" if p95 <= budget else "MISSED"))
+
+            nodes = load(sized_program(300, count_nodes))
+            result = page.evaluate(FPS_JS, [2500])
+            rows.append((f"backward pulse, {nodes} nodes, 16× play", f"{result['fps']:.1f} fps "
+                         f"(worst frame {result['worst']:.0f} ms, {result['steps']} steps)",
+                         "≥ 50 fps", "ok" if result["fps"] >= 50 else "MISSED"))
+
+            source = sized_program(48, count_nodes)
+            nodes = count_nodes(source) + 2
+            last = source.splitlines()[-1].split(" = ")[0]
+            paints = []
+            for i in range(6):
+                # A new root (`… * k`, a new constant) each time: a structure the layout cache lacks.
+                variant = source + f"\nw = {last} * {i + 2}"
+                paints.append(page.evaluate(PAINT_JS, [variant, nodes]))
+                page.evaluate(LOAD_JS, "a = 1")
+                page.wait_for_function("() => document.querySelectorAll('[data-testid=node]').length === 1")
+            worst = max(paints[1:])
+            rows.append((f"first paint, typed {nodes}-node program", f"median {statistics.median(paints):.0f} ms, "
+                         f"worst {worst:.0f} ms", "≤ 300 ms", "ok" if worst <= 300 else "MISSED"))
+            browser.close()
+    finally:
+        stop_server(process)
+
+    print("| measurement | result | target | |")
+    print("| --- | --- | --- | --- |")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()
