@@ -203,7 +203,8 @@ function edgeLabels(trace, view) {
 
 function enterLabel() {
   const g = svgElement("g", {}, "edge-label");
-  g.append(svgElement("rect", { rx: 4 }), svgElement("text", { "text-anchor": "middle", "dominant-baseline": "central" }));
+  g.append(svgElement("rect", { rx: 4 }), svgElement("text", { "text-anchor": "middle", "dominant-baseline": "central" }),
+    svgElement("line", { x1: 0, y1: 0 }, "leader"));
   return g;
 }
 
@@ -235,7 +236,7 @@ function placeLabels(labels, trace, geometry, fs) {
     };
     const spot = candidates.find(free) ?? candidates[0];
     taken.push(box(spot));
-    Object.assign(label, { x: spot[0], y: spot[1], width, height });
+    Object.assign(label, { x: spot[0], y: spot[1], width, height, dx: mx - spot[0], dy: my - spot[1] });
   }
   return labels;
 }
@@ -244,7 +245,12 @@ function updateLabel(g, label, fs) {
   const { x, y, width } = label;
   attr(g, "class", `edge-label ${label.kind}`);
   attr(g, "transform", `translate(${x},${y})`);
-  const [rect, textEl] = g.children;
+  const [rect, textEl, leader] = g.children;
+  // A label moved off its edge (to keep cards readable) points back at the edge's middle.
+  const moved = Math.abs(label.dy) > 1 || Math.abs(label.dx) > 1;
+  attr(leader, "x2", moved ? label.dx : 0);
+  attr(leader, "y2", moved ? label.dy : 0);
+  attr(leader, "y1", moved ? Math.sign(label.dy) * label.height / 2 : 0);
   attr(rect, "x", -width / 2);
   attr(rect, "y", -fs * 0.8);
   attr(rect, "width", width);
