@@ -7,7 +7,7 @@
 //     subscribe((s, changed) => { if (changed.has("trace") || changed.has("step")) draw(body, s); });
 //   } });
 // `body` is the panel's own <div role="tabpanel">; the panel draws into it with DOM calls
-// (textContent, never innerHTML) and reads the trace and step from the state it is given.
+// (textContent and createElement only, never HTML strings) and reads the trace and step from the state it is given.
 
 let area = null;
 const panels = [];
