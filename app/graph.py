@@ -90,5 +90,6 @@ def build_graph_in_worker(request: GraphRequest, settings: AppSettings) -> tuple
             dot_timeout_s=settings.dot_timeout_s,
             dot_max_nodes=settings.dot_max_nodes,
             cache_size=settings.layout_cache_size,
+            dot_binary=settings.dot_binary,
         )
     return build_graph(request, settings, _worker_layouter)

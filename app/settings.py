@@ -23,6 +23,7 @@ class AppSettings(BaseSettings):
     # Layout: dot is exact but slow (~0.5 s at 1,000 nodes); above dot_max_nodes or after
     # dot_timeout_s the layered fallback takes over.
     dot_timeout_s: float = 2.0
+    dot_binary: str | None = None  # Graphviz's dot; default: `dot` on the PATH
     dot_max_nodes: int = 1_000
     layout_cache_size: int = 256
     response_cache_size: int = 512

@@ -51,6 +51,13 @@ class ServerState:
             )
         return self._pool
 
+    def discard_pool(self, pool: ProcessPoolExecutor) -> None:
+        """Forget a pool whose process died (killed, out of memory): the next big program
+        starts a fresh one instead of failing on the broken pool forever."""
+        if self._pool is pool:
+            self._pool = None
+        pool.shutdown(wait=False, cancel_futures=True)
+
     def close(self) -> None:
         """Stop the worker processes (waiting for a running job, so none is left orphaned)."""
         if self._pool is not None:
@@ -59,7 +66,7 @@ class ServerState:
 
     @classmethod
     def from_settings(cls, settings: AppSettings) -> ServerState:
-        dot_binary = shutil.which("dot")
+        dot_binary = settings.dot_binary or shutil.which("dot")
         version = graphviz_version(dot_binary)
         if version is None:
             dot_binary = None
