@@ -1,0 +1,107 @@
+"""One request cannot take the server down or starve it: the biggest program allowed is traced
+while /healthz keeps answering, and a Graphviz that hangs is killed at the timeout."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import threading
+import time
+from pathlib import Path
+
+import httpx
+from conftest import start_server, stop_server, strict_json
+
+HANGING_DOT = """#!/bin/sh
+# A Graphviz that answers `dot -V` and then hangs on every layout.
+if [ "$1" = "-V" ]; then echo "dot - graphviz version 2.43.0 (hanging stand-in)" >&2; exit 0; fi
+echo $$ >> "$(dirname "$0")/pids"
+exec sleep 60
+"""
+
+
+def test_healthz_stays_fast_while_a_20000_node_program_is_traced(live_server):
+    source = "c = 1\ns = c" + " + c" * 19_999  # 20,000 nodes: the largest graph allowed
+    outcome: dict[str, httpx.Response] = {}
+
+    def post_big_program() -> None:
+        outcome["big"] = httpx.post(
+            f"{live_server}/api/graph", json={"source": source}, timeout=120
+        )
+
+    latencies = []
+    with httpx.Client(base_url=live_server, timeout=5) as client:
+        client.get("/healthz")  # open the connection first
+        big = threading.Thread(target=post_big_program)
+        big.start()
+        while big.is_alive():
+            start = time.perf_counter()
+            assert client.get("/healthz").status_code == 200
+            latencies.append(time.perf_counter() - start)
+            time.sleep(0.01)  # pacing the probe, as a load balancer would; not waiting on a result
+        big.join()
+        assert client.get("/healthz").status_code == 200  # the worker is still there
+
+    assert outcome["big"].status_code == 200
+    assert len(strict_json(outcome["big"].content)["nodes"]) == 20_000
+    assert len(latencies) >= 10, "the big request finished before /healthz could be probed"
+    assert max(latencies) < 0.2, sorted(latencies)[-5:]
+
+
+def children(pid: int) -> dict[int, bytes]:
+    """Child processes of `pid` and their command lines, from /proc."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if parent == pid:
+                found[int(entry.name)] = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def test_big_programs_still_work_after_the_offload_process_is_killed():
+    process, base_url = start_server(env={"CHAINRULE_OFFLOAD_MIN_SOURCE_CHARS": "100"})
+    big = "a = 1\ns = a" + " + a" * 100
+    try:
+        with httpx.Client(base_url=base_url, timeout=60) as client:
+            assert client.post("/api/graph", json={"source": big}).status_code == 200
+            pool = [pid for pid, cmd in children(process.pid).items() if b"spawn_main" in cmd]
+            assert len(pool) == 1
+            os.kill(pool[0], signal.SIGKILL)  # as the kernel's OOM killer would
+            statuses = [
+                client.post("/api/graph", json={"source": big + " + a" * n}).status_code
+                for n in range(1, 4)
+            ]
+    finally:
+        stop_server(process)
+    assert statuses == [200, 200, 200]
+
+
+def test_a_hanging_dot_is_killed_at_the_timeout_and_the_fallback_layout_answers(tmp_path: Path):
+    dot = tmp_path / "dot"
+    dot.write_text(HANGING_DOT)
+    dot.chmod(dot.stat().st_mode | stat.S_IXUSR)
+    env = {"CHAINRULE_DOT_BINARY": str(dot), "CHAINRULE_DOT_TIMEOUT_S": "0.5"}
+    process, base_url = start_server(env=env)
+    try:
+        health = httpx.get(f"{base_url}/healthz", timeout=5).json()
+        start = time.perf_counter()
+        response = httpx.post(
+            f"{base_url}/api/graph",
+            json={"source": "a = 2; b = -3; c = 10; (a + b) * c"},
+            timeout=30,
+        )
+        elapsed = time.perf_counter() - start
+    finally:
+        stop_server(process)
+    assert health["graphviz"] is True  # the stand-in was taken for Graphviz
+    assert response.status_code == 200
+    assert response.json()["layout"]["engine"] == "sugiyama"
+    assert 0.5 <= elapsed < 3.0
+    started = (tmp_path / "pids").read_text().split()
+    assert len(started) == 1
+    assert not any(Path(f"/proc/{pid}").exists() for pid in started), "dot was left running"
+    assert os.environ.get("CHAINRULE_DOT_BINARY") is None  # nothing leaked into this process
