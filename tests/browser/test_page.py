@@ -44,7 +44,9 @@ def type_program(page, source: str, node_count: int) -> None:
     page.press("[data-testid=source]", "Control+Enter")
     page.wait_for_function(
         "n => document.querySelectorAll('[data-testid=node]').length === n && "
-        "!document.querySelector('[data-testid=error]').textContent", arg=node_count)
+        "!document.querySelector('[data-testid=error]').textContent",
+        arg=node_count,
+    )
 
 
 def number(text: str) -> float:
@@ -65,7 +67,9 @@ def test_every_preset_ends_on_the_api_final_grads(page, live_server):
         page.wait_for_function(
             """ids => JSON.stringify([...document.querySelectorAll('[data-testid=node]')]
                  .map(n => n.dataset.nodeId).sort()) === JSON.stringify(ids)
-                 && document.body.dataset.stepIndex === '0'""", arg=expected_ids)
+                 && document.body.dataset.stepIndex === '0'""",
+            arg=expected_ids,
+        )
         # Walk every frame before the seed: no gradient may show yet.
         leaked = page.evaluate("""() => {
             const leaks = [];
@@ -90,8 +94,9 @@ def test_every_preset_ends_on_the_api_final_grads(page, live_server):
             if node["kind"] == "const":
                 assert card["grad"] == ""  # constants get a grad, the page does not show it
             else:
-                assert card["grad"] == str(node["grad"]) or same_number(card["grad"], node["grad"]), (
-                    preset["id"], node["id"], card["grad"], node["grad"])
+                assert card["grad"] == str(node["grad"]) or same_number(
+                    card["grad"], node["grad"]
+                ), (preset["id"], node["id"], card["grad"], node["grad"])
 
 
 def test_a_times_a_accumulates_three_then_six(page):
@@ -158,7 +163,8 @@ def test_space_plays_to_the_end(page):
     page.wait_for_function(
         "() => document.querySelector('[data-testid=step-forward]').disabled && "
         "document.querySelector('[data-testid=play]').getAttribute('aria-label') === 'Play'",
-        timeout=15_000)
+        timeout=15_000,
+    )
     assert by_label(page)["a"]["grad"] == "6"
 
 
@@ -172,10 +178,13 @@ def test_slider_changes_values_not_layout(page):
     box.fill("4")  # fill dispatches `input`
     page.wait_for_function(
         "() => [...document.querySelectorAll('[data-testid=node]')]"
-        ".find(n => n.dataset.label === 'f').dataset.data === '10'")
+        ".find(n => n.dataset.label === 'f').dataset.data === '10'"
+    )
     after = by_label(page)
     assert after["e"]["data"] == "1" and after["f"]["data"] == "10"
-    assert {k: v["transform"] for k, v in after.items()} == {k: v["transform"] for k, v in before.items()}
+    assert {k: v["transform"] for k, v in after.items()} == {
+        k: v["transform"] for k, v in before.items()
+    }
     assert page.get_attribute("body", "data-step-index") == step
 
     # A real mouse drag on the range: the root's data follows, the cards stay put.
@@ -189,14 +198,19 @@ def test_slider_changes_values_not_layout(page):
     page.mouse.up()
     page.wait_for_function(
         "() => [...document.querySelectorAll('[data-testid=node]')]"
-        ".find(n => n.dataset.label === 'f').dataset.data !== '10'")
+        ".find(n => n.dataset.label === 'f').dataset.data !== '10'"
+    )
     c_value = float(page.input_value("[data-testid=slider-c] input.slider-value"))
     page.wait_for_function(
         "v => [...document.querySelectorAll('[data-testid=node]')]"
-        ".find(n => n.dataset.label === 'c').dataset.data === String(v)", arg=c_value)
+        ".find(n => n.dataset.label === 'c').dataset.data === String(v)",
+        arg=c_value,
+    )
     dragged = by_label(page)
     assert float(dragged["f"]["data"]) == pytest.approx(1 * c_value)
-    assert {k: v["transform"] for k, v in dragged.items()} == {k: v["transform"] for k, v in before.items()}
+    assert {k: v["transform"] for k, v in dragged.items()} == {
+        k: v["transform"] for k, v in before.items()
+    }
     assert page.get_attribute("svg .viewport", "transform") == viewport
     assert page.get_attribute("body", "data-step-index") == step
 
@@ -242,10 +256,13 @@ def test_network_failure_is_reported_and_recovers(page):
     error.wait_for(state="visible")
     assert "Could not reach the server" in error.text_content()
     page.unroute("**/api/graph")
-    page.route("**/api/graph", lambda route: route.fulfill(status=502, body="<html>bad gateway</html>"))
+    page.route(
+        "**/api/graph", lambda route: route.fulfill(status=502, body="<html>bad gateway</html>")
+    )
     page.press("[data-testid=source]", "Control+Enter")
     page.wait_for_function(
-        "() => document.querySelector('[data-testid=error]').textContent.includes('not JSON')")
+        "() => document.querySelector('[data-testid=error]').textContent.includes('not JSON')"
+    )
     page.unroute("**/api/graph")
     page.press("[data-testid=source]", "Control+Enter")
     page.wait_for_function("() => document.querySelectorAll('[data-testid=node]').length === 3")
