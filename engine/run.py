@@ -14,7 +14,6 @@ from .gradcheck import gradcheck
 from .graph import Graph, Limits, build, check_values
 from .parser import parse
 from .timeline import (
-    TOPO_BUDGET,
     Narrator,
     backward_pass,
     backward_steps,
@@ -24,7 +23,6 @@ from .timeline import (
     number,
     public_op,
     seed_step,
-    topo_cost,
     topo_steps,
 )
 from .topo import TopoEvent, topo_order
@@ -105,7 +103,6 @@ class Trace:
         root = graph.root
         self.events: list[TopoEvent] = []
         self.topo_order: list[Value] = topo_order(root, self.events)
-        self.topo_traced = topo_cost(self.events) <= TOPO_BUDGET
         self.offsets = edge_offsets(nodes)
         reverse = self.topo_order[::-1]
         self.correct_grads, correct_visits = backward_pass(nodes, root, reverse, self.offsets)
@@ -123,16 +120,6 @@ class Trace:
             self.grads, self.visits = self.correct_grads, correct_visits
         for node, grad in zip(nodes, self.grads, strict=True):
             node.grad = grad
-        if not self.topo_traced:
-            self.warnings.append(
-                {
-                    "type": "topo_trace_omitted",
-                    "message": f"the sort trace of this {len(nodes):,}-node graph would list more "
-                    f"than {TOPO_BUDGET:,} stack entries, so its topo steps are left out",
-                    "line": None,
-                    "column": None,
-                }
-            )
         self._note_variant_warnings()
         self.gradcheck = gradcheck(nodes, self.topo_order, root, graph.leaves, self.correct_grads)
         self._steps: list[dict[str, Any]] | None = None
@@ -240,7 +227,7 @@ class Trace:
         """The timeline: topo (unless too large), forward, seed, backward; indexed from 0."""
         if self._steps is None:
             say = Narrator(self.source, self.graph.nodes)
-            steps = topo_steps(self.events, say) if self.topo_traced else []
+            steps = topo_steps(self.events, say)
             steps += forward_steps(self.topo_order, say)
             steps.append(seed_step(self.graph.root, say))
             steps += backward_steps(self.visits, say, self.graph.nodes, self.mode == "overwrite")

@@ -16,9 +16,6 @@ Contribution = list[Any]
 # A backward visit: (node, upstream grad, contributions).
 Visit = tuple[Value, float, list[Contribution]]
 
-TOPO_BUDGET = (
-    200_000  # stack + sorted entries over all topo steps; beyond it the sort is not traced
-)
 TEXT_MAX = 32
 
 
@@ -178,27 +175,18 @@ class Narrator:
         return self.formula(node)
 
 
-def topo_cost(events: list[TopoEvent]) -> int:
-    """Total stack + sorted entries that the topo steps would list."""
-    stack = sorted_count = total = 0
-    for action, *_ in events:
-        if action == "start":
-            stack = 1
-        elif action == "visit":
-            stack += 1
-        elif action == "emit":
-            stack -= 1
-            sorted_count += 1
-        total += stack + sorted_count
-    return total
-
-
 def topo_steps(events: list[TopoEvent], say: Narrator) -> list[dict[str, Any]]:
-    """One step per event of the sort, with the stack and sorted list after it."""
+    """One step per event of the sort, with what it pushed and emitted.
+
+    Steps carry deltas, not the whole stack: listing the stack after every step would make the
+    timeline grow with the square of the graph. `replay_topo` rebuilds the stack and the sorted
+    list after each step (the page does the same in `timeline.js`).
+    """
     steps: list[dict[str, Any]] = []
     stack: list[list[Any]] = []
     done: list[str] = []
     for action, node, index, child in events:
+        depth = len(stack) - (0 if action == "start" else 1)
         name = say.text(node)
         nid = f"n{node.id}"
         if action == "start":
@@ -243,11 +231,28 @@ def topo_steps(events: list[TopoEvent], say: Narrator) -> list[dict[str, Any]]:
                 "action": action,
                 "pop": pop,
                 "input": f"n{child.id}" if child is not None else None,
-                "stack": [list(entry) for entry in stack],
-                "sorted": list(done),
+                "pushed": [list(entry) for entry in stack[depth:]],
+                "emitted": nid if action == "emit" else None,
             }
         )
     return steps
+
+
+def replay_topo(steps: list[dict[str, Any]]) -> list[tuple[list[list[Any]], list[str]]]:
+    """The stack (bottom first) and the sorted ids after each `topo` step, rebuilt from deltas."""
+    stack: list[list[Any]] = []
+    done: list[str] = []
+    states = []
+    for step in steps:
+        if step["phase"] != "topo":
+            continue
+        if step["pop"] is not None:
+            stack.pop()
+        stack.extend(list(entry) for entry in step["pushed"])
+        if step["emitted"] is not None:
+            done.append(step["emitted"])
+        states.append(([list(entry) for entry in stack], list(done)))
+    return states
 
 
 def forward_steps(order: list[Value], say: Narrator) -> list[dict[str, Any]]:

@@ -133,3 +133,20 @@ export function viewAt(trace, i, { finalGrads = false } = {}) {
     current: step ? step.node : null, step, stepIndex: last, shown: frame.upto,
   };
 }
+
+/**
+ * The sort's stack (bottom first, `[id, inputIndex]` entries) and sorted ids after API step
+ * `stepIndex`, rebuilt from the topo steps' deltas (`pop`, `pushed`, `emitted`).
+ * Steps after the topo phase give the final state (empty stack, every node sorted).
+ */
+export function topoStateAt(trace, stepIndex) {
+  const stack = [];
+  const sorted = [];
+  for (const step of trace.steps.slice(0, stepIndex + 1)) {
+    if (step.phase !== "topo") break;
+    if (step.pop !== null) stack.pop();
+    for (const entry of step.pushed) stack.push([entry[0], entry[1]]);
+    if (step.emitted !== null) sorted.push(step.emitted);
+  }
+  return { stack, sorted };
+}

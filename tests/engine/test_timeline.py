@@ -5,6 +5,7 @@ import math
 import pytest
 
 import engine
+from engine.timeline import replay_topo
 
 # Seed 000: stack after each step and the sorted list, for a=2; b=3; c=a*b; L=c+a
 SEED_000 = [
@@ -28,10 +29,10 @@ def test_topo_steps_reproduce_seed_000() -> None:
         (
             s["action"],
             (label[s["pop"][0]], s["pop"][1]) if s["pop"] else None,
-            [(label[i], k) for i, k in s["stack"]],
-            [label[i] for i in s["sorted"]],
+            [(label[i], k) for i, k in stack],
+            [label[i] for i in done],
         )
-        for s in topo
+        for s, (stack, done) in zip(topo, replay_topo(out["steps"]), strict=True)
     ]
     assert got == SEED_000
     assert topo[1]["narration"] == (
@@ -77,7 +78,7 @@ def check_invariants(out: dict) -> None:
         seen.add(node)
     topo = [s for s in steps if s["phase"] == "topo"]
     if topo:
-        assert topo[-1]["sorted"] == forward
+        assert replay_topo(steps)[-1] == ([], forward)
     backward = [s["node"] for s in steps if s["phase"] == "backward"]
     position = {node: i for i, node in enumerate(backward)}
     for node, ins in inputs.items():
