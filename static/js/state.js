@@ -15,6 +15,8 @@ export const state = {
   ranges: {},           // per-leaf slider range the user set {name: {min, max}}
   expandDerived: false, // request option: build derived ops from primitives
   finalGrads: false,    // show every final gradient at once (off by default)
+  foldConstants: false, // draw constants inside their consumer's card
+  presenting: false,    // presentation mode (classroom.js): large type, editor hidden
   trace: null,          // the last good /api/graph response (positions included)
   error: null,          // {type, message, line, column, snippet, caret} or null
   step: 0,              // position on the timeline: a frame index (timeline.js framesOf)
@@ -80,6 +82,8 @@ export const URL_FIELDS = {
   values: { key: "values", type: "numbers" },
   step: { key: "step", type: "int" },
   expand: { key: "expandDerived", type: "bool" },
+  final: { key: "finalGrads", type: "bool" },
+  fold: { key: "foldConstants", type: "bool" },
 };
 
 const codecs = {
