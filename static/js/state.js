@@ -24,6 +24,15 @@ export const state = {
   speed: 1,             // multiplier of the base step interval
   hoverNode: null,      // id of the node under the pointer (its span is lit in the editor)
   busy: false,          // a request is in flight
+  // Labs (labs.js): which lab owns the page, and the request options of the teaching variants.
+  //   lab: null | "overwrite" (the = bug) | "order" (node clicks place a visit order; other
+  //        node-click behaviour stays quiet) | "predict" (the learner guesses each gradient).
+  //   mode: request field, "correct" | "overwrite"; order: request field, null | [node ids]
+  //   (the visit order that was run); orderDraft: the ids placed so far, not yet run.
+  lab: null,
+  mode: "correct",
+  order: null,
+  orderDraft: [],
 };
 
 import { framesOf } from "./timeline.js";
@@ -55,10 +64,28 @@ export function stepCount() {
   return state.trace ? framesOf(state.trace).length : 0;
 }
 
-/** Go to timeline position `i` (clamped). */
+let stepGuard = null;
+
+/**
+ * Let a lab hold the timeline (predict mode: no reveal before an answer): `guard(from, to)`
+ * returns the furthest frame allowed when moving forward from `from` towards `to`. null removes it.
+ */
+export function setStepGuard(guard) {
+  stepGuard = guard;
+}
+
+/** Go to timeline position `i` (clamped; a forward move stops where the step guard says). */
 export function setStep(i) {
   const last = Math.max(0, stepCount() - 1);
-  update({ step: Math.min(last, Math.max(0, Math.round(Number(i) || 0))) });
+  let step = Math.min(last, Math.max(0, Math.round(Number(i) || 0)));
+  if (stepGuard && step > state.step) {
+    const allowed = Math.max(state.step, Math.min(step, stepGuard(state.step, step)));
+    if (allowed < step) {
+      update({ step: allowed, playing: false });
+      return;
+    }
+  }
+  update({ step });
 }
 
 export function stepBy(delta) {
