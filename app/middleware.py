@@ -50,9 +50,24 @@ def too_large_message(size: int | None, limit: int) -> str:
     return f"request body is {size:,} bytes; the limit is {limit:,}"
 
 
+# A client still sending when the server closes the connection gets a reset, not our 413: read
+# and discard bodies up to this many times the limit first (nginx's "lingering close"); bigger
+# ones are cut off at once.
+DRAIN_MAX_FACTOR = 8
+
+
+async def discard_body(receive: Receive) -> None:
+    """Read the request body to its end, keeping none of it."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return
+
+
 class BodyLimit:
-    """413 before parsing: a declared Content-Length over the limit is refused without reading
-    the body; a body that turns out longer (chunked, or a lying header) fails as it streams in."""
+    """413 before parsing: a declared Content-Length over the limit is refused without parsing
+    (the body is read and discarded up to DRAIN_MAX_FACTOR × the limit, so the client sees the
+    413); a body that turns out longer (chunked, or a lying header) fails as it streams in."""
 
     def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
         self.app = app
@@ -65,6 +80,8 @@ class BodyLimit:
         limit = self.max_body_bytes
         declared = Headers(scope=scope).get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
+            if int(declared) <= DRAIN_MAX_FACTOR * limit:
+                await discard_body(receive)
             body = error_body("BodyTooLarge", too_large_message(int(declared), limit))
             await JSONBytes(body, status_code=413, headers={"connection": "close"})(
                 scope, receive, send
