@@ -129,6 +129,9 @@ REFUSED = [
      "request body is 1,048,577 bytes; the limit is 1,048,576"),
     ("1 MiB source", b'{"source": "' + b"a" * MIB + b'"}', 413, "BodyTooLarge", None, None,
      "the limit is 1,048,576"),
+    # Still sending when the server answers: the 413 must arrive, not a connection reset.
+    ("8 MiB of junk", b"x" * (8 * MIB), 413, "BodyTooLarge", None, None,
+     "request body is 8,388,608 bytes"),
 ]  # fmt: skip
 
 
