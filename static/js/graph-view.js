@@ -51,11 +51,12 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut }) {
   const viewport = svgElement("g", {}, "viewport");
   const layers = {
     edges: svgElement("g", {}, "layer-edges"),
+    edgeHits: svgElement("g", {}, "layer-edge-hits"), // wide, focusable twins of the edges
     pulses: svgElement("g", {}, "layer-pulses"),
     nodes: svgElement("g", {}, "layer-nodes"),
     labels: svgElement("g", {}, "layer-labels"),
   };
-  viewport.append(layers.edges, layers.nodes, layers.labels);
+  viewport.append(layers.edges, layers.edgeHits, layers.nodes, layers.labels);
   svg.append(defs, viewport);
   // The travelling dots live in their own SVG (its own compositing layer), so animating them
   // does not repaint every card.

@@ -2,6 +2,7 @@
 // new trace with the same node ids updates cards in place and nothing jumps.
 
 import { chainText, compactText, fullText, opGlyph, shortText } from "./format.js";
+import { decorateNode, drawEdgeHits } from "./graph-hints.js";
 import { traceIndex } from "./timeline.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -16,7 +17,7 @@ export function svgElement(tag, attrs = {}, className = "") {
 }
 
 /** setAttribute, skipped when the value is unchanged (keeps 1,000-node updates cheap). */
-function attr(el, name, value) {
+export function attr(el, name, value) {
   const cache = (el._attrs ??= {});
   const text = value === null || value === undefined ? null : String(value);
   if (cache[name] === text) return;
@@ -25,7 +26,7 @@ function attr(el, name, value) {
   else el.setAttribute(name, text);
 }
 
-function text(el, value) {
+export function text(el, value) {
   if (el._text !== value) {
     el._text = value;
     el.textContent = value;
@@ -33,7 +34,7 @@ function text(el, value) {
 }
 
 /** Keyed join: `enter(item)` makes an element, `update(el, item)` refreshes it, leftovers go. */
-function join(layer, items, key, enter, update) {
+export function join(layer, items, key, enter, update) {
   let elements = joins.get(layer);
   if (!elements) joins.set(layer, (elements = new Map()));
   const seen = new Set();
@@ -177,11 +178,12 @@ function updateNode(g, node, view, rootId) {
   text(parts.grad, shortText(grad));
 }
 
-function updateEdge(path, edge, view, geometry) {
+function updateEdge(path, edge, view, geometry, nodeById) {
   const state = view.edges.get(edge.id)?.state ?? "idle";
   attr(path, "d", geometry.get(edge.id).d);
   attr(path, "class", `edge ${state}`);
   attr(path, "data-edge-id", edge.id);
+  attr(path, "data-source-kind", nodeById.get(edge.source).kind); // const edges hide when folded
   const backward = state.startsWith("backward");
   attr(path, "marker-end", backward ? null : `url(#arrow-${state.startsWith("forward") ? "forward" : "idle"})`);
   attr(path, "marker-start", backward ? "url(#arrow-backward)" : null);
@@ -193,9 +195,9 @@ function edgeLabels(trace, view) {
   for (const edge of trace.edges) {
     const shown = view.edges.get(edge.id);
     if (shown?.state === "backward-active") {
-      labels.push({ id: edge.id, kind: "backward", text: chainText(shown.contribution) });
+      labels.push({ id: edge.id, kind: "backward", text: chainText(shown.contribution), sourceKind: nodeById.get(edge.source).kind });
     } else if (shown?.state === "forward-active") {
-      labels.push({ id: edge.id, kind: "forward", text: compactText(nodeById.get(edge.source).data) });
+      labels.push({ id: edge.id, kind: "forward", text: compactText(nodeById.get(edge.source).data), sourceKind: nodeById.get(edge.source).kind });
     }
   }
   return labels;
@@ -245,6 +247,7 @@ function updateLabel(g, label, fs) {
   const { x, y, width } = label;
   attr(g, "class", `edge-label ${label.kind}`);
   attr(g, "transform", `translate(${x},${y})`);
+  attr(g, "data-source-kind", label.sourceKind);
   const [rect, textEl, leader] = g.children;
   // A label moved off its edge (to keep cards readable) points back at the edge's middle.
   const moved = Math.abs(label.dy) > 1 || Math.abs(label.dx) > 1;
@@ -264,12 +267,17 @@ export function drawGraph(layers, trace, view) {
   const geometry = edgeGeometry(trace);
   const typical = trace.nodes.find((n) => n.kind === "op") ?? trace.nodes[0];
   const labelSize = typical ? fontSize(typical) * 0.8 : 12;
+  const { nodeById } = traceIndex(trace);
   join(layers.edges, trace.edges, (e) => e.id,
-    () => svgElement("path"), (el, edge) => updateEdge(el, edge, view, geometry));
+    () => svgElement("path"), (el, edge) => updateEdge(el, edge, view, geometry, nodeById));
+  if (layers.edgeHits) drawEdgeHits(layers.edgeHits, trace, geometry);
   join(layers.labels, placeLabels(edgeLabels(trace, view), trace, geometry, labelSize), (l) => l.id,
     enterLabel, (el, label) => updateLabel(el, label, labelSize));
   join(layers.nodes, trace.nodes, (n) => `${n.id}:${n.kind}:${n.derived}:${n.width}x${n.height}`,
-    enterNode, (el, node) => updateNode(el, node, view, trace.root));
+    enterNode, (el, node) => {
+      updateNode(el, node, view, trace.root);
+      decorateNode(el, node, trace, view);
+    });
 }
 
 /**
@@ -283,6 +291,8 @@ export function drawPulses(layer, trace, view, durationMs) {
     if (!shown.pulse) continue;
     const backward = shown.state.startsWith("backward");
     const dot = svgElement("circle", { r: 5 }, `pulse ${backward ? "backward" : "forward"}`);
+    const edge = traceIndex(trace).edgeById.get(edgeId);
+    dot.setAttribute("data-source-kind", traceIndex(trace).nodeById.get(edge.source).kind);
     const motion = svgElement("animateMotion", {
       dur: `${Math.max(60, durationMs)}ms`,
       path: geometry.get(edgeId).d,

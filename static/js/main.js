@@ -2,6 +2,7 @@
 // the server (programs and slider values go out, traces and errors come back).
 
 import { createGraphChannel, fetchPresets } from "./api.js";
+import { mountClassroom } from "./classroom.js";
 import { mountEditor } from "./editor.js";
 import { mountGraph } from "./graph-view.js";
 import { mountPanelArea } from "./panels.js";
@@ -57,6 +58,7 @@ function mount() {
   });
   mountPanelArea({ section: $("panels"), tabs: $("panel-tabs"), bodies: $("panel-bodies") });
   mountTheme($("theme-toggle"));
+  mountClassroom({ requestBody });
 
   $("toggle-final-grads").addEventListener("change", (event) => update({ finalGrads: event.target.checked }));
   $("toggle-expand").addEventListener("change", (event) => {

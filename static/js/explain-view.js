@@ -1,0 +1,149 @@
+// The explanation popover: click (or Enter on) an edge for its local derivative and chain-rule
+// product, a node for its whole sum of contributions. Redrawn from the state on every step.
+// Escape closes it and gives focus back to the edge or node it explains.
+
+import { explainEdge, explainNode, passComplete } from "./explain.js";
+import { state, subscribe } from "./state.js";
+import { viewAt } from "./timeline.js";
+
+const CLICK_SLOP_PX = 4; // a drag (pan) further than this is not a click
+
+function line(className, content) {
+  const p = document.createElement("p");
+  p.className = className;
+  p.textContent = content;
+  return p;
+}
+
+function edgeContent(trace, view, edgeId) {
+  const e = explainEdge(trace, view, edgeId);
+  const parts = [line("explain-op", e.operation), line("explain-formula", e.derivative)];
+  if (e.chain) parts.push(line("explain-formula explain-chain", e.chain));
+  parts.push(line("explain-words", e.chainWords));
+  return { title: e.title, parts };
+}
+
+function nodeContent(trace, view, nodeId, complete) {
+  const n = explainNode(trace, view, nodeId, { complete });
+  const parts = [line("explain-op", n.definition), line("explain-formula explain-sum", n.sum)];
+  for (const note of n.notes) parts.push(line("explain-note", note));
+  return { title: n.title, parts };
+}
+
+/** `wrap` is the graph's positioned container, `svg` the graph (its edges and nodes are targets). */
+export function mountExplanations({ svg, wrap }) {
+  const box = document.createElement("div");
+  box.className = "explain";
+  box.id = "explain";
+  box.dataset.testid = "explain";
+  box.setAttribute("role", "dialog");
+  box.setAttribute("aria-labelledby", "explain-title");
+  box.tabIndex = -1;
+  box.hidden = true;
+  const head = document.createElement("div");
+  head.className = "explain-head";
+  const title = document.createElement("h2");
+  title.id = "explain-title";
+  title.className = "explain-title";
+  const close = document.createElement("button");
+  close.type = "button";
+  close.className = "ghost explain-close";
+  close.setAttribute("aria-label", "Close explanation");
+  close.textContent = "\u00d7";
+  head.append(title, close);
+  const body = document.createElement("div");
+  body.className = "explain-body";
+  body.setAttribute("aria-live", "polite");
+  box.append(head, body);
+  wrap.append(box);
+
+  let target = null; // {kind: "edge"|"node", id, opener}
+
+  function render() {
+    if (!target || !state.trace) return;
+    const { trace } = state;
+    const exists = target.kind === "edge"
+      ? trace.edges.some((e) => e.id === target.id) : trace.nodes.some((n) => n.id === target.id);
+    if (!exists) {
+      hide(false);
+      return;
+    }
+    const view = viewAt(trace, state.step, { finalGrads: state.finalGrads });
+    const complete = state.finalGrads || passComplete(trace, state.step);
+    const content = target.kind === "edge" ? edgeContent(trace, view, target.id) : nodeContent(trace, view, target.id, complete);
+    title.textContent = content.title;
+    body.replaceChildren(...content.parts);
+    box.dataset.kind = target.kind;
+  }
+
+  function place(opener) {
+    const area = wrap.getBoundingClientRect();
+    const at = opener.getBoundingClientRect();
+    const width = box.offsetWidth;
+    const height = box.offsetHeight;
+    let left = at.left + at.width / 2 - area.left - width / 2;
+    let top = at.bottom - area.top + 12;
+    if (top + height > area.height - 8) top = at.top - area.top - height - 12;
+    left = Math.max(8, Math.min(left, area.width - width - 8));
+    top = Math.max(8, Math.min(top, area.height - height - 8));
+    box.style.setProperty("--explain-left", `${Math.round(left)}px`);
+    box.style.setProperty("--explain-top", `${Math.round(top)}px`);
+  }
+
+  function show(kind, id, opener) {
+    target = { kind, id, opener };
+    box.hidden = false;
+    render();
+    place(opener);
+    box.focus({ preventScroll: true });
+  }
+
+  function hide(returnFocus = true) {
+    if (!target) return;
+    const { opener } = target;
+    target = null;
+    box.hidden = true;
+    if (returnFocus && opener?.isConnected) opener.focus({ preventScroll: true });
+  }
+
+  function activate(element) {
+    const edge = element?.closest?.(".edge-hit[data-edge-id]");
+    if (edge) {
+      show("edge", edge.getAttribute("data-edge-id"), edge);
+      return true;
+    }
+    const node = element?.closest?.("[data-testid=node][data-node-id]");
+    if (node && state.lab !== "order") { // in the visit-order lab, node clicks place the order
+      show("node", node.getAttribute("data-node-id"), node);
+      return true;
+    }
+    return false;
+  }
+
+  // Panning captures the pointer, so the click lands on the SVG: remember what was pressed.
+  let down = null;
+  svg.addEventListener("pointerdown", (event) => {
+    down = { element: event.target, x: event.clientX, y: event.clientY };
+  }, true);
+  svg.addEventListener("click", (event) => {
+    if (!down || Math.hypot(event.clientX - down.x, event.clientY - down.y) > CLICK_SLOP_PX) return;
+    if (!activate(down.element)) hide(false);
+  });
+  svg.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" && event.key !== " ") return;
+    if (activate(event.target)) event.preventDefault();
+  });
+  close.addEventListener("click", () => hide());
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && target && !document.querySelector("dialog[open]")) {
+      event.preventDefault();
+      hide();
+    }
+  });
+
+  subscribe((s, changed) => {
+    if (!target) return;
+    if (changed.has("trace") || changed.has("step") || changed.has("finalGrads")) render();
+    if (changed.has("lab") && s.lab === "order" && target.kind === "node") hide(false);
+  });
+}

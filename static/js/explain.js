@@ -1,0 +1,165 @@
+// The chain rule in words and formulas: each edge's local derivative, each node's sum of
+// contributions. Pure functions of the trace and a view (timeline.js viewAt); no DOM.
+
+import { compactText } from "./format.js";
+import { framesOf, traceIndex } from "./timeline.js";
+
+const MINUS = "\u2212";
+
+/** The name a node goes by in formulas: its label, else its source text (parenthesized). */
+export function nameOf(node) {
+  const name = node.label || node.text || node.id;
+  return /^[\w.]+$/.test(name) || /^\(.*\)$/.test(name) ? name : `(${name})`;
+}
+
+const FUNCTIONS = new Set(["relu", "tanh", "exp", "log", "sigmoid"]);
+const INFIX = { "+": "+", "*": "\u00b7", "-": MINUS, "/": "/" };
+
+/** `e + b`, `a·b`, `tanh(n)`, `a ** 2` from the node's op and its inputs' names. */
+export function expressionOf(node, nodeById) {
+  const names = node.inputs.map((id) => nameOf(nodeById.get(id)));
+  if (!node.op) return nameOf(node);
+  if (FUNCTIONS.has(node.op)) return `${node.op}(${names[0]})`;
+  if (node.op === "neg") return `${MINUS}${names[0]}`;
+  if (node.op === "**") {
+    return node.exponent !== null && node.exponent !== undefined
+      ? `${names[0]} ** ${compactText(node.exponent)}` : `${names[0]} ** ${names[1]}`;
+  }
+  if (node.op === "*") return `${names[0]}\u00b7${names[1]}`;
+  return `${names[0]} ${INFIX[node.op] ?? node.op} ${names[1]}`;
+}
+
+/** `f = e·c` (for a node without a label: just the expression). */
+export function definitionOf(node, nodeById) {
+  const expression = expressionOf(node, nodeById);
+  return node.label && node.kind === "op" ? `${node.label} = ${expression}` : expression;
+}
+
+/** The local derivative ∂target/∂input as a formula in the inputs' names (without its value). */
+export function localFormula(target, index, nodeById) {
+  const [a, b] = target.inputs.map((id) => nameOf(nodeById.get(id)));
+  const out = nameOf(target);
+  const k = target.exponent;
+  switch (target.op) {
+    case "+": return "1";
+    case "*": return index === 0 ? b : a;
+    case "**":
+      if (k !== null && k !== undefined) return `${compactText(k)}\u00b7${a}^(${compactText(k)} ${MINUS} 1)`;
+      return index === 0 ? `${b}\u00b7${a}^(${b} ${MINUS} 1)` : `${a}^${b}\u00b7ln ${a}`;
+    case "relu": return `1 if ${a} > 0 else 0`;
+    case "tanh": return `1 ${MINUS} ${out}\u00b2`;
+    case "exp": return `e^${a}`;
+    case "log": return `1/${a}`;
+    case "sigmoid": return `${out}\u00b7(1 ${MINUS} ${out})`;
+    case "-": return index === 0 ? "1" : `${MINUS}1`;
+    case "/": return index === 0 ? `1/${b}` : `${MINUS}${a}/${b}\u00b2`;
+    case "neg": return `${MINUS}1`;
+    default: return "?";
+  }
+}
+
+/** Is the backward pass over at frame `step` (its last API step shown)? */
+export function passComplete(trace, step) {
+  const frames = framesOf(trace);
+  return frames.length > 0 && step >= frames.length - 1;
+}
+
+/**
+ * Everything the edge panel says about `edgeId` at `view`:
+ * {title, operation, derivative: "∂f/∂e = c = 10", chain: "1 × 10 = 10" | null, chainWords}.
+ */
+export function explainEdge(trace, view, edgeId) {
+  const { nodeById, edgeById } = traceIndex(trace);
+  const edge = edgeById.get(edgeId);
+  const source = nodeById.get(edge.source);
+  const target = nodeById.get(edge.target);
+  const [s, t] = [nameOf(source), nameOf(target)];
+  const formula = localFormula(target, edge.index, nodeById);
+  const value = compactText(edge.local_grad);
+  const partial = `\u2202${t}/\u2202${s}`;
+  const derivative = formula === value ? `${partial} = ${value}` : `${partial} = ${formula} = ${value}`;
+  const shown = view.edges.get(edgeId);
+  const c = shown?.contribution;
+  return {
+    title: `edge ${s} \u2192 ${t}`,
+    operation: `${definitionOf(target, nodeById)}  (input ${edge.index + 1} of ${target.inputs.length})`,
+    derivative,
+    chain: c ? `${compactText(c.upstream)} \u00d7 ${compactText(c.local)} = ${compactText(c.contribution)}` : null,
+    chainWords: c
+      ? `grad[${t}] \u00d7 ${partial} = contribution to grad[${s}]`
+      : "The backward pass has not reached this edge yet.",
+  };
+}
+
+/** The aria-label of an edge: "edge e → f: ∂f/∂e". */
+export function edgeAriaLabel(trace, edge) {
+  const { nodeById } = traceIndex(trace);
+  const [s, t] = [nameOf(nodeById.get(edge.source)), nameOf(nodeById.get(edge.target))];
+  return `edge ${s} \u2192 ${t}: \u2202${t}/\u2202${s}`;
+}
+
+/** The contributions into node `id` shown at `view` (all of them when `complete`), in pass order. */
+export function contributionsInto(trace, view, id, { complete = false } = {}) {
+  const { nodeById, edgeById } = traceIndex(trace);
+  const out = [];
+  const last = complete ? trace.steps.length - 1 : view.stepIndex;
+  for (let k = 0; k <= last; k++) {
+    const step = trace.steps[k];
+    if (step.phase !== "backward") continue;
+    const list = step.contributions ?? [];
+    const shown = !complete && k === last ? view.shown : list.length;
+    for (const c of list.slice(0, shown)) {
+      if (c.to !== id) continue;
+      const consumer = nodeById.get(edgeById.get(c.edge).target);
+      out.push({ ...c, via: definitionOf(consumer, nodeById) });
+    }
+  }
+  return out;
+}
+
+const WARNING_WORDS = {
+  domain: "not a real number",
+  overflow: "overflow",
+  division_by_zero: "division by zero",
+};
+
+export function warningWords(warning) {
+  return WARNING_WORDS[warning.type] ?? warning.type.replace(/_/g, " ");
+}
+
+/** A relu whose input is ≤ 0 outputs 0 and passes no gradient. */
+export function isDeadRelu(node) {
+  return node.op === "relu" && typeof node.data === "number" && node.data <= 0;
+}
+
+/**
+ * The node panel: {title, definition, sum: "grad[a] = 1·1 (via …) + 3·1 (via …) = 4", notes}.
+ */
+export function explainNode(trace, view, id, { complete = false } = {}) {
+  const { nodeById } = traceIndex(trace);
+  const node = nodeById.get(id);
+  const name = nameOf(node);
+  const notes = [];
+  if (isDeadRelu(node)) notes.push(`dead: ${nameOf(nodeById.get(node.inputs[0]))} \u2264 0, so this relu passes no gradient`);
+  for (const w of node.warnings ?? []) notes.push(`\u26a0 ${warningWords(w)}: ${w.message}`);
+  if (node.expansion) notes.push(`derived: ${node.expansion}`);
+  const definition = node.kind === "op" ? definitionOf(node, nodeById)
+    : node.kind === "const" ? `the constant ${compactText(node.data)}` : `${name}, a leaf`;
+  let sum;
+  if (node.kind === "const") {
+    sum = "A constant: nothing to learn, its gradient is not shown.";
+  } else if (id === trace.root) {
+    sum = view.grad.has(id) || complete
+      ? `grad[${name}] = 1  (the seed: \u2202${name}/\u2202${name} = 1)` : `grad[${name}] = --  (seeded with 1 when the backward pass starts)`;
+  } else {
+    const parts = contributionsInto(trace, view, id, { complete });
+    if (parts.length === 0) {
+      sum = `grad[${name}] = --  (no contribution has arrived yet)`;
+    } else {
+      const terms = parts.map((c) => `${compactText(c.upstream)}\u00b7${compactText(c.local)} (via ${c.via})`);
+      const total = complete ? node.grad : parts[parts.length - 1].grad_after;
+      sum = `grad[${name}] = ${terms.join(" + ")} = ${compactText(total)}`;
+    }
+  }
+  return { title: `node ${name}`, definition, sum, notes };
+}

@@ -1,0 +1,79 @@
+// What a card says beyond its numbers: the "dead" relu tag, a warning badge in words, the op line
+// with constants folded in, and the keyboard/screen-reader handles of nodes and edges.
+// Called by graph.js for every drawn node and edge; reads nothing but its arguments.
+
+import { attr, join, svgElement } from "./graph.js";
+import { edgeAriaLabel, isDeadRelu, warningWords } from "./explain.js";
+import { compactText, opGlyph, shortText } from "./format.js";
+import { traceIndex } from "./timeline.js";
+
+/** The op line of a card whose constant inputs are folded into it: `× 3`, `+ 1`, `2 **`. */
+export function foldedOpText(node, nodeById) {
+  const inputs = node.inputs.map((id) => nodeById.get(id));
+  if (!inputs.some((n) => n.kind === "const")) return null;
+  const glyph = opGlyph(node);
+  const consts = inputs.map((n) => (n.kind === "const" ? compactText(n.data) : null));
+  if (inputs.length === 1) return `${glyph} ${consts[0]}`;
+  return [consts[0], glyph, consts[1]].filter((t) => t !== null).join(" ");
+}
+
+function fontSizeOf(g) {
+  return Number(g.querySelector(".op, .value")?.getAttribute("font-size")) || 12;
+}
+
+function hintParts(g, node) {
+  if (g._hints) return g._hints;
+  const fs = fontSizeOf(g);
+  const op = g.querySelector(".op");
+  const hints = {};
+  if (op) {
+    hints.folded = svgElement("text", { x: op.getAttribute("x"), y: op.getAttribute("y"), "font-size": fs, "text-anchor": "end" }, "op op-folded");
+    op.classList.add("op-plain");
+    g.append(hints.folded);
+  }
+  if (node.op === "relu") {
+    hints.dead = svgElement("text", { x: 2, y: -fs * 0.35, "font-size": fs * 0.72 }, "tag tag-dead");
+    hints.dead.textContent = "dead";
+    g.append(hints.dead);
+  }
+  hints.warning = svgElement("text", { x: node.width - 2, y: -fs * 0.35, "font-size": fs * 0.72, "text-anchor": "end" }, "tag tag-warning");
+  g.append(hints.warning);
+  g._hints = hints;
+  return hints;
+}
+
+/** Add the hints to a node's card `g` (after graph.js drew its numbers). */
+export function decorateNode(g, node, trace, view) {
+  const { nodeById } = traceIndex(trace);
+  const hints = hintParts(g, node);
+  const dead = isDeadRelu(node);
+  g.classList.toggle("dead", dead);
+  g.classList.toggle("has-const-input", Boolean(hints.folded) && node.inputs.some((id) => nodeById.get(id).kind === "const"));
+  if (hints.folded) {
+    const folded = foldedOpText(node, nodeById) ?? "";
+    if (hints.folded.textContent !== folded) hints.folded.textContent = folded;
+  }
+  const warning = (node.warnings ?? []).map(warningWords).join(", ");
+  const badge = warning ? `\u26a0 ${warning}` : "";
+  if (hints.warning.textContent !== badge) hints.warning.textContent = badge;
+  const title = g.querySelector("title");
+  if (dead && !title.textContent.includes("dead:")) title.textContent += "\ndead: passes no gradient";
+  // Focusable for the node explanation (Enter), named for screen readers.
+  const name = node.label || node.text || node.id;
+  const grad = view.grad.get(node.id);
+  attr(g, "tabindex", "0");
+  attr(g, "role", "button");
+  attr(g, "aria-label", `node ${name}: data ${shortText(view.data.get(node.id))}, grad ${shortText(grad)}${dead ? ", dead relu" : ""}${badge ? `, ${warning}` : ""}`);
+}
+
+/** Wide transparent twins of the edges: easy to click, focusable (Enter explains the edge). */
+export function drawEdgeHits(layer, trace, geometry) {
+  const { nodeById } = traceIndex(trace);
+  join(layer, trace.edges, (e) => e.id, () => svgElement("path", { tabindex: "0", role: "button" }, "edge-hit"), (path, edge) => {
+    attr(path, "d", geometry.get(edge.id).d);
+    attr(path, "data-edge-id", edge.id);
+    attr(path, "data-testid", "edge");
+    attr(path, "data-source-kind", nodeById.get(edge.source).kind);
+    attr(path, "aria-label", edgeAriaLabel(trace, edge));
+  });
+}

@@ -1,0 +1,136 @@
+// "Copy as micrograd Python": the trace as a runnable script for PyPI micrograd 0.1.0, whose
+// Value(data, _children=(), _op='') has + * ** (number exponent) relu - / neg. tanh, exp, log,
+// sigmoid and a ** b with a Value exponent are emitted as small helpers with their own _backward.
+
+import { traceIndex } from "./timeline.js";
+
+const PY_KEYWORDS = new Set(("False None True and as assert async await break class continue def del elif else except "
+  + "finally for from global if import in is lambda nonlocal not or pass raise return try while with yield").split(" "));
+const RESERVED = new Set(["Value", "math", "print", "tanh", "exp", "log", "sigmoid", "vpow", "_log", "_exp"]);
+
+const HELPERS = {
+  _math: ["def _exp(x):", "    try:", "        return math.exp(x)", "    except OverflowError:", "        return math.inf",
+    "", "def _log(x):", "    if x > 0:", "        return math.log(x)", "    return -math.inf if x == 0 else math.nan", ""],
+  tanh: ["def tanh(x):", "    t = math.tanh(x.data)", "    out = Value(t, (x,), 'tanh')", "", "    def _backward():",
+    "        x.grad += (1 - t**2) * out.grad", "", "    out._backward = _backward", "    return out", ""],
+  exp: ["def exp(x):", "    out = Value(_exp(x.data), (x,), 'exp')", "", "    def _backward():",
+    "        x.grad += out.data * out.grad", "", "    out._backward = _backward", "    return out", ""],
+  log: ["def log(x):", "    out = Value(_log(x.data), (x,), 'log')", "", "    def _backward():",
+    "        x.grad += (1 / x.data if x.data != 0 else math.inf) * out.grad", "", "    out._backward = _backward", "    return out", ""],
+  sigmoid: ["def sigmoid(x):", "    z = x.data",
+    "    s = 1 / (1 + _exp(-z)) if z >= 0 else _exp(z) / (1 + _exp(z))", "    out = Value(s, (x,), 'sigmoid')", "",
+    "    def _backward():", "        x.grad += s * (1 - s) * out.grad", "", "    out._backward = _backward", "    return out", ""],
+  vpow: ["def vpow(a, b):", "    \"\"\"a ** b with a Value exponent (micrograd's ** takes numbers only).\"\"\"",
+    "    out = Value(a.data**b.data, (a, b), '**')", "", "    def _backward():",
+    "        a.grad += b.data * a.data ** (b.data - 1) * out.grad", "        b.grad += out.data * _log(a.data) * out.grad", "",
+    "    out._backward = _backward", "    return out", ""],
+};
+
+/** A Python literal for an API number ("Infinity"/"NaN" strings included). */
+export function pyNumber(value) {
+  if (value === "Infinity" || value === Infinity) return "math.inf";
+  if (value === "-Infinity" || value === -Infinity) return "-math.inf";
+  if (typeof value !== "number" || Number.isNaN(value)) return "math.nan";
+  const text = String(value);
+  return /^-?\d+$/.test(text) ? `${text}.0` : text;
+}
+
+function variableNames(trace) {
+  const names = new Map();
+  const used = new Set();
+  for (const node of trace.nodes) {
+    const label = node.kind === "const" ? "" : node.label;
+    let name = /^[A-Za-z_][A-Za-z0-9_]*$/.test(label) && !PY_KEYWORDS.has(label) && !RESERVED.has(label) && !used.has(label)
+      ? label : "";
+    if (!name) {
+      for (let k = Number(node.id.slice(1)); ; k++) {
+        name = `_n${k}`;
+        if (!used.has(name)) break;
+      }
+    }
+    used.add(name);
+    names.set(node.id, name);
+  }
+  return names;
+}
+
+/** Inputs before consumers (ids are already in that order; an explicit sort keeps it a promise). */
+function topoOrder(trace) {
+  const { nodeById } = traceIndex(trace);
+  const done = new Set();
+  const order = [];
+  for (const start of trace.nodes) {
+    const stack = [[start, 0]];
+    while (stack.length) {
+      const [node, i] = stack.pop();
+      if (done.has(node.id)) continue;
+      if (i < node.inputs.length) {
+        stack.push([node, i + 1]);
+        const input = nodeById.get(node.inputs[i]);
+        if (!done.has(input.id)) stack.push([input, 0]);
+      } else {
+        done.add(node.id);
+        order.push(node);
+      }
+    }
+  }
+  return order;
+}
+
+function expression(node, args) {
+  const [a, b] = args;
+  switch (node.op) {
+    case "+": return `${a} + ${b}`;
+    case "*": return `${a} * ${b}`;
+    case "-": return `${a} - ${b}`;
+    case "/": return `${a} / ${b}`;
+    case "neg": return `-${a}`;
+    case "relu": return `${a}.relu()`;
+    case "**": return node.exponent !== null && node.exponent !== undefined ? `${a} ** ${pyNumber(node.exponent)}` : `vpow(${a}, ${b})`;
+    default: return `${node.op}(${a})`; // tanh exp log sigmoid: helpers above
+  }
+}
+
+/** The whole script: helpers, one assignment per node, backward, and each leaf's gradient. */
+export function microgradScript(trace) {
+  const names = variableNames(trace);
+  const order = topoOrder(trace);
+  const needed = new Set();
+  const body = [];
+  for (const node of order) {
+    const name = names.get(node.id);
+    if (node.kind === "leaf") {
+      body.push(`${name} = Value(${pyNumber(node.data)})`);
+      continue;
+    }
+    if (node.kind === "const") {
+      body.push(`${name} = Value(${pyNumber(node.data)})  # constant ${node.label}`);
+      continue;
+    }
+    if (["tanh", "exp", "log", "sigmoid"].includes(node.op)) needed.add(node.op);
+    if (node.op === "**" && (node.exponent === null || node.exponent === undefined)) needed.add("vpow");
+    const comment = name === node.label ? "" : `  # ${node.label || node.text}`;
+    body.push(`${name} = ${expression(node, node.inputs.map((id) => names.get(id)))}${comment}`);
+  }
+  const helpers = [];
+  if ([...needed].some((h) => h !== "tanh")) helpers.push(...HELPERS._math);
+  for (const h of ["tanh", "exp", "log", "sigmoid", "vpow"]) if (needed.has(h)) helpers.push(...HELPERS[h]);
+  const root = names.get(trace.root);
+  const firstLine = trace.source.split("\n")[0];
+  const lines = [
+    "# chainrule: this program as a micrograd script (pip install micrograd==0.1.0)",
+    `# program: ${firstLine.length > 60 ? `${firstLine.slice(0, 60)}\u2026` : firstLine}${trace.source.includes("\n") ? " \u2026" : ""}`,
+    "import math",
+    "",
+    "from micrograd.engine import Value",
+    "",
+    ...helpers,
+    ...body,
+    "",
+    `${root}.backward()`,
+    `print("${root}", ${root}.data)`,
+    ...trace.leaves.map((leaf) => `print("grad[${leaf.name}] =", ${names.get(leaf.id)}.grad)`),
+    "",
+  ];
+  return lines.join("\n");
+}

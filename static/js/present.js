@@ -1,0 +1,101 @@
+// Presentation mode (P, or the Present button): editor and panels hidden, large type, high
+// contrast, narration big under the graph. Also the keys that work everywhere: F/B jump to the
+// forward/backward phase, ? opens the keyboard help. (Space, ←/→, Home/End: transport.js.)
+
+import { state, subscribe, update } from "./state.js";
+
+const TYPING = new Set(["INPUT", "TEXTAREA", "SELECT"]);
+
+const KEYS = [
+  ["Space", "play / pause"],
+  ["\u2190  \u2192", "step back / forward"],
+  ["Home  End", "first / last step"],
+  ["F", "jump to the forward pass"],
+  ["B", "jump to the backward pass"],
+  ["P", "presentation mode on / off"],
+  ["Esc", "close a panel or dialog; leave presentation mode"],
+  ["Tab, Enter", "reach an edge or a node, explain it"],
+  ["?", "this help"],
+];
+
+function helpDialog() {
+  const dialog = document.createElement("dialog");
+  dialog.id = "help-dialog";
+  dialog.className = "help-dialog";
+  dialog.setAttribute("aria-labelledby", "help-title");
+  const title = document.createElement("h2");
+  title.id = "help-title";
+  title.textContent = "Keyboard";
+  const list = document.createElement("dl");
+  list.className = "keys";
+  for (const [key, what] of KEYS) {
+    const dt = document.createElement("dt");
+    for (const part of key.split(/\s+/)) {
+      const kbd = document.createElement("kbd");
+      kbd.textContent = part;
+      dt.append(kbd, " ");
+    }
+    const dd = document.createElement("dd");
+    dd.textContent = what;
+    list.append(dt, dd);
+  }
+  const close = document.createElement("button");
+  close.type = "button";
+  close.textContent = "Close";
+  close.addEventListener("click", () => dialog.close());
+  dialog.append(title, list, close);
+  document.body.append(dialog);
+  return dialog;
+}
+
+/** `container`: the header actions; `jumpForward`/`jumpBackward`: the transport's phase buttons. */
+export function mountPresentation(container, { jumpForward, jumpBackward }) {
+  const present = document.createElement("button");
+  present.type = "button";
+  present.id = "present";
+  present.dataset.testid = "present";
+  present.textContent = "Present";
+  present.setAttribute("aria-pressed", "false");
+  present.title = "Presentation mode (P)";
+  const help = document.createElement("button");
+  help.type = "button";
+  help.id = "help";
+  help.className = "ghost";
+  help.textContent = "?";
+  help.setAttribute("aria-label", "Keyboard help");
+  help.title = "Keyboard help (?)";
+  container.append(present, help);
+  const dialog = helpDialog();
+
+  const openHelp = () => {
+    if (!dialog.open) dialog.showModal();
+  };
+  present.addEventListener("click", () => update({ presenting: !state.presenting }));
+  help.addEventListener("click", openHelp);
+
+  document.addEventListener("keydown", (event) => {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+    const target = event.target;
+    if (TYPING.has(target.tagName) || target.isContentEditable || document.querySelector("dialog[open]")) return;
+    const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    const actions = {
+      p: () => update({ presenting: !state.presenting }),
+      f: () => jumpForward.click(),
+      b: () => jumpBackward.click(),
+      "?": openHelp,
+      Escape: () => state.presenting && update({ presenting: false }),
+    };
+    if (!actions[key] || (key === "Escape" && !state.presenting)) return;
+    event.preventDefault();
+    actions[key]();
+  });
+
+  subscribe((s, changed) => {
+    if (!changed.has("presenting")) return;
+    document.body.classList.toggle("presenting", s.presenting);
+    present.setAttribute("aria-pressed", String(s.presenting));
+    present.textContent = s.presenting ? "Exit presentation" : "Present";
+    // The graph area changed size: refit it once the new layout is in place.
+    requestAnimationFrame(() => document.getElementById("fit")?.click());
+  });
+}

@@ -1,0 +1,182 @@
+// Sharing: the URL follows the state (URL_FIELDS in state.js, written with replaceState after a
+// pause), a Copy link button, the Export menu (server-drawn SVG/PNG/PDF), and "Copy as micrograd
+// Python" (the script is also shown in a dialog, ready to select).
+
+import { microgradScript } from "./micrograd.js";
+import { state, subscribe, toUrlParams, URL_FIELDS } from "./state.js";
+
+const URL_WRITE_DELAY_MS = 250;
+const URL_KEYS = new Set(Object.values(URL_FIELDS).map((f) => f.key));
+
+export function shareUrl() {
+  const query = toUrlParams(state).toString();
+  return `${window.location.origin}${window.location.pathname}${query ? `?${query}` : ""}`;
+}
+
+function button(text, attrs = {}) {
+  const el = document.createElement("button");
+  el.type = "button";
+  el.textContent = text;
+  for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, value);
+  return el;
+}
+
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A modal dialog with a read-only text field holding `text` (selected), for copying by hand. */
+function createTextDialog(id, heading) {
+  const dialog = document.createElement("dialog");
+  dialog.id = id;
+  dialog.className = "text-dialog";
+  dialog.setAttribute("aria-labelledby", `${id}-title`);
+  const title = document.createElement("h2");
+  title.id = `${id}-title`;
+  title.textContent = heading;
+  const status = document.createElement("p");
+  status.className = "dialog-status";
+  status.setAttribute("role", "status");
+  const field = document.createElement(id === "link-dialog" ? "input" : "textarea");
+  field.readOnly = true;
+  field.className = "dialog-text";
+  field.dataset.testid = `${id}-text`;
+  field.setAttribute("aria-label", heading);
+  if (field.tagName === "TEXTAREA") field.rows = 16;
+  const close = button("Close");
+  close.addEventListener("click", () => dialog.close());
+  dialog.append(title, status, field, close);
+  document.body.append(dialog);
+  return {
+    open(text, copied) {
+      field.value = text;
+      status.textContent = copied ? "Copied to the clipboard." : "Select and copy it (Ctrl+C).";
+      if (!dialog.open) dialog.showModal();
+      field.focus();
+      field.select();
+    },
+  };
+}
+
+function flash(el, text) {
+  const original = el.dataset.label ?? el.textContent;
+  el.dataset.label = original;
+  el.textContent = text;
+  setTimeout(() => { el.textContent = original; }, 1500);
+}
+
+async function download(requestBody, format, status) {
+  status.textContent = `Exporting ${format.toUpperCase()}\u2026`;
+  try {
+    const response = await fetch(`/api/export?format=${format}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(requestBody()),
+    });
+    if (!response.ok) {
+      const payload = await response.json().catch(() => null);
+      throw new Error(payload?.error?.message ?? `HTTP ${response.status}`);
+    }
+    const blob = await response.blob();
+    const url = URL.createObjectURL(blob);
+    const a = document.createElement("a");
+    a.href = url;
+    a.download = `chainrule-graph.${format}`;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    status.textContent = "";
+  } catch (err) {
+    status.textContent = `Export failed: ${err.message}`;
+  }
+}
+
+function exportMenu(requestBody, status) {
+  const wrap = document.createElement("div");
+  wrap.className = "menu-wrap";
+  const toggle = button("Export \u25be", { "aria-haspopup": "menu", "aria-expanded": "false", id: "export-button" });
+  const menu = document.createElement("div");
+  menu.className = "menu";
+  menu.setAttribute("role", "menu");
+  menu.setAttribute("aria-labelledby", "export-button");
+  menu.hidden = true;
+  const items = ["svg", "png", "pdf"].map((format) => {
+    const item = button(format.toUpperCase(), { role: "menuitem", "data-format": format, tabindex: "-1" });
+    item.addEventListener("click", () => {
+      close(true);
+      download(requestBody, format, status);
+    });
+    return item;
+  });
+  menu.append(...items);
+  wrap.append(toggle, menu);
+  const open = () => {
+    menu.hidden = false;
+    toggle.setAttribute("aria-expanded", "true");
+    items[0].focus();
+  };
+  function close(refocus) {
+    if (menu.hidden) return;
+    menu.hidden = true;
+    toggle.setAttribute("aria-expanded", "false");
+    if (refocus) toggle.focus();
+  }
+  toggle.addEventListener("click", () => (menu.hidden ? open() : close(false)));
+  menu.addEventListener("keydown", (event) => {
+    const i = items.indexOf(document.activeElement);
+    const moves = { ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: items.length - 1 };
+    if (event.key in moves) {
+      event.preventDefault();
+      items[(moves[event.key] + items.length) % items.length].focus();
+    } else if (event.key === "Escape") {
+      event.preventDefault();
+      event.stopPropagation();
+      close(true);
+    } else if (event.key === "Tab") {
+      close(false);
+    }
+  });
+  document.addEventListener("click", (event) => {
+    if (!wrap.contains(event.target)) close(false);
+  });
+  return wrap;
+}
+
+/** Header actions for sharing, into `container`; `requestBody()` is the current /api/graph body. */
+export function mountShare(container, { requestBody }) {
+  const status = document.createElement("span");
+  status.className = "share-status";
+  status.setAttribute("role", "status");
+  const linkDialog = createTextDialog("link-dialog", "Link to this view");
+  const scriptDialog = createTextDialog("micrograd-dialog", "micrograd script");
+
+  const copyLink = button("Copy link", { "data-testid": "copy-link" });
+  copyLink.addEventListener("click", async () => {
+    const url = shareUrl();
+    if (await copyText(url)) flash(copyLink, "Link copied");
+    else linkDialog.open(url, false);
+  });
+  const copyScript = button("Copy as micrograd Python", { "data-testid": "copy-micrograd" });
+  copyScript.addEventListener("click", async () => {
+    if (!state.trace) return;
+    const script = microgradScript(state.trace);
+    scriptDialog.open(script, await copyText(script));
+  });
+  container.append(status, copyLink, exportMenu(requestBody, status), copyScript);
+
+  let timer = null;
+  subscribe((s, changed) => {
+    if (![...changed].some((key) => URL_KEYS.has(key))) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const query = toUrlParams(state).toString();
+      if (query !== window.location.search.slice(1)) history.replaceState(history.state, "", query ? `?${query}` : window.location.pathname);
+    }, URL_WRITE_DELAY_MS);
+  });
+}
