@@ -1,0 +1,374 @@
+"""Load and fault bench: real uvicorn servers on loopback, bounded in time; prints a markdown table.
+
+    .venv/bin/python bench/load.py                 # about 2.5 minutes
+    .venv/bin/python bench/load.py --duration 10   # a quick look
+
+(a) mixed preset traffic from 50 concurrent clients against `--workers 2`;
+(b) the same while one client sends the worst hostile programs every second, with `/healthz`
+    probed every 50 ms on its own connection;
+(c) the same mixed traffic while one worker is killed (SIGKILL, by pid): failures during the gap,
+    and how long until the supervisor has a new worker serving;
+(d) a dot that hangs (CHAINRULE_DOT_BINARY points at a script that sleeps): the request gets the
+    fallback layout, and how long it took.
+Everything targets 127.0.0.1 and stops by itself; the load generator shares the machine's cores
+with the server, so req/s is a floor for what the server alone can do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import random
+import signal
+import stat
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "app")]
+# The one way we start a server, and the stand-in for a Graphviz that hangs.
+from conftest import start_server, stop_server  # noqa: E402
+from test_resource_limits import HANGING_DOT  # noqa: E402
+
+CLIENTS = 50
+HEALTH_PROBE_EVERY_S = 0.05
+
+
+def hostile_bodies() -> list[tuple[str, dict | bytes]]:
+    """The worst requests we know of, each answered quickly with a 200, 400 or 413."""
+    sum_20k = "a = 1\ns = a" + " + a" * 19_999  # exactly the node limit: the fallback layout
+    return [
+        ("20,000-node sum", {"source": sum_20k}),
+        ("20,001 nodes", {"source": sum_20k + " + a"}),
+        ("9**9**9", {"source": "9**9**9"}),
+        ("2**4000000", {"source": "2**4000000"}),
+        ("10,000 nested parens", {"source": "(" * 10_000 + "a" + ")" * 10_000}),
+        ("10,000 unary minus", {"source": "-" * 10_000 + "a"}),
+        ("** chain of 5,000", {"source": "a" + "**a" * 5_000}),
+        ("source limit + 1", {"source": "a" * 100_001}),
+        ("5,000-digit literal", {"source": "1" * 5_000}),
+        ("1 MiB body", b'{"source": "' + b"a" * (1 << 20) + b'"}'),
+        ("__import__", {"source": "__import__('os').system('true')"}),
+    ]
+
+
+@dataclass
+class Record:
+    """Latencies (s) and outcomes of one client population."""
+
+    latencies: list[float] = field(default_factory=list)
+    statuses: dict[str, int] = field(default_factory=dict)
+    by_name: dict[str, set[str]] = field(default_factory=dict)  # hostile request → outcomes
+
+    def add(self, outcome: str, latency: float) -> None:
+        self.statuses[outcome] = self.statuses.get(outcome, 0) + 1
+        self.latencies.append(latency)
+
+    @property
+    def count(self) -> int:
+        return len(self.latencies)
+
+    def failures(self, ok: tuple[str, ...] = ("200",)) -> int:
+        return sum(n for outcome, n in self.statuses.items() if outcome not in ok)
+
+    def percentile(self, q: float) -> float:
+        if not self.latencies:
+            return float("nan")
+        if len(self.latencies) == 1:
+            return self.latencies[0]
+        return statistics.quantiles(self.latencies, n=1000, method="inclusive")[int(q * 10) - 1]
+
+
+async def preset_clients(base_url: str, duration_s: float, record: Record) -> None:
+    """CLIENTS concurrent clients, each posting the presets round-robin until the time is up."""
+    async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+        presets = (await client.get("/api/presets")).json()
+    bodies = [{"source": p["source"], "values": p.get("values") or {}} for p in presets]
+    jitter = random.Random(7)
+    deadline = time.monotonic() + duration_s
+    limits = httpx.Limits(max_connections=CLIENTS, max_keepalive_connections=CLIENTS)
+
+    async def one_client(client: httpx.AsyncClient, offset: int) -> None:
+        i = offset
+        while time.monotonic() < deadline:
+            body = bodies[i % len(bodies)]
+            i += 1
+            if i % 2:  # a slider drag: new values, so a fresh trace (the layout is cached)
+                values = {name: v + jitter.uniform(-1, 1) for name, v in body["values"].items()}
+                body = {**body, "values": values}
+            start = time.perf_counter()
+            try:
+                response = await client.post("/api/graph", json=body)
+                outcome = str(response.status_code)
+            except httpx.HTTPError as exc:
+                outcome = type(exc).__name__
+            record.add(outcome, time.perf_counter() - start)
+
+    async with httpx.AsyncClient(base_url=base_url, timeout=30, limits=limits) as client:
+        await asyncio.gather(*(one_client(client, n) for n in range(CLIENTS)))
+
+
+def probe_health(base_url: str, duration_s: float) -> list[tuple[str, float]]:
+    """GET /healthz every 50 ms on a connection of its own, as a load balancer would. Runs in a
+    process of its own, so the load generator's busy event loop does not delay the probe."""
+    results = []
+    deadline = time.monotonic() + duration_s
+    with httpx.Client(base_url=base_url, timeout=10) as client:
+        while time.monotonic() < deadline:
+            start = time.perf_counter()
+            try:
+                outcome = str(client.get("/healthz").status_code)
+            except httpx.HTTPError as exc:
+                outcome = type(exc).__name__
+            elapsed = time.perf_counter() - start
+            results.append((outcome, elapsed))
+            time.sleep(max(0.0, HEALTH_PROBE_EVERY_S - elapsed))
+    return results
+
+
+async def health_prober(base_url: str, duration_s: float, record: Record) -> None:
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        loop = asyncio.get_running_loop()
+        for outcome, latency in await loop.run_in_executor(
+            pool, probe_health, base_url, duration_s
+        ):
+            record.add(outcome, latency)
+
+
+async def hostile_client(base_url: str, duration_s: float, record: Record) -> None:
+    """Send the next worst request every second, without waiting for the previous ones (at most
+    three outstanding, so a slow one cannot pile up more than a classroom's worth)."""
+    deadline = time.monotonic() + duration_s
+    bodies = hostile_bodies()
+    outstanding = asyncio.Semaphore(3)
+
+    async def send(client: httpx.AsyncClient, name: str, body: dict | bytes) -> None:
+        async with outstanding:
+            start = time.perf_counter()
+            try:
+                if isinstance(body, bytes):
+                    headers = {"content-type": "application/json"}
+                    response = await client.post("/api/graph", content=body, headers=headers)
+                else:
+                    response = await client.post("/api/graph", json=body)
+                outcome = str(response.status_code)
+            except httpx.HTTPError as exc:
+                outcome = type(exc).__name__
+            record.add(outcome, time.perf_counter() - start)
+            record.by_name.setdefault(name, set()).add(outcome)
+
+    async with httpx.AsyncClient(base_url=base_url, timeout=60) as client:
+        tasks = []
+        i = 0
+        while time.monotonic() < deadline:
+            tasks.append(asyncio.create_task(send(client, *bodies[i % len(bodies)])))
+            i += 1
+            await asyncio.sleep(1.0)
+        await asyncio.gather(*tasks)
+
+
+def worker_pids(supervisor_pid: int) -> set[int]:
+    """uvicorn's worker processes: the supervisor's children started by multiprocessing spawn."""
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat_fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat_fields[1]) == supervisor_pid and b"spawn_main" in cmdline:
+            pids.add(int(entry.name))
+    return pids
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def kill_workers_in_turn(
+    supervisor_pid: int, duration_s: float, kills: list[dict[str, float]]
+) -> None:
+    """At 1/3 of the run SIGKILL the busiest worker; at 2/3 the other original one, so that from
+    then on only the replacement can be serving: requests that keep succeeding prove it came
+    back. Each kill records when it happened and how long until uvicorn (which checks its
+    workers every 0.5 s) had started the replacement process."""
+    started = time.monotonic()
+    originals = worker_pids(supervisor_pid)
+    for fraction in (1 / 3, 2 / 3):
+        await asyncio.sleep(max(0.0, fraction * duration_s - (time.monotonic() - started)))
+        alive = worker_pids(supervisor_pid)
+        victim = max(alive & originals, key=cpu_seconds)  # the busiest original worker
+        os.kill(victim, signal.SIGKILL)
+        kill = {"at": time.monotonic(), "restart_s": float("nan")}
+        kills.append(kill)
+        while time.monotonic() < kill["at"] + 30:
+            now = worker_pids(supervisor_pid)
+            if victim not in now and len(now) == len(alive):
+                kill["restart_s"] = time.monotonic() - kill["at"]
+                break
+            await asyncio.sleep(0.05)
+
+
+async def timed_preset_clients(
+    base_url: str, duration_s: float, record: Record, timeline: list[tuple[float, str]]
+) -> None:
+    """Like preset_clients, but also keeps (time, outcome) of every request for the kill gap."""
+
+    class TimelineRecord(Record):
+        def add(self, outcome: str, latency: float) -> None:
+            super().add(outcome, latency)
+            timeline.append((time.monotonic(), outcome))
+
+    inner = TimelineRecord()
+    await preset_clients(base_url, duration_s, inner)
+    record.latencies, record.statuses = inner.latencies, inner.statuses
+
+
+def row(name: str, record: Record, duration_s: float, ok: tuple[str, ...] = ("200",)) -> str:
+    ms = 1000
+    return (
+        f"| {name} | {record.count} | {record.failures(ok)} | {record.count / duration_s:.0f} | "
+        f"{record.percentile(50) * ms:.0f} | {record.percentile(95) * ms:.0f} | "
+        f"{record.percentile(99) * ms:.0f} | {max(record.latencies, default=0) * ms:.0f} |"
+    )
+
+
+def scenario_a(duration_s: float) -> list[str]:
+    process, base_url = start_server(workers=2)
+    try:
+        record = Record()
+        asyncio.run(preset_clients(base_url, duration_s, record))
+    finally:
+        stop_server(process)
+    return [row(f"(a) presets, {CLIENTS} clients, {duration_s:.0f} s", record, duration_s)]
+
+
+def scenario_b(duration_s: float) -> list[str]:
+    process, base_url = start_server(workers=2)
+    presets, health, hostile = Record(), Record(), Record()
+
+    async def run() -> None:
+        await asyncio.gather(
+            preset_clients(base_url, duration_s, presets),
+            health_prober(base_url, duration_s, health),
+            hostile_client(base_url, duration_s, hostile),
+        )
+
+    try:
+        asyncio.run(run())
+    finally:
+        stop_server(process)
+    hostile_ok = ("200", "400", "413")
+    server_errors = sum(
+        n for r in (presets, hostile) for s, n in r.statuses.items() if s.startswith("5")
+    )
+    return [
+        row(f"(b) presets + hostile, {duration_s:.0f} s", presets, duration_s),
+        row("(b) hostile client, 1/s", hostile, duration_s, hostile_ok)
+        + " "
+        + "; ".join(f"{name}: {'/'.join(sorted(o))}" for name, o in hostile.by_name.items()),
+        row("(b) /healthz every 50 ms", health, duration_s)
+        + f" p99 {'≤' if health.percentile(99) <= 0.1 else '>'} 100 ms; 5xx: {server_errors}",
+    ]
+
+
+def scenario_c(duration_s: float) -> list[str]:
+    process, base_url = start_server(workers=2)
+    record, timeline, kills = Record(), [], []
+
+    async def run() -> None:
+        await asyncio.gather(
+            timed_preset_clients(base_url, duration_s, record, timeline),
+            kill_workers_in_turn(process.pid, duration_s, kills),
+        )
+
+    try:
+        asyncio.run(run())
+        workers_at_end = len(worker_pids(process.pid))
+    finally:
+        stop_server(process)
+    notes = []
+    for n, kill in enumerate(kills, 1):
+        window = [o for t, o in timeline if kill["at"] <= t < kill["at"] + 5]
+        notes.append(
+            f"kill {n}: {sum(o != '200' for o in window)} failed of {len(window)} in the next 5 s, "
+            f"replacement started in {kill['restart_s']:.1f} s"
+        )
+    served_after = sum(o == "200" for t, o in timeline if kills and t >= kills[-1]["at"] + 5)
+    notes.append(f"{served_after} served after both originals were gone")
+    notes.append(f"workers at the end: {workers_at_end}")
+    return [
+        row(f"(c) presets, both workers SIGKILLed in turn, {duration_s:.0f} s", record, duration_s)
+        + " "
+        + "; ".join(notes)
+    ]
+
+
+def scenario_d(timeout_s: float = 0.5) -> list[str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        dot = Path(tmp) / "dot"
+        dot.write_text(HANGING_DOT)
+        dot.chmod(dot.stat().st_mode | stat.S_IXUSR)
+        env = {"CHAINRULE_DOT_BINARY": str(dot), "CHAINRULE_DOT_TIMEOUT_S": str(timeout_s)}
+        process, base_url = start_server(env=env, workers=1)
+        try:
+            start = time.perf_counter()
+            response = httpx.post(
+                f"{base_url}/api/graph",
+                json={"source": "a = 2; b = -3; c = 10; (a + b) * c"},
+                timeout=30,
+            )
+            elapsed = time.perf_counter() - start
+            engine = response.json().get("layout", {}).get("engine")
+            pids_file = Path(tmp) / "pids"
+            started = pids_file.read_text().split() if pids_file.exists() else []
+            sleepers = [pid for pid in started if Path(f"/proc/{pid}").exists()]
+        finally:
+            stop_server(process)
+    return [
+        f"| (d) hanging dot, timeout {timeout_s} s | 1 | {int(response.status_code != 200)} | – | "
+        f"{elapsed * 1000:.0f} | – | – | – | layout `{engine}`; dot started {len(started)}, "
+        f"still running {len(sleepers)} |"
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=60.0,
+        help="seconds of scenario (a); (b) and (c) run half as long (default 60)",
+    )
+    args = parser.parse_args()
+    lines = [
+        f"Load bench: uvicorn --workers 2 on 127.0.0.1, {os.cpu_count()} cores shared with the "
+        "load generator.",
+        "",
+        "| scenario | requests | failures | req/s | p50 ms | p95 ms | p99 ms | max ms |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    started = time.monotonic()
+    lines += scenario_a(args.duration)
+    lines += scenario_b(args.duration / 2)
+    lines += scenario_c(args.duration / 2)
+    lines += scenario_d()
+    lines += ["", f"Total bench time {time.monotonic() - started:.0f} s."]
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
