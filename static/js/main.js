@@ -5,9 +5,10 @@ import { createGraphChannel, fetchPresets } from "./api.js";
 import { mountClassroom } from "./classroom.js";
 import { mountEditor } from "./editor.js";
 import { mountGraph } from "./graph-view.js";
+import { mountLabs } from "./labs.js";
 import { mountPanelArea } from "./panels.js";
 import { mountSliders } from "./sliders.js";
-import { fromUrlParams, setError, setTrace, state, update } from "./state.js";
+import { fromUrlParams, setError, setTrace, state, subscribe, update } from "./state.js";
 import { mountTheme } from "./theme.js";
 import { mountTransport } from "./transport.js";
 
@@ -17,6 +18,8 @@ function requestBody() {
   const body = { source: state.source };
   if (Object.keys(state.values).length) body.values = { ...state.values };
   if (state.expandDerived) body.expand_derived = true;
+  if (state.mode === "overwrite") body.mode = "overwrite";
+  if (state.order) body.order = [...state.order];
   return body;
 }
 
@@ -57,6 +60,11 @@ function mount() {
     },
   });
   mountPanelArea({ section: $("panels"), tabs: $("panel-tabs"), bodies: $("panel-bodies") });
+  mountLabs({ svg: $("graph") });
+  // A lab switching the variant (the = bug, a visit order) asks for the variant's trace.
+  subscribe((s, changed) => {
+    if (s.source && (changed.has("mode") || changed.has("order"))) recompute();
+  });
   mountTheme($("theme-toggle"));
   mountClassroom({ requestBody });
 

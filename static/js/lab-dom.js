@@ -1,0 +1,39 @@
+// Small DOM helpers for the labs: elements built with createElement and textContent only.
+
+/** `h("button", {class, text, type, onclick, "aria-label": ...}, ...children)`. */
+export function h(tag, props = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") el.className = value;
+    else if (key === "text") el.textContent = value;
+    else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    else el.setAttribute(key, value === true ? "" : String(value));
+  }
+  el.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  return el;
+}
+
+/**
+ * A switch (role="switch" button: Enter and Space toggle it) between two named positions.
+ * `onChange(on)` is called on user toggles; `set(on)` shows a state without calling it.
+ */
+export function toggleSwitch({ off, on, label, testId, onChange }) {
+  const button = h("button", {
+    type: "button", role: "switch", class: "lab-switch", "aria-checked": "false",
+    "aria-label": label, "data-testid": testId,
+  }, h("span", { class: "lab-switch-side off", text: off }), h("span", { class: "lab-switch-track", "aria-hidden": "true" },
+    h("span", { class: "lab-switch-thumb" })), h("span", { class: "lab-switch-side on", text: on }));
+  button.addEventListener("click", () => onChange(button.getAttribute("aria-checked") !== "true"));
+  return {
+    element: button,
+    set(value) {
+      button.setAttribute("aria-checked", String(Boolean(value)));
+    },
+  };
+}
+
+/** The name a learner reads for a node: its label, else its source text, else its id. */
+export function nodeName(node) {
+  return node.label || node.text || node.id;
+}
