@@ -158,7 +158,9 @@ export function explainNode(trace, view, id, { complete = false } = {}) {
     } else {
       const terms = parts.map((c) => `${compactText(c.upstream)}\u00b7${compactText(c.local)} (via ${c.via})`);
       const total = complete ? node.grad : parts[parts.length - 1].grad_after;
-      sum = `grad[${name}] = ${terms.join(" + ")} = ${compactText(total)}`;
+      // upstream·local per path, then the contributions themselves: "… = 1 + 3 = 4".
+      const values = parts.length > 1 ? ` = ${parts.map((c) => compactText(c.contribution)).join(" + ")}` : "";
+      sum = `grad[${name}] = ${terms.join(" + ")}${values} = ${compactText(total)}`;
     }
   }
   return { title: `node ${name}`, definition, sum, notes };

@@ -53,12 +53,16 @@ function createTextDialog(id, heading) {
   dialog.append(title, status, field, close);
   document.body.append(dialog);
   return {
-    open(text, copied) {
+    open(text) {
       field.value = text;
-      status.textContent = copied ? "Copied to the clipboard." : "Select and copy it (Ctrl+C).";
+      status.textContent = "";
       if (!dialog.open) dialog.showModal();
       field.focus();
       field.select();
+    },
+    /** Say whether the text also reached the clipboard (if it is still the one shown). */
+    copied(text, ok) {
+      if (field.value === text) status.textContent = ok ? "Copied to the clipboard." : "Select and copy it (Ctrl+C).";
     },
   };
 }
@@ -159,14 +163,19 @@ export function mountShare(container, { requestBody }) {
   const copyLink = button("Copy link", { "data-testid": "copy-link" });
   copyLink.addEventListener("click", async () => {
     const url = shareUrl();
-    if (await copyText(url)) flash(copyLink, "Link copied");
-    else linkDialog.open(url, false);
+    if (await copyText(url)) {
+      flash(copyLink, "Link copied");
+    } else {
+      linkDialog.open(url);
+      linkDialog.copied(url, false);
+    }
   });
   const copyScript = button("Copy as micrograd Python", { "data-testid": "copy-micrograd" });
   copyScript.addEventListener("click", async () => {
     if (!state.trace) return;
     const script = microgradScript(state.trace);
-    scriptDialog.open(script, await copyText(script));
+    scriptDialog.open(script);
+    scriptDialog.copied(script, await copyText(script));
   });
   container.append(status, copyLink, exportMenu(requestBody, status), copyScript);
 
