@@ -1,5 +1,5 @@
-// The visit-order lab: the learner places a backward visit order (clicking node cards, Enter on a
-// focused card, or the buttons under the list), runs it, and reads which contributions arrived
+// The visit-order lab: the learner places a backward visit order (clicking node cards, or Tab to a
+// card and Enter), runs it, and reads which contributions arrived
 // too late. Leaves are optional in the order (they have nothing to pass on); constants are left out.
 
 import { compactText } from "./format.js";
@@ -68,7 +68,6 @@ export function orderSection({ setLab, svg }) {
     testId: "lab-order", onChange: (on) => setLab(on ? "order" : null),
   });
   const list = h("ol", { class: "lab-order-list", "data-testid": "order-list", "aria-label": "Visit order" });
-  const picks = h("div", { class: "lab-picks", role: "group", "aria-label": "Add a node to the visit order" });
   const undo = h("button", { type: "button", text: "Undo", "data-testid": "order-undo", onclick: () => update({ orderDraft: state.orderDraft.slice(0, -1) }) });
   const clear = h("button", { type: "button", text: "Clear", "data-testid": "order-clear", onclick: () => update({ orderDraft: [], order: null }) });
   const run = h("button", { type: "button", class: "primary", text: "Run order", "data-testid": "order-run", onclick: () => runOrder() });
@@ -76,7 +75,7 @@ export function orderSection({ setLab, svg }) {
   const body = h("div", { class: "lab-body lab-split" },
     h("div", {},
       h("p", { class: "lab-hint", text: "Click nodes in the order backward should visit them (or Tab to a card and press Enter). Leaves are optional: they have nothing to pass on." }),
-      list, picks, h("div", { class: "lab-actions" }, undo, clear, run)),
+      list, h("div", { class: "lab-actions" }, undo, clear, run)),
     result);
   const section = h("section", { class: "lab-card lab-order", "aria-labelledby": "lab-order-title" },
     h("h3", { id: "lab-order-title", text: "Visit order" }),
@@ -100,16 +99,6 @@ export function orderSection({ setLab, svg }) {
     const nodes = traceIndex(s.trace).nodeById;
     list.replaceChildren(...s.orderDraft.map((id) => h("li", { text: nodeName(nodes.get(id) ?? { id }) })));
     if (s.orderDraft.length === 0) list.append(h("li", { class: "lab-empty", text: "nothing placed yet" }));
-    // The root first, then the graph from right to left: the buttons read like the graph.
-    const candidates = s.trace.nodes.filter((n) => n.kind !== "const").sort((a, b) => b.x - a.x || a.y - b.y);
-    const key = candidates.map((n) => n.id).join();
-    if (picks.dataset.key !== key) {
-      picks.dataset.key = key;
-      picks.replaceChildren(...candidates.map((n) => h("button", {
-        type: "button", class: "lab-pick", "data-node-id": n.id, text: nodeName(n), onclick: () => placeNode(n.id),
-      })));
-    }
-    for (const button of picks.children) button.setAttribute("aria-pressed", String(s.orderDraft.includes(button.dataset.nodeId)));
     undo.disabled = s.orderDraft.length === 0;
     clear.disabled = s.orderDraft.length === 0 && !s.order;
     run.disabled = s.orderDraft.length === 0;

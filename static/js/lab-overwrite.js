@@ -27,7 +27,7 @@ export function wrongSentences(trace) {
 
 export function overwriteSection({ setLab }) {
   const toggle = toggleSwitch({
-    off: "+= accumulate", on: "= overwrite", label: "Overwrite gradients with = instead of accumulating with +=",
+    off: "+= add", on: "= overwrite", label: "Overwrite gradients with = instead of accumulating with +=",
     testId: "lab-overwrite", onChange: (on) => setLab(on ? "overwrite" : null),
   });
   const result = h("div", { class: "lab-result", "data-testid": "lab-overwrite-result", "aria-live": "polite" });

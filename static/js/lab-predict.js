@@ -74,7 +74,7 @@ export function predictSection({ setLab }) {
   const score = h("span", { class: "lab-score", "data-testid": "predict-score" });
   const restart = h("button", { type: "button", class: "ghost", text: "Start over", "data-testid": "predict-restart" });
   const body = h("div", { class: "lab-body lab-split" },
-    h("div", {}, h("label", { class: "lab-inline" }, "Ask for ", scope), status, form),
+    h("div", {}, h("label", { class: "lab-inline" }, "Ask for ", scope), form, status),
     h("div", {}, feedback, h("p", { class: "lab-score-row" }, score, restart)));
   const section = h("section", { class: "lab-card lab-predict", "aria-labelledby": "lab-predict-title" },
     h("h3", { id: "lab-predict-title", text: "Predict" }),
@@ -158,9 +158,8 @@ export function predictSection({ setLab }) {
       question.textContent = `${prompt.name} =`;
       const due = state.step === prompt.frame - 1;
       const before = answered.get(prompt.frame);
-      status.textContent = `Visiting ${prompt.consumer} passes gradient back. `
-        + (before ? "You answered this one already: answer again, or step on."
-          : due ? `What will ${prompt.name} be? The pulse waits for you.` : `Next to be revealed: ${prompt.name}.`);
+      status.textContent = before ? "Answered already: answer again, or step on."
+        : due ? `${prompt.consumer} passes it back next: the pulse waits for you.` : `Coming up when ${prompt.consumer} is visited.`;
     } else {
       status.textContent = prompts.length ? "Every gradient is revealed." : "Nothing to predict in this program.";
     }

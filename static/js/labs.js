@@ -30,6 +30,9 @@ export function mountLabs({ svg }) {
   subscribe((s, changed) => {
     const rebuilt = ["source", "expandDerived", "foldConstants"].some((k) => changed.has(k));
     if (rebuilt && (s.order || s.orderDraft.length)) update({ order: null, orderDraft: [] });
+    // An opened or closed lab resizes the panel area, and so the graph: fit it again, so that no
+    // card hides under the panel.
+    if (changed.has("lab")) requestAnimationFrame(() => document.getElementById("fit")?.click());
   });
   registerPanel({
     id: "labs",
