@@ -37,7 +37,7 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
         redoc_url=None,
         lifespan=lifespan,
     )
-    app.dependency_overrides[get_settings] = lambda: settings
+    app.state.settings = settings
     app.state.server = ServerState.from_settings(settings)
     app.state.templates = Jinja2Templates(directory=TEMPLATES_DIR)
     app.state.asset_version = asset_version()

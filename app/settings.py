@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Annotated
 
-from fastapi import Depends
+from fastapi import Depends, Request
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -31,8 +31,9 @@ class AppSettings(BaseSettings):
 
     # Programs this long (so possibly thousands of nodes) are traced and laid out in a worker
     # process: a big trace pauses its process for garbage collection and igraph holds the GIL,
-    # which would stall /healthz and every other request of this worker.
-    offload_min_source_chars: int = 4_000
+    # which would stall /healthz and every other request of this worker. It also isolates
+    # igraph's native code: were it to crash, the pool is replaced, not the server.
+    offload_min_source_chars: int = 1_000
     offload_processes: int = 1
 
     # Export draws every node with dot, so it has its own ceiling.
@@ -54,4 +55,12 @@ def get_settings() -> AppSettings:
     return AppSettings()
 
 
-Settings = Annotated[AppSettings, Depends(get_settings)]
+async def app_settings(request: Request) -> AppSettings:
+    """The settings the app was created with (a dependency; tests may override it).
+
+    Async on purpose: FastAPI runs sync dependencies in a thread, which costs more than the
+    whole warm request."""
+    return request.app.state.settings
+
+
+Settings = Annotated[AppSettings, Depends(app_settings)]

@@ -89,7 +89,7 @@ class ServerState:
         )
 
 
-def get_state(request: Request) -> ServerState:
+async def get_state(request: Request) -> ServerState:
     return request.app.state.server
 
 

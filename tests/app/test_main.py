@@ -156,3 +156,21 @@ def test_no_cors_headers(client):
         "/api/graph", json={"source": "a"}, headers={"origin": "https://evil.example"}
     )
     assert "access-control-allow-origin" not in response.headers
+
+
+def test_settings_can_be_overridden_through_the_dependency(client):
+    from app.settings import AppSettings, app_settings
+
+    client.app.dependency_overrides[app_settings] = lambda: AppSettings(max_source_chars=3)
+    response = client.post("/api/graph", json={"source": "a + b"})
+    assert response.status_code == 400
+    assert response.json()["error"]["type"] == "LimitExceeded"
+
+
+def test_settings_come_from_chainrule_environment_variables(monkeypatch):
+    from app.settings import AppSettings
+
+    monkeypatch.setenv("CHAINRULE_MAX_NODES", "123")
+    monkeypatch.setenv("CHAINRULE_DOT_TIMEOUT_S", "0.5")
+    settings = AppSettings()
+    assert (settings.max_nodes, settings.dot_timeout_s) == (123, 0.5)

@@ -1,0 +1,207 @@
+"""Benchmark of the HTTP API against a real uvicorn server (one worker) on loopback.
+
+Run: .venv/bin/python bench/api.py  (also part of `make bench`). Prints a markdown table.
+Measures: POST /api/graph for the presets with a warm cache and with a cold one (names varied so
+neither the response cache nor the layout cache can answer), layout time by graph size, and
+requests per second for a warm preset with 32 concurrent clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import get_context
+from pathlib import Path
+
+import httpx
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from conftest import start_server, stop_server  # noqa: E402
+
+import engine  # noqa: E402
+from app.graph import build_graph  # noqa: E402
+from app.layout import Layouter, structure_of  # noqa: E402
+from app.schemas import GraphRequest  # noqa: E402
+from app.settings import AppSettings  # noqa: E402
+
+WARM_REPEATS = 200  # per preset
+COLD_ROUNDS = 10  # per preset
+THROUGHPUT_SECONDS = 5.0
+CONCURRENCY = 32
+FUNCTIONS = {"relu", "tanh", "exp", "log", "sigmoid"}
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f}"
+
+
+def renamed(source: str, suffix: str) -> str:
+    """The same program with every name suffixed: a new structure for both caches."""
+    return re.sub(
+        r"\b([A-Za-z_]\w*)\b",
+        lambda m: m.group(1) if m.group(1) in FUNCTIONS else f"{m.group(1)}_{suffix}",
+        source,
+    )
+
+
+def sized_program(nodes: int) -> str:
+    """A program of about `nodes` nodes: `p_i = -w_i * -x_i + p_(i-1)` adds six per line."""
+    lines = ["p0 = 0.5"]
+    lines += [f"p{i}=-w{i}*-x{i}+p{i - 1}" for i in range(1, max(2, (nodes - 1) // 6 + 1))]
+    return "\n".join(lines)
+
+
+def timed_posts(http: httpx.Client, body: dict, repeats: int) -> list[float]:
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        response = http.post("/api/graph", json=body)
+        samples.append(time.perf_counter() - started)
+        assert response.status_code == 200, response.text[:200]
+    return samples
+
+
+async def throughput(base_url: str, body: dict) -> float:
+    """Completed requests per second with CONCURRENCY keep-alive connections posting back to
+    back. The client is a minimal asyncio HTTP/1.1 writer/reader: httpx's AsyncClient itself
+    tops out near 300 req/s here (and slows down as connections are added), so it would
+    measure the client, not the server."""
+    host, port = base_url.removeprefix("http://").split(":")
+    payload = orjson.dumps(body)
+    request = (
+        f"POST /api/graph HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(payload)}\r\n\r\n"
+    ).encode() + payload
+    deadline = time.perf_counter() + THROUGHPUT_SECONDS
+    done = 0
+
+    async def client() -> None:
+        nonlocal done
+        reader, writer = await asyncio.open_connection(host, int(port))
+        try:
+            while time.perf_counter() < deadline:
+                writer.write(request)
+                head = await reader.readuntil(b"\r\n\r\n")
+                assert head.startswith(b"HTTP/1.1 200"), head[:100]
+                length = int(re.search(rb"(?i)content-length: (\d+)", head).group(1))
+                await reader.readexactly(length)
+                done += 1
+        finally:
+            writer.close()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(CONCURRENCY)))
+    return done / (time.perf_counter() - started)
+
+
+def main() -> None:
+    rows: list[tuple[str, str, str, str, str]] = []
+    process, base_url = start_server()
+    try:
+        with httpx.Client(base_url=base_url, timeout=120) as http:
+            presets = http.get("/api/presets").json()
+            sizes = []
+            warm, cold = [], []
+            for preset in presets:
+                body = {"source": preset["source"], "values": preset["values"]}
+                sizes.append(len(http.post("/api/graph", json=body).json()["nodes"]))
+                warm += timed_posts(http, body, WARM_REPEATS)
+                for k in range(COLD_ROUNDS):
+                    cold_body = {"source": renamed(preset["source"], f"c{k}")}
+                    cold += timed_posts(http, cold_body, 1)
+            graph_sizes = f"{min(sizes)}–{max(sizes)} nodes"
+            rows.append(
+                (
+                    "POST /api/graph, presets, warm cache",
+                    graph_sizes,
+                    ms(statistics.median(warm)),
+                    ms(percentile(warm, 0.99)),
+                    "p50 ≤ 3 ms",
+                )
+            )
+            rows.append(
+                (
+                    "POST /api/graph, presets, cold cache",
+                    graph_sizes,
+                    ms(statistics.median(cold)),
+                    ms(percentile(cold, 0.99)),
+                    "p50 ≤ 40 ms",
+                )
+            )
+
+            for nodes in (200, 1_000, 5_000, 20_000):
+                source = sized_program(nodes)
+                started = time.perf_counter()
+                response = http.post("/api/graph", json={"source": source})
+                elapsed = time.perf_counter() - started
+                assert response.status_code == 200, response.text[:300]
+                body = response.json()
+                with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+                    # In a child process, as the server does for big programs.
+                    try:
+                        layout_ms = ms(pool.submit(layout_only, source).result())
+                    except BrokenProcessPool:
+                        layout_ms = "crashed"
+                target = "≤ 1 s" if nodes == 5_000 else ""
+                rows.append(
+                    (
+                        f"layout ({body['layout']['engine']}) / whole request, cold",
+                        f"{len(body['nodes']):,} nodes",
+                        f"{layout_ms} / {ms(elapsed)}",
+                        "",
+                        target,
+                    )
+                )
+
+            first = presets[0]
+            rate = asyncio.run(
+                throughput(base_url, {"source": first["source"], "values": first["values"]})
+            )
+            rows.append(
+                (
+                    f"req/s, warm preset, {CONCURRENCY} clients, {THROUGHPUT_SECONDS:g} s",
+                    f"{sizes[0]} nodes",
+                    f"{rate:,.0f} req/s",
+                    "",
+                    "≥ 1,000 req/s",
+                )
+            )
+    finally:
+        stop_server(process)
+
+    print("| measurement | graph | p50 (ms) | p99 (ms) | target |")
+    print("| --- | --- | --- | --- | --- |")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+def layout_only(source: str) -> float:
+    """Seconds of layout alone (dot or fallback, no cache), in this process."""
+    settings = AppSettings()
+    trace = engine.trace(source).to_dict()
+    layouter = Layouter(
+        dot_timeout_s=settings.dot_timeout_s, dot_max_nodes=settings.dot_max_nodes, cache_size=0
+    )
+    structure = structure_of(trace["nodes"], trace["edges"])
+    started = time.perf_counter()
+    layouter.layout(structure)
+    return time.perf_counter() - started
+
+
+assert build_graph and GraphRequest  # the modules the server runs, imported as it does
+
+if __name__ == "__main__":
+    main()
