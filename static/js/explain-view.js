@@ -76,18 +76,35 @@ export function mountExplanations({ svg, wrap }) {
     box.dataset.kind = target.kind;
   }
 
+  // Near the edge or node, on the side where it covers the fewest cards.
   function place(opener) {
     const area = wrap.getBoundingClientRect();
     const at = opener.getBoundingClientRect();
-    const width = box.offsetWidth;
-    const height = box.offsetHeight;
-    let left = at.left + at.width / 2 - area.left - width / 2;
-    let top = at.bottom - area.top + 12;
-    if (top + height > area.height - 8) top = at.top - area.top - height - 12;
-    left = Math.max(8, Math.min(left, area.width - width - 8));
-    top = Math.max(8, Math.min(top, area.height - height - 8));
-    box.style.setProperty("--explain-left", `${Math.round(left)}px`);
-    box.style.setProperty("--explain-top", `${Math.round(top)}px`);
+    const [width, height, gap] = [box.offsetWidth, box.offsetHeight, 12];
+    const cx = at.left + at.width / 2 - area.left;
+    const cy = at.top + at.height / 2 - area.top;
+    const clamp = ([left, top]) => [
+      Math.max(8, Math.min(left, area.width - width - 8)), Math.max(8, Math.min(top, area.height - height - 8))];
+    const candidates = [
+      [cx - width / 2, at.bottom - area.top + gap], [cx - width / 2, at.top - area.top - height - gap],
+      [at.right - area.left + gap, cy - height / 2], [at.left - area.left - width - gap, cy - height / 2],
+      [8, area.height - height - 8], [area.width - width - 8, 8],
+    ].map(clamp);
+    const cards = [...svg.querySelectorAll("[data-testid=node] .card")].slice(0, 400).map((c) => c.getBoundingClientRect());
+    const covered = ([left, top]) => {
+      const [x0, y0] = [left + area.left, top + area.top];
+      let sum = 0;
+      for (const r of [...cards, at]) {
+        const w = Math.min(x0 + width, r.right) - Math.max(x0, r.left);
+        const h = Math.min(y0 + height, r.bottom) - Math.max(y0, r.top);
+        if (w > 0 && h > 0) sum += w * h;
+      }
+      return sum;
+    };
+    let best = candidates[0];
+    for (const c of candidates) if (covered(c) < covered(best)) best = c;
+    box.style.setProperty("--explain-left", `${Math.round(best[0])}px`);
+    box.style.setProperty("--explain-top", `${Math.round(best[1])}px`);
   }
 
   function show(kind, id, opener) {

@@ -58,6 +58,12 @@ export function localFormula(target, index, nodeById) {
   }
 }
 
+/** A number as a factor in a product: negatives in parentheses, `1 × (−1)`. */
+export function factor(value) {
+  const text = compactText(value);
+  return text.startsWith(MINUS) ? `(${text})` : text;
+}
+
 /** Is the backward pass over at frame `step` (its last API step shown)? */
 export function passComplete(trace, step) {
   const frames = framesOf(trace);
@@ -84,7 +90,7 @@ export function explainEdge(trace, view, edgeId) {
     title: `edge ${s} \u2192 ${t}`,
     operation: `${definitionOf(target, nodeById)}  (input ${edge.index + 1} of ${target.inputs.length})`,
     derivative,
-    chain: c ? `${compactText(c.upstream)} \u00d7 ${compactText(c.local)} = ${compactText(c.contribution)}` : null,
+    chain: c ? `${factor(c.upstream)} \u00d7 ${factor(c.local)} = ${compactText(c.contribution)}` : null,
     chainWords: c
       ? `grad[${t}] \u00d7 ${partial} = contribution to grad[${s}]`
       : "The backward pass has not reached this edge yet.",
@@ -156,7 +162,7 @@ export function explainNode(trace, view, id, { complete = false } = {}) {
     if (parts.length === 0) {
       sum = `grad[${name}] = --  (no contribution has arrived yet)`;
     } else {
-      const terms = parts.map((c) => `${compactText(c.upstream)}\u00b7${compactText(c.local)} (via ${c.via})`);
+      const terms = parts.map((c) => `${factor(c.upstream)}\u00b7${factor(c.local)} (via ${c.via})`);
       const total = complete ? node.grad : parts[parts.length - 1].grad_after;
       // upstream·local per path, then the contributions themselves: "… = 1 + 3 = 4".
       const values = parts.length > 1 ? ` = ${parts.map((c) => compactText(c.contribution)).join(" + ")}` : "";

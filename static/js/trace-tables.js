@@ -3,6 +3,7 @@
 // only when the trace changes; a step change moves the "current" mark between two rows.
 // Clicking a row (or Enter on its step button) jumps the timeline to that step.
 
+import { factor } from "./explain.js";
 import { compactText } from "./format.js";
 import { registerPanel } from "./panels.js";
 import { setStep, subscribe } from "./state.js";
@@ -133,7 +134,7 @@ function propagationRows(trace) {
       for (const c of step.contributions) {
         const to = nameOf(nodeById, c.to);
         const sum = c.grad_after !== c.contribution ? `  (now ${compactText(c.grad_after)})` : "";
-        what.append(cell("div", `grad[${to}] += ${compactText(c.upstream)} \u00d7 ${compactText(c.local)} = ${compactText(c.contribution)}${sum}`, "mono"));
+        what.append(cell("div", `grad[${to}] += ${factor(c.upstream)} \u00d7 ${factor(c.local)} = ${compactText(c.contribution)}${sum}`, "mono"));
       }
     }
     rows.push({
