@@ -96,3 +96,37 @@ def test_the_setting_turns_the_limit_on_in_a_real_server():
     assert limited.json()["error"]["type"] == "RateLimited"
     assert 1 <= int(limited.headers["retry-after"]) <= 60
     assert health.status_code == 200
+
+
+def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_window():
+    # uvicorn trusts X-Forwarded-For only from --forwarded-allow-ips (default 127.0.0.1): here
+    # the test is the proxy, so the limit counts the addresses it forwards.
+    process, base_url = start_server(env={"CHAINRULE_RATE_LIMIT_PER_MINUTE": "2"})
+    try:
+        with httpx.Client(base_url=base_url, timeout=10) as client:
+
+            def status(address: str) -> int:
+                headers = {"x-forwarded-for": address}
+                return client.get("/api/presets", headers=headers).status_code
+
+            first = [status("203.0.113.1") for _ in range(3)]
+            second = [status("203.0.113.2") for _ in range(3)]
+    finally:
+        stop_server(process)
+    assert first == second == [200, 200, 429]
+
+
+def test_forwarded_addresses_from_an_untrusted_peer_are_ignored():
+    env = {"CHAINRULE_RATE_LIMIT_PER_MINUTE": "2", "FORWARDED_ALLOW_IPS": "10.0.0.1"}
+    process, base_url = start_server(env=env)
+    try:
+        with httpx.Client(base_url=base_url, timeout=10) as client:
+            statuses = [
+                client.get(
+                    "/api/presets", headers={"x-forwarded-for": f"203.0.113.{n}"}
+                ).status_code
+                for n in range(3)
+            ]
+    finally:
+        stop_server(process)
+    assert statuses == [200, 200, 429]  # one client: a spoofed header buys nothing
