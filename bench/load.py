@@ -6,8 +6,9 @@
 (a) mixed preset traffic from 50 concurrent clients against `--workers 2`;
 (b) the same while one client sends the worst hostile programs every second, with `/healthz`
     probed every 50 ms on its own connection;
-(c) the same mixed traffic while one worker is killed (SIGKILL, by pid): failures during the gap,
-    and how long until the supervisor has a new worker serving;
+(c) the same mixed traffic while the workers are killed in turn (SIGKILL, by pid): failures
+    after each kill, how long until uvicorn starts a replacement, and requests served once
+    only replacements are left;
 (d) a dot that hangs (CHAINRULE_DOT_BINARY points at a script that sleeps): the request gets the
     fallback layout, and how long it took.
 Everything targets 127.0.0.1 and stops by itself; the load generator shares the machine's cores
@@ -43,17 +44,19 @@ CLIENTS = 50
 HEALTH_PROBE_EVERY_S = 0.05
 
 
-def hostile_bodies() -> list[tuple[str, dict | bytes]]:
-    """The worst requests we know of, each answered quickly with a 200, 400 or 413."""
+def hostile_bodies(round_: int) -> list[tuple[str, dict | bytes]]:
+    """The worst requests we know of, each answered with a 200, 400 or 413. The big ones get new
+    values every round, so that no response cache spares the server the trace."""
     sum_20k = "a = 1\ns = a" + " + a" * 19_999  # exactly the node limit: the fallback layout
+    fresh = {"a": 1 + round_ / 1000}
     return [
-        ("20,000-node sum", {"source": sum_20k}),
+        ("20,000-node sum", {"source": sum_20k, "values": fresh}),
         ("20,001 nodes", {"source": sum_20k + " + a"}),
         ("9**9**9", {"source": "9**9**9"}),
         ("2**4000000", {"source": "2**4000000"}),
         ("10,000 nested parens", {"source": "(" * 10_000 + "a" + ")" * 10_000}),
-        ("10,000 unary minus", {"source": "-" * 10_000 + "a"}),
-        ("** chain of 5,000", {"source": "a" + "**a" * 5_000}),
+        ("10,000 unary minus", {"source": "-" * 10_000 + "a", "values": fresh}),
+        ("** chain of 5,000", {"source": "a" + "**a" * 5_000, "values": fresh}),
         ("source limit + 1", {"source": "a" * 100_001}),
         ("5,000-digit literal", {"source": "1" * 5_000}),
         ("1 MiB body", b'{"source": "' + b"a" * (1 << 20) + b'"}'),
@@ -148,7 +151,6 @@ async def hostile_client(base_url: str, duration_s: float, record: Record) -> No
     """Send the next worst request every second, without waiting for the previous ones (at most
     three outstanding, so a slow one cannot pile up more than a classroom's worth)."""
     deadline = time.monotonic() + duration_s
-    bodies = hostile_bodies()
     outstanding = asyncio.Semaphore(3)
 
     async def send(client: httpx.AsyncClient, name: str, body: dict | bytes) -> None:
@@ -170,6 +172,7 @@ async def hostile_client(base_url: str, duration_s: float, record: Record) -> No
         tasks = []
         i = 0
         while time.monotonic() < deadline:
+            bodies = hostile_bodies(i)
             tasks.append(asyncio.create_task(send(client, *bodies[i % len(bodies)])))
             i += 1
             await asyncio.sleep(1.0)
