@@ -93,3 +93,7 @@ def build_graph_in_worker(request: GraphRequest, settings: AppSettings) -> tuple
             dot_binary=settings.dot_binary,
         )
     return build_graph(request, settings, _worker_layouter)
+
+
+def warm_up() -> None:
+    """Run in a fresh worker process: importing this module has loaded the engine and igraph."""

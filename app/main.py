@@ -12,6 +12,7 @@ from fastapi.templating import Jinja2Templates
 from app import __version__
 from app.api import export, graph, health, presets
 from app.errors import install_error_handlers
+from app.graph import warm_up
 from app.middleware import BodyLimit, SecurityHeaders, UnexpectedErrors
 from app.pages import STATIC_DIR, TEMPLATES_DIR, asset_version
 from app.pages import router as pages_router
@@ -22,6 +23,8 @@ from app.state import ServerState
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    # Start the worker process now, so the first big program does not pay for its start-up.
+    app.state.server.offload_pool().submit(warm_up)
     yield
     app.state.server.close()
 
