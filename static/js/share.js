@@ -160,7 +160,7 @@ export function mountShare(container, { requestBody }) {
   const linkDialog = createTextDialog("link-dialog", "Link to this view");
   const scriptDialog = createTextDialog("micrograd-dialog", "micrograd script");
 
-  const copyLink = button("Copy link", { "data-testid": "copy-link" });
+  const copyLink = button("Share", { "data-testid": "copy-link", title: "Copy a link to this exact program, values and step" });
   copyLink.addEventListener("click", async () => {
     const url = shareUrl();
     if (await copyText(url)) {
@@ -170,7 +170,7 @@ export function mountShare(container, { requestBody }) {
       linkDialog.copied(url, false);
     }
   });
-  const copyScript = button("Copy as micrograd Python", { "data-testid": "copy-micrograd" });
+  const copyScript = button("micrograd.py", { "data-testid": "copy-micrograd", title: "Copy as micrograd Python: a runnable script" });
   copyScript.addEventListener("click", async () => {
     if (!state.trace) return;
     const script = microgradScript(state.trace);
