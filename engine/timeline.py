@@ -30,6 +30,12 @@ def fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
+def factor(x: float) -> str:
+    """A number as an operand in narration: negatives in parentheses, `1 × (-1)`."""
+    text = fmt(x)
+    return f"({text})" if text.startswith("-") else text
+
+
 def number(x: float) -> float | str:
     """A JSON-ready number: non-finite values become "Infinity", "-Infinity" or "NaN"."""
     if math.isfinite(x):
@@ -264,7 +270,7 @@ def forward_steps(order: list[Value], say: Narrator) -> list[dict[str, Any]]:
         elif node.kind == "const":
             narration = f"{say.text(node)} is a constant: {fmt(node.data)}"
         else:
-            numbers = say.formula(node, [fmt(c.data) for c in node.inputs])
+            numbers = say.formula(node, [factor(c.data) for c in node.inputs])
             narration = f"{say.title(node)} = {numbers} = {fmt(node.data)}"
         steps.append(
             {
@@ -302,7 +308,7 @@ def backward_steps(
             edge, to, up, local, contribution, before, after, lost, late, replaced, _ = record
             target = say.text(nodes[to])
             sign = "=" if overwrite else "+="
-            part = f"grad[{target}] {sign} {fmt(up)} × {fmt(local)} = {fmt(contribution)}"
+            part = f"grad[{target}] {sign} {factor(up)} × {factor(local)} = {fmt(contribution)}"
             if replaced is not None:
                 source_node = nodes[replaced[10]]
                 part += (
