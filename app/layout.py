@@ -33,6 +33,7 @@ MAX_SPAN = 4  # columns an edge may cross and still take part in the fallback's 
 POINTS_PER_INCH = 72.0  # dot's unit; 1 px on the page = 1 pt, so sizes in inches are px / 72
 
 LayoutEngine = Literal["dot", "sugiyama"]
+IGRAPH_LOCK = Lock()
 
 
 @dataclass(frozen=True)
@@ -162,8 +163,9 @@ def sugiyama_layout(structure: Structure) -> Layout:
     n = len(structure.ids)
     layers = layer_of_each_node(n, structure.edges)
     short_edges = [(s, t) for s, t in structure.edges if layers[t] - layers[s] <= MAX_SPAN]
-    graph = igraph.Graph(n=n, edges=short_edges, directed=True)
-    coords = graph.layout_sugiyama(layers=layers, maxiter=20).coords[:n]  # drop dummy vertices
+    with IGRAPH_LOCK:  # igraph's C core keeps global state and is not thread-safe
+        graph = igraph.Graph(n=n, edges=short_edges, directed=True)
+        coords = graph.layout_sugiyama(layers=layers, maxiter=20).coords[:n]  # drop dummies
     column_width = max(w for w, _ in CARD_SIZE.values()) + RANK_GAP
     row_height = max(h for _, h in CARD_SIZE.values()) + NODE_GAP
     boxes = tuple(
