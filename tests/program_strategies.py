@@ -191,6 +191,7 @@ class Oracle:
 
     def __init__(self, program: Program) -> None:
         self.program = program
+        self.largest = mpmath.mpf(0)  # the largest |intermediate value| seen by `root`
         self.leaf_values: dict[str, mpmath.mpf] = {}
         assigned = set()
         for name, expr in program.statements:
@@ -234,6 +235,23 @@ class Oracle:
                 env[name] = result
         return result
 
+    def finite_difference_error(self, leaf: str) -> float:
+        """How far a float64 central difference (eps = 1e-6·max(1, |x|)) may be from the true
+        derivative: rounding of the largest intermediate value over 2·eps, plus truncation
+        (eps²/6 · |f‴|). A gradient check that fails by less than this proves nothing."""
+        x = self.leaf_values[leaf]
+        eps = mpmath.mpf("1e-6") * max(1, abs(x))
+        self.largest = mpmath.mpf(0)
+        for shifted in (x - eps, x, x + eps):
+            self.root({**self.leaf_values, leaf: shifted})
+        rounding = 10 * mpmath.mpf("1.1e-16") * self.largest / eps
+
+        def f(t: mpmath.mpf) -> mpmath.mpf:
+            return self.root({**self.leaf_values, leaf: t})
+
+        truncation = eps**2 / 6 * abs(mpmath.diff(f, x, 3))
+        return float(rounding + truncation)
+
     def gradient(self, leaf: str) -> mpmath.mpf:
         def f(x: mpmath.mpf) -> mpmath.mpf:
             return self.root({**self.leaf_values, leaf: x})
@@ -266,6 +284,7 @@ class Oracle:
                 value = self._power(left, right, constant_exponent=expr[2][0] == "num")
         if abs(value) > self.LARGE:
             raise NotComparable("too large for float64 to agree")
+        self.largest = max(self.largest, abs(value))
         return value
 
     def _power(self, base: mpmath.mpf, exponent: mpmath.mpf, constant_exponent: bool):

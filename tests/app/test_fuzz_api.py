@@ -9,7 +9,6 @@ declarations overridden by `values`, and the answer comes from mpmath, not from 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 
 import mpmath
@@ -148,9 +147,10 @@ def test_fuzz_valid_programs_match_the_oracle(api, program, expand):
             node["grad"],
             gradients[leaf["name"]],
         )
-    checked = {result["name"]: result for result in body["gradcheck"]["results"]}
-    for name, result in checked.items():
-        # Our finite differences are float64: trust them where the function is tame.
-        scale = max(1.0, abs(float(gradients[name])))
+    oracle = Oracle(program)
+    for result in body["gradcheck"]["results"]:
+        # The engine's check is float64 finite differences: it may only fail where those are
+        # provably too imprecise to judge (huge intermediates, steep curvature).
         if result["status"] == "fail":
-            assert not math.isfinite(result["numeric"] or math.nan) or scale > 1e3, result
+            tolerance = 1e-5 + 1e-3 * abs(result["numeric"])
+            assert oracle.finite_difference_error(result["name"]) > 0.1 * tolerance, result
