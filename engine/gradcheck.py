@@ -10,6 +10,9 @@ from .value import OPS, Value
 MAX_LEAVES = 64
 MAX_NODES = 5_000
 EPS_RULE = "1e-6·max(1,|x|)"
+UNIT_ROUNDOFF = 2.0**-53
+# Rounding error of one evaluation is taken as ROUNDING_OPS·u·(largest magnitude it touches).
+ROUNDING_OPS = 8
 
 
 def _agrees(analytic: float, numeric: float) -> bool:
@@ -30,14 +33,19 @@ def _downstream(order: list[Value], leaf: Value) -> list[Value]:
     return found
 
 
-def _evaluate(root: Value, datas: list[float], nodes: list[Value]) -> float:
+def _evaluate(root: Value, datas: list[float], nodes: list[Value]) -> tuple[float, float]:
+    """Recompute `nodes` (topological) into `datas`; the root's data and the largest magnitude
+    met on the way (what bounds the evaluation's rounding error)."""
+    largest = max((abs(datas[c.id]) for node in nodes for c in node.inputs), default=0.0)
     for node in nodes:
         arity_fn = OPS[node.op][1]  # type: ignore[index]
         try:
             datas[node.id] = arity_fn([datas[c.id] for c in node.inputs], node.exponent or 0.0)[0]
         except (OverflowError, ValueError, ZeroDivisionError):  # pragma: no cover - guarded ops
             datas[node.id] = math.nan
-    return datas[root.id]
+        if math.isfinite(datas[node.id]):
+            largest = max(largest, abs(datas[node.id]))
+    return datas[root.id], largest
 
 
 def gradcheck(
@@ -48,8 +56,9 @@ def gradcheck(
     analytic: list[float],
 ) -> dict[str, Any]:
     """`{eps_rule, checked, total, capped, results}`: one result per checked leaf with status
-    pass, fail, kink (the one-sided differences disagree: a relu corner or similar) or
-    nonfinite. Checks at most MAX_LEAVES leaves, and none on graphs over MAX_NODES nodes."""
+    pass, fail, kink (the one-sided differences disagree: a relu corner or similar),
+    imprecise (the disagreement is within what float64 rounding can cause at this eps, because
+    the values involved are large: the check cannot judge) or nonfinite. Checks at most MAX_LEAVES leaves, and none on graphs over MAX_NODES nodes."""
     results: list[dict[str, Any]] = []
     capped = len(nodes) > MAX_NODES or len(leaves) > MAX_LEAVES
     checked = [] if len(nodes) > MAX_NODES else leaves[:MAX_LEAVES]
@@ -61,16 +70,22 @@ def gradcheck(
         affected = _downstream(order, leaf)
         datas = list(base)
         datas[leaf.id] = x + h
-        f_plus = _evaluate(root, datas, affected)
+        f_plus, largest_plus = _evaluate(root, datas, affected)
         datas[leaf.id] = x - h
-        f_minus = _evaluate(root, datas, affected)
+        f_minus, largest_minus = _evaluate(root, datas, affected)
         numeric = (f_plus - f_minus) / (2 * h)
         grad = analytic[leaf.id]
+        # How far rounding alone can move a one-sided difference at this h.
+        rounding = ROUNDING_OPS * UNIT_ROUNDOFF * max(largest_plus, largest_minus, abs(x)) / h
         if not (math.isfinite(numeric) and math.isfinite(grad)):
             status = "nonfinite"
         elif _agrees(grad, numeric):
             status = "pass"
-        elif not _agrees((f_plus - f0) / h, (f0 - f_minus) / h):
+        elif abs(grad - numeric) <= rounding:
+            status = "imprecise"
+        elif abs((f_plus - f0) / h - (f0 - f_minus) / h) > 2 * rounding and not _agrees(
+            (f_plus - f0) / h, (f0 - f_minus) / h
+        ):
             status = "kink"
         else:
             status = "fail"

@@ -7,7 +7,7 @@ import { registerPanel } from "./panels.js";
 import { setStep, stepCount, subscribe } from "./state.js";
 import { traceIndex } from "./timeline.js";
 
-const STATUS_TEXT = { pass: "\u2713 pass", kink: "\u223f kink", fail: "\u2717 fail", nonfinite: "\u221e nonfinite" };
+const STATUS_TEXT = { pass: "\u2713 pass", kink: "\u223f kink", fail: "\u2717 fail", nonfinite: "\u221e nonfinite", imprecise: "\u2248 imprecise" };
 
 /** "if a increases by a small ε, f decreases by about 3ε". */
 export function meaningOf(name, rootName, grad) {
@@ -85,7 +85,7 @@ function draw(body, s) {
   const { checked, total, capped, eps_rule: eps } = trace.gradcheck;
   const foot = document.createElement("p");
   foot.className = "table-note";
-  foot.textContent = `Numeric check: central difference with \u03b5 = ${eps}; ${capped ? `checked ${checked} of ${total} leaves` : `all ${total} leaves checked`}. kink: the function is not smooth there (e.g. relu at 0).`;
+  foot.textContent = `Numeric check: central difference with \u03b5 = ${eps}; ${capped ? `checked ${checked} of ${total} leaves` : `all ${total} leaves checked`}. kink: the function is not smooth there (e.g. relu at 0); imprecise: the values are so large that rounding hides the difference.`;
   parts.push(foot);
   body.replaceChildren(...parts);
 }
