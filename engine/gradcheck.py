@@ -58,7 +58,8 @@ def gradcheck(
     """`{eps_rule, checked, total, capped, results}`: one result per checked leaf with status
     pass, fail, kink (the one-sided differences disagree: a relu corner or similar),
     imprecise (the disagreement is within what float64 rounding can cause at this eps, because
-    the values involved are large: the check cannot judge) or nonfinite. Checks at most MAX_LEAVES leaves, and none on graphs over MAX_NODES nodes."""
+    the values involved are large: the check cannot judge) or nonfinite. Checks at most
+    MAX_LEAVES leaves, and none on graphs over MAX_NODES nodes."""
     results: list[dict[str, Any]] = []
     capped = len(nodes) > MAX_NODES or len(leaves) > MAX_LEAVES
     checked = [] if len(nodes) > MAX_NODES else leaves[:MAX_LEAVES]
