@@ -83,7 +83,9 @@ def test_node_panel_sums_the_contributions_so_far(page):
     assert "grad[a] = 1\u00b71 (via L = c + a) = 1" in text, text
     to_end(page)
     text = explain_text(page)
-    assert "grad[a] = 1\u00b71 (via L = c + a) + 1\u00b73 (via c = a\u00b7b) = 1 + 3 = 4" in text, text
+    assert "grad[a] = 1\u00b71 (via L = c + a) + 1\u00b73 (via c = a\u00b7b) = 1 + 3 = 4" in text, (
+        text
+    )
 
 
 # Seed 000 (the MicroGPT chapter): stack and sortedNodes after each of the eight steps.
@@ -134,7 +136,9 @@ def test_sort_and_propagation_tables_follow_the_timeline(page, screenshots_dir):
     page.locator("#panels").screenshot(path=str(screenshots_dir / "classroom-sort-table.png"))
     page.click("#tab-propagation")
     page.locator("#panel-propagation tbody tr").nth(2).click()
-    page.locator("#panels").screenshot(path=str(screenshots_dir / "classroom-propagation-table.png"))
+    page.locator("#panels").screenshot(
+        path=str(screenshots_dir / "classroom-propagation-table.png")
+    )
 
 
 def test_gradient_table_meaning_and_check(page, screenshots_dir):
@@ -172,7 +176,9 @@ def test_dead_relu_and_warnings_in_words(page):
     assert "passes no gradient" in explain_text(page)
     page.keyboard.press("Escape")
     page.click("#tab-gradients")
-    assert "does not change d, to first order" in page.inner_text("#panel-gradients tr[data-node-id=n1]")
+    assert "does not change d, to first order" in page.inner_text(
+        "#panel-gradients tr[data-node-id=n1]"
+    )
 
 
 def test_fold_constants_expand_and_final_toggles(page):
@@ -199,7 +205,9 @@ def test_fold_constants_expand_and_final_toggles(page):
     with page.expect_request(lambda r: "/api/graph" in r.url) as request:
         page.check("#toggle-expand")
     assert request.value.post_data_json.get("expand_derived") is True
-    page.wait_for_function("n => document.querySelectorAll('[data-testid=node]').length > n", arg=plain)
+    page.wait_for_function(
+        "n => document.querySelectorAll('[data-testid=node]').length > n", arg=plain
+    )
     ops = page.evaluate(
         "[...document.querySelectorAll('[data-testid=node].kind-op .op-plain')].map(t => t.textContent)"
     )
@@ -218,9 +226,13 @@ def test_shared_link_restores_program_values_toggles_and_step(page, browser, liv
     page.focus("[data-testid=step-forward]")
     for _ in range(7):
         page.keyboard.press("ArrowRight")
-    page.wait_for_function("() => /step=7(&|$)/.test(location.search) && location.search.includes('a%3A5')")
+    page.wait_for_function(
+        "() => /step=7(&|$)/.test(location.search) && location.search.includes('a%3A5')"
+    )
     page.click("[data-testid=copy-link]")
-    page.wait_for_function("() => document.querySelector('[data-testid=copy-link]').textContent === 'Link copied'")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=copy-link]').textContent === 'Link copied'"
+    )
     link = page.evaluate("navigator.clipboard.readText()")
     assert link == page.url and "final=1" in link and "fold=1" in link
 
@@ -234,7 +246,9 @@ def test_shared_link_restores_program_values_toggles_and_step(page, browser, liv
         assert other.get_attribute("[data-label=a]", "data-data") == "5"
         assert other.is_checked("#toggle-fold") and other.is_checked("#toggle-final-grads")
         assert not other.is_checked("#toggle-expand")
-        assert other.inner_text("[data-testid=narration]") == page.inner_text("[data-testid=narration]")
+        assert other.inner_text("[data-testid=narration]") == page.inner_text(
+            "[data-testid=narration]"
+        )
         assert grads_by_label(other) == grads_by_label(page)
     finally:
         context.close()
@@ -252,7 +266,16 @@ def test_export_downloads_svg_and_png(page):
         assert magic in content[:400], content[:80]
 
 
-MICROGRAD_PRESETS = ["add-mul", "neuron", "shared", "relu", "softplus", "sigmoid-neuron", "division", "power"]
+MICROGRAD_PRESETS = [
+    "add-mul",
+    "neuron",
+    "shared",
+    "relu",
+    "softplus",
+    "sigmoid-neuron",
+    "division",
+    "power",
+]
 
 
 def test_micrograd_script_reproduces_the_page_gradients(page, live_server, tmp_path):
@@ -280,13 +303,19 @@ def test_micrograd_script_reproduces_the_page_gradients(page, live_server, tmp_p
         assert "from micrograd.engine import Value" in script
         path = tmp_path / f"{preset}.py"
         path.write_text(script)
-        result = subprocess.run([str(PYTHON), str(path)], capture_output=True, text=True, timeout=30)
+        result = subprocess.run(
+            [str(PYTHON), str(path)], capture_output=True, text=True, timeout=30
+        )
         assert result.returncode == 0, (preset, result.stderr, script)
         printed = dict(re.findall(r"^grad\[(\w+)\] = (\S+)$", result.stdout, re.M))
         assert set(printed) == {label for label, _ in leaves}, (preset, result.stdout)
         for label, shown in leaves:
             assert math.isclose(float(printed[label]), float(shown), rel_tol=1e-9, abs_tol=1e-12), (
-                preset, label, printed[label], shown)
+                preset,
+                label,
+                printed[label],
+                shown,
+            )
 
 
 def run_axe(page) -> list[dict]:
@@ -320,7 +349,10 @@ def test_keyboard_only_lesson_and_axe(page):
     assert page.evaluate("document.body.dataset.phase") == "backward"
     page.keyboard.press("ArrowRight")  # its second contribution: grad[a] += 1 × 1
     assert grads_by_label(page)["a"] == "1"
-    tab_to("el.dataset.testid === 'edge' && el.getAttribute('aria-label').startsWith('edge a \u2192 L')", 120)
+    tab_to(
+        "el.dataset.testid === 'edge' && el.getAttribute('aria-label').startsWith('edge a \u2192 L')",
+        120,
+    )
     page.keyboard.press("Enter")
     text = explain_text(page)
     assert "\u2202L/\u2202a = 1" in text and "1 \u00d7 1 = 1" in text
@@ -338,7 +370,9 @@ def test_keyboard_only_lesson_and_axe(page):
     assert page.is_visible("#help-dialog")
     assert run_axe(page) == []  # presentation mode with the help dialog open
     page.keyboard.press("Escape")
-    assert page.is_hidden("#help-dialog") and page.evaluate("document.body.classList.contains('presenting')")
+    assert page.is_hidden("#help-dialog") and page.evaluate(
+        "document.body.classList.contains('presenting')"
+    )
     page.keyboard.press("Escape")
     assert not page.evaluate("document.body.classList.contains('presenting')")
     assert run_axe(page) == []
@@ -376,7 +410,9 @@ def test_presentation_mode_at_1920(browser, live_server, screenshots_dir):
         assert page.is_hidden(".sidebar") and page.is_hidden("#panels")
         page.keyboard.press("b")
         page.keyboard.press("ArrowRight")
-        size = page.evaluate("parseFloat(getComputedStyle(document.querySelector('[data-testid=narration]')).fontSize)")
+        size = page.evaluate(
+            "parseFloat(getComputedStyle(document.querySelector('[data-testid=narration]')).fontSize)"
+        )
         assert size >= 28
         page.screenshot(path=str(screenshots_dir / "classroom-presentation-1920.png"))
         edge(page, "edge e \u2192 f").click()
@@ -389,7 +425,9 @@ def test_presentation_mode_at_1920(browser, live_server, screenshots_dir):
 
 
 def test_reduced_motion_runs_no_long_animation(browser, live_server):
-    context = browser.new_context(viewport={"width": 1280, "height": 720}, base_url=live_server, reduced_motion="reduce")
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 720}, base_url=live_server, reduced_motion="reduce"
+    )
     page = context.new_page()
     try:
         page.goto("/?preset=neuron")
