@@ -20,31 +20,41 @@ def _agrees(analytic: float, numeric: float) -> bool:
     return abs(analytic - numeric) <= 1e-5 + 1e-3 * abs(numeric)
 
 
-def _downstream(order: list[Value], leaf: Value) -> list[Value]:
-    """Nodes of `order` (topological) whose data depends on `leaf`, in topological order."""
+def _downstream(order: list[Value], leaf: Value) -> tuple[list[Value], float]:
+    """Nodes of `order` (topological) whose data depends on `leaf`, in topological order, and
+    the largest finite magnitude among their inputs' unperturbed data (for the rounding bound)."""
     dirty = {leaf.id}
     found = []
+    largest = 0.0
     for node in order:
         for child in node.inputs:
             if child.id in dirty:
                 dirty.add(node.id)
                 found.append(node)
+                for other in node.inputs:
+                    size = abs(other.data)
+                    if size > largest and size != math.inf:
+                        largest = size
                 break
-    return found
+    return found, largest
 
 
 def _evaluate(root: Value, datas: list[float], nodes: list[Value]) -> tuple[float, float]:
-    """Recompute `nodes` (topological) into `datas`; the root's data and the largest magnitude
-    met on the way (what bounds the evaluation's rounding error)."""
-    largest = max((abs(datas[c.id]) for node in nodes for c in node.inputs), default=0.0)
+    """Recompute `nodes` (topological) into `datas`; the root's data and the largest finite
+    magnitude computed on the way. + and * inline OPS' formulas: this loop is the hot path."""
+    largest = 0.0
     for node in nodes:
-        arity_fn = OPS[node.op][1]  # type: ignore[index]
-        try:
-            datas[node.id] = arity_fn([datas[c.id] for c in node.inputs], node.exponent or 0.0)[0]
-        except (OverflowError, ValueError, ZeroDivisionError):  # pragma: no cover - guarded ops
-            datas[node.id] = math.nan
-        if math.isfinite(datas[node.id]):
-            largest = max(largest, abs(datas[node.id]))
+        op, inputs = node.op, node.inputs
+        if op == "+":
+            value = datas[inputs[0].id] + datas[inputs[1].id]
+        elif op == "*":
+            value = datas[inputs[0].id] * datas[inputs[1].id]
+        else:
+            function = OPS[op][1]  # type: ignore[index]
+            value = function([datas[c.id] for c in inputs], node.exponent or 0.0)[0]
+        datas[node.id] = value
+        if value - value == 0 and abs(value) > largest:  # finite and larger
+            largest = abs(value)
     return datas[root.id], largest
 
 
@@ -68,7 +78,7 @@ def gradcheck(
     for name, leaf in checked:
         x = leaf.data
         h = 1e-6 * max(1.0, abs(x))
-        affected = _downstream(order, leaf)
+        affected, largest_input = _downstream(order, leaf)
         datas = list(base)
         datas[leaf.id] = x + h
         f_plus, largest_plus = _evaluate(root, datas, affected)
@@ -77,7 +87,7 @@ def gradcheck(
         numeric = (f_plus - f_minus) / (2 * h)
         grad = analytic[leaf.id]
         # How far rounding alone can move a one-sided difference at this h.
-        rounding = ROUNDING_OPS * UNIT_ROUNDOFF * max(largest_plus, largest_minus, abs(x)) / h
+        rounding = ROUNDING_OPS * UNIT_ROUNDOFF * max(largest_plus, largest_minus, largest_input, abs(x)) / h
         if not (math.isfinite(numeric) and math.isfinite(grad)):
             status = "nonfinite"
         elif _agrees(grad, numeric):

@@ -238,6 +238,10 @@ class Trace:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready trace described in docs/api.md (non-finite numbers as strings)."""
+        with cycle_collector_paused():  # tens of thousands of new dicts, none in a cycle
+            return self._json_ready()
+
+    def _json_ready(self) -> dict[str, Any]:
         graph = self.graph
         say = Narrator(self.source, graph.nodes)
         nodes = []
