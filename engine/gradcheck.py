@@ -87,7 +87,12 @@ def gradcheck(
         numeric = (f_plus - f_minus) / (2 * h)
         grad = analytic[leaf.id]
         # How far rounding alone can move a one-sided difference at this h.
-        rounding = ROUNDING_OPS * UNIT_ROUNDOFF * max(largest_plus, largest_minus, largest_input, abs(x)) / h
+        rounding = (
+            ROUNDING_OPS
+            * UNIT_ROUNDOFF
+            * max(largest_plus, largest_minus, largest_input, abs(x))
+            / h
+        )
         if not (math.isfinite(numeric) and math.isfinite(grad)):
             status = "nonfinite"
         elif _agrees(grad, numeric):
