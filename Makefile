@@ -51,9 +51,12 @@ run: system-deps venv
 test: test-deps venv
 	$(PY) -m pytest
 
+# Each script prints a markdown table (about 5 minutes in all; bench/load.py takes 2 of them).
 bench: test-deps venv
 	$(PY) bench/engine.py
-	@for f in bench/api.py bench/page.py bench/load.py; do [ -f $$f ] && $(PY) $$f || true; done
+	$(PY) bench/api.py
+	$(PY) bench/page.py
+	$(PY) bench/load.py
 
 fuzz: venv
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100000} $(PY) -m pytest tests -k fuzz -p no:cacheprovider

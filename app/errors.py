@@ -33,7 +33,15 @@ class ApiError(Exception):
 def error_body(type_: str, message: str, **position: Any) -> dict[str, Any]:
     """The error object; without a position, line/column are null and snippet/caret empty
     (as the engine's own errors that are not about the source text)."""
-    fields = {"line": None, "column": None, "snippet": "", "caret": "", **position}
+    fields = {
+        "line": None,
+        "column": None,
+        "end_line": None,
+        "end_column": None,
+        "snippet": "",
+        "caret": "",
+        **position,
+    }
     return {"error": {"type": type_, "message": message, **fields}}
 
 

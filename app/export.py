@@ -27,7 +27,11 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class ExportFailed(Exception):
-    """Graphviz could not draw the graph (too slow, missing or failing)."""
+    """Graphviz could not draw the graph (missing or failing)."""
+
+
+class ExportTimedOut(ExportFailed):
+    """Graphviz did not finish within the export timeout: the graph is too large to draw."""
 
 
 def record_field(text: str) -> str:
@@ -49,7 +53,7 @@ def op_text(node: dict[str, Any]) -> str:
     op = node["op"]
     exponent = node.get("exponent")
     if op == "**" and exponent is not None:
-        return f"**{format_number(exponent).rstrip('0').rstrip('.')}"
+        return f"**{exponent if isinstance(exponent, str) else f'{exponent:g}'}"
     return op
 
 
@@ -92,7 +96,7 @@ def render(trace: dict[str, Any], fmt: ExportFormat, *, dot_binary: str, timeout
             check=True,
         )
     except subprocess.TimeoutExpired as error:
-        raise ExportFailed(
+        raise ExportTimedOut(
             f"graph too large to export: Graphviz did not finish within {timeout_s:g} s"
         ) from error
     except (subprocess.SubprocessError, OSError) as error:

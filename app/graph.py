@@ -64,7 +64,13 @@ def build_graph(
 
 def request_key(request: GraphRequest, settings: AppSettings) -> tuple:
     """Everything a response depends on: the request and the limits it was traced under."""
-    values = tuple(sorted(request.values.items())) if request.values is not None else None
+    # float.hex tells -0.0 from 0.0 (equal as dict keys, different to the engine: 1/a), and the
+    # order of `values` is kept because warnings about unknown names follow it.
+    values = (
+        tuple((name, float(value).hex()) for name, value in request.values.items())
+        if request.values is not None
+        else None
+    )
     order = tuple(request.order) if request.order is not None else None
     return (
         request.source,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, field_validator
 
 # The engine writes non-finite numbers as these strings so that the JSON is always valid.
 NonFinite = Literal["Infinity", "-Infinity", "NaN"]
@@ -26,7 +26,8 @@ class GraphRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     source: str = Field(description="The program, e.g. `a = 2; b = -3; c = 10; f = (a + b) * c`.")
-    values: dict[str, float] | None = Field(
+    # Strict: `true` or `"3"` is a malformed request (422), not silently 1.0 or 3.0.
+    values: dict[str, StrictFloat] | None = Field(
         default=None, description="Leaf values by name; they override values in the program."
     )
     expand_derived: bool = Field(
@@ -193,6 +194,8 @@ class ErrorDetail(Permissive):
     message: str
     line: int | None = None
     column: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
     snippet: str = Field(default="", description="The source line of the error, or empty.")
     caret: str = Field(default="", description="Spaces then `^^^` under the offending text.")
 

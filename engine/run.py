@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from .timeline import (
     backward_pass,
     backward_steps,
     edge_offsets,
+    factor,
     fmt,
     forward_steps,
     number,
@@ -305,22 +305,14 @@ class Trace:
 
 def _warning_message(kind: str, node: Value, say: Narrator) -> str:
     shown = (
-        say.formula(node, [_short(c.data) for c in node.inputs]) if node.inputs else say.text(node)
+        say.formula(node, [factor(c.data) for c in node.inputs]) if node.inputs else say.text(node)
     )
-    result = _short(node.data)
+    result = fmt(node.data)
     if kind == "division_by_zero":
         return f"{shown} divides by zero: {result}"
     if kind == "overflow":
         return f"{shown} is too large for a float: {result}"
     return f"{shown} is not a real number: {result}"
-
-
-def _short(x: float) -> str:
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return f"{x:.6g}"
 
 
 def trace(

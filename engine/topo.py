@@ -20,16 +20,13 @@ def topo_order(root: Value, events: list[TopoEvent] | None = None) -> list[Value
     ("skip", node, index, input) when it was already visited, or ("emit", node, index, None)
     when all inputs are done and the node joins the order.
     """
-    if events is None:
-        return _topo_order_fast(root)
+    record = events.append if events is not None else None
     order: list[Value] = []
     visited = {root}
     stack: list[tuple[Value, int]] = [(root, 0)]
-    record = events is not None
+    push, pop = stack.append, stack.pop
     if record:
-        events.append(("start", root, -1, None))
-    push = stack.append
-    pop = stack.pop
+        record(("start", root, -1, None))
     while stack:
         node, index = pop()
         inputs = node.inputs
@@ -40,34 +37,11 @@ def topo_order(root: Value, events: list[TopoEvent] | None = None) -> list[Value
                 visited.add(child)
                 push((child, 0))
                 if record:
-                    events.append(("visit", node, index, child))
+                    record(("visit", node, index, child))
             elif record:
-                events.append(("skip", node, index, child))
+                record(("skip", node, index, child))
         else:
             order.append(node)
             if record:
-                events.append(("emit", node, index, None))
-    return order
-
-
-def _topo_order_fast(root: Value) -> list[Value]:
-    """The same sort, the same order, without recording: the hot path of `Value.backward`."""
-    order: list[Value] = []
-    visited = {root}
-    add = visited.add
-    stack: list[tuple[Value, int]] = [(root, 0)]
-    push = stack.append
-    pop = stack.pop
-    emit = order.append
-    while stack:
-        node, index = pop()
-        inputs = node.inputs
-        if index < len(inputs):
-            push((node, index + 1))
-            child = inputs[index]
-            if child not in visited:
-                add(child)
-                push((child, 0))
-        else:
-            emit(node)
+                record(("emit", node, index, None))
     return order

@@ -65,14 +65,25 @@ def _times(x: Sequence[float], k: float) -> OpResult:
 def _power_const(x: Sequence[float], k: float) -> OpResult:
     a = x[0]
     data, warning = power(a, k)
-    return data, (k * power(a, k - 1)[0],), warning
+    return data, (_base_local(a, k),), warning
 
 
 def _power(x: Sequence[float], k: float) -> OpResult:
     a, b = x
     data, warning = power(a, b)
-    ln_a = math.log(a) if a > 0 else NAN
-    return data, (b * power(a, b - 1)[0], data * ln_a), warning
+    if a > 0:
+        exponent_local = data * math.log(a)
+    elif a == 0 and b >= 0:
+        exponent_local = 0.0  # a^b stays 0 (or 1 at b = 0) as b moves: PyTorch's convention
+    else:
+        exponent_local = NAN
+    return data, (_base_local(a, b), exponent_local), warning
+
+
+def _base_local(a: float, k: float) -> float:
+    """∂(a^k)/∂a = k·a^(k−1); 0 when k = 0 (a^0 is constant 1 even at a = 0, where the
+    formula would give 0·0^−1 = NaN), as PyTorch does."""
+    return 0.0 if k == 0 else k * power(a, k - 1)[0]
 
 
 def _sub(x: Sequence[float], k: float) -> OpResult:

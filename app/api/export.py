@@ -9,7 +9,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from app.errors import ApiError
-from app.export import MEDIA_TYPES, ExportFailed, ExportFormat, render
+from app.export import MEDIA_TYPES, ExportFailed, ExportFormat, ExportTimedOut, render
 from app.graph import trace_dict
 from app.schemas import ErrorResponse, GraphRequest
 from app.settings import AppSettings, Settings
@@ -40,9 +40,11 @@ def export_bytes(
         )
     try:
         return render(trace, fmt, dot_binary=dot_binary or "", timeout_s=settings.export_timeout_s)
+    except ExportTimedOut as error:
+        raise ApiError(400, "ExportTooLarge", str(error)) from error
     except ExportFailed as error:
-        status, type_ = (503, "GraphvizUnavailable") if not dot_binary else (400, "ExportTooLarge")
-        raise ApiError(status, type_, str(error)) from error
+        type_ = "GraphvizUnavailable" if not dot_binary else "ExportFailed"
+        raise ApiError(503, type_, str(error)) from error
 
 
 @router.post("/api/export", responses={200: CONTENT, **ERRORS}, response_class=Response)

@@ -68,6 +68,8 @@ def test_a_graph_over_the_export_limit_is_a_clear_400(make_client):
         "message": "graph too large to export (11 nodes; limit 10)",
         "line": None,
         "column": None,
+        "end_line": None,
+        "end_column": None,
         "snippet": "",
         "caret": "",
     }

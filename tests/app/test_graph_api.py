@@ -80,6 +80,16 @@ def test_the_same_request_twice_gives_the_same_response_and_runs_dot_once(client
     assert first == second
 
 
+def test_the_response_cache_tells_negative_zero_from_zero(client):
+    def post(raw: bytes) -> dict:
+        return client.post(
+            "/api/graph", content=raw, headers={"content-type": "application/json"}
+        ).json()
+
+    assert post(b'{"source": "1/a", "values": {"a": 0.0}}')["nodes"][-1]["data"] == "Infinity"
+    assert post(b'{"source": "1/a", "values": {"a": -0.0}}')["nodes"][-1]["data"] == "-Infinity"
+
+
 def test_changing_only_values_keeps_every_coordinate_and_never_runs_dot(client):
     server = client.app.state.server
     source = "a = 2; b = -3; c = 10; e = a + b; f = e * c"
@@ -183,7 +193,7 @@ def test_non_finite_request_values_are_rejected_with_a_clear_error(client):
     [
         (
             {"source": "a", "values": {"a": "x"}},
-            "values.a: Input should be a valid number, unable to parse string as a number",
+            "values.a: Input should be a valid number",
         ),
         ({"source": 3}, "source: Input should be a valid string"),
         ({"source": "a", "colour": "red"}, "colour: Extra inputs are not permitted"),
@@ -205,6 +215,8 @@ def test_malformed_requests_are_422_in_our_shape(client, body, message):
             "message": message,
             "line": None,
             "column": None,
+            "end_line": None,
+            "end_column": None,
             "snippet": "",
             "caret": "",
         }

@@ -12,7 +12,14 @@ SECURITY_HEADERS = {
     "referrer-policy": "no-referrer",
     "x-frame-options": "DENY",
 }
-NO_POSITION = {"line": None, "column": None, "snippet": "", "caret": ""}
+NO_POSITION = {
+    "line": None,
+    "column": None,
+    "end_line": None,
+    "end_column": None,
+    "snippet": "",
+    "caret": "",
+}
 
 
 def assert_secure(response) -> None:

@@ -63,6 +63,8 @@ def test_over_the_limit_is_429_with_retry_after_in_the_error_shape():
             "message": "Too many requests: at most 2 per minute per client. Retry in 45 s.",
             "line": None,
             "column": None,
+            "end_line": None,
+            "end_column": None,
             "snippet": "",
             "caret": "",
         }

@@ -177,6 +177,22 @@ def test_gradcheck_still_fails_a_wrong_gradient() -> None:
     assert check["results"][0]["status"] == "fail"
 
 
+@pytest.mark.parametrize(
+    ("source", "values", "grads"),
+    [
+        ("a**0", {"a": 0.0}, {"a": 0.0}),  # a^0 is 1 everywhere: not 0·0^-1 = NaN
+        ("a**b", {"a": 0.0, "b": 2.0}, {"a": 0.0, "b": 0.0}),  # 0^b stays 0 for b > 0
+        ("a**b", {"a": 0.0, "b": 0.0}, {"a": 0.0, "b": 0.0}),
+        ("a**b", {"a": -8.0, "b": 2.0}, {"a": -16.0, "b": math.nan}),  # ln of a negative
+    ],
+)
+def test_power_at_zero_follows_pytorch(source: str, values: dict, grads: dict) -> None:
+    result = engine.trace(source, values)
+    for name, expected in grads.items():
+        got = result.grad(name)
+        assert got == expected or (math.isnan(got) and math.isnan(expected)), (name, got)
+
+
 def test_power_with_variable_exponent() -> None:
     result = engine.trace("a = 2\nb = 3\nc = a ** b")
     node = result.to_dict()["nodes"][-1]
