@@ -15,7 +15,30 @@ export function offsetOf(source, line, column) {
     if (next === -1) return source.length;
     offset = next + 1;
   }
-  return offset + Math.max(0, column - 1);
+  return advanceCodePoints(source, offset, Math.max(0, column - 1));
+}
+
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/**
+ * The string index `count` code points after index `from`. The server counts positions in code
+ * points (Python), JavaScript strings in UTF-16 units: they differ after an emoji in a comment.
+ */
+export function advanceCodePoints(source, from, count) {
+  if (!SURROGATE.test(source)) return from + count;
+  let index = from;
+  let left = count;
+  while (left > 0 && index < source.length) {
+    index += source.codePointAt(index) > 0xffff ? 2 : 1;
+    left -= 1;
+  }
+  return index + left;
+}
+
+/** A server span (code points) as string indices. */
+function spanInSource(source, span) {
+  const start = advanceCodePoints(source, 0, span[0]);
+  return [start, advanceCodePoints(source, start, span[1] - span[0])];
 }
 
 /** [start, end) of an API error in `source`, or null when it has no position. */
@@ -144,7 +167,7 @@ export function mountEditor({ textarea, gutter, backdrop, errorBox, presetSelect
       const span = s.error ? errorSpan(s.source, s.error) : null;
       if (span) marks.push({ span, className: "error-mark" });
       const node = s.hoverNode && s.trace && !s.error ? traceIndex(s.trace).nodeById.get(s.hoverNode) : null;
-      if (node?.span && s.trace.source === s.source) marks.push({ span: node.span, className: "hover-mark" });
+      if (node?.span && s.trace.source === s.source) marks.push({ span: spanInSource(s.source, node.span), className: "hover-mark" });
       const key = JSON.stringify([s.source, marks]);
       if (key !== markedSource) {
         markedSource = key;

@@ -27,6 +27,12 @@ const HELPERS = {
 };
 
 /** A Python literal for an API number ("Infinity"/"NaN" strings included). */
+/** Text safe inside a Python `#` comment: no character that could end the line (a lone \r
+ * does, for Python) or that Python refuses in source. */
+export function commentText(text) {
+  return String(text).replace(/[\u0000-\u001f\u007f\u0085\u2028\u2029]/g, " ");
+}
+
 export function pyNumber(value) {
   if (value === "Infinity" || value === Infinity) return "math.inf";
   if (value === "-Infinity" || value === -Infinity) return "-math.inf";
@@ -109,17 +115,17 @@ export function microgradScript(trace) {
     }
     if (["tanh", "exp", "log", "sigmoid"].includes(node.op)) needed.add(node.op);
     if (node.op === "**" && (node.exponent === null || node.exponent === undefined)) needed.add("vpow");
-    const comment = name === node.label ? "" : `  # ${node.label || node.text}`;
+    const comment = name === node.label ? "" : `  # ${commentText(node.label || node.text)}`;
     body.push(`${name} = ${expression(node, node.inputs.map((id) => names.get(id)))}${comment}`);
   }
   const helpers = [];
   if ([...needed].some((h) => h !== "tanh")) helpers.push(...HELPERS._math);
   for (const h of ["tanh", "exp", "log", "sigmoid", "vpow"]) if (needed.has(h)) helpers.push(...HELPERS[h]);
   const root = names.get(trace.root);
-  const firstLine = trace.source.split("\n")[0];
+  const firstLine = commentText(trace.source.split(/\r\n|\r|\n/)[0]);
   const lines = [
     "# chainrule: this program as a micrograd script (pip install micrograd==0.1.0)",
-    `# program: ${firstLine.length > 60 ? `${firstLine.slice(0, 60)}\u2026` : firstLine}${trace.source.includes("\n") ? " \u2026" : ""}`,
+    `# program: ${firstLine.length > 60 ? `${firstLine.slice(0, 60)}\u2026` : firstLine}${/[\r\n]/.test(trace.source) ? " \u2026" : ""}`,
     "import math",
     "",
     "from micrograd.engine import Value",

@@ -460,3 +460,35 @@ def test_reduced_motion_runs_no_long_animation(browser, live_server):
         assert page.evaluate("Number(document.body.dataset.stepIndex)") > 0
     finally:
         context.close()
+
+
+def test_micrograd_comments_cannot_end_their_line(page):
+    """A lone carriage return ends a Python line: a program with one in a comment (a shared
+    link can carry it) must not smuggle code out of the script's `# program:` comment."""
+    open_preset(page, "add-mul")
+    script = page.evaluate(
+        r"""async () => {
+             const reply = await fetch('/api/graph', {method: 'POST',
+               headers: {'content-type': 'application/json'},
+               body: JSON.stringify({source: 'a*b #\r__import__("os").system("id")'})});
+             const { microgradScript } = await import('/static/js/micrograd.js');
+             return microgradScript(await reply.json());
+           }"""
+    )
+    assert "\r" not in script
+    code = [line for line in script.split("\n") if not line.lstrip().startswith("#")]
+    assert not any("system" in line for line in code)
+    assert "# program: a*b #" in script
+
+
+def test_hover_span_counts_code_points_like_the_server(page):
+    """The server counts positions in code points; an emoji in a comment must not shift marks."""
+    open_preset(page, "add-mul")
+    index = page.evaluate(
+        r"""async () => {
+             const { advanceCodePoints } = await import('/static/js/editor.js');
+             const source = '# \u{1F642} note\na*b + c';
+             return source[advanceCodePoints(source, 0, 9)];
+           }"""
+    )
+    assert index == "a"
