@@ -112,8 +112,13 @@ def _check_names(source: str, statements: list[Statement]) -> None:
             continue
         if name in assigned:
             first = statements[assigned[name]].line
+            message = (
+                f"'{name}' is assigned twice (lines {first} and {statement.line})"
+                if first != statement.line
+                else f"'{name}' is assigned twice on line {first}: give the second one a new name"
+            )
             raise AssignedTwice(
-                f"'{name}' is assigned twice (lines {first} and {statement.line})",
+                message,
                 source,
                 statement.target_start,
                 statement.target_end,

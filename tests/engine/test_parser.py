@@ -66,6 +66,13 @@ ERRORS = [
     ),
     ("a = a + 1", "UseBeforeAssign", "'a' is used in its own definition on line 1", 1, 5),
     ("a = 1\nb = 2\na = 3", "AssignedTwice", "'a' is assigned twice (lines 1 and 3)", 3, 1),
+    (
+        "a = 1; a = 2",
+        "AssignedTwice",
+        "'a' is assigned twice on line 1: give the second one a new name",
+        1,
+        8,
+    ),
     ("a +", "SyntaxError", "unexpected end of input: '+' needs a right-hand side", 1, 4),
     ("a +\nb", "SyntaxError", "unexpected end of line: '+' needs a right-hand side", 1, 4),
     (
