@@ -4,7 +4,7 @@
 import { nameOf, passComplete } from "./explain.js";
 import { compactText, isFiniteValue } from "./format.js";
 import { registerPanel } from "./panels.js";
-import { setStep, stepCount, subscribe } from "./state.js";
+import { setStep, state, stepCount, subscribe } from "./state.js";
 import { traceIndex } from "./timeline.js";
 
 const STATUS_TEXT = { pass: "\u2713 pass", kink: "\u223f kink", fail: "\u2717 fail", nonfinite: "\u221e nonfinite", imprecise: "\u2248 imprecise" };
@@ -96,11 +96,21 @@ export function registerGradTable() {
     title: "Gradients + check",
     mount(body) {
       let complete = null;
+      let stale = false;
+      // A hidden tab is drawn when it is shown (big graphs: no work for an unseen table).
+      new MutationObserver(() => {
+        if (body.hidden || !stale) return;
+        stale = false;
+        draw(body, state);
+      }).observe(body, { attributes: true, attributeFilter: ["hidden"] });
       subscribe((s, changed) => {
         if (!s.trace) return;
         const now = s.finalGrads || passComplete(s.trace, s.step);
         // Step changes only matter when they cross "the pass is over".
-        if (changed.has("trace") || changed.has("finalGrads") || now !== complete) draw(body, s);
+        if (changed.has("trace") || changed.has("finalGrads") || now !== complete) {
+          stale = body.hidden;
+          if (!stale) draw(body, s);
+        }
         complete = now;
       });
     },

@@ -2,7 +2,7 @@
 // with constants folded in, and the keyboard/screen-reader handles of nodes and edges.
 // Called by graph.js for every drawn node and edge; reads nothing but its arguments.
 
-import { attr, join, svgElement } from "./graph.js";
+import { attr, join, layoutKey, svgElement } from "./graph.js";
 import { edgeAriaLabel, isDeadRelu, warningWords } from "./explain.js";
 import { compactText, opGlyph, shortText } from "./format.js";
 import { traceIndex } from "./timeline.js";
@@ -25,7 +25,7 @@ function hintParts(g, node) {
   if (g._hints) return g._hints;
   const fs = fontSizeOf(g);
   const op = g.querySelector(".op");
-  const hints = {};
+  const hints = { title: g.querySelector("title") };
   if (op) {
     hints.folded = svgElement("text", { x: op.getAttribute("x"), y: op.getAttribute("y"), "font-size": fs, "text-anchor": "end" }, "op op-folded");
     op.classList.add("op-plain");
@@ -42,8 +42,8 @@ function hintParts(g, node) {
   return hints;
 }
 
-/** Add the hints to a node's card `g` (after graph.js drew its numbers). */
-export function decorateNode(g, node, trace, view) {
+/** Add the hints to a node's card `g` (after graph.js drew its numbers; `shown`: their short texts). */
+export function decorateNode(g, node, trace, view, shown = { data: shortText(view.data.get(node.id)), grad: shortText(view.grad.get(node.id)) }) {
   const { nodeById } = traceIndex(trace);
   const hints = hintParts(g, node);
   const dead = isDeadRelu(node);
@@ -56,18 +56,22 @@ export function decorateNode(g, node, trace, view) {
   const warning = (node.warnings ?? []).map(warningWords).join(", ");
   const badge = warning ? `\u26a0 ${warning}` : "";
   if (hints.warning.textContent !== badge) hints.warning.textContent = badge;
-  const title = g.querySelector("title");
+  const { title } = hints;
   if (dead && !title.textContent.includes("dead:")) title.textContent += "\ndead: passes no gradient";
   // Focusable for the node explanation (Enter), named for screen readers.
   const name = node.label || node.text || node.id;
-  const grad = view.grad.get(node.id);
   attr(g, "tabindex", "0");
   attr(g, "role", "button");
-  attr(g, "aria-label", `node ${name}: data ${shortText(view.data.get(node.id))}, grad ${shortText(grad)}${dead ? ", dead relu" : ""}${badge ? `, ${warning}` : ""}`);
+  attr(g, "aria-label", `node ${name}: data ${shown.data}, grad ${shown.grad}${dead ? ", dead relu" : ""}${badge ? `, ${warning}` : ""}`);
 }
+
+const drawnLayouts = new WeakMap(); // layer → layoutKey of the trace its handles were drawn for
 
 /** Wide transparent twins of the edges: easy to click, focusable (Enter explains the edge). */
 export function drawEdgeHits(layer, trace, geometry) {
+  const key = layoutKey(trace);
+  if (drawnLayouts.get(layer) === key) return; // handles depend on the layout alone, not on values
+  drawnLayouts.set(layer, key);
   const { nodeById } = traceIndex(trace);
   join(layer, trace.edges, (e) => e.id, () => svgElement("path", { tabindex: "0", role: "button" }, "edge-hit"), (path, edge) => {
     attr(path, "d", geometry.get(edge.id).d);

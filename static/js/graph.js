@@ -8,6 +8,9 @@ import { traceIndex } from "./timeline.js";
 const SVG = "http://www.w3.org/2000/svg";
 const joins = new WeakMap(); // layer element → Map key → element
 const geometryCache = new WeakMap();
+const layoutKeys = new WeakMap();
+let lastLayoutKey = null; // equal keys are handed out as this one string: later compares are O(1)
+let lastGeometry = { key: null, geometry: null };
 
 export function svgElement(tag, attrs = {}, className = "") {
   const el = document.createElementNS(SVG, tag);
@@ -27,10 +30,12 @@ export function attr(el, name, value) {
 }
 
 export function text(el, value) {
-  if (el._text !== value) {
-    el._text = value;
-    el.textContent = value;
-  }
+  if (el._text === value) return;
+  el._text = value;
+  // Rewriting the one text node is cheaper than textContent's remove-and-create (1,000s per redraw).
+  const only = el.firstChild;
+  if (only && only === el.lastChild && only.nodeType === Node.TEXT_NODE) only.data = value;
+  else el.textContent = value;
 }
 
 /** Keyed join: `enter(item)` makes an element, `update(el, item)` refreshes it, leftovers go. */
@@ -57,12 +62,44 @@ export function join(layer, items, key, enter, update) {
   }
 }
 
+/**
+ * Equal for two traces whose cards and edges are the same and sit in the same places (a slider
+ * move gives a new trace of the same layout): what edge paths, edge handles and card frames
+ * (position, names, op) depend on.
+ */
+export function layoutKey(trace) {
+  let key = layoutKeys.get(trace);
+  if (key !== undefined) return key;
+  const parts = [];
+  for (const n of trace.nodes) {
+    parts.push(n.id, n.kind, n.op, n.exponent, n.label, n.text, n.x, n.y, n.width, n.height, n.kind === "const" ? n.data : "");
+  }
+  for (const e of trace.edges) parts.push(e.id, e.source, e.target, e.index);
+  key = parts.join("\u0001");
+  if (key === lastLayoutKey) key = lastLayoutKey;
+  else lastLayoutKey = key;
+  layoutKeys.set(trace, key);
+  return key;
+}
+
 /** Edge paths: input's right side → consumer's left side; ports spread by input index. */
 export function edgeGeometry(trace) {
   let geometry = geometryCache.get(trace);
   if (geometry) return geometry;
+  const key = layoutKey(trace);
+  if (lastGeometry.key === key) {
+    geometryCache.set(trace, lastGeometry.geometry);
+    return lastGeometry.geometry;
+  }
+  geometry = computeGeometry(trace);
+  geometryCache.set(trace, geometry);
+  lastGeometry = { key, geometry };
+  return geometry;
+}
+
+function computeGeometry(trace) {
   const { nodeById, inputEdges } = traceIndex(trace);
-  geometry = new Map();
+  const geometry = new Map();
   const pairs = new Map();
   for (const edge of trace.edges) {
     const pair = `${edge.source}>${edge.target}`;
@@ -90,7 +127,6 @@ export function edgeGeometry(trace) {
     };
     geometry.set(edge.id, { d, mid: at(0.5), at });
   }
-  geometryCache.set(trace, geometry);
   return geometry;
 }
 
@@ -139,14 +175,21 @@ function warningText(node) {
   return (node.warnings ?? []).map((w) => `\u26a0 ${w.message ?? w.type}`).join("\n");
 }
 
-function updateNode(g, node, view, rootId) {
+/** Refresh a card from `view`; returns the short texts it shows ({data, grad}) for decorateNode. */
+function updateNode(g, node, view, rootId, layout) {
   const data = view.data.get(node.id);
   const grad = view.grad.get(node.id);
-  attr(g, "transform", `translate(${node.x - node.width / 2},${node.y - node.height / 2})`);
-  attr(g, "data-node-id", node.id);
-  attr(g, "data-label", node.label);
-  attr(g, "data-data", fullText(data));
-  attr(g, "data-grad", fullText(grad));
+  const [dataFull, gradFull] = [fullText(data), fullText(grad)];
+  const shown = { data: shortText(data), grad: shortText(grad) };
+  const placed = g._layout === layout; // same place and names as last drawn: only values to update
+  g._layout = layout;
+  if (!placed) {
+    attr(g, "transform", `translate(${node.x - node.width / 2},${node.y - node.height / 2})`);
+    attr(g, "data-node-id", node.id);
+    attr(g, "data-label", node.label);
+  }
+  attr(g, "data-data", dataFull);
+  attr(g, "data-grad", gradFull);
   const classes = ["node", `kind-${node.kind}`];
   if (view.computed.has(node.id)) classes.push("computed");
   if (view.visited.has(node.id)) classes.push("visited");
@@ -167,15 +210,18 @@ function updateNode(g, node, view, rootId) {
   const name = node.label || node.text || node.id;
   const lines = [node.kind === "op" ? `${name}  (${node.op})` : name];
   if (node.expansion) lines.push(`derived: ${node.expansion}`);
-  lines.push(`data = ${data === undefined ? "--" : fullText(data)}`);
-  if (node.kind !== "const") lines.push(`grad = ${grad === undefined ? "--" : fullText(grad)}`);
+  lines.push(`data = ${data === undefined ? "--" : dataFull}`);
+  if (node.kind !== "const") lines.push(`grad = ${grad === undefined ? "--" : gradFull}`);
   if (warn) lines.push(warningText(node));
   text(title, lines.join("\n"));
-  text(parts.data, shortText(data) + warn);
-  if (node.kind === "const") return;
-  text(parts.label, node.label || node.text || "");
-  text(parts.op, opGlyph(node));
-  text(parts.grad, shortText(grad));
+  text(parts.data, shown.data + warn);
+  if (node.kind === "const") return shown;
+  if (!placed) {
+    text(parts.label, node.label || node.text || "");
+    text(parts.op, opGlyph(node));
+  }
+  text(parts.grad, shown.grad);
+  return shown;
 }
 
 function updateEdge(path, edge, view, geometry, nodeById) {
@@ -265,6 +311,7 @@ function updateLabel(g, label, fs) {
 /** Draw `trace` as it looks in `view` into `layers` ({edges, labels, nodes} SVG groups). */
 export function drawGraph(layers, trace, view) {
   const geometry = edgeGeometry(trace);
+  const layout = layoutKey(trace);
   const typical = trace.nodes.find((n) => n.kind === "op") ?? trace.nodes[0];
   const labelSize = typical ? fontSize(typical) * 0.8 : 12;
   const { nodeById } = traceIndex(trace);
@@ -274,10 +321,7 @@ export function drawGraph(layers, trace, view) {
   join(layers.labels, placeLabels(edgeLabels(trace, view), trace, geometry, labelSize), (l) => l.id,
     enterLabel, (el, label) => updateLabel(el, label, labelSize));
   join(layers.nodes, trace.nodes, (n) => `${n.id}:${n.kind}:${n.derived}:${n.width}x${n.height}`,
-    enterNode, (el, node) => {
-      updateNode(el, node, view, trace.root);
-      decorateNode(el, node, trace, view);
-    });
+    enterNode, (el, node) => decorateNode(el, node, trace, view, updateNode(el, node, view, trace.root, layout)));
 }
 
 /**

@@ -23,7 +23,8 @@ function text(content, attrs, className) {
 
 /** The decorations of one card, rebuilt from scratch (a handful of elements). */
 function decorateCard(g, node, { wrong, shown, badge }) {
-  g.querySelector(":scope > .lab-deco")?.remove();
+  g._labDeco?.remove();
+  g._labDeco = null;
   g.classList.toggle("lab-wrong", Boolean(wrong));
   if (wrong) {
     g.setAttribute("data-wrong", "true");
@@ -57,6 +58,7 @@ function decorateCard(g, node, { wrong, shown, badge }) {
     deco.append(mark);
   }
   g.append(deco);
+  g._labDeco = deco;
 }
 
 /** Lost (overwritten) and late contributions, once the timeline has shown them. */
@@ -150,7 +152,7 @@ export function mountMarks(svg) {
     if (!variant && !ordering) {
       layer.replaceChildren();
       for (const g of cards) {
-        if (g.querySelector(":scope > .lab-deco") || g.classList.contains("lab-wrong")) decorateCard(g, {}, {});
+        if (g._labDeco || g.classList.contains("lab-wrong")) decorateCard(g, {}, {});
         g.removeAttribute("data-correct-grad");
         unpickable(g);
       }

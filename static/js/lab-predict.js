@@ -81,11 +81,18 @@ export function predictSection({ setLab }) {
     h("p", { class: "lab-hint lab-intro", text: "Type each gradient before the pulse reveals it: Enter checks, Escape skips." }),
     toggle.element, body);
 
-  let prompts = [];
+  // Built when first needed after a trace or scope change: a lab that is off costs nothing.
+  let memo = { trace: null, scope: null, prompts: [] };
+  const currentPrompts = () => {
+    if (memo.trace !== state.trace || memo.scope !== scope.value) {
+      memo = { trace: state.trace, scope: scope.value, prompts: state.trace ? promptsOf(state.trace, scope.value) : [] };
+    }
+    return memo.prompts;
+  };
   let answered = new Map(); // frame → {right} | {skipped: true}
   let attempts = { right: 0, total: 0, skipped: 0 };
 
-  const nextPrompt = () => prompts.find((p) => p.frame > state.step) ?? null;
+  const nextPrompt = () => currentPrompts().find((p) => p.frame > state.step) ?? null;
 
   function resetRun() {
     answered = new Map();
@@ -95,7 +102,7 @@ export function predictSection({ setLab }) {
 
   setStepGuard((from, to) => {
     if (state.lab !== "predict") return to;
-    const blocking = prompts.find((p) => p.frame > from && p.frame <= to && !answered.has(p.frame));
+    const blocking = currentPrompts().find((p) => p.frame > from && p.frame <= to && !answered.has(p.frame));
     if (!blocking) return to;
     requestAnimationFrame(() => input.focus());
     status.textContent = `Answer or skip to see ${blocking.name}.`;
@@ -140,10 +147,7 @@ export function predictSection({ setLab }) {
       skipPrompt();
     }
   });
-  scope.addEventListener("change", () => {
-    prompts = state.trace ? promptsOf(state.trace, scope.value) : [];
-    render();
-  });
+  scope.addEventListener("change", render);
   restart.addEventListener("click", () => {
     resetRun();
     const seed = state.trace && traceIndex(state.trace).phases.seed?.first;
@@ -161,7 +165,7 @@ export function predictSection({ setLab }) {
       status.textContent = before ? "Answered already: answer again, or step on."
         : due ? `${prompt.consumer} passes it back next: the pulse waits for you.` : `Coming up when ${prompt.consumer} is visited.`;
     } else {
-      status.textContent = prompts.length ? "Every gradient is revealed." : "Nothing to predict in this program.";
+      status.textContent = currentPrompts().length ? "Every gradient is revealed." : "Nothing to predict in this program.";
     }
     score.textContent = `${attempts.right} / ${attempts.total} right${attempts.skipped ? ` \u00b7 ${attempts.skipped} skipped` : ""}`;
   }
@@ -173,7 +177,6 @@ export function predictSection({ setLab }) {
     section.classList.toggle("active", on);
     body.hidden = !on;
     if (changed.has("source") || (changed.has("lab") && on)) resetRun();
-    if (changed.has("trace") || changed.has("lab")) prompts = s.trace ? promptsOf(s.trace, scope.value) : [];
     if (on) render();
   });
   return section;
