@@ -17,7 +17,6 @@ from .timeline import (
     backward_pass,
     backward_steps,
     edge_offsets,
-    factor,
     fmt,
     forward_steps,
     number,
@@ -304,9 +303,7 @@ class Trace:
 
 
 def _warning_message(kind: str, node: Value, say: Narrator) -> str:
-    shown = (
-        say.formula(node, [factor(c.data) for c in node.inputs]) if node.inputs else say.text(node)
-    )
+    shown = say.formula_of_numbers(node) if node.inputs else say.text(node)
     result = fmt(node.data)
     if kind == "division_by_zero":
         return f"{shown} divides by zero: {result}"

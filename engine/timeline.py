@@ -17,6 +17,7 @@ Contribution = list[Any]
 Visit = tuple[Value, float, list[Contribution]]
 
 TEXT_MAX = 32
+FUNCTIONS = frozenset({"relu", "tanh", "exp", "log", "sigmoid"})
 
 
 def fmt(x: float) -> str:
@@ -162,6 +163,11 @@ class Narrator:
             return f"-{names[0]}"
         return f"{op}({names[0]})"
 
+    def formula_of_numbers(self, node: Value) -> str:
+        """The formula with the inputs' data in place of their names: `2 + (-3)`, `log(-1)`."""
+        operand = fmt if node.op in FUNCTIONS else factor  # a call's parentheses suffice
+        return self.formula(node, [operand(c.data) for c in node.inputs])
+
     def expansion(self, node: Value) -> str | None:
         names = [self.text(c) for c in node.inputs]
         if node.op == "-":
@@ -270,7 +276,7 @@ def forward_steps(order: list[Value], say: Narrator) -> list[dict[str, Any]]:
         elif node.kind == "const":
             narration = f"{say.text(node)} is a constant: {fmt(node.data)}"
         else:
-            numbers = say.formula(node, [factor(c.data) for c in node.inputs])
+            numbers = say.formula_of_numbers(node)
             narration = f"{say.title(node)} = {numbers} = {fmt(node.data)}"
         steps.append(
             {
