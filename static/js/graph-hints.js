@@ -36,7 +36,8 @@ function hintParts(g, node) {
     hints.dead.textContent = "dead";
     g.append(hints.dead);
   }
-  hints.warning = svgElement("text", { x: node.width - 2, y: -fs * 0.35, "font-size": fs * 0.72, "text-anchor": "end" }, "tag tag-warning");
+  // Under the card: above it sit the derived/const/dead tags, which a warning would overlap.
+  hints.warning = svgElement("text", { x: node.width - 2, y: node.height + fs * 0.85, "font-size": fs * 0.72, "text-anchor": "end" }, "tag tag-warning");
   g.append(hints.warning);
   g._hints = hints;
   return hints;

@@ -71,6 +71,7 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut }) {
   });
   const player = createPlayer(layers);
   let fittedBounds = null;
+  let fittedTransform = null; // the view the last fit produced; another means the user moved it
 
   // Fit once the SVG has a size (fit before layout would use a 0×0 box).
   const fitToTrace = () => {
@@ -78,7 +79,13 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut }) {
     fittedBounds = graphBounds(state.trace);
     const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
     zoom.fit(fittedBounds, 1.6 * (rem / 16));
+    fittedTransform = JSON.stringify(zoom.transform);
   };
+  // The graph area changes size when panels, labs or the error box change height, or the
+  // window does: keep a fitted view fitted, but never undo the user's own pan or zoom.
+  new ResizeObserver(() => {
+    if (fittedTransform !== null && JSON.stringify(zoom.transform) === fittedTransform) fitToTrace();
+  }).observe(wrap);
   fitButton.addEventListener("click", fitToTrace);
   zoomIn.addEventListener("click", () => zoom.zoomBy(1.25));
   zoomOut.addEventListener("click", () => zoom.zoomBy(0.8));

@@ -20,6 +20,18 @@ export function svgElement(tag, attrs = {}, className = "") {
 }
 
 /** setAttribute, skipped when the value is unchanged (keeps 1,000-node updates cheap). */
+/**
+ * The card's name, `{shown, cut}`: cut (the card adds "…") where it would run into the op glyph: an unnamed node's name is
+ * its source text, which can be long (the full text is in the card's tooltip).
+ */
+function fitLabel(label, node, glyph) {
+  const fs = fontSize(node);
+  const room = node.width - 2 * Math.max(6, fs * 0.55) - (glyph.length * 0.62 + 0.6) * fs;
+  const fits = Math.max(3, Math.floor(room / (fs * 1.05 * 0.6)));
+  if (label.length <= fits) return { shown: label, cut: false };
+  return { shown: label.slice(0, fits - 1).trimEnd(), cut: true };
+}
+
 export function attr(el, name, value) {
   const cache = (el._attrs ??= {});
   const text = value === null || value === undefined ? null : String(value);
@@ -151,6 +163,9 @@ function enterNode(node) {
   }
   const rows = [h * 0.34, h * 0.64, h * 0.88];
   const label = svgElement("text", { x: pad, y: rows[0], "font-size": fs * 1.05 }, "label");
+  // The name, and the "…" of a cut name apart from it and hidden from assistive technology: the
+  // card's accessible name holds the whole name, so its visible text must be a part of it.
+  label.append(svgElement("tspan", {}, "label-name"), svgElement("tspan", { "aria-hidden": "true" }, "label-more"));
   const op = svgElement("text", { x: w - pad, y: rows[0], "font-size": fs, "text-anchor": "end" }, "op");
   const dataName = svgElement("text", { x: pad, y: rows[1], "font-size": fs * 0.75 }, "row-name");
   const data = svgElement("text", { x: w - pad, y: rows[1], "font-size": fs, "text-anchor": "end" }, "value data");
@@ -202,7 +217,8 @@ function updateNode(g, node, view, rootId, layout) {
   const parts = (g._parts ??= {
     title: g.querySelector("title"),
     data: g.querySelector(".value.data"),
-    label: g.querySelector(".label"),
+    labelName: g.querySelector(".label-name"),
+    labelMore: g.querySelector(".label-more"),
     op: g.querySelector(".op"),
     grad: g.querySelector(".value.grad"),
   });
@@ -217,8 +233,11 @@ function updateNode(g, node, view, rootId, layout) {
   text(parts.data, shown.data + warn);
   if (node.kind === "const") return shown;
   if (!placed) {
-    text(parts.label, node.label || node.text || "");
-    text(parts.op, opGlyph(node));
+    const glyph = opGlyph(node);
+    const name = fitLabel(node.label || node.text || "", node, glyph);
+    text(parts.labelName, name.shown);
+    text(parts.labelMore, name.cut ? "\u2026" : "");
+    text(parts.op, glyph);
   }
   text(parts.grad, shown.grad);
   return shown;

@@ -4,7 +4,7 @@
 // card, a `g.layer-lab` over the edges), so graph.js's keyed drawing never has to know about them.
 
 import { compactText, fullText, shortText } from "./format.js";
-import { edgeGeometry, svgElement } from "./graph.js";
+import { attr, edgeGeometry, svgElement } from "./graph.js";
 import { subscribe } from "./state.js";
 import { contributionsOf, isSettled, isVariant, sameNumber } from "./lab-trace.js";
 import { viewAt } from "./timeline.js";
@@ -180,18 +180,20 @@ export function mountMarks(svg) {
   });
 }
 
+// Cards are focusable buttons already (graph-hints: Enter explains the node); while the order
+// lab is on, their name says what Enter does there instead, and it is given back afterwards.
 function pickable(g, node, position) {
+  if (!g.classList.contains("lab-pickable")) g._labelOutsideLab = g.getAttribute("aria-label");
   g.classList.add("lab-pickable");
-  g.setAttribute("tabindex", "0");
-  g.setAttribute("role", "button");
+  attr(g, "tabindex", "0");
+  attr(g, "role", "button");
   const name = node.label || node.text || node.id;
-  g.setAttribute("aria-label", position ? `${name}: visit ${position}; press Enter to take it out of the order` : `${name}: press Enter to visit it next`);
+  attr(g, "aria-label", position ? `${name}: visit ${position}; press Enter to take it out of the order` : `${name}: press Enter to visit it next`);
 }
 
 function unpickable(g) {
-  if (!g.hasAttribute("tabindex") && !g.classList.contains("lab-pickable")) return;
+  if (!g.classList.contains("lab-pickable")) return;
   g.classList.remove("lab-pickable");
-  g.removeAttribute("tabindex");
-  g.removeAttribute("role");
-  g.removeAttribute("aria-label");
+  attr(g, "aria-label", g._labelOutsideLab);
+  delete g._labelOutsideLab;
 }
