@@ -20,13 +20,14 @@ def topo_order(root: Value, events: list[TopoEvent] | None = None) -> list[Value
     ("skip", node, index, input) when it was already visited, or ("emit", node, index, None)
     when all inputs are done and the node joins the order.
     """
-    record = events.append if events is not None else None
+    if events is None:
+        return _topo_order_unrecorded(root)
+    record = events.append
     order: list[Value] = []
     visited = {root}
     stack: list[tuple[Value, int]] = [(root, 0)]
     push, pop = stack.append, stack.pop
-    if record:
-        record(("start", root, -1, None))
+    record(("start", root, -1, None))
     while stack:
         node, index = pop()
         inputs = node.inputs
@@ -36,12 +37,30 @@ def topo_order(root: Value, events: list[TopoEvent] | None = None) -> list[Value
             if child not in visited:
                 visited.add(child)
                 push((child, 0))
-                if record:
-                    record(("visit", node, index, child))
-            elif record:
+                record(("visit", node, index, child))
+            else:
                 record(("skip", node, index, child))
         else:
             order.append(node)
-            if record:
-                record(("emit", node, index, None))
+            record(("emit", node, index, None))
+    return order
+
+
+def _topo_order_unrecorded(root: Value) -> list[Value]:
+    """The same depth-first sort and the same order, for `Value.backward`'s hot path: a stack
+    of (node, iterator over its inputs) allocates one entry per node instead of one per pop."""
+    order: list[Value] = []
+    visited = {root}
+    stack = [(root, iter(root.inputs))]
+    push, pop, emit = stack.append, stack.pop, order.append
+    while stack:
+        node, inputs = stack[-1]
+        for child in inputs:
+            if child not in visited:
+                visited.add(child)
+                push((child, iter(child.inputs)))
+                break
+        else:
+            pop()
+            emit(node)
     return order

@@ -285,7 +285,15 @@ class Value:
             node.grad = 0.0
         self.grad = 1.0
         for node in reversed(order):
+            inputs = node.inputs
+            if not inputs:
+                continue
             upstream = node.grad
-            for child, local_grad in zip(node.inputs, node.local_grads, strict=False):
-                child.grad += local_grad * upstream
+            if len(inputs) == 2:  # most nodes: unpacked, no zip object
+                (left, right), (left_local, right_local) = inputs, node.local_grads
+                left.grad += left_local * upstream
+                right.grad += right_local * upstream
+            else:
+                for child, local_grad in zip(inputs, node.local_grads, strict=True):
+                    child.grad += local_grad * upstream
         return order

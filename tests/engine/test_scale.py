@@ -100,3 +100,12 @@ def test_source_and_node_limits_name_the_numbers() -> None:
     with pytest.raises(engine.LimitExceeded) as caught:
         engine.trace(" + ".join(f"x{i}" for i in range(10_001)), limits=SERVER)
     assert caught.value.message == "the graph needs more than 20,000 nodes; the limit is 20,000"
+
+
+@pytest.mark.parametrize("preset", engine.PRESETS, ids=lambda p: p["id"])
+def test_the_unrecorded_sort_gives_the_recorded_order(preset: dict) -> None:
+    """Value.backward's fast sort and the traced sort of the timeline are the same algorithm."""
+    from engine.topo import topo_order
+
+    root = engine.trace(preset["source"], preset["values"]).graph.root
+    assert topo_order(root) == topo_order(root, events=[])
