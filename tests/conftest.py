@@ -57,7 +57,10 @@ def start_server(
             if httpx.get(f"{base_url}/healthz", timeout=1).status_code == 200:
                 return process, base_url
         except httpx.TransportError:
-            time.sleep(0.05)  # polling for readiness, not waiting for a result
+            try:  # not listening yet: wait a little, or less if the process exits meanwhile
+                process.wait(timeout=0.05)
+            except subprocess.TimeoutExpired:
+                pass
     process.kill()
     raise RuntimeError("server did not become healthy within 30 s")
 
