@@ -1,9 +1,14 @@
-"""Benchmark the engine against PyPI micrograd on chain and wide graphs; prints a markdown table.
+"""Benchmark the engine against PyPI micrograd; prints markdown tables.
 
 Run: .venv/bin/python bench/engine.py            (about a minute or two)
-micrograd's recursive sort is timed at the default recursion limit (reporting RecursionError)
-and, in a subprocess with a raised recursion limit and a 1 GiB thread stack, with it raised, so
-this script itself can never crash.
+     .venv/bin/python bench/engine.py products   (only the first table, seconds)
+
+First table: issue 10's target, a 7,500-node sum of products, every entry point of ours beside
+micrograd's bare forward+backward of the same graph, in this process, runs interleaved (best of
+REPEATS each). Second table: chain and wide graphs of growing size; there micrograd's recursive
+sort is timed at the default recursion limit (reporting RecursionError) and, in a subprocess with
+a raised recursion limit and a 1 GiB thread stack, with it raised, so this script itself can
+never crash.
 """
 
 from __future__ import annotations
@@ -21,10 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import engine  # noqa: E402
 from engine import Value  # noqa: E402
-from engine.run import cycle_collector_paused  # noqa: E402
+from engine.collector import cycle_collector_paused  # noqa: E402
 
 SIZES = (100, 1_000, 10_000, 100_000)
 SHAPES = ("chain", "wide")
+PRODUCTS = 1_875  # terms of the sum of products: 4 nodes a term, 7,499 nodes in all
+REPEATS = 15
+MICROGRAD = "micrograd: Value build + backward (PyPI, the reference)"
 
 
 def chain_source(nodes: int) -> str:
@@ -114,6 +122,64 @@ def micrograd_default(shape: str, nodes: int) -> str:
         return "RecursionError"
 
 
+def products_source(terms: int) -> str:
+    """`a0*b0 + a1*b1 + …`: two leaves, a product and an addition a term (4·terms − 1 nodes)."""
+    return " + ".join(f"a{i}*b{i}" for i in range(terms))
+
+
+def products_values(value_class: type, terms: int):  # noqa: ANN201
+    """The same sum of products built with a Value class (ours or micrograd's), leaves 1.0."""
+    total = None
+    for _ in range(terms):
+        product = value_class(1.0) * value_class(1.0)
+        total = product if total is None else total + product
+    return total
+
+
+def products_table() -> None:
+    """Each entry point on the sum of products beside micrograd's forward+backward."""
+    from micrograd.engine import Value as MicroValue
+
+    source = products_source(PRODUCTS)
+    nodes = len(engine.build_graph(source).nodes)
+
+    def micrograd() -> None:
+        products_values(MicroValue, PRODUCTS).backward()
+
+    runs: dict[str, Callable[[], object]] = {
+        MICROGRAD: micrograd,
+        "ours: Value build + backward": lambda: ours_products(),
+        "ours: forward_backward(source)": lambda: engine.forward_backward(source),
+        "ours: trace(source) (the whole trace; target ≤ 2×)": lambda: engine.trace(source),
+        "ours: numbers(source) (the numbers-only reply)": lambda: engine.numbers(source),
+        "ours: trace(source).to_dict() (with steps and narration)": lambda: engine.trace(
+            source
+        ).to_dict(),
+    }
+    if not hasattr(engine, "numbers"):  # an engine from before issue 10
+        del runs["ours: numbers(source) (the numbers-only reply)"]
+
+    def ours_products() -> None:
+        with cycle_collector_paused():
+            products_values(Value, PRODUCTS).backward()
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * PRODUCTS + 1_000))  # micrograd's sort recurses
+    try:
+        # Each run REPEATS times in a row; micrograd before and after ours (its best of both).
+        best = {name: best_of(run, REPEATS) for name, run in runs.items()}
+        reference = min(best.pop(MICROGRAD), best_of(micrograd, REPEATS))
+    finally:
+        sys.setrecursionlimit(limit)
+    best = {MICROGRAD: reference, **best}
+    print(f"Sum of products, {nodes:,} nodes ({PRODUCTS:,} terms), best of {REPEATS}:\n")
+    print("| run | ms | × micrograd forward+backward |")
+    print("| --- | ---: | ---: |")
+    for name, seconds in best.items():
+        print(f"| {name} | {seconds * 1e3:,.1f} | {seconds / reference:.2f}× |")
+    print()
+
+
 def peak_memory(fn: Callable[[], object]) -> float:
     tracemalloc.start()
     fn()
@@ -123,6 +189,9 @@ def peak_memory(fn: Callable[[], object]) -> float:
 
 
 def main() -> None:
+    products_table()
+    if sys.argv[1:] == ["products"]:
+        return
     rows = []
     for shape in SHAPES:
         for nodes in SIZES:

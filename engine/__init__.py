@@ -1,10 +1,14 @@
 """chainrule's engine: a program becomes a Value graph, a forward/backward timeline and a
 gradient check. Pure Python; knows nothing of HTTP or HTML."""
 
+from .builder import Graph, Limits
+from .descend import MAX_STEPS as MAX_DESCENT_STEPS
+from .descend import Descent, descend
 from .errors import (
     ArgumentCount,
     AssignedTwice,
     BadOrder,
+    BadTraining,
     BadValue,
     LimitExceeded,
     ProgramError,
@@ -12,15 +16,17 @@ from .errors import (
     UnknownFunction,
     UseBeforeAssign,
 )
-from .graph import Graph, Limits
 from .presets import PRESETS
-from .run import ForwardBackward, Trace, build_graph, forward_backward, trace
+from .run import ForwardBackward, Trace, build_graph, forward_backward, numbers, trace
 from .value import Value
 
 __all__ = [
     "ArgumentCount",
     "AssignedTwice",
     "BadOrder",
+    "BadTraining",
+    "Descent",
+    "MAX_DESCENT_STEPS",
     "BadValue",
     "ForwardBackward",
     "Graph",
@@ -34,6 +40,8 @@ __all__ = [
     "UseBeforeAssign",
     "Value",
     "build_graph",
+    "descend",
     "forward_backward",
+    "numbers",
     "trace",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Any
 
 
@@ -9,9 +10,10 @@ class ProgramError(Exception):
     """A program the engine refuses, with the position of the offending text.
 
     `line`/`column` (and `end_line`/`end_column`) are 1-based; `end_column` is exclusive.
-    `snippet` is the source line of `line`; `caret` is spaces then `^` under the offending
-    text. Errors that are not about the source text (a bad request value or visit order) have
-    `line`, `column` and the end fields set to None and empty `snippet`/`caret`.
+    `snippet` is the source line of `line` (a window of it around the error when the line is
+    long); `caret` is spaces then `^` under the offending text. Errors that are not about the
+    source text (a bad request value or visit order) have `line`, `column` and the end fields
+    set to None and empty `snippet`/`caret`.
     """
 
     type = "ProgramError"
@@ -37,21 +39,11 @@ class ProgramError(Exception):
     def _locate(self, source: str, start: int, end: int) -> None:
         start = max(0, min(start, len(source)))
         end = max(start + 1, end)
-        line_start = source.rfind("\n", 0, start) + 1
-        line_end = source.find("\n", start)
-        if line_end == -1:
-            line_end = len(source)
-        self.line = source.count("\n", 0, start) + 1
-        self.column = start - line_start + 1
+        lines = LineIndex(source)
+        self.line, self.column = lines.position(start)
         end_offset = min(end, len(source) + 1)
-        self.end_line = source.count("\n", 0, min(end_offset, len(source))) + 1
-        end_line_start = source.rfind("\n", 0, min(end_offset, len(source))) + 1
-        self.end_column = end_offset - end_line_start + 1
-        snippet = _printable(source[line_start:line_end])
-        self.snippet = snippet
-        width = max(1, min(end, line_end) - start) if end <= line_end else max(1, line_end - start)
-        prefix = "".join(ch if ch == "\t" else " " for ch in snippet[: start - line_start])
-        self.caret = prefix + "^" * width
+        self.end_line, self.end_column = lines.position(end_offset)
+        self.snippet, self.caret = snippet_and_caret(source, start, end, lines)
 
     def to_dict(self) -> dict[str, Any]:
         """The API's `error` object: type, message, position, snippet and caret."""
@@ -67,9 +59,74 @@ class ProgramError(Exception):
         }
 
 
+class LineIndex:
+    """The offsets where the lines of `source` start, found in one pass: the position of any
+    offset is then a binary search, not a count from the start of the source."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.starts = [0]
+        find = source.find
+        newline = find("\n")
+        while newline != -1:
+            self.starts.append(newline + 1)
+            newline = find("\n", newline + 1)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of an offset (the offset just past the source included)."""
+        line = bisect_right(self.starts, offset)
+        return line, offset - self.starts[line - 1] + 1
+
+    def line_bounds(self, offset: int) -> tuple[int, int]:
+        """Start and end offsets of the line holding `offset`, without its `\n` or `\r\n`."""
+        line = bisect_right(self.starts, offset)
+        start = self.starts[line - 1]
+        end = self.starts[line] - 1 if line < len(self.starts) else len(self.source)
+        if end > start and self.source[end - 1] == "\r":
+            end -= 1
+        return start, end
+
+
+SNIPPET_WIDTH = 100  # at most this many characters of a long line, plus a "…" at each cut
+SNIPPET_BEFORE = 40  # of which this many (at most) come before the error
+
+
+def snippet_and_caret(source: str, start: int, end: int, lines: LineIndex) -> tuple[str, str]:
+    """The line holding `start` (a window of SNIPPET_WIDTH characters around `start` when the
+    line is longer, "…" marking each cut) and a caret line with `^` under `source[start:end]`."""
+    line_start, line_end = lines.line_bounds(start)
+    shown_start, shown_end = line_start, line_end
+    if line_end - line_start > SNIPPET_WIDTH:
+        shown_start = max(line_start, start - SNIPPET_BEFORE)
+        shown_end = min(line_end, shown_start + SNIPPET_WIDTH)
+        shown_start = max(line_start, shown_end - SNIPPET_WIDTH)
+    before = "…" if shown_start > line_start else ""
+    after = "…" if shown_end < line_end else ""
+    snippet = before + _printable(source[shown_start:shown_end]) + after
+    prefix = " " * len(before) + "".join(
+        ch if ch == "\t" else " " for ch in source[shown_start:start]
+    )
+    width = max(1, min(end, shown_end) - start)
+    return snippet, prefix + "^" * width
+
+
+# Other whitespace the lexer skips shows as a space, so a snippet never holds a carriage return.
+_SHOWN = {"\x00": "\ufffd", "\r": " ", "\v": " ", "\f": " "}
+
+
 def _printable(text: str) -> str:
-    """Replace NUL and lone surrogates (which JSON encoders reject) by U+FFFD, keeping width."""
-    return "".join("\ufffd" if ch == "\x00" or "\ud800" <= ch <= "\udfff" else ch for ch in text)
+    """Replace NUL and lone surrogates (which JSON encoders reject) by U+FFFD and whitespace
+    control characters by a space, keeping the width."""
+    return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else _SHOWN.get(ch, ch) for ch in text)
+
+
+QUOTE_MAX = 40
+
+
+def quoted(text: str) -> str:
+    """A piece of the program for a message, at most QUOTE_MAX characters (cut with "…"), so
+    a 90,000-character name does not make a 90,000-character message."""
+    return text if len(text) <= QUOTE_MAX else text[: QUOTE_MAX - 1] + "…"
 
 
 class SyntaxError_(ProgramError):  # noqa: N801 - the trailing underscore avoids the builtin
@@ -112,6 +169,13 @@ class BadValue(ProgramError):
     """A leaf value in the request that is not a finite number."""
 
     type = "BadValue"
+
+
+class BadTraining(ProgramError):
+    """Gradient descent settings that cannot run: parameters that are not leaves, a learning
+    rate that is not a positive finite number, too many steps."""
+
+    type = "BadTraining"
 
 
 class BadOrder(ProgramError):

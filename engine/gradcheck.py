@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .value import OPS, Value
+from .ops import OPS
+from .value import Value
 
 MAX_LEAVES = 64
 MAX_NODES = 5_000
@@ -50,7 +51,7 @@ def _evaluate(root: Value, datas: list[float], nodes: list[Value]) -> tuple[floa
         elif op == "*":
             value = datas[inputs[0].id] * datas[inputs[1].id]
         else:
-            function = OPS[op][1]  # type: ignore[index]
+            function = OPS[op].forward  # type: ignore[index]
             value = function([datas[c.id] for c in inputs], node.exponent or 0.0)[0]
         datas[node.id] = value
         if value - value == 0 and abs(value) > largest:  # finite and larger
@@ -73,7 +74,7 @@ def gradcheck(
     results: list[dict[str, Any]] = []
     capped = len(nodes) > MAX_NODES or len(leaves) > MAX_LEAVES
     checked = [] if len(nodes) > MAX_NODES else leaves[:MAX_LEAVES]
-    base = [node.data for node in nodes]
+    base = [node.data for node in nodes] if checked else []
     f0 = root.data
     for name, leaf in checked:
         x = leaf.data

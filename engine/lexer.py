@@ -7,20 +7,27 @@ import keyword
 import re
 import unicodedata
 
-from .errors import SyntaxError_
+from .errors import QUOTE_MAX, SyntaxError_, quoted
 
-FUNCTIONS = ("relu", "tanh", "exp", "log", "sigmoid")
 MAX_NUMBER_DIGITS = 400
 
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+# A number written with _ between digits (`1_000`, `2_5.5`, `1e_5`): said as what it means.
+_GROUPED = re.compile(r"[\d_]*\.?[\d_]*(?:[eE][+-]?_*[\d_]+)?")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FORBIDDEN = re.compile(r"[\x00\ud800-\udfff]")
+# One match per token, as the tuple of its groups: the blanks before it, then the token in the
+# group of its kind (num, name, op, newline), or a comment or lone carriage return (skipped),
+# or any other character (an error). Matches are contiguous (only blanks at the very end are
+# left out), so a token's offset is the sum of the lengths before it.
 _TOKEN = re.compile(
-    r"(?P<space>[ \t\r\f\v]+|\#[^\n]*)"
-    r"|(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
-    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<op>\*\*|[-+*/^(),]|=(?!=))"
-    r"|(?P<newline>[\n;])",
+    r"([ \t\f\v]*)(?:"
+    r"((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
+    r"|([A-Za-z_][A-Za-z0-9_]*)"
+    r"|(\*\*|[-+*/^(),]|=(?!=))"
+    r"|(\r?\n|;)"
+    r"|(\#(?:[^\r\n]|\r(?!\n))*|\r(?!\n))"
+    r"|([^ \t\f\v]))",
     re.ASCII,
 )
 _KEYWORDS = frozenset(keyword.kwlist)
@@ -28,8 +35,9 @@ _NUMBER_TAIL = frozenset("._abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ
 
 
 class Token:
-    """One token: `kind` is `num`, `name`, `op`, `newline` or `eof`; `value` is the operator
-    (`^` reads as `**`), the name, or the float of a number."""
+    """One token: `kind` is `num`, `name`, `op`, `newline` (`\n`, `\r\n` or `;`) or `eof`;
+    `value` is the operator (`^` reads as `**`), the name, the float of a number, the text of a
+    newline, or None at `eof`."""
 
     __slots__ = ("kind", "text", "start", "end", "value")
 
@@ -72,38 +80,35 @@ def tokenize(source: str) -> list[Token]:
     tokens: list[Token] = []
     append = tokens.append
     i = 0
-    n = len(source)
-    match = _TOKEN.match
-    while i < n:
-        m = match(source, i)
-        if m is None:
-            if source.startswith("==", i):
-                raise SyntaxError_("comparisons are not part of the language", source, i, i + 2)
-            _reject(source, i)
-            raise AssertionError("unreachable")  # pragma: no cover
-        kind = m.lastgroup
-        end = m.end()
-        if kind == "space":
-            pass
-        elif kind == "name":
-            text = m.group()
-            if text in _KEYWORDS or source.startswith(".", end):
+    for blanks, num, name, op, newline, skipped, other in _TOKEN.findall(source):
+        i += len(blanks)
+        if name:
+            end = i + len(name)
+            if name in _KEYWORDS or source.startswith(".", end):
                 _name(source, i, tokens)
-            append(Token("name", text, i, end, text))
-        elif kind == "num":
+            append(Token("name", name, i, end, name))
+        elif op:
+            end = i + len(op)
+            append(Token("op", op, i, end, "**" if op == "^" else op))
+        elif num:
+            end = i + len(num)
             after = source[end : end + 1]
             if after and (after in _NUMBER_TAIL):
                 _number(source, i, tokens)
-            text = m.group()
-            if len(text) > 24 or "e" in text or "E" in text:
+            if len(num) > 24 or "e" in num or "E" in num:
                 _number(source, i, tokens)  # checks digits and overflow, then appends
             else:
-                append(Token("num", text, i, end, float(text)))
-        elif kind == "op":
-            text = m.group()
-            append(Token("op", text, i, end, "**" if text == "^" else text))
+                append(Token("num", num, i, end, float(num)))
+        elif newline:
+            end = i + len(newline)
+            append(Token("newline", newline, i, end, newline))
+        elif skipped:
+            end = i + len(skipped)
         else:
-            append(Token("newline", m.group(), i, end, m.group()))
+            if source.startswith("==", i):
+                raise SyntaxError_("comparisons are not part of the language", source, i, i + 2)
+            _reject(source, i)
+            raise AssertionError(f"unreachable: {other!r}")  # pragma: no cover
         i = end
     end = tokens[-1].end if tokens else 0
     tokens.append(Token("eof", "", end, end, None))
@@ -111,6 +116,8 @@ def tokenize(source: str) -> list[Token]:
 
 
 def _number(source: str, i: int, tokens: list[Token]) -> int:
+    """Append the number at `i` after checking its digits and range, or raise for a number run
+    into a `.`, a letter or `_` (with a fix-it where one is clear)."""
     match = _NUMBER.match(source, i)
     assert match is not None
     text = match.group()
@@ -118,11 +125,25 @@ def _number(source: str, i: int, tokens: list[Token]) -> int:
     after = source[end : end + 1]
     if after == ".":
         raise SyntaxError_("a number can have only one decimal point", source, i, end + 1)
+    grouped = _GROUPED.match(source, i)
+    if (
+        grouped
+        and "_" in grouped.group()
+        and source[grouped.end() : grouped.end() + 1] not in _NUMBER_TAIL
+    ):
+        joined = grouped.group().replace("_", "")
+        if len(joined) <= QUOTE_MAX and _NUMBER.fullmatch(joined) and float(joined) != float("inf"):
+            raise SyntaxError_(
+                f"'{grouped.group()}' is not a number: write {joined} (no _ in numbers)",
+                source,
+                i,
+                grouped.end(),
+            )
     if after.isascii() and (after.isalnum() or after == "_") and after:
         word = _NAME.match(source, end)
         tail = word.group() if word else after
         raise SyntaxError_(
-            f"'{text}{tail}' is neither a number nor a name: for a product write {text}*{tail}",
+            f"'{quoted(text + tail)}' is neither a number nor a name: {_number_fix(text, tail)}",
             source,
             i,
             end + len(tail),
@@ -143,7 +164,25 @@ def _number(source: str, i: int, tokens: list[Token]) -> int:
     return end
 
 
+def _number_fix(text: str, tail: str) -> str:
+    """What to write instead of a number run into letters or `_`: only a program that means
+    what the writer most likely meant (`5.e` lacks its exponent's digits)."""
+    if tail.startswith("_"):
+        return "a name cannot start with a digit"
+    if len(text) + len(tail) > QUOTE_MAX:  # a fix-it is only useful whole
+        return "a name cannot start with a digit; put an operator between a number and a name"
+    if tail[0] in "eE":
+        exponent = f"an exponent needs digits right after the {tail[0]}, as in {text}{tail[0]}3"
+        if tail[1:2].isalpha():
+            return f"{exponent}; for a product write {text.rstrip('.')}*{tail}"
+        return exponent
+    if text == "0" and tail[0] in "xXoObB":
+        return "only decimal numbers are part of the language"
+    return f"for a product write {text.rstrip('.')}*{tail}"
+
+
 def _name(source: str, i: int, tokens: list[Token]) -> int:
+    """Append the name at `i`, or raise for a Python keyword or an attribute (`a.b`)."""
     match = _NAME.match(source, i)
     assert match is not None
     text = match.group()
@@ -155,7 +194,7 @@ def _name(source: str, i: int, tokens: list[Token]) -> int:
             )
             message = f"{what} ('{text}') are not part of the language"
         else:
-            message = f"'{text}' is a Python keyword; it is not part of the language"
+            message = f"'{quoted(text)}' is a Python keyword; it is not part of the language"
         raise SyntaxError_(message, source, i, end)
     if source.startswith(".", end):
         attr = _NAME.match(source, end + 1)

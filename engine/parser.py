@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from difflib import get_close_matches
 
-from .errors import ArgumentCount, LimitExceeded, SyntaxError_, UnknownFunction
-from .lexer import FUNCTIONS, Token, tokenize
+from .errors import QUOTE_MAX, ArgumentCount, LimitExceeded, SyntaxError_, UnknownFunction, quoted
+from .lexer import Token, tokenize
+from .ops import FUNCTIONS
 
 # operator -> (precedence, right-associative); unary minus sits between `*` and `**`,
 # so `-a**2` is `-(a**2)` and `-a*b` is `(-a)*b`.
 BINARY = {"+": (10, False), "-": (10, False), "*": (20, False), "/": (20, False), "**": (40, True)}
 NEG_PRECEDENCE = 30
+_FUNCTIONS = frozenset(FUNCTIONS)
 
 
 class Expr:
@@ -29,16 +31,16 @@ class Expr:
 
     __slots__ = ("kind", "op", "args", "start", "end", "value", "text", "parens")
 
+    # Positional arguments in the hot paths (a call with keywords costs more per node).
     def __init__(
         self,
         kind: str,
         start: int,
         end: int,
-        *,
         op: str | None = None,
         args: tuple[Expr, ...] = (),
-        value: float = 0.0,
         text: str = "",
+        value: float = 0.0,
     ) -> None:
         self.kind = kind
         self.op = op
@@ -82,18 +84,33 @@ class Expr:
 
 
 class Statement:
-    """`target = expr` (target is None for a bare expression), with the 1-based line."""
+    """`target = expr` (target is None for a bare expression), with the 1-based line.
 
-    __slots__ = ("target", "target_start", "target_end", "expr", "line")
+    `postfix` lists the nodes of `expr` in post-order (each after its inputs, left to right),
+    without the literal exponents of `**` (part of their node): the order in which the graph
+    builds them, readable without walking the tree."""
+
+    __slots__ = ("target", "target_start", "target_end", "expr", "line", "postfix")
 
     def __init__(
-        self, target: str | None, target_start: int, target_end: int, expr: Expr, line: int
+        self,
+        target: str | None,
+        target_start: int,
+        target_end: int,
+        expr: Expr,
+        line: int,
+        postfix: list[Expr],
     ) -> None:
         self.target = target
         self.target_start = target_start
         self.target_end = target_end
         self.expr = expr
         self.line = line
+        self.postfix = postfix
+
+    def names(self) -> list[Expr]:
+        """Every `name` leaf of the expression, in source order."""
+        return [expr for expr in self.postfix if expr.kind == "name"]
 
     def __str__(self) -> str:
         return f"{self.target} = {self.expr}" if self.target else str(self.expr)
@@ -128,6 +145,7 @@ class _Parser:
         self.pos = 0
         self.max_depth = max_depth
         self.line = 1
+        self.postfix: list[Expr] = []  # the current expression's nodes in post-order
 
     def error(self, message: str, token: Token, end: int | None = None) -> SyntaxError_:
         return SyntaxError_(
@@ -140,7 +158,7 @@ class _Parser:
         while tokens[self.pos].kind != "eof":
             token = tokens[self.pos]
             if token.kind == "newline":
-                self.line += token.text == "\n"
+                self.line += token.text != ";"
                 self.pos += 1
                 continue
             target: Token | None = None
@@ -158,48 +176,75 @@ class _Parser:
                     raise self.error(
                         f"unexpected end of {where}: '=' needs a right-hand side", after
                     )
+                if self.signed_number(after):
+                    number = tokens[self.pos + 1]
+                    expr = Expr(
+                        "num", after.start, number.end, value=number.value, text=number.text
+                    )
+                    statements.append(
+                        Statement(target.text, target.start, target.end, expr, self.line, [expr])
+                    )
+                    self.pos += 2
+                    continue
+            self.postfix = postfix = []
             expr = self.expression()
             if target is None:
-                statements.append(Statement(None, expr.start, expr.end, expr, self.line))
+                statement = Statement(None, expr.start, expr.end, expr, self.line, postfix)
             else:
-                statements.append(Statement(target.text, target.start, target.end, expr, self.line))
+                statement = Statement(
+                    target.text, target.start, target.end, expr, self.line, postfix
+                )
+            statements.append(statement)
         if not statements:
             raise SyntaxError_(
                 "the program is empty: write an expression such as a * b + c", self.source, 0
             )
         return statements
 
+    def signed_number(self, token: Token) -> bool:
+        """Whether `token` starts `+<number>` alone on the right of `name =`: a leaf's value may
+        be signed either way (`a = +2` as `a = -2`); `+` is no operator elsewhere."""
+        if token.text != "+":
+            return False
+        if self.tokens[self.pos + 1].kind != "num":
+            return False
+        return self.tokens[self.pos + 2].kind in ("newline", "eof")
+
     def expression(self) -> Expr:
         """One expression, up to (not including) the next newline, `;` or end of input."""
         tokens = self.tokens
         operands: list[Expr] = []
+        built = self.postfix.append
         pending: list[_Pending] = []
         depth = 0
         expect_operand = True
+        pos = self.pos  # a local in the loop, stored back where other methods read it
         while True:
-            token = tokens[self.pos]
+            token = tokens[pos]
             kind, value = token.kind, token.value
             if expect_operand:
                 if kind == "num":
-                    operands.append(
-                        Expr("num", token.start, token.end, value=value, text=token.text)
-                    )
+                    operand = Expr("num", token.start, token.end, None, (), token.text, value)
+                    operands.append(operand)
+                    built(operand)
                     expect_operand = False
                 elif kind == "name":
-                    follows_paren = tokens[self.pos + 1].text == "("
-                    if value in FUNCTIONS:
+                    follows_paren = tokens[pos + 1].text == "("
+                    if value in _FUNCTIONS:
                         if not follows_paren:
                             raise self.error(
                                 f"'{value}' is a function: call it as {value}(x)", token
                             )
                         depth += 1
-                        self.check_depth(depth, tokens[self.pos + 1])
-                        pending.append(_Pending("call", 0, tokens[self.pos + 1], token))
-                        self.pos += 1
+                        self.check_depth(depth, tokens[pos + 1])
+                        pending.append(_Pending("call", 0, tokens[pos + 1], token))
+                        pos += 1
                     elif follows_paren:
                         raise self.unknown_function(token)
                     else:
-                        operands.append(Expr("name", token.start, token.end, text=token.text))
+                        operand = Expr("name", token.start, token.end, None, (), token.text)
+                        operands.append(operand)
+                        built(operand)
                         expect_operand = False
                 elif value == "(":
                     depth += 1
@@ -208,6 +253,7 @@ class _Parser:
                 elif value == "-":
                     pending.append(_Pending("neg", NEG_PRECEDENCE, token))
                 else:
+                    self.pos = pos
                     raise self.missing_operand(token, pending)
             elif kind == "op" and value in BINARY:
                 precedence, right = BINARY[value]
@@ -241,6 +287,7 @@ class _Parser:
                 if pending:
                     opener = pending[-1].token
                     raise self.error("this '(' is never closed (add a ')' to close it)", opener)
+                self.pos = pos
                 return operands[0]
             elif value == "=":
                 raise self.error(
@@ -248,17 +295,18 @@ class _Parser:
                     token,
                 )
             else:
-                previous = tokens[self.pos - 1]
+                previous = tokens[pos - 1]
                 raise self.error(
-                    f"missing operator between '{previous.text}' and '{token.text}'"
+                    f"missing operator between '{quoted(previous.text)}' and "
+                    f"'{quoted(token.text)}'"
                     + (
                         f" (for a product write {previous.text}*{token.text})"
-                        if kind == "name"
+                        if kind == "name" and len(previous.text) + len(token.text) < QUOTE_MAX
                         else ""
                     ),
                     token,
                 )
-            self.pos += 1
+            pos += 1
 
     def check_depth(self, depth: int, token: Token) -> None:
         if self.max_depth is not None and depth > self.max_depth:
@@ -270,12 +318,13 @@ class _Parser:
             )
 
     def unknown_function(self, token: Token) -> UnknownFunction:
-        close = get_close_matches(token.text, FUNCTIONS, n=1)
+        close = get_close_matches(token.text, FUNCTIONS, n=1) if len(token.text) < 40 else []
         if close:
-            message = f"unknown function '{token.text}' — did you mean {close[0]}?"
+            message = f"unknown function '{quoted(token.text)}' — did you mean {close[0]}?"
         else:
             message = (
-                f"unknown function '{token.text}' — did you mean one of: {', '.join(FUNCTIONS)}?"
+                f"unknown function '{quoted(token.text)}' — "
+                f"did you mean one of: {', '.join(FUNCTIONS)}?"
             )
         return UnknownFunction(message, self.source, token.start, token.end)
 
@@ -290,7 +339,7 @@ class _Parser:
                 return self.error(f"unexpected end of {where}: '-' needs an operand", token)
             shown = previous.text if previous is not None else ""
             return self.error(
-                f"unexpected end of {where}: '{shown}' needs a right-hand side", token
+                f"unexpected end of {where}: '{quoted(shown)}' needs a right-hand side", token
             )
         if token.text == ")" and top is not None and previous is top.token:
             if top.kind == "call":
@@ -310,15 +359,22 @@ class _Parser:
         if previous is None or previous.kind == "newline" or previous.text in ("(", "=", ","):
             if token.kind == "op" and token.value in BINARY:
                 return self.error(f"'{token.text}' needs a left-hand side", token)
-            return self.error(f"expected an expression, found '{token.text}'", token)
-        return self.error(f"'{previous.text}' needs a right-hand side, found '{token.text}'", token)
+            return self.error(f"expected an expression, found '{quoted(token.text)}'", token)
+        return self.error(
+            f"'{quoted(previous.text)}' needs a right-hand side, found '{quoted(token.text)}'",
+            token,
+        )
 
     def reduce_group(self, operands: list[Expr], pending: list[_Pending]) -> None:
         while pending and pending[-1].kind in ("binary", "neg"):
             self.reduce(operands, pending.pop())
 
     def reduce(self, operands: list[Expr], entry: _Pending) -> None:
+        """Replace the operands of `entry` on the stack by their node; the nodes an operand
+        completes are always the last in `postfix`, which is how a folded literal (`-2`) and
+        a literal exponent leave it."""
         token = entry.token
+        postfix = self.postfix
         if entry.kind == "neg":
             operand = operands.pop()
             literal = (
@@ -328,21 +384,22 @@ class _Parser:
                 and _next_start(self.source, token.end) == operand.start
             )
             if literal:
-                operands.append(
-                    Expr(
-                        "num",
-                        token.start,
-                        operand.end,
-                        value=-operand.value,
-                        text="-" + operand.text,
-                    )
+                postfix.pop()
+                folded = Expr(
+                    "num", token.start, operand.end, value=-operand.value, text="-" + operand.text
                 )
             else:
-                operands.append(Expr("neg", token.start, operand.end, op="neg", args=(operand,)))
+                folded = Expr("neg", token.start, operand.end, "neg", (operand,))
+            operands.append(folded)
+            postfix.append(folded)
             return
         right = operands.pop()
         left = operands.pop()
-        operands.append(Expr("binary", left.start, right.end, op=token.value, args=(left, right)))
+        if token.value == "**" and right.kind == "num":
+            postfix.pop()  # a literal exponent is part of its node
+        binary = Expr("binary", left.start, right.end, token.value, (left, right))
+        operands.append(binary)
+        postfix.append(binary)
 
     def finish_call(self, operands: list[Expr], opener: _Pending, close: Token) -> None:
         name = opener.name
@@ -353,7 +410,9 @@ class _Parser:
                 f"{name.text} takes 1 argument, got {count}", self.source, name.start, close.end
             )
         arg = operands.pop()
-        operands.append(Expr("call", name.start, close.end, op=name.text, args=(arg,)))
+        call = Expr("call", name.start, close.end, name.text, (arg,))
+        operands.append(call)
+        self.postfix.append(call)
 
 
 def _next_start(source: str, offset: int) -> int:

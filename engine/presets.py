@@ -105,4 +105,35 @@ PRESETS: list[dict[str, Any]] = [
         "values": {},
         "note": "The loss of one example: grad[w] = 2·err·x = -8, so increasing w lowers the loss.",
     },
+    {
+        "id": "line-fit",
+        "title": "Fit a line to four points",
+        "source": (
+            "w = 0\nb = 0\n"
+            "x1 = 1\ny1 = 3\nx2 = 2\ny2 = 5\nx3 = 3\ny3 = 7.5\nx4 = 4\ny4 = 9\n"
+            "loss = (w*x1 + b - y1)**2 + (w*x2 + b - y2)**2 + (w*x3 + b - y3)**2"
+            " + (w*x4 + b - y4)**2"
+        ),
+        "values": {},
+        "note": (
+            "Train w and b in the Train lab: try lr 0.01 (the loss falls to about 0.18, "
+            "w ≈ 2, b ≈ 1), then 0.05 (each step overshoots and the loss climbs)."
+        ),
+    },
+    {
+        "id": "mlp",
+        "title": "A 2-2-1 MLP on one example",
+        "source": (
+            "x1 = 0.5\nx2 = -1.5\n"
+            "w11 = 0.3\nw12 = -0.8\nb1 = 0.1\nw21 = 0.6\nw22 = 0.2\nb2 = -0.3\n"
+            "v1 = 0.7\nv2 = -0.5\nc = 0.05\ny = 1\n"
+            "h1 = tanh(w11*x1 + w12*x2 + b1)\nh2 = tanh(w21*x1 + w22*x2 + b2)\n"
+            "out = tanh(v1*h1 + v2*h2 + c)\nloss = (out - y)**2"
+        ),
+        "values": {},
+        "note": (
+            "Two tanh neurons feed a third; the loss is its squared error on one example. "
+            "Train every weight and bias: try lr 0.01, then 0.5."
+        ),
+    },
 ]

@@ -65,6 +65,14 @@ ERRORS = [
         5,
     ),
     ("a = a + 1", "UseBeforeAssign", "'a' is used in its own definition on line 1", 1, 5),
+    (
+        "c = b + 1; b = 2",
+        "UseBeforeAssign",
+        "'b' is used before it is assigned (later on line 1, column 12): "
+        "assign 'b' before the statement that uses it",
+        1,
+        5,
+    ),
     ("a = 1\nb = 2\na = 3", "AssignedTwice", "'a' is assigned twice (lines 1 and 3)", 3, 1),
     (
         "a = 1; a = 2",
@@ -158,6 +166,61 @@ ERRORS = [
     ("a b", "SyntaxError", "missing operator between 'a' and 'b' (for a product write a*b)", 1, 3),
     ("2a", "SyntaxError", "'2a' is neither a number nor a name: for a product write 2*a", 1, 1),
     ("1.2.3", "SyntaxError", "a number can have only one decimal point", 1, 1),
+    (
+        "x = 1_000",
+        "SyntaxError",
+        "'1_000' is not a number: write 1000 (no _ in numbers)",
+        1,
+        5,
+    ),
+    (
+        "1e_5",
+        "SyntaxError",
+        "'1e_5' is not a number: write 1e5 (no _ in numbers)",
+        1,
+        1,
+    ),
+    (
+        "a * 5.e",
+        "SyntaxError",
+        "'5.e' is neither a number nor a name: an exponent needs digits right after the e, "
+        "as in 5.e3",
+        1,
+        5,
+    ),
+    (
+        "2ex",
+        "SyntaxError",
+        "'2ex' is neither a number nor a name: an exponent needs digits right after the e, "
+        "as in 2e3; for a product write 2*ex",
+        1,
+        1,
+    ),
+    ("5.x", "SyntaxError", "'5.x' is neither a number nor a name: for a product write 5*x", 1, 1),
+    (
+        "2_a",
+        "SyntaxError",
+        "'2_a' is neither a number nor a name: a name cannot start with a digit",
+        1,
+        1,
+    ),
+    (
+        "0x1F",
+        "SyntaxError",
+        "'0x1F' is neither a number nor a name: only decimal numbers are part of the language",
+        1,
+        1,
+    ),
+    ("a = +2 * b", "SyntaxError", "a leading '+' is not part of the language; remove it", 1, 5),
+    ("a = +x", "SyntaxError", "a leading '+' is not part of the language; remove it", 1, 5),
+    (
+        "a = 2\r\nb = a *\r\n",
+        "SyntaxError",
+        "unexpected end of line: '*' needs a right-hand side",
+        2,
+        8,
+    ),
+    ("a = # note\r\n", "SyntaxError", "unexpected end of line: '=' needs a right-hand side", 1, 11),
     ("+a", "SyntaxError", "a leading '+' is not part of the language; remove it", 1, 1),
     (
         "a = b = 2",
@@ -225,3 +288,24 @@ def test_nul_and_surrogates_are_not_in_the_snippet() -> None:
     with pytest.raises(engine.SyntaxError_) as caught:
         engine.trace("a + \ud800 + \x00")
     assert "\ud800" not in caught.value.snippet and "\x00" not in caught.value.snippet
+
+
+POSTFIX = [
+    ("a*b + c", ["a", "b", "(* a b)", "c", "(+ (* a b) c)"]),
+    ("-2*a", ["-2", "a", "(* -2 a)"]),  # a folded literal, not 2 and (neg 2)
+    ("a**2", ["a", "(** a 2)"]),  # a literal exponent is part of its node
+    ("a ** -1", ["a", "(** a -1)"]),
+    ("(2)**a", ["2", "a", "(** 2 a)"]),
+    ("tanh(-a)", ["a", "(neg a)", "(tanh (neg a))"]),
+    ("-x ** 2 / (x - 1)", ["x", "(** x 2)", "(neg (** x 2))", "x", "1", "(- x 1)",
+                           "(/ (neg (** x 2)) (- x 1))"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("source", "postfix"), POSTFIX)
+def test_postfix_lists_the_nodes_the_graph_builds_in_post_order(
+    source: str, postfix: list[str]
+) -> None:
+    (statement,) = parse(source)
+    assert [str(expr) for expr in statement.postfix] == postfix
+    assert [use.text for use in statement.names()] == [e.text for e in statement.expr.names()]

@@ -27,6 +27,16 @@ SYMPY = {
     "division": (x - 1) / (x + 1),
     "power": a**b,
     "mse": (w * x - y) ** 2,
+    "line-fit": sum((w * S(f"x{i}") + bias - S(f"y{i}")) ** 2 for i in range(1, 5)),
+    "mlp": (
+        sp.tanh(
+            S("v1") * sp.tanh(S("w11") * x1 + S("w12") * x2 + S("b1"))
+            + S("v2") * sp.tanh(S("w21") * x1 + S("w22") * x2 + S("b2"))
+            + c
+        )
+        - y
+    )
+    ** 2,
 }
 
 

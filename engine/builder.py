@@ -1,0 +1,363 @@
+"""Build the Value graph of a parsed program, iteratively, keeping only what the root uses."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import (
+    AssignedTwice,
+    BadValue,
+    LimitExceeded,
+    LineIndex,
+    UseBeforeAssign,
+    quoted,
+)
+from .ops import DERIVED
+from .parser import Expr, Statement
+from .value import Value
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Optional limits; None means no limit but memory.
+
+    The server uses Limits(100_000, 20_000, 200).
+    """
+
+    max_source_chars: int | None = None
+    max_nodes: int | None = None
+    max_depth: int | None = None
+
+
+@dataclass
+class Graph:
+    """The built graph: `nodes` in id order (node.id == index), the `root`, the named leaves
+    by first appearance, program-level warnings (at most MAX_WARNINGS_OF_A_KIND of a kind, then
+    one summary), whether derived operations were expanded, and the expansion `helpers`."""
+
+    source: str
+    nodes: list[Value]
+    root: Value
+    leaves: list[tuple[str, Value]]
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    expanded: bool = False
+    # Ids of the nodes `expand_derived` made inside a derived operation (`b·(-1)` of `a - b`).
+    helpers: set[int] = field(default_factory=set)
+
+
+def check_values(values: dict[str, Any] | None) -> dict[str, float]:
+    """Leaf values as floats; raises BadValue for anything but a finite number."""
+    checked: dict[str, float] = {}
+    for name, value in (values or {}).items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise BadValue(
+                f"the value of '{quoted(name)}' must be a number, got {type(value).__name__}"
+            )
+        number = float(value)
+        if not math.isfinite(number):
+            raise BadValue(f"the value of '{quoted(name)}' must be a finite number, got {number}")
+        checked[name] = number
+    return checked
+
+
+def build(
+    source: str,
+    statements: list[Statement],
+    values: dict[str, float],
+    *,
+    expand_derived: bool = False,
+    max_nodes: int | None = None,
+) -> Graph:
+    """Check names, prune statements the root does not use, and build the Value graph.
+
+    Raises AssignedTwice, UseBeforeAssign or LimitExceeded (more than `max_nodes` nodes).
+    """
+    uses = [statement.names() for statement in statements]
+    _check_names(source, statements, uses)
+    kept = _used_statements(statements, uses)
+    lines = LineIndex(source)
+    builder = _Builder(source, lines, values, expand_derived, max_nodes)
+    warnings: list[dict[str, Any]] = []
+    for index, statement in enumerate(statements):
+        if not kept[index]:
+            line, column = lines.position(statement.target_start)
+            if statement.target:
+                message = (
+                    f"line {line}: '{quoted(statement.target)}' is not used by the result "
+                    f"(the last statement), so it is left out of the graph"
+                )
+            else:
+                message = (
+                    f"line {line}: this expression is not used by the result "
+                    f"(the last statement), so it is left out of the graph"
+                )
+            warnings.append({"type": "unused", "message": message, "line": line, "column": column})
+            continue
+        builder.statement(statement)
+    root = builder.last
+    assert root is not None
+    warnings.extend(builder.warnings)
+    leaf_names = {name for name, _ in builder.leaves}
+    for name in values:
+        if name not in leaf_names:
+            warnings.append(
+                {
+                    "type": "unknown_value",
+                    "message": f"'{quoted(name)}' is not a leaf of this graph, "
+                    "so its value is ignored",
+                    "line": None,
+                    "column": None,
+                }
+            )
+    return Graph(
+        source,
+        builder.nodes,
+        root,
+        builder.leaves,
+        limit_warnings(warnings),
+        expand_derived,
+        builder.helpers,
+    )
+
+
+MAX_WARNINGS_OF_A_KIND = 10
+# What the summary of a kind's remaining warnings counts, and what they say.
+_MORE = {
+    "unused": (
+        "statements",
+        "are not used by the result (the last statement), so they are left out of the graph",
+    ),
+    "alias": ("names", "are other names for nodes the graph already shows"),
+    "unknown_value": ("values", "name no leaf of this graph, so they are ignored"),
+    "never_visited": (
+        "nodes",
+        "are not in the visit order, so their gradients never reach their inputs",
+    ),
+    "late": (
+        "contributions",
+        "arrived after their target was visited, so they were never passed on",
+    ),
+}
+
+
+def limit_warnings(warnings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """At most MAX_WARNINGS_OF_A_KIND warnings of each type, in order; where a type has more,
+    one warning of that type in their place says how many more there are (with the position
+    of the first of them), so 50,000 unused statements answer 11 warnings, not 50,000."""
+    totals = Counter(warning["type"] for warning in warnings)
+    seen: Counter[str] = Counter()
+    kept = []
+    for warning in warnings:
+        kind = warning["type"]
+        seen[kind] += 1
+        if totals[kind] <= MAX_WARNINGS_OF_A_KIND + 1 or seen[kind] <= MAX_WARNINGS_OF_A_KIND:
+            kept.append(warning)
+        elif seen[kind] == MAX_WARNINGS_OF_A_KIND + 1:
+            what, rest = _MORE.get(kind, ("warnings", "are of the same kind"))
+            line = warning["line"]
+            where = f" from line {line:,} on" if line is not None else ""
+            more = totals[kind] - MAX_WARNINGS_OF_A_KIND
+            kept.append(
+                {
+                    "type": kind,
+                    "message": f"and {more:,} more {what}{where} {rest}",
+                    "line": line,
+                    "column": warning["column"],
+                }
+            )
+    return kept
+
+
+def _check_names(source: str, statements: list[Statement], uses: list[list[Expr]]) -> None:
+    assigned: dict[str, int] = {}
+    for index, statement in enumerate(statements):
+        name = statement.target
+        if name is None:
+            continue
+        if name in assigned:
+            first = statements[assigned[name]].line
+            name = quoted(name)
+            message = (
+                f"'{name}' is assigned twice (lines {first} and {statement.line})"
+                if first != statement.line
+                else f"'{name}' is assigned twice on line {first}: give the second one a new name"
+            )
+            raise AssignedTwice(
+                message,
+                source,
+                statement.target_start,
+                statement.target_end,
+            )
+        assigned[name] = index
+    for index, statement in enumerate(statements):
+        for use in uses[index]:
+            where = assigned.get(use.text)
+            if where is None or where < index:
+                continue
+            name = quoted(use.text)
+            if where == index:
+                message = f"'{name}' is used in its own definition on line {statement.line}"
+            elif statements[where].line == statement.line:
+                later = statements[where]
+                _, column = LineIndex(source).position(later.target_start)
+                message = (
+                    f"'{name}' is used before it is assigned (later on line {later.line}, "
+                    f"column {column}): assign '{name}' before the statement that uses it"
+                )
+            else:
+                message = (
+                    f"'{name}' is used on line {statement.line} "
+                    f"but assigned on line {statements[where].line}"
+                )
+            raise UseBeforeAssign(message, source, use.start, use.end)
+
+
+def _used_statements(statements: list[Statement], uses: list[list[Expr]]) -> list[bool]:
+    kept = [False] * len(statements)
+    kept[-1] = True
+    needed = {use.text for use in uses[-1]}
+    for index in range(len(statements) - 2, -1, -1):
+        statement = statements[index]
+        if statement.target is not None and statement.target in needed:
+            kept[index] = True
+            needed.update(use.text for use in uses[index])
+    return kept
+
+
+class _Builder:
+    def __init__(
+        self,
+        source: str,
+        lines: LineIndex,
+        values: dict[str, float],
+        expand: bool,
+        max_nodes: int | None,
+    ) -> None:
+        self.source = source
+        self.lines = lines
+        self.values = values
+        self.expand = expand
+        self.max_nodes = max_nodes
+        self.nodes: list[Value] = []
+        self.names: dict[str, Value] = {}
+        self.leaves: list[tuple[str, Value]] = []
+        self.warnings: list[dict[str, Any]] = []
+        self.last: Value | None = None
+        self.helpers: set[int] = set()
+
+    def add(self, node: Value, start: int, end: int, kind: str | None = None) -> Value:
+        nodes = self.nodes
+        count = len(nodes)
+        if self.max_nodes is not None and count >= self.max_nodes:
+            raise LimitExceeded(
+                f"the graph needs more than {self.max_nodes:,} nodes; "
+                f"the limit is {self.max_nodes:,}",
+                self.source,
+                start,
+                end,
+            )
+        node.id = count
+        node.start = start
+        node.end = end
+        if kind is not None:
+            node.kind = kind
+        nodes.append(node)
+        return node
+
+    def leaf(self, name: str, declared: float, start: int, end: int) -> Value:
+        node = self.add(Value(self.values.get(name, declared)), start, end, "leaf")
+        node.label = name
+        self.names[name] = node
+        self.leaves.append((name, node))
+        return node
+
+    def statement(self, statement: Statement) -> None:
+        expr = statement.expr
+        name = statement.target
+        if name is not None and expr.kind == "num":
+            self.last = self.leaf(name, expr.value, statement.target_start, expr.end)
+            return
+        if name is not None and expr.kind == "name":
+            node = self.name(expr)
+            self.names[name] = node
+            line, column = self.lines.position(statement.target_start)
+            self.warnings.append(
+                {
+                    "type": "alias",
+                    "message": f"line {line}: '{quoted(name)}' is another name for "
+                    f"'{quoted(expr.text)}'; the graph shows it as "
+                    f"'{quoted(node.label or expr.text)}'",
+                    "line": line,
+                    "column": column,
+                }
+            )
+            self.last = node
+            return
+        node = self.expression(statement.postfix)
+        if name is not None:
+            node.label = name
+            self.names[name] = node
+        self.last = node
+
+    def name(self, expr: Expr) -> Value:
+        """The node a name refers to; a new leaf (value 1 unless given) if it names none."""
+        found = self.names.get(expr.text)
+        if found is None:
+            found = self.leaf(expr.text, 1.0, expr.start, expr.end)
+        return found
+
+    def expression(self, postfix: list[Expr]) -> Value:
+        """The node of an expression, building its new nodes in post-order (`postfix`)."""
+        results: list[Value] = []
+        push, pop = results.append, results.pop
+        names = self.names
+        add = self.add
+        for expr in postfix:
+            kind = expr.kind
+            if kind == "name":
+                found = names.get(expr.text)
+                if found is None:
+                    found = self.leaf(expr.text, 1.0, expr.start, expr.end)
+                push(found)
+            elif kind == "binary":
+                op = expr.op
+                if op == "+" or op == "*":  # the hot path of large graphs
+                    right = pop()
+                    left = pop()
+                    push(add(left + right if op == "+" else left * right, expr.start, expr.end))
+                elif op == "**" and expr.args[1].kind == "num":
+                    power = Value.make("**k", (pop(),), expr.args[1].value)
+                    push(add(power, expr.start, expr.end))
+                else:
+                    right = pop()
+                    push(self.operation(expr, (pop(), right)))
+            elif kind == "num":
+                node = add(Value(expr.value), expr.start, expr.end, "const")
+                node.label = expr.text
+                push(node)
+            else:
+                push(self.operation(expr, (pop(),)))
+        return results[0]
+
+    def operation(self, expr: Expr, inputs: tuple[Value, ...]) -> Value:
+        op = "neg" if expr.kind == "neg" else expr.op or ""
+        if op in DERIVED and self.expand:
+            return self.expanded(op, inputs, expr.start, expr.end)
+        return self.add(Value.make(op, inputs), expr.start, expr.end)
+
+    def expanded(self, op: str, inputs: tuple[Value, ...], start: int, end: int) -> Value:
+        """micrograd's primitives: a - b = a + b*(-1), a / b = a * b**-1, -a = a * -1."""
+        if op == "/":
+            inverse = self.add(Value.make("**k", (inputs[1],), -1.0), start, end)
+            self.helpers.add(inverse.id)
+            return self.add(Value.make("*", (inputs[0], inverse)), start, end)
+        minus_one = self.add(Value(-1.0), start, end, "const")
+        minus_one.label = "-1"
+        if op == "neg":
+            return self.add(Value.make("*", (inputs[0], minus_one)), start, end)
+        negated = self.add(Value.make("*", (inputs[1], minus_one)), start, end)
+        self.helpers.add(negated.id)
+        return self.add(Value.make("+", (inputs[0], negated)), start, end)

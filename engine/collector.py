@@ -1,0 +1,37 @@
+"""Pausing CPython's cycle collector around graph builds, safely across threads."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_pause_lock = threading.Lock()
+_pause_count = 0  # callers inside cycle_collector_paused, across all threads
+_pause_reenables = False  # whether the last one out re-enables the collector
+
+
+@contextmanager
+def cycle_collector_paused() -> Iterator[None]:
+    """Pause CPython's cycle collector: our graphs hold no reference cycles (refcounting frees
+    them), so scanning the many new nodes of a large build is pure overhead (about 15% of a
+    trace).
+
+    The collector is process-wide and request threads overlap, so entries are counted under a
+    lock: the first one in disables it, the last one out re-enables it, and only if it was
+    enabled when the first one came in. A caller that disabled it keeps it disabled.
+    """
+    global _pause_count, _pause_reenables
+    with _pause_lock:
+        if _pause_count == 0:
+            _pause_reenables = gc.isenabled()
+            gc.disable()
+        _pause_count += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _pause_count -= 1
+            if _pause_count == 0 and _pause_reenables:
+                gc.enable()

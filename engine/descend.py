@@ -1,0 +1,195 @@
+"""Gradient descent on a program's leaves: the Train lab's arithmetic.
+
+One step is `p ← p − lr · ∂root/∂p` for every parameter p, with the gradients at the current
+values (plain gradient descent; with `momentum` μ > 0, `v ← μ·v + ∂root/∂p; p ← p − lr·v`).
+The program is parsed once and its graph rebuilt per step (a forward and a backward pass).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .builder import Limits, build, check_values
+from .collector import cycle_collector_paused
+from .errors import BadTraining, quoted
+from .narration import fmt
+from .parser import parse
+from .reply import number
+from .run import check_source_size
+
+MAX_STEPS = 200  # per call: a page's Play asks for batches of steps, never for thousands at once
+
+
+@dataclass
+class Descent:
+    """`roots[k]`: the root's value after k steps (roots[0] at the starting values);
+    `values[k]`: the parameters after k + 1 steps, in `parameters` order; `velocity`: the
+    momentum to pass to the next call; `stopped`: why descent stopped early, or None."""
+
+    parameters: list[str]
+    roots: list[float] = field(default_factory=list)
+    values: list[list[float]] = field(default_factory=list)
+    velocity: dict[str, float] = field(default_factory=dict)
+    stopped: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (non-finite numbers as "NaN", "Infinity", "-Infinity")."""
+        return {
+            "parameters": self.parameters,
+            "roots": [number(root) for root in self.roots],
+            "values": [[number(value) for value in row] for row in self.values],
+            "velocity": {name: number(value) for name, value in self.velocity.items()},
+            "stopped": self.stopped,
+        }
+
+
+def check_settings(lr: Any, steps: Any, momentum: Any) -> tuple[float, int, float]:
+    """The learning rate, step count and momentum as numbers; raises BadTraining."""
+    if isinstance(lr, bool) or not isinstance(lr, int | float) or not math.isfinite(lr) or lr <= 0:
+        raise BadTraining(f"the learning rate must be a finite number above 0, got {lr!r}")
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
+        raise BadTraining(f"steps must be a whole number from 1 to {MAX_STEPS}, got {steps!r}")
+    if isinstance(momentum, bool) or not isinstance(momentum, int | float) or not 0 <= momentum < 1:
+        raise BadTraining(
+            f"momentum must be a number from 0 up to (not including) 1, got {momentum!r}"
+        )
+    return float(lr), steps, float(momentum)
+
+
+def descend(
+    source: str,
+    values: dict[str, Any] | None = None,
+    *,
+    parameters: list[str],
+    lr: float,
+    steps: int,
+    momentum: float = 0.0,
+    velocity: dict[str, Any] | None = None,
+    baseline: float | None = None,
+    first_step: int = 0,
+    limits: Limits | None = None,
+    max_node_steps: int | None = None,
+) -> Descent:
+    """Run `steps` steps of gradient descent on the leaves named in `parameters`.
+
+    Stops early, saying why in `stopped` (`{"step", "reason", "message"}`), when the root or a
+    parameter stops being a finite number, when a step of plain descent raises the root, or when
+    the root climbs above `baseline` (where training started; by default this call's first
+    root): the rate is too large, descent is overshooting. A caller running training in batches
+    passes each batch the last batch's values and `velocity`, the first batch's first root as
+    `baseline` and the steps taken so far as `first_step` (messages and `stopped["step"]` count
+    from it). Raises what `trace` raises for the program and BadTraining for the settings, or
+    when `steps` times the graph's node count exceeds `max_node_steps` (the server's bound on
+    one request's work).
+    """
+    limits = limits or Limits()
+    lr, steps, momentum = check_settings(lr, steps, momentum)
+    if isinstance(first_step, bool) or not isinstance(first_step, int) or first_step < 0:
+        raise BadTraining(f"first_step must be a whole number from 0, got {first_step!r}")
+    if baseline is not None and (
+        isinstance(baseline, bool) or not isinstance(baseline, int | float)
+    ):
+        raise BadTraining(f"the baseline must be a number, got {baseline!r}")
+    check_source_size(source, limits)
+    current = check_values(values)
+    statements = parse(source, limits.max_depth)
+    with cycle_collector_paused():
+        graph = build(source, statements, current, max_nodes=limits.max_nodes)
+        leaves = dict(graph.leaves)
+        _check_parameters(parameters, leaves)
+        size = len(graph.nodes)
+        if max_node_steps is not None and size * steps > max_node_steps:
+            most = max(1, max_node_steps // size)
+            raise BadTraining(
+                f"{steps} steps of a {size:,}-node graph is too much work for one request; "
+                f"ask for at most {most} steps at a time"
+            )
+        speed = {name: float(velocity.get(name, 0.0)) if velocity else 0.0 for name in parameters}
+        for name, value in speed.items():
+            if not math.isfinite(value):
+                raise BadTraining(f"the velocity of '{quoted(name)}' must be a finite number")
+        current = {name: node.data for name, node in graph.leaves}
+        descent = Descent(list(parameters))
+        start = graph.root.data if baseline is None else baseline
+        for step in range(steps + 1):
+            root = graph.root.data
+            descent.roots.append(root)
+            previous = descent.roots[-2] if step > 0 and momentum == 0 else None
+            stopped = _stop(step, first_step + step, root, previous, start, lr)
+            if stopped or step == steps:
+                descent.stopped = stopped
+                break
+            graph.root.backward()
+            leaves = dict(graph.leaves)
+            for name in parameters:
+                speed[name] = momentum * speed[name] + leaves[name].grad
+                current[name] = current[name] - lr * speed[name]
+            bad = next((name for name in parameters if not math.isfinite(current[name])), None)
+            if bad is not None:
+                what = f"'{quoted(bad)}' is no longer a finite number"
+                descent.stopped = _stopped(first_step + step + 1, "nonfinite", what, lr)
+                break
+            descent.values.append([current[name] for name in parameters])
+            graph = build(source, statements, current, max_nodes=limits.max_nodes)
+        descent.velocity = speed
+    return descent
+
+
+def _check_parameters(parameters: list[str], leaves: dict[str, Any]) -> None:
+    if not parameters:
+        raise BadTraining("choose at least one leaf to train")
+    seen: set[str] = set()
+    for name in parameters:
+        if name in seen:
+            raise BadTraining(f"'{quoted(name)}' is listed twice in the parameters")
+        seen.add(name)
+        if name not in leaves:
+            known = ", ".join(quoted(leaf) for leaf in leaves) or "none"
+            raise BadTraining(
+                f"'{quoted(name)}' is not a leaf of this program, so it cannot be trained; "
+                f"its leaves are: {known}"
+            )
+
+
+def _rose(root: float, before: float) -> bool:
+    """Higher than `before` by more than rounding."""
+    return root > before and not math.isclose(root, before, rel_tol=1e-9, abs_tol=1e-300)
+
+
+def _stop(
+    step: int, number: int, root: float, previous: float | None, start: float, lr: float
+) -> dict[str, Any] | None:
+    """Why descent stops at this call's `step` (numbered `number` in the whole run), or None.
+    `previous`: the root one step before, when every step must lower it (plain gradient
+    descent: with a small enough rate it never rises); with momentum it may, for a while."""
+    if number == 0 and not math.isfinite(root):
+        return {
+            "step": 0,
+            "reason": "nonfinite",
+            "message": f"Cannot start: the root is {fmt(root)} at these values. "
+            "Move the sliders until it is a number.",
+        }
+    if not math.isfinite(root):
+        return _stopped(number, "nonfinite", f"the root became {fmt(root)}", lr)
+    if previous is not None and _rose(root, previous):
+        return _stopped(
+            number, "diverged", f"the root rose from {fmt(previous)} to {fmt(root)}", lr
+        )
+    if step > 0 and _rose(root, start):
+        return _stopped(
+            number, "diverged", f"the root climbed to {fmt(root)}, above its start {fmt(start)}", lr
+        )
+    return None
+
+
+def _stopped(step: int, reason: str, what: str, lr: float) -> dict[str, Any]:
+    return {
+        "step": step,
+        "reason": reason,
+        "message": (
+            f"Stopped at step {step}: {what}. The learning rate {fmt(lr)} is too large here; "
+            f"try {fmt(lr / 10)}."
+        ),
+    }

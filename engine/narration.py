@@ -1,0 +1,267 @@
+"""The words of the timeline: how a number is written, how a node is named, and narration
+templates, filled with the numbers to give the narration.
+
+A template is a step's narration with each number that comes from the numbers arrays (the
+`data` of a node, a contribution's `upstream`, …) replaced by a slot `{FORMAT:ARRAY:INDEX}`:
+FORMAT `n` writes the number as `fmt` does, `f` as `factor` does (an operand: `(-3)`); ARRAY
+names one of the arrays of the numbers reply and INDEX is a 0-based index into it. Literal
+braces are written `{{` and `}}`. Numbers that are not in those arrays (input indexes, counts,
+the seed's 1, a constant exponent) are plain text. The grammar is a subset of Python's format
+strings (field `n` or `f`, format spec `ARRAY:INDEX`), which `fill` relies on.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from .ops import FUNCTIONS, OPS
+
+if TYPE_CHECKING:
+    from .value import Value
+
+TEXT_MAX = 32
+
+# The JSON spellings of non-finite numbers, which the numbers reply holds.
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def fmt(x: float) -> str:
+    """A number for narration: integers plainly, else up to 6 significant digits."""
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.6g}"
+
+
+def factor(x: float) -> str:
+    """A number as an operand in narration: negatives in parentheses, `1 × (-1)`."""
+    text = fmt(x)
+    return f"({text})" if text.startswith("-") else text
+
+
+def slot(array: str, index: int) -> str:
+    """The slot of `array[index]` written as `fmt` does."""
+    return f"{{n:{array}:{index}}}"
+
+
+def operand_slot(array: str, index: int) -> str:
+    """The slot of `array[index]` written as an operand (`factor`)."""
+    return f"{{f:{array}:{index}}}"
+
+
+def escape(text: str) -> str:
+    """`text` as template text: its braces doubled."""
+    if "{" in text or "}" in text:
+        return text.replace("{", "{{").replace("}", "}}")
+    return text
+
+
+def _float(value: float | str) -> float:
+    """A number of the numbers arrays as a float (the reply spells non-finite ones as text)."""
+    return _NON_FINITE[value] if type(value) is str else value  # type: ignore[index,return-value]
+
+
+class _Numbers:
+    """A format field of `fill`: `format(self, "data:3")` writes `numbers["data"][3]`."""
+
+    __slots__ = ("numbers", "write")
+
+    def __init__(self, numbers: Mapping[str, Sequence[float | str]], write: Callable) -> None:
+        self.numbers = numbers
+        self.write = write
+
+    def __format__(self, spec: str) -> str:
+        array, _, index = spec.partition(":")
+        return self.write(_float(self.numbers[array][int(index)]))
+
+
+class _Written(dict):
+    """Every number of an array written once, the first time a slot reads that array."""
+
+    def __init__(self, numbers: Mapping[str, Sequence[float | str]], write: Callable) -> None:
+        super().__init__()
+        self.numbers = numbers
+        self.write = write
+
+    def __missing__(self, array: str) -> list[str]:
+        write = self.write
+        written = self[array] = [write(_float(value)) for value in self.numbers[array]]
+        return written
+
+
+class _WrittenNumbers:
+    """A format field of `filler`: like `_Numbers`, each number written once for all slots."""
+
+    __slots__ = ("written",)
+
+    def __init__(self, numbers: Mapping[str, Sequence[float | str]], write: Callable) -> None:
+        self.written = _Written(numbers, write)
+
+    def __format__(self, spec: str) -> str:
+        array, _, index = spec.partition(":")
+        return self.written[array][int(index)]
+
+
+def _fill_with(fields: Mapping[str, object]) -> Callable[[str], str]:
+    def fill(template: str) -> str:
+        if "{" in template or "}" in template:
+            return template.format_map(fields)
+        return template  # no slot, no brace: most steps of the sort
+
+    return fill
+
+
+def filler(numbers: Mapping[str, Sequence[float | str]]) -> Callable[[str], str]:
+    """`fill` with `numbers` bound, for filling a whole timeline: each array a slot reads is
+    written out once, whole (a single template is cheaper with `fill`)."""
+    return _fill_with({"n": _WrittenNumbers(numbers, fmt), "f": _WrittenNumbers(numbers, factor)})
+
+
+def fill(template: str, numbers: Mapping[str, Sequence[float | str]]) -> str:
+    """The narration of `template` with its slots filled from `numbers` (arrays of floats, or
+    of the numbers reply's JSON values, where non-finite numbers are strings)."""
+    return _fill_with({"n": _Numbers(numbers, fmt), "f": _Numbers(numbers, factor)})(template)
+
+
+# Runs of non-space, cut at TEXT_MAX + 1: enough to know the text must be truncated.
+WORDS = re.compile(rf"\S{{1,{TEXT_MAX + 1}}}")
+
+
+def short_text(source: str, start: int, end: int) -> str:
+    """`source[start:end]` with whitespace runs collapsed, at most TEXT_MAX characters.
+
+    Reads only the first words of the span: a long sum's nodes each span most of the source,
+    so collapsing whole spans would make a 20,000-term sum quadratic (minutes)."""
+    words: list[str] = []
+    length = -1
+    for match in WORDS.finditer(source, start, end):
+        words.append(match.group())
+        length += len(words[-1]) + 1
+        if length > TEXT_MAX:
+            break
+    text = " ".join(words)
+    return text if len(text) <= TEXT_MAX else text[: TEXT_MAX - 1] + "…"
+
+
+class Narrator:
+    """Short names and formulas of nodes, for narration and the `text`/`expansion` fields.
+
+    A node is named by its label, else by its source text; a `helpers` node (one that
+    `expand_derived` made inside a derived operation, such as `b·(-1)` of `a - b`) shares the
+    whole operation's source span, so it is named by its own formula instead.
+    """
+
+    def __init__(
+        self, source: str, nodes: list[Value], helpers: Collection[int] = frozenset()
+    ) -> None:
+        self.source = source
+        self.nodes = nodes
+        self.helpers = helpers
+        self._texts: list[str | None] = [None] * len(nodes)
+        self._names: list[str | None] = [None] * len(nodes)
+
+    def text(self, node: Value) -> str:
+        cached = self._texts[node.id]
+        if cached is None:
+            if node.label:
+                cached = node.label
+            elif node.id in self.helpers:
+                cached = self.formula(node)
+            else:
+                cached = short_text(self.source, node.start, node.end)
+            self._texts[node.id] = cached
+        return cached
+
+    def name(self, node: Value) -> str:
+        """The text of `node` as template text."""
+        cached = self._names[node.id]
+        if cached is None:
+            cached = self._names[node.id] = escape(self.text(node))
+        return cached
+
+    def operand(self, node: Value, bracket_compound: bool = False) -> str:
+        """The text of `node` as an operand: a negative constant in brackets (`a·(-3)`), and
+        with `bracket_compound` any text that is not one name, number, call or bracket
+        (`(b**2)^-1`); a formula built from the source's own structure needs no more."""
+        text = self.text(node)
+        if node.kind == "const":
+            return f"({text})" if text.startswith("-") else text
+        if not bracket_compound or node.kind == "leaf" or node.label or node.op in FUNCTIONS:
+            return text
+        return text if _bracketed(text) else f"({text})"
+
+    def formula(self, node: Value, parts: list[str] | None = None) -> str:
+        """`a + b`, `e·c`, `a^2`, `tanh(n)` from the inputs' texts (or the given parts)."""
+        op = node.op
+        if parts is not None:
+            names = parts
+        elif op in FUNCTIONS:
+            names = [self.text(c) for c in node.inputs]
+        else:
+            inputs = node.inputs
+            # The shapes expand_derived builds, X·(-1) and X^-1, bracket a compound X (as the
+            # expansion does): the source never wrote them, so its brackets cannot be relied on.
+            compound_first = op in ("**k", "**") or (
+                op == "*" and inputs[1].kind == "const" and inputs[1].data < 0
+            )
+            names = [self.operand(c, compound_first and i == 0) for i, c in enumerate(inputs)]
+        return OPS[op].shape.format(*names, k=fmt(node.exponent or 0.0))  # type: ignore[index]
+
+    def formula_of_numbers(self, node: Value) -> str:
+        """The formula with the inputs' data in place of their names: `2 + (-3)`, `log(-1)`."""
+        operand = fmt if node.op in FUNCTIONS else factor  # a call's parentheses suffice
+        return self.formula(node, [operand(c.data) for c in node.inputs])
+
+    def formula_of_slots(self, node: Value) -> str:
+        """`formula_of_numbers` as a template: the inputs' `data` slots in place of names."""
+        write = slot if node.op in FUNCTIONS else operand_slot
+        return self.formula(node, [write("data", c.id) for c in node.inputs])
+
+    def expansion(self, node: Value) -> str | None:
+        """A derived operation in micrograd's primitives: `a + b·(−1)`, `a · (b**2)^(−1)`."""
+        if node.op == "-":
+            left, right = node.inputs
+            return f"{self.operand(left)} + {self.operand(right, True)}·(−1)"
+        if node.op == "/":
+            left, right = node.inputs
+            return f"{self.operand(left)} · {self.operand(right, True)}^(−1)"
+        if node.op == "neg":
+            return f"{self.operand(node.inputs[0], True)}·(−1)"
+        return None
+
+    def title(self, node: Value) -> str:
+        """`f = e·c` for a named operation, `a*b` for an unnamed one, `a` for a leaf."""
+        if not node.inputs:
+            return self.text(node)
+        if node.label:
+            return f"{node.label} = {self.formula(node)}"
+        return self.formula(node)
+
+    def warning(self, kind: str, node: Value) -> str:
+        """The message of a node's warning (domain, overflow, division_by_zero)."""
+        shown = self.formula_of_numbers(node) if node.inputs else self.text(node)
+        result = fmt(node.data)
+        if kind == "division_by_zero":
+            return f"{shown} divides by zero: {result}"
+        if kind == "overflow":
+            return f"{shown} is too large for a float: {result}"
+        return f"{shown} is not a real number: {result}"
+
+
+def _bracketed(text: str) -> bool:
+    """Whether `text` (at most TEXT_MAX + 1 characters) is one bracket: `(a + b)`, not
+    `(a)*(b)`; a text cut by "…" inside its first bracket counts as one."""
+    if not text.startswith("("):
+        return False
+    depth = 0
+    for index, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:
+            return index == len(text) - 1
+    return text.endswith("…")

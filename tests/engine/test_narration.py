@@ -1,0 +1,222 @@
+"""Narration templates (issue 10 contract, section 1): every step's narration is its template
+filled with the numbers, reads exactly as the narration written directly did before templates
+(a reference copy of that code is kept below), and fills the same from `engine.numbers`."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from engine_cases import CASES, case_id, random_runs
+from hypothesis import given
+from program_strategies import fuzz_settings
+
+import engine
+from engine.narration import Narrator, fill
+
+# ---------------------------------------------------------------------------- the reference
+# The narration as engine/timeline.py wrote it before templates (commit 3797877), one sentence
+# built directly from the run's numbers: kept verbatim to prove the templates read the same.
+
+
+def ref_fmt(x: float) -> str:
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.6g}"
+
+
+def ref_factor(x: float) -> str:
+    text = ref_fmt(x)
+    return f"({text})" if text.startswith("-") else text
+
+
+def reference_narrations(traced: engine.Trace) -> list[str]:
+    say = Narrator(traced.source, traced.nodes, traced.graph.helpers)
+    nodes = traced.nodes
+    out: list[str] = []
+    for action, node, index, child in traced.events:
+        name = say.text(node)
+        if action == "start":
+            out.append(f"Start: push ({name}, 0), the root with its input index 0")
+        elif action == "emit" and node.inputs:
+            out.append(
+                f"Pop ({name}, {index}): all {len(node.inputs)} inputs of {name} are done: "
+                f"add {name} to the sorted list"
+            )
+        elif action == "emit":
+            out.append(f"Pop ({name}, 0): {name} has no inputs: add {name} to the sorted list")
+        elif action == "visit":
+            other = say.text(child)
+            out.append(
+                f"Pop ({name}, {index}): {name}'s input {index} is {other}, not yet visited: "
+                f"push ({name}, {index + 1}) and ({other}, 0)"
+            )
+        else:
+            other = say.text(child)
+            out.append(
+                f"Pop ({name}, {index}): {name}'s input {index} is {other}, already "
+                f"visited: skip it and push ({name}, {index + 1})"
+            )
+    for node in traced.topo_order:
+        if node.kind == "leaf":
+            out.append(f"{say.text(node)} is a leaf: {say.text(node)} = {ref_fmt(node.data)}")
+        elif node.kind == "const":
+            out.append(f"{say.text(node)} is a constant: {ref_fmt(node.data)}")
+        else:
+            operand = ref_fmt if node.op in engine.ops.FUNCTIONS else ref_factor
+            numbers = say.formula(node, [operand(c.data) for c in node.inputs])
+            out.append(f"{say.title(node)} = {numbers} = {ref_fmt(node.data)}")
+    name = say.text(traced.root)
+    out.append(f"Seed: grad[{name}] = 1 ({name} changes one-for-one with itself)")
+    for node, upstream, contributions in traced.visits:
+        title = say.title(node)
+        parts = []
+        for record in contributions:
+            contribution = record.contribution
+            target = say.text(nodes[record.to])
+            sign = "=" if traced.mode == "overwrite" else "+="
+            part = (
+                f"grad[{target}] {sign} {ref_factor(record.upstream)} × "
+                f"{ref_factor(record.local)} = {ref_fmt(contribution)}"
+            )
+            replaced = record.replaced
+            if replaced is not None:
+                lost = ref_fmt(replaced.contribution)
+                part += (
+                    f" (grad[{target}] was {lost} from {say.title(nodes[replaced.source])}; "
+                    f"{title} overwrote it with {ref_fmt(contribution)}: the {lost} is lost)"
+                )
+            if record.late:
+                part += (
+                    f" (too late: {target} was already visited, so this never reaches its inputs)"
+                )
+            parts.append(part)
+        if parts:
+            out.append(f"Visit {title}: " + ", ".join(parts))
+        else:
+            what = "a leaf" if node.kind == "leaf" else "a constant"
+            out.append(
+                f"Visit {title}: {what}, nothing to pass on "
+                f"(grad[{say.text(node)}] = {ref_fmt(upstream)})"
+            )
+    return out
+
+
+# ---------------------------------------------------------------------------- the checks
+
+
+def check_run(source: str, values: dict[str, float] | None, kwargs: dict[str, Any]) -> None:
+    """Narration equals the reference; each template filled from `engine.numbers` of the same
+    arguments gives the step's narration; templates do not depend on the values."""
+    traced = engine.trace(source, values, **kwargs)
+    steps = traced.to_dict()["steps"]
+    assert [step["narration"] for step in steps] == reference_narrations(traced)
+    numbers = engine.numbers(source, values, **kwargs)
+    for step in steps:
+        assert fill(step["template"], numbers) == step["narration"], step
+    other = {name: 0.5 for name, _ in traced.graph.leaves}
+    templates = [step["template"] for step in engine.trace(source, other, **kwargs).steps]
+    assert templates == [step["template"] for step in steps]
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_narration_is_the_template_filled_and_reads_as_before(case: tuple) -> None:
+    check_run(*case)
+
+
+@fuzz_settings
+@given(random_runs())
+def test_random_runs_narration_is_the_template_filled_and_reads_as_before(run: tuple) -> None:
+    check_run(*run)
+
+
+def test_the_contract_example() -> None:
+    steps = engine.trace("a = 2\nb = -3\nc = a*b").to_dict()["steps"]
+    (step,) = [s for s in steps if s["phase"] == "forward" and s["node"] == "n2"]
+    assert step["template"] == "c = a·b = {f:data:0}·{f:data:1} = {n:data:2}"
+    assert step["narration"] == "c = a·b = 2·(-3) = -6"
+
+
+def test_templates_of_every_phase() -> None:
+    steps = engine.trace("a = 3\nb = a * a + 1", mode="overwrite").to_dict()["steps"]
+    templates = {(s["phase"], s["node"]): s["template"] for s in steps if s["phase"] != "topo"}
+    assert templates == {
+        ("forward", "n0"): "a is a leaf: a = {n:data:0}",
+        ("forward", "n1"): "a·a = {f:data:0}·{f:data:0} = {n:data:1}",
+        ("forward", "n2"): "1 is a constant: {n:data:2}",
+        ("forward", "n3"): "b = a * a + 1 = {f:data:1} + {f:data:2} = {n:data:3}",
+        ("seed", "n3"): "Seed: grad[b] = 1 (b changes one-for-one with itself)",
+        ("backward", "n3"): "Visit b = a * a + 1: "
+        "grad[a * a] = {f:step_grad:0} × {f:local_grad:2} = {n:contribution:0}, "
+        "grad[1] = {f:step_grad:0} × {f:local_grad:3} = {n:contribution:1}",
+        ("backward", "n2"): "Visit 1: a constant, nothing to pass on (grad[1] = {n:step_grad:1})",
+        ("backward", "n1"): "Visit a·a: grad[a] = {f:step_grad:2} × {f:local_grad:0} = "
+        "{n:contribution:2}, grad[a] = {f:step_grad:2} × {f:local_grad:1} = {n:contribution:3} "
+        "(grad[a] was {n:contribution:2} from a·a; a·a overwrote it with "
+        "{n:contribution:3}: the {n:contribution:2} is lost)",
+        ("backward", "n0"): "Visit a: a leaf, nothing to pass on (grad[a] = {n:step_grad:3})",
+    }
+    topo = [s["template"] for s in steps if s["phase"] == "topo"]
+    assert topo[:2] == [
+        "Start: push (b, 0), the root with its input index 0",
+        "Pop (b, 0): b's input 0 is a * a, not yet visited: push (b, 1) and (a * a, 0)",
+    ]
+    assert [s["narration"] for s in steps if s["phase"] == "topo"] == topo
+
+
+def test_a_function_s_operand_is_not_bracketed() -> None:
+    (step,) = [
+        s for s in engine.trace("tanh(-2)").steps if s["node"] == "n1" and s["phase"] == "forward"
+    ]
+    assert step["template"] == "tanh(-2) = tanh({n:data:0}) = {n:data:1}"
+
+
+@pytest.mark.parametrize(
+    ("x", "n", "f"),
+    [
+        (2.0, "2", "2"),
+        (-3.0, "-3", "(-3)"),
+        (-0.0, "0", "0"),
+        (0.1 + 0.2, "0.3", "0.3"),
+        (1e-5, "1e-05", "1e-05"),
+        (0.0001, "0.0001", "0.0001"),
+        (-1.5e-7, "-1.5e-07", "(-1.5e-07)"),
+        (123456.5, "123456", "123456"),  # %.6g rounds half to even
+        (1234567.5, "1.23457e+06", "1.23457e+06"),
+        (12345678912.0, "12345678912", "12345678912"),
+        (1e15, "1e+15", "1e+15"),
+        (99999999999999.5, "1e+14", "1e+14"),
+        (5e-324, "4.94066e-324", "4.94066e-324"),
+        (1e308, "1e+308", "1e+308"),
+        (2.5, "2.5", "2.5"),
+        (0.707106781, "0.707107", "0.707107"),
+        (math.inf, "inf", "inf"),
+        (-math.inf, "-inf", "(-inf)"),
+        (math.nan, "nan", "nan"),
+        ("Infinity", "inf", "inf"),
+        ("-Infinity", "-inf", "(-inf)"),
+        ("NaN", "nan", "nan"),
+    ],
+)
+def test_fill_writes_numbers_as_narration_does(x: float | str, n: str, f: str) -> None:
+    assert fill("{n:data:1} and {f:data:1}", {"data": [0.0, x]}) == f"{n} and {f}"
+
+
+def test_fill_reads_every_array_and_literal_braces() -> None:
+    numbers = {
+        name: [0.0, float(i + 1)]
+        for i, name in enumerate(
+            ["data", "grad", "local_grad", "step_grad", "upstream", "local", "contribution",
+             "grad_before", "grad_after"]
+        )
+    }  # fmt: skip
+    template = (
+        "{{x}} {n:data:1} {n:grad:1} {n:local_grad:1} {n:step_grad:1} {n:upstream:1} "
+        "{n:local:1} {n:contribution:1} {n:grad_before:1} {n:grad_after:1} }}{{"
+    )
+    assert fill(template, numbers) == "{x} 1 2 3 4 5 6 7 8 9 }{"
