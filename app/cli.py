@@ -1,18 +1,25 @@
-"""`chainrule serve` runs the server; `chainrule render "a*b+c" -o g.svg` draws a graph."""
+"""`chainrule serve` runs the server; `chainrule render "a*b+c" -o g.svg` draws a graph.
+
+Every failure is one clear line on stderr and a non-zero exit, never a traceback: 2 for a wrong
+command line (as argparse), 1 for a program, a drawing or a file that fails.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from pathlib import Path
 from typing import get_args
 
+from pydantic import ValidationError
+
 import engine
 from app.export import ExportFailed, ExportFormat, render
-from app.graph import trace_dict
 from app.schemas import GraphRequest
 from app.settings import get_settings
+from app.trace_body import trace_dict
 
 FORMATS = get_args(ExportFormat)
 
@@ -45,7 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     draw.add_argument("source", help='the program, e.g. "a*b+c"; "-" reads standard input')
     draw.add_argument("-o", "--output", required=True, help="output file; '-' is stdout")
     draw.add_argument("--values", type=parse_values, default=None, help="leaf values: a=2,b=-3")
-    draw.add_argument("--format", choices=FORMATS, help="default: the output's extension, or svg")
+    draw.add_argument(
+        "--format", choices=FORMATS, help="default: the output's extension (svg for '-')"
+    )
     draw.add_argument("--expand-derived", action="store_true", help="draw -, / from primitives")
     return parser
 
@@ -57,14 +66,59 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def fail(message: str, code: int = 1) -> int:
+    """Say what went wrong on one line of stderr; the exit code to return."""
+    sys.stderr.write(f"chainrule: {message}\n")
+    return code
+
+
+def output_format(output: str, chosen: str | None) -> str | None:
+    """--format, else the output's extension; svg for stdout or a name without one."""
+    if chosen:
+        return chosen
+    suffix = Path(output).suffix.lstrip(".").lower()
+    if output == "-" or not suffix:
+        return "svg"
+    return suffix if suffix in FORMATS else None
+
+
+def unwritable(output: str) -> str | None:
+    """Why `output` cannot be written, checked before the work; None if it looks writable."""
+    path = Path(output)
+    if path.is_dir():
+        return f"cannot write {output!r}: it is a directory"
+    if not path.parent.is_dir():
+        return f"cannot write {output!r}: no directory {str(path.parent)!r}"
+    return None
+
+
 def draw(args: argparse.Namespace) -> int:
-    source = sys.stdin.read() if args.source == "-" else args.source
-    suffix = Path(args.output).suffix.lstrip(".").lower()
-    fmt = args.format or (suffix if suffix in FORMATS else "svg")
-    request = GraphRequest(source=source, values=args.values, expand_derived=args.expand_derived)
+    fmt = output_format(args.output, args.format)
+    if fmt is None:
+        return fail(
+            f"cannot tell the format from {args.output!r}: name the file .svg, .png, .pdf or "
+            ".dot, or pass --format",
+            2,
+        )
+    if args.output != "-" and (problem := unwritable(args.output)):
+        return fail(problem)
+    dot_binary = shutil.which("dot") or ""
+    if fmt != "dot" and not dot_binary:
+        return fail(
+            f"Graphviz (dot) is not on the PATH: install it to draw {fmt}, or use --format dot"
+        )
     try:
+        source = sys.stdin.read() if args.source == "-" else args.source
+    except (OSError, UnicodeDecodeError) as error:
+        return fail(f"cannot read the program from standard input: {error}")
+    try:
+        request = GraphRequest(
+            source=source, values=args.values, expand_derived=args.expand_derived
+        )
         trace = trace_dict(request, get_settings())
-        drawing = render(trace, fmt, dot_binary=shutil.which("dot") or "", timeout_s=60.0)
+        drawing = render(trace, fmt, dot_binary=dot_binary, timeout_s=60.0)
+    except ValidationError as error:
+        return fail(f"invalid input: {error.errors()[0]['msg']}")
     except engine.ProgramError as error:
         located = f" (line {error.line}, column {error.column})" if error.line else ""
         sys.stderr.write(f"{error.type}: {error.message}{located}\n")
@@ -72,12 +126,19 @@ def draw(args: argparse.Namespace) -> int:
             sys.stderr.write(f"  {error.snippet}\n  {error.caret}\n")
         return 1
     except ExportFailed as error:
-        sys.stderr.write(f"{error}\n")
-        return 1
-    if args.output == "-":
-        sys.stdout.buffer.write(drawing)
-    else:
-        Path(args.output).write_bytes(drawing)
+        return fail(str(error))
+    try:
+        if args.output == "-":
+            sys.stdout.buffer.write(drawing)
+            sys.stdout.flush()
+        else:
+            Path(args.output).write_bytes(drawing)
+    except OSError as error:
+        if args.output != "-":
+            return fail(f"cannot write {args.output!r}: {error.strerror or error}")
+        # What stays buffered would fail again when Python flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return fail(f"cannot write to standard output: {error.strerror or error}")
     return 0
 
 

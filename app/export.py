@@ -22,6 +22,8 @@ MEDIA_TYPES: dict[str, str] = {
     "dot": "text/vnd.graphviz; charset=utf-8",
 }
 
+NO_GRAPHVIZ = "Graphviz is not installed on the server, so only format=dot works"
+
 _RECORD_SPECIAL = re.compile(r'([{}|<>"])')
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -86,7 +88,7 @@ def render(trace: dict[str, Any], fmt: ExportFormat, *, dot_binary: str, timeout
     if fmt == "dot":
         return source.encode()
     if not dot_binary:
-        raise ExportFailed("Graphviz is not installed on the server, so only format=dot works")
+        raise ExportFailed(NO_GRAPHVIZ)
     try:
         result = subprocess.run(
             [dot_binary, f"-T{fmt}"],

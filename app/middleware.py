@@ -1,4 +1,4 @@
-"""Pure ASGI middleware: security headers on every response, and the request body limit."""
+"""Pure ASGI middleware: security headers and Cache-Control on every response, the body limit."""
 
 from __future__ import annotations
 
@@ -25,6 +25,18 @@ SECURITY_HEADERS = [
 ]
 
 
+def route_path(scope: Scope) -> str:
+    """The path the app routes on: behind `uvicorn --root-path /chainrule` a request for
+    `/chainrule/api/graph` has that whole `scope["path"]` and `root_path` "/chainrule"; this is
+    "/api/graph". Every path rule of the middleware matches this, never `scope["path"]`."""
+    path: str = scope["path"]
+    root_path: str = scope.get("root_path", "")
+    rest = path[len(root_path) :]
+    if root_path and path.startswith(root_path) and rest[:1] in ("", "/"):
+        return rest or "/"
+    return path
+
+
 class SecurityHeaders:
     """Adds the CSP (no inline script or style), nosniff, no-referrer and no framing."""
 
@@ -42,6 +54,32 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+class CacheControl:
+    """A `Cache-Control` on every response that sets none: API answers are never stored
+    (`no-store`); the page, the docs and unversioned static files are revalidated on every use
+    (`no-cache`), so a deploy shows at once. Versioned static files set their own (a year)."""
+
+    def __init__(self, app: ASGIApp, no_store_prefixes: tuple[str, ...] = ("/api/", "/healthz")):
+        self.app = app
+        self.no_store_prefixes = no_store_prefixes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        api = route_path(scope).startswith(self.no_store_prefixes)
+        policy = b"no-store" if api else b"no-cache"
+
+        async def send_with_policy(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", ()))
+                if not any(name.lower() == b"cache-control" for name, _ in headers):
+                    message["headers"] = [*headers, (b"cache-control", policy)]
+            await send(message)
+
+        await self.app(scope, receive, send_with_policy)
 
 
 def too_large_message(size: int | None, limit: int) -> str:

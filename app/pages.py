@@ -1,15 +1,17 @@
-"""The HTML pages: the app at `/` and the API documentation at `/docs`."""
+"""The HTML pages (the app at `/`, the API documentation at `/docs`) and their static files."""
 
 from __future__ import annotations
 
 import hashlib
 from html import escape
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.responses import Response
 
 import engine
 
@@ -22,19 +24,34 @@ if not (ROOT / "static").is_dir():
     ROOT = Path.cwd()
 STATIC_DIR = ROOT / "static"
 TEMPLATES_DIR = ROOT / "templates"
-SWAGGER = "/static/vendor/swagger-ui"
+# What a versioned URL may be kept for: it names one content for good.
+IMMUTABLE = "public, max-age=31536000, immutable"
 
 
 def asset_version(static_dir: Path = STATIC_DIR) -> str:
-    """A short hash of the static files' names, sizes and times, for cache-busting URLs."""
+    """A short hash of the static files' names and contents: the same on every worker and
+    replica serving the same files (times would differ), and new whenever any file changes."""
     digest = hashlib.blake2b(digest_size=5)
     for path in sorted(static_dir.rglob("*")):
         if path.is_file():
-            stat = path.stat()
-            digest.update(
-                f"{path.relative_to(static_dir)}:{stat.st_size}:{stat.st_mtime_ns};".encode()
-            )
+            content = path.read_bytes()
+            digest.update(f"{path.relative_to(static_dir).as_posix()}:{len(content)};".encode())
+            digest.update(content)
     return digest.hexdigest()
+
+
+class VersionedStaticFiles(StaticFiles):
+    """The static files under `/static/<asset version>/`, cacheable for a year, immutable."""
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        response = super().file_response(*args, **kwargs)
+        response.headers["cache-control"] = IMMUTABLE
+        return response
+
+
+def static_prefix(request: Request) -> str:
+    """`/static/<version>` under the app's root path, e.g. `/chainrule/static/3f2a9c01de`."""
+    return f"{request.scope.get('root_path', '')}/static/{request.app.state.asset_version}"
 
 
 def preset_ids() -> list[str]:
@@ -47,7 +64,7 @@ async def index(request: Request, preset: Annotated[str | None, Query()] = None)
     ids = preset_ids()
     preset_id = preset if preset in ids else (ids[0] if ids else None)
     templates: Jinja2Templates = request.app.state.templates
-    context = {"preset_id": preset_id, "asset_version": request.app.state.asset_version}
+    context = {"preset_id": preset_id, "static": static_prefix(request)}
     return templates.TemplateResponse(request, "index.html", context)
 
 
@@ -55,7 +72,9 @@ async def index(request: Request, preset: Annotated[str | None, Query()] = None)
 async def docs(request: Request) -> HTMLResponse:
     """Swagger UI from vendored files, started by a script file (no inline script)."""
     title = escape(f"{request.app.title} API")
-    openapi_url = escape(request.app.openapi_url or "/openapi.json")
+    root_path = request.scope.get("root_path", "")
+    openapi_url = escape(root_path + (request.app.openapi_url or "/openapi.json"))
+    swagger = escape(f"{static_prefix(request)}/vendor/swagger-ui")
     return HTMLResponse(
         f"""<!doctype html>
 <html lang="en">
@@ -63,13 +82,13 @@ async def docs(request: Request) -> HTMLResponse:
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
-<link rel="stylesheet" href="{SWAGGER}/swagger-ui.css">
-<link rel="icon" href="{SWAGGER}/favicon-32x32.png">
+<link rel="stylesheet" href="{swagger}/swagger-ui.css">
+<link rel="icon" href="{swagger}/favicon-32x32.png">
 </head>
 <body>
 <div id="swagger-ui" data-openapi-url="{openapi_url}"></div>
-<script src="{SWAGGER}/swagger-ui-bundle.js"></script>
-<script src="{SWAGGER}/init.js"></script>
+<script src="{swagger}/swagger-ui-bundle.js"></script>
+<script src="{swagger}/init.js"></script>
 </body>
 </html>
 """

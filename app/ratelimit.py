@@ -17,6 +17,7 @@ from collections.abc import Callable
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.errors import error_body
+from app.middleware import route_path
 from app.responses import JSONBytes
 
 # Clients remembered at once; beyond this the least recently seen is forgotten, so memory stays
@@ -78,7 +79,7 @@ class RateLimitMiddleware:
         if (
             self.limiter is None
             or scope["type"] != "http"
-            or not scope["path"].startswith(self.path_prefix)
+            or not route_path(scope).startswith(self.path_prefix)
         ):
             await self.app(scope, receive, send)
             return

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, field_validator
+
+from engine.ops import OPS
 
 # The engine writes non-finite numbers as these strings so that the JSON is always valid.
 NonFinite = Literal["Infinity", "-Infinity", "NaN"]
@@ -25,7 +27,11 @@ class GraphRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    source: str = Field(description="The program, e.g. `a = 2; b = -3; c = 10; f = (a + b) * c`.")
+    source: str = Field(
+        description="The program, e.g. `a = 2; b = -3; c = 10; f = (a + b) * c`. An empty "
+        "program is refused with a 400 `SyntaxError` that says so.",
+        json_schema_extra={"minLength": 1},
+    )
     # Strict: `true` or `"3"` is a malformed request (422), not silently 1.0 or 3.0.
     values: dict[str, StrictFloat] | None = Field(
         default=None, description="Leaf values by name; they override values in the program."
@@ -55,31 +61,44 @@ class GraphRequest(BaseModel):
         return order
 
 
-class Permissive(BaseModel):
-    """Response parts: documented fields are typed; fields the engine adds later pass through."""
+class Sent(BaseModel):
+    """A part of a response: the schema lists every field that is sent and no other
+    (`additionalProperties: false`), so a field the engine adds without documenting it here
+    fails tests/app/test_openapi_contract.py. Responses are sent as pre-encoded bytes
+    (app.responses.JSONBytes), never validated through these models on the hot path."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
 
-class NodeWarning(Permissive):
-    type: str
+# The operations as the API names them (`**` also for a constant power, with `exponent` set).
+Op = Literal[tuple(sorted({op.public for op in OPS.values()}))]  # type: ignore[valid-type]
+NodeWarningType = Literal["division_by_zero", "overflow", "domain"]
+WarningType = Literal["unused", "alias", "unknown_value", "never_visited", "late"]
+StackEntry = tuple[str, int]
+
+
+class NodeWarning(Sent):
+    type: NodeWarningType = Field(
+        description="`division_by_zero` (±inf or nan from x/0, log(0), 0**-1), `overflow` "
+        "(a finite input made ±inf) or `domain` (nan: log(-1), (-8)**(1/3))."
+    )
     message: str
 
 
-class Node(Permissive):
-    id: str
-    label: str
-    text: str
-    op: str | None
-    exponent: Number | None = None
+class Node(Sent):
+    id: str = Field(description="`n0`, `n1`, … in the order the nodes were built.")
+    label: str = Field(description="The name the program gives the node, or empty.")
+    text: str = Field(description="How narration names the node: its label or its formula.")
+    op: Op | None = Field(description="The operation; null for leaves and constants.")
+    exponent: Number | None = Field(description="The constant power of `x**k`; else null.")
     kind: Literal["leaf", "const", "op"]
     data: Number
-    grad: Number
-    correct_grad: Number
-    derived: bool
-    expansion: str | None
-    span: tuple[int, int]
-    inputs: list[str]
+    grad: Number = Field(description="The gradient of the variant shown (`mode`, `order`).")
+    correct_grad: Number = Field(description="The gradient of a correct backward pass.")
+    derived: bool = Field(description="`-`, `/` or unary minus (built from primitives).")
+    expansion: str | None = Field(description="The primitives a derived node stands for.")
+    span: tuple[int, int] = Field(description="[start, end) offsets in `source`.")
+    inputs: list[str] = Field(description="Input ids in order.")
     warnings: list[NodeWarning]
     x: float = Field(description="Centre of the card, px from the left.")
     y: float = Field(description="Centre of the card, px from the top (y grows downward).")
@@ -87,7 +106,7 @@ class Node(Permissive):
     height: float = Field(description="Card height, px.")
 
 
-class Edge(Permissive):
+class Edge(Sent):
     id: str
     source: str = Field(description="The input's id.")
     target: str = Field(description="The consumer's id.")
@@ -95,13 +114,13 @@ class Edge(Permissive):
     local_grad: Number
 
 
-class Leaf(Permissive):
+class Leaf(Sent):
     name: str
     id: str
     value: Number
 
 
-class Contribution(Permissive):
+class Contribution(Sent):
     edge: str
     to: str
     upstream: Number
@@ -109,41 +128,79 @@ class Contribution(Permissive):
     contribution: Number
     grad_before: Number
     grad_after: Number
-    lost: bool
-    late: bool
+    lost: bool = Field(description="Overwritten by a later contribution (mode `overwrite`).")
+    late: bool = Field(description="Arrived after its target was visited (a custom `order`).")
 
 
-class Step(Permissive):
-    """One timeline step; which optional fields are present depends on `phase`."""
+TEMPLATE = Field(
+    description="The narration with its numbers as slots: `{n:ARRAY:INDEX}` (the number as "
+    "formatted) or `{f:ARRAY:INDEX}` (as a factor, parenthesised when negative), read from the "
+    "numbers arrays of `POST /api/values` (data, step_grad, local_grad, contribution, …). "
+    "Filled, it is `narration`."
+)
+
+
+class TopoStep(Sent):
+    """One event of the depth-first topological sort. The stack and the sorted list are not
+    sent whole: `pop`, `pushed` and `emitted` are the changes this step makes to them."""
 
     index: int
-    phase: Literal["topo", "forward", "seed", "backward"]
-    node: str | None
+    phase: Literal["topo"]
+    node: str
     narration: str
-    # topo
-    action: Literal["start", "visit", "skip", "emit"] | None = None
-    pop: tuple[str, int] | None = None
-    input: str | None = None
-    stack: list[tuple[str, int]] | None = None
-    sorted: list[str] | None = None
-    # forward
-    op: str | None = None
-    inputs: list[str] | None = None
-    data: Number | None = None
-    # seed and backward
-    grad: Number | None = None
-    contributions: list[Contribution] | None = None
+    template: str = TEMPLATE
+    action: Literal["start", "visit", "skip", "emit"]
+    pop: StackEntry | None = Field(description="The (node id, input index) popped, or null.")
+    input: str | None = Field(description="The input looked at (`visit`, `skip`), or null.")
+    pushed: list[StackEntry] = Field(description="Entries pushed, bottom first.")
+    emitted: str | None = Field(description="The id added to the sorted list (`emit`).")
 
 
-class GradCheckResult(Permissive):
+class ForwardStep(Sent):
+    index: int
+    phase: Literal["forward"]
+    node: str
+    narration: str
+    template: str = TEMPLATE
+    op: Op | None
+    inputs: list[str]
+    data: Number
+
+
+class SeedStep(Sent):
+    index: int
+    phase: Literal["seed"]
+    node: str
+    narration: str
+    template: str = TEMPLATE
+    grad: Number
+
+
+class BackwardStep(Sent):
+    index: int
+    phase: Literal["backward"]
+    node: str
+    narration: str
+    template: str = TEMPLATE
+    grad: Number = Field(description="The node's gradient when it is visited.")
+    contributions: list[Contribution]
+
+
+Step = Annotated[TopoStep | ForwardStep | SeedStep | BackwardStep, Field(discriminator="phase")]
+
+
+class GradCheckResult(Sent):
     name: str
     id: str
     analytic: Number
-    numeric: Number | None
-    status: Literal["pass", "fail", "kink", "nonfinite"]
+    numeric: Number
+    status: Literal["pass", "fail", "kink", "imprecise", "nonfinite"] = Field(
+        description="`kink`: the one-sided differences disagree (a relu corner); `imprecise`: "
+        "the disagreement is within float64 rounding at this eps (large values)."
+    )
 
 
-class GradCheck(Permissive):
+class GradCheck(Sent):
     eps_rule: str
     checked: int
     total: int
@@ -151,63 +208,226 @@ class GradCheck(Permissive):
     results: list[GradCheckResult]
 
 
-class ProgramWarning(Permissive):
-    type: str
+class ProgramWarning(Sent):
+    type: WarningType
     message: str
-    line: int | None = None
-    column: int | None = None
+    line: int | None
+    column: int | None
 
 
-class LayoutInfo(BaseModel):
+class OrderCheck(Sent):
+    valid: bool = Field(description="Whether `order` is a reverse topological order.")
+    message: str
+
+
+class LayoutInfo(Sent):
     engine: Literal["dot", "sugiyama"] = Field(description="`sugiyama` is the fast fallback.")
     width: float = Field(description="Width of the drawing, px; every card fits inside.")
     height: float = Field(description="Height of the drawing, px.")
     cached: bool = Field(description="True when the layout came from the structure cache.")
 
 
-class GraphResponse(Permissive):
+class GraphResponse(Sent):
     """The engine's trace (docs/api.md) plus a box for every node and `layout`."""
 
     nodes: list[Node]
     edges: list[Edge]
     root: str
     leaves: list[Leaf]
-    steps: list[Step]
+    steps: list[Step] = Field(description="The timeline: topo, forward, seed, backward.")
     gradcheck: GradCheck
     warnings: list[ProgramWarning]
     mode: Literal["correct", "overwrite"]
     order: list[str] | None
+    order_check: OrderCheck | None = Field(description="Null unless `order` was given.")
     source: str
+    structure: str = Field(
+        description="An id of everything but the leaf values that the nodes, edges and steps "
+        "depend on: send it to `POST /api/values` to get only the numbers of new values."
+    )
     layout: LayoutInfo
 
 
-class Preset(Permissive):
+class ValuesRequest(GraphRequest):
+    """The body of `POST /api/values`: the `/api/graph` body plus the structure id of the
+    trace the client holds."""
+
+    structure: str = Field(description="The `structure` of the client's /api/graph reply.")
+
+
+class ValuesResponse(Sent):
+    """The numbers of a trace the client already has, as arrays in its order (docs/api.md)."""
+
+    structure: str
+    data: list[Number] = Field(description="Per node, in `nodes` order.")
+    grad: list[Number] = Field(description="Per node.")
+    correct_grad: list[Number] | None = Field(
+        description="Per node; null when it equals `grad` everywhere (the correct mode)."
+    )
+    local_grad: list[Number] = Field(description="Per edge, in `edges` order.")
+    step_grad: list[Number] = Field(
+        description="The `grad` of each backward step, in order: the `upstream` of its "
+        "contributions (whose `local` is their edge's `local_grad`)."
+    )
+    contribution: list[Number] = Field(
+        description="Per contribution: every backward step's `contributions`, flattened."
+    )
+    grad_before: list[Number]
+    grad_after: list[Number]
+    gradcheck: GradCheck
+    warnings: list[ProgramWarning]
+    node_warnings: dict[str, list[NodeWarning]] = Field(
+        description="Node id → that node's warnings, only nodes that have any."
+    )
+
+
+class Preset(Sent):
     id: str
     title: str
     source: str
-    values: dict[str, float] | None = None
-    note: str | None = None
+    values: dict[str, float]
+    note: str
 
 
-class ErrorDetail(Permissive):
-    type: str = Field(description="`SyntaxError`, `UnknownName`, `InvalidRequest`, `NotFound`, …")
+ErrorType = Literal[
+    # the program (400), from the engine
+    "SyntaxError",
+    "UnknownFunction",
+    "ArgumentCount",
+    "UseBeforeAssign",
+    "AssignedTwice",
+    "LimitExceeded",
+    "BadValue",
+    "BadOrder",
+    "BadTraining",
+    # the request and the server
+    "StaleStructure",
+    "InvalidRequest",
+    "BadRequest",
+    "BodyTooLarge",
+    "RateLimited",
+    "NotFound",
+    "MethodNotAllowed",
+    "ExportTooLarge",
+    "ExportFailed",
+    "GraphvizUnavailable",
+    "Unavailable",
+    "HTTPError",
+    "InternalError",
+]
+
+
+class ErrorDetail(Sent):
+    type: ErrorType = Field(
+        description="Program errors (400): `SyntaxError`, `UnknownFunction`, `ArgumentCount`, "
+        "`UseBeforeAssign`, `AssignedTwice`, `LimitExceeded`, `BadValue`, `BadOrder`, "
+        "`BadTraining` (/api/descend); "
+        "a malformed request (422): `InvalidRequest`; `StaleStructure` (409, /api/values); "
+        "`BodyTooLarge` (413), `RateLimited` "
+        "(429), `ExportTooLarge` (400), `GraphvizUnavailable`/`ExportFailed`/`Unavailable` "
+        "(503)."
+    )
     message: str
-    line: int | None = None
-    column: int | None = None
-    end_line: int | None = None
-    end_column: int | None = None
-    snippet: str = Field(default="", description="The source line of the error, or empty.")
-    caret: str = Field(default="", description="Spaces then `^^^` under the offending text.")
+    line: int | None = Field(description="1-based; null when the error is not about the source.")
+    column: int | None = Field(description="1-based; null when not about the source.")
+    end_line: int | None
+    end_column: int | None = Field(description="Exclusive.")
+    snippet: str = Field(description="The source line of the error (a window of a long line).")
+    caret: str = Field(description="Spaces then `^^^` under the offending text.")
 
 
-class ErrorResponse(BaseModel):
+class ErrorResponse(Sent):
     """The one error shape of every endpoint."""
 
     error: ErrorDetail
 
 
-class Health(BaseModel):
+class Health(Sent):
     status: Literal["ok"]
     version: str
     graphviz: bool
     graphviz_version: str | None
+
+
+class DescendRequest(BaseModel):
+    """Gradient descent on a program's leaves: the body of `POST /api/descend`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(description="The program.", json_schema_extra={"minLength": 1})
+    values: dict[str, StrictFloat] | None = Field(
+        default=None, description="Leaf values by name where descent starts."
+    )
+    parameters: list[str] = Field(
+        description="The leaves to train (names); each step moves them against the gradient."
+    )
+    lr: StrictFloat = Field(description="The learning rate: a finite number above 0.")
+    steps: StrictInt = Field(description="How many steps, 1 to 200 (a work bound may lower it).")
+    momentum: StrictFloat = Field(
+        default=0.0, description="0 for plain gradient descent; up to (not including) 1."
+    )
+    velocity: dict[str, StrictFloat] | None = Field(
+        default=None, description="The last reply's `velocity`, to continue momentum."
+    )
+    baseline: StrictFloat | None = Field(
+        default=None,
+        description="The root where training began (default: this request's first root); "
+        "descent stops when the root climbs above it.",
+    )
+    first_step: StrictInt = Field(
+        default=0, description="Steps already taken (a later batch): `stopped.step` counts on."
+    )
+
+    @field_validator("values", "velocity")
+    @classmethod
+    def _names_are_text(cls, values: dict[str, float] | None) -> dict[str, float] | None:
+        for name in values or ():
+            _require_text(name)
+        return values
+
+    @field_validator("parameters")
+    @classmethod
+    def _parameters_are_text(cls, parameters: list[str]) -> list[str]:
+        for name in parameters:
+            _require_text(name)
+        return parameters
+
+
+class DescentStop(Sent):
+    step: int = Field(description="The step at which descent stopped (0: it could not start).")
+    reason: Literal["diverged", "nonfinite"]
+    message: str = Field(description="What happened and the learning rate to try instead.")
+
+
+class DescendResponse(Sent):
+    parameters: list[str] = Field(description="The trained leaves, in the order of `values`.")
+    roots: list[Number] = Field(
+        description="The root after k steps, k = 0 (the starting values) to the last step."
+    )
+    values: list[list[Number]] = Field(
+        description="The parameters after each step (one row per step, `parameters` order)."
+    )
+    velocity: dict[str, Number] = Field(
+        description="The momentum term after the last step (the last gradient when momentum "
+        "is 0): pass it back as `velocity` to continue."
+    )
+    stopped: DescentStop | None = Field(description="Why descent stopped early, or null.")
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """`responses=` for a route: each status with the one error shape and what it means."""
+    return {status: {"model": ErrorResponse, "description": ERRORS[status]} for status in statuses}
+
+
+ERRORS = {
+    400: "The program is not valid (type, message, 1-based line and column, snippet, caret).",
+    404: "No such page or endpoint.",
+    409: "The structure id names another graph than this body's (`StaleStructure`): post the "
+    "program to /api/graph again.",
+    413: "The request body is over the limit (`BodyTooLarge`).",
+    422: "The request is malformed (`InvalidRequest`): not JSON, not an object, a wrong field "
+    "or type, a number too large for a float.",
+    429: "Too many requests from this client (`RateLimited`); see the `Retry-After` header.",
+    503: "The server cannot do it now: the process tracing it stopped (`Unavailable`), or "
+    "Graphviz is missing or failed (export).",
+}

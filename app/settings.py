@@ -36,6 +36,9 @@ class AppSettings(BaseSettings):
     offload_min_source_chars: int = 1_000
     offload_processes: int = 1
 
+    # Gradient descent (/api/descend): steps × nodes of one request, about 1 s of work.
+    descend_max_node_steps: int = 2_000_000
+
     # Export draws every node with dot, so it has its own ceiling.
     export_timeout_s: float = 10.0
     export_max_nodes: int = 2_000

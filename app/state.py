@@ -7,9 +7,12 @@ app scales out by workers and replicas.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
+import os
 import re
 import shutil
 import subprocess
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Annotated
@@ -17,9 +20,9 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from app.cache import BoundedCache
-from app.graph import GraphBody
 from app.layout import Layouter
 from app.settings import AppSettings
+from app.trace_body import GraphBody
 
 
 def graphviz_version(dot_binary: str | None) -> str | None:
@@ -34,6 +37,24 @@ def graphviz_version(dot_binary: str | None) -> str | None:
     return match.group(1) if match and result.returncode == 0 else None
 
 
+def exit_with_parent() -> None:
+    """Initializer of each offload process: end it the moment the worker that started it dies.
+
+    A worker killed by SIGKILL (or the out-of-memory killer) runs no shutdown, and its helper
+    would otherwise wait on the job queue forever: the spawn pipe's other end, held only by the
+    worker, becomes readable when the worker is gone, and a daemon thread waiting on it exits.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 @dataclass
 class ServerState:
     layouter: Layouter
@@ -44,10 +65,13 @@ class ServerState:
     _pool: ProcessPoolExecutor | None = field(default=None, repr=False)
 
     def offload_pool(self) -> ProcessPoolExecutor:
-        """Worker processes for big programs, started on first use ('spawn': no forked threads)."""
+        """Worker processes for big programs, started on first use ('spawn': no forked threads);
+        each exits when this process dies, however it dies."""
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
-                self.offload_processes, mp_context=multiprocessing.get_context("spawn")
+                self.offload_processes,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=exit_with_parent,
             )
         return self._pool
 

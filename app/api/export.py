@@ -8,20 +8,29 @@ from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from app.errors import ApiError
-from app.export import MEDIA_TYPES, ExportFailed, ExportFormat, ExportTimedOut, render
-from app.graph import trace_dict
+import engine
+from app.errors import ApiError, JSONBodyRoute
+from app.export import (
+    MEDIA_TYPES,
+    NO_GRAPHVIZ,
+    ExportFailed,
+    ExportFormat,
+    ExportTimedOut,
+    render,
+)
 from app.schemas import ErrorResponse, GraphRequest
 from app.settings import AppSettings, Settings
 from app.state import Server
+from app.trace_body import limits_of
 
-router = APIRouter(tags=["export"])
+router = APIRouter(tags=["export"], route_class=JSONBodyRoute)
 
 ERRORS = {
     400: {"model": ErrorResponse, "description": "Bad program, or a graph too large to draw."},
     413: {"model": ErrorResponse, "description": "The request body is over the limit."},
-    422: {"model": ErrorResponse, "description": "The request is malformed."},
-    503: {"model": ErrorResponse, "description": "Graphviz is not installed on the server."},
+    422: {"model": ErrorResponse, "description": "The request is malformed (`InvalidRequest`)."},
+    429: {"model": ErrorResponse, "description": "Too many requests (`RateLimited`)."},
+    503: {"model": ErrorResponse, "description": "Graphviz is not installed or failed."},
 }
 CONTENT = {"content": {media_type: {} for media_type in MEDIA_TYPES.values()}}
 
@@ -29,22 +38,31 @@ CONTENT = {"content": {media_type: {} for media_type in MEDIA_TYPES.values()}}
 def export_bytes(
     request: GraphRequest, fmt: ExportFormat, settings: AppSettings, dot_binary: str | None
 ) -> bytes:
-    """Trace and draw; raises ApiError for graphs over `export_max_nodes` or when dot fails."""
-    trace = trace_dict(request, settings)
-    size = len(trace["nodes"])
+    """Build, trace and draw; raises ApiError for graphs over `export_max_nodes` (as soon as
+    the graph is built: before the backward pass, gradient check and timeline) or when dot
+    fails. Without Graphviz only `dot` can be drawn: the others are refused before any work."""
+    if fmt != "dot" and not dot_binary:
+        raise ApiError(503, "GraphvizUnavailable", NO_GRAPHVIZ)
+    graph = engine.build_graph(
+        request.source,
+        request.values,
+        expand_derived=request.expand_derived,
+        limits=limits_of(settings),
+    )
+    size = len(graph.nodes)
     if size > settings.export_max_nodes:
         raise ApiError(
             400,
             "ExportTooLarge",
             f"graph too large to export ({size:,} nodes; limit {settings.export_max_nodes:,})",
         )
+    trace = engine.Trace(graph, request.mode, request.order).to_dict()
     try:
         return render(trace, fmt, dot_binary=dot_binary or "", timeout_s=settings.export_timeout_s)
     except ExportTimedOut as error:
         raise ApiError(400, "ExportTooLarge", str(error)) from error
     except ExportFailed as error:
-        type_ = "GraphvizUnavailable" if not dot_binary else "ExportFailed"
-        raise ApiError(503, type_, str(error)) from error
+        raise ApiError(503, "ExportFailed", str(error)) from error
 
 
 @router.post("/api/export", responses={200: CONTENT, **ERRORS}, response_class=Response)

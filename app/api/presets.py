@@ -8,7 +8,7 @@ from fastapi import APIRouter
 
 import engine
 from app.responses import JSONBytes, dumps
-from app.schemas import Preset
+from app.schemas import Preset, error_responses
 
 router = APIRouter(tags=["presets"])
 
@@ -18,7 +18,7 @@ def presets_json() -> bytes:
     return dumps(list(engine.PRESETS))
 
 
-@router.get("/api/presets", response_model=list[Preset])
+@router.get("/api/presets", response_model=list[Preset], responses=error_responses(429))
 async def presets() -> JSONBytes:
     """Every preset: `{id, title, source, values, note}`, in menu order."""
     return JSONBytes(presets_json())

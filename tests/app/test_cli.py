@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import io
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
 from app.cli import build_parser, main, parse_values
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_render_writes_an_svg(tmp_path):
@@ -43,3 +49,109 @@ def test_values_parse_and_reject_nonsense():
 def test_serve_options():
     args = build_parser().parse_args(["serve", "--port", "9000", "--workers", "3"])
     assert (args.port, args.workers, args.host) == (9000, 3, "127.0.0.1")
+
+
+def run_cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    """`python -m app.cli …`: the real entry point, tracebacks and all."""
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        **kwargs,
+    )
+
+
+def test_an_output_in_a_missing_directory_is_one_line_not_a_traceback():
+    result = run_cli("render", "a*b", "-o", "/nonexistent/x.svg")
+    assert result.returncode == 1
+    assert result.stderr == (
+        "chainrule: cannot write '/nonexistent/x.svg': no directory '/nonexistent'\n"
+    )
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("output", "message"),
+    [
+        ("{tmp}", "cannot write '{tmp}': it is a directory"),
+        (
+            "{tmp}/file.txt/x.svg",
+            "cannot write '{tmp}/file.txt/x.svg': no directory '{tmp}/file.txt'",
+        ),
+        ("/dev/full", "cannot write '/dev/full': No space left on device"),
+    ],
+)
+def test_every_unwritable_output_is_one_clear_line(tmp_path, capsys, output, message):
+    (tmp_path / "file.txt").write_text("")
+    output = output.format(tmp=tmp_path)
+    assert main(["render", "a*b", "-o", output]) == 1
+    assert capsys.readouterr().err == f"chainrule: {message.format(tmp=tmp_path)}\n"
+
+
+def test_a_failing_standard_output_is_one_clear_line():
+    with open("/dev/full", "wb") as full:
+        result = run_cli("render", "a*b", "-o", "-", stdout=full)
+    assert result.returncode == 1
+    assert result.stderr == "chainrule: cannot write to standard output: No space left on device\n"
+
+
+def test_an_unknown_extension_asks_for_a_format(tmp_path, capsys):
+    assert main(["render", "a*b", "-o", str(tmp_path / "g.gif")]) == 2
+    assert capsys.readouterr().err == (
+        f"chainrule: cannot tell the format from '{tmp_path / 'g.gif'}': name the file .svg, "
+        ".png, .pdf or .dot, or pass --format\n"
+    )
+    assert not (tmp_path / "g.gif").exists()
+    assert main(["render", "a*b", "-o", str(tmp_path / "g.gif"), "--format", "png"]) == 0
+    assert (tmp_path / "g.gif").read_bytes().startswith(b"\x89PNG")
+
+
+def test_an_unknown_format_option_is_a_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["render", "a*b", "-o", str(tmp_path / "g.svg"), "--format", "gif"])
+    assert exit_.value.code == 2
+    assert "argument --format: invalid choice: 'gif'" in capsys.readouterr().err
+
+
+def test_an_unreadable_standard_input_is_one_clear_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"a\xff"), encoding="utf-8"))
+    assert main(["render", "-", "-o", str(tmp_path / "x.svg")]) == 1
+    assert capsys.readouterr().err == (
+        "chainrule: cannot read the program from standard input: 'utf-8' codec can't decode "
+        "byte 0xff in position 1: invalid start byte\n"
+    )
+
+
+def test_a_program_from_standard_input_is_drawn():
+    result = run_cli("render", "-", "-o", "-", "--format", "dot", input="a = 2; b = a * 3")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("digraph chainrule {")
+
+
+def test_a_value_name_that_is_not_text_is_one_clear_line(tmp_path, capsys):
+    assert main(["render", "a", "-o", str(tmp_path / "x.svg"), "--values", "\udcff=1"]) == 1
+    assert capsys.readouterr().err == (
+        "chainrule: invalid input: Value error, must be valid Unicode text (it contains a lone "
+        "surrogate)\n"
+    )
+
+
+def test_a_bad_value_is_one_clear_line(tmp_path, capsys):
+    assert main(["render", "a*b", "-o", str(tmp_path / "x.svg"), "--values", "a=nan"]) == 1
+    assert capsys.readouterr().err == (
+        "BadValue: the value of 'a' must be a finite number, got nan\n"
+    )
+
+
+def test_without_graphviz_only_dot_is_drawn(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("app.cli.shutil.which", lambda _name: None)
+    assert main(["render", "a*b", "-o", str(tmp_path / "x.svg")]) == 1
+    assert capsys.readouterr().err == (
+        "chainrule: Graphviz (dot) is not on the PATH: install it to draw svg, or use "
+        "--format dot\n"
+    )
+    assert main(["render", "a*b", "-o", str(tmp_path / "x.dot")]) == 0
+    assert (tmp_path / "x.dot").read_text().startswith("digraph chainrule {")

@@ -75,6 +75,68 @@ def test_a_graph_over_the_export_limit_is_a_clear_400(make_client):
     }
 
 
+def test_an_over_large_graph_is_refused_before_the_backward_pass_and_timeline(
+    make_client, monkeypatch
+):
+    import engine.run
+
+    traced = []
+    real_init = engine.run.Trace.__init__
+
+    def spy(self, *args, **kwargs):
+        traced.append(args)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(engine.run.Trace, "__init__", spy)
+    client = make_client(export_max_nodes=100)
+    source = "c = 1\ns = c" + " + c" * 1_000  # 1,001 nodes
+    response = client.post("/api/export?format=dot", json={"source": source})
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == (
+        "graph too large to export (1,001 nodes; limit 100)"
+    )
+    assert traced == []  # refused as soon as the graph was built
+    assert client.post("/api/export?format=dot", json={"source": "c = 1\nc * c"}).status_code == 200
+    assert len(traced) == 1  # a graph within the limit is traced once
+
+
+def test_without_graphviz_only_dot_is_drawn_and_the_rest_refused_before_tracing(
+    make_client, monkeypatch
+):
+    import engine.run
+
+    client = make_client(dot_binary="/nonexistent/dot")
+    assert client.app.state.server.dot_binary is None
+    built = []
+    real_build = engine.run.build
+
+    def spy(*args, **kwargs):
+        built.append(args)
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(engine.run, "build", spy)
+    response = client.post("/api/export?format=svg", json=PROGRAM)
+    assert response.status_code == 503
+    assert response.json()["error"]["type"] == "GraphvizUnavailable"
+    assert response.json()["error"]["message"] == (
+        "Graphviz is not installed on the server, so only format=dot works"
+    )
+    assert built == []
+    dot = client.post("/api/export?format=dot", json=PROGRAM)
+    assert dot.status_code == 200 and dot.content.startswith(b"digraph chainrule {")
+    assert len(built) == 1
+
+
+def test_export_draws_the_requested_mode(client):
+    # The overwrite bug: a*a keeps only one contribution, so grad a is 3, not 6.
+    program = {"source": "a = 3; b = a * a", "mode": "overwrite"}
+    texts = [
+        t.text
+        for t in ET.fromstring(client.post("/api/export", json=program).content).iter(SVG_TEXT)
+    ]
+    assert "grad 3.0000" in texts and "grad 6.0000" not in texts
+
+
 def test_non_finite_values_are_drawn(client):
     response = client.post("/api/export?format=svg", json={"source": "log(0) + 1/0"})
     assert response.status_code == 200

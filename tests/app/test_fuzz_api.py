@@ -118,6 +118,24 @@ def test_fuzz_random_bytes_get_a_status_never_a_500(api, raw, path):
     check_response(response, (200, 400, 422))
 
 
+# Pieces of JSON, well- or ill-formed: deep nesting, numbers no float holds, NaN/Infinity.
+JSON_PIECES = st.sampled_from(
+    ["[", "]", "{", "}", '"a": ', ", ", "1", "-", "0.5", "9" * 330, "1e999", "-1e999", "NaN",
+     "Infinity", "-Infinity", "null", '"x"', '"\\ud800"', "tru", "1.e5"]
+)  # fmt: skip
+
+
+@fuzz_settings
+@given(pieces=st.lists(JSON_PIECES, max_size=12), depth=st.integers(0, 3_000))
+def test_fuzz_a_malformed_body_is_422_never_400_or_500(api, pieces, depth):
+    """The program is fine, so only the body can be wrong: 200, or 422 InvalidRequest (never
+    FastAPI's 400 "There was an error parsing the body", never a 500)."""
+    values = "[" * depth + "".join(pieces) + "]" * depth
+    raw = f'{{"source": "a", "values": {values}}}'.encode()
+    response = api.post("/api/graph", content=raw, headers={"content-type": "application/json"})
+    check_response(response, (200, 422) if len(raw) <= 8_192 else (413,))
+
+
 def oracle_answers(program: Program) -> tuple[mpmath.mpf, dict[str, mpmath.mpf]]:
     oracle = Oracle(program)
     return oracle.root(), {name: oracle.gradient(name) for name in oracle.leaf_values}

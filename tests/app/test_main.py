@@ -128,7 +128,7 @@ def test_an_unexpected_exception_is_a_500_without_traceback(make_client, monkeyp
     def explode(*_args, **_kwargs):
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr(app.api.graph, "build_graph", explode)
+    monkeypatch.setattr(app.api.graph, "build_body", explode)
     response = client.post("/api/graph", json={"source": "a"})
     assert response.status_code == 500
     assert response.json() == {
@@ -140,17 +140,20 @@ def test_an_unexpected_exception_is_a_500_without_traceback(make_client, monkeyp
 
 def test_the_docs_page_uses_only_local_assets_and_no_inline_script(client):
     html = client.get("/docs").text
-    assert "/static/vendor/swagger-ui/swagger-ui-bundle.js" in html
-    assert "/static/vendor/swagger-ui/init.js" in html
+    swagger = f"/static/{client.app.state.asset_version}/vendor/swagger-ui"
+    assert f'<script src="{swagger}/swagger-ui-bundle.js">' in html
+    assert f'<script src="{swagger}/init.js">' in html
     assert "cdn" not in html and "http" not in html
     assert "<script>" not in html and "style=" not in html
     for asset in ("swagger-ui-bundle.js", "swagger-ui.css", "init.js", "LICENSE"):
-        assert client.get(f"/static/vendor/swagger-ui/{asset}").status_code == 200
+        assert client.get(f"{swagger}/{asset}").status_code == 200
 
 
 def test_the_openapi_schema_describes_the_api(client):
     schema = client.get("/openapi.json").json()
-    assert set(schema["paths"]) == {"/api/graph", "/api/export", "/api/presets", "/healthz"}
+    assert set(schema["paths"]) == {
+        "/api/graph", "/api/values", "/api/descend", "/api/export", "/api/presets", "/healthz"
+    }  # fmt: skip
     graph = schema["paths"]["/api/graph"]["post"]
     assert graph["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith(
         "GraphResponse"

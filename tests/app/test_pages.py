@@ -1,8 +1,18 @@
-"""app/pages.py: the page at / with ?preset=, and static files."""
+"""app/pages.py: the page at / with ?preset=, and static files under a versioned path."""
 
 from __future__ import annotations
 
+import re
+from html.parser import HTMLParser
+from urllib.parse import urljoin
+
+import pytest
+
 import engine
+from app.pages import IMMUTABLE, STATIC_DIR, asset_version
+
+# `import x from "./x.js"`, `import "./x.js"`, `export … from "./x.js"`, `import("./x.js")`.
+MODULE_SPECIFIER = re.compile(r"""(?:\bimport\s*\(\s*|\bimport\s+|\bfrom\s+)(["'])([^"']+)\1""")
 
 
 def test_the_page_opens_on_the_first_preset(client):
@@ -24,10 +34,141 @@ def test_an_unknown_preset_opens_the_first(client):
     assert f'data-preset-id="{engine.PRESETS[0]["id"]}"' in response.text
 
 
-def test_static_urls_carry_the_asset_version(client):
-    version = client.app.state.asset_version
-    assert len(version) == 10
-    assert f"?v={version}" in client.get("/").text
+def test_an_unknown_preset_in_the_url_names_the_first_preset(client):
+    response = client.get("/?preset=no-such-preset")
+    assert response.status_code == 200
+    assert f'data-preset-id="{engine.PRESETS[0]["id"]}"' in response.text
+    assert "no-such-preset" not in response.text
+
+
+class AssetLinks(HTMLParser):
+    """Every `<link href>` and `<script src>` of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        url = attributes.get("href") if tag == "link" else attributes.get("src")
+        if tag in ("link", "script") and url:
+            self.urls.append(url)
+
+
+def asset_urls(html: str) -> list[str]:
+    parser = AssetLinks()
+    parser.feed(html)
+    return parser.urls
+
+
+def test_the_version_is_a_hash_of_the_static_files_contents(tmp_path):
+    (tmp_path / "js").mkdir()
+    (tmp_path / "js" / "main.js").write_text('import "./a.js";\n')
+    first = asset_version(tmp_path)
+    assert re.fullmatch(r"[0-9a-f]{10}", first)
+    (tmp_path / "js" / "main.js").write_text('import "./a.js";\n')  # new time, same bytes
+    assert asset_version(tmp_path) == first
+    (tmp_path / "js" / "main.js").write_text('import "./b.js";\n')
+    assert asset_version(tmp_path) != first
+
+
+def test_every_asset_of_the_page_is_under_the_versioned_prefix_and_immutable(client):
+    prefix = f"/static/{client.app.state.asset_version}/"
+    urls = asset_urls(client.get("/").text)
+    assert urls == [
+        f"{prefix}css/app.css",
+        f"{prefix}css/labs.css",
+        f"{prefix}css/classroom.css",
+        f"{prefix}favicon.svg",
+        f"{prefix}js/main.js",
+    ]
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert response.headers["cache-control"] == IMMUTABLE, url
+
+
+def test_every_module_main_js_imports_is_served_under_the_versioned_prefix(client):
+    prefix = f"/static/{client.app.state.asset_version}/"
+    main = f"{prefix}js/main.js"
+    seen: set[str] = set()
+    pending = [main]
+    while pending:
+        url = pending.pop()
+        if url in seen:
+            continue
+        seen.add(url)
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert response.headers["content-type"].startswith("text/javascript"), url
+        assert response.headers["cache-control"] == IMMUTABLE, url
+        for _quote, specifier in MODULE_SPECIFIER.findall(response.text):
+            # Only relative specifiers inherit the version of the module that imports them.
+            assert specifier.startswith(("./", "../")), (url, specifier)
+            resolved = urljoin(url, specifier)
+            assert resolved.startswith(prefix), (url, specifier)
+            pending.append(resolved)
+    names = {url.removeprefix(prefix) for url in seen}
+    assert {"js/main.js", "js/state.js", "js/api.js"} <= names
+    assert len(names) >= 20  # the whole module graph, not main.js alone
+
+
+def test_no_static_file_names_an_unversioned_static_url():
+    # An absolute /static/ URL inside a module or a stylesheet would escape the version.
+    for path in [*STATIC_DIR.glob("js/*.js"), *STATIC_DIR.glob("css/*.css")]:
+        assert "/static/" not in path.read_text(), path
+
+
+def test_a_versioned_file_revalidated_by_etag_keeps_its_caching(client):
+    url = f"/static/{client.app.state.asset_version}/js/main.js"
+    etag = client.get(url).headers["etag"]
+    response = client.get(url, headers={"if-none-match": etag})
+    assert response.status_code == 304
+    assert response.headers["cache-control"] == IMMUTABLE
+
+
+@pytest.mark.parametrize(
+    ("path", "cache_control"),
+    [
+        ("/", "no-cache"),
+        ("/?preset=nope", "no-cache"),
+        ("/docs", "no-cache"),
+        ("/openapi.json", "no-cache"),
+        ("/static/js/main.js", "no-cache"),  # unversioned: revalidated
+        ("/static/0000000000/js/main.js", "no-cache"),  # another deploy's version: a 404
+        ("/api/presets", "no-store"),
+        ("/healthz", "no-store"),
+        ("/api/nope", "no-store"),
+    ],
+)
+def test_pages_and_unversioned_files_are_revalidated_and_api_answers_never_stored(
+    client, path, cache_control
+):
+    assert client.get(path).headers["cache-control"] == cache_control
+
+
+def test_api_errors_are_never_stored(make_client):
+    client = make_client(max_body_bytes=100, rate_limit_per_minute=2)
+    assert client.post("/api/graph", json={"source": "a +"}).headers["cache-control"] == "no-store"
+    too_big = client.post("/api/graph", content=b"x" * 101)
+    assert (too_big.status_code, too_big.headers["cache-control"]) == (413, "no-store")
+    limited = client.post("/api/graph", json={"source": "a"})
+    assert (limited.status_code, limited.headers["cache-control"]) == (429, "no-store")
+
+
+def test_behind_a_root_path_every_asset_url_carries_it(make_client):
+    from starlette.testclient import TestClient as AppClient
+
+    app = make_client().app
+    with AppClient(app, root_path="/chainrule") as client:
+        page = client.get("/chainrule/")
+        docs = client.get("/chainrule/docs")
+        prefix = f"/chainrule/static/{app.state.asset_version}/"
+        urls = asset_urls(page.text) + asset_urls(docs.text)
+        assert urls and all(url.startswith(prefix) for url in urls), urls
+        assert 'data-openapi-url="/chainrule/openapi.json"' in docs.text
+        for url in urls:
+            assert client.get(url).status_code == 200, url
 
 
 def test_static_files_are_served(client):

@@ -132,3 +132,35 @@ def test_forwarded_addresses_from_an_untrusted_peer_are_ignored():
     finally:
         stop_server(process)
     assert statuses == [200, 200, 429]  # one client: a spoofed header buys nothing
+
+
+def test_behind_a_root_path_the_api_is_still_limited(make_client):
+    # uvicorn --root-path /chainrule: scope["path"] is "/chainrule/api/graph", the route path
+    # is "/api/graph".
+    from starlette.testclient import TestClient as AppClient
+
+    app = make_client(rate_limit_per_minute=3).app
+    with AppClient(app, root_path="/chainrule", raise_server_exceptions=False) as client:
+        statuses = [
+            client.post("/chainrule/api/graph", json={"source": "a*b"}).status_code
+            for _ in range(4)
+        ]
+        page = client.get("/chainrule/")
+    assert statuses == [200, 200, 200, 429]
+    assert page.status_code == 200  # the page is never limited
+
+
+def test_a_real_server_behind_a_root_path_limits_the_api():
+    # The proxy strips the prefix; uvicorn puts it back in front of scope["path"].
+    env = {"CHAINRULE_RATE_LIMIT_PER_MINUTE": "2", "UVICORN_ROOT_PATH": "/chainrule"}
+    process, base_url = start_server(env=env)
+    try:
+        with httpx.Client(base_url=base_url, timeout=10) as client:
+            statuses = [
+                client.post("/api/graph", json={"source": "a"}).status_code for _ in range(3)
+            ]
+            health = [client.get("/healthz").status_code for _ in range(3)]
+    finally:
+        stop_server(process)
+    assert statuses == [200, 200, 429]
+    assert health == [200, 200, 200]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx
 from conftest import strict_json
 
@@ -22,3 +24,20 @@ def test_the_real_server_answers_over_http(live_server):
         assert too_big.status_code == 413
         svg = http.post("/api/export?format=svg", json={"source": "a*b"})
         assert svg.headers["content-type"] == "image/svg+xml"
+
+
+def test_the_real_server_serves_versioned_assets_for_good_and_the_page_fresh(live_server):
+    with httpx.Client(base_url=live_server, timeout=10) as http:
+        page = http.get("/")
+        match = re.search(
+            r'<script type="module" src="(/static/[0-9a-f]{10}/js/main\.js)">', page.text
+        )
+        assert match, page.text[:800]
+        main = http.get(match.group(1))
+        state = http.get(match.group(1).replace("main.js", "state.js"))
+        api = http.get("/api/presets")
+    assert page.headers["cache-control"] == "no-cache"
+    assert main.status_code == state.status_code == 200
+    assert main.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert state.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert api.headers["cache-control"] == "no-store"

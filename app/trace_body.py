@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 import engine
+from app import __version__
 from app.layout import Layout, Layouter, structure_of
 from app.schemas import GraphRequest
 from app.settings import AppSettings
@@ -19,6 +21,29 @@ def limits_of(settings: AppSettings) -> engine.Limits:
         max_nodes=settings.max_nodes,
         max_depth=settings.max_depth,
     )
+
+
+# Bumped when the order or meaning of the numbers arrays changes without a version change.
+STRUCTURE_FORMAT = 1
+
+
+def structure_id(request: GraphRequest, settings: AppSettings) -> str:
+    """The id of everything the nodes, edges and steps of a reply depend on besides the leaf
+    values: the program, its options, the limits and this server's engine. Equal ids mean the
+    numbers of `POST /api/values` line up with the arrays of the client's trace."""
+    order = list(request.order) if request.order is not None else None
+    key = [
+        STRUCTURE_FORMAT,
+        __version__,
+        request.source,
+        request.expand_derived,
+        request.mode,
+        order,
+        settings.max_source_chars,
+        settings.max_nodes,
+        settings.max_depth,
+    ]
+    return hashlib.sha256(orjson.dumps(key)).hexdigest()[:24]
 
 
 def trace_dict(request: GraphRequest, settings: AppSettings) -> dict[str, Any]:
@@ -51,15 +76,30 @@ class GraphBody:
         return b"".join((self.trace_json[:-1], b',"layout":', orjson.dumps(layout), b"}"))
 
 
-def build_graph(
+def build_body(
     request: GraphRequest, settings: AppSettings, layouter: Layouter
 ) -> tuple[GraphBody, bool]:
     """Trace and lay out; returns the body and whether the layout came from the cache."""
     trace = trace_dict(request, settings)
+    trace["structure"] = structure_id(request, settings)
     layout, cached = layouter.layout(structure_of(trace["nodes"], trace["edges"]))
     for node, (x, y, width, height) in zip(trace["nodes"], layout.boxes, strict=True):
         node["x"], node["y"], node["width"], node["height"] = x, y, width, height
     return GraphBody(orjson.dumps(trace), layout), cached
+
+
+def numbers_body(request: GraphRequest, settings: AppSettings) -> bytes:
+    """The encoded body of `POST /api/values` (without its structure id; the route checked it):
+    the numbers of `request`'s trace only (raises `engine.ProgramError`)."""
+    numbers = engine.numbers(
+        request.source,
+        request.values,
+        expand_derived=request.expand_derived,
+        mode=request.mode,
+        order=request.order,
+        limits=limits_of(settings),
+    )
+    return orjson.dumps({"structure": structure_id(request, settings), **numbers})
 
 
 def request_key(request: GraphRequest, settings: AppSettings) -> tuple:
@@ -88,8 +128,8 @@ def request_key(request: GraphRequest, settings: AppSettings) -> tuple:
 _worker_layouter: Layouter | None = None
 
 
-def build_graph_in_worker(request: GraphRequest, settings: AppSettings) -> tuple[GraphBody, bool]:
-    """`build_graph` in a process of the offload pool, with that process's layout cache."""
+def build_body_in_worker(request: GraphRequest, settings: AppSettings) -> tuple[GraphBody, bool]:
+    """`build_body` in a process of the offload pool, with that process's layout cache."""
     global _worker_layouter
     if _worker_layouter is None:
         _worker_layouter = Layouter(
@@ -98,7 +138,7 @@ def build_graph_in_worker(request: GraphRequest, settings: AppSettings) -> tuple
             cache_size=settings.layout_cache_size,
             dot_binary=settings.dot_binary,
         )
-    return build_graph(request, settings, _worker_layouter)
+    return build_body(request, settings, _worker_layouter)
 
 
 def warm_up() -> None:

@@ -1,0 +1,45 @@
+"""`POST /api/descend`: steps of gradient descent on a program's leaves (the Train lab)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
+
+import engine
+from app.errors import JSONBodyRoute
+from app.responses import JSONBytes, dumps
+from app.schemas import DescendRequest, DescendResponse, error_responses
+from app.settings import AppSettings, Settings
+from app.trace_body import limits_of
+
+router = APIRouter(tags=["train"], route_class=JSONBodyRoute)
+
+
+def descend_body(request: DescendRequest, settings: AppSettings) -> bytes:
+    descent = engine.descend(
+        request.source,
+        request.values,
+        parameters=request.parameters,
+        lr=request.lr,
+        steps=request.steps,
+        momentum=request.momentum,
+        velocity=request.velocity,
+        baseline=request.baseline,
+        first_step=request.first_step,
+        limits=limits_of(settings),
+        max_node_steps=settings.descend_max_node_steps,
+    )
+    return dumps(descent.to_dict())
+
+
+@router.post(
+    "/api/descend",
+    response_model=DescendResponse,
+    responses=error_responses(400, 413, 422, 429),
+)
+async def descend(request: DescendRequest, settings: Settings) -> JSONBytes:
+    """Run `steps` steps of `p ← p − lr · ∂root/∂p` (with momentum: `v ← μ·v + ∂root/∂p;
+    p ← p − lr·v`) on the leaves in `parameters`, starting from `values`. Replies each step's
+    root and parameter values; stops early, saying why, when the root climbs above where
+    training began or stops being a finite number. A page's Play asks for batches."""
+    return JSONBytes(await run_in_threadpool(descend_body, request, settings))

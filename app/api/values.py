@@ -1,0 +1,39 @@
+"""`POST /api/values`: only the numbers of new leaf values for a graph the client already has."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
+
+from app.api.graph import offloaded
+from app.errors import ApiError, JSONBodyRoute
+from app.responses import JSONBytes
+from app.schemas import ValuesRequest, ValuesResponse, error_responses
+from app.settings import Settings
+from app.state import Server
+from app.trace_body import numbers_body, structure_id
+
+router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)
+
+STALE = (
+    "the structure id is not this program's (the program, its options or the server changed): "
+    "post the program to /api/graph again"
+)
+
+
+@router.post(
+    "/api/values",
+    response_model=ValuesResponse,
+    responses=error_responses(400, 409, 413, 422, 429, 503),
+)
+async def values(request: ValuesRequest, settings: Settings, server: Server) -> JSONBytes:
+    """The numbers of the trace of `source` with `values`, as flat arrays in the order of the
+    `/api/graph` reply whose `structure` is sent (docs/api.md): data, grads, local grads, every
+    contribution, gradcheck, warnings. No layout, no steps, no narration: a slider's cost."""
+    if request.structure != structure_id(request, settings):
+        raise ApiError(409, "StaleStructure", STALE)
+    if len(request.source) >= settings.offload_min_source_chars:
+        body = await offloaded(server, numbers_body, request, settings)
+    else:
+        body = await run_in_threadpool(numbers_body, request, settings)
+    return JSONBytes(body)
