@@ -1,5 +1,8 @@
 // Talking to the server: one error shape for every failure, and a graph channel that keeps at
-// most one request in flight where the latest request wins.
+// most one request in flight where the latest request wins. New values of the graph the page
+// has ask only for numbers (/api/values), merged into that graph (numbers.js).
+
+import { mergeNumbers } from "./numbers.js";
 
 /** A failure with the API's error object: {type, message, line?, column?, snippet?, caret?}. */
 export class ApiError extends Error {
@@ -44,58 +47,120 @@ async function request(url, options) {
   return payload;
 }
 
+/**
+ * The URL of API path `path` ("api/graph"), relative to where this module is served
+ * (three folders below the root: static, its version, js), so the page keeps working behind a proxy's root path.
+ */
+export function apiUrl(path) {
+  return new URL(`../../../${path}`, import.meta.url).href;
+}
+
 export async function fetchPresets() {
-  const presets = await request("/api/presets", { headers: { accept: "application/json" } });
+  const presets = await request(apiUrl("api/presets"), { headers: { accept: "application/json" } });
   if (!Array.isArray(presets)) throw new ApiError({ type: "BadResponse", message: "The presets list is malformed." });
   return presets;
 }
 
-export async function postGraph(body) {
-  const trace = await request("/api/graph", {
+function postJson(path, body) {
+  return request(apiUrl(path), {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json" },
     body: JSON.stringify(body),
   });
+}
+
+export async function postGraph(body) {
+  const trace = await postJson("api/graph", body);
   if (!trace || !Array.isArray(trace.nodes) || !Array.isArray(trace.steps)) {
     throw new ApiError({ type: "BadResponse", message: "The server's graph reply is malformed." });
   }
   return trace;
 }
 
-/**
- * `send(body, meta)` posts to /api/graph with at most one request in flight: a body sent while
- * one is in flight waits, and a newer one replaces it (intermediate ones are dropped).
- * `onResult(trace, meta)` gets every reply; `onError(apiError, meta)` only when nothing newer waits.
- */
-export function createGraphChannel({ onResult, onError, onBusy = () => {} }) {
-  let inFlight = false;
-  let waiting = null;
+/** Steps of gradient descent (POST /api/descend; docs/api.md): {parameters, roots, values, velocity, stopped}. */
+export async function postDescend(body) {
+  const reply = await postJson("api/descend", body);
+  if (!reply || !Array.isArray(reply.roots) || !Array.isArray(reply.values)) {
+    throw new ApiError({ type: "BadResponse", message: "The server's descent reply is malformed." });
+  }
+  return reply;
+}
 
-  async function run(body, meta) {
+/**
+ * `trace` with the numbers of `body`'s values, from a numbers-only reply (POST /api/values with
+ * the trace's structure id); `body` must be the request of `trace` but for its values. A stale
+ * structure (409 StaleStructure: the server's graph for this body is another) asks /api/graph.
+ */
+export async function postValues(body, trace) {
+  let reply;
+  try {
+    reply = await postJson("api/values", { ...body, structure: trace.structure });
+  } catch (err) {
+    if (err instanceof ApiError && err.detail.type === "StaleStructure") return postGraph(body);
+    throw err;
+  }
+  try {
+    return mergeNumbers(trace, reply);
+  } catch (err) {
+    throw new ApiError({ type: "BadResponse", message: `The server's numbers reply does not fit the graph: ${err.message}` });
+  }
+}
+
+/**
+ * `send(body, meta)` posts to /api/graph with at most one request in flight. Each send gets a
+ * request id; only the latest id's reply (or error) is applied: a reply that a newer send has
+ * superseded is dropped on arrival, and a body waiting behind the one in flight is replaced by a
+ * newer one. `meta.program` (a new program) sticks until a reply is applied, so a program change
+ * superseded by a value change still starts the new program at its first step.
+ * `meta.values` marks a change of the leaf values alone: while every send since the last applied
+ * reply is one, and `current()` (the trace shown) has a structure id, only numbers are asked for
+ * (postValues) and merged into it.
+ * `onResult(trace, meta)` / `onError(apiError, meta)` get the latest reply only.
+ */
+export function createGraphChannel({ onResult, onError, onBusy = () => {}, current = () => null }) {
+  let latest = 0;         // id of the newest send
+  let inFlight = false;
+  let waiting = null;     // {id, body} sent while one was in flight
+  let pendingMeta = null; // the merged meta of every send since the last applied reply
+
+  async function run(id, body) {
     inFlight = true;
     onBusy(true);
+    let outcome;
     try {
-      onResult(await postGraph(body), meta);
+      // pendingMeta covers every send since the trace shown was applied: values alone changed
+      // since then only if each of them says so.
+      const shown = pendingMeta?.values ? current() : null;
+      outcome = { trace: await (shown?.structure ? postValues(body, shown) : postGraph(body)) };
     } catch (err) {
-      const error = err instanceof ApiError ? err : new ApiError({ type: "Error", message: String(err) });
-      if (!waiting) onError(error, meta);
-    } finally {
-      inFlight = false;
-      if (waiting) {
-        const next = waiting;
-        waiting = null;
-        run(next.body, next.meta);
-      } else {
-        onBusy(false);
-      }
+      outcome = { error: err instanceof ApiError ? err : new ApiError({ type: "Error", message: String(err) }) };
+    }
+    inFlight = false;
+    if (id === latest) {
+      const meta = pendingMeta ?? {};
+      pendingMeta = null;
+      onBusy(false);
+      if (outcome.error) onError(outcome.error, meta);
+      else onResult(outcome.trace, meta);
+    } else if (waiting) {
+      const next = waiting;
+      waiting = null;
+      run(next.id, next.body);
     }
   }
 
   return {
     send(body, meta = {}) {
-      // A replaced request's flags still apply (a program change must still refit the view).
-      if (inFlight) waiting = { body, meta: { ...meta, program: Boolean(meta.program || waiting?.meta.program) } };
-      else run(body, meta);
+      latest += 1;
+      pendingMeta = pendingMeta
+        ? {
+          ...pendingMeta, ...meta,
+          program: Boolean(pendingMeta.program || meta.program),
+          values: Boolean(pendingMeta.values && meta.values),
+        }
+        : { ...meta };
+      if (inFlight) waiting = { id: latest, body };
+      else run(latest, body);
     },
   };
 }

@@ -3,6 +3,7 @@
 // Escape closes it and gives focus back to the edge or node it explains.
 
 import { explainEdge, explainNode, passComplete } from "./explain.js";
+import { bindKeys } from "./keys.js";
 import { state, subscribe } from "./state.js";
 import { viewAt } from "./timeline.js";
 
@@ -151,12 +152,7 @@ export function mountExplanations({ svg, wrap }) {
     if (activate(event.target)) event.preventDefault();
   });
   close.addEventListener("click", () => hide());
-  document.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && target && !document.querySelector("dialog[open]")) {
-      event.preventDefault();
-      hide();
-    }
-  });
+  bindKeys({ Escape: () => hide() }, { when: () => Boolean(target) });
 
   subscribe((s, changed) => {
     if (!target) return;

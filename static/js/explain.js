@@ -1,10 +1,8 @@
 // The chain rule in words and formulas: each edge's local derivative, each node's sum of
 // contributions. Pure functions of the trace and a view (timeline.js viewAt); no DOM.
 
-import { compactText } from "./format.js";
+import { MINUS, compactText, factorText } from "./format.js";
 import { framesOf, traceIndex } from "./timeline.js";
-
-const MINUS = "\u2212";
 
 /** The name a node goes by in formulas: its label, else its source text (parenthesized). */
 export function nameOf(node) {
@@ -58,11 +56,8 @@ export function localFormula(target, index, nodeById) {
   }
 }
 
-/** A number as a factor in a product: negatives in parentheses, `1 × (−1)`. */
-export function factor(value) {
-  const text = compactText(value);
-  return text.startsWith(MINUS) ? `(${text})` : text;
-}
+/** A number as a factor in a product: negatives in parentheses, `1 × (−1)` (format.js factorText). */
+export const factor = factorText;
 
 /** Is the backward pass over at frame `step` (its last API step shown)? */
 export function passComplete(trace, step) {
@@ -138,6 +133,11 @@ export function isDeadRelu(node) {
   return node.op === "relu" && typeof node.data === "number" && node.data <= 0;
 }
 
+/** A relu that passes no gradient, once its data is on the card (its forward step has run). */
+export function deadShown(node, view) {
+  return isDeadRelu(node) && view.data.get(node.id) !== undefined;
+}
+
 /**
  * The node panel: {title, definition, sum: "grad[a] = 1·1 (via …) + 3·1 (via …) = 4", notes}.
  */
@@ -146,7 +146,7 @@ export function explainNode(trace, view, id, { complete = false } = {}) {
   const node = nodeById.get(id);
   const name = nameOf(node);
   const notes = [];
-  if (isDeadRelu(node)) notes.push(`dead: ${nameOf(nodeById.get(node.inputs[0]))} \u2264 0, so this relu passes no gradient`);
+  if (deadShown(node, view)) notes.push(`dead: ${nameOf(nodeById.get(node.inputs[0]))} \u2264 0, so this relu passes no gradient`);
   for (const w of node.warnings ?? []) notes.push(`\u26a0 ${warningWords(w)}: ${w.message}`);
   if (node.expansion) notes.push(`derived: ${node.expansion}`);
   const definition = node.kind === "op" ? definitionOf(node, nodeById)

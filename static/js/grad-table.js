@@ -1,5 +1,6 @@
 // The gradient table: every leaf and intermediate node with its final gradient, what that number
-// means in words, and the server's numeric check (central differences) for the leaves.
+// means in words, and the server's numeric check (central differences) for the leaves. New values
+// of the same graph rewrite the changed cells in place.
 
 import { nameOf, passComplete } from "./explain.js";
 import { compactText, isFiniteValue } from "./format.js";
@@ -18,41 +19,61 @@ export function meaningOf(name, rootName, grad) {
   return `if ${name} increases by a small \u03b5, ${rootName} ${direction} by about ${size}\u03b5`;
 }
 
-function cell(text, className = "") {
-  const td = document.createElement("td");
-  if (className) td.className = className;
-  td.textContent = text;
-  return td;
+function setText(el, text) {
+  if (el.textContent !== text) el.textContent = text;
 }
 
-function draw(body, s) {
-  const { trace } = s;
-  const parts = [];
-  if (!trace) {
-    body.replaceChildren();
-    return;
-  }
-  if (!s.finalGrads && !passComplete(trace, s.step)) {
-    const note = document.createElement("p");
-    note.className = "table-note";
-    note.textContent = "Run the backward pass to fill this table (or switch on \u201cshow final gradients\u201d).";
-    const go = document.createElement("button");
-    go.type = "button";
-    go.textContent = "Go to the end";
-    go.addEventListener("click", () => setStep(stepCount() - 1));
-    note.append(" ", go);
-    body.replaceChildren(note);
-    return;
-  }
+function setClass(el, className) {
+  if (el.className !== className) el.className = className;
+}
+
+/** The rows of the table: `{id, className, cells: [[text, className]]}` per leaf and intermediate node. */
+function rowsOf(trace) {
   const { nodeById } = traceIndex(trace);
-  const root = nodeById.get(trace.root);
-  const rootName = nameOf(root);
+  const rootName = nameOf(nodeById.get(trace.root));
   const checks = new Map(trace.gradcheck.results.map((r) => [r.id, r]));
   const leafIds = new Set(trace.leaves.map((l) => l.id));
   const nodes = [
     ...trace.leaves.map((l) => nodeById.get(l.id)),
     ...trace.nodes.filter((n) => n.kind === "op" && !leafIds.has(n.id) && n.id !== trace.root),
   ];
+  return nodes.map((node) => {
+    const check = checks.get(node.id);
+    const name = nameOf(node);
+    return {
+      id: node.id,
+      className: node.kind === "leaf" ? "leaf" : "intermediate",
+      cells: [
+        [name, "mono"],
+        [compactText(node.grad), "mono grad"],
+        [meaningOf(name, rootName, node.grad), "what"],
+        [check ? compactText(check.numeric) : "\u2014", "mono"],
+        [check ? STATUS_TEXT[check.status] ?? check.status : node.kind === "leaf" ? "not checked" : "\u2014", check ? `status status-${check.status}` : ""],
+      ],
+    };
+  });
+}
+
+function footText(gradcheck) {
+  const { checked, total, capped, eps_rule: eps } = gradcheck;
+  return `Numeric check: central difference with \u03b5 = ${eps}; ${capped ? `checked ${checked} of ${total} leaves` : `all ${total} leaves checked`}. kink: the function is not smooth there (e.g. relu at 0); imprecise: the values are so large that rounding hides the difference.`;
+}
+
+/**
+ * The table's elements, made once; `draw(s)` shows the state's trace. New values of the same
+ * nodes rewrite only the cell texts that changed, in place (an open table keeps its scroll
+ * position while a slider moves); other node lists rebuild the rows.
+ */
+function createGradTable(body) {
+  const note = document.createElement("p");
+  note.className = "table-note";
+  note.textContent = "Run the backward pass to fill this table (or switch on \u201cshow final gradients\u201d).";
+  const go = document.createElement("button");
+  go.type = "button";
+  go.textContent = "Go to the end";
+  go.addEventListener("click", () => setStep(stepCount() - 1));
+  note.append(" ", go);
+
   const table = document.createElement("table");
   table.className = "trace-table grad-table";
   const head = document.createElement("thead");
@@ -65,29 +86,50 @@ function draw(body, s) {
   }
   head.append(headRow);
   const tbody = document.createElement("tbody");
-  for (const node of nodes) {
-    const check = checks.get(node.id);
-    const name = nameOf(node);
-    const tr = document.createElement("tr");
-    tr.dataset.nodeId = node.id;
-    tr.className = node.kind === "leaf" ? "leaf" : "intermediate";
-    tr.append(
-      cell(name, "mono"),
-      cell(compactText(node.grad), "mono grad"),
-      cell(meaningOf(name, rootName, node.grad), "what"),
-      cell(check ? compactText(check.numeric) : "\u2014", "mono"),
-      cell(check ? STATUS_TEXT[check.status] ?? check.status : node.kind === "leaf" ? "not checked" : "\u2014", check ? `status status-${check.status}` : ""),
-    );
-    tbody.append(tr);
-  }
   table.append(head, tbody);
-  parts.push(table);
-  const { checked, total, capped, eps_rule: eps } = trace.gradcheck;
   const foot = document.createElement("p");
   foot.className = "table-note";
-  foot.textContent = `Numeric check: central difference with \u03b5 = ${eps}; ${capped ? `checked ${checked} of ${total} leaves` : `all ${total} leaves checked`}. kink: the function is not smooth there (e.g. relu at 0); imprecise: the values are so large that rounding hides the difference.`;
-  parts.push(foot);
-  body.replaceChildren(...parts);
+  let shownIds = [];
+
+  const show = (...parts) => {
+    if (parts.length !== body.children.length || parts.some((part, i) => body.children[i] !== part)) body.replaceChildren(...parts);
+  };
+
+  const writeRow = (tr, row) => {
+    setClass(tr, row.className);
+    row.cells.forEach(([text, className], i) => {
+      setText(tr.cells[i], text);
+      setClass(tr.cells[i], className);
+    });
+  };
+
+  return function draw(s) {
+    const { trace } = s;
+    if (!trace) {
+      show();
+      return;
+    }
+    if (!s.finalGrads && !passComplete(trace, s.step)) {
+      show(note);
+      return;
+    }
+    const rows = rowsOf(trace);
+    const same = rows.length === shownIds.length && rows.every((row, i) => row.id === shownIds[i]);
+    if (same) {
+      rows.forEach((row, i) => writeRow(tbody.rows[i], row));
+    } else {
+      tbody.replaceChildren(...rows.map((row) => {
+        const tr = document.createElement("tr");
+        tr.dataset.nodeId = row.id;
+        tr.append(...row.cells.map(() => document.createElement("td")));
+        writeRow(tr, row);
+        return tr;
+      }));
+      shownIds = rows.map((row) => row.id);
+    }
+    setText(foot, footText(trace.gradcheck));
+    show(table, foot);
+  };
 }
 
 export function registerGradTable() {
@@ -95,13 +137,14 @@ export function registerGradTable() {
     id: "gradients",
     title: "Gradients + check",
     mount(body) {
+      const draw = createGradTable(body);
       let complete = null;
       let stale = false;
       // A hidden tab is drawn when it is shown (big graphs: no work for an unseen table).
       new MutationObserver(() => {
         if (body.hidden || !stale) return;
         stale = false;
-        draw(body, state);
+        draw(state);
       }).observe(body, { attributes: true, attributeFilter: ["hidden"] });
       subscribe((s, changed) => {
         if (!s.trace) return;
@@ -109,7 +152,7 @@ export function registerGradTable() {
         // Step changes only matter when they cross "the pass is over".
         if (changed.has("trace") || changed.has("finalGrads") || now !== complete) {
           stale = body.hidden;
-          if (!stale) draw(body, s);
+          if (!stale) draw(s);
         }
         complete = now;
       });

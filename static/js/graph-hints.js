@@ -2,8 +2,8 @@
 // with constants folded in, and the keyboard/screen-reader handles of nodes and edges.
 // Called by graph.js for every drawn node and edge; reads nothing but its arguments.
 
-import { attr, join, layoutKey, svgElement } from "./graph.js";
-import { edgeAriaLabel, isDeadRelu, warningWords } from "./explain.js";
+import { attr, join, svgElement } from "./svg.js";
+import { deadShown, edgeAriaLabel, warningWords } from "./explain.js";
 import { compactText, opGlyph, shortText } from "./format.js";
 import { traceIndex } from "./timeline.js";
 
@@ -25,10 +25,9 @@ function hintParts(g, node) {
   if (g._hints) return g._hints;
   const fs = fontSizeOf(g);
   const op = g.querySelector(".op");
-  const hints = { title: g.querySelector("title") };
+  const hints = {};
   if (op) {
     hints.folded = svgElement("text", { x: op.getAttribute("x"), y: op.getAttribute("y"), "font-size": fs, "text-anchor": "end" }, "op op-folded");
-    op.classList.add("op-plain");
     g.append(hints.folded);
   }
   if (node.op === "relu") {
@@ -47,9 +46,8 @@ function hintParts(g, node) {
 export function decorateNode(g, node, trace, view, shown = { data: shortText(view.data.get(node.id)), grad: shortText(view.grad.get(node.id)) }) {
   const { nodeById } = traceIndex(trace);
   const hints = hintParts(g, node);
-  const dead = isDeadRelu(node);
-  g.classList.toggle("dead", dead);
-  g.classList.toggle("has-const-input", Boolean(hints.folded) && node.inputs.some((id) => nodeById.get(id).kind === "const"));
+  // The card's class list and title are graph.js's (updateNode); hints add elements only.
+  const dead = deadShown(node, view);
   if (hints.folded) {
     const folded = foldedOpText(node, nodeById) ?? "";
     if (hints.folded.textContent !== folded) hints.folded.textContent = folded;
@@ -57,8 +55,6 @@ export function decorateNode(g, node, trace, view, shown = { data: shortText(vie
   const warning = (node.warnings ?? []).map(warningWords).join(", ");
   const badge = warning ? `\u26a0 ${warning}` : "";
   if (hints.warning.textContent !== badge) hints.warning.textContent = badge;
-  const { title } = hints;
-  if (dead && !title.textContent.includes("dead:")) title.textContent += "\ndead: passes no gradient";
   // Focusable for the node explanation (Enter), named for screen readers.
   const name = node.label || node.text || node.id;
   attr(g, "tabindex", "0");
@@ -69,8 +65,7 @@ export function decorateNode(g, node, trace, view, shown = { data: shortText(vie
 const drawnLayouts = new WeakMap(); // layer → layoutKey of the trace its handles were drawn for
 
 /** Wide transparent twins of the edges: easy to click, focusable (Enter explains the edge). */
-export function drawEdgeHits(layer, trace, geometry) {
-  const key = layoutKey(trace);
+export function drawEdgeHits(layer, trace, geometry, key) {
   if (drawnLayouts.get(layer) === key) return; // handles depend on the layout alone, not on values
   drawnLayouts.set(layer, key);
   const { nodeById } = traceIndex(trace);

@@ -1,7 +1,7 @@
 // The graph panel: builds the SVG scaffolding (markers, layers), wires pan/zoom/fit, marks the
 // graph stale while the program has an error, and reports the hovered node.
 
-import { svgElement } from "./graph.js";
+import { svgElement } from "./svg.js";
 import { createPlayer } from "./player.js";
 import { state, subscribe, update } from "./state.js";
 import { createZoom } from "./zoom.js";

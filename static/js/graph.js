@@ -1,25 +1,17 @@
 // Drawing the graph: pure functions of (layers, trace, view) with a keyed enter/update/exit, so a
 // new trace with the same node ids updates cards in place and nothing jumps.
 
-import { chainText, compactText, fullText, opGlyph, shortText } from "./format.js";
+import { chainText, compactText, fullText, opGlyph, preciseText, shortText } from "./format.js";
+import { deadShown } from "./explain.js";
 import { decorateNode, drawEdgeHits } from "./graph-hints.js";
+import { attr, join, joined, svgElement, text } from "./svg.js";
 import { traceIndex } from "./timeline.js";
 
-const SVG = "http://www.w3.org/2000/svg";
-const joins = new WeakMap(); // layer element → Map key → element
 const geometryCache = new WeakMap();
 const layoutKeys = new WeakMap();
 let lastLayoutKey = null; // equal keys are handed out as this one string: later compares are O(1)
 let lastGeometry = { key: null, geometry: null };
 
-export function svgElement(tag, attrs = {}, className = "") {
-  const el = document.createElementNS(SVG, tag);
-  if (className) el.setAttribute("class", className);
-  for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, value);
-  return el;
-}
-
-/** setAttribute, skipped when the value is unchanged (keeps 1,000-node updates cheap). */
 /**
  * The card's name, `{shown, cut}`: cut (the card adds "…") where it would run into the op glyph: an unnamed node's name is
  * its source text, which can be long (the full text is in the card's tooltip).
@@ -30,48 +22,6 @@ function fitLabel(label, node, glyph) {
   const fits = Math.max(3, Math.floor(room / (fs * 1.05 * 0.6)));
   if (label.length <= fits) return { shown: label, cut: false };
   return { shown: label.slice(0, fits - 1).trimEnd(), cut: true };
-}
-
-export function attr(el, name, value) {
-  const cache = (el._attrs ??= {});
-  const text = value === null || value === undefined ? null : String(value);
-  if (cache[name] === text) return;
-  cache[name] = text;
-  if (text === null) el.removeAttribute(name);
-  else el.setAttribute(name, text);
-}
-
-export function text(el, value) {
-  if (el._text === value) return;
-  el._text = value;
-  // Rewriting the one text node is cheaper than textContent's remove-and-create (1,000s per redraw).
-  const only = el.firstChild;
-  if (only && only === el.lastChild && only.nodeType === Node.TEXT_NODE) only.data = value;
-  else el.textContent = value;
-}
-
-/** Keyed join: `enter(item)` makes an element, `update(el, item)` refreshes it, leftovers go. */
-export function join(layer, items, key, enter, update) {
-  let elements = joins.get(layer);
-  if (!elements) joins.set(layer, (elements = new Map()));
-  const seen = new Set();
-  for (const item of items) {
-    const k = key(item);
-    let el = elements.get(k);
-    if (!el) {
-      el = enter(item);
-      elements.set(k, el);
-      layer.appendChild(el);
-    }
-    update(el, item);
-    seen.add(k);
-  }
-  for (const [k, el] of elements) {
-    if (!seen.has(k)) {
-      el.remove();
-      elements.delete(k);
-    }
-  }
 }
 
 /**
@@ -166,7 +116,7 @@ function enterNode(node) {
   // The name, and the "…" of a cut name apart from it and hidden from assistive technology: the
   // card's accessible name holds the whole name, so its visible text must be a part of it.
   label.append(svgElement("tspan", {}, "label-name"), svgElement("tspan", { "aria-hidden": "true" }, "label-more"));
-  const op = svgElement("text", { x: w - pad, y: rows[0], "font-size": fs, "text-anchor": "end" }, "op");
+  const op = svgElement("text", { x: w - pad, y: rows[0], "font-size": fs, "text-anchor": "end" }, "op op-plain");
   const dataName = svgElement("text", { x: pad, y: rows[1], "font-size": fs * 0.75 }, "row-name");
   const data = svgElement("text", { x: w - pad, y: rows[1], "font-size": fs, "text-anchor": "end" }, "value data");
   const gradName = svgElement("text", { x: pad, y: rows[2], "font-size": fs * 0.75 }, "row-name grad-name");
@@ -191,7 +141,7 @@ function warningText(node) {
 }
 
 /** Refresh a card from `view`; returns the short texts it shows ({data, grad}) for decorateNode. */
-function updateNode(g, node, view, rootId, layout) {
+function updateNode(g, node, view, rootId, layout, nodeById) {
   const data = view.data.get(node.id);
   const grad = view.grad.get(node.id);
   const [dataFull, gradFull] = [fullText(data), fullText(grad)];
@@ -212,7 +162,13 @@ function updateNode(g, node, view, rootId, layout) {
   if (grad !== undefined) classes.push("has-grad");
   if (node.id === rootId) classes.push("root");
   if (node.warnings?.length) classes.push("warned");
+  // The dead tag waits for the forward pass to compute the relu: before that it would give the
+  // lesson away.
+  const dead = deadShown(node, view);
+  if (dead) classes.push("dead");
+  if (node.kind !== "const" && node.inputs.some((id) => nodeById.get(id)?.kind === "const")) classes.push("has-const-input");
   attr(g, "class", classes.join(" "));
+  attr(g, "data-dead", dead ? "true" : "false");
   const warn = node.warnings?.length && data !== undefined ? " \u26a0" : "";
   const parts = (g._parts ??= {
     title: g.querySelector("title"),
@@ -226,9 +182,10 @@ function updateNode(g, node, view, rootId, layout) {
   const name = node.label || node.text || node.id;
   const lines = [node.kind === "op" ? `${name}  (${node.op})` : name];
   if (node.expansion) lines.push(`derived: ${node.expansion}`);
-  lines.push(`data = ${data === undefined ? "--" : dataFull}`);
-  if (node.kind !== "const") lines.push(`grad = ${grad === undefined ? "--" : gradFull}`);
+  lines.push(`data = ${preciseText(data)}`);
+  if (node.kind !== "const") lines.push(`grad = ${preciseText(grad)}`);
   if (warn) lines.push(warningText(node));
+  if (dead) lines.push("dead: passes no gradient");
   text(title, lines.join("\n"));
   text(parts.data, shown.data + warn);
   if (node.kind === "const") return shown;
@@ -256,8 +213,9 @@ function updateEdge(path, edge, view, geometry, nodeById) {
 
 function edgeLabels(trace, view) {
   const labels = [];
-  const { nodeById } = traceIndex(trace);
-  for (const edge of trace.edges) {
+  const { nodeById, edgeById } = traceIndex(trace);
+  for (const id of view.active) {
+    const edge = edgeById.get(id);
     const shown = view.edges.get(edge.id);
     if (shown?.state === "backward-active") {
       labels.push({ id: edge.id, kind: "backward", text: chainText(shown.contribution), sourceKind: nodeById.get(edge.source).kind });
@@ -279,15 +237,27 @@ function overlaps(a, b) {
   return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
 }
 
+const boxesCache = new WeakMap();
+
+/** The cards' boxes (with a 2 px margin), once per trace: labels and marks must not cover them. */
+export function cardBoxes(trace) {
+  let boxes = boxesCache.get(trace);
+  if (!boxes) {
+    boxes = trace.nodes.map((n) => ({
+      x0: n.x - n.width / 2 - 2, x1: n.x + n.width / 2 + 2, y0: n.y - n.height / 2 - 2, y1: n.y + n.height / 2 + 2,
+    }));
+    boxesCache.set(trace, boxes);
+  }
+  return boxes;
+}
+
 /**
  * A spot for each label on or near its edge that covers no card and no other label: along the
  * curve first, then stepping above/below its middle. Only a handful of labels are shown at once.
  */
 function placeLabels(labels, trace, geometry, fs) {
   if (labels.length === 0) return labels;
-  const cards = trace.nodes.map((n) => ({
-    x0: n.x - n.width / 2 - 2, x1: n.x + n.width / 2 + 2, y0: n.y - n.height / 2 - 2, y1: n.y + n.height / 2 + 2,
-  }));
+  const cards = cardBoxes(trace);
   const taken = [];
   for (const label of labels) {
     const { at } = geometry.get(label.id);
@@ -327,21 +297,44 @@ function updateLabel(g, label, fs) {
   text(textEl, label.text);
 }
 
-/** Draw `trace` as it looks in `view` into `layers` ({edges, labels, nodes} SVG groups). */
-export function drawGraph(layers, trace, view) {
+const nodeKey = (n) => `${n.id}:${n.kind}:${n.derived}:${n.width}x${n.height}`;
+
+/**
+ * Draw `trace` as it looks in `view` into `layers` ({edges, labels, nodes} SVG groups). With
+ * `changed` ([node ids, edge ids], from timeline.js changedBetween) and the same trace already
+ * drawn, only those cards and edges are refreshed: a step costs what it changes, not the graph.
+ * Returns how many cards and edges it refreshed.
+ */
+export function drawGraph(layers, trace, view, changed = null) {
   const geometry = edgeGeometry(trace);
   const layout = layoutKey(trace);
   const typical = trace.nodes.find((n) => n.kind === "op") ?? trace.nodes[0];
   const labelSize = typical ? fontSize(typical) * 0.8 : 12;
-  const { nodeById } = traceIndex(trace);
-  join(layers.edges, trace.edges, (e) => e.id,
-    () => svgElement("path"), (el, edge) => updateEdge(el, edge, view, geometry, nodeById));
-  if (layers.edgeHits) drawEdgeHits(layers.edgeHits, trace, geometry);
+  const { nodeById, edgeById } = traceIndex(trace);
+  const drawNode = (el, node) => decorateNode(el, node, trace, view, updateNode(el, node, view, trace.root, layout, nodeById));
+  const drawEdge = (el, edge) => updateEdge(el, edge, view, geometry, nodeById);
+  let refreshed;
+  if (changed && drawnTraces.get(layers) === trace) {
+    const [nodes, edges] = [new Set(changed[0]), new Set(changed[1])];
+    for (const id of edges) drawEdge(joined(layers.edges, id), edgeById.get(id));
+    for (const id of nodes) {
+      const node = nodeById.get(id);
+      drawNode(joined(layers.nodes, nodeKey(node)), node);
+    }
+    refreshed = nodes.size + edges.size;
+  } else {
+    join(layers.edges, trace.edges, (e) => e.id, () => svgElement("path"), drawEdge);
+    if (layers.edgeHits) drawEdgeHits(layers.edgeHits, trace, geometry, layout);
+    join(layers.nodes, trace.nodes, nodeKey, enterNode, drawNode);
+    drawnTraces.set(layers, trace);
+    refreshed = trace.nodes.length + trace.edges.length;
+  }
   join(layers.labels, placeLabels(edgeLabels(trace, view), trace, geometry, labelSize), (l) => l.id,
     enterLabel, (el, label) => updateLabel(el, label, labelSize));
-  join(layers.nodes, trace.nodes, (n) => `${n.id}:${n.kind}:${n.derived}:${n.width}x${n.height}`,
-    enterNode, (el, node) => decorateNode(el, node, trace, view, updateNode(el, node, view, trace.root, layout)));
+  return refreshed;
 }
+
+const drawnTraces = new WeakMap(); // layers → the trace whose every card and edge they hold
 
 /**
  * The travelling dots of the current step: along each active edge, forward (input → consumer)
@@ -350,7 +343,8 @@ export function drawGraph(layers, trace, view) {
 export function drawPulses(layer, trace, view, durationMs) {
   layer.replaceChildren();
   const geometry = edgeGeometry(trace);
-  for (const [edgeId, shown] of view.edges) {
+  for (const edgeId of view.active) {
+    const shown = view.edges.get(edgeId);
     if (!shown.pulse) continue;
     const backward = shown.state.startsWith("backward");
     const dot = svgElement("circle", { r: 5 }, `pulse ${backward ? "backward" : "forward"}`);

@@ -1,13 +1,16 @@
 // The labs' marks on the graph, drawn after the player has drawn a frame: wrong gradients beside
 // the correct ones on the cards ("grad 3 ≠ 4", tag "wrong"), lost and late contributions on their
-// edges, and the visit-order badges. Marks live in their own elements (a `g.lab-deco` inside a
-// card, a `g.layer-lab` over the edges), so graph.js's keyed drawing never has to know about them.
+// edges, and the visit-order badges. Marks are drawn in their own layer (`g.layer-lab`, over the
+// cards), never inside graph.js's cards; on a card this module owns only its own attributes
+// (`data-wrong`, `data-correct-grad`, `data-pickable`, `aria-description`), so graph.js's keyed,
+// cached drawing (class, aria-label, texts) never has to know about the labs.
 
-import { compactText, fullText, shortText } from "./format.js";
-import { attr, edgeGeometry, svgElement } from "./graph.js";
+import { compactText, factorText, fullText } from "./format.js";
+import { cardBoxes, edgeGeometry } from "./graph.js";
+import { attr, svgElement } from "./svg.js";
 import { subscribe } from "./state.js";
 import { contributionsOf, isSettled, isVariant, sameNumber } from "./lab-trace.js";
-import { viewAt } from "./timeline.js";
+import { traceIndex, viewAt } from "./timeline.js";
 
 const REDRAW_KEYS = ["trace", "step", "finalGrads", "lab", "orderDraft"];
 
@@ -21,28 +24,21 @@ function text(content, attrs, className) {
   return el;
 }
 
-/** The decorations of one card, rebuilt from scratch (a handful of elements). */
-function decorateCard(g, node, { wrong, shown, badge }) {
-  g._labDeco?.remove();
-  g._labDeco = null;
-  g.classList.toggle("lab-wrong", Boolean(wrong));
-  if (wrong) {
-    g.setAttribute("data-wrong", "true");
-    g.setAttribute("data-correct-grad", fullText(node.correct_grad));
-  } else {
-    g.removeAttribute("data-wrong");
-  }
-  if (!wrong && !badge) return;
+/** The marks of one card (a handful of elements), placed over it in the lab layer; or null. */
+function cardMarks(card, node, { wrong, shown, badge }) {
+  if (!wrong && !badge) return null;
   const fs = fontSize(node);
-  const deco = svgElement("g", {}, "lab-deco");
+  const deco = svgElement("g", {
+    "data-node-id": node.id, transform: `translate(${node.x - node.width / 2},${node.y - node.height / 2})`,
+  }, "lab-deco");
   if (wrong) {
-    const grad = g.querySelector(".value.grad");
+    const grad = card.querySelector(".value.grad");
     const both = svgElement("text", {
       x: grad?.getAttribute("x") ?? node.width - 6, y: grad?.getAttribute("y") ?? node.height * 0.88,
       "font-size": fs * 0.92, "text-anchor": "end",
     }, "value lab-grad");
     const mine = svgElement("tspan", {}, "lab-grad-wrong");
-    mine.textContent = shortText(shown);
+    mine.textContent = compactText(shown); // compact on both sides: 3 ≠ 4
     const sign = svgElement("tspan", {}, "lab-grad-sign");
     sign.textContent = " \u2260 ";
     const right = svgElement("tspan", {}, "lab-grad-correct");
@@ -57,8 +53,7 @@ function decorateCard(g, node, { wrong, shown, badge }) {
     mark.append(svgElement("circle", { r }), text(String(badge), { "font-size": fs * 0.9, "text-anchor": "middle", "dominant-baseline": "central" }));
     deco.append(mark);
   }
-  g.append(deco);
-  g._labDeco = deco;
+  return deco;
 }
 
 /** Lost (overwritten) and late contributions, once the timeline has shown them. */
@@ -70,7 +65,7 @@ function edgeMarks(trace, i, finalGrads) {
     if (c.lost && (finalGrads || (item.overwrittenAt !== null && i >= item.overwrittenAt))) {
       marks.push({ edge: c.edge, kind: "lost", value: compactText(c.contribution) });
     } else if (c.late && c.contribution !== 0) { // a late 0 changes nothing: no mark
-      marks.push({ edge: c.edge, kind: "late", value: compactText(c.contribution) });
+      marks.push({ edge: c.edge, kind: "late", value: factorText(c.contribution) });
     }
   }
   return marks;
@@ -78,9 +73,7 @@ function edgeMarks(trace, i, finalGrads) {
 
 /** Boxes a mark must not cover: the cards and the edge labels graph.js drew. */
 function obstacles(trace, svg) {
-  const boxes = trace.nodes.map((n) => ({
-    x0: n.x - n.width / 2 - 2, x1: n.x + n.width / 2 + 2, y0: n.y - n.height / 2 - 2, y1: n.y + n.height / 2 + 2,
-  }));
+  const boxes = [...cardBoxes(trace)];
   for (const label of svg?.querySelectorAll(".layer-labels .edge-label") ?? []) {
     const rect = label.querySelector("rect");
     const at = /translate\(([-\d.e]+),([-\d.e]+)\)/.exec(label.getAttribute("transform") ?? "");
@@ -119,7 +112,7 @@ function drawEdgeMarks(layer, trace, marks) {
     const name = svgElement("tspan", {}, "lab-mark-word");
     name.textContent = `${word} `;
     const value = svgElement("tspan", {}, "lab-mark-value");
-    value.textContent = mark.kind === "late" ? `+${mark.value}` : mark.value;
+    value.textContent = mark.kind === "late" ? `+${mark.value}` : mark.value; // late: `+3`, `+(−1)`
     label.append(name, value);
     g.append(rect, label);
     layer.append(g);
@@ -139,9 +132,29 @@ function drawEdgeMarks(layer, trace, marks) {
   }
 }
 
+/** This module's attributes on a card (each set only when it changes; null removes it). */
+function flagCard(g, { correct = null, wrong = false, pickable = false, description = null } = {}) {
+  attr(g, "data-correct-grad", correct);
+  attr(g, "data-wrong", wrong ? "true" : null);
+  attr(g, "data-pickable", pickable ? "true" : null);
+  attr(g, "aria-description", description);
+}
+
+/**
+ * Cards are focusable buttons already (graph-hints: Enter explains the node, its aria-label says
+ * what it holds); while the order lab is on, the description says what Enter does there instead.
+ */
+function pickDescription(position) {
+  return position ? `visit ${position}; press Enter to take it out of the order` : "press Enter to visit it next";
+}
+
 /** Mount the marks over `svg` (the graph drawn by graph-view.js). */
 export function mountMarks(svg) {
   const layer = svgElement("g", {}, "layer-lab");
+  const edgeLayer = svgElement("g", {}, "lab-edges");
+  const cardLayer = svgElement("g", {}, "lab-cards");
+  layer.append(edgeLayer, cardLayer);
+  let flagged = false; // whether any card carries this module's attributes
   subscribe((s, changed) => {
     if (!s.trace || !REDRAW_KEYS.some((k) => changed.has(k))) return;
     const viewport = svg.querySelector("g.viewport");
@@ -150,50 +163,35 @@ export function mountMarks(svg) {
     const ordering = s.lab === "order";
     const cards = svg.querySelectorAll("[data-testid=node]");
     if (!variant && !ordering) {
-      layer.replaceChildren();
-      for (const g of cards) {
-        if (g._labDeco || g.classList.contains("lab-wrong")) decorateCard(g, {}, {});
-        g.removeAttribute("data-correct-grad");
-        unpickable(g);
-      }
+      edgeLayer.replaceChildren();
+      cardLayer.replaceChildren();
+      if (flagged) for (const g of cards) flagCard(g);
+      flagged = false;
       return;
     }
+    flagged = true;
     const view = variant ? viewAt(s.trace, s.step, { finalGrads: s.finalGrads }) : null;
-    const nodes = new Map(s.trace.nodes.map((n) => [n.id, n]));
+    const nodes = traceIndex(s.trace).nodeById;
     const draft = s.orderDraft ?? [];
+    const decos = [];
     for (const g of cards) {
       const node = nodes.get(g.getAttribute("data-node-id"));
       if (!node) continue;
       let wrong = false;
       let shown;
+      let correct = null;
       if (variant && node.kind !== "const") {
-        g.setAttribute("data-correct-grad", fullText(node.correct_grad));
+        correct = fullText(node.correct_grad);
         shown = view.grad.get(node.id);
         wrong = !sameNumber(node.grad, node.correct_grad) && isSettled(s.trace, node.id, s.step, s.finalGrads);
       }
       const position = ordering ? draft.indexOf(node.id) + 1 : 0;
-      decorateCard(g, node, { wrong, shown, badge: position });
-      if (ordering && node.kind !== "const") pickable(g, node, position);
-      else unpickable(g);
+      const pickable = ordering && node.kind !== "const";
+      flagCard(g, { correct, wrong, pickable, description: pickable ? pickDescription(position) : null });
+      const deco = cardMarks(g, node, { wrong, shown, badge: position });
+      if (deco) decos.push(deco);
     }
-    drawEdgeMarks(layer, s.trace, variant ? edgeMarks(s.trace, s.step, s.finalGrads) : []);
+    cardLayer.replaceChildren(...decos);
+    drawEdgeMarks(edgeLayer, s.trace, variant ? edgeMarks(s.trace, s.step, s.finalGrads) : []);
   });
-}
-
-// Cards are focusable buttons already (graph-hints: Enter explains the node); while the order
-// lab is on, their name says what Enter does there instead, and it is given back afterwards.
-function pickable(g, node, position) {
-  if (!g.classList.contains("lab-pickable")) g._labelOutsideLab = g.getAttribute("aria-label");
-  g.classList.add("lab-pickable");
-  attr(g, "tabindex", "0");
-  attr(g, "role", "button");
-  const name = node.label || node.text || node.id;
-  attr(g, "aria-label", position ? `${name}: visit ${position}; press Enter to take it out of the order` : `${name}: press Enter to visit it next`);
-}
-
-function unpickable(g) {
-  if (!g.classList.contains("lab-pickable")) return;
-  g.classList.remove("lab-pickable");
-  attr(g, "aria-label", g._labelOutsideLab);
-  delete g._labelOutsideLab;
 }

@@ -1,11 +1,16 @@
 // Predict mode: before the pulse reveals a gradient, the learner types what it will be. Checked
 // with a tolerance, answered with the computation, scored for the run. The timeline will not step
 // past an unanswered gradient (state.setStepGuard) unless the learner skips it.
+//
+// Nothing else may show a gradient the learner has not predicted yet: "show final gradients" is
+// switched off and disabled while predicting (with a note saying why), and answers belong to one
+// set of values: a slider move, a new program or expanded ops clear them (and their score) and
+// take the timeline back to the first gradient to predict, as switching predict mode on does.
 
-import { compactText } from "./format.js";
+import { compactText, factorText, preciseText } from "./format.js";
 import { h, nodeName, toggleSwitch } from "./lab-dom.js";
-import { contributionsOf, nodeById } from "./lab-trace.js";
-import { setStep, setStepGuard, state, subscribe } from "./state.js";
+import { contributionsOf, nodeById, sameNumber } from "./lab-trace.js";
+import { setStep, setStepGuard, state, subscribe, update } from "./state.js";
 import { frameOfStep, traceIndex } from "./timeline.js";
 
 /** |guess − truth| ≤ 1e-3·max(1, |truth|); non-finite truths must be named exactly. */
@@ -22,11 +27,7 @@ export function parseGuess(text) {
   return t === "" ? Number.NaN : Number(t);
 }
 
-const term = (value) => {
-  const text = compactText(value);
-  return typeof value === "number" && value < 0 ? `(${text})` : text;
-};
-const product = (c) => `${term(c.upstream)} \u00d7 ${term(c.local)}`;
+const product = (c) => `${factorText(c.upstream)} \u00d7 ${factorText(c.local)}`;
 
 /**
  * The gradients to predict, in timeline order: `{frame, target, consumer, truth, computation}`.
@@ -50,17 +51,38 @@ export function promptsOf(trace, scope) {
     } else if (earlier.length === 0) {
       computation = `${name} = ${product(c)} = ${compactText(c.grad_after)}`;
     } else {
-      computation = `${name} = ${term(c.grad_before)} + ${product(c)} = ${compactText(c.grad_after)}`;
+      computation = `${name} = ${factorText(c.grad_before)} + ${product(c)} = ${compactText(c.grad_after)}`;
     }
     prompts.push({ frame: item.frame, name, consumer: nodeName(nodeById(trace, item.consumer)), truth: c.grad_after, computation });
   }
   return prompts;
 }
 
+// What the learner's answers were given for: when one of these changes, so do the right answers.
+const QUESTION_KEYS = ["values", "source", "expandDerived"];
+
+/** The "show final gradients" checkbox is off and disabled while predicting, with a note saying why. */
+function holdFinalGrads(predicting) {
+  const box = document.getElementById("toggle-final-grads");
+  if (!box) return;
+  let note = document.getElementById("final-grads-note");
+  if (!note) {
+    note = h("span", { id: "final-grads-note", class: "toggle-note", "data-testid": "final-grads-note", text: "(off while you predict)" });
+    box.parentElement.append(note);
+    box.setAttribute("aria-describedby", note.id);
+  }
+  note.hidden = !predicting;
+  box.disabled = predicting;
+}
+
 export function predictSection({ setLab }) {
   const toggle = toggleSwitch({
     off: "off", on: "predicting", label: "Predict each gradient before it is revealed",
-    testId: "lab-predict", onChange: (on) => setLab(on ? "predict" : null),
+    testId: "lab-predict",
+    onChange: (on) => {
+      if (on && state.finalGrads) update({ finalGrads: false }); // hide them before predicting starts
+      setLab(on ? "predict" : null);
+    },
   });
   const scope = h("select", { "data-testid": "predict-scope", "aria-label": "Which gradients to predict" },
     h("option", { value: "every", text: "every gradient" }), h("option", { value: "leaves", text: "only the leaves" }));
@@ -89,15 +111,41 @@ export function predictSection({ setLab }) {
     }
     return memo.prompts;
   };
-  let answered = new Map(); // frame → {right} | {skipped: true}
-  let attempts = { right: 0, total: 0, skipped: 0 };
+  // frame → the record of that prompt: {name, truth, tries, right, skipped}; the score sums them,
+  // so dropping a record (its answer no longer applies) takes it out of the score too.
+  let answered = new Map();
 
   const nextPrompt = () => currentPrompts().find((p) => p.frame > state.step) ?? null;
 
   function resetRun() {
     answered = new Map();
-    attempts = { right: 0, total: 0, skipped: 0 };
     feedback.replaceChildren();
+  }
+
+  function scoreText() {
+    let [right, total, skipped] = [0, 0, 0];
+    for (const record of answered.values()) {
+      right += record.right;
+      total += record.tries;
+      skipped += record.skipped;
+    }
+    return `${right} / ${total} right${skipped ? ` \u00b7 ${skipped} skipped` : ""}`;
+  }
+
+  /** Keep only the answers given for the same question (name and right answer) in the new trace. */
+  function keepValidAnswers() {
+    const prompts = new Map(currentPrompts().map((p) => [p.frame, p]));
+    for (const [frame, record] of answered) {
+      const prompt = prompts.get(frame);
+      if (!prompt || prompt.name !== record.name || !sameNumber(prompt.truth, record.truth)) answered.delete(frame);
+    }
+    if (answered.size === 0) feedback.replaceChildren();
+  }
+
+  /** Step back to just before the first gradient not answered yet, if it is already on screen. */
+  function hideUnanswered() {
+    const open = currentPrompts().find((p) => !answered.has(p.frame));
+    if (open && state.step >= open.frame) setStep(open.frame - 1);
   }
 
   setStepGuard((from, to) => {
@@ -109,8 +157,12 @@ export function predictSection({ setLab }) {
     return blocking.frame - 1;
   });
 
-  function settle(prompt, result) {
-    answered.set(prompt.frame, result);
+  function settle(prompt, { right = false, skipped = false }) {
+    const record = answered.get(prompt.frame) ?? { name: prompt.name, truth: prompt.truth, tries: 0, right: 0, skipped: 0 };
+    if (skipped) record.skipped += 1;
+    else record.tries += 1;
+    if (right) record.right += 1;
+    answered.set(prompt.frame, record);
     input.value = "";
     // Reveal it, when the learner stands right before it.
     if (state.step === prompt.frame - 1) setStep(prompt.frame);
@@ -126,17 +178,14 @@ export function predictSection({ setLab }) {
       return;
     }
     const right = isClose(guess, prompt.truth);
-    attempts.total += 1;
-    if (right) attempts.right += 1;
     feedback.replaceChildren(right
       ? h("p", { class: "lab-ok", text: `\u2713 Right: ${prompt.computation}` })
-      : h("p", { class: "lab-bad", text: `\u2717 You said ${input.value.trim()}. ${prompt.computation}` }));
+      : h("p", { class: "lab-bad", text: `\u2717 You said ${preciseText(guess)}. ${prompt.computation}` }));
     settle(prompt, { right });
   });
   const skipPrompt = () => {
     const prompt = nextPrompt();
     if (!prompt) return;
-    attempts.skipped += 1;
     feedback.replaceChildren(h("p", { class: "lab-detail", text: `Skipped: ${prompt.computation}` }));
     settle(prompt, { skipped: true });
   };
@@ -167,16 +216,29 @@ export function predictSection({ setLab }) {
     } else {
       status.textContent = currentPrompts().length ? "Every gradient is revealed." : "Nothing to predict in this program.";
     }
-    score.textContent = `${attempts.right} / ${attempts.total} right${attempts.skipped ? ` \u00b7 ${attempts.skipped} skipped` : ""}`;
+    score.textContent = scoreText();
   }
 
   subscribe((s, changed) => {
-    if (!["lab", "trace", "step", "source"].some((k) => changed.has(k))) return;
+    const newQuestion = QUESTION_KEYS.some((k) => changed.has(k));
+    if (!newQuestion && !["lab", "trace", "step", "finalGrads"].some((k) => changed.has(k))) return;
     const on = s.lab === "predict";
+    if (changed.has("lab") || changed.has("finalGrads")) {
+      holdFinalGrads(on);
+      if (on && s.finalGrads) update({ finalGrads: false }); // however it was switched on
+    }
     toggle.set(on);
     section.classList.toggle("active", on);
     body.hidden = !on;
-    if (changed.has("source") || (changed.has("lab") && on)) resetRun();
+    const started = changed.has("lab") && on;
+    if (newQuestion || started) resetRun();
+    // Predicting starts (again) where the first gradient to predict is not on screen yet. On new
+    // values this happens before the new trace arrives, so its gradients never show unpredicted.
+    if (on && (newQuestion || started)) hideUnanswered();
+    if (on && changed.has("trace")) {
+      keepValidAnswers();
+      hideUnanswered();
+    }
     if (on) render();
   });
   return section;

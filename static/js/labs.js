@@ -10,10 +10,11 @@ import { mountMarks } from "./lab-marks.js";
 import { orderSection } from "./lab-order.js";
 import { overwriteSection } from "./lab-overwrite.js";
 import { predictSection } from "./lab-predict.js";
+import { trainSection } from "./lab-train.js";
 import { registerPanel } from "./panels.js";
 import { state, subscribe, update } from "./state.js";
 
-/** Make `lab` (null | "overwrite" | "order" | "predict") the active lab. */
+/** Make `lab` (null | "overwrite" | "order" | "predict" | "train") the active lab. */
 export function setLab(lab) {
   update({
     lab,
@@ -23,8 +24,11 @@ export function setLab(lab) {
   });
 }
 
-/** Mount the labs: the panel and the marks on `svg`, the graph. */
-export function mountLabs({ svg }) {
+/**
+ * Mount the labs: the panel and the marks on `svg`, the graph. `setValues(values)` gives the
+ * sliders new values and asks for their numbers (the Train lab's steps).
+ */
+export function mountLabs({ svg, setValues }) {
   mountMarks(svg);
   // A new program (or a differently built graph) has other node ids: a placed order no longer applies.
   subscribe((s, changed) => {
@@ -40,7 +44,8 @@ export function mountLabs({ svg }) {
     mount(body) {
       body.classList.add("labs");
       body.append(h("div", { class: "lab-grid" },
-        overwriteSection({ setLab }), orderSection({ setLab, svg }), predictSection({ setLab }), challengeSection()));
+        overwriteSection({ setLab }), orderSection({ setLab, svg }), predictSection({ setLab }),
+        trainSection({ setLab, setValues }), challengeSection()));
     },
   });
 }

@@ -24,22 +24,29 @@ function requestBody() {
 }
 
 const channel = createGraphChannel({
-  onResult: (trace, meta) => setTrace(trace, { resetStep: Boolean(meta.resetStep) }),
+  // A new program opens at its first step (or a shared link's step); new values of the same
+  // program keep the learner where they were (same phase, same position in it).
+  onResult: (trace, meta) => setTrace(trace, meta.program ? { step: meta.step ?? 0 } : {}),
   onError: (error) => setError(error.detail),
   onBusy: (busy) => update({ busy }),
+  current: () => state.trace, // new values of it are asked as numbers only (api.js postValues)
 });
 
-/** Ask for a new trace of the current program; `program` marks a new program (not a value). */
+/**
+ * Ask for a new trace of the current program. `{program: true, step}` marks a new program, shown
+ * from frame `step` (default 0); `{values: true}` a change of leaf values alone; without either
+ * options changed.
+ */
 function recompute(meta = {}) {
-  channel.send(requestBody(), meta);
+  channel.send(requestBody(), meta.program ? { program: true, step: meta.step ?? 0 } : meta);
 }
 
-/** Show preset `id` at `step` (kept, clamped, once its trace arrives). */
+/** Show preset `id` (an unknown id: the first preset) at `step` (clamped once its trace arrives). */
 function loadPreset(id, step = 0) {
-  const preset = state.presets.find((p) => p.id === id);
+  const preset = state.presets.find((p) => p.id === id) ?? state.presets[0];
   if (!preset) return;
-  update({ presetId: preset.id, source: preset.source, values: { ...(preset.values ?? {}) }, playing: false, step });
-  recompute({ program: true });
+  update({ presetId: preset.id, source: preset.source, values: { ...(preset.values ?? {}) }, playing: false });
+  recompute({ program: true, step });
 }
 
 function mount() {
@@ -56,11 +63,17 @@ function mount() {
   mountSliders($("sliders"), {
     onValue: (name, value) => {
       update({ values: { ...state.values, [name]: value } });
-      recompute();
+      recompute({ values: true });
     },
   });
   mountPanelArea({ section: $("panels"), tabs: $("panel-tabs"), bodies: $("panel-bodies") });
-  mountLabs({ svg: $("graph") });
+  mountLabs({
+    svg: $("graph"),
+    setValues: (values) => {
+      update({ values });
+      recompute({ values: true });
+    },
+  });
   // A lab switching the variant (the = bug, a visit order) asks for the variant's trace.
   subscribe((s, changed) => {
     if (s.source && (changed.has("mode") || changed.has("order"))) recompute();
@@ -83,13 +96,16 @@ async function start() {
   } catch (err) {
     setError(err.detail ?? { type: "Error", message: String(err) });
   }
-  const presetId = fromUrl.presetId || document.body.dataset.presetId || state.presets[0]?.id;
+  const known = (id) => state.presets.some((p) => p.id === id);
+  // `?preset=<unknown>` (an old link, a typo) opens the first preset, not a blank page.
+  const presetId = [fromUrl.presetId, document.body.dataset.presetId].find(known) ?? state.presets[0]?.id;
+  const { step = 0, ...patch } = fromUrl;
   if (fromUrl.source) {
-    update({ ...fromUrl, presetId: fromUrl.presetId ?? "" });
+    update({ ...patch, presetId: known(fromUrl.presetId) ? fromUrl.presetId : "" });
     $("toggle-expand").checked = state.expandDerived;
-    recompute({ program: true });
+    recompute({ program: true, step });
   } else if (presetId) {
-    loadPreset(presetId, fromUrl.step ?? 0);
+    loadPreset(presetId, step);
   }
 }
 

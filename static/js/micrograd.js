@@ -26,18 +26,21 @@ const HELPERS = {
     "    out._backward = _backward", "    return out", ""],
 };
 
-/** A Python literal for an API number ("Infinity"/"NaN" strings included). */
 /** Text safe inside a Python `#` comment: no character that could end the line (a lone \r
  * does, for Python) or that Python refuses in source. */
 export function commentText(text) {
   return String(text).replace(/[\u0000-\u001f\u007f\u0085\u2028\u2029]/g, " ");
 }
 
+/**
+ * A Python literal for an API number ("Infinity"/"NaN" strings included). Code, not display: ASCII
+ * minus and JS exponents (`1e+21` is valid Python), not format.js's rules; −0 stays -0.0.
+ */
 export function pyNumber(value) {
   if (value === "Infinity" || value === Infinity) return "math.inf";
   if (value === "-Infinity" || value === -Infinity) return "-math.inf";
   if (typeof value !== "number" || Number.isNaN(value)) return "math.nan";
-  const text = String(value);
+  const text = Object.is(value, -0) ? "-0" : String(value);
   return /^-?\d+$/.test(text) ? `${text}.0` : text;
 }
 
@@ -97,26 +100,39 @@ function expression(node, args) {
   }
 }
 
-/** The whole script: helpers, one assignment per node, backward, and each leaf's gradient. */
-export function microgradScript(trace) {
+/** A Python string literal for a leaf name (names are identifiers: no escaping needed). */
+const pyName = (name) => JSON.stringify(String(name));
+
+/**
+ * The whole script: helpers, one assignment per node, backward, and each leaf's gradient.
+ * With `train` ({params, lr, momentum, steps, start}: the Train lab's settings) it ends with the
+ * lab's training loop: the same assignments as a function of the leaf values, and `steps` steps
+ * of gradient descent on `params` from `start`, printing the root after each.
+ */
+export function microgradScript(trace, { train = null } = {}) {
   const names = variableNames(trace);
   const order = topoOrder(trace);
+  const leafName = new Map(trace.leaves.map((leaf) => [leaf.id, leaf.name]));
   const needed = new Set();
   const body = [];
+  const model = []; // the same assignments, leaves read from `values`
   for (const node of order) {
     const name = names.get(node.id);
     if (node.kind === "leaf") {
       body.push(`${name} = Value(${pyNumber(node.data)})`);
+      model.push(`${name} = Value(values[${pyName(leafName.get(node.id) ?? node.label)}])`);
       continue;
     }
     if (node.kind === "const") {
       body.push(`${name} = Value(${pyNumber(node.data)})  # constant ${node.label}`);
+      model.push(body.at(-1));
       continue;
     }
     if (["tanh", "exp", "log", "sigmoid"].includes(node.op)) needed.add(node.op);
     if (node.op === "**" && (node.exponent === null || node.exponent === undefined)) needed.add("vpow");
     const comment = name === node.label ? "" : `  # ${commentText(node.label || node.text)}`;
     body.push(`${name} = ${expression(node, node.inputs.map((id) => names.get(id)))}${comment}`);
+    model.push(body.at(-1));
   }
   const helpers = [];
   if ([...needed].some((h) => h !== "tanh")) helpers.push(...HELPERS._math);
@@ -138,5 +154,44 @@ export function microgradScript(trace) {
     ...trace.leaves.map((leaf) => `print("grad[${leaf.name}] =", ${names.get(leaf.id)}.grad)`),
     "",
   ];
+  if (train) lines.push(...trainingLoop(trace, train, model, names, root));
   return lines.join("\n");
 }
+
+const TRAIN_STEPS_WHEN_NONE_TAKEN = 100;
+
+/** The Train lab's loop: `forward(values)` builds the graph, each step moves the parameters. */
+function trainingLoop(trace, train, model, names, root) {
+  const leaves = trace.leaves.filter((leaf) => leafNameOk(leaf.name));
+  const params = (train.params ?? leaves.map((l) => l.name).filter((n) => !/^[xy]/i.test(n))).filter((n) => leaves.some((l) => l.name === n));
+  const start = Object.fromEntries(leaves.map((leaf) => [leaf.name, train.start?.[leaf.name] ?? leaf.value]));
+  const steps = train.steps > 0 ? train.steps : TRAIN_STEPS_WHEN_NONE_TAKEN;
+  const leafVars = leaves.map((leaf) => `${pyName(leaf.name)}: ${names.get(leaf.id)}`).join(", ");
+  return [
+    `# The Train lab: ${steps} steps of gradient descent on ${params.join(", ") || "no parameter"}`
+      + ` (lr ${pyNumber(train.lr)}, momentum ${pyNumber(train.momentum ?? 0)}), from the values at its step 0.`,
+    "def forward(values):",
+    ...model.map((line) => `    ${line}`),
+    `    return ${root}, {${leafVars}}`,
+    "",
+    "",
+    `values = {${leaves.map((leaf) => `${pyName(leaf.name)}: ${pyNumber(start[leaf.name])}`).join(", ")}}`,
+    `params = [${params.map(pyName).join(", ")}]`,
+    `lr, momentum = ${pyNumber(train.lr)}, ${pyNumber(train.momentum ?? 0)}`,
+    "velocity = {name: 0.0 for name in params}",
+    `for step in range(${steps}):`,
+    "    root, leaves = forward(values)",
+    "    print(\"root after step\", step, \"=\", root.data)",
+    "    root.backward()",
+    "    for name in params:",
+    "        velocity[name] = momentum * velocity[name] + leaves[name].grad",
+    "        values[name] -= lr * velocity[name]",
+    "root, leaves = forward(values)",
+    `print("root after step", ${steps}, "=", root.data)`,
+    "for name in params:",
+    "    print(name, \"=\", values[name])",
+    "",
+  ];
+}
+
+const leafNameOk = (name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name);

@@ -24,6 +24,21 @@ function select(id) {
 /** Called once by main.js with the {section, tabs, bodies} elements of the layout. */
 export function mountPanelArea(elements) {
   area = elements;
+  area.tabs.setAttribute("role", "tablist");
+  // The ARIA tabs pattern: ←/→ (wrapping), Home/End move to a tab and show it; the keys stop
+  // here, so the document's timeline keys (keys.js) never see them.
+  area.tabs.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const i = panels.findIndex((panel) => panel.tab === event.target);
+    if (i === -1) return;
+    const n = panels.length;
+    const moves = { ArrowRight: (i + 1) % n, ArrowLeft: (i - 1 + n) % n, Home: 0, End: n - 1 };
+    if (!(event.key in moves)) return;
+    event.preventDefault();
+    const next = panels[moves[event.key]];
+    select(next.id);
+    next.tab.focus();
+  });
   for (const panel of panels) attach(panel);
 }
 

@@ -1,9 +1,13 @@
-// The timeline player: renders the graph at step i (derived from steps[0..i], never mutated step
-// by step) and plays the steps on a timer. A generation counter retires stale ticks and pulses.
+// The timeline player: renders the graph at step i (timeline.js's lookups, never mutated step by
+// step) and plays the steps on a timer. Moving from one frame to another of the same trace
+// refreshes only the cards and edges the frames between them touch (timeline.js changedBetween).
+// Each draw leaves its cost on the graph: data-last-draw-refreshed (cards and edges refreshed)
+// and data-last-draw-writes (attributes and texts written).
 
 import { drawGraph, drawPulses } from "./graph.js";
 import { setStep, state, stepCount, subscribe, update } from "./state.js";
-import { viewAt } from "./timeline.js";
+import { takeWrites } from "./svg.js";
+import { changedBetween, viewAt } from "./timeline.js";
 
 const BASE_INTERVAL_MS = 900;
 
@@ -18,23 +22,30 @@ const reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)");
  * trace, step or display options change, and runs the play loop while `state.playing`.
  */
 export function createPlayer(layers) {
-  let generation = 0;
   let lastDrawn = { trace: null, step: -1, finalGrads: null };
 
-  function renderAt(trace, i, { animate }) {
-    generation += 1;
+  function renderAt(trace, i, { animate, changed }) {
     const view = viewAt(trace, i, { finalGrads: state.finalGrads });
-    drawGraph(layers, trace, view);
+    takeWrites();
+    const refreshed = drawGraph(layers, trace, view, changed);
+    const svg = layers.nodes.ownerSVGElement;
+    if (svg) {
+      svg.dataset.lastDrawWrites = String(takeWrites());
+      svg.dataset.lastDrawRefreshed = String(refreshed);
+    }
     const motion = animate && !reducedMotion?.matches;
     if (motion) drawPulses(layers.pulses, trace, view, Math.min(650, stepInterval(state.speed) * 0.75));
     else layers.pulses.replaceChildren();
     return view;
   }
 
+  // The play loop's own counter: a new trace under the same step (a slider dragged while playing)
+  // redraws but must not restart the pending tick, or a drag starves the loop and play stalls.
+  let tick = 0;
   function schedule() {
-    const token = generation;
+    const token = ++tick;
     setTimeout(() => {
-      if (token !== generation || !state.playing || !state.trace) return;
+      if (token !== tick || !state.playing || !state.trace) return;
       if (state.step >= stepCount() - 1) update({ playing: false });
       else setStep(state.step + 1);
     }, stepInterval(state.speed));
@@ -44,15 +55,17 @@ export function createPlayer(layers) {
     if (!s.trace) return;
     const redraw = s.trace !== lastDrawn.trace || s.step !== lastDrawn.step
       || s.finalGrads !== lastDrawn.finalGrads;
+    const stepMoved = s.step !== lastDrawn.step;
     if (redraw) {
       // Pulses travel only when the step moved, not when values or options changed under it.
       const animate = s.step !== lastDrawn.step && s.trace === lastDrawn.trace;
-      renderAt(s.trace, s.step, { animate });
+      const sameTrace = s.trace === lastDrawn.trace && s.finalGrads === lastDrawn.finalGrads;
+      const changed = sameTrace ? changedBetween(s.trace, lastDrawn.step, s.step) : null;
+      renderAt(s.trace, s.step, { animate, changed });
       lastDrawn = { trace: s.trace, step: s.step, finalGrads: s.finalGrads };
     }
-    if (s.playing && (redraw || changed.has("playing") || changed.has("speed"))) {
-      if (!redraw) generation += 1; // a new speed or a fresh play retires the pending tick
-      schedule();
+    if (s.playing && (stepMoved || changed.has("playing") || changed.has("speed"))) {
+      schedule(); // a moved step, a new speed or a fresh play retires the pending tick
     }
   });
 

@@ -1,10 +1,10 @@
 // Presentation mode (P, or the Present button): editor and panels hidden, large type, high
 // contrast, narration big under the graph. Also the keys that work everywhere: F/B jump to the
-// forward/backward phase, ? opens the keyboard help. (Space, ←/→, Home/End: transport.js.)
+// forward/backward phase, ? opens the keyboard help. (Space, ←/→, Home/End: transport.js; who
+// gets a key, and when a text field or an open dialog keeps it: keys.js.)
 
+import { bindKeys, showModal } from "./keys.js";
 import { state, subscribe, update } from "./state.js";
-
-const TYPING = new Set(["INPUT", "TEXTAREA", "SELECT"]);
 
 const KEYS = [
   ["Space", "play / pause"],
@@ -15,6 +15,7 @@ const KEYS = [
   ["P", "presentation mode on / off"],
   ["Esc", "close a panel or dialog; leave presentation mode"],
   ["Tab, Enter", "reach an edge or a node, explain it"],
+  ["\u2190  \u2192", "on a panel tab: the previous / next panel"],
   ["?", "this help"],
 ];
 
@@ -68,26 +69,17 @@ export function mountPresentation(container, { jumpForward, jumpBackward }) {
   const dialog = helpDialog();
 
   const openHelp = () => {
-    if (!dialog.open) dialog.showModal();
+    showModal(dialog);
   };
   present.addEventListener("click", () => update({ presenting: !state.presenting }));
   help.addEventListener("click", openHelp);
 
-  document.addEventListener("keydown", (event) => {
-    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
-    const target = event.target;
-    if (TYPING.has(target.tagName) || target.isContentEditable || document.querySelector("dialog[open]")) return;
-    const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
-    const actions = {
-      p: () => update({ presenting: !state.presenting }),
-      f: () => jumpForward.click(),
-      b: () => jumpBackward.click(),
-      "?": openHelp,
-      Escape: () => state.presenting && update({ presenting: false }),
-    };
-    if (!actions[key] || (key === "Escape" && !state.presenting)) return;
-    event.preventDefault();
-    actions[key]();
+  bindKeys({
+    p: () => update({ presenting: !state.presenting }),
+    f: () => jumpForward.click(),
+    b: () => jumpBackward.click(),
+    "?": openHelp,
+    Escape: () => (state.presenting ? update({ presenting: false }) : false),
   });
 
   subscribe((s, changed) => {

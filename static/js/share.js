@@ -2,6 +2,8 @@
 // pause), a Copy link button, the Export menu (server-drawn SVG/PNG/PDF), and "Copy as micrograd
 // Python" (the script is also shown in a dialog, ready to select).
 
+import { apiUrl } from "./api.js";
+import { showModal } from "./keys.js";
 import { microgradScript } from "./micrograd.js";
 import { state, subscribe, toUrlParams, URL_FIELDS } from "./state.js";
 
@@ -56,7 +58,7 @@ function createTextDialog(id, heading) {
     open(text) {
       field.value = text;
       status.textContent = "";
-      if (!dialog.open) dialog.showModal();
+      showModal(dialog);
       field.focus();
       field.select();
     },
@@ -74,10 +76,16 @@ function flash(el, text) {
   setTimeout(() => { el.textContent = original; }, 1500);
 }
 
+let latestExport = 0; // only the latest export may write the status line (latest request wins)
+
 async function download(requestBody, format, status) {
-  status.textContent = `Exporting ${format.toUpperCase()}\u2026`;
+  const id = ++latestExport;
+  const say = (text) => {
+    if (id === latestExport) status.textContent = text;
+  };
+  say(`Exporting ${format.toUpperCase()}\u2026`);
   try {
-    const response = await fetch(`/api/export?format=${format}`, {
+    const response = await fetch(apiUrl(`api/export?format=${format}`), {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(requestBody()),
@@ -95,9 +103,9 @@ async function download(requestBody, format, status) {
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
-    status.textContent = "";
+    say("");
   } catch (err) {
-    status.textContent = `Export failed: ${err.message}`;
+    say(`Export failed: ${err.message}`);
   }
 }
 
@@ -173,7 +181,7 @@ export function mountShare(container, { requestBody }) {
   const copyScript = button("micrograd.py", { "data-testid": "copy-micrograd", title: "Copy as micrograd Python: a runnable script" });
   copyScript.addEventListener("click", async () => {
     if (!state.trace) return;
-    const script = microgradScript(state.trace);
+    const script = microgradScript(state.trace, { train: state.lab === "train" ? state.train : null });
     scriptDialog.open(script);
     scriptDialog.copied(script, await copyText(script));
   });

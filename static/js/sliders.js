@@ -16,6 +16,8 @@ export function defaultRange(value) {
   };
 }
 
+const SLIDER_KEYS = new Set(["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"]);
+
 function numberInput(className, label) {
   const input = document.createElement("input");
   input.type = "number";
@@ -44,6 +46,11 @@ function createRow(name, onValue) {
   bounds.append(min, max);
   row.append(label, range, box, bounds);
 
+  // A focused slider keeps its own keys (they move it), as a number box does: the document's
+  // timeline keys (keys.js) must not step the timeline and cancel the move.
+  range.addEventListener("keydown", (event) => {
+    if (SLIDER_KEYS.has(event.key) && !event.ctrlKey && !event.metaKey && !event.altKey) event.stopPropagation();
+  });
   range.addEventListener("input", () => {
     const value = range.valueAsNumber;
     box.value = String(value);

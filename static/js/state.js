@@ -31,11 +31,14 @@ export const state = {
   //   (the visit order that was run); orderDraft: the ids placed so far, not yet run.
   lab: null,
   mode: "correct",
+  // The Train lab (lab-train.js), null while it is off: {lr, momentum, params (null: the default
+  // leaves), steps (taken so far), start (the leaf values at step 0)}.
+  train: null,
   order: null,
   orderDraft: [],
 };
 
-import { framesOf } from "./timeline.js";
+import { carryFrame, framesOf } from "./timeline.js";
 
 const subscribers = new Set();
 
@@ -46,17 +49,35 @@ export function subscribe(fn) {
   return () => subscribers.delete(fn);
 }
 
+// Notifications come in rounds: an update() made by a subscriber is queued and applied after the
+// round in progress (queued changes merged into the next round), so every subscriber of a round
+// sees the same state and each change once, in order.
+let notifying = false;
+const queued = [];
+
 /** Merge `patch` into the state and notify subscribers of the keys whose value changed. */
 export function update(patch) {
-  const changed = new Set();
-  for (const [key, value] of Object.entries(patch)) {
-    if (state[key] !== value) {
-      state[key] = value;
-      changed.add(key);
+  queued.push(patch);
+  if (notifying) return;
+  notifying = true;
+  try {
+    while (queued.length) {
+      const changed = new Set();
+      for (const next of queued.splice(0)) {
+        for (const [key, value] of Object.entries(next)) {
+          if (state[key] !== value) {
+            state[key] = value;
+            changed.add(key);
+          }
+        }
+      }
+      if (changed.size === 0) continue;
+      for (const fn of [...subscribers]) fn(state, changed);
     }
+  } finally {
+    notifying = false;
+    queued.length = 0;
   }
-  if (changed.size === 0) return;
-  for (const fn of [...subscribers]) fn(state, changed);
 }
 
 /** Number of positions on the timeline (frames: see timeline.js). */
@@ -92,10 +113,18 @@ export function stepBy(delta) {
   setStep(state.step + delta);
 }
 
-/** Show a new trace; the step index is kept (clamped) unless `resetStep`. */
-export function setTrace(trace, { resetStep = false } = {}) {
+/**
+ * Show a new trace. `step` (a frame index, clamped) places it: 0 for a new program, a shared
+ * link's step. Without it (new values of the same program) the step is carried over as the same
+ * phase and position in that phase (timeline.js carryFrame), not as a bare frame index.
+ */
+export function setTrace(trace, { step, resetStep = false } = {}) {
   const last = Math.max(0, framesOf(trace).length - 1);
-  update({ trace, error: null, step: resetStep ? 0 : Math.min(state.step, last) });
+  let next;
+  if (resetStep) next = 0;
+  else if (step !== undefined) next = Math.min(last, Math.max(0, Math.round(Number(step) || 0)));
+  else next = state.trace ? carryFrame(state.trace, state.step, trace) : Math.min(state.step, last);
+  update({ trace, error: null, step: next });
 }
 
 export function setError(error) {
@@ -111,24 +140,48 @@ export const URL_FIELDS = {
   expand: { key: "expandDerived", type: "bool" },
   final: { key: "finalGrads", type: "bool" },
   fold: { key: "foldConstants", type: "bool" },
+  train: { key: "train", type: "train" },
+};
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `name:number,…` → {name: number}, leaving out malformed pairs. */
+function decodeNumbers(s) {
+  const out = {};
+  for (const pair of s.split(",")) {
+    const [name, text] = pair.split(":");
+    const x = Number(text);
+    if (NAME.test(name || "") && text !== "" && Number.isFinite(x)) out[name] = x;
+  }
+  return out;
+}
+
+const encodeNumbers = (v) => Object.entries(v).map(([k, x]) => `${k}:${x}`).join(",");
+
+/**
+ * The Train lab in a link: `lr=0.01;m=0;n=20;p=w,b;from=w:0,b:0` (learning rate, momentum,
+ * steps taken, parameters (left out: the default ones), the values at step 0).
+ */
+const trainCodec = {
+  encode: (t) => [`lr=${t.lr}`, `m=${t.momentum}`, `n=${t.steps}`, ...(t.params ? [`p=${t.params.join(",")}`] : []),
+    `from=${encodeNumbers(t.start ?? {})}`].join(";"),
+  decode: (s) => {
+    const fields = Object.fromEntries(s.split(";").map((part) => [part.slice(0, part.indexOf("=")), part.slice(part.indexOf("=") + 1)]));
+    const lr = Number(fields.lr);
+    const momentum = Number(fields.m ?? 0);
+    const steps = /^\d+$/.test(fields.n ?? "") ? Number(fields.n) : 0;
+    if (!(lr > 0 && Number.isFinite(lr)) || !(momentum >= 0 && momentum < 1)) return undefined;
+    const params = fields.p === undefined ? null : fields.p.split(",").filter((name) => NAME.test(name));
+    return { lr, momentum, steps, params, start: decodeNumbers(fields.from ?? "") };
+  },
 };
 
 const codecs = {
   string: { encode: (v) => v, decode: (s) => s },
   int: { encode: (v) => String(v), decode: (s) => (/^\d+$/.test(s) ? Number(s) : undefined) },
   bool: { encode: (v) => (v ? "1" : "0"), decode: (s) => s === "1" },
-  numbers: {
-    encode: (v) => Object.entries(v).map(([k, x]) => `${k}:${x}`).join(","),
-    decode: (s) => {
-      const out = {};
-      for (const pair of s.split(",")) {
-        const [name, text] = pair.split(":");
-        const x = Number(text);
-        if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name || "") && text !== "" && Number.isFinite(x)) out[name] = x;
-      }
-      return out;
-    },
-  },
+  numbers: { encode: encodeNumbers, decode: decodeNumbers },
+  train: trainCodec,
 };
 
 /** The URL query parameters describing `s` (only non-default fields). */

@@ -7,6 +7,7 @@
 
 const indexCache = new WeakMap();
 const framesCache = new WeakMap();
+const playCache = new WeakMap();
 
 /** [{step, upto}]: frame → API step index and how many of its contributions are shown. */
 export function framesOf(trace) {
@@ -75,63 +76,174 @@ export function phaseLabel({ phase, position, count }) {
 }
 
 /**
- * The display state at frame `i`:
- *   data: Map id → value shown (undefined = "--"); leaves and consts are known from the start,
+ * What the player needs to show any frame by lookups alone, computed once per trace:
+ *   dataFrame: op node id → the frame its forward step computes it (its data appears there);
+ *   gradEvents: id → [[frame, grad], …] in frame order (the seed, then each contribution's
+ *               grad_after: the grad shown from that frame on);
+ *   visitFrame: id → the first frame of its backward step;
+ *   edgeEvents: edge id → [{frame, until, backward, contribution}] in frame order: forward at
+ *               its consumer's forward frame, backward at the frame its contribution is shown,
+ *               active until the last frame of that step;
+ *   active: frame → {node, edges}: the current node and the edges lit at that frame;
+ *   touched: frame f → [node ids, edge ids] whose drawing may differ between f − 1 and f.
+ */
+export function playIndex(trace) {
+  let index = playCache.get(trace);
+  if (index) return index;
+  const frames = framesOf(trace);
+  const { inputEdges } = traceIndex(trace);
+  const dataFrame = new Map();
+  const forwardData = new Map();
+  const gradEvents = new Map();
+  const visitFrame = new Map();
+  const edgeEvents = new Map();
+  const active = [];
+  const touched = frames.map(() => [[], []]);
+  const addEvent = (map, id, event) => {
+    const list = map.get(id);
+    if (list) list.push(event);
+    else map.set(id, [event]);
+  };
+  let first = 0;
+  trace.steps.forEach((step, k) => {
+    const count = step.phase === "backward" ? (step.contributions ?? []).length : 0;
+    const last = first + Math.max(1, count) - 1;
+    if (step.phase === "forward") {
+      dataFrame.set(step.node, first);
+      forwardData.set(step.node, step.data);
+      const lit = (inputEdges.get(step.node) ?? []).map((e) => e.id);
+      for (const id of lit) addEvent(edgeEvents, id, { frame: first, until: first, backward: false, contribution: null });
+      active[first] = { node: step.node, edges: lit };
+    } else if (step.phase === "seed") {
+      addEvent(gradEvents, step.node, [first, step.grad]);
+      active[first] = { node: step.node, edges: [] };
+    } else if (step.phase === "backward") {
+      visitFrame.set(step.node, first);
+      const lit = [];
+      (step.contributions ?? []).forEach((c, j) => {
+        addEvent(gradEvents, c.to, [first + j, c.grad_after]);
+        addEvent(edgeEvents, c.edge, { frame: first + j, until: last, backward: true, contribution: c });
+        lit.push(c.edge);
+        active[first + j] = { node: step.node, edges: lit.slice() };
+        touched[first + j][0].push(c.to);
+      });
+      if (count === 0) active[first] = { node: step.node, edges: [] };
+    } else {
+      for (let f = first; f <= last; f++) active[f] = { node: step.node, edges: [] };
+    }
+    first = last + 1;
+  });
+  // Whatever frame f lights, and whatever frame f − 1 lit, may be drawn differently at f.
+  frames.forEach((_, f) => {
+    for (const at of [active[f], active[f - 1]]) {
+      if (!at) continue;
+      touched[f][0].push(at.node);
+      touched[f][1].push(...at.edges);
+    }
+  });
+  index = { dataFrame, forwardData, gradEvents, visitFrame, edgeEvents, active, touched };
+  playCache.set(trace, index);
+  return index;
+}
+
+/** The last event of `list` at or before frame i (lists are in frame order and short). */
+function lastAt(list, i, frameOf) {
+  if (!list) return undefined;
+  let lo = 0;
+  let hi = list.length - 1;
+  let found;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (frameOf(list[mid]) <= i) {
+      found = list[mid];
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
+}
+
+const gradFrame = (event) => event[0];
+const edgeFrame = (event) => event.frame;
+
+/**
+ * The display state at frame `i`, as lookups (each O(log) in one node's or edge's events, built
+ * once per trace by playIndex; no replay of the steps before i):
+ *   data.get(id): value shown (undefined = "--"); leaves and consts are known from the start,
  *         an op node's data appears at its forward step.
- *   grad: Map id → value shown (undefined = "--"); the root's at the seed, others at their first
- *         contribution, then each contribution's grad_after (accumulating).
- *   computed / visited: Sets of ids (forward done / backward visit done), current: id or null,
- *   edges: Map edgeId → {state: "forward"|"backward"|"forward-active"|"backward-active",
- *                        contribution?, pulse (a dot travels along it now)}
- *   step: the API step shown, stepIndex, shown: how many of its contributions are shown.
+ *   grad.get(id) / grad.has(id): value shown (undefined = "--"); the root's at the seed, others at
+ *         their first contribution, then each contribution's grad_after (accumulating).
+ *   computed.has(id) / visited.has(id): forward done / backward visit begun; current: id or null,
+ *   edges.get(edgeId): {state: "forward"|"backward"|"forward-active"|"backward-active",
+ *                       contribution?, pulse (a dot travels along it now)} or undefined (idle);
+ *   active: the ids of the edges lit at this frame (the only ones with an *-active state);
+ *   step: the API step shown, stepIndex, shown: how many of its contributions are shown,
+ *   frame: the frame shown.
  */
 export function viewAt(trace, i, { finalGrads = false } = {}) {
-  const index = traceIndex(trace);
-  const data = new Map();
-  const grad = new Map();
-  const computed = new Set();
-  const visited = new Set();
-  const edges = new Map();
-  for (const node of trace.nodes) {
-    if (node.kind !== "op") data.set(node.id, node.data);
-  }
+  const { nodeById } = traceIndex(trace);
+  const play = playIndex(trace);
   const frames = framesOf(trace);
-  const frame = frames[Math.max(0, Math.min(i, frames.length - 1))] ?? { step: -1, upto: 0 };
-  const last = frame.step;
-  for (let k = 0; k <= last; k++) {
-    const step = trace.steps[k];
-    if (step.phase === "forward") {
-      const node = index.nodeById.get(step.node);
-      data.set(step.node, step.data ?? node.data);
-      computed.add(step.node);
-      for (const edge of index.inputEdges.get(step.node) ?? []) {
-        edges.set(edge.id, k === last ? { state: "forward-active", pulse: true } : { state: "forward" });
-      }
-    } else if (step.phase === "seed") {
-      grad.set(step.node, step.grad);
-    } else if (step.phase === "backward") {
-      visited.add(step.node);
-      const contributions = step.contributions ?? [];
-      const shown = k === last ? frame.upto : contributions.length;
-      contributions.slice(0, shown).forEach((c, j) => {
-        grad.set(c.to, c.grad_after);
-        edges.set(c.edge, k === last
-          ? { state: "backward-active", contribution: c, pulse: j === shown - 1 }
-          : { state: "backward", contribution: c });
-      });
+  const at = Math.max(0, Math.min(i, frames.length - 1));
+  const frame = frames[at] ?? { step: -1, upto: 0 };
+  const shownFrame = frames.length ? at : -1;
+  const computed = (id) => (play.dataFrame.get(id) ?? Infinity) <= shownFrame;
+  const dataOf = (id) => {
+    const node = nodeById.get(id);
+    if (!node) return undefined;
+    if (node.kind !== "op") return node.data;
+    return computed(id) ? play.forwardData.get(id) ?? node.data : undefined;
+  };
+  const gradOf = (id) => {
+    const node = nodeById.get(id);
+    if (!node || node.kind === "const") return undefined; // constants get a grad; the page hides it
+    if (finalGrads) return node.grad;
+    return lastAt(play.gradEvents.get(id), shownFrame, gradFrame)?.[1];
+  };
+  const edgeOf = (id) => {
+    const event = lastAt(play.edgeEvents.get(id), shownFrame, edgeFrame);
+    if (!event) return undefined;
+    const lit = shownFrame <= event.until;
+    if (!event.backward) return lit ? { state: "forward-active", pulse: true } : { state: "forward" };
+    return lit
+      ? { state: "backward-active", contribution: event.contribution, pulse: event.frame === shownFrame }
+      : { state: "backward", contribution: event.contribution };
+  };
+  const step = trace.steps[frame.step];
+  return {
+    data: { get: dataOf },
+    grad: { get: gradOf, has: (id) => gradOf(id) !== undefined },
+    computed: { has: computed },
+    visited: { has: (id) => (play.visitFrame.get(id) ?? Infinity) <= shownFrame },
+    edges: { get: edgeOf },
+    active: play.active[shownFrame]?.edges ?? [],
+    current: step ? step.node : null, step, stepIndex: frame.step, shown: frame.upto, frame: shownFrame,
+  };
+}
+
+/**
+ * The nodes and edges whose drawing may differ between frames `from` and `to` of `trace`
+ * ([node ids, edge ids], with repeats); null when every one may (the whole graph is redrawn).
+ * Costs the events between the two frames, not the size of the graph.
+ */
+export function changedBetween(trace, from, to) {
+  const { touched } = playIndex(trace);
+  const [a, b] = from < to ? [from, to] : [to, from];
+  if (a < 0 || b >= touched.length) return null;
+  const nodes = [];
+  const edges = [];
+  for (let f = a + 1; f <= b; f++) {
+    nodes.push(...touched[f][0]);
+    edges.push(...touched[f][1]);
+  }
+  // Both ends' lit nodes and edges: what frame `from` lit goes back to its plain state.
+  for (const f of [a, b]) {
+    const lit = playIndex(trace).active[f];
+    if (lit) {
+      nodes.push(lit.node);
+      edges.push(...lit.edges);
     }
   }
-  if (finalGrads) {
-    for (const node of trace.nodes) grad.set(node.id, node.grad);
-  }
-  for (const node of trace.nodes) {
-    if (node.kind === "const") grad.delete(node.id); // constants get a grad; the page hides it
-  }
-  const step = trace.steps[last];
-  return {
-    data, grad, computed, visited, edges,
-    current: step ? step.node : null, step, stepIndex: last, shown: frame.upto,
-  };
+  return [nodes, edges];
 }
 
 /**
@@ -149,4 +261,22 @@ export function topoStateAt(trace, stepIndex) {
     if (step.emitted !== null) sorted.push(step.emitted);
   }
   return { stack, sorted };
+}
+
+/**
+ * The frame of `trace` at the same place as frame `i` of `before`: the same phase, the same
+ * position in it and the same contribution, each clamped within the new trace's phase
+ * ("backward 3 / 7, contribution 1" stays there when a new trace has other frame counts).
+ * A phase the new trace lacks falls back to the clamped frame index.
+ */
+export function carryFrame(before, i, trace) {
+  const frames = framesOf(trace);
+  const last = Math.max(0, frames.length - 1);
+  const where = phaseAt(before, i);
+  const range = where.phase ? traceIndex(trace).phases[where.phase] : undefined;
+  if (!range) return Math.min(Math.max(0, i), last);
+  const stepIndex = Math.min(range.first + where.position - 1, range.last);
+  const first = frameOfStep(trace, stepIndex);
+  const parts = frames.filter((f) => f.step === stepIndex).length || 1;
+  return first + Math.min(Math.max(1, where.part), parts) - 1;
 }

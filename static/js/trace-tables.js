@@ -1,7 +1,11 @@
 // The trace tables under the transport: the topological sort (step, pop, what happens, stack
-// after, sorted so far) and the propagation (step, node, grad, what happens). Rows are rebuilt
-// only when the trace changes; a step change moves the "current" mark between two rows.
+// after, sorted so far) and the propagation (step, node, grad, what happens). A new trace with the
+// same rows (new values of the same graph) rewrites only the cell texts that changed, in place:
+// an open table keeps its scroll position while a slider moves. Other traces rebuild the rows;
+// a step change moves the "current" mark between two rows.
 // Clicking a row (or Enter on its step button) jumps the timeline to that step.
+// In predict mode (state.lab "predict") the propagation table shows no number the timeline has
+// not revealed yet: those cells read "?" until the learner has predicted and reached them.
 
 import { factor } from "./explain.js";
 import { compactText } from "./format.js";
@@ -22,6 +26,44 @@ function cell(tag, text, className = "") {
 function nameOf(nodeById, id) {
   const node = nodeById.get(id);
   return node ? node.label || node.text || id : id;
+}
+
+// A row is `{step, label, cells}`; a cell `{text, className}` or `{lines: [{text, className}],
+// className}` (one div per line). A text the timeline reveals at a frame also has `frame` and
+// `hiddenText` (shown until then, in predict mode): those are written by `showUpTo`.
+
+function setText(el, text) {
+  if (el.textContent !== text) el.textContent = text;
+}
+
+function setClass(el, className = "") {
+  if (el.className !== className) el.className = className;
+}
+
+/** Write `spec` into `el` (a td or a line's div); a concealable text goes to `concealed` instead. */
+function writeText(el, spec, concealed) {
+  setClass(el, spec.className);
+  if (spec.frame === undefined) setText(el, spec.text);
+  else concealed.push({ el, frame: spec.frame, text: spec.text, hiddenText: spec.hiddenText });
+}
+
+function writeCell(td, spec, concealed) {
+  if (!spec.lines) {
+    writeText(td, spec, concealed);
+    return;
+  }
+  setClass(td, spec.className);
+  if (td.children.length !== spec.lines.length) td.replaceChildren(...spec.lines.map(() => document.createElement("div")));
+  spec.lines.forEach((line, i) => writeText(td.children[i], line, concealed));
+}
+
+/** Whether `rowList` has the rows (steps, labels, cells) `rows` shows: then only texts can differ. */
+function sameRows(rows, rowList) {
+  if (rows.size !== rowList.length) return false;
+  return rowList.every(({ step, label, cells }) => {
+    const tr = rows.get(step);
+    return tr !== undefined && tr._label === label && tr.cells.length === cells.length + 1;
+  });
 }
 
 /** A table whose rows are keyed by API step index, with a `mark(stepIndex)` that lights one. */
@@ -50,28 +92,47 @@ function createTable(body, { caption, headers, emptyText }) {
     if (row && trace) setStep(frameOfStep(trace, Number(row.dataset.step)));
   });
 
+  function build(rowList, concealed) {
+    rows = new Map();
+    current = null;
+    const fragment = document.createDocumentFragment();
+    for (const { step, label, cells } of rowList) {
+      const tr = document.createElement("tr");
+      tr.dataset.step = String(step);
+      tr._label = label;
+      const button = cell("button", label, "row-jump");
+      button.type = "button";
+      button.setAttribute("aria-label", `Go to step ${label}`);
+      const first = document.createElement("td");
+      first.append(button);
+      tr.append(first, ...cells.map((spec) => {
+        const td = document.createElement("td");
+        writeCell(td, spec, concealed);
+        return td;
+      }));
+      rows.set(step, tr);
+      fragment.append(tr);
+    }
+    tbody.replaceChildren(fragment);
+  }
+
   return {
+    /** Show `rowList` of `newTrace`; returns the concealable texts (see showUpTo). */
     fill(newTrace, rowList, noteText) {
       trace = newTrace;
-      rows = new Map();
-      current = null;
-      const fragment = document.createDocumentFragment();
-      for (const { step, label, cells } of rowList) {
-        const tr = document.createElement("tr");
-        tr.dataset.step = String(step);
-        const button = cell("button", label, "row-jump");
-        button.type = "button";
-        button.setAttribute("aria-label", `Go to step ${label}`);
-        const first = document.createElement("td");
-        first.append(button);
-        tr.append(first, ...cells);
-        rows.set(step, tr);
-        fragment.append(tr);
+      const concealed = [];
+      if (sameRows(rows, rowList)) {
+        for (const { step, cells } of rowList) {
+          const tds = rows.get(step).cells;
+          cells.forEach((spec, i) => writeCell(tds[i + 1], spec, concealed));
+        }
+      } else {
+        build(rowList, concealed);
       }
-      tbody.replaceChildren(fragment);
-      note.textContent = rowList.length === 0 ? emptyText : noteText ?? "";
+      setText(note, rowList.length === 0 ? emptyText : noteText ?? "");
       note.hidden = !note.textContent;
       table.hidden = rowList.length === 0;
+      return concealed;
     },
     mark(stepIndex) {
       const row = rows.get(stepIndex) ?? null;
@@ -106,10 +167,10 @@ function sortRows(trace) {
       step: k,
       label: step.action === "start" ? "start" : String(k),
       cells: [
-        cell("td", step.pop ? pairText(nodeById, step.pop) : "(start)", "mono"),
-        cell("td", step.narration ?? "", "what"),
-        cell("td", listText(stack.map((e) => pairText(nodeById, e))), "mono stack"),
-        cell("td", listText(sorted.map((id) => nameOf(nodeById, id))), "mono sorted"),
+        { text: step.pop ? pairText(nodeById, step.pop) : "(start)", className: "mono" },
+        { text: step.narration ?? "", className: "what" },
+        { text: listText(stack.map((e) => pairText(nodeById, e))), className: "mono stack" },
+        { text: listText(sorted.map((id) => nameOf(nodeById, id))), className: "mono sorted" },
       ],
     });
   });
@@ -118,41 +179,77 @@ function sortRows(trace) {
 
 function propagationRows(trace) {
   const { nodeById } = traceIndex(trace);
+  const first = firstFrames(trace);
   const rows = [];
   let number = 0;
   trace.steps.forEach((step, k) => {
     if (step.phase !== "seed" && step.phase !== "backward") return;
     const name = nameOf(nodeById, step.node);
     const node = nodeById.get(step.node);
-    const what = document.createElement("td");
-    what.className = "what";
+    let lines;
     if (step.phase === "seed") {
-      what.append(cell("div", `seed: grad[${name}] = 1`));
+      lines = [{ text: `seed: grad[${name}] = 1` }];
     } else if ((step.contributions ?? []).length === 0) {
-      what.append(cell("div", node.kind === "const" ? "a constant: nothing to pass on" : `${name} is a leaf: nothing to pass on`));
+      lines = [{ text: node.kind === "const" ? "a constant: nothing to pass on" : `${name} is a leaf: nothing to pass on` }];
     } else {
-      for (const c of step.contributions) {
+      lines = step.contributions.map((c, j) => {
         const to = nameOf(nodeById, c.to);
         const sum = c.grad_after !== c.contribution ? `  (now ${compactText(c.grad_after)})` : "";
-        what.append(cell("div", `grad[${to}] += ${factor(c.upstream)} \u00d7 ${factor(c.local)} = ${compactText(c.contribution)}${sum}`, "mono"));
-      }
+        const text = `grad[${to}] += ${factor(c.upstream)} \u00d7 ${factor(c.local)} = ${compactText(c.contribution)}${sum}`;
+        return { text, className: "mono", frame: first.get(k) + j, hiddenText: `grad[${to}] += ?` };
+      });
     }
     rows.push({
       step: k,
       label: step.phase === "seed" ? "seed" : String(++number),
-      cells: [cell("td", name, "mono"), cell("td", compactText(step.grad), "mono grad"), what],
+      cells: [
+        { text: name, className: "mono" },
+        // The visited node's gradient is complete (and on its card) on the frame before its visit.
+        { text: compactText(step.grad), className: "mono grad", frame: first.get(k) - 1, hiddenText: "?" },
+        { lines, className: "what" },
+      ],
     });
   });
   return rows;
 }
 
+/** The frame each API step is first shown at (frameOfStep for every step at once). */
+function firstFrames(trace) {
+  const first = new Map();
+  framesOf(trace).forEach((frame, i) => {
+    if (!first.has(frame.step)) first.set(frame.step, i);
+  });
+  return first;
+}
+
+/** Write each concealable text `{el, frame, text, hiddenText}`: its text at frames ≤ limit, else its hidden text. */
+function showUpTo(cells, limit) {
+  for (const cell of cells) {
+    const text = cell.frame <= limit ? cell.text : cell.hiddenText;
+    if (cell.el.textContent !== text) cell.el.textContent = text;
+  }
+}
+
+/** Predicting: nothing past the current frame is shown; otherwise everything is. */
+const revealLimit = (s) => (s.lab === "predict" ? s.step : Infinity);
+
 function mountTable(body, options, buildRows, noteFor) {
   const table = createTable(body, options);
   let filled = null;
-  const latest = { trace: null, step: 0 };
+  let cells = [];
+  let shownLimit = Infinity;
+  const latest = { trace: null, step: 0, lab: null };
+  const reveal = (s) => {
+    const limit = revealLimit(s);
+    if (limit === shownLimit) return;
+    shownLimit = limit;
+    showUpTo(cells, limit);
+  };
   const refill = (s) => {
     filled = s.trace;
-    table.fill(s.trace, buildRows(s.trace), noteFor(s.trace));
+    cells = table.fill(s.trace, buildRows(s.trace), noteFor(s.trace));
+    shownLimit = null; // every concealable text is to be written
+    reveal(s);
   };
   // Rows of a hidden tab are built when it is shown (big graphs: no work for unseen tables).
   new MutationObserver(() => {
@@ -162,11 +259,12 @@ function mountTable(body, options, buildRows, noteFor) {
     }
   }).observe(body, { attributes: true, attributeFilter: ["hidden"] });
   subscribe((s, changed) => {
-    latest.trace = s.trace;
-    latest.step = s.step;
+    Object.assign(latest, { trace: s.trace, step: s.step, lab: s.lab });
     if (!s.trace) return;
     if (changed.has("trace") && !body.hidden) refill(s);
-    if ((changed.has("trace") || changed.has("step")) && filled === s.trace) table.mark(currentStep(s));
+    if (filled !== s.trace) return;
+    if (changed.has("trace") || changed.has("step")) table.mark(currentStep(s));
+    if (changed.has("step") || changed.has("lab")) reveal(s);
   });
 }
 

@@ -1,10 +1,9 @@
 // The transport bar: buttons, scrub, speed, phase indicator, Forward/Backward switch, narration,
-// and the keyboard (Space, ←/→, Home/End) when no text field has focus.
+// and the keyboard (Space, ←/→, Home/End) when no text field has focus (keys.js decides).
 
+import { bindKeys } from "./keys.js";
 import { setStep, state, stepBy, stepCount, subscribe, update } from "./state.js";
 import { frameOfStep, framesOf, phaseAt, phaseLabel, traceIndex } from "./timeline.js";
-
-const TYPING = new Set(["INPUT", "TEXTAREA", "SELECT"]);
 
 /** The first timeline frame of `phase`, or null. */
 function firstStepOf(phase) {
@@ -32,22 +31,12 @@ export function mountTransport(elements, player) {
     if (first !== null) setStep(first);
   });
 
-  document.addEventListener("keydown", (event) => {
-    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
-    const target = event.target;
-    if (TYPING.has(target.tagName) || target.isContentEditable) return;
-    const isButton = target.tagName === "BUTTON";
-    const actions = {
-      " ": () => player.toggle(),
-      ArrowRight: () => stepBy(1),
-      ArrowLeft: () => stepBy(-1),
-      Home: () => setStep(0),
-      End: () => setStep(stepCount() - 1),
-    };
-    const action = actions[event.key];
-    if (!action || (isButton && event.key === " ")) return; // Space on a button presses it
-    event.preventDefault();
-    action();
+  bindKeys({
+    " ": () => player.toggle(),
+    ArrowRight: () => stepBy(1),
+    ArrowLeft: () => stepBy(-1),
+    Home: () => setStep(0),
+    End: () => setStep(stepCount() - 1),
   });
 
   subscribe((s) => {

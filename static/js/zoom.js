@@ -56,10 +56,27 @@ export function createZoom(svg, viewports, onZoom = () => {}) {
   svg.addEventListener("pointerup", end);
   svg.addEventListener("pointercancel", end);
 
+  /**
+   * The part of the SVG the reader can see (SVG-local pixels): its box clipped to the window, so
+   * a pane scrolled half out of view (a phone) is fitted into the half on screen. A pane almost
+   * entirely out of view is fitted whole: it will be seen whole when scrolled back.
+   */
+  function visibleBox() {
+    const box = svg.getBoundingClientRect();
+    const left = Math.max(box.left, 0);
+    const top = Math.max(box.top, 0);
+    const right = Math.min(box.right, window.innerWidth);
+    const bottom = Math.min(box.bottom, window.innerHeight);
+    if (right - left < box.width / 4 || bottom - top < box.height / 4) {
+      return { x: 0, y: 0, width: box.width, height: box.height };
+    }
+    return { x: left - box.left, y: top - box.top, width: right - left, height: bottom - top };
+  }
+
   return {
-    /** Scale and centre the box {x, y, width, height} (graph coordinates) in the SVG. */
+    /** Scale and centre the box {x, y, width, height} (graph coordinates) in the visible SVG. */
     fit(bounds, maxScale = 2) {
-      const box = svg.getBoundingClientRect();
+      const box = visibleBox();
       if (!bounds || box.width === 0 || box.height === 0) return;
       const margin = Math.min(48, box.width * 0.05);
       const k = Math.min(maxScale,
@@ -69,14 +86,14 @@ export function createZoom(svg, viewports, onZoom = () => {}) {
       const y0 = bounds.y ?? 0;
       transform = {
         k,
-        x: (box.width - bounds.width * k) / 2 - x0 * k,
-        y: (box.height - bounds.height * k) / 2 - y0 * k,
+        x: box.x + (box.width - bounds.width * k) / 2 - x0 * k,
+        y: box.y + (box.height - bounds.height * k) / 2 - y0 * k,
       };
       apply();
     },
     zoomBy(factor) {
-      const box = svg.getBoundingClientRect();
-      zoomAt(box.width / 2, box.height / 2, factor);
+      const box = visibleBox();
+      zoomAt(box.x + box.width / 2, box.y + box.height / 2, factor);
     },
     get transform() {
       return { ...transform };

@@ -1,0 +1,93 @@
+// The page's document-level keyboard: one keydown listener, one rule for "is this text entry?",
+// and a registry of bindings. Transport, presentation mode, the explanation popover and the help
+// all bind here; a widget's own keys (the editor's Ctrl+Enter, the tabs' arrows, a menu's arrows)
+// stay on the widget and win by calling preventDefault before the event reaches the document.
+//
+//   import { bindKeys } from "./keys.js";
+//   bindKeys({ " ": () => player.toggle(), ArrowRight: () => stepBy(1) });
+//   bindKeys({ Escape: () => close() }, { when: () => isOpen() });
+//
+// A handler may return false to say "not mine": the next binding of that key gets the event.
+// Bindings are tried in the order they were made. Letters match either case ("f" and "F").
+
+// Input types that take typed text (and their own arrow keys): everything but these.
+const NOT_TEXT_INPUTS = new Set(["button", "checkbox", "color", "file", "hidden", "image", "radio", "range", "reset", "submit"]);
+
+/** Is `target` a place where keys type text (textarea, text-like or number input, contenteditable)? */
+export function isTextEntry(target) {
+  if (!target || target.nodeType !== Node.ELEMENT_NODE) return false;
+  if (target.isContentEditable) return true;
+  if (target.tagName === "TEXTAREA") return !target.disabled;
+  if (target.tagName === "INPUT") return !NOT_TEXT_INPUTS.has(target.type) && !target.disabled;
+  return false;
+}
+
+/** Controls that Space (and Enter) activate natively: they keep those keys. */
+function isPressable(target) {
+  if (!target || target.nodeType !== Node.ELEMENT_NODE) return false;
+  if (target.tagName === "BUTTON" || target.tagName === "SUMMARY") return true;
+  if (target.tagName === "INPUT") return ["button", "checkbox", "color", "file", "image", "radio", "reset", "submit"].includes(target.type);
+  return ["button", "checkbox", "switch", "tab", "menuitem", "radio"].includes(target.getAttribute("role"));
+}
+
+/**
+ * The open layer that owns the keyboard, or null: a modal dialog, an open menu, or anything
+ * marked aria-modal. Nothing behind it (the timeline) takes keys while it is open.
+ */
+export function openLayer() {
+  return document.querySelector("dialog[open], [role=menu]:not([hidden]), [aria-modal=true]:not([hidden])");
+}
+
+/**
+ * Show `dialog` as a modal; when it closes (Escape, its Close button, dialog.close()), focus goes
+ * back to what had it before.
+ */
+export function showModal(dialog) {
+  if (dialog.open) return;
+  const opener = document.activeElement;
+  dialog.addEventListener("close", () => {
+    if (opener?.isConnected && typeof opener.focus === "function") opener.focus({ preventScroll: true });
+  }, { once: true });
+  dialog.showModal();
+}
+
+const bindings = [];
+let listening = false;
+
+function normalize(key) {
+  return key.length === 1 ? key.toLowerCase() : key;
+}
+
+function onKeyDown(event) {
+  if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
+  const target = event.target;
+  if (isTextEntry(target) || openLayer()) return;
+  const key = normalize(event.key);
+  if ((key === " " || key === "Enter") && isPressable(target)) return; // Space on a button presses it
+  for (const binding of bindings) {
+    const handler = binding.keys.get(key);
+    if (!handler || !binding.when(event)) continue;
+    if (key === " " && event.repeat) { // holding Space must not flicker play/pause
+      event.preventDefault();
+      return;
+    }
+    if (handler(event) === false) continue;
+    event.preventDefault(); // a select does not open, a range does not move, the page does not scroll
+    return;
+  }
+}
+
+/**
+ * Bind `{key: handler(event)}` at document level (KeyboardEvent.key names; " " is Space).
+ * `when(event)`: the bindings apply only while it returns true. Returns an unbind function.
+ */
+export function bindKeys(keyMap, { when = () => true } = {}) {
+  if (!listening) document.addEventListener("keydown", onKeyDown);
+  listening = true;
+  const binding = { keys: new Map(Object.entries(keyMap).map(([k, fn]) => [normalize(k), fn])), when };
+  bindings.push(binding);
+  return () => {
+    const i = bindings.indexOf(binding);
+    if (i >= 0) bindings.splice(i, 1);
+  };
+}

@@ -1,0 +1,126 @@
+// New numbers for a trace the page already has: a numbers reply (POST /api/values, the arrays of
+// docs/api.md "The numbers reply") merged into the trace of the same structure gives the trace
+// /api/graph would answer for the new values. Everything that does not depend on the values
+// (layout, names, spans, the sort's steps, templates) is shared with the old trace; a node, edge,
+// contribution or step without numbers whose numbers did not change is the old object itself.
+// A step's narration is filled from its template when it is first read.
+
+import { filler } from "./narration.js";
+
+const NO_WARNINGS = [];
+
+const hasSlots = (template) => template !== undefined && (template.includes("{") || template.includes("}"));
+
+/**
+ * A copy of `step` with the fields of `numbers` replaced and its narration written by
+ * `narrate()` when first read: the page reads the narration of the step it shows, so a drag
+ * does not write thousands of sentences nobody reads. The narration is an enumerable property
+ * like the others (JSON and deep equality see the sentence).
+ */
+function withNumbers(step, numbers, narrate) {
+  const out = {};
+  const settle = (text) => {
+    Object.defineProperty(out, "narration", { value: text, enumerable: true, configurable: true, writable: true });
+    return text;
+  };
+  for (const key of Object.keys(step)) {
+    if (key === "narration") {
+      Object.defineProperty(out, "narration", {
+        enumerable: true, configurable: true, get: () => settle(narrate()), set: settle,
+      });
+    } else {
+      out[key] = key in numbers ? numbers[key] : step[key]; // the old narration is never read
+    }
+  }
+  return out;
+}
+
+function sameWarnings(a, b) {
+  if (a === b) return true;
+  if (!a || !b || a.length !== b.length) return false;
+  return a.every((w, i) => w.type === b[i].type && w.message === b[i].message);
+}
+
+/** Each array the merge reads, checked against the trace's counts (a mismatch is a bug, never silently merged). */
+function checkShape(trace, reply, contributions, visits) {
+  const expected = {
+    data: trace.nodes.length, grad: trace.nodes.length, local_grad: trace.edges.length,
+    step_grad: visits, contribution: contributions,
+    grad_before: contributions, grad_after: contributions,
+  };
+  if (reply.correct_grad !== null && reply.correct_grad !== undefined) expected.correct_grad = trace.nodes.length;
+  for (const [array, count] of Object.entries(expected)) {
+    if (!Array.isArray(reply[array]) || reply[array].length !== count) {
+      throw new Error(`the numbers reply's ${array} does not fit the trace (${count} expected)`);
+    }
+  }
+}
+
+/**
+ * The trace `trace` would be for the values of `reply` (a numbers reply of the same structure):
+ * deep-equal to /api/graph's answer for those values, except `layout.cached`. `trace` is not
+ * changed; what the values do not change is shared with it.
+ */
+export function mergeNumbers(trace, reply) {
+  const { data, grad, local_grad: localGrad, step_grad: stepGrad } = reply;
+  const correctGrad = reply.correct_grad ?? grad;
+  const nodeWarnings = reply.node_warnings ?? {};
+  let contributionCount = 0;
+  let visits = 0;
+  for (const step of trace.steps) {
+    if (step.phase === "backward") {
+      contributionCount += (step.contributions ?? []).length;
+      visits += 1;
+    }
+  }
+  checkShape(trace, reply, contributionCount, visits);
+
+  const position = new Map();
+  const edgeIndex = new Map(trace.edges.map((edge, i) => [edge.id, i]));
+  const nodes = trace.nodes.map((node, i) => {
+    position.set(node.id, i);
+    const warnings = nodeWarnings[node.id] ?? NO_WARNINGS;
+    if (Object.is(node.data, data[i]) && Object.is(node.grad, grad[i])
+      && Object.is(node.correct_grad, correctGrad[i]) && sameWarnings(node.warnings, warnings)) return node;
+    return {
+      ...node, data: data[i], grad: grad[i], correct_grad: correctGrad[i],
+      warnings: warnings === NO_WARNINGS ? [] : warnings,
+    };
+  });
+  const edges = trace.edges.map((edge, i) => (Object.is(edge.local_grad, localGrad[i])
+    ? edge : { ...edge, local_grad: localGrad[i] }));
+  const leaves = trace.leaves.map((leaf) => {
+    const value = data[position.get(leaf.id)];
+    return Object.is(leaf.value, value) ? leaf : { ...leaf, value };
+  });
+
+  const fill = filler(reply);
+  let k = 0; // the next contribution's index in the flattened arrays
+  let visit = 0;
+  const steps = trace.steps.map((step) => {
+    const { template } = step;
+    if (!hasSlots(template)) {
+      // The sort and the seed: nothing that depends on the values (the seed's grad is 1).
+      const narration = template === undefined ? step.narration : fill(template);
+      return step.narration === narration ? step : withNumbers(step, {}, () => narration);
+    }
+    const narrate = () => fill(template);
+    if (step.phase === "forward") return withNumbers(step, { data: data[position.get(step.node)] }, narrate);
+    if (step.phase !== "backward") return withNumbers(step, {}, narrate);
+    const upstream = stepGrad[visit];
+    const contributions = step.contributions?.map((c) => {
+      // A contribution's upstream is its visit's grad, its local its edge's local_grad.
+      const numbers = {
+        upstream, local: localGrad[edgeIndex.get(c.edge)], contribution: reply.contribution[k],
+        grad_before: reply.grad_before[k], grad_after: reply.grad_after[k],
+      };
+      k += 1;
+      return Object.entries(numbers).every(([key, x]) => Object.is(c[key], x)) ? c : { ...c, ...numbers };
+    });
+    return withNumbers(step, { grad: stepGrad[visit++], contributions }, narrate);
+  });
+
+  const merged = { ...trace, nodes, edges, leaves, steps, gradcheck: reply.gradcheck, warnings: reply.warnings };
+  if (reply.structure !== undefined) merged.structure = reply.structure;
+  return merged;
+}

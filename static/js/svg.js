@@ -1,0 +1,70 @@
+// The SVG helpers every drawing layer shares: make an element, set an attribute or a text only
+// when it changed, and a keyed enter/update/exit join. No drawing knowledge here.
+
+const SVG = "http://www.w3.org/2000/svg";
+const joins = new WeakMap(); // layer element → Map key → element
+let writes = 0; // attributes and texts actually written since the last takeWrites()
+
+/** How many attributes and texts were written since the last call (the page's cost meter). */
+export function takeWrites() {
+  const count = writes;
+  writes = 0;
+  return count;
+}
+
+export function svgElement(tag, attrs = {}, className = "") {
+  const el = document.createElementNS(SVG, tag);
+  if (className) el.setAttribute("class", className);
+  for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, value);
+  return el;
+}
+
+/** setAttribute, skipped when the value is unchanged (keeps 1,000-node updates cheap). */
+export function attr(el, name, value) {
+  const cache = (el._attrs ??= {});
+  const text = value === null || value === undefined ? null : String(value);
+  if (cache[name] === text) return;
+  cache[name] = text;
+  writes += 1;
+  if (text === null) el.removeAttribute(name);
+  else el.setAttribute(name, text);
+}
+
+export function text(el, value) {
+  if (el._text === value) return;
+  el._text = value;
+  writes += 1;
+  // Rewriting the one text node is cheaper than textContent's remove-and-create (1,000s per redraw).
+  const only = el.firstChild;
+  if (only && only === el.lastChild && only.nodeType === Node.TEXT_NODE) only.data = value;
+  else el.textContent = value;
+}
+
+/** The element a join made for `key` in `layer`, or undefined. */
+export function joined(layer, key) {
+  return joins.get(layer)?.get(key);
+}
+
+/** Keyed join: `enter(item)` makes an element, `update(el, item)` refreshes it, leftovers go. */
+export function join(layer, items, key, enter, update) {
+  let elements = joins.get(layer);
+  if (!elements) joins.set(layer, (elements = new Map()));
+  const seen = new Set();
+  for (const item of items) {
+    const k = key(item);
+    let el = elements.get(k);
+    if (!el) {
+      el = enter(item);
+      elements.set(k, el);
+      layer.appendChild(el);
+    }
+    update(el, item);
+    seen.add(k);
+  }
+  for (const [k, el] of elements) {
+    if (!seen.has(k)) {
+      el.remove();
+      elements.delete(k);
+    }
+  }
+}

@@ -1,0 +1,95 @@
+"""The player draws a frame by the difference from the last one (issue 10, issue 15 item 2).
+
+Two oracles: a full redraw of the same frame in the same page (toggling "show final gradients"
+on and off redraws every card and edge) must leave the graph exactly as the step-by-step drawing
+left it; and a step must cost what it changes, counted by the page itself
+(`data-last-draw-refreshed`: cards and edges refreshed; `data-last-draw-writes`: attributes and
+texts written), not the size of the graph.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+READY = "svg[data-testid=graph][data-ready=true]"
+GRAPH_MARKUP_JS = """() => ['.layer-edges', '.layer-labels', '.layer-nodes']
+    .map(s => document.querySelector('svg[data-testid=graph] ' + s).innerHTML).join('\\n')"""
+COST_JS = """() => { const g = document.querySelector('svg[data-testid=graph]').dataset;
+    return [Number(g.lastDrawRefreshed), Number(g.lastDrawWrites)]; }"""
+
+
+def big_program(statements: int = 166) -> str:
+    """bench/page.py's program: 12 leaves, then lines that mix the last two results (~1,000 nodes)."""
+    lines = [f"x{i} = {1 + i / 10}" for i in range(12)]
+    lines += ["v0 = x0 * x1 + x2", "v1 = v0 * x3 + x4"]
+    lines += [f"v{i} = v{i - 1} * x{i % 12} * 0.5 + v{i - 2} * 0.5" for i in range(2, statements)]
+    return "\n".join(lines)
+
+
+def load(page, source: str) -> None:
+    page.goto("/")
+    page.wait_for_selector(READY)
+    page.fill("[data-testid=source]", source)
+    page.press("[data-testid=source]", "Control+Enter")
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=node]').length > 500")
+
+
+def frame_count(page) -> int:
+    return int(page.get_attribute("[data-testid=scrub]", "max")) + 1
+
+
+def scrub_to(page, frame: int) -> None:
+    page.locator("[data-testid=scrub]").fill(str(frame))
+    page.wait_for_function(f"() => document.body.dataset.stepIndex === '{frame}'")
+
+
+def redrawn_in_full(page) -> str:
+    """The graph after drawing the current frame from scratch (every card and edge refreshed)."""
+    for _ in range(2):
+        page.click("#toggle-final-grads")
+    page.wait_for_function("() => !document.querySelector('#toggle-final-grads').checked")
+    return page.evaluate(GRAPH_MARKUP_JS)
+
+
+@pytest.mark.parametrize("preset", ["shared", "diamond", "neuron"])
+def test_every_frame_drawn_by_difference_equals_a_full_redraw(page, preset):
+    page.goto(f"/?preset={preset}")
+    page.wait_for_selector(READY)
+    frames = frame_count(page)
+    assert frames > 10
+    # Forward one frame at a time, then random jumps both ways (scrubbing).
+    path = list(range(1, frames)) + random.Random(preset).sample(range(frames), min(frames, 25))
+    for frame in path:
+        if frame == int(page.evaluate("() => document.body.dataset.stepIndex")) + 1:
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function(f"() => document.body.dataset.stepIndex === '{frame}'")
+        else:
+            scrub_to(page, frame)
+        by_difference = page.evaluate(GRAPH_MARKUP_JS)
+        assert by_difference == redrawn_in_full(page), f"frame {frame}"
+
+
+def test_a_step_on_a_thousand_nodes_costs_what_it_changes(page):
+    load(page, big_program())
+    nodes = page.locator("[data-testid=node]").count()
+    assert 900 <= nodes <= 1100
+    frames = frame_count(page)
+    costs = []
+    for frame in (1, 2, frames // 4, frames // 2, frames - 3):  # forward, then backward steps
+        scrub_to(page, frame)
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(f"() => document.body.dataset.stepIndex === '{frame + 1}'")
+        costs.append(page.evaluate(COST_JS))
+    for refreshed, writes in costs:
+        assert refreshed <= 12, costs  # the nodes and edges of two adjacent steps, not 1,000
+        assert writes <= 80, costs
+    # Scrubbing from the last frame to the first touches every card once, and draws it right.
+    scrub_to(page, frames - 1)
+    scrub_to(page, 0)
+    refreshed, _ = page.evaluate(COST_JS)
+    assert refreshed <= nodes + page.locator("[data-testid=edge]").count()
+    assert page.evaluate(GRAPH_MARKUP_JS) == redrawn_in_full(page)

@@ -1,0 +1,181 @@
+"""Issue 15, items 3 and 4 (page): the latest request wins, really; the step is carried across a
+new trace as (phase, position in phase); a new program starts at step 0; play survives a slider
+drag; an unknown preset in the URL opens the first preset."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+READY = "svg[data-testid=graph][data-ready=true]"
+STEP = "document.body.dataset.stepIndex"
+ROOT_DATA = "document.querySelector('[data-testid=node][data-label=f]').dataset.data"
+RECORD_ROOT_JS = """() => {
+  window.rootValues = [];
+  const card = document.querySelector('[data-testid=node][data-label=f]');
+  new MutationObserver(() => window.rootValues.push(card.dataset.data))
+    .observe(card, {attributes: true, attributeFilter: ['data-data']});
+}"""
+
+
+def open_page(page, preset: str | None = None) -> None:
+    page.goto(f"/?preset={preset}" if preset else "/")
+    page.wait_for_selector(READY)
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=node]').length > 0")
+
+
+def step(page) -> int:
+    return int(page.evaluate(STEP))
+
+
+def phase(page) -> tuple[str, str]:
+    return page.text_content("[data-testid=phase]"), page.text_content("#phase-part")
+
+
+def type_value(page, name: str, text: str) -> None:
+    box = page.locator(f"[data-testid=slider-{name}] input.slider-value")
+    box.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type(text)
+
+
+def test_a_superseded_reply_is_never_applied(page):
+    open_page(page, "add-mul")  # f = (a + b) · c with a = 2, b = -3, c = 10: f = -10
+    page.click("#to-end")  # the root's data shows once the forward pass computed it
+    assert page.evaluate(ROOT_DATA) == "-10"
+    page.evaluate(RECORD_ROOT_JS)
+    held = []
+
+    def hold_the_first(route) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    # A value change asks for numbers (/api/values) when the page has the graph, else the graph.
+    traces = re.compile(r".*/api/(graph|values)$")
+    page.route(traces, hold_the_first)
+    with page.expect_request(traces):
+        type_value(page, "a", "4")  # f would be 10: this reply is held back...
+    assert len(held) == 1
+    type_value(page, "a", "5")  # ...and superseded: f = 20
+    held[0].continue_()  # the stale reply arrives now, before the newer one
+    page.wait_for_function(f"() => {ROOT_DATA} === '20'")
+    assert page.evaluate("window.rootValues") == ["20"]
+    assert page.input_value("[data-testid=slider-a] input.slider-value") == "5"
+
+
+def order_lab(page) -> None:
+    page.click("#tab-labs")
+    page.click("[data-testid=lab-order]")
+
+
+def test_the_step_is_carried_as_phase_and_position(page):
+    # shared: c = a·b; L = c + a. The order L, a, c visits c third (2 contributions); the
+    # default order L, c, b, a visits b third (none): the frame indices differ from there on.
+    open_page(page, "shared")
+    order_lab(page)
+    for label in "Lac":
+        page.locator(f"[data-testid=node][data-label='{label}']").click()
+    page.click("[data-testid=order-run]")
+    page.wait_for_selector("[data-testid=order-verdict]")
+    page.click("[data-testid=play]")  # the run replays itself: pause it
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=play]').getAttribute('aria-pressed') === 'false'"
+    )
+    page.click("[data-testid=jump-backward]")
+    for _ in range(3):
+        page.click("[data-testid=step-forward]")
+    assert phase(page) == ("backward 3 / 3", "edge 1 of 2") and step(page) == 17
+    page.click("[data-testid=order-clear]")  # the default order: the same program, new trace
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=phase]').textContent.endsWith('/ 4')"
+    )
+    assert phase(page) == ("backward 3 / 4", "")
+    assert step(page) == 18
+    assert page.text_content("[data-testid=narration]").startswith("Visit b")
+
+
+def test_a_new_program_starts_at_step_0(page):
+    open_page(page, "add-mul")
+    page.click("#to-end")
+    last = step(page)
+    assert last > 10
+    # An edited program.
+    page.locator("[data-testid=source]").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("\ng = f + 1")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("[data-testid=node][data-label=g]")
+    page.wait_for_function(f"() => {STEP} === '0'")
+    assert phase(page)[0].startswith("topo 1 / ")
+    # The expand toggle: a new program too.
+    page.click("#to-end")
+    assert step(page) > 10
+    page.click("#toggle-expand")
+    page.wait_for_function(f"() => {STEP} === '0'")
+    # Values of the same program keep the step.
+    page.click("#to-end")
+    last = step(page)
+    type_value(page, "a", "7")
+    page.wait_for_function("() => document.querySelector('[data-label=g]').dataset.data === '41'")
+    assert step(page) == last
+
+
+def test_play_keeps_playing_while_a_slider_is_dragged(page):
+    open_page(page, "neuron")
+    page.locator("#speed").select_option("4")
+    page.click("[data-testid=play]")
+    start = step(page)
+    box = page.locator("[data-testid=slider-x1] input[type=range]").bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * 0.5, y)
+    page.mouse.down()
+    moved = 0
+    for i in range(600):  # a slow drag, back and forth, until the timeline has moved on
+        page.mouse.move(box["x"] + box["width"] * (0.3 + 0.4 * ((i % 20) / 20)), y)
+        moved = step(page) - start
+        if moved >= 3:
+            break
+    page.mouse.up()
+    assert moved >= 3
+    assert page.get_attribute("[data-testid=play]", "aria-pressed") == "true"
+
+
+def test_an_unknown_preset_opens_the_first_preset(page, live_server):
+    open_page(page, "no-such-preset")
+    assert page.input_value("[data-testid=presets]") == "add-mul"
+    labels = page.evaluate(
+        "[...document.querySelectorAll('[data-testid=node]')].map(n => n.dataset.label).sort()"
+    )
+    assert labels == ["a", "b", "c", "e", "f"]
+    assert page.evaluate("document.body.dataset.stepIndex") == "0"
+
+
+def test_only_the_latest_export_writes_the_status_line(page):
+    open_page(page, "add-mul")
+    held = []
+
+    def hold_the_first(route) -> None:
+        if held:
+            body = '{"error": {"type": "Error", "message": "png broke"}}'
+            route.fulfill(status=500, content_type="application/json", body=body)
+        else:
+            held.append(route)
+
+    page.route("**/api/export**", hold_the_first)
+    with page.expect_request("**/api/export**"):
+        page.click("#export-button")
+        page.click("[role=menuitem][data-format=svg]")
+    page.click("#export-button")
+    page.click("[role=menuitem][data-format=png]")
+    status = page.locator(".share-status")
+    page.wait_for_function(
+        "() => document.querySelector('.share-status').textContent === 'Export failed: png broke'"
+    )
+    with page.expect_download():  # the older export still arrives, and still downloads...
+        held[0].fulfill(status=200, content_type="image/svg+xml", body="<svg/>")
+    assert status.text_content() == "Export failed: png broke"  # ...but says nothing over it

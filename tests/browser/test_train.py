@@ -1,0 +1,219 @@
+"""The Train lab in a real Chromium (issue 13): steps, play, divergence, reset, share links."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+
+import pytest
+
+import engine
+
+pytestmark = pytest.mark.browser
+
+READY = "svg[data-testid=graph][data-ready=true]"
+LINE = next(p for p in engine.PRESETS if p["id"] == "line-fit")["source"]
+
+
+def open_train(page, preset: str = "line-fit") -> None:
+    page.goto(f"/?preset={preset}")
+    page.wait_for_selector(READY)
+    page.click("#tab-labs")
+    page.click("[data-testid=lab-train]")
+    page.wait_for_selector("[data-testid^=train-param-]")
+
+
+def losses(page) -> list:
+    return json.loads(page.get_attribute("[data-testid=loss-chart]", "data-losses"))
+
+
+def leaf_value(page, name: str) -> float:
+    return float(page.input_value(f"[data-testid=slider-{name}] .slider-value"))
+
+
+def card_data(page, name: str) -> str:
+    return page.get_attribute(f"[data-testid=node][data-label={name}]", "data-data")
+
+
+def step_once(page, expected_losses: int) -> None:
+    page.click("[data-testid=train-step]")
+    page.wait_for_function(
+        f"() => JSON.parse(document.querySelector('[data-testid=loss-chart]').dataset.losses)"
+        f".length === {expected_losses} && !document.querySelector('[data-testid=train-step]')"
+        f".disabled"
+    )
+
+
+def test_twenty_steps_lower_the_loss_and_move_the_sliders(page, screenshots_dir):
+    open_train(page)
+    # The data stay put by default: only w and b are ticked.
+    assert page.is_checked("[data-testid=train-param-w]")
+    assert page.is_checked("[data-testid=train-param-b]")
+    assert not page.is_checked("[data-testid=train-param-x1]")
+    assert not page.is_checked("[data-testid=train-param-y4]")
+    page.click("[data-testid=step-forward]")  # a pulse step, kept while training
+    pulse_step = page.evaluate("document.body.dataset.stepIndex")
+    for k in range(1, 21):
+        step_once(page, k + 1)
+    shown = losses(page)
+    expected = engine.descend(LINE, {}, parameters=["w", "b"], lr=0.01, steps=20)
+    assert shown == expected.roots  # the server's arithmetic, exactly
+    assert all(later < earlier for earlier, later in zip(shown, shown[1:], strict=False))
+    w, b = expected.values[-1]
+    page.wait_for_function(
+        f"() => document.querySelector('[data-testid=node][data-label=w]').dataset.data"
+        f" === String({w})"
+    )
+    assert leaf_value(page, "w") == pytest.approx(w, rel=1e-12)
+    assert leaf_value(page, "b") == pytest.approx(b, rel=1e-12)
+    assert leaf_value(page, "x1") == 1
+    assert page.evaluate("document.body.dataset.stepIndex") == pulse_step
+    assert page.text_content("[data-testid=train-status]").startswith("step 20 \u00b7 root ")
+    assert page.text_content("[data-testid=train-message]") == ""
+    page.locator("[data-testid=lab-train]").scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots_dir / "train-line.png"), full_page=True)
+
+    # Reset: the starting values, an empty curve.
+    page.click("[data-testid=train-reset]")
+    page.wait_for_function("() => document.querySelector('[data-testid=node][data-label=w]')"
+                           ".dataset.data === '0'")  # fmt: skip
+    assert losses(page) == []
+    assert (leaf_value(page, "w"), leaf_value(page, "b")) == (0, 0)
+
+
+def test_a_huge_rate_stops_play_with_a_message(page):
+    open_train(page)
+    page.fill("[data-testid=train-lr]", "1")
+    page.click("[data-testid=train-play]")
+    message = page.locator("[data-testid=train-message]")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=train-message]').textContent !== ''"
+    )
+    assert message.text_content().startswith("Stopped at step 1: the root rose from 171.25 to ")
+    assert message.text_content().endswith("The learning rate 1 is too large here; try 0.1.")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=train-play]').textContent === 'Play'"
+    )
+    assert len(losses(page)) == 2
+    assert page.errors == []
+
+
+def test_play_runs_batches_and_pause_keeps_the_run_exact(page):
+    open_train(page)
+    requests: list[str] = []
+    page.on("request", lambda r: r.url.endswith("/api/descend") and requests.append(r.url))
+    page.click("[data-testid=train-play]")
+    page.wait_for_function(
+        "() => JSON.parse(document.querySelector('[data-testid=loss-chart]').dataset.losses)"
+        ".length > 14"
+    )
+    page.click("[data-testid=train-play]")  # pause
+    page.wait_for_timeout(400)  # a tick in flight must not show another step
+    paused = losses(page)
+    page.click("[data-testid=train-play]")  # play on from the queued steps
+    page.wait_for_function(
+        f"() => JSON.parse(document.querySelector('[data-testid=loss-chart]').dataset.losses)"
+        f".length > {len(paused) + 8}"
+    )
+    page.click("[data-testid=train-play]")
+    shown = losses(page)
+    assert shown[: len(paused)] == paused
+    expected = engine.descend(LINE, {}, parameters=["w", "b"], lr=0.01, steps=len(shown) - 1)
+    assert shown == expected.roots
+    assert len(requests) <= len(shown) // 10 + 2  # batches, not a request per step
+
+
+def test_only_ticked_parameters_move(page):
+    open_train(page)
+    page.uncheck("[data-testid=train-param-b]")
+    step_once(page, 2)
+    step_once(page, 3)
+    expected = engine.descend(LINE, {}, parameters=["w"], lr=0.01, steps=2)
+    assert losses(page) == expected.roots
+    assert leaf_value(page, "b") == 0
+    assert leaf_value(page, "w") == pytest.approx(expected.values[-1][0], rel=1e-12)
+
+
+def test_a_share_link_reopens_the_run(page):
+    open_train(page)
+    page.fill("[data-testid=train-lr]", "0.02")
+    page.press("[data-testid=train-lr]", "Tab")
+    for k in range(1, 6):
+        step_once(page, k + 1)
+    before = losses(page)
+    page.wait_for_function(
+        "() => new URLSearchParams(location.search).get('train')?.includes('n=5')"
+    )
+    page.goto(page.url)
+    page.wait_for_selector(READY)
+    page.wait_for_function(
+        "() => JSON.parse(document.querySelector('[data-testid=loss-chart]').dataset.losses)"
+        ".length === 6"
+    )
+    assert losses(page) == before
+    assert page.input_value("[data-testid=train-lr]") == "0.02"
+    assert page.get_attribute("[data-testid=lab-train]", "aria-checked") == "true"
+    expected = engine.descend(LINE, {}, parameters=["w", "b"], lr=0.02, steps=5)
+    page.wait_for_function(
+        f"() => document.querySelector('[data-testid=node][data-label=w]').dataset.data"
+        f" === String({expected.values[-1][0]})"
+    )
+
+
+def test_moving_a_slider_by_hand_starts_a_new_run(page):
+    open_train(page)
+    step_once(page, 2)
+    page.fill("[data-testid=slider-w] .slider-value", "1")
+    page.wait_for_function(
+        "() => JSON.parse(document.querySelector('[data-testid=loss-chart]').dataset.losses)"
+        ".length === 0"
+    )
+    step_once(page, 2)
+    b = engine.descend(LINE, {}, parameters=["w", "b"], lr=0.01, steps=1).values[0][1]
+    expected = engine.descend(LINE, {"w": 1.0, "b": b}, parameters=["w", "b"], lr=0.01, steps=1)
+    assert losses(page) == expected.roots  # from the hand-set w and the trained b
+
+
+@pytest.mark.parametrize(
+    ("preset", "lr", "momentum"), [("line-fit", "0.01", "0"), ("mlp", "0.5", "0.5")]
+)
+def test_the_micrograd_script_trains_as_the_lab_did(page, tmp_path, preset, lr, momentum):
+    open_train(page, preset)
+    page.fill("[data-testid=train-lr]", lr)
+    page.fill("[data-testid=train-momentum]", momentum)
+    page.press("[data-testid=train-momentum]", "Tab")
+    for k in range(1, 6):
+        step_once(page, k + 1)
+    shown = losses(page)
+    page.click("[data-testid=copy-micrograd]")
+    page.wait_for_selector("#micrograd-dialog[open]")
+    script = page.input_value("[data-testid=micrograd-dialog-text]")
+    page.keyboard.press("Escape")
+    path = tmp_path / "train.py"
+    path.write_text(script)
+    result = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, (result.stderr, script)
+    printed = re.findall(r"^root after step (\d+) = (\S+)$", result.stdout, re.M)
+    assert [int(k) for k, _ in printed] == list(range(6))
+    for (_, value), want in zip(printed, shown, strict=True):
+        assert math.isclose(float(value), want, rel_tol=1e-12, abs_tol=1e-15), (value, want)
+
+
+def test_presentation_mode_keeps_the_train_card_beside_the_graph(page, screenshots_dir):
+    open_train(page, "mlp")
+    step_once(page, 2)
+    page.click("#present")
+    page.wait_for_function("() => document.body.classList.contains('presenting')")
+    chart = page.locator("[data-testid=loss-chart]")
+    assert chart.is_visible() and page.locator("[data-testid=train-step]").is_visible()
+    assert not page.locator("[data-testid=lab-predict]").is_visible()
+    graph = page.locator("#graph-wrap").bounding_box()
+    card = page.locator("#panels").bounding_box()
+    assert graph["x"] + graph["width"] <= card["x"] + 1  # side by side, nothing covered
+    step_once(page, 3)
+    page.screenshot(path=str(screenshots_dir / "train-presenting.png"))
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => !document.body.classList.contains('presenting')")
