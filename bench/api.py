@@ -27,16 +27,16 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from conftest import start_server, stop_server  # noqa: E402
 
 import engine  # noqa: E402
-from app.graph import build_graph  # noqa: E402
 from app.layout import Layouter, structure_of  # noqa: E402
 from app.schemas import GraphRequest  # noqa: E402
 from app.settings import AppSettings  # noqa: E402
+from app.trace_body import build_body  # noqa: E402
+from engine.ops import FUNCTIONS  # noqa: E402
 
 WARM_REPEATS = 200  # per preset
 COLD_ROUNDS = 10  # per preset
 THROUGHPUT_SECONDS = 5.0
 CONCURRENCY = 32
-FUNCTIONS = {"relu", "tanh", "exp", "log", "sigmoid"}
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -201,7 +201,7 @@ def layout_only(source: str) -> float:
     return time.perf_counter() - started
 
 
-assert build_graph and GraphRequest  # the modules the server runs, imported as it does
+assert build_body and GraphRequest  # the modules the server runs, imported as it does
 
 if __name__ == "__main__":
     main()
