@@ -25,7 +25,16 @@ def _require_text(text: str) -> str:
 class GraphRequest(BaseModel):
     """A program to trace; the body of `POST /api/graph` and `POST /api/export`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"source": "a = 2\nb = -3\nc = 10\nf = (a + b) * c"},
+                {"source": "c = a * b\nL = c + a", "values": {"a": 2, "b": 3}},
+                {"source": "d = a + a", "values": {"a": 3}, "mode": "overwrite"},
+            ]
+        },
+    )
 
     source: str = Field(
         description="The program, e.g. `a = 2; b = -3; c = 10; f = (a + b) * c`. An empty "
@@ -254,6 +263,19 @@ class ValuesRequest(GraphRequest):
 
     structure: str = Field(description="The `structure` of the client's /api/graph reply.")
 
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "source": "a = 2\nb = -3\nc = a * b\nL = c + a",
+                    "values": {"a": 4},
+                    "structure": "20cbbf357029ba7b431613dd",
+                }
+            ]
+        },
+    )
+
 
 class ValuesResponse(Sent):
     """The numbers of a trace the client already has, as arrays in its order (docs/api.md)."""
@@ -352,7 +374,19 @@ class Health(Sent):
 class DescendRequest(BaseModel):
     """Gradient descent on a program's leaves: the body of `POST /api/descend`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "source": "w = 0\nb = 0\nloss = (w*2 + b - 5)**2",
+                    "parameters": ["w", "b"],
+                    "lr": 0.05,
+                    "steps": 20,
+                }
+            ]
+        },
+    )
 
     source: str = Field(description="The program.", json_schema_extra={"minLength": 1})
     values: dict[str, StrictFloat] | None = Field(
