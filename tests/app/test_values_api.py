@@ -71,9 +71,7 @@ def test_numbers_equal_the_graph_of_the_new_values(client, preset, variant) -> N
 def test_a_custom_visit_order_has_its_own_numbers(client) -> None:
     body = {"source": "a = 2\nb = a + 1\nc = a * 3\nd = b * c", "order": ["n5", "n3", "n1", "n0"]}
     first = client.post("/api/graph", json=body).json()
-    assert any(
-        c["late"] for s in first["steps"] if s["phase"] == "backward" for c in s["contributions"]
-    ) or (first["order_check"]["valid"] is False)
+    assert first["order_check"]["valid"] is False  # b and c are never visited
     values = {"a": -1.25}
     reply = client.post(
         "/api/values", json={**body, "values": values, "structure": first["structure"]}
