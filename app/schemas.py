@@ -270,7 +270,8 @@ class ValuesRequest(GraphRequest):
                 {
                     "source": "a = 2\nb = -3\nc = a * b\nL = c + a",
                     "values": {"a": 4},
-                    "structure": "20cbbf357029ba7b431613dd",
+                    "mode": "overwrite",
+                    "structure": "3197bf74748a090527620c24",
                 }
             ]
         },
@@ -278,7 +279,52 @@ class ValuesRequest(GraphRequest):
 
 
 class ValuesResponse(Sent):
-    """The numbers of a trace the client already has, as arrays in its order (docs/api.md)."""
+    """The numbers of a trace the client already has, as arrays in its order (docs/api.md).
+    (The schema's example is in the overwrite mode: FastAPI drops nulls from examples, and in
+    the correct mode `correct_grad` is null.)"""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "structure": "3197bf74748a090527620c24",
+                    "data": [4.0, -3.0, -12.0, -8.0],
+                    "grad": [-3.0, 4.0, 1.0, 1.0],
+                    "correct_grad": [-2.0, 4.0, 1.0, 1.0],
+                    "local_grad": [-3.0, 4.0, 1.0, 1.0],
+                    "step_grad": [1.0, 1.0, 4.0, -3.0],
+                    "contribution": [1.0, 1.0, -3.0, 4.0],
+                    "grad_before": [0.0, 0.0, 1.0, 0.0],
+                    "grad_after": [1.0, 1.0, -3.0, 4.0],
+                    "gradcheck": {
+                        "eps_rule": "1e-6·max(1,|x|)",
+                        "checked": 2,
+                        "total": 2,
+                        "capped": False,
+                        "results": [
+                            {
+                                "name": "a",
+                                "id": "n0",
+                                "analytic": -2.0,
+                                "numeric": -1.9999999996134221,
+                                "status": "pass",
+                            },
+                            {
+                                "name": "b",
+                                "id": "n1",
+                                "analytic": 4.0,
+                                "numeric": 3.9999999999669926,
+                                "status": "pass",
+                            },
+                        ],
+                    },
+                    "warnings": [],
+                    "node_warnings": {},
+                }
+            ]
+        },
+    )
 
     structure: str
     data: list[Number] = Field(description="Per node, in `nodes` order.")
@@ -381,8 +427,8 @@ class DescendRequest(BaseModel):
                 {
                     "source": "w = 0\nb = 0\nloss = (w*2 + b - 5)**2",
                     "parameters": ["w", "b"],
-                    "lr": 0.05,
-                    "steps": 20,
+                    "lr": 0.3,
+                    "steps": 3,
                 }
             ]
         },
@@ -434,6 +480,26 @@ class DescentStop(Sent):
 
 
 class DescendResponse(Sent):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "parameters": ["w", "b"],
+                    "roots": [25.0, 100.0],
+                    "values": [[6.0, 3.0]],
+                    "velocity": {"w": -20.0, "b": -10.0},
+                    "stopped": {
+                        "step": 1,
+                        "reason": "diverged",
+                        "message": "Stopped at step 1: the root rose from 25 to 100. The "
+                        "learning rate 0.3 is too large here; try 0.03.",
+                    },
+                }
+            ]
+        },
+    )
+
     parameters: list[str] = Field(description="The trained leaves, in the order of `values`.")
     roots: list[Number] = Field(
         description="The root after k steps, k = 0 (the starting values) to the last step."

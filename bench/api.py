@@ -3,7 +3,8 @@
 Run: .venv/bin/python bench/api.py  (also part of `make bench`). Prints a markdown table.
 Measures: POST /api/graph for the presets with a warm cache and with a cold one (names varied so
 neither the response cache nor the layout cache can answer), layout time by graph size, and
-requests per second for a warm preset with 32 concurrent clients.
+requests per second for a warm preset with 32 concurrent clients, and a slider's numbers-only
+reply (POST /api/values, 100 nodes) against a bare /healthz on the same connection.
 """
 
 from __future__ import annotations
@@ -62,6 +63,28 @@ def sized_program(nodes: int) -> str:
     lines = ["p0 = 0.5"]
     lines += [f"p{i}=-w{i}*-x{i}+p{i - 1}" for i in range(1, max(2, (nodes - 1) // 6 + 1))]
     return "\n".join(lines)
+
+
+NUMBERS_REPEATS = 300
+
+
+def numbers_vs_healthz(http: httpx.Client, nodes: int) -> tuple[int, list[float], list[float]]:
+    """Round trips of POST /api/values (a new value each time, as a dragged slider sends) and of
+    GET /healthz, interleaved on one keep-alive connection; returns the graph's size and both
+    samples."""
+    source = sized_program(nodes)
+    graph = http.post("/api/graph", json={"source": source}).json()
+    values, healthz = [], []
+    for i in range(NUMBERS_REPEATS):
+        body = {"source": source, "values": {"w1": 1 + i / 1000}, "structure": graph["structure"]}
+        started = time.perf_counter()
+        response = http.post("/api/values", json=body)
+        values.append(time.perf_counter() - started)
+        assert response.status_code == 200, response.text[:200]
+        started = time.perf_counter()
+        assert http.get("/healthz").status_code == 200
+        healthz.append(time.perf_counter() - started)
+    return len(graph["nodes"]), values, healthz
 
 
 def timed_posts(http: httpx.Client, body: dict, repeats: int) -> list[float]:
@@ -165,6 +188,18 @@ def main() -> None:
                         target,
                     )
                 )
+
+            nodes, values, healthz = numbers_vs_healthz(http, 100)
+            ratio = statistics.median(values) / statistics.median(healthz)
+            rows.append(
+                (
+                    f"POST /api/values (slider), vs GET /healthz: {ratio:.1f}×",
+                    f"{nodes} nodes",
+                    f"{ms(statistics.median(values))} vs {ms(statistics.median(healthz))}",
+                    f"{ms(percentile(values, 0.99))} vs {ms(percentile(healthz, 0.99))}",
+                    "≤ 3× /healthz",
+                )
+            )
 
             first = presets[0]
             rate = asyncio.run(

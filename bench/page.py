@@ -10,7 +10,7 @@ Run: .venv/bin/python bench/page.py        (about a minute)
   timing's encodedBodySize) at 1,000 nodes (target ≤ 40,000; ≤ 40 bytes per node), beside the
   /api/graph reply of the same request;
 - pulse frame rate: requestAnimationFrame count while the backward pulse plays at full speed on a
-  300-node graph (target ≥ 50 fps);
+  300-node graph (target ≥ 50 fps) and a 1,000-node one (≥ 55 fps);
 - first paint: a typed 50-node program, from Ctrl+Enter to its cards on screen (target ≤ 300 ms).
 """
 
@@ -214,17 +214,18 @@ def main() -> None:
                         )
                     )
 
-            nodes = load(sized_program(300, count_nodes))
-            result = page.evaluate(FPS_JS, [2500])
-            rows.append(
-                (
-                    f"backward pulse, {nodes} nodes, 16× play",
-                    f"{result['fps']:.1f} fps "
-                    f"(worst frame {result['worst']:.0f} ms, {result['steps']} steps)",
-                    "≥ 50 fps",
-                    "ok" if result["fps"] >= 50 else "MISSED",
+            for target, fps_budget in ((300, 50), (1_000, 55)):
+                nodes = load(sized_program(target, count_nodes))
+                result = page.evaluate(FPS_JS, [2500])
+                rows.append(
+                    (
+                        f"backward pulse, {nodes} nodes, 16× play",
+                        f"{result['fps']:.1f} fps "
+                        f"(worst frame {result['worst']:.0f} ms, {result['steps']} steps)",
+                        f"≥ {fps_budget} fps",
+                        "ok" if result["fps"] >= fps_budget else "MISSED",
+                    )
                 )
-            )
 
             source = sized_program(48, count_nodes)
             nodes = count_nodes(source) + 2
