@@ -16,6 +16,9 @@ const BATCH = 10;           // steps per request while playing
 const PLAY_STEP_MS = 160;   // one shown step per tick
 const PLAY_MAX_STEPS = 1000; // a play stops here, whatever the loss does
 const DEFAULT_LR = 0.01;
+// What a request answers when Reset (or a new run) came while it was in flight: its steps belong
+// to a run that is gone, so nothing of it is shown.
+const SUPERSEDED = Symbol("superseded");
 
 /** Leaves trained by default: every leaf whose name does not start with x or y (the data). */
 export function defaultParams(trace) {
@@ -113,7 +116,8 @@ export function trainSection({ setLab, setValues }) {
 
   /**
    * Ask the server for `count` steps from the values shown (after the queued ones), or from
-   * `from` ({values, taken}: a replay's start).
+   * `from` ({values, taken}: a replay's start). Resolves to the reply's `stopped`, or to
+   * SUPERSEDED when the run it was asked for was replaced meanwhile (its reply is dropped).
    */
   async function requestSteps(count, from) {
     const trace = state.trace;
@@ -130,7 +134,15 @@ export function trainSection({ setLab, setValues }) {
     };
     if (run.velocity) body.velocity = run.velocity;
     if (run.losses.length) body.baseline = run.losses[0];
-    const reply = await postDescend(body);
+    const asked = run;
+    let reply;
+    try {
+      reply = await postDescend(body);
+    } catch (err) {
+      if (run !== asked) return SUPERSEDED;
+      throw err;
+    }
+    if (run !== asked) return SUPERSEDED;
     if (run.losses.length === 0) run.losses = [reply.roots[0]];
     reply.values.forEach((row, k) => {
       run.queue.push({ values: Object.fromEntries(reply.parameters.map((name, j) => [name, row[j]])), root: reply.roots[k + 1] });
@@ -163,6 +175,7 @@ export function trainSection({ setLab, setValues }) {
     redraw();
     try {
       const stopped = await fetchSteps(1);
+      if (stopped === SUPERSEDED) return;
       while (run.queue.length) showNext();
       if (stopped) say(stopped.message);
     } catch (err) {
@@ -193,6 +206,7 @@ export function trainSection({ setLab, setValues }) {
         if (run.queue.length === 0) {
           if (stopped) break;
           stopped = await fetchSteps(BATCH);
+          if (stopped === SUPERSEDED) return;
           if (run.queue.length === 0) break;
         }
         if (!current()) return;
@@ -235,6 +249,7 @@ export function trainSection({ setLab, setValues }) {
       let taken = 0;
       while (!stopped && taken < steps) {
         stopped = await fetchSteps(Math.min(BATCH * 20, steps - taken), { values: last, taken });
+        if (stopped === SUPERSEDED) return;
         const rows = run.queue.filter((next) => next.values);
         if (rows.length === 0) break;
         taken += rows.length;

@@ -217,3 +217,22 @@ def test_presentation_mode_keeps_the_train_card_beside_the_graph(page, screensho
     page.screenshot(path=str(screenshots_dir / "train-presenting.png"))
     page.keyboard.press("Escape")
     page.wait_for_function("() => !document.body.classList.contains('presenting')")
+
+
+def test_a_step_answered_after_reset_is_dropped(page):
+    open_train(page)
+    held = []
+    page.route("**/api/descend", lambda route: held.append(route))
+    page.click("[data-testid=train-step]")
+    page.wait_for_function("() => document.querySelector('[data-testid=train-step]').disabled")
+    assert len(held) == 1
+    page.click("[data-testid=train-reset]")  # while the step's request is still out
+    with page.expect_response("**/api/descend"):
+        held[0].continue_()
+    # The step's handler has finished once Step is enabled again; its reply belongs to the run
+    # that Reset ended, so nothing of it is shown.
+    page.wait_for_function("() => !document.querySelector('[data-testid=train-step]').disabled")
+    assert losses(page) == []
+    assert leaf_value(page, "w") == 0 and card_data(page, "w") == "0"
+    assert page.text_content("[data-testid=train-status]") == "step 0"
+    assert page.text_content("[data-testid=train-message]") == ""
