@@ -161,14 +161,16 @@ export function mountMarks(svg) {
     if (viewport && layer.parentNode !== viewport) viewport.append(layer);
     const variant = isVariant(s.trace);
     const ordering = s.lab === "order";
-    const cards = svg.querySelectorAll("[data-testid=node]");
     if (!variant && !ordering) {
+      // No lab marks: nothing to do on a step (a frame costs what it changes), once cleared.
+      if (!flagged) return;
       edgeLayer.replaceChildren();
       cardLayer.replaceChildren();
-      if (flagged) for (const g of cards) flagCard(g);
+      for (const g of svg.querySelectorAll("[data-testid=node]")) flagCard(g);
       flagged = false;
       return;
     }
+    const cards = svg.querySelectorAll("[data-testid=node]");
     flagged = true;
     const view = variant ? viewAt(s.trace, s.step, { finalGrads: s.finalGrads }) : null;
     const nodes = traceIndex(s.trace).nodeById;

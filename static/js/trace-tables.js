@@ -222,9 +222,28 @@ function firstFrames(trace) {
   return first;
 }
 
-/** Write each concealable text `{el, frame, text, hiddenText}`: its text at frames ≤ limit, else its hidden text. */
-function showUpTo(cells, limit) {
-  for (const cell of cells) {
+/** The index of the first of `cells` (sorted by frame) whose frame is above `limit`. */
+function firstAbove(cells, limit) {
+  let lo = 0;
+  let hi = cells.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (cells[mid].frame <= limit) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Write each concealable text `{el, frame, text, hiddenText}` (sorted by frame): its text at
+ * frames ≤ limit, else its hidden text. With the limit written last (`previous`), only the cells
+ * between the two limits can change: a step costs the rows it reveals, not the table.
+ */
+function showUpTo(cells, limit, previous = null) {
+  const from = previous === null ? 0 : firstAbove(cells, Math.min(limit, previous));
+  const to = previous === null ? cells.length : firstAbove(cells, Math.max(limit, previous));
+  for (let i = from; i < to; i += 1) {
+    const cell = cells[i];
     const text = cell.frame <= limit ? cell.text : cell.hiddenText;
     if (cell.el.textContent !== text) cell.el.textContent = text;
   }
@@ -242,12 +261,12 @@ function mountTable(body, options, buildRows, noteFor) {
   const reveal = (s) => {
     const limit = revealLimit(s);
     if (limit === shownLimit) return;
+    showUpTo(cells, limit, shownLimit);
     shownLimit = limit;
-    showUpTo(cells, limit);
   };
   const refill = (s) => {
     filled = s.trace;
-    cells = table.fill(s.trace, buildRows(s.trace), noteFor(s.trace));
+    cells = table.fill(s.trace, buildRows(s.trace), noteFor(s.trace)).sort((x, y) => x.frame - y.frame);
     shownLimit = null; // every concealable text is to be written
     reveal(s);
   };

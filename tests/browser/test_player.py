@@ -93,3 +93,31 @@ def test_a_step_on_a_thousand_nodes_costs_what_it_changes(page):
     refreshed, _ = page.evaluate(COST_JS)
     assert refreshed <= nodes + page.locator("[data-testid=edge]").count()
     assert page.evaluate(GRAPH_MARKUP_JS) == redrawn_in_full(page)
+
+
+MUTATIONS_JS = """async () => {
+  const records = [];
+  const observer = new MutationObserver((list) => records.push(...list));
+  observer.observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+  const before = document.body.dataset.stepIndex;
+  document.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowRight', bubbles: true}));
+  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  records.push(...observer.takeRecords());
+  observer.disconnect();
+  const targets = new Set(records.map((r) => r.target));
+  return {moved: document.body.dataset.stepIndex !== before, records: records.length, targets: targets.size};
+}"""
+
+
+@pytest.mark.parametrize("tab", ["tab-sort", "tab-propagation", "tab-gradients", "tab-labs"])
+def test_a_step_changes_few_elements_of_the_whole_page(page, tab):
+    """Every module that follows the step (graph, hints, lab marks, tables, narration): one step
+    on 1,000 nodes changes a handful of elements of the document, whichever panel is open."""
+    load(page, big_program())
+    page.click(f"#{tab}")
+    frames = frame_count(page)
+    for frame in (frames // 4, frames - 5):
+        scrub_to(page, frame)
+        result = page.evaluate(MUTATIONS_JS)
+        assert result["moved"], result
+        assert result["targets"] <= 60, result
