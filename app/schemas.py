@@ -218,6 +218,9 @@ class GradCheck(Sent):
 
 
 class ProgramWarning(Sent):
+    """A warning about the program. At most ten of one type are listed; where there are more,
+    an eleventh of that type says how many (`and 40 more statements from line 11 on are not used by …`)."""
+
     type: WarningType
     message: str
     line: int | None

@@ -228,6 +228,21 @@ def test_edge_program_answers_match_the_schema(client, contract, body):
     contract.check(response, "/api/graph")
 
 
+@pytest.mark.parametrize(
+    "body",
+    [{"source": p["source"], "values": p["values"]} for p in engine.PRESETS]
+    + [case[1] for case in EDGE_PROGRAMS],
+    ids=[f"preset {p['id']}" for p in engine.PRESETS] + [c[0] for c in EDGE_PROGRAMS],
+)
+def test_numbers_answers_match_the_schema(client, contract, body):
+    graph = client.post("/api/graph", json=body).json()
+    values = {leaf["name"]: 0.5 for leaf in graph["leaves"]}
+    numbers = {**body, "values": values, "structure": graph["structure"]}
+    response = client.post("/api/values", json=numbers)
+    assert response.status_code == 200, response.text[:300]
+    contract.check(response, "/api/values")
+
+
 def test_the_edge_programs_reach_what_they_are_named_for(client):
     def trace(case: str) -> dict:
         return client.post("/api/graph", json=dict(EDGE_PROGRAMS)[case]).json()
@@ -298,7 +313,9 @@ MALFORMED = [
 ]
 
 
-@pytest.mark.parametrize("path", ["/api/graph", "/api/export?format=dot"])
+@pytest.mark.parametrize(
+    "path", ["/api/graph", "/api/values", "/api/descend", "/api/export?format=dot"]
+)
 @pytest.mark.parametrize(
     "body", MALFORMED, ids=["deep", "digits", "NaN", "utf-8", "empty", "array"]
 )
