@@ -219,7 +219,8 @@ class GradCheck(Sent):
 
 class ProgramWarning(Sent):
     """A warning about the program. At most ten of one type are listed; where there are more,
-    an eleventh of that type says how many (`and 40 more statements from line 11 on are not used by …`)."""
+    an eleventh of that type says how many (`and 40 more statements from line 11 on are not
+    used by …`)."""
 
     type: WarningType
     message: str
