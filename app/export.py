@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 import graphviz
 
+from app.layout import run_graphviz
+
 ExportFormat = Literal["svg", "png", "pdf", "dot"]
 
 MEDIA_TYPES: dict[str, str] = {
@@ -90,17 +92,10 @@ def render(trace: dict[str, Any], fmt: ExportFormat, *, dot_binary: str, timeout
     if not dot_binary:
         raise ExportFailed(NO_GRAPHVIZ)
     try:
-        result = subprocess.run(
-            [dot_binary, f"-T{fmt}"],
-            input=source.encode(),
-            capture_output=True,
-            timeout=timeout_s,
-            check=True,
-        )
+        return run_graphviz(dot_binary, [f"-T{fmt}"], source.encode(), timeout_s)
     except subprocess.TimeoutExpired as error:
         raise ExportTimedOut(
             f"graph too large to export: Graphviz did not finish within {timeout_s:g} s"
         ) from error
     except (subprocess.SubprocessError, OSError) as error:
         raise ExportFailed("Graphviz failed to draw the graph") from error
-    return result.stdout

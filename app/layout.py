@@ -7,9 +7,12 @@ left, the root on the right (rankdir LR).
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import shutil
+import signal
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from threading import Lock
@@ -34,6 +37,31 @@ POINTS_PER_INCH = 72.0  # dot's unit; 1 px on the page = 1 pt, so sizes in inche
 
 LayoutEngine = Literal["dot", "sugiyama"]
 IGRAPH_LOCK = Lock()
+
+# Linux's prctl(PR_SET_PDEATHSIG): the kernel kills a child when the thread that started it dies.
+PR_SET_PDEATHSIG = 1
+_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child, between fork and exec
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def run_graphviz(dot_binary: str, args: list[str], source: bytes, timeout_s: float) -> bytes:
+    """Graphviz's output for DOT `source`, killed after `timeout_s` (subprocess.TimeoutExpired)
+    or when the process that asked for it dies: a worker killed by SIGKILL runs no timeout, and
+    its `dot` would otherwise run on for as long as the drawing takes (CalledProcessError and
+    OSError on failure)."""
+    result = subprocess.run(
+        [dot_binary, *args],
+        input=source,
+        capture_output=True,
+        timeout=timeout_s,
+        check=True,
+        # preexec_fn runs between fork and exec; it calls only a function resolved at import.
+        preexec_fn=_die_with_parent if _prctl is not None else None,
+    )
+    return result.stdout
 
 
 @dataclass(frozen=True)
@@ -110,14 +138,10 @@ class Layouter:
         with self._dot_runs_lock:
             self.dot_runs += 1
         try:
-            result = subprocess.run(
-                [self.dot_binary, "-Tjson0"],
-                input=dot_source(structure).encode(),
-                capture_output=True,
-                timeout=self.dot_timeout_s,
-                check=True,
+            output = run_graphviz(
+                self.dot_binary, ["-Tjson0"], dot_source(structure).encode(), self.dot_timeout_s
             )
-            return parse_json0(structure, orjson.loads(result.stdout))
+            return parse_json0(structure, orjson.loads(output))
         except (subprocess.SubprocessError, OSError, ValueError, KeyError):
             return None
 

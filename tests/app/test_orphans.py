@@ -4,7 +4,10 @@ and with one worker its resource tracker) with it; none is left waiting forever.
 from __future__ import annotations
 
 import os
+import select
 import signal
+import stat
+import threading
 import time
 from pathlib import Path
 
@@ -47,13 +50,19 @@ def is_spawn_child(pid: int) -> bool:
 
 
 def wait_until_gone(pids: set[int], timeout_s: float = 10.0) -> set[int]:
-    """Poll until none of `pids` is alive or the time is up; the survivors."""
+    """Wait until none of `pids` is alive or the time is up; the survivors. A pidfd becomes
+    readable when its process ends, so this waits on the processes themselves."""
     deadline = time.monotonic() + timeout_s
-    survivors = {pid for pid in pids if alive(pid)}
-    while survivors and time.monotonic() < deadline:
-        time.sleep(0.05)
-        survivors = {pid for pid in survivors if alive(pid)}
-    return survivors
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        finally:
+            os.close(fd)
+    return {pid for pid in pids if alive(pid)}
 
 
 def use_the_offload_helper(base_url: str) -> None:
@@ -106,3 +115,41 @@ def test_a_stopped_server_leaves_no_process_behind():
     finally:
         stop_server(process)
     assert wait_until_gone(processes) == set()
+
+
+FAKE_DOT = """#!/bin/sh
+# A Graphviz that answers -V, then takes forever: it says its pid through the FIFO first.
+if [ "$1" = "-V" ]; then echo "dot - graphviz version 2.43.0 (a test's stand-in)" >&2; exit 0; fi
+echo $$ > "$0.pid"
+exec sleep 600
+"""
+
+
+def test_a_sigkilled_worker_takes_its_running_dot_with_it(tmp_path):
+    """dot runs with a timeout that only the worker enforces: a worker killed by SIGKILL must
+    not leave a dot drawing a big graph for minutes (the kernel kills it: PR_SET_PDEATHSIG)."""
+    dot = tmp_path / "dot"
+    dot.write_text(FAKE_DOT)
+    dot.chmod(dot.stat().st_mode | stat.S_IXUSR)
+    os.mkfifo(f"{dot}.pid")
+    env = {"CHAINRULE_DOT_BINARY": str(dot), "CHAINRULE_DOT_TIMEOUT_S": "600"}
+    process, base_url = start_server(env=env)
+    try:
+        def ask_for_a_layout() -> None:
+            try:
+                httpx.post(f"{base_url}/api/graph", json={"source": "a * b"}, timeout=60)
+            except httpx.TransportError:
+                pass  # expected: the worker dies with the request open
+
+        request = threading.Thread(target=ask_for_a_layout, daemon=True)
+        request.start()
+        with open(f"{dot}.pid") as fifo:  # opens once the stand-in writes: dot is running
+            dot_pid = int(fifo.read())
+        assert alive(dot_pid) and dot_pid in children(process.pid)
+        os.kill(process.pid, signal.SIGKILL)
+        assert wait_until_gone({dot_pid}) == set()
+    finally:
+        if process.poll() is None:
+            stop_server(process)
+        else:
+            process.wait()
