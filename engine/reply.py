@@ -88,8 +88,9 @@ def numbers_reply(trace: Trace) -> dict[str, Any]:
     }
 
 
-def trace_reply(trace: Trace) -> dict[str, Any]:
-    """The JSON-ready trace described in docs/api.md; its numbers are the numbers reply's."""
+def graph_reply(trace: Trace) -> dict[str, Any]:
+    """The `nodes` and `edges` of the trace's reply (docs/api.md): what a drawing of the graph
+    needs, without the timeline (no sort steps, no narration)."""
     graph = trace.graph
     numbers = trace.numbers()
     data, grad = numbers["data"], numbers["grad"]
@@ -133,9 +134,16 @@ def trace_reply(trace: Trace) -> dict[str, Any]:
                 }
             )
             edge += 1
+    return {"nodes": nodes, "edges": edges}
+
+
+def trace_reply(trace: Trace) -> dict[str, Any]:
+    """The JSON-ready trace described in docs/api.md; its numbers are the numbers reply's."""
+    graph = trace.graph
+    numbers = trace.numbers()
+    data = numbers["data"]
     return {
-        "nodes": nodes,
-        "edges": edges,
+        **graph_reply(trace),
         "root": f"n{graph.root.id}",
         "leaves": [
             {"name": name, "id": f"n{node.id}", "value": data[node.id]}

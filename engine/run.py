@@ -13,7 +13,7 @@ from .errors import LimitExceeded
 from .gradcheck import gradcheck
 from .narration import Narrator
 from .parser import parse
-from .reply import numbers_reply, trace_reply
+from .reply import graph_reply, numbers_reply, trace_reply
 from .timeline import backward_steps, forward_steps, narrate, seed_step, topo_steps
 from .topo import TopoEvent, topo_order
 from .value import Value
@@ -188,6 +188,12 @@ class Trace:
             narrate(steps, numbers)
             self._steps = steps
         return self._steps
+
+    def graph_dict(self) -> dict[str, Any]:
+        """`nodes` and `edges` of `to_dict()` alone: a drawing's needs, built without the
+        timeline."""
+        with cycle_collector_paused():
+            return graph_reply(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready trace described in docs/api.md (non-finite numbers as strings)."""

@@ -56,7 +56,7 @@ def export_bytes(
             "ExportTooLarge",
             f"graph too large to export ({size:,} nodes; limit {settings.export_max_nodes:,})",
         )
-    trace = engine.Trace(graph, request.mode, request.order).to_dict()
+    trace = engine.Trace(graph, request.mode, request.order).graph_dict()  # no timeline
     try:
         return render(trace, fmt, dot_binary=dot_binary or "", timeout_s=settings.export_timeout_s)
     except ExportTimedOut as error:
