@@ -14,6 +14,7 @@ from typing import Any, Literal
 import graphviz
 
 from app.layout import run_graphviz
+from engine.ops import OPS, key_of
 
 ExportFormat = Literal["svg", "png", "pdf", "dot"]
 
@@ -53,12 +54,11 @@ def format_number(value: float | str) -> str:
 
 
 def op_text(node: dict[str, Any]) -> str:
-    """The op node's text: `+`, `*`, `**2` (micrograd writes the constant exponent), `relu`…"""
-    op = node["op"]
+    """The op node's text, the table's `dot` column: `+`, `*`, `**2` (micrograd writes the
+    constant exponent), `relu`…"""
     exponent = node.get("exponent")
-    if op == "**" and exponent is not None:
-        return f"**{exponent if isinstance(exponent, str) else f'{exponent:g}'}"
-    return op
+    k = exponent if isinstance(exponent, str) else f"{exponent:g}" if exponent is not None else ""
+    return OPS[key_of(node["op"], exponent)].dot.format(k=k)
 
 
 def draw_dot(trace: dict[str, Any]) -> graphviz.Digraph:

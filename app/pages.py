@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from html import escape
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,6 +15,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.responses import Response
 
 import engine
+from engine.ops import page_table
 
 router = APIRouter(include_in_schema=False)
 
@@ -26,6 +28,9 @@ STATIC_DIR = ROOT / "static"
 TEMPLATES_DIR = ROOT / "templates"
 # What a versioned URL may be kept for: it names one content for good.
 IMMUTABLE = "public, max-age=31536000, immutable"
+# The table of operations as the page reads it (static/js/ops.js), embedded in the page as a JSON
+# data block; `<` is escaped so nothing in it can close the block.
+OP_TABLE_JSON = json.dumps(page_table(), ensure_ascii=False).replace("<", "\\u003c")
 
 
 def asset_version(static_dir: Path = STATIC_DIR) -> str:
@@ -64,7 +69,7 @@ async def index(request: Request, preset: Annotated[str | None, Query()] = None)
     ids = preset_ids()
     preset_id = preset if preset in ids else (ids[0] if ids else None)
     templates: Jinja2Templates = request.app.state.templates
-    context = {"preset_id": preset_id, "static": static_prefix(request)}
+    context = {"preset_id": preset_id, "static": static_prefix(request), "op_table": OP_TABLE_JSON}
     return templates.TemplateResponse(request, "index.html", context)
 
 

@@ -141,36 +141,103 @@ def _sigmoid(x: Sequence[float], k: float) -> OpResult:
 
 
 class Op(NamedTuple):
-    """One row of the table of operations: everything the engine and the API know of an op.
+    """One row of the table of operations: everything the engine, the API and the page know of
+    an op. Text columns are templates with `{0}`, `{1}` the inputs, `{k}` the constant exponent
+    of `**k` and `{out}` the op's own result.
 
     `forward` maps the input data (and the constant exponent of `**k`) to
-    `(data, local_grads, warning)`; `shape` is the formula in narration, with `{0}`, `{1}` the
-    inputs' texts and `{k}` the constant exponent; `public` is the op as the API and micrograd
-    spell it (`**k` is `**` with `exponent` set); `call` ops are written `name(x)` in programs;
-    `derived` ops are micrograd-expressible through primitives (`expand_derived`)."""
+    `(data, local_grads, warning)`; `shape` is the formula in narration; `public` is the op as
+    the API spells it (`**k` is `**` with `exponent` set); `dot` its label in the exported
+    drawing (micrograd's `draw_dot`); `glyph` its tag on a card; `formula` the formula in the
+    page's explanations; `locals` each input's local derivative as the page writes it (what
+    `forward` computes); `micrograd` the expression in a micrograd script, which uses `helper`
+    (a function the script defines: micrograd 0.1.0 has only `+ * ** relu - / neg`); `call`
+    ops are written `name(x)` in programs; `derived` ops are micrograd-expressible through
+    primitives (`expand_derived`)."""
 
     arity: int
     forward: Callable[[Sequence[float], float], OpResult]
     shape: str
     public: str
+    dot: str
+    glyph: str
+    formula: str
+    locals: tuple[str, ...]
+    micrograd: str
+    helper: str | None = None
     call: bool = False
     derived: bool = False
 
 
+MINUS = "\u2212"  # the page's minus sign
 OPS: dict[str, Op] = {
-    "+": Op(2, _add, "{0} + {1}", "+"),
-    "*": Op(2, _times, "{0}·{1}", "*"),
-    "**k": Op(1, _power_const, "{0}^{k}", "**"),
-    "**": Op(2, _power, "{0}^{1}", "**"),
-    "-": Op(2, _sub, "{0} - {1}", "-", derived=True),
-    "/": Op(2, _div, "{0} / {1}", "/", derived=True),
-    "neg": Op(1, _neg, "-{0}", "neg", derived=True),
-    "relu": Op(1, _relu, "relu({0})", "relu", call=True),
-    "tanh": Op(1, _tanh, "tanh({0})", "tanh", call=True),
-    "exp": Op(1, _exp, "exp({0})", "exp", call=True),
-    "log": Op(1, _log, "log({0})", "log", call=True),
-    "sigmoid": Op(1, _sigmoid, "sigmoid({0})", "sigmoid", call=True),
-}
+    "+": Op(2, _add, "{0} + {1}", "+", "+", "+", "{0} + {1}", ("1", "1"), "{0} + {1}"),
+    "*": Op(2, _times, "{0}·{1}", "*", "*", "×", "{0}·{1}", ("{1}", "{0}"), "{0} * {1}"),
+    "**k": Op(
+        1, _power_const, "{0}^{k}", "**", "**{k}", "**{k}", "{0} ** {k}",
+        (f"{{k}}·{{0}}^({{k}} {MINUS} 1)",), "{0} ** {k}",
+    ),
+    "**": Op(
+        2, _power, "{0}^{1}", "**", "**", "**", "{0} ** {1}",
+        (f"{{1}}·{{0}}^({{1}} {MINUS} 1)", "{0}^{1}·ln {0}"), "vpow({0}, {1})", helper="vpow",
+    ),
+    "-": Op(
+        2, _sub, "{0} - {1}", "-", "-", MINUS, f"{{0}} {MINUS} {{1}}", ("1", f"{MINUS}1"),
+        "{0} - {1}", derived=True,
+    ),
+    "/": Op(
+        2, _div, "{0} / {1}", "/", "/", "÷", "{0} / {1}", ("1/{1}", f"{MINUS}{{0}}/{{1}}²"),
+        "{0} / {1}", derived=True,
+    ),
+    "neg": Op(
+        1, _neg, "-{0}", "neg", "neg", "neg", f"{MINUS}{{0}}", (f"{MINUS}1",), "-{0}",
+        derived=True,
+    ),
+    "relu": Op(
+        1, _relu, "relu({0})", "relu", "relu", "relu", "relu({0})", ("1 if {0} > 0 else 0",),
+        "{0}.relu()", call=True,
+    ),
+    "tanh": Op(
+        1, _tanh, "tanh({0})", "tanh", "tanh", "tanh", "tanh({0})", (f"1 {MINUS} {{out}}²",),
+        "tanh({0})", helper="tanh", call=True,
+    ),
+    "exp": Op(
+        1, _exp, "exp({0})", "exp", "exp", "exp", "exp({0})", ("e^{0}",), "exp({0})",
+        helper="exp", call=True,
+    ),
+    "log": Op(
+        1, _log, "log({0})", "log", "log", "log", "log({0})", ("1/{0}",), "log({0})",
+        helper="log", call=True,
+    ),
+    "sigmoid": Op(
+        1, _sigmoid, "sigmoid({0})", "sigmoid", "sigmoid", "σ", "sigmoid({0})",
+        (f"{{out}}·(1 {MINUS} {{out}})",), "sigmoid({0})", helper="sigmoid", call=True,
+    ),
+}  # fmt: skip
+
+
+def key_of(public: str, exponent: object = None) -> str:
+    """The table's key for an op as the API writes it (`**` with an exponent is `**k`)."""
+    return "**k" if public == "**" and exponent is not None else public
+
+
+def page_table() -> dict[str, dict[str, object]]:
+    """The columns of the table the page reads (embedded in the page as JSON), by op key."""
+    return {
+        name: {
+            "arity": op.arity,
+            "public": op.public,
+            "glyph": op.glyph,
+            "formula": op.formula,
+            "locals": list(op.locals),
+            "micrograd": op.micrograd,
+            "helper": op.helper,
+            "call": op.call,
+        }
+        for name, op in OPS.items()
+    }
+
+
 # The functions a program may call, in the table's order (the parser's allow-list).
 FUNCTIONS = tuple(name for name, op in OPS.items() if op.call)
 DERIVED = frozenset(name for name, op in OPS.items() if op.derived)

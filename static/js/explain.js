@@ -1,7 +1,8 @@
 // The chain rule in words and formulas: each edge's local derivative, each node's sum of
 // contributions. Pure functions of the trace and a view (timeline.js viewAt); no DOM.
 
-import { MINUS, compactText, factorText } from "./format.js";
+import { compactText, factorText } from "./format.js";
+import { fillOp, opRow } from "./ops.js";
 import { framesOf, traceIndex } from "./timeline.js";
 
 /** The name a node goes by in formulas: its label, else its source text (parenthesized). */
@@ -10,21 +11,14 @@ export function nameOf(node) {
   return /^[\w.]+$/.test(name) || /^\(.*\)$/.test(name) ? name : `(${name})`;
 }
 
-const FUNCTIONS = new Set(["relu", "tanh", "exp", "log", "sigmoid"]);
-const INFIX = { "+": "+", "*": "\u00b7", "-": MINUS, "/": "/" };
+/** The exponent of a constant power as formulas write it (empty for other ops). */
+const exponentText = (node) => (node.exponent === null || node.exponent === undefined ? "" : compactText(node.exponent));
 
-/** `e + b`, `a·b`, `tanh(n)`, `a ** 2` from the node's op and its inputs' names. */
+/** `e + b`, `a·b`, `tanh(n)`, `a ** 2`: the table's `formula` in the inputs' names. */
 export function expressionOf(node, nodeById) {
-  const names = node.inputs.map((id) => nameOf(nodeById.get(id)));
   if (!node.op) return nameOf(node);
-  if (FUNCTIONS.has(node.op)) return `${node.op}(${names[0]})`;
-  if (node.op === "neg") return `${MINUS}${names[0]}`;
-  if (node.op === "**") {
-    return node.exponent !== null && node.exponent !== undefined
-      ? `${names[0]} ** ${compactText(node.exponent)}` : `${names[0]} ** ${names[1]}`;
-  }
-  if (node.op === "*") return `${names[0]}\u00b7${names[1]}`;
-  return `${names[0]} ${INFIX[node.op] ?? node.op} ${names[1]}`;
+  const inputs = node.inputs.map((id) => nameOf(nodeById.get(id)));
+  return fillOp(opRow(node).formula, { inputs, k: exponentText(node) });
 }
 
 /** `f = e·c` (for a node without a label: just the expression). */
@@ -33,27 +27,12 @@ export function definitionOf(node, nodeById) {
   return node.label && node.kind === "op" ? `${node.label} = ${expression}` : expression;
 }
 
-/** The local derivative ∂target/∂input as a formula in the inputs' names (without its value). */
+/** The local derivative ∂target/∂input as a formula in the inputs' names (without its value):
+ * the table's `locals`, the same expressions the engine computes. */
 export function localFormula(target, index, nodeById) {
-  const [a, b] = target.inputs.map((id) => nameOf(nodeById.get(id)));
-  const out = nameOf(target);
-  const k = target.exponent;
-  switch (target.op) {
-    case "+": return "1";
-    case "*": return index === 0 ? b : a;
-    case "**":
-      if (k !== null && k !== undefined) return `${compactText(k)}\u00b7${a}^(${compactText(k)} ${MINUS} 1)`;
-      return index === 0 ? `${b}\u00b7${a}^(${b} ${MINUS} 1)` : `${a}^${b}\u00b7ln ${a}`;
-    case "relu": return `1 if ${a} > 0 else 0`;
-    case "tanh": return `1 ${MINUS} ${out}\u00b2`;
-    case "exp": return `e^${a}`;
-    case "log": return `1/${a}`;
-    case "sigmoid": return `${out}\u00b7(1 ${MINUS} ${out})`;
-    case "-": return index === 0 ? "1" : `${MINUS}1`;
-    case "/": return index === 0 ? `1/${b}` : `${MINUS}${a}/${b}\u00b2`;
-    case "neg": return `${MINUS}1`;
-    default: return "?";
-  }
+  const inputs = target.inputs.map((id) => nameOf(nodeById.get(id)));
+  const template = opRow(target).locals[index];
+  return fillOp(template, { inputs, k: exponentText(target), out: nameOf(target) });
 }
 
 /** A number as a factor in a product: negatives in parentheses, `1 × (−1)` (format.js factorText). */

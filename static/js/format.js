@@ -16,6 +16,8 @@
 //   ASCII: -0.00099, 1e+21, "Infinity". Tests and scripts read these.
 // Numbers the page emits as code (micrograd.js's Python) follow Python's syntax, not these rules.
 
+import { fillOp, opRow } from "./ops.js";
+
 export const MINUS = "\u2212";
 const INFINITY = "\u221e";
 const SHORT_DIGITS = 4;
@@ -82,24 +84,8 @@ export function chainText(contribution) {
   return `${factorText(upstream)} \u00d7 ${factorText(local)} = ${compactText(value)}`;
 }
 
-const OP_GLYPHS = {
-  "+": "+",
-  "*": "\u00d7",
-  "**": "**",
-  "-": MINUS,
-  "/": "\u00f7",
-  neg: "neg",
-  relu: "relu",
-  tanh: "tanh",
-  exp: "exp",
-  log: "log",
-  sigmoid: "\u03c3",
-};
-
+/** The op's tag on a card (the table's `glyph`): `+`, `×`, `**2`, `σ`; empty for leaves. */
 export function opGlyph(node) {
   if (!node.op) return "";
-  if (node.op === "**" && node.exponent !== null && node.exponent !== undefined) {
-    return `**${compactText(node.exponent)}`;
-  }
-  return OP_GLYPHS[node.op] ?? node.op;
+  return fillOp(opRow(node).glyph, { k: node.exponent === null || node.exponent === undefined ? "" : compactText(node.exponent) });
 }

@@ -2,6 +2,7 @@
 // Value(data, _children=(), _op='') has + * ** (number exponent) relu - / neg. tanh, exp, log,
 // sigmoid and a ** b with a Value exponent are emitted as small helpers with their own _backward.
 
+import { opRow, fillOp } from "./ops.js";
 import { traceIndex } from "./timeline.js";
 
 const PY_KEYWORDS = new Set(("False None True and as assert async await break class continue def del elif else except "
@@ -86,18 +87,10 @@ function topoOrder(trace) {
   return order;
 }
 
+/** The node's expression in micrograd (the table's `micrograd` column). */
 function expression(node, args) {
-  const [a, b] = args;
-  switch (node.op) {
-    case "+": return `${a} + ${b}`;
-    case "*": return `${a} * ${b}`;
-    case "-": return `${a} - ${b}`;
-    case "/": return `${a} / ${b}`;
-    case "neg": return `-${a}`;
-    case "relu": return `${a}.relu()`;
-    case "**": return node.exponent !== null && node.exponent !== undefined ? `${a} ** ${pyNumber(node.exponent)}` : `vpow(${a}, ${b})`;
-    default: return `${node.op}(${a})`; // tanh exp log sigmoid: helpers above
-  }
+  const k = node.exponent === null || node.exponent === undefined ? "" : pyNumber(node.exponent);
+  return fillOp(opRow(node).micrograd, { inputs: args, k });
 }
 
 /** A Python string literal for a leaf name (names are identifiers: no escaping needed). */
@@ -128,15 +121,15 @@ export function microgradScript(trace, { train = null } = {}) {
       model.push(body.at(-1));
       continue;
     }
-    if (["tanh", "exp", "log", "sigmoid"].includes(node.op)) needed.add(node.op);
-    if (node.op === "**" && (node.exponent === null || node.exponent === undefined)) needed.add("vpow");
+    const { helper } = opRow(node);
+    if (helper) needed.add(helper);
     const comment = name === node.label ? "" : `  # ${commentText(node.label || node.text)}`;
     body.push(`${name} = ${expression(node, node.inputs.map((id) => names.get(id)))}${comment}`);
     model.push(body.at(-1));
   }
   const helpers = [];
   if ([...needed].some((h) => h !== "tanh")) helpers.push(...HELPERS._math);
-  for (const h of ["tanh", "exp", "log", "sigmoid", "vpow"]) if (needed.has(h)) helpers.push(...HELPERS[h]);
+  for (const h of Object.keys(HELPERS)) if (needed.has(h)) helpers.push(...HELPERS[h]);
   const root = names.get(trace.root);
   const firstLine = commentText(trace.source.split(/\r\n|\r|\n/)[0]);
   const lines = [

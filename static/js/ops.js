@@ -1,0 +1,26 @@
+// The table of operations (engine/ops.py `OPS`, embedded in the page as JSON by app/pages.py):
+// how each op is tagged on a card, written in a formula, differentiated and spelled for micrograd.
+// The page reads these columns here and writes none of them again.
+
+const element = typeof document === "undefined" ? null : document.getElementById("op-table");
+const OPS = element ? JSON.parse(element.textContent) : {};
+
+/** The table's row of a node's op (`**` with a constant exponent is the row `**k`). */
+export function opRow(node) {
+  const key = node.op === "**" && node.exponent !== null && node.exponent !== undefined ? "**k" : node.op;
+  const row = OPS[key];
+  if (!row) throw new Error(`the table of operations has no row for ${JSON.stringify(node.op)}`);
+  return row;
+}
+
+/**
+ * A column's template filled in: `{0}`, `{1}` the inputs' texts, `{k}` the constant exponent's,
+ * `{out}` the node's own.
+ */
+export function fillOp(template, { inputs = [], k = "", out = "" } = {}) {
+  return template.replace(/\{(\d|k|out)\}/g, (_, slot) => {
+    if (slot === "k") return k;
+    if (slot === "out") return out;
+    return inputs[Number(slot)];
+  });
+}
