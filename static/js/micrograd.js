@@ -64,27 +64,19 @@ function variableNames(trace) {
   return names;
 }
 
-/** Inputs before consumers (ids are already in that order; an explicit sort keeps it a promise). */
+/**
+ * The nodes with inputs before consumers: the trace's node order is one (the engine numbers a
+ * node after its inputs, and its topological sort is the one sort); checked, not assumed.
+ */
 function topoOrder(trace) {
   const { nodeById } = traceIndex(trace);
-  const done = new Set();
-  const order = [];
-  for (const start of trace.nodes) {
-    const stack = [[start, 0]];
-    while (stack.length) {
-      const [node, i] = stack.pop();
-      if (done.has(node.id)) continue;
-      if (i < node.inputs.length) {
-        stack.push([node, i + 1]);
-        const input = nodeById.get(node.inputs[i]);
-        if (!done.has(input.id)) stack.push([input, 0]);
-      } else {
-        done.add(node.id);
-        order.push(node);
-      }
+  const position = new Map(trace.nodes.map((node, i) => [node.id, i]));
+  for (const [i, node] of trace.nodes.entries()) {
+    for (const id of node.inputs) {
+      if (!(position.get(id) < i)) throw new Error(`node ${node.id} comes before its input ${nodeById.get(id)?.id ?? id}`);
     }
   }
-  return order;
+  return trace.nodes;
 }
 
 /** The node's expression in micrograd (the table's `micrograd` column). */
