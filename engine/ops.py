@@ -1,6 +1,7 @@
-"""The table of operations: one row per op with its forward, local derivatives, narration
-shape and public spelling. Everything that knows about ops (Value, the parser's allow-list,
-narration, gradcheck, the API schema) reads this table.
+"""The table of operations: one row per op with its forward (value and local derivatives), its
+narration shape, API spelling, DOT label, card glyph, formula, local derivatives as text and
+micrograd spelling. Everything that knows about ops (Value, the parser's allow-list, narration,
+gradcheck, the API schema, the export, the page through static/js/ops.js) reads this table.
 
 Every forward is IEEE: overflow gives ±inf, domain errors nan, with a warning instead of a
 Python exception."""
