@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,7 +66,7 @@ def check_values(values: dict[str, Any] | None) -> dict[str, float]:
 
 def build(
     source: str,
-    statements: list[Statement],
+    statements: Sequence[Statement],
     values: dict[str, float],
     *,
     expand_derived: bool = False,

@@ -15,9 +15,8 @@ from .builder import Limits, build, check_values
 from .collector import cycle_collector_paused
 from .errors import BadTraining, quoted
 from .narration import fmt
-from .parser import parse
 from .reply import number
-from .run import check_source_size
+from .run import check_source_size, parsed
 
 MAX_STEPS = 200  # per call: a page's Play asks for batches of steps, never for thousands at once
 
@@ -94,7 +93,7 @@ def descend(
         raise BadTraining(f"the baseline must be a number, got {baseline!r}")
     check_source_size(source, limits)
     current = check_values(values)
-    statements = parse(source, limits.max_depth)
+    statements = parsed(source, limits.max_depth)
     with cycle_collector_paused():
         graph = build(source, statements, current, max_nodes=limits.max_nodes)
         leaves = dict(graph.leaves)

@@ -3,7 +3,9 @@ depends on the leaf values) and `forward_backward` (the lean path)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .backward import Visit, backward, edge_offsets
@@ -12,7 +14,7 @@ from .collector import cycle_collector_paused
 from .errors import LimitExceeded
 from .gradcheck import gradcheck
 from .narration import Narrator
-from .parser import parse
+from .parser import Statement, parse
 from .reply import graph_reply, numbers_reply, trace_reply
 from .timeline import backward_steps, forward_steps, narrate, seed_step, topo_steps
 from .topo import TopoEvent, topo_order
@@ -32,6 +34,24 @@ def check_source_size(source: str, limits: Limits) -> None:
         )
 
 
+# Parsing depends on the source alone, and a dragged slider re-traces one program with new values
+# many times: recent parses are kept (programs up to PARSE_CACHE_MAX_CHARS characters). The
+# statements are read-only to everything after the parser, so sharing them is safe.
+PARSE_CACHE_MAX_CHARS = 20_000
+
+
+@lru_cache(maxsize=32)
+def _parse_recent(source: str, max_depth: int | None) -> tuple[Statement, ...]:
+    return tuple(parse(source, max_depth))
+
+
+def parsed(source: str, max_depth: int | None) -> Sequence[Statement]:
+    """`parse(source, max_depth)`, from the recent parses when the program is short enough."""
+    if len(source) > PARSE_CACHE_MAX_CHARS:
+        return parse(source, max_depth)
+    return _parse_recent(source, max_depth)
+
+
 def build_graph(
     source: str,
     values: dict[str, Any] | None = None,
@@ -43,7 +63,7 @@ def build_graph(
     limits = limits or Limits()
     check_source_size(source, limits)
     checked = check_values(values)
-    statements = parse(source, limits.max_depth)
+    statements = parsed(source, limits.max_depth)
     return build(
         source, statements, checked, expand_derived=expand_derived, max_nodes=limits.max_nodes
     )

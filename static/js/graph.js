@@ -32,6 +32,12 @@ function fitLabel(label, node, glyph) {
 export function layoutKey(trace) {
   let key = layoutKeys.get(trace);
   if (key !== undefined) return key;
+  if (trace.structure && trace.layout) {
+    // The server lays out by structure: one structure id and one layout engine, one drawing.
+    key = `${trace.structure}\u0001${trace.layout.engine}\u0001${trace.layout.width}x${trace.layout.height}`;
+    layoutKeys.set(trace, key);
+    return key;
+  }
   const parts = [];
   for (const n of trace.nodes) {
     parts.push(n.id, n.kind, n.op, n.exponent, n.label, n.text, n.x, n.y, n.width, n.height, n.kind === "const" ? n.data : "");
@@ -96,8 +102,34 @@ function fontSize(node) {
   return Math.max(7, Math.min(node.height / 4.4, node.width / 8.5, 20));
 }
 
+/**
+ * A card's tooltip (its <title>: the full numbers) is written when the pointer or the focus
+ * reaches the card, and while it is there: a slider move on 1,000 cards would otherwise build
+ * 1,000 sentences that nobody reads. `g._tooltip` holds what the last update showed.
+ */
+let pointedCard = null;
+
+function tooltipText({ node, data, grad, warn, dead }) {
+  const name = node.label || node.text || node.id;
+  const lines = [node.kind === "op" ? `${name}  (${node.op})` : name];
+  if (node.expansion) lines.push(`derived: ${node.expansion}`);
+  lines.push(`data = ${preciseText(data)}`);
+  if (node.kind !== "const") lines.push(`grad = ${preciseText(grad)}`);
+  if (warn) lines.push(warningText(node));
+  if (dead) lines.push("dead: passes no gradient");
+  return lines.join("\n");
+}
+
+function showTooltip(g) {
+  pointedCard = g;
+  if (g._tooltip) text(g.querySelector("title"), tooltipText(g._tooltip));
+}
+
 function enterNode(node) {
   const g = svgElement("g", { "data-testid": "node" }, "node");
+  g.addEventListener("pointerenter", () => showTooltip(g));
+  g.addEventListener("focus", () => showTooltip(g));
+  g.addEventListener("pointerleave", () => { if (pointedCard === g) pointedCard = null; });
   const fs = fontSize(node);
   const pad = Math.max(6, fs * 0.55);
   const w = node.width;
@@ -171,22 +203,14 @@ function updateNode(g, node, view, rootId, layout, nodeById) {
   attr(g, "data-dead", dead ? "true" : "false");
   const warn = node.warnings?.length && data !== undefined ? " \u26a0" : "";
   const parts = (g._parts ??= {
-    title: g.querySelector("title"),
     data: g.querySelector(".value.data"),
     labelName: g.querySelector(".label-name"),
     labelMore: g.querySelector(".label-more"),
     op: g.querySelector(".op"),
     grad: g.querySelector(".value.grad"),
   });
-  const { title } = parts;
-  const name = node.label || node.text || node.id;
-  const lines = [node.kind === "op" ? `${name}  (${node.op})` : name];
-  if (node.expansion) lines.push(`derived: ${node.expansion}`);
-  lines.push(`data = ${preciseText(data)}`);
-  if (node.kind !== "const") lines.push(`grad = ${preciseText(grad)}`);
-  if (warn) lines.push(warningText(node));
-  if (dead) lines.push("dead: passes no gradient");
-  text(title, lines.join("\n"));
+  g._tooltip = { node, data, grad, warn, dead };
+  if (pointedCard === g) showTooltip(g);
   text(parts.data, shown.data + warn);
   if (node.kind === "const") return shown;
   if (!placed) {

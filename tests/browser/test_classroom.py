@@ -166,6 +166,7 @@ def test_dead_relu_and_warnings_in_words(page):
     relu = node(page, "b")
     assert "dead" in (relu.get_attribute("class") or "")
     assert relu.locator(".tag-dead").is_visible()
+    relu.hover()  # the tooltip is written while the pointer is on the card
     assert "dead: passes no gradient" in relu.locator("title").text_content()
     log = node(page, "c")
     assert log.locator(".tag-warning").text_content() == "\u26a0 not a real number"

@@ -33,6 +33,7 @@ def test_dead_tag_appears_only_once_the_forward_pass_computed_the_relu(page):
     assert page.locator("[data-testid=node][data-dead=true]").count() == 0
     assert card.get_attribute("data-data") == ""
     assert not card.locator(".tag-dead").is_visible()
+    card.hover()  # the tooltip is the card's <title>, written while the pointer is on the card
     assert "dead" not in (card.locator("title").text_content() or "")
     # Step until the relu's data is on its card: the tag and the tooltip line appear with it.
     step_forward_until(
@@ -41,6 +42,7 @@ def test_dead_tag_appears_only_once_the_forward_pass_computed_the_relu(page):
     assert card.get_attribute("data-data") == "0"
     assert card.get_attribute("data-dead") == "true"
     assert card.locator(".tag-dead").is_visible()
+    card.hover()
     assert card.locator("title").text_content().endswith("dead: passes no gradient")
     # And away again when stepping back before its forward step.
     page.click("[data-testid=step-back]")

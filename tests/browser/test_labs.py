@@ -183,8 +183,11 @@ def test_overwrite_lab_works_on_a_typed_program(page):
     assert cards(page)["a"]["correct"] == "2"
 
 
+# The cards as drawn; a tooltip (<title>) is written when the pointer reaches its card, so each is
+# taken as it reads with the pointer on it.
 CARD_MARKUP_JS = """() => [...document.querySelectorAll('[data-testid=node]')]
-    .map(n => n.outerHTML).join('\\n')"""
+    .map(n => { n.dispatchEvent(new PointerEvent('pointerenter')); return n.outerHTML; })
+    .join('\\n')"""
 
 
 def test_labs_leave_the_cards_as_a_fresh_page_draws_them(page):

@@ -55,11 +55,14 @@ FORBIDDEN = {
     "mixed minus kinds": re.compile(r"(\u2212\d[\d.]*[eE]-|-\d[\d.]*[eE]\u2212)"),
 }
 
-# Every text the page writes about numbers on the graph: cards (with their tooltips), edge labels,
-# lab marks. Narration and server messages are the server's and are not collected.
+# Every text the page writes about numbers on the graph: cards (with their tooltips, written as
+# the pointer reaches a card), edge labels, lab marks. Narration and server messages are the
+# server's and are not collected.
 GRAPH_TEXTS_JS = """() => [
-  ...[...document.querySelectorAll('[data-testid=node]')].flatMap(g =>
-      [...g.querySelectorAll('text, title')].map(t => t.textContent)),
+  ...[...document.querySelectorAll('[data-testid=node]')].flatMap(g => {
+      g.dispatchEvent(new PointerEvent('pointerenter'));
+      return [...g.querySelectorAll('text, title')].map(t => t.textContent);
+  }),
   ...[...document.querySelectorAll('.edge-label, .lab-edge-mark')].map(g => g.textContent),
   ...[...document.querySelectorAll('[data-testid=node]')].map(g => g.getAttribute('aria-label')),
 ]"""
@@ -135,6 +138,7 @@ def test_no_number_on_the_page_breaks_the_format_rules(page):
     mark = page.locator(f".lab-deco[data-node-id={a_id}] .lab-grad")
     assert mark.text_content() == "\u221212.22 \u2260 1.234e5"
     assert node(page, "a").get_attribute("data-data") == "-0.00099"  # attributes keep JS text
+    node(page, "a").hover()  # the tooltip is written while the pointer is on the card
     assert "data = \u22120.00099" in node(page, "a").locator("title").text_content()
     assert "lost 1.234e5" in texts
     assert any(t.startswith("1 \u00d7 (\u22129.9e\u22124) = ") for t in texts)  # an edge label
@@ -197,6 +201,7 @@ def test_show_final_gradients_waits_for_the_predictions(page):
     assert page.text_content("[data-testid=phase]") == "seed"
     assert {k: grads(page)[k] for k in unrevealed} == unrevealed
     # Nor do the tooltip, the node explanation and the gradient table.
+    node(page, "a").hover()
     assert "grad = --" in node(page, "a").locator("title").text_content()
     node(page, "a").click()
     page.wait_for_selector("#explain:not([hidden])")
