@@ -135,6 +135,7 @@ def test_a_sigkilled_worker_takes_its_running_dot_with_it(tmp_path):
     env = {"CHAINRULE_DOT_BINARY": str(dot), "CHAINRULE_DOT_TIMEOUT_S": "600"}
     process, base_url = start_server(env=env)
     try:
+
         def ask_for_a_layout() -> None:
             try:
                 httpx.post(f"{base_url}/api/graph", json={"source": "a * b"}, timeout=60)

@@ -37,7 +37,8 @@ def read(template: str, out: sp.Expr) -> sp.Expr:
     if " if " in text:  # relu's `1 if A > 0 else 0`
         then, rest = text.split(" if ")
         condition, otherwise = rest.split(" else ")
-        return sp.Piecewise((sp.sympify(then), sp.sympify(condition)), (sp.sympify(otherwise), True))
+        when = (sp.sympify(then), sp.sympify(condition))
+        return sp.Piecewise(when, (sp.sympify(otherwise), True))
     expression = sp.sympify(text, locals={"A": A, "B": B, "OUT": OUT, **FUNCTIONS})
     return expression.subs(OUT, out)
 
