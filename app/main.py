@@ -11,12 +11,14 @@ from fastapi.templating import Jinja2Templates
 from starlette.middleware.gzip import GZipMiddleware
 
 from app import __version__
-from app.api import descend, export, graph, health, presets, values
+from app.api import descend, export, graph, health, lessons, presets, values
 from app.errors import install_error_handlers
+from app.lessons import LESSONS_DIR, load_lessons
 from app.middleware import BodyLimit, CacheControl, SecurityHeaders, UnexpectedErrors
 from app.pages import STATIC_DIR, TEMPLATES_DIR, VersionedStaticFiles, asset_version
 from app.pages import router as pages_router
 from app.ratelimit import RateLimitMiddleware
+from app.responses import dumps
 from app.settings import AppSettings, get_settings
 from app.state import ServerState
 from app.trace_body import warm_up
@@ -44,10 +46,13 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.server = ServerState.from_settings(settings)
     app.state.templates = Jinja2Templates(directory=TEMPLATES_DIR)
+    # Lessons are checked now: a lesson naming what its program lacks stops the start, named.
+    app.state.lessons = load_lessons(settings.lessons_dir or LESSONS_DIR)
+    app.state.lessons_json = dumps(app.state.lessons)
     version = app.state.asset_version = asset_version()
 
     routers = (graph.router, values.router, descend.router, export.router, presets.router)
-    routers += (health.router,)
+    routers += (lessons.router, health.router)
     for router in (*routers, pages_router):
         app.include_router(router)
     # The page loads everything from /static/<version>/ (modules import each other relatively,

@@ -353,6 +353,29 @@ class ValuesResponse(Sent):
     )
 
 
+class LessonQuestion(Sent):
+    node: str = Field(description="The id of the node whose number is asked.")
+    name: str = Field(description="The node's name as the lesson writes it.")
+    of: Literal["grad", "data"]
+    why: str = Field(description="The computation, shown once the learner has answered.")
+
+
+class LessonStop(Sent):
+    text: str = Field(description="The paragraph; `backticks` mark inline math.")
+    step: int = Field(description="The index in `steps` (of /api/graph) the stop shows.")
+    highlight: list[str] = Field(description="Ids of the nodes the stop points at.")
+    question: LessonQuestion | None
+
+
+class Lesson(Sent):
+    id: str
+    title: str
+    summary: str
+    source: str
+    values: dict[str, float]
+    stops: list[LessonStop]
+
+
 class Preset(Sent):
     id: str
     title: str

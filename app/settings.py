@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -46,6 +47,9 @@ class AppSettings(BaseSettings):
     # Requests per minute per client address on /api/ (each worker counts on its own; behind a
     # proxy, uvicorn --proxy-headers makes the address the real client's); 0 means no limit.
     rate_limit_per_minute: int = 0
+
+    # The lessons' data files (one JSON file per lesson); default: `lessons/` of the checkout.
+    lessons_dir: Path | None = None
 
     host: str = "127.0.0.1"
     port: int = 8000

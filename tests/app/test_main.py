@@ -152,7 +152,8 @@ def test_the_docs_page_uses_only_local_assets_and_no_inline_script(client):
 def test_the_openapi_schema_describes_the_api(client):
     schema = client.get("/openapi.json").json()
     assert set(schema["paths"]) == {
-        "/api/graph", "/api/values", "/api/descend", "/api/export", "/api/presets", "/healthz"
+        "/api/graph", "/api/values", "/api/descend", "/api/export", "/api/presets",
+        "/api/lessons", "/healthz",
     }  # fmt: skip
     graph = schema["paths"]["/api/graph"]["post"]
     assert graph["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith(

@@ -145,6 +145,7 @@ def test_every_route_documents_every_status_it_can_answer(contract):
         ("/api/descend", "post"): everything - {"503"},
         ("/api/values", "post"): everything | {"409"},
         ("/api/presets", "get"): {"200", "429"},
+        ("/api/lessons", "get"): {"200", "429"},
         ("/healthz", "get"): {"200"},
     }
     for (path, method), codes in statuses.items():
@@ -400,6 +401,11 @@ def test_presets_answer_matches_the_schema(client, contract):
     assert [preset["id"] for preset in presets] == PRESET_IDS
 
 
+def test_lessons_answer_matches_the_schema(client, contract):
+    lessons = contract.check(client.get("/api/lessons"), "/api/lessons", "get")
+    assert {"chain-rule", "diamond", "topo-sort"} <= {lesson["id"] for lesson in lessons}
+
+
 def test_healthz_answer_matches_the_schema(client, contract):
     contract.check(client.get("/healthz"), "/healthz", "get")
 
@@ -460,6 +466,7 @@ def test_schemathesis_finds_no_5xx_and_no_schema_violation(live_server):
         except Exception as error:  # report every operation's failure at once
             failures.append(f"{operation.label}: {error}")
     assert sorted(tested) == [
+        "GET /api/lessons",
         "GET /api/presets",
         "GET /healthz",
         "POST /api/descend",

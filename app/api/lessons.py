@@ -1,0 +1,16 @@
+"""`GET /api/lessons`: the guided lessons (lessons/*.json, validated when the app started)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from app.responses import JSONBytes
+from app.schemas import Lesson, error_responses
+
+router = APIRouter(tags=["lessons"])
+
+
+@router.get("/api/lessons", response_model=list[Lesson], responses=error_responses(429))
+async def lessons(request: Request) -> JSONBytes:
+    """Every lesson with its program and stops, each stop resolved to a step and node ids."""
+    return JSONBytes(request.app.state.lessons_json)

@@ -1,0 +1,196 @@
+"""Guided lessons: data files under `lessons/` (one JSON file per lesson), validated when the app
+starts. Each stop of a lesson names a place on the timeline, the nodes to highlight and an
+optional question; the server resolves them against the engine's trace of the lesson's program
+(node names to ids, places to step indices), so a lesson that names something its program does
+not have never reaches a page: the app refuses to start and says which file and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+import engine
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS_DIR = ROOT / "lessons" if (ROOT / "lessons").is_dir() else Path.cwd() / "lessons"
+
+
+class LessonError(Exception):
+    """A lesson file that cannot be used; the message names the file and the field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Place(_Strict):
+    """A step of the timeline: a phase, and the node it visits (forward, backward) or the
+    position in the sort (topo, 0-based)."""
+
+    phase: Literal["topo", "forward", "seed", "backward"]
+    node: str | None = None
+    index: int | None = Field(default=None, ge=0)
+
+
+class QuestionFile(_Strict):
+    node: str = Field(min_length=1, description="The node whose number is asked (name or text).")
+    of: Literal["grad", "data"] = "grad"
+    why: str = Field(min_length=1, description="The computation, shown after an answer.")
+
+
+class StopFile(_Strict):
+    text: str = Field(min_length=1)
+    at: Literal["start", "end"] | Place = "start"
+    highlight: list[str] = []
+    question: QuestionFile | None = None
+
+
+class LessonFile(_Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    title: str = Field(min_length=1)
+    summary: str = Field(min_length=1)
+    preset: str | None = None
+    source: str | None = None
+    values: dict[str, float] = {}
+    stops: list[StopFile] = Field(min_length=1)
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "(the whole file)"
+
+
+def _program(lesson: LessonFile, name: str) -> tuple[str, dict[str, float]]:
+    """The lesson's program and values: its own `source`, or those of its `preset`."""
+    if (lesson.preset is None) == (lesson.source is None):
+        raise LessonError(f"{name}: preset, source: give exactly one of them")
+    if lesson.source is not None:
+        return lesson.source, dict(lesson.values)
+    preset = next((p for p in engine.PRESETS if p["id"] == lesson.preset), None)
+    if preset is None:
+        known = ", ".join(p["id"] for p in engine.PRESETS)
+        raise LessonError(
+            f"{name}: preset: no preset is called {lesson.preset!r} (there are: {known})"
+        )
+    return preset["source"], {**preset["values"], **lesson.values}
+
+
+class _Resolver:
+    """Node names and timeline places of one lesson's trace, for one file's messages."""
+
+    def __init__(self, name: str, trace: dict[str, Any]) -> None:
+        self.name = name
+        self.steps = trace["steps"]
+        self.ids: dict[str, list[str]] = {}
+        for node in trace["nodes"]:
+            for key in {node["label"], node["text"]} - {""}:
+                self.ids.setdefault(key, []).append(node["id"])
+        self.kinds = {node["id"]: node["kind"] for node in trace["nodes"]}
+
+    def node(self, where: str, name: str) -> str:
+        ids = self.ids.get(name, [])
+        if len(ids) != 1:
+            problem = "no node is" if not ids else f"{len(ids)} nodes are"
+            known = ", ".join(sorted(self.ids))
+            raise LessonError(
+                f"{self.name}: {where}: {problem} called {name!r} (names and texts: {known})"
+            )
+        return ids[0]
+
+    def step(self, where: str, at: str | Place) -> int:
+        if at == "start":
+            return 0
+        if at == "end":
+            return len(self.steps) - 1
+        assert isinstance(at, Place)
+        indices = [k for k, step in enumerate(self.steps) if step["phase"] == at.phase]
+        if at.phase == "topo":
+            if at.index is None or at.node is not None:
+                raise LessonError(f"{self.name}: {where}: a topo place takes `index`, not `node`")
+            if at.index >= len(indices):
+                raise LessonError(
+                    f"{self.name}: {where}.index: the sort has {len(indices)} steps (0 to "
+                    f"{len(indices) - 1}), not {at.index + 1}"
+                )
+            return indices[at.index]
+        if at.phase == "seed":
+            if at.node is not None or at.index is not None:
+                raise LessonError(f"{self.name}: {where}: the seed takes neither node nor index")
+            return indices[0]
+        if at.node is None or at.index is not None:
+            raise LessonError(f"{self.name}: {where}: a {at.phase} place takes `node`")
+        node_id = self.node(f"{where}.node", at.node)
+        matches = [k for k in indices if self.steps[k]["node"] == node_id]
+        if not matches:
+            raise LessonError(
+                f"{self.name}: {where}.node: the {at.phase} pass never visits {at.node!r}"
+            )
+        return matches[0]
+
+
+def load_lesson(path: Path) -> dict[str, Any]:
+    """The lesson in `path` as the API serves it (raises LessonError naming file and field)."""
+    name = path.name
+    try:
+        raw = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as error:
+        raise LessonError(f"{name}: (the whole file): not readable JSON: {error}") from error
+    try:
+        lesson = LessonFile.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise LessonError(f"{name}: {_where(first['loc'])}: {first['msg']}") from error
+    if lesson.id != path.stem:
+        raise LessonError(f"{name}: id: {lesson.id!r} must match the file name ({path.stem!r})")
+    source, values = _program(lesson, name)
+    try:
+        trace = engine.trace(source, values).to_dict()
+    except engine.ProgramError as error:
+        raise LessonError(f"{name}: source: the program does not run: {error}") from error
+    resolve = _Resolver(name, trace)
+    stops = []
+    for i, stop in enumerate(lesson.stops):
+        where = f"stops.{i}"
+        question = None
+        if stop.question is not None:
+            node_id = resolve.node(f"{where}.question.node", stop.question.node)
+            if resolve.kinds[node_id] == "const" and stop.question.of == "grad":
+                raise LessonError(
+                    f"{name}: {where}.question.node: {stop.question.node!r} is a constant, "
+                    "whose gradient the page does not show"
+                )
+            question = {
+                "node": node_id,
+                "name": stop.question.node,
+                "of": stop.question.of,
+                "why": stop.question.why,
+            }
+        stops.append(
+            {
+                "text": stop.text,
+                "step": resolve.step(f"{where}.at", stop.at),
+                "highlight": [
+                    resolve.node(f"{where}.highlight.{k}", label)
+                    for k, label in enumerate(stop.highlight)
+                ],
+                "question": question,
+            }
+        )
+    return {
+        "id": lesson.id,
+        "title": lesson.title,
+        "summary": lesson.summary,
+        "source": source,
+        "values": values,
+        "stops": stops,
+    }
+
+
+def load_lessons(directory: Path = LESSONS_DIR) -> list[dict[str, Any]]:
+    """Every lesson of `directory` (`*.json`, by file name); raises LessonError for the first
+    file that cannot be used."""
+    if not directory.is_dir():
+        raise LessonError(f"{directory}: the lessons folder is missing")
+    return [load_lesson(path) for path in sorted(directory.glob("*.json"))]
