@@ -19,9 +19,10 @@ COPY pyproject.toml README.md ./
 COPY engine ./engine
 COPY app ./app
 RUN pip install .
-# The app reads templates/ and static/ from the working directory's checkout layout.
+# The app reads templates/, static/ and lessons/ from the working directory's checkout layout.
 COPY templates ./templates
 COPY static ./static
+COPY lessons ./lessons
 
 USER chainrule
 EXPOSE 8000
