@@ -55,11 +55,16 @@ export function apiUrl(path) {
   return new URL(`../../../${path}`, import.meta.url).href;
 }
 
-export async function fetchPresets() {
-  const presets = await request(apiUrl("api/presets"), { headers: { accept: "application/json" } });
-  if (!Array.isArray(presets)) throw new ApiError({ type: "BadResponse", message: "The presets list is malformed." });
-  return presets;
+async function fetchList(path, what) {
+  const list = await request(apiUrl(path), { headers: { accept: "application/json" } });
+  if (!Array.isArray(list)) throw new ApiError({ type: "BadResponse", message: `The ${what} list is malformed.` });
+  return list;
 }
+
+export const fetchPresets = () => fetchList("api/presets", "presets");
+
+/** The guided lessons (GET /api/lessons): {id, title, summary, source, values, stops}. */
+export const fetchLessons = () => fetchList("api/lessons", "lessons");
 
 function postJson(path, body) {
   return request(apiUrl(path), {

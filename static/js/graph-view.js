@@ -78,7 +78,9 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut }) {
     if (!state.trace) return;
     fittedBounds = graphBounds(state.trace);
     const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
-    zoom.fit(fittedBounds, 1.6 * (rem / 16));
+    // The zoom buttons and the legend sit over the pane's top and bottom edges: fit between them.
+    const clear = (selector) => (wrap.querySelector(selector)?.offsetHeight ?? 0) + rem;
+    zoom.fit(fittedBounds, 1.6 * (rem / 16), { top: clear(".graph-tools"), bottom: clear(".legend") });
     fittedTransform = JSON.stringify(zoom.transform);
   };
   // The graph area changes size when panels, labs or the error box change height, or the

@@ -1,10 +1,12 @@
 // Assembles the page: finds the layout's elements, mounts each view, and connects the state to
 // the server (programs and slider values go out, traces and errors come back).
 
-import { createGraphChannel, fetchPresets } from "./api.js";
+import { createGraphChannel, fetchLessons, fetchPresets } from "./api.js";
 import { mountClassroom } from "./classroom.js";
 import { mountEditor } from "./editor.js";
 import { mountGraph } from "./graph-view.js";
+import { mountHiding } from "./hide.js";
+import { mountLesson } from "./lesson.js";
 import { mountLabs } from "./labs.js";
 import { mountPanelArea } from "./panels.js";
 import { mountSliders } from "./sliders.js";
@@ -49,7 +51,18 @@ function loadPreset(id, step = 0) {
   recompute({ program: true, step });
 }
 
+/** Show a program that is no preset (a lesson's), from its first step. */
+function loadProgram({ source, values }) {
+  update({ presetId: "", source, values: { ...values }, playing: false });
+  recompute({ program: true });
+}
+
+let lessons = null;
+
 function mount() {
+  // First: while a lesson is open, its Space and arrows come before the transport's.
+  lessons = mountLesson({ panel: $("lesson"), menu: $("lessons"), loadProgram });
+  mountHiding();
   const graph = mountGraph({ svg: $("graph"), overlay: $("graph-overlay"), wrap: $("graph-wrap"), fitButton: $("fit"), zoomIn: $("zoom-in"), zoomOut: $("zoom-out") });
   mountTransport({
     toStart: $("to-start"), back: $("step-back"), play: $("play"), forward: $("step-forward"),
@@ -92,14 +105,21 @@ async function start() {
   mount();
   const fromUrl = fromUrlParams(new URLSearchParams(window.location.search));
   try {
-    update({ presets: await fetchPresets() });
+    const [presets, lessonList] = await Promise.all([fetchPresets(), fetchLessons()]);
+    update({ presets, lessons: lessonList });
   } catch (err) {
     setError(err.detail ?? { type: "Error", message: String(err) });
+  }
+  const { lessonId, lessonStop = 0, hide = [], presenting = false } = fromUrl;
+  update({ hide, presenting });
+  if (lessonId && state.lessons.some((lesson) => lesson.id === lessonId)) {
+    lessons.open(lessonId, lessonStop); // `?lesson=<id>&stop=<k>` opens that stop
+    return;
   }
   const known = (id) => state.presets.some((p) => p.id === id);
   // `?preset=<unknown>` (an old link, a typo) opens the first preset, not a blank page.
   const presetId = [fromUrl.presetId, document.body.dataset.presetId].find(known) ?? state.presets[0]?.id;
-  const { step = 0, ...patch } = fromUrl;
+  const { step = 0, lessonId: _lesson, lessonStop: _stop, ...patch } = fromUrl;
   if (fromUrl.source) {
     update({ ...patch, presetId: known(fromUrl.presetId) ? fromUrl.presetId : "" });
     $("toggle-expand").checked = state.expandDerived;

@@ -6,18 +6,41 @@
 import { bindKeys, showModal } from "./keys.js";
 import { state, subscribe, update } from "./state.js";
 
+// [keys, what they do, whether the page shows what they work on]: the help lists only what the
+// class can see (a teacher's link may hide parts; a lesson takes Space and the arrows).
+const inLesson = (s) => Boolean(s.lessonId);
+const hasPanels = (s) => !(s.hide.includes("labs") && s.hide.includes("tables"));
 const KEYS = [
-  ["Space", "play / pause"],
-  ["\u2190  \u2192", "step back / forward"],
+  ["Space  \u2192", "next stop of the lesson", inLesson],
+  ["\u2190", "previous stop of the lesson", inLesson],
+  ["Space", "play / pause", (s) => !inLesson(s)],
+  ["\u2190  \u2192", "step back / forward", (s) => !inLesson(s)],
   ["Home  End", "first / last step"],
   ["F", "jump to the forward pass"],
   ["B", "jump to the backward pass"],
   ["P", "presentation mode on / off"],
   ["Esc", "close a panel or dialog; leave presentation mode"],
   ["Tab, Enter", "reach an edge or a node, explain it"],
-  ["\u2190  \u2192", "on a panel tab: the previous / next panel"],
+  ["\u2190  \u2192", "on a panel tab: the previous / next panel", hasPanels],
   ["?", "this help"],
 ];
+
+/** The help's rows for what the page shows now. */
+function fillKeys(list, s) {
+  list.replaceChildren();
+  for (const [key, what, shown = () => true] of KEYS) {
+    if (!shown(s)) continue;
+    const dt = document.createElement("dt");
+    for (const part of key.split(/\s+/)) {
+      const kbd = document.createElement("kbd");
+      kbd.textContent = part;
+      dt.append(kbd, " ");
+    }
+    const dd = document.createElement("dd");
+    dd.textContent = what;
+    list.append(dt, dd);
+  }
+}
 
 function helpDialog() {
   const dialog = document.createElement("dialog");
@@ -29,17 +52,6 @@ function helpDialog() {
   title.textContent = "Keyboard";
   const list = document.createElement("dl");
   list.className = "keys";
-  for (const [key, what] of KEYS) {
-    const dt = document.createElement("dt");
-    for (const part of key.split(/\s+/)) {
-      const kbd = document.createElement("kbd");
-      kbd.textContent = part;
-      dt.append(kbd, " ");
-    }
-    const dd = document.createElement("dd");
-    dd.textContent = what;
-    list.append(dt, dd);
-  }
   const close = document.createElement("button");
   close.type = "button";
   close.textContent = "Close";
@@ -69,6 +81,7 @@ export function mountPresentation(container, { jumpForward, jumpBackward }) {
   const dialog = helpDialog();
 
   const openHelp = () => {
+    fillKeys(dialog.querySelector("dl.keys"), state);
     showModal(dialog);
   };
   present.addEventListener("click", () => update({ presenting: !state.presenting }));

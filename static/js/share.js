@@ -5,14 +5,102 @@
 import { apiUrl } from "./api.js";
 import { showModal } from "./keys.js";
 import { microgradScript } from "./micrograd.js";
-import { state, subscribe, toUrlParams, URL_FIELDS } from "./state.js";
+import { HIDE_KEYS, state, subscribe, toUrlParams, URL_FIELDS } from "./state.js";
 
 const URL_WRITE_DELAY_MS = 250;
 const URL_KEYS = new Set(Object.values(URL_FIELDS).map((f) => f.key));
 
-export function shareUrl() {
-  const query = toUrlParams(state).toString();
+/** The link to this view; `overrides` ({hide, presenting}) change what the class will see. */
+export function shareUrl(overrides = {}) {
+  const query = toUrlParams({ ...state, ...overrides }).toString();
   return `${window.location.origin}${window.location.pathname}${query ? `?${query}` : ""}`;
+}
+
+const SHOWN_PARTS = {
+  editor: "the program editor",
+  sliders: "the leaf sliders",
+  toggles: "the display options",
+  labs: "the labs",
+  tables: "the tables (sort, propagation, gradients)",
+  narration: "the narration",
+};
+
+/**
+ * The Share dialog: the link, and what the class sees when it opens it (a teacher unticks the
+ * parts the lesson does not need; the link carries `hide=` and, if chosen, `present=1`).
+ */
+function createLinkDialog() {
+  const dialog = document.createElement("dialog");
+  dialog.id = "link-dialog";
+  dialog.className = "text-dialog link-dialog";
+  dialog.setAttribute("aria-labelledby", "link-dialog-title");
+  const title = document.createElement("h2");
+  title.id = "link-dialog-title";
+  title.textContent = "Link to this view";
+  const status = document.createElement("p");
+  status.className = "dialog-status";
+  status.setAttribute("role", "status");
+  const field = document.createElement("input");
+  field.readOnly = true;
+  field.className = "dialog-text";
+  field.dataset.testid = "link-dialog-text";
+  field.setAttribute("aria-label", "Link to this view");
+  const parts = document.createElement("fieldset");
+  parts.className = "link-parts";
+  const legend = document.createElement("legend");
+  legend.textContent = "What the class sees";
+  parts.append(legend);
+  const shown = {};
+  for (const key of HIDE_KEYS) {
+    const label = document.createElement("label");
+    label.className = "toggle";
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.dataset.testid = `show-${key}`;
+    shown[key] = box;
+    label.append(box, ` ${SHOWN_PARTS[key]}`);
+    parts.append(label);
+  }
+  const presentLabel = document.createElement("label");
+  presentLabel.className = "toggle";
+  const present = document.createElement("input");
+  present.type = "checkbox";
+  present.dataset.testid = "link-present";
+  presentLabel.append(present, " open in presentation mode");
+  const copy = button("Copy link", { "data-testid": "link-copy", class: "primary" });
+  const close = button("Close");
+  close.addEventListener("click", () => dialog.close());
+  const buttons = document.createElement("div");
+  buttons.className = "dialog-buttons";
+  buttons.append(copy, close);
+  dialog.append(title, field, parts, presentLabel, status, buttons);
+  document.body.append(dialog);
+
+  const link = () => shareUrl({
+    hide: HIDE_KEYS.filter((key) => !shown[key].checked),
+    presenting: present.checked,
+  });
+  const refresh = () => {
+    field.value = link();
+    status.textContent = "";
+  };
+  for (const box of [...Object.values(shown), present]) box.addEventListener("change", refresh);
+  copy.addEventListener("click", async () => {
+    const url = link();
+    status.textContent = (await copyText(url)) ? "Copied to the clipboard." : "Select and copy it (Ctrl+C).";
+  });
+  return {
+    /** Open with the view's own settings; `copied`: whether its link is on the clipboard. */
+    open(copied) {
+      for (const key of HIDE_KEYS) shown[key].checked = !state.hide.includes(key);
+      present.checked = state.presenting;
+      refresh();
+      status.textContent = copied ? "Copied to the clipboard." : "Select and copy it (Ctrl+C).";
+      showModal(dialog);
+      field.focus();
+      field.select();
+    },
+  };
 }
 
 function button(text, attrs = {}) {
@@ -44,12 +132,12 @@ function createTextDialog(id, heading) {
   const status = document.createElement("p");
   status.className = "dialog-status";
   status.setAttribute("role", "status");
-  const field = document.createElement(id === "link-dialog" ? "input" : "textarea");
+  const field = document.createElement("textarea");
   field.readOnly = true;
   field.className = "dialog-text";
   field.dataset.testid = `${id}-text`;
   field.setAttribute("aria-label", heading);
-  if (field.tagName === "TEXTAREA") field.rows = 16;
+  field.rows = 16;
   const close = button("Close");
   close.addEventListener("click", () => dialog.close());
   dialog.append(title, status, field, close);
@@ -165,18 +253,14 @@ export function mountShare(container, { requestBody }) {
   const status = document.createElement("span");
   status.className = "share-status";
   status.setAttribute("role", "status");
-  const linkDialog = createTextDialog("link-dialog", "Link to this view");
+  const linkDialog = createLinkDialog();
   const scriptDialog = createTextDialog("micrograd-dialog", "micrograd script");
 
-  const copyLink = button("Share", { "data-testid": "copy-link", title: "Copy a link to this exact program, values and step" });
+  const copyLink = button("Share", { "data-testid": "copy-link", title: "Copy a link to this exact program, values and step; choose what the class sees" });
   copyLink.addEventListener("click", async () => {
-    const url = shareUrl();
-    if (await copyText(url)) {
-      flash(copyLink, "Link copied");
-    } else {
-      linkDialog.open(url);
-      linkDialog.copied(url, false);
-    }
+    const copied = await copyText(shareUrl());
+    if (copied) flash(copyLink, "Link copied");
+    linkDialog.open(copied);
   });
   const copyScript = button("micrograd.py", { "data-testid": "copy-micrograd", title: "Copy as micrograd Python: a runnable script" });
   copyScript.addEventListener("click", async () => {

@@ -9,6 +9,10 @@
 
 export const state = {
   presets: [],          // [{id, title, source, values, note}] from /api/presets
+  lessons: [],          // [{id, title, summary, source, values, stops}] from /api/lessons
+  lessonId: "",         // the lesson open (lesson.js), "" for none
+  lessonStop: 0,        // its stop shown (0-based)
+  hide: [],             // parts a teacher's link hides (HIDE_KEYS): not shown, not focusable
   presetId: "",         // the preset the program came from ("" once edited)
   source: "",           // the program text as typed
   values: {},           // slider overrides {leafName: number}; program edits reset it
@@ -141,7 +145,14 @@ export const URL_FIELDS = {
   final: { key: "finalGrads", type: "bool" },
   fold: { key: "foldConstants", type: "bool" },
   train: { key: "train", type: "train" },
+  lesson: { key: "lessonId", type: "string" },
+  stop: { key: "lessonStop", type: "int", when: (s) => Boolean(s.lessonId) },
+  hide: { key: "hide", type: "hide" },
+  present: { key: "presenting", type: "bool" },
 };
+
+/** The parts of the page a teacher's link can hide (`hide=editor,sliders`), in menu order. */
+export const HIDE_KEYS = ["editor", "sliders", "toggles", "labs", "tables", "narration"];
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -182,15 +193,20 @@ const codecs = {
   bool: { encode: (v) => (v ? "1" : "0"), decode: (s) => s === "1" },
   numbers: { encode: encodeNumbers, decode: decodeNumbers },
   train: trainCodec,
+  hide: {
+    encode: (keys) => keys.join(","),
+    decode: (s) => HIDE_KEYS.filter((key) => s.split(",").includes(key)),
+  },
 };
 
 /** The URL query parameters describing `s` (only non-default fields). */
 export function toUrlParams(s) {
   const params = new URLSearchParams();
-  for (const [name, { key, type }] of Object.entries(URL_FIELDS)) {
+  for (const [name, { key, type, when = () => true }] of Object.entries(URL_FIELDS)) {
     const value = s[key];
-    if (value === "" || value === false || value == null) continue;
+    if (value === "" || value === false || value == null || !when(s)) continue;
     if (type === "numbers" && Object.keys(value).length === 0) continue;
+    if (type === "hide" && value.length === 0) continue;
     params.set(name, codecs[type].encode(value));
   }
   return params;

@@ -75,19 +75,23 @@ export function createZoom(svg, viewports, onZoom = () => {}) {
 
   return {
     /** Scale and centre the box {x, y, width, height} (graph coordinates) in the visible SVG. */
-    fit(bounds, maxScale = 2) {
+    /** Fit `bounds` in the visible box, leaving `insets` ({top, bottom} px) for what sits over
+     * the pane's edges (the zoom buttons, the legend). */
+    fit(bounds, maxScale = 2, insets = {}) {
       const box = visibleBox();
       if (!bounds || box.width === 0 || box.height === 0) return;
       const margin = Math.min(48, box.width * 0.05);
+      const top = Math.max(margin, insets.top ?? 0);
+      const bottom = Math.max(margin, insets.bottom ?? 0);
       const k = Math.min(maxScale,
         (box.width - 2 * margin) / Math.max(1, bounds.width),
-        (box.height - 2 * margin) / Math.max(1, bounds.height));
+        (box.height - top - bottom) / Math.max(1, bounds.height));
       const x0 = bounds.x ?? 0;
       const y0 = bounds.y ?? 0;
       transform = {
         k,
         x: box.x + (box.width - bounds.width * k) / 2 - x0 * k,
-        y: box.y + (box.height - bounds.height * k) / 2 - y0 * k,
+        y: box.y + top + (box.height - top - bottom - bounds.height * k) / 2 - y0 * k,
       };
       apply();
     },
