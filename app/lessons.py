@@ -88,6 +88,19 @@ class _Resolver:
             for key in {node["label"], node["text"]} - {""}:
                 self.ids.setdefault(key, []).append(node["id"])
         self.kinds = {node["id"]: node["kind"] for node in trace["nodes"]}
+        self.edges = trace["edges"]
+
+    def highlight(self, where: str, name: str) -> list[str]:
+        """A node's id, or for `input->consumer` the ids of the edges between them."""
+        if "->" not in name:
+            return [self.node(where, name)]
+        source, target = (part.strip() for part in name.split("->", 1))
+        source_id, target_id = self.node(where, source), self.node(where, target)
+        ends = (source_id, target_id)
+        edges = [e["id"] for e in self.edges if (e["source"], e["target"]) == ends]
+        if not edges:
+            raise LessonError(f"{self.name}: {where}: no edge goes from {source!r} into {target!r}")
+        return edges
 
     def node(self, where: str, name: str) -> str:
         ids = self.ids.get(name, [])
@@ -172,8 +185,9 @@ def load_lesson(path: Path) -> dict[str, Any]:
                 "text": stop.text,
                 "step": resolve.step(f"{where}.at", stop.at),
                 "highlight": [
-                    resolve.node(f"{where}.highlight.{k}", label)
+                    found
                     for k, label in enumerate(stop.highlight)
+                    for found in resolve.highlight(f"{where}.highlight.{k}", label)
                 ],
                 "question": question,
             }

@@ -363,7 +363,9 @@ class LessonQuestion(Sent):
 class LessonStop(Sent):
     text: str = Field(description="The paragraph; `backticks` mark inline math.")
     step: int = Field(description="The index in `steps` (of /api/graph) the stop shows.")
-    highlight: list[str] = Field(description="Ids of the nodes the stop points at.")
+    highlight: list[str] = Field(
+        description="Ids of the nodes (`n3`) and edges (`e2`) the stop points at."
+    )
     question: LessonQuestion | None
 
 

@@ -3,8 +3,8 @@
 // the nodes it points at, and maybe a question read off the graph. Space, → and Next go to the
 // next stop, ← and Back to the previous one; the transport still moves the pulse inside a stop.
 //
-// This module is the only writer of `data-lesson` on node cards (the highlight) and of the
-// lesson panel; it reads the trace and moves the timeline through state.js.
+// This module is the only writer of `data-lesson` on node cards and edges (the highlight) and
+// of the lesson panel; it reads the trace and moves the timeline through state.js.
 
 import { bindKeys } from "./keys.js";
 import { isClose, parseGuess } from "./lab-predict.js";
@@ -60,7 +60,7 @@ export function mountLesson({ panel, menu, loadProgram }) {
     for (const g of highlighted) if (g.isConnected) g.removeAttribute("data-lesson");
     highlighted = [];
     for (const id of ids) {
-      const g = document.querySelector(`[data-testid=node][data-node-id="${id}"]`);
+      const g = document.querySelector(id.startsWith("e") ? `path.edge[data-edge-id="${id}"]` : `[data-testid=node][data-node-id="${id}"]`);
       if (g) {
         g.setAttribute("data-lesson", "highlight");
         highlighted.push(g);
@@ -147,8 +147,7 @@ export function mountLesson({ panel, menu, loadProgram }) {
     if (changed.has("trace") && lesson && waitingFor !== null && isLessonTrace(lesson, s.trace)) {
       const k = waitingFor;
       waitingFor = null;
-      show(k);
-      return;
+      show(k); // its timeline move comes in the next round; the highlight below is drawn now
     }
     if (!lesson) {
       if (changed.has("lessonId")) {

@@ -134,3 +134,15 @@ def test_a_file_that_is_not_json_is_named(tmp_path: Path):
     (tmp_path / "broken.json").write_text('{"id": "broken",')
     with pytest.raises(LessonError, match=r"^broken\.json: \(the whole file\): not readable JSON"):
         load_lessons(tmp_path)
+
+
+def test_an_edge_is_highlighted_by_its_two_ends():
+    square = load_lesson(LESSONS_DIR / "square.json")
+    assert square["stops"][0]["highlight"] == ["e0", "e1"]  # a·a: both input positions of b
+
+
+def test_an_edge_that_does_not_exist_is_named(tmp_path: Path):
+    lesson = broken(lambda d: d["stops"][1].update(highlight=["a->f"]))
+    (tmp_path / "chain-rule.json").write_text(json.dumps(lesson))
+    with pytest.raises(LessonError, match="stops.1.highlight.0: no edge goes from 'a' into 'f'"):
+        load_lessons(tmp_path)

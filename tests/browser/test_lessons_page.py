@@ -97,9 +97,24 @@ def test_the_menu_opens_a_lesson_and_the_transport_still_works_inside_a_stop(pag
     assert page.get_attribute(LESSON_PANEL, "data-stop") == "1"
     page.click("[data-testid=lesson-back]")
     wait_for_stop(page, 0, lesson)
+    ringed_edges = page.eval_on_selector_all(
+        "path.edge[data-lesson=highlight]", "els => els.map(e => e.dataset.edgeId)"
+    )
+    assert ringed_edges == []  # the diamond's first stop rings nodes b and c only
     page.click("[data-testid=lesson-close]")
     page.wait_for_selector(f"{LESSON_PANEL}[hidden]", state="attached")
     assert page.locator("[data-lesson=highlight]").count() == 0
+
+
+def test_a_stop_rings_the_edges_it_names(page):
+    open_lesson(page, "square")
+    page.wait_for_selector(
+        "path.edge[data-lesson=highlight]", state="attached"
+    )  # a flat line has no box
+    edges = page.eval_on_selector_all(
+        "path.edge[data-lesson=highlight]", "els => els.map(e => e.dataset.edgeId).sort()"
+    )
+    assert edges == BY_ID["square"]["stops"][0]["highlight"] == ["e0", "e1"]
 
 
 def question_stops():
