@@ -87,8 +87,8 @@ def test_an_over_large_graph_is_refused_before_the_backward_pass_and_timeline(
         traced.append(args)
         real_init(self, *args, **kwargs)
 
+    client = make_client(export_max_nodes=100)  # (its start-up traces the lessons)
     monkeypatch.setattr(engine.run.Trace, "__init__", spy)
-    client = make_client(export_max_nodes=100)
     source = "c = 1\ns = c" + " + c" * 1_000  # 1,001 nodes
     response = client.post("/api/export?format=dot", json={"source": source})
     assert response.status_code == 400
