@@ -39,6 +39,26 @@ export function openLayer() {
 }
 
 /**
+ * A new modal dialog in the document: `<dialog id class aria-labelledby>` with its heading, and a
+ * `status` line (role=status) for what an action did. Returns {dialog, title, status}.
+ */
+export function createDialog(id, heading, className) {
+  const dialog = document.createElement("dialog");
+  dialog.id = id;
+  dialog.className = className;
+  dialog.setAttribute("aria-labelledby", `${id}-title`);
+  const title = document.createElement("h2");
+  title.id = `${id}-title`;
+  title.textContent = heading;
+  const status = document.createElement("p");
+  status.className = "dialog-status";
+  status.setAttribute("role", "status");
+  dialog.append(title);
+  document.body.append(dialog);
+  return { dialog, title, status };
+}
+
+/**
  * Show `dialog` as a modal; when it closes (Escape, its Close button, dialog.close()), focus goes
  * back to what had it before.
  */

@@ -177,8 +177,10 @@ export function mountLesson({ panel, menu, loadProgram }) {
       back.disabled = s.lessonStop === 0;
       next.disabled = s.lessonStop === lesson.stops.length - 1;
     }
-    // After this round the graph has drawn the trace's cards: mark the stop's nodes then.
-    if (isLessonTrace(lesson, s.trace)) requestAnimationFrame(() => highlight(stop.highlight));
+    // A new trace's cards are drawn during this round: mark the stop's nodes once it is over.
+    if (!isLessonTrace(lesson, s.trace)) return;
+    if (changed.has("trace")) requestAnimationFrame(() => highlight(stop.highlight));
+    else if (changed.has("lessonStop") || changed.has("lessonId")) highlight(stop.highlight);
   });
 
   return { open };

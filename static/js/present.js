@@ -3,7 +3,7 @@
 // forward/backward phase, ? opens the keyboard help. (Space, ←/→, Home/End: transport.js; who
 // gets a key, and when a text field or an open dialog keeps it: keys.js.)
 
-import { bindKeys, showModal } from "./keys.js";
+import { bindKeys, createDialog, showModal } from "./keys.js";
 import { state, subscribe, update } from "./state.js";
 
 // [keys, what they do, whether the page shows what they work on]: the help lists only what the
@@ -43,21 +43,14 @@ function fillKeys(list, s) {
 }
 
 function helpDialog() {
-  const dialog = document.createElement("dialog");
-  dialog.id = "help-dialog";
-  dialog.className = "help-dialog";
-  dialog.setAttribute("aria-labelledby", "help-title");
-  const title = document.createElement("h2");
-  title.id = "help-title";
-  title.textContent = "Keyboard";
+  const { dialog } = createDialog("help-dialog", "Keyboard", "help-dialog");
   const list = document.createElement("dl");
   list.className = "keys";
   const close = document.createElement("button");
   close.type = "button";
   close.textContent = "Close";
   close.addEventListener("click", () => dialog.close());
-  dialog.append(title, list, close);
-  document.body.append(dialog);
+  dialog.append(list, close);
   return dialog;
 }
 

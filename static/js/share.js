@@ -3,7 +3,7 @@
 // Python" (the script is also shown in a dialog, ready to select).
 
 import { apiUrl } from "./api.js";
-import { showModal } from "./keys.js";
+import { createDialog, showModal } from "./keys.js";
 import { microgradScript } from "./micrograd.js";
 import { HIDE_KEYS, state, subscribe, toUrlParams, URL_FIELDS } from "./state.js";
 
@@ -30,16 +30,7 @@ const SHOWN_PARTS = {
  * parts the lesson does not need; the link carries `hide=` and, if chosen, `present=1`).
  */
 function createLinkDialog() {
-  const dialog = document.createElement("dialog");
-  dialog.id = "link-dialog";
-  dialog.className = "text-dialog link-dialog";
-  dialog.setAttribute("aria-labelledby", "link-dialog-title");
-  const title = document.createElement("h2");
-  title.id = "link-dialog-title";
-  title.textContent = "Link to this view";
-  const status = document.createElement("p");
-  status.className = "dialog-status";
-  status.setAttribute("role", "status");
+  const { dialog, status } = createDialog("link-dialog", "Link to this view", "text-dialog link-dialog");
   const field = document.createElement("input");
   field.readOnly = true;
   field.className = "dialog-text";
@@ -73,8 +64,7 @@ function createLinkDialog() {
   const buttons = document.createElement("div");
   buttons.className = "dialog-buttons";
   buttons.append(copy, close);
-  dialog.append(title, field, parts, presentLabel, status, buttons);
-  document.body.append(dialog);
+  dialog.append(field, parts, presentLabel, status, buttons);
 
   const link = () => shareUrl({
     hide: HIDE_KEYS.filter((key) => !shown[key].checked),
@@ -122,16 +112,7 @@ async function copyText(text) {
 
 /** A modal dialog with a read-only text field holding `text` (selected), for copying by hand. */
 function createTextDialog(id, heading) {
-  const dialog = document.createElement("dialog");
-  dialog.id = id;
-  dialog.className = "text-dialog";
-  dialog.setAttribute("aria-labelledby", `${id}-title`);
-  const title = document.createElement("h2");
-  title.id = `${id}-title`;
-  title.textContent = heading;
-  const status = document.createElement("p");
-  status.className = "dialog-status";
-  status.setAttribute("role", "status");
+  const { dialog, status } = createDialog(id, heading, "text-dialog");
   const field = document.createElement("textarea");
   field.readOnly = true;
   field.className = "dialog-text";
@@ -140,8 +121,7 @@ function createTextDialog(id, heading) {
   field.rows = 16;
   const close = button("Close");
   close.addEventListener("click", () => dialog.close());
-  dialog.append(title, status, field, close);
-  document.body.append(dialog);
+  dialog.append(status, field, close);
   return {
     open(text) {
       field.value = text;

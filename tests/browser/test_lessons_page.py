@@ -87,10 +87,10 @@ def test_the_menu_opens_a_lesson_and_the_transport_still_works_inside_a_stop(pag
     assert page.input_value("[data-testid=source]") == lesson["source"]
     page.click("[data-testid=lesson-next]")
     wait_for_stop(page, 1, lesson)
-    highlighted = page.eval_on_selector_all(
-        "[data-lesson=highlight]", "els => els.map(e => e.dataset.label)"
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-lesson=highlight]')]"
+        ".map(e => e.dataset.label).join() === 'd'"
     )
-    assert highlighted == ["d"]
     before = int(page.evaluate("document.body.dataset.stepIndex"))
     page.click("[data-testid=step-forward]")
     page.wait_for_function(f"() => document.body.dataset.stepIndex === '{before + 1}'")
