@@ -82,7 +82,7 @@ class Sent(BaseModel):
 # The operations as the API names them (`**` also for a constant power, with `exponent` set).
 Op = Literal[tuple(sorted({op.public for op in OPS.values()}))]  # type: ignore[valid-type]
 NodeWarningType = Literal["division_by_zero", "overflow", "domain"]
-WarningType = Literal["unused", "alias", "unknown_value", "never_visited", "late"]
+WarningType = Literal["unused", "alias", "unknown_value", "never_visited", "late", "skipped"]
 StackEntry = tuple[str, int]
 
 

@@ -71,9 +71,13 @@ def build(
     *,
     expand_derived: bool = False,
     max_nodes: int | None = None,
+    notes: Sequence[dict[str, Any]] = (),
 ) -> Graph:
     """Check names, prune statements the root does not use, and build the Value graph.
+    `notes` (the parser's skipped lines) lead the warnings.
 
+    A name assigned again (`x = x * w + b`, `c += 1`) names a new node, its next version: the
+    graph labels it `x₂`, `x₃`, … and later uses read the latest version.
     Raises AssignedTwice, UseBeforeAssign or LimitExceeded (more than `max_nodes` nodes).
     """
     uses = [statement.names() for statement in statements]
@@ -81,8 +85,14 @@ def build(
     kept = _used_statements(statements, uses)
     lines = LineIndex(source)
     builder = _Builder(source, lines, values, expand_derived, max_nodes)
-    warnings: list[dict[str, Any]] = []
+    warnings: list[dict[str, Any]] = [dict(note) for note in notes]
+    assignments: Counter[str] = Counter()
     for index, statement in enumerate(statements):
+        if statement.target is not None:
+            assignments[statement.target] += 1
+            statement_version = assignments[statement.target]
+        else:
+            statement_version = 1
         if not kept[index]:
             line, column = lines.position(statement.target_start)
             if statement.target:
@@ -97,7 +107,7 @@ def build(
                 )
             warnings.append({"type": "unused", "message": message, "line": line, "column": column})
             continue
-        builder.statement(statement)
+        builder.statement(statement, statement_version)
     root = builder.last
     assert root is not None
     warnings.extend(builder.warnings)
@@ -132,6 +142,7 @@ _MORE = {
         "are not used by the result (the last statement), so they are left out of the graph",
     ),
     "alias": ("names", "are other names for nodes the graph already shows"),
+    "skipped": ("lines", "of micrograd code are skipped (never run)"),
     "unknown_value": ("values", "name no leaf of this graph, so they are ignored"),
     "never_visited": (
         "nodes",
@@ -172,34 +183,50 @@ def limit_warnings(warnings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return kept
 
 
-def _check_names(source: str, statements: list[Statement], uses: list[list[Expr]]) -> None:
-    assigned: dict[str, int] = {}
+def _check_names(source: str, statements: Sequence[Statement], uses: list[list[Expr]]) -> None:
+    """Refuse what would be ambiguous: a name's number (its leaf, whose slider bears the name)
+    that is not its first assignment, and a name used before its first assignment (it would
+    silently be a leaf of value 1)."""
+    first: dict[str, int] = {}
     for index, statement in enumerate(statements):
         name = statement.target
         if name is None:
             continue
-        if name in assigned:
-            first = statements[assigned[name]].line
-            name = quoted(name)
+        if name not in first:
+            first[name] = index
+            continue
+        if statement.expr.kind != "num":
+            continue  # a new version of the name
+        earlier = statements[first[name]]
+        shown = quoted(name)
+        if earlier.expr.kind != "num":
             message = (
-                f"'{name}' is assigned twice (lines {first} and {statement.line})"
-                if first != statement.line
-                else f"'{name}' is assigned twice on line {first}: give the second one a new name"
+                f"'{shown}' is given a number on line {statement.line} after it was computed "
+                f"on line {earlier.line}: a leaf's number comes first; give it a new name"
             )
-            raise AssignedTwice(
-                message,
-                source,
-                statement.target_start,
-                statement.target_end,
+        elif earlier.line == statement.line:
+            message = (
+                f"'{shown}' is assigned twice on line {earlier.line}: "
+                "give the second one a new name"
             )
-        assigned[name] = index
+        else:
+            message = (
+                f"'{shown}' is assigned twice as a number (lines {earlier.line} and "
+                f"{statement.line}): a leaf is declared once; give the second one a new name"
+            )
+        raise AssignedTwice(message, source, statement.target_start, statement.target_end)
     for index, statement in enumerate(statements):
         for use in uses[index]:
-            where = assigned.get(use.text)
+            where = first.get(use.text)
             if where is None or where < index:
                 continue
             name = quoted(use.text)
-            if where == index:
+            if where == index and use.start == statement.target_start:  # `d *= 2`, no d yet
+                message = (
+                    f"'{name}' has no value to change yet on line {statement.line}: "
+                    f"assign '{name}' before '{name} {_augmented_op(source, use.end)}'"
+                )
+            elif where == index:
                 message = f"'{name}' is used in its own definition on line {statement.line}"
             elif statements[where].line == statement.line:
                 later = statements[where]
@@ -216,16 +243,34 @@ def _check_names(source: str, statements: list[Statement], uses: list[list[Expr]
             raise UseBeforeAssign(message, source, use.start, use.end)
 
 
-def _used_statements(statements: list[Statement], uses: list[list[Expr]]) -> list[bool]:
+def _used_statements(statements: Sequence[Statement], uses: list[list[Expr]]) -> list[bool]:
+    """Which statements the root (the last one) depends on. Walking back, a statement is
+    needed when its name is: it then answers for that name, and the names it uses (earlier
+    versions included) are needed from there on."""
     kept = [False] * len(statements)
     kept[-1] = True
     needed = {use.text for use in uses[-1]}
     for index in range(len(statements) - 2, -1, -1):
-        statement = statements[index]
-        if statement.target is not None and statement.target in needed:
+        target = statements[index].target
+        if target is not None and target in needed:
             kept[index] = True
+            needed.discard(target)
             needed.update(use.text for use in uses[index])
     return kept
+
+
+def _augmented_op(source: str, offset: int) -> str:
+    """The `+=` (or `*=`, …) after offset `offset` of `source`."""
+    rest = source[offset : offset + 8].lstrip(" \t")
+    return next(op for op in ("**=", "+=", "-=", "*=", "/=") if rest.startswith(op))
+
+
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def versioned(name: str, version: int) -> str:
+    """The label of a name's `version`-th assignment: `c`, then `c₂`, `c₃`, …"""
+    return name if version == 1 else name + str(version).translate(_SUBSCRIPTS)
 
 
 class _Builder:
@@ -275,7 +320,7 @@ class _Builder:
         self.leaves.append((name, node))
         return node
 
-    def statement(self, statement: Statement) -> None:
+    def statement(self, statement: Statement, version: int = 1) -> None:
         expr = statement.expr
         name = statement.target
         if name is not None and expr.kind == "num":
@@ -299,7 +344,7 @@ class _Builder:
             return
         node = self.expression(statement.postfix)
         if name is not None:
-            node.label = name
+            node.label = versioned(name, version)
             self.names[name] = node
         self.last = node
 

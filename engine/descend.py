@@ -93,9 +93,9 @@ def descend(
         raise BadTraining(f"the baseline must be a number, got {baseline!r}")
     check_source_size(source, limits)
     current = check_values(values)
-    statements = parsed(source, limits.max_depth)
+    statements, notes = parsed(source, limits.max_depth)
     with cycle_collector_paused():
-        graph = build(source, statements, current, max_nodes=limits.max_nodes)
+        graph = build(source, statements, current, max_nodes=limits.max_nodes, notes=notes)
         leaves = dict(graph.leaves)
         _check_parameters(parameters, leaves)
         size = len(graph.nodes)
@@ -131,7 +131,7 @@ def descend(
                 descent.stopped = _stopped(first_step + step + 1, "nonfinite", what, lr)
                 break
             descent.values.append([current[name] for name in parameters])
-            graph = build(source, statements, current, max_nodes=limits.max_nodes)
+            graph = build(source, statements, current, max_nodes=limits.max_nodes, notes=notes)
         descent.velocity = speed
     return descent
 

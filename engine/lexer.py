@@ -24,13 +24,35 @@ _TOKEN = re.compile(
     r"([ \t\f\v]*)(?:"
     r"((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
     r"|([A-Za-z_][A-Za-z0-9_]*)"
-    r"|(\*\*|[-+*/^(),]|=(?!=))"
+    r"|(\*\*=|[-+*/]=|\*\*|[-+*/^(),.]|=(?!=))"
+    r"|('[^'\\\r\n]*'|\"[^\"\\\r\n]*\")"
     r"|(\r?\n|;)"
     r"|(\#(?:[^\r\n]|\r(?!\n))*|\r(?!\n))"
     r"|([^ \t\f\v]))",
     re.ASCII,
 )
 _KEYWORDS = frozenset(keyword.kwlist)
+
+# The micrograd dialect (docs/language.md): methods a Value may call, and whole lines of
+# micrograd code that are read as notes, never run: imports, print(...), `x.label = 'x'`,
+# `x.grad` on its own, and the helpers chainrule's own micrograd scripts define.
+METHODS = ("relu", "tanh", "exp", "log", "sigmoid", "backward")
+HELPERS = ("tanh", "exp", "log", "sigmoid", "vpow", "_exp", "_log")
+_METHOD_CALL = re.compile(r"\.(?:" + "|".join(METHODS) + r")\s*\(", re.ASCII)
+_SKIPPED_LINE = re.compile(
+    r"^[ \t]*(?:(?P<import>(?:from\s+micrograd(?:\.\w+)*\s+import\s+[\w, ()]+"
+    r"|import\s+(?:micrograd(?:\.\w+)*|math|random)(?:\s+as\s+\w+)?)[ \t]*(?:\#[^\r\n]*)?)$"
+    r"|(?P<print>print[ \t]*\([^\r\n]*\)[ \t]*(?:\#[^\r\n]*)?)$"
+    r"|(?P<attribute>[A-Za-z_]\w*\.(?:label|grad|data)(?:[ \t]*=[^\r\n]*)?[ \t]*(?:\#[^\r\n]*)?)$"
+    r"|(?P<helper>def[ \t]+(?:" + "|".join(HELPERS) + r")[ \t]*\([^\r\n]*\):[ \t]*"
+    r"(?:\r?\n(?:[ \t]*(?:\#[^\r\n]*)?(?=\r?\n)|[ \t]+[^\r\n]*))*))",
+    re.ASCII | re.MULTILINE,
+)
+# `L.backward()` on a line of its own marks the result: what follows it (micrograd code that reads
+# the gradients, prints, asserts) is not read at all.
+_BACKWARD_LINE = re.compile(
+    r"^[ \t]*[A-Za-z_]\w*\.backward\(\)[ \t]*(?:\#[^\r\n]*)?$", re.MULTILINE
+)
 _NUMBER_TAIL = frozenset("._abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
 
@@ -70,7 +92,9 @@ def describe_char(ch: str) -> str:
 def tokenize(source: str) -> list[Token]:
     """Tokens of `source` ending with one `eof` token placed just past the last token.
 
-    Raises SyntaxError_ at the first character that is not part of the language.
+    Whole lines of micrograd code that chainrule reads as notes (imports, print(...), `x.label =
+    'x'`, its own helpers' definitions) are one `skip` token each, with the kind of line as its
+    value. Raises SyntaxError_ at the first character that is not part of the language.
     """
     bad = _FORBIDDEN.search(source)
     if bad:
@@ -78,9 +102,37 @@ def tokenize(source: str) -> list[Token]:
             f"unexpected character {describe_char(bad.group())}", source, bad.start()
         )
     tokens: list[Token] = []
+    start = 0
+    backward = _BACKWARD_LINE.search(source)
+    stop = len(source)
+    if backward is not None:
+        rest = source.find("\n", backward.end())
+        if rest != -1 and source[rest:].strip():
+            stop = rest + 1  # the newline ends the backward line
+    for line in _SKIPPED_LINE.finditer(source, 0, stop):
+        _tokenize_part(source, start, line.start(), tokens)
+        text = line.group()
+        blanks = len(text) - len(text.lstrip(" \t"))
+        kind = line.lastgroup or "import"
+        tokens.append(Token("skip", text[blanks:], line.start() + blanks, line.end(), kind))
+        start = line.end()
+    _tokenize_part(source, start, stop, tokens)
+    if stop < len(source):
+        tail = source[stop:]
+        first = stop + len(tail) - len(tail.lstrip())
+        tokens.append(Token("skip", source[first:].rstrip(), first, len(source.rstrip()), "after"))
+    end = tokens[-1].end if tokens else 0
+    tokens.append(Token("eof", "", end, end, None))
+    return tokens
+
+
+def _tokenize_part(source: str, start: int, stop: int, tokens: list[Token]) -> None:
+    """Append the tokens of `source[start:stop]`."""
     append = tokens.append
-    i = 0
-    for blanks, num, name, op, newline, skipped, other in _TOKEN.findall(source):
+    i = start
+    for blanks, num, name, op, string, newline, skipped, other in _TOKEN.findall(
+        source, start, stop
+    ):
         i += len(blanks)
         if name:
             end = i + len(name)
@@ -99,6 +151,11 @@ def tokenize(source: str) -> list[Token]:
                 _number(source, i, tokens)  # checks digits and overflow, then appends
             else:
                 append(Token("num", num, i, end, float(num)))
+        elif string:
+            end = i + len(string)
+            if not (len(tokens) >= 2 and tokens[-1].text == "=" and tokens[-2].text == "label"):
+                raise SyntaxError_("strings are not part of the language", source, i, end)
+            append(Token("str", string, i, end, string[1:-1]))
         elif newline:
             end = i + len(newline)
             append(Token("newline", newline, i, end, newline))
@@ -110,9 +167,6 @@ def tokenize(source: str) -> list[Token]:
             _reject(source, i)
             raise AssertionError(f"unreachable: {other!r}")  # pragma: no cover
         i = end
-    end = tokens[-1].end if tokens else 0
-    tokens.append(Token("eof", "", end, end, None))
-    return tokens
 
 
 def _number(source: str, i: int, tokens: list[Token]) -> int:
@@ -181,8 +235,17 @@ def _number_fix(text: str, tail: str) -> str:
     return f"for a product write {text.rstrip('.')}*{tail}"
 
 
+# What an error about Python beyond the dialect says chainrule does read.
+SUBSET = (
+    "chainrule reads this subset of micrograd: Value(2.0, label='a'), + - * / **, "
+    "the methods .relu() .tanh() .exp() .log() .sigmoid(), x += ..., L.backward(); "
+    "import and print lines are skipped"
+)
+
+
 def _name(source: str, i: int, tokens: list[Token]) -> int:
-    """Append the name at `i`, or raise for a Python keyword or an attribute (`a.b`)."""
+    """Check the name at `i` (the caller appends it): raise for a Python keyword or an
+    attribute other than a method call (`a.relu()`)."""
     match = _NAME.match(source, i)
     assert match is not None
     text = match.group()
@@ -192,20 +255,21 @@ def _name(source: str, i: int, tokens: list[Token]) -> int:
             what = {"lambda": "lambdas", "import": "imports", "from": "imports"}.get(
                 text, "definitions"
             )
-            message = f"{what} ('{text}') are not part of the language"
+            message = f"{what} ('{text}') are not part of the language; {SUBSET}"
         else:
-            message = f"'{quoted(text)}' is a Python keyword; it is not part of the language"
+            message = (
+                f"'{quoted(text)}' is a Python keyword; it is not part of the language; {SUBSET}"
+            )
         raise SyntaxError_(message, source, i, end)
-    if source.startswith(".", end):
+    if source.startswith(".", end) and not _METHOD_CALL.match(source, end):
         attr = _NAME.match(source, end + 1)
         stop = attr.end() if attr else end + 1
         raise SyntaxError_(
-            "attributes are not part of the language (names are letters, digits and _)",
+            f"'.{quoted(source[end + 1 : stop])}' is not part of the language: {SUBSET}",
             source,
             end,
             stop,
         )
-    tokens.append(Token("name", text, i, end, text))
     return end
 
 
@@ -218,7 +282,10 @@ def _reject(source: str, i: int) -> None:
         raise SyntaxError_("strings are not part of the language", source, i, stop)
     if ch == "[" or ch == "]":
         raise SyntaxError_(
-            "indexing with [ ] is not part of the language; use ( ) for grouping", source, i
+            f"lists and indexing with [ ] are not part of the language; use ( ) for grouping; "
+            f"{SUBSET}",
+            source,
+            i,
         )
     if ch in "<>!":
         width = 2 if source.startswith("=", i + 1) else 1

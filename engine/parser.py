@@ -8,9 +8,10 @@ set, and parse (slowly growing only the heap) when it is not.
 from __future__ import annotations
 
 from difflib import get_close_matches
+from typing import Any
 
 from .errors import QUOTE_MAX, ArgumentCount, LimitExceeded, SyntaxError_, UnknownFunction, quoted
-from .lexer import Token, tokenize
+from .lexer import SUBSET, Token, tokenize
 from .ops import FUNCTIONS
 
 # operator -> (precedence, right-associative); unary minus sits between `*` and `**`,
@@ -18,6 +19,17 @@ from .ops import FUNCTIONS
 BINARY = {"+": (10, False), "-": (10, False), "*": (20, False), "/": (20, False), "**": (40, True)}
 NEG_PRECEDENCE = 30
 _FUNCTIONS = frozenset(FUNCTIONS)
+AUGMENTED = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "**=": "**"}
+# The micrograd dialect's lines that are read as notes, by the lexer's kind of skipped line.
+_SKIPPED = {
+    "import": "'{text}' is skipped: chainrule needs no imports",
+    "print": "'{text}' is skipped: every value is on the graph",
+    "attribute": "'{text}' is skipped: a node is named by the name it is assigned to, and its "
+    "data and grad are on the graph",
+    "helper": "the definition of '{name}' is skipped: chainrule has it built in",
+    "after": "what follows .backward() (to line {last}) is not read: the graph ends at the "
+    "result it marks",
+}
 
 
 class Expr:
@@ -135,7 +147,18 @@ def parse(source: str, max_depth: int | None = None) -> list[Statement]:
     Raises a ProgramError subclass (SyntaxError_, UnknownFunction, ArgumentCount,
     LimitExceeded) at the first problem; never RecursionError, whatever the input.
     """
-    return _Parser(source, max_depth).program()
+    return parse_program(source, max_depth)[0]
+
+
+def parse_program(
+    source: str, max_depth: int | None = None
+) -> tuple[list[Statement], list[dict[str, Any]]]:
+    """The statements of `source` and the notes about lines of micrograd code it skipped
+    (warnings of type `skipped`: imports, print(...), attribute lines, helper definitions, and
+    statements after `L.backward()`, which marks the root)."""
+    parser = _Parser(source, max_depth)
+    statements = parser.program()
+    return statements, parser.notes
 
 
 class _Parser:
@@ -146,22 +169,54 @@ class _Parser:
         self.max_depth = max_depth
         self.line = 1
         self.postfix: list[Expr] = []  # the current expression's nodes in post-order
+        self.notes: list[dict[str, Any]] = []  # skipped lines of micrograd code, by line
 
     def error(self, message: str, token: Token, end: int | None = None) -> SyntaxError_:
         return SyntaxError_(
             message, self.source, token.start, end or max(token.end, token.start + 1)
         )
 
+    def note(self, token: Token, message: str) -> None:
+        column = token.start - self.source.rfind("\n", 0, token.start)
+        self.notes.append(
+            {"type": "skipped", "message": f"line {self.line}: {message}", "line": self.line,
+             "column": column}
+        )  # fmt: skip
+
+    def skipped(self, token: Token) -> None:
+        """A line of micrograd code read as a note: say so, never run it."""
+        text = token.text.split("\n")[0].rstrip()
+        name = text[3:].split("(")[0].strip() if token.value == "helper" else ""
+        shown = text if len(text) <= 60 else text[:59] + "…"
+        last = self.line + token.text.count("\n")
+        self.note(token, _SKIPPED[str(token.value)].format(text=shown, name=name, last=last))
+        self.line = last
+
     def program(self) -> list[Statement]:
         tokens = self.tokens
         statements: list[Statement] = []
+        backward: tuple[int, str, int] | None = None  # statements before it, root name, line
         while tokens[self.pos].kind != "eof":
             token = tokens[self.pos]
             if token.kind == "newline":
                 self.line += token.text != ";"
                 self.pos += 1
                 continue
+            if token.kind == "skip":
+                self.skipped(token)
+                self.pos += 1
+                continue
+            if self.is_backward(self.pos):
+                name = token.text
+                expr = Expr("name", token.start, token.end, None, (), name)
+                statements.append(Statement(None, token.start, token.end, expr, self.line, [expr]))
+                backward = (len(statements), name, self.line)
+                self.pos += 5
+                continue
             target: Token | None = None
+            if token.kind == "name" and tokens[self.pos + 1].text in AUGMENTED:
+                statements.append(self.augmented(token))
+                continue
             if token.kind == "name" and tokens[self.pos + 1].text == "=":
                 target = token
                 if token.text in FUNCTIONS:
@@ -195,11 +250,58 @@ class _Parser:
                     target.text, target.start, target.end, expr, self.line, postfix
                 )
             statements.append(statement)
+        if not statements and self.notes:
+            raise SyntaxError_(
+                "nothing to trace: every line is skipped (imports, print(...), attribute "
+                "lines); write an expression such as a * b + c",
+                self.source,
+                0,
+            )
         if not statements:
             raise SyntaxError_(
                 "the program is empty: write an expression such as a * b + c", self.source, 0
             )
+        if backward is not None and backward[0] < len(statements):
+            count, name, line = backward
+            for later in statements[count:]:
+                self.notes.append(
+                    {
+                        "type": "skipped",
+                        "message": f"line {later.line}: after {name}.backward() on line {line}, "
+                        "this statement is not part of the graph",
+                        "line": later.line,
+                        "column": later.target_start
+                        - self.source.rfind("\n", 0, later.target_start),
+                    }
+                )
+            del statements[count:]
         return statements
+
+    def is_backward(self, pos: int) -> bool:
+        """Whether a statement `name.backward()` starts at `pos`: it marks the root."""
+        tokens = self.tokens
+        return (
+            tokens[pos].kind == "name"
+            and [t.text for t in tokens[pos + 1 : pos + 5]] == [".", "backward", "(", ")"]
+            and tokens[pos + 5].kind in ("newline", "eof")
+        )
+
+    def augmented(self, target: Token) -> Statement:
+        """`c += expr` is `c = c + (expr)`: a new node (the name's next version)."""
+        op_token = self.tokens[self.pos + 1]
+        self.pos += 2
+        after = self.tokens[self.pos]
+        if after.kind in ("newline", "eof"):
+            raise self.error(f"'{op_token.text}' needs a right-hand side", after)
+        current = Expr("name", target.start, target.end, None, (), target.text)
+        self.postfix = postfix = [current]
+        rhs = self.expression()
+        op = AUGMENTED[op_token.text]
+        if op == "**" and rhs.kind == "num":
+            postfix.pop()  # a literal exponent is part of its node
+        combined = Expr("binary", target.start, rhs.end, op, (current, rhs))
+        postfix.append(combined)
+        return Statement(target.text, target.start, target.end, combined, self.line, postfix)
 
     def signed_number(self, token: Token) -> bool:
         """Whether `token` starts `+<number>` alone on the right of `name =`: a leaf's value may
@@ -230,7 +332,17 @@ class _Parser:
                     expect_operand = False
                 elif kind == "name":
                     follows_paren = tokens[pos + 1].text == "("
-                    if value in _FUNCTIONS:
+                    if value == "Value" and follows_paren:
+                        operand, pos = self.value_literal(pos)
+                        operands.append(operand)
+                        built(operand)
+                        expect_operand = False
+                    elif value == "vpow" and follows_paren:  # chainrule's own micrograd helper
+                        depth += 1
+                        self.check_depth(depth, tokens[pos + 1])
+                        pending.append(_Pending("call", 0, tokens[pos + 1], token))
+                        pos += 1
+                    elif value in _FUNCTIONS:
                         if not follows_paren:
                             raise self.error(
                                 f"'{value}' is a function: call it as {value}(x)", token
@@ -265,6 +377,8 @@ class _Parser:
                         break
                 pending.append(_Pending("binary", precedence, token))
                 expect_operand = True
+            elif value == ".":
+                pos = self.method_call(operands, pos)
             elif value == ")":
                 self.reduce_group(operands, pending)
                 if not pending:
@@ -401,10 +515,73 @@ class _Parser:
         operands.append(binary)
         postfix.append(binary)
 
+    def value_literal(self, pos: int) -> tuple[Expr, int]:
+        """`Value(2.0)` or `Value(-3.0, label='b')` at `pos`: a number (a leaf when it is all a
+        statement assigns, else a constant); returns it and the position of its `)`."""
+        tokens = self.tokens
+        start = tokens[pos]
+        i = pos + 2
+        sign = tokens[i].text if tokens[i].text in ("-", "+") else ""
+        i += bool(sign)
+        number = tokens[i]
+        close = i + 1
+        if tokens[close].text == ",":
+            if [t.text for t in tokens[close + 1 : close + 3]] == ["label", "="] and tokens[
+                close + 3
+            ].kind == "str":
+                close += 4
+        if number.kind != "num" or tokens[close].text != ")":
+            bad = tokens[close] if number.kind == "num" else number
+            raise self.error(
+                "Value(...) takes a number and, if you like, a label, as in "
+                f"Value(-3.0, label='b'); {SUBSET}",
+                bad,
+            )
+        value = -number.value if sign == "-" else number.value
+        text = ("-" if sign == "-" else "") + number.text
+        return Expr("num", start.start, tokens[close].end, None, (), text, value), close
+
+    def method_call(self, operands: list[Expr], pos: int) -> int:
+        """`x.relu()` (any method of the table's functions) is `relu(x)`, binding tighter than
+        every operator; returns the position of its `)`."""
+        tokens = self.tokens
+        method, opener, close = tokens[pos + 1], tokens[pos + 2], tokens[pos + 3]
+        if method.text == "backward":
+            raise self.error(
+                "backward() marks the result on a line of its own: L.backward()", tokens[pos],
+                close.end,
+            )  # fmt: skip
+        if method.text not in _FUNCTIONS or opener.text != "(":
+            raise self.error(
+                f"'.{quoted(method.text)}' is not part of the language: {SUBSET}", method
+            )
+        if close.text != ")":
+            raise ArgumentCount(
+                f".{method.text}() takes no argument", self.source, method.start, close.end
+            )
+        operand = operands.pop()
+        call = Expr("call", operand.start, close.end, method.text, (operand,))
+        operands.append(call)
+        self.postfix.append(call)
+        return pos + 3
+
     def finish_call(self, operands: list[Expr], opener: _Pending, close: Token) -> None:
         name = opener.name
         assert name is not None
         count = opener.arg_count + 1
+        if name.text == "vpow":
+            if count != 2:
+                raise ArgumentCount(
+                    f"vpow takes 2 arguments, got {count}", self.source, name.start, close.end
+                )
+            right = operands.pop()
+            left = operands.pop()
+            if right.kind == "num":
+                self.postfix.pop()  # a literal exponent is part of its node
+            power = Expr("binary", name.start, close.end, "**", (left, right))
+            operands.append(power)
+            self.postfix.append(power)
+            return
         if count != 1:
             raise ArgumentCount(
                 f"{name.text} takes 1 argument, got {count}", self.source, name.start, close.end

@@ -14,7 +14,7 @@ from .collector import cycle_collector_paused
 from .errors import LimitExceeded
 from .gradcheck import gradcheck
 from .narration import Narrator
-from .parser import Statement, parse
+from .parser import Statement, parse_program
 from .reply import graph_reply, numbers_reply, trace_reply
 from .timeline import backward_steps, forward_steps, narrate, seed_step, topo_steps
 from .topo import TopoEvent, topo_order
@@ -40,15 +40,20 @@ def check_source_size(source: str, limits: Limits) -> None:
 PARSE_CACHE_MAX_CHARS = 20_000
 
 
+Parsed = tuple[Sequence[Statement], Sequence[dict[str, Any]]]
+
+
 @lru_cache(maxsize=32)
-def _parse_recent(source: str, max_depth: int | None) -> tuple[Statement, ...]:
-    return tuple(parse(source, max_depth))
+def _parse_recent(source: str, max_depth: int | None) -> Parsed:
+    statements, notes = parse_program(source, max_depth)
+    return tuple(statements), tuple(notes)
 
 
-def parsed(source: str, max_depth: int | None) -> Sequence[Statement]:
-    """`parse(source, max_depth)`, from the recent parses when the program is short enough."""
+def parsed(source: str, max_depth: int | None) -> Parsed:
+    """`parse_program(source, max_depth)` (the statements and the notes of skipped lines), from
+    the recent parses when the program is short enough."""
     if len(source) > PARSE_CACHE_MAX_CHARS:
-        return parse(source, max_depth)
+        return parse_program(source, max_depth)
     return _parse_recent(source, max_depth)
 
 
@@ -63,9 +68,14 @@ def build_graph(
     limits = limits or Limits()
     check_source_size(source, limits)
     checked = check_values(values)
-    statements = parsed(source, limits.max_depth)
+    statements, notes = parsed(source, limits.max_depth)
     return build(
-        source, statements, checked, expand_derived=expand_derived, max_nodes=limits.max_nodes
+        source,
+        statements,
+        checked,
+        expand_derived=expand_derived,
+        max_nodes=limits.max_nodes,
+        notes=notes,
     )
 
 

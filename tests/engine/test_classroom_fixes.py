@@ -338,7 +338,11 @@ CUT = "x" * 39 + "…"
             f"unknown function '{CUT}' — did you mean one of: relu, tanh, exp, log, sigmoid?",
         ),
         (LONG + " " + LONG, f"missing operator between '{CUT}' and '{CUT}'"),
-        (f"a = 1\n{LONG} = 2\n{LONG} = 3", f"'{CUT}' is assigned twice (lines 2 and 3)"),
+        (
+            f"a = 1\n{LONG} = 2\n{LONG} = 3",
+            f"'{CUT}' is assigned twice as a number (lines 2 and 3): a leaf is declared once; "
+            "give the second one a new name",
+        ),
         (f"c = {LONG} + 1\n{LONG} = 2\nc", f"'{CUT}' is used on line 1 but assigned on line 2"),
         (
             "1" + LONG,

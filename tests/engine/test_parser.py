@@ -3,6 +3,7 @@
 import pytest
 
 import engine
+from engine.lexer import SUBSET
 from engine.parser import parse
 
 TREES = [
@@ -73,7 +74,49 @@ ERRORS = [
         1,
         5,
     ),
-    ("a = 1\nb = 2\na = 3", "AssignedTwice", "'a' is assigned twice (lines 1 and 3)", 3, 1),
+    (
+        "a = 1\nb = 2\na = 3",
+        "AssignedTwice",
+        "'a' is assigned twice as a number (lines 1 and 3): a leaf is declared once; "
+        "give the second one a new name",
+        3,
+        1,
+    ),
+    (
+        "b = 1\na = b * 2\na = 3",
+        "AssignedTwice",
+        "'a' is given a number on line 3 after it was computed on line 2: a leaf's number comes "
+        "first; give it a new name",
+        3,
+        1,
+    ),
+    (
+        "d *= 2",
+        "UseBeforeAssign",
+        "'d' has no value to change yet on line 1: assign 'd' before 'd *='",
+        1,
+        1,
+    ),
+    ("a.grad + 1", "SyntaxError", f"'.grad' is not part of the language: {SUBSET}", 1, 2),
+    ("a.relu(2)", "ArgumentCount", ".relu() takes no argument", 1, 3),
+    (
+        "a * b.backward()",
+        "SyntaxError",
+        "backward() marks the result on a line of its own: L.backward()",
+        1,
+        6,
+    ),
+    (
+        "Value(x)",
+        "SyntaxError",
+        "Value(...) takes a number and, if you like, a label, as in Value(-3.0, label='b'); "
+        + SUBSET,
+        1,
+        7,
+    ),
+    ("Value(2, 'a')", "SyntaxError", "strings are not part of the language", 1, 10),
+    ("Value(2, name='a')", "SyntaxError", "strings are not part of the language", 1, 15),
+    ("vpow(a)", "ArgumentCount", "vpow takes 2 arguments, got 1", 1, 1),
     (
         "a = 1; a = 2",
         "AssignedTwice",
@@ -122,20 +165,38 @@ ERRORS = [
     (
         "a.b",
         "SyntaxError",
-        "attributes are not part of the language (names are letters, digits and _)",
+        f"'.b' is not part of the language: {SUBSET}",
         1,
         2,
     ),
     (
         "a[0]",
         "SyntaxError",
-        "indexing with [ ] is not part of the language; use ( ) for grouping",
+        f"lists and indexing with [ ] are not part of the language; use ( ) for grouping; {SUBSET}",
         1,
         2,
     ),
-    ("lambda x: x", "SyntaxError", "lambdas ('lambda') are not part of the language", 1, 1),
-    ("import os", "SyntaxError", "imports ('import') are not part of the language", 1, 1),
-    ("def f(): 1", "SyntaxError", "definitions ('def') are not part of the language", 1, 1),
+    (
+        "lambda x: x",
+        "SyntaxError",
+        f"lambdas ('lambda') are not part of the language; {SUBSET}",
+        1,
+        1,
+    ),
+    (
+        "import os",
+        "SyntaxError",
+        f"imports ('import') are not part of the language; {SUBSET}",
+        1,
+        1,
+    ),
+    (
+        "def f(): 1",
+        "SyntaxError",
+        f"definitions ('def') are not part of the language; {SUBSET}",
+        1,
+        1,
+    ),
     (
         "(x := 3)",
         "SyntaxError",
@@ -234,7 +295,13 @@ ERRORS = [
     ("-", "SyntaxError", "unexpected end of input: '-' needs an operand", 1, 2),
     ("a = ", "SyntaxError", "unexpected end of input: '=' needs a right-hand side", 1, 4),
     ("a, b", "SyntaxError", "',' only separates the arguments of a function call", 1, 2),
-    ("True", "SyntaxError", "'True' is a Python keyword; it is not part of the language", 1, 1),
+    (
+        "True",
+        "SyntaxError",
+        f"'True' is a Python keyword; it is not part of the language; {SUBSET}",
+        1,
+        1,
+    ),
     (
         "a \\\n+ b",
         "SyntaxError",
