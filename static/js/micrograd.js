@@ -45,22 +45,30 @@ export function pyNumber(value) {
   return /^-?\d+$/.test(text) ? `${text}.0` : text;
 }
 
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const VERSION = /[\u2080-\u2089]+$/; // a name's later version: c\u2082, c\u2083 (assigned again)
+
+/**
+ * The Python variable of each node the script names: a leaf's name, an intermediate's name (its
+ * later versions assign that name again, as the program did), `result` for an unnamed result;
+ * `_n<k>` where a name is no Python identifier of its own. Constants and unnamed intermediates
+ * are written inline, so pasting the script back gives the same graph.
+ */
 function variableNames(trace) {
   const names = new Map();
-  const used = new Set();
-  for (const node of trace.nodes) {
-    const label = node.kind === "const" ? "" : node.label;
-    let name = /^[A-Za-z_][A-Za-z0-9_]*$/.test(label) && !PY_KEYWORDS.has(label) && !RESERVED.has(label) && !used.has(label)
-      ? label : "";
-    if (!name) {
-      for (let k = Number(node.id.slice(1)); ; k++) {
-        name = `_n${k}`;
-        if (!used.has(name)) break;
-      }
-    }
-    used.add(name);
+  const used = new Map(); // Python name → the base label it stands for
+  const take = (node, wanted) => {
+    let name = IDENTIFIER.test(wanted) && !PY_KEYWORDS.has(wanted) && !RESERVED.has(wanted)
+      && (!used.has(wanted) || used.get(wanted) === wanted) ? wanted : "";
+    for (let k = Number(node.id.slice(1)); !name; k++) if (!used.has(`_n${k}`)) name = `_n${k}`;
+    used.set(name, wanted);
     names.set(node.id, name);
+  };
+  for (const node of trace.nodes) {
+    if (node.kind === "leaf" || (node.kind === "op" && node.label)) take(node, node.label.replace(VERSION, ""));
   }
+  const root = trace.nodes.find((node) => node.id === trace.root);
+  if (root && !names.has(root.id)) take(root, "result");
   return names;
 }
 
@@ -79,10 +87,56 @@ function topoOrder(trace) {
   return trace.nodes;
 }
 
-/** The node's expression in micrograd (the table's `micrograd` column). */
-function expression(node, args) {
-  const k = node.exponent === null || node.exponent === undefined ? "" : pyNumber(node.exponent);
-  return fillOp(opRow(node).micrograd, { inputs: args, k });
+// How tightly each op's micrograd spelling binds (Python's precedence); calls, methods,
+// variables and `Value(…)` are atoms.
+const BINDING = { "+": 10, "-": 10, "*": 20, "/": 20, neg: 30, "**k": 40 };
+const ATOM = 60;
+const bindingOf = (node) => BINDING[node.op === "**" && node.exponent != null ? "**k" : node.op] ?? 50;
+
+/** Whether input `i` of `node` (binding `inner`) needs parentheses in `node`'s spelling. */
+function needsParens(node, i, inner) {
+  const key = node.op === "**" && node.exponent != null ? "**k" : node.op;
+  if (key === "relu") return inner < 50; // a method call: `(a*b).relu()`
+  const outer = BINDING[key];
+  if (outer === undefined) return false; // a function call's argument: `tanh(a*b)`
+  if (key === "neg" || key === "**k") return inner <= outer; // `-(-a)`, `(a**2)**3`, `(-a)**2`
+  return i === 0 ? inner < outer : inner <= outer; // left-associative: `a - (b - c)`
+}
+
+/**
+ * Each named node's expression in the script ({id → text}), built in node order (inputs first,
+ * so a long chain needs no recursion). A node is used by its variable's name if it has one,
+ * else written inline: `Value(3)` for a constant (its literal as the program wrote it), the
+ * table's `micrograd` spelling for an operation, in parentheses where Python needs them.
+ */
+function expressions(trace, order, names) {
+  const text = new Map(); // how a consumer writes the node
+  const binding = new Map();
+  const defined = new Map(); // a named operation's own expression
+  for (const node of order) {
+    if (node.kind === "const") {
+      text.set(node.id, `Value(${/^-?(\d+\.?\d*|\.\d+)(e-?\d+)?$/i.test(node.label) ? node.label : pyNumber(node.data)})`);
+      binding.set(node.id, ATOM);
+      continue;
+    }
+    if (node.kind === "leaf") {
+      text.set(node.id, names.get(node.id));
+      binding.set(node.id, ATOM);
+      continue;
+    }
+    const inputs = node.inputs.map((id, i) => (needsParens(node, i, binding.get(id)) ? `(${text.get(id)})` : text.get(id)));
+    const k = node.exponent === null || node.exponent === undefined ? "" : pyNumber(node.exponent);
+    const expression = fillOp(opRow(node).micrograd, { inputs, k });
+    if (names.has(node.id)) {
+      defined.set(node.id, expression);
+      text.set(node.id, names.get(node.id));
+      binding.set(node.id, ATOM);
+    } else {
+      text.set(node.id, expression);
+      binding.set(node.id, bindingOf(node));
+    }
+  }
+  return defined;
 }
 
 /** A Python string literal for a leaf name (names are identifiers: no escaping needed). */
@@ -97,26 +151,30 @@ const pyName = (name) => JSON.stringify(String(name));
 export function microgradScript(trace, { train = null } = {}) {
   const names = variableNames(trace);
   const order = topoOrder(trace);
+  const text = expressions(trace, order, names);
   const leafName = new Map(trace.leaves.map((leaf) => [leaf.id, leaf.name]));
   const needed = new Set();
   const body = [];
-  const model = []; // the same assignments, leaves read from `values`
+  const model = ["leaves = {}"]; // the same assignments, leaves read from `values`
+  // A leaf whose name the program assigns again (`c = 2; c += 1`) is found after backward by
+  // the label it is given (the variable then holds the name's last version).
+  const variables = [...names.values()];
+  const reassigned = new Set(trace.leaves.filter((leaf) => variables.filter((v) => v === names.get(leaf.id)).length > 1).map((leaf) => leaf.id));
   for (const node of order) {
+    if (node.kind === "op") {
+      const { helper } = opRow(node);
+      if (helper) needed.add(helper);
+    }
+    if (!names.has(node.id)) continue; // written inline where it is used
     const name = names.get(node.id);
     if (node.kind === "leaf") {
+      const leaf = pyName(leafName.get(node.id) ?? node.label);
       body.push(`${name} = Value(${pyNumber(node.data)})`);
-      model.push(`${name} = Value(values[${pyName(leafName.get(node.id) ?? node.label)}])`);
+      if (reassigned.has(node.id)) body.push(`${name}.label = ${leaf}  # ${name} is assigned again below`);
+      model.push(`${name} = Value(values[${leaf}])`, `leaves[${leaf}] = ${name}`);
       continue;
     }
-    if (node.kind === "const") {
-      body.push(`${name} = Value(${pyNumber(node.data)})  # constant ${node.label}`);
-      model.push(body.at(-1));
-      continue;
-    }
-    const { helper } = opRow(node);
-    if (helper) needed.add(helper);
-    const comment = name === node.label ? "" : `  # ${commentText(node.label || node.text)}`;
-    body.push(`${name} = ${expression(node, node.inputs.map((id) => names.get(id)))}${comment}`);
+    body.push(`${name} = ${text.get(node.id)}`);
     model.push(body.at(-1));
   }
   const helpers = [];
@@ -135,29 +193,44 @@ export function microgradScript(trace, { train = null } = {}) {
     ...body,
     "",
     `${root}.backward()`,
+    ...(reassigned.size ? LEAF_BY_LABEL : []),
     `print("${root}", ${root}.data)`,
-    ...trace.leaves.map((leaf) => `print("grad[${leaf.name}] =", ${names.get(leaf.id)}.grad)`),
+    ...trace.leaves.map((leaf) => `print("grad[${leaf.name}] =", ${reassigned.has(leaf.id) ? `_leaf(${root}, ${pyName(leaf.name)})` : names.get(leaf.id)}.grad)`),
     "",
   ];
-  if (train) lines.push(...trainingLoop(trace, train, model, names, root));
+  if (train) lines.push(...trainingLoop(trace, train, model, root));
   return lines.join("\n");
 }
+
+// Finds a leaf by its label (a leaf whose variable was assigned again), after backward.
+const LEAF_BY_LABEL = [
+  "",
+  "def _leaf(root, label):",
+  "    seen, stack = set(), [root]",
+  "    while stack:",
+  "        v = stack.pop()",
+  "        if id(v) not in seen:",
+  "            seen.add(id(v))",
+  "            if not v._prev and getattr(v, 'label', None) == label:",
+  "                return v",
+  "            stack.extend(v._prev)",
+  "",
+];
 
 const TRAIN_STEPS_WHEN_NONE_TAKEN = 100;
 
 /** The Train lab's loop: `forward(values)` builds the graph, each step moves the parameters. */
-function trainingLoop(trace, train, model, names, root) {
+function trainingLoop(trace, train, model, root) {
   const leaves = trace.leaves.filter((leaf) => leafNameOk(leaf.name));
   const params = (train.params ?? leaves.map((l) => l.name).filter((n) => !/^[xy]/i.test(n))).filter((n) => leaves.some((l) => l.name === n));
   const start = Object.fromEntries(leaves.map((leaf) => [leaf.name, train.start?.[leaf.name] ?? leaf.value]));
   const steps = train.steps > 0 ? train.steps : TRAIN_STEPS_WHEN_NONE_TAKEN;
-  const leafVars = leaves.map((leaf) => `${pyName(leaf.name)}: ${names.get(leaf.id)}`).join(", ");
   return [
     `# The Train lab: ${steps} steps of gradient descent on ${params.join(", ") || "no parameter"}`
       + ` (lr ${pyNumber(train.lr)}, momentum ${pyNumber(train.momentum ?? 0)}), from the values at its step 0.`,
     "def forward(values):",
     ...model.map((line) => `    ${line}`),
-    `    return ${root}, {${leafVars}}`,
+    `    return ${root}, leaves`,
     "",
     "",
     `values = {${leaves.map((leaf) => `${pyName(leaf.name)}: ${pyNumber(start[leaf.name])}`).join(", ")}}`,
