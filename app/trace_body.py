@@ -46,16 +46,19 @@ def structure_id(request: GraphRequest, settings: AppSettings) -> str:
     return hashlib.sha256(orjson.dumps(key)).hexdigest()[:24]
 
 
+def run_options(request: GraphRequest, settings: AppSettings) -> dict[str, Any]:
+    """The engine's keyword arguments for `request` under the server's limits."""
+    return {
+        "expand_derived": request.expand_derived,
+        "mode": request.mode,
+        "order": request.order,
+        "limits": limits_of(settings),
+    }
+
+
 def trace_dict(request: GraphRequest, settings: AppSettings) -> dict[str, Any]:
     """The engine's JSON-ready trace of `request` (raises `engine.ProgramError`)."""
-    traced = engine.trace(
-        request.source,
-        request.values,
-        expand_derived=request.expand_derived,
-        mode=request.mode,
-        order=request.order,
-        limits=limits_of(settings),
-    )
+    traced = engine.trace(request.source, request.values, **run_options(request, settings))
     return traced.to_dict()
 
 
@@ -91,14 +94,7 @@ def build_body(
 def numbers_body(request: GraphRequest, settings: AppSettings) -> bytes:
     """The encoded body of `POST /api/values` (without its structure id; the route checked it):
     the numbers of `request`'s trace only (raises `engine.ProgramError`)."""
-    numbers = engine.numbers(
-        request.source,
-        request.values,
-        expand_derived=request.expand_derived,
-        mode=request.mode,
-        order=request.order,
-        limits=limits_of(settings),
-    )
+    numbers = engine.numbers(request.source, request.values, **run_options(request, settings))
     return orjson.dumps({"structure": structure_id(request, settings), **numbers})
 
 
