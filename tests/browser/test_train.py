@@ -236,3 +236,34 @@ def test_a_step_answered_after_reset_is_dropped(page):
     assert leaf_value(page, "w") == 0 and card_data(page, "w") == "0"
     assert page.text_content("[data-testid=train-status]") == "step 0"
     assert page.text_content("[data-testid=train-message]") == ""
+
+
+def test_the_loss_chart_reads_out_a_step_under_the_pointer_and_takes_a_log_scale(page):
+    open_train(page)
+    for k in range(1, 6):
+        step_once(page, k + 1)
+    shown = losses(page)
+    chart = page.locator("[data-testid=loss-chart]")
+    box = chart.bounding_box()
+    # Near the right end: the last step (5), read out with the page's number format.
+    page.mouse.move(box["x"] + box["width"] * 0.97, box["y"] + box["height"] / 2)
+    readout = chart.locator(".loss-hover text")
+    page.wait_for_function(
+        "() => document.querySelector('.loss-hover').getAttribute('visibility') === 'visible'"
+    )
+    assert readout.text_content().startswith("step 5: ")
+    assert float(readout.text_content().split(": ")[1].replace("\u2212", "-")) == pytest.approx(
+        shown[5], rel=1e-3
+    )
+    tick_texts = chart.locator("text").all_text_contents()
+    assert not any(t.startswith("1e") for t in tick_texts)
+    page.check("[data-testid=train-log]")
+    log_ticks = chart.locator("text").all_text_contents()
+    assert any(re.fullmatch(r"1e-?\d+", t.replace("\u2212", "-")) for t in log_ticks), log_ticks
+    assert "step (loss on a log scale)" in log_ticks
+    assert losses(page) == shown  # the data are the same; only the scale changed
+    page.mouse.move(box["x"] + 2, box["y"] + 2)  # off the plot: the readout goes
+    page.mouse.move(box["x"] - 40, box["y"] - 40)
+    page.wait_for_function(
+        "() => document.querySelector('.loss-hover').getAttribute('visibility') === 'hidden'"
+    )
