@@ -40,8 +40,11 @@ METHODS = ("relu", "tanh", "exp", "log", "sigmoid", "backward")
 HELPERS = ("tanh", "exp", "log", "sigmoid", "vpow", "_exp", "_log")
 _METHOD_CALL = re.compile(r"\.(?:" + "|".join(METHODS) + r")\s*\(", re.ASCII)
 _SKIPPED_LINE = re.compile(
-    r"^[ \t]*(?:(?P<import>(?:from\s+micrograd(?:\.\w+)*\s+import\s+[\w, ()]+"
-    r"|import\s+(?:micrograd(?:\.\w+)*|math|random)(?:\s+as\s+\w+)?)[ \t]*(?:\#[^\r\n]*)?)$"
+    # (Each part can match a run of blanks in one way only: no input makes it backtrack long.)
+    r"^[ \t]*(?:(?P<import>(?:from[ \t]+micrograd(?:\.\w+)*[ \t]+import[ \t]+"
+    r"[\w()]+(?:[ \t]*,[ \t]*[\w()]+)*"
+    r"|import[ \t]+(?:micrograd(?:\.\w+)*|math|random)(?:[ \t]+as[ \t]+\w+)?)"
+    r"[ \t]*(?:\#[^\r\n]*)?)$"
     r"|(?P<print>print[ \t]*\([^\r\n]*\)[ \t]*(?:\#[^\r\n]*)?)$"
     r"|(?P<attribute>[A-Za-z_]\w*\.(?:label|grad|data)(?:[ \t]*=[^\r\n]*)?[ \t]*(?:\#[^\r\n]*)?)$"
     r"|(?P<helper>def[ \t]+(?:" + "|".join(HELPERS) + r")[ \t]*\([^\r\n]*\):[ \t]*"

@@ -190,3 +190,24 @@ def test_nothing_of_the_program_is_ever_run():
         trace = engine.trace(source)
         assert trace.root.data == 2.0
         assert any(w["type"] == "skipped" for w in trace.warnings)
+
+
+N = 100_000
+# Lines the dialect's line patterns look at, made long and almost matching: each must be read in
+# one pass (a pattern that can split a run of blanks two ways would take minutes here: 100,000 blanks, 10^10 steps).
+NEAR_MISSES = {
+    "an import trailed by blanks": "from micrograd import a" + " " * N + "!",
+    "an import trailed by blanks and tabs": "from micrograd import a" + " \t" * N + "!",
+    "an import of many names": "from micrograd import a" + " , a" * (N // 4) + " !",
+    "a print never closed": "print(" + ")x" * N,
+    "an attribute line trailed by blanks": "a.grad" + " " * N + "!",
+    "a helper's definition and blank lines": "def tanh(x):\n" + " \n" * N + "!",
+    "a backward line trailed by blanks": "a.backward()" + " " * N + "!",
+}
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("source", NEAR_MISSES.values(), ids=NEAR_MISSES.keys())
+def test_a_long_near_miss_of_a_skipped_line_is_refused_at_once(source):
+    with pytest.raises(engine.ProgramError):
+        engine.trace(source)
