@@ -93,9 +93,13 @@ export function mountLesson({ panel, menu, loadProgram }) {
     if (!lesson) return;
     const stop = Math.min(Math.max(0, k), lesson.stops.length - 1);
     update({ lessonId: lesson.id, lessonStop: stop });
-    waitingFor = stop;
-    if (isLessonTrace(lesson, state.trace)) show(stop);
-    else loadProgram({ source: lesson.source, values: lesson.values });
+    if (isLessonTrace(lesson, state.trace)) {
+      waitingFor = null;
+      show(stop);
+    } else {
+      waitingFor = stop; // shown when the program's trace arrives
+      loadProgram({ source: lesson.source, values: lesson.values });
+    }
   }
 
   function closeLesson() {

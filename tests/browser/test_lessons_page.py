@@ -241,3 +241,18 @@ def test_screenshots_of_a_lesson_stop(browser, live_server, screenshots_dir):
             page.screenshot(path=str(screenshots_dir / name))
         finally:
             context.close()
+
+
+def test_reopening_the_open_lesson_then_moving_a_slider_keeps_the_step(page):
+    open_lesson(page, "diamond", 2)
+    page.select_option("[data-testid=lessons]", "diamond")  # the same lesson, from its start
+    wait_for_stop(page, 0, BY_ID["diamond"])
+    for _ in range(3):
+        page.click("[data-testid=step-forward]")
+    page.wait_for_function("() => document.body.dataset.stepIndex === '3'")
+    box = page.locator("[data-testid=slider-a] input.slider-value")
+    box.fill("3")
+    box.press("Enter")
+    page.wait_for_function("() => document.querySelector('[data-label=a]').dataset.data === '3'")
+    assert page.evaluate("document.body.dataset.stepIndex") == "3"
+    assert page.get_attribute(LESSON_PANEL, "data-stop") == "0"
