@@ -171,6 +171,11 @@ class _Parser:
         self.postfix: list[Expr] = []  # the current expression's nodes in post-order
         self.notes: list[dict[str, Any]] = []  # skipped lines of micrograd code, by line
 
+    def at(self, pos: int) -> Token:
+        """The token at `pos`, or the `eof` token past the end (a look-ahead never overruns)."""
+        tokens = self.tokens
+        return tokens[pos] if pos < len(tokens) else tokens[-1]
+
     def error(self, message: str, token: Token, end: int | None = None) -> SyntaxError_:
         return SyntaxError_(
             message, self.source, token.start, end or max(token.end, token.start + 1)
@@ -518,20 +523,19 @@ class _Parser:
     def value_literal(self, pos: int) -> tuple[Expr, int]:
         """`Value(2.0)` or `Value(-3.0, label='b')` at `pos`: a number (a leaf when it is all a
         statement assigns, else a constant); returns it and the position of its `)`."""
-        tokens = self.tokens
-        start = tokens[pos]
+        at = self.at
+        start = at(pos)
         i = pos + 2
-        sign = tokens[i].text if tokens[i].text in ("-", "+") else ""
+        sign = at(i).text if at(i).text in ("-", "+") else ""
         i += bool(sign)
-        number = tokens[i]
+        number = at(i)
         close = i + 1
-        if tokens[close].text == ",":
-            if [t.text for t in tokens[close + 1 : close + 3]] == ["label", "="] and tokens[
-                close + 3
-            ].kind == "str":
+        if at(close).text == ",":
+            label = [at(close + k).text for k in (1, 2)] == ["label", "="]
+            if label and at(close + 3).kind == "str":
                 close += 4
-        if number.kind != "num" or tokens[close].text != ")":
-            bad = tokens[close] if number.kind == "num" else number
+        if number.kind != "num" or at(close).text != ")":
+            bad = at(close) if number.kind == "num" else number
             raise self.error(
                 "Value(...) takes a number and, if you like, a label, as in "
                 f"Value(-3.0, label='b'); {SUBSET}",
@@ -539,22 +543,27 @@ class _Parser:
             )
         value = -number.value if sign == "-" else number.value
         text = ("-" if sign == "-" else "") + number.text
-        return Expr("num", start.start, tokens[close].end, None, (), text, value), close
+        return Expr("num", start.start, at(close).end, None, (), text, value), close
 
     def method_call(self, operands: list[Expr], pos: int) -> int:
         """`x.relu()` (any method of the table's functions) is `relu(x)`, binding tighter than
         every operator; returns the position of its `)`."""
-        tokens = self.tokens
-        method, opener, close = tokens[pos + 1], tokens[pos + 2], tokens[pos + 3]
+        dot, method, opener, close = (self.at(pos + k) for k in range(4))
+        if method.kind != "name":
+            raise self.error(
+                "a '.' is followed by a method: .relu() .tanh() .exp() .log() .sigmoid()", dot
+            )
         if method.text == "backward":
             raise self.error(
-                "backward() marks the result on a line of its own: L.backward()", tokens[pos],
+                "backward() marks the result on a line of its own: L.backward()", dot,
                 close.end,
             )  # fmt: skip
         if method.text not in _FUNCTIONS or opener.text != "(":
             raise self.error(
                 f"'.{quoted(method.text)}' is not part of the language: {SUBSET}", method
             )
+        if close.kind in ("newline", "eof"):
+            raise self.error("this '(' is never closed (add a ')' to close it)", opener)
         if close.text != ")":
             raise ArgumentCount(
                 f".{method.text}() takes no argument", self.source, method.start, close.end
