@@ -40,7 +40,11 @@ def hostile_text() -> st.SearchStrategy[str]:
     tokens = st.sampled_from(
         [*FUNCTIONS, *LEAF_NAMES, "(", ")", "+", "-", "*", "/", "**", "^", "=", ";", "\n", "#",
          "1", "2.5", ".5", "1e-3", "1e309", "9**9**9", "__import__", "'s'", "[0]", ".real",
-         "lambda", ":", ",", "ｘ", "\x00", "\u200b", " "]
+         "lambda", ":", ",", "ｘ", "\x00", "\u200b", " ",
+         # the micrograd dialect
+         "Value", "Value(", "label", "label=", "'a'", '"b"', ".", ".relu()", ".tanh()", ".exp",
+         ".backward()", "backward", "+=", "-=", "*=", "**=", "vpow(", "print(", ".grad", ".label",
+         "from micrograd.engine import Value", "import math", "def tanh(x):", "\n    return x"]
     )  # fmt: skip
     return st.one_of(
         st.text(max_size=200),
