@@ -27,14 +27,11 @@ def limits_of(settings: AppSettings) -> engine.Limits:
 STRUCTURE_FORMAT = 1
 
 
-def structure_id(request: GraphRequest, settings: AppSettings) -> str:
-    """The id of everything the nodes, edges and steps of a reply depend on besides the leaf
-    values: the program, its options, the limits and this server's engine. Equal ids mean the
-    numbers of `POST /api/values` line up with the arrays of the client's trace."""
-    order = list(request.order) if request.order is not None else None
-    key = [
-        STRUCTURE_FORMAT,
-        __version__,
+def program_key(request: GraphRequest, settings: AppSettings) -> tuple:
+    """What a trace depends on besides the leaf values: the program, its options and the
+    limits it is traced under."""
+    order = tuple(request.order) if request.order is not None else None
+    return (
         request.source,
         request.expand_derived,
         request.mode,
@@ -42,7 +39,14 @@ def structure_id(request: GraphRequest, settings: AppSettings) -> str:
         settings.max_source_chars,
         settings.max_nodes,
         settings.max_depth,
-    ]
+    )
+
+
+def structure_id(request: GraphRequest, settings: AppSettings) -> str:
+    """The id of everything the nodes, edges and steps of a reply depend on besides the leaf
+    values: the program, its options, the limits and this server's engine. Equal ids mean the
+    numbers of `POST /api/values` line up with the arrays of the client's trace."""
+    key = (STRUCTURE_FORMAT, __version__, *program_key(request, settings))
     return hashlib.sha256(orjson.dumps(key)).hexdigest()[:24]
 
 
@@ -107,17 +111,7 @@ def request_key(request: GraphRequest, settings: AppSettings) -> tuple:
         if request.values is not None
         else None
     )
-    order = tuple(request.order) if request.order is not None else None
-    return (
-        request.source,
-        values,
-        request.expand_derived,
-        request.mode,
-        order,
-        settings.max_source_chars,
-        settings.max_nodes,
-        settings.max_depth,
-    )
+    return (values, *program_key(request, settings))
 
 
 # One Layouter per worker process of the offload pool, made from the settings of its first job.
