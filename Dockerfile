@@ -13,17 +13,13 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 
 RUN useradd --create-home --uid 10001 chainrule
-WORKDIR /srv/chainrule
 
-COPY pyproject.toml README.md ./
-COPY engine ./engine
-COPY app ./app
-RUN pip install .
-# The app reads templates/, static/ and lessons/ from the working directory's checkout layout.
-COPY templates ./templates
-COPY static ./static
-COPY lessons ./lessons
+# The same installed package as `pip install chainrule`: templates, static files and lessons are
+# package data, so the server runs from any directory (.dockerignore keeps tests and caches out).
+COPY . /tmp/chainrule-src
+RUN pip install /tmp/chainrule-src && rm -rf /tmp/chainrule-src
 
+WORKDIR /home/chainrule
 USER chainrule
 EXPOSE 8000
 
@@ -31,4 +27,4 @@ HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
     CMD python -c "import urllib.request, sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2).status != 200)"
 
 # Shell form so that $WORKERS is expanded; exec so uvicorn gets the signals.
-CMD exec uvicorn app.main:app --host 0.0.0.0 --port 8000 --workers ${WORKERS:-2}
+CMD exec uvicorn chainrule.app.main:app --host 0.0.0.0 --port 8000 --workers ${WORKERS:-2}

@@ -46,7 +46,7 @@ test-deps: system-deps
 	fi
 
 run: system-deps venv
-	$(VENV)/bin/uvicorn app.main:app --host $(HOST) --port $(PORT) --workers $(WORKERS)
+	$(VENV)/bin/uvicorn chainrule.app.main:app --host $(HOST) --port $(PORT) --workers $(WORKERS)
 
 test: test-deps venv
 	$(PY) -m pytest
@@ -62,8 +62,8 @@ fuzz: venv
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100000} $(PY) -m pytest tests -k fuzz -p no:cacheprovider
 
 lint: venv
-	$(VENV)/bin/ruff check engine app tests bench
-	$(VENV)/bin/ruff format --check engine app tests bench
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -15,11 +15,11 @@ from typing import get_args
 
 from pydantic import ValidationError
 
-import engine
-from app.export import ExportFailed, ExportFormat, render
-from app.schemas import GraphRequest
-from app.settings import get_settings
-from app.trace_body import trace_dict
+from chainrule import engine
+from chainrule.app.export import ExportFailed, ExportFormat, render
+from chainrule.app.schemas import GraphRequest
+from chainrule.app.settings import get_settings
+from chainrule.app.trace_body import trace_dict
 
 FORMATS = get_args(ExportFormat)
 
@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    uvicorn.run("app.main:app", host=args.host, port=args.port, workers=args.workers)
+    uvicorn.run("chainrule.app.main:app", host=args.host, port=args.port, workers=args.workers)
     return 0
 
 

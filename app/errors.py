@@ -14,9 +14,9 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
-from app.responses import JSONBytes
-from engine import ProgramError
-from engine.errors import quoted
+from chainrule.app.responses import JSONBytes
+from chainrule.engine import ProgramError
+from chainrule.engine.errors import quoted
 
 HTTP_ERROR_TYPES = {
     400: "BadRequest",

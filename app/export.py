@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 import graphviz
 
-from app.layout import run_graphviz
-from engine.ops import OPS, key_of
+from chainrule.app.layout import run_graphviz
+from chainrule.engine.ops import OPS, key_of
 
 ExportFormat = Literal["svg", "png", "pdf", "dot"]
 

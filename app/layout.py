@@ -21,7 +21,7 @@ from typing import Any, Literal
 import igraph
 import orjson
 
-from app.cache import BoundedCache, CacheStats
+from chainrule.app.cache import BoundedCache, CacheStats
 
 # Card sizes in px, as the page draws them; dot gets the same sizes so its positions fit them.
 CARD_SIZE: dict[str, tuple[float, float]] = {

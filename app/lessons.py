@@ -12,10 +12,10 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-import engine
+from chainrule import engine
 
 ROOT = Path(__file__).resolve().parent.parent
-LESSONS_DIR = ROOT / "lessons" if (ROOT / "lessons").is_dir() else Path.cwd() / "lessons"
+LESSONS_DIR = ROOT / "lessons"  # package data, beside app/
 
 
 class LessonError(Exception):

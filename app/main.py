@@ -10,18 +10,18 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.middleware.gzip import GZipMiddleware
 
-from app import __version__
-from app.api import descend, export, graph, health, lessons, presets, values
-from app.errors import install_error_handlers
-from app.lessons import LESSONS_DIR, load_lessons
-from app.middleware import BodyLimit, CacheControl, SecurityHeaders, UnexpectedErrors
-from app.pages import STATIC_DIR, TEMPLATES_DIR, VersionedStaticFiles, asset_version
-from app.pages import router as pages_router
-from app.ratelimit import RateLimitMiddleware
-from app.responses import dumps
-from app.settings import AppSettings, get_settings
-from app.state import ServerState
-from app.trace_body import warm_up
+from chainrule.app import __version__
+from chainrule.app.api import descend, export, graph, health, lessons, presets, values
+from chainrule.app.errors import install_error_handlers
+from chainrule.app.lessons import LESSONS_DIR, load_lessons
+from chainrule.app.middleware import BodyLimit, CacheControl, SecurityHeaders, UnexpectedErrors
+from chainrule.app.pages import STATIC_DIR, TEMPLATES_DIR, VersionedStaticFiles, asset_version
+from chainrule.app.pages import router as pages_router
+from chainrule.app.ratelimit import RateLimitMiddleware
+from chainrule.app.responses import dumps
+from chainrule.app.settings import AppSettings, get_settings
+from chainrule.app.state import ServerState
+from chainrule.app.trace_body import warm_up
 
 
 @asynccontextmanager

@@ -8,8 +8,8 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.errors import error_body
-from app.responses import JSONBytes
+from chainrule.app.errors import error_body
+from chainrule.app.responses import JSONBytes
 
 logger = logging.getLogger("chainrule")
 

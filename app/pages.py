@@ -14,16 +14,14 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.responses import Response
 
-import engine
-from engine.ops import page_table
+from chainrule import engine
+from chainrule.engine.ops import page_table
 
 router = APIRouter(include_in_schema=False)
 
-# templates/ and static/ sit beside app/ in a checkout; an installed package (pip install .)
-# runs from the checkout's directory instead.
+# templates/ and static/ are package data beside app/: chainrule/templates in an installed package,
+# the repository's top-level folders in a checkout (the repository's root is the package).
 ROOT = Path(__file__).resolve().parent.parent
-if not (ROOT / "static").is_dir():
-    ROOT = Path.cwd()
 STATIC_DIR = ROOT / "static"
 TEMPLATES_DIR = ROOT / "templates"
 # What a versioned URL may be kept for: it names one content for good.

@@ -16,9 +16,9 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.errors import error_body
-from app.middleware import route_path
-from app.responses import JSONBytes
+from chainrule.app.errors import error_body
+from chainrule.app.middleware import route_path
+from chainrule.app.responses import JSONBytes
 
 # Clients remembered at once; beyond this the least recently seen is forgotten, so memory stays
 # bounded whatever the number of addresses (a forgotten client simply starts a fresh window).

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, field_validator
 
-from engine.ops import OPS
+from chainrule.engine.ops import OPS
 
 # The engine writes non-finite numbers as these strings so that the JSON is always valid.
 NonFinite = Literal["Infinity", "-Infinity", "NaN"]

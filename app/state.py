@@ -19,10 +19,10 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from app.cache import BoundedCache
-from app.layout import Layouter
-from app.settings import AppSettings
-from app.trace_body import GraphBody
+from chainrule.app.cache import BoundedCache
+from chainrule.app.layout import Layouter
+from chainrule.app.settings import AppSettings
+from chainrule.app.trace_body import GraphBody
 
 
 def graphviz_version(dot_binary: str | None) -> str | None:

@@ -8,11 +8,11 @@ from typing import Any
 
 import orjson
 
-import engine
-from app import __version__
-from app.layout import Layout, Layouter, structure_of
-from app.schemas import GraphRequest
-from app.settings import AppSettings
+from chainrule import engine
+from chainrule.app import __version__
+from chainrule.app.layout import Layout, Layouter, structure_of
+from chainrule.app.schemas import GraphRequest
+from chainrule.app.settings import AppSettings
 
 
 def limits_of(settings: AppSettings) -> engine.Limits:

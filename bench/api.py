@@ -27,12 +27,12 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from conftest import start_server, stop_server  # noqa: E402
 
-import engine  # noqa: E402
-from app.layout import Layouter, structure_of  # noqa: E402
-from app.schemas import GraphRequest  # noqa: E402
-from app.settings import AppSettings  # noqa: E402
-from app.trace_body import build_body  # noqa: E402
-from engine.ops import FUNCTIONS  # noqa: E402
+from chainrule import engine  # noqa: E402
+from chainrule.app.layout import Layouter, structure_of  # noqa: E402
+from chainrule.app.schemas import GraphRequest  # noqa: E402
+from chainrule.app.settings import AppSettings  # noqa: E402
+from chainrule.app.trace_body import build_body  # noqa: E402
+from chainrule.engine.ops import FUNCTIONS  # noqa: E402
 
 WARM_REPEATS = 200  # per preset
 COLD_ROUNDS = 10  # per preset

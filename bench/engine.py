@@ -20,13 +20,10 @@ import threading
 import time
 import tracemalloc
 from collections.abc import Callable
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import engine  # noqa: E402
-from engine import Value  # noqa: E402
-from engine.collector import cycle_collector_paused  # noqa: E402
+from chainrule import engine  # noqa: E402
+from chainrule.engine import Value  # noqa: E402
+from chainrule.engine.collector import cycle_collector_paused  # noqa: E402
 
 SIZES = (100, 1_000, 10_000, 100_000)
 SHAPES = ("chain", "wide")

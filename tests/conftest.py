@@ -35,7 +35,7 @@ def start_server(
             sys.executable,
             "-m",
             "uvicorn",
-            "app.main:app",
+            "chainrule.app.main:app",
             "--host",
             "127.0.0.1",
             "--port",
@@ -98,8 +98,8 @@ def make_client() -> Iterator[Callable[..., Any]]:
     """
     from fastapi.testclient import TestClient
 
-    from app.main import create_app
-    from app.settings import AppSettings
+    from chainrule.app.main import create_app
+    from chainrule.app.settings import AppSettings
 
     clients: list[TestClient] = []
 

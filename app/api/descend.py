@@ -5,12 +5,12 @@ from __future__ import annotations
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
-import engine
-from app.errors import JSONBodyRoute
-from app.responses import JSONBytes, dumps
-from app.schemas import DescendRequest, DescendResponse, error_responses
-from app.settings import AppSettings, Settings
-from app.trace_body import limits_of
+from chainrule import engine
+from chainrule.app.errors import JSONBodyRoute
+from chainrule.app.responses import JSONBytes, dumps
+from chainrule.app.schemas import DescendRequest, DescendResponse, error_responses
+from chainrule.app.settings import AppSettings, Settings
+from chainrule.app.trace_body import limits_of
 
 router = APIRouter(tags=["train"], route_class=JSONBodyRoute)
 

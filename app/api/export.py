@@ -8,9 +8,9 @@ from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-import engine
-from app.errors import ApiError, JSONBodyRoute
-from app.export import (
+from chainrule import engine
+from chainrule.app.errors import ApiError, JSONBodyRoute
+from chainrule.app.export import (
     MEDIA_TYPES,
     NO_GRAPHVIZ,
     ExportFailed,
@@ -18,10 +18,10 @@ from app.export import (
     ExportTimedOut,
     render,
 )
-from app.schemas import ErrorResponse, GraphRequest
-from app.settings import AppSettings, Settings
-from app.state import Server
-from app.trace_body import limits_of
+from chainrule.app.schemas import ErrorResponse, GraphRequest
+from chainrule.app.settings import AppSettings, Settings
+from chainrule.app.state import Server
+from chainrule.app.trace_body import limits_of
 
 router = APIRouter(tags=["export"], route_class=JSONBodyRoute)
 

@@ -10,12 +10,12 @@ from typing import Any, TypeVar
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
-from app.errors import ApiError, JSONBodyRoute
-from app.responses import JSONBytes
-from app.schemas import GraphRequest, GraphResponse, error_responses
-from app.settings import AppSettings, Settings
-from app.state import Server, ServerState
-from app.trace_body import GraphBody, build_body, build_body_in_worker, request_key
+from chainrule.app.errors import ApiError, JSONBodyRoute
+from chainrule.app.responses import JSONBytes
+from chainrule.app.schemas import GraphRequest, GraphResponse, error_responses
+from chainrule.app.settings import AppSettings, Settings
+from chainrule.app.state import Server, ServerState
+from chainrule.app.trace_body import GraphBody, build_body, build_body_in_worker, request_key
 
 router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)
 T = TypeVar("T")

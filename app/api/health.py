@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app import __version__
-from app.schemas import Health
-from app.state import Server
+from chainrule.app import __version__
+from chainrule.app.schemas import Health
+from chainrule.app.state import Server
 
 router = APIRouter(tags=["health"])
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from app.responses import JSONBytes
-from app.schemas import Lesson, error_responses
+from chainrule.app.responses import JSONBytes
+from chainrule.app.schemas import Lesson, error_responses
 
 router = APIRouter(tags=["lessons"])
 

@@ -6,9 +6,9 @@ from functools import cache
 
 from fastapi import APIRouter
 
-import engine
-from app.responses import JSONBytes, dumps
-from app.schemas import Preset, error_responses
+from chainrule import engine
+from chainrule.app.responses import JSONBytes, dumps
+from chainrule.app.schemas import Preset, error_responses
 
 router = APIRouter(tags=["presets"])
 

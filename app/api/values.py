@@ -5,13 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
-from app.api.graph import offloaded
-from app.errors import ApiError, JSONBodyRoute
-from app.responses import JSONBytes
-from app.schemas import ValuesRequest, ValuesResponse, error_responses
-from app.settings import Settings
-from app.state import Server
-from app.trace_body import numbers_body, structure_id
+from chainrule.app.api.graph import offloaded
+from chainrule.app.errors import ApiError, JSONBodyRoute
+from chainrule.app.responses import JSONBytes
+from chainrule.app.schemas import ValuesRequest, ValuesResponse, error_responses
+from chainrule.app.settings import Settings
+from chainrule.app.state import Server
+from chainrule.app.trace_body import numbers_body, structure_id
 
 router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)
 

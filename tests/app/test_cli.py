@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import build_parser, main, parse_values
+from chainrule.app.cli import build_parser, main, parse_values
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,7 +55,7 @@ def run_cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
     """`python -m app.cli …`: the real entry point, tracebacks and all."""
     kwargs.setdefault("stdout", subprocess.PIPE)
     return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
+        [sys.executable, "-m", "chainrule.app.cli", *args],
         cwd=ROOT,
         stderr=subprocess.PIPE,
         text=True,
@@ -147,7 +147,7 @@ def test_a_bad_value_is_one_clear_line(tmp_path, capsys):
 
 
 def test_without_graphviz_only_dot_is_drawn(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("app.cli.shutil.which", lambda _name: None)
+    monkeypatch.setattr("chainrule.app.cli.shutil.which", lambda _name: None)
     assert main(["render", "a*b", "-o", str(tmp_path / "x.svg")]) == 1
     assert capsys.readouterr().err == (
         "chainrule: Graphviz (dot) is not on the PATH: install it to draw svg, or use "

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from app.export import draw_dot, record_field, render
+from chainrule.app.export import draw_dot, record_field, render
 
 SVG_TEXT = "{http://www.w3.org/2000/svg}text"
 PROGRAM = {"source": "a = 2; b = -3; c = 10; e = a + b; f = e * c"}
@@ -78,7 +78,7 @@ def test_a_graph_over_the_export_limit_is_a_clear_400(make_client):
 def test_an_over_large_graph_is_refused_before_the_backward_pass_and_timeline(
     make_client, monkeypatch
 ):
-    import engine.run
+    from chainrule import engine
 
     traced = []
     real_init = engine.run.Trace.__init__
@@ -103,7 +103,7 @@ def test_an_over_large_graph_is_refused_before_the_backward_pass_and_timeline(
 def test_without_graphviz_only_dot_is_drawn_and_the_rest_refused_before_tracing(
     make_client, monkeypatch
 ):
-    import engine.run
+    from chainrule import engine
 
     client = make_client(dot_binary="/nonexistent/dot")
     assert client.app.state.server.dot_binary is None

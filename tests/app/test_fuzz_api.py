@@ -27,8 +27,8 @@ from program_strategies import (
     valid_programs,
 )
 
-from app.main import create_app
-from app.settings import AppSettings
+from chainrule.app.main import create_app
+from chainrule.app.settings import AppSettings
 
 ERROR_TYPES = {
     400: {

@@ -9,8 +9,8 @@ import orjson
 import pytest
 from conftest import strict_json
 
-import engine
-from app.schemas import GraphResponse
+from chainrule import engine
+from chainrule.app.schemas import GraphResponse
 
 BOX_FIELDS = ("x", "y", "width", "height")
 JSON = {"content-type": "application/json"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.layout import CARD_SIZE, MARGIN, Layouter, longest_path_layers, structure_of
+from chainrule.app.layout import CARD_SIZE, MARGIN, Layouter, longest_path_layers, structure_of
 
 
 def chain_graph(n: int, label: str = "") -> tuple[list[dict], list[dict]]:
@@ -96,7 +96,7 @@ def test_layers_are_the_longest_path_from_the_leaves():
 
 
 def test_dot_never_sees_user_text():
-    from app.layout import dot_source
+    from chainrule.app.layout import dot_source
 
     nodes, edges = chain_graph(2, label='x" -> evil [label="')
     text = dot_source(structure_of(nodes, edges))

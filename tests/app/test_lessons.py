@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import engine
-from app.lessons import LESSONS_DIR, LessonError, load_lesson, load_lessons
-from app.main import create_app
-from app.settings import AppSettings
+from chainrule import engine
+from chainrule.app.lessons import LESSONS_DIR, LessonError, load_lesson, load_lessons
+from chainrule.app.main import create_app
+from chainrule.app.settings import AppSettings
 
 LESSON_IDS = sorted(path.stem for path in LESSONS_DIR.glob("*.json"))
 SEEDS_EXERCISES = {"chain-rule", "neuron", "square", "diamond", "topo-sort", "dead-relu"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.middleware import CONTENT_SECURITY_POLICY
+from chainrule.app.middleware import CONTENT_SECURITY_POLICY
 
 SECURITY_HEADERS = {
     "content-security-policy": CONTENT_SECURITY_POLICY,
@@ -123,12 +123,12 @@ def test_a_streamed_body_over_the_limit_is_413(make_client):
 
 def test_an_unexpected_exception_is_a_500_without_traceback(make_client, monkeypatch):
     client = make_client()
-    import app.api.graph
+    from chainrule.app.api import graph as graph_route
 
     def explode(*_args, **_kwargs):
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr(app.api.graph, "build_body", explode)
+    monkeypatch.setattr(graph_route, "build_body", explode)
     response = client.post("/api/graph", json={"source": "a"})
     assert response.status_code == 500
     assert response.json() == {
@@ -170,7 +170,7 @@ def test_no_cors_headers(client):
 
 
 def test_settings_can_be_overridden_through_the_dependency(client):
-    from app.settings import AppSettings, app_settings
+    from chainrule.app.settings import AppSettings, app_settings
 
     client.app.dependency_overrides[app_settings] = lambda: AppSettings(max_source_chars=3)
     response = client.post("/api/graph", json={"source": "a + b"})
@@ -179,7 +179,7 @@ def test_settings_can_be_overridden_through_the_dependency(client):
 
 
 def test_settings_come_from_chainrule_environment_variables(monkeypatch):
-    from app.settings import AppSettings
+    from chainrule.app.settings import AppSettings
 
     monkeypatch.setenv("CHAINRULE_MAX_NODES", "123")
     monkeypatch.setenv("CHAINRULE_DOT_TIMEOUT_S", "0.5")

@@ -21,7 +21,7 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-import engine
+from chainrule import engine
 
 JSON = {"content-type": "application/json"}
 OPENAPI_URI = "urn:chainrule:openapi"

@@ -8,8 +8,8 @@ from urllib.parse import urljoin
 
 import pytest
 
-import engine
-from app.pages import IMMUTABLE, STATIC_DIR, asset_version
+from chainrule import engine
+from chainrule.app.pages import IMMUTABLE, STATIC_DIR, asset_version
 
 # `import x from "./x.js"`, `import "./x.js"`, `export … from "./x.js"`, `import("./x.js")`.
 MODULE_SPECIFIER = re.compile(r"""(?:\bimport\s*\(\s*|\bimport\s+|\bfrom\s+)(["'])([^"']+)\1""")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import engine
+from chainrule import engine
 
 
 def test_presets_are_the_engines(client):

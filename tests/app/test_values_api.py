@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-import engine
+from chainrule import engine
 
 EXAMPLE = "a = 2\nb = -3\nc = a * b\nL = c + a"
 

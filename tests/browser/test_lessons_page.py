@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-import engine
-from app.lessons import load_lessons
+from chainrule import engine
+from chainrule.app.lessons import load_lessons
 
 pytestmark = pytest.mark.browser
 

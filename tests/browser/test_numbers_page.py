@@ -16,8 +16,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-import engine
-from engine.narration import factor, fmt
+from chainrule import engine
+from chainrule.engine.narration import factor, fmt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
 from engine_cases import CASES, case_id  # noqa: E402

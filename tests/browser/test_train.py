@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-import engine
+from chainrule import engine
 
 pytestmark = pytest.mark.browser
 

@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import strategies as st
 from program_strategies import valid_programs
 
-import engine
-from engine.topo import topo_order
+from chainrule import engine
+from chainrule.engine.topo import topo_order
 
 EDGE_PROGRAMS: list[tuple[str, dict[str, float] | None]] = [
     ("a = 0\nb = log(a)\nc = b * 0", None),

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-import engine
-from engine.collector import cycle_collector_paused
+from chainrule import engine
+from chainrule.engine.collector import cycle_collector_paused
 
 
 @pytest.fixture
@@ -102,7 +102,7 @@ def test_fifty_thousand_unused_statements_give_ten_warnings_and_one_summary() ->
 def test_positions_of_all_warnings_come_from_one_scan_of_the_source(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import engine.builder
+    from chainrule import engine
 
     scans: list[int] = []
 

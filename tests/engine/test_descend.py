@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import engine
-from engine import BadTraining, descend
-from engine.narration import fmt
+from chainrule import engine
+from chainrule.engine import BadTraining, descend
+from chainrule.engine.narration import fmt
 
 LINE = "loss = (w*2 + b - 5)**2"
 

@@ -11,8 +11,8 @@ import math
 import pytest
 from micrograd.engine import Value as MicrogradValue
 
-import engine
-from engine.lexer import SUBSET
+from chainrule import engine
+from chainrule.engine.lexer import SUBSET
 
 # micrograd's test/test_engine.py, as pasted: its micrograd half, with the `+=` lines and the
 # lines that compare with PyTorch after backward() (which chainrule does not read).

@@ -12,8 +12,8 @@ from engine_cases import CASES, case_id, random_runs
 from hypothesis import given
 from program_strategies import fuzz_settings
 
-import engine
-from engine.narration import Narrator, fill
+from chainrule import engine
+from chainrule.engine.narration import Narrator, fill
 
 # ---------------------------------------------------------------------------- the reference
 # The narration as engine/timeline.py wrote it before templates (commit 3797877), one sentence

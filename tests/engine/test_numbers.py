@@ -13,8 +13,7 @@ from engine_cases import CASES, case_id, random_runs
 from hypothesis import given
 from program_strategies import fuzz_settings
 
-import engine
-import engine.run
+from chainrule import engine
 
 # A contribution's upstream and local are not repeated: they are its step's grad and its edge's
 # local_grad (checked below).

@@ -12,7 +12,7 @@ import re
 import pytest
 import sympy as sp
 
-from engine.ops import MINUS, OPS, apply, key_of, page_table
+from chainrule.engine.ops import MINUS, OPS, apply, key_of, page_table
 
 A, B, OUT = sp.symbols("A B OUT")
 K = sp.Rational(5, 2)  # the constant exponent of `**k` at the sample points

@@ -2,9 +2,9 @@
 
 import pytest
 
-import engine
-from engine.lexer import SUBSET
-from engine.parser import parse
+from chainrule import engine
+from chainrule.engine.lexer import SUBSET
+from chainrule.engine.parser import parse
 
 TREES = [
     ("2 ** 3 ** 2", "(** 2 (** 3 2))"),

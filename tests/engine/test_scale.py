@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-import engine
-from engine import Limits
-from engine.parser import parse
+from chainrule import engine
+from chainrule.engine import Limits
+from chainrule.engine.parser import parse
 
 SERVER = Limits(100_000, 20_000, 200)
 
@@ -105,7 +105,7 @@ def test_source_and_node_limits_name_the_numbers() -> None:
 @pytest.mark.parametrize("preset", engine.PRESETS, ids=lambda p: p["id"])
 def test_the_unrecorded_sort_gives_the_recorded_order(preset: dict) -> None:
     """Value.backward's fast sort and the traced sort of the timeline are the same algorithm."""
-    from engine.topo import topo_order
+    from chainrule.engine.topo import topo_order
 
     root = engine.trace(preset["source"], preset["values"]).graph.root
     assert topo_order(root) == topo_order(root, events=[])

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-import engine
-from engine.timeline import replay_topo
+from chainrule import engine
+from chainrule.engine.timeline import replay_topo
 
 # Seed 000: stack after each step and the sorted list, for a=2; b=3; c=a*b; L=c+a
 SEED_000 = [

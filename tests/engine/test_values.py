@@ -6,7 +6,7 @@ import math
 import pytest
 import sympy as sp
 
-import engine
+from chainrule import engine
 
 S = sp.symbols
 a, b, c, d, x, w, y = S("a b c d x w y")
@@ -178,7 +178,7 @@ def test_gradcheck_says_imprecise_when_rounding_swamps_the_difference() -> None:
 
 
 def test_gradcheck_still_fails_a_wrong_gradient() -> None:
-    from engine.gradcheck import gradcheck
+    from chainrule.engine.gradcheck import gradcheck
 
     result = engine.trace("a = 3\nb = a * a")
     nodes = result.graph.nodes
@@ -311,7 +311,7 @@ def test_forward_backward_matches_trace() -> None:
 
 
 def test_value_class_reads_like_micrograd() -> None:
-    from engine import Value
+    from chainrule.engine import Value
 
     p, q = Value(2.0), Value(-3.0)
     out = ((p * q + p) ** 2).tanh()
