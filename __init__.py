@@ -1,2 +1,71 @@
-"""chainrule: reverse-mode autodiff made visible. The repository's root is the import package:
-engine/ is chainrule.engine, app/ is chainrule.app."""
+"""chainrule: reverse-mode autodiff made visible.
+
+The public API (docs/python.md). A program is our language or micrograd's Python, read as data;
+a graph is a micrograd `Value` (or one of ours) after `backward()`:
+
+    >>> import chainrule
+    >>> chainrule.trace("a = 2; b = a * a")["nodes"][-1]["grad"]
+    1.0
+    >>> chainrule.show(loss)                      # in Jupyter: the player, sliders in the kernel
+    >>> chainrule.save_html(loss, "loss.html")    # one self-contained file that plays the trace
+
+Importing chainrule is light: the server, the layout and the widget load when first used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["Program", "program_of", "save_html", "show", "trace", "trace_value"]
+
+
+def __getattr__(name: str) -> Any:
+    # `chainrule.Program` and `chainrule.program_of` without importing the engine up front.
+    if name in ("Program", "program_of"):
+        from chainrule.engine import from_values
+
+        return getattr(from_values, name)
+    raise AttributeError(f"module 'chainrule' has no attribute {name!r}")
+
+
+def trace(
+    source: str,
+    values: dict[str, float] | None = None,
+    *,
+    expand_derived: bool = False,
+) -> dict[str, Any]:
+    """The `POST /api/graph` reply for `source` (our language or micrograd's Python) with leaf
+    `values`: nodes with their boxes, edges, steps with narration, gradcheck (docs/api.md).
+    Raises `chainrule.engine.ProgramError` (with `line`, `column`, `caret`) for a bad program."""
+    from chainrule.notebook.traces import traced
+
+    return traced(source, values, expand_derived=expand_derived)
+
+
+def trace_value(value: Any, *, expand_derived: bool = False) -> dict[str, Any]:
+    """`trace` of the graph that ends in `value`: a micrograd `Value` (anything with `data`,
+    `grad`, `_prev`, `_op` and optionally `label`) or a `chainrule.engine.Value`. The graph is
+    read, never run; the reply's `program` is the program it was written as, and its warnings
+    say where micrograd's set of children merged a reused operand (`a*a`)."""
+    from chainrule.notebook.traces import traced_value
+
+    return traced_value(value, expand_derived=expand_derived)
+
+
+def show(value_or_source: Any, values: dict[str, float] | None = None) -> Any:
+    """The player for a graph or a program: in Jupyter an interactive widget whose sliders
+    recompute in the kernel; elsewhere (a plain IPython terminal) a static SVG."""
+    from chainrule.notebook.widget import show as show_
+
+    return show_(value_or_source, values)
+
+
+def save_html(value_or_source: Any, path: str | Path, values: dict[str, float] | None = None):
+    """Write one self-contained HTML file that plays the trace (stepping, scrubbing,
+    explanations, tables) from `file://`, with no network. Returns the path written."""
+    from chainrule.notebook.traces import save_html as save
+
+    return save(value_or_source, path, values)

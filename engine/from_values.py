@@ -1,0 +1,282 @@
+"""A graph of `Value`s, read (never run) and written back as a program: micrograd's `Value` (duck
+typed: `data`, `_prev`, `_op`, optionally `label`) or ours, so that `chainrule.trace_value(loss)`
+traces, explains and recomputes the same graph with the engine.
+
+micrograd keeps a node's children in a `set`: `a*a` and `a+a` have one child, and `draw_dot`
+draws one edge where the product has two operands. The program says what the node computes
+(`a * a`, two edges) and `Program.merged` names each such node, for a warning.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .lexer import tokenize
+from .ops import FUNCTIONS
+
+# micrograd's `_op` spellings (0.1.0 and the lecture's Value) → our op and its arity.
+MICROGRAD_OPS = {
+    "+": "+",
+    "*": "*",
+    "ReLU": "relu",
+    "relu": "relu",
+    "tanh": "tanh",
+    "exp": "exp",
+    "log": "log",
+    "sigmoid": "sigmoid",
+}
+POWER = re.compile(r"\*\*\s*(\S+)")
+# Inline expressions nest at most this deep before a part gets a name of its own (the parser's
+# depth limit is far away; a program stays readable).
+MAX_INLINE_DEPTH = 12
+RESERVED = frozenset((*FUNCTIONS, "Value", "vpow", "print"))
+INFIX = {"+": " + ", "-": " - ", "*": " * ", "/": " / "}
+
+
+class NotAGraph(ValueError):
+    """What was given is not a graph of Values, or holds what no program can say."""
+
+
+@dataclass
+class Program:
+    """A graph written as a program: `source`, the leaf `values` (exact, for sliders), the
+    name each leaf got (in graph order), and the ops micrograd's set merged (`merged`:
+    {name or text, operand, op})."""
+
+    source: str
+    values: dict[str, float]
+    leaves: list[str]
+    root: str
+    merged: list[dict[str, Any]] = field(default_factory=list)
+
+    def warnings(self) -> list[dict[str, Any]]:
+        """One warning per merged operand, in the shape of the trace's warnings."""
+        return [
+            {
+                "type": "merged_operand",
+                "message": (
+                    f"micrograd keeps the children of {m['node']} in a set, so draw_dot draws "
+                    f"one edge from {m['operand']}; {m['node']} = {m['operand']} {m['op']} "
+                    f"{m['operand']} uses it twice, and the correct graph has two edges (both "
+                    "carry a gradient)"
+                ),
+                "line": m["line"],
+                "column": 1,
+            }
+            for m in self.merged
+        ]
+
+
+@dataclass
+class _Node:
+    data: float
+    op: str | None  # our op key ("**k" for a constant power), None for a leaf
+    inputs: list[int]  # indices into the node list, in operand order
+    exponent: float | None
+    label: str
+    merged: bool = False
+    const: bool = False  # one of our constants (written inline); micrograd has none
+
+
+def _is_ours(value: Any) -> bool:
+    return hasattr(value, "inputs") and hasattr(value, "local_grads")
+
+
+def _children(value: Any) -> list[Any]:
+    if _is_ours(value):
+        return list(value.inputs)
+    prev = getattr(value, "_prev", None)
+    if prev is None:
+        raise NotAGraph(
+            f"{type(value).__name__} is not a Value: a graph node has data, _prev and _op "
+            "(micrograd's Value) or is chainrule.engine.Value"
+        )
+    children = list(prev)
+    # A set's order is arbitrary: sort the operands of + and * by label, then by creation.
+    if len(children) > 1:
+        children.sort(key=lambda child: (getattr(child, "label", "") or "\uffff", id(child)))
+    return children
+
+
+def _describe(value: Any, inputs: list[int]) -> tuple[str | None, float | None, bool]:
+    """(our op, constant exponent, merged) of `value` whose children are `inputs`."""
+    if _is_ours(value):
+        if value.op is None:
+            return None, None, False
+        op = "**k" if value.op == "**" and value.exponent is not None else value.op
+        return op, value.exponent, False
+    spelled = getattr(value, "_op", "") or ""
+    if not inputs:
+        if spelled:
+            raise NotAGraph(f"a node with op {spelled!r} has no children")
+        return None, None, False
+    if power := POWER.fullmatch(spelled):
+        try:
+            exponent = float(power.group(1))
+        except ValueError as error:
+            raise NotAGraph(f"cannot read the exponent of op {spelled!r}") from error
+        if len(inputs) != 1:
+            raise NotAGraph(f"op {spelled!r} has {len(inputs)} children; a power has one")
+        return "**k", exponent, False
+    op = MICROGRAD_OPS.get(spelled)
+    if op is None:
+        known = ", ".join(sorted({*MICROGRAD_OPS, "**k"}))
+        raise NotAGraph(f"chainrule does not know micrograd's op {spelled!r} (it knows {known})")
+    binary = op in ("+", "*")
+    if binary and len(inputs) == 1:
+        return op, None, True  # micrograd's set merged the reused operand: a + a, a * a
+    if len(inputs) != (2 if binary else 1):
+        raise NotAGraph(f"op {spelled!r} has {len(inputs)} children")
+    return op, None, False
+
+
+def _graph(root: Any) -> list[_Node]:
+    """The nodes under `root` in a topological order (inputs first), without recursion."""
+    index: dict[int, int] = {}
+    nodes: list[_Node] = []
+    keep: list[Any] = []  # the objects themselves, so no id() is reused while we read
+    stack: list[tuple[Any, list[Any] | None]] = [(root, None)]
+    on_path: set[int] = set()
+    while stack:
+        value, children = stack.pop()
+        key = id(value)
+        if children is None:
+            if key in index:
+                continue
+            if key in on_path:
+                raise NotAGraph("the graph has a cycle: a Value is among its own inputs")
+            children = _children(value)
+            on_path.add(key)
+            stack.append((value, children))
+            stack.extend((child, None) for child in reversed(children) if id(child) not in index)
+            continue
+        on_path.discard(key)
+        if key in index:
+            continue
+        inputs = [index[id(child)] for child in children]
+        op, exponent, merged = _describe(value, inputs)
+        if merged:
+            inputs = inputs * 2
+        try:
+            data = float(value.data)
+        except (TypeError, ValueError) as error:
+            raise NotAGraph(f"a node's data {value.data!r} is not a number") from error
+        label = getattr(value, "label", "") or ""
+        const = _is_ours(value) and getattr(value, "kind", "") == "const"
+        nodes.append(_Node(data, op, inputs, exponent, str(label), merged, const))
+        index[key] = len(nodes) - 1
+        keep.append(value)
+    return nodes
+
+
+def _usable(label: str, taken: set[str]) -> bool:
+    if not label.isidentifier() or keyword.iskeyword(label) or label in RESERVED:
+        return False
+    if label in taken or not label.isascii():
+        return False
+    tokens = tokenize(label)
+    return len(tokens) >= 1 and tokens[0].kind == "name" and tokens[0].text == label
+
+
+def _number(x: float) -> str:
+    return repr(float(x))
+
+
+def program_of(root: Any) -> Program:
+    """The program that builds the graph ending in `root` (a micrograd or chainrule Value)."""
+    nodes = _graph(root)
+    uses = [0] * len(nodes)
+    consumer = [-1] * len(nodes)
+    for i, node in enumerate(nodes):
+        for j in node.inputs:
+            uses[j] += 1
+            consumer[j] = i
+    taken: set[str] = set()
+    names: list[str | None] = [None] * len(nodes)
+    # Labels first, in graph order, so a generated name never takes a label's place.
+    for i, node in enumerate(nodes):
+        if node.op is not None or not node.const:
+            if _usable(node.label, taken):
+                names[i] = node.label
+                taken.add(node.label)
+    counters = {"v": 0, "t": 0}
+
+    def fresh(prefix: str) -> str:
+        while True:
+            counters[prefix] += 1
+            if (name := f"{prefix}{counters[prefix]}") not in taken:
+                taken.add(name)
+                return name
+
+    last = len(nodes) - 1
+    lines: list[str] = []
+    values: dict[str, float] = {}
+    text = [""] * len(nodes)  # how a node is written where it is used
+    atomic = [True] * len(nodes)
+    depth = [0] * len(nodes)
+    line_of = [0] * len(nodes)  # the 1-based line that writes a node (inline: its user's)
+    for i, node in enumerate(nodes):
+        if node.op is None and not math.isfinite(node.data):
+            raise NotAGraph(f"a leaf's data is {node.data}: a program's numbers are finite")
+        if node.op is None and node.const and i != last:
+            text[i], atomic[i] = _number(node.data), node.data >= 0
+            continue
+        if node.op is None:
+            name = names[i] or fresh("v")
+            lines.append(f"{name} = {_number(node.data)}")
+            values[name] = node.data
+        else:
+            expression = _expression(node, text, atomic)
+            inner = 1 + max(depth[j] for j in node.inputs)
+            if names[i] is None and uses[i] == 1 and i != last and inner <= MAX_INLINE_DEPTH:
+                text[i], atomic[i], depth[i] = expression, node.op in FUNCTIONS, inner
+                continue
+            name = names[i] or ("out" if i == last and "out" not in taken else fresh("t"))
+            lines.append(f"{name} = {expression}")
+        names[i] = text[i] = name
+        line_of[i] = len(lines)
+    for i in range(last, -1, -1):
+        if not line_of[i] and consumer[i] >= 0:
+            line_of[i] = line_of[consumer[i]]
+    merged = [
+        {
+            "node": names[i] or text[i],
+            "operand": text[node.inputs[0]],
+            "op": node.op,
+            "line": line_of[i],
+        }
+        for i, node in enumerate(nodes)
+        if node.merged
+    ]
+    leaves = [names[i] for i, node in enumerate(nodes) if node.op is None and names[i]]
+    return Program("\n".join(lines) + "\n", values, leaves, names[last] or "", merged)
+
+
+def _expression(node: _Node, text: list[str], atomic: list[bool]) -> str:
+    def operand(j: int) -> str:
+        return text[j] if atomic[j] else f"({text[j]})"
+
+    if node.op in INFIX:
+        a, b = node.inputs
+        return f"{operand(a)}{INFIX[node.op]}{operand(b)}"
+    if node.op == "**k":
+        return f"{operand(node.inputs[0])} ** {_exponent(node.exponent)}"
+    if node.op == "**":
+        a, b = node.inputs
+        return f"{operand(a)} ** {operand(b)}"
+    if node.op == "neg":
+        return f"-{operand(node.inputs[0])}"
+    if node.op in FUNCTIONS:
+        return f"{node.op}({text[node.inputs[0]]})"
+    raise NotAGraph(f"chainrule cannot write op {node.op!r}")
+
+
+def _exponent(k: float | None) -> str:
+    if k is None or not math.isfinite(k):
+        raise NotAGraph(f"a power's exponent is {k}: a program's numbers are finite")
+    written = _number(k)
+    return f"({written})" if k < 0 else written

@@ -1,0 +1,1 @@
+"""chainrule in Python and Jupyter: traces of programs and of Value graphs, the widget."""

@@ -1,0 +1,83 @@
+"""The Python API's traces: the `POST /api/graph` reply built in this process (the same trace,
+layout and encoding as the server's), for a program or for a graph of Values."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from chainrule.app.layout import Layouter
+from chainrule.app.schemas import GraphRequest
+from chainrule.app.settings import get_settings
+from chainrule.app.trace_body import build_body
+from chainrule.engine.from_values import NotAGraph, Program, program_of
+
+
+@cache
+def _layouter() -> Layouter:
+    settings = get_settings()
+    return Layouter(
+        dot_timeout_s=settings.dot_timeout_s,
+        dot_max_nodes=settings.dot_max_nodes,
+        cache_size=settings.layout_cache_size,
+        dot_binary=settings.dot_binary,
+    )
+
+
+def traced(
+    source: str, values: dict[str, float] | None = None, *, expand_derived: bool = False
+) -> dict[str, Any]:
+    """The `/api/graph` reply for `source` under the server's limits (raises ProgramError)."""
+    request = GraphRequest(
+        source=source,
+        values={name: float(v) for name, v in values.items()} if values else None,
+        expand_derived=expand_derived,
+    )
+    body, _ = build_body(request, get_settings(), _layouter())
+    return orjson.loads(body.render(layout_cached=False))
+
+
+def with_program(trace: dict[str, Any], program: Program) -> dict[str, Any]:
+    """`trace` of `program` with the program's merged-operand warnings and its `program`."""
+    trace["warnings"] = [*program.warnings(), *trace["warnings"]]
+    trace["program"] = {"source": program.source, "leaves": program.leaves, "root": program.root}
+    return trace
+
+
+def traced_value(value: Any, *, expand_derived: bool = False) -> dict[str, Any]:
+    """`traced` of the program that builds the graph ending in `value`."""
+    program = program_of(value)
+    return with_program(traced(program.source, expand_derived=expand_derived), program)
+
+
+def source_of(value_or_source: Any) -> tuple[str, Program | None]:
+    """A program text and, for a graph of Values, the Program it was written as."""
+    if isinstance(value_or_source, str):
+        return value_or_source, None
+    try:
+        program = program_of(value_or_source)
+    except NotAGraph as error:
+        raise TypeError(f"expected a program (str) or a Value; {error}") from None
+    return program.source, program
+
+
+def trace_of(value_or_source: Any, values: dict[str, float] | None = None) -> dict[str, Any]:
+    """The trace of a program text or of a graph of Values (with `values` for its leaves)."""
+    source, program = source_of(value_or_source)
+    trace = traced(source, values)
+    return with_program(trace, program) if program else trace
+
+
+def save_html(
+    value_or_source: Any, path: str | Path, values: dict[str, float] | None = None
+) -> Path:
+    """Write the one-file interactive HTML of a program or a graph of Values to `path`."""
+    from chainrule.app.onefile import build_html
+
+    trace = trace_of(value_or_source, values)
+    path = Path(path)
+    path.write_text(build_html(trace, title=path.stem), encoding="utf-8")
+    return path

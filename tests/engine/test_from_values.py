@@ -1,0 +1,198 @@
+"""A graph of Values read back as a program (chainrule.trace_value): micrograd's own graphs give
+micrograd's numbers (micrograd, run in this process, is the oracle), ours round-trip, and what
+no program can say is a clear error."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from micrograd.engine import Value as MG
+from micrograd.nn import MLP, Neuron
+
+import chainrule
+from chainrule import engine
+from chainrule.engine.from_values import NotAGraph, program_of
+
+
+def labelled(data: float, label: str) -> MG:
+    value = MG(data)
+    value.label = label
+    return value
+
+
+def sanity_check():
+    x = labelled(-4.0, "x")
+    z = 2 * x + 2 + x
+    q = z.relu() + z * x
+    h = (z * z).relu()
+    y = h + q + q * x
+    return y, {"x": x}
+
+
+def more_ops():
+    a, b = labelled(-4.0, "a"), labelled(2.0, "b")
+    c = a + b
+    d = a * b + b**3
+    c += c + 1
+    c += 1 + c + (-a)
+    d += d * 2 + (b + a).relu()
+    d += 3 * d + (b - a).relu()
+    e = c - d
+    f = e**2
+    g = f / 2.0
+    g += 10.0 / f
+    return g, {"a": a, "b": b}
+
+
+def neuron():
+    random.seed(0)
+    x1, x2 = labelled(2.0, "x1"), labelled(-1.0, "x2")
+    return Neuron(2)([x1, x2]), {"x1": x1, "x2": x2}
+
+
+def mlp_loss():
+    random.seed(1)
+    model = MLP(2, [2, 1])
+    xs, ys = [[2.0, 3.0], [-1.0, -2.0]], [1.0, -1.0]
+    loss = sum(((model(x) - y) ** 2 for x, y in zip(xs, ys, strict=True)), MG(0.0))
+    params = {f"p{i}": p for i, p in enumerate(model.parameters())}
+    return loss, params
+
+
+GRAPHS = {"sanity_check": sanity_check, "more_ops": more_ops, "neuron": neuron, "mlp": mlp_loss}
+
+
+def leaves_of(root: MG) -> list[MG]:
+    seen, stack, leaves = set(), [root], []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if not node._prev:
+            leaves.append(node)
+        stack.extend(node._prev)
+    return leaves
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+def test_micrograd_graphs_give_micrograds_numbers(name):
+    root, named = GRAPHS[name]()
+    root.backward()
+    program = program_of(root)
+    traced = engine.trace(program.source)
+    assert math.isclose(traced.root.data, root.data, rel_tol=1e-12)
+    # Every leaf: the same data and the same gradient as micrograd's (labels keep their names).
+    ours = sorted((node.data, node.grad) for node in traced.nodes if node.kind == "leaf")
+    theirs = sorted((leaf.data, leaf.grad) for leaf in leaves_of(root))
+    assert len(ours) == len(theirs)
+    for (data, grad), (mg_data, mg_grad) in zip(ours, theirs, strict=True):
+        assert data == mg_data
+        assert math.isclose(grad, mg_grad, rel_tol=1e-9, abs_tol=1e-12), (data, grad, mg_grad)
+    for label, value in named.items():
+        if hasattr(value, "label"):
+            assert traced.grad(label) == pytest.approx(value.grad, rel=1e-12)
+
+
+def test_a_reused_operand_micrograd_merged_is_two_edges_and_a_warning():
+    a = labelled(3.0, "a")
+    square = a * a
+    square.label = "square"
+    double = square + square
+    double.label = "double"
+    double.backward()
+    program = program_of(double)
+    assert program.source == "a = 3.0\nsquare = a * a\ndouble = square + square\n"
+    assert [w["line"] for w in program.warnings()] == [2, 3]
+    assert program.warnings()[0]["message"] == (
+        "micrograd keeps the children of square in a set, so draw_dot draws one edge from a; "
+        "square = a * a uses it twice, and the correct graph has two edges (both carry a gradient)"
+    )
+    traced = engine.trace(program.source)
+    assert traced.grad("a") == a.grad == 12.0
+    reply = chainrule.trace_value(double)
+    assert [w["type"] for w in reply["warnings"]][:2] == ["merged_operand", "merged_operand"]
+    assert reply["program"]["source"] == program.source
+    assert len([e for e in reply["edges"] if e["target"] == reply["root"]]) == 2
+
+
+def test_names_labels_and_generated_names():
+    x = labelled(1.5, "x")
+    bad = labelled(2.0, "not a name")
+    twice = labelled(4.0, "x")  # a label already taken
+    func = labelled(0.5, "tanh")  # a function's name
+    out = (x * bad + twice) * func
+    program = program_of(out)
+    assert program.leaves == ["x", "v1", "v2", "v3"] or sorted(program.leaves) == [
+        "v1",
+        "v2",
+        "v3",
+        "x",
+    ]
+    assert program.root == "out"
+    assert engine.trace(program.source).root.data == out.data
+
+
+def test_our_values_round_trip():
+    source = "a = 2\nb = -3\nc = a * 3 - a / b\nd = tanh(c) + sigmoid(-a) ** 2 + exp(b) * log(a)"
+    traced = engine.trace(source)
+    program = program_of(traced.root)
+    again = engine.trace(program.source)
+    assert again.root.data == traced.root.data
+    assert again.grad("a") == traced.grad("a") and again.grad("b") == traced.grad("b")
+    assert program.leaves == ["a", "b"]
+
+
+def test_a_deep_chain_needs_no_recursion():
+    x = labelled(0.5, "x")
+    y = x
+    for _ in range(5_000):
+        y = y * 1.0001 + 0.0
+    program = program_of(y)
+    traced = engine.trace(program.source)
+    assert math.isclose(traced.root.data, y.data, rel_tol=1e-12)
+    assert traced.grad("x") == pytest.approx(1.0001**5000, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: 3.0, "float is not a Value: a graph node has data, _prev and _op"),
+        (
+            lambda: _with_op(MG(1.0) + MG(2.0), "sin"),
+            "chainrule does not know micrograd's op 'sin'",
+        ),
+        (lambda: MG(float("nan")), "a leaf's data is nan: a program's numbers are finite"),
+        (lambda: _cycle(), "the graph has a cycle"),
+        (lambda: _with_op(MG(2.0), "**x"), "cannot read the exponent of op '**x'"),
+    ],
+)
+def test_what_no_program_can_say_is_a_clear_error(build, message):
+    with pytest.raises(NotAGraph) as error:
+        program_of(build())
+    assert str(error.value).startswith(message)
+
+
+def _with_op(value: MG, op: str) -> MG:
+    value._op = op
+    if not value._prev:
+        value._prev = {MG(1.0)}
+    return value
+
+
+def _cycle() -> MG:
+    a = MG(1.0) + MG(2.0)
+    b = a * MG(3.0)
+    a._prev = {b, MG(0.0)}
+    return b
+
+
+def test_the_python_docs_examples_run():
+    import doctest
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "python.md"
+    failures, tried = doctest.testfile(str(docs), module_relative=False, verbose=False)
+    assert tried >= 6 and failures == 0
