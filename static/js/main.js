@@ -8,6 +8,7 @@ import { mountGraph } from "./graph-view.js";
 import { mountHiding } from "./hide.js";
 import { mountLesson } from "./lesson.js";
 import { mountLabs } from "./labs.js";
+import { mountNotes } from "./notes.js";
 import { mountPanelArea } from "./panels.js";
 import { mountSliders } from "./sliders.js";
 import { fromUrlParams, setError, setTrace, state, subscribe, update } from "./state.js";
@@ -73,6 +74,7 @@ function mount() {
     textarea: $("source"), gutter: $("gutter"), backdrop: $("backdrop"), errorBox: $("error"),
     presetSelect: $("presets"), presetNote: $("preset-note"),
   }, { onProgram: () => recompute({ program: true }), onPreset: loadPreset });
+  mountNotes($("program-notes"));
   mountSliders($("sliders"), {
     onValue: (name, value) => {
       update({ values: { ...state.values, [name]: value } });

@@ -91,3 +91,37 @@ def test_the_micrograd_script_pasted_back_is_the_same_graph(page, live_server, b
         assert math.isclose(
             float(printed[f"grad[{leaf['name']}] ="]), node["grad"], rel_tol=1e-9, abs_tol=1e-12
         )
+
+
+PASTED = """from micrograd.engine import Value
+a = Value(2.0, label='a')
+b = Value(-3.0, label='b')
+unused = Value(5.0, label='u')
+c = a * b + a
+L = c.relu()
+L.backward()
+print(a.grad)
+"""
+
+
+def test_the_notes_of_pasted_micrograd_say_which_lines_were_skipped(page, live_server):
+    page.goto(live_server)
+    page.wait_for_selector("[data-testid=node]")
+    notes = page.locator("[data-testid=program-notes]")
+    assert notes.is_hidden()  # the first preset has nothing to note
+    page.fill("[data-testid=source]", PASTED)
+    page.press("[data-testid=source]", "Control+Enter")
+    page.wait_for_selector("[data-testid=program-notes] li")
+    shown = page.eval_on_selector_all(
+        "[data-testid=program-notes] li",
+        "items => items.map((li) => [li.dataset.type, li.dataset.line, li.textContent])",
+    )
+    expected = engine.trace(PASTED).to_dict()["warnings"]
+    assert [(t, int(line)) for t, line, _ in shown] == [(w["type"], w["line"]) for w in expected]
+    assert {t for t, _, _ in shown} == {"skipped", "unused"}
+    assert shown[0][2].endswith(expected[0]["message"])
+    # A program with an error shows the error, not the last trace's notes.
+    page.fill("[data-testid=source]", "d = (\n" + PASTED)
+    page.press("[data-testid=source]", "Control+Enter")
+    page.wait_for_function("() => document.querySelector('[data-testid=error]').textContent")
+    assert notes.is_hidden()

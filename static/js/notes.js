@@ -1,0 +1,46 @@
+// The program's notes: the trace's warnings that are not about one node (lines of pasted
+// micrograd that are skipped, names the result does not use, aliases, values for names that are
+// no leaf, reused operands micrograd's set merged), listed under the editor while the trace
+// shown is the program's. Writes only the list it is given.
+
+import { state, subscribe } from "./state.js";
+
+const WORDS = {
+  skipped: "skipped",
+  unused: "unused",
+  alias: "alias",
+  unknown_value: "ignored value",
+  merged_operand: "micrograd",
+};
+
+function item(warning) {
+  const li = document.createElement("li");
+  li.className = "program-note";
+  li.dataset.type = warning.type;
+  if (warning.line != null) li.dataset.line = String(warning.line);
+  const tag = document.createElement("span");
+  tag.className = "program-note-tag";
+  tag.textContent = WORDS[warning.type] ?? warning.type.replaceAll("_", " ");
+  li.append(tag, ` ${warning.message}`);
+  return li;
+}
+
+/** Notes of the trace the page shows (the visit-order lab's late/never_visited are its own). */
+export function programNotes(trace) {
+  return (trace?.warnings ?? []).filter((w) => w.type !== "late" && w.type !== "never_visited");
+}
+
+/** Keep `list` (a <ul>) showing the notes of `state.trace`; hidden when there are none. */
+export function mountNotes(list) {
+  let shown = null;
+  subscribe((s, changed) => {
+    if (!changed.has("trace") && !changed.has("error")) return;
+    const notes = s.error ? [] : programNotes(s.trace);
+    const key = JSON.stringify(notes);
+    if (key === shown) return;
+    shown = key;
+    list.replaceChildren(...notes.map(item));
+    list.hidden = notes.length === 0;
+  });
+  if (state.trace) list.hidden = programNotes(state.trace).length === 0;
+}
