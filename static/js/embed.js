@@ -18,7 +18,8 @@
 //   destroy()        stop playing, unbind the keys, empty the shadow root.
 // The player root inside the shadow root (data-testid="player") carries data-step-index,
 // data-phase and data-api-step; cards, transport and tables carry the page's data-testid hooks.
-// Keys (Space, arrows, Home, End, Escape) act only while the focus is inside the player.
+// Keys (Space, arrows, Home, End, Escape) act only while the focus is inside the player, and the
+// wheel zooms the graph only then (or with Ctrl/⌘, a pinch): a page scrolls past a player.
 //
 // anywidget (the default export), the contract with chainrule.notebook's Widget. Traits:
 //   trace  dict   (kernel -> page) the trace shown; each change is shown with setTrace.
@@ -108,7 +109,8 @@ export function mountPlayer(host, { trace, ops, recompute = null, title = "" }) 
   // The page's mounting order (main.js, classroom.js): its key bindings are tried in this order.
   const scope = createScope({ root: view.root, keyTarget: shadow });
   const { store } = scope;
-  const graph = mountGraph(view.graph, scope);
+  const focused = () => shadow.activeElement !== null;
+  const graph = mountGraph({ ...view.graph, wheelZooms: (event) => event.ctrlKey || event.metaKey || focused() }, scope);
   mountTransport(view.transport, graph.player, scope);
   const send = recompute ? createRecomputer(recompute, store) : null;
   mountSliders(view.sliders, {

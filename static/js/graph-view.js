@@ -44,7 +44,11 @@ const SMALL_TEXT_MIN_PX = 6;
 const TEXT_MIN_PX = 3;
 const TYPICAL_FONT = 14;
 
-export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut }, scope = pageScope) {
+/**
+ * The graph pane on its elements. `wheelZooms(event)`: whether the wheel zooms the graph (the
+ * page: always; an embedded player: once it has the focus, so a page scrolls past it).
+ */
+export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, wheelZooms }, scope = pageScope) {
   const { state, subscribe, update } = scope.store;
   const defs = svgElement("defs");
   defs.append(arrowMarker("arrow-idle"), arrowMarker("arrow-forward"),
@@ -69,7 +73,7 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut }, s
     const px = TYPICAL_FONT * k;
     const lod = px < TEXT_MIN_PX ? "2" : px < SMALL_TEXT_MIN_PX ? "1" : "0";
     if (svg.dataset.lod !== lod) svg.dataset.lod = lod;
-  });
+  }, { wheelZooms });
   const player = createPlayer(layers, scope);
   let fittedBounds = null;
   let fittedTransform = null; // the view the last fit produced; another means the user moved it

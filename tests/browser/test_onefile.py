@@ -287,6 +287,27 @@ def test_two_players_in_one_document_keep_their_own_timelines_and_keys(
     assert (step_index(page, first), step_index(page, second)) == (0, last)
     assert page.evaluate("window.pageKeys") == 4
 
+    # The wheel over a player that has not the focus scrolls the page past it; once it has the
+    # focus, the wheel zooms its graph.
+    viewport = second.locator("[data-testid=graph] .viewport")
+    second.locator("[data-testid=graph]").scroll_into_view_if_needed()
+    box = second.locator("[data-testid=graph]").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    transform, scrolled = viewport.get_attribute("transform"), page.evaluate("window.scrollY")
+    page.mouse.wheel(0, -200)
+    page.wait_for_function("(y) => window.scrollY < y", arg=scrolled)
+    assert viewport.get_attribute("transform") == transform
+    focus_player(page, second)
+    box = second.locator("[data-testid=graph]").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    scrolled = page.evaluate("window.scrollY")
+    page.mouse.wheel(0, -200)
+    page.wait_for_function(
+        "(t) => document.querySelectorAll('.chainrule-player')[1].shadowRoot.querySelector('.viewport').getAttribute('transform') !== t",
+        arg=transform,
+    )
+    assert page.evaluate("window.scrollY") == scrolled
+
     # A key a player handles stays in the player: the document around it does not see it.
     focus_player(page, second)
     page.keyboard.press("ArrowLeft")
