@@ -9,7 +9,7 @@ PORT   ?= 8000
 WORKERS ?= 1
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test bench fuzz lint venv system-deps test-deps clean
+.PHONY: run test bench fuzz lint bundle venv system-deps test-deps clean
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -m venv --help >/dev/null 2>&1 || { \
@@ -60,6 +60,12 @@ bench: test-deps venv
 
 fuzz: venv
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100000} $(PY) -m pytest tests -k fuzz -p no:cacheprovider
+
+# The embeddable player (static/embed/: the notebook widget's and the one-file HTML's script),
+# built with esbuild from npm at the version pinned in app/bundle.py. Run after changing any
+# module or style it is built from: tests/app/test_bundle.py fails until you do.
+bundle: venv
+	$(PY) -m chainrule.app.bundle
 
 lint: venv
 	$(VENV)/bin/ruff check .

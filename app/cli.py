@@ -16,12 +16,12 @@ from typing import get_args
 from pydantic import ValidationError
 
 from chainrule import engine
-from chainrule.app.export import ExportFailed, ExportFormat, render
+from chainrule.app.export import DrawingFormat, ExportFailed, render
 from chainrule.app.schemas import GraphRequest
 from chainrule.app.settings import get_settings
 from chainrule.app.trace_body import trace_dict
 
-FORMATS = get_args(ExportFormat)
+FORMATS = get_args(DrawingFormat)
 
 
 def parse_values(text: str) -> dict[str, float]:

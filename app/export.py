@@ -16,13 +16,17 @@ import graphviz
 from chainrule.app.layout import run_graphviz
 from chainrule.engine.ops import OPS, key_of
 
-ExportFormat = Literal["svg", "png", "pdf", "dot"]
+# What Graphviz draws (render below); an export is one of those or the interactive one-file
+# HTML (app/onefile.py), which plays the page's own trace and needs no Graphviz.
+DrawingFormat = Literal["svg", "png", "pdf", "dot"]
+ExportFormat = Literal[DrawingFormat, "html"]
 
 MEDIA_TYPES: dict[str, str] = {
     "svg": "image/svg+xml",
     "png": "image/png",
     "pdf": "application/pdf",
     "dot": "text/vnd.graphviz; charset=utf-8",
+    "html": "text/html; charset=utf-8",
 }
 
 NO_GRAPHVIZ = "Graphviz is not installed on the server, so only format=dot works"
@@ -84,7 +88,9 @@ def draw_dot(trace: dict[str, Any]) -> graphviz.Digraph:
     return dot
 
 
-def render(trace: dict[str, Any], fmt: ExportFormat, *, dot_binary: str, timeout_s: float) -> bytes:
+def render(
+    trace: dict[str, Any], fmt: DrawingFormat, *, dot_binary: str, timeout_s: float
+) -> bytes:
     """The drawing as `fmt` bytes; `dot` is the DOT text itself and needs no Graphviz."""
     source = draw_dot(trace).source
     if fmt == "dot":

@@ -1,26 +1,31 @@
-"""`POST /api/export`: the graph drawn by Graphviz as SVG, PNG, PDF or DOT."""
+"""`POST /api/export`: the graph drawn by Graphviz as SVG, PNG, PDF or DOT, or the page's own
+trace as one interactive, self-contained HTML file."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
+import orjson
 from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from chainrule import engine
+from chainrule.app.api.graph import graph_body
 from chainrule.app.errors import ApiError, JSONBodyRoute
 from chainrule.app.export import (
     MEDIA_TYPES,
     NO_GRAPHVIZ,
+    DrawingFormat,
     ExportFailed,
     ExportFormat,
     ExportTimedOut,
     render,
 )
+from chainrule.app.onefile import build_html
 from chainrule.app.schemas import ErrorResponse, GraphRequest
 from chainrule.app.settings import AppSettings, Settings
-from chainrule.app.state import Server
+from chainrule.app.state import Server, ServerState
 from chainrule.app.trace_body import limits_of
 
 router = APIRouter(tags=["export"], route_class=JSONBodyRoute)
@@ -33,10 +38,39 @@ ERRORS = {
     503: {"model": ErrorResponse, "description": "Graphviz is not installed or failed."},
 }
 CONTENT = {"content": {media_type: {} for media_type in MEDIA_TYPES.values()}}
+TITLE_MAX_CHARS = 200
+FILENAMES = {"html": "chainrule.html"}  # an interactive file, not a picture of the graph
+
+
+def too_large(size: int, settings: AppSettings) -> ApiError:
+    return ApiError(
+        400,
+        "ExportTooLarge",
+        f"graph too large to export ({size:,} nodes; limit {settings.export_max_nodes:,})",
+    )
+
+
+def default_title(source: str, max_chars: int = 60) -> str:
+    """A one-line name for a program: its text on one line, cut with "…" past `max_chars`."""
+    line = " ".join(source.split())
+    return line if len(line) <= max_chars else line[: max_chars - 1].rstrip() + "\u2026"
+
+
+async def export_html(
+    request: GraphRequest, title: str | None, settings: AppSettings, server: ServerState
+) -> bytes:
+    """The one-file player of exactly the trace `POST /api/graph` answers for `request`."""
+    body, layout_cached = await graph_body(request, settings, server)
+    trace = orjson.loads(body.render(layout_cached))
+    if len(trace["nodes"]) > settings.export_max_nodes:
+        raise too_large(len(trace["nodes"]), settings)
+    title = title if title and title.strip() else default_title(request.source) or "chainrule"
+    html = await run_in_threadpool(build_html, trace, title=title)
+    return html.encode()
 
 
 def export_bytes(
-    request: GraphRequest, fmt: ExportFormat, settings: AppSettings, dot_binary: str | None
+    request: GraphRequest, fmt: DrawingFormat, settings: AppSettings, dot_binary: str | None
 ) -> bytes:
     """Build, trace and draw; raises ApiError for graphs over `export_max_nodes` (as soon as
     the graph is built: before the backward pass, gradient check and timeline) or when dot
@@ -51,11 +85,7 @@ def export_bytes(
     )
     size = len(graph.nodes)
     if size > settings.export_max_nodes:
-        raise ApiError(
-            400,
-            "ExportTooLarge",
-            f"graph too large to export ({size:,} nodes; limit {settings.export_max_nodes:,})",
-        )
+        raise too_large(size, settings)
     trace = engine.Trace(graph, request.mode, request.order).graph_dict()  # no timeline
     try:
         return render(trace, fmt, dot_binary=dot_binary or "", timeout_s=settings.export_timeout_s)
@@ -70,11 +100,27 @@ async def export(
     request: GraphRequest,
     settings: Settings,
     server: Server,
-    format: Annotated[ExportFormat, Query(description="svg, png, pdf or dot")] = "svg",
+    format: Annotated[ExportFormat, Query(description="svg, png, pdf, dot or html")] = "svg",
+    title: Annotated[
+        str | None,
+        Query(
+            max_length=TITLE_MAX_CHARS,
+            description="html only: the file's title (default: the program on one line)",
+        ),
+    ] = None,
 ) -> Response:
-    """Draw the program's graph in micrograd's `draw_dot` style (label | data | grad)."""
-    drawing = await run_in_threadpool(export_bytes, request, format, settings, server.dot_binary)
-    disposition = f'attachment; filename="chainrule-graph.{format}"'
+    """Draw the program's graph in micrograd's `draw_dot` style (label | data | grad), or
+    (`html`) write one self-contained HTML file that plays its trace: stepping, scrubbing,
+    explanations and tables, read-only sliders, no network."""
+    if format == "html":
+        content = await export_html(request, title, settings, server)
+    else:
+        content = await run_in_threadpool(
+            export_bytes, request, format, settings, server.dot_binary
+        )
+    filename = FILENAMES.get(format, f"chainrule-graph.{format}")
     return Response(
-        drawing, media_type=MEDIA_TYPES[format], headers={"Content-Disposition": disposition}
+        content,
+        media_type=MEDIA_TYPES[format],
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
     )

@@ -40,6 +40,26 @@ async def build_body_offloaded(
     return await offloaded(server, build_body_in_worker, request, settings)
 
 
+async def graph_body(
+    request: GraphRequest, settings: AppSettings, server: ServerState
+) -> tuple[GraphBody, bool]:
+    """The body of `POST /api/graph` for `request` (from the response cache, else traced and
+    laid out) and whether its layout was cached: the page's trace, wherever it is sent."""
+    key = request_key(request, settings)
+    body = server.responses.get(key)
+    if body is not None:
+        return body, True
+    # CPU work off the event loop: a thread for small programs, a process for big ones.
+    if len(request.source) >= settings.offload_min_source_chars:
+        body, layout_cached = await build_body_offloaded(request, settings, server)
+    else:
+        body, layout_cached = await run_in_threadpool(
+            build_body, request, settings, server.layouter
+        )
+    server.responses.put(key, body)
+    return body, layout_cached
+
+
 @router.post(
     "/api/graph",
     response_model=GraphResponse,
@@ -47,16 +67,5 @@ async def build_body_offloaded(
 )
 async def graph(request: GraphRequest, settings: Settings, server: Server) -> JSONBytes:
     """Trace `source` forward and backward and lay its graph out (leaves left, root right)."""
-    key = request_key(request, settings)
-    body = server.responses.get(key)
-    layout_cached = body is not None
-    if body is None:
-        # CPU work off the event loop: a thread for small programs, a process for big ones.
-        if len(request.source) >= settings.offload_min_source_chars:
-            body, layout_cached = await build_body_offloaded(request, settings, server)
-        else:
-            body, layout_cached = await run_in_threadpool(
-                build_body, request, settings, server.layouter
-            )
-        server.responses.put(key, body)
+    body, layout_cached = await graph_body(request, settings, server)
     return JSONBytes(body.render(layout_cached))

@@ -96,7 +96,8 @@ function renderGutter(gutter, lineCount) {
   gutter.replaceChildren(...lines);
 }
 
-function renderError(box, error) {
+/** Show `error` ({type, message, line, column, snippet, caret}) in `box`; null empties and hides it. */
+export function renderError(box, error) {
   box.hidden = !error;
   if (!error) {
     box.replaceChildren();

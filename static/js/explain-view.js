@@ -3,8 +3,7 @@
 // Escape closes it and gives focus back to the edge or node it explains.
 
 import { explainEdge, explainNode, passComplete } from "./explain.js";
-import { bindKeys } from "./keys.js";
-import { state, subscribe } from "./state.js";
+import { pageScope } from "./scope.js";
 import { viewAt } from "./timeline.js";
 
 const CLICK_SLOP_PX = 4; // a drag (pan) further than this is not a click
@@ -32,7 +31,8 @@ function nodeContent(trace, view, nodeId, complete) {
 }
 
 /** `wrap` is the graph's positioned container, `svg` the graph (its edges and nodes are targets). */
-export function mountExplanations({ svg, wrap }) {
+export function mountExplanations({ svg, wrap }, scope = pageScope) {
+  const { state, subscribe } = scope.store;
   const box = document.createElement("div");
   box.className = "explain";
   box.id = "explain";
@@ -152,7 +152,7 @@ export function mountExplanations({ svg, wrap }) {
     if (activate(event.target)) event.preventDefault();
   });
   close.addEventListener("click", () => hide());
-  bindKeys({ Escape: () => hide() }, { when: () => Boolean(target) });
+  scope.keys.bindKeys({ Escape: () => hide() }, { when: () => Boolean(target) });
 
   subscribe((s, changed) => {
     if (!target) return;

@@ -4,8 +4,7 @@
 
 import { nameOf, passComplete } from "./explain.js";
 import { compactText, isFiniteValue } from "./format.js";
-import { registerPanel } from "./panels.js";
-import { setStep, state, stepCount, subscribe } from "./state.js";
+import { pageScope } from "./scope.js";
 import { traceIndex } from "./timeline.js";
 
 const STATUS_TEXT = { pass: "\u2713 pass", kink: "\u223f kink", fail: "\u2717 fail", nonfinite: "\u221e nonfinite", imprecise: "\u2248 imprecise" };
@@ -62,9 +61,10 @@ function footText(gradcheck) {
 /**
  * The table's elements, made once; `draw(s)` shows the state's trace. New values of the same
  * nodes rewrite only the cell texts that changed, in place (an open table keeps its scroll
- * position while a slider moves); other node lists rebuild the rows.
+ * position while a slider moves); other node lists rebuild the rows. `store`: its "Go to the
+ * end" moves that store's timeline.
  */
-function createGradTable(body) {
+function createGradTable(body, { setStep, stepCount }) {
   const note = document.createElement("p");
   note.className = "table-note";
   note.textContent = "Run the backward pass to fill this table (or switch on \u201cshow final gradients\u201d).";
@@ -132,12 +132,13 @@ function createGradTable(body) {
   };
 }
 
-export function registerGradTable() {
-  registerPanel({
+export function registerGradTable(scope = pageScope) {
+  const { state, subscribe } = scope.store;
+  scope.panels.register({
     id: "gradients",
     title: "Gradients + check",
     mount(body) {
-      const draw = createGradTable(body);
+      const draw = createGradTable(body, scope.store);
       let complete = null;
       let stale = false;
       // A hidden tab is drawn when it is shown (big graphs: no work for an unseen table).

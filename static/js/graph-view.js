@@ -3,7 +3,7 @@
 
 import { svgElement } from "./svg.js";
 import { createPlayer } from "./player.js";
-import { state, subscribe, update } from "./state.js";
+import { pageScope } from "./scope.js";
 import { createZoom } from "./zoom.js";
 
 function arrowMarker(id, { reverse = false } = {}) {
@@ -44,7 +44,12 @@ const SMALL_TEXT_MIN_PX = 6;
 const TEXT_MIN_PX = 3;
 const TYPICAL_FONT = 14;
 
-export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut }) {
+/**
+ * The graph pane on its elements. `wheelZooms(event)`: whether the wheel zooms the graph (the
+ * page: always; an embedded player: once it has the focus, so a page scrolls past it).
+ */
+export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, wheelZooms }, scope = pageScope) {
+  const { state, subscribe, update } = scope.store;
   const defs = svgElement("defs");
   defs.append(arrowMarker("arrow-idle"), arrowMarker("arrow-forward"),
     arrowMarker("arrow-backward", { reverse: true }));
@@ -68,8 +73,8 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut }) {
     const px = TYPICAL_FONT * k;
     const lod = px < TEXT_MIN_PX ? "2" : px < SMALL_TEXT_MIN_PX ? "1" : "0";
     if (svg.dataset.lod !== lod) svg.dataset.lod = lod;
-  });
-  const player = createPlayer(layers);
+  }, { wheelZooms });
+  const player = createPlayer(layers, scope);
   let fittedBounds = null;
   let fittedTransform = null; // the view the last fit produced; another means the user moved it
 

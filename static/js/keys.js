@@ -9,6 +9,8 @@
 //
 // A handler may return false to say "not mine": the next binding of that key gets the event.
 // Bindings are tried in the order they were made. Letters match either case ("f" and "F").
+// An embedded player (embed.js) has a keyboard of its own (createKeyboard on its shadow root):
+// its keys act only while the focus is inside it, and go no further (a notebook keeps its own).
 
 // Input types that take typed text (and their own arrow keys): everything but these.
 const NOT_TEXT_INPUTS = new Set(["button", "checkbox", "color", "file", "hidden", "image", "radio", "range", "reset", "submit"]);
@@ -32,10 +34,11 @@ function isPressable(target) {
 
 /**
  * The open layer that owns the keyboard, or null: a modal dialog, an open menu, or anything
- * marked aria-modal. Nothing behind it (the timeline) takes keys while it is open.
+ * marked aria-modal, in `root` (the document, or an embedded player's shadow root). Nothing
+ * behind it (the timeline) takes keys while it is open.
  */
-export function openLayer() {
-  return document.querySelector("dialog[open], [role=menu]:not([hidden]), [aria-modal=true]:not([hidden])");
+export function openLayer(root = document) {
+  return root.querySelector("dialog[open], [role=menu]:not([hidden]), [aria-modal=true]:not([hidden])");
 }
 
 /**
@@ -71,43 +74,65 @@ export function showModal(dialog) {
   dialog.showModal();
 }
 
-const bindings = [];
-let listening = false;
-
 function normalize(key) {
   return key.length === 1 ? key.toLowerCase() : key;
 }
 
-function onKeyDown(event) {
-  if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
-  const target = event.target;
-  if (isTextEntry(target) || openLayer()) return;
-  const key = normalize(event.key);
-  if ((key === " " || key === "Enter") && isPressable(target)) return; // Space on a button presses it
-  for (const binding of bindings) {
-    const handler = binding.keys.get(key);
-    if (!handler || !binding.when(event)) continue;
-    if (key === " " && event.repeat) { // holding Space must not flicker play/pause
-      event.preventDefault();
+/**
+ * A keyboard: one keydown listener on `target` (the document, or an embedded player's shadow
+ * root: then only keys pressed while the focus is inside reach it) and its bindings. `contain`:
+ * a key it handles goes no further up (a notebook around an embedded player does not see it).
+ * Returns {bindKeys, close}; close() removes the listener and every binding.
+ */
+export function createKeyboard(target, { contain = false } = {}) {
+  const bindings = [];
+  let listening = false;
+
+  function onKeyDown(event) {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
+    const element = event.target;
+    if (isTextEntry(element) || openLayer(target)) return;
+    const key = normalize(event.key);
+    if ((key === " " || key === "Enter") && isPressable(element)) return; // Space on a button presses it
+    for (const binding of bindings) {
+      const handler = binding.keys.get(key);
+      if (!handler || !binding.when(event)) continue;
+      if (key === " " && event.repeat) { // holding Space must not flicker play/pause
+        event.preventDefault();
+        return;
+      }
+      if (handler(event) === false) continue;
+      event.preventDefault(); // a select does not open, a range does not move, the page does not scroll
+      if (contain) event.stopPropagation();
       return;
     }
-    if (handler(event) === false) continue;
-    event.preventDefault(); // a select does not open, a range does not move, the page does not scroll
-    return;
   }
-}
 
-/**
- * Bind `{key: handler(event)}` at document level (KeyboardEvent.key names; " " is Space).
- * `when(event)`: the bindings apply only while it returns true. Returns an unbind function.
- */
-export function bindKeys(keyMap, { when = () => true } = {}) {
-  if (!listening) document.addEventListener("keydown", onKeyDown);
-  listening = true;
-  const binding = { keys: new Map(Object.entries(keyMap).map(([k, fn]) => [normalize(k), fn])), when };
-  bindings.push(binding);
-  return () => {
-    const i = bindings.indexOf(binding);
-    if (i >= 0) bindings.splice(i, 1);
+  return {
+    /**
+     * Bind `{key: handler(event)}` (KeyboardEvent.key names; " " is Space). `when(event)`: the
+     * bindings apply only while it returns true. Returns an unbind function.
+     */
+    bindKeys(keyMap, { when = () => true } = {}) {
+      if (!listening) target.addEventListener("keydown", onKeyDown);
+      listening = true;
+      const binding = { keys: new Map(Object.entries(keyMap).map(([k, fn]) => [normalize(k), fn])), when };
+      bindings.push(binding);
+      return () => {
+        const i = bindings.indexOf(binding);
+        if (i >= 0) bindings.splice(i, 1);
+      };
+    },
+    close() {
+      target.removeEventListener("keydown", onKeyDown);
+      listening = false;
+      bindings.length = 0;
+    },
   };
 }
+
+/** The page's keyboard, on the document. */
+export const pageKeyboard = createKeyboard(document);
+
+/** Bind keys on the page's keyboard (see createKeyboard). */
+export const bindKeys = pageKeyboard.bindKeys;

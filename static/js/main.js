@@ -96,7 +96,6 @@ function mount() {
   mountTheme($("theme-toggle"));
   mountClassroom({ requestBody });
 
-  $("toggle-final-grads").addEventListener("change", (event) => update({ finalGrads: event.target.checked }));
   $("toggle-expand").addEventListener("change", (event) => {
     update({ expandDerived: event.target.checked });
     recompute({ program: true });

@@ -1,9 +1,18 @@
 // The table of operations (engine/ops.py `OPS`, embedded in the page as JSON by app/pages.py):
 // how each op is tagged on a card, written in a formula, differentiated and spelled for micrograd.
-// The page reads these columns here and writes none of them again.
+// The page reads these columns here and writes none of them again. An embedded player, which
+// has no #op-table block, is given the same table (engine/ops.py page_table()) at mount time.
 
 const element = typeof document === "undefined" ? null : document.getElementById("op-table");
-const OPS = element ? JSON.parse(element.textContent) : {};
+let OPS = element ? JSON.parse(element.textContent) : {};
+
+/**
+ * Use `table` (engine/ops.py page_table(), as JSON) from now on. One engine has one table, so
+ * every player in a document shares it: embed.js's mountPlayer sets it from its `ops`.
+ */
+export function useOpTable(table) {
+  OPS = table;
+}
 
 /** The table's row of a node's op (`**` with a constant exponent is the row `**k`). */
 export function opRow(node) {

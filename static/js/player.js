@@ -5,7 +5,7 @@
 // and data-last-draw-writes (attributes and texts written).
 
 import { drawGraph, drawPulses } from "./graph.js";
-import { setStep, state, stepCount, subscribe, update } from "./state.js";
+import { pageScope } from "./scope.js";
 import { takeWrites } from "./svg.js";
 import { changedBetween, viewAt } from "./timeline.js";
 
@@ -18,10 +18,11 @@ export function stepInterval(speed) {
 const reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)");
 
 /**
- * `layers` = {edges, labels, nodes, pulses} SVG groups. Subscribes to the state; redraws when the
- * trace, step or display options change, and runs the play loop while `state.playing`.
+ * `layers` = {edges, labels, nodes, pulses} SVG groups. Subscribes to the scope's state; redraws
+ * when the trace, step or display options change, and runs the play loop while `state.playing`.
  */
-export function createPlayer(layers) {
+export function createPlayer(layers, scope = pageScope) {
+  const { setStep, state, stepCount, subscribe, update } = scope.store;
   let lastDrawn = { trace: null, step: -1, finalGrads: null };
 
   function renderAt(trace, i, { animate, changed }) {

@@ -1,6 +1,7 @@
 // Sharing: the URL follows the state (URL_FIELDS in state.js, written with replaceState after a
-// pause), a Copy link button, the Export menu (server-drawn SVG/PNG/PDF), and "Copy as micrograd
-// Python" (the script is also shown in a dialog, ready to select).
+// pause), a Copy link button, the Export menu (server-drawn SVG/PNG/PDF, and Interactive HTML: one
+// file that plays this trace anywhere), and "Copy as micrograd Python" (the script is also shown
+// in a dialog, ready to select).
 
 import { apiUrl } from "./api.js";
 import { createDialog, showModal } from "./keys.js";
@@ -146,6 +147,27 @@ function flash(el, text) {
 
 let latestExport = 0; // only the latest export may write the status line (latest request wins)
 
+const EXPORTS = [
+  { format: "svg", label: "SVG" },
+  { format: "png", label: "PNG" },
+  { format: "pdf", label: "PDF" },
+  { format: "html", label: "Interactive HTML", title: "One file that plays this trace: stepping, explanations, tables; no server needed" },
+];
+
+/** The export's query: its format, and for the HTML file the preset's title (if it is one). */
+function exportQuery(format) {
+  const query = new URLSearchParams({ format });
+  const preset = state.presets.find((p) => p.id === state.presetId);
+  if (format === "html" && preset) query.set("title", preset.title);
+  return query;
+}
+
+/** The file name the server gives (Content-Disposition), else chainrule-graph.<format>. */
+function fileName(response, format) {
+  const match = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") ?? "");
+  return match ? match[1] : `chainrule-graph.${format}`;
+}
+
 async function download(requestBody, format, status) {
   const id = ++latestExport;
   const say = (text) => {
@@ -153,7 +175,7 @@ async function download(requestBody, format, status) {
   };
   say(`Exporting ${format.toUpperCase()}\u2026`);
   try {
-    const response = await fetch(apiUrl(`api/export?format=${format}`), {
+    const response = await fetch(apiUrl(`api/export?${exportQuery(format)}`), {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(requestBody()),
@@ -166,7 +188,7 @@ async function download(requestBody, format, status) {
     const url = URL.createObjectURL(blob);
     const a = document.createElement("a");
     a.href = url;
-    a.download = `chainrule-graph.${format}`;
+    a.download = fileName(response, format);
     document.body.append(a);
     a.click();
     a.remove();
@@ -186,8 +208,8 @@ function exportMenu(requestBody, status) {
   menu.setAttribute("role", "menu");
   menu.setAttribute("aria-labelledby", "export-button");
   menu.hidden = true;
-  const items = ["svg", "png", "pdf"].map((format) => {
-    const item = button(format.toUpperCase(), { role: "menuitem", "data-format": format, tabindex: "-1" });
+  const items = EXPORTS.map(({ format, label, title }) => {
+    const item = button(label, { role: "menuitem", "data-format": format, tabindex: "-1", ...(title ? { title } : {}) });
     item.addEventListener("click", () => {
       close(true);
       download(requestBody, format, status);

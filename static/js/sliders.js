@@ -1,7 +1,8 @@
 // One slider per leaf (range + number box + editable min/max), keyed by leaf name so a recompute
 // updates rows in place. Moving a slider sets `state.values[name]` and asks for a recompute.
+// Read-only sliders (an embedded player that cannot recompute) show the values, disabled.
 
-import { state, subscribe, update } from "./state.js";
+import { pageScope } from "./scope.js";
 
 /** A default range around `value` (±max(2|v|, 5)) on a round step grid. */
 export function defaultRange(value) {
@@ -27,7 +28,7 @@ function numberInput(className, label) {
   return input;
 }
 
-function createRow(name, onValue) {
+function createRow(name, { onValue, readOnly }, { state, update }) {
   const row = document.createElement("div");
   row.className = "slider";
   row.setAttribute("data-testid", `slider-${name}`);
@@ -45,6 +46,7 @@ function createRow(name, onValue) {
   bounds.className = "slider-bounds";
   bounds.append(min, max);
   row.append(label, range, box, bounds);
+  for (const input of [range, box, min, max]) input.disabled = readOnly;
 
   // A focused slider keeps its own keys (they move it), as a number box does: the document's
   // timeline keys (keys.js) must not step the timeline and cancel the move.
@@ -95,11 +97,14 @@ function showValue(row, value, userRange) {
     setRange(row, lo, hi);
   }
   // Never fight the user: a field being edited keeps what they typed.
-  if (document.activeElement !== box) box.value = String(value);
-  if (document.activeElement !== range) range.value = String(value);
+  const focused = row.getRootNode().activeElement; // the document's, or a shadow root's
+  if (focused !== box) box.value = String(value);
+  if (focused !== range) range.value = String(value);
 }
 
-export function mountSliders(container, { onValue }) {
+/** `onValue(name, value)` on every move; `readOnly`: the rows only show the values. */
+export function mountSliders(container, { onValue, readOnly = false }, scope = pageScope) {
+  const { subscribe } = scope.store;
   const rows = new Map();
   subscribe((s, changed) => {
     if (!changed.has("trace") || !s.trace) return;
@@ -107,7 +112,7 @@ export function mountSliders(container, { onValue }) {
     const seen = new Set();
     leaves.forEach((leaf, position) => {
       let row = rows.get(leaf.name);
-      if (!row) rows.set(leaf.name, (row = createRow(leaf.name, onValue)));
+      if (!row) rows.set(leaf.name, (row = createRow(leaf.name, { onValue, readOnly }, scope.store)));
       if (container.children[position] !== row) container.insertBefore(row, container.children[position] ?? null);
       const value = typeof leaf.value === "number" ? leaf.value : Number(leaf.value);
       showValue(row, value, s.ranges[leaf.name]);

@@ -6,134 +6,160 @@
 //   subscribe((s, changed) => { ... s.trace, s.step ... });
 // `changed` is a Set of the top-level keys that changed ("trace", "step", "error", ...);
 // a subscriber is also called once, at subscription, with every key marked as changed.
-
-export const state = {
-  presets: [],          // [{id, title, source, values, note}] from /api/presets
-  lessons: [],          // [{id, title, summary, source, values, stops}] from /api/lessons
-  lessonId: "",         // the lesson open (lesson.js), "" for none
-  lessonStop: 0,        // its stop shown (0-based)
-  hide: [],             // parts a teacher's link hides (HIDE_KEYS): not shown, not focusable
-  presetId: "",         // the preset the program came from ("" once edited)
-  source: "",           // the program text as typed
-  values: {},           // slider overrides {leafName: number}; program edits reset it
-  ranges: {},           // per-leaf slider range the user set {name: {min, max}}
-  expandDerived: false, // request option: build derived ops from primitives
-  finalGrads: false,    // show every final gradient at once (off by default)
-  foldConstants: false, // draw constants inside their consumer's card
-  presenting: false,    // presentation mode (classroom.js): large type, editor hidden
-  trace: null,          // the last good /api/graph response (positions included)
-  error: null,          // {type, message, line, column, snippet, caret} or null
-  step: 0,              // position on the timeline: a frame index (timeline.js framesOf)
-  playing: false,
-  speed: 1,             // multiplier of the base step interval
-  hoverNode: null,      // id of the node under the pointer (its span is lit in the editor)
-  busy: false,          // a request is in flight
-  // Labs (labs.js): which lab owns the page, and the request options of the teaching variants.
-  //   lab: null | "overwrite" (the = bug) | "order" (node clicks place a visit order; other
-  //        node-click behaviour stays quiet) | "predict" (the learner guesses each gradient).
-  //   mode: request field, "correct" | "overwrite"; order: request field, null | [node ids]
-  //   (the visit order that was run); orderDraft: the ids placed so far, not yet run.
-  lab: null,
-  mode: "correct",
-  // The Train lab (lab-train.js), null while it is off: {lr, momentum, params (null: the default
-  // leaves), steps (taken so far), start (the leaf values at step 0)}.
-  train: null,
-  order: null,
-  orderDraft: [],
-};
+// Those exports are the page's store; a view that an embedded player reuses takes a scope
+// (scope.js) instead, whose `store` has the same functions (createStore).
 
 import { carryFrame, framesOf } from "./timeline.js";
 
-const subscribers = new Set();
-
-/** Call `fn(state, changed)` now and after every change; returns an unsubscribe function. */
-export function subscribe(fn) {
-  subscribers.add(fn);
-  fn(state, new Set(Object.keys(state)));
-  return () => subscribers.delete(fn);
+/** The state of a fresh view: every key the views read, at its default. */
+function initialState() {
+  return {
+    presets: [],          // [{id, title, source, values, note}] from /api/presets
+    lessons: [],          // [{id, title, summary, source, values, stops}] from /api/lessons
+    lessonId: "",         // the lesson open (lesson.js), "" for none
+    lessonStop: 0,        // its stop shown (0-based)
+    hide: [],             // parts a teacher's link hides (HIDE_KEYS): not shown, not focusable
+    presetId: "",         // the preset the program came from ("" once edited)
+    source: "",           // the program text as typed
+    values: {},           // slider overrides {leafName: number}; program edits reset it
+    ranges: {},           // per-leaf slider range the user set {name: {min, max}}
+    expandDerived: false, // request option: build derived ops from primitives
+    finalGrads: false,    // show every final gradient at once (off by default)
+    foldConstants: false, // draw constants inside their consumer's card
+    presenting: false,    // presentation mode (classroom.js): large type, editor hidden
+    trace: null,          // the last good /api/graph response (positions included)
+    error: null,          // {type, message, line, column, snippet, caret} or null
+    step: 0,              // position on the timeline: a frame index (timeline.js framesOf)
+    playing: false,
+    speed: 1,             // multiplier of the base step interval
+    hoverNode: null,      // id of the node under the pointer (its span is lit in the editor)
+    busy: false,          // a request is in flight
+    // Labs (labs.js): which lab owns the page, and the request options of the teaching variants.
+    //   lab: null | "overwrite" (the = bug) | "order" (node clicks place a visit order; other
+    //        node-click behaviour stays quiet) | "predict" (the learner guesses each gradient).
+    //   mode: request field, "correct" | "overwrite"; order: request field, null | [node ids]
+    //   (the visit order that was run); orderDraft: the ids placed so far, not yet run.
+    lab: null,
+    mode: "correct",
+    // The Train lab (lab-train.js), null while it is off: {lr, momentum, params (null: the default
+    // leaves), steps (taken so far), start (the leaf values at step 0)}.
+    train: null,
+    order: null,
+    orderDraft: [],
+  };
 }
 
-// Notifications come in rounds: an update() made by a subscriber is queued and applied after the
-// round in progress (queued changes merged into the next round), so every subscriber of a round
-// sees the same state and each change once, in order.
-let notifying = false;
-const queued = [];
+/**
+ * A store: one state object and the only functions that change it. The page has one (its
+ * functions are this module's exports below); each embedded player (embed.js) makes its own, so
+ * two players in one document share nothing.
+ */
+export function createStore() {
+  const state = initialState();
+  const subscribers = new Set();
 
-/** Merge `patch` into the state and notify subscribers of the keys whose value changed. */
-export function update(patch) {
-  queued.push(patch);
-  if (notifying) return;
-  notifying = true;
-  try {
-    while (queued.length) {
-      const changed = new Set();
-      for (const next of queued.splice(0)) {
-        for (const [key, value] of Object.entries(next)) {
-          if (state[key] !== value) {
-            state[key] = value;
-            changed.add(key);
+  /** Call `fn(state, changed)` now and after every change; returns an unsubscribe function. */
+  function subscribe(fn) {
+    subscribers.add(fn);
+    fn(state, new Set(Object.keys(state)));
+    return () => subscribers.delete(fn);
+  }
+
+  // Notifications come in rounds: an update() made by a subscriber is queued and applied after
+  // the round in progress (queued changes merged into the next round), so every subscriber of a
+  // round sees the same state and each change once, in order.
+  let notifying = false;
+  const queued = [];
+
+  /** Merge `patch` into the state and notify subscribers of the keys whose value changed. */
+  function update(patch) {
+    queued.push(patch);
+    if (notifying) return;
+    notifying = true;
+    try {
+      while (queued.length) {
+        const changed = new Set();
+        for (const next of queued.splice(0)) {
+          for (const [key, value] of Object.entries(next)) {
+            if (state[key] !== value) {
+              state[key] = value;
+              changed.add(key);
+            }
           }
         }
+        if (changed.size === 0) continue;
+        for (const fn of [...subscribers]) fn(state, changed);
       }
-      if (changed.size === 0) continue;
-      for (const fn of [...subscribers]) fn(state, changed);
-    }
-  } finally {
-    notifying = false;
-    queued.length = 0;
-  }
-}
-
-/** Number of positions on the timeline (frames: see timeline.js). */
-export function stepCount() {
-  return state.trace ? framesOf(state.trace).length : 0;
-}
-
-let stepGuard = null;
-
-/**
- * Let a lab hold the timeline (predict mode: no reveal before an answer): `guard(from, to)`
- * returns the furthest frame allowed when moving forward from `from` towards `to`. null removes it.
- */
-export function setStepGuard(guard) {
-  stepGuard = guard;
-}
-
-/** Go to timeline position `i` (clamped; a forward move stops where the step guard says). */
-export function setStep(i) {
-  const last = Math.max(0, stepCount() - 1);
-  let step = Math.min(last, Math.max(0, Math.round(Number(i) || 0)));
-  if (stepGuard && step > state.step) {
-    const allowed = Math.max(state.step, Math.min(step, stepGuard(state.step, step)));
-    if (allowed < step) {
-      update({ step: allowed, playing: false });
-      return;
+    } finally {
+      notifying = false;
+      queued.length = 0;
     }
   }
-  update({ step });
+
+  /** Number of positions on the timeline (frames: see timeline.js). */
+  function stepCount() {
+    return state.trace ? framesOf(state.trace).length : 0;
+  }
+
+  let stepGuard = null;
+
+  /**
+   * Let a lab hold the timeline (predict mode: no reveal before an answer): `guard(from, to)`
+   * returns the furthest frame allowed when moving forward from `from` towards `to`. null
+   * removes it.
+   */
+  function setStepGuard(guard) {
+    stepGuard = guard;
+  }
+
+  /** Go to timeline position `i` (clamped; a forward move stops where the step guard says). */
+  function setStep(i) {
+    const last = Math.max(0, stepCount() - 1);
+    let step = Math.min(last, Math.max(0, Math.round(Number(i) || 0)));
+    if (stepGuard && step > state.step) {
+      const allowed = Math.max(state.step, Math.min(step, stepGuard(state.step, step)));
+      if (allowed < step) {
+        update({ step: allowed, playing: false });
+        return;
+      }
+    }
+    update({ step });
+  }
+
+  function stepBy(delta) {
+    setStep(state.step + delta);
+  }
+
+  /**
+   * Show a new trace. `step` (a frame index, clamped) places it: 0 for a new program, a shared
+   * link's step. Without it (new values of the same program) the step is carried over as the
+   * same phase and position in that phase (timeline.js carryFrame), not as a bare frame index.
+   */
+  function setTrace(trace, { step, resetStep = false } = {}) {
+    const last = Math.max(0, framesOf(trace).length - 1);
+    let next;
+    if (resetStep) next = 0;
+    else if (step !== undefined) next = Math.min(last, Math.max(0, Math.round(Number(step) || 0)));
+    else next = state.trace ? carryFrame(state.trace, state.step, trace) : Math.min(state.step, last);
+    update({ trace, error: null, step: next });
+  }
+
+  function setError(error) {
+    update({ error, playing: false });
+  }
+
+  /** Stop: playing ends and no subscriber is called again (an embedded player taken down). */
+  function close() {
+    update({ playing: false });
+    subscribers.clear();
+  }
+
+  return { state, subscribe, update, stepCount, setStepGuard, setStep, stepBy, setTrace, setError, close };
 }
 
-export function stepBy(delta) {
-  setStep(state.step + delta);
-}
-
-/**
- * Show a new trace. `step` (a frame index, clamped) places it: 0 for a new program, a shared
- * link's step. Without it (new values of the same program) the step is carried over as the same
- * phase and position in that phase (timeline.js carryFrame), not as a bare frame index.
- */
-export function setTrace(trace, { step, resetStep = false } = {}) {
-  const last = Math.max(0, framesOf(trace).length - 1);
-  let next;
-  if (resetStep) next = 0;
-  else if (step !== undefined) next = Math.min(last, Math.max(0, Math.round(Number(step) || 0)));
-  else next = state.trace ? carryFrame(state.trace, state.step, trace) : Math.min(state.step, last);
-  update({ trace, error: null, step: next });
-}
-
-export function setError(error) {
-  update({ error, playing: false });
-}
+/** The page's store. */
+export const pageStore = createStore();
+export const { state, subscribe, update, stepCount, setStepGuard, setStep, stepBy, setTrace, setError } = pageStore;
 
 // What goes into the URL (share links): name → type. Everything else is derived or transient.
 export const URL_FIELDS = {

@@ -9,8 +9,7 @@
 
 import { factor } from "./explain.js";
 import { compactText } from "./format.js";
-import { registerPanel } from "./panels.js";
-import { setStep, subscribe } from "./state.js";
+import { pageScope } from "./scope.js";
 import { frameOfStep, framesOf, topoStateAt, traceIndex } from "./timeline.js";
 
 const SORT_ROWS_MAX = 600; // topoStateAt replays from the start: keep the table linear-ish
@@ -66,8 +65,11 @@ function sameRows(rows, rowList) {
   });
 }
 
-/** A table whose rows are keyed by API step index, with a `mark(stepIndex)` that lights one. */
-function createTable(body, { caption, headers, emptyText }) {
+/**
+ * A table whose rows are keyed by API step index, with a `mark(stepIndex)` that lights one;
+ * clicking a row calls `setStep(frame)`.
+ */
+function createTable(body, { caption, headers, emptyText }, setStep) {
   const note = cell("p", "", "table-note");
   const table = document.createElement("table");
   table.className = "trace-table";
@@ -143,9 +145,35 @@ function createTable(body, { caption, headers, emptyText }) {
       if (!row) return;
       row.classList.add("current");
       row.setAttribute("aria-current", "step");
-      if (!body.hidden) row.scrollIntoView({ block: "nearest", behavior: reducedMotion?.matches ? "instant" : "smooth" });
+      if (!body.hidden) revealRow(row);
     },
   };
+}
+
+/** The nearest ancestor of `el` that scrolls its content vertically, or null. */
+function scroller(el) {
+  for (let parent = el.parentElement; parent; parent = parent.parentElement) {
+    const { overflowY } = getComputedStyle(parent);
+    if ((overflowY === "auto" || overflowY === "scroll") && parent.scrollHeight > parent.clientHeight) return parent;
+  }
+  return null;
+}
+
+/**
+ * Scroll the table's own scrolling box (the panel area) just enough to show `row`. Unlike
+ * scrollIntoView, never the document: stepping with the keys while reading the graph must not
+ * pull the page (or the notebook around an embedded player) down to the table.
+ */
+function revealRow(row) {
+  const box = scroller(row);
+  if (!box) return;
+  const view = box.getBoundingClientRect();
+  const at = row.getBoundingClientRect();
+  const head = row.closest("table")?.tHead?.offsetHeight ?? 0; // the sticky header covers the top
+  const above = at.top - (view.top + head);
+  const below = at.bottom - view.bottom;
+  const delta = above < 0 ? above : below > 0 ? Math.min(below, above) : 0;
+  if (delta !== 0) box.scrollBy({ top: delta, behavior: reducedMotion?.matches ? "instant" : "smooth" });
 }
 
 function pairText(nodeById, [id, index]) {
@@ -252,8 +280,8 @@ function showUpTo(cells, limit, previous = null) {
 /** Predicting: nothing past the current frame is shown; otherwise everything is. */
 const revealLimit = (s) => (s.lab === "predict" ? s.step : Infinity);
 
-function mountTable(body, options, buildRows, noteFor) {
-  const table = createTable(body, options);
+function mountTable(body, options, buildRows, noteFor, { setStep, subscribe }) {
+  const table = createTable(body, options, setStep);
   let filled = null;
   let cells = [];
   let shownLimit = Infinity;
@@ -291,8 +319,8 @@ function currentStep(s) {
   return framesOf(s.trace)[s.step]?.step ?? -1;
 }
 
-export function registerTraceTables() {
-  registerPanel({
+export function registerTraceTables(scope = pageScope) {
+  scope.panels.register({
     id: "sort",
     title: "Sort trace",
     mount(body) {
@@ -303,10 +331,10 @@ export function registerTraceTables() {
       }, sortRows, (trace) => {
         const count = trace.steps.filter((s) => s.phase === "topo").length;
         return count > SORT_ROWS_MAX ? `Showing the first ${SORT_ROWS_MAX} of ${count} sort steps.` : "";
-      });
+      }, scope.store);
     },
   });
-  registerPanel({
+  scope.panels.register({
     id: "propagation",
     title: "Propagation",
     mount(body) {
@@ -314,7 +342,7 @@ export function registerTraceTables() {
         caption: "Gradient propagation in reverse topological order",
         headers: ["Step", "Node", "grad", "What happens"],
         emptyText: "No backward steps.",
-      }, propagationRows, () => "");
+      }, propagationRows, () => "", scope.store);
     },
   });
 }

@@ -1,19 +1,21 @@
 // The transport bar: buttons, scrub, speed, phase indicator, Forward/Backward switch, narration,
 // and the keyboard (Space, ←/→, Home/End) when no text field has focus (keys.js decides).
+// The scope's root (the page's body, an embedded player's own root) carries data-step-index,
+// data-phase and data-api-step.
 
-import { bindKeys } from "./keys.js";
-import { setStep, state, stepBy, stepCount, subscribe, update } from "./state.js";
+import { pageScope } from "./scope.js";
 import { frameOfStep, framesOf, phaseAt, phaseLabel, traceIndex } from "./timeline.js";
 
-/** The first timeline frame of `phase`, or null. */
-function firstStepOf(phase) {
-  if (!state.trace) return null;
-  const first = traceIndex(state.trace).phases[phase]?.first;
-  return first === undefined ? null : frameOfStep(state.trace, first);
+/** The first timeline frame of `phase` in `trace`, or null. */
+function firstStepOf(trace, phase) {
+  if (!trace) return null;
+  const first = traceIndex(trace).phases[phase]?.first;
+  return first === undefined ? null : frameOfStep(trace, first);
 }
 
-export function mountTransport(elements, player) {
+export function mountTransport(elements, player, scope = pageScope) {
   const { toStart, back, play, forward, toEnd, scrub, speed, phase, part, jumpForward, jumpBackward, narration } = elements;
+  const { setStep, state, stepBy, stepCount, subscribe, update } = scope.store;
 
   toStart.addEventListener("click", () => setStep(0));
   back.addEventListener("click", () => stepBy(-1));
@@ -23,15 +25,15 @@ export function mountTransport(elements, player) {
   scrub.addEventListener("input", () => setStep(scrub.valueAsNumber));
   speed.addEventListener("change", () => update({ speed: Number(speed.value) || 1 }));
   jumpForward.addEventListener("click", () => {
-    const first = firstStepOf("forward");
+    const first = firstStepOf(state.trace, "forward");
     if (first !== null) setStep(first);
   });
   jumpBackward.addEventListener("click", () => {
-    const first = firstStepOf("backward") ?? firstStepOf("seed");
+    const first = firstStepOf(state.trace, "backward") ?? firstStepOf(state.trace, "seed");
     if (first !== null) setStep(first);
   });
 
-  bindKeys({
+  scope.keys.bindKeys({
     " ": () => player.toggle(),
     ArrowRight: () => stepBy(1),
     ArrowLeft: () => stepBy(-1),
@@ -67,8 +69,9 @@ export function mountTransport(elements, player) {
     const frame = s.trace ? framesOf(s.trace)[s.step] : null;
     const sentence = frame ? s.trace.steps[frame.step].narration ?? "" : "";
     if (narration.textContent !== sentence) narration.textContent = sentence;
-    document.body.dataset.stepIndex = String(s.step);
-    document.body.dataset.phase = where.phase;
-    document.body.dataset.apiStep = frame ? String(frame.step) : "";
+    const { dataset } = scope.root;
+    dataset.stepIndex = String(s.step);
+    dataset.phase = where.phase;
+    dataset.apiStep = frame ? String(frame.step) : "";
   });
 }

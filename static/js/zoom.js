@@ -6,9 +6,10 @@ const MAX_SCALE = 8;
 
 /**
  * `viewports`: the groups that move together (the graph and the pulse overlay above it);
- * `onZoom(k)` is told the scale after every change (the graph hides text too small to read).
+ * `onZoom(k)` is told the scale after every change (the graph hides text too small to read);
+ * `wheelZooms(event)`: whether a wheel event zooms (else it scrolls the page as usual).
  */
-export function createZoom(svg, viewports, onZoom = () => {}) {
+export function createZoom(svg, viewports, onZoom = () => {}, { wheelZooms = () => true } = {}) {
   let transform = { x: 0, y: 0, k: 1 };
   let drag = null;
 
@@ -31,6 +32,7 @@ export function createZoom(svg, viewports, onZoom = () => {}) {
   }
 
   svg.addEventListener("wheel", (event) => {
+    if (!wheelZooms(event)) return;
     event.preventDefault();
     const [px, py] = localPoint(event);
     const delta = event.deltaMode === 1 ? event.deltaY * 16 : event.deltaY;

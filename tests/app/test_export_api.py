@@ -48,7 +48,7 @@ def test_an_unknown_format_is_422(client):
     response = client.post("/api/export?format=gif", json=PROGRAM)
     assert response.status_code == 422
     assert response.json()["error"]["message"] == (
-        "query.format: Input should be 'svg', 'png', 'pdf' or 'dot'"
+        "query.format: Input should be 'svg', 'png', 'pdf', 'dot' or 'html'"
     )
 
 

@@ -410,9 +410,9 @@ def test_healthz_answer_matches_the_schema(client, contract):
     contract.check(client.get("/healthz"), "/healthz", "get")
 
 
-@pytest.mark.parametrize("fmt", ["svg", "png", "pdf", "dot"])
+@pytest.mark.parametrize("fmt", ["svg", "png", "pdf", "dot", "html"])
 def test_export_content_types_are_the_documented_ones(client, contract, fmt):
-    if fmt != "dot" and not client.app.state.server.dot_binary:
+    if fmt not in ("dot", "html") and not client.app.state.server.dot_binary:
         pytest.skip("Graphviz is not installed")
     response = client.post(f"/api/export?format={fmt}", json={"source": "a = 2\nb = 3\na * b"})
     assert response.status_code == 200

@@ -141,6 +141,28 @@ def test_sort_and_propagation_tables_follow_the_timeline(page, screenshots_dir):
     )
 
 
+def test_the_current_row_is_followed_in_its_panel_never_by_scrolling_the_page(page):
+    """Stepping with the keys while the graph is on screen keeps it there: the open table scrolls
+    inside its panel to the current row; the document does not move."""
+    page.emulate_media(reduced_motion="reduce")  # the panel's scroll is instant
+    open_preset(page, "mlp")
+    page.click("#tab-sort")
+    page.evaluate("window.scrollTo(0, 0)")
+    page.locator("[data-testid=graph]").click(position={"x": 8, "y": 8})
+    for _ in range(50):  # the mlp's sort takes 60 steps: row 50 is far down its table
+        page.keyboard.press("ArrowRight")
+    assert page.evaluate("document.body.dataset.phase") == "topo"
+    assert page.evaluate("window.scrollY") == 0
+    shown = page.evaluate(
+        """() => { const panels = document.querySelector('#panels').getBoundingClientRect();
+                   const head = document.querySelector('#panel-sort thead').getBoundingClientRect();
+                   const row = document.querySelector('#panel-sort tr.current').getBoundingClientRect();
+                   return { scrolled: document.querySelector('#panels').scrollTop,
+                            inside: row.top >= head.bottom - 1 && row.bottom <= panels.bottom + 1 }; }"""
+    )
+    assert shown["scrolled"] > 0 and shown["inside"], shown
+
+
 def test_gradient_table_meaning_and_check(page, screenshots_dir):
     open_preset(page, "add-mul")
     page.click("#tab-gradients")

@@ -1,0 +1,115 @@
+// The elements of an embedded player (embed.js), built with createElement only: the page's
+// graph pane, transport and panels (the same ids, classes and data-testid hooks as
+// templates/index.html, each unique inside the player's shadow root), a title bar, and a sidebar
+// with the program as text, the error box, the leaves and the display toggles.
+
+import { h } from "./lab-dom.js";
+import { svgElement } from "./svg.js";
+
+/** The note under the leaves when the player cannot recompute (a one-file HTML export). */
+export const READ_ONLY_NOTE = "Values are fixed in this file: recomputing needs chainrule (pip install chainrule).";
+
+function icon(d) {
+  const svg = svgElement("svg", { class: "icon", viewBox: "0 0 16 16", "aria-hidden": "true", focusable: "false" });
+  svg.append(svgElement("path", { d }));
+  return svg;
+}
+
+function transportButton(props, ...children) {
+  return h("button", { type: "button", ...props }, ...children);
+}
+
+function graphPane() {
+  const graph = svgElement("svg", { id: "graph", class: "graph", "data-testid": "graph", role: "group", "aria-label": "Computation graph" });
+  const overlay = svgElement("svg", { id: "graph-overlay", class: "graph-overlay", "aria-hidden": "true" });
+  const zoomOut = h("button", { type: "button", id: "zoom-out", class: "ghost", "aria-label": "Zoom out", text: "\u2212" });
+  const zoomIn = h("button", { type: "button", id: "zoom-in", class: "ghost", "aria-label": "Zoom in", text: "+" });
+  const fit = h("button", { type: "button", id: "fit", class: "ghost", text: "Fit" });
+  const wrap = h("div", { class: "graph-wrap", id: "graph-wrap" },
+    h("div", { class: "graph-tools" }, zoomOut, zoomIn, fit),
+    h("ul", { class: "legend", "aria-label": "Legend" },
+      h("li", { class: "legend-forward", text: "data, forward" }),
+      h("li", { class: "legend-backward", text: "grad, backward" })));
+  wrap.prepend(graph, overlay);
+  return { wrap, graph: { svg: graph, overlay, wrap, fitButton: fit, zoomIn, zoomOut } };
+}
+
+function transportBar() {
+  const t = {
+    toStart: transportButton({ id: "to-start", class: "ghost", "aria-label": "First step", title: "First step (Home)" },
+      icon("M2 3h2v10H2zM9 3v10L4.5 8zM15 3v10l-4.5-5z")),
+    back: transportButton({ "data-testid": "step-back", id: "step-back", "aria-label": "Step back", title: "Step back (\u2190)" },
+      icon("M11.5 3v10L5 8zM12.5 3h2v10h-2z")),
+    play: transportButton({ "data-testid": "play", id: "play", class: "primary", "aria-label": "Play", title: "Play / pause (Space)" },
+      h("span", { class: "icon-play" }, icon("M4 2.5v11L13.5 8z")),
+      h("span", { class: "icon-pause" }, icon("M3.5 3h3.2v10H3.5zM9.3 3h3.2v10H9.3z"))),
+    forward: transportButton({ "data-testid": "step-forward", id: "step-forward", "aria-label": "Step forward", title: "Step forward (\u2192)" },
+      icon("M4.5 3v10L11 8zM1.5 3h2v10h-2z")),
+    toEnd: transportButton({ id: "to-end", class: "ghost", "aria-label": "Last step", title: "Last step (End)" },
+      icon("M1 3v10l4.5-5zM7 3v10l4.5-5zM12 3h2v10h-2z")),
+    scrub: h("input", { type: "range", id: "scrub", "data-testid": "scrub", min: "0", max: "0", value: "0", step: "1", "aria-label": "Step" }),
+    phase: h("output", { id: "phase", "data-testid": "phase", class: "phase", "aria-live": "off" }),
+    part: h("span", { id: "phase-part", class: "phase-part" }),
+    speed: h("select", { id: "speed", "aria-label": "Speed" },
+      ...["0.25", "0.5", "1", "2", "4", "16"].map((x) => h("option", { value: x, selected: x === "1", text: `${x}\u00d7` }))),
+    jumpForward: h("button", { type: "button", id: "jump-forward", "data-testid": "jump-forward", "aria-pressed": "false", text: "Forward" }),
+    jumpBackward: h("button", { type: "button", id: "jump-backward", "data-testid": "jump-backward", "aria-pressed": "false", text: "Backward" }),
+    narration: h("p", { id: "narration", class: "narration", "data-testid": "narration", "aria-live": "polite" }),
+  };
+  const bar = h("div", { class: "transport", id: "transport", "aria-label": "Timeline" },
+    h("div", { class: "transport-buttons" }, t.toStart, t.back, t.play, t.forward, t.toEnd),
+    t.scrub,
+    h("span", { class: "phase-box" }, t.phase, t.part),
+    h("label", { class: "speed" }, "speed", t.speed),
+    h("div", { class: "phase-switch", role: "group", "aria-label": "Jump to phase" }, t.jumpForward, t.jumpBackward));
+  return { bar, transport: t };
+}
+
+function toggle(id, text) {
+  const box = h("input", { type: "checkbox", id });
+  return { box, label: h("label", { class: "toggle" }, box, ` ${text}`) };
+}
+
+/**
+ * The player's elements. `readOnly`: the leaves cannot recompute, and say so. Returns the root
+ * and, by part, what the views are mounted on.
+ */
+export function playerLayout({ title, readOnly }) {
+  const { wrap, graph } = graphPane();
+  const { bar, transport } = transportBar();
+  const source = h("pre", { class: "player-source", "data-testid": "program" });
+  const errorBox = h("div", { id: "error", class: "error-box", "data-testid": "error", role: "alert", hidden: true });
+  const sliders = h("div", { id: "sliders", class: "sliders" });
+  const note = readOnly ? h("p", { class: "read-only-note", "data-testid": "read-only-note", text: READ_ONLY_NOTE }) : null;
+  const finalGrads = toggle("toggle-final-grads", "show final gradients");
+  const fold = toggle("toggle-fold", "fold constants");
+  const program = h("section", { class: "program" }, h("h2", { class: "section-title", text: "program" }), source, errorBox);
+  const tabs = h("div", { class: "panel-tabs", role: "tablist", id: "panel-tabs" });
+  const bodies = h("div", { class: "panel-bodies", id: "panel-bodies" });
+  const panels = h("section", { id: "panels", class: "panels", "aria-label": "Panels", hidden: true }, tabs, bodies);
+  const heading = h("h2", { class: "player-title", "data-testid": "title", text: title || "chainrule" });
+
+  const root = h("div", { class: "player", "data-testid": "player", tabindex: "-1", "data-step-index": "0", "data-phase": "" },
+    h("header", { class: "player-head" },
+      h("span", { class: "brand-mark", "aria-hidden": "true", text: "\u2202" }), heading,
+      h("span", { class: "player-brand", text: "chainrule" })),
+    h("div", { class: "workspace" },
+      h("aside", { class: "sidebar", "aria-label": "Program and leaf values" },
+        program,
+        h("section", { class: "leaves" }, h("h2", { class: "section-title", text: "leaves" }), note, sliders),
+        h("section", { class: "toggles", "aria-label": "Display options" }, finalGrads.label, fold.label)),
+      h("section", { class: "stage", "aria-label": "Computation graph" }, wrap, bar, transport.narration)),
+    panels);
+
+  return {
+    root,
+    program,
+    source,
+    errorBox,
+    sliders,
+    graph,
+    transport,
+    panels: { section: panels, tabs, bodies },
+    toggles: { finalGrads: finalGrads.box, foldConstants: fold.box },
+  };
+}

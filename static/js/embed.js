@@ -1,0 +1,190 @@
+// The embeddable player: the page's own views (graph with the pulse, transport and keys,
+// narration, click-a-card explanations, tables, leaf sliders) mounted in a shadow root on any
+// element: a Jupyter output (anywidget), a one-file HTML export (app/onefile.py). Bundled with
+// the player's CSS into static/embed/chainrule-embed.js (`make bundle`; static/vendor/README.md).
+//
+// mountPlayer(host, {trace, ops, recompute = null, title = ""}) -> {setTrace, setError, destroy}
+//   trace      a POST /api/graph reply (nodes with x/y/width/height, `layout`, `structure`).
+//   ops        engine/ops.py page_table(): the table of operations the cards and formulas use.
+//   recompute  optional, `(values) => Promise<trace> | undefined` with values = {leaf name:
+//              number} for every leaf (the moved one changed). With it the sliders are live: a
+//              promise's trace is shown if no later move was made (latest wins, one call at a
+//              time, the newest move waiting); a call that returns nothing answers later through
+//              setTrace / setError. Without it the sliders are disabled, with a one-line note.
+//   title      shown in the player's title bar.
+//   setTrace(trace)  show a new trace (same program: the same phase and place in it is kept).
+//   setError(error)  show {type, message, line?, column?, snippet?, caret?} in the error box
+//                    (the API's error shape); the next trace clears it.
+//   destroy()        stop playing, unbind the keys, empty the shadow root.
+// The player root inside the shadow root (data-testid="player") carries data-step-index,
+// data-phase and data-api-step; cards, transport and tables carry the page's data-testid hooks.
+// Keys (Space, arrows, Home, End, Escape) act only while the focus is inside the player, and the
+// wheel zooms the graph only then (or with Ctrl/⌘, a pinch): a page scrolls past a player.
+//
+// anywidget (the default export), the contract with chainrule.notebook's Widget. Traits:
+//   trace  dict   (kernel -> page) the trace shown; each change is shown with setTrace.
+//   ops    dict   (kernel -> page) page_table(), read at render.
+//   title  str    (kernel -> page) read at render.
+//   values dict   (page -> kernel) {leaf name: number}, set and saved on every slider move;
+//                 the kernel answers by setting `trace` (and `error` to None) or `error`.
+//   error  dict | None  (kernel -> page) {type, message, line, column, snippet, caret}: shown in
+//                 the player's error box; None shows nothing new.
+// render returns the cleanup function (listeners off, player destroyed).
+
+import PLAYER_CSS from "../embed/chainrule-embed.css";
+import { renderError } from "./editor.js";
+import { playerLayout } from "./embed-layout.js";
+import { mountExplanations } from "./explain-view.js";
+import { registerGradTable } from "./grad-table.js";
+import { mountGraph } from "./graph-view.js";
+import { useOpTable } from "./ops.js";
+import { createScope } from "./scope.js";
+import { mountSliders } from "./sliders.js";
+import { mountToggles } from "./toggles.js";
+import { registerTraceTables } from "./trace-tables.js";
+import { mountTransport } from "./transport.js";
+
+let sheet = null;
+
+/** The player's styles in `shadow`: one constructed sheet for every player of the document. */
+function adoptStyles(shadow) {
+  if ("adoptedStyleSheets" in shadow && typeof CSSStyleSheet.prototype.replaceSync === "function") {
+    if (!sheet) {
+      sheet = new CSSStyleSheet();
+      sheet.replaceSync(PLAYER_CSS);
+    }
+    shadow.adoptedStyleSheets = [sheet];
+    return null;
+  }
+  const style = document.createElement("style"); // browsers before constructable sheets
+  style.textContent = PLAYER_CSS;
+  return style;
+}
+
+/** Every leaf's value in `trace` ({name: number}, finite ones), with `overrides` on top. */
+function leafValues(trace, overrides) {
+  const values = {};
+  for (const leaf of trace?.leaves ?? []) {
+    const value = Number(leaf.value);
+    if (Number.isFinite(value)) values[leaf.name] = value;
+  }
+  return { ...values, ...overrides };
+}
+
+/**
+ * Calls `recompute(values)` one at a time: a move made while one is running waits, replaced by
+ * any newer move; only the newest move's reply (or failure) is shown.
+ */
+function createRecomputer(recompute, store) {
+  let running = false;
+  let waiting = null;
+  async function run(values) {
+    running = true;
+    try {
+      const trace = await recompute(values);
+      if (!waiting && trace) store.setTrace(trace);
+    } catch (err) {
+      if (!waiting) store.setError(err?.detail ?? { type: err?.name ?? "Error", message: String(err?.message ?? err) });
+    }
+    running = false;
+    if (waiting) {
+      const next = waiting;
+      waiting = null;
+      run(next);
+    }
+  }
+  return (values) => {
+    if (running) waiting = values;
+    else run(values);
+  };
+}
+
+export function mountPlayer(host, { trace, ops, recompute = null, title = "" }) {
+  if (ops) useOpTable(ops);
+  const shadow = host.shadowRoot ?? host.attachShadow({ mode: "open" });
+  const view = playerLayout({ title, readOnly: !recompute });
+  const style = adoptStyles(shadow);
+  shadow.replaceChildren(...(style ? [style] : []), view.root);
+
+  // The page's mounting order (main.js, classroom.js): its key bindings are tried in this order.
+  const scope = createScope({ root: view.root, keyTarget: shadow });
+  const { store } = scope;
+  const focused = () => shadow.activeElement !== null;
+  const graph = mountGraph({ ...view.graph, wheelZooms: (event) => event.ctrlKey || event.metaKey || focused() }, scope);
+  mountTransport(view.transport, graph.player, scope);
+  const send = recompute ? createRecomputer(recompute, store) : null;
+  mountSliders(view.sliders, {
+    readOnly: !recompute,
+    onValue: (name, value) => {
+      store.update({ values: { ...store.state.values, [name]: value } });
+      send(leafValues(store.state.trace, store.state.values));
+    },
+  }, scope);
+  scope.panels.mount(view.panels);
+  mountExplanations({ svg: view.graph.svg, wrap: view.graph.wrap }, scope);
+  registerTraceTables(scope);
+  registerGradTable(scope);
+  mountToggles({ boxes: view.toggles, graph: view.graph.svg }, scope);
+  store.subscribe((s, changed) => {
+    if (changed.has("error")) renderError(view.errorBox, s.error);
+    if (changed.has("trace")) {
+      const source = typeof s.trace?.source === "string" ? s.trace.source.trim() : "";
+      if (view.source.textContent !== source) view.source.textContent = source;
+      view.source.hidden = !source;
+    }
+  });
+  if (trace) store.setTrace(trace, { step: 0 });
+
+  return {
+    setTrace(next) {
+      store.setTrace(next);
+    },
+    setError(error) {
+      store.setError(error);
+    },
+    destroy() {
+      store.close();
+      scope.keys.close();
+      shadow.replaceChildren();
+      if ("adoptedStyleSheets" in shadow) shadow.adoptedStyleSheets = [];
+    },
+  };
+}
+
+/** Follow Jupyter's theme (light or dark) where the notebook says which it is. */
+function jupyterTheme() {
+  const light = document.body?.dataset.jpThemeLight;
+  return light === undefined ? null : light === "true" ? "light" : "dark";
+}
+
+export default {
+  render({ model, el }) {
+    const theme = jupyterTheme();
+    if (theme) el.dataset.theme = theme;
+    const player = mountPlayer(el, {
+      trace: model.get("trace"),
+      ops: model.get("ops"),
+      title: model.get("title"),
+      recompute: (values) => {
+        model.set("values", values);
+        model.save_changes(); // the kernel answers by setting `trace` or `error`
+      },
+    });
+    const onTrace = () => {
+      const trace = model.get("trace");
+      if (trace) player.setTrace(trace);
+    };
+    const onError = () => {
+      const error = model.get("error");
+      if (error) player.setError(error);
+    };
+    model.on("change:trace", onTrace);
+    model.on("change:error", onError);
+    onError();
+    return () => {
+      model.off("change:trace", onTrace);
+      model.off("change:error", onError);
+      player.destroy();
+    };
+  },
+};

@@ -1,0 +1,86 @@
+"""static/embed/ (the embeddable player's bundle, app/bundle.py) is built from the sources as they
+are: each file's stamp is the sha256 of today's sources. No esbuild needed to check it."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+from chainrule.app import bundle
+
+STALE = "static/embed is stale: run make bundle"
+
+
+def test_the_bundle_is_built_from_the_sources_as_they_are():
+    current = bundle.digest()
+    for path in (bundle.BUNDLE_JS, bundle.BUNDLE_CSS):
+        assert bundle.stamped_digest(path) == current, f"{path.name}: {STALE}"
+
+
+def test_the_sources_are_the_players_modules_and_styles():
+    names = {path.relative_to(bundle.ROOT).as_posix() for path in bundle.sources()}
+    assert {
+        "static/js/embed.js",
+        "static/js/graph-view.js",
+        "static/js/player.js",
+        "static/js/transport.js",
+        "static/js/keys.js",
+        "static/js/explain-view.js",
+        "static/js/trace-tables.js",
+        "static/js/grad-table.js",
+        "static/js/sliders.js",
+        "static/js/state.js",
+        "static/js/ops.js",
+        "static/css/embed.css",
+        "static/css/app.css",
+        "static/css/classroom.css",
+    } <= names
+    # The page's shell (server calls, editor wiring, labs, lessons) stays out of the player.
+    assert not names & {"static/js/main.js", "static/js/api.js", "static/js/labs.js"}
+
+
+def copy_sources(tmp_path, monkeypatch):
+    """The bundle's sources and built CSS copied under tmp_path; app/bundle.py looks there."""
+    root = tmp_path / "chainrule"
+    for path in [*bundle.sources(), bundle.BUNDLE_CSS]:
+        target = root / path.relative_to(bundle.ROOT)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    static = root / "static"
+    monkeypatch.setattr(bundle, "ROOT", root)
+    monkeypatch.setattr(bundle, "JS_ENTRY", static / "js" / "embed.js")
+    monkeypatch.setattr(bundle, "CSS_ENTRY", static / "css" / "embed.css")
+    monkeypatch.setattr(bundle, "BUNDLE_CSS", static / "embed" / "chainrule-embed.css")
+    return static
+
+
+def test_any_change_to_a_source_or_to_the_pinned_esbuild_changes_the_digest(tmp_path, monkeypatch):
+    before = bundle.digest()
+    static = copy_sources(tmp_path, monkeypatch)
+    assert bundle.digest() == before  # the same bytes under another root
+    for name in ("js/timeline.js", "css/classroom.css"):
+        path = static / name
+        original = path.read_bytes()
+        path.write_bytes(original + b"\n")
+        assert bundle.digest() != before, name
+        path.write_bytes(original)
+    assert bundle.digest() == before
+    monkeypatch.setattr(bundle, "ESBUILD_VERSION", "0.0.1")
+    assert bundle.digest() != before
+
+
+def test_a_module_newly_imported_joins_the_sources(tmp_path, monkeypatch):
+    static = copy_sources(tmp_path, monkeypatch)
+    (static / "js" / "extra.js").write_text("export const extra = 1;\n")
+    before = set(bundle.sources())
+    timeline = static / "js" / "timeline.js"
+    timeline.write_text('import { extra } from "./extra.js";\n' + timeline.read_text())
+    assert set(bundle.sources()) == before | {(static / "js" / "extra.js").resolve()}
+
+
+def test_the_bundle_is_one_es_module_exporting_the_player_and_the_widget():
+    text = bundle.BUNDLE_JS.read_text()
+    assert text.startswith(bundle.banner())
+    assert "mountPlayer" in text.rsplit("export{", 1)[1]
+    assert " as default" in text.rsplit("export{", 1)[1]
+    assert not re.search(r"\bimport\s*(?:[{(*\"']|\w+\s*from)", text), "nothing left to fetch"

@@ -1,0 +1,172 @@
+"""POST /api/export?format=html and app/onefile.py: one self-contained file, the page's own trace,
+a CSP that admits exactly its inline script and style, nothing from the program able to break
+out of its data block. (tests/browser/test_onefile.py opens such files in Chromium.)"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from chainrule.app.onefile import build_html, build_players_html
+from chainrule.engine.ops import page_table
+
+PROGRAM = {"source": "a = 2; b = -3; c = 10; e = a + b; f = e * c"}
+
+
+class Document(HTMLParser):
+    """The parts of a document that matter here: meta CSP, scripts and styles with their text,
+    and every attribute that could load something."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.csp = None
+        self.scripts: list[tuple[dict, str]] = []
+        self.styles: list[str] = []
+        self.urls: list[str] = []
+        self._open: tuple[str, dict] | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if tag == "meta" and attributes.get("http-equiv") == "Content-Security-Policy":
+            self.csp = attributes["content"]
+        self.urls += [v for k, v in attrs if k in ("src", "href") and v]
+        if tag in ("script", "style"):
+            self._open, self._text = (tag, attributes), []
+
+    def handle_data(self, data):
+        if self._open:
+            self._text.append(data)
+
+    def handle_endtag(self, tag):
+        if self._open and tag == self._open[0]:
+            text = "".join(self._text)
+            if tag == "script":
+                self.scripts.append((self._open[1], text))
+            else:
+                self.styles.append(text)
+            self._open = None
+
+
+def parse(html: str) -> Document:
+    document = Document()
+    document.feed(html)
+    return document
+
+
+def script_types(document: Document) -> list[str | None]:
+    return [attrs.get("type") for attrs, _ in document.scripts]
+
+
+def sha256_source(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def directives(csp: str) -> dict[str, list[str]]:
+    return {part.split()[0]: part.split()[1:] for part in csp.split(";") if part.strip()}
+
+
+def test_the_export_is_an_html_download(client):
+    response = client.post("/api/export?format=html", json=PROGRAM)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    assert response.headers["content-disposition"] == 'attachment; filename="chainrule.html"'
+    assert response.text.startswith("<!doctype html>")
+
+
+def test_the_file_carries_the_trace_the_page_gets(client):
+    html = client.post("/api/export?format=html", json=PROGRAM).text
+    graph = client.post("/api/graph", json=PROGRAM).json()
+    document = parse(html)
+    blocks = {attrs.get("id"): text for attrs, text in document.scripts}
+    data = json.loads(blocks["chainrule-data-0"])
+    for trace in (data["trace"], graph):
+        trace["layout"].pop("cached")
+    assert data["trace"] == graph
+    assert json.loads(blocks["chainrule-ops"]) == page_table()
+
+
+def test_the_csp_admits_exactly_the_inline_script_and_style(client):
+    document = parse(client.post("/api/export?format=html", json=PROGRAM).text)
+    policy = directives(document.csp)
+    assert policy["default-src"] == ["'none'"]
+    modules = [text for attrs, text in document.scripts if attrs.get("type") == "module"]
+    assert len(modules) == 1 and len(document.styles) == 1
+    assert policy["script-src"] == [sha256_source(modules[0])]
+    assert policy["style-src"] == [sha256_source(document.styles[0])]
+    assert policy["img-src"] == ["data:"]
+    assert script_types(document) == ["application/json", "application/json", "module"]
+    # Nothing to fetch: the one URL is the icon, inline.
+    assert all(url.startswith("data:image/svg+xml,") for url in document.urls) and document.urls
+
+
+def test_the_title_is_the_query_s_or_the_program_on_one_line(client):
+    title = "Lecture%203%3A%20%3Cb%3Ebackprop%3C%2Fb%3E"  # Lecture 3: <b>backprop</b>
+    given = client.post(f"/api/export?format=html&title={title}", json=PROGRAM).text
+    assert "<title>Lecture 3: &lt;b&gt;backprop&lt;/b&gt;</title>" in given
+    assert '"title":"Lecture 3: \\u003cb>backprop\\u003c/b>"' in given
+    default = client.post("/api/export?format=html", json={"source": "a = 2\nb = a *  3\n"}).text
+    assert "<title>a = 2 b = a * 3</title>" in default
+    long = client.post("/api/export?format=html", json={"source": " + ".join(["x"] * 40)}).text
+    assert re.search(r"<title>x \+ x[^<]{40,}\u2026</title>", long)
+
+
+def test_a_title_over_the_limit_is_422(client):
+    response = client.post("/api/export?format=html&title=" + "t" * 201, json=PROGRAM)
+    assert response.status_code == 422
+    assert response.json()["error"]["type"] == "InvalidRequest"
+
+
+def test_nothing_in_the_program_breaks_out_of_the_data_block(client):
+    source = "# </script><script>alert(1)</script><!--\na = Value(2, label='</script>')\nb = a * a"
+    html = client.post("/api/export?format=html&title=%3C/script%3E", json={"source": source}).text
+    document = parse(html)
+    assert script_types(document) == ["application/json", "application/json", "module"]
+    data = json.loads(document.scripts[0][1])
+    assert data["trace"]["source"] == source and data["title"] == "</script>"
+    assert html.count("</script>") == 3
+
+
+def test_a_program_error_is_400_and_a_graph_over_the_export_limit_too(make_client):
+    client = make_client(export_max_nodes=4)
+    response = client.post("/api/export?format=html", json={"source": "a +"})
+    assert response.status_code == 400
+    assert response.json()["error"]["type"] == "SyntaxError"
+    response = client.post("/api/export?format=html", json=PROGRAM)
+    assert response.status_code == 400
+    assert response.json()["error"] == {
+        **response.json()["error"],
+        "type": "ExportTooLarge",
+        "message": "graph too large to export (5 nodes; limit 4)",
+    }
+
+
+def test_html_needs_no_graphviz(make_client):
+    client = make_client()
+    client.app.state.server.dot_binary = None
+    assert client.post("/api/export?format=svg", json=PROGRAM).status_code == 503
+    assert client.post("/api/export?format=html", json=PROGRAM).status_code == 200
+
+
+def test_several_players_share_one_op_table_and_one_script(client):
+    trace = client.post("/api/graph", json=PROGRAM).json()
+    html = build_players_html([("one", trace), ("two", trace)], title="two")
+    document = parse(html)
+    hosts = re.findall(r'<div class="chainrule-player" data-chainrule-data="([^"]+)"></div>', html)
+    assert hosts == ["chainrule-data-0", "chainrule-data-1"]
+    assert len([1 for attrs, _ in document.scripts if attrs.get("type") == "module"]) == 1
+    assert '<body class="single">' in build_html(trace, title="one")
+    assert "<body>" in html
+
+
+def test_non_finite_numbers_stay_the_api_s_strings(client):
+    trace = client.post("/api/graph", json={"source": "a = 0\nb = log(a)"}).json()
+    html = build_html(trace, title="log 0")
+    assert '"data":"-Infinity"' in html
+    with pytest.raises(ValueError):
+        build_html({**trace, "root_data": float("nan")}, title="a float nan is no JSON")

@@ -1,0 +1,159 @@
+"""The embeddable player as the notebook widget uses it (static/embed/chainrule-embed.js): live
+sliders through `recompute` (latest move wins, failures in the error box), and the anywidget
+contract with chainrule.notebook's Widget (traits trace, ops, title, values, error), driven by a
+stand-in model whose "kernel" is the server's /api/graph."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chainrule.engine.ops import page_table
+
+pytestmark = pytest.mark.browser
+
+PLAYER = "[data-testid=player]"
+HARNESS_PATH = "/__embed-harness__"
+SOURCE = "a = 2\nb = -3\nc = 10\ne = a + b\nf = e * c"
+
+
+@pytest.fixture
+def harness(page, live_server):
+    """A blank document of the server's origin with `window.api`: the bundle, the op table,
+    a trace of SOURCE, and `window.host`, the element a player mounts on."""
+    html = f"""<!doctype html><html><head><meta charset="utf-8"></head><body>
+<button id="outside">outside</button><div id="host"></div>
+<script type="application/json" id="ops">{json.dumps(page_table())}</script></body></html>"""
+    page.route(
+        f"{live_server}{HARNESS_PATH}",
+        lambda route: route.fulfill(body=html, content_type="text/html"),
+    )
+    page.goto(HARNESS_PATH)
+    page.evaluate(
+        """async (source) => {
+            const bundle = await import('/static/embed/chainrule-embed.js');
+            const post = async (values) => {
+                const reply = await fetch('/api/graph', { method: 'POST', headers: { 'content-type': 'application/json' },
+                    body: JSON.stringify({ source, values }) });
+                return reply.json();
+            };
+            window.api = { bundle, post, ops: JSON.parse(document.getElementById('ops').textContent), trace: await post({}) };
+            window.host = document.getElementById('host');
+        }""",
+        SOURCE,
+    )
+    return page
+
+
+def card(page, label: str):
+    return page.locator(f"[data-testid=node][data-label={label}]")
+
+
+def move_slider(page, name: str) -> None:
+    """One step right on leaf `name`'s range, with the keyboard."""
+    page.locator(f"[data-testid=slider-{name}] input[type=range]").press("ArrowRight")
+
+
+def test_live_sliders_ask_recompute_and_the_newest_move_wins(harness):
+    page = harness
+    page.evaluate(
+        """() => {
+            window.calls = [];  // [{values, resolve, reject}] in call order
+            window.player = api.bundle.mountPlayer(host, { trace: api.trace, ops: api.ops, title: 'live',
+                recompute: (values) => new Promise((resolve, reject) => calls.push({ values, resolve, reject })) });
+        }"""
+    )
+    assert page.locator("[data-testid=read-only-note]").count() == 0
+    assert not page.locator("[data-testid=slider-a] input[type=range]").is_disabled()
+    page.locator("[data-testid=graph]").click(position={"x": 8, "y": 8})
+    page.keyboard.press("End")
+    end = page.locator(PLAYER).get_attribute("data-step-index")
+
+    move_slider(page, "a")
+    first = page.evaluate("calls[0].values")
+    assert (
+        set(first) == {"a", "b", "c"} and first["b"] == -3 and first["c"] == 10 and first["a"] > 2
+    )
+    move_slider(page, "a")
+    move_slider(page, "a")
+    assert page.evaluate("calls.length") == 1, "one call at a time: later moves wait"
+    # The first reply arrives after newer moves: it is not shown; the newest move is asked next.
+    page.evaluate("async () => calls[0].resolve(await api.post(calls[0].values))")
+    page.wait_for_function("() => calls.length === 2")
+    assert card(page, "a").get_attribute("data-data") == "2"
+    newest = page.evaluate("calls[1].values")
+    assert newest["a"] > first["a"]
+    page.evaluate("async () => calls[1].resolve(await api.post(calls[1].values))")
+    card(page, "a").and_(page.locator(f"[data-data='{newest['a']}']")).wait_for()
+    # Same program, new values: the player stays at the end; the cards read the new gradients.
+    assert page.locator(PLAYER).get_attribute("data-step-index") == end
+    assert float(card(page, "c").get_attribute("data-grad")) == pytest.approx(newest["a"] - 3)
+
+    # A failure is shown in the player's error box; the next trace clears it.
+    move_slider(page, "b")
+    page.evaluate(
+        """() => calls[2].reject({ detail: { type: 'SyntaxError', message: 'expected a value', line: 1,
+            column: 5, snippet: 'a = ', caret: '    ^' } })"""
+    )
+    error = page.locator("[data-testid=error]")
+    error.wait_for(state="visible")
+    assert "expected a value" in error.text_content() and "line 1, column 5" in error.text_content()
+    page.evaluate("async () => player.setTrace(await api.post({ b: -2 }))")
+    error.wait_for(state="hidden")
+    assert card(page, "b").get_attribute("data-data") == "-2"
+
+
+FAKE_MODEL = """(traits) => {
+    const handlers = {};
+    const model = {
+        saves: [],
+        get: (key) => traits[key],
+        set(key, value) { traits[key] = value; for (const fn of handlers[`change:${key}`] ?? []) fn(); },
+        on(event, fn) { (handlers[event] ??= []).push(fn); },
+        off(event, fn) { handlers[event] = (handlers[event] ?? []).filter((g) => g !== fn); },
+        save_changes() { model.saves.push(structuredClone(traits.values)); },
+        listeners: () => Object.values(handlers).flat().length,
+    };
+    return model;
+}"""
+
+
+def test_the_anywidget_contract(harness):
+    page = harness
+    page.evaluate(
+        f"""() => {{
+            document.body.dataset.jpThemeLight = 'false';  // JupyterLab's dark theme
+            window.model = ({FAKE_MODEL})({{ trace: api.trace, ops: api.ops, title: 'from the kernel', values: {{}}, error: null }});
+            window.cleanup = api.bundle.default.render({{ model, el: host }});
+        }}"""
+    )
+    assert page.locator("[data-testid=title]").text_content() == "from the kernel"
+    assert page.evaluate("host.dataset.theme") == "dark"
+    background = page.evaluate(
+        "getComputedStyle(host.shadowRoot.querySelector('[data-testid=player]')).backgroundColor"
+    )
+    assert background == "rgb(18, 20, 23)"  # app.css's dark --bg, inside the shadow root
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgba(0, 0, 0, 0)"
+
+    # A slider move sets `values` (every leaf) and saves; the kernel answers with `trace`.
+    move_slider(page, "c")
+    saves = page.evaluate("model.saves")
+    assert len(saves) == 1 and set(saves[0]) == {"a", "b", "c"} and saves[0]["c"] > 10
+    page.evaluate("async () => model.set('trace', await api.post(model.get('values')))")
+    card(page, "c").and_(page.locator(f"[data-data='{saves[0]['c']}']")).wait_for()
+
+    # The kernel answers with `error`: shown in the player's error box.
+    page.evaluate(
+        "() => model.set('error', { type: 'NameError', message: 'name w is not defined', line: 2, column: 1, snippet: 'w', caret: '^' })"
+    )
+    error = page.locator("[data-testid=error]")
+    error.wait_for(state="visible")
+    assert "name w is not defined" in error.text_content()
+
+    # The cleanup: listeners off, the player gone, its keys unbound.
+    assert page.evaluate("model.listeners()") == 2
+    page.evaluate("cleanup()")
+    assert page.evaluate("model.listeners()") == 0
+    assert page.evaluate("host.shadowRoot.childElementCount") == 0
+    page.evaluate("model.set('trace', api.trace)")  # no player left to draw it: no error either

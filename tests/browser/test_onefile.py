@@ -1,0 +1,320 @@
+"""The one-file interactive HTML (issue 12, part 4): exported by the server, opened from
+`file://` in Chromium, it plays the page's own trace with nothing fetched, no console error and
+no CSP violation; stepped to the end with the keys and the buttons, every card reads the trace's
+gradient. Two players in one document keep their own timelines and keys."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+
+from chainrule import engine
+from chainrule.app.onefile import build_players_html
+
+pytestmark = pytest.mark.browser
+
+PLAYER = "[data-testid=player]"
+NODE = "[data-testid=node]"
+READ_ONLY_NOTE = (
+    "Values are fixed in this file: recomputing needs chainrule (pip install chainrule)."
+)
+WATCH_CSP = """window.cspViolations = [];
+document.addEventListener('securitypolicyviolation',
+  (e) => window.cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`));"""
+DATA_BLOCK = re.compile(
+    r'<script type="application/json" id="chainrule-data-0">(.*?)</script>', re.S
+)
+
+
+def preset(preset_id: str) -> dict:
+    return next(p for p in engine.PRESETS if p["id"] == preset_id)
+
+
+def traced(live_server: str, preset_id: str) -> dict:
+    """The page's trace of a preset: POST /api/graph with its program and values."""
+    p = preset(preset_id)
+    body = {"source": p["source"], "values": p["values"]}
+    return httpx.post(f"{live_server}/api/graph", json=body, timeout=30).json()
+
+
+def export_html(live_server: str, preset_id: str) -> str:
+    p = preset(preset_id)
+    response = httpx.post(
+        f"{live_server}/api/export",
+        params={"format": "html", "title": p["title"]},
+        json={"source": p["source"], "values": p["values"]},
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    assert response.headers["content-disposition"] == 'attachment; filename="chainrule.html"'
+    return response.text
+
+
+def same_number(shown: str, value: float | str) -> bool:
+    """A card's data-grad (JS String(x)) against a trace number (JSON: "NaN" for non-finite)."""
+    expected = float(value)
+    actual = float(shown)
+    return (math.isnan(actual) and math.isnan(expected)) or actual == expected
+
+
+@pytest.fixture
+def file_page(browser):
+    """A 1280×720 page that records every request, console error, page error and CSP violation."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    page.requests, page.console_errors, page.errors = [], [], []
+    page.on("request", lambda request: page.requests.append(request.url))
+    page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    page.add_init_script(WATCH_CSP)
+    yield page
+    context.close()
+
+
+def open_file(page, path: Path) -> None:
+    page.goto(path.as_uri())
+    page.wait_for_selector(f"{PLAYER} svg[data-testid=graph][data-ready=true]")
+
+
+def assert_clean(page, path: Path) -> None:
+    assert page.requests == [path.as_uri()], "the file fetched something"
+    assert page.console_errors == []
+    assert page.errors == []
+    assert page.evaluate("window.cspViolations") == []
+
+
+def step_index(page, player=None) -> int:
+    player = player or page.locator(PLAYER)
+    return int(player.get_attribute("data-step-index"))
+
+
+def frame_count(page) -> int:
+    return int(page.locator("[data-testid=scrub]").get_attribute("max")) + 1
+
+
+def card_grads(page, key: str = "nodeId") -> dict[str, str]:
+    """Each card's data-grad, by its data-node-id (or `key`, another data-* field)."""
+    cards = page.locator(NODE)
+    return dict(
+        cards.evaluate_all("(cs, key) => cs.map(c => [c.dataset[key], c.dataset.grad])", key)
+    )
+
+
+def focus_player(page, player=None) -> None:
+    """Click an empty corner of the graph: the focus goes to the player (as a reader's would)."""
+    player = player or page.locator(PLAYER)
+    player.locator("[data-testid=graph]").click(position={"x": 8, "y": 8})
+
+
+@pytest.mark.parametrize("preset_id", ["add-mul", "mlp"])
+def test_the_exported_file_plays_from_file_url(
+    file_page, live_server, tmp_path, screenshots_dir, preset_id
+):
+    page = file_page
+    p = preset(preset_id)
+    html = export_html(live_server, preset_id)
+    path = tmp_path / "chainrule.html"
+    path.write_text(html, encoding="utf-8")
+    # The file carries the very trace the page gets for this program.
+    trace = json.loads(DATA_BLOCK.search(html).group(1))["trace"]
+    graph = traced(live_server, preset_id)
+    for reply in (trace, graph):
+        reply["layout"].pop("cached")
+    assert trace == graph
+
+    open_file(page, path)
+    assert page.title() == p["title"]
+    assert page.locator("[data-testid=title]").text_content() == p["title"]
+    assert page.locator("[data-testid=program]").text_content() == p["source"].strip()
+    assert page.locator(NODE).count() == len(trace["nodes"])
+    assert set(card_grads(page).values()) == {""}, "no gradient before the backward pass"
+    frames = frame_count(page)
+
+    # The keyboard, one frame at a time, to the end.
+    focus_player(page)
+    for i in range(1, frames):
+        page.keyboard.press("ArrowRight")
+        assert step_index(page) == i
+    assert page.locator("[data-testid=step-forward]").is_disabled()
+    assert page.evaluate("window.scrollY") == 0, (
+        "following the tables' current row scrolled the page"
+    )
+    page.keyboard.press("ArrowRight")
+    assert step_index(page) == frames - 1
+    grads = card_grads(page)
+    for node in trace["nodes"]:
+        assert same_number(grads[node["id"]], node["grad"]), (node, grads[node["id"]])
+
+    # Home, then the transport's buttons to the end.
+    page.keyboard.press("Home")
+    assert step_index(page) == 0
+    assert page.locator("[data-testid=step-back]").is_disabled()
+    if preset_id == "add-mul":
+        for i in range(1, frames):
+            page.click("[data-testid=step-forward]")
+            assert step_index(page) == i
+    else:
+        page.click("#to-end")
+    assert step_index(page) == frames - 1
+    assert card_grads(page) == grads
+    assert page.locator(PLAYER).get_attribute("data-phase") == "backward"
+
+    # The scrub bar: the middle frame, its phase and its sentence.
+    middle = frames // 2
+    page.locator("[data-testid=scrub]").fill(str(middle))
+    assert step_index(page) == middle
+    shown = trace["steps"][int(page.locator(PLAYER).get_attribute("data-api-step"))]
+    assert page.locator("[data-testid=narration]").text_content() == shown["narration"]
+    assert page.locator("[data-testid=phase]").text_content().startswith(shown["phase"])
+
+    # Mid-backward: the picture for the note.
+    page.click("[data-testid=jump-backward]")
+    backward = step_index(page)
+    page.locator("[data-testid=scrub]").fill(str((backward + frames) // 2))
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_timeout(700)  # the pulse's dot arrives
+    name = "onefile.png" if preset_id == "add-mul" else f"onefile-{preset_id}.png"
+    page.screenshot(path=str(screenshots_dir / name))
+
+    # A card explains its gradient; Escape closes the explanation.
+    root = trace["root"]
+    page.click(f"{NODE}[data-node-id={root}]")
+    explain = page.locator("[data-testid=explain]")
+    explain.wait_for(state="visible")
+    assert "grad" in explain.text_content()
+    page.keyboard.press("Escape")
+    explain.wait_for(state="hidden")
+
+    # The tables: the propagation lists the seed and every backward step.
+    page.click("#tab-propagation")
+    rows = page.locator("#panel-propagation tbody tr")
+    assert rows.count() == sum(s["phase"] in ("seed", "backward") for s in trace["steps"])
+    assert page.locator("#panel-propagation tr.current").count() == 1
+    page.click("#tab-gradients")
+    page.click("#to-end")
+    assert page.locator("#panel-gradients tbody tr").count() > 0
+
+    # Read-only leaves, with the one-line note.
+    assert page.locator("[data-testid=read-only-note]").text_content() == READ_ONLY_NOTE
+    for leaf in trace["leaves"]:
+        slider = page.locator(f"[data-testid=slider-{leaf['name']}]")
+        assert slider.locator("input[type=range]").is_disabled()
+        assert slider.locator(".slider-value").is_disabled()
+        assert float(slider.locator(".slider-value").input_value()) == float(leaf["value"])
+    assert_clean(page, path)
+
+
+def test_the_page_exports_interactive_html(page, tmp_path, file_page):
+    """Export → Interactive HTML on the page downloads the file; it opens and plays."""
+    page.goto("/?preset=add-mul")
+    page.wait_for_selector("svg[data-testid=graph][data-ready=true]")
+    page.click("#export-button")
+    with page.expect_download() as info:
+        page.click("[role=menuitem][data-format=html]")
+    download = info.value
+    assert download.suggested_filename == "chainrule.html"
+    path = tmp_path / "chainrule.html"
+    download.save_as(path)
+    html = path.read_text(encoding="utf-8")
+    assert "<title>(a + b) \u00b7 c</title>" in html
+    open_file(file_page, path)
+    focus_player(file_page)
+    file_page.keyboard.press("End")
+    grads = card_grads(file_page, "label")
+    assert grads == {"a": "10", "b": "10", "c": "-1", "e": "10", "f": "1"}
+    assert_clean(file_page, path)
+
+
+def two_player_file(live_server: str, tmp_path: Path) -> tuple[Path, list[dict]]:
+    ids = ("add-mul", "diamond")
+    traces = [(preset(i)["title"], traced(live_server, i)) for i in ids]
+    path = tmp_path / "two.html"
+    path.write_text(build_players_html(traces, title="two players"), encoding="utf-8")
+    return path, [trace for _title, trace in traces]
+
+
+def test_two_players_in_one_document_keep_their_own_timelines_and_keys(
+    file_page, live_server, tmp_path
+):
+    page = file_page
+    path, traces = two_player_file(live_server, tmp_path)
+    page.goto(path.as_uri())
+    players = page.locator(PLAYER)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.chainrule-player')].every(h => h.shadowRoot?.querySelector('svg[data-ready=true]'))"
+    )
+    assert players.count() == 2
+    first, second = players.nth(0), players.nth(1)
+    assert [player.locator(NODE).count() for player in (first, second)] == [
+        len(t["nodes"]) for t in traces
+    ]
+
+    # Keys go to the player that has the focus, and to it alone.
+    focus_player(page, first)
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    assert (step_index(page, first), step_index(page, second)) == (3, 0)
+    second.locator("[data-testid=step-forward]").click()
+    assert (step_index(page, first), step_index(page, second)) == (3, 1)
+    page.keyboard.press("End")  # the focus is on the second's button now
+    last = int(second.locator("[data-testid=scrub]").get_attribute("max"))
+    assert (step_index(page, first), step_index(page, second)) == (3, last)
+    focus_player(page, first)
+    page.keyboard.press("Home")
+    assert (step_index(page, first), step_index(page, second)) == (0, last)
+
+    # A key pressed outside both players moves neither, and the page keeps its own keys.
+    gap = page.evaluate(
+        """() => { const [a, b] = [...document.querySelectorAll('.chainrule-player')].map(h => h.getBoundingClientRect());
+                   window.scrollBy(0, (a.bottom + b.top) / 2 - innerHeight / 2);
+                   const [a2, b2] = [...document.querySelectorAll('.chainrule-player')].map(h => h.getBoundingClientRect());
+                   return [a2.left + 20, (a2.bottom + b2.top) / 2]; }"""
+    )
+    page.mouse.click(*gap)
+    assert page.evaluate("document.activeElement === document.body")
+    page.evaluate(
+        "window.pageKeys = 0; document.addEventListener('keydown', () => { window.pageKeys += 1; })"
+    )
+    for key in ("ArrowRight", "End", " ", "ArrowLeft"):
+        page.keyboard.press(key)
+    assert (step_index(page, first), step_index(page, second)) == (0, last)
+    assert page.evaluate("window.pageKeys") == 4
+
+    # The wheel over a player that has not the focus scrolls the page past it; once it has the
+    # focus, the wheel zooms its graph.
+    viewport = second.locator("[data-testid=graph] .viewport")
+    second.locator("[data-testid=graph]").scroll_into_view_if_needed()
+    box = second.locator("[data-testid=graph]").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    transform, scrolled = viewport.get_attribute("transform"), page.evaluate("window.scrollY")
+    page.mouse.wheel(0, -200)
+    page.wait_for_function("(y) => window.scrollY < y", arg=scrolled)
+    assert viewport.get_attribute("transform") == transform
+    focus_player(page, second)
+    box = second.locator("[data-testid=graph]").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    scrolled = page.evaluate("window.scrollY")
+    page.mouse.wheel(0, -200)
+    page.wait_for_function(
+        "(t) => document.querySelectorAll('.chainrule-player')[1].shadowRoot.querySelector('.viewport').getAttribute('transform') !== t",
+        arg=transform,
+    )
+    assert page.evaluate("window.scrollY") == scrolled
+
+    # A key a player handles stays in the player: the document around it does not see it.
+    focus_player(page, second)
+    page.keyboard.press("ArrowLeft")
+    assert step_index(page, second) == last - 1
+    assert page.evaluate("window.pageKeys") == 4
+    # Each player's explanation and tables are its own.
+    first.locator(f"{NODE}[data-label=a]").click()
+    assert first.locator("[data-testid=explain]").is_visible()
+    assert second.locator("[data-testid=explain]").is_hidden()
+    assert_clean(page, path)
