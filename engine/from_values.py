@@ -30,9 +30,9 @@ MICROGRAD_OPS = {
     "sigmoid": "sigmoid",
 }
 POWER = re.compile(r"\*\*\s*(\S+)")
-# Inline expressions nest at most this deep before a part gets a name of its own (the parser's
-# depth limit is far away; a program stays readable).
-MAX_INLINE_DEPTH = 12
+# An unnamed node used once is written inline where it is used while its text stays short (a
+# card, the narration and the tables name a node by its text); a longer one gets a name (t1, …).
+MAX_INLINE_CHARS = 16
 RESERVED = frozenset((*FUNCTIONS, "Value", "vpow", "print"))
 INFIX = {"+": " + ", "-": " - ", "*": " * ", "/": " / "}
 
@@ -217,7 +217,6 @@ def program_of(root: Any) -> Program:
     values: dict[str, float] = {}
     text = [""] * len(nodes)  # how a node is written where it is used
     atomic = [True] * len(nodes)
-    depth = [0] * len(nodes)
     line_of = [0] * len(nodes)  # the 1-based line that writes a node (inline: its user's)
     for i, node in enumerate(nodes):
         if node.op is None and not math.isfinite(node.data):
@@ -231,10 +230,10 @@ def program_of(root: Any) -> Program:
             values[name] = node.data
         else:
             expression = _expression(node, text, atomic)
-            inner = 1 + max(depth[j] for j in node.inputs)
-            if names[i] is None and uses[i] == 1 and i != last and inner <= MAX_INLINE_DEPTH:
-                text[i], atomic[i], depth[i] = expression, node.op in FUNCTIONS, inner
-                continue
+            if names[i] is None and uses[i] == 1 and i != last:
+                if len(expression) <= MAX_INLINE_CHARS:
+                    text[i], atomic[i] = expression, node.op in FUNCTIONS
+                    continue
             name = names[i] or ("out" if i == last and "out" not in taken else fresh("t"))
             lines.append(f"{name} = {expression}")
         names[i] = text[i] = name

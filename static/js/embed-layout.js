@@ -79,11 +79,12 @@ export function playerLayout({ title, readOnly }) {
   const { bar, transport } = transportBar();
   const source = h("pre", { class: "player-source", "data-testid": "program" });
   const errorBox = h("div", { id: "error", class: "error-box", "data-testid": "error", role: "alert", hidden: true });
+  const notes = h("ul", { id: "program-notes", class: "program-notes", "data-testid": "program-notes", "aria-label": "Notes on the program", hidden: true });
   const sliders = h("div", { id: "sliders", class: "sliders" });
   const note = readOnly ? h("p", { class: "read-only-note", "data-testid": "read-only-note", text: READ_ONLY_NOTE }) : null;
   const finalGrads = toggle("toggle-final-grads", "show final gradients");
   const fold = toggle("toggle-fold", "fold constants");
-  const program = h("section", { class: "program" }, h("h2", { class: "section-title", text: "program" }), source, errorBox);
+  const program = h("section", { class: "program" }, h("h2", { class: "section-title", text: "program" }), source, errorBox, notes);
   const tabs = h("div", { class: "panel-tabs", role: "tablist", id: "panel-tabs" });
   const bodies = h("div", { class: "panel-bodies", id: "panel-bodies" });
   const panels = h("section", { id: "panels", class: "panels", "aria-label": "Panels", hidden: true }, tabs, bodies);
@@ -106,6 +107,7 @@ export function playerLayout({ title, readOnly }) {
     program,
     source,
     errorBox,
+    notes,
     sliders,
     graph,
     transport,

@@ -37,6 +37,7 @@ import { playerLayout } from "./embed-layout.js";
 import { mountExplanations } from "./explain-view.js";
 import { registerGradTable } from "./grad-table.js";
 import { mountGraph } from "./graph-view.js";
+import { mountNotes } from "./notes.js";
 import { useOpTable } from "./ops.js";
 import { createScope } from "./scope.js";
 import { mountSliders } from "./sliders.js";
@@ -120,6 +121,7 @@ export function mountPlayer(host, { trace, ops, recompute = null, title = "" }) 
       send(leafValues(store.state.trace, store.state.values));
     },
   }, scope);
+  mountNotes(view.notes, scope);
   scope.panels.mount(view.panels);
   mountExplanations({ svg: view.graph.svg, wrap: view.graph.wrap }, scope);
   registerTraceTables(scope);

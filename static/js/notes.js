@@ -1,9 +1,9 @@
 // The program's notes: the trace's warnings that are not about one node (lines of pasted
 // micrograd that are skipped, names the result does not use, aliases, values for names that are
-// no leaf, reused operands micrograd's set merged), listed under the editor while the trace
-// shown is the program's. Writes only the list it is given.
+// no leaf, reused operands micrograd's set merged), listed under the program while the trace
+// shown is the program's (the page's editor, an embedded player). Writes only the list it is given.
 
-import { state, subscribe } from "./state.js";
+import { pageScope } from "./scope.js";
 
 const WORDS = {
   skipped: "skipped",
@@ -30,8 +30,9 @@ export function programNotes(trace) {
   return (trace?.warnings ?? []).filter((w) => w.type !== "late" && w.type !== "never_visited");
 }
 
-/** Keep `list` (a <ul>) showing the notes of `state.trace`; hidden when there are none. */
-export function mountNotes(list) {
+/** Keep `list` (a <ul>) showing the notes of the scope's trace; hidden when there are none. */
+export function mountNotes(list, scope = pageScope) {
+  const { subscribe } = scope.store;
   let shown = null;
   subscribe((s, changed) => {
     if (!changed.has("trace") && !changed.has("error")) return;
@@ -42,5 +43,4 @@ export function mountNotes(list) {
     list.replaceChildren(...notes.map(item));
     list.hidden = notes.length === 0;
   });
-  if (state.trace) list.hidden = programNotes(state.trace).length === 0;
 }

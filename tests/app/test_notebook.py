@@ -1,0 +1,118 @@
+"""chainrule in Python and Jupyter: `show()` outside a kernel is a drawing, and
+examples/micrograd.ipynb, run by nbclient in a real kernel, shows widgets whose state holds
+micrograd's own numbers (micrograd, run again in this process, is the oracle)."""
+
+from __future__ import annotations
+
+import math
+import random
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from micrograd.engine import Value
+from micrograd.nn import MLP, Neuron
+from nbclient import NotebookClient
+
+import chainrule
+
+ROOT = Path(__file__).resolve().parents[2]
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def test_show_outside_a_kernel_is_a_drawing_that_says_how_to_play_it():
+    shown = chainrule.show("a = 2\nb = a * a")
+    svg = shown._repr_svg_()
+    assert "<svg" in svg and "grad 4" in svg.replace("grad=", "grad ").replace("&#160;", " ")
+    assert repr(shown) == (
+        "<chainrule graph: 2 nodes, b = 4; in Jupyter, show() plays it; save_html(...) "
+        "writes a file that plays it anywhere>"
+    )
+
+
+def neuron_out() -> Value:
+    random.seed(0)
+    x1, x2 = Value(2.0), Value(-1.0)
+    out = Neuron(2)([x1, x2])
+    out.backward()
+    return out
+
+
+def mlp_loss() -> Value:
+    random.seed(1)
+    model = MLP(2, [2, 1])
+    xs, ys = [[2.0, 3.0], [-1.0, -2.0]], [1.0, -1.0]
+    loss = sum(((model(x) - y) ** 2 for x, y in zip(xs, ys, strict=True)), Value(0.0))
+    loss.backward()
+    return loss
+
+
+def square() -> Value:
+    a = Value(3.0)
+    out = a * a
+    out.backward()
+    return out
+
+
+def leaf_numbers(root: Value) -> list[tuple[float, float]]:
+    seen, stack, leaves = set(), [root], []
+    while stack:
+        node = stack.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            stack.extend(node._prev)
+            if not node._prev:
+                leaves.append((node.data, node.grad))
+    return sorted(leaves)
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    where = tmp_path_factory.mktemp("notebook")
+    shutil.copy(ROOT / "examples" / "micrograd.ipynb", where / "micrograd.ipynb")
+    notebook = nbformat.read(where / "micrograd.ipynb", as_version=4)
+    NotebookClient(
+        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(where)}}
+    ).execute()
+    return notebook, where
+
+
+def test_the_example_notebook_runs_and_its_widgets_hold_micrograds_numbers(executed):
+    notebook, where = executed
+    outputs = [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs]
+    assert not [out for out in outputs if out.output_type == "error"]
+    shown = [out.data for out in outputs if WIDGET_VIEW in out.get("data", {})]
+    views = [data[WIDGET_VIEW]["model_id"] for data in shown]
+    assert len(views) == 3
+    # Each widget carries its drawing for front ends without widgets.
+    assert all("image/svg+xml" in data for data in shown)
+    state = notebook.metadata.widgets[WIDGET_STATE]["state"]
+    for model_id, root in zip(views, (neuron_out(), mlp_loss(), square()), strict=True):
+        widget = state[model_id]["state"]
+        trace = widget["trace"]
+        assert widget["ops"].keys() >= {"+", "*", "**k", "relu"}
+        (top,) = [node for node in trace["nodes"] if node["id"] == trace["root"]]
+        assert math.isclose(top["data"], root.data, rel_tol=1e-12)
+        leaves = sorted((n["data"], n["grad"]) for n in trace["nodes"] if n["kind"] == "leaf")
+        theirs = leaf_numbers(root)
+        assert len(leaves) == len(theirs)
+        for (data, grad), (mg_data, mg_grad) in zip(leaves, theirs, strict=True):
+            assert data == mg_data and math.isclose(grad, mg_grad, rel_tol=1e-9, abs_tol=1e-12)
+    square_trace = state[views[2]]["state"]["trace"]
+    assert square_trace["warnings"][0]["type"] == "merged_operand"
+    assert (where / "micrograd-loss.html").stat().st_size > 10_000
+
+
+def test_a_widget_recomputes_its_leaves_in_the_kernel():
+    pytest.importorskip("anywidget")
+    from chainrule.notebook.widget import widget
+
+    shown = widget("a = 2\nb = a * a + 1")
+    assert shown.trace["nodes"][0]["grad"] == 4.0
+    shown.values = {"a": 5.0}  # what the page sets when the slider moves
+    assert shown.error is None
+    assert shown.trace["nodes"][0]["data"] == 5.0 and shown.trace["nodes"][0]["grad"] == 10.0
+    shown.values = {"a": float("nan")}
+    assert shown.error["type"] == "BadValue"
