@@ -163,6 +163,9 @@ export default {
   render({ model, el }) {
     const theme = jupyterTheme();
     if (theme) el.dataset.theme = theme;
+    // JupyterLab and Notebook 7 (Lumino) run their shortcuts for keys typed in an output unless
+    // an element on the way up says not to: the player's keys (Space, arrows on a slider) are its own.
+    el.setAttribute("data-lm-suppress-shortcuts", "true");
     const player = mountPlayer(el, {
       trace: model.get("trace"),
       ops: model.get("ops"),

@@ -130,6 +130,8 @@ def test_the_anywidget_contract(harness):
     )
     assert page.locator("[data-testid=title]").text_content() == "from the kernel"
     assert page.evaluate("host.dataset.theme") == "dark"
+    # Lumino (JupyterLab, Notebook 7) runs no shortcut for keys typed inside the widget.
+    assert page.evaluate("host.getAttribute('data-lm-suppress-shortcuts')") == "true"
     background = page.evaluate(
         "getComputedStyle(host.shadowRoot.querySelector('[data-testid=player]')).backgroundColor"
     )
