@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .lexer import tokenize
-from .ops import FUNCTIONS
+from .ops import FUNCTIONS, OPS
 
 # micrograd's `_op` spellings (0.1.0 and the lecture's Value) → our op and its arity.
 MICROGRAD_OPS = {
@@ -34,7 +34,6 @@ POWER = re.compile(r"\*\*\s*(\S+)")
 # card, the narration and the tables name a node by its text); a longer one gets a name (t1, …).
 MAX_INLINE_CHARS = 16
 RESERVED = frozenset((*FUNCTIONS, "Value", "vpow", "print"))
-INFIX = {"+": " + ", "-": " - ", "*": " * ", "/": " / "}
 
 
 class NotAGraph(ValueError):
@@ -232,7 +231,8 @@ def program_of(root: Any) -> Program:
             expression = _expression(node, text, atomic)
             if names[i] is None and uses[i] == 1 and i != last:
                 if len(expression) <= MAX_INLINE_CHARS:
-                    text[i], atomic[i] = expression, node.op in FUNCTIONS
+                    # A call or a method call (`tanh(x)`, `x.relu()`) binds tightest.
+                    text[i], atomic[i] = expression, OPS[node.op].micrograd.endswith(")")
                     continue
             name = names[i] or ("out" if i == last and "out" not in taken else fresh("t"))
             lines.append(f"{name} = {expression}")
@@ -256,22 +256,13 @@ def program_of(root: Any) -> Program:
 
 
 def _expression(node: _Node, text: list[str], atomic: list[bool]) -> str:
-    def operand(j: int) -> str:
-        return text[j] if atomic[j] else f"({text[j]})"
-
-    if node.op in INFIX:
-        a, b = node.inputs
-        return f"{operand(a)}{INFIX[node.op]}{operand(b)}"
-    if node.op == "**k":
-        return f"{operand(node.inputs[0])} ** {_exponent(node.exponent)}"
-    if node.op == "**":
-        a, b = node.inputs
-        return f"{operand(a)} ** {operand(b)}"
-    if node.op == "neg":
-        return f"-{operand(node.inputs[0])}"
-    if node.op in FUNCTIONS:
-        return f"{node.op}({text[node.inputs[0]]})"
-    raise NotAGraph(f"chainrule cannot write op {node.op!r}")
+    """`node` in the table's micrograd spelling, which the dialect reads (`a * b`, `-a`,
+    `a ** 2.0`, `vpow(a, b)`, `a.relu()`, `tanh(a)`): operands in parentheses where needed."""
+    template = OPS[node.op].micrograd
+    called = template.endswith(")") and "({0}" in template  # tanh({0}), vpow({0}, {1})
+    args = [text[j] if called or atomic[j] else f"({text[j]})" for j in node.inputs]
+    k = _exponent(node.exponent) if node.op == "**k" else ""
+    return template.format(*args, k=k)
 
 
 def _exponent(k: float | None) -> str:

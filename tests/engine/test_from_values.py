@@ -10,6 +10,7 @@ import random
 import pytest
 from micrograd.engine import Value as MG
 from micrograd.nn import MLP, Neuron
+from test_micrograd_dialect import MORE_OPS, SANITY_CHECK
 
 import chainrule
 from chainrule import engine
@@ -22,28 +23,22 @@ def labelled(data: float, label: str) -> MG:
     return value
 
 
+def micrograd_runs(source: str, root: str) -> tuple[MG, dict[str, MG]]:
+    """A micrograd snippet the dialect tests paste, run by micrograd itself up to backward()."""
+    scope: dict = {"Value": MG}
+    exec(
+        source.split(f"{root}.backward()")[0].replace("from micrograd.engine import Value", ""),
+        scope,
+    )
+    return scope[root], {}
+
+
 def sanity_check():
-    x = labelled(-4.0, "x")
-    z = 2 * x + 2 + x
-    q = z.relu() + z * x
-    h = (z * z).relu()
-    y = h + q + q * x
-    return y, {"x": x}
+    return micrograd_runs(SANITY_CHECK, "y")
 
 
 def more_ops():
-    a, b = labelled(-4.0, "a"), labelled(2.0, "b")
-    c = a + b
-    d = a * b + b**3
-    c += c + 1
-    c += 1 + c + (-a)
-    d += d * 2 + (b + a).relu()
-    d += 3 * d + (b - a).relu()
-    e = c - d
-    f = e**2
-    g = f / 2.0
-    g += 10.0 / f
-    return g, {"a": a, "b": b}
+    return micrograd_runs(MORE_OPS, "g")
 
 
 def neuron():
