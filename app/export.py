@@ -14,6 +14,7 @@ from typing import Any, Literal
 import graphviz
 
 from chainrule.app.layout import run_graphviz
+from chainrule.engine.i18n import msg
 from chainrule.engine.ops import OPS, key_of
 
 ExportFormat = Literal["svg", "png", "pdf", "dot"]
@@ -25,14 +26,15 @@ MEDIA_TYPES: dict[str, str] = {
     "dot": "text/vnd.graphviz; charset=utf-8",
 }
 
-NO_GRAPHVIZ = "Graphviz is not installed on the server, so only format=dot works"
+NO_GRAPHVIZ = msg("api.graphviz_missing")
 
 _RECORD_SPECIAL = re.compile(r'([{}|<>"])')
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class ExportFailed(Exception):
-    """Graphviz could not draw the graph (missing or failing)."""
+    """Graphviz could not draw the graph (missing or failing); its one argument, the message,
+    is a Message (engine/i18n.py)."""
 
 
 class ExportTimedOut(ExportFailed):
@@ -94,8 +96,6 @@ def render(trace: dict[str, Any], fmt: ExportFormat, *, dot_binary: str, timeout
     try:
         return run_graphviz(dot_binary, [f"-T{fmt}"], source.encode(), timeout_s)
     except subprocess.TimeoutExpired as error:
-        raise ExportTimedOut(
-            f"graph too large to export: Graphviz did not finish within {timeout_s:g} s"
-        ) from error
+        raise ExportTimedOut(msg("api.export_timed_out", seconds=f"{timeout_s:g}")) from error
     except (subprocess.SubprocessError, OSError) as error:
-        raise ExportFailed("Graphviz failed to draw the graph") from error
+        raise ExportFailed(msg("api.export_failed")) from error

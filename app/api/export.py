@@ -18,10 +18,12 @@ from chainrule.app.export import (
     ExportTimedOut,
     render,
 )
+from chainrule.app.language import RequestLanguage
 from chainrule.app.schemas import ErrorResponse, GraphRequest
 from chainrule.app.settings import AppSettings, Settings
 from chainrule.app.state import Server
 from chainrule.app.trace_body import limits_of
+from chainrule.engine.i18n import Count, msg
 
 router = APIRouter(tags=["export"], route_class=JSONBodyRoute)
 
@@ -54,15 +56,15 @@ def export_bytes(
         raise ApiError(
             400,
             "ExportTooLarge",
-            f"graph too large to export ({size:,} nodes; limit {settings.export_max_nodes:,})",
+            msg("api.export_too_large", size=Count(size), limit=Count(settings.export_max_nodes)),
         )
     trace = engine.Trace(graph, request.mode, request.order).graph_dict()  # no timeline
     try:
         return render(trace, fmt, dot_binary=dot_binary or "", timeout_s=settings.export_timeout_s)
     except ExportTimedOut as error:
-        raise ApiError(400, "ExportTooLarge", str(error)) from error
+        raise ApiError(400, "ExportTooLarge", error.args[0]) from error
     except ExportFailed as error:
-        raise ApiError(503, "ExportFailed", str(error)) from error
+        raise ApiError(503, "ExportFailed", error.args[0]) from error
 
 
 @router.post("/api/export", responses={200: CONTENT, **ERRORS}, response_class=Response)
@@ -70,9 +72,12 @@ async def export(
     request: GraphRequest,
     settings: Settings,
     server: Server,
+    language: RequestLanguage,
     format: Annotated[ExportFormat, Query(description="svg, png, pdf or dot")] = "svg",
 ) -> Response:
-    """Draw the program's graph in micrograd's `draw_dot` style (label | data | grad)."""
+    """Draw the program's graph in micrograd's `draw_dot` style (label | data | grad); the
+    drawing has no words to translate, its errors are said in the request's language."""
+    language.choose(request.lang)
     drawing = await run_in_threadpool(export_bytes, request, format, settings, server.dot_binary)
     disposition = f'attachment; filename="chainrule-graph.{format}"'
     return Response(
