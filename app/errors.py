@@ -14,9 +14,12 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
+from chainrule.app.language import lang_of
 from chainrule.app.responses import JSONBytes
+from chainrule.app.schemas import LONE_SURROGATE
 from chainrule.engine import ProgramError
 from chainrule.engine.errors import quoted
+from chainrule.engine.i18n import DEFAULT_LANG, Count, msg, render, text
 
 HTTP_ERROR_TYPES = {
     400: "BadRequest",
@@ -29,7 +32,8 @@ HTTP_ERROR_TYPES = {
 
 
 class ApiError(Exception):
-    """An error the API reports as is, with its status (e.g. an export too large to draw)."""
+    """An error the API reports as is, with its status (e.g. an export too large to draw); its
+    message a Message, said in the request's language."""
 
     def __init__(self, status_code: int, type_: str, message: str) -> None:
         super().__init__(message)
@@ -57,26 +61,89 @@ def error_response(status_code: int, body: dict[str, Any]) -> JSONBytes:
     return JSONBytes(body, status_code=status_code)
 
 
-def describe_validation_error(error: dict[str, Any]) -> str:
-    """`values.a: Input should be a valid number` from one of pydantic's error dicts."""
+# pydantic's error types that the catalogue says in other languages (`api.invalid.<type>`); in
+# English, and for any other type, a message is pydantic's own.
+_VALIDATION_TYPES = frozenset(
+    (
+        "missing",
+        "extra_forbidden",
+        "string_type",
+        "float_type",
+        "float_parsing",
+        "int_type",
+        "int_parsing",
+        "int_from_float",
+        "bool_type",
+        "bool_parsing",
+        "list_type",
+        "dict_type",
+        "literal_error",
+    )
+)
+_QUOTED = re.compile(r"'[^']*'")
+
+
+def _problem(error: dict[str, Any], lang: str) -> str:
+    """What pydantic's error says is wrong, in `lang`."""
+    english = error.get("msg", "invalid request")
+    kind = error.get("type", "")
+    if lang == DEFAULT_LANG:
+        return english
+    if kind == "literal_error":
+        choices = ", ".join(_QUOTED.findall(str(error.get("ctx", {}).get("expected", ""))))
+        return text(lang, "api.invalid.literal_error", choices=choices)
+    if kind == "value_error" and str(error.get("ctx", {}).get("error")) == LONE_SURROGATE:
+        return text(lang, "api.invalid.lone_surrogate")
+    if kind in _VALIDATION_TYPES:
+        return text(lang, f"api.invalid.{kind}")
+    return english
+
+
+def describe_validation_error(error: dict[str, Any], lang: str = DEFAULT_LANG) -> str:
+    """`values.a: Input should be a valid number` from one of pydantic's error dicts, in
+    `lang` (the field's place is the API's, never translated)."""
     location = list(error.get("loc", ()))
     if location[:1] == ["body"]:
         location = location[1:]
     where = ".".join(str(part) for part in location)
-    message = error.get("msg", "invalid request")
-    return f"{where}: {message}" if where else f"body: {message}"
+    problem = _problem(error, lang)
+    return f"{where}: {problem}" if where else text(lang, "api.invalid.body", problem=problem)
 
 
 class MalformedBody(HTTPException):
     """A request body that is not a JSON object we can read: a 422 `InvalidRequest` that says
-    what is wrong (FastAPI's own parser answers 400 "There was an error parsing the body")."""
+    what is wrong (FastAPI's own parser answers 400 "There was an error parsing the body"); its
+    detail a Message."""
 
     def __init__(self, message: str) -> None:
         super().__init__(422, message)
 
 
 EXAMPLE_BODY = '{"source": "a * b"}'
-FLOAT_MAX = "about 1.8e308"
+# The reasons of Python's JSON parser (json.JSONDecodeError.msg) that the catalogue says.
+_JSON_REASONS = {
+    "Expecting value": "api.json.expecting_value",
+    "Expecting property name enclosed in double quotes": "api.json.expecting_property_name",
+    "Expecting ',' delimiter": "api.json.expecting_comma",
+    "Expecting ':' delimiter": "api.json.expecting_colon",
+    "Extra data": "api.json.extra_data",
+    "Unterminated string starting at": "api.json.unterminated_string",
+    "Invalid control character at": "api.json.control_character",
+    "Invalid \\escape": "api.json.invalid_escape",
+    "Invalid \\uXXXX escape": "api.json.invalid_unicode_escape",
+}
+# And of the UTF-8 decoder (UnicodeDecodeError.reason).
+_UTF8_REASONS = {
+    "invalid start byte": "api.utf8.invalid_start_byte",
+    "invalid continuation byte": "api.utf8.invalid_continuation_byte",
+    "unexpected end of data": "api.utf8.unexpected_end",
+}
+
+
+def _reason(reasons: dict[str, str], english: str) -> str:
+    """A parser's reason as a Message when the catalogue has it, else as it is."""
+    key = reasons.get(english)
+    return msg(key) if key is not None else english
 
 
 class _BadNumber:
@@ -97,13 +164,13 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
     UTF-8, not JSON (with line and column), nested too deeply, NaN/Infinity (not JSON), a
     number too large for a float (with where it is), or not an object."""
     if not body.strip():
-        raise MalformedBody(f"the request body is empty: send a JSON object such as {EXAMPLE_BODY}")
+        raise MalformedBody(msg("api.body.empty", example=EXAMPLE_BODY))
     try:
-        text = body.decode(json.detect_encoding(body), "surrogatepass")
+        decoded = body.decode(json.detect_encoding(body), "surrogatepass")
     except UnicodeDecodeError as error:
+        reason = _reason(_UTF8_REASONS, error.reason)
         raise MalformedBody(
-            f"the request body is not valid JSON: it is not UTF-8 text ({error.reason} at byte "
-            f"{error.start:,})"
+            msg("api.body.not_utf8", reason=reason, byte=Count(error.start))
         ) from None
     bad: list[_BadNumber] = []
 
@@ -118,67 +185,59 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
             float(value)  # OverflowError past about 1.8e308
             return value
         except (ValueError, OverflowError):
-            digits = _digits(literal)
-            return refuse(
-                lambda where: (
-                    f"the number in {where} has {digits:,} digits: it is too large "
-                    f"for a float (at most {FLOAT_MAX})"
-                )
-            )
+            digits = Count(_digits(literal))
+            return refuse(lambda where: msg("api.body.number_digits", where=where, digits=digits))
 
     def parse_float(literal: str) -> float | _BadNumber:
         value = float(literal)
         if math.isfinite(value):
             return value
-        shown = literal if len(literal) <= 40 else f"a number of {_digits(literal):,} digits"
-        return refuse(
-            lambda where: (
-                f"the number in {where} ({shown}) is too large for a float (at most {FLOAT_MAX})"
-            )
+        shown = (
+            literal
+            if len(literal) <= 40
+            else msg("api.body.number_of_digits", digits=Count(_digits(literal)))
         )
+        return refuse(lambda where: msg("api.body.number_too_large", where=where, number=shown))
 
     def parse_constant(literal: str) -> _BadNumber:
-        return refuse(
-            lambda where: (
-                f"{where} is {literal}, which is not valid JSON (JSON numbers are "
-                "finite): send a finite number"
-            )
-        )
+        return refuse(lambda where: msg("api.body.not_finite", where=where, literal=literal))
 
     try:
         data = json.loads(
-            text, parse_int=parse_int, parse_float=parse_float, parse_constant=parse_constant
+            decoded, parse_int=parse_int, parse_float=parse_float, parse_constant=parse_constant
         )
     except json.JSONDecodeError as error:
+        reason = _reason(_JSON_REASONS, error.msg)
         raise MalformedBody(
-            f"the request body is not valid JSON: {error.msg} (line {error.lineno}, column "
-            f"{error.colno})"
+            msg("api.body.not_json", reason=reason, line=error.lineno, column=error.colno)
         ) from None
     except RecursionError:
+        depth = Count(nesting_depth(decoded))
         raise MalformedBody(
-            f"the request body is nested too deeply ({nesting_depth(text):,} levels of [ and {{): "
-            f"a request is an object with at most one level inside, such as {EXAMPLE_BODY}"
+            msg("api.body.too_deep", depth=depth, square="[", curly="{", example=EXAMPLE_BODY)
         ) from None
     if bad:
         where, marker = _first_bad_number(data)
         raise MalformedBody(marker.problem(where))
     if not isinstance(data, dict):
-        kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
-            type(data), "a number"
+        kind = {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+            type(data), "number"
         )
         raise MalformedBody(
-            f"the request body must be a JSON object such as {EXAMPLE_BODY}, not {kind}"
+            msg("api.body.not_object", example=EXAMPLE_BODY, kind=msg(f"api.body.kind.{kind}"))
         )
     return data
 
 
 def _first_bad_number(data: Any) -> tuple[str, _BadNumber]:
     """Where the first _BadNumber is, as `values.a` (or "the request body" at the top)."""
+    # (The body itself is never a number here: a bare number is parsed before the check that
+    # the body is an object, which comes after this one.)
     stack: list[tuple[tuple[str, ...], Any]] = [((), data)]
     while stack:
         path, item = stack.pop()
         if isinstance(item, _BadNumber):
-            return (".".join(path) or "the request body"), item
+            return (".".join(path) or msg("api.body.the_body")), item
         if isinstance(item, dict):
             children = [((*path, quoted(str(key))), value) for key, value in item.items()]
         elif isinstance(item, list):
@@ -241,42 +300,53 @@ class JSONBodyRoute(APIRoute):
             body = await request.body()
             content_type = request.headers.get("content-type")
             if body.strip() and (content_type is None or not _is_json(content_type)):
-                got = f"Content-Type {quoted(content_type)}" if content_type else "no Content-Type"
-                raise MalformedBody(
-                    f"the request body must be JSON sent with Content-Type: application/json "
-                    f"(got {got})"
-                )
+                if content_type:
+                    got: str = f"Content-Type {quoted(content_type)}"
+                else:
+                    got = msg("api.body.no_content_type")
+                raise MalformedBody(msg("api.body.content_type", got=got))
             await request.json()
             return await handle(request)
 
         return parse_then_handle
 
 
-async def program_error(_: Request, exc: ProgramError) -> JSONBytes:
-    return error_response(400, {"error": exc.to_dict()})
+# Every handler says its message in the request's language (app/language.py): the one a route
+# chose, else `?lang=` or `Accept-Language`.
 
 
-async def validation_error(_: Request, exc: RequestValidationError) -> JSONBytes:
+async def program_error(request: Request, exc: ProgramError) -> JSONBytes:
+    return error_response(400, {"error": exc.to_dict(lang_of(request.scope))})
+
+
+async def validation_error(request: Request, exc: RequestValidationError) -> JSONBytes:
+    lang = lang_of(request.scope)
     errors = exc.errors()
-    message = describe_validation_error(errors[0]) if errors else "invalid request"
+    if not errors:
+        message = text(lang, "api.invalid.request")
+    else:
+        message = describe_validation_error(errors[0], lang)
     if len(errors) > 1:
-        message += f" (and {len(errors) - 1} more)"
+        message = text(lang, "api.invalid.and_more", message=message, more=len(errors) - 1)
     return error_response(422, error_body("InvalidRequest", message))
 
 
 async def http_error(request: Request, exc: HTTPException) -> JSONBytes:
+    lang = lang_of(request.scope)
+    path = request.url.path
     if exc.status_code == 404:
-        message = f"no such page or endpoint: {request.method} {request.url.path}"
+        message = text(lang, "api.not_found", method=request.method, path=path)
     elif exc.status_code == 405:
-        message = f"method {request.method} is not allowed on {request.url.path}"
+        message = text(lang, "api.method_not_allowed", method=request.method, path=path)
     else:
-        message = str(exc.detail)
+        message = render(exc.detail, lang)
     type_ = HTTP_ERROR_TYPES.get(exc.status_code, "HTTPError")
     return JSONBytes(error_body(type_, message), status_code=exc.status_code, headers=exc.headers)
 
 
-async def api_error(_: Request, exc: ApiError) -> JSONBytes:
-    return error_response(exc.status_code, error_body(exc.type, exc.message))
+async def api_error(request: Request, exc: ApiError) -> JSONBytes:
+    message = render(exc.message, lang_of(request.scope))
+    return error_response(exc.status_code, error_body(exc.type, message))
 
 
 def install_error_handlers(app: FastAPI) -> None:

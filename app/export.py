@@ -14,6 +14,7 @@ from typing import Any, Literal
 import graphviz
 
 from chainrule.app.layout import run_graphviz
+from chainrule.engine.i18n import msg
 from chainrule.engine.ops import OPS, key_of
 
 # What Graphviz draws (render below); an export is one of those or the interactive one-file
@@ -29,14 +30,15 @@ MEDIA_TYPES: dict[str, str] = {
     "html": "text/html; charset=utf-8",
 }
 
-NO_GRAPHVIZ = "Graphviz is not installed on the server, so only format=dot works"
+NO_GRAPHVIZ = msg("api.graphviz_missing")
 
 _RECORD_SPECIAL = re.compile(r'([{}|<>"])')
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class ExportFailed(Exception):
-    """Graphviz could not draw the graph (missing or failing)."""
+    """Graphviz could not draw the graph (missing or failing); its one argument, the message,
+    is a Message (engine/i18n.py)."""
 
 
 class ExportTimedOut(ExportFailed):
@@ -100,8 +102,6 @@ def render(
     try:
         return run_graphviz(dot_binary, [f"-T{fmt}"], source.encode(), timeout_s)
     except subprocess.TimeoutExpired as error:
-        raise ExportTimedOut(
-            f"graph too large to export: Graphviz did not finish within {timeout_s:g} s"
-        ) from error
+        raise ExportTimedOut(msg("api.export_timed_out", seconds=f"{timeout_s:g}")) from error
     except (subprocess.SubprocessError, OSError) as error:
-        raise ExportFailed("Graphviz failed to draw the graph") from error
+        raise ExportFailed(msg("api.export_failed")) from error

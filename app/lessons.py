@@ -2,10 +2,16 @@
 starts. Each stop of a lesson names a place on the timeline, the nodes to highlight and an
 optional question; the server resolves them against the engine's trace of the lesson's program
 (node names to ids, places to step indices), so a lesson that names something its program does
-not have never reaches a page: the app refuses to start and says which file and field."""
+not have never reaches a page: the app refuses to start and says which file and field.
+
+Every text a person reads (title, summary, a stop's text, a question's `why`) is written in each
+language of the catalogues, `{"en": …, "ru": …, "et": …}`; each translation keeps the English
+text's numbers and as many `math` spans (between backticks): numbers never change in translation.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,6 +19,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chainrule import engine
+from chainrule.engine.i18n import DEFAULT_LANG, LANGS
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS_DIR = ROOT / "lessons"  # package data, beside app/
@@ -35,14 +42,22 @@ class Place(_Strict):
     index: int | None = Field(default=None, ge=0)
 
 
+class Texts(_Strict):
+    """A text in every language of the catalogues (engine/i18n.py LANGS)."""
+
+    en: str = Field(min_length=1)
+    ru: str = Field(min_length=1)
+    et: str = Field(min_length=1)
+
+
 class QuestionFile(_Strict):
     node: str = Field(min_length=1, description="The node whose number is asked (name or text).")
     of: Literal["grad", "data"] = "grad"
-    why: str = Field(min_length=1, description="The computation, shown after an answer.")
+    why: Texts = Field(description="The computation, shown after an answer.")
 
 
 class StopFile(_Strict):
-    text: str = Field(min_length=1)
+    text: Texts
     at: Literal["start", "end"] | Place = "start"
     highlight: list[str] = []
     question: QuestionFile | None = None
@@ -50,8 +65,8 @@ class StopFile(_Strict):
 
 class LessonFile(_Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
-    title: str = Field(min_length=1)
-    summary: str = Field(min_length=1)
+    title: Texts
+    summary: Texts
     preset: str | None = None
     source: str | None = None
     values: dict[str, float] = {}
@@ -60,6 +75,31 @@ class LessonFile(_Strict):
 
 def _where(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc) or "(the whole file)"
+
+
+# A number of a lesson's text: not the digits of a name (`w2`, `x1w1`).
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")
+
+
+def _texts(name: str, where: str, texts: Texts) -> dict[str, str]:
+    """`texts` by language, after checking that every translation has the English text's
+    numbers (in any order: a sentence may put them elsewhere) and as many `math` spans."""
+    by_lang = texts.model_dump()
+    numbers = sorted(_NUMBER.findall(texts.en))
+    spans = texts.en.count("`")
+    for lang in LANGS:
+        translated = by_lang[lang]
+        if sorted(_NUMBER.findall(translated)) != numbers:
+            raise LessonError(
+                f"{name}: {where}.{lang}: its numbers {sorted(_NUMBER.findall(translated))} are "
+                f"not the English text's {numbers}"
+            )
+        if translated.count("`") != spans:
+            raise LessonError(
+                f"{name}: {where}.{lang}: it has {translated.count('`') // 2} `math` spans, "
+                f"the English text {spans // 2}"
+            )
+    return by_lang
 
 
 def _program(lesson: LessonFile, name: str) -> tuple[str, dict[str, float]]:
@@ -143,8 +183,9 @@ class _Resolver:
         return matches[0]
 
 
-def load_lesson(path: Path) -> dict[str, Any]:
-    """The lesson in `path` as the API serves it (raises LessonError naming file and field)."""
+def read_lesson(path: Path) -> dict[str, Any]:
+    """The lesson in `path` as the API serves it, but with each text by language (`{"en": …,
+    "ru": …, "et": …}`; `in_language` picks one); raises LessonError naming file and field."""
     name = path.name
     try:
         raw = orjson.loads(path.read_bytes())
@@ -178,11 +219,11 @@ def load_lesson(path: Path) -> dict[str, Any]:
                 "node": node_id,
                 "name": stop.question.node,
                 "of": stop.question.of,
-                "why": stop.question.why,
+                "why": _texts(name, f"{where}.question.why", stop.question.why),
             }
         stops.append(
             {
-                "text": stop.text,
+                "text": _texts(name, f"{where}.text", stop.text),
                 "step": resolve.step(f"{where}.at", stop.at),
                 "highlight": [
                     found
@@ -194,17 +235,44 @@ def load_lesson(path: Path) -> dict[str, Any]:
         )
     return {
         "id": lesson.id,
-        "title": lesson.title,
-        "summary": lesson.summary,
+        "title": _texts(name, "title", lesson.title),
+        "summary": _texts(name, "summary", lesson.summary),
         "source": source,
         "values": values,
         "stops": stops,
     }
 
 
-def load_lessons(directory: Path = LESSONS_DIR) -> list[dict[str, Any]]:
-    """Every lesson of `directory` (`*.json`, by file name); raises LessonError for the first
-    file that cannot be used."""
+def in_language(lesson: dict[str, Any], lang: str) -> dict[str, Any]:
+    """A lesson of `read_lesson` as the API serves it in `lang`: each text in that language."""
+
+    def stop_in(stop: dict[str, Any]) -> dict[str, Any]:
+        question = stop["question"]
+        if question is not None:
+            question = {**question, "why": question["why"][lang]}
+        return {**stop, "text": stop["text"][lang], "question": question}
+
+    return {
+        **lesson,
+        "title": lesson["title"][lang],
+        "summary": lesson["summary"][lang],
+        "stops": [stop_in(stop) for stop in lesson["stops"]],
+    }
+
+
+def read_lessons(directory: Path = LESSONS_DIR) -> list[dict[str, Any]]:
+    """Every lesson of `directory` (`*.json`, by file name) with its texts by language; raises
+    LessonError for the first file that cannot be used."""
     if not directory.is_dir():
         raise LessonError(f"{directory}: the lessons folder is missing")
-    return [load_lesson(path) for path in sorted(directory.glob("*.json"))]
+    return [read_lesson(path) for path in sorted(directory.glob("*.json"))]
+
+
+def load_lesson(path: Path, lang: str = DEFAULT_LANG) -> dict[str, Any]:
+    """The lesson in `path` as the API serves it in `lang`."""
+    return in_language(read_lesson(path), lang)
+
+
+def load_lessons(directory: Path = LESSONS_DIR, lang: str = DEFAULT_LANG) -> list[dict[str, Any]]:
+    """Every lesson of `directory` as the API serves them in `lang`."""
+    return [in_language(lesson, lang) for lesson in read_lessons(directory)]

@@ -13,8 +13,14 @@ from starlette.middleware.gzip import GZipMiddleware
 from chainrule.app import __version__
 from chainrule.app.api import descend, export, graph, health, lessons, presets, values
 from chainrule.app.errors import install_error_handlers
-from chainrule.app.lessons import LESSONS_DIR, load_lessons
-from chainrule.app.middleware import BodyLimit, CacheControl, SecurityHeaders, UnexpectedErrors
+from chainrule.app.lessons import LESSONS_DIR, in_language, read_lessons
+from chainrule.app.middleware import (
+    BodyLimit,
+    CacheControl,
+    SecurityHeaders,
+    UnexpectedErrors,
+    VaryOnLanguage,
+)
 from chainrule.app.pages import STATIC_DIR, TEMPLATES_DIR, VersionedStaticFiles, asset_version
 from chainrule.app.pages import router as pages_router
 from chainrule.app.ratelimit import RateLimitMiddleware
@@ -22,6 +28,7 @@ from chainrule.app.responses import dumps
 from chainrule.app.settings import AppSettings, get_settings
 from chainrule.app.state import ServerState
 from chainrule.app.trace_body import warm_up
+from chainrule.engine.i18n import LANGS
 
 
 @asynccontextmanager
@@ -47,8 +54,10 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     app.state.server = ServerState.from_settings(settings)
     app.state.templates = Jinja2Templates(directory=TEMPLATES_DIR)
     # Lessons are checked now: a lesson naming what its program lacks stops the start, named.
-    app.state.lessons = load_lessons(settings.lessons_dir or LESSONS_DIR)
-    app.state.lessons_json = dumps(app.state.lessons)
+    read = read_lessons(settings.lessons_dir or LESSONS_DIR)
+    app.state.lessons_json = {
+        lang: dumps([in_language(lesson, lang) for lesson in read]) for lang in LANGS
+    }
     version = app.state.asset_version = asset_version()
 
     routers = (graph.router, values.router, descend.router, export.router, presets.router)
@@ -69,6 +78,7 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     app.add_middleware(GZipMiddleware, minimum_size=1000, compresslevel=6)
     app.add_middleware(BodyLimit, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(RateLimitMiddleware, per_minute=settings.rate_limit_per_minute)
+    app.add_middleware(VaryOnLanguage)  # on 413s, 429s and 500s too: their words vary
     app.add_middleware(CacheControl)  # on 413s, 429s and 500s too
     app.add_middleware(SecurityHeaders)  # outermost: also on 413s and 500s
     return app

@@ -9,7 +9,9 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chainrule.app.errors import error_body
+from chainrule.app.language import lang_of
 from chainrule.app.responses import JSONBytes
+from chainrule.engine.i18n import Count, msg, render, text
 
 logger = logging.getLogger("chainrule")
 
@@ -82,10 +84,39 @@ class CacheControl:
         await self.app(scope, receive, send_with_policy)
 
 
+class VaryOnLanguage:
+    """`Vary: Accept-Language` on the API's JSON replies: their words are in the language that
+    header asks for (when no `lang` is given), so a cache must not give one reader's reply to
+    another. (Exported drawings are not JSON and have no words to translate.)"""
+
+    def __init__(self, app: ASGIApp, prefix: str = "/api/") -> None:
+        self.app = app
+        self.prefix = prefix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not route_path(scope).startswith(self.prefix):
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_vary(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", ()))
+                json = any(
+                    name.lower() == b"content-type" and value.startswith(b"application/json")
+                    for name, value in headers
+                )
+                if json:
+                    message["headers"] = [*headers, (b"vary", b"Accept-Language")]
+            await send(message)
+
+        await self.app(scope, receive, send_with_vary)
+
+
 def too_large_message(size: int | None, limit: int) -> str:
+    """The 413's message, a Message said in the request's language where it is answered."""
     if size is None:
-        return f"request body is more than {limit:,} bytes; the limit is {limit:,}"
-    return f"request body is {size:,} bytes; the limit is {limit:,}"
+        return msg("api.body_too_large_unknown", limit=Count(limit))
+    return msg("api.body_too_large", size=Count(size), limit=Count(limit))
 
 
 # A client still sending when the server closes the connection gets a reset, not our 413: read
@@ -120,7 +151,8 @@ class BodyLimit:
         if declared is not None and declared.isdigit() and int(declared) > limit:
             if int(declared) <= DRAIN_MAX_FACTOR * limit:
                 await discard_body(receive)
-            body = error_body("BodyTooLarge", too_large_message(int(declared), limit))
+            message = render(too_large_message(int(declared), limit), lang_of(scope))
+            body = error_body("BodyTooLarge", message)
             await JSONBytes(body, status_code=413, headers={"connection": "close"})(
                 scope, receive, send
             )
@@ -167,5 +199,5 @@ class UnexpectedErrors:
             logger.exception("unexpected error on %s %s", scope["method"], scope["path"])
             if started:
                 raise
-            body = error_body("InternalError", "internal server error")
+            body = error_body("InternalError", text(lang_of(scope), "api.internal_error"))
             await JSONBytes(body, status_code=500)(scope, receive, send)

@@ -17,8 +17,10 @@ from collections.abc import Callable
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from chainrule.app.errors import error_body
+from chainrule.app.language import lang_of
 from chainrule.app.middleware import route_path
 from chainrule.app.responses import JSONBytes
+from chainrule.engine.i18n import text
 
 # Clients remembered at once; beyond this the least recently seen is forgotten, so memory stays
 # bounded whatever the number of addresses (a forgotten client simply starts a fresh window).
@@ -89,9 +91,8 @@ class RateLimitMiddleware:
             await self.app(scope, receive, send)
             return
         retry_after = max(1, math.ceil(wait_s))
-        message = (
-            f"Too many requests: at most {self.limiter.limit} per minute per client. "
-            f"Retry in {retry_after} s."
+        message = text(
+            lang_of(scope), "api.rate_limited", limit=self.limiter.limit, seconds=retry_after
         )
         response = JSONBytes(
             error_body("RateLimited", message),

@@ -13,12 +13,24 @@ NonFinite = Literal["Infinity", "-Infinity", "NaN"]
 Number = float | NonFinite
 
 
+# The languages of the replies' words (engine/i18n.py LANGS).
+Lang = Literal["en", "ru", "et"]
+LANG_FIELD = Field(
+    default=None,
+    description="The language of the reply's words (narration, warnings, messages): `en`, "
+    "`ru` or `et`. The query's `?lang=` wins over it; without either, `Accept-Language` "
+    "decides, else English.",
+)
+# What `_require_text` says (app/errors.py says it in other languages too).
+LONE_SURROGATE = "must be valid Unicode text (it contains a lone surrogate)"
+
+
 def _require_text(text: str) -> str:
     """Reject lone surrogates: JSON `"\\ud800"` decodes to a str that cannot be UTF-8 encoded."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
-        raise ValueError("must be valid Unicode text (it contains a lone surrogate)") from error
+        raise ValueError(LONE_SURROGATE) from error
     return text
 
 
@@ -54,6 +66,7 @@ class GraphRequest(BaseModel):
     order: list[str] | None = Field(
         default=None, description="Backward visit order chosen by the student (node ids)."
     )
+    lang: Lang | None = LANG_FIELD
 
     @field_validator("values")
     @classmethod
@@ -486,6 +499,7 @@ class DescendRequest(BaseModel):
     first_step: StrictInt = Field(
         default=0, description="Steps already taken (a later batch): `stopped.step` counts on."
     )
+    lang: Lang | None = LANG_FIELD
 
     @field_validator("values", "velocity")
     @classmethod

@@ -13,6 +13,7 @@ from chainrule.app import __version__
 from chainrule.app.layout import Layout, Layouter, structure_of
 from chainrule.app.schemas import GraphRequest
 from chainrule.app.settings import AppSettings
+from chainrule.engine.i18n import DEFAULT_LANG
 
 
 def limits_of(settings: AppSettings) -> engine.Limits:
@@ -29,7 +30,8 @@ STRUCTURE_FORMAT = 1
 
 def program_key(request: GraphRequest, settings: AppSettings) -> tuple:
     """What a trace depends on besides the leaf values: the program, its options and the
-    limits it is traced under."""
+    limits it is traced under. Not the language: the structure (nodes, edges, steps, the order
+    of the numbers arrays) is the same in every language, only the words differ."""
     order = tuple(request.order) if request.order is not None else None
     return (
         request.source,
@@ -60,10 +62,13 @@ def run_options(request: GraphRequest, settings: AppSettings) -> dict[str, Any]:
     }
 
 
-def trace_dict(request: GraphRequest, settings: AppSettings) -> dict[str, Any]:
-    """The engine's JSON-ready trace of `request` (raises `engine.ProgramError`)."""
-    traced = engine.trace(request.source, request.values, **run_options(request, settings))
-    return traced.to_dict()
+def trace_dict(
+    request: GraphRequest, settings: AppSettings, lang: str = DEFAULT_LANG
+) -> dict[str, Any]:
+    """The engine's JSON-ready trace of `request`, its words in `lang` (raises
+    `engine.ProgramError`)."""
+    options = run_options(request, settings)
+    return engine.trace(request.source, request.values, **options, lang=lang).to_dict()
 
 
 @dataclass(frozen=True)
@@ -84,10 +89,11 @@ class GraphBody:
 
 
 def build_body(
-    request: GraphRequest, settings: AppSettings, layouter: Layouter
+    request: GraphRequest, settings: AppSettings, layouter: Layouter, lang: str = DEFAULT_LANG
 ) -> tuple[GraphBody, bool]:
-    """Trace and lay out; returns the body and whether the layout came from the cache."""
-    trace = trace_dict(request, settings)
+    """Trace and lay out, the words in `lang`; returns the body and whether the layout came
+    from the cache."""
+    trace = trace_dict(request, settings, lang)
     trace["structure"] = structure_id(request, settings)
     layout, cached = layouter.layout(structure_of(trace["nodes"], trace["edges"]))
     for node, (x, y, width, height) in zip(trace["nodes"], layout.boxes, strict=True):
@@ -95,15 +101,17 @@ def build_body(
     return GraphBody(orjson.dumps(trace), layout), cached
 
 
-def numbers_body(request: GraphRequest, settings: AppSettings) -> bytes:
-    """The encoded body of `POST /api/values` (without its structure id; the route checked it):
-    the numbers of `request`'s trace only (raises `engine.ProgramError`)."""
-    numbers = engine.numbers(request.source, request.values, **run_options(request, settings))
+def numbers_body(request: GraphRequest, settings: AppSettings, lang: str = DEFAULT_LANG) -> bytes:
+    """The encoded body of `POST /api/values` (the route checked its structure id): the
+    numbers of `request`'s trace only, its warnings in `lang` (raises `engine.ProgramError`)."""
+    options = run_options(request, settings)
+    numbers = engine.numbers(request.source, request.values, **options, lang=lang)
     return orjson.dumps({"structure": structure_id(request, settings), **numbers})
 
 
-def request_key(request: GraphRequest, settings: AppSettings) -> tuple:
-    """Everything a response depends on: the request and the limits it was traced under."""
+def request_key(request: GraphRequest, settings: AppSettings, lang: str) -> tuple:
+    """Everything a response depends on: the request, the limits it was traced under and the
+    language of its words."""
     # float.hex tells -0.0 from 0.0 (equal as dict keys, different to the engine: 1/a), and the
     # order of `values` is kept because warnings about unknown names follow it.
     values = (
@@ -111,14 +119,16 @@ def request_key(request: GraphRequest, settings: AppSettings) -> tuple:
         if request.values is not None
         else None
     )
-    return (values, *program_key(request, settings))
+    return (lang, values, *program_key(request, settings))
 
 
 # One Layouter per worker process of the offload pool, made from the settings of its first job.
 _worker_layouter: Layouter | None = None
 
 
-def build_body_in_worker(request: GraphRequest, settings: AppSettings) -> tuple[GraphBody, bool]:
+def build_body_in_worker(
+    request: GraphRequest, settings: AppSettings, lang: str
+) -> tuple[GraphBody, bool]:
     """`build_body` in a process of the offload pool, with that process's layout cache."""
     global _worker_layouter
     if _worker_layouter is None:
@@ -128,7 +138,7 @@ def build_body_in_worker(request: GraphRequest, settings: AppSettings) -> tuple[
             cache_size=settings.layout_cache_size,
             dot_binary=settings.dot_binary,
         )
-    return build_body(request, settings, _worker_layouter)
+    return build_body(request, settings, _worker_layouter, lang)
 
 
 def warm_up() -> None:

@@ -16,6 +16,7 @@ from .errors import (
     UseBeforeAssign,
     quoted,
 )
+from .i18n import Count, msg
 from .ops import DERIVED
 from .parser import Expr, Statement
 from .value import Value
@@ -55,11 +56,11 @@ def check_values(values: dict[str, Any] | None) -> dict[str, float]:
     for name, value in (values or {}).items():
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise BadValue(
-                f"the value of '{quoted(name)}' must be a number, got {type(value).__name__}"
+                msg("error.value_not_number", name=quoted(name), type=type(value).__name__)
             )
         number = float(value)
         if not math.isfinite(number):
-            raise BadValue(f"the value of '{quoted(name)}' must be a finite number, got {number}")
+            raise BadValue(msg("error.value_not_finite", name=quoted(name), value=str(number)))
         checked[name] = number
     return checked
 
@@ -96,15 +97,10 @@ def build(
         if not kept[index]:
             line, column = lines.position(statement.target_start)
             if statement.target:
-                message = (
-                    f"line {line}: '{quoted(statement.target)}' is not used by the result "
-                    f"(the last statement), so it is left out of the graph"
-                )
+                unused = msg("warning.unused", name=quoted(statement.target))
             else:
-                message = (
-                    f"line {line}: this expression is not used by the result "
-                    f"(the last statement), so it is left out of the graph"
-                )
+                unused = msg("warning.unused_expression")
+            message = msg("warning.on_line", line=line, message=unused)
             warnings.append({"type": "unused", "message": message, "line": line, "column": column})
             continue
         builder.statement(statement, statement_version)
@@ -117,8 +113,7 @@ def build(
             warnings.append(
                 {
                     "type": "unknown_value",
-                    "message": f"'{quoted(name)}' is not a leaf of this graph, "
-                    "so its value is ignored",
+                    "message": msg("warning.unknown_value", name=quoted(name)),
                     "line": None,
                     "column": None,
                 }
@@ -135,24 +130,10 @@ def build(
 
 
 MAX_WARNINGS_OF_A_KIND = 10
-# What the summary of a kind's remaining warnings counts, and what they say.
-_MORE = {
-    "unused": (
-        "statements",
-        "are not used by the result (the last statement), so they are left out of the graph",
-    ),
-    "alias": ("names", "are other names for nodes the graph already shows"),
-    "skipped": ("lines", "of micrograd code are skipped (never run)"),
-    "unknown_value": ("values", "name no leaf of this graph, so they are ignored"),
-    "never_visited": (
-        "nodes",
-        "are not in the visit order, so their gradients never reach their inputs",
-    ),
-    "late": (
-        "contributions",
-        "arrived after their target was visited, so they were never passed on",
-    ),
-}
+# The kinds whose summary (`warning.more.<kind>`) says from which line the rest are: the others
+# are not about a line of the source.
+_MORE_FROM_LINE = ("unused", "alias", "skipped")
+_MORE = (*_MORE_FROM_LINE, "unknown_value", "never_visited", "late")
 
 
 def limit_warnings(warnings: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -168,14 +149,16 @@ def limit_warnings(warnings: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if totals[kind] <= MAX_WARNINGS_OF_A_KIND + 1 or seen[kind] <= MAX_WARNINGS_OF_A_KIND:
             kept.append(warning)
         elif seen[kind] == MAX_WARNINGS_OF_A_KIND + 1:
-            what, rest = _MORE.get(kind, ("warnings", "are of the same kind"))
             line = warning["line"]
-            where = f" from line {line:,} on" if line is not None else ""
-            more = totals[kind] - MAX_WARNINGS_OF_A_KIND
+            more = Count(totals[kind] - MAX_WARNINGS_OF_A_KIND)
+            if kind in _MORE_FROM_LINE and line is not None:
+                message = msg(f"warning.more.{kind}", more=more, line=Count(line))
+            else:
+                message = msg(f"warning.more.{kind if kind in _MORE else 'other'}", more=more)
             kept.append(
                 {
                     "type": kind,
-                    "message": f"and {more:,} more {what}{where} {rest}",
+                    "message": message,
                     "line": line,
                     "column": warning["column"],
                 }
@@ -200,19 +183,17 @@ def _check_names(source: str, statements: Sequence[Statement], uses: list[list[E
         earlier = statements[first[name]]
         shown = quoted(name)
         if earlier.expr.kind != "num":
-            message = (
-                f"'{shown}' is given a number on line {statement.line} after it was computed "
-                f"on line {earlier.line}: a leaf's number comes first; give it a new name"
+            message = msg(
+                "error.number_after_computed",
+                name=shown,
+                line=statement.line,
+                computed=earlier.line,
             )
         elif earlier.line == statement.line:
-            message = (
-                f"'{shown}' is assigned twice on line {earlier.line}: "
-                "give the second one a new name"
-            )
+            message = msg("error.assigned_twice_on_line", name=shown, line=earlier.line)
         else:
-            message = (
-                f"'{shown}' is assigned twice as a number (lines {earlier.line} and "
-                f"{statement.line}): a leaf is declared once; give the second one a new name"
+            message = msg(
+                "error.assigned_twice", name=shown, first=earlier.line, second=statement.line
             )
         raise AssignedTwice(message, source, statement.target_start, statement.target_end)
     for index, statement in enumerate(statements):
@@ -222,23 +203,29 @@ def _check_names(source: str, statements: Sequence[Statement], uses: list[list[E
                 continue
             name = quoted(use.text)
             if where == index and use.start == statement.target_start:  # `d *= 2`, no d yet
-                message = (
-                    f"'{name}' has no value to change yet on line {statement.line}: "
-                    f"assign '{name}' before '{name} {_augmented_op(source, use.end)}'"
+                message = msg(
+                    "error.nothing_to_change",
+                    name=name,
+                    line=statement.line,
+                    op=_augmented_op(source, use.end),
                 )
             elif where == index:
-                message = f"'{name}' is used in its own definition on line {statement.line}"
+                message = msg("error.used_in_own_definition", name=name, line=statement.line)
             elif statements[where].line == statement.line:
                 later = statements[where]
                 _, column = LineIndex(source).position(later.target_start)
-                message = (
-                    f"'{name}' is used before it is assigned (later on line {later.line}, "
-                    f"column {column}): assign '{name}' before the statement that uses it"
+                message = msg(
+                    "error.used_before_assigned_on_line",
+                    name=name,
+                    line=later.line,
+                    column=column,
                 )
             else:
-                message = (
-                    f"'{name}' is used on line {statement.line} "
-                    f"but assigned on line {statements[where].line}"
+                message = msg(
+                    "error.used_before_assigned",
+                    name=name,
+                    line=statement.line,
+                    assigned=statements[where].line,
                 )
             raise UseBeforeAssign(message, source, use.start, use.end)
 
@@ -299,8 +286,7 @@ class _Builder:
         count = len(nodes)
         if self.max_nodes is not None and count >= self.max_nodes:
             raise LimitExceeded(
-                f"the graph needs more than {self.max_nodes:,} nodes; "
-                f"the limit is {self.max_nodes:,}",
+                msg("error.node_limit", limit=Count(self.max_nodes)),
                 self.source,
                 start,
                 end,
@@ -330,12 +316,16 @@ class _Builder:
             node = self.name(expr)
             self.names[name] = node
             line, column = self.lines.position(statement.target_start)
+            alias = msg(
+                "warning.alias",
+                name=quoted(name),
+                other=quoted(expr.text),
+                shown=quoted(node.label or expr.text),
+            )
             self.warnings.append(
                 {
                     "type": "alias",
-                    "message": f"line {line}: '{quoted(name)}' is another name for "
-                    f"'{quoted(expr.text)}'; the graph shows it as "
-                    f"'{quoted(node.label or expr.text)}'",
+                    "message": msg("warning.on_line", line=line, message=alias),
                     "line": line,
                     "column": column,
                 }

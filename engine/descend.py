@@ -14,6 +14,7 @@ from typing import Any
 from .builder import Limits, build, check_values
 from .collector import cycle_collector_paused
 from .errors import BadTraining, quoted
+from .i18n import DEFAULT_LANG, Count, msg, render
 from .narration import fmt
 from .reply import number
 from .run import check_source_size, parsed
@@ -33,27 +34,29 @@ class Descent:
     velocity: dict[str, float] = field(default_factory=dict)
     stopped: dict[str, Any] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (non-finite numbers as "NaN", "Infinity", "-Infinity")."""
+    def to_dict(self, lang: str = DEFAULT_LANG) -> dict[str, Any]:
+        """JSON-ready (non-finite numbers as "NaN", "Infinity", "-Infinity"), the message of
+        `stopped` in `lang`."""
+        stopped = self.stopped
+        if stopped is not None:
+            stopped = {**stopped, "message": render(stopped["message"], lang)}
         return {
             "parameters": self.parameters,
             "roots": [number(root) for root in self.roots],
             "values": [[number(value) for value in row] for row in self.values],
             "velocity": {name: number(value) for name, value in self.velocity.items()},
-            "stopped": self.stopped,
+            "stopped": stopped,
         }
 
 
 def check_settings(lr: Any, steps: Any, momentum: Any) -> tuple[float, int, float]:
     """The learning rate, step count and momentum as numbers; raises BadTraining."""
     if isinstance(lr, bool) or not isinstance(lr, int | float) or not math.isfinite(lr) or lr <= 0:
-        raise BadTraining(f"the learning rate must be a finite number above 0, got {lr!r}")
+        raise BadTraining(msg("error.training.lr", value=repr(lr)))
     if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
-        raise BadTraining(f"steps must be a whole number from 1 to {MAX_STEPS}, got {steps!r}")
+        raise BadTraining(msg("error.training.steps", most=MAX_STEPS, value=repr(steps)))
     if isinstance(momentum, bool) or not isinstance(momentum, int | float) or not 0 <= momentum < 1:
-        raise BadTraining(
-            f"momentum must be a number from 0 up to (not including) 1, got {momentum!r}"
-        )
+        raise BadTraining(msg("error.training.momentum", value=repr(momentum)))
     return float(lr), steps, float(momentum)
 
 
@@ -86,11 +89,11 @@ def descend(
     limits = limits or Limits()
     lr, steps, momentum = check_settings(lr, steps, momentum)
     if isinstance(first_step, bool) or not isinstance(first_step, int) or first_step < 0:
-        raise BadTraining(f"first_step must be a whole number from 0, got {first_step!r}")
+        raise BadTraining(msg("error.training.first_step", value=repr(first_step)))
     if baseline is not None and (
         isinstance(baseline, bool) or not isinstance(baseline, int | float)
     ):
-        raise BadTraining(f"the baseline must be a number, got {baseline!r}")
+        raise BadTraining(msg("error.training.baseline", value=repr(baseline)))
     check_source_size(source, limits)
     current = check_values(values)
     statements, notes = parsed(source, limits.max_depth)
@@ -102,13 +105,12 @@ def descend(
         if max_node_steps is not None and size * steps > max_node_steps:
             most = max(1, max_node_steps // size)
             raise BadTraining(
-                f"{steps} steps of a {size:,}-node graph is too much work for one request; "
-                f"ask for at most {most} steps at a time"
+                msg("error.training.too_much_work", steps=steps, nodes=Count(size), most=most)
             )
         speed = {name: float(velocity.get(name, 0.0)) if velocity else 0.0 for name in parameters}
         for name, value in speed.items():
             if not math.isfinite(value):
-                raise BadTraining(f"the velocity of '{quoted(name)}' must be a finite number")
+                raise BadTraining(msg("error.training.velocity", name=quoted(name)))
         current = {name: node.data for name, node in graph.leaves}
         descent = Descent(list(parameters))
         start = graph.root.data if baseline is None else baseline
@@ -127,7 +129,7 @@ def descend(
                 current[name] = current[name] - lr * speed[name]
             bad = next((name for name in parameters if not math.isfinite(current[name])), None)
             if bad is not None:
-                what = f"'{quoted(bad)}' is no longer a finite number"
+                what = msg("descent.not_finite", name=quoted(bad))
                 descent.stopped = _stopped(first_step + step + 1, "nonfinite", what, lr)
                 break
             descent.values.append([current[name] for name in parameters])
@@ -138,18 +140,17 @@ def descend(
 
 def _check_parameters(parameters: list[str], leaves: dict[str, Any]) -> None:
     if not parameters:
-        raise BadTraining("choose at least one leaf to train")
+        raise BadTraining(msg("error.training.no_parameters"))
     seen: set[str] = set()
     for name in parameters:
         if name in seen:
-            raise BadTraining(f"'{quoted(name)}' is listed twice in the parameters")
+            raise BadTraining(msg("error.training.repeated", name=quoted(name)))
         seen.add(name)
+        if name not in leaves and not leaves:
+            raise BadTraining(msg("error.training.no_leaves", name=quoted(name)))
         if name not in leaves:
-            known = ", ".join(quoted(leaf) for leaf in leaves) or "none"
-            raise BadTraining(
-                f"'{quoted(name)}' is not a leaf of this program, so it cannot be trained; "
-                f"its leaves are: {known}"
-            )
+            known = ", ".join(quoted(leaf) for leaf in leaves)
+            raise BadTraining(msg("error.training.not_a_leaf", name=quoted(name), leaves=known))
 
 
 def _rose(root: float, before: float) -> bool:
@@ -167,28 +168,24 @@ def _stop(
         return {
             "step": 0,
             "reason": "nonfinite",
-            "message": f"Cannot start: the root is {fmt(root)} at these values. "
-            "Move the sliders until it is a number.",
+            "message": msg("descent.cannot_start", root=fmt(root)),
         }
     if not math.isfinite(root):
-        return _stopped(number, "nonfinite", f"the root became {fmt(root)}", lr)
+        return _stopped(number, "nonfinite", msg("descent.became", root=fmt(root)), lr)
     if previous is not None and _rose(root, previous):
-        return _stopped(
-            number, "diverged", f"the root rose from {fmt(previous)} to {fmt(root)}", lr
-        )
+        what = msg("descent.rose", before=fmt(previous), root=fmt(root))
+        return _stopped(number, "diverged", what, lr)
     if step > 0 and _rose(root, start):
-        return _stopped(
-            number, "diverged", f"the root climbed to {fmt(root)}, above its start {fmt(start)}", lr
-        )
+        what = msg("descent.climbed", root=fmt(root), start=fmt(start))
+        return _stopped(number, "diverged", what, lr)
     return None
 
 
 def _stopped(step: int, reason: str, what: str, lr: float) -> dict[str, Any]:
+    """The `stopped` of a run that stopped at `step`; its message (a Message) says `what`
+    happened and suggests a rate ten times smaller."""
     return {
         "step": step,
         "reason": reason,
-        "message": (
-            f"Stopped at step {step}: {what}. The learning rate {fmt(lr)} is too large here; "
-            f"try {fmt(lr / 10)}."
-        ),
+        "message": msg("descent.stopped", step=step, what=what, lr=fmt(lr), smaller=fmt(lr / 10)),
     }

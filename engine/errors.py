@@ -5,6 +5,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Any
 
+from .i18n import DEFAULT_LANG, render
+
 
 class ProgramError(Exception):
     """A program the engine refuses, with the position of the offending text.
@@ -14,6 +16,9 @@ class ProgramError(Exception):
     long); `caret` is spaces then `^` under the offending text. Errors that are not about the
     source text (a bad request value or visit order) have `line`, `column` and the end fields
     set to None and empty `snippet`/`caret`.
+
+    `message` is English; the engine raises it as a Message (engine/i18n.py), so
+    `message_in(lang)` says it in any of the catalogue's languages.
     """
 
     type = "ProgramError"
@@ -45,11 +50,15 @@ class ProgramError(Exception):
         self.end_line, self.end_column = lines.position(end_offset)
         self.snippet, self.caret = snippet_and_caret(source, start, end, lines)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The API's `error` object: type, message, position, snippet and caret."""
+    def message_in(self, lang: str) -> str:
+        """The message in `lang` (`en`, `ru`, `et`)."""
+        return render(self.message, lang)
+
+    def to_dict(self, lang: str = DEFAULT_LANG) -> dict[str, Any]:
+        """The API's `error` object: type, message (in `lang`), position, snippet and caret."""
         return {
             "type": self.type,
-            "message": self.message,
+            "message": self.message_in(lang),
             "line": self.line,
             "column": self.column,
             "end_line": self.end_line,

@@ -8,6 +8,7 @@ import re
 import unicodedata
 
 from .errors import QUOTE_MAX, SyntaxError_, quoted
+from .i18n import Count, msg
 
 MAX_NUMBER_DIGITS = 400
 
@@ -82,7 +83,7 @@ def describe_char(ch: str) -> str:
     code = f"U+{ord(ch):04X}"
     name = unicodedata.name(ch, None)
     if "\ud800" <= ch <= "\udfff":
-        return f"{code} (a lone surrogate)"
+        return msg("char.lone_surrogate", code=code)
     if ch == "\x00":
         return f"{code} (NUL)"
     if not ch.isprintable():
@@ -102,7 +103,7 @@ def tokenize(source: str) -> list[Token]:
     bad = _FORBIDDEN.search(source)
     if bad:
         raise SyntaxError_(
-            f"unexpected character {describe_char(bad.group())}", source, bad.start()
+            msg("error.unexpected_character", char=describe_char(bad.group())), source, bad.start()
         )
     tokens: list[Token] = []
     start = 0
@@ -157,7 +158,7 @@ def _tokenize_part(source: str, start: int, stop: int, tokens: list[Token]) -> N
         elif string:
             end = i + len(string)
             if not (len(tokens) >= 2 and tokens[-1].text == "=" and tokens[-2].text == "label"):
-                raise SyntaxError_("strings are not part of the language", source, i, end)
+                raise SyntaxError_(msg("error.strings"), source, i, end)
             append(Token("str", string, i, end, string[1:-1]))
         elif newline:
             end = i + len(newline)
@@ -166,7 +167,7 @@ def _tokenize_part(source: str, start: int, stop: int, tokens: list[Token]) -> N
             end = i + len(skipped)
         else:
             if source.startswith("==", i):
-                raise SyntaxError_("comparisons are not part of the language", source, i, i + 2)
+                raise SyntaxError_(msg("error.comparisons"), source, i, i + 2)
             _reject(source, i)
             raise AssertionError(f"unreachable: {other!r}")  # pragma: no cover
         i = end
@@ -181,7 +182,7 @@ def _number(source: str, i: int, tokens: list[Token]) -> int:
     end = match.end()
     after = source[end : end + 1]
     if after == ".":
-        raise SyntaxError_("a number can have only one decimal point", source, i, end + 1)
+        raise SyntaxError_(msg("error.two_decimal_points"), source, i, end + 1)
     grouped = _GROUPED.match(source, i)
     if (
         grouped
@@ -191,7 +192,7 @@ def _number(source: str, i: int, tokens: list[Token]) -> int:
         joined = grouped.group().replace("_", "")
         if len(joined) <= QUOTE_MAX and _NUMBER.fullmatch(joined) and float(joined) != float("inf"):
             raise SyntaxError_(
-                f"'{grouped.group()}' is not a number: write {joined} (no _ in numbers)",
+                msg("error.underscore_in_number", text=grouped.group(), number=joined),
                 source,
                 i,
                 grouped.end(),
@@ -200,7 +201,7 @@ def _number(source: str, i: int, tokens: list[Token]) -> int:
         word = _NAME.match(source, end)
         tail = word.group() if word else after
         raise SyntaxError_(
-            f"'{quoted(text + tail)}' is neither a number nor a name: {_number_fix(text, tail)}",
+            msg("error.number_then_letters", text=quoted(text + tail), fix=_number_fix(text, tail)),
             source,
             i,
             end + len(tail),
@@ -208,7 +209,7 @@ def _number(source: str, i: int, tokens: list[Token]) -> int:
     digits = sum(c.isdigit() for c in text.split("e")[0].split("E")[0])
     if digits > MAX_NUMBER_DIGITS:
         raise SyntaxError_(
-            f"number has {digits:,} digits; at most {MAX_NUMBER_DIGITS} are allowed",
+            msg("error.too_many_digits", digits=Count(digits), limit=MAX_NUMBER_DIGITS),
             source,
             i,
             end,
@@ -216,7 +217,7 @@ def _number(source: str, i: int, tokens: list[Token]) -> int:
     value = float(text)
     if value == float("inf"):
         shown = text if len(text) <= 24 else text[:20] + "…"
-        raise SyntaxError_(f"number {shown} is too large (max about 1.8e308)", source, i, end)
+        raise SyntaxError_(msg("error.number_too_large", number=shown), source, i, end)
     tokens.append(Token("num", text, i, end, value))
     return end
 
@@ -225,25 +226,22 @@ def _number_fix(text: str, tail: str) -> str:
     """What to write instead of a number run into letters or `_`: only a program that means
     what the writer most likely meant (`5.e` lacks its exponent's digits)."""
     if tail.startswith("_"):
-        return "a name cannot start with a digit"
+        return msg("error.fix.name_starts_with_digit")
     if len(text) + len(tail) > QUOTE_MAX:  # a fix-it is only useful whole
-        return "a name cannot start with a digit; put an operator between a number and a name"
+        return msg("error.fix.operator_between")
+    product = f"{text.rstrip('.')}*{tail}"
     if tail[0] in "eE":
-        exponent = f"an exponent needs digits right after the {tail[0]}, as in {text}{tail[0]}3"
+        example = f"{text}{tail[0]}3"
         if tail[1:2].isalpha():
-            return f"{exponent}; for a product write {text.rstrip('.')}*{tail}"
-        return exponent
+            return msg("error.fix.exponent_or_product", e=tail[0], example=example, product=product)
+        return msg("error.fix.exponent", e=tail[0], example=example)
     if text == "0" and tail[0] in "xXoObB":
-        return "only decimal numbers are part of the language"
-    return f"for a product write {text.rstrip('.')}*{tail}"
+        return msg("error.fix.decimal_only")
+    return msg("error.fix.product", product=product)
 
 
 # What an error about Python beyond the dialect says chainrule does read.
-SUBSET = (
-    "chainrule reads this subset of micrograd: Value(2.0, label='a'), + - * / **, "
-    "the methods .relu() .tanh() .exp() .log() .sigmoid(), x += ..., L.backward(); "
-    "import and print lines are skipped"
-)
+SUBSET = msg("error.subset")
 
 
 def _name(source: str, i: int, tokens: list[Token]) -> int:
@@ -258,17 +256,15 @@ def _name(source: str, i: int, tokens: list[Token]) -> int:
             what = {"lambda": "lambdas", "import": "imports", "from": "imports"}.get(
                 text, "definitions"
             )
-            message = f"{what} ('{text}') are not part of the language; {SUBSET}"
+            message = msg(f"error.{what}", word=text, subset=SUBSET)
         else:
-            message = (
-                f"'{quoted(text)}' is a Python keyword; it is not part of the language; {SUBSET}"
-            )
+            message = msg("error.python_keyword", word=quoted(text), subset=SUBSET)
         raise SyntaxError_(message, source, i, end)
     if source.startswith(".", end) and not _METHOD_CALL.match(source, end):
         attr = _NAME.match(source, end + 1)
         stop = attr.end() if attr else end + 1
         raise SyntaxError_(
-            f"'.{quoted(source[end + 1 : stop])}' is not part of the language: {SUBSET}",
+            msg("error.attribute", name=quoted(source[end + 1 : stop]), subset=SUBSET),
             source,
             end,
             stop,
@@ -282,28 +278,16 @@ def _reject(source: str, i: int) -> None:
         close = source.find(ch, i + 1)
         line_end = source.find("\n", i)
         stop = close + 1 if close != -1 and (line_end == -1 or close < line_end) else i + 1
-        raise SyntaxError_("strings are not part of the language", source, i, stop)
+        raise SyntaxError_(msg("error.strings"), source, i, stop)
     if ch == "[" or ch == "]":
-        raise SyntaxError_(
-            f"lists and indexing with [ ] are not part of the language; use ( ) for grouping; "
-            f"{SUBSET}",
-            source,
-            i,
-        )
+        raise SyntaxError_(msg("error.brackets", subset=SUBSET), source, i)
     if ch in "<>!":
         width = 2 if source.startswith("=", i + 1) else 1
-        raise SyntaxError_("comparisons are not part of the language", source, i, i + width)
+        raise SyntaxError_(msg("error.comparisons"), source, i, i + width)
     if ch == ":":
         if source.startswith(":=", i):
-            raise SyntaxError_(
-                "':=' is not part of the language: write name = expression as a statement",
-                source,
-                i,
-                i + 2,
-            )
-        raise SyntaxError_("':' is not part of the language", source, i)
+            raise SyntaxError_(msg("error.walrus"), source, i, i + 2)
+        raise SyntaxError_(msg("error.colon"), source, i)
     if ch == "\\":
-        raise SyntaxError_(
-            "'\\' is not part of the language: end a statement with a newline", source, i
-        )
-    raise SyntaxError_(f"unexpected character {describe_char(ch)}", source, i)
+        raise SyntaxError_(msg("error.backslash"), source, i)
+    raise SyntaxError_(msg("error.unexpected_character", char=describe_char(ch)), source, i)

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from .i18n import Message, msg
 from .ops import FUNCTIONS, OPS
 
 if TYPE_CHECKING:
@@ -243,15 +244,10 @@ class Narrator:
             return f"{node.label} = {self.formula(node)}"
         return self.formula(node)
 
-    def warning(self, kind: str, node: Value) -> str:
+    def warning(self, kind: str, node: Value) -> Message:
         """The message of a node's warning (domain, overflow, division_by_zero)."""
         shown = self.formula_of_numbers(node) if node.inputs else self.text(node)
-        result = fmt(node.data)
-        if kind == "division_by_zero":
-            return f"{shown} divides by zero: {result}"
-        if kind == "overflow":
-            return f"{shown} is too large for a float: {result}"
-        return f"{shown} is not a real number: {result}"
+        return msg(f"warning.node.{kind}", formula=shown, result=fmt(node.data))
 
 
 def _bracketed(text: str) -> bool:

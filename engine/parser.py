@@ -11,6 +11,7 @@ from difflib import get_close_matches
 from typing import Any
 
 from .errors import QUOTE_MAX, ArgumentCount, LimitExceeded, SyntaxError_, UnknownFunction, quoted
+from .i18n import Count, msg
 from .lexer import SUBSET, Token, tokenize
 from .ops import FUNCTIONS
 
@@ -20,16 +21,10 @@ BINARY = {"+": (10, False), "-": (10, False), "*": (20, False), "/": (20, False)
 NEG_PRECEDENCE = 30
 _FUNCTIONS = frozenset(FUNCTIONS)
 AUGMENTED = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "**=": "**"}
-# The micrograd dialect's lines that are read as notes, by the lexer's kind of skipped line.
-_SKIPPED = {
-    "import": "'{text}' is skipped: chainrule needs no imports",
-    "print": "'{text}' is skipped: every value is on the graph",
-    "attribute": "'{text}' is skipped: a node is named by the name it is assigned to, and its "
-    "data and grad are on the graph",
-    "helper": "the definition of '{name}' is skipped: chainrule has it built in",
-    "after": "what follows .backward() (to line {last}) is not read: the graph ends at the "
-    "result it marks",
-}
+# Where a statement ends too early, as its error says it: `error.end_of_input.needs_right`, …
+_END = {"eof": "end_of_input", "newline": "end_of_line"}
+# The micrograd dialect's lines that are read as notes are said by `warning.skipped.<kind>`,
+# the lexer's kind of skipped line (import, print, attribute, helper, after).
 
 
 class Expr:
@@ -184,8 +179,8 @@ class _Parser:
     def note(self, token: Token, message: str) -> None:
         column = token.start - self.source.rfind("\n", 0, token.start)
         self.notes.append(
-            {"type": "skipped", "message": f"line {self.line}: {message}", "line": self.line,
-             "column": column}
+            {"type": "skipped", "message": msg("warning.on_line", line=self.line, message=message),
+             "line": self.line, "column": column}
         )  # fmt: skip
 
     def skipped(self, token: Token) -> None:
@@ -194,7 +189,7 @@ class _Parser:
         name = text[3:].split("(")[0].strip() if token.value == "helper" else ""
         shown = text if len(text) <= 60 else text[:59] + "…"
         last = self.line + token.text.count("\n")
-        self.note(token, _SKIPPED[str(token.value)].format(text=shown, name=name, last=last))
+        self.note(token, msg(f"warning.skipped.{token.value}", text=shown, name=name, last=last))
         self.line = last
 
     def program(self) -> list[Statement]:
@@ -225,17 +220,11 @@ class _Parser:
             if token.kind == "name" and tokens[self.pos + 1].text == "=":
                 target = token
                 if token.text in FUNCTIONS:
-                    raise self.error(
-                        f"'{token.text}' is a function name; choose another name to assign",
-                        token,
-                    )
+                    raise self.error(msg("error.function_assigned", name=token.text), token)
                 self.pos += 2
                 after = tokens[self.pos]
                 if after.kind in ("newline", "eof"):
-                    where = "input" if after.kind == "eof" else "line"
-                    raise self.error(
-                        f"unexpected end of {where}: '=' needs a right-hand side", after
-                    )
+                    raise self.error(msg(f"error.{_END[after.kind]}.needs_right", op="="), after)
                 if self.signed_number(after):
                     number = tokens[self.pos + 1]
                     expr = Expr(
@@ -256,24 +245,17 @@ class _Parser:
                 )
             statements.append(statement)
         if not statements and self.notes:
-            raise SyntaxError_(
-                "nothing to trace: every line is skipped (imports, print(...), attribute "
-                "lines); write an expression such as a * b + c",
-                self.source,
-                0,
-            )
+            raise SyntaxError_(msg("error.nothing_to_trace"), self.source, 0)
         if not statements:
-            raise SyntaxError_(
-                "the program is empty: write an expression such as a * b + c", self.source, 0
-            )
+            raise SyntaxError_(msg("error.empty_program"), self.source, 0)
         if backward is not None and backward[0] < len(statements):
             count, name, line = backward
             for later in statements[count:]:
+                after = msg("warning.skipped.after_backward", name=name, backward_line=line)
                 self.notes.append(
                     {
                         "type": "skipped",
-                        "message": f"line {later.line}: after {name}.backward() on line {line}, "
-                        "this statement is not part of the graph",
+                        "message": msg("warning.on_line", line=later.line, message=after),
                         "line": later.line,
                         "column": later.target_start
                         - self.source.rfind("\n", 0, later.target_start),
@@ -297,7 +279,7 @@ class _Parser:
         self.pos += 2
         after = self.tokens[self.pos]
         if after.kind in ("newline", "eof"):
-            raise self.error(f"'{op_token.text}' needs a right-hand side", after)
+            raise self.error(msg("error.needs_right", op=op_token.text), after)
         current = Expr("name", target.start, target.end, None, (), target.text)
         self.postfix = postfix = [current]
         rhs = self.expression()
@@ -349,9 +331,7 @@ class _Parser:
                         pos += 1
                     elif value in _FUNCTIONS:
                         if not follows_paren:
-                            raise self.error(
-                                f"'{value}' is a function: call it as {value}(x)", token
-                            )
+                            raise self.error(msg("error.function_not_called", name=value), token)
                         depth += 1
                         self.check_depth(depth, tokens[pos + 1])
                         pending.append(_Pending("call", 0, tokens[pos + 1], token))
@@ -387,7 +367,7 @@ class _Parser:
             elif value == ")":
                 self.reduce_group(operands, pending)
                 if not pending:
-                    raise self.error("unmatched ')': there is no '(' before it", token)
+                    raise self.error(msg("error.unmatched_close"), token)
                 opener = pending.pop()
                 depth -= 1
                 if opener.kind == "paren":
@@ -398,40 +378,35 @@ class _Parser:
             elif value == ",":
                 self.reduce_group(operands, pending)
                 if not pending or pending[-1].kind != "call":
-                    raise self.error("',' only separates the arguments of a function call", token)
+                    raise self.error(msg("error.stray_comma"), token)
                 pending[-1].arg_count += 1
                 expect_operand = True
             elif kind in ("newline", "eof"):
                 self.reduce_group(operands, pending)
                 if pending:
                     opener = pending[-1].token
-                    raise self.error("this '(' is never closed (add a ')' to close it)", opener)
+                    raise self.error(msg("error.unclosed_paren"), opener)
                 self.pos = pos
                 return operands[0]
             elif value == "=":
-                raise self.error(
-                    "only a name can be assigned, at the start of a statement: name = expression",
-                    token,
-                )
+                raise self.error(msg("error.bad_assignment"), token)
             else:
                 previous = tokens[pos - 1]
-                raise self.error(
-                    f"missing operator between '{quoted(previous.text)}' and "
-                    f"'{quoted(token.text)}'"
-                    + (
-                        f" (for a product write {previous.text}*{token.text})"
-                        if kind == "name" and len(previous.text) + len(token.text) < QUOTE_MAX
-                        else ""
-                    ),
-                    token,
-                )
+                left, right = quoted(previous.text), quoted(token.text)
+                if kind == "name" and len(previous.text) + len(token.text) < QUOTE_MAX:
+                    product = f"{previous.text}*{token.text}"
+                    message = msg(
+                        "error.missing_operator_product", left=left, right=right, product=product
+                    )
+                else:
+                    message = msg("error.missing_operator", left=left, right=right)
+                raise self.error(message, token)
             pos += 1
 
     def check_depth(self, depth: int, token: Token) -> None:
         if self.max_depth is not None and depth > self.max_depth:
             raise LimitExceeded(
-                f"nesting is more than {self.max_depth:,} levels deep (parentheses and calls); "
-                f"the limit is {self.max_depth:,}",
+                msg("error.nesting_limit", limit=Count(self.max_depth)),
                 self.source,
                 token.start,
             )
@@ -439,11 +414,10 @@ class _Parser:
     def unknown_function(self, token: Token) -> UnknownFunction:
         close = get_close_matches(token.text, FUNCTIONS, n=1) if len(token.text) < 40 else []
         if close:
-            message = f"unknown function '{quoted(token.text)}' — did you mean {close[0]}?"
+            message = msg("error.unknown_function_close", name=quoted(token.text), close=close[0])
         else:
-            message = (
-                f"unknown function '{quoted(token.text)}' — "
-                f"did you mean one of: {', '.join(FUNCTIONS)}?"
+            message = msg(
+                "error.unknown_function", name=quoted(token.text), functions=", ".join(FUNCTIONS)
             )
         return UnknownFunction(message, self.source, token.start, token.end)
 
@@ -451,36 +425,32 @@ class _Parser:
         previous = self.tokens[self.pos - 1] if self.pos else None
         top = pending[-1] if pending else None
         if token.kind in ("newline", "eof"):
-            where = "input" if token.kind == "eof" else "line"
+            end = _END[token.kind]
             if top is not None and top.kind in ("paren", "call") and previous is top.token:
-                return self.error("this '(' is never closed (add a ')' to close it)", top.token)
+                return self.error(msg("error.unclosed_paren"), top.token)
             if top is not None and top.kind == "neg":
-                return self.error(f"unexpected end of {where}: '-' needs an operand", token)
+                return self.error(msg(f"error.{end}.needs_operand", op="-"), token)
             shown = previous.text if previous is not None else ""
-            return self.error(
-                f"unexpected end of {where}: '{quoted(shown)}' needs a right-hand side", token
-            )
+            return self.error(msg(f"error.{end}.needs_right", op=quoted(shown)), token)
         if token.text == ")" and top is not None and previous is top.token:
             if top.kind == "call":
                 assert top.name is not None
                 return ArgumentCount(
-                    f"{top.name.text} takes 1 argument, got 0",
+                    msg("error.one_argument", name=top.name.text, count=0),
                     self.source,
                     top.name.start,
                     token.end,
                 )
-            return self.error(
-                "empty parentheses: put an expression inside ( )", top.token, token.end
-            )
+            return self.error(msg("error.empty_parens"), top.token, token.end)
         if token.text == "+" and (previous is None or previous.kind in ("op", "newline")):
             if previous is None or previous.text in "(,=" or previous.kind == "newline":
-                return self.error("a leading '+' is not part of the language; remove it", token)
+                return self.error(msg("error.leading_plus"), token)
         if previous is None or previous.kind == "newline" or previous.text in ("(", "=", ","):
             if token.kind == "op" and token.value in BINARY:
-                return self.error(f"'{token.text}' needs a left-hand side", token)
-            return self.error(f"expected an expression, found '{quoted(token.text)}'", token)
+                return self.error(msg("error.needs_left", op=token.text), token)
+            return self.error(msg("error.expected_expression", found=quoted(token.text)), token)
         return self.error(
-            f"'{quoted(previous.text)}' needs a right-hand side, found '{quoted(token.text)}'",
+            msg("error.needs_right_found", op=quoted(previous.text), found=quoted(token.text)),
             token,
         )
 
@@ -536,11 +506,7 @@ class _Parser:
                 close += 4
         if number.kind != "num" or at(close).text != ")":
             bad = at(close) if number.kind == "num" else number
-            raise self.error(
-                "Value(...) takes a number and, if you like, a label, as in "
-                f"Value(-3.0, label='b'); {SUBSET}",
-                bad,
-            )
+            raise self.error(msg("error.value_literal", subset=SUBSET), bad)
         value = -number.value if sign == "-" else number.value
         text = ("-" if sign == "-" else "") + number.text
         return Expr("num", start.start, at(close).end, None, (), text, value), close
@@ -550,23 +516,21 @@ class _Parser:
         every operator; returns the position of its `)`."""
         dot, method, opener, close = (self.at(pos + k) for k in range(4))
         if method.kind != "name":
-            raise self.error(
-                "a '.' is followed by a method: .relu() .tanh() .exp() .log() .sigmoid()", dot
-            )
+            raise self.error(msg("error.dot_needs_method"), dot)
         if method.text == "backward":
-            raise self.error(
-                "backward() marks the result on a line of its own: L.backward()", dot,
-                close.end,
-            )  # fmt: skip
+            raise self.error(msg("error.backward_inline"), dot, close.end)
         if method.text not in _FUNCTIONS or opener.text != "(":
             raise self.error(
-                f"'.{quoted(method.text)}' is not part of the language: {SUBSET}", method
+                msg("error.attribute", name=quoted(method.text), subset=SUBSET), method
             )
         if close.kind in ("newline", "eof"):
-            raise self.error("this '(' is never closed (add a ')' to close it)", opener)
+            raise self.error(msg("error.unclosed_paren"), opener)
         if close.text != ")":
             raise ArgumentCount(
-                f".{method.text}() takes no argument", self.source, method.start, close.end
+                msg("error.method_no_argument", method=method.text),
+                self.source,
+                method.start,
+                close.end,
             )
         operand = operands.pop()
         call = Expr("call", operand.start, close.end, method.text, (operand,))
@@ -581,7 +545,7 @@ class _Parser:
         if name.text == "vpow":
             if count != 2:
                 raise ArgumentCount(
-                    f"vpow takes 2 arguments, got {count}", self.source, name.start, close.end
+                    msg("error.vpow_arguments", count=count), self.source, name.start, close.end
                 )
             right = operands.pop()
             left = operands.pop()
@@ -593,7 +557,10 @@ class _Parser:
             return
         if count != 1:
             raise ArgumentCount(
-                f"{name.text} takes 1 argument, got {count}", self.source, name.start, close.end
+                msg("error.one_argument", name=name.text, count=count),
+                self.source,
+                name.start,
+                close.end,
             )
         arg = operands.pop()
         call = Expr("call", name.start, close.end, name.text, (arg,))

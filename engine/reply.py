@@ -9,6 +9,7 @@ import math
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from .i18n import render
 from .narration import Narrator
 from .ops import DERIVED
 from .timeline import public_op
@@ -63,8 +64,11 @@ def numbers_reply(trace: Trace) -> dict[str, Any]:
     if correct_grad is not None and _same(correct_grad, grad):
         correct_grad = None
     say = Narrator(graph.source, nodes, graph.helpers)
+    lang = trace.lang
     node_warnings = {
-        f"n{node.id}": [{"type": node.warning, "message": say.warning(node.warning, node)}]
+        f"n{node.id}": [
+            {"type": node.warning, "message": render(say.warning(node.warning, node), lang)}
+        ]
         for node in nodes
         if node.warning
     }
@@ -83,7 +87,9 @@ def numbers_reply(trace: Trace) -> dict[str, Any]:
         "grad_before": _column(records, "grad_before"),
         "grad_after": _column(records, "grad_after"),
         "gradcheck": check,
-        "warnings": trace.warnings,
+        "warnings": [
+            {**warning, "message": render(warning["message"], lang)} for warning in trace.warnings
+        ],
         "node_warnings": node_warnings,
     }
 
@@ -154,6 +160,10 @@ def trace_reply(trace: Trace) -> dict[str, Any]:
         "warnings": numbers["warnings"],
         "mode": trace.mode,
         "order": list(trace.order) if trace.order is not None else None,
-        "order_check": trace.order_check,
+        "order_check": (
+            None
+            if trace.order_check is None
+            else {**trace.order_check, "message": render(trace.order_check["message"], trace.lang)}
+        ),
         "source": trace.source,
     }

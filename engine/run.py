@@ -13,6 +13,7 @@ from .builder import Graph, Limits, build, check_values, limit_warnings
 from .collector import cycle_collector_paused
 from .errors import LimitExceeded
 from .gradcheck import gradcheck
+from .i18n import DEFAULT_LANG, Count, check_lang, msg
 from .narration import Narrator
 from .parser import Statement, parse_program
 from .reply import graph_reply, numbers_reply, trace_reply
@@ -28,7 +29,11 @@ def check_source_size(source: str, limits: Limits) -> None:
     """Raise LimitExceeded for a program longer than the limit (before reading any of it)."""
     if limits.max_source_chars is not None and len(source) > limits.max_source_chars:
         raise LimitExceeded(
-            f"program is {len(source):,} characters; the limit is {limits.max_source_chars:,}",
+            msg(
+                "error.source_limit",
+                size=Count(len(source)),
+                limit=Count(limits.max_source_chars),
+            ),
             source,
             limits.max_source_chars,
         )
@@ -109,10 +114,13 @@ class Trace:
         order: list[str] | None,
         *,
         record_visits: bool = False,
+        lang: str = DEFAULT_LANG,
     ) -> None:
         """Run the passes of `graph`; with `record_visits` the correct pass records its visits
-        at once (for a caller that will read them: the numbers), else only when asked."""
+        at once (for a caller that will read them: the numbers), else only when asked. `lang`
+        is the language of the replies' words (narration, warnings, messages)."""
         self.graph = graph
+        self.lang = check_lang(lang)
         self.source = graph.source
         self.mode = mode
         self.order = order
@@ -209,10 +217,11 @@ class Trace:
             say = Narrator(self.source, self.graph.nodes, self.graph.helpers)
             numbers = self.numbers()
             overwrite = self.mode == "overwrite"
-            steps = topo_steps(self.events, say)
-            steps += forward_steps(self.topo_order, say, numbers["data"])
-            steps.append(seed_step(self.graph.root, say))
-            steps += backward_steps(self.visits, say, self.graph.nodes, overwrite, numbers)
+            lang = self.lang
+            steps = topo_steps(self.events, say, lang)
+            steps += forward_steps(self.topo_order, say, numbers["data"], lang)
+            steps.append(seed_step(self.graph.root, say, lang))
+            steps += backward_steps(self.visits, say, self.graph.nodes, overwrite, numbers, lang)
             for index, step in enumerate(steps):
                 step["index"] = index
             narrate(steps, numbers)
@@ -239,14 +248,17 @@ def trace(
     mode: str = "correct",
     order: list[str] | None = None,
     limits: Limits | None = None,
+    lang: str = DEFAULT_LANG,
 ) -> Trace:
     """Parse, build, sort, run forward and backward (and the requested variant) and check the
-    gradients. Raises a ProgramError subclass for a bad program, values or order; never
-    anything else for any `source` string."""
+    gradients; the reply's words are in `lang` (`en`, `ru`, `et`). Raises a ProgramError
+    subclass for a bad program, values or order (its message in English: `message_in(lang)`
+    says it in another language); never anything else for any `source` string."""
     _check_mode(mode)
+    check_lang(lang)
     with cycle_collector_paused():
         graph = build_graph(source, values, expand_derived=expand_derived, limits=limits)
-        return Trace(graph, mode, order)
+        return Trace(graph, mode, order, lang=lang)
 
 
 def numbers(
@@ -257,14 +269,17 @@ def numbers(
     mode: str = "correct",
     order: list[str] | None = None,
     limits: Limits | None = None,
+    lang: str = DEFAULT_LANG,
 ) -> dict[str, Any]:
     """The numbers of `trace(...)` for the same arguments (`Trace.numbers`, the body of
     `POST /api/values`): data, grads, local grads, every contribution's numbers, gradcheck and
-    warnings, with no sort steps, narration or layout. Raises what `trace` raises."""
+    warnings (in `lang`), with no sort steps, narration or layout. Raises what `trace`
+    raises."""
     _check_mode(mode)
+    check_lang(lang)
     with cycle_collector_paused():
         graph = build_graph(source, values, expand_derived=expand_derived, limits=limits)
-        return Trace(graph, mode, order, record_visits=True).numbers()
+        return Trace(graph, mode, order, record_visits=True, lang=lang).numbers()
 
 
 def _check_mode(mode: str) -> None:

@@ -1,5 +1,6 @@
 """The timeline: the steps of the sort, the forward pass and the backward pass, each with its
-narration template (engine/narration.py); `narrate` fills the templates with the numbers."""
+narration template (engine/narration.py) in the reader's language (the catalogue's
+`narration.*` sentences, engine/i18n.py); `narrate` fills the templates with the numbers."""
 
 from __future__ import annotations
 
@@ -7,13 +8,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .backward import Visit
+from .i18n import DEFAULT_LANG, templates, text
 from .narration import Narrator, escape, filler, operand_slot, slot
 from .ops import OPS
 from .topo import TopoEvent
 from .value import Value
 
 
-def topo_steps(events: list[TopoEvent], say: Narrator) -> list[dict[str, Any]]:
+def topo_steps(
+    events: list[TopoEvent], say: Narrator, lang: str = DEFAULT_LANG
+) -> list[dict[str, Any]]:
     """One step per event of the sort, with what it pushed and emitted.
 
     Steps carry deltas, not the whole stack: listing the stack after every step would make the
@@ -21,6 +25,7 @@ def topo_steps(events: list[TopoEvent], say: Narrator) -> list[dict[str, Any]]:
     list after each step (the page does the same in `timeline.js`). The sort depends on no
     number, so its templates hold no slots.
     """
+    words = templates(lang, "narration.topo.")
     steps: list[dict[str, Any]] = []
     stack: list[list[Any]] = []
     for action, node, index, child in events:
@@ -30,36 +35,22 @@ def topo_steps(events: list[TopoEvent], say: Narrator) -> list[dict[str, Any]]:
         if action == "start":
             stack.append([nid, 0])
             pop = None
-            template = f"Start: push ({name}, 0), the root with its input index 0"
+            template = words["start"].format(name=name)
         else:
             stack.pop()
             pop = [nid, index]
             if action == "emit":
                 if node.inputs:
-                    template = (
-                        f"Pop ({name}, {index}): all {len(node.inputs)} inputs of {name} are done: "
-                        f"add {name} to the sorted list"
-                    )
+                    template = words["emit"].format(name=name, index=index, count=len(node.inputs))
                 else:
-                    template = (
-                        f"Pop ({name}, 0): {name} has no inputs: add {name} to the sorted list"
-                    )
+                    template = words["emit_leaf"].format(name=name)
             else:
                 assert child is not None
                 stack.append([nid, index + 1])
                 other = say.name(child)
                 if action == "visit":
                     stack.append([f"n{child.id}", 0])
-                    template = (
-                        f"Pop ({name}, {index}): {name}'s input {index} is {other}, "
-                        f"not yet visited: "
-                        f"push ({name}, {index + 1}) and ({other}, 0)"
-                    )
-                else:
-                    template = (
-                        f"Pop ({name}, {index}): {name}'s input {index} is {other}, already "
-                        f"visited: skip it and push ({name}, {index + 1})"
-                    )
+                template = words[action].format(name=name, index=index, input=other, next=index + 1)
         steps.append(
             {
                 "phase": "topo",
@@ -94,18 +85,20 @@ def replay_topo(steps: list[dict[str, Any]]) -> list[tuple[list[list[Any]], list
 
 
 def forward_steps(
-    order: list[Value], say: Narrator, data: Sequence[float | str]
+    order: list[Value], say: Narrator, data: Sequence[float | str], lang: str = DEFAULT_LANG
 ) -> list[dict[str, Any]]:
     """One step per node in topological order: its inputs, operation and data (from `data`,
     the numbers reply's array)."""
+    words = templates(lang, "narration.forward.")
     steps = []
     for node in order:
         result = slot("data", node.id)
         if node.kind == "leaf":
-            template = f"{say.name(node)} is a leaf: {say.name(node)} = {result}"
+            template = words["leaf"].format(name=say.name(node), value=result)
         elif node.kind == "const":
-            template = f"{say.name(node)} is a constant: {result}"
+            template = words["const"].format(name=say.name(node), value=result)
         else:
+            # A formula is read the same in every language: no words to translate.
             template = f"{escape(say.title(node))} = {say.formula_of_slots(node)} = {result}"
         steps.append(
             {
@@ -121,13 +114,12 @@ def forward_steps(
     return steps
 
 
-def seed_step(root: Value, say: Narrator) -> dict[str, Any]:
-    name = say.name(root)
+def seed_step(root: Value, say: Narrator, lang: str = DEFAULT_LANG) -> dict[str, Any]:
     return {
         "phase": "seed",
         "node": f"n{root.id}",
         "narration": None,
-        "template": f"Seed: grad[{name}] = 1 ({name} changes one-for-one with itself)",
+        "template": text(lang, "narration.seed", name=say.name(root)),
         "grad": 1.0,
     }
 
@@ -138,10 +130,12 @@ def backward_steps(
     nodes: list[Value],
     overwrite: bool,
     numbers: Mapping[str, Sequence[Any]],
+    lang: str = DEFAULT_LANG,
 ) -> list[dict[str, Any]]:
     """One step per visit with its contributions (their numbers from `numbers`, the numbers
     reply, where contributions are flattened in visit order) and a sentence holding the
     numbers."""
+    words = templates(lang, "narration.backward.")
     # A contribution's upstream is its visit's grad and its local the edge's: the numbers reply
     # holds each once (`step_grad`, `local_grad`), and the templates point there.
     local_grad, contribution = numbers["local_grad"], numbers["contribution"]
@@ -158,24 +152,25 @@ def backward_steps(
         for record in contributions:
             target = say.name(nodes[record.to])
             added = slot("contribution", k)
+            # `upstream × local = contribution` is read the same in every language.
             part = (
                 f"grad[{target}] {sign} {operand_slot('step_grad', visit_index)} × "
                 f"{operand_slot('local_grad', record.edge)} = {added}"
             )
             replaced = record.replaced
             if replaced is not None:
-                lost = slot("contribution", position[id(replaced)])
-                source = escape(say.title(nodes[replaced.source]))
-                part += (
-                    f" (grad[{target}] was {lost} from {source}; "
-                    f"{title} overwrote it with {added}: the {lost} is lost)"
+                part = words["overwritten"].format(
+                    contribution=part,
+                    target=target,
+                    lost=slot("contribution", position[id(replaced)]),
+                    source=escape(say.title(nodes[replaced.source])),
+                    title=title,
+                    added=added,
                 )
             if overwrite:
                 position[id(record)] = k
             if record.late:
-                part += (
-                    f" (too late: {target} was already visited, so this never reaches its inputs)"
-                )
+                part = words["late"].format(contribution=part, target=target)
             parts.append(part)
             rows.append(
                 {
@@ -192,12 +187,10 @@ def backward_steps(
             )
             k += 1
         if parts:
-            template = f"Visit {title}: " + ", ".join(parts)
+            template = words["visit"].format(title=title, contributions=", ".join(parts))
         else:
-            what = "a leaf" if node.kind == "leaf" else "a constant"
-            template = (
-                f"Visit {title}: {what}, nothing to pass on "
-                f"(grad[{say.name(node)}] = {slot('step_grad', visit_index)})"
+            template = words["leaf" if node.kind == "leaf" else "const"].format(
+                title=title, name=say.name(node), grad=slot("step_grad", visit_index)
             )
         steps.append(
             {

@@ -8,6 +8,7 @@ from typing import Any
 from .backward import Visit
 from .builder import Graph
 from .errors import BadOrder
+from .i18n import msg
 from .narration import Narrator, fmt
 from .value import Value
 
@@ -20,9 +21,9 @@ def resolve_order(graph: Graph, order: list[str]) -> list[Value]:
     resolved = []
     for node_id in order:
         if not isinstance(node_id, str) or node_id not in by_id:
-            raise BadOrder(f"the visit order names {node_id!r}, which is not a node id")
+            raise BadOrder(msg("error.order_unknown_id", id=repr(node_id)))
         if node_id in seen:
-            raise BadOrder(f"the visit order lists {node_id} twice")
+            raise BadOrder(msg("error.order_repeated_id", id=node_id))
         seen.add(node_id)
         resolved.append(by_id[node_id])
     return resolved
@@ -42,27 +43,23 @@ def check_order(graph: Graph, visit_order: list[Value]) -> dict[str, Any]:
             if consumer.id not in position:
                 return {
                     "valid": False,
-                    "message": f"{say.text(consumer)} is never visited, so its gradient "
-                    f"never reaches {say.text(node)}",
+                    "message": msg(
+                        "order.consumer_never_visited",
+                        consumer=say.text(consumer),
+                        node=say.text(node),
+                    ),
                 }
             if position[consumer.id] > position[node.id]:
                 return {
                     "valid": False,
-                    "message": f"{say.text(node)} was visited before {say.text(consumer)}, "
-                    f"which feeds it gradient",
+                    "message": msg(
+                        "order.visited_too_early", node=say.text(node), consumer=say.text(consumer)
+                    ),
                 }
     for node in graph.nodes:
         if node.inputs and node.id not in position:
-            return {
-                "valid": False,
-                "message": f"{say.text(node)} is never visited, so its inputs never "
-                f"receive its gradient",
-            }
-    return {
-        "valid": True,
-        "message": "a valid reverse topological order: every node is visited after "
-        "all the nodes that feed it gradient",
-    }
+            return {"valid": False, "message": msg("order.never_visited", node=say.text(node))}
+    return {"valid": True, "message": msg("order.valid")}
 
 
 def order_warnings(graph: Graph, visits: list[Visit]) -> list[dict[str, Any]]:
@@ -75,8 +72,7 @@ def order_warnings(graph: Graph, visits: list[Visit]) -> list[dict[str, Any]]:
             warnings.append(
                 {
                     "type": "never_visited",
-                    "message": f"{say.text(node)} is not in the visit order, so its "
-                    f"gradient never reaches its inputs",
+                    "message": msg("warning.never_visited", node=say.text(node)),
                     "line": None,
                     "column": None,
                 }
@@ -92,10 +88,13 @@ def order_warnings(graph: Graph, visits: list[Visit]) -> list[dict[str, Any]]:
             warnings.append(
                 {
                     "type": "late",
-                    "message": f"the contribution {say.text(node)} → {say.text(target)} "
-                    f"({fmt(record.contribution)}) arrived after {say.text(target)} was "
-                    f"visited, so the path {below} → {say.text(target)} → {say.text(node)} "
-                    f"never passed it on",
+                    "message": msg(
+                        "warning.late",
+                        node=say.text(node),
+                        target=say.text(target),
+                        contribution=fmt(record.contribution),
+                        below=below,
+                    ),
                     "line": None,
                     "column": None,
                 }

@@ -7,6 +7,7 @@ from starlette.concurrency import run_in_threadpool
 
 from chainrule import engine
 from chainrule.app.errors import JSONBodyRoute
+from chainrule.app.language import RequestLanguage
 from chainrule.app.responses import JSONBytes, dumps
 from chainrule.app.schemas import DescendRequest, DescendResponse, error_responses
 from chainrule.app.settings import AppSettings, Settings
@@ -15,7 +16,7 @@ from chainrule.app.trace_body import limits_of
 router = APIRouter(tags=["train"], route_class=JSONBodyRoute)
 
 
-def descend_body(request: DescendRequest, settings: AppSettings) -> bytes:
+def descend_body(request: DescendRequest, settings: AppSettings, lang: str) -> bytes:
     descent = engine.descend(
         request.source,
         request.values,
@@ -29,7 +30,7 @@ def descend_body(request: DescendRequest, settings: AppSettings) -> bytes:
         limits=limits_of(settings),
         max_node_steps=settings.descend_max_node_steps,
     )
-    return dumps(descent.to_dict())
+    return dumps(descent.to_dict(lang))
 
 
 @router.post(
@@ -37,9 +38,12 @@ def descend_body(request: DescendRequest, settings: AppSettings) -> bytes:
     response_model=DescendResponse,
     responses=error_responses(400, 413, 422, 429),
 )
-async def descend(request: DescendRequest, settings: Settings) -> JSONBytes:
+async def descend(
+    request: DescendRequest, settings: Settings, language: RequestLanguage
+) -> JSONBytes:
     """Run `steps` steps of `p ← p − lr · ∂root/∂p` (with momentum: `v ← μ·v + ∂root/∂p;
     p ← p − lr·v`) on the leaves in `parameters`, starting from `values`. Replies each step's
     root and parameter values; stops early, saying why, when the root climbs above where
     training began or stops being a finite number. A page's Play asks for batches."""
-    return JSONBytes(await run_in_threadpool(descend_body, request, settings))
+    lang = language.choose(request.lang)
+    return JSONBytes(await run_in_threadpool(descend_body, request, settings, lang))

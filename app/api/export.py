@@ -22,11 +22,13 @@ from chainrule.app.export import (
     ExportTimedOut,
     render,
 )
+from chainrule.app.language import RequestLanguage
 from chainrule.app.onefile import build_html
 from chainrule.app.schemas import ErrorResponse, GraphRequest
 from chainrule.app.settings import AppSettings, Settings
 from chainrule.app.state import Server, ServerState
 from chainrule.app.trace_body import limits_of
+from chainrule.engine.i18n import Count, msg
 
 router = APIRouter(tags=["export"], route_class=JSONBodyRoute)
 
@@ -46,7 +48,7 @@ def too_large(size: int, settings: AppSettings) -> ApiError:
     return ApiError(
         400,
         "ExportTooLarge",
-        f"graph too large to export ({size:,} nodes; limit {settings.export_max_nodes:,})",
+        msg("api.export_too_large", size=Count(size), limit=Count(settings.export_max_nodes)),
     )
 
 
@@ -57,10 +59,14 @@ def default_title(source: str, max_chars: int = 60) -> str:
 
 
 async def export_html(
-    request: GraphRequest, title: str | None, settings: AppSettings, server: ServerState
+    request: GraphRequest,
+    title: str | None,
+    settings: AppSettings,
+    server: ServerState,
+    lang: str,
 ) -> bytes:
     """The one-file player of exactly the trace `POST /api/graph` answers for `request`."""
-    body, layout_cached = await graph_body(request, settings, server)
+    body, layout_cached = await graph_body(request, settings, server, lang)
     trace = orjson.loads(body.render(layout_cached))
     if len(trace["nodes"]) > settings.export_max_nodes:
         raise too_large(len(trace["nodes"]), settings)
@@ -90,9 +96,9 @@ def export_bytes(
     try:
         return render(trace, fmt, dot_binary=dot_binary or "", timeout_s=settings.export_timeout_s)
     except ExportTimedOut as error:
-        raise ApiError(400, "ExportTooLarge", str(error)) from error
+        raise ApiError(400, "ExportTooLarge", error.args[0]) from error
     except ExportFailed as error:
-        raise ApiError(503, "ExportFailed", str(error)) from error
+        raise ApiError(503, "ExportFailed", error.args[0]) from error
 
 
 @router.post("/api/export", responses={200: CONTENT, **ERRORS}, response_class=Response)
@@ -100,6 +106,7 @@ async def export(
     request: GraphRequest,
     settings: Settings,
     server: Server,
+    language: RequestLanguage,
     format: Annotated[ExportFormat, Query(description="svg, png, pdf, dot or html")] = "svg",
     title: Annotated[
         str | None,
@@ -110,10 +117,12 @@ async def export(
     ] = None,
 ) -> Response:
     """Draw the program's graph in micrograd's `draw_dot` style (label | data | grad), or
-    (`html`) write one self-contained HTML file that plays its trace: stepping, scrubbing,
-    explanations and tables, read-only sliders, no network."""
+    (`html`) write one self-contained HTML file that plays its trace (narration and notes in
+    the request's language): stepping, scrubbing, explanations and tables, read-only sliders,
+    no network. The drawing has no words to translate; errors are in the request's language."""
+    lang = language.choose(request.lang)
     if format == "html":
-        content = await export_html(request, title, settings, server)
+        content = await export_html(request, title, settings, server, lang)
     else:
         content = await run_in_threadpool(
             export_bytes, request, format, settings, server.dot_binary

@@ -11,11 +11,13 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
 from chainrule.app.errors import ApiError, JSONBodyRoute
+from chainrule.app.language import RequestLanguage
 from chainrule.app.responses import JSONBytes
 from chainrule.app.schemas import GraphRequest, GraphResponse, error_responses
 from chainrule.app.settings import AppSettings, Settings
 from chainrule.app.state import Server, ServerState
 from chainrule.app.trace_body import GraphBody, build_body, build_body_in_worker, request_key
+from chainrule.engine.i18n import msg
 
 router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)
 T = TypeVar("T")
@@ -30,31 +32,32 @@ async def offloaded(server: ServerState, work: Callable[..., T], *args: Any) -> 
             return await asyncio.get_running_loop().run_in_executor(pool, work, *args)
         except BrokenProcessPool:
             server.discard_pool(pool)
-    raise ApiError(503, "Unavailable", "the process tracing this program stopped; try again")
+    raise ApiError(503, "Unavailable", msg("api.unavailable"))
 
 
 async def build_body_offloaded(
-    request: GraphRequest, settings: AppSettings, server: ServerState
+    request: GraphRequest, settings: AppSettings, server: ServerState, lang: str
 ) -> tuple[GraphBody, bool]:
     """`build_body` in the offload pool (with that process's layout cache)."""
-    return await offloaded(server, build_body_in_worker, request, settings)
+    return await offloaded(server, build_body_in_worker, request, settings, lang)
 
 
 async def graph_body(
-    request: GraphRequest, settings: AppSettings, server: ServerState
+    request: GraphRequest, settings: AppSettings, server: ServerState, lang: str
 ) -> tuple[GraphBody, bool]:
-    """The body of `POST /api/graph` for `request` (from the response cache, else traced and
-    laid out) and whether its layout was cached: the page's trace, wherever it is sent."""
-    key = request_key(request, settings)
+    """The body of `POST /api/graph` for `request` in `lang` (from the response cache, else
+    traced and laid out) and whether its layout was cached: the page's trace, wherever it is
+    sent."""
+    key = request_key(request, settings, lang)
     body = server.responses.get(key)
     if body is not None:
         return body, True
     # CPU work off the event loop: a thread for small programs, a process for big ones.
     if len(request.source) >= settings.offload_min_source_chars:
-        body, layout_cached = await build_body_offloaded(request, settings, server)
+        body, layout_cached = await build_body_offloaded(request, settings, server, lang)
     else:
         body, layout_cached = await run_in_threadpool(
-            build_body, request, settings, server.layouter
+            build_body, request, settings, server.layouter, lang
         )
     server.responses.put(key, body)
     return body, layout_cached
@@ -65,7 +68,9 @@ async def graph_body(
     response_model=GraphResponse,
     responses=error_responses(400, 413, 422, 429, 503),
 )
-async def graph(request: GraphRequest, settings: Settings, server: Server) -> JSONBytes:
+async def graph(
+    request: GraphRequest, settings: Settings, server: Server, language: RequestLanguage
+) -> JSONBytes:
     """Trace `source` forward and backward and lay its graph out (leaves left, root right)."""
-    body, layout_cached = await graph_body(request, settings, server)
+    body, layout_cached = await graph_body(request, settings, server, language.choose(request.lang))
     return JSONBytes(body.render(layout_cached))

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
+from chainrule.app.language import RequestLanguage
 from chainrule.app.responses import JSONBytes
 from chainrule.app.schemas import Lesson, error_responses
 
 router = APIRouter(tags=["lessons"])
 
 
-@router.get("/api/lessons", response_model=list[Lesson], responses=error_responses(429))
-async def lessons(request: Request) -> JSONBytes:
-    """Every lesson with its program and stops, each stop resolved to a step and node ids."""
-    return JSONBytes(request.app.state.lessons_json)
+@router.get("/api/lessons", response_model=list[Lesson], responses=error_responses(422, 429))
+async def lessons(request: Request, language: RequestLanguage) -> JSONBytes:
+    """Every lesson with its program and stops, each stop resolved to a step and node ids; the
+    texts in the request's language."""
+    return JSONBytes(request.app.state.lessons_json[language.choose()])

@@ -6,19 +6,21 @@ from functools import cache
 
 from fastapi import APIRouter
 
-from chainrule import engine
+from chainrule.app.language import RequestLanguage
 from chainrule.app.responses import JSONBytes, dumps
 from chainrule.app.schemas import Preset, error_responses
+from chainrule.engine.presets import presets as presets_in
 
 router = APIRouter(tags=["presets"])
 
 
 @cache
-def presets_json() -> bytes:
-    return dumps(list(engine.PRESETS))
+def presets_json(lang: str) -> bytes:
+    return dumps(presets_in(lang))
 
 
-@router.get("/api/presets", response_model=list[Preset], responses=error_responses(429))
-async def presets() -> JSONBytes:
-    """Every preset: `{id, title, source, values, note}`, in menu order."""
-    return JSONBytes(presets_json())
+@router.get("/api/presets", response_model=list[Preset], responses=error_responses(422, 429))
+async def presets(language: RequestLanguage) -> JSONBytes:
+    """Every preset: `{id, title, source, values, note}`, in menu order, titles and notes in
+    the request's language."""
+    return JSONBytes(presets_json(language.choose()))

@@ -7,18 +7,17 @@ from starlette.concurrency import run_in_threadpool
 
 from chainrule.app.api.graph import offloaded
 from chainrule.app.errors import ApiError, JSONBodyRoute
+from chainrule.app.language import RequestLanguage
 from chainrule.app.responses import JSONBytes
 from chainrule.app.schemas import ValuesRequest, ValuesResponse, error_responses
 from chainrule.app.settings import Settings
 from chainrule.app.state import Server
 from chainrule.app.trace_body import numbers_body, structure_id
+from chainrule.engine.i18n import msg
 
 router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)
 
-STALE = (
-    "the structure id is not this program's (the program, its options or the server changed): "
-    "post the program to /api/graph again"
-)
+STALE = msg("api.stale_structure")
 
 
 @router.post(
@@ -26,14 +25,18 @@ STALE = (
     response_model=ValuesResponse,
     responses=error_responses(400, 409, 413, 422, 429, 503),
 )
-async def values(request: ValuesRequest, settings: Settings, server: Server) -> JSONBytes:
+async def values(
+    request: ValuesRequest, settings: Settings, server: Server, language: RequestLanguage
+) -> JSONBytes:
     """The numbers of the trace of `source` with `values`, as flat arrays in the order of the
     `/api/graph` reply whose `structure` is sent (docs/api.md): data, grads, local grads, every
-    contribution, gradcheck, warnings. No layout, no steps, no narration: a slider's cost."""
+    contribution, gradcheck, warnings. No layout, no steps, no narration: a slider's cost. The
+    structure id is the same in every language; the warnings are in this request's."""
+    lang = language.choose(request.lang)
     if request.structure != structure_id(request, settings):
         raise ApiError(409, "StaleStructure", STALE)
     if len(request.source) >= settings.offload_min_source_chars:
-        body = await offloaded(server, numbers_body, request, settings)
+        body = await offloaded(server, numbers_body, request, settings, lang)
     else:
-        body = await run_in_threadpool(numbers_body, request, settings)
+        body = await run_in_threadpool(numbers_body, request, settings, lang)
     return JSONBytes(body)

@@ -44,6 +44,9 @@ def test_the_wheel_holds_one_import_package_with_its_data(wheel):
         "chainrule/static/css/app.css",
         "chainrule/static/favicon.svg",
         "chainrule/lessons/chain-rule.json",
+        "chainrule/locales/en.json",
+        "chainrule/locales/ru.json",
+        "chainrule/locales/et.json",
     ):
         assert needed in names, needed
     # Every static file of the checkout ships (vendored libraries with their licences included).
