@@ -40,7 +40,7 @@ MAX_SPAN = 4  # columns an edge may cross and still take part in the fallback's 
 POINTS_PER_INCH = 72.0  # dot's unit; 1 px on the page = 1 pt, so sizes in inches are px / 72
 # A statement's box: FRAME_PAD px around its cards and a band of FRAME_LABEL px on top for its name.
 FRAME_PAD = 10.0
-FRAME_LABEL = 18.0
+FRAME_LABEL = 26.0
 
 LayoutEngine = Literal["dot", "sugiyama"]
 IGRAPH_LOCK = Lock()

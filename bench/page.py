@@ -171,7 +171,8 @@ def main() -> None:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1600, "height": 900})
             page.set_default_timeout(60_000)
-            page.goto(base_url)
+            # Every node drawn, as these rows always measured (big graphs open collapsed).
+            page.goto(f"{base_url}/?collapse_at=never")
             page.wait_for_selector("svg[data-ready=true]")
 
             def load(source: str) -> int:
