@@ -3,7 +3,8 @@ time (FIELD-NOTES: dot with a cluster per statement took seconds at 500 nodes an
 at 1,000; a group laid out by itself is small).
 
 1. The inside of every group is laid out alone, each input from outside entering through a port
-   in the first column, so that dot keeps a lane free for that edge through the group.
+   in the first column, so that dot keeps a lane free for that edge through the group, level
+   with the card it feeds.
 2. The graph of groups (one vertex per group, the edges between groups) is laid out twice: with
    each group one card (the collapsed layout) and with each group the size of its inside (the
    expanded layout, each inside then placed in its group's box).
@@ -39,6 +40,9 @@ from chainrule.app.layout import (
 # The collapsed graph is a summary: its cards sit closer in a column, so more is readable at Fit.
 COLLAPSED_NODE_GAP = 12.0
 PORT_SIZE = (2.0, 12.0)  # px: an input's way into a group, about one edge's lane
+# dot keeps heavy edges straight: the lane from a port runs level with the card it feeds, so the
+# page draws an input's edge level along it, from the group's left edge (groups.js, `entry`).
+PORT_WEIGHT = 100
 Inside = tuple[float, float, dict[int, Box]]  # a group's inside: width, height, member → box
 
 
@@ -101,7 +105,7 @@ def inside_source(structure: Structure, group: int, members: list[int]) -> str:
         elif (source, target) not in ports:
             port = ports[source, target] = f"i{len(ports)}"
             lines.append(f"{port} [{dot_size(*PORT_SIZE)}]")
-            lines.append(f"{port} -> {ids[target]}")
+            lines.append(f"{port} -> {ids[target]} [weight={PORT_WEIGHT}]")
     if ports:
         lines.append(f"{{rank=source {' '.join(ports.values())}}}")
     lines.append("}")

@@ -84,14 +84,16 @@ function computeGeometry(trace) {
     const sy = source.y + (rank - (twins.length - 1) / 2) * Math.min(source.height * 0.3, 14);
     const sx = source.x + source.width / 2;
     const tx = target.x - target.width / 2 - 2;
-    const bend = Math.max(24, (tx - sx) / 2) + rank * 12;
+    // Into an open group from outside (groups.js `entry`): curve to the box's edge, then level.
+    const ex = Math.min(tx, edge.entry ?? tx);
+    const bend = Math.max(24, (ex - sx) / 2) + rank * 12;
     const c1 = [sx + bend, sy];
-    const c2 = [tx - bend, ty];
-    const d = `M${sx},${sy} C${c1[0]},${c1[1]} ${c2[0]},${c2[1]} ${tx},${ty}`;
+    const c2 = [ex - bend, ty];
+    const d = `M${sx},${sy} C${c1[0]},${c1[1]} ${c2[0]},${c2[1]} ${ex},${ty}${ex < tx ? ` L${tx},${ty}` : ""}`;
     const at = (t) => {
       const u = 1 - t;
       const [a, b, c, e] = [u * u * u, 3 * u * u * t, 3 * u * t * t, t * t * t];
-      return [a * sx + b * c1[0] + c * c2[0] + e * tx, a * sy + b * c1[1] + c * c2[1] + e * ty];
+      return [a * sx + b * c1[0] + c * c2[0] + e * ex, a * sy + b * c1[1] + c * c2[1] + e * ty];
     };
     geometry.set(edge.id, { d, mid: at(0.5), at });
   }
@@ -293,12 +295,15 @@ export function cardBoxes(trace) {
 
 /**
  * A spot for each label on or near its edge that covers no card and no other label: along the
- * curve first, then stepping above/below its middle. Only a handful of labels are shown at once.
+ * curve first, then stepping above/below its middle (a leader line points back at the edge).
+ * A label with no such spot is left out: labels are shown only where they fit (the narration
+ * says the same numbers). Only a handful of labels are shown at once.
  */
 function placeLabels(labels, trace, geometry, fs) {
   if (labels.length === 0) return labels;
   const cards = cardBoxes(trace);
   const taken = [];
+  const placed = [];
   for (const label of labels) {
     const { at } = geometry.get(label.id);
     const width = label.text.length * fs * 0.62 + fs;
@@ -306,16 +311,17 @@ function placeLabels(labels, trace, geometry, fs) {
     const box = ([x, y]) => ({ x0: x - width / 2, x1: x + width / 2, y0: y - height / 2, y1: y + height / 2 });
     const candidates = [0.5, 0.4, 0.6, 0.3, 0.7].map(at);
     const [mx, my] = at(0.5);
-    for (let k = 1; k <= 8; k++) candidates.push([mx, my - k * height * 0.75], [mx, my + k * height * 0.75]);
+    for (let k = 1; k <= 16; k++) candidates.push([mx, my - k * height * 0.75], [mx, my + k * height * 0.75]);
     const free = (c) => {
       const b = box(c);
       return !cards.some((r) => overlaps(b, r)) && !taken.some((r) => overlaps(b, r));
     };
-    const spot = candidates.find(free) ?? candidates[0];
+    const spot = candidates.find(free);
+    if (!spot) continue;
     taken.push(box(spot));
-    Object.assign(label, { x: spot[0], y: spot[1], width, height, dx: mx - spot[0], dy: my - spot[1] });
+    placed.push(Object.assign(label, { x: spot[0], y: spot[1], width, height, dx: mx - spot[0], dy: my - spot[1] }));
   }
-  return labels;
+  return placed;
 }
 
 function updateLabel(g, label, fs) {

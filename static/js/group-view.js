@@ -179,7 +179,7 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
   function arrangementFor(trace, current) {
     const c = choiceFor(trace);
     let [base, collapsed] = [c.base, c.collapsed];
-    if (plain(trace)) [base, collapsed] = ["expanded", EMPTY];
+    if (plain(trace)) [base, collapsed] = ["plain", EMPTY];
     const inside = current ? groupIndex(trace).ofNode.get(current) : null;
     const opened = follow && inside && collapsed.has(inside.id) ? inside.id : null;
     if (memo.trace === trace && memo.collapsed === collapsed && memo.base === base && memo.opened === opened) return memo.arrangement;
@@ -188,8 +188,12 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
       shut = new Set(collapsed);
       shut.delete(opened);
     }
-    memo = { trace, collapsed, base, opened, arrangement: arrange(trace, base, shut) };
-    return memo.arrangement;
+    // A lab draws the trace exactly as it is (its marks use the trace's own boxes): no boxes.
+    const arrangement = base === "plain"
+      ? { ...arrange(trace, "expanded", EMPTY), key: "plain", frames: new Map() }
+      : arrange(trace, base, shut);
+    memo = { trace, collapsed, base, opened, arrangement };
+    return arrangement;
   }
 
   function drawCards(trace, arrangement, view, touched) {

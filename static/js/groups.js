@@ -152,18 +152,20 @@ const shownCache = new WeakMap(); // trace → Map arrangement key → the trace
  * The trace as drawn in `arrangement`, for graph.js: the nodes shown (moved where the arrangement
  * puts them), a `kind: "group"` stand-in per collapsed group (graph.js draws no card for it, but
  * edges end on it), and the edges between what is shown (an edge into or out of a collapsed group
- * ends on its card). Edge and node ids are the trace's, so the timeline's states apply as they
- * are. The same trace when nothing moves.
+ * ends on its card; an edge into an open box from outside has `entry`, the x of the box's left
+ * edge: the layout keeps a lane level with its card from there, and graph.js draws it along it).
+ * Edge and node ids are the trace's, so the timeline's states apply as they are. The same trace
+ * when there is no group of several nodes.
  */
 export function shownTrace(trace, arrangement) {
-  const identity = arrangement.base === "expanded" && arrangement.hiddenIn.size === 0;
-  if (identity) return trace;
+  const { base, hiddenIn, frames } = arrangement;
+  if (base === "expanded" && hiddenIn.size === 0 && frames.size === 0) return trace;
   let byKey = shownCache.get(trace);
   if (!byKey) shownCache.set(trace, (byKey = new Map()));
   const cached = byKey.get(arrangement.key);
   if (cached) return cached;
-  const { byId } = groupIndex(trace);
-  const { cards, hiddenIn } = arrangement;
+  const { byId, ofNode } = groupIndex(trace);
+  const { cards } = arrangement;
   const drawnAs = (id) => hiddenIn.get(id) ?? id;
   const nodes = [];
   const nodeById = new Map(trace.nodes.map((n) => [n.id, n]));
@@ -189,7 +191,11 @@ export function shownTrace(trace, arrangement) {
   for (const edge of trace.edges) {
     const [source, target] = [drawnAs(edge.source), drawnAs(edge.target)];
     if (source === target) continue; // inside a collapsed group
-    const shown = source === edge.source && target === edge.target ? edge : { ...edge, source, target };
+    const box = frames.get(ofNode.get(edge.target)?.id);
+    const entering = box && ofNode.get(edge.source) !== ofNode.get(edge.target);
+    const entry = entering ? box.x - box.width / 2 : undefined;
+    const same = source === edge.source && target === edge.target && entry === undefined;
+    const shown = same ? edge : { ...edge, source, target, ...(entering ? { entry } : {}) };
     edges.push(shown);
     if (target !== edge.target) into.set(target, [...(into.get(target) ?? []), shown]);
   }
