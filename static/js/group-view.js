@@ -11,7 +11,7 @@ import { compactLabel, drawGraph, fitLabel, fontSize } from "./graph.js";
 import { arrange, arrangedBounds, groupIndex, openingGroups, shownChanges, shownTrace } from "./groups.js";
 import { fullText, opGlyph, preciseText, shortText } from "./format.js";
 import { isVariant } from "./lab-trace.js";
-import { state, subscribe } from "./state.js";
+import { state, subscribe, update } from "./state.js";
 import { attr, join, joined, svgElement, text } from "./svg.js";
 
 const CLICK_SLOP_PX = 4; // a drag (pan) further than this is not a click
@@ -162,7 +162,7 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
   let player = null;
   let choice = null; // {key (the trace's structure), base, collapsed: Set of group ids}
   let follow = false;
-  let last = null; // what the last frame drew: {trace, arrangement, shown, memo}
+  let last = null; // what the last frame drew: {trace, arrangement, shown}
 
   /** The reader's choice for `trace`: kept while the structure is the same, else how it opens. */
   function choiceFor(trace) {
@@ -317,11 +317,14 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
     event.preventDefault();
     toggle(group.getAttribute("data-group"), true);
   });
-  // A card's tooltip is written when the pointer reaches it, not on every step.
+  // A card's tooltip is written when the pointer reaches it, not on every step; the editor
+  // lights the statement under the pointer (its root's span), as it does for a node.
   cardLayer.addEventListener("pointerover", (event) => {
     const g = event.target.closest?.(".group-card");
     if (g?._tooltip) text(g.querySelector("title"), g._tooltip());
+    update({ hoverNode: g?.getAttribute("data-root") ?? null });
   });
+  cardLayer.addEventListener("pointerleave", () => update({ hoverNode: null }));
 
   subscribe((s, changed) => {
     if (!changed.has("lab") || !s.trace || changed.has("trace")) return;
