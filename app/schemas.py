@@ -122,6 +122,7 @@ class Node(Sent):
     span: tuple[int, int] = Field(description="[start, end) offsets in `source`.")
     inputs: list[str] = Field(description="Input ids in order.")
     warnings: list[NodeWarning]
+    group: str = Field(description="The id of the node's group (`g0`, `g1`, … in `groups`).")
     x: float = Field(description="Centre of the card, px from the left.")
     y: float = Field(description="Centre of the card, px from the top (y grows downward).")
     width: float = Field(description="Card width, px.")
@@ -246,11 +247,45 @@ class OrderCheck(Sent):
     message: str
 
 
+class Box(Sent):
+    x: float = Field(description="Centre, px from the left.")
+    y: float = Field(description="Centre, px from the top.")
+    width: float
+    height: float
+
+
+class Group(Sent):
+    """The nodes one statement built, or one leaf: drawn in a labelled box, collapsible to one
+    card."""
+
+    id: str = Field(description="`g0`, `g1`, … in the order the statements built them.")
+    name: str = Field(description="How narration names the root: the statement's name (`h1`).")
+    kind: Literal["statement", "leaf"] = Field(
+        description="`leaf`: a leaf, a group of its own (other statements read it too)."
+    )
+    root: str = Field(description="The id of the group's value: the statement's result.")
+    nodes: list[str] = Field(description="The ids of its nodes, in id order.")
+    box: Box | None = Field(
+        description="The labelled box around its cards (the name goes in its top band); null "
+        "for a group of one card."
+    )
+    card: Box = Field(description="Its card in the collapsed layout (`layout.collapsed`).")
+
+
+class CollapsedLayoutInfo(Sent):
+    engine: Literal["dot", "sugiyama"]
+    width: float = Field(description="Width of the collapsed drawing, px.")
+    height: float = Field(description="Height of the collapsed drawing, px.")
+
+
 class LayoutInfo(Sent):
     engine: Literal["dot", "sugiyama"] = Field(description="`sugiyama` is the fast fallback.")
     width: float = Field(description="Width of the drawing, px; every card fits inside.")
     height: float = Field(description="Height of the drawing, px.")
     cached: bool = Field(description="True when the layout came from the structure cache.")
+    collapsed: CollapsedLayoutInfo = Field(
+        description="The layout with every group collapsed to one card (`groups[].card`)."
+    )
 
 
 class GraphResponse(Sent):
@@ -258,6 +293,7 @@ class GraphResponse(Sent):
 
     nodes: list[Node]
     edges: list[Edge]
+    groups: list[Group] = Field(description="Every node in exactly one group.")
     root: str
     leaves: list[Leaf]
     steps: list[Step] = Field(description="The timeline: topo, forward, seed, backward.")

@@ -79,13 +79,40 @@ class GraphBody:
     layout: Layout
 
     def render(self, layout_cached: bool) -> bytes:
+        collapsed = self.layout.collapsed or self.layout
         layout = {
             "engine": self.layout.engine,
             "width": self.layout.width,
             "height": self.layout.height,
             "cached": layout_cached,
+            "collapsed": {
+                "engine": collapsed.engine,
+                "width": collapsed.width,
+                "height": collapsed.height,
+            },
         }
         return b"".join((self.trace_json[:-1], b',"layout":', orjson.dumps(layout), b"}"))
+
+
+def box_dict(box: tuple[float, float, float, float]) -> dict[str, float]:
+    x, y, width, height = box
+    return {"x": x, "y": y, "width": width, "height": height}
+
+
+def place(trace: dict[str, Any], layout: Layout) -> None:
+    """Write `layout` into `trace`: every node's box, and each group's `box` (its labelled box,
+    or null for a group of one card) and `card` (its place when collapsed)."""
+    for node, (x, y, width, height) in zip(trace["nodes"], layout.boxes, strict=True):
+        node["x"], node["y"], node["width"], node["height"] = x, y, width, height
+    groups = trace["groups"]
+    frames = layout.frames or (None,) * len(groups)
+    if layout.collapsed is not None:
+        cards = layout.collapsed.boxes
+    else:  # every group is one card: collapsed, it stays where it is
+        cards = tuple(layout.boxes[int(group["root"][1:])] for group in groups)
+    for group, frame, card in zip(groups, frames, cards, strict=True):
+        group["box"] = None if frame is None else box_dict(frame)
+        group["card"] = box_dict(card)
 
 
 def build_body(
@@ -95,9 +122,9 @@ def build_body(
     from the cache."""
     trace = trace_dict(request, settings, lang)
     trace["structure"] = structure_id(request, settings)
-    layout, cached = layouter.layout(structure_of(trace["nodes"], trace["edges"]))
-    for node, (x, y, width, height) in zip(trace["nodes"], layout.boxes, strict=True):
-        node["x"], node["y"], node["width"], node["height"] = x, y, width, height
+    structure = structure_of(trace["nodes"], trace["edges"], trace["groups"])
+    layout, cached = layouter.layout(structure)
+    place(trace, layout)
     return GraphBody(orjson.dumps(trace), layout), cached
 
 

@@ -1,6 +1,7 @@
 """Benchmark the page in headless Chromium against the real server; prints a markdown table.
 
 Run: .venv/bin/python bench/page.py        (about a minute)
+     .venv/bin/python bench/page.py groups (only the rows named: slider, pulse, paint, groups)
 
 - slider latency: a leaf slider's `input` event → the root card's new number painted (p50/p95:
   the mutation of its text, then the frame that paints it), on a 100-node and a 1,000-node graph
@@ -11,7 +12,9 @@ Run: .venv/bin/python bench/page.py        (about a minute)
   /api/graph reply of the same request;
 - pulse frame rate: requestAnimationFrame count while the backward pulse plays at full speed on a
   300-node graph (target ≥ 50 fps) and a 1,000-node one (≥ 55 fps);
-- first paint: a typed 50-node program, from Ctrl+Enter to its cards on screen (target ≤ 300 ms).
+- first paint: a typed 50-node program, from Ctrl+Enter to its cards on screen (target ≤ 300 ms);
+- groups: Enter on one statement's box or card of a 500-node, 60-statement program, to the frame
+  that paints it collapsed or expanded (issue 11's target: ≤ 50 ms), from both layouts.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.conftest import start_server, stop_server  # noqa: E402
+from tests.statement_programs import layered_program  # noqa: E402
 
 LEAVES = 10
 SLIDER_SAMPLES = 40
@@ -142,6 +146,26 @@ PAINT_JS = """async ([source, expected]) => {
 }"""
 
 
+GROUP_TOGGLE_JS = """async ([name, samples]) => {
+  const painted = () => new Promise((resolve) => requestAnimationFrame(() => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => resolve(performance.now());
+    channel.port2.postMessage(null);
+  }));
+  const element = () => document.querySelector(`[data-testid=group][data-group="${name}"]`);
+  const times = [];
+  for (let i = 0; i < samples; i++) {
+    const before = element().dataset.collapsed;
+    await painted();
+    const t0 = performance.now();
+    element().dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
+    if (element().dataset.collapsed === before) throw new Error('the group did not toggle');
+    times.push((await painted()) - t0);
+  }
+  return times;
+}"""
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -150,6 +174,11 @@ def percentile(values: list[float], q: float) -> float:
 def main() -> None:
     import httpx
     from playwright.sync_api import sync_playwright
+
+    only = set(sys.argv[1:])
+
+    def wanted(row: str) -> bool:
+        return not only or row in only
 
     process, base_url = start_server()
     rows: list[tuple[str, str, str, str]] = []
@@ -171,7 +200,8 @@ def main() -> None:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1600, "height": 900})
             page.set_default_timeout(60_000)
-            page.goto(base_url)
+            # Every node drawn, as these rows always measured (big graphs open collapsed).
+            page.goto(f"{base_url}/?collapse_at=never")
             page.wait_for_selector("svg[data-ready=true]")
 
             def load(source: str) -> int:
@@ -182,7 +212,8 @@ def main() -> None:
                 )
                 return nodes
 
-            for target, (p50_budget, p95_budget) in ((100, (17, 33)), (1_000, (33, 50))):
+            sliders = ((100, (17, 33)), (1_000, (33, 50))) if wanted("slider") else ()
+            for target, (p50_budget, p95_budget) in sliders:
                 source = sized_program(target, count_nodes)
                 nodes = load(source)
                 result = page.evaluate(SLIDER_JS, [SLIDER_SAMPLES])
@@ -214,7 +245,8 @@ def main() -> None:
                         )
                     )
 
-            for target, fps_budget in ((300, 50), (1_000, 55)):
+            pulses = ((300, 50), (1_000, 55)) if wanted("pulse") else ()
+            for target, fps_budget in pulses:
                 nodes = load(sized_program(target, count_nodes))
                 result = page.evaluate(FPS_JS, [2500])
                 rows.append(
@@ -231,7 +263,7 @@ def main() -> None:
             nodes = count_nodes(source) + 2
             last = source.splitlines()[-1].split(" = ")[0]
             paints = []
-            for i in range(6):
+            for i in range(6 if wanted("paint") else 0):
                 # A new root (`… * k`) each time: a structure the layout cache lacks.
                 variant = source + f"\nw = {last} * {i + 2}"
                 paints.append(page.evaluate(PAINT_JS, [variant, nodes]))
@@ -239,15 +271,18 @@ def main() -> None:
                 page.wait_for_function(
                     "() => document.querySelectorAll('[data-testid=node]').length === 1"
                 )
-            worst = max(paints[1:])
-            rows.append(
-                (
-                    f"first paint, typed {nodes}-node program",
-                    f"median {statistics.median(paints):.0f} ms, worst {worst:.0f} ms",
-                    "≤ 300 ms",
-                    "ok" if worst <= 300 else "MISSED",
+            if paints:
+                worst = max(paints[1:])
+                rows.append(
+                    (
+                        f"first paint, typed {nodes}-node program",
+                        f"median {statistics.median(paints):.0f} ms, worst {worst:.0f} ms",
+                        "≤ 300 ms",
+                        "ok" if worst <= 300 else "MISSED",
+                    )
                 )
-            )
+            if wanted("groups"):
+                rows.append(group_toggle_row(browser, base_url, count_nodes))
             browser.close()
     finally:
         stop_server(process)
@@ -256,6 +291,41 @@ def main() -> None:
     print("| --- | --- | --- | --- |")
     for row in rows:
         print("| " + " | ".join(row) + " |")
+
+
+def group_toggle_row(browser, base_url: str, count_nodes) -> tuple[str, str, str, str]:
+    """Enter on one group, collapsed ⇄ expanded, from the collapsed layout (as a big graph opens)
+    and from the expanded one (after "expand all"), at 1280×720."""
+    source = layered_program()
+    nodes = count_nodes(source)
+    statements = len(source.splitlines())
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.set_default_timeout(60_000)
+    page.goto(f"{base_url}/")
+    page.wait_for_selector("svg[data-ready=true]")
+    page.evaluate(LOAD_JS, source)
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=group]').length === 50")
+    results = {}
+    for base in ("collapsed", "expanded"):
+        if base == "expanded":
+            page.click("[data-testid=expand-all]")
+            page.wait_for_function(
+                "() => document.querySelectorAll('[data-testid=node]').length > 480"
+            )
+        results[base] = page.evaluate(GROUP_TOGGLE_JS, ["h25", 40])
+    page.close()
+    every = results["collapsed"] + results["expanded"]
+    p50, p95 = statistics.median(every), percentile(every, 0.95)
+    parts = ", ".join(
+        f"from {base}: p50 {statistics.median(times):.1f}, p95 {percentile(times, 0.95):.1f}"
+        for base, times in results.items()
+    )
+    return (
+        f"collapse/expand one group (Enter), {nodes} nodes, {statements} statements",
+        f"p50 {p50:.1f} ms, p95 {p95:.1f} ms ({parts})",
+        "≤ 50 ms",
+        "ok" if p95 <= 50 else "MISSED",
+    )
 
 
 if __name__ == "__main__":

@@ -34,11 +34,23 @@ class Limits:
     max_depth: int | None = None
 
 
+@dataclass(frozen=True)
+class Group:
+    """Nodes drawn together: the nodes one statement built (`kind` "statement", `root` being the
+    statement's value), or a single leaf (`kind` "leaf": a leaf is a group of its own, declared
+    (`x1 = 0.5`) or first used inside a statement, since other statements read it too)."""
+
+    kind: str
+    root: int
+    nodes: tuple[int, ...]
+
+
 @dataclass
 class Graph:
     """The built graph: `nodes` in id order (node.id == index), the `root`, the named leaves
     by first appearance, program-level warnings (at most MAX_WARNINGS_OF_A_KIND of a kind, then
-    one summary), whether derived operations were expanded, and the expansion `helpers`."""
+    one summary), whether derived operations were expanded, the expansion `helpers`, and the
+    `groups` (every node in exactly one, in the order the statements built them)."""
 
     source: str
     nodes: list[Value]
@@ -48,6 +60,7 @@ class Graph:
     expanded: bool = False
     # Ids of the nodes `expand_derived` made inside a derived operation (`b·(-1)` of `a - b`).
     helpers: set[int] = field(default_factory=set)
+    groups: list[Group] = field(default_factory=list)
 
 
 def check_values(values: dict[str, Any] | None) -> dict[str, float]:
@@ -103,7 +116,9 @@ def build(
             message = msg("warning.on_line", line=line, message=unused)
             warnings.append({"type": "unused", "message": message, "line": line, "column": column})
             continue
+        first = len(builder.nodes)
         builder.statement(statement, statement_version)
+        builder.group(first)
     root = builder.last
     assert root is not None
     warnings.extend(builder.warnings)
@@ -126,6 +141,7 @@ def build(
         limit_warnings(warnings),
         expand_derived,
         builder.helpers,
+        builder.groups,
     )
 
 
@@ -280,6 +296,7 @@ class _Builder:
         self.warnings: list[dict[str, Any]] = []
         self.last: Value | None = None
         self.helpers: set[int] = set()
+        self.groups: list[Group] = []
 
     def add(self, node: Value, start: int, end: int, kind: str | None = None) -> Value:
         nodes = self.nodes
@@ -337,6 +354,18 @@ class _Builder:
             node.label = versioned(name, version)
             self.names[name] = node
         self.last = node
+
+    def group(self, first: int) -> None:
+        """Group the nodes the statement just built (ids `first` on): each new leaf on its own,
+        the rest as the statement's group, whose root is the statement's value."""
+        inner = []
+        for node in self.nodes[first:]:
+            if node.kind == "leaf":
+                self.groups.append(Group("leaf", node.id, (node.id,)))
+            else:
+                inner.append(node.id)
+        if inner:  # built in post-order: the last node is the statement's value
+            self.groups.append(Group("statement", inner[-1], tuple(inner)))
 
     def name(self, expr: Expr) -> Value:
         """The node a name refers to; a new leaf (value 1 unless given) if it names none."""

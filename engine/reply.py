@@ -104,6 +104,10 @@ def graph_reply(trace: Trace) -> dict[str, Any]:
     local_grad = numbers["local_grad"]
     node_warnings = numbers["node_warnings"]
     say = Narrator(graph.source, graph.nodes, graph.helpers)
+    group_of = [0] * len(graph.nodes)
+    for index, group in enumerate(graph.groups):
+        for member in group.nodes:
+            group_of[member] = index
     nodes = []
     edges = []
     edge = 0
@@ -127,6 +131,7 @@ def graph_reply(trace: Trace) -> dict[str, Any]:
                 "span": [node.start, node.end],
                 "inputs": [f"n{c.id}" for c in node.inputs],
                 "warnings": node_warnings.get(nid, []),
+                "group": f"g{group_of[i]}",
             }
         )
         for index, child in enumerate(node.inputs):
@@ -143,6 +148,23 @@ def graph_reply(trace: Trace) -> dict[str, Any]:
     return {"nodes": nodes, "edges": edges}
 
 
+def groups_reply(trace: Trace) -> list[dict[str, Any]]:
+    """The `groups` of the trace's reply (docs/api.md): each statement's nodes, each leaf alone;
+    a group is named as narration names its root."""
+    graph = trace.graph
+    say = Narrator(graph.source, graph.nodes, graph.helpers)
+    return [
+        {
+            "id": f"g{index}",
+            "name": say.text(graph.nodes[group.root]),
+            "kind": group.kind,
+            "root": f"n{group.root}",
+            "nodes": [f"n{member}" for member in group.nodes],
+        }
+        for index, group in enumerate(graph.groups)
+    ]
+
+
 def trace_reply(trace: Trace) -> dict[str, Any]:
     """The JSON-ready trace described in docs/api.md; its numbers are the numbers reply's."""
     graph = trace.graph
@@ -150,6 +172,7 @@ def trace_reply(trace: Trace) -> dict[str, Any]:
     data = numbers["data"]
     return {
         **graph_reply(trace),
+        "groups": groups_reply(trace),
         "root": f"n{graph.root.id}",
         "leaves": [
             {"name": name, "id": f"n{node.id}", "value": data[node.id]}

@@ -2,8 +2,11 @@
 // graph stale while the program has an error, and reports the hovered node.
 
 import { svgElement } from "./svg.js";
+import { compactLabel, fontSize } from "./graph.js";
+import { mountGroups } from "./group-view.js";
 import { createPlayer } from "./player.js";
 import { pageScope } from "./scope.js";
+import { framesOf } from "./timeline.js";
 import { createZoom } from "./zoom.js";
 
 function arrowMarker(id, { reverse = false } = {}) {
@@ -43,12 +46,33 @@ function sameBounds(a, b) {
 const SMALL_TEXT_MIN_PX = 6;
 const TEXT_MIN_PX = 3;
 const TYPICAL_FONT = 14;
+// Semantic zoom. The reading size: a card's name is never drawn smaller on screen than this (in
+// rem, so it grows with the page's type: 10 px at 1280 px wide, 19 px at 3840). Zoomed out past
+// it, a card is its name alone, drawn large, and its colour (`data-zoom="far"` on the SVG; the
+// numbers, tags and edge labels hide: they would be under 9.5 px); else the full card. Fit never
+// shrinks the graph below the scale where even those large names reach the reading size: past
+// it, Fit keeps that scale and pans to the step shown.
+const READING_REM = 2 / 3;
+
+/** The on-screen size of a card's name per unit of scale (graph units): full and far out. */
+function nameSizes(trace) {
+  const typical = trace?.nodes.find((n) => n.kind === "op") ?? trace?.nodes[0] ?? { width: 150, height: 64 };
+  return { full: fontSize(typical) * 1.05, far: compactLabel("", typical).size };
+}
+
+/** The step's current node at frame `step` of `trace`, or null. */
+function currentNode(trace, step) {
+  const frame = framesOf(trace)[step];
+  return frame ? trace.steps[frame.step]?.node ?? null : null;
+}
 
 /**
  * The graph pane on its elements. `wheelZooms(event)`: whether the wheel zooms the graph (the
  * page: always; an embedded player: once it has the focus, so a page scrolls past it).
+ * `collapseAt`: graphs of at least this many nodes open with their statements collapsed
+ * (groups.js COLLAPSE_AT_NODES unless the page's URL says otherwise).
  */
-export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, wheelZooms }, scope = pageScope) {
+export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, wheelZooms, collapseAt }, scope = pageScope) {
   const { state, subscribe, update } = scope.store;
   const defs = svgElement("defs");
   defs.append(arrowMarker("arrow-idle"), arrowMarker("arrow-forward"),
@@ -69,23 +93,34 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, whe
   overlayViewport.append(layers.pulses);
   overlay.append(overlayViewport);
 
+  const groups = mountGroups({
+    svg, layers, tools: wrap, threshold: collapseAt, onArrangedAll: () => fitToTrace(),
+  }, scope);
+  let reading = { px: 10, names: nameSizes(null) }; // refreshed by each fit (type size, trace)
   const zoom = createZoom(svg, [viewport, overlayViewport], (k) => {
     const px = TYPICAL_FONT * k;
     const lod = px < TEXT_MIN_PX ? "2" : px < SMALL_TEXT_MIN_PX ? "1" : "0";
     if (svg.dataset.lod !== lod) svg.dataset.lod = lod;
+    const level = k * reading.names.full < reading.px ? "far" : "near";
+    if (svg.dataset.zoom !== level) svg.dataset.zoom = level;
   }, { wheelZooms });
-  const player = createPlayer(layers, scope);
+  const player = createPlayer(layers, { draw: groups.draw }, scope);
+  groups.attach(player);
   let fittedBounds = null;
   let fittedTransform = null; // the view the last fit produced; another means the user moved it
 
   // Fit once the SVG has a size (fit before layout would use a 0×0 box).
   const fitToTrace = () => {
-    if (!state.trace) return;
-    fittedBounds = graphBounds(state.trace);
+    const trace = state.trace;
+    if (!trace) return;
+    fittedBounds = groups.bounds(trace);
     const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
     // The zoom buttons and the legend sit over the pane's top and bottom edges: fit between them.
     const clear = (selector) => (wrap.querySelector(selector)?.offsetHeight ?? 0) + rem;
-    zoom.fit(fittedBounds, 1.6 * (rem / 16), { top: clear(".graph-tools"), bottom: clear(".legend") });
+    reading = { px: READING_REM * rem, names: nameSizes(trace) };
+    const card = groups.cardOf(currentNode(trace, state.step));
+    zoom.fit(fittedBounds, 1.6 * (rem / 16), { top: clear(".graph-tools"), bottom: clear(".legend") },
+      { minScale: reading.px / reading.names.far, focus: card });
     fittedTransform = JSON.stringify(zoom.transform);
   };
   // The graph area changes size when panels, labs or the error box change height, or the
@@ -109,7 +144,7 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, whe
     }
     if (changed.has("trace") && s.trace) {
       // Values-only updates keep the view; a different shape of graph is refitted.
-      if (!sameBounds(graphBounds(s.trace), fittedBounds)) fitToTrace();
+      if (!sameBounds(groups.bounds(s.trace), fittedBounds)) fitToTrace();
       svg.classList.toggle("many", s.trace.nodes.length > 150);
       svg.setAttribute("data-ready", "true");
       svg.setAttribute("aria-label", `Computation graph, ${s.trace.nodes.length} nodes`);

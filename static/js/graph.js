@@ -16,7 +16,7 @@ let lastGeometry = { key: null, geometry: null };
  * The card's name, `{shown, cut}`: cut (the card adds "…") where it would run into the op glyph: an unnamed node's name is
  * its source text, which can be long (the full text is in the card's tooltip).
  */
-function fitLabel(label, node, glyph) {
+export function fitLabel(label, node, glyph) {
   const fs = fontSize(node);
   const room = node.width - 2 * Math.max(6, fs * 0.55) - (glyph.length * 0.62 + 0.6) * fs;
   const fits = Math.max(3, Math.floor(room / (fs * 1.05 * 0.6)));
@@ -84,22 +84,34 @@ function computeGeometry(trace) {
     const sy = source.y + (rank - (twins.length - 1) / 2) * Math.min(source.height * 0.3, 14);
     const sx = source.x + source.width / 2;
     const tx = target.x - target.width / 2 - 2;
-    const bend = Math.max(24, (tx - sx) / 2) + rank * 12;
+    // Into an open group from outside (groups.js `entry`): curve to the box's edge, then level.
+    const ex = Math.min(tx, edge.entry ?? tx);
+    const bend = Math.max(24, (ex - sx) / 2) + rank * 12;
     const c1 = [sx + bend, sy];
-    const c2 = [tx - bend, ty];
-    const d = `M${sx},${sy} C${c1[0]},${c1[1]} ${c2[0]},${c2[1]} ${tx},${ty}`;
+    const c2 = [ex - bend, ty];
+    const d = `M${sx},${sy} C${c1[0]},${c1[1]} ${c2[0]},${c2[1]} ${ex},${ty}${ex < tx ? ` L${tx},${ty}` : ""}`;
     const at = (t) => {
       const u = 1 - t;
       const [a, b, c, e] = [u * u * u, 3 * u * u * t, 3 * u * t * t, t * t * t];
-      return [a * sx + b * c1[0] + c * c2[0] + e * tx, a * sy + b * c1[1] + c * c2[1] + e * ty];
+      return [a * sx + b * c1[0] + c * c2[0] + e * ex, a * sy + b * c1[1] + c * c2[1] + e * ty];
     };
     geometry.set(edge.id, { d, mid: at(0.5), at });
   }
   return geometry;
 }
 
-function fontSize(node) {
+export function fontSize(node) {
   return Math.max(7, Math.min(node.height / 4.4, node.width / 8.5, 20));
+}
+
+/**
+ * A card's name as semantic zoom shows it far out (the card is its name and its colour): as big
+ * as the card allows, `{text, size}`.
+ */
+export function compactLabel(label, node) {
+  const size = Math.min(node.height * 0.42, 30);
+  const fits = Math.max(2, Math.floor((node.width - 10) / (size * 0.62)));
+  return { text: label.length <= fits ? label : `${label.slice(0, fits - 1).trimEnd()}\u2026`, size };
 }
 
 /**
@@ -138,6 +150,9 @@ function enterNode(node) {
     svgElement("title"),
     svgElement("rect", { class: "card", width: w, height: h, rx: Math.min(10, h / 5) }),
   );
+  // Far out (semantic zoom), a card is its name alone, as big as the card allows.
+  const compact = compactLabel("", node);
+  g.append(svgElement("text", { x: w / 2, y: h / 2, "font-size": compact.size, "text-anchor": "middle", "dominant-baseline": "central" }, "label-compact"));
   if (node.kind === "const") {
     const value = svgElement("text", { x: w / 2, y: h / 2, "font-size": fs, "text-anchor": "middle", "dominant-baseline": "central" }, "value data");
     g.append(value, tag("const", fs));
@@ -208,10 +223,12 @@ function updateNode(g, node, view, rootId, layout, nodeById) {
     labelMore: g.querySelector(".label-more"),
     op: g.querySelector(".op"),
     grad: g.querySelector(".value.grad"),
+    compact: g.querySelector(".label-compact"),
   });
   g._tooltip = { node, data, grad, warn, dead };
   if (pointedCard === g) showTooltip(g);
   text(parts.data, shown.data + warn);
+  if (!placed) text(parts.compact, compactLabel(node.label || node.text || "", node).text);
   if (node.kind === "const") return shown;
   if (!placed) {
     const glyph = opGlyph(node);
@@ -240,6 +257,7 @@ function edgeLabels(trace, view) {
   const { nodeById, edgeById } = traceIndex(trace);
   for (const id of view.active) {
     const edge = edgeById.get(id);
+    if (!edge) continue; // not drawn: inside a collapsed group
     const shown = view.edges.get(edge.id);
     if (shown?.state === "backward-active") {
       labels.push({ id: edge.id, kind: "backward", text: chainText(shown.contribution), sourceKind: nodeById.get(edge.source).kind });
@@ -277,12 +295,15 @@ export function cardBoxes(trace) {
 
 /**
  * A spot for each label on or near its edge that covers no card and no other label: along the
- * curve first, then stepping above/below its middle. Only a handful of labels are shown at once.
+ * curve first, then stepping above/below its middle (a leader line points back at the edge).
+ * A label with no such spot is left out: labels are shown only where they fit (the narration
+ * says the same numbers). Only a handful of labels are shown at once.
  */
 function placeLabels(labels, trace, geometry, fs) {
   if (labels.length === 0) return labels;
   const cards = cardBoxes(trace);
   const taken = [];
+  const placed = [];
   for (const label of labels) {
     const { at } = geometry.get(label.id);
     const width = label.text.length * fs * 0.62 + fs;
@@ -290,16 +311,17 @@ function placeLabels(labels, trace, geometry, fs) {
     const box = ([x, y]) => ({ x0: x - width / 2, x1: x + width / 2, y0: y - height / 2, y1: y + height / 2 });
     const candidates = [0.5, 0.4, 0.6, 0.3, 0.7].map(at);
     const [mx, my] = at(0.5);
-    for (let k = 1; k <= 8; k++) candidates.push([mx, my - k * height * 0.75], [mx, my + k * height * 0.75]);
+    for (let k = 1; k <= 16; k++) candidates.push([mx, my - k * height * 0.75], [mx, my + k * height * 0.75]);
     const free = (c) => {
       const b = box(c);
       return !cards.some((r) => overlaps(b, r)) && !taken.some((r) => overlaps(b, r));
     };
-    const spot = candidates.find(free) ?? candidates[0];
+    const spot = candidates.find(free);
+    if (!spot) continue;
     taken.push(box(spot));
-    Object.assign(label, { x: spot[0], y: spot[1], width, height, dx: mx - spot[0], dy: my - spot[1] });
+    placed.push(Object.assign(label, { x: spot[0], y: spot[1], width, height, dx: mx - spot[0], dy: my - spot[1] }));
   }
-  return labels;
+  return placed;
 }
 
 function updateLabel(g, label, fs) {
@@ -343,13 +365,14 @@ export function drawGraph(layers, trace, view, changed = null) {
     for (const id of edges) drawEdge(joined(layers.edges, id), edgeById.get(id));
     for (const id of nodes) {
       const node = nodeById.get(id);
-      drawNode(joined(layers.nodes, nodeKey(node)), node);
+      if (node.kind !== "group") drawNode(joined(layers.nodes, nodeKey(node)), node);
     }
     refreshed = nodes.size + edges.size;
   } else {
     join(layers.edges, trace.edges, (e) => e.id, () => svgElement("path"), drawEdge);
     if (layers.edgeHits) drawEdgeHits(layers.edgeHits, trace, geometry, layout);
-    join(layers.nodes, trace.nodes, nodeKey, enterNode, drawNode);
+    // A collapsed group's stand-in (groups.js) holds its edges' ends; group-view.js draws its card.
+    join(layers.nodes, trace.nodes.filter((n) => n.kind !== "group"), nodeKey, enterNode, drawNode);
     drawnTraces.set(layers, trace);
     refreshed = trace.nodes.length + trace.edges.length;
   }
@@ -369,7 +392,7 @@ export function drawPulses(layer, trace, view, durationMs) {
   const geometry = edgeGeometry(trace);
   for (const edgeId of view.active) {
     const shown = view.edges.get(edgeId);
-    if (!shown.pulse) continue;
+    if (!shown.pulse || !geometry.has(edgeId)) continue; // not drawn: inside a collapsed group
     const backward = shown.state.startsWith("backward");
     const dot = svgElement("circle", { r: 5 }, `pulse ${backward ? "backward" : "forward"}`);
     const edge = traceIndex(trace).edgeById.get(edgeId);

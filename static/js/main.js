@@ -5,6 +5,7 @@ import { createGraphChannel, fetchLessons, fetchPresets } from "./api.js";
 import { mountClassroom } from "./classroom.js";
 import { mountEditor } from "./editor.js";
 import { mountGraph } from "./graph-view.js";
+import { collapseThreshold } from "./groups.js";
 import { mountHiding } from "./hide.js";
 import { mountLesson } from "./lesson.js";
 import { mountLabs } from "./labs.js";
@@ -64,7 +65,8 @@ function mount() {
   // First: while a lesson is open, its Space and arrows come before the transport's.
   lessons = mountLesson({ panel: $("lesson"), menu: $("lessons"), loadProgram });
   mountHiding();
-  const graph = mountGraph({ svg: $("graph"), overlay: $("graph-overlay"), wrap: $("graph-wrap"), fitButton: $("fit"), zoomIn: $("zoom-in"), zoomOut: $("zoom-out") });
+  const graph = mountGraph({ svg: $("graph"), overlay: $("graph-overlay"), wrap: $("graph-wrap"), fitButton: $("fit"), zoomIn: $("zoom-in"), zoomOut: $("zoom-out"),
+    collapseAt: collapseThreshold(new URLSearchParams(window.location.search)) });
   mountTransport({
     toStart: $("to-start"), back: $("step-back"), play: $("play"), forward: $("step-forward"),
     toEnd: $("to-end"), scrub: $("scrub"), speed: $("speed"), phase: $("phase"), part: $("phase-part"),

@@ -17,25 +17,32 @@ export function stepInterval(speed) {
 
 const reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)");
 
+/** Draw the whole trace: `{refreshed, shown}`, the cards and edges refreshed and the trace drawn. */
+function drawWhole(layers, trace, view, changed) {
+  return { refreshed: drawGraph(layers, trace, view, changed), shown: trace };
+}
+
 /**
  * `layers` = {edges, labels, nodes, pulses} SVG groups. Subscribes to the scope's state; redraws
  * when the trace, step or display options change, and runs the play loop while `state.playing`.
+ * `draw(layers, trace, view, changed)` draws a frame (default: every node; group-view.js draws
+ * what the collapsed groups leave) and returns `{refreshed, shown}` (the trace it drew).
  */
-export function createPlayer(layers, scope = pageScope) {
+export function createPlayer(layers, { draw = drawWhole } = {}, scope = pageScope) {
   const { setStep, state, stepCount, subscribe, update } = scope.store;
   let lastDrawn = { trace: null, step: -1, finalGrads: null };
 
   function renderAt(trace, i, { animate, changed }) {
     const view = viewAt(trace, i, { finalGrads: state.finalGrads });
     takeWrites();
-    const refreshed = drawGraph(layers, trace, view, changed);
+    const { refreshed, shown } = draw(layers, trace, view, changed);
     const svg = layers.nodes.ownerSVGElement;
     if (svg) {
       svg.dataset.lastDrawWrites = String(takeWrites());
       svg.dataset.lastDrawRefreshed = String(refreshed);
     }
     const motion = animate && !reducedMotion?.matches;
-    if (motion) drawPulses(layers.pulses, trace, view, Math.min(650, stepInterval(state.speed) * 0.75));
+    if (motion) drawPulses(layers.pulses, shown, view, Math.min(650, stepInterval(state.speed) * 0.75));
     else layers.pulses.replaceChildren();
     return view;
   }
@@ -71,6 +78,12 @@ export function createPlayer(layers, scope = pageScope) {
   });
 
   return {
+    /** Draw the current frame again in full (what is drawn changed: a group collapsed). */
+    redraw() {
+      if (!state.trace) return;
+      renderAt(state.trace, state.step, { animate: false, changed: null });
+      lastDrawn = { trace: state.trace, step: state.step, finalGrads: state.finalGrads };
+    },
     /** Play from the current step (from the start when at the end); pause when playing. */
     toggle() {
       if (!state.trace) return;

@@ -21,6 +21,7 @@ const KEYS = [
   ["P", "presentation mode on / off"],
   ["Esc", "close a panel or dialog; leave presentation mode"],
   ["Tab, Enter", "reach an edge or a node, explain it"],
+  ["Enter", "on a statement's box or card: collapse / expand it", (s) => Boolean(s.trace?.groups?.some((g) => g.nodes.length > 1))],
   ["\u2190  \u2192", "on a panel tab: the previous / next panel", hasPanels],
   ["?", "this help"],
 ];

@@ -76,24 +76,35 @@ export function createZoom(svg, viewports, onZoom = () => {}, { wheelZooms = () 
   }
 
   return {
-    /** Scale and centre the box {x, y, width, height} (graph coordinates) in the visible SVG. */
-    /** Fit `bounds` in the visible box, leaving `insets` ({top, bottom} px) for what sits over
-     * the pane's edges (the zoom buttons, the legend). */
-    fit(bounds, maxScale = 2, insets = {}) {
+    /**
+     * Scale and centre the box `bounds` {x, y, width, height} (graph coordinates) in the visible
+     * SVG, leaving `insets` ({top, bottom} px) for what sits over the pane's edges (the zoom
+     * buttons, the legend). Never below `minScale` (the reading size): then the view keeps that
+     * scale and shows the part of `bounds` around `focus` ({x, y}, graph coordinates), as far as
+     * the bounds go; the reader pans to the rest.
+     */
+    fit(bounds, maxScale = 2, insets = {}, { minScale = 0, focus = null } = {}) {
       const box = visibleBox();
       if (!bounds || box.width === 0 || box.height === 0) return;
       const margin = Math.min(48, box.width * 0.05);
       const top = Math.max(margin, insets.top ?? 0);
       const bottom = Math.max(margin, insets.bottom ?? 0);
-      const k = Math.min(maxScale,
-        (box.width - 2 * margin) / Math.max(1, bounds.width),
-        (box.height - top - bottom) / Math.max(1, bounds.height));
+      const room = { width: box.width - 2 * margin, height: box.height - top - bottom };
+      const k = Math.max(Math.min(minScale, maxScale), Math.min(maxScale,
+        room.width / Math.max(1, bounds.width), room.height / Math.max(1, bounds.height)));
       const x0 = bounds.x ?? 0;
       const y0 = bounds.y ?? 0;
+      // Per axis: centre the bounds when they fit; else centre `focus`, keeping the view on them.
+      const place = (start, size, from, extent, at) => {
+        const centred = start + (size - extent * k) / 2 - from * k;
+        if (extent * k <= size || at === undefined) return centred;
+        const wanted = start + size / 2 - at * k;
+        return Math.min(start - from * k, Math.max(start + size - (from + extent) * k, wanted));
+      };
       transform = {
         k,
-        x: box.x + (box.width - bounds.width * k) / 2 - x0 * k,
-        y: box.y + top + (box.height - top - bottom - bounds.height * k) / 2 - y0 * k,
+        x: place(box.x + margin, room.width, x0, bounds.width, focus?.x),
+        y: place(box.y + top, room.height, y0, bounds.height, focus?.y),
       };
       apply();
     },

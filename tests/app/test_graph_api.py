@@ -22,6 +22,9 @@ def without_layout(body: dict) -> dict:
     del body["layout"]
     assert isinstance(body.pop("structure"), str)
     body["nodes"] = [{k: v for k, v in n.items() if k not in BOX_FIELDS} for n in body["nodes"]]
+    body["groups"] = [
+        {k: v for k, v in g.items() if k not in ("box", "card")} for g in body["groups"]
+    ]
     return body
 
 

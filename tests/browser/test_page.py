@@ -59,7 +59,9 @@ def same_number(shown: str, expected) -> bool:
 
 
 def test_every_preset_ends_on_the_api_final_grads(page, live_server):
-    open_page(page)
+    # Every node's card: the MLP would open with its statements collapsed (test_groups.py).
+    page.goto("/?collapse_at=never")
+    page.wait_for_selector(READY)
     for preset in presets(live_server):
         trace = api_graph(live_server, preset["source"], values=preset.get("values") or None)
         page.select_option("[data-testid=presets]", preset["id"])

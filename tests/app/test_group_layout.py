@@ -1,0 +1,147 @@
+"""Statement groups in /api/graph (issue 11): a labelled box per statement in the expanded
+layout, one card per group in the collapsed one, both laid out once per structure."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from statement_programs import layered_program
+
+from chainrule import engine
+from chainrule.app.layout import Layouter, structure_of
+
+MLP = next(p for p in engine.PRESETS if p["id"] == "mlp")["source"]
+
+
+def overlap(a: dict, b: dict) -> bool:
+    return (
+        abs(a["x"] - b["x"]) * 2 < a["width"] + b["width"] - 0.01
+        and abs(a["y"] - b["y"]) * 2 < a["height"] + b["height"] - 0.01
+    )
+
+
+def contains(outer: dict, inner: dict) -> bool:
+    return (
+        outer["x"] - outer["width"] / 2 <= inner["x"] - inner["width"] / 2 + 0.01
+        and inner["x"] + inner["width"] / 2 <= outer["x"] + outer["width"] / 2 + 0.01
+        and outer["y"] - outer["height"] / 2 <= inner["y"] - inner["height"] / 2 + 0.01
+        and inner["y"] + inner["height"] / 2 <= outer["y"] + outer["height"] / 2 + 0.01
+    )
+
+
+def check_groups_drawn_apart(reply: dict) -> None:
+    """Each box holds its group's cards and no other card or box; collapsed cards never overlap."""
+    nodes = {node["id"]: node for node in reply["nodes"]}
+    framed = [group for group in reply["groups"] if group["box"] is not None]
+    for group in reply["groups"]:
+        assert (group["box"] is not None) == (len(group["nodes"]) > 1)
+    for group in framed:
+        members = set(group["nodes"])
+        for node_id, node in nodes.items():
+            if node_id in members:
+                assert contains(group["box"], node), (group["name"], node_id)
+            else:
+                assert not overlap(group["box"], node), (group["name"], node_id)
+        for other in framed:
+            if other is not group:
+                assert not overlap(group["box"], other["box"]), (group["name"], other["name"])
+    cards = [group["card"] for group in reply["groups"]]
+    for i, card in enumerate(cards):
+        assert all(not overlap(card, other) for other in cards[i + 1 :])
+        assert card["x"] + card["width"] / 2 <= reply["layout"]["collapsed"]["width"]
+
+
+def test_the_mlp_has_a_box_per_statement_and_a_collapsed_layout(client) -> None:
+    reply = client.post("/api/graph", json={"source": MLP}).json()
+    assert reply["layout"]["engine"] == "dot"
+    assert reply["layout"]["collapsed"]["engine"] == "dot"
+    groups = {group["name"]: group for group in reply["groups"]}
+    assert [name for name, g in groups.items() if g["box"]] == ["h1", "h2", "out", "loss"]
+    check_groups_drawn_apart(reply)
+    # Collapsed, the 16 statements are 16 cards; it is much smaller than the expanded drawing.
+    collapsed = reply["layout"]["collapsed"]
+    assert collapsed["width"] * collapsed["height"] < 0.5 * (
+        reply["layout"]["width"] * reply["layout"]["height"]
+    )
+    # A leaf's card is a leaf's size, a statement's card its root's.
+    assert groups["x1"]["card"]["width"] == groups["h1"]["card"]["width"] == 150
+
+
+def test_both_layouts_keep_every_group_in_the_same_column_and_order(client) -> None:
+    """Collapsing moves nothing across: the two layouts order the groups alike."""
+    for source in (MLP, layered_program()):
+        reply = client.post("/api/graph", json={"source": source}).json()
+        nodes = {node["id"]: node for node in reply["nodes"]}
+        expanded = [group["box"] or nodes[group["root"]] for group in reply["groups"]]
+        collapsed = [group["card"] for group in reply["groups"]]
+        columns: dict[float, list[int]] = {}
+        for i, card in enumerate(collapsed):
+            columns.setdefault(card["x"], []).append(i)
+        for members in columns.values():
+            by_collapsed = sorted(members, key=lambda i: collapsed[i]["y"])
+            by_expanded = sorted(members, key=lambda i: expanded[i]["y"])
+            assert by_collapsed == by_expanded
+        order = sorted(range(len(collapsed)), key=lambda i: collapsed[i]["x"])
+        for left, right in zip(order, order[1:], strict=False):
+            if collapsed[left]["x"] < collapsed[right]["x"]:  # a column further right
+                assert expanded[left]["x"] < expanded[right]["x"]
+
+
+def test_a_500_node_program_of_60_statements_lays_out_with_dot_quickly(client) -> None:
+    started = time.perf_counter()
+    reply = client.post("/api/graph", json={"source": layered_program()}).json()
+    elapsed = time.perf_counter() - started
+    assert len(reply["groups"]) == 60 and len(reply["nodes"]) > 480
+    assert reply["layout"]["engine"] == "dot", "dot answered within its timeout"
+    check_groups_drawn_apart(reply)
+    assert elapsed < 2.0
+
+
+def test_both_layouts_are_cached_by_structure() -> None:
+    layouter = Layouter(dot_timeout_s=5.0, dot_max_nodes=1000, cache_size=8)
+    reply = engine.trace(MLP).to_dict()
+    structure = structure_of(reply["nodes"], reply["edges"], reply["groups"])
+    first, cached = layouter.layout(structure)
+    assert cached is False and first.collapsed is not None
+    runs = layouter.dot_runs
+    again, cached = layouter.layout(structure)
+    assert cached is True and again is first and layouter.dot_runs == runs
+    # New values, same structure: the same boxes (a slider never moves a group).
+    other = engine.trace(MLP, {"x1": 3.0}).to_dict()
+    assert structure_of(other["nodes"], other["edges"], other["groups"]).key == structure.key
+
+
+@pytest.mark.parametrize("settings", [{"dot_max_nodes": 0}, {"dot_binary": "/nonexistent/dot"}])
+def test_the_fallback_frames_each_group_and_collapses_it(make_client, settings) -> None:
+    reply = make_client(**settings).post("/api/graph", json={"source": MLP}).json()
+    assert reply["layout"]["engine"] == "sugiyama"
+    assert reply["layout"]["collapsed"]["engine"] == "sugiyama"
+    nodes = {node["id"]: node for node in reply["nodes"]}
+    for group in reply["groups"]:
+        assert (group["box"] is not None) == (len(group["nodes"]) > 1)
+        if group["box"]:
+            assert all(contains(group["box"], nodes[n]) for n in group["nodes"])
+    cards = [group["card"] for group in reply["groups"]]
+    assert all(not overlap(a, b) for i, a in enumerate(cards) for b in cards[i + 1 :])
+
+
+def test_a_graph_of_one_card_groups_is_one_layout(client) -> None:
+    """The five-node presets: no boxes, and a group's card is its only node's card."""
+    reply = client.post("/api/graph", json={"source": "a = 2\nb = 3\nc = a * b\nL = c + a"}).json()
+    nodes = {node["id"]: node for node in reply["nodes"]}
+    for group in reply["groups"]:
+        assert group["box"] is None
+        node = nodes[group["root"]]
+        assert group["card"] == {k: node[k] for k in ("x", "y", "width", "height")}
+    assert reply["layout"]["collapsed"] == {
+        k: reply["layout"][k] for k in ("engine", "width", "height")
+    }
+
+
+def test_the_numbers_reply_has_no_groups(client) -> None:
+    reply = client.post("/api/graph", json={"source": MLP}).json()
+    numbers = client.post(
+        "/api/values", json={"source": MLP, "values": {"x1": 2.0}, "structure": reply["structure"]}
+    ).json()
+    assert "groups" not in numbers and "group" not in numbers
