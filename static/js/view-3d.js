@@ -52,7 +52,7 @@ function element(tag, className, attributes = {}) {
  * drive the 3D camera too while it is shown.
  */
 export function mountView3d({ wrap, tools, fitButton, zoomIn, zoomOut, legend }) {
-  const button = element("button", "ghost view-switch", { type: "button", "data-testid": "view-3d", "aria-pressed": "false", "aria-label": "3D view", title: "2D or 3D view" });
+  const button = element("button", "ghost view-switch", { type: "button", "data-testid": "view-3d", "aria-pressed": "false", "aria-label": "2D | 3D: show the graph in 3D", title: "2D or 3D view" });
   for (const [className, text] of [["view-switch-2d", "2D"], ["view-switch-bar", "|"], ["view-switch-3d", "3D"]]) {
     const part = element("span", className, { "aria-hidden": "true" });
     part.textContent = text;
