@@ -37,7 +37,8 @@ let explainFromView = null;
 
 /**
  * Explain node or edge `id` (`kind` "node" | "edge") as a click on it in the SVG would; `opener`
- * ({getBoundingClientRect(), focus(), isConnected}) places the popover and gets the focus back.
+ * ({getBoundingClientRect(), focus(), isConnected, cardRects()}: the cards' boxes on screen)
+ * places the popover clear of the cards and gets the focus back.
  * A null `kind` closes the popover.
  */
 export function openExplanation(kind, id, opener) {
@@ -104,8 +105,8 @@ export function mountExplanations({ svg, wrap }) {
       [at.right - area.left + gap, cy - height / 2], [at.left - area.left - width - gap, cy - height / 2],
       [8, area.height - height - 8], [area.width - width - 8, 8],
     ].map(clamp);
-    const drawn = svg.checkVisibility?.({ visibilityProperty: true }) ?? true; // the SVG is hidden in 3D
-    const cards = [...(drawn ? svg.querySelectorAll("[data-testid=node] .card") : [])].slice(0, 400).map((c) => c.getBoundingClientRect());
+    // A view without SVG cards (the 3D view) says where its cards are on screen.
+    const cards = opener.cardRects?.() ?? [...svg.querySelectorAll("[data-testid=node] .card")].slice(0, 400).map((c) => c.getBoundingClientRect());
     const covered = ([left, top]) => {
       const [x0, y0] = [left + area.left, top + area.top];
       let sum = 0;

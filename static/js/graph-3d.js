@@ -511,6 +511,12 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
     fit: () => orbit.reset(),
     zoomBy: (factor) => orbit.zoomBy(factor),
     dragged: () => orbit.dragged(),
+    /** The boxes on screen of the cards drawn (at most 400: explanations are placed clear of them). */
+    cardRects() {
+      const rect = canvas.getBoundingClientRect();
+      cardLayer.face(camera);
+      return [...cards.values()].filter((entry) => !cardLayer.isHidden(entry.index)).slice(0, 400).map((entry) => cardBox(entry, rect));
+    },
     /** WebGL frames drawn so far (the benchmark's counter). */
     renders: () => renders,
     /** Cards drawn (constants folded away are not). */
@@ -521,6 +527,13 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
       cardLayer.face(camera);
       const rect = cardBox(cards.get(id), canvas.getBoundingClientRect());
       return { x: rect.x + rect.width / 2, y: rect.y + rect.height / 2 };
+    },
+    /** The screen point halfway along edge `id` (tests click there). */
+    edgePoint(id) {
+      const samples = points.get(id);
+      if (!samples) return null;
+      const [x, y] = toScreen(samples[Math.round((samples.length - 1) / 2)], canvas.getBoundingClientRect());
+      return { x, y };
     },
     dispose() {
       cancelAnimationFrame(pending);

@@ -143,6 +143,11 @@ export function mountView3d({ wrap, tools, fitButton, zoomIn, zoomOut, legend })
     last = { ...last, trace: null };
   }
 
+  /** What explain-view.js needs of the thing explained: its box, the cards', focus to go back to. */
+  function opener(rect) {
+    return { isConnected: true, getBoundingClientRect: rect, cardRects: () => scene?.cardRects() ?? [], focus: (o) => canvas?.focus(o) };
+  }
+
   function listen(target) {
     // Clicks: the card under the pointer explains itself (or joins the visit order in that lab),
     // an edge explains its local derivative, empty space closes the explanation.
@@ -158,11 +163,7 @@ export function mountView3d({ wrap, tools, fitButton, zoomIn, zoomOut, legend })
         return;
       }
       const [x, y] = [event.clientX, event.clientY];
-      openExplanation(picked.kind, picked.id, {
-        isConnected: true,
-        getBoundingClientRect: () => scene.targetRect(picked, x, y),
-        focus: (options) => target.focus(options),
-      });
+      openExplanation(picked.kind, picked.id, opener(() => scene.targetRect(picked, x, y)));
     });
     let hover = null;
     target.addEventListener("pointermove", (event) => {
@@ -182,8 +183,7 @@ export function mountView3d({ wrap, tools, fitButton, zoomIn, zoomOut, legend })
       const keys = { "+": () => scene.zoomBy(1.25), "=": () => scene.zoomBy(1.25), "-": () => scene.zoomBy(0.8), 0: () => scene.fit() };
       if (event.key === "Enter" && state.trace) {
         const current = viewAt(state.trace, state.step).current ?? state.trace.root;
-        const rect = () => scene.targetRect({ kind: "node", id: current }, 0, 0);
-        openExplanation("node", current, { isConnected: true, getBoundingClientRect: rect, focus: (o) => target.focus(o) });
+        openExplanation("node", current, opener(() => scene.targetRect({ kind: "node", id: current }, 0, 0)));
       } else if (keys[event.key] && !event.ctrlKey && !event.metaKey && !event.altKey) keys[event.key]();
       else return;
       event.preventDefault();
@@ -246,7 +246,8 @@ export function mountView3d({ wrap, tools, fitButton, zoomIn, zoomOut, legend })
     if (s.view3d && REDRAW_KEYS.some((key) => changed.has(key))) redraw(s, changed);
   });
 
-  // Test and benchmark hooks: where a node's card is on screen, and how many frames were drawn.
+  // Test and benchmark hooks: where a card or an edge is on screen, how many frames were drawn.
   container.screenPoint = (id) => scene?.screenPoint(id) ?? null;
+  container.edgePoint = (id) => scene?.edgePoint(id) ?? null;
   container.renderCount = () => scene?.renders() ?? 0;
 }

@@ -123,6 +123,15 @@ def test_clicking_a_card_in_3d_opens_the_same_explanation_as_in_2d(page):
     box = page.locator(CANVAS).bounding_box()
     page.mouse.click(box["x"] + 5, box["y"] + box["height"] - 5)
     assert page.is_hidden("[data-testid=explain]")
+    # An edge explains its local derivative, as in 2D.
+    edge_id = page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid=edge]')]
+             .find(e => e.getAttribute('aria-label').startsWith('edge a \u2192 L:')).dataset.edgeId"""
+    )
+    point = page.evaluate(f"() => document.querySelector('{BOX}').edgePoint('{edge_id}')")
+    page.mouse.click(point["x"], point["y"])
+    page.wait_for_selector("[data-testid=explain][data-kind=edge]:not([hidden])")
+    assert "\u2202L/\u2202a = 1" in page.inner_text("[data-testid=explain]")
 
 
 def test_the_visit_order_lab_places_cards_clicked_in_3d(page):
