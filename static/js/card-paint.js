@@ -12,7 +12,7 @@ const COLOR_VARS = {
   card: "--card", cardStroke: "--card-stroke", surface: "--surface", surface2: "--surface-2",
   text: "--text", muted: "--muted", edge: "--edge", forward: "--forward", forwardSoft: "--forward-soft",
   backward: "--backward", backwardSoft: "--backward-soft", gradText: "--grad-text", warn: "--warn",
-  error: "--error", accent: "--accent", labWrong: "--lab-wrong", labRight: "--lab-right",
+  error: "--error", accent: "--accent", labWrong: "--lab-wrong", labRight: "--lab-right", labLate: "--lab-late",
   sans: "--font-sans", mono: "--font-mono",
 };
 
@@ -23,6 +23,7 @@ export function readPalette(element = document.documentElement) {
   for (const [name, variable] of Object.entries(COLOR_VARS)) palette[name] = style.getPropertyValue(variable).trim();
   palette.labWrong ||= palette.backward;
   palette.labRight ||= palette.forward;
+  palette.labLate ||= palette.warn;
   palette.sans ||= "sans-serif";
   palette.mono ||= "monospace";
   return palette;
@@ -233,27 +234,43 @@ export function labelBox(text, fs) {
   return { width: text.length * fs * 0.62 + fs, height: fs * 1.6 };
 }
 
+const LABEL_COLORS = {
+  forward: ["forward", "forward"], backward: ["backward", "gradText"], lost: ["labWrong", "labWrong"], late: ["labLate", "labLate"],
+};
+
 /**
- * Paint an edge label (`kind` "forward" | "backward") at `scale` pixels per unit: the text in a
- * framed box of the label's width, as the SVG edge label looks.
+ * Paint an edge label at `scale` pixels per unit: the text in a framed box of the label's width,
+ * as the SVG edge label looks. `kind`: "forward" | "backward" (the chain rule on a lit edge), or
+ * a lab's mark, "lost" (its `struck` end crossed out) | "late".
  */
-export function paintLabel(canvas, { text, kind, width, height }, fs, palette, scale) {
+export function paintLabel(canvas, { text, kind, width, height, struck = "" }, fs, palette, scale) {
   const margin = 2;
   const { ctx } = unitCanvas(width + 2 * margin, height + 2 * margin, scale, canvas);
   ctx.translate(margin, margin);
-  const color = kind === "backward" ? palette.backward : palette.forward;
-  roundRect(ctx, 0, 0, width, height, 4);
+  const [frame, ink] = LABEL_COLORS[kind].map((name) => palette[name]);
+  const mark = kind === "lost" || kind === "late";
+  roundRect(ctx, 0, 0, width, height, mark ? height / 2 : 4);
   ctx.globalAlpha = 0.94;
   ctx.fillStyle = palette.surface;
   ctx.fill();
   ctx.globalAlpha = 1;
   ctx.lineWidth = 1.5;
-  ctx.strokeStyle = color;
+  ctx.strokeStyle = frame;
   ctx.stroke();
   font(ctx, fs, palette.mono, 600);
-  ctx.fillStyle = kind === "backward" ? palette.gradText : palette.forward;
+  ctx.fillStyle = ink;
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
-  ctx.fillText(fitText(ctx, text, width - fs * 0.4), width / 2, height / 2 + fs * 0.04);
+  const shown = fitText(ctx, text, width - fs * 0.4);
+  ctx.fillText(shown, width / 2, height / 2 + fs * 0.04);
+  if (struck && shown === text) {
+    const right = width / 2 + ctx.measureText(text).width / 2;
+    ctx.beginPath();
+    ctx.moveTo(right - ctx.measureText(struck).width - fs * 0.15, height / 2);
+    ctx.lineTo(right + fs * 0.15, height / 2);
+    ctx.lineWidth = Math.max(1, fs * 0.1);
+    ctx.strokeStyle = ink;
+    ctx.stroke();
+  }
   return canvas;
 }

@@ -14,8 +14,9 @@ import * as THREE from "../vendor/three/three.module.js";
 import { cardModel, labelBox, paintLabel, readPalette } from "./card-paint.js";
 import { createCardLayer } from "./cards-3d.js";
 import { createEdgeLayer } from "./edges-3d.js";
-import { edgeGeometry, placedEdgeLabels } from "./graph.js";
+import { cardBoxes, edgeGeometry, placedEdgeLabels } from "./graph.js";
 import { graphBounds } from "./graph-view.js";
+import { edgeMarks } from "./lab-marks.js";
 import { createOrbit } from "./orbit.js";
 import { traceIndex } from "./timeline.js";
 
@@ -291,23 +292,27 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
 
   // ---- labels ---------------------------------------------------------------------------------
 
-  /** The chain-rule labels of the lit edges (graph.js places them, as in the SVG), and leaders. */
+  /**
+   * The labels over the edges: the chain rule on the lit ones (graph.js places them, as in the
+   * SVG; one moved off its edge gets a leader back to it), and the labs' lost and late marks.
+   */
   function drawLabels(trace, view, repaint = false) {
     const { edgeById } = traceIndex(trace);
-    const { labels: all, fontSize } = placedEdgeLabels(trace, view);
-    const placed = all.filter((label) => !hidden.has(edgeById.get(label.id)?.source));
+    const { labels: chain, fontSize } = placedEdgeLabels(trace, view);
+    const items = chain.filter((label) => !hidden.has(edgeById.get(label.id)?.source))
+      .map((label) => ({ ...label, fs: fontSize, ...labelBox(label.text, fontSize) }));
+    items.push(...labMarks(trace, items, fontSize * 0.9));
     const leaderPoints = [];
     const front = 4;
-    const shown = new Set(placed.map((label) => label.id));
+    const shown = new Set(items.map((item) => item.id));
     for (const [id, entry] of labels) {
       if (shown.has(id)) continue;
       labels.delete(id);
       entry.mesh.visible = false;
       spareLabels.push(entry);
     }
-    for (const label of placed) {
-      const box = labelBox(label.text, fontSize);
-      let entry = labels.get(label.id) ?? spareLabels.pop();
+    for (const item of items) {
+      let entry = labels.get(item.id) ?? spareLabels.pop();
       if (!entry) {
         // Label meshes are kept and reused (a step moves the labels to other edges): disposing
         // the last one would let three.js drop its shader program and compile it again.
@@ -320,25 +325,24 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
         labelGroup.add(mesh);
         entry = { mesh, texture, canvas: canvas2d, key: null, size: "" };
       }
-      labels.set(label.id, entry);
+      labels.set(item.id, entry);
       entry.mesh.visible = true;
-      entry.mesh.scale.set(box.width + 4, box.height + 4, 1);
-      const key = `${label.kind}|${label.text}|${box.width}x${box.height}|${textureScale}|${paletteVersion}`;
+      entry.mesh.scale.set(item.width + 4, item.height + 4, 1);
+      const size = `${item.width}x${item.height}|${textureScale}`;
+      const key = `${item.kind}|${item.text}|${size}|${paletteVersion}`;
       if (repaint || entry.key !== key) {
-        const size = `${box.width}x${box.height}|${textureScale}`;
-        paintLabel(entry.canvas, { ...label, ...box }, fontSize, palette, Math.min(textureScale, MAX_TEXTURE_SIDE / (box.width + 4)));
+        paintLabel(entry.canvas, item, item.fs, palette, Math.min(textureScale, MAX_TEXTURE_SIDE / (item.width + 4)));
         if (repaint || entry.size !== size) entry.texture.dispose(); // a new size needs new storage
         entry.texture.needsUpdate = true;
         entry.key = key;
         entry.size = size;
       }
-      const samples = points.get(label.id);
+      const samples = points.get(item.edge ?? item.id);
       const mid = samples[Math.round((samples.length - 1) / 2)];
-      entry.mesh.position.set(label.x, -label.y, mid[2] + front);
-      if (Math.abs(label.dx) > 1 || Math.abs(label.dy) > 1) {
-        // A label moved off its edge (to keep the cards readable) points back at the edge.
-        leaderPoints.push(label.x, -(label.y + Math.sign(label.dy) * (box.height / 2)), mid[2] + front);
-        leaderPoints.push(label.x + label.dx, -(label.y + label.dy), mid[2]);
+      entry.mesh.position.set(item.x, -item.y, mid[2] + front);
+      if (Math.abs(item.dx ?? 0) > 1 || Math.abs(item.dy ?? 0) > 1) {
+        leaderPoints.push(item.x, -(item.y + Math.sign(item.dy) * (item.height / 2)), mid[2] + front);
+        leaderPoints.push(item.x + item.dx, -(item.y + item.dy), mid[2]);
       }
     }
     leaders.geometry.dispose();
@@ -349,9 +353,35 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
     leaderMaterial.dashSize = leaderMaterial.gapSize = 2 * strokeUnit;
   }
 
+  /**
+   * The labs' marks on edges (lab-marks.js edgeMarks: a lost contribution, crossed out, or a late
+   * one), each at a spot along its edge that covers no card and no other label, as in the SVG.
+   */
+  function labMarks(trace, taken, fs) {
+    if (!drawn.options?.variant) return [];
+    const { frame, finalGrads } = drawn.options;
+    const geometry = edgeGeometry(trace);
+    const boxes = [...cardBoxes(trace), ...taken.map((l) => ({ x0: l.x - l.width / 2, x1: l.x + l.width / 2, y0: l.y - l.height / 2, y1: l.y + l.height / 2 }))];
+    const overlaps = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+    const marks = [];
+    for (const mark of edgeMarks(trace, frame, finalGrads)) {
+      if (hidden.has(traceIndex(trace).edgeById.get(mark.edge)?.source)) continue;
+      const text = mark.kind === "lost" ? `lost ${mark.value}` : `late +${mark.value}`;
+      const { width, height } = labelBox(text, fs);
+      const { at } = geometry.get(mark.edge);
+      const box = ([x, y]) => ({ x0: x - width / 2, x1: x + width / 2, y0: y - height / 2, y1: y + height / 2 });
+      const candidates = [0.25, 0.35, 0.15, 0.45, 0.55, 0.65, 0.75].map(at);
+      const [mx, my] = at(0.3);
+      for (let k = 1; k <= 6; k++) candidates.push([mx, my - k * height * 0.8], [mx, my + k * height * 0.8]);
+      const [x, y] = candidates.find((c) => !boxes.some((b) => overlaps(box(c), b))) ?? candidates[0];
+      boxes.push(box([x, y]));
+      marks.push({ id: `mark:${mark.edge}`, edge: mark.edge, kind: mark.kind, text, struck: mark.kind === "lost" ? mark.value : "", fs, x, y, width, height });
+    }
+    return marks;
+  }
+
   function disposeLabel(entry) {
     labelGroup.remove(entry.mesh);
-    entry.mesh.geometry.dispose();
     entry.mesh.material.dispose();
     entry.texture.dispose();
   }
@@ -470,7 +500,7 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
     const layoutChanged = drawn.layout !== options.layout;
     const foldChanged = drawn.foldConstants !== options.foldConstants;
     hidden = new Set(options.foldConstants ? trace.nodes.filter((n) => n.kind === "const").map((n) => n.id) : []);
-    drawn = { trace, view, layout: options.layout, foldConstants: options.foldConstants };
+    drawn = { trace, view, options, layout: options.layout, foldConstants: options.foldConstants };
     if (layoutChanged) {
       depths = depthsOf(trace);
       placeCards(trace);
@@ -542,6 +572,7 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
       cards.clear();
       for (const entry of [...labels.values(), ...spareLabels]) disposeLabel(entry);
       labels.clear();
+      unitPlane.dispose();
       edges.dispose();
       renderer.dispose();
     },
