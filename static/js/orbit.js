@@ -109,6 +109,7 @@ export function createOrbit(element, camera, { onChange, reducedMotion = () => f
       view.pitch = mix(from.pitch, home.pitch);
       view.distance = from.distance * (home.distance / from.distance) ** e;
       view.target = from.target.map((a, i) => mix(a, home.target[i]));
+      if (t === 1) Object.assign(view, { ...home, target: [...home.target] }); // exactly home: atHome()
       apply();
       if (t < 1) requestAnimationFrame(frame);
     };
