@@ -16,7 +16,7 @@ const COLOR_VARS = {
   sans: "--font-sans", mono: "--font-mono",
 };
 
-/** The page's colours and font families as the CSS has them now (light or dark theme). */
+/** The colours and font families `element` inherits from the CSS now (light or dark theme). */
 export function readPalette(element = document.documentElement) {
   const style = getComputedStyle(element);
   const palette = {};

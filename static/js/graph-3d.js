@@ -110,7 +110,7 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
   let pending = 0;
   let sceneDirty = true; // the WebGL picture must be drawn again (not only the dots)
   let overlayDirty = false; // the dots' canvas must be drawn again (the camera moved, a new step)
-  let palette = readPalette();
+  let palette = readPalette(canvas); // the colours the canvas inherits (the page's theme)
   let paletteVersion = 0;
   let tints = {};
   const setTints = () => {
@@ -518,7 +518,7 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
 
   /** The theme changed: repaint everything in its colours. */
   function repaintAll() {
-    palette = readPalette();
+    palette = readPalette(canvas);
     paletteVersion += 1;
     setTints();
     for (const entry of cards.values()) if (entry.model) repaintCard(entry);
