@@ -107,6 +107,7 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
   const pulseContext = overlay.getContext("2d");
 
   let renders = 0;
+  let pulseFrames = 0; // frames of the dots' overlay drawn (the benchmark's counter)
   let pending = 0;
   let sceneDirty = true; // the WebGL picture must be drawn again (not only the dots)
   let overlayDirty = false; // the dots' canvas must be drawn again (the camera moved, a new step)
@@ -407,6 +408,7 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
   function drawPulses(now) {
     if (!pulses.length && !overlayDirty) return false;
     overlayDirty = false;
+    pulseFrames += 1;
     const ctx = pulseContext;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, overlay.width, overlay.height);
@@ -547,8 +549,9 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
       cardLayer.face(camera);
       return [...cards.values()].filter((entry) => !cardLayer.isHidden(entry.index)).slice(0, 400).map((entry) => cardBox(entry, rect));
     },
-    /** WebGL frames drawn so far (the benchmark's counter). */
+    /** WebGL frames and frames of the travelling dots drawn so far (the benchmark's counters). */
     renders: () => renders,
+    pulseFrames: () => pulseFrames,
     /** Cards drawn (constants folded away are not). */
     drawnNodes: () => (drawn.trace ? drawn.trace.nodes.length - hidden.size : 0),
     /** The screen point at the centre of node `id`'s card (tests click there). */

@@ -250,4 +250,5 @@ export function mountView3d({ wrap, tools, fitButton, zoomIn, zoomOut, legend })
   container.screenPoint = (id) => scene?.screenPoint(id) ?? null;
   container.edgePoint = (id) => scene?.edgePoint(id) ?? null;
   container.renderCount = () => scene?.renders() ?? 0;
+  container.pulseFrameCount = () => scene?.pulseFrames() ?? 0;
 }
