@@ -176,6 +176,23 @@ def test_keys_and_controls_drive_the_3d_view(page):
     assert canvas_shot(page) != before
 
 
+def test_a_slider_redraws_the_numbers_and_keeps_the_view(page):
+    open_preset(page, "add-mul")
+    switch_to_3d(page)
+    step(page, "End")
+    before, where = canvas_shot(page), cards_on_screen(page)
+    page.locator("[data-testid=slider-a] input.slider-value").fill("4")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=node][data-label=f]').dataset.data === '10'"
+    )
+    for _ in range(50):  # the 3D view draws the new numbers on its next frame
+        if canvas_shot(page) != before:
+            break
+        page.wait_for_timeout(50)
+    assert canvas_shot(page) != before
+    assert cards_on_screen(page) == where  # same layout, same camera: nothing moved
+
+
 def test_the_3d_view_passes_axe(page):
     open_preset(page, "relu")
     switch_to_3d(page)
