@@ -32,7 +32,7 @@ function nodeContent(trace, view, nodeId, complete) {
 }
 
 // The mounted popover's entry for a view whose nodes and edges are no DOM elements (the 3D view
-// finds them by raycasting): openExplanation(kind, id, opener), or openExplanation(null) to close.
+// picks them on its canvas): openExplanation(kind, id, opener), or openExplanation(null) to close.
 let explainFromView = null;
 
 /**

@@ -2,22 +2,22 @@
 // (leaves left, root right; y flipped to point up), with the layout's columns a little apart in
 // depth. Cards are textured panels that turn to face the camera, edges are ribbons with
 // arrowheads (edges-3d.js), the chain rule's labels sit beside the lit edges as in the SVG, and
-// the pulse dots travel along them on a 2D canvas laid over the WebGL one (their own compositing
-// layer, as the SVG view's overlay: a travelling dot costs no WebGL frame). The cards are drawn
-// together (cards-3d.js), so a frame costs a handful of draw calls whatever the graph's size.
+// the pulse dots travel along them on a 2D canvas laid over the WebGL one (pulses-3d.js). The cards
+// are drawn together (cards-3d.js), so a frame costs a handful of draw calls whatever the size.
 //
 // draw(trace, view, options) takes everything it shows as arguments (view: timeline.js viewAt);
 // a step repaints and restyles only what it changed. WebGL frames are drawn on demand: after a
 // draw, a camera move, a resize or a theme change.
 
 import * as THREE from "../vendor/three/three.module.js";
-import { cardModel, labelBox, paintLabel, readPalette } from "./card-paint.js";
+import { cardModel, readPalette } from "./card-paint.js";
 import { createCardLayer } from "./cards-3d.js";
 import { createEdgeLayer } from "./edges-3d.js";
-import { cardBoxes, edgeGeometry, placedEdgeLabels } from "./graph.js";
+import { edgeGeometry } from "./graph.js";
 import { graphBounds } from "./graph-view.js";
-import { edgeMarks } from "./lab-marks.js";
+import { createLabelLayer } from "./labels-3d.js";
 import { createOrbit } from "./orbit.js";
+import { createPulseOverlay } from "./pulses-3d.js";
 import { traceIndex } from "./timeline.js";
 
 const LAYER_DEPTH = 48; // graph units between neighbouring columns (cards are ~64 units tall)
@@ -26,7 +26,6 @@ const SEGMENT_PX = 12;
 const MIN_SEGMENTS = 6;
 const MAX_SEGMENTS = 32;
 const TEXTURE_BUDGET = 24e6; // texels for all the cards' pictures together (~100 MB at most)
-const MAX_TEXTURE_SIDE = 4096;
 const EDGE_PICK_PX = 7;
 const FIELD_OF_VIEW = 22; // degrees, vertical: enough perspective to show depth, little distortion
 
@@ -79,12 +78,6 @@ function segmentDistance([px, py], [ax, ay], [bx, by]) {
   return Math.hypot(px - (ax + t * dx), py - (ay + t * dy));
 }
 
-function canvasTexture(canvas) {
-  const texture = new THREE.CanvasTexture(canvas);
-  texture.colorSpace = THREE.SRGBColorSpace;
-  return texture;
-}
-
 /**
  * Mount the scene on `canvas`, whose WebGL2 context `context` the caller made (view-3d.js checks
  * for WebGL before loading three.js), with `overlay` (a 2D canvas over it) for the pulse dots.
@@ -97,20 +90,13 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
   const camera = new THREE.PerspectiveCamera(FIELD_OF_VIEW, 1, 1, 10000);
   const edges = createEdgeLayer();
   const cardLayer = createCardLayer(renderer);
-  const leaderGeometry = new THREE.BufferGeometry();
-  const leaderMaterial = new THREE.LineDashedMaterial({ color: 0x888888, dashSize: 2, gapSize: 2, depthTest: false, transparent: true });
-  const leaders = new THREE.LineSegments(leaderGeometry, leaderMaterial);
-  leaders.frustumCulled = false;
-  leaders.renderOrder = 9;
-  const labelGroup = new THREE.Group();
-  scene.add(edges.mesh, cardLayer.group, leaders, labelGroup);
-  const pulseContext = overlay.getContext("2d");
+  const labelLayer = createLabelLayer();
+  const pulses = createPulseOverlay(overlay);
+  scene.add(edges.mesh, cardLayer.group, labelLayer.group);
 
   let renders = 0;
-  let pulseFrames = 0; // frames of the dots' overlay drawn (the benchmark's counter)
   let pending = 0;
   let sceneDirty = true; // the WebGL picture must be drawn again (not only the dots)
-  let overlayDirty = false; // the dots' canvas must be drawn again (the camera moved, a new step)
   let palette = readPalette(canvas); // the colours the canvas inherits (the page's theme)
   let paletteVersion = 0;
   let tints = {};
@@ -123,7 +109,7 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
   const orbit = createOrbit(canvas, camera, {
     onChange: () => {
       sceneDirty = true;
-      overlayDirty = true;
+      pulses.invalidate();
       invalidate();
       scheduleSharpen();
     },
@@ -140,10 +126,6 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
   let edgeStates = new Map(); // edge id → the state key its style was set from
   let strokeUnit = 1; // graph units per screen pixel of stroke at the fitted view
   let textureScale = 1; // canvas pixels per graph unit of the card textures
-  let pulses = []; // {points, backward, start, duration}
-  const labels = new Map(); // edge id → {mesh, texture, canvas, key, size}
-  const spareLabels = []; // label meshes not shown now, kept for the next ones
-  const unitPlane = new THREE.PlaneGeometry(1, 1);
 
   function invalidate() {
     if (!pending) pending = requestAnimationFrame(frame);
@@ -155,7 +137,7 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
     if (sceneDirty) {
       sceneDirty = false;
       cardLayer.face(camera);
-      for (const entry of labels.values()) entry.mesh.quaternion.copy(camera.quaternion);
+      labelLayer.face(camera);
       sideVector.set(1, 0, 0).applyQuaternion(camera.quaternion).sub(new THREE.Vector3(1, 0, 0));
       edges.setSideVector(sideVector);
       edges.setPixelSize(1 / Math.max(1e-6, orbit.pixelsPerUnit()));
@@ -163,7 +145,8 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
       renders += 1;
       onRender();
     }
-    if (drawPulses(now)) invalidate();
+    const radius = Math.max(5, 4 * strokeUnit);
+    if (pulses.draw(now, { camera, sideVector, radius, palette })) invalidate();
   }
 
   // ---- size and sharpness -------------------------------------------------------------------
@@ -225,9 +208,18 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
     for (const entry of cards.values()) if (entry.model) repaintCard(entry);
     buildEdges(drawn.trace);
     restyleEdges(drawn.trace, drawn.view, null, true);
-    drawLabels(drawn.trace, drawn.view, true);
+    drawLabels(true);
     sceneDirty = true;
     invalidate();
+  }
+
+  /** The labels over the edges (labels-3d.js) for what is drawn; `repaint`: every one again. */
+  function drawLabels(repaint = false) {
+    const { trace, view, options } = drawn;
+    labelLayer.draw(trace, view, {
+      points, hidden, palette, paletteVersion, scale: textureScale, strokeUnit, camera, repaint,
+      marks: options?.variant ? { frame: options.frame, finalGrads: options.finalGrads } : null,
+    });
   }
 
   // ---- cards ----------------------------------------------------------------------------------
@@ -291,161 +283,9 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
     edges.commit();
   }
 
-  // ---- labels ---------------------------------------------------------------------------------
-
-  /**
-   * The labels over the edges: the chain rule on the lit ones (graph.js places them, as in the
-   * SVG; one moved off its edge gets a leader back to it), and the labs' lost and late marks.
-   */
-  function drawLabels(trace, view, repaint = false) {
-    const { edgeById } = traceIndex(trace);
-    const { labels: chain, fontSize } = placedEdgeLabels(trace, view);
-    const items = chain.filter((label) => !hidden.has(edgeById.get(label.id)?.source))
-      .map((label) => ({ ...label, fs: fontSize, ...labelBox(label.text, fontSize) }));
-    items.push(...labMarks(trace, items, fontSize * 0.9));
-    const leaderPoints = [];
-    const front = 4;
-    const shown = new Set(items.map((item) => item.id));
-    for (const [id, entry] of labels) {
-      if (shown.has(id)) continue;
-      labels.delete(id);
-      entry.mesh.visible = false;
-      spareLabels.push(entry);
-    }
-    for (const item of items) {
-      let entry = labels.get(item.id) ?? spareLabels.pop();
-      if (!entry) {
-        // Label meshes are kept and reused (a step moves the labels to other edges): disposing
-        // the last one would let three.js drop its shader program and compile it again.
-        const canvas2d = document.createElement("canvas");
-        const texture = canvasTexture(canvas2d);
-        const material = new THREE.MeshBasicMaterial({ map: texture, transparent: true, depthTest: false });
-        const mesh = new THREE.Mesh(unitPlane, material);
-        mesh.renderOrder = 10;
-        mesh.quaternion.copy(camera.quaternion);
-        labelGroup.add(mesh);
-        entry = { mesh, texture, canvas: canvas2d, key: null, size: "" };
-      }
-      labels.set(item.id, entry);
-      entry.mesh.visible = true;
-      entry.mesh.scale.set(item.width + 4, item.height + 4, 1);
-      const size = `${item.width}x${item.height}|${textureScale}`;
-      const key = `${item.kind}|${item.text}|${size}|${paletteVersion}`;
-      if (repaint || entry.key !== key) {
-        paintLabel(entry.canvas, item, item.fs, palette, Math.min(textureScale, MAX_TEXTURE_SIDE / (item.width + 4)));
-        if (repaint || entry.size !== size) entry.texture.dispose(); // a new size needs new storage
-        entry.texture.needsUpdate = true;
-        entry.key = key;
-        entry.size = size;
-      }
-      const samples = points.get(item.edge ?? item.id);
-      const mid = samples[Math.round((samples.length - 1) / 2)];
-      entry.mesh.position.set(item.x, -item.y, mid[2] + front);
-      if (Math.abs(item.dx ?? 0) > 1 || Math.abs(item.dy ?? 0) > 1) {
-        leaderPoints.push(item.x, -(item.y + Math.sign(item.dy) * (item.height / 2)), mid[2] + front);
-        leaderPoints.push(item.x + item.dx, -(item.y + item.dy), mid[2]);
-      }
-    }
-    leaders.geometry.dispose();
-    leaders.geometry = new THREE.BufferGeometry();
-    leaders.geometry.setAttribute("position", new THREE.Float32BufferAttribute(leaderPoints, 3));
-    leaders.computeLineDistances();
-    leaderMaterial.color.set(palette.backward || "#888888");
-    leaderMaterial.dashSize = leaderMaterial.gapSize = 2 * strokeUnit;
-  }
-
-  /**
-   * The labs' marks on edges (lab-marks.js edgeMarks: a lost contribution, crossed out, or a late
-   * one), each at a spot along its edge that covers no card and no other label, as in the SVG.
-   */
-  function labMarks(trace, taken, fs) {
-    if (!drawn.options?.variant) return [];
-    const { frame, finalGrads } = drawn.options;
-    const geometry = edgeGeometry(trace);
-    const boxes = [...cardBoxes(trace), ...taken.map((l) => ({ x0: l.x - l.width / 2, x1: l.x + l.width / 2, y0: l.y - l.height / 2, y1: l.y + l.height / 2 }))];
-    const overlaps = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
-    const marks = [];
-    for (const mark of edgeMarks(trace, frame, finalGrads)) {
-      if (hidden.has(traceIndex(trace).edgeById.get(mark.edge)?.source)) continue;
-      const text = mark.kind === "lost" ? `lost ${mark.value}` : `late +${mark.value}`;
-      const { width, height } = labelBox(text, fs);
-      const { at } = geometry.get(mark.edge);
-      const box = ([x, y]) => ({ x0: x - width / 2, x1: x + width / 2, y0: y - height / 2, y1: y + height / 2 });
-      const candidates = [0.25, 0.35, 0.15, 0.45, 0.55, 0.65, 0.75].map(at);
-      const [mx, my] = at(0.3);
-      for (let k = 1; k <= 6; k++) candidates.push([mx, my - k * height * 0.8], [mx, my + k * height * 0.8]);
-      const [x, y] = candidates.find((c) => !boxes.some((b) => overlaps(box(c), b))) ?? candidates[0];
-      boxes.push(box([x, y]));
-      marks.push({ id: `mark:${mark.edge}`, edge: mark.edge, kind: mark.kind, text, struck: mark.kind === "lost" ? mark.value : "", fs, x, y, width, height });
-    }
-    return marks;
-  }
-
-  function disposeLabel(entry) {
-    labelGroup.remove(entry.mesh);
-    entry.mesh.material.dispose();
-    entry.texture.dispose();
-  }
-
-  // ---- pulses (the overlay) ---------------------------------------------------------------------
-
-  /** Dots along the edges lit at this frame, travelling for `duration` ms (0: no dots). */
-  function startPulses(trace, view, duration) {
-    pulses = [];
-    if (duration) {
-      const start = performance.now();
-      for (const id of view.active) {
-        const shown = view.edges.get(id);
-        if (!shown?.pulse || hidden.has(traceIndex(trace).edgeById.get(id).source)) continue;
-        pulses.push({ points: points.get(id), backward: shown.state.startsWith("backward"), start, duration });
-      }
-    }
-    overlayDirty = true;
-  }
-
-  const projected = new THREE.Vector3();
-  /** Draw the dots for time `now` on the overlay; true while any is still travelling. */
-  function drawPulses(now) {
-    if (!pulses.length && !overlayDirty) return false;
-    overlayDirty = false;
-    pulseFrames += 1;
-    const ctx = pulseContext;
-    ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.clearRect(0, 0, overlay.width, overlay.height);
-    const radius = Math.max(5, 4 * strokeUnit);
-    const right = new THREE.Vector3(1, 0, 0).applyQuaternion(camera.quaternion);
-    let moving = false;
-    for (const pulse of pulses) {
-      // A dot stays at its edge's end until the next step, as in the SVG.
-      const t = Math.min(1, (now - pulse.start) / pulse.duration);
-      if (t < 1) moving = true;
-      const segments = pulse.points.length - 1;
-      const u = (pulse.backward ? 1 - t : t) * segments;
-      const i = Math.max(0, Math.min(segments - 1, Math.floor(u)));
-      const [a, b] = [pulse.points[i], pulse.points[i + 1]];
-      const p = a.map((v, k) => v + (b[k] - v) * (u - i));
-      const centre = new THREE.Vector3(p[0], p[1], p[2]).addScaledVector(sideVector, p[3]);
-      const [x, y] = toOverlay(centre);
-      const [x2, y2] = toOverlay(centre.clone().addScaledVector(right, radius));
-      const r = Math.max(3, Math.hypot(x2 - x, y2 - y));
-      ctx.beginPath();
-      ctx.arc(x, y, r, 0, 2 * Math.PI);
-      ctx.fillStyle = pulse.backward ? palette.backward : palette.forward;
-      ctx.fill();
-      ctx.lineWidth = Math.max(1.5, r * 0.3);
-      ctx.strokeStyle = palette.surface;
-      ctx.stroke();
-    }
-    return moving;
-  }
-
-  function toOverlay(point) {
-    projected.copy(point).project(camera);
-    return [((projected.x + 1) / 2) * overlay.width, ((1 - projected.y) / 2) * overlay.height];
-  }
-
   // ---- picking --------------------------------------------------------------------------------
 
+  const projected = new THREE.Vector3();
   function toScreen([x, y, z, s], rect) {
     projected.set(x + s * sideVector.x, y + s * sideVector.y, z + s * sideVector.z).project(camera);
     return [rect.left + ((projected.x + 1) / 2) * rect.width, rect.top + ((1 - projected.y) / 2) * rect.height];
@@ -512,8 +352,8 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
     const partial = !layoutChanged && !foldChanged && options.changed;
     drawCards(trace, view, options, partial ? new Set(options.changed[0]) : null);
     restyleEdges(trace, view, partial ? new Set(options.changed[1]) : null);
-    drawLabels(trace, view);
-    startPulses(trace, view, options.pulseMs);
+    drawLabels();
+    pulses.start(trace, view, options.pulseMs, { points, hidden });
     sceneDirty = true;
     invalidate();
   }
@@ -526,7 +366,7 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
     for (const entry of cards.values()) if (entry.model) repaintCard(entry);
     if (drawn.trace) {
       restyleEdges(drawn.trace, drawn.view, null, true);
-      drawLabels(drawn.trace, drawn.view, true);
+      drawLabels(true);
     }
     sceneDirty = true;
     invalidate();
@@ -551,7 +391,7 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
     },
     /** WebGL frames and frames of the travelling dots drawn so far (the benchmark's counters). */
     renders: () => renders,
-    pulseFrames: () => pulseFrames,
+    pulseFrames: () => pulses.frames(),
     /** Cards drawn (constants folded away are not). */
     drawnNodes: () => (drawn.trace ? drawn.trace.nodes.length - hidden.size : 0),
     /** The screen point at the centre of node `id`'s card (tests click there). */
@@ -573,9 +413,7 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
       clearTimeout(sharpenTimer);
       cardLayer.dispose();
       cards.clear();
-      for (const entry of [...labels.values(), ...spareLabels]) disposeLabel(entry);
-      labels.clear();
-      unitPlane.dispose();
+      labelLayer.dispose();
       edges.dispose();
       renderer.dispose();
     },

@@ -22,7 +22,7 @@ const KEYS = [
   ["Esc", "close a panel or dialog; leave presentation mode"],
   ["Tab, Enter", "reach an edge or a node, explain it", (s) => !s.view3d],
   ["Enter", "on the 3D graph: explain the node being visited", (s) => s.view3d],
-  ["+  −  0", "on the 3D graph: zoom in / out, back to the fitted view", (s) => s.view3d],
+  ["+  \u2212  0", "on the 3D graph: zoom in / out, back to the fitted view", (s) => s.view3d],
   ["\u2190  \u2192", "on a panel tab: the previous / next panel", hasPanels],
   ["?", "this help"],
 ];
