@@ -106,7 +106,7 @@ export function mountView3d({ wrap, tools, fitButton, zoomIn, zoomOut, legend })
       canvas = null;
       return null;
     }
-    // The travelling dots have their own canvas over the WebGL one (graph-3d.js).
+    // The travelling dots have their own canvas over the WebGL one (pulses-3d.js).
     const overlay = element("canvas", "graph-3d-pulses", { "aria-hidden": "true" });
     container.append(canvas, overlay);
     canvas.addEventListener("webglcontextlost", (event) => {
@@ -127,9 +127,12 @@ export function mountView3d({ wrap, tools, fitButton, zoomIn, zoomOut, legend })
       redraw(state, new Set(REDRAW_KEYS));
       return scene;
     }).catch((error) => {
+      // three.js did not load or the scene could not start: 2D, with the note (and the reason
+      // in the console for whoever looks).
+      console.error(error);
       discard();
       fallBack("failed");
-      throw error;
+      return null;
     });
     return loading;
   }

@@ -298,6 +298,18 @@ def test_without_webgl_the_switch_stays_on_2d_with_a_note(launch_browser, live_s
     assert errors == []
 
 
+def test_if_three_js_cannot_load_the_switch_stays_on_2d_with_a_note(page):
+    page.route("**/vendor/three/**", lambda route: route.abort())
+    open_preset(page, "add-mul")
+    page.click("[data-testid=view-3d]")
+    note = page.wait_for_selector("[data-testid=view-3d-note]:not([hidden])")
+    assert "could not start" in note.text_content()
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=view-3d]').getAttribute('aria-pressed') === 'false'"
+    )
+    assert page.is_visible("svg[data-testid=graph] [data-testid=node]")
+
+
 def test_a_graph_over_the_size_limit_gets_a_note_suggesting_2d(page):
     # 560 terms `x*k`: a constant, a product and a sum each, over 1,500 nodes (MAX_3D_NODES).
     source = "x = 0.5\ns = " + " + ".join(f"x*{k + 2}" for k in range(560))
