@@ -39,7 +39,7 @@ export function cardModel(node, trace, view, { nodeById, root, foldConstants = f
   const data = view.data.get(node.id);
   const grad = view.grad.get(node.id);
   const model = {
-    kind: node.kind, data: shortText(data), computed: view.computed.has(node.id) && node.kind === "op",
+    kind: node.kind, data: shortText(data), computed: view.computed.has(node.id),
     visited: view.visited.has(node.id), current: view.current === node.id, root: node.id === root, hovered, badge,
   };
   if (node.kind === "const") return model;
