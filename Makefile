@@ -56,6 +56,7 @@ bench: test-deps venv
 	$(PY) bench/engine.py
 	$(PY) bench/api.py
 	$(PY) bench/page.py
+	$(PY) bench/view_3d.py
 	$(PY) bench/load.py
 
 fuzz: venv

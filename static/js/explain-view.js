@@ -30,6 +30,20 @@ function nodeContent(trace, view, nodeId, complete) {
   return { title: n.title, parts };
 }
 
+// The mounted popover's entry for a view whose nodes and edges are no DOM elements (the 3D view
+// picks them on its canvas): openExplanation(kind, id, opener), or openExplanation(null) to close.
+let explainFromView = null;
+
+/**
+ * Explain node or edge `id` (`kind` "node" | "edge") as a click on it in the SVG would; `opener`
+ * ({getBoundingClientRect(), focus(), isConnected, cardRects()}: the cards' boxes on screen)
+ * places the popover clear of the cards and gets the focus back.
+ * A null `kind` closes the popover.
+ */
+export function openExplanation(kind, id, opener) {
+  explainFromView?.(kind, id, opener);
+}
+
 /** `wrap` is the graph's positioned container, `svg` the graph (its edges and nodes are targets). */
 export function mountExplanations({ svg, wrap }, scope = pageScope) {
   const { state, subscribe } = scope.store;
@@ -91,7 +105,8 @@ export function mountExplanations({ svg, wrap }, scope = pageScope) {
       [at.right - area.left + gap, cy - height / 2], [at.left - area.left - width - gap, cy - height / 2],
       [8, area.height - height - 8], [area.width - width - 8, 8],
     ].map(clamp);
-    const cards = [...svg.querySelectorAll("[data-testid=node] .card")].slice(0, 400).map((c) => c.getBoundingClientRect());
+    // A view without SVG cards (the 3D view) says where its cards are on screen.
+    const cards = opener.cardRects?.() ?? [...svg.querySelectorAll("[data-testid=node] .card")].slice(0, 400).map((c) => c.getBoundingClientRect());
     const covered = ([left, top]) => {
       const [x0, y0] = [left + area.left, top + area.top];
       let sum = 0;
@@ -151,6 +166,7 @@ export function mountExplanations({ svg, wrap }, scope = pageScope) {
     if (event.key !== "Enter" && event.key !== " ") return;
     if (activate(event.target)) event.preventDefault();
   });
+  explainFromView = (kind, id, opener) => (kind ? show(kind, id, opener) : hide(false));
   close.addEventListener("click", () => hide());
   scope.keys.bindKeys({ Escape: () => hide() }, { when: () => Boolean(target) });
 

@@ -354,8 +354,7 @@ const nodeKey = (n) => `${n.id}:${n.kind}:${n.derived}:${n.width}x${n.height}`;
 export function drawGraph(layers, trace, view, changed = null) {
   const geometry = edgeGeometry(trace);
   const layout = layoutKey(trace);
-  const typical = trace.nodes.find((n) => n.kind === "op") ?? trace.nodes[0];
-  const labelSize = typical ? fontSize(typical) * 0.8 : 12;
+  const labelSize = labelFontSize(trace);
   const { nodeById, edgeById } = traceIndex(trace);
   const drawNode = (el, node) => decorateNode(el, node, trace, view, updateNode(el, node, view, trace.root, layout, nodeById));
   const drawEdge = (el, edge) => updateEdge(el, edge, view, geometry, nodeById);
@@ -382,6 +381,20 @@ export function drawGraph(layers, trace, view, changed = null) {
 }
 
 const drawnTraces = new WeakMap(); // layers → the trace whose every card and edge they hold
+
+function labelFontSize(trace) {
+  const typical = trace.nodes.find((n) => n.kind === "op") ?? trace.nodes[0];
+  return typical ? fontSize(typical) * 0.8 : 12;
+}
+
+/**
+ * The edge labels of `view` as drawGraph places them ({id, kind, text, x, y, width, height, dx,
+ * dy} in graph units) and their font size: the 3D view shows the same labels at the same places.
+ */
+export function placedEdgeLabels(trace, view) {
+  const fontSize = labelFontSize(trace);
+  return { labels: placeLabels(edgeLabels(trace, view), trace, edgeGeometry(trace), fontSize), fontSize };
+}
 
 /**
  * The travelling dots of the current step: along each active edge, forward (input → consumer)

@@ -56,8 +56,8 @@ function cardMarks(card, node, { wrong, shown, badge }) {
   return deco;
 }
 
-/** Lost (overwritten) and late contributions, once the timeline has shown them. */
-function edgeMarks(trace, i, finalGrads) {
+/** Lost (overwritten) and late contributions, once the timeline has shown them (the 3D view too). */
+export function edgeMarks(trace, i, finalGrads) {
   const marks = [];
   for (const item of contributionsOf(trace).items) {
     if (item.frame > i && !finalGrads) break;

@@ -15,6 +15,7 @@ import { mountSliders } from "./sliders.js";
 import { fromUrlParams, setError, setTrace, state, subscribe, update } from "./state.js";
 import { mountTheme } from "./theme.js";
 import { mountTransport } from "./transport.js";
+import { mountView3d } from "./view-3d.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -67,6 +68,10 @@ function mount() {
   mountHiding();
   const graph = mountGraph({ svg: $("graph"), overlay: $("graph-overlay"), wrap: $("graph-wrap"), fitButton: $("fit"), zoomIn: $("zoom-in"), zoomOut: $("zoom-out"),
     collapseAt: collapseThreshold(new URLSearchParams(window.location.search)) });
+  mountView3d({
+    wrap: $("graph-wrap"), tools: $("graph-wrap").querySelector(".graph-tools"), legend: $("graph-wrap").querySelector(".legend"),
+    fitButton: $("fit"), zoomIn: $("zoom-in"), zoomOut: $("zoom-out"),
+  });
   mountTransport({
     toStart: $("to-start"), back: $("step-back"), play: $("play"), forward: $("step-forward"),
     toEnd: $("to-end"), scrub: $("scrub"), speed: $("speed"), phase: $("phase"), part: $("phase-part"),
@@ -113,8 +118,8 @@ async function start() {
   } catch (err) {
     setError(err.detail ?? { type: "Error", message: String(err) });
   }
-  const { lessonId, lessonStop = 0, hide = [], presenting = false } = fromUrl;
-  update({ hide, presenting });
+  const { lessonId, lessonStop = 0, hide = [], presenting = false, view3d = false } = fromUrl;
+  update({ hide, presenting, view3d });
   if (lessonId && state.lessons.some((lesson) => lesson.id === lessonId)) {
     lessons.open(lessonId, lessonStop); // `?lesson=<id>&stop=<k>` opens that stop
     return;

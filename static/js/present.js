@@ -20,8 +20,10 @@ const KEYS = [
   ["B", "jump to the backward pass"],
   ["P", "presentation mode on / off"],
   ["Esc", "close a panel or dialog; leave presentation mode"],
-  ["Tab, Enter", "reach an edge or a node, explain it"],
-  ["Enter", "on a statement's box or card: collapse / expand it", (s) => Boolean(s.trace?.groups?.some((g) => g.nodes.length > 1))],
+  ["Tab, Enter", "reach an edge or a node, explain it", (s) => !s.view3d],
+  ["Enter", "on a statement's box or card: collapse / expand it", (s) => !s.view3d && Boolean(s.trace?.groups?.some((g) => g.nodes.length > 1))],
+  ["Enter", "on the 3D graph: explain the node being visited", (s) => s.view3d],
+  ["+  \u2212  0", "on the 3D graph: zoom in / out, back to the fitted view", (s) => s.view3d],
   ["\u2190  \u2192", "on a panel tab: the previous / next panel", hasPanels],
   ["?", "this help"],
 ];

@@ -27,6 +27,7 @@ function initialState() {
     finalGrads: false,    // show every final gradient at once (off by default)
     foldConstants: false, // draw constants inside their consumer's card
     presenting: false,    // presentation mode (classroom.js): large type, editor hidden
+    view3d: false,        // the 3D view (view-3d.js) instead of the SVG; without WebGL it stays off
     trace: null,          // the last good /api/graph response (positions included)
     error: null,          // {type, message, line, column, snippet, caret} or null
     step: 0,              // position on the timeline: a frame index (timeline.js framesOf)
@@ -175,6 +176,7 @@ export const URL_FIELDS = {
   stop: { key: "lessonStop", type: "int", when: (s) => Boolean(s.lessonId) },
   hide: { key: "hide", type: "hide" },
   present: { key: "presenting", type: "bool" },
+  "3d": { key: "view3d", type: "bool" },
 };
 
 /** The parts of the page a teacher's link can hide (`hide=editor,sliders`), in menu order. */

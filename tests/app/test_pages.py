@@ -81,6 +81,7 @@ def test_every_asset_of_the_page_is_under_the_versioned_prefix_and_immutable(cli
         f"{prefix}css/classroom.css",
         f"{prefix}css/lessons.css",
         f"{prefix}css/groups.css",
+        f"{prefix}css/view-3d.css",
         f"{prefix}favicon.svg",
         f"{prefix}js/main.js",
     ]

@@ -31,6 +31,25 @@ def browser() -> Iterator:
 
 
 @pytest.fixture
+def launch_browser(browser) -> Iterator:
+    """`launch(*extra_args)`: another Chromium like `browser`, with more launch arguments
+    (`--disable-webgl`, …); every one launched is closed after the test."""
+    launched = []
+
+    def launch(*extra_args: str):
+        launched.append(
+            browser.browser_type.launch(
+                executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra_args]
+            )
+        )
+        return launched[-1]
+
+    yield launch
+    for other in launched:
+        other.close()
+
+
+@pytest.fixture
 def page(browser, live_server) -> Iterator:
     """A new page at 1280×720; fails the test on any uncaught page error or dialog."""
     context = browser.new_context(viewport={"width": 1280, "height": 720}, base_url=live_server)

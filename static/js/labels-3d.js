@@ -1,0 +1,139 @@
+// The 3D view's labels over the edges: the chain rule on the lit edges (`upstream × local =
+// contribution`, placed by graph.js as in the SVG; one moved off its edge gets a dashed leader
+// back to it) and the labs' lost and late marks. Each label is a camera-facing plane with its
+// text painted by card-paint.js; the planes are kept and reused from step to step.
+
+import * as THREE from "../vendor/three/three.module.js";
+import { labelBox, paintLabel } from "./card-paint.js";
+import { cardBoxes, edgeGeometry, placedEdgeLabels } from "./graph.js";
+import { edgeMarks } from "./lab-marks.js";
+import { traceIndex } from "./timeline.js";
+
+const MAX_TEXTURE_SIDE = 4096;
+const FRONT = 4; // graph units in front of the edge's depth
+
+const overlaps = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+const boxOf = ({ x, y, width, height }) => ({ x0: x - width / 2, x1: x + width / 2, y0: y - height / 2, y1: y + height / 2 });
+
+/**
+ * The labs' marks on edges (lab-marks.js edgeMarks: a lost contribution, crossed out, or a late
+ * one), each at a spot along its edge that covers no card and no label in `taken`, as in the SVG.
+ */
+function labMarks(trace, { frame, finalGrads, hidden }, taken, fs) {
+  const geometry = edgeGeometry(trace);
+  const { edgeById } = traceIndex(trace);
+  const boxes = [...cardBoxes(trace), ...taken.map(boxOf)];
+  const marks = [];
+  for (const mark of edgeMarks(trace, frame, finalGrads)) {
+    if (hidden.has(edgeById.get(mark.edge)?.source)) continue;
+    const text = mark.kind === "lost" ? `lost ${mark.value}` : `late +${mark.value}`;
+    const { width, height } = labelBox(text, fs);
+    const { at } = geometry.get(mark.edge);
+    const candidates = [0.25, 0.35, 0.15, 0.45, 0.55, 0.65, 0.75].map(at);
+    const [mx, my] = at(0.3);
+    for (let k = 1; k <= 6; k++) candidates.push([mx, my - k * height * 0.8], [mx, my + k * height * 0.8]);
+    const free = ([x, y]) => !boxes.some((b) => overlaps(boxOf({ x, y, width, height }), b));
+    const [x, y] = candidates.find(free) ?? candidates[0];
+    boxes.push(boxOf({ x, y, width, height }));
+    marks.push({ id: `mark:${mark.edge}`, edge: mark.edge, kind: mark.kind, text, struck: mark.kind === "lost" ? mark.value : "", fs, x, y, width, height });
+  }
+  return marks;
+}
+
+/** The label layer: `group` goes into the scene; draw() after each step, face() before a frame. */
+export function createLabelLayer() {
+  const group = new THREE.Group();
+  const leaderMaterial = new THREE.LineDashedMaterial({ color: 0x888888, dashSize: 2, gapSize: 2, depthTest: false, transparent: true });
+  const leaders = new THREE.LineSegments(new THREE.BufferGeometry(), leaderMaterial);
+  leaders.frustumCulled = false;
+  leaders.renderOrder = 9;
+  group.add(leaders);
+  const plane = new THREE.PlaneGeometry(1, 1);
+  const shown = new Map(); // label id → {mesh, texture, canvas, key, size}
+  const spare = []; // planes not shown now, kept for the next labels
+
+  function planeFor(id, quaternion) {
+    let entry = shown.get(id) ?? spare.pop();
+    if (!entry) {
+      // Label planes are kept and reused: disposing the last one would let three.js drop its
+      // shader program and compile it again at the next step.
+      const canvas = document.createElement("canvas");
+      const texture = new THREE.CanvasTexture(canvas);
+      texture.colorSpace = THREE.SRGBColorSpace;
+      const mesh = new THREE.Mesh(plane, new THREE.MeshBasicMaterial({ map: texture, transparent: true, depthTest: false }));
+      mesh.renderOrder = 10;
+      mesh.quaternion.copy(quaternion);
+      group.add(mesh);
+      entry = { mesh, texture, canvas, key: null, size: "" };
+    }
+    shown.set(id, entry);
+    entry.mesh.visible = true;
+    return entry;
+  }
+
+  /**
+   * Show the labels of `view`. `context`: {points (edge id → scene samples), hidden (node ids not
+   * drawn), palette, paletteVersion, scale (texture pixels per unit), strokeUnit, camera, marks
+   * ({frame, finalGrads} of a lab's variant trace, else null), repaint (paint every label again)}.
+   */
+  function draw(trace, view, context) {
+    const { points, hidden, palette, paletteVersion, scale, strokeUnit, camera, marks, repaint = false } = context;
+    const { edgeById } = traceIndex(trace);
+    const { labels: chain, fontSize } = placedEdgeLabels(trace, view);
+    const items = chain.filter((label) => !hidden.has(edgeById.get(label.id)?.source))
+      .map((label) => ({ ...label, fs: fontSize, ...labelBox(label.text, fontSize) }));
+    if (marks) items.push(...labMarks(trace, { ...marks, hidden }, items, fontSize * 0.9));
+    const ids = new Set(items.map((item) => item.id));
+    for (const [id, entry] of shown) {
+      if (ids.has(id)) continue;
+      shown.delete(id);
+      entry.mesh.visible = false;
+      spare.push(entry);
+    }
+    const leaderPoints = [];
+    for (const item of items) {
+      const entry = planeFor(item.id, camera.quaternion);
+      entry.mesh.scale.set(item.width + 4, item.height + 4, 1);
+      const size = `${item.width}x${item.height}|${scale}`;
+      const key = `${item.kind}|${item.text}|${size}|${paletteVersion}`;
+      if (repaint || entry.key !== key) {
+        paintLabel(entry.canvas, item, item.fs, palette, Math.min(scale, MAX_TEXTURE_SIDE / (item.width + 4)));
+        if (entry.size !== size) entry.texture.dispose(); // a new size needs new storage
+        entry.texture.needsUpdate = true;
+        entry.key = key;
+        entry.size = size;
+      }
+      const samples = points.get(item.edge ?? item.id);
+      const mid = samples[Math.round((samples.length - 1) / 2)];
+      entry.mesh.position.set(item.x, -item.y, mid[2] + FRONT);
+      if (Math.abs(item.dx ?? 0) > 1 || Math.abs(item.dy ?? 0) > 1) {
+        leaderPoints.push(item.x, -(item.y + Math.sign(item.dy) * (item.height / 2)), mid[2] + FRONT);
+        leaderPoints.push(item.x + item.dx, -(item.y + item.dy), mid[2]);
+      }
+    }
+    leaders.geometry.dispose();
+    leaders.geometry = new THREE.BufferGeometry();
+    leaders.geometry.setAttribute("position", new THREE.Float32BufferAttribute(leaderPoints, 3));
+    leaders.computeLineDistances();
+    leaderMaterial.color.set(palette.backward || "#888888");
+    leaderMaterial.dashSize = leaderMaterial.gapSize = 2 * strokeUnit;
+  }
+
+  return {
+    group,
+    draw,
+    /** Turn the labels to face `camera`. */
+    face(camera) {
+      for (const entry of shown.values()) entry.mesh.quaternion.copy(camera.quaternion);
+    },
+    dispose() {
+      for (const entry of [...shown.values(), ...spare]) {
+        entry.mesh.material.dispose();
+        entry.texture.dispose();
+      }
+      plane.dispose();
+      leaders.geometry.dispose();
+      leaderMaterial.dispose();
+    },
+  };
+}
