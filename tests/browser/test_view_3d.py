@@ -313,7 +313,7 @@ def test_if_three_js_cannot_load_the_switch_stays_on_2d_with_a_note(page):
 def test_a_graph_over_the_size_limit_gets_a_note_suggesting_2d(page):
     # 560 terms `x*k`: a constant, a product and a sum each, over 1,500 nodes (MAX_3D_NODES).
     source = "x = 0.5\ns = " + " + ".join(f"x*{k + 2}" for k in range(560))
-    page.goto("/")
+    page.goto("/?collapse_at=never")  # every node card drawn in 2D too
     page.wait_for_selector(READY)
     page.fill("[data-testid=source]", source)
     page.press("[data-testid=source]", "Control+Enter")
