@@ -20,6 +20,7 @@ export const state = {
   expandDerived: false, // request option: build derived ops from primitives
   finalGrads: false,    // show every final gradient at once (off by default)
   foldConstants: false, // draw constants inside their consumer's card
+  gradMap: false,       // colour every card by |grad| at the frame shown (gradmap.js)
   presenting: false,    // presentation mode (classroom.js): large type, editor hidden
   trace: null,          // the last good /api/graph response (positions included)
   error: null,          // {type, message, line, column, snippet, caret} or null
@@ -144,6 +145,7 @@ export const URL_FIELDS = {
   expand: { key: "expandDerived", type: "bool" },
   final: { key: "finalGrads", type: "bool" },
   fold: { key: "foldConstants", type: "bool" },
+  gradmap: { key: "gradMap", type: "bool" },
   train: { key: "train", type: "train" },
   lesson: { key: "lessonId", type: "string" },
   stop: { key: "lessonStop", type: "int", when: (s) => Boolean(s.lessonId) },

@@ -80,6 +80,7 @@ def test_every_asset_of_the_page_is_under_the_versioned_prefix_and_immutable(cli
         f"{prefix}css/labs.css",
         f"{prefix}css/classroom.css",
         f"{prefix}css/lessons.css",
+        f"{prefix}css/real-size.css",
         f"{prefix}favicon.svg",
         f"{prefix}js/main.js",
     ]
