@@ -82,7 +82,7 @@ function mount() {
   });
   mountRealSize({
     svg: $("graph"), wrap: $("graph-wrap"), graph, followButton: $("follow"), gradmapToggle: $("toggle-gradmap"),
-    legend: $("graph-wrap").querySelector(".legend"),
+    legend: $("graph-wrap").querySelector(".legend"), sliders: $("sliders"),
   });
   mountPanelArea({ section: $("panels"), tabs: $("panel-tabs"), bodies: $("panel-bodies") });
   mountLabs({

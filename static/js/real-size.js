@@ -1,9 +1,11 @@
 // What makes a graph of hundreds of nodes teachable (issue 11): the view follows the pulse, a
-// minimap shows where the view is, and the gradient map colours cards by |grad|. main.js mounts
-// them together once the graph pane exists (`graph` is graph-view.js's mountGraph result).
+// minimap shows where the view is, the gradient map colours cards by |grad|, and a leaf's slider
+// and card light each other. main.js mounts them together once the graph pane and the sliders
+// exist (`graph` is graph-view.js's mountGraph result).
 
 import { mountFollow } from "./follow.js";
 import { mountGradmap } from "./gradmap.js";
+import { mountLeafLink } from "./leaf-link.js";
 import { mountMinimap } from "./minimap.js";
 
 /**
@@ -51,7 +53,8 @@ function paneMetrics({ wrap, zoom, legend, refit }) {
   };
 }
 
-export function mountRealSize({ svg, wrap, graph, followButton, gradmapToggle, legend }) {
+export function mountRealSize({ svg, wrap, graph, followButton, gradmapToggle, legend, sliders }) {
+  mountLeafLink({ container: sliders, svg });
   const gradmap = mountGradmap({ svg, toggle: gradmapToggle, legend });
   // A view still as the last fit left it is refitted when the legend changes height.
   let fitted = null;
