@@ -40,6 +40,7 @@ function union(boxes) {
  * Mount follow on the graph pane. `zoom`: the pane's view (zoom.js; a fit gives control back);
  * `button`: the Follow toggle; `metrics()`: the pane's measurements (real-size.js paneMetrics);
  * `avoid()`: a box (SVG-local px) the followed card must not sit under (the minimap), or null.
+ * The zoom buttons and the legend are avoided too (metrics().overlays).
  */
 export function mountFollow({ svg, zoom, button, metrics, avoid = () => null }) {
   let following = true;
@@ -124,11 +125,16 @@ export function mountFollow({ svg, zoom, button, metrics, avoid = () => null }) 
     const candidates = wishes().filter(Boolean);
     const box = candidates.find((c) => fits(c, area)) ?? candidates[candidates.length - 1];
     if (!box) return;
-    const blocked = avoid();
-    if (inside(box, area) && !overlaps(box, blocked)) return;
-    // Centre it on each axis where it is out (on both when only the minimap is in the way).
-    const outX = box.left < area.left || box.right > area.right || overlaps(box, blocked);
-    const outY = box.top < area.top || box.bottom > area.bottom || overlaps(box, blocked);
+    // Seen whole (in the visible box, under none of what lies over the pane): the view stays, even
+    // when the card is nearer an edge than a move would put it (a fitted view never moves).
+    const { box: pane, overlays } = metrics();
+    const covered = [...overlays, avoid()].some((over) => overlaps(box, over));
+    const seen = { left: pane.x, right: pane.x + pane.width, top: pane.y, bottom: pane.y + pane.height };
+    if (inside(box, seen) && !covered) return;
+    // Centre it on each axis where it is out (on both when only something over the pane is in
+    // the way).
+    const outX = box.left < area.left || box.right > area.right || covered;
+    const outY = box.top < area.top || box.bottom > area.bottom || covered;
     const dx = outX ? (area.left + area.right) / 2 - (box.left + box.right) / 2 : 0;
     const dy = outY ? (area.top + area.bottom) / 2 - (box.top + box.bottom) / 2 : 0;
     const { x, y, k } = view();

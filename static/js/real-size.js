@@ -14,7 +14,8 @@ import { mountMinimap } from "./minimap.js";
  * every frame of a glide, where reading the layout would force it to be recomputed.
  *   box: the visible part of the SVG (zoom.js visibleBox, SVG-local px);
  *   covers: {top, bottom}, how much of the pane's top and bottom edges the zoom buttons and the
- *           legend cover (px); rem: the root font size (px); width, height: the pane's (px).
+ *           legend cover (px); overlays: their boxes {left, top, right, bottom} (px);
+ *   rem: the root font size (px); width, height: the pane's (px).
  */
 function paneMetrics({ wrap, zoom, legend, refit }) {
   let metrics = null;
@@ -39,12 +40,16 @@ function paneMetrics({ wrap, zoom, legend, refit }) {
     if (metrics) return metrics;
     const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
     const tools = wrap.querySelector(".graph-tools");
+    const boxOf = (el) => (el?.offsetHeight
+      ? { left: el.offsetLeft, top: el.offsetTop, right: el.offsetLeft + el.offsetWidth, bottom: el.offsetTop + el.offsetHeight }
+      : null);
     metrics = {
       box: zoom.visibleBox(),
       covers: {
         top: tools ? tools.offsetTop + tools.offsetHeight + rem / 2 : 0,
         bottom: legend.offsetHeight ? wrap.clientHeight - legend.offsetTop + rem / 2 : 0,
       },
+      overlays: [boxOf(tools), boxOf(legend)].filter(Boolean),
       rem,
       width: wrap.clientWidth,
       height: wrap.clientHeight,

@@ -162,6 +162,24 @@ def test_while_playing_the_view_glides_to_each_card_before_its_step_ends(page):
     assert follow_pressed(page) == "true"
 
 
+@pytest.mark.parametrize("preset", ["four-examples", "mlp"])
+def test_a_fitted_view_stays_put_while_following(page, preset):
+    # The whole graph shows at Fit: following the pulse has nothing to move, top row included.
+    page.emulate_media(reduced_motion="reduce")
+    page.goto(f"/?preset={preset}")
+    page.wait_for_selector(READY + " [data-testid=node]")
+    page.get_by_label("gradient map").check()  # a taller legend: the view is fitted again
+    page.locator("#fit").click()
+    fitted = page.evaluate(VIEW_JS)
+    last = int(page.get_attribute("[data-testid=scrub]", "max"))
+    page.locator("[data-testid=step-forward]").focus()
+    for _ in range(last):
+        page.keyboard.press("ArrowRight")
+        assert page.evaluate(CURRENT_IN_PANE_JS) is True
+    assert page.evaluate(VIEW_JS) == fitted
+    assert follow_pressed(page) == "true"
+
+
 def test_a_wheel_drag_or_zoom_button_takes_control_and_fit_or_follow_gives_it_back(page):
     open_source(page, BIG)
     assert follow_pressed(page) == "true"
