@@ -88,6 +88,18 @@ _PROGRAMS: list[dict[str, Any]] = [
         "values": {},
     },
     {
+        "id": "layer",
+        "source": (
+            "x1 = 0.5\nx2 = -1.0\n"
+            "w11 = 0.4\nw12 = -0.6\nb1 = 0.1\n"
+            "w21 = -0.3\nw22 = 0.8\nb2 = 0.0\n"
+            "w31 = 0.9\nw32 = 0.2\nb3 = -0.2\n"
+            "h1 = tanh(w11*x1 + w12*x2 + b1)\nh2 = tanh(w21*x1 + w22*x2 + b2)\n"
+            "h3 = tanh(w31*x1 + w32*x2 + b3)\nout = h1 + h2 + h3"
+        ),
+        "values": {},
+    },
+    {
         "id": "mlp",
         "source": (
             "x1 = 0.5\nx2 = -1.5\n"
@@ -95,6 +107,22 @@ _PROGRAMS: list[dict[str, Any]] = [
             "v1 = 0.7\nv2 = -0.5\nc = 0.05\ny = 1\n"
             "h1 = tanh(w11*x1 + w12*x2 + b1)\nh2 = tanh(w21*x1 + w22*x2 + b2)\n"
             "out = tanh(v1*h1 + v2*h2 + c)\nloss = (out - y)**2"
+        ),
+        "values": {},
+    },
+    {
+        "id": "four-examples",
+        "source": (
+            "w1 = 0.5\nw2 = -0.3\nw3 = 0.2\nb = 0.1\n"
+            "x11 = 2\nx12 = 3\nx13 = -1\ny1 = 1\n"
+            "x21 = 3\nx22 = -1\nx23 = 0.5\ny2 = -1\n"
+            "x31 = 0.5\nx32 = 1\nx33 = 1\ny3 = -1\n"
+            "x41 = 1\nx42 = 1\nx43 = -1\ny4 = 1\n"
+            "p1 = tanh(w1*x11 + w2*x12 + w3*x13 + b)\n"
+            "p2 = tanh(w1*x21 + w2*x22 + w3*x23 + b)\n"
+            "p3 = tanh(w1*x31 + w2*x32 + w3*x33 + b)\n"
+            "p4 = tanh(w1*x41 + w2*x42 + w3*x43 + b)\n"
+            "loss = (p1 - y1)**2 + (p2 - y2)**2 + (p3 - y3)**2 + (p4 - y4)**2"
         ),
         "values": {},
     },

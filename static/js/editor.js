@@ -160,6 +160,7 @@ export function mountEditor({ textarea, gutter, backdrop, errorBox, presetSelect
       presetSelect.value = s.presetId;
       const preset = s.presets.find((p) => p.id === s.presetId);
       presetNote.textContent = preset?.note ?? "";
+      presetNote.title = preset?.note ?? ""; // the header cuts a long note: the whole of it on hover
     }
     if (changed.has("source") && textarea.value !== s.source) textarea.value = s.source;
     if (changed.has("error")) renderError(errorBox, s.error);

@@ -215,6 +215,7 @@ function updateNode(g, node, view, rootId, layout, nodeById) {
   if (dead) classes.push("dead");
   if (node.kind !== "const" && node.inputs.some((id) => nodeById.get(id)?.kind === "const")) classes.push("has-const-input");
   attr(g, "class", classes.join(" "));
+  attr(g, "data-current", view.current === node.id ? "true" : null); // the card being visited
   attr(g, "data-dead", dead ? "true" : "false");
   const warn = node.warnings?.length && data !== undefined ? " \u26a0" : "";
   const parts = (g._parts ??= {

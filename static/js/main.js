@@ -11,6 +11,7 @@ import { mountLesson } from "./lesson.js";
 import { mountLabs } from "./labs.js";
 import { mountNotes } from "./notes.js";
 import { mountPanelArea } from "./panels.js";
+import { mountRealSize } from "./real-size.js";
 import { mountSliders } from "./sliders.js";
 import { fromUrlParams, setError, setTrace, state, subscribe, update } from "./state.js";
 import { mountTheme } from "./theme.js";
@@ -87,6 +88,10 @@ function mount() {
       update({ values: { ...state.values, [name]: value } });
       recompute({ values: true });
     },
+  });
+  mountRealSize({
+    svg: $("graph"), wrap: $("graph-wrap"), graph, followButton: $("follow"), gradmapToggle: $("toggle-gradmap"),
+    legend: $("graph-wrap").querySelector(".legend"), sliders: $("sliders"),
   });
   mountPanelArea({ section: $("panels"), tabs: $("panel-tabs"), bodies: $("panel-bodies") });
   mountLabs({

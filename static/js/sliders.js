@@ -1,7 +1,9 @@
 // One slider per leaf (range + number box + editable min/max), keyed by leaf name so a recompute
 // updates rows in place. Moving a slider sets `state.values[name]` and asks for a recompute.
 // Read-only sliders (an embedded player that cannot recompute) show the values, disabled.
+// With many leaves the rows are compact, grouped by name prefix and filtered (leaf-groups.js).
 
+import { groupLeaves, groupTitle, MANY_LEAVES, passesFilter } from "./leaf-groups.js";
 import { pageScope } from "./scope.js";
 
 /** A default range around `value` (±max(2|v|, 5)) on a round step grid. */
@@ -102,28 +104,128 @@ function showValue(row, value, userRange) {
   if (focused !== range) range.value = String(value);
 }
 
-/** `onValue(name, value)` on every move; `readOnly`: the rows only show the values. */
+function createGroup(prefix) {
+  const section = document.createElement("section");
+  section.className = "leaf-group";
+  section.dataset.testid = "leaf-group";
+  section.dataset.prefix = prefix;
+  const heading = document.createElement("h3");
+  heading.className = "leaf-group-title";
+  const title = document.createElement("span");
+  title.textContent = groupTitle(prefix);
+  const count = document.createElement("span");
+  count.className = "leaf-group-count";
+  heading.append(title, count);
+  section.append(heading);
+  return section;
+}
+
+/** Put `children` in `parent` in this order after its first `skip` children, moving only what is out of place. */
+function arrange(parent, children, skip = 0) {
+  children.forEach((child, i) => {
+    const at = parent.children[skip + i];
+    if (at !== child) parent.insertBefore(child, at ?? null);
+  });
+}
+
+function createFilter(onInput) {
+  const box = document.createElement("div");
+  box.className = "leaf-filter-box";
+  box.hidden = true;
+  const input = document.createElement("input");
+  input.type = "search";
+  input.className = "leaf-filter";
+  input.dataset.testid = "leaf-filter";
+  input.placeholder = "filter leaves (w, b1, x…)";
+  input.setAttribute("aria-label", "Filter the leaves by name");
+  input.autocomplete = "off";
+  input.spellcheck = false;
+  const count = document.createElement("span");
+  count.className = "leaf-filter-count";
+  count.setAttribute("aria-live", "polite");
+  input.addEventListener("input", onInput);
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && input.value) {
+      input.value = "";
+      onInput();
+      event.stopPropagation();
+    }
+  });
+  box.append(input, count);
+  return { box, input, count };
+}
+
+/**
+ * The leaves panel in `container`. From MANY_LEAVES leaves on (leaf-groups.js): compact rows
+ * under one heading per name prefix, and a filter box above them. Each row carries its leaf's
+ * node id (data-leaf-id) for the slider ↔ card link (leaf-link.js).
+ */
 export function mountSliders(container, { onValue, readOnly = false }, scope = pageScope) {
   const { subscribe } = scope.store;
   const rows = new Map();
+  const sections = new Map(); // prefix → group section
+  const filter = createFilter(() => applyFilter());
+  container.before(filter.box);
+
+  /** Hide the rows the filter leaves out, and the groups left empty. */
+  function applyFilter() {
+    const text = filter.input.value;
+    let shown = 0;
+    for (const [name, row] of rows) {
+      const passes = passesFilter(name, text);
+      if (row.hidden === passes) row.hidden = !passes;
+      if (passes) shown += 1;
+    }
+    for (const section of sections.values()) {
+      const empty = ![...section.querySelectorAll(".slider")].some((row) => !row.hidden);
+      if (section.hidden !== empty) section.hidden = empty;
+    }
+    filter.count.textContent = text.trim() ? `${shown} of ${rows.size}` : "";
+  }
+
   subscribe((s, changed) => {
     if (!changed.has("trace") || !s.trace) return;
     const leaves = s.trace.leaves ?? [];
     const seen = new Set();
-    leaves.forEach((leaf, position) => {
+    for (const leaf of leaves) {
       let row = rows.get(leaf.name);
       if (!row) rows.set(leaf.name, (row = createRow(leaf.name, { onValue, readOnly }, scope.store)));
-      if (container.children[position] !== row) container.insertBefore(row, container.children[position] ?? null);
+      if (row.dataset.leafId !== leaf.id) row.dataset.leafId = leaf.id;
       const value = typeof leaf.value === "number" ? leaf.value : Number(leaf.value);
       showValue(row, value, s.ranges[leaf.name]);
       seen.add(leaf.name);
-    });
+    }
     for (const [name, row] of rows) {
       if (!seen.has(name)) {
         row.remove();
         rows.delete(name);
       }
     }
+    const names = leaves.map((leaf) => leaf.name);
+    const many = leaves.length >= MANY_LEAVES;
+    const groups = many ? groupLeaves(names) : [];
+    if (many) {
+      for (const { prefix, names: members } of groups) {
+        if (!sections.has(prefix)) sections.set(prefix, createGroup(prefix));
+        const section = sections.get(prefix);
+        section.querySelector(".leaf-group-count").textContent = String(members.length);
+        arrange(section, members.map((name) => rows.get(name)), 1);
+      }
+      arrange(container, groups.map((group) => sections.get(group.prefix)));
+    } else {
+      arrange(container, names.map((name) => rows.get(name)));
+    }
+    const kept = new Set(groups.map((group) => group.prefix));
+    for (const [prefix, section] of sections) {
+      if (!kept.has(prefix)) {
+        section.remove();
+        sections.delete(prefix);
+      }
+    }
+    container.classList.toggle("compact", many);
+    filter.box.hidden = !many;
+    if (!many && filter.input.value) filter.input.value = "";
+    applyFilter();
     container.classList.toggle("empty", leaves.length === 0);
   });
 }

@@ -26,6 +26,7 @@ function initialState() {
     expandDerived: false, // request option: build derived ops from primitives
     finalGrads: false,    // show every final gradient at once (off by default)
     foldConstants: false, // draw constants inside their consumer's card
+    gradMap: false,       // colour every card by |grad| at the frame shown (gradmap.js)
     presenting: false,    // presentation mode (classroom.js): large type, editor hidden
     view3d: false,        // the 3D view (view-3d.js) instead of the SVG; without WebGL it stays off
     trace: null,          // the last good /api/graph response (positions included)
@@ -171,6 +172,7 @@ export const URL_FIELDS = {
   expand: { key: "expandDerived", type: "bool" },
   final: { key: "finalGrads", type: "bool" },
   fold: { key: "foldConstants", type: "bool" },
+  gradmap: { key: "gradMap", type: "bool" },
   train: { key: "train", type: "train" },
   lesson: { key: "lessonId", type: "string" },
   stop: { key: "lessonStop", type: "int", when: (s) => Boolean(s.lessonId) },

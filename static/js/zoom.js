@@ -1,8 +1,13 @@
 // Pan (pointer drag) and zoom (wheel, pinch-free) of an SVG viewport group, plus fit-to-screen.
 // The transform lives here, not in the trace, so a slider recompute keeps the view where it is.
+// Whoever moves the view besides the reader (follow.js, minimap.js) listens with onChange: each
+// change says how it was made ("wheel", "drag", "zoom" buttons, "fit", or what set() was told:
+// "follow", "minimap").
 
 const MIN_SCALE = 0.05;
 const MAX_SCALE = 8;
+// A press that moves less than this (px) is a click (on a card, an edge), not a pan.
+const DRAG_THRESHOLD = 3;
 
 /**
  * `viewports`: the groups that move together (the graph and the pulse overlay above it);
@@ -12,18 +17,20 @@ const MAX_SCALE = 8;
 export function createZoom(svg, viewports, onZoom = () => {}, { wheelZooms = () => true } = {}) {
   let transform = { x: 0, y: 0, k: 1 };
   let drag = null;
+  const listeners = new Set();
 
-  function apply() {
+  function apply(how) {
     const value = `translate(${transform.x},${transform.y}) scale(${transform.k})`;
     for (const viewport of viewports) viewport.setAttribute("transform", value);
     onZoom(transform.k);
+    for (const listener of listeners) listener({ ...transform }, how);
   }
 
-  function zoomAt(px, py, factor) {
+  function zoomAt(px, py, factor, how) {
     const k = Math.min(MAX_SCALE, Math.max(MIN_SCALE, transform.k * factor));
     const ratio = k / transform.k;
     transform = { k, x: px - (px - transform.x) * ratio, y: py - (py - transform.y) * ratio };
-    apply();
+    apply(how);
   }
 
   function localPoint(event) {
@@ -36,7 +43,7 @@ export function createZoom(svg, viewports, onZoom = () => {}, { wheelZooms = () 
     event.preventDefault();
     const [px, py] = localPoint(event);
     const delta = event.deltaMode === 1 ? event.deltaY * 16 : event.deltaY;
-    zoomAt(px, py, Math.exp(-delta * 0.0015));
+    zoomAt(px, py, Math.exp(-delta * 0.0015), "wheel");
   }, { passive: false });
 
   svg.addEventListener("pointerdown", (event) => {
@@ -47,8 +54,11 @@ export function createZoom(svg, viewports, onZoom = () => {}, { wheelZooms = () 
   });
   svg.addEventListener("pointermove", (event) => {
     if (!drag || drag.id !== event.pointerId) return;
-    transform = { ...drag.start, x: drag.start.x + event.clientX - drag.x, y: drag.start.y + event.clientY - drag.y };
-    apply();
+    const [dx, dy] = [event.clientX - drag.x, event.clientY - drag.y];
+    if (!drag.moved && Math.hypot(dx, dy) < DRAG_THRESHOLD) return;
+    drag.moved = true;
+    transform = { ...drag.start, x: drag.start.x + dx, y: drag.start.y + dy };
+    apply("drag");
   });
   const end = (event) => {
     if (!drag || drag.id !== event.pointerId) return;
@@ -106,12 +116,24 @@ export function createZoom(svg, viewports, onZoom = () => {}, { wheelZooms = () 
         x: place(box.x + margin, room.width, x0, bounds.width, focus?.x),
         y: place(box.y + top, room.height, y0, bounds.height, focus?.y),
       };
-      apply();
+      apply("fit");
     },
+    /** Zoom about the middle of the visible box (the zoom buttons). */
     zoomBy(factor) {
       const box = visibleBox();
-      zoomAt(box.x + box.width / 2, box.y + box.height / 2, factor);
+      zoomAt(box.x + box.width / 2, box.y + box.height / 2, factor, "zoom");
     },
+    /** Show the view `{x, y, k}` (k clamped); `how` is passed on to the listeners. */
+    set({ x, y, k = transform.k }, how = "set") {
+      transform = { x, y, k: Math.min(MAX_SCALE, Math.max(MIN_SCALE, k)) };
+      apply(how);
+    },
+    /** Call `listener(transform, how)` after every change of the view; returns an unsubscribe. */
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    visibleBox,
     get transform() {
       return { ...transform };
     },

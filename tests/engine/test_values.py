@@ -28,6 +28,11 @@ SYMPY = {
     "power": a**b,
     "mse": (w * x - y) ** 2,
     "line-fit": sum((w * S(f"x{i}") + bias - S(f"y{i}")) ** 2 for i in range(1, 5)),
+    "layer": sum(sp.tanh(S(f"w{j}1") * x1 + S(f"w{j}2") * x2 + S(f"b{j}")) for j in range(1, 4)),
+    "four-examples": sum(
+        (sp.tanh(sum(S(f"w{i}") * S(f"x{e}{i}") for i in range(1, 4)) + bias) - S(f"y{e}")) ** 2
+        for e in range(1, 5)
+    ),
     "mlp": (
         sp.tanh(
             S("v1") * sp.tanh(S("w11") * x1 + S("w12") * x2 + S("b1"))
