@@ -422,8 +422,11 @@ def test_a_slider_move_rewrites_only_the_numbers_that_changed(page):
     page.click("#to-end")
     before = page.evaluate(CARDS_JS)
     label = page.get_attribute("#graph", "aria-label")
+    # Focusing the slider links it to a's card (leaf-link.js): before the move is observed.
+    page.locator("[data-testid=slider-a] input.slider-range").focus()
+    page.wait_for_selector("[data-testid=node][data-linked]")
     page.evaluate(OBSERVE_JS)
-    press_on_slider(page, "a", "ArrowRight")
+    page.keyboard.press("ArrowRight")
     page.wait_for_function(f"() => ({ROOT_DATA})() === '{F_MOVED}'")
     page.evaluate("() => new Promise((resolve) => requestAnimationFrame(() => resolve()))")
     after = page.evaluate(CARDS_JS)
@@ -465,7 +468,7 @@ def test_an_open_scrolled_table_keeps_its_place_and_rows_while_a_slider_moves(pa
     updated in place (same elements), and read as a fresh page's for the new values."""
     page.emulate_media(reduced_motion="reduce")  # a scroll the page makes is instant
     source = chain_program(30)
-    page.goto("/?" + urlencode({"source": source}))
+    page.goto("/?" + urlencode({"source": source, "collapse_at": "never"}))
     page.wait_for_selector(READY)
     page.click("#to-end")
     page.click(f"#tab-{panel}")
@@ -488,7 +491,7 @@ def test_an_open_scrolled_table_keeps_its_place_and_rows_while_a_slider_moves(pa
     assert page.evaluate(KEPT_ROWS_JS, panel)
     assert page.evaluate(PANELS_TOP) == top
     fresh = page.context.new_page()
-    fresh.goto("/?" + urlencode({"source": source, "values": "x0:1.01"}))
+    fresh.goto("/?" + urlencode({"source": source, "values": "x0:1.01", "collapse_at": "never"}))
     fresh.wait_for_selector(READY)
     fresh.click("#to-end")
     fresh.click(f"#tab-{panel}")
@@ -507,7 +510,7 @@ def test_a_slider_move_asks_only_for_numbers_under_40_bytes_per_node(page):
     """bench/page.py's program at ~1,000 nodes: moving a slider posts /api/values (the trace's
     structure id and the new value), never /api/graph, and the reply is gzipped below 40 bytes
     per node."""
-    page.goto("/?" + urlencode({"source": bench_program(166)}))
+    page.goto("/?" + urlencode({"source": bench_program(166), "collapse_at": "never"}))
     page.wait_for_selector(READY)
     nodes = page.locator("[data-testid=node]").count()
     assert 950 <= nodes <= 1_000
