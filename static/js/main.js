@@ -6,6 +6,7 @@ import { mountClassroom } from "./classroom.js";
 import { mountEditor } from "./editor.js";
 import { mountGraph } from "./graph-view.js";
 import { mountHiding } from "./hide.js";
+import { mountLanguageMenu } from "./language.js";
 import { mountLesson } from "./lesson.js";
 import { mountLabs } from "./labs.js";
 import { mountNotes } from "./notes.js";
@@ -94,6 +95,7 @@ function mount() {
     if (s.source && (changed.has("mode") || changed.has("order"))) recompute();
   });
   mountTheme($("theme-toggle"));
+  mountLanguageMenu($("lang"));
   mountClassroom({ requestBody });
 
   $("toggle-expand").addEventListener("change", (event) => {
@@ -111,8 +113,8 @@ async function start() {
   } catch (err) {
     setError(err.detail ?? { type: "Error", message: String(err) });
   }
-  const { lessonId, lessonStop = 0, hide = [], presenting = false } = fromUrl;
-  update({ hide, presenting });
+  const { lessonId, lessonStop = 0, hide = [], presenting = false, lang = "" } = fromUrl;
+  update({ hide, presenting, lang });
   if (lessonId && state.lessons.some((lesson) => lesson.id === lessonId)) {
     lessons.open(lessonId, lessonStop); // `?lesson=<id>&stop=<k>` opens that stop
     return;

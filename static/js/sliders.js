@@ -3,6 +3,7 @@
 // Read-only sliders (an embedded player that cannot recompute) show the values, disabled.
 
 import { pageScope } from "./scope.js";
+import { t } from "./i18n.js";
 
 /** A default range around `value` (±max(2|v|, 5)) on a round step grid. */
 export function defaultRange(value) {
@@ -38,10 +39,10 @@ function createRow(name, { onValue, readOnly }, { state, update }) {
   const range = document.createElement("input");
   range.type = "range";
   range.className = "slider-range";
-  range.setAttribute("aria-label", `${name} value`);
-  const box = numberInput("slider-value", `${name} value (number)`);
-  const min = numberInput("slider-min", `${name} minimum`);
-  const max = numberInput("slider-max", `${name} maximum`);
+  range.setAttribute("aria-label", t("ui.slider.value", { name }));
+  const box = numberInput("slider-value", t("ui.slider.number", { name }));
+  const min = numberInput("slider-min", t("ui.slider.min", { name }));
+  const max = numberInput("slider-max", t("ui.slider.max", { name }));
   const bounds = document.createElement("div");
   bounds.className = "slider-bounds";
   bounds.append(min, max);
@@ -106,6 +107,7 @@ function showValue(row, value, userRange) {
 export function mountSliders(container, { onValue, readOnly = false }, scope = pageScope) {
   const { subscribe } = scope.store;
   const rows = new Map();
+  container.dataset.empty = t("ui.leaves.none"); // app.css shows it when there are no leaves
   subscribe((s, changed) => {
     if (!changed.has("trace") || !s.trace) return;
     const leaves = s.trace.leaves ?? [];

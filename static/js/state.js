@@ -27,6 +27,8 @@ function initialState() {
     finalGrads: false,    // show every final gradient at once (off by default)
     foldConstants: false, // draw constants inside their consumer's card
     presenting: false,    // presentation mode (classroom.js): large type, editor hidden
+    lang: "",             // the language a link asked for (?lang=, the header's menu: language.js);
+                          // "" when the browser's Accept-Language chose it (i18n.js lang(): the page's)
     trace: null,          // the last good /api/graph response (positions included)
     error: null,          // {type, message, line, column, snippet, caret} or null
     step: 0,              // position on the timeline: a frame index (timeline.js framesOf)
@@ -175,7 +177,11 @@ export const URL_FIELDS = {
   stop: { key: "lessonStop", type: "int", when: (s) => Boolean(s.lessonId) },
   hide: { key: "hide", type: "hide" },
   present: { key: "presenting", type: "bool" },
+  lang: { key: "lang", type: "lang" },
 };
+
+/** The languages of the page (engine/i18n.py LANGS); another `?lang=` is left out of links. */
+const LANGS = ["en", "ru", "et"];
 
 /** The parts of the page a teacher's link can hide (`hide=editor,sliders`), in menu order. */
 export const HIDE_KEYS = ["editor", "sliders", "toggles", "labs", "tables", "narration"];
@@ -218,6 +224,7 @@ const codecs = {
   int: { encode: (v) => String(v), decode: (s) => (/^\d+$/.test(s) ? Number(s) : undefined) },
   bool: { encode: (v) => (v ? "1" : "0"), decode: (s) => s === "1" },
   numbers: { encode: encodeNumbers, decode: decodeNumbers },
+  lang: { encode: (v) => v, decode: (s) => (LANGS.includes(s) ? s : undefined) },
   train: trainCodec,
   hide: {
     encode: (keys) => keys.join(","),
