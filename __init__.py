@@ -55,17 +55,24 @@ def trace_value(value: Any, *, expand_derived: bool = False) -> dict[str, Any]:
     return traced_value(value, expand_derived=expand_derived)
 
 
-def show(value_or_source: Any, values: dict[str, float] | None = None) -> Any:
+def show(value_or_source: Any, values: dict[str, float] | None = None, lang: str = "en") -> Any:
     """The player for a graph or a program: in Jupyter an interactive widget whose sliders
-    recompute in the kernel; elsewhere (a plain IPython terminal) a static SVG."""
+    recompute in the kernel; elsewhere (a plain IPython terminal) a static SVG. `lang` (`en`,
+    `ru`, `et`): the language of its words and narration."""
     from chainrule.notebook.widget import show as show_
 
-    return show_(value_or_source, values)
+    return show_(value_or_source, values, lang)
 
 
-def save_html(value_or_source: Any, path: str | Path, values: dict[str, float] | None = None):
+def save_html(
+    value_or_source: Any,
+    path: str | Path,
+    values: dict[str, float] | None = None,
+    lang: str = "en",
+):
     """Write one self-contained HTML file that plays the trace (stepping, scrubbing,
-    explanations, tables) from `file://`, with no network. Returns the path written."""
+    explanations, tables) from `file://`, with no network, its words and narration in `lang`
+    (`en`, `ru`, `et`). Returns the path written."""
     from chainrule.notebook.traces import save_html as save
 
-    return save(value_or_source, path, values)
+    return save(value_or_source, path, values, lang)

@@ -2,7 +2,8 @@
 (static/embed/chainrule-embed.js, its CSS inside) and the trace inlined, nothing fetched, a
 Content-Security-Policy that allows exactly the inline script and style it carries (by hash), so
 it opens from `file://`, a course page, an LMS or an e-mail. Without the engine the sliders are
-read-only (embed.js says so under the leaves).
+read-only (embed.js says so under the leaves). Its words are one language's: the player's (the
+catalogue's `ui.*`, app/pages.py ui_catalogue) and the trace's, which was traced in it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 from urllib.parse import quote
 
 from chainrule.app.bundle import BUNDLE_JS, STATIC_DIR
+from chainrule.app.pages import ui_catalogue
+from chainrule.engine.i18n import DEFAULT_LANG, check_lang
 from chainrule.engine.ops import page_table
 
 # The bundle is one ES module ending in `export{a as default,b as mountPlayer};`: inlined, its
@@ -29,7 +32,8 @@ BOOT = """
 for (const host of document.querySelectorAll("[data-chainrule-data]")) {
   const read = (id) => JSON.parse(document.getElementById(id).textContent);
   const { title, trace } = read(host.dataset.chainruleData);
-  chainrule.mountPlayer(host, { trace, ops: read("chainrule-ops"), title });
+  const [ops, ui] = [read("chainrule-ops"), read("chainrule-ui")];
+  chainrule.mountPlayer(host, { trace, ops, ui, title });
 }
 """
 
@@ -87,9 +91,13 @@ def _icon() -> str:
     return "data:image/svg+xml," + quote(svg)
 
 
-def build_players_html(players: list[tuple[str, dict[str, Any]]], *, title: str) -> str:
-    """A document with one player per `(title, trace)`, titled `title`."""
+def build_players_html(
+    players: list[tuple[str, dict[str, Any]]], *, title: str, lang: str = DEFAULT_LANG
+) -> str:
+    """A document with one player per `(title, trace)`, titled `title`, its words in `lang`
+    (the traces' own words are the language they were traced in)."""
     script = player_module()
+    ui = json_block(ui_catalogue(check_lang(lang)))
     hosts = []
     for i, (player_title, trace) in enumerate(players):
         data_id = f"chainrule-data-{i}"
@@ -101,7 +109,7 @@ def build_players_html(players: list[tuple[str, dict[str, Any]]], *, title: str)
     body_class = ' class="single"' if len(players) == 1 else ""
     csp = escape(content_security_policy(script, PAGE_STYLE), quote=False)  # holds no `"`
     return f"""<!doctype html>
-<html lang="en">
+<html lang="{lang}">
 <head>
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{csp}">
@@ -114,13 +122,15 @@ def build_players_html(players: list[tuple[str, dict[str, Any]]], *, title: str)
 <body{body_class}>
 {chr(10).join(hosts)}
 <script type="application/json" id="chainrule-ops">{json_block(page_table())}</script>
+<script type="application/json" id="chainrule-ui">{ui}</script>
 <script type="module">{script}</script>
 </body>
 </html>
 """
 
 
-def build_html(trace: dict[str, Any], *, title: str) -> str:
+def build_html(trace: dict[str, Any], *, title: str, lang: str = DEFAULT_LANG) -> str:
     """One self-contained HTML document that plays `trace` (a POST /api/graph reply: nodes
-    with their boxes, `layout`) with stepping, scrubbing, explanations and tables."""
-    return build_players_html([(title, trace)], title=title)
+    with their boxes, `layout`) with stepping, scrubbing, explanations and tables, its words
+    in `lang` (trace it in the same language)."""
+    return build_players_html([(title, trace)], title=title, lang=lang)

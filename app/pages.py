@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import cache, partial
 from html import escape
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,6 +16,8 @@ from fastapi.templating import Jinja2Templates
 from starlette.responses import Response
 
 from chainrule import engine
+from chainrule.app.language import lang_of
+from chainrule.engine.i18n import LANGS, templates, text
 from chainrule.engine.ops import page_table
 
 router = APIRouter(include_in_schema=False)
@@ -29,6 +32,26 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 # The table of operations as the page reads it (static/js/ops.js), embedded in the page as a JSON
 # data block; `<` is escaped so nothing in it can close the block.
 OP_TABLE_JSON = json.dumps(page_table(), ensure_ascii=False).replace("<", "\\u003c")
+
+
+def ui_catalogue(lang: str) -> dict[str, Any]:
+    """The words of the page (and of the embedded player) in `lang`, as static/js/i18n.js reads
+    them: `{"lang": lang, "text": {key after "ui." → template}}` from locales/<lang>.json."""
+    return {"lang": lang, "text": templates(lang, "ui.")}
+
+
+@cache
+def ui_catalogue_json(lang: str) -> str:
+    """`ui_catalogue(lang)` as the text of the page's JSON data block (`<` escaped)."""
+    return json.dumps(ui_catalogue(lang), ensure_ascii=False).replace("<", "\\u003c")
+
+
+def language_menu(lang: str) -> list[dict[str, Any]]:
+    """The header's language menu: every language named in itself, `lang` selected."""
+    return [
+        {"code": code, "name": text(code, "ui.language.name"), "selected": code == lang}
+        for code in LANGS
+    ]
 
 
 def asset_version(static_dir: Path = STATIC_DIR) -> str:
@@ -63,12 +86,25 @@ def preset_ids() -> list[str]:
 
 @router.get("/", response_class=HTMLResponse)
 async def index(request: Request, preset: Annotated[str | None, Query()] = None) -> HTMLResponse:
-    """The app; `?preset=<id>` opens that preset (an unknown id opens the first)."""
+    """The app; `?preset=<id>` opens that preset (an unknown id opens the first). Its words are
+    in the language of `?lang=`, else of `Accept-Language`, else English (an unknown `?lang=`
+    is passed over, as the header is: a page is not refused for it)."""
     ids = preset_ids()
     preset_id = preset if preset in ids else (ids[0] if ids else None)
-    templates: Jinja2Templates = request.app.state.templates
-    context = {"preset_id": preset_id, "static": static_prefix(request), "op_table": OP_TABLE_JSON}
-    return templates.TemplateResponse(request, "index.html", context)
+    lang = lang_of(request.scope)
+    jinja: Jinja2Templates = request.app.state.templates
+    context = {
+        "preset_id": preset_id,
+        "static": static_prefix(request),
+        "op_table": OP_TABLE_JSON,
+        "lang": lang,
+        "t": partial(text, lang),
+        "ui_text": ui_catalogue_json(lang),
+        "languages": language_menu(lang),
+    }
+    response = jinja.TemplateResponse(request, "index.html", context)
+    response.headers["Vary"] = "Accept-Language"  # the page's words follow that header
+    return response
 
 
 @router.get("/docs", response_class=HTMLResponse)

@@ -14,6 +14,7 @@ from chainrule.app.schemas import GraphRequest
 from chainrule.app.settings import get_settings
 from chainrule.app.trace_body import build_body
 from chainrule.engine.from_values import NotAGraph, Program, program_of
+from chainrule.engine.i18n import DEFAULT_LANG, check_lang
 
 
 @cache
@@ -28,15 +29,20 @@ def _layouter() -> Layouter:
 
 
 def traced(
-    source: str, values: dict[str, float] | None = None, *, expand_derived: bool = False
+    source: str,
+    values: dict[str, float] | None = None,
+    *,
+    expand_derived: bool = False,
+    lang: str = DEFAULT_LANG,
 ) -> dict[str, Any]:
-    """The `/api/graph` reply for `source` under the server's limits (raises ProgramError)."""
+    """The `/api/graph` reply for `source` under the server's limits, its words (narration,
+    warnings) in `lang` (raises ProgramError)."""
     request = GraphRequest(
         source=source,
         values={name: float(v) for name, v in values.items()} if values else None,
         expand_derived=expand_derived,
     )
-    body, _ = build_body(request, get_settings(), _layouter())
+    body, _ = build_body(request, get_settings(), _layouter(), check_lang(lang))
     return orjson.loads(body.render(layout_cached=False))
 
 
@@ -64,20 +70,27 @@ def source_of(value_or_source: Any) -> tuple[str, Program | None]:
     return program.source, program
 
 
-def trace_of(value_or_source: Any, values: dict[str, float] | None = None) -> dict[str, Any]:
-    """The trace of a program text or of a graph of Values (with `values` for its leaves)."""
+def trace_of(
+    value_or_source: Any, values: dict[str, float] | None = None, lang: str = DEFAULT_LANG
+) -> dict[str, Any]:
+    """The trace of a program text or of a graph of Values (with `values` for its leaves), its
+    words in `lang`."""
     source, program = source_of(value_or_source)
-    trace = traced(source, values)
+    trace = traced(source, values, lang=lang)
     return with_program(trace, program) if program else trace
 
 
 def save_html(
-    value_or_source: Any, path: str | Path, values: dict[str, float] | None = None
+    value_or_source: Any,
+    path: str | Path,
+    values: dict[str, float] | None = None,
+    lang: str = DEFAULT_LANG,
 ) -> Path:
-    """Write the one-file interactive HTML of a program or a graph of Values to `path`."""
+    """Write the one-file interactive HTML of a program or a graph of Values to `path`, its
+    words in `lang`."""
     from chainrule.app.onefile import build_html
 
-    trace = trace_of(value_or_source, values)
+    trace = trace_of(value_or_source, values, lang)
     path = Path(path)
-    path.write_text(build_html(trace, title=path.stem), encoding="utf-8")
+    path.write_text(build_html(trace, title=path.stem, lang=lang), encoding="utf-8")
     return path

@@ -3,7 +3,8 @@ recompute in the kernel with the engine, no server), or a static SVG where there
 front end (a plain IPython terminal, a notebook viewer).
 
 The widget's traits are the contract with static/js/embed.js (its anywidget `render`):
-`trace` (the `/api/graph` reply), `ops` (the table of operations), `title`; the page sets
+`trace` (the `/api/graph` reply), `ops` (the table of operations), `title`, `ui` (the player's
+words in the widget's language, English unless `lang` says otherwise); the page sets
 `values` ({leaf: number}) when a slider moves, and the kernel answers with a new `trace`, or
 with `error` (the API's error object) for values the engine refuses.
 """
@@ -14,9 +15,10 @@ import shutil
 from typing import Any
 
 from chainrule.app.export import render
-from chainrule.app.pages import STATIC_DIR
+from chainrule.app.pages import STATIC_DIR, ui_catalogue
 from chainrule.app.settings import get_settings
 from chainrule.engine import ProgramError
+from chainrule.engine.i18n import DEFAULT_LANG, check_lang
 from chainrule.engine.narration import fmt
 from chainrule.engine.ops import page_table
 from chainrule.notebook.traces import source_of, trace_of, traced, with_program
@@ -70,20 +72,22 @@ def _widget_class() -> type:
         trace = traitlets.Dict().tag(sync=True)
         ops = traitlets.Dict().tag(sync=True)
         title = traitlets.Unicode("").tag(sync=True)
+        ui = traitlets.Dict().tag(sync=True)
         values = traitlets.Dict().tag(sync=True)
         error = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
 
-        def __init__(self, source: str, program: Any, trace: dict[str, Any], title: str):
+        def __init__(self, source: str, program: Any, trace: dict[str, Any], title: str, lang: str):
             self._source = source
             self._program = program
-            super().__init__(trace=trace, ops=page_table(), title=title)
+            self._lang = lang
+            super().__init__(trace=trace, ops=page_table(), title=title, ui=ui_catalogue(lang))
 
         @traitlets.observe("values")
         def _recompute(self, change: dict[str, Any]) -> None:
             try:
-                trace = traced(self._source, change["new"] or None)
+                trace = traced(self._source, change["new"] or None, lang=self._lang)
             except ProgramError as error:
-                self.error = error.to_dict()
+                self.error = error.to_dict(self._lang)
                 return
             self.error = None
             self.trace = with_program(trace, self._program) if self._program else trace
@@ -103,24 +107,32 @@ def _widget_class() -> type:
 _WIDGET: type | None = None
 
 
-def widget(value_or_source: Any, values: dict[str, float] | None = None, title: str = "") -> Any:
-    """The widget for a program or a graph of Values (needs anywidget: pip install
-    'chainrule[notebook]')."""
+def widget(
+    value_or_source: Any,
+    values: dict[str, float] | None = None,
+    title: str = "",
+    lang: str = DEFAULT_LANG,
+) -> Any:
+    """The widget for a program or a graph of Values, its words in `lang` (needs anywidget:
+    pip install 'chainrule[notebook]')."""
     global _WIDGET
     if _WIDGET is None:
         _WIDGET = _widget_class()
     source, program = source_of(value_or_source)
-    trace = traced(source, values)
+    trace = traced(source, values, lang=check_lang(lang))
     if program:
         trace = with_program(trace, program)
-    return _WIDGET(source, program, trace, title)
+    return _WIDGET(source, program, trace, title, lang)
 
 
-def show(value_or_source: Any, values: dict[str, float] | None = None) -> Any:
-    """The widget in a Jupyter kernel (when anywidget is installed), else a StaticGraph."""
+def show(
+    value_or_source: Any, values: dict[str, float] | None = None, lang: str = DEFAULT_LANG
+) -> Any:
+    """The widget in a Jupyter kernel (when anywidget is installed), else a StaticGraph; its
+    words (the player's, the narration) in `lang`."""
     if _in_kernel():
         try:
-            return widget(value_or_source, values)
+            return widget(value_or_source, values, lang=lang)
         except ImportError:
             pass  # no anywidget: the drawing
-    return StaticGraph(trace_of(value_or_source, values))
+    return StaticGraph(trace_of(value_or_source, values, lang))

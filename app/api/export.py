@@ -71,7 +71,7 @@ async def export_html(
     if len(trace["nodes"]) > settings.export_max_nodes:
         raise too_large(len(trace["nodes"]), settings)
     title = title if title and title.strip() else default_title(request.source) or "chainrule"
-    html = await run_in_threadpool(build_html, trace, title=title)
+    html = await run_in_threadpool(build_html, trace, title=title, lang=lang)
     return html.encode()
 
 

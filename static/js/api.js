@@ -2,6 +2,7 @@
 // most one request in flight where the latest request wins. New values of the graph the page
 // has ask only for numbers (/api/values), merged into that graph (numbers.js).
 
+import { lang, t } from "./i18n.js";
 import { mergeNumbers } from "./numbers.js";
 
 /** A failure with the API's error object: {type, message, line?, column?, snippet?, caret?}. */
@@ -18,7 +19,7 @@ async function readJson(response) {
   } catch {
     throw new ApiError({
       type: "BadResponse",
-      message: `The server sent a reply that is not JSON (HTTP ${response.status}).`,
+      message: t("ui.api.not_json", { status: response.status }),
     });
   }
 }
@@ -28,14 +29,14 @@ async function request(url, options) {
   try {
     response = await fetch(url, options);
   } catch (err) {
-    throw new ApiError({ type: "Network", message: `Could not reach the server: ${err.message || err}` });
+    throw new ApiError({ type: "Network", message: t("ui.api.unreachable", { message: err.message || err }) });
   }
   const payload = await readJson(response);
   if (!response.ok) {
     const error = payload && typeof payload.error === "object" ? payload.error : null;
     throw new ApiError({
       type: error?.type ?? `HTTP ${response.status}`,
-      message: error?.message ?? `The server answered ${response.status} ${response.statusText}.`,
+      message: error?.message ?? t("ui.api.status", { status: `${response.status} ${response.statusText}`.trim() }),
       line: error?.line ?? null,
       column: error?.column ?? null,
       end_line: error?.end_line ?? null,
@@ -55,29 +56,39 @@ export function apiUrl(path) {
   return new URL(`../../../${path}`, import.meta.url).href;
 }
 
-async function fetchList(path, what) {
-  const list = await request(apiUrl(path), { headers: { accept: "application/json" } });
-  if (!Array.isArray(list)) throw new ApiError({ type: "BadResponse", message: `The ${what} list is malformed.` });
+// Every request names the page's language (i18n.js), so the replies' words (narration, warnings,
+// messages, titles) are in it whatever the browser's Accept-Language says: `lang` in the body of
+// a POST (the URL stays the endpoint's own), `?lang=` on a GET.
+
+/** The body of a POST: `body` with the page's language. */
+export const withLang = (body) => ({ ...body, lang: lang() });
+
+/** The list at `path`; `malformed`: the catalogue key of what to say when it is no list. */
+async function fetchList(path, malformed) {
+  const url = new URL(apiUrl(path));
+  url.searchParams.set("lang", lang());
+  const list = await request(url.href, { headers: { accept: "application/json" } });
+  if (!Array.isArray(list)) throw new ApiError({ type: "BadResponse", message: t(malformed) });
   return list;
 }
 
-export const fetchPresets = () => fetchList("api/presets", "presets");
+export const fetchPresets = () => fetchList("api/presets", "ui.api.presets_malformed");
 
 /** The guided lessons (GET /api/lessons): {id, title, summary, source, values, stops}. */
-export const fetchLessons = () => fetchList("api/lessons", "lessons");
+export const fetchLessons = () => fetchList("api/lessons", "ui.api.lessons_malformed");
 
 function postJson(path, body) {
   return request(apiUrl(path), {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify(body),
+    body: JSON.stringify(withLang(body)),
   });
 }
 
 export async function postGraph(body) {
   const trace = await postJson("api/graph", body);
   if (!trace || !Array.isArray(trace.nodes) || !Array.isArray(trace.steps)) {
-    throw new ApiError({ type: "BadResponse", message: "The server's graph reply is malformed." });
+    throw new ApiError({ type: "BadResponse", message: t("ui.api.graph_malformed") });
   }
   return trace;
 }
@@ -86,7 +97,7 @@ export async function postGraph(body) {
 export async function postDescend(body) {
   const reply = await postJson("api/descend", body);
   if (!reply || !Array.isArray(reply.roots) || !Array.isArray(reply.values)) {
-    throw new ApiError({ type: "BadResponse", message: "The server's descent reply is malformed." });
+    throw new ApiError({ type: "BadResponse", message: t("ui.api.descent_malformed") });
   }
   return reply;
 }
@@ -107,7 +118,7 @@ export async function postValues(body, trace) {
   try {
     return mergeNumbers(trace, reply);
   } catch (err) {
-    throw new ApiError({ type: "BadResponse", message: `The server's numbers reply does not fit the graph: ${err.message}` });
+    throw new ApiError({ type: "BadResponse", message: t("ui.api.numbers_misfit", { message: err.message }) });
   }
 }
 

@@ -3,6 +3,7 @@
 // typed reaches the DOM through textContent only.
 
 import { state, subscribe, update } from "./state.js";
+import { t } from "./i18n.js";
 import { traceIndex } from "./timeline.js";
 
 const DEBOUNCE_MS = 300;
@@ -110,7 +111,7 @@ export function renderError(box, error) {
   if (error.line) {
     const where = document.createElement("p");
     where.className = "error-where";
-    where.textContent = `line ${error.line}, column ${error.column}`;
+    where.textContent = t("ui.error.where", { line: error.line, column: error.column });
     parts.push(where);
   }
   if (error.snippet !== null && error.snippet !== undefined && error.caret) {
@@ -152,7 +153,7 @@ export function mountEditor({ textarea, gutter, backdrop, errorBox, presetSelect
 
   subscribe((s, changed) => {
     if (changed.has("presets")) {
-      const options = [new Option("Presets", "")];
+      const options = [new Option(t("ui.presets.menu"), "")];
       for (const preset of s.presets) options.push(new Option(preset.title, preset.id));
       presetSelect.replaceChildren(...options);
     }

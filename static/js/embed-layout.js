@@ -3,11 +3,9 @@
 // templates/index.html, each unique inside the player's shadow root), a title bar, and a sidebar
 // with the program as text, the error box, the leaves and the display toggles.
 
+import { lang, t } from "./i18n.js";
 import { h } from "./lab-dom.js";
 import { svgElement } from "./svg.js";
-
-/** The note under the leaves when the player cannot recompute (a one-file HTML export). */
-export const READ_ONLY_NOTE = "Values are fixed in this file: recomputing needs chainrule (pip install chainrule).";
 
 function icon(d) {
   const svg = svgElement("svg", { class: "icon", viewBox: "0 0 16 16", "aria-hidden": "true", focusable: "false" });
@@ -20,49 +18,49 @@ function transportButton(props, ...children) {
 }
 
 function graphPane() {
-  const graph = svgElement("svg", { id: "graph", class: "graph", "data-testid": "graph", role: "group", "aria-label": "Computation graph" });
+  const graph = svgElement("svg", { id: "graph", class: "graph", "data-testid": "graph", role: "group", "aria-label": t("ui.graph.label") });
   const overlay = svgElement("svg", { id: "graph-overlay", class: "graph-overlay", "aria-hidden": "true" });
-  const zoomOut = h("button", { type: "button", id: "zoom-out", class: "ghost", "aria-label": "Zoom out", text: "\u2212" });
-  const zoomIn = h("button", { type: "button", id: "zoom-in", class: "ghost", "aria-label": "Zoom in", text: "+" });
-  const fit = h("button", { type: "button", id: "fit", class: "ghost", text: "Fit" });
+  const zoomOut = h("button", { type: "button", id: "zoom-out", class: "ghost", "aria-label": t("ui.graph.zoom_out"), text: "\u2212" });
+  const zoomIn = h("button", { type: "button", id: "zoom-in", class: "ghost", "aria-label": t("ui.graph.zoom_in"), text: "+" });
+  const fit = h("button", { type: "button", id: "fit", class: "ghost", text: t("ui.graph.fit") });
   const wrap = h("div", { class: "graph-wrap", id: "graph-wrap" },
     h("div", { class: "graph-tools" }, zoomOut, zoomIn, fit),
-    h("ul", { class: "legend", "aria-label": "Legend" },
-      h("li", { class: "legend-forward", text: "data, forward" }),
-      h("li", { class: "legend-backward", text: "grad, backward" })));
+    h("ul", { class: "legend", "aria-label": t("ui.legend.label") },
+      h("li", { class: "legend-forward", text: t("ui.legend.forward") }),
+      h("li", { class: "legend-backward", text: t("ui.legend.backward") })));
   wrap.prepend(graph, overlay);
   return { wrap, graph: { svg: graph, overlay, wrap, fitButton: fit, zoomIn, zoomOut } };
 }
 
 function transportBar() {
-  const t = {
-    toStart: transportButton({ id: "to-start", class: "ghost", "aria-label": "First step", title: "First step (Home)" },
+  const parts = {
+    toStart: transportButton({ id: "to-start", class: "ghost", "aria-label": t("ui.transport.first"), title: t("ui.transport.first_title") },
       icon("M2 3h2v10H2zM9 3v10L4.5 8zM15 3v10l-4.5-5z")),
-    back: transportButton({ "data-testid": "step-back", id: "step-back", "aria-label": "Step back", title: "Step back (\u2190)" },
+    back: transportButton({ "data-testid": "step-back", id: "step-back", "aria-label": t("ui.transport.back"), title: t("ui.transport.back_title") },
       icon("M11.5 3v10L5 8zM12.5 3h2v10h-2z")),
-    play: transportButton({ "data-testid": "play", id: "play", class: "primary", "aria-label": "Play", title: "Play / pause (Space)" },
+    play: transportButton({ "data-testid": "play", id: "play", class: "primary", "aria-label": t("ui.transport.play"), title: t("ui.transport.play_title") },
       h("span", { class: "icon-play" }, icon("M4 2.5v11L13.5 8z")),
       h("span", { class: "icon-pause" }, icon("M3.5 3h3.2v10H3.5zM9.3 3h3.2v10H9.3z"))),
-    forward: transportButton({ "data-testid": "step-forward", id: "step-forward", "aria-label": "Step forward", title: "Step forward (\u2192)" },
+    forward: transportButton({ "data-testid": "step-forward", id: "step-forward", "aria-label": t("ui.transport.forward"), title: t("ui.transport.forward_title") },
       icon("M4.5 3v10L11 8zM1.5 3h2v10h-2z")),
-    toEnd: transportButton({ id: "to-end", class: "ghost", "aria-label": "Last step", title: "Last step (End)" },
+    toEnd: transportButton({ id: "to-end", class: "ghost", "aria-label": t("ui.transport.last"), title: t("ui.transport.last_title") },
       icon("M1 3v10l4.5-5zM7 3v10l4.5-5zM12 3h2v10h-2z")),
-    scrub: h("input", { type: "range", id: "scrub", "data-testid": "scrub", min: "0", max: "0", value: "0", step: "1", "aria-label": "Step" }),
+    scrub: h("input", { type: "range", id: "scrub", "data-testid": "scrub", min: "0", max: "0", value: "0", step: "1", "aria-label": t("ui.transport.scrub") }),
     phase: h("output", { id: "phase", "data-testid": "phase", class: "phase", "aria-live": "off" }),
     part: h("span", { id: "phase-part", class: "phase-part" }),
-    speed: h("select", { id: "speed", "aria-label": "Speed" },
+    speed: h("select", { id: "speed", "aria-label": t("ui.transport.speed_label") },
       ...["0.25", "0.5", "1", "2", "4", "16"].map((x) => h("option", { value: x, selected: x === "1", text: `${x}\u00d7` }))),
-    jumpForward: h("button", { type: "button", id: "jump-forward", "data-testid": "jump-forward", "aria-pressed": "false", text: "Forward" }),
-    jumpBackward: h("button", { type: "button", id: "jump-backward", "data-testid": "jump-backward", "aria-pressed": "false", text: "Backward" }),
+    jumpForward: h("button", { type: "button", id: "jump-forward", "data-testid": "jump-forward", "aria-pressed": "false", text: t("ui.transport.jump_forward") }),
+    jumpBackward: h("button", { type: "button", id: "jump-backward", "data-testid": "jump-backward", "aria-pressed": "false", text: t("ui.transport.jump_backward") }),
     narration: h("p", { id: "narration", class: "narration", "data-testid": "narration", "aria-live": "polite" }),
   };
-  const bar = h("div", { class: "transport", id: "transport", "aria-label": "Timeline" },
-    h("div", { class: "transport-buttons" }, t.toStart, t.back, t.play, t.forward, t.toEnd),
-    t.scrub,
-    h("span", { class: "phase-box" }, t.phase, t.part),
-    h("label", { class: "speed" }, "speed", t.speed),
-    h("div", { class: "phase-switch", role: "group", "aria-label": "Jump to phase" }, t.jumpForward, t.jumpBackward));
-  return { bar, transport: t };
+  const bar = h("div", { class: "transport", id: "transport", "aria-label": t("ui.transport.label") },
+    h("div", { class: "transport-buttons" }, parts.toStart, parts.back, parts.play, parts.forward, parts.toEnd),
+    parts.scrub,
+    h("span", { class: "phase-box" }, parts.phase, parts.part),
+    h("label", { class: "speed" }, t("ui.transport.speed"), parts.speed),
+    h("div", { class: "phase-switch", role: "group", "aria-label": t("ui.transport.jump") }, parts.jumpForward, parts.jumpBackward));
+  return { bar, transport: parts };
 }
 
 function toggle(id, text) {
@@ -79,27 +77,27 @@ export function playerLayout({ title, readOnly }) {
   const { bar, transport } = transportBar();
   const source = h("pre", { class: "player-source", "data-testid": "program" });
   const errorBox = h("div", { id: "error", class: "error-box", "data-testid": "error", role: "alert", hidden: true });
-  const notes = h("ul", { id: "program-notes", class: "program-notes", "data-testid": "program-notes", "aria-label": "Notes on the program", hidden: true });
+  const notes = h("ul", { id: "program-notes", class: "program-notes", "data-testid": "program-notes", "aria-label": t("ui.notes.label"), hidden: true });
   const sliders = h("div", { id: "sliders", class: "sliders" });
-  const note = readOnly ? h("p", { class: "read-only-note", "data-testid": "read-only-note", text: READ_ONLY_NOTE }) : null;
-  const finalGrads = toggle("toggle-final-grads", "show final gradients");
-  const fold = toggle("toggle-fold", "fold constants");
-  const program = h("section", { class: "program" }, h("h2", { class: "section-title", text: "program" }), source, errorBox, notes);
+  const note = readOnly ? h("p", { class: "read-only-note", "data-testid": "read-only-note", text: t("ui.player.read_only") }) : null;
+  const finalGrads = toggle("toggle-final-grads", t("ui.toggles.final_grads"));
+  const fold = toggle("toggle-fold", t("ui.toggles.fold"));
+  const program = h("section", { class: "program" }, h("h2", { class: "section-title", text: t("ui.program.title") }), source, errorBox, notes);
   const tabs = h("div", { class: "panel-tabs", role: "tablist", id: "panel-tabs" });
   const bodies = h("div", { class: "panel-bodies", id: "panel-bodies" });
-  const panels = h("section", { id: "panels", class: "panels", "aria-label": "Panels", hidden: true }, tabs, bodies);
+  const panels = h("section", { id: "panels", class: "panels", "aria-label": t("ui.panels.label"), hidden: true }, tabs, bodies);
   const heading = h("h2", { class: "player-title", "data-testid": "title", text: title || "chainrule" });
 
-  const root = h("div", { class: "player", "data-testid": "player", tabindex: "-1", "data-step-index": "0", "data-phase": "" },
+  const root = h("div", { class: "player", "data-testid": "player", lang: lang(), tabindex: "-1", "data-step-index": "0", "data-phase": "" },
     h("header", { class: "player-head" },
       h("span", { class: "brand-mark", "aria-hidden": "true", text: "\u2202" }), heading,
       h("span", { class: "player-brand", text: "chainrule" })),
     h("div", { class: "workspace" },
-      h("aside", { class: "sidebar", "aria-label": "Program and leaf values" },
+      h("aside", { class: "sidebar", "aria-label": t("ui.sidebar.label") },
         program,
-        h("section", { class: "leaves" }, h("h2", { class: "section-title", text: "leaves" }), note, sliders),
-        h("section", { class: "toggles", "aria-label": "Display options" }, finalGrads.label, fold.label)),
-      h("section", { class: "stage", "aria-label": "Computation graph" }, wrap, bar, transport.narration)),
+        h("section", { class: "leaves" }, h("h2", { class: "section-title", text: t("ui.leaves.title") }), note, sliders),
+        h("section", { class: "toggles", "aria-label": t("ui.toggles.label") }, finalGrads.label, fold.label)),
+      h("section", { class: "stage", "aria-label": t("ui.graph.label") }, wrap, bar, transport.narration)),
     panels);
 
   return {

@@ -3,9 +3,13 @@
 // element: a Jupyter output (anywidget), a one-file HTML export (app/onefile.py). Bundled with
 // the player's CSS into static/embed/chainrule-embed.js (`make bundle`; static/vendor/README.md).
 //
-// mountPlayer(host, {trace, ops, recompute = null, title = ""}) -> {setTrace, setError, destroy}
+// mountPlayer(host, {trace, ops, ui, recompute = null, title = ""}) -> {setTrace, setError, destroy}
 //   trace      a POST /api/graph reply (nodes with x/y/width/height, `layout`, `structure`).
 //   ops        engine/ops.py page_table(): the table of operations the cards and formulas use.
+//   ui         app/pages.py ui_catalogue(lang): the player's words, {lang, text: {key after
+//              "ui." → template}} from locales/<lang>.json (i18n.js); the trace's narration and
+//              notes are in the language it was traced in, so give both the same one. Without
+//              it the player shows catalogue keys. One language per document: the last given.
 //   recompute  optional, `(values) => Promise<trace> | undefined` with values = {leaf name:
 //              number} for every leaf (the moved one changed). With it the sliders are live: a
 //              promise's trace is shown if no later move was made (latest wins, one call at a
@@ -25,6 +29,8 @@
 //   trace  dict   (kernel -> page) the trace shown; each change is shown with setTrace.
 //   ops    dict   (kernel -> page) page_table(), read at render.
 //   title  str    (kernel -> page) read at render.
+//   ui     dict   (kernel -> page) ui_catalogue(lang), read at render; English by default
+//                 (chainrule.show(..., lang="ru") traces and speaks Russian).
 //   values dict   (page -> kernel) {leaf name: number}, set and saved on every slider move;
 //                 the kernel answers by setting `trace` (and `error` to None) or `error`.
 //   error  dict | None  (kernel -> page) {type, message, line, column, snippet, caret}: shown in
@@ -33,6 +39,7 @@
 
 import PLAYER_CSS from "../embed/chainrule-embed.css";
 import { renderError } from "./editor.js";
+import { useCatalogue } from "./i18n.js";
 import { playerLayout } from "./embed-layout.js";
 import { mountExplanations } from "./explain-view.js";
 import { registerGradTable } from "./grad-table.js";
@@ -100,8 +107,9 @@ function createRecomputer(recompute, store) {
   };
 }
 
-export function mountPlayer(host, { trace, ops, recompute = null, title = "" }) {
+export function mountPlayer(host, { trace, ops, ui, recompute = null, title = "" }) {
   if (ops) useOpTable(ops);
+  if (ui) useCatalogue(ui);
   const shadow = host.shadowRoot ?? host.attachShadow({ mode: "open" });
   const view = playerLayout({ title, readOnly: !recompute });
   const style = adoptStyles(shadow);
@@ -169,6 +177,7 @@ export default {
     const player = mountPlayer(el, {
       trace: model.get("trace"),
       ops: model.get("ops"),
+      ui: model.get("ui"),
       title: model.get("title"),
       recompute: (values) => {
         model.set("values", values);

@@ -3,6 +3,7 @@
 // Escape closes it and gives focus back to the edge or node it explains.
 
 import { explainEdge, explainNode, passComplete } from "./explain.js";
+import { t } from "./i18n.js";
 import { pageScope } from "./scope.js";
 import { viewAt } from "./timeline.js";
 
@@ -63,7 +64,7 @@ export function mountExplanations({ svg, wrap }, scope = pageScope) {
   const close = document.createElement("button");
   close.type = "button";
   close.className = "ghost explain-close";
-  close.setAttribute("aria-label", "Close explanation");
+  close.setAttribute("aria-label", t("ui.explain.close"));
   close.textContent = "\u00d7";
   head.append(title, close);
   const body = document.createElement("div");

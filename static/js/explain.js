@@ -3,6 +3,7 @@
 
 import { compactText, factorText } from "./format.js";
 import { fillOp, opRow } from "./ops.js";
+import { t } from "./i18n.js";
 import { framesOf, traceIndex } from "./timeline.js";
 
 /** The name a node goes by in formulas: its label, else its source text (parenthesized). */
@@ -53,29 +54,29 @@ export function explainEdge(trace, view, edgeId) {
   const edge = edgeById.get(edgeId);
   const source = nodeById.get(edge.source);
   const target = nodeById.get(edge.target);
-  const [s, t] = [nameOf(source), nameOf(target)];
+  const [s, tn] = [nameOf(source), nameOf(target)];
   const formula = localFormula(target, edge.index, nodeById);
   const value = compactText(edge.local_grad);
-  const partial = `\u2202${t}/\u2202${s}`;
+  const partial = `\u2202${tn}/\u2202${s}`;
   const derivative = formula === value ? `${partial} = ${value}` : `${partial} = ${formula} = ${value}`;
   const shown = view.edges.get(edgeId);
   const c = shown?.contribution;
   return {
-    title: `edge ${s} \u2192 ${t}`,
-    operation: `${definitionOf(target, nodeById)}  (input ${edge.index + 1} of ${target.inputs.length})`,
+    title: t("ui.explain.edge_title", { source: s, target: tn }),
+    operation: t("ui.explain.input_of", { definition: definitionOf(target, nodeById), index: edge.index + 1, count: target.inputs.length }),
     derivative,
     chain: c ? `${factor(c.upstream)} \u00d7 ${factor(c.local)} = ${compactText(c.contribution)}` : null,
     chainWords: c
-      ? `grad[${t}] \u00d7 ${partial} = contribution to grad[${s}]`
-      : "The backward pass has not reached this edge yet.",
+      ? t("ui.explain.chain_words", { target: tn, partial, source: s })
+      : t("ui.explain.not_reached"),
   };
 }
 
 /** The aria-label of an edge: "edge e → f: ∂f/∂e". */
 export function edgeAriaLabel(trace, edge) {
   const { nodeById } = traceIndex(trace);
-  const [s, t] = [nameOf(nodeById.get(edge.source)), nameOf(nodeById.get(edge.target))];
-  return `edge ${s} \u2192 ${t}: \u2202${t}/\u2202${s}`;
+  const [s, tn] = [nameOf(nodeById.get(edge.source)), nameOf(nodeById.get(edge.target))];
+  return t("ui.explain.edge_aria", { source: s, target: tn, partial: `\u2202${tn}/\u2202${s}` });
 }
 
 /** The contributions into node `id` shown at `view` (all of them when `complete`), in pass order. */
@@ -98,13 +99,13 @@ export function contributionsInto(trace, view, id, { complete = false } = {}) {
 }
 
 const WARNING_WORDS = {
-  domain: "not a real number",
-  overflow: "overflow",
-  division_by_zero: "division by zero",
+  domain: "ui.warning.domain",
+  overflow: "ui.warning.overflow",
+  division_by_zero: "ui.warning.division_by_zero",
 };
 
 export function warningWords(warning) {
-  return WARNING_WORDS[warning.type] ?? warning.type.replace(/_/g, " ");
+  return WARNING_WORDS[warning.type] ? t(WARNING_WORDS[warning.type]) : warning.type.replace(/_/g, " ");
 }
 
 /** A relu whose input is ≤ 0 outputs 0 and passes no gradient. */
@@ -125,28 +126,27 @@ export function explainNode(trace, view, id, { complete = false } = {}) {
   const node = nodeById.get(id);
   const name = nameOf(node);
   const notes = [];
-  if (deadShown(node, view)) notes.push(`dead: ${nameOf(nodeById.get(node.inputs[0]))} \u2264 0, so this relu passes no gradient`);
+  if (deadShown(node, view)) notes.push(t("ui.explain.dead", { input: nameOf(nodeById.get(node.inputs[0])) }));
   for (const w of node.warnings ?? []) notes.push(`\u26a0 ${warningWords(w)}: ${w.message}`);
-  if (node.expansion) notes.push(`derived: ${node.expansion}`);
+  if (node.expansion) notes.push(t("ui.explain.derived", { expansion: node.expansion }));
   const definition = node.kind === "op" ? definitionOf(node, nodeById)
-    : node.kind === "const" ? `the constant ${compactText(node.data)}` : `${name}, a leaf`;
+    : node.kind === "const" ? t("ui.explain.constant", { value: compactText(node.data) }) : t("ui.explain.leaf", { name });
   let sum;
   if (node.kind === "const") {
-    sum = "A constant: nothing to learn, its gradient is not shown.";
+    sum = t("ui.explain.constant_sum");
   } else if (id === trace.root) {
-    sum = view.grad.has(id) || complete
-      ? `grad[${name}] = 1  (the seed: \u2202${name}/\u2202${name} = 1)` : `grad[${name}] = --  (seeded with 1 when the backward pass starts)`;
+    sum = t(view.grad.has(id) || complete ? "ui.explain.seed" : "ui.explain.seed_pending", { name });
   } else {
     const parts = contributionsInto(trace, view, id, { complete });
     if (parts.length === 0) {
-      sum = `grad[${name}] = --  (no contribution has arrived yet)`;
+      sum = t("ui.explain.no_contribution", { name });
     } else {
-      const terms = parts.map((c) => `${factor(c.upstream)}\u00b7${factor(c.local)} (via ${c.via})`);
+      const terms = parts.map((c) => t("ui.explain.via", { product: `${factor(c.upstream)}\u00b7${factor(c.local)}`, via: c.via }));
       const total = complete ? node.grad : parts[parts.length - 1].grad_after;
       // upstream·local per path, then the contributions themselves: "… = 1 + 3 = 4".
       const values = parts.length > 1 ? ` = ${parts.map((c) => compactText(c.contribution)).join(" + ")}` : "";
       sum = `grad[${name}] = ${terms.join(" + ")}${values} = ${compactText(total)}`;
     }
   }
-  return { title: `node ${name}`, definition, sum, notes };
+  return { title: t("ui.explain.node_title", { name }), definition, sum, notes };
 }

@@ -4,18 +4,18 @@
 
 import { nameOf, passComplete } from "./explain.js";
 import { compactText, isFiniteValue } from "./format.js";
+import { t } from "./i18n.js";
 import { pageScope } from "./scope.js";
 import { traceIndex } from "./timeline.js";
 
-const STATUS_TEXT = { pass: "\u2713 pass", kink: "\u223f kink", fail: "\u2717 fail", nonfinite: "\u221e nonfinite", imprecise: "\u2248 imprecise" };
+const STATUS_TEXT = { pass: "ui.check.pass", kink: "ui.check.kink", fail: "ui.check.fail", nonfinite: "ui.check.nonfinite", imprecise: "ui.check.imprecise" };
 
 /** "if a increases by a small ε, f decreases by about 3ε". */
 export function meaningOf(name, rootName, grad) {
-  if (!isFiniteValue(grad)) return `not finite here: a small change of ${name} has no first-order effect on ${rootName} we can name`;
-  if (grad === 0) return `does not change ${rootName}, to first order`;
+  if (!isFiniteValue(grad)) return t("ui.meaning.not_finite", { name, root: rootName });
+  if (grad === 0) return t("ui.meaning.zero", { root: rootName });
   const size = Math.abs(grad) === 1 ? "" : compactText(Math.abs(grad));
-  const direction = grad > 0 ? "increases" : "decreases";
-  return `if ${name} increases by a small \u03b5, ${rootName} ${direction} by about ${size}\u03b5`;
+  return t(grad > 0 ? "ui.meaning.up" : "ui.meaning.down", { name, root: rootName, size });
 }
 
 function setText(el, text) {
@@ -47,7 +47,7 @@ function rowsOf(trace) {
         [compactText(node.grad), "mono grad"],
         [meaningOf(name, rootName, node.grad), "what"],
         [check ? compactText(check.numeric) : "\u2014", "mono"],
-        [check ? STATUS_TEXT[check.status] ?? check.status : node.kind === "leaf" ? "not checked" : "\u2014", check ? `status status-${check.status}` : ""],
+        [check ? (STATUS_TEXT[check.status] ? t(STATUS_TEXT[check.status]) : check.status) : node.kind === "leaf" ? t("ui.check.not_checked") : "\u2014", check ? `status status-${check.status}` : ""],
       ],
     };
   });
@@ -55,7 +55,8 @@ function rowsOf(trace) {
 
 function footText(gradcheck) {
   const { checked, total, capped, eps_rule: eps } = gradcheck;
-  return `Numeric check: central difference with \u03b5 = ${eps}; ${capped ? `checked ${checked} of ${total} leaves` : `all ${total} leaves checked`}. kink: the function is not smooth there (e.g. relu at 0); imprecise: the values are so large that rounding hides the difference.`;
+  const which = capped ? t("ui.gradients.checked_some", { checked, total }) : t("ui.gradients.checked_all", { total });
+  return t("ui.gradients.foot", { eps, checked: which });
 }
 
 /**
@@ -67,10 +68,10 @@ function footText(gradcheck) {
 function createGradTable(body, { setStep, stepCount }) {
   const note = document.createElement("p");
   note.className = "table-note";
-  note.textContent = "Run the backward pass to fill this table (or switch on \u201cshow final gradients\u201d).";
+  note.textContent = t("ui.gradients.pending", { toggle: t("ui.toggles.final_grads") });
   const go = document.createElement("button");
   go.type = "button";
-  go.textContent = "Go to the end";
+  go.textContent = t("ui.gradients.go_end");
   go.addEventListener("click", () => setStep(stepCount() - 1));
   note.append(" ", go);
 
@@ -78,10 +79,10 @@ function createGradTable(body, { setStep, stepCount }) {
   table.className = "trace-table grad-table";
   const head = document.createElement("thead");
   const headRow = document.createElement("tr");
-  for (const h of ["Node", "grad", "Meaning", "Numeric", "Check"]) {
+  for (const h of ["ui.table.node", "grad", "ui.gradients.meaning", "ui.gradients.numeric", "ui.gradients.check"]) {
     const th = document.createElement("th");
     th.scope = "col";
-    th.textContent = h;
+    th.textContent = h.startsWith("ui.") ? t(h) : h; // grad: the notation
     headRow.append(th);
   }
   head.append(headRow);
@@ -136,7 +137,7 @@ export function registerGradTable(scope = pageScope) {
   const { state, subscribe } = scope.store;
   scope.panels.register({
     id: "gradients",
-    title: "Gradients + check",
+    title: t("ui.tab.gradients"),
     mount(body) {
       const draw = createGradTable(body, scope.store);
       let complete = null;

@@ -5,6 +5,7 @@
 import { attr, join, svgElement } from "./svg.js";
 import { deadShown, edgeAriaLabel, warningWords } from "./explain.js";
 import { compactText, opGlyph, shortText } from "./format.js";
+import { t } from "./i18n.js";
 import { traceIndex } from "./timeline.js";
 
 /** The op line of a card whose constant inputs are folded into it: `× 3`, `+ 1`, `2 **`. */
@@ -32,7 +33,7 @@ function hintParts(g, node) {
   }
   if (node.op === "relu") {
     hints.dead = svgElement("text", { x: 2, y: -fs * 0.35, "font-size": fs * 0.72 }, "tag tag-dead");
-    hints.dead.textContent = "dead";
+    hints.dead.textContent = t("ui.card.dead");
     g.append(hints.dead);
   }
   // Under the card: above it sit the derived/const/dead tags, which a warning would overlap.
@@ -59,7 +60,8 @@ export function decorateNode(g, node, trace, view, shown = { data: shortText(vie
   const name = node.label || node.text || node.id;
   attr(g, "tabindex", "0");
   attr(g, "role", "button");
-  attr(g, "aria-label", `node ${name}: data ${shown.data}, grad ${shown.grad}${dead ? ", dead relu" : ""}${badge ? `, ${warning}` : ""}`);
+  const label = [t("ui.card.aria", { name, data: shown.data, grad: shown.grad }), dead && t("ui.card.aria_dead"), badge && warning];
+  attr(g, "aria-label", label.filter(Boolean).join(", "));
 }
 
 const drawnLayouts = new WeakMap(); // layer → layoutKey of the trace its handles were drawn for

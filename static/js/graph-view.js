@@ -5,6 +5,7 @@ import { svgElement } from "./svg.js";
 import { compactLabel, fontSize } from "./graph.js";
 import { mountGroups } from "./group-view.js";
 import { createPlayer } from "./player.js";
+import { t } from "./i18n.js";
 import { pageScope } from "./scope.js";
 import { framesOf } from "./timeline.js";
 import { createZoom } from "./zoom.js";
@@ -138,6 +139,7 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, whe
   });
   layers.nodes.addEventListener("pointerleave", () => update({ hoverNode: null }));
 
+  wrap.dataset.stale = t("ui.graph.stale"); // app.css writes it over a stale graph
   subscribe((s, changed) => {
     if (changed.has("error") || changed.has("trace")) {
       wrap.classList.toggle("stale", Boolean(s.error) && Boolean(s.trace));
@@ -147,7 +149,7 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, whe
       if (!sameBounds(groups.bounds(s.trace), fittedBounds)) fitToTrace();
       svg.classList.toggle("many", s.trace.nodes.length > 150);
       svg.setAttribute("data-ready", "true");
-      svg.setAttribute("aria-label", `Computation graph, ${s.trace.nodes.length} nodes`);
+      svg.setAttribute("aria-label", t("ui.graph.label_count", { count: s.trace.nodes.length }));
     }
   });
 

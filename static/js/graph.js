@@ -4,6 +4,7 @@
 import { chainText, compactText, fullText, opGlyph, preciseText, shortText } from "./format.js";
 import { deadShown } from "./explain.js";
 import { decorateNode, drawEdgeHits } from "./graph-hints.js";
+import { t } from "./i18n.js";
 import { attr, join, joined, svgElement, text } from "./svg.js";
 import { traceIndex } from "./timeline.js";
 
@@ -124,11 +125,11 @@ let pointedCard = null;
 function tooltipText({ node, data, grad, warn, dead }) {
   const name = node.label || node.text || node.id;
   const lines = [node.kind === "op" ? `${name}  (${node.op})` : name];
-  if (node.expansion) lines.push(`derived: ${node.expansion}`);
+  if (node.expansion) lines.push(t("ui.explain.derived", { expansion: node.expansion }));
   lines.push(`data = ${preciseText(data)}`);
   if (node.kind !== "const") lines.push(`grad = ${preciseText(grad)}`);
   if (warn) lines.push(warningText(node));
-  if (dead) lines.push("dead: passes no gradient");
+  if (dead) lines.push(t("ui.card.dead_tooltip"));
   return lines.join("\n");
 }
 
@@ -177,9 +178,11 @@ function enterNode(node) {
   return g;
 }
 
+const TAG_WORDS = { const: "ui.card.const", derived: "ui.card.derived" };
+
 function tag(name, fs, position = 0) {
   const el = svgElement("text", { x: 2 + position * fs * 4.2, y: -fs * 0.35, "font-size": fs * 0.72 }, `tag tag-${name}`);
-  el.textContent = name;
+  el.textContent = t(TAG_WORDS[name]);
   return el;
 }
 

@@ -7,6 +7,7 @@
 
 import { compactText, factorText, fullText } from "./format.js";
 import { cardBoxes, edgeGeometry } from "./graph.js";
+import { t } from "./i18n.js";
 import { attr, svgElement } from "./svg.js";
 import { subscribe } from "./state.js";
 import { contributionsOf, isSettled, isVariant, sameNumber } from "./lab-trace.js";
@@ -45,7 +46,7 @@ function cardMarks(card, node, { wrong, shown, badge }) {
     right.textContent = compactText(node.correct_grad);
     both.append(mine, sign, right);
     // Left, after graph.js's own tag (derived), so the order badge keeps the right corner.
-    deco.append(both, text("wrong", { x: 2 + (node.derived ? fs * 4.2 : 0), y: -fs * 0.35, "font-size": fs * 0.72 }, "tag tag-wrong"));
+    deco.append(both, text(t("ui.card.wrong"), { x: 2 + (node.derived ? fs * 4.2 : 0), y: -fs * 0.35, "font-size": fs * 0.72 }, "tag tag-wrong"));
   }
   if (badge) {
     const r = fs * 0.85;
@@ -106,7 +107,7 @@ function drawEdgeMarks(layer, trace, marks) {
   const taken = obstacles(trace, layer.ownerSVGElement);
   for (const mark of marks) {
     const g = svgElement("g", { "data-edge-id": mark.edge, "data-mark": mark.kind }, `lab-edge-mark ${mark.kind}`);
-    const word = mark.kind === "lost" ? "lost" : "late";
+    const word = t(mark.kind === "lost" ? "ui.mark.lost" : "ui.mark.late");
     const rect = svgElement("rect", { y: -fs * 0.8, height: fs * 1.6, rx: fs * 0.8 });
     const label = svgElement("text", { "font-size": fs, "text-anchor": "middle", "dominant-baseline": "central" });
     const name = svgElement("tspan", {}, "lab-mark-word");
@@ -145,7 +146,7 @@ function flagCard(g, { correct = null, wrong = false, pickable = false, descript
  * what it holds); while the order lab is on, the description says what Enter does there instead.
  */
 function pickDescription(position) {
-  return position ? `visit ${position}; press Enter to take it out of the order` : "press Enter to visit it next";
+  return position ? t("ui.order.pick_again", { position }) : t("ui.order.pick");
 }
 
 /** Mount the marks over `svg` (the graph drawn by graph-view.js). */

@@ -3,6 +3,7 @@
 // too late. Leaves are optional in the order (they have nothing to pass on); constants are left out.
 
 import { compactText } from "./format.js";
+import { t } from "./i18n.js";
 import { h, nodeName, toggleSwitch } from "./lab-dom.js";
 import { wrongNodes } from "./lab-trace.js";
 import { frameOfStep, traceIndex } from "./timeline.js";
@@ -48,15 +49,16 @@ function outcome(trace) {
     lines.push(h("p", { class: "lab-ok", "data-testid": "order-verdict", text: `\u2713 ${check.message}.` }));
     return lines;
   }
-  lines.push(h("p", { class: "lab-bad", "data-testid": "order-verdict", text: `\u2717 Not a reverse topological order: ${check.message}.` }));
+  lines.push(h("p", { class: "lab-bad", "data-testid": "order-verdict", text: t("ui.order.invalid", { message: check.message }) }));
   for (const warning of trace.warnings ?? []) {
     if (warning.type === "late" || warning.type === "never_visited") lines.push(h("p", { class: "lab-detail", text: `${warning.message}.` }));
   }
   const wrong = wrongNodes(trace);
   if (wrong.length) {
-    lines.push(h("p", { class: "lab-detail", text: `Wrong: ${wrong.map((n) => `grad[${nodeName(n)}] = ${compactText(n.grad)}, correct ${compactText(n.correct_grad)}`).join("; ")}.` }));
+    const list = wrong.map((n) => t("ui.lab.wrong_grad", { name: nodeName(n), grad: compactText(n.grad), correct: compactText(n.correct_grad) }));
+    lines.push(h("p", { class: "lab-detail", text: t("ui.order.wrong", { list: list.join("; ") }) }));
   } else {
-    lines.push(h("p", { class: "lab-detail", text: "Every gradient still came out right: what arrived late landed on leaves, which have nothing to pass on." }));
+    lines.push(h("p", { class: "lab-detail", text: t("ui.order.all_right") }));
   }
   return lines;
 }
@@ -64,22 +66,22 @@ function outcome(trace) {
 export function orderSection({ setLab, svg }) {
   listenToCards(svg);
   const toggle = toggleSwitch({
-    off: "off", on: "placing order", label: "Place a backward visit order by clicking nodes",
+    off: t("ui.lab.off"), on: t("ui.order.on"), label: t("ui.order.label"),
     testId: "lab-order", onChange: (on) => setLab(on ? "order" : null),
   });
-  const list = h("ol", { class: "lab-order-list", "data-testid": "order-list", "aria-label": "Visit order" });
-  const undo = h("button", { type: "button", text: "Undo", "data-testid": "order-undo", onclick: () => update({ orderDraft: state.orderDraft.slice(0, -1) }) });
-  const clear = h("button", { type: "button", text: "Clear", "data-testid": "order-clear", onclick: () => update({ orderDraft: [], order: null }) });
-  const run = h("button", { type: "button", class: "primary", text: "Run order", "data-testid": "order-run", onclick: () => runOrder() });
+  const list = h("ol", { class: "lab-order-list", "data-testid": "order-list", "aria-label": t("ui.order.title") });
+  const undo = h("button", { type: "button", text: t("ui.order.undo"), "data-testid": "order-undo", onclick: () => update({ orderDraft: state.orderDraft.slice(0, -1) }) });
+  const clear = h("button", { type: "button", text: t("ui.order.clear"), "data-testid": "order-clear", onclick: () => update({ orderDraft: [], order: null }) });
+  const run = h("button", { type: "button", class: "primary", text: t("ui.order.run"), "data-testid": "order-run", onclick: () => runOrder() });
   const result = h("div", { class: "lab-result", "data-testid": "order-result", "aria-live": "polite" });
   const body = h("div", { class: "lab-body lab-split" },
     h("div", {},
-      h("p", { class: "lab-hint", text: "Click nodes in the order backward should visit them (or Tab to a card and press Enter). Leaves are optional: they have nothing to pass on." }),
+      h("p", { class: "lab-hint", text: t("ui.order.hint") }),
       list, h("div", { class: "lab-actions" }, undo, clear, run)),
     result);
   const section = h("section", { class: "lab-card lab-order", "aria-labelledby": "lab-order-title" },
-    h("h3", { id: "lab-order-title", text: "Visit order" }),
-    h("p", { class: "lab-hint lab-intro", text: "Choose the order backward visits nodes. Which orders lose a path?" }),
+    h("h3", { id: "lab-order-title", text: t("ui.order.title") }),
+    h("p", { class: "lab-hint lab-intro", text: t("ui.order.intro") }),
     toggle.element, body);
 
   let awaitingRun = false;
@@ -98,7 +100,7 @@ export function orderSection({ setLab, svg }) {
     if (!on || !s.trace) return;
     const nodes = traceIndex(s.trace).nodeById;
     list.replaceChildren(...s.orderDraft.map((id) => h("li", { text: nodeName(nodes.get(id) ?? { id }) })));
-    if (s.orderDraft.length === 0) list.append(h("li", { class: "lab-empty", text: "nothing placed yet" }));
+    if (s.orderDraft.length === 0) list.append(h("li", { class: "lab-empty", text: t("ui.order.empty") }));
     undo.disabled = s.orderDraft.length === 0;
     clear.disabled = s.orderDraft.length === 0 && !s.order;
     run.disabled = s.orderDraft.length === 0;

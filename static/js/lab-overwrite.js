@@ -2,6 +2,7 @@
 // what the overwrite lost on this program.
 
 import { compactText } from "./format.js";
+import { t } from "./i18n.js";
 import { h, nodeName, toggleSwitch } from "./lab-dom.js";
 import { contributionsOf, nodeById, wrongNodes } from "./lab-trace.js";
 import { subscribe } from "./state.js";
@@ -14,26 +15,28 @@ export function lostSentences(trace) {
     if (!item.c.lost || item.overwrittenAt === null) continue;
     const by = items.find((other) => other.frame === item.overwrittenAt);
     const target = nodeName(nodeById(trace, item.c.to));
-    sentences.push(`The ${compactText(item.c.contribution)} that ${nodeName(nodeById(trace, item.consumer))} passed to `
-      + `grad[${target}] was overwritten by the ${compactText(by.c.contribution)} from ${nodeName(nodeById(trace, by.consumer))}.`);
+    sentences.push(t("ui.overwrite.lost", {
+      contribution: compactText(item.c.contribution), consumer: nodeName(nodeById(trace, item.consumer)), target,
+      by: compactText(by.c.contribution), other: nodeName(nodeById(trace, by.consumer)),
+    }));
   }
   return sentences;
 }
 
 /** Lines "grad[a] = 3, correct 4" for every wrong gradient. */
 export function wrongSentences(trace) {
-  return wrongNodes(trace).map((n) => `grad[${nodeName(n)}] = ${compactText(n.grad)}, correct ${compactText(n.correct_grad)}`);
+  return wrongNodes(trace).map((n) => t("ui.lab.wrong_grad", { name: nodeName(n), grad: compactText(n.grad), correct: compactText(n.correct_grad) }));
 }
 
 export function overwriteSection({ setLab }) {
   const toggle = toggleSwitch({
-    off: "+= add", on: "= overwrite", label: "Overwrite gradients with = instead of accumulating with +=",
+    off: t("ui.overwrite.off"), on: t("ui.overwrite.on"), label: t("ui.overwrite.label"),
     testId: "lab-overwrite", onChange: (on) => setLab(on ? "overwrite" : null),
   });
   const result = h("div", { class: "lab-result", "data-testid": "lab-overwrite-result", "aria-live": "polite" });
   const section = h("section", { class: "lab-card", "aria-labelledby": "lab-overwrite-title" },
-    h("h3", { id: "lab-overwrite-title", text: "The = bug" }),
-    h("p", { class: "lab-hint", text: "Each contribution replaces the gradient instead of adding to it. Which paths lose?" }),
+    h("h3", { id: "lab-overwrite-title", text: t("ui.overwrite.title") }),
+    h("p", { class: "lab-hint", text: t("ui.overwrite.hint") }),
     toggle.element, result);
 
   subscribe((s, changed) => {
@@ -48,11 +51,11 @@ export function overwriteSection({ setLab }) {
     const wrong = wrongSentences(trace);
     const lost = lostSentences(trace);
     if (wrong.length === 0) {
-      result.replaceChildren(h("p", { class: "lab-ok", text: "\u2713 No gradient is wrong here: every node gets at most one contribution, so = and += agree." }));
+      result.replaceChildren(h("p", { class: "lab-ok", text: t("ui.overwrite.ok") }));
       return;
     }
     result.replaceChildren(
-      h("p", { class: "lab-bad", text: `\u2717 ${wrong.length} wrong: ${wrong.join("; ")}` }),
+      h("p", { class: "lab-bad", text: t("ui.overwrite.wrong", { count: wrong.length, list: wrong.join("; ") }) }),
       ...lost.map((sentence) => h("p", { class: "lab-detail", text: sentence })),
     );
   });

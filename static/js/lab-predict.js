@@ -9,6 +9,7 @@
 
 import { compactText, factorText, preciseText } from "./format.js";
 import { h, nodeName, toggleSwitch } from "./lab-dom.js";
+import { t } from "./i18n.js";
 import { contributionsOf, nodeById, sameNumber } from "./lab-trace.js";
 import { setStep, setStepGuard, state, subscribe, update } from "./state.js";
 import { frameOfStep, traceIndex } from "./timeline.js";
@@ -67,7 +68,7 @@ function holdFinalGrads(predicting) {
   if (!box) return;
   let note = document.getElementById("final-grads-note");
   if (!note) {
-    note = h("span", { id: "final-grads-note", class: "toggle-note", "data-testid": "final-grads-note", text: "(off while you predict)" });
+    note = h("span", { id: "final-grads-note", class: "toggle-note", "data-testid": "final-grads-note", text: t("ui.predict.final_grads_note") });
     box.parentElement.append(note);
     box.setAttribute("aria-describedby", note.id);
   }
@@ -77,30 +78,30 @@ function holdFinalGrads(predicting) {
 
 export function predictSection({ setLab }) {
   const toggle = toggleSwitch({
-    off: "off", on: "predicting", label: "Predict each gradient before it is revealed",
+    off: t("ui.lab.off"), on: t("ui.predict.on"), label: t("ui.predict.label"),
     testId: "lab-predict",
     onChange: (on) => {
       if (on && state.finalGrads) update({ finalGrads: false }); // hide them before predicting starts
       setLab(on ? "predict" : null);
     },
   });
-  const scope = h("select", { "data-testid": "predict-scope", "aria-label": "Which gradients to predict" },
-    h("option", { value: "every", text: "every gradient" }), h("option", { value: "leaves", text: "only the leaves" }));
+  const scope = h("select", { "data-testid": "predict-scope", "aria-label": t("ui.predict.scope") },
+    h("option", { value: "every", text: t("ui.predict.every") }), h("option", { value: "leaves", text: t("ui.predict.leaves") }));
   const question = h("label", { class: "lab-question", for: "predict-input" });
   const input = h("input", { id: "predict-input", type: "text", inputmode: "decimal", autocomplete: "off", spellcheck: "false", "data-testid": "predict-input", class: "lab-input" });
-  const check = h("button", { type: "submit", class: "primary", text: "Check", "data-testid": "predict-check" });
-  const skip = h("button", { type: "button", text: "Skip", "data-testid": "predict-skip", title: "Skip (Escape)" });
+  const check = h("button", { type: "submit", class: "primary", text: t("ui.action.check"), "data-testid": "predict-check" });
+  const skip = h("button", { type: "button", text: t("ui.predict.skip"), "data-testid": "predict-skip", title: t("ui.predict.skip_title") });
   const status = h("p", { class: "lab-hint lab-status", "data-testid": "predict-status" });
   const form = h("form", { class: "lab-prompt", "data-testid": "predict-prompt" }, question, input, check, skip);
   const feedback = h("div", { class: "lab-result", "data-testid": "predict-feedback", "aria-live": "polite" });
   const score = h("span", { class: "lab-score", "data-testid": "predict-score" });
-  const restart = h("button", { type: "button", class: "ghost", text: "Start over", "data-testid": "predict-restart" });
+  const restart = h("button", { type: "button", class: "ghost", text: t("ui.predict.restart"), "data-testid": "predict-restart" });
   const body = h("div", { class: "lab-body lab-split" },
-    h("div", {}, h("label", { class: "lab-inline" }, "Ask for ", scope), form, status),
+    h("div", {}, h("label", { class: "lab-inline" }, `${t("ui.predict.ask_for")} `, scope), form, status),
     h("div", {}, feedback, h("p", { class: "lab-score-row" }, score, restart)));
   const section = h("section", { class: "lab-card lab-predict", "aria-labelledby": "lab-predict-title" },
-    h("h3", { id: "lab-predict-title", text: "Predict" }),
-    h("p", { class: "lab-hint lab-intro", text: "Type each gradient before the pulse reveals it: Enter checks, Escape skips." }),
+    h("h3", { id: "lab-predict-title", text: t("ui.predict.title") }),
+    h("p", { class: "lab-hint lab-intro", text: t("ui.predict.intro") }),
     toggle.element, body);
 
   // Built when first needed after a trace or scope change: a lab that is off costs nothing.
@@ -129,7 +130,8 @@ export function predictSection({ setLab }) {
       total += record.tries;
       skipped += record.skipped;
     }
-    return `${right} / ${total} right${skipped ? ` \u00b7 ${skipped} skipped` : ""}`;
+    const score = t("ui.predict.score", { right, total });
+    return skipped ? `${score} ${t("ui.predict.skipped", { skipped })}` : score;
   }
 
   /** Keep only the answers given for the same question (name and right answer) in the new trace. */
@@ -153,7 +155,7 @@ export function predictSection({ setLab }) {
     const blocking = currentPrompts().find((p) => p.frame > from && p.frame <= to && !answered.has(p.frame));
     if (!blocking) return to;
     requestAnimationFrame(() => input.focus());
-    status.textContent = `Answer or skip to see ${blocking.name}.`;
+    status.textContent = t("ui.predict.blocked", { name: blocking.name });
     return blocking.frame - 1;
   });
 
@@ -174,19 +176,19 @@ export function predictSection({ setLab }) {
     const prompt = nextPrompt();
     const guess = parseGuess(input.value);
     if (!prompt || (typeof guess === "number" && Number.isNaN(guess) && input.value.trim().toLowerCase() !== "nan")) {
-      feedback.replaceChildren(h("p", { class: "lab-detail", text: "Type a number, e.g. 2.5 or -3." }));
+      feedback.replaceChildren(h("p", { class: "lab-detail", text: t("ui.predict.not_a_number") }));
       return;
     }
     const right = isClose(guess, prompt.truth);
     feedback.replaceChildren(right
-      ? h("p", { class: "lab-ok", text: `\u2713 Right: ${prompt.computation}` })
-      : h("p", { class: "lab-bad", text: `\u2717 You said ${preciseText(guess)}. ${prompt.computation}` }));
+      ? h("p", { class: "lab-ok", text: t("ui.predict.right", { computation: prompt.computation }) })
+      : h("p", { class: "lab-bad", text: t("ui.predict.wrong", { guess: preciseText(guess), computation: prompt.computation }) }));
     settle(prompt, { right });
   });
   const skipPrompt = () => {
     const prompt = nextPrompt();
     if (!prompt) return;
-    feedback.replaceChildren(h("p", { class: "lab-detail", text: `Skipped: ${prompt.computation}` }));
+    feedback.replaceChildren(h("p", { class: "lab-detail", text: t("ui.predict.skipped_answer", { computation: prompt.computation }) }));
     settle(prompt, { skipped: true });
   };
   skip.addEventListener("click", skipPrompt);
@@ -211,10 +213,10 @@ export function predictSection({ setLab }) {
       question.textContent = `${prompt.name} =`;
       const due = state.step === prompt.frame - 1;
       const before = answered.get(prompt.frame);
-      status.textContent = before ? "Answered already: answer again, or step on."
-        : due ? `${prompt.consumer} passes it back next: the pulse waits for you.` : `Coming up when ${prompt.consumer} is visited.`;
+      status.textContent = before ? t("ui.predict.answered")
+        : t(due ? "ui.predict.due" : "ui.predict.later", { consumer: prompt.consumer });
     } else {
-      status.textContent = currentPrompts().length ? "Every gradient is revealed." : "Nothing to predict in this program.";
+      status.textContent = t(currentPrompts().length ? "ui.predict.done" : "ui.predict.none");
     }
     score.textContent = scoreText();
   }

@@ -8,6 +8,7 @@
 
 import { ApiError, postDescend } from "./api.js";
 import { compactText } from "./format.js";
+import { t } from "./i18n.js";
 import { h, toggleSwitch } from "./lab-dom.js";
 import { mountLossChart } from "./loss-chart.js";
 import { state, subscribe, update } from "./state.js";
@@ -34,10 +35,10 @@ function leafValues(trace) {
 
 export function trainSection({ setLab, setValues }) {
   const toggle = toggleSwitch({
-    off: "off", on: "training", label: "Train the parameters by gradient descent",
+    off: t("ui.lab.off"), on: t("ui.train.on"), label: t("ui.train.label"),
     testId: "lab-train", onChange: (on) => setLab(on ? "train" : null),
   });
-  const params = h("fieldset", { class: "train-params" }, h("legend", { text: "parameters" }));
+  const params = h("fieldset", { class: "train-params" }, h("legend", { text: t("ui.train.parameters") }));
   const lr = h("input", {
     type: "number", step: "any", min: "0", value: String(DEFAULT_LR), "data-testid": "train-lr",
     id: "train-lr", class: "train-number", inputmode: "decimal",
@@ -46,9 +47,9 @@ export function trainSection({ setLab, setValues }) {
     type: "number", step: "0.1", min: "0", max: "0.99", value: "0", "data-testid": "train-momentum",
     id: "train-momentum", class: "train-number", inputmode: "decimal",
   });
-  const stepButton = h("button", { type: "button", text: "Step", "data-testid": "train-step" });
-  const playButton = h("button", { type: "button", text: "Play", class: "primary", "data-testid": "train-play", "aria-pressed": "false" });
-  const resetButton = h("button", { type: "button", text: "Reset", "data-testid": "train-reset" });
+  const stepButton = h("button", { type: "button", text: t("ui.train.step"), "data-testid": "train-step" });
+  const playButton = h("button", { type: "button", text: t("ui.transport.play"), class: "primary", "data-testid": "train-play", "aria-pressed": "false" });
+  const resetButton = h("button", { type: "button", text: t("ui.train.reset"), "data-testid": "train-reset" });
   const logScale = h("input", { type: "checkbox", "data-testid": "train-log" });
   const status = h("p", { class: "train-status", "data-testid": "train-status", "aria-live": "polite" });
   const message = h("p", { class: "train-message", "data-testid": "train-message", role: "status" });
@@ -56,14 +57,14 @@ export function trainSection({ setLab, setValues }) {
   const body = h("div", { class: "train-body" },
     params,
     h("div", { class: "train-settings" },
-      h("label", { for: "train-lr", text: "learning rate" }), lr,
-      h("label", { for: "train-momentum", text: "momentum" }), momentum),
+      h("label", { for: "train-lr", text: t("ui.train.lr") }), lr,
+      h("label", { for: "train-momentum", text: t("ui.train.momentum") }), momentum),
     h("div", { class: "train-buttons" }, stepButton, playButton, resetButton),
     status, message, chartBox,
-    h("label", { class: "toggle train-log" }, logScale, " log scale"));
+    h("label", { class: "toggle train-log" }, logScale, ` ${t("ui.train.log")}`));
   const section = h("section", { class: "lab-card lab-train", "aria-labelledby": "lab-train-title" },
-    h("h3", { id: "lab-train-title", text: "Train" }),
-    h("p", { class: "lab-hint", text: "Move each ticked leaf against its gradient, step by step, and watch the root fall." }),
+    h("h3", { id: "lab-train-title", text: t("ui.train.title") }),
+    h("p", { class: "lab-hint", text: t("ui.train.hint") }),
     toggle.element, body);
   const drawChart = mountLossChart(chartBox);
 
@@ -85,9 +86,9 @@ export function trainSection({ setLab, setValues }) {
   function redraw() {
     const { steps } = settings();
     const loss = run.losses.at(-1);
-    status.textContent = run.losses.length ? `step ${steps} \u00b7 root ${compactText(loss)}` : "step 0";
+    status.textContent = run.losses.length ? t("ui.train.status", { step: steps, root: compactText(loss) }) : t("ui.train.status_start");
     drawChart(run.losses, { log: logScale.checked });
-    playButton.textContent = playing ? "Pause" : "Play";
+    playButton.textContent = t(playing ? "ui.transport.pause" : "ui.transport.play");
     playButton.setAttribute("aria-pressed", String(playing));
     const off = state.lab !== "train" || !state.trace;
     for (const el of [stepButton, resetButton, lr, momentum]) el.disabled = off || replaying;
@@ -123,10 +124,10 @@ export function trainSection({ setLab, setValues }) {
     const trace = state.trace;
     const rate = Number(lr.value);
     const mu = Number(momentum.value || 0);
-    if (!(rate > 0) || !Number.isFinite(rate)) throw new ApiError({ type: "BadTraining", message: "The learning rate must be a number above 0." });
-    if (!(mu >= 0 && mu < 1)) throw new ApiError({ type: "BadTraining", message: "Momentum must be a number from 0 up to (not including) 1." });
+    if (!(rate > 0) || !Number.isFinite(rate)) throw new ApiError({ type: "BadTraining", message: t("ui.train.bad_lr") });
+    if (!(mu >= 0 && mu < 1)) throw new ApiError({ type: "BadTraining", message: t("ui.train.bad_momentum") });
     const parameters = chosen(trace);
-    if (parameters.length === 0) throw new ApiError({ type: "BadTraining", message: "Tick at least one parameter to train." });
+    if (parameters.length === 0) throw new ApiError({ type: "BadTraining", message: t("ui.train.no_params") });
     const values = { ...leafValues(trace), ...(from ? from.values : run.queue.at(-1)?.values ?? {}) };
     const taken = from ? from.taken : settings().steps + run.queue.length;
     const body = {
@@ -326,7 +327,7 @@ export function trainSection({ setLab, setValues }) {
       if (names !== drawnLeaves) {
         drawnLeaves = names;
         const ticked = new Set(chosen(s.trace));
-        params.replaceChildren(h("legend", { text: "parameters" }), ...s.trace.leaves.map((leaf) => h("label", { class: "train-param" },
+        params.replaceChildren(h("legend", { text: t("ui.train.parameters") }), ...s.trace.leaves.map((leaf) => h("label", { class: "train-param" },
           h("input", { type: "checkbox", "data-testid": `train-param-${leaf.name}`, "data-name": leaf.name, checked: ticked.has(leaf.name) }),
           ` ${leaf.name}`)));
       }

@@ -6,6 +6,7 @@
 
 import { challengeSection } from "./challenges.js";
 import { h } from "./lab-dom.js";
+import { t } from "./i18n.js";
 import { mountMarks } from "./lab-marks.js";
 import { orderSection } from "./lab-order.js";
 import { overwriteSection } from "./lab-overwrite.js";
@@ -40,7 +41,7 @@ export function mountLabs({ svg, setValues }) {
   });
   registerPanel({
     id: "labs",
-    title: "Labs",
+    title: t("ui.tab.labs"),
     mount(body) {
       body.classList.add("labs");
       body.append(h("div", { class: "lab-grid" },

@@ -9,6 +9,7 @@
 import { bindKeys } from "./keys.js";
 import { isClose, parseGuess } from "./lab-predict.js";
 import { compactText } from "./format.js";
+import { t } from "./i18n.js";
 import { setStep, state, subscribe, update } from "./state.js";
 import { framesOf } from "./timeline.js";
 
@@ -125,10 +126,10 @@ export function mountLesson({ panel, menu, loadProgram }) {
     const right = isClose(guess, truth);
     feedback.dataset.verdict = right ? "right" : "wrong";
     feedback.textContent = right
-      ? `Right: ${question.why}`
+      ? t("ui.lesson.right", { why: question.why })
       : Number.isNaN(guess) && typeof guess === "number"
-        ? `Type a number for ${question.of}[${question.name}] (such as 2.5, −3 or 1e−3).`
-        : `Not ${compactText(guess)}. ${question.why}`;
+        ? t("ui.lesson.not_a_number", { what: `${question.of}[${question.name}]` })
+        : t("ui.lesson.wrong", { guess: compactText(guess), why: question.why });
   });
 
   bindKeys({
@@ -139,7 +140,7 @@ export function mountLesson({ panel, menu, loadProgram }) {
 
   subscribe((s, changed) => {
     if (changed.has("lessons")) {
-      menu.replaceChildren(new Option("Lessons", ""), ...s.lessons.map((l) => new Option(l.title, l.id)));
+      menu.replaceChildren(new Option(t("ui.lessons.menu"), ""), ...s.lessons.map((l) => new Option(l.title, l.id)));
       menu.hidden = s.lessons.length === 0;
     }
     const lesson = currentLesson(s);
@@ -169,7 +170,7 @@ export function mountLesson({ panel, menu, loadProgram }) {
       panel.dataset.stop = String(s.lessonStop);
       panel.dataset.lesson = lesson.id;
       title.textContent = lesson.title;
-      count.textContent = `stop ${s.lessonStop + 1} of ${lesson.stops.length}`;
+      count.textContent = t("ui.lesson.count", { stop: s.lessonStop + 1, count: lesson.stops.length });
       richText(text, stop.text);
       form.hidden = !stop.question;
       answer.value = "";

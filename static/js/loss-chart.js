@@ -3,6 +3,7 @@
 // SVG (about as long as wiring a charting library, and nothing to vendor).
 
 import { compactText } from "./format.js";
+import { t } from "./i18n.js";
 import { svgElement } from "./svg.js";
 
 const WIDTH = 360;
@@ -71,7 +72,7 @@ export function mountLossChart(container) {
       plot.append(text);
     }
     const caption = svgElement("text", { x: WIDTH - PAD.right, y: HEIGHT - 3, "text-anchor": "end" }, "loss-caption");
-    caption.textContent = log ? "step (loss on a log scale)" : "step";
+    caption.textContent = t(log ? "ui.chart.step_log" : "ui.chart.step");
     plot.append(caption);
     if (points.length) {
       const d = points.map(([k], i) => `${i ? "L" : "M"}${x(k).toFixed(2)},${y(values[i]).toFixed(2)}`).join("");
@@ -80,8 +81,8 @@ export function mountLossChart(container) {
       plot.append(svgElement("circle", { cx: x(k), cy: y(values.at(-1)), r: 4.5, class: "loss-current" }));
     }
     svg.setAttribute("aria-label", losses.length
-      ? `Loss curve: ${losses.length - 1} steps, loss ${compactText(losses[0])} at step 0, ${compactText(losses.at(-1))} now`
-      : "Loss curve: no steps yet");
+      ? t("ui.chart.label", { steps: losses.length - 1, first: compactText(losses[0]), now: compactText(losses.at(-1)) })
+      : t("ui.chart.empty"));
     shown = { losses, x, y: (v) => y(log ? Math.log10(v) : v), log };
   }
 
@@ -101,7 +102,7 @@ export function mountLossChart(container) {
       dot.setAttribute("cx", x(k));
       dot.setAttribute("cy", shown.y(v));
     }
-    label.textContent = `step ${k}: ${compactText(v)}`;
+    label.textContent = t("ui.chart.point", { step: k, value: compactText(v) });
     const right = x(k) > WIDTH / 2;
     label.setAttribute("x", right ? x(k) - 6 : x(k) + 6);
     label.setAttribute("text-anchor", right ? "end" : "start");

@@ -7,6 +7,7 @@ import { mountEditor } from "./editor.js";
 import { mountGraph } from "./graph-view.js";
 import { collapseThreshold } from "./groups.js";
 import { mountHiding } from "./hide.js";
+import { mountLanguageMenu } from "./language.js";
 import { mountLesson } from "./lesson.js";
 import { mountLabs } from "./labs.js";
 import { mountNotes } from "./notes.js";
@@ -106,6 +107,7 @@ function mount() {
     if (s.source && (changed.has("mode") || changed.has("order"))) recompute();
   });
   mountTheme($("theme-toggle"));
+  mountLanguageMenu($("lang"));
   mountClassroom({ requestBody });
 
   $("toggle-expand").addEventListener("change", (event) => {
@@ -123,8 +125,8 @@ async function start() {
   } catch (err) {
     setError(err.detail ?? { type: "Error", message: String(err) });
   }
-  const { lessonId, lessonStop = 0, hide = [], presenting = false, view3d = false } = fromUrl;
-  update({ hide, presenting, view3d });
+  const { lessonId, lessonStop = 0, hide = [], presenting = false, view3d = false, lang = "" } = fromUrl;
+  update({ hide, presenting, view3d, lang });
   if (lessonId && state.lessons.some((lesson) => lesson.id === lessonId)) {
     lessons.open(lessonId, lessonStop); // `?lesson=<id>&stop=<k>` opens that stop
     return;

@@ -4,13 +4,13 @@
 // shown is the program's (the page's editor, an embedded player). Writes only the list it is given.
 
 import { pageScope } from "./scope.js";
+import { t } from "./i18n.js";
 
 const WORDS = {
-  skipped: "skipped",
-  unused: "unused",
-  alias: "alias",
-  unknown_value: "ignored value",
-  merged_operand: "micrograd",
+  skipped: "ui.notes.skipped",
+  unused: "ui.notes.unused",
+  alias: "ui.notes.alias",
+  unknown_value: "ui.notes.unknown_value",
 };
 
 function item(warning) {
@@ -20,7 +20,8 @@ function item(warning) {
   if (warning.line != null) li.dataset.line = String(warning.line);
   const tag = document.createElement("span");
   tag.className = "program-note-tag";
-  tag.textContent = WORDS[warning.type] ?? warning.type.replaceAll("_", " ");
+  tag.textContent = warning.type === "merged_operand" ? "micrograd"
+    : WORDS[warning.type] ? t(WORDS[warning.type]) : warning.type.replaceAll("_", " ");
   li.append(tag, ` ${warning.message}`);
   return li;
 }

@@ -4,28 +4,29 @@
 // gets a key, and when a text field or an open dialog keeps it: keys.js.)
 
 import { bindKeys, createDialog, showModal } from "./keys.js";
+import { t } from "./i18n.js";
 import { state, subscribe, update } from "./state.js";
 
-// [keys, what they do, whether the page shows what they work on]: the help lists only what the
-// class can see (a teacher's link may hide parts; a lesson takes Space and the arrows).
+// [keys, what they do (a catalogue key), whether the page shows what they work on]: the help lists
+// only what the class can see (a teacher's link may hide parts; a lesson takes Space and the arrows).
 const inLesson = (s) => Boolean(s.lessonId);
 const hasPanels = (s) => !(s.hide.includes("labs") && s.hide.includes("tables"));
 const KEYS = [
-  ["Space  \u2192", "next stop of the lesson", inLesson],
-  ["\u2190", "previous stop of the lesson", inLesson],
-  ["Space", "play / pause", (s) => !inLesson(s)],
-  ["\u2190  \u2192", "step back / forward", (s) => !inLesson(s)],
-  ["Home  End", "first / last step"],
-  ["F", "jump to the forward pass"],
-  ["B", "jump to the backward pass"],
-  ["P", "presentation mode on / off"],
-  ["Esc", "close a panel or dialog; leave presentation mode"],
-  ["Tab, Enter", "reach an edge or a node, explain it", (s) => !s.view3d],
-  ["Enter", "on a statement's box or card: collapse / expand it", (s) => !s.view3d && Boolean(s.trace?.groups?.some((g) => g.nodes.length > 1))],
-  ["Enter", "on the 3D graph: explain the node being visited", (s) => s.view3d],
-  ["+  \u2212  0", "on the 3D graph: zoom in / out, back to the fitted view", (s) => s.view3d],
-  ["\u2190  \u2192", "on a panel tab: the previous / next panel", hasPanels],
-  ["?", "this help"],
+  ["Space  \u2192", "ui.keys.next_stop", inLesson],
+  ["\u2190", "ui.keys.previous_stop", inLesson],
+  ["Space", "ui.keys.play", (s) => !inLesson(s)],
+  ["\u2190  \u2192", "ui.keys.step", (s) => !inLesson(s)],
+  ["Home  End", "ui.keys.first_last"],
+  ["F", "ui.keys.forward"],
+  ["B", "ui.keys.backward"],
+  ["P", "ui.keys.present"],
+  ["Esc", "ui.keys.escape"],
+  ["Tab, Enter", "ui.keys.explain", (s) => !s.view3d],
+  ["Enter", "ui.keys.collapse_group", (s) => !s.view3d && Boolean(s.trace?.groups?.some((g) => g.nodes.length > 1))],
+  ["Enter", "ui.keys.explain_3d", (s) => s.view3d],
+  ["+  \u2212  0", "ui.keys.zoom_3d", (s) => s.view3d],
+  ["\u2190  \u2192", "ui.keys.tabs", hasPanels],
+  ["?", "ui.keys.help"],
 ];
 
 /** The help's rows for what the page shows now. */
@@ -36,22 +37,22 @@ function fillKeys(list, s) {
     const dt = document.createElement("dt");
     for (const part of key.split(/\s+/)) {
       const kbd = document.createElement("kbd");
-      kbd.textContent = part;
+      kbd.textContent = part === "Space" ? t("ui.keys.space") : part; // the key caps' own names
       dt.append(kbd, " ");
     }
     const dd = document.createElement("dd");
-    dd.textContent = what;
+    dd.textContent = t(what);
     list.append(dt, dd);
   }
 }
 
 function helpDialog() {
-  const { dialog } = createDialog("help-dialog", "Keyboard", "help-dialog");
+  const { dialog } = createDialog("help-dialog", t("ui.help.title"), "help-dialog");
   const list = document.createElement("dl");
   list.className = "keys";
   const close = document.createElement("button");
   close.type = "button";
-  close.textContent = "Close";
+  close.textContent = t("ui.action.close");
   close.addEventListener("click", () => dialog.close());
   dialog.append(list, close);
   return dialog;
@@ -63,16 +64,16 @@ export function mountPresentation(container, { jumpForward, jumpBackward }) {
   present.type = "button";
   present.id = "present";
   present.dataset.testid = "present";
-  present.textContent = "Present";
+  present.textContent = t("ui.present.button");
   present.setAttribute("aria-pressed", "false");
-  present.title = "Presentation mode (P)";
+  present.title = t("ui.present.title");
   const help = document.createElement("button");
   help.type = "button";
   help.id = "help";
   help.className = "ghost";
   help.textContent = "?";
-  help.setAttribute("aria-label", "Keyboard help");
-  help.title = "Keyboard help (?)";
+  help.setAttribute("aria-label", t("ui.help.button"));
+  help.title = t("ui.help.button_title");
   container.append(present, help);
   const dialog = helpDialog();
 
@@ -95,7 +96,7 @@ export function mountPresentation(container, { jumpForward, jumpBackward }) {
     if (!changed.has("presenting")) return;
     document.body.classList.toggle("presenting", s.presenting);
     present.setAttribute("aria-pressed", String(s.presenting));
-    present.textContent = s.presenting ? "Exit presentation" : "Present";
+    present.textContent = t(s.presenting ? "ui.present.exit" : "ui.present.button");
     // The graph area changed size: refit it once the new layout is in place.
     requestAnimationFrame(() => document.getElementById("fit")?.click());
   });

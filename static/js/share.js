@@ -3,7 +3,8 @@
 // file that plays this trace anywhere), and "Copy as micrograd Python" (the script is also shown
 // in a dialog, ready to select).
 
-import { apiUrl } from "./api.js";
+import { apiUrl, withLang } from "./api.js";
+import { t } from "./i18n.js";
 import { createDialog, showModal } from "./keys.js";
 import { microgradScript } from "./micrograd.js";
 import { HIDE_KEYS, state, subscribe, toUrlParams, URL_FIELDS } from "./state.js";
@@ -18,12 +19,12 @@ export function shareUrl(overrides = {}) {
 }
 
 const SHOWN_PARTS = {
-  editor: "the program editor",
-  sliders: "the leaf sliders",
-  toggles: "the display options",
-  labs: "the labs",
-  tables: "the tables (sort, propagation, gradients)",
-  narration: "the narration",
+  editor: "ui.share.part.editor",
+  sliders: "ui.share.part.sliders",
+  toggles: "ui.share.part.toggles",
+  labs: "ui.share.part.labs",
+  tables: "ui.share.part.tables",
+  narration: "ui.share.part.narration",
 };
 
 /**
@@ -31,16 +32,16 @@ const SHOWN_PARTS = {
  * parts the lesson does not need; the link carries `hide=` and, if chosen, `present=1`).
  */
 function createLinkDialog() {
-  const { dialog, status } = createDialog("link-dialog", "Link to this view", "text-dialog link-dialog");
+  const { dialog, status } = createDialog("link-dialog", t("ui.share.dialog_title"), "text-dialog link-dialog");
   const field = document.createElement("input");
   field.readOnly = true;
   field.className = "dialog-text";
   field.dataset.testid = "link-dialog-text";
-  field.setAttribute("aria-label", "Link to this view");
+  field.setAttribute("aria-label", t("ui.share.dialog_title"));
   const parts = document.createElement("fieldset");
   parts.className = "link-parts";
   const legend = document.createElement("legend");
-  legend.textContent = "What the class sees";
+  legend.textContent = t("ui.share.what_class_sees");
   parts.append(legend);
   const shown = {};
   for (const key of HIDE_KEYS) {
@@ -50,7 +51,7 @@ function createLinkDialog() {
     box.type = "checkbox";
     box.dataset.testid = `show-${key}`;
     shown[key] = box;
-    label.append(box, ` ${SHOWN_PARTS[key]}`);
+    label.append(box, ` ${t(SHOWN_PARTS[key])}`);
     parts.append(label);
   }
   const presentLabel = document.createElement("label");
@@ -58,9 +59,9 @@ function createLinkDialog() {
   const present = document.createElement("input");
   present.type = "checkbox";
   present.dataset.testid = "link-present";
-  presentLabel.append(present, " open in presentation mode");
-  const copy = button("Copy link", { "data-testid": "link-copy", class: "primary" });
-  const close = button("Close");
+  presentLabel.append(present, ` ${t("ui.share.present")}`);
+  const copy = button(t("ui.share.copy"), { "data-testid": "link-copy", class: "primary" });
+  const close = button(t("ui.action.close"));
   close.addEventListener("click", () => dialog.close());
   const buttons = document.createElement("div");
   buttons.className = "dialog-buttons";
@@ -78,7 +79,7 @@ function createLinkDialog() {
   for (const box of [...Object.values(shown), present]) box.addEventListener("change", refresh);
   copy.addEventListener("click", async () => {
     const url = link();
-    status.textContent = (await copyText(url)) ? "Copied to the clipboard." : "Select and copy it (Ctrl+C).";
+    status.textContent = copiedText(await copyText(url));
   });
   return {
     /** Open with the view's own settings; `copied`: whether its link is on the clipboard. */
@@ -86,13 +87,16 @@ function createLinkDialog() {
       for (const key of HIDE_KEYS) shown[key].checked = !state.hide.includes(key);
       present.checked = state.presenting;
       refresh();
-      status.textContent = copied ? "Copied to the clipboard." : "Select and copy it (Ctrl+C).";
+      status.textContent = copiedText(copied);
       showModal(dialog);
       field.focus();
       field.select();
     },
   };
 }
+
+/** What a copy did: on the clipboard, or left to the reader. */
+const copiedText = (copied) => t(copied ? "ui.share.copied" : "ui.share.copy_by_hand");
 
 function button(text, attrs = {}) {
   const el = document.createElement("button");
@@ -120,7 +124,7 @@ function createTextDialog(id, heading) {
   field.dataset.testid = `${id}-text`;
   field.setAttribute("aria-label", heading);
   field.rows = 16;
-  const close = button("Close");
+  const close = button(t("ui.action.close"));
   close.addEventListener("click", () => dialog.close());
   dialog.append(status, field, close);
   return {
@@ -133,7 +137,7 @@ function createTextDialog(id, heading) {
     },
     /** Say whether the text also reached the clipboard (if it is still the one shown). */
     copied(text, ok) {
-      if (field.value === text) status.textContent = ok ? "Copied to the clipboard." : "Select and copy it (Ctrl+C).";
+      if (field.value === text) status.textContent = copiedText(ok);
     },
   };
 }
@@ -151,7 +155,7 @@ const EXPORTS = [
   { format: "svg", label: "SVG" },
   { format: "png", label: "PNG" },
   { format: "pdf", label: "PDF" },
-  { format: "html", label: "Interactive HTML", title: "One file that plays this trace: stepping, explanations, tables; no server needed" },
+  { format: "html", label: "ui.export.html", title: "ui.export.html_title" }, // catalogue keys
 ];
 
 /** The export's query: its format, and for the HTML file the preset's title (if it is one). */
@@ -173,12 +177,12 @@ async function download(requestBody, format, status) {
   const say = (text) => {
     if (id === latestExport) status.textContent = text;
   };
-  say(`Exporting ${format.toUpperCase()}\u2026`);
+  say(t("ui.export.busy", { format: format.toUpperCase() }));
   try {
     const response = await fetch(apiUrl(`api/export?${exportQuery(format)}`), {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify(requestBody()),
+      body: JSON.stringify(withLang(requestBody())),
     });
     if (!response.ok) {
       const payload = await response.json().catch(() => null);
@@ -195,21 +199,22 @@ async function download(requestBody, format, status) {
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
     say("");
   } catch (err) {
-    say(`Export failed: ${err.message}`);
+    say(t("ui.export.failed", { message: err.message }));
   }
 }
 
 function exportMenu(requestBody, status) {
   const wrap = document.createElement("div");
   wrap.className = "menu-wrap";
-  const toggle = button("Export \u25be", { "aria-haspopup": "menu", "aria-expanded": "false", id: "export-button" });
+  const toggle = button(t("ui.export.menu"), { "aria-haspopup": "menu", "aria-expanded": "false", id: "export-button" });
   const menu = document.createElement("div");
   menu.className = "menu";
   menu.setAttribute("role", "menu");
   menu.setAttribute("aria-labelledby", "export-button");
   menu.hidden = true;
   const items = EXPORTS.map(({ format, label, title }) => {
-    const item = button(label, { role: "menuitem", "data-format": format, tabindex: "-1", ...(title ? { title } : {}) });
+    const text = label.startsWith("ui.") ? t(label) : label;
+    const item = button(text, { role: "menuitem", "data-format": format, tabindex: "-1", ...(title ? { title: t(title) } : {}) });
     item.addEventListener("click", () => {
       close(true);
       download(requestBody, format, status);
@@ -256,15 +261,15 @@ export function mountShare(container, { requestBody }) {
   status.className = "share-status";
   status.setAttribute("role", "status");
   const linkDialog = createLinkDialog();
-  const scriptDialog = createTextDialog("micrograd-dialog", "micrograd script");
+  const scriptDialog = createTextDialog("micrograd-dialog", t("ui.micrograd.dialog"));
 
-  const copyLink = button("Share", { "data-testid": "copy-link", title: "Copy a link to this exact program, values and step; choose what the class sees" });
+  const copyLink = button(t("ui.share.button"), { "data-testid": "copy-link", title: t("ui.share.title") });
   copyLink.addEventListener("click", async () => {
     const copied = await copyText(shareUrl());
-    if (copied) flash(copyLink, "Link copied");
+    if (copied) flash(copyLink, t("ui.share.link_copied"));
     linkDialog.open(copied);
   });
-  const copyScript = button("micrograd.py", { "data-testid": "copy-micrograd", title: "Copy as micrograd Python: a runnable script" });
+  const copyScript = button("micrograd.py", { "data-testid": "copy-micrograd", title: t("ui.micrograd.title") });
   copyScript.addEventListener("click", async () => {
     if (!state.trace) return;
     const script = microgradScript(state.trace, { train: state.lab === "train" ? state.train : null });

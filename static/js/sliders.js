@@ -5,6 +5,7 @@
 
 import { groupLeaves, groupTitle, MANY_LEAVES, passesFilter } from "./leaf-groups.js";
 import { pageScope } from "./scope.js";
+import { t } from "./i18n.js";
 
 /** A default range around `value` (±max(2|v|, 5)) on a round step grid. */
 export function defaultRange(value) {
@@ -40,10 +41,10 @@ function createRow(name, { onValue, readOnly }, { state, update }) {
   const range = document.createElement("input");
   range.type = "range";
   range.className = "slider-range";
-  range.setAttribute("aria-label", `${name} value`);
-  const box = numberInput("slider-value", `${name} value (number)`);
-  const min = numberInput("slider-min", `${name} minimum`);
-  const max = numberInput("slider-max", `${name} maximum`);
+  range.setAttribute("aria-label", t("ui.slider.value", { name }));
+  const box = numberInput("slider-value", t("ui.slider.number", { name }));
+  const min = numberInput("slider-min", t("ui.slider.min", { name }));
+  const max = numberInput("slider-max", t("ui.slider.max", { name }));
   const bounds = document.createElement("div");
   bounds.className = "slider-bounds";
   bounds.append(min, max);
@@ -163,6 +164,7 @@ function createFilter(onInput) {
 export function mountSliders(container, { onValue, readOnly = false }, scope = pageScope) {
   const { subscribe } = scope.store;
   const rows = new Map();
+  container.dataset.empty = t("ui.leaves.none"); // app.css shows it when there are no leaves
   const sections = new Map(); // prefix → group section
   const filter = createFilter(() => applyFilter());
   container.before(filter.box);
@@ -180,7 +182,7 @@ export function mountSliders(container, { onValue, readOnly = false }, scope = p
       const empty = ![...section.querySelectorAll(".slider")].some((row) => !row.hidden);
       if (section.hidden !== empty) section.hidden = empty;
     }
-    filter.count.textContent = text.trim() ? `${shown} of ${rows.size}` : "";
+    filter.count.textContent = text.trim() ? t("ui.leaves.filter_count", { shown, total: rows.size }) : "";
   }
 
   subscribe((s, changed) => {

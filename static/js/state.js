@@ -29,6 +29,8 @@ function initialState() {
     gradMap: false,       // colour every card by |grad| at the frame shown (gradmap.js)
     presenting: false,    // presentation mode (classroom.js): large type, editor hidden
     view3d: false,        // the 3D view (view-3d.js) instead of the SVG; without WebGL it stays off
+    lang: "",             // the language a link asked for (?lang=, the header's menu: language.js);
+                          // "" when the browser's Accept-Language chose it (i18n.js lang(): the page's)
     trace: null,          // the last good /api/graph response (positions included)
     error: null,          // {type, message, line, column, snippet, caret} or null
     step: 0,              // position on the timeline: a frame index (timeline.js framesOf)
@@ -179,7 +181,11 @@ export const URL_FIELDS = {
   hide: { key: "hide", type: "hide" },
   present: { key: "presenting", type: "bool" },
   "3d": { key: "view3d", type: "bool" },
+  lang: { key: "lang", type: "lang" },
 };
+
+/** The languages of the page (engine/i18n.py LANGS); another `?lang=` is left out of links. */
+const LANGS = ["en", "ru", "et"];
 
 /** The parts of the page a teacher's link can hide (`hide=editor,sliders`), in menu order. */
 export const HIDE_KEYS = ["editor", "sliders", "toggles", "labs", "tables", "narration"];
@@ -222,6 +228,7 @@ const codecs = {
   int: { encode: (v) => String(v), decode: (s) => (/^\d+$/.test(s) ? Number(s) : undefined) },
   bool: { encode: (v) => (v ? "1" : "0"), decode: (s) => s === "1" },
   numbers: { encode: encodeNumbers, decode: decodeNumbers },
+  lang: { encode: (v) => v, decode: (s) => (LANGS.includes(s) ? s : undefined) },
   train: trainCodec,
   hide: {
     encode: (keys) => keys.join(","),

@@ -1,7 +1,9 @@
 // Light / dark / automatic (the system's prefers-color-scheme) theme, remembered per browser.
 
+import { t } from "./i18n.js";
+
 const MODES = ["auto", "light", "dark"];
-const LABELS = { auto: "automatic", light: "light", dark: "dark" };
+const LABELS = { auto: "ui.theme.auto", light: "ui.theme.light", dark: "ui.theme.dark" };
 
 function read() {
   try {
@@ -14,8 +16,8 @@ function read() {
 function apply(button, mode) {
   if (mode === "auto") delete document.documentElement.dataset.theme;
   else document.documentElement.dataset.theme = mode;
-  button.setAttribute("aria-label", `Colour theme: ${LABELS[mode]}`);
-  button.title = `Colour theme: ${LABELS[mode]} (click to change)`;
+  button.setAttribute("aria-label", t("ui.theme.label", { mode: t(LABELS[mode]) }));
+  button.title = t("ui.theme.title", { mode: t(LABELS[mode]) });
 }
 
 export function mountTheme(button) {

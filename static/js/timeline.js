@@ -5,6 +5,8 @@
 // several contributions gets one frame per contribution, so that a gradient visibly accumulates
 // (`a*a`: grad[a] reads 3, then 6). `state.step` is a frame index.
 
+import { t } from "./i18n.js";
+
 const indexCache = new WeakMap();
 const framesCache = new WeakMap();
 const playCache = new WeakMap();
@@ -69,10 +71,12 @@ export function phaseAt(trace, i) {
   };
 }
 
+const PHASE_LABELS = { topo: "ui.phase.topo", forward: "ui.phase.forward", seed: "ui.phase.seed", backward: "ui.phase.backward" };
+
+/** "backward 3 / 7" in the page's language ("seed" alone). */
 export function phaseLabel({ phase, position, count }) {
   if (!phase) return "";
-  if (phase === "seed") return "seed";
-  return `${phase} ${position} / ${count}`;
+  return PHASE_LABELS[phase] ? t(PHASE_LABELS[phase], { position, count }) : `${phase} ${position} / ${count}`;
 }
 
 /**

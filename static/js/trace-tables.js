@@ -9,6 +9,7 @@
 
 import { factor } from "./explain.js";
 import { compactText } from "./format.js";
+import { t } from "./i18n.js";
 import { pageScope } from "./scope.js";
 import { frameOfStep, framesOf, topoStateAt, traceIndex } from "./timeline.js";
 
@@ -104,7 +105,7 @@ function createTable(body, { caption, headers, emptyText }, setStep) {
       tr._label = label;
       const button = cell("button", label, "row-jump");
       button.type = "button";
-      button.setAttribute("aria-label", `Go to step ${label}`);
+      button.setAttribute("aria-label", t("ui.table.go_to", { label }));
       const first = document.createElement("td");
       first.append(button);
       tr.append(first, ...cells.map((spec) => {
@@ -193,9 +194,9 @@ function sortRows(trace) {
     const { stack, sorted } = topoStateAt(trace, k);
     rows.push({
       step: k,
-      label: step.action === "start" ? "start" : String(k),
+      label: step.action === "start" ? t("ui.sort.start_label") : String(k),
       cells: [
-        { text: step.pop ? pairText(nodeById, step.pop) : "(start)", className: "mono" },
+        { text: step.pop ? pairText(nodeById, step.pop) : t("ui.sort.start_pop"), className: "mono" },
         { text: step.narration ?? "", className: "what" },
         { text: listText(stack.map((e) => pairText(nodeById, e))), className: "mono stack" },
         { text: listText(sorted.map((id) => nameOf(nodeById, id))), className: "mono sorted" },
@@ -216,20 +217,20 @@ function propagationRows(trace) {
     const node = nodeById.get(step.node);
     let lines;
     if (step.phase === "seed") {
-      lines = [{ text: `seed: grad[${name}] = 1` }];
+      lines = [{ text: t("ui.propagation.seed", { name }) }];
     } else if ((step.contributions ?? []).length === 0) {
-      lines = [{ text: node.kind === "const" ? "a constant: nothing to pass on" : `${name} is a leaf: nothing to pass on` }];
+      lines = [{ text: node.kind === "const" ? t("ui.propagation.constant") : t("ui.propagation.leaf", { name }) }];
     } else {
       lines = step.contributions.map((c, j) => {
         const to = nameOf(nodeById, c.to);
-        const sum = c.grad_after !== c.contribution ? `  (now ${compactText(c.grad_after)})` : "";
+        const sum = c.grad_after !== c.contribution ? `  ${t("ui.propagation.now", { value: compactText(c.grad_after) })}` : "";
         const text = `grad[${to}] += ${factor(c.upstream)} \u00d7 ${factor(c.local)} = ${compactText(c.contribution)}${sum}`;
         return { text, className: "mono", frame: first.get(k) + j, hiddenText: `grad[${to}] += ?` };
       });
     }
     rows.push({
       step: k,
-      label: step.phase === "seed" ? "seed" : String(++number),
+      label: step.phase === "seed" ? t("ui.propagation.seed_label") : String(++number),
       cells: [
         { text: name, className: "mono" },
         // The visited node's gradient is complete (and on its card) on the frame before its visit.
@@ -322,26 +323,26 @@ function currentStep(s) {
 export function registerTraceTables(scope = pageScope) {
   scope.panels.register({
     id: "sort",
-    title: "Sort trace",
+    title: t("ui.tab.sort"),
     mount(body) {
       mountTable(body, {
-        caption: "Topological sort, step by step",
-        headers: ["Step", "Pop", "What happens", "Stack after", "Sorted so far"],
-        emptyText: "This trace has no sort steps (the graph is too large to record them).",
+        caption: t("ui.sort.caption"),
+        headers: [t("ui.table.step"), t("ui.sort.pop"), t("ui.table.what"), t("ui.sort.stack"), t("ui.sort.sorted")],
+        emptyText: t("ui.sort.empty"),
       }, sortRows, (trace) => {
         const count = trace.steps.filter((s) => s.phase === "topo").length;
-        return count > SORT_ROWS_MAX ? `Showing the first ${SORT_ROWS_MAX} of ${count} sort steps.` : "";
+        return count > SORT_ROWS_MAX ? t("ui.sort.capped", { shown: SORT_ROWS_MAX, count }) : "";
       }, scope.store);
     },
   });
   scope.panels.register({
     id: "propagation",
-    title: "Propagation",
+    title: t("ui.tab.propagation"),
     mount(body) {
       mountTable(body, {
-        caption: "Gradient propagation in reverse topological order",
-        headers: ["Step", "Node", "grad", "What happens"],
-        emptyText: "No backward steps.",
+        caption: t("ui.propagation.caption"),
+        headers: [t("ui.table.step"), t("ui.table.node"), "grad", t("ui.table.what")],
+        emptyText: t("ui.propagation.empty"),
       }, propagationRows, () => "", scope.store);
     },
   });

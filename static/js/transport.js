@@ -4,6 +4,7 @@
 // data-phase and data-api-step.
 
 import { pageScope } from "./scope.js";
+import { t } from "./i18n.js";
 import { frameOfStep, framesOf, phaseAt, phaseLabel, traceIndex } from "./timeline.js";
 
 /** The first timeline frame of `phase` in `trace`, or null. */
@@ -11,6 +12,12 @@ function firstStepOf(trace, phase) {
   if (!trace) return null;
   const first = traceIndex(trace).phases[phase]?.first;
   return first === undefined ? null : frameOfStep(trace, first);
+}
+
+/** The length of the longest phase label `trace` can show (monospace: its width in ch). */
+function widestPhaseLabel(trace) {
+  const counts = Object.entries(traceIndex(trace).phases).map(([name, { first, last }]) => [name, last - first + 1]);
+  return Math.max(0, ...counts.map(([name, count]) => phaseLabel({ phase: name, position: count, count }).length));
 }
 
 export function mountTransport(elements, player, scope = pageScope) {
@@ -41,7 +48,14 @@ export function mountTransport(elements, player, scope = pageScope) {
     End: () => setStep(stepCount() - 1),
   });
 
+  // The phase label is as wide as its longest text in this trace ("backward 12 / 12", and longer
+  // in Russian), so that the bar does not shift as the label changes.
+  let sizedFor = null;
   subscribe((s) => {
+    if (s.trace !== sizedFor) {
+      sizedFor = s.trace;
+      phase.style.setProperty("--phase-chars", String(s.trace ? widestPhaseLabel(s.trace) : 0)); // app.css
+    }
     const count = stepCount();
     const last = Math.max(0, count - 1);
     back.disabled = count === 0 || s.step <= 0;
@@ -50,7 +64,7 @@ export function mountTransport(elements, player, scope = pageScope) {
     toEnd.disabled = forward.disabled;
     play.disabled = count === 0;
     play.classList.toggle("playing", s.playing);
-    play.setAttribute("aria-label", s.playing ? "Pause" : "Play");
+    play.setAttribute("aria-label", t(s.playing ? "ui.transport.pause" : "ui.transport.play"));
     play.setAttribute("aria-pressed", String(s.playing));
     scrub.max = String(last);
     scrub.value = String(s.step);
@@ -61,7 +75,7 @@ export function mountTransport(elements, player, scope = pageScope) {
     const label = phaseLabel(where);
     if (phase.textContent !== label) phase.textContent = label;
     phase.dataset.phase = where.phase;
-    const partText = where.parts > 1 ? `edge ${where.part} of ${where.parts}` : "";
+    const partText = where.parts > 1 ? t("ui.transport.edge_part", { part: where.part, parts: where.parts }) : "";
     if (part.textContent !== partText) part.textContent = partText;
     const backward = where.phase === "seed" || where.phase === "backward";
     jumpForward.setAttribute("aria-pressed", String(Boolean(where.phase) && !backward));

@@ -13,6 +13,7 @@ from html.parser import HTMLParser
 import pytest
 
 from chainrule.app.onefile import build_html, build_players_html
+from chainrule.app.pages import ui_catalogue
 from chainrule.engine.ops import page_table
 
 PROGRAM = {"source": "a = 2; b = -3; c = 10; e = a + b; f = e * c"}
@@ -89,6 +90,22 @@ def test_the_file_carries_the_trace_the_page_gets(client):
         trace["layout"].pop("cached")
     assert data["trace"] == graph
     assert json.loads(blocks["chainrule-ops"]) == page_table()
+    assert json.loads(blocks["chainrule-ui"]) == ui_catalogue("en")
+
+
+def test_the_file_speaks_the_requests_language(client):
+    html = client.post("/api/export?format=html&lang=et", json=PROGRAM).text
+    document = parse(html)
+    blocks = {attrs.get("id"): text for attrs, text in document.scripts}
+    assert '<html lang="et">' in html
+    assert json.loads(blocks["chainrule-ui"]) == ui_catalogue("et")
+    trace = json.loads(blocks["chainrule-data-0"])["trace"]
+    english = client.post("/api/graph", json=PROGRAM).json()
+    assert trace["steps"][-1]["narration"] != english["steps"][-1]["narration"]
+    assert (
+        trace["steps"][-1]["narration"]
+        == client.post("/api/graph?lang=et", json=PROGRAM).json()["steps"][-1]["narration"]
+    )
 
 
 def test_the_csp_admits_exactly_the_inline_script_and_style(client):
@@ -100,7 +117,7 @@ def test_the_csp_admits_exactly_the_inline_script_and_style(client):
     assert policy["script-src"] == [sha256_source(modules[0])]
     assert policy["style-src"] == [sha256_source(document.styles[0])]
     assert policy["img-src"] == ["data:"]
-    assert script_types(document) == ["application/json", "application/json", "module"]
+    assert script_types(document) == ["application/json"] * 3 + ["module"]  # trace, ops, words
     # Nothing to fetch: the one URL is the icon, inline.
     assert all(url.startswith("data:image/svg+xml,") for url in document.urls) and document.urls
 
@@ -126,10 +143,10 @@ def test_nothing_in_the_program_breaks_out_of_the_data_block(client):
     source = "# </script><script>alert(1)</script><!--\na = Value(2, label='</script>')\nb = a * a"
     html = client.post("/api/export?format=html&title=%3C/script%3E", json={"source": source}).text
     document = parse(html)
-    assert script_types(document) == ["application/json", "application/json", "module"]
+    assert script_types(document) == ["application/json"] * 3 + ["module"]  # trace, ops, words
     data = json.loads(document.scripts[0][1])
     assert data["trace"]["source"] == source and data["title"] == "</script>"
-    assert html.count("</script>") == 3
+    assert html.count("</script>") == 4
 
 
 def test_a_program_error_is_400_and_a_graph_over_the_export_limit_too(make_client):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 from urllib.parse import urljoin
@@ -9,7 +10,9 @@ from urllib.parse import urljoin
 import pytest
 
 from chainrule import engine
-from chainrule.app.pages import IMMUTABLE, STATIC_DIR, asset_version
+from chainrule.app import pages
+from chainrule.app.pages import IMMUTABLE, STATIC_DIR, asset_version, ui_catalogue
+from chainrule.engine.i18n import text
 
 # `import x from "./x.js"`, `import "./x.js"`, `export … from "./x.js"`, `import("./x.js")`.
 MODULE_SPECIFIER = re.compile(r"""(?:\bimport\s*\(\s*|\bimport\s+|\bfrom\s+)(["'])([^"']+)\1""")
@@ -39,6 +42,92 @@ def test_an_unknown_preset_in_the_url_names_the_first_preset(client):
     assert response.status_code == 200
     assert f'data-preset-id="{engine.PRESETS[0]["id"]}"' in response.text
     assert "no-such-preset" not in response.text
+
+
+class PageWords(HTMLParser):
+    """A page's `<html lang>`, title, `#ui-text` data block and language menu."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lang: str | None = None
+        self.title = ""
+        self.ui_text = ""
+        # The language menu's options: (value, lang, selected, text).
+        self.menu: list[tuple[str | None, str | None, bool, str]] = []
+        self._in: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        if tag == "html":
+            self.lang = attributes.get("lang")
+        elif tag == "title" or (tag == "script" and attributes.get("id") == "ui-text"):
+            self._in = tag
+        elif tag == "select" and attributes.get("id") == "lang":
+            self._in = "menu"
+        elif tag == "option" and self._in == "menu":
+            selected = "selected" in attributes
+            self.menu.append((attributes["value"], attributes["lang"], selected, ""))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("title", "script", "select"):
+            self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in == "title":
+            self.title += data
+        elif self._in == "script":
+            self.ui_text += data
+        elif self._in == "menu" and self.menu and data.strip():
+            value, lang, selected, _ = self.menu[-1]
+            self.menu[-1] = (value, lang, selected, data.strip())
+
+
+def page_words(html: str) -> PageWords:
+    parser = PageWords()
+    parser.feed(html)
+    return parser
+
+
+@pytest.mark.parametrize(
+    ("query", "accept_language", "lang"),
+    [
+        ("", None, "en"),
+        ("?lang=ru", None, "ru"),
+        ("?lang=et", "ru", "et"),  # the query wins over the header
+        ("", "ru-RU,ru;q=0.9,en;q=0.8", "ru"),
+        ("", "de-DE, et;q=0.5", "et"),
+        ("?lang=xx", "et", "et"),  # a page is not refused for an unknown language
+        ("?lang=xx", None, "en"),
+        ("", "de-DE", "en"),
+    ],
+)
+def test_the_page_speaks_the_language_of_the_query_else_of_the_header_else_english(
+    client, query, accept_language, lang
+):
+    headers = {"accept-language": accept_language} if accept_language else {}
+    response = client.get(f"/{query}", headers=headers)
+    assert response.status_code == 200
+    assert "Accept-Language" in response.headers["vary"]
+    words = page_words(response.text)
+    assert words.lang == lang
+    assert words.title == text(lang, "ui.page.title")
+    assert json.loads(words.ui_text) == ui_catalogue(lang)
+    # The menu names every language in itself, the page's selected.
+    assert words.menu == [
+        (code, code, code == lang, text(code, "ui.language.name")) for code in ("en", "ru", "et")
+    ]
+    assert f'aria-label="{text(lang, "ui.transport.back")}"' in response.text
+
+
+def test_no_word_can_close_the_data_block(monkeypatch):
+    words = {"lang": "en", "text": {"x": "</script><script>alert(1)</script>"}}
+    monkeypatch.setattr(pages, "ui_catalogue", lambda lang: words)
+    pages.ui_catalogue_json.cache_clear()
+    try:
+        block = pages.ui_catalogue_json("en")
+    finally:
+        pages.ui_catalogue_json.cache_clear()
+    assert "<" not in block and json.loads(block) == words
 
 
 class AssetLinks(HTMLParser):

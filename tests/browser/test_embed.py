@@ -1,6 +1,6 @@
 """The embeddable player as the notebook widget uses it (static/embed/chainrule-embed.js): live
 sliders through `recompute` (latest move wins, failures in the error box), and the anywidget
-contract with chainrule.notebook's Widget (traits trace, ops, title, values, error), driven by a
+contract with chainrule.notebook's Widget (traits trace, ops, title, ui, values, error), driven by a
 stand-in model whose "kernel" is the server's /api/graph."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from chainrule.app.pages import ui_catalogue
 from chainrule.engine.ops import page_table
 
 pytestmark = pytest.mark.browser
@@ -21,10 +22,11 @@ SOURCE = "a = 2\nb = -3\nc = 10\ne = a + b\nf = e * c"
 @pytest.fixture
 def harness(page, live_server):
     """A blank document of the server's origin with `window.api`: the bundle, the op table,
-    a trace of SOURCE, and `window.host`, the element a player mounts on."""
+    the words (English), a trace of SOURCE, and `window.host`, the element a player mounts on."""
     html = f"""<!doctype html><html><head><meta charset="utf-8"></head><body>
 <button id="outside">outside</button><div id="host"></div>
-<script type="application/json" id="ops">{json.dumps(page_table())}</script></body></html>"""
+<script type="application/json" id="ops">{json.dumps(page_table())}</script>
+<script type="application/json" id="ui">{json.dumps(ui_catalogue("en"))}</script></body></html>"""
     page.route(
         f"{live_server}{HARNESS_PATH}",
         lambda route: route.fulfill(body=html, content_type="text/html"),
@@ -38,7 +40,8 @@ def harness(page, live_server):
                     body: JSON.stringify({ source, values }) });
                 return reply.json();
             };
-            window.api = { bundle, post, ops: JSON.parse(document.getElementById('ops').textContent), trace: await post({}) };
+            const read = (id) => JSON.parse(document.getElementById(id).textContent);
+            window.api = { bundle, post, ops: read('ops'), ui: read('ui'), trace: await post({}) };
             window.host = document.getElementById('host');
         }""",
         SOURCE,
@@ -60,7 +63,7 @@ def test_live_sliders_ask_recompute_and_the_newest_move_wins(harness):
     page.evaluate(
         """() => {
             window.calls = [];  // [{values, resolve, reject}] in call order
-            window.player = api.bundle.mountPlayer(host, { trace: api.trace, ops: api.ops, title: 'live',
+            window.player = api.bundle.mountPlayer(host, { trace: api.trace, ops: api.ops, ui: api.ui, title: 'live',
                 recompute: (values) => new Promise((resolve, reject) => calls.push({ values, resolve, reject })) });
         }"""
     )
@@ -124,7 +127,7 @@ def test_the_anywidget_contract(harness):
     page.evaluate(
         f"""() => {{
             document.body.dataset.jpThemeLight = 'false';  // JupyterLab's dark theme
-            window.model = ({FAKE_MODEL})({{ trace: api.trace, ops: api.ops, title: 'from the kernel', values: {{}}, error: null }});
+            window.model = ({FAKE_MODEL})({{ trace: api.trace, ops: api.ops, ui: api.ui, title: 'from the kernel', values: {{}}, error: null }});
             window.cleanup = api.bundle.default.render({{ model, el: host }});
         }}"""
     )
