@@ -6,6 +6,7 @@
 import { deadShown, warningWords } from "./explain.js";
 import { compactText, opGlyph, shortText } from "./format.js";
 import { foldedOpText } from "./graph-hints.js";
+import { t } from "./i18n.js";
 import { isSettled, sameNumber } from "./lab-trace.js";
 
 const COLOR_VARS = {
@@ -101,6 +102,9 @@ function fitText(ctx, text, room) {
   return `${cut.trimEnd()}\u2026`;
 }
 
+// The tags over a card, as the SVG card words them (graph.js, graph-hints.js, lab-marks.js).
+const TAG_WORDS = { derived: "ui.card.derived", dead: "ui.card.dead", wrong: "ui.card.wrong" };
+
 function tag(ctx, text, x, y, fs, color, palette) {
   font(ctx, fs * 0.72, palette.sans, 600);
   ctx.fillStyle = color;
@@ -158,7 +162,7 @@ export function paintCard(canvas, node, model, palette, scale) {
     ctx.textAlign = "center";
     ctx.textBaseline = "middle";
     ctx.fillText(model.data, w / 2, h / 2);
-    tag(ctx, "const", 2, -fs * 0.35, fs, palette.muted, palette);
+    tag(ctx, t("ui.card.const"), 2, -fs * 0.35, fs, palette.muted, palette);
     return canvas;
   }
   const rows = [h * 0.34, h * 0.64, h * 0.88];
@@ -205,7 +209,7 @@ export function paintCard(canvas, node, model, palette, scale) {
 
   let x = 2;
   for (const [name, color] of [["derived", palette.warn], ["dead", palette.error], ["wrong", palette.labWrong]]) {
-    if (model[name]) x += tag(ctx, name, x, -fs * 0.35, fs, color, palette) + fs * 0.6;
+    if (model[name]) x += tag(ctx, t(TAG_WORDS[name]), x, -fs * 0.35, fs, color, palette) + fs * 0.6;
   }
   if (model.warning) {
     font(ctx, fs * 0.72, palette.sans, 600);

@@ -7,8 +7,9 @@
 //
 // This module is the only writer of the Follow button's aria-pressed. What to keep in view comes
 // from the drawing (`[data-current="true"]`: a card drawn for a whole collapsed statement is
-// followed too) and, for a node's card and its lit edges, from the layout, without reading the
-// page's layout at every step.
+// followed too) and, for a node's card and its lit edges, from where the card is drawn (the
+// layout, or a collapsed statement's card: graph-view.js cardOf), without reading the page's
+// layout at every step.
 
 import { stepInterval } from "./player.js";
 import { state, subscribe } from "./state.js";
@@ -40,9 +41,10 @@ function union(boxes) {
  * Mount follow on the graph pane. `zoom`: the pane's view (zoom.js; a fit gives control back);
  * `button`: the Follow toggle; `metrics()`: the pane's measurements (real-size.js paneMetrics);
  * `avoid()`: a box (SVG-local px) the followed card must not sit under (the minimap), or null.
- * The zoom buttons and the legend are avoided too (metrics().overlays).
+ * The zoom buttons and the legend are avoided too (metrics().overlays). `cardOf(id)`: the box
+ * (graph units, centred) of the card drawn for node `id`, or null to read it from the layout.
  */
-export function mountFollow({ svg, zoom, button, metrics, avoid = () => null }) {
+export function mountFollow({ svg, zoom, button, metrics, avoid = () => null, cardOf = () => null }) {
   let following = true;
   let glide = 0; // counter: a newer glide, or the reader's own move, retires the running one
   let destination = null; // the view a running glide is heading for
@@ -63,9 +65,10 @@ export function mountFollow({ svg, zoom, button, metrics, avoid = () => null }) 
     };
   }
 
-  /** A node's card on screen (SVG-local px), from the layout and the view; null if not drawn. */
+  /** A node's card on screen (SVG-local px), from where it is drawn and the view; null if none.
+   * A node inside a collapsed statement is its statement's card. */
   function nodeBox(id) {
-    const node = traceIndex(state.trace).nodeById.get(id);
+    const node = (id ? cardOf(id) : null) ?? traceIndex(state.trace).nodeById.get(id);
     if (!node) return null;
     const { x, y, k } = view();
     const top = node.y - node.height / 2 - 16; // the tags above the card (graph-view graphBounds)

@@ -14,9 +14,16 @@
 //   displayed text: −0.00099, 1e21, 6.881373587019543.
 // - fullText (data-* attributes only, never shown): the JS/JSON number text, full precision,
 //   ASCII: -0.00099, 1e+21, "Infinity". Tests and scripts read these.
+// - countText (counts in sentences: "1,500 nodes"): an integer grouped by thousands as the page's
+//   language writes it, `1,500` in English, `1 500` (a no-break space) in Russian and Estonian,
+//   as the server writes a count (engine/i18n.py Count).
 // Numbers the page emits as code (micrograd.js's Python) follow Python's syntax, not these rules.
 
+import { lang } from "./i18n.js";
 import { fillOp, opRow } from "./ops.js";
+
+// The thousands separator of each language (engine/i18n.py _THOUSANDS); English's for others.
+const THOUSANDS = { en: ",", ru: "\u00a0", et: "\u00a0" };
 
 export const MINUS = "\u2212";
 const INFINITY = "\u221e";
@@ -70,6 +77,13 @@ export function preciseText(value) {
   const special = specialText(value);
   if (special !== null) return special;
   return value === 0 ? "0" : displayed(String(value));
+}
+
+/** A count grouped by thousands in the page's language: 1,500 (English), 1 500 (ru, et). */
+export function countText(count) {
+  const digits = String(Math.trunc(Math.abs(count)));
+  const grouped = digits.replace(/\B(?=(\d{3})+(?!\d))/g, THOUSANDS[lang()] ?? ",");
+  return count < 0 ? `${MINUS}${grouped}` : grouped;
 }
 
 /** A number as a factor in a product: compact, negatives in parentheses (`1 × (−1)`). */

@@ -6,11 +6,14 @@
 // sign is a badge on the card (+ or −), not colour alone; a card whose gradient has not arrived
 // yet shows as "not yet". The legend prints the scale's numbers.
 //
+// A collapsed statement's card (group-view.js) is coloured as its root, whose numbers it shows.
+//
 // Owner of: the cards' data-gradmap (the bucket: "1"…"6", "zero", "none" for not yet, "nan")
 // and data-grad-sign ("+", "-" or none), their .gradmap-sign badge, the graph's `gradmap` class,
 // the legend's gradmap entry, and the toggle's checked state.
 
 import { compactText } from "./format.js";
+import { t } from "./i18n.js";
 import { state, subscribe, update } from "./state.js";
 import { attr, svgElement } from "./svg.js";
 import { viewAt } from "./timeline.js";
@@ -101,7 +104,7 @@ function createLegend() {
   }
   const sign = document.createElement("span");
   sign.className = "gradmap-signs";
-  sign.textContent = "\u2295 positive \u2296 negative";
+  sign.textContent = t("ui.gradmap.signs");
   item.append(sign);
   return { item, numbers };
 }
@@ -115,7 +118,7 @@ function legendTexts(largest) {
   BUCKET_EDGES.forEach((edge, k) => texts.set(String(TOP - k), largest > 0 ? `\u2265${roughText(edge * largest)}` : ""));
   texts.set("1", largest > 0 ? `<${roughText(BUCKET_EDGES[BUCKET_EDGES.length - 1] * largest)}` : "");
   texts.set("zero", "0");
-  texts.set("none", "not yet");
+  texts.set("none", t("ui.gradmap.not_yet"));
   return texts;
 }
 
@@ -143,8 +146,8 @@ export function mountGradmap({ svg, toggle, legend }) {
     const { buckets, largest } = gradBuckets(s.trace, s.step, { finalGrads: s.finalGrads });
     shownBuckets = new Map([...buckets].map(([id, shown]) => [id, shown.bucket]));
     const next = new Set();
-    for (const card of svg.querySelectorAll(".layer-nodes [data-node-id]")) {
-      const shown = buckets.get(card.getAttribute("data-node-id"));
+    for (const card of svg.querySelectorAll(".layer-nodes [data-node-id], .layer-group-cards [data-root]")) {
+      const shown = buckets.get(card.getAttribute("data-node-id") ?? card.getAttribute("data-root"));
       if (!shown) continue;
       attr(card, "data-gradmap", shown.bucket);
       drawSign(card, shown.sign);
@@ -176,5 +179,9 @@ export function mountGradmap({ svg, toggle, legend }) {
   return {
     /** Map node id → the bucket shown (data-gradmap), or null while the map is off. */
     buckets: () => shownBuckets,
+    /** Colour the cards again: they were drawn anew (a statement collapsed or expanded). */
+    repaint() {
+      if (state.gradMap && state.trace) paint(state);
+    },
   };
 }

@@ -94,8 +94,10 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, whe
   overlayViewport.append(layers.pulses);
   overlay.append(overlayViewport);
 
+  const arrangedListeners = [];
   const groups = mountGroups({
     svg, layers, tools: wrap, threshold: collapseAt, onArrangedAll: () => fitToTrace(),
+    onArranged: () => arrangedListeners.forEach((listener) => listener()),
   }, scope);
   let reading = { px: 10, names: nameSizes(null) }; // refreshed by each fit (type size, trace)
   const zoom = createZoom(svg, [viewport, overlayViewport], (k) => {
@@ -153,5 +155,14 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, whe
     }
   });
 
-  return { player, zoom, fit: fitToTrace };
+  return {
+    player, zoom, fit: fitToTrace,
+    // Where the cards are drawn now (statements collapsed or not): the extent of the drawing,
+    // the box (graph coordinates, centred) of the card that shows node `id`, and a listener
+    // called after a frame drawn in another arrangement (real-size.js: follow, the minimap and
+    // the gradient map go by what is drawn, not by the layout of every node).
+    bounds: (trace) => groups.bounds(trace),
+    cardOf: (id) => groups.cardOf(id),
+    onArranged: (listener) => arrangedListeners.push(listener),
+  };
 }

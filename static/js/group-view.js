@@ -11,6 +11,7 @@ import { compactLabel, drawGraph, fitLabel, fontSize } from "./graph.js";
 import { arrange, arrangedBounds, groupIndex, openingGroups, shownChanges, shownTrace } from "./groups.js";
 import { fullText, opGlyph, preciseText, shortText } from "./format.js";
 import { isVariant } from "./lab-trace.js";
+import { t } from "./i18n.js";
 import { pageScope } from "./scope.js";
 import { attr, join, joined, svgElement, text } from "./svg.js";
 
@@ -89,9 +90,12 @@ function updateCard(g, group, place, view, inside, placed) {
   const [dataText, gradText] = [shortText(data), shortText(grad)];
   text(parts.data, dataText);
   text(parts.grad, gradText);
-  const where = current ? "; the step shown is inside" : "";
-  attr(g, "aria-label", `group ${group.name}, ${group.nodes.length} steps, collapsed: data ${dataText}, grad ${gradText}${where}. Enter expands it`);
-  g._tooltip = () => `${placed.statement}\n${group.nodes.length} steps, collapsed (click to expand)\ndata = ${preciseText(data)}\ngrad = ${preciseText(grad)}`;
+  const said = { name: group.name, count: group.nodes.length, data: dataText, grad: gradText };
+  attr(g, "aria-label", current ? t("ui.groups.card_aria_inside", said) : t("ui.groups.card_aria", said));
+  g._tooltip = () => [
+    placed.statement, t("ui.groups.card_tooltip", { count: group.nodes.length }),
+    `data = ${preciseText(data)}`, `grad = ${preciseText(grad)}`,
+  ].join("\n");
 }
 
 function enterFrame() {
@@ -120,18 +124,21 @@ function updateFrame(g, group, box, statement) {
   attr(back, "y", 2);
   attr(back, "width", Math.min(box.width - 6, shown.length * TAB_FONT * 0.6 + 16));
   attr(back, "height", TAB_HEIGHT);
-  attr(g, "aria-label", `group ${group.name}: ${statement}, ${group.nodes.length} steps, expanded. Enter collapses it`);
-  text(g.querySelector("title"), `${statement}\n${group.nodes.length} steps (click the name to collapse)`);
+  const count = group.nodes.length;
+  attr(g, "aria-label", t("ui.groups.frame_aria", { name: group.name, statement, count }));
+  text(g.querySelector("title"), `${statement}\n${t("ui.groups.frame_tooltip", { count })}`);
 }
 
 /**
  * Mount the groups on the graph: `layers` are graph-view.js's SVG layers (a layer for the boxes
  * goes under the edges, one for the cards over the nodes); `tools` is where the group tools go.
  * `threshold`: graphs of at least this many nodes open collapsed. `onArrangedAll()`: every group
- * was collapsed or expanded at once (graph-view refits). Returns {draw (the player's frame
- * drawing), attach(player), bounds(trace), cardOf(node id)}.
+ * was collapsed or expanded at once (graph-view refits). `onArranged()`: a frame was drawn in
+ * another arrangement than the last (a new program, a group toggled, opened by follow inside):
+ * the cards are elsewhere. Returns {draw (the player's frame drawing), attach(player),
+ * bounds(trace), cardOf(node id)}.
  */
-export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () => {} }, scope = pageScope) {
+export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () => {}, onArranged = () => {} }, scope = pageScope) {
   const { state, subscribe, update } = scope.store;
   const frameLayer = svgElement("g", {}, "layer-frames");
   const cardLayer = svgElement("g", {}, "layer-group-cards");
@@ -141,7 +148,7 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
   const bar = document.createElement("div");
   bar.className = "group-tools";
   bar.setAttribute("role", "group");
-  bar.setAttribute("aria-label", "Statement groups");
+  bar.setAttribute("aria-label", t("ui.groups.label"));
   bar.hidden = true;
   const button = (testid, label, title) => {
     const b = document.createElement("button");
@@ -149,14 +156,14 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
     b.dataset.testid = testid;
     return b;
   };
-  const collapseAll = button("collapse-all", "Collapse all", "Draw every statement as one card");
-  const expandAll = button("expand-all", "Expand all", "Draw every node, each statement in a box");
+  const collapseAll = button("collapse-all", t("ui.groups.collapse_all"), t("ui.groups.collapse_all_title"));
+  const expandAll = button("expand-all", t("ui.groups.expand_all"), t("ui.groups.expand_all_title"));
   const followLabel = document.createElement("label");
   followLabel.className = "toggle follow-inside";
-  followLabel.title = "While the step shown is inside a collapsed statement, open it";
+  followLabel.title = t("ui.groups.follow_inside_title");
   const followBox = Object.assign(document.createElement("input"), { type: "checkbox" });
   followBox.dataset.testid = "follow-inside";
-  followLabel.append(followBox, " follow inside");
+  followLabel.append(followBox, ` ${t("ui.groups.follow_inside")}`);
   bar.append(collapseAll, expandAll, followLabel);
   tools.append(bar);
 
@@ -247,6 +254,7 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
       showTools(trace);
     }
     last = { trace, arrangement, shown };
+    if (!same) onArranged();
     return { refreshed, shown };
   }
 
@@ -258,7 +266,7 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
     const locked = plain(trace);
     collapseAll.disabled = locked || (c.base === "collapsed" && c.collapsed.size === collapsible.length);
     expandAll.disabled = locked || (c.base === "expanded" && c.collapsed.size === 0);
-    bar.title = locked ? "A lab shows every node" : "";
+    bar.title = locked ? t("ui.groups.locked") : "";
   }
 
   function redraw() {

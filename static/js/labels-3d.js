@@ -6,6 +6,7 @@
 import * as THREE from "../vendor/three/three.module.js";
 import { labelBox, paintLabel } from "./card-paint.js";
 import { cardBoxes, edgeGeometry, placedEdgeLabels } from "./graph.js";
+import { t } from "./i18n.js";
 import { edgeMarks } from "./lab-marks.js";
 import { traceIndex } from "./timeline.js";
 
@@ -26,7 +27,7 @@ function labMarks(trace, { frame, finalGrads, hidden }, taken, fs) {
   const marks = [];
   for (const mark of edgeMarks(trace, frame, finalGrads)) {
     if (hidden.has(edgeById.get(mark.edge)?.source)) continue;
-    const text = mark.kind === "lost" ? `lost ${mark.value}` : `late +${mark.value}`;
+    const text = mark.kind === "lost" ? `${t("ui.mark.lost")} ${mark.value}` : `${t("ui.mark.late")} +${mark.value}`;
     const { width, height } = labelBox(text, fs);
     const { at } = geometry.get(mark.edge);
     const candidates = [0.25, 0.35, 0.15, 0.45, 0.55, 0.65, 0.75].map(at);

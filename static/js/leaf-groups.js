@@ -2,6 +2,8 @@
 // leaves on, the rows are compact, a filter box narrows them, and they are grouped by the name's
 // prefix (`w11`, `w_2` → `w…`; `b1` → `b…`). Pure functions: sliders.js draws what they decide.
 
+import { t } from "./i18n.js";
+
 /** From this many leaves the panel is compact, filtered and grouped (below, it is a plain list). */
 export const MANY_LEAVES = 8;
 
@@ -37,7 +39,8 @@ export function passesFilter(name, text) {
   return wanted === "" || name.toLowerCase().includes(wanted);
 }
 
-/** A group's heading: `w…` (its prefix), or "other" for the leaves that share a prefix with none. */
+/** A group's heading: `w…` (its prefix), or "other" (in the page's language) for the leaves that
+ * share a prefix with none. */
 export function groupTitle(prefix) {
-  return prefix ? `${prefix}\u2026` : "other";
+  return prefix ? `${prefix}\u2026` : t("ui.leaves.other");
 }

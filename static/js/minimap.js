@@ -3,10 +3,12 @@
 // rectangle, and the pulse (the node being visited) as a dot. Pressing or dragging on it moves the
 // view there, which takes control from follow (the move is reported to zoom.js as "minimap").
 //
-// The minimap's elements are this module's alone. It reads the trace's layout (x, y, width,
-// height), the pane's measurements (real-size.js) and, with the gradient map on, its buckets.
+// The minimap's elements are this module's alone. It reads where the cards are drawn (the
+// trace's layout, or a collapsed statement's card: graph-view.js bounds and cardOf), the pane's
+// measurements (real-size.js) and, with the gradient map on, its buckets.
 
 import { graphBounds } from "./graph-view.js";
+import { t } from "./i18n.js";
 import { state, subscribe } from "./state.js";
 import { playIndex, traceIndex } from "./timeline.js";
 
@@ -26,15 +28,20 @@ function element(tag, className, testid) {
   return el;
 }
 
+/** Where the cards are when nothing says otherwise: every node at its place in the layout. */
+const EVERY_NODE = { bounds: graphBounds, cardOf: () => null };
+
 /**
  * `wrap`: the graph pane (the minimap goes in its corner); `zoom`: its view; `metrics()`: the
- * pane's measurements; `buckets()`: the gradient map's Map node id → bucket, or null while off.
+ * pane's measurements; `buckets()`: the gradient map's Map node id → bucket, or null while off;
+ * `drawn`: {bounds(trace), cardOf(id)}, the extent of the drawing and the box of the card drawn
+ * for a node (graph-view.js). Returns {box(), redraw()} (redraw: the cards moved).
  */
-export function mountMinimap({ wrap, zoom, metrics, buckets = () => null }) {
+export function mountMinimap({ wrap, zoom, metrics, buckets = () => null, drawn = EVERY_NODE }) {
   const root = element("div", "minimap", "minimap");
   root.hidden = true;
   root.setAttribute("aria-hidden", "true"); // a pointer shortcut: the graph itself is the content
-  root.title = "Minimap: press or drag to move the view";
+  root.title = t("ui.minimap.title");
   const canvas = element("canvas", "minimap-boxes");
   const view = element("div", "minimap-view", "minimap-view");
   const pulse = element("div", "minimap-pulse", "minimap-pulse");
@@ -48,7 +55,7 @@ export function mountMinimap({ wrap, zoom, metrics, buckets = () => null }) {
   let boxesStale = true;
 
   function measure(trace) {
-    const bounds = graphBounds(trace);
+    const bounds = drawn.bounds(trace);
     const { rem, width: paneWidth } = metrics();
     const width = Math.min(MAX_WIDTH_REM * rem, paneWidth * 0.3);
     const scale = Math.min(width / bounds.width, (MAX_HEIGHT_REM * rem) / bounds.height);
@@ -90,11 +97,15 @@ export function mountMinimap({ wrap, zoom, metrics, buckets = () => null }) {
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
     ctx.clearRect(0, 0, frame.width, frame.height);
     const shown = buckets();
-    for (const node of trace.nodes) {
-      ctx.fillStyle = fillOf(shown?.get(node.id));
-      const x = (node.x - node.width / 2 - frame.x0) * frame.scale;
-      const y = (node.y - node.height / 2 - frame.y0) * frame.scale;
-      ctx.fillRect(x, y, Math.max(1, node.width * frame.scale), Math.max(1, node.height * frame.scale));
+    // One box per card drawn: a collapsed statement's card once, in its root's colour (its last
+    // node: the trace lists a statement's nodes in the order they are computed).
+    const cards = new Map(); // box → the node whose colour it takes
+    for (const node of trace.nodes) cards.set(drawn.cardOf(node.id) ?? node, node.id);
+    for (const [box, id] of cards) {
+      ctx.fillStyle = fillOf(shown?.get(id));
+      const x = (box.x - box.width / 2 - frame.x0) * frame.scale;
+      const y = (box.y - box.height / 2 - frame.y0) * frame.scale;
+      ctx.fillRect(x, y, Math.max(1, box.width * frame.scale), Math.max(1, box.height * frame.scale));
     }
   }
 
@@ -113,9 +124,16 @@ export function mountMinimap({ wrap, zoom, metrics, buckets = () => null }) {
     view.style.width = `${Math.max(2, right - left)}px`;
     view.style.height = `${Math.max(2, bottom - top)}px`;
     const current = state.trace ? playIndex(state.trace).active[state.step]?.node : null;
-    const node = current && traceIndex(state.trace).nodeById.get(current);
+    const node = current && (drawn.cardOf(current) ?? traceIndex(state.trace).nodeById.get(current));
     if (pulse.hidden !== !node) pulse.hidden = !node;
     if (node) pulse.style.transform = `translate(${(node.x - frame.x0) * s}px, ${(node.y - frame.y0) * s}px)`;
+  }
+
+  /** The room the minimap takes at the pane's bottom edge (real-size.css keeps the legend out of
+   * it, so a long legend, the gradient map's in Russian, wraps instead of running under it). */
+  function claimRoom(width) {
+    const room = width ? `calc(${width}px + 1rem)` : "0px";
+    if (wrap.style.getPropertyValue("--minimap-room") !== room) wrap.style.setProperty("--minimap-room", room);
   }
 
   /** Show or hide the minimap for the view now, repainting its boxes if they are stale. */
@@ -123,11 +141,13 @@ export function mountMinimap({ wrap, zoom, metrics, buckets = () => null }) {
     const trace = state.trace;
     if (!trace || trace.nodes.length === 0) {
       root.hidden = true;
+      claimRoom(0);
       return;
     }
     frame = measure(trace);
     const show = overflowing(frame.bounds);
     if (root.hidden === show) root.hidden = !show;
+    claimRoom(show ? frame.width + 2 * BORDER_PX : 0);
     if (!show) return;
     root.style.width = `${frame.width + 2 * BORDER_PX}px`;
     root.style.height = `${frame.height + 2 * BORDER_PX}px`;
@@ -211,6 +231,8 @@ export function mountMinimap({ wrap, zoom, metrics, buckets = () => null }) {
   root.addEventListener("pointercancel", release);
 
   return {
+    /** Paint the boxes again at the next frame: the cards were drawn elsewhere. */
+    redraw: () => queue({ boxes: true }),
     /** The minimap's box in the pane's pixels (the SVG's local ones), or null while hidden. */
     box() {
       if (root.hidden || !frame) return null;

@@ -71,6 +71,10 @@ export function mountRealSize({ svg, wrap, graph, followButton, gradmapToggle, l
     if (stillFitted()) graph.fit();
   };
   const metrics = paneMetrics({ wrap, zoom: graph.zoom, legend, refit });
-  const minimap = mountMinimap({ wrap, zoom: graph.zoom, metrics, buckets: gradmap.buckets });
-  return mountFollow({ svg, zoom: graph.zoom, button: followButton, metrics, avoid: () => minimap.box() });
+  const minimap = mountMinimap({ wrap, zoom: graph.zoom, metrics, buckets: gradmap.buckets, drawn: graph });
+  graph.onArranged(() => {
+    minimap.redraw();
+    gradmap.repaint();
+  });
+  return mountFollow({ svg, zoom: graph.zoom, button: followButton, metrics, avoid: () => minimap.box(), cardOf: graph.cardOf });
 }

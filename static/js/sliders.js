@@ -137,8 +137,8 @@ function createFilter(onInput) {
   input.type = "search";
   input.className = "leaf-filter";
   input.dataset.testid = "leaf-filter";
-  input.placeholder = "filter leaves (w, b1, x…)";
-  input.setAttribute("aria-label", "Filter the leaves by name");
+  input.placeholder = t("ui.leaves.filter_placeholder");
+  input.setAttribute("aria-label", t("ui.leaves.filter_label"));
   input.autocomplete = "off";
   input.spellcheck = false;
   const count = document.createElement("span");

@@ -5,7 +5,9 @@
 // explanations (explain-view.js) and place the same visit order (lab-order.js).
 
 import { openExplanation } from "./explain-view.js";
+import { countText } from "./format.js";
 import { layoutKey } from "./graph.js";
+import { t } from "./i18n.js";
 import { placeNode } from "./lab-order.js";
 import { isVariant } from "./lab-trace.js";
 import { stepInterval } from "./player.js";
@@ -19,11 +21,12 @@ const reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)");
 const darkScheme = window.matchMedia?.("(prefers-color-scheme: dark)");
 const REDRAW_KEYS = ["trace", "step", "finalGrads", "foldConstants", "hoverNode", "lab", "orderDraft", "view3d"];
 
+// The note's words, in the page's language (a count grouped as the language writes it).
 const NOTES = {
-  webgl: "3D needs WebGL, which this browser has turned off: showing the 2D view.",
-  lost: "The 3D view lost its graphics context: showing the 2D view.",
-  failed: "The 3D view could not start: showing the 2D view.",
-  size: (n) => `${n.toLocaleString("en")} nodes: 3D reads well up to ${MAX_3D_NODES.toLocaleString("en")}; the 2D view is suggested at this size.`,
+  webgl: () => t("ui.view3d.no_webgl"),
+  lost: () => t("ui.view3d.lost"),
+  failed: () => t("ui.view3d.failed"),
+  size: (n) => t("ui.view3d.too_big", { count: countText(n), limit: countText(MAX_3D_NODES) }),
 };
 
 /**
@@ -52,7 +55,7 @@ function element(tag, className, attributes = {}) {
  * drive the 3D camera too while it is shown.
  */
 export function mountView3d({ wrap, tools, fitButton, zoomIn, zoomOut, legend }) {
-  const button = element("button", "ghost view-switch", { type: "button", "data-testid": "view-3d", "aria-pressed": "false", "aria-label": "2D | 3D: show the graph in 3D", title: "2D or 3D view" });
+  const button = element("button", "ghost view-switch", { type: "button", "data-testid": "view-3d", "aria-pressed": "false", "aria-label": t("ui.view3d.switch_label"), title: t("ui.view3d.switch_title") });
   for (const [className, text] of [["view-switch-2d", "2D"], ["view-switch-bar", "|"], ["view-switch-3d", "3D"]]) {
     const part = element("span", className, { "aria-hidden": "true" });
     part.textContent = text;
@@ -74,7 +77,7 @@ export function mountView3d({ wrap, tools, fitButton, zoomIn, zoomOut, legend })
 
   let noteReason = null; // why the note shows: "webgl" | "lost" | "failed" | "size" | null
 
-  function showNote(reason, text = NOTES[reason]) {
+  function showNote(reason, text = reason ? NOTES[reason]() : "") {
     noteReason = reason;
     note.textContent = reason ? text : "";
     note.hidden = !reason;
@@ -99,7 +102,7 @@ export function mountView3d({ wrap, tools, fitButton, zoomIn, zoomOut, legend })
     if (scene || loading) return loading ?? Promise.resolve(scene);
     canvas = element("canvas", "graph-3d-canvas", {
       tabindex: "0", role: "img",
-      "aria-label": "Computation graph in 3D: drag to turn it, Shift+drag to pan, wheel to zoom, double-click to reset; Enter explains the node being visited",
+      "aria-label": t("ui.view3d.canvas"),
     });
     const context = webglContext(canvas);
     if (!context) {

@@ -25,7 +25,7 @@ NOT_ENGLISH = {
     *("data", "grad", "relu", "tanh", "exp", "log", "sigmoid", "ReLU", "MLP", "ln", "nan", "inf"),
     "max",  # the gradient check's ε rule, 1e-6·max(1,|x|)
     *("NaN", "chainrule", "micrograd", "py", "Python", "SVG", "PNG", "PDF", "HTML"),
-    *("Ctrl", "Enter", "Home", "End", "Esc", "Escape", "Tab"),
+    *("Ctrl", "Shift", "Enter", "Home", "End", "Esc", "Escape", "Tab"),
 }
 
 
@@ -265,16 +265,107 @@ def test_no_english_is_left_on_the_russian_page(page, live_server):
     page.locator("#link-dialog[open]").wait_for()
     shown += page.evaluate(WORDS_SHOWN)
 
-    allowed = NOT_ENGLISH | names
-    english = sorted(
+    assert english_in(shown, NOT_ENGLISH | names) == []
+    assert len(shown) > 300  # the walk saw the page, the panels and the dialogs
+
+
+def english_in(shown: list[list[str]], allowed: set[str]) -> list[tuple[str, str]]:
+    """What the walk saw with a Latin word that is not `allowed`: English left on the page."""
+    return sorted(
         {
             (where, words)
             for where, words in shown
             if set(re.findall(r"[A-Za-z]{2,}", words)) - allowed
         }
     )
-    assert english == []
-    assert len(shown) > 300  # the walk saw the page, the panels and the dialogs
+
+
+def preset_names(live_server: str, lang: str, preset_id: str) -> set[str]:
+    """The names a preset's program writes (its leaves, its statements' names and functions)."""
+    preset = next(p for p in engine.PRESETS if p["id"] == preset_id)
+    trace = api_trace(live_server, lang, preset["source"], preset.get("values") or None)
+    return set(re.findall(r"[A-Za-z]\w*", preset["source"])) | {
+        word for node in trace["nodes"] for word in re.findall(r"[A-Za-z]\w*", node["text"])
+    }
+
+
+GROUP_CARD = "#graph [data-testid=group][data-collapsed=true][data-group=h1]"
+WEBGL = "() => !!document.createElement('canvas').getContext('webgl2')"
+
+
+def test_no_english_is_left_on_the_russian_page_of_a_big_program(page, live_server):
+    """What a big program brings: the statement groups (their tools, a collapsed statement's
+    card and its tooltip, the expanded boxes, the tools' note while a lab is on), the leaf filter
+    and its groups, the gradient map's legend, the minimap, the 2D | 3D switch and the 3D view."""
+    open_page(page, "?preset=mlp&lang=ru")
+    shown: list[list[str]] = []
+    assert page.locator(".group-tools").is_visible()
+    assert page.locator("[data-testid=leaf-filter]").is_visible()
+    # Mid-backward with the gradient map on: every bucket of the legend, "not yet" among them.
+    page.click("#jump-backward")
+    for _ in range(3):
+        page.click("[data-testid=step-forward]")
+    page.locator("[data-testid=gradmap]").check()
+    page.locator("[data-testid=gradmap-legend]").wait_for()
+    # A collapsed statement's card: its tooltip is written when the pointer reaches it (a
+    # dispatched event: followed, the view may have left this card under the sidebar).
+    page.dispatch_event(GROUP_CARD, "pointerover")
+    page.wait_for_function(f"() => document.querySelector('{GROUP_CARD} title').textContent")
+    shown += page.evaluate(WORDS_SHOWN)
+    # Follow inside, the leaf filter's count, then every statement expanded in its box
+    page.locator("[data-testid=follow-inside]").check()
+    page.fill("[data-testid=leaf-filter]", "w")
+    page.locator(".leaf-filter-count").wait_for()
+    shown += page.evaluate(WORDS_SHOWN)
+    page.click("[data-testid=expand-all]")
+    page.wait_for_selector("#graph [data-testid=group][data-collapsed=false]")
+    shown += page.evaluate(WORDS_SHOWN)
+    # A lab draws every node: the group tools say so.
+    page.click("#tab-labs")
+    page.click("[data-testid=lab-overwrite]")
+    page.wait_for_function("() => document.querySelector('.group-tools').title")
+    shown += page.evaluate(WORDS_SHOWN)
+    page.click("[data-testid=lab-overwrite]")
+    # The 3D view, where this browser has WebGL (else its note).
+    webgl = page.evaluate(WEBGL)
+    page.click("[data-testid=view-3d]")
+    if webgl:
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=graph-3d]').dataset.frame"
+            " === document.body.dataset.stepIndex"
+        )
+    else:
+        page.wait_for_selector("[data-testid=view-3d-note]:not([hidden])")
+    shown += page.evaluate(WORDS_SHOWN)
+
+    names = preset_names(live_server, "ru", "mlp")
+    assert english_in(shown, NOT_ENGLISH | names) == []
+    # The walk saw the tools' words, each in Russian.
+    said = {words.strip() for _, words in shown}
+    for key in ("groups.collapse_all", "groups.expand_all", "groups.follow_inside",
+                "groups.locked", "gradmap.not_yet", "gradmap.signs", "leaves.other",
+                "leaves.filter_placeholder", "minimap.title", "view3d.switch_label"):  # fmt: skip
+        assert ui("ru", key) in said, key
+    if webgl:
+        assert ui("ru", "view3d.canvas") in said
+
+
+def test_the_3d_views_notes_speak_the_pages_language(page):
+    # three.js does not load: the note says so, in Russian.
+    page.route("**/vendor/three/**", lambda route: route.abort())
+    open_page(page, "?lang=ru")
+    page.click("[data-testid=view-3d]")
+    note = page.wait_for_selector("[data-testid=view-3d-note]:not([hidden])")
+    assert note.text_content() == ui("ru", "view3d.failed")
+    # A count in a note is grouped as Russian writes it (the size note: 1 500 nodes).
+    grouped = page.evaluate(
+        """async () => {
+            const main = document.querySelector('script[type=module][src]').src;
+            const format = await import(new URL('format.js', main).href);
+            return [format.countText(1500), format.countText(20000), format.countText(999)];
+        }"""
+    )
+    assert grouped == ["1\u00a0500", "20\u00a0000", "999"]
 
 
 def test_a_missing_word_shows_its_key_and_says_so_on_the_console(page):
@@ -354,5 +445,82 @@ def test_screenshots_mid_backward_with_a_panel_open(
         if width >= 1280:
             assert seen["transport"] < 70, seen  # the transport bar keeps to one row
         page.screenshot(path=str(screenshots_dir / f"lang-{lang}-{width}.png"), full_page=True)
+    finally:
+        context.close()
+
+
+# The graph pane's overlays: the group tools (top left), the view's tools (top right), the
+# legend (bottom left) and the minimap; each button, label and legend entry with its words whole.
+PANE_STATE = """() => {
+  const pane = document.querySelector('#graph-wrap').getBoundingClientRect();
+  const box = (el) => { const r = el.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+  const shown = (el) => el && !el.closest('[hidden]') && el.getClientRects().length > 0;
+  const parts = {
+    groups: document.querySelector('.group-tools'), tools: document.querySelector('.graph-tools'),
+    legend: document.querySelector('.legend'), minimap: document.querySelector('[data-testid=minimap]'),
+  };
+  const boxes = Object.fromEntries(Object.entries(parts).filter(([, el]) => shown(el)).map(([k, el]) => [k, box(el)]));
+  // The lines an element's words take: the distinct tops of its text's line boxes.
+  const lines = (el) => {
+    const tops = new Set();
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.textContent.trim()) continue;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      for (const r of range.getClientRects()) tops.add(Math.round(r.top / 4));
+    }
+    return tops.size;
+  };
+  const words = [...document.querySelectorAll('.group-tools button, .group-tools label, .graph-tools button, .legend li > *, .legend > li:not(.legend-gradmap)')]
+    .filter(shown);
+  return {
+    pane: box(document.querySelector('#graph-wrap')), boxes,
+    cut: words.filter((el) => el.scrollWidth > el.clientWidth + 1 || lines(el) > 1).map((el) => el.textContent.trim()),
+  };
+}"""
+
+
+def overlap(a: dict, b: dict) -> bool:
+    return (
+        a["left"] < b["right"]
+        and b["left"] < a["right"]
+        and a["top"] < b["bottom"]
+        and b["top"] < a["bottom"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("lang", "preset", "gradmap"),
+    [("ru", "mlp", True), ("et", "layer", False)],
+    ids=["ru-mlp", "et-layer"],
+)
+def test_screenshots_of_the_graph_tools_in_each_language(
+    browser, live_server, screenshots_dir, lang, preset, gradmap
+):
+    context = browser.new_context(base_url=live_server, viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        open_page(page, f"?lang={lang}&preset={preset}")
+        assert page.locator(".group-tools").is_visible()
+        page.click("#jump-backward")
+        for _ in range(4):
+            page.click("[data-testid=step-forward]")
+        if gradmap:
+            page.locator("[data-testid=gradmap]").check()
+            page.locator("[data-testid=gradmap-legend]").wait_for()
+        page.wait_for_timeout(400)  # a glide of follow ends
+        page.screenshot(path=str(screenshots_dir / f"lang-{lang}-{preset}.png"))
+        seen = page.evaluate(PANE_STATE)
+        assert seen["cut"] == [], seen  # no word of a tool or of the legend cut or wrapped
+        boxes, pane = seen["boxes"], seen["pane"]
+        for name, box in boxes.items():  # everything inside the pane
+            assert box["left"] >= pane["left"] and box["right"] <= pane["right"] + 0.5, (name, seen)
+        names = sorted(boxes)
+        for k, first in enumerate(names):
+            for second in names[k + 1 :]:
+                assert not overlap(boxes[first], boxes[second]), (first, second, seen)
+        state = screen_state(page)
+        assert state["header"] <= 0 and state["page"] <= 0, state
     finally:
         context.close()

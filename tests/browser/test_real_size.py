@@ -65,8 +65,10 @@ def fifty_leaves() -> str:
 BIG = mlp_loss(11)
 
 
-def open_source(page, source: str) -> None:
-    page.goto("/?source=" + quote(source))
+def open_source(page, source: str, *, every_node: bool = False) -> None:
+    """Open `source`; `every_node`: with every node drawn (a big graph opens with its statements
+    collapsed)."""
+    page.goto(("/?collapse_at=never&" if every_node else "/?") + "source=" + quote(source))
     page.wait_for_selector(READY + " [data-testid=node]")
 
 
@@ -92,7 +94,7 @@ def follow_pressed(page) -> str:
 
 def test_follow_keeps_the_visited_card_in_the_pane_at_every_step_of_a_300_node_backward_pass(page):
     page.emulate_media(reduced_motion="reduce")  # each move lands at once: check right after a key
-    open_source(page, BIG)
+    open_source(page, BIG, every_node=True)
     assert page.locator("[data-testid=node]").count() >= 300
     wheel_to_reading_size(page)
     assert follow_pressed(page) == "false"  # the wheel took control
@@ -260,7 +262,7 @@ RANK = {"zero": 0, **{str(k): k for k in range(1, 7)}}
 
 
 def test_the_gradient_map_colours_cards_by_their_gradient_magnitude(page):
-    page.goto("/?preset=four-examples")
+    page.goto("/?preset=four-examples&collapse_at=never")  # every node's card
     page.wait_for_selector(READY + " [data-testid=node]")
     toggle = page.locator("[data-testid=gradmap]")
     legend = page.locator("[data-testid=gradmap-legend]")
@@ -311,6 +313,32 @@ def test_the_gradient_map_colours_cards_by_their_gradient_magnitude(page):
     assert page.locator("[data-gradmap]").count() == 0
     assert legend.is_hidden()
     assert not page.locator("[data-testid=node][data-label=w1] .gradmap-sign").is_visible()
+
+
+# Each collapsed statement's card: {name: {root, bucket, sign}}.
+GROUP_BUCKETS_JS = """() => Object.fromEntries([...document.querySelectorAll('[data-testid=group][data-collapsed=true]')]
+  .map((g) => [g.dataset.group, { root: g.dataset.root, bucket: g.dataset.gradmap ?? null,
+                                  sign: g.getAttribute('data-grad-sign') }]))"""
+
+
+def test_the_gradient_map_colours_a_collapsed_statement_as_its_root(page):
+    page.goto("/?preset=mlp")  # 29 nodes: its statements open collapsed
+    page.wait_for_selector(READY + " [data-testid=group][data-collapsed=true]")
+    page.get_by_label("gradient map").check()
+    page.click("#to-end")
+    cards = page.evaluate(GROUP_BUCKETS_JS)
+    assert sorted(cards) == ["h1", "h2", "loss", "out"]
+    assert cards["loss"] == {**cards["loss"], "bucket": "6", "sign": "+"}  # the largest: 1
+    assert all(card["bucket"] in RANK and card["sign"] in "+-" for card in cards.values())
+    # Expanded, each statement's root has the colour and the sign its card had.
+    page.click("[data-testid=expand-all]")
+    for name, card in cards.items():
+        root = page.locator(f"#graph [data-testid=node][data-node-id={card['root']}]")
+        assert root.get_attribute("data-gradmap") == card["bucket"], name
+        assert root.get_attribute("data-grad-sign") == card["sign"], name
+    # Collapsed again: the new cards are coloured at once, without a step.
+    page.click("[data-testid=collapse-all]")
+    assert page.evaluate(GROUP_BUCKETS_JS) == cards
 
 
 def test_fifty_leaves_are_filtered_grouped_and_linked_to_their_cards(page):
