@@ -83,11 +83,18 @@ def test_overwrite_lab_marks_the_lost_contribution(page, screenshots_dir):
     assert cards(page)["a"]["grad"] == "4"
 
 
-def run_order(page, labels: str) -> str:
+def run_order(page, labels: str, *, keys: bool = False) -> str:
+    """Place `labels` in order (clicking each card, or with `keys` focusing it and pressing
+    Enter), run the order and play it to the end; the verdict."""
     if page.locator("[data-testid=order-clear]").is_enabled():
         page.click("[data-testid=order-clear]")
     for label in labels:
-        page.locator(f"[data-testid=node][data-label='{label}']").click()
+        card = page.locator(f"[data-testid=node][data-label='{label}']")
+        if keys:
+            card.focus()
+            page.keyboard.press("Enter")
+        else:
+            card.click()
     assert page.locator("[data-testid=order-list] li").all_text_contents() == list(labels)
     page.click("[data-testid=order-run]")
     verdict = page.wait_for_selector("[data-testid=order-verdict]")
@@ -114,8 +121,11 @@ def test_visit_order_lab_on_the_diamond(page, screenshots_dir):
     assert page.locator(".lab-edge-mark.late").count() == 2
     shot(page, screenshots_dir, "lab-order-wrong.png")
 
+    # Played to its end, the last order's pulse left the view where it followed it, which can
+    # leave a card partly under the transport (issue 11's follow keeps the visited card clear of
+    # the minimap): the next orders are placed with the keyboard.
     for order in ("dbca", "dcba"):
-        verdict = run_order(page, order)
+        verdict = run_order(page, order, keys=True)
         assert verdict.startswith("\u2713 a valid reverse topological order")
         a = cards(page)["a"]
         assert (a["grad"], a["correct"], a["wrong"]) == ("15", "15", False)
