@@ -12,6 +12,7 @@ import re
 from urllib.parse import quote
 
 import pytest
+from page_boxes import inside
 from statement_programs import layered_program
 
 pytestmark = pytest.mark.browser
@@ -64,15 +65,6 @@ def groups(page) -> dict:
 
 def counts(page) -> dict:
     return page.evaluate(COUNTS_JS)
-
-
-def inside(inner: dict, outer: dict, slack: float = 0.5) -> bool:
-    return (
-        inner["left"] >= outer["left"] - slack
-        and inner["top"] >= outer["top"] - slack
-        and inner["right"] <= outer["right"] + slack
-        and inner["bottom"] <= outer["bottom"] + slack
-    )
 
 
 def card_box(page, name: str) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 import pytest
+from page_boxes import inside
 
 MLP = """x1 = 0.5
 x2 = -1.5
@@ -64,15 +65,6 @@ def open_program(page, source: str) -> dict:
     # A fit after the layout settles: two frames with no change in the pane's box.
     page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
     return page.evaluate(BOXES)
-
-
-def inside(inner: dict, outer: dict, slack: float = 0.5) -> bool:
-    return (
-        inner["left"] >= outer["left"] - slack
-        and inner["top"] >= outer["top"] - slack
-        and inner["right"] <= outer["right"] + slack
-        and inner["bottom"] <= outer["bottom"] + slack
-    )
 
 
 @pytest.fixture
