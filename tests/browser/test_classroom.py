@@ -357,6 +357,20 @@ def run_axe(page) -> list[dict]:
     return [v for v in violations if v["impact"] in ("serious", "critical")]
 
 
+@pytest.mark.parametrize("phase", ["forward", "backward"])
+def test_the_passes_pass_axe(page, phase):
+    """The phase pill and the pressed phase button of each pass, in both themes: no serious
+    violation (colour contrast of the coloured labels included)."""
+    for theme in ("light", "dark"):
+        page.emulate_media(color_scheme=theme)
+        page.goto("/?preset=shared")
+        page.wait_for_selector(READY)
+        page.click(f"[data-testid=jump-{phase}]")
+        page.click("[data-testid=step-forward]")
+        assert page.evaluate("document.body.dataset.phase") == phase
+        assert run_axe(page) == [], theme
+
+
 def test_keyboard_only_lesson_and_axe(page):
     page.goto("/")
     page.wait_for_selector(READY)
