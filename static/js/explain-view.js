@@ -5,9 +5,9 @@
 import { explainEdge, explainNode, passComplete } from "./explain.js";
 import { t } from "./i18n.js";
 import { pageScope } from "./scope.js";
+import { onPlainClick } from "./svg.js";
 import { viewAt } from "./timeline.js";
 
-const CLICK_SLOP_PX = 4; // a drag (pan) further than this is not a click
 
 function line(className, content) {
   const p = document.createElement("p");
@@ -154,14 +154,8 @@ export function mountExplanations({ svg, wrap }, scope = pageScope) {
     return false;
   }
 
-  // Panning captures the pointer, so the click lands on the SVG: remember what was pressed.
-  let down = null;
-  svg.addEventListener("pointerdown", (event) => {
-    down = { element: event.target, x: event.clientX, y: event.clientY };
-  }, true);
-  svg.addEventListener("click", (event) => {
-    if (!down || Math.hypot(event.clientX - down.x, event.clientY - down.y) > CLICK_SLOP_PX) return;
-    if (!activate(down.element)) hide(false);
+  onPlainClick(svg, (pressed) => {
+    if (!activate(pressed)) hide(false);
   });
   svg.addEventListener("keydown", (event) => {
     if (event.key !== "Enter" && event.key !== " ") return;

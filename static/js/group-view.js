@@ -13,9 +13,8 @@ import { fullText, opGlyph, preciseText, shortText } from "./format.js";
 import { isVariant } from "./lab-trace.js";
 import { t } from "./i18n.js";
 import { pageScope } from "./scope.js";
-import { attr, join, joined, svgElement, text } from "./svg.js";
+import { attr, join, joined, onPlainClick, svgElement, text } from "./svg.js";
 
-const CLICK_SLOP_PX = 4; // a drag (pan) further than this is not a click
 const TAB_FONT = 15; // the name on a box's top band (layout.py FRAME_LABEL: 26 px)
 const TAB_HEIGHT = 21;
 
@@ -308,14 +307,8 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
     redraw();
   });
 
-  // Panning captures the pointer, so the click lands on the SVG: remember what was pressed.
-  let down = null;
-  svg.addEventListener("pointerdown", (event) => {
-    down = { element: event.target, x: event.clientX, y: event.clientY };
-  }, true);
-  svg.addEventListener("click", (event) => {
-    if (!down || Math.hypot(event.clientX - down.x, event.clientY - down.y) > CLICK_SLOP_PX) return;
-    const target = down.element?.closest?.(".group-card[data-group], .frame-tab");
+  onPlainClick(svg, (pressed) => {
+    const target = pressed?.closest?.(".group-card[data-group], .frame-tab");
     const group = target?.closest("[data-testid=group]");
     if (group) toggle(group.getAttribute("data-group"), true);
   });

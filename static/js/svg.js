@@ -68,3 +68,20 @@ export function join(layer, items, key, enter, update) {
     }
   }
 }
+
+const CLICK_SLOP_PX = 4; // a press that moves further than this is a drag (a pan), not a click
+
+/**
+ * Call `onClick(pressed, event)` for each click on `svg` that was no drag, where `pressed` is the
+ * element the press began on: panning captures the pointer, so the click itself lands on the SVG.
+ */
+export function onPlainClick(svg, onClick) {
+  let down = null;
+  svg.addEventListener("pointerdown", (event) => {
+    down = { element: event.target, x: event.clientX, y: event.clientY };
+  }, true);
+  svg.addEventListener("click", (event) => {
+    if (!down || Math.hypot(event.clientX - down.x, event.clientY - down.y) > CLICK_SLOP_PX) return;
+    onClick(down.element, event);
+  });
+}
