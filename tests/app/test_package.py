@@ -100,7 +100,10 @@ def test_an_installed_wheel_serves_the_page_from_another_directory(wheel, tmp_pa
                 if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
                     break
             except httpx.TransportError:
-                time.sleep(0.1)
+                try:  # not listening yet: wait a little, or less if the server exits meanwhile
+                    server.wait(timeout=0.1)
+                except subprocess.TimeoutExpired:
+                    pass
             assert time.monotonic() < deadline, "the installed server did not start"
         page = httpx.get(f"{base}/")
         assert page.status_code == 200 and 'id="op-table"' in page.text

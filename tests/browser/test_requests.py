@@ -5,6 +5,7 @@ drag; an unknown preset in the URL opens the first preset."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -60,6 +61,10 @@ def test_a_superseded_reply_is_never_applied(page):
     page.route(traces, hold_the_first)
     with page.expect_request(traces):
         type_value(page, "a", "4")  # f would be 10: this reply is held back...
+    # The request event can come before the route's handler has run: let Playwright dispatch it.
+    deadline = time.monotonic() + 10
+    while not held and time.monotonic() < deadline:
+        page.evaluate("() => new Promise((resolve) => requestAnimationFrame(resolve))")
     assert len(held) == 1
     type_value(page, "a", "5")  # ...and superseded: f = 20
     held[0].continue_()  # the stale reply arrives now, before the newer one
