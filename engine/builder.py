@@ -16,8 +16,9 @@ from .errors import (
     UseBeforeAssign,
     quoted,
 )
+from .formulas import Formula
 from .i18n import Count, msg
-from .ops import DERIVED
+from .ops import DERIVED, OPS, expansion_step
 from .parser import Expr, Statement
 from .value import Value
 
@@ -414,15 +415,20 @@ class _Builder:
         return self.add(Value.make(op, inputs), expr.start, expr.end)
 
     def expanded(self, op: str, inputs: tuple[Value, ...], start: int, end: int) -> Value:
-        """micrograd's primitives: a - b = a + b*(-1), a / b = a * b**-1, -a = a * -1."""
-        if op == "/":
-            inverse = self.add(Value.make("**k", (inputs[1],), -1.0), start, end)
-            self.helpers.add(inverse.id)
-            return self.add(Value.make("*", (inputs[0], inverse)), start, end)
-        minus_one = self.add(Value(-1.0), start, end, "const")
-        minus_one.label = "-1"
-        if op == "neg":
-            return self.add(Value.make("*", (inputs[0], minus_one)), start, end)
-        negated = self.add(Value.make("*", (inputs[1], minus_one)), start, end)
-        self.helpers.add(negated.id)
-        return self.add(Value.make("+", (inputs[0], negated)), start, end)
+        """The derived `op` built from micrograd's primitives, as its row's expansion says
+        (`a - b` is `a + b * -1`, `a / b` is `a * b ** -1`, `-a` is `a * -1`); the nodes made
+        inside it are `helpers`, and every one spans the whole operation."""
+        node = self.expansion(OPS[op].expansion, inputs, start, end)  # type: ignore[arg-type]
+        self.helpers.discard(node.id)
+        return node
+
+    def expansion(self, formula: Formula, inputs: tuple[Value, ...], start: int, end: int) -> Value:
+        if formula.head == "var":
+            return inputs["ab".index(formula.value)]  # type: ignore[arg-type]
+        if formula.head == "num":
+            return self.add(Value.constant(formula.value), start, end, "const")  # type: ignore[arg-type]
+        key, operands, exponent = expansion_step(formula)
+        built = tuple(self.expansion(operand, inputs, start, end) for operand in operands)
+        node = self.add(Value.make(key, built, exponent if key == "**k" else None), start, end)
+        self.helpers.add(node.id)
+        return node

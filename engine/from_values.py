@@ -16,24 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .lexer import tokenize
-from .ops import FUNCTIONS, OPS
+from .ops import FUNCTIONS, MICROGRAD_OPS, OPS, SCRIPT_NAMES
 
-# micrograd's `_op` spellings (0.1.0 and the lecture's Value) → our op and its arity.
-MICROGRAD_OPS = {
-    "+": "+",
-    "*": "*",
-    "ReLU": "relu",
-    "relu": "relu",
-    "tanh": "tanh",
-    "exp": "exp",
-    "log": "log",
-    "sigmoid": "sigmoid",
-}
 POWER = re.compile(r"\*\*\s*(\S+)")
 # An unnamed node used once is written inline where it is used while its text stays short (a
 # card, the narration and the tables name a node by its text); a longer one gets a name (t1, …).
 MAX_INLINE_CHARS = 16
-RESERVED = frozenset((*FUNCTIONS, "Value", "vpow", "print"))
+# Names a program cannot give a leaf: the table's functions and what its scripts define.
+RESERVED = frozenset((*FUNCTIONS, *SCRIPT_NAMES, "Value", "print"))
 
 
 class NotAGraph(ValueError):
@@ -125,10 +115,10 @@ def _describe(value: Any, inputs: list[int]) -> tuple[str | None, float | None, 
     if op is None:
         known = ", ".join(sorted({*MICROGRAD_OPS, "**k"}))
         raise NotAGraph(f"chainrule does not know micrograd's op {spelled!r} (it knows {known})")
-    binary = op in ("+", "*")
-    if binary and len(inputs) == 1:
+    arity = OPS[op].arity
+    if arity == 2 and len(inputs) == 1:
         return op, None, True  # micrograd's set merged the reused operand: a + a, a * a
-    if len(inputs) != (2 if binary else 1):
+    if len(inputs) != arity:
         raise NotAGraph(f"op {spelled!r} has {len(inputs)} children")
     return op, None, False
 

@@ -9,6 +9,7 @@ import unicodedata
 
 from .errors import QUOTE_MAX, SyntaxError_, quoted
 from .i18n import Count, msg
+from .ops import FUNCTIONS, SCRIPT_NAMES
 
 MAX_NUMBER_DIGITS = 400
 
@@ -34,11 +35,12 @@ _TOKEN = re.compile(
 )
 _KEYWORDS = frozenset(keyword.kwlist)
 
-# The micrograd dialect (docs/language.md): methods a Value may call, and whole lines of
-# micrograd code that are read as notes, never run: imports, print(...), `x.label = 'x'`,
-# `x.grad` on its own, and the helpers chainrule's own micrograd scripts define.
-METHODS = ("relu", "tanh", "exp", "log", "sigmoid", "backward")
-HELPERS = ("tanh", "exp", "log", "sigmoid", "vpow", "_exp", "_log")
+# The micrograd dialect (docs/language.md): methods a Value may call (the table's functions),
+# and whole lines of micrograd code that are read as notes, never run: imports, print(...),
+# `x.label = 'x'`, `x.grad` on its own, and the helpers chainrule's own micrograd scripts define.
+METHODS = (*FUNCTIONS, "backward")
+HELPERS = SCRIPT_NAMES
+METHOD_LIST = " ".join(f".{name}()" for name in FUNCTIONS)  # as messages list them: .relu() …
 _METHOD_CALL = re.compile(r"\.(?:" + "|".join(METHODS) + r")\s*\(", re.ASCII)
 _SKIPPED_LINE = re.compile(
     # (Each part can match a run of blanks in one way only: no input makes it backtrack long.)
@@ -241,7 +243,7 @@ def _number_fix(text: str, tail: str) -> str:
 
 
 # What an error about Python beyond the dialect says chainrule does read.
-SUBSET = msg("error.subset")
+SUBSET = msg("error.subset", methods=METHOD_LIST)
 
 
 def _name(source: str, i: int, tokens: list[Token]) -> int:

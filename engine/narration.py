@@ -17,13 +17,15 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from .formulas import Formula
 from .i18n import Message, msg
-from .ops import FUNCTIONS, OPS
+from .ops import FUNCTIONS, MINUS, OPS, expansion_step
 
 if TYPE_CHECKING:
     from .value import Value
 
 TEXT_MAX = 32
+LOOSEST = min(op.precedence for op in OPS.values())  # `+` and `-`
 
 # The JSON spellings of non-finite numbers, which the numbers reply holds.
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -225,16 +227,24 @@ class Narrator:
         return self.formula(node, [write("data", c.id) for c in node.inputs])
 
     def expansion(self, node: Value) -> str | None:
-        """A derived operation in micrograd's primitives: `a + b·(−1)`, `a · (b**2)^(−1)`."""
-        if node.op == "-":
-            left, right = node.inputs
-            return f"{self.operand(left)} + {self.operand(right, True)}·(−1)"
-        if node.op == "/":
-            left, right = node.inputs
-            return f"{self.operand(left)} · {self.operand(right, True)}^(−1)"
-        if node.op == "neg":
-            return f"{self.operand(node.inputs[0], True)}·(−1)"
-        return None
+        """A derived operation in micrograd's primitives, from its row's expansion, spelled as
+        narration spells each primitive: `a + b·(−1)`, `a·(b**2)^(−1)`. An input is bracketed
+        when compound, but for the left operand of the loosest operator (`a - b + c·(−1)`)."""
+        expansion = OPS[node.op].expansion if node.op else None  # type: ignore[index]
+        return None if expansion is None else self._expanded(expansion, node.inputs, True)
+
+    def _expanded(self, formula: Formula, inputs: tuple[Value, ...], bracket: bool) -> str:
+        if formula.head == "var":
+            return self.operand(inputs["ab".index(formula.value)], bracket)  # type: ignore[arg-type]
+        if formula.head == "num":
+            return _constant(formula.value)  # type: ignore[arg-type]
+        key, operands, exponent = expansion_step(formula)
+        loosest = OPS[key].precedence == LOOSEST
+        parts = [
+            self._expanded(operand, inputs, index > 0 or not loosest)
+            for index, operand in enumerate(operands)
+        ]
+        return OPS[key].shape.format(*parts, k=_constant(exponent))
 
     def title(self, node: Value) -> str:
         """`f = e·c` for a named operation, `a*b` for an unnamed one, `a` for a leaf."""
@@ -248,6 +258,11 @@ class Narrator:
         """The message of a node's warning (domain, overflow, division_by_zero)."""
         shown = self.formula_of_numbers(node) if node.inputs else self.text(node)
         return msg(f"warning.node.{kind}", formula=shown, result=fmt(node.data))
+
+
+def _constant(x: float) -> str:
+    """A number of an expansion: `(−1)`, with the page's minus sign."""
+    return f"({MINUS}{fmt(-x)})" if x < 0 else fmt(x)
 
 
 def _bracketed(text: str) -> bool:

@@ -1,10 +1,18 @@
-"""The table of operations: one row per op with its forward (value and local derivatives), its
-narration shape, API spelling, DOT label, card glyph, formula, local derivatives as text and
-micrograd spelling. Everything that knows about ops (Value, the parser's allow-list, narration,
-gradcheck, the API schema, the export, the page through static/js/ops.js) reads this table.
+"""The table of operations: everything chainrule knows about an op, in one row.
 
-Every forward is IEEE: overflow gives ±inf, domain errors nan, with a warning instead of a
-Python exception."""
+A primitive row says what the op computes and the local derivative of each input as formulas
+(engine/formulas.py: `1 - out * out`); a derived row says how it is built from primitives, in
+one line, as micrograd builds it (`a / b` is `a * b ** -1`), so its derivatives come from the
+primitives' by the chain rule and no derivative is written twice. Then every spelling: the
+program's (an operator with its precedence, or a function, also callable as a method), the
+API's, narration's, the page's formula, local derivatives and glyph, micrograd's (the script's
+expression, the `_op` its Value graphs carry), PyTorch's and the exported drawing's.
+
+Everything that knows about ops reads this table: Value, the lexer's and the parser's names,
+the builder's expansion of derived ops, narration, the gradient check, the API schema, the
+export, the micrograd scripts (their helpers generated from the formulas) and the page (through
+`page_table`, static/js/ops.js). Adding an op is adding a row (docs/architecture.md).
+"""
 
 from __future__ import annotations
 
@@ -12,209 +20,251 @@ import math
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-INF = math.inf
-NAN = math.nan
+from .formulas import (
+    JAVASCRIPT_HELPERS,
+    SCRIPT_HELPER_NAMES,
+    Formula,
+    a,
+    b,
+    compile_formula,
+    compile_tuple,
+    cos,
+    equal,
+    exp,
+    folded,
+    formula_of,
+    helpers_used,
+    is_one,
+    javascript,
+    k,
+    log,
+    out,
+    python,
+    python_helpers,
+    sin,
+    substitute,
+    tanh,
+    warning_of,
+    where,
+)
 
-Warning_ = str | None
-OpResult = tuple[float, tuple[float, ...], Warning_]
-
-
-def _is_odd_integer(k: float) -> bool:
-    return math.isfinite(k) and k == int(k) and int(k) % 2 == 1
-
-
-def power(a: float, k: float) -> tuple[float, Warning_]:
-    """a ** k as IEEE does it: overflow -> ±inf, 0 ** negative -> inf,
-    negative ** fraction -> nan."""
-    try:
-        return math.pow(a, k), None
-    except OverflowError:
-        return (-INF if a < 0 and _is_odd_integer(k) else INF), "overflow"
-    except ValueError:
-        if a == 0:
-            return (math.copysign(INF, a) if _is_odd_integer(k) else INF), "division_by_zero"
-        return NAN, "domain"
-
-
-def divide(a: float, b: float) -> tuple[float, Warning_]:
-    """a / b with b == 0 giving ±inf (or nan for 0/0) and a division_by_zero warning."""
-    if b == 0:
-        if a == 0 or math.isnan(a):
-            return NAN, "division_by_zero"
-        return math.copysign(INF, a) * math.copysign(1.0, b), "division_by_zero"
-    try:
-        return a / b, None
-    except OverflowError:  # pragma: no cover - float division does not raise on overflow
-        return INF, "overflow"
-
-
-def _mul(a: float, b: float) -> float:
-    return a * b
-
-
-def _add(x: Sequence[float], k: float) -> OpResult:
-    return x[0] + x[1], (1.0, 1.0), None
-
-
-def _times(x: Sequence[float], k: float) -> OpResult:
-    a, b = x
-    return a * b, (b, a), None
-
-
-def _power_const(x: Sequence[float], k: float) -> OpResult:
-    a = x[0]
-    data, warning = power(a, k)
-    return data, (_base_local(a, k),), warning
-
-
-def _power(x: Sequence[float], k: float) -> OpResult:
-    a, b = x
-    data, warning = power(a, b)
-    if a > 0:
-        exponent_local = data * math.log(a)
-    elif a == 0 and b >= 0:
-        exponent_local = 0.0  # a^b stays 0 (or 1 at b = 0) as b moves: PyTorch's convention
-    else:
-        exponent_local = NAN
-    return data, (_base_local(a, b), exponent_local), warning
-
-
-def _base_local(a: float, k: float) -> float:
-    """∂(a^k)/∂a = k·a^(k−1); 0 when k = 0 (a^0 is constant 1 even at a = 0, where the
-    formula would give 0·0^−1 = NaN), as PyTorch does."""
-    return 0.0 if k == 0 else k * power(a, k - 1)[0]
-
-
-def _sub(x: Sequence[float], k: float) -> OpResult:
-    return x[0] - x[1], (1.0, -1.0), None
-
-
-def _div(x: Sequence[float], k: float) -> OpResult:
-    a, b = x
-    data, warning = divide(a, b)
-    inverse = divide(1.0, b)[0]
-    return data, (inverse, -a * inverse * inverse), warning
-
-
-def _neg(x: Sequence[float], k: float) -> OpResult:
-    return -x[0], (-1.0,), None
-
-
-def _relu(x: Sequence[float], k: float) -> OpResult:
-    a = x[0]
-    return (a if a > 0 or math.isnan(a) else 0.0), (1.0 if a > 0 else 0.0,), None
-
-
-def _tanh(x: Sequence[float], k: float) -> OpResult:
-    t = math.tanh(x[0])
-    return t, (1.0 - t * t,), None
-
-
-def _exp(x: Sequence[float], k: float) -> OpResult:
-    try:
-        e = math.exp(x[0])
-    except OverflowError:
-        return INF, (INF,), "overflow"
-    return e, (e,), None
-
-
-def _log(x: Sequence[float], k: float) -> OpResult:
-    a = x[0]
-    if a > 0:
-        return math.log(a), (1.0 / a,), None
-    if a == 0:
-        return -INF, (math.copysign(INF, a),), "division_by_zero"
-    if math.isnan(a):
-        return NAN, (NAN,), None
-    return NAN, (1.0 / a,), "domain"
-
-
-def _sigmoid(x: Sequence[float], k: float) -> OpResult:
-    a = x[0]
-    if a >= 0:
-        s = 1.0 / (1.0 + math.exp(-a))
-    elif a < 0:
-        z = math.exp(a)
-        s = z / (1.0 + z)
-    else:
-        s = NAN
-    return s, (s * (1.0 - s),), None
+OpResult = tuple[float, tuple[float, ...], str | None]
+MINUS = "\u2212"  # the page's minus sign
+CALL = 50  # the precedence of a call `f(x)` or a method call `x.f()`: tighter than any operator
 
 
 class Op(NamedTuple):
-    """One row of the table of operations: everything the engine, the API and the page know of
-    an op. Text columns are templates with `{0}`, `{1}` the inputs, `{k}` the constant exponent
-    of `**k` and `{out}` the op's own result.
+    """One row of the table. Text columns are templates: `{0}`, `{1}` the inputs, `{k}` the
+    constant exponent of `**k`, `{out}` the op's own result.
 
-    `forward` maps the input data (and the constant exponent of `**k`) to
-    `(data, local_grads, warning)`; `shape` is the formula in narration; `public` is the op as
-    the API spells it (`**k` is `**` with `exponent` set); `dot` its label in the exported
-    drawing (micrograd's `draw_dot`); `glyph` its tag on a card; `formula` the formula in the
-    page's explanations; `locals` each input's local derivative as the page writes it (what
-    `forward` computes); `micrograd` the expression in a micrograd script, which uses `helper`
-    (a function the script defines: micrograd 0.1.0 has only `+ * ** relu - / neg`); `call`
-    ops are written `name(x)` in programs; `derived` ops are micrograd-expressible through
-    primitives (`expand_derived`)."""
+    What it computes: `forward` and `local_grads` (one per input), formulas of `a`, `b`, `k`,
+    `out`, for a primitive; `expansion`, a formula of primitives, for a derived op.
+
+    Spellings: `symbol` as a program writes it (an operator, or the function's name) with its
+    `precedence` (CALL for a function) and associativity (`right`); `public` the op as the API
+    names it (`**k` is `**` with `exponent` set); `shape` narration's formula; `formula`, `locals`
+    and `glyph` the page's formula, local derivatives and card tag; `dot` the label of the
+    exported drawing (micrograd's `draw_dot` writes `_op`); `micrograd` the expression in a
+    micrograd script, calling `helper` (a function the script defines from the formulas:
+    micrograd 0.1.0 has only `+ * ** relu - / neg`); `micrograd_ops` the `_op` a micrograd Value
+    made by this op carries; `torch` PyTorch's spelling; `dead_at_or_below` for an op that
+    passes no gradient wherever its result is at or below that value (relu: a dead unit).
+
+    `apply` is the engine's function, made from the formulas (`compile_row`)."""
 
     arity: int
-    forward: Callable[[Sequence[float], float], OpResult]
-    shape: str
+    symbol: str
+    precedence: int
     public: str
-    dot: str
-    glyph: str
+    shape: str
     formula: str
     locals: tuple[str, ...]
+    glyph: str
+    dot: str
     micrograd: str
+    torch: str
+    forward: Formula | None = None
+    local_grads: tuple[Formula, ...] = ()
+    expansion: Formula | None = None
+    right: bool = False
     helper: str | None = None
-    call: bool = False
-    derived: bool = False
+    micrograd_ops: tuple[str, ...] = ()
+    dead_at_or_below: float | None = None
+    apply: Callable[[Sequence[float], float], OpResult] | None = None
+
+    @property
+    def call(self) -> bool:
+        """Whether programs call it as a function (`relu(x)`, or the method `x.relu()`)."""
+        return self.precedence == CALL
+
+    @property
+    def derived(self) -> bool:
+        """Whether it is built from primitives (`expand_derived` draws those instead)."""
+        return self.expansion is not None
 
 
-MINUS = "\u2212"  # the page's minus sign
+def function(
+    name: str,
+    forward: Formula,
+    local_grad: Formula,
+    local_text: str,
+    *,
+    glyph: str | None = None,
+    micrograd: str | None = None,
+    micrograd_ops: tuple[str, ...] | None = None,
+    dead_at_or_below: float | None = None,
+) -> Op:
+    """A row for a function of one input, spelled `name(x)` everywhere unless told otherwise
+    (a micrograd script calls the helper `name` it defines)."""
+    called = f"{name}({{0}})"
+    return Op(
+        1, name, CALL, name, called, called, (local_text,), glyph or name, name,
+        micrograd or called, f"torch.{name}({{0}})", forward, (local_grad,),
+        helper=None if micrograd else name,
+        micrograd_ops=(name,) if micrograd_ops is None else micrograd_ops,
+        dead_at_or_below=dead_at_or_below,
+    )  # fmt: skip
+
+
 OPS: dict[str, Op] = {
-    "+": Op(2, _add, "{0} + {1}", "+", "+", "+", "{0} + {1}", ("1", "1"), "{0} + {1}"),
-    "*": Op(2, _times, "{0}·{1}", "*", "*", "×", "{0}·{1}", ("{1}", "{0}"), "{0} * {1}"),
+    "+": Op(
+        2, "+", 10, "+", "{0} + {1}", "{0} + {1}", ("1", "1"), "+", "+", "{0} + {1}",
+        "{0} + {1}", a + b, (1.0, 1.0), micrograd_ops=("+",),
+    ),
+    "*": Op(
+        2, "*", 20, "*", "{0}·{1}", "{0}·{1}", ("{1}", "{0}"), "×", "*", "{0} * {1}",
+        "{0} * {1}", a * b, (b, a), micrograd_ops=("*",),
+    ),
     "**k": Op(
-        1, _power_const, "{0}^{k}", "**", "**{k}", "**{k}", "{0} ** {k}",
-        (f"{{k}}·{{0}}^({{k}} {MINUS} 1)",), "{0} ** {k}",
+        1, "**", 40, "**", "{0}^{k}", "{0} ** {k}", (f"{{k}}·{{0}}^({{k}} {MINUS} 1)",),
+        "**{k}", "**{k}", "{0} ** {k}", "{0} ** {k}",
+        a ** k, (where(equal(k, 0), 0, k * a ** (k - 1)),), right=True,
     ),
     "**": Op(
-        2, _power, "{0}^{1}", "**", "**", "**", "{0} ** {1}",
-        (f"{{1}}·{{0}}^({{1}} {MINUS} 1)", "{0}^{1}·ln {0}"), "vpow({0}, {1})", helper="vpow",
+        2, "**", 40, "**", "{0}^{1}", "{0} ** {1}",
+        (f"{{1}}·{{0}}^({{1}} {MINUS} 1)", "{0}^{1}·ln {0}"), "**", "**", "vpow({0}, {1})",
+        "{0} ** {1}", a ** b,
+        (
+            where(equal(b, 0), 0, b * a ** (b - 1)),
+            # At a = 0 the result stays 0 (or 1 at b = 0) as b moves: PyTorch's convention.
+            where(a > 0, out * log(a), where(equal(a, 0) & (b >= 0), 0, math.nan)),
+        ),
+        right=True, helper="vpow", micrograd_ops=("**",),
     ),
     "-": Op(
-        2, _sub, "{0} - {1}", "-", "-", MINUS, f"{{0}} {MINUS} {{1}}", ("1", f"{MINUS}1"),
-        "{0} - {1}", derived=True,
+        2, "-", 10, "-", "{0} - {1}", f"{{0}} {MINUS} {{1}}", ("1", f"{MINUS}1"), MINUS, "-",
+        "{0} - {1}", "{0} - {1}", expansion=a + b * -1,
     ),
     "/": Op(
-        2, _div, "{0} / {1}", "/", "/", "÷", "{0} / {1}", ("1/{1}", f"{MINUS}{{0}}/{{1}}²"),
-        "{0} / {1}", derived=True,
+        2, "/", 20, "/", "{0} / {1}", "{0} / {1}", ("1/{1}", f"{MINUS}{{0}}/{{1}}²"), "÷", "/",
+        "{0} / {1}", "{0} / {1}", expansion=a * b ** -1,
     ),
     "neg": Op(
-        1, _neg, "-{0}", "neg", "neg", "neg", f"{MINUS}{{0}}", (f"{MINUS}1",), "-{0}",
-        derived=True,
+        1, "-", 30, "neg", "-{0}", f"{MINUS}{{0}}", (f"{MINUS}1",), "neg", "neg", "-{0}", "-{0}",
+        expansion=a * -1,
     ),
-    "relu": Op(
-        1, _relu, "relu({0})", "relu", "relu", "relu", "relu({0})", ("1 if {0} > 0 else 0",),
-        "{0}.relu()", call=True,
+    "relu": function(
+        "relu", where(a <= 0, 0, a), where(a > 0, 1, 0), "1 if {0} > 0 else 0",
+        micrograd="{0}.relu()", micrograd_ops=("ReLU", "relu"), dead_at_or_below=0.0,
     ),
-    "tanh": Op(
-        1, _tanh, "tanh({0})", "tanh", "tanh", "tanh", "tanh({0})", (f"1 {MINUS} {{out}}²",),
-        "tanh({0})", helper="tanh", call=True,
+    "tanh": function("tanh", tanh(a), 1 - out * out, f"1 {MINUS} {{out}}²"),
+    "exp": function("exp", exp(a), out, "e^{0}"),
+    "log": function("log", log(a), 1 / a, "1/{0}"),
+    # Either branch keeps exp from overflowing.
+    "sigmoid": function(
+        "sigmoid", where(a >= 0, 1 / (1 + exp(-a)), exp(a) / (1 + exp(a))), out * (1 - out),
+        f"{{out}}·(1 {MINUS} {{out}})", glyph="σ",
     ),
-    "exp": Op(
-        1, _exp, "exp({0})", "exp", "exp", "exp", "exp({0})", ("e^{0}",), "exp({0})",
-        helper="exp", call=True,
-    ),
-    "log": Op(
-        1, _log, "log({0})", "log", "log", "log", "log({0})", ("1/{0}",), "log({0})",
-        helper="log", call=True,
-    ),
-    "sigmoid": Op(
-        1, _sigmoid, "sigmoid({0})", "sigmoid", "sigmoid", "σ", "sigmoid({0})",
-        (f"{{out}}·(1 {MINUS} {{out}})",), "sigmoid({0})", helper="sigmoid", call=True,
-    ),
+    "sin": function("sin", sin(a), cos(a), "cos({0})"),
 }  # fmt: skip
+
+
+# ---- Derived rows: their formulas from the primitives', by the chain rule -----------------
+
+
+def expansion_step(node: Formula) -> tuple[str, tuple[Formula, ...], float]:
+    """The op of one call of a derived row's expansion, its operands and constant exponent:
+    `x + y` is `+`, `x * y` is `*`, `x ** -1` (a number) is `**k` with k = −1."""
+    if node.head == "pow" and node.args[1].head == "num":
+        return "**k", node.args[:1], node.args[1].value  # type: ignore[return-value]
+    return {"add": "+", "mul": "*", "pow": "**"}[node.head], node.args, 0.0
+
+
+def forward_of(node: Formula) -> Formula:
+    """What an expansion computes, in primitives: each op's forward of its operands'."""
+    if node.head in ("var", "num"):
+        return node
+    key, operands, exponent = expansion_step(node)
+    return substitute(OPS[key].forward, _arguments(operands, exponent))  # type: ignore[arg-type]
+
+
+def derivative_of(node: Formula, x: str) -> Formula | None:
+    """∂node/∂x by the chain rule: each operand's local derivative (its op's row) times the
+    operand's own derivative, summed over the operands that depend on x; None if none does."""
+    if node.head in ("var", "num"):
+        return formula_of(1.0) if node.head == "var" and node.value == x else None
+    key, operands, exponent = expansion_step(node)
+    row = OPS[key]
+    values = {**_arguments(operands, exponent), "out": forward_of(node)}
+    total = None
+    for local, operand in zip(row.local_grads, operands, strict=True):
+        inner = derivative_of(operand, x)
+        if inner is not None:
+            term = substitute(formula_of(local), values)
+            term = inner if is_one(term) else term if is_one(inner) else term * inner
+            total = term if total is None else total + term
+    return total
+
+
+def _arguments(operands: Sequence[Formula], exponent: float) -> dict[str, Formula]:
+    values = {name: forward_of(operand) for name, operand in zip("ab", operands, strict=False)}
+    return {**values, "k": formula_of(exponent)}
+
+
+def derive(row: Op) -> Op:
+    """A derived row with its forward and local derivatives worked out from its expansion."""
+    inputs = ("a", "b")[: row.arity]
+    local_grads = tuple(derivative_of(row.expansion, x) or formula_of(0.0) for x in inputs)  # type: ignore[arg-type]
+    forward = forward_of(row.expansion)  # type: ignore[arg-type]
+    return row._replace(forward=folded(forward), local_grads=tuple(map(folded, local_grads)))
+
+
+# ---- The engine's functions, made from the formulas ---------------------------------------
+
+
+def compile_row(row: Op) -> Callable[[Sequence[float], float], OpResult]:
+    """`apply` of `row`: `(input data, constant exponent) → (data, local grads, warning)`,
+    the warning from the primitive that failed (a non-finite result only)."""
+    forward = row.forward
+    value_of = compile_formula(forward)  # type: ignore[arg-type]
+    local_grads_of = compile_tuple(row.local_grads)
+
+    def apply(data: Sequence[float], exponent: float) -> OpResult:
+        values = (data[0], data[1] if len(data) > 1 else 0.0, exponent, 0.0)
+        result = value_of(values)
+        values = (values[0], values[1], exponent, result)
+        if result - result == 0:  # finite: no warning to look for
+            return result, local_grads_of(values), None
+        return result, local_grads_of(values), warning_of(forward, values)  # type: ignore[arg-type]
+
+    return apply
+
+
+for _key, _row in OPS.items():
+    _row = derive(_row) if _row.derived else _row
+    OPS[_key] = _row._replace(apply=compile_row(_row))
+
+# The functions a program may call, in the table's order (the parser's allow-list).
+FUNCTIONS = tuple(name for name, op in OPS.items() if op.call)
+DERIVED = frozenset(name for name, op in OPS.items() if op.derived)
+# The ops a program writes with an operator between two operands (`a ** b` and `a ** 2` alike):
+# symbol → (precedence, right-associative).
+BINARY = {
+    op.symbol: (op.precedence, op.right) for op in OPS.values() if op.arity == 2 and not op.call
+}
+NEGATION = OPS["neg"].precedence
+# micrograd's `_op` spellings → our op (`**2.0` and other constant powers are `**k`).
+MICROGRAD_OPS = {spelled: name for name, op in OPS.items() for spelled in op.micrograd_ops}
 
 
 def key_of(public: str, exponent: object = None) -> str:
@@ -222,8 +272,58 @@ def key_of(public: str, exponent: object = None) -> str:
     return "**k" if public == "**" and exponent is not None else public
 
 
+def apply(op: str, data: Sequence[float], exponent: float = 0.0) -> OpResult:
+    """(data, local_grads, warning) of `op` on input data; warning is domain, overflow,
+    division_by_zero or None. Results that turn finite inputs into inf/nan always warn."""
+    result, local_grads, warning = OPS[op].apply(data, exponent)  # type: ignore[misc]
+    if warning is None and result - result != 0:
+        if all(d - d == 0 for d in data):
+            warning = "domain" if result != result else "overflow"
+    return result, local_grads, warning
+
+
+# ---- The micrograd script's helpers, from the formulas -------------------------------------
+
+
+def script_helper(name: str) -> list[str]:
+    """The Python lines of the function a micrograd script defines for op `name` (whose
+    `helper` it is): its forward and its `_backward` from the row's own formulas, in
+    micrograd's style (a closure over `out`); the `_name` helpers it calls are
+    `script_prelude`'s."""
+    row = OPS[name]
+    inputs = ("a", "b")[: row.arity]
+    names = {x: f"{x}.data" for x in (*inputs, "out")}
+    data = python(row.forward, names)  # type: ignore[arg-type]
+    children = f"({inputs[0]},)" if row.arity == 1 else "(a, b)"
+    lines = [
+        f"def {row.helper}({', '.join(inputs)}):",
+        f"    out = Value({data}, {children}, {row.micrograd_ops[0]!r})",
+        "",
+        "    def _backward():",
+    ]
+    for x, local in zip(inputs, row.local_grads, strict=True):
+        lines.append(f"        {x}.grad += ({python(local, names)}) * out.grad")
+    return [*lines, "", "    out._backward = _backward", "    return out", ""]
+
+
+def script_prelude(name: str) -> dict[str, list[str]]:
+    """The IEEE helpers (`_pow`, `_log`, …) that op `name`'s script helper calls: the Python
+    lines defining each, by name (a script defines each once)."""
+    row = OPS[name]
+    used: set[str] = set()
+    for formula in (row.forward, *row.local_grads):
+        used |= helpers_used(formula_of(formula))  # type: ignore[arg-type]
+    return {helper: python_helpers({helper}) for helper in sorted(used)}
+
+
+# Every name a micrograd script defines besides its variables: the ops' helpers and theirs.
+SCRIPT_NAMES = (*(op.helper for op in OPS.values() if op.helper), *SCRIPT_HELPER_NAMES)
+
+
 def page_table() -> dict[str, dict[str, object]]:
-    """The columns of the table the page reads (embedded in the page as JSON), by op key."""
+    """The columns of the table the page reads (embedded in the page as JSON), by op key:
+    spellings, and the micrograd script's helper (`script`: its Python lines, `prelude`: the
+    IEEE helpers it calls, by name, each defined once in `preludes`)."""
     return {
         name: {
             "arity": op.arity,
@@ -234,21 +334,37 @@ def page_table() -> dict[str, dict[str, object]]:
             "micrograd": op.micrograd,
             "helper": op.helper,
             "call": op.call,
+            "precedence": op.precedence,
+            "right": op.right,
+            "dead_at_or_below": op.dead_at_or_below,
+            "script": script_helper(name) if op.helper else None,
+            "prelude": script_prelude(name) if op.helper else {},
         }
         for name, op in OPS.items()
     }
 
 
-# The functions a program may call, in the table's order (the parser's allow-list).
-FUNCTIONS = tuple(name for name, op in OPS.items() if op.call)
-DERIVED = frozenset(name for name, op in OPS.items() if op.derived)
-
-
-def apply(op: str, data: Sequence[float], exponent: float = 0.0) -> OpResult:
-    """(data, local_grads, warning) of `op` on input data; warning is domain, overflow,
-    division_by_zero or None. Results that turn finite inputs into inf/nan always warn."""
-    result, local_grads, warning = OPS[op].forward(data, exponent)
-    if warning is None and not math.isfinite(result):
-        if all(math.isfinite(d) for d in data):
-            warning = "domain" if math.isnan(result) else "overflow"
-    return result, local_grads, warning
+def javascript_module() -> str:
+    """Every row's forward and local derivatives as a JavaScript module (`export const OPS =
+    {key: {forward(a, b, k), locals(a, b, k, out)}}`), IEEE as the engine: the page's own
+    evaluator is generated from this (a derived row's formulas are its primitives')."""
+    names = {name: name for name in ("a", "b", "k", "out")}
+    rows = []
+    for key, op in OPS.items():
+        local_grads = ", ".join(javascript(formula_of(local), names) for local in op.local_grads)
+        rows += [
+            f"  {key!r}: {{",
+            f"    forward: (a, b, k) => {javascript(op.forward, names)},",  # type: ignore[arg-type]
+            f"    locals: (a, b, k, out) => [{local_grads}],",
+            "  },",
+        ]
+    return "\n".join(
+        [
+            "// Generated from engine/ops.py (javascript_module): do not edit.",
+            JAVASCRIPT_HELPERS,
+            "export const OPS = {",
+            *rows,
+            "};",
+            "",
+        ]
+    )

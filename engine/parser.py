@@ -12,13 +12,14 @@ from typing import Any
 
 from .errors import QUOTE_MAX, ArgumentCount, LimitExceeded, SyntaxError_, UnknownFunction, quoted
 from .i18n import Count, msg
-from .lexer import SUBSET, Token, tokenize
-from .ops import FUNCTIONS
+from .lexer import METHOD_LIST, SUBSET, Token, tokenize
+from .ops import BINARY, FUNCTIONS, NEGATION, OPS
 
-# operator -> (precedence, right-associative); unary minus sits between `*` and `**`,
-# so `-a**2` is `-(a**2)` and `-a*b` is `(-a)*b`.
-BINARY = {"+": (10, False), "-": (10, False), "*": (20, False), "/": (20, False), "**": (40, True)}
-NEG_PRECEDENCE = 30
+# BINARY: operator -> (precedence, right-associative), the table's; unary minus sits between `*`
+# and `**`, so `-a**2` is `-(a**2)` and `-a*b` is `(-a)*b`.
+NEG_PRECEDENCE = NEGATION
+# `vpow(a, b)`: how chainrule's micrograd scripts write `a ** b` (micrograd's takes numbers only).
+POWER_HELPER = OPS["**"].helper
 _FUNCTIONS = frozenset(FUNCTIONS)
 AUGMENTED = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "**=": "**"}
 # Where a statement ends too early, as its error says it: `error.end_of_input.needs_right`, …
@@ -324,7 +325,7 @@ class _Parser:
                         operands.append(operand)
                         built(operand)
                         expect_operand = False
-                    elif value == "vpow" and follows_paren:  # chainrule's own micrograd helper
+                    elif value == POWER_HELPER and follows_paren:
                         depth += 1
                         self.check_depth(depth, tokens[pos + 1])
                         pending.append(_Pending("call", 0, tokens[pos + 1], token))
@@ -516,7 +517,7 @@ class _Parser:
         every operator; returns the position of its `)`."""
         dot, method, opener, close = (self.at(pos + k) for k in range(4))
         if method.kind != "name":
-            raise self.error(msg("error.dot_needs_method"), dot)
+            raise self.error(msg("error.dot_needs_method", methods=METHOD_LIST), dot)
         if method.text == "backward":
             raise self.error(msg("error.backward_inline"), dot, close.end)
         if method.text not in _FUNCTIONS or opener.text != "(":
@@ -542,7 +543,7 @@ class _Parser:
         name = opener.name
         assert name is not None
         count = opener.arg_count + 1
-        if name.text == "vpow":
+        if name.text == POWER_HELPER:
             if count != 2:
                 raise ArgumentCount(
                     msg("error.vpow_arguments", count=count), self.source, name.start, close.end

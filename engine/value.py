@@ -3,15 +3,17 @@ derivatives, sequential ids and IEEE numbers instead of Python exceptions.
 
 A Value holds its data, grad, an ordered tuple of inputs and the matching tuple of local
 derivatives (and plain fields describing it): no closures, so graphs hold no reference cycles
-and CPython frees them at once. Every operation is one row of `ops.OPS`; only `+` and `*`, the
-hot path of large graphs, are also inlined (`Value.__add__`/`__mul__` and gradcheck's
-re-evaluation).
+and CPython frees them at once. Every operation is a row of `ops.OPS`, read from there; plain
+numbers mix in as in micrograd (`2 * a`, `1 - a`, `a / 2`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .backward import backward
-from .ops import apply
+from .formulas import compile_tuple, operator_of
+from .ops import FUNCTIONS, OPS, apply
 from .topo import topo_order
 
 
@@ -66,58 +68,40 @@ class Value:
     @staticmethod
     def make(op: str, inputs: tuple[Value, ...], exponent: float | None = None) -> Value:
         """A new node applying `op` to `inputs`, with its data and local derivatives."""
-        if op == "+":
-            return inputs[0] + inputs[1]
-        if op == "*":
-            return inputs[0] * inputs[1]
         data, local_grads, warning = apply(op, [v.data for v in inputs], exponent or 0.0)
         return Value(data, inputs, local_grads, op, exponent, warning)
 
-    # + and * are the hot path of large graphs: OPS["+"] and OPS["*"] inlined (same formulas),
-    # with the same non-finite check as `apply`.
-    def __add__(self, other: Value) -> Value:
-        data = self.data + other.data
-        out = Value(data, (self, other), (1.0, 1.0), "+")
-        if data - data != 0:  # inf or nan
-            out.warning = apply("+", (self.data, other.data))[2]
-        return out
+    @staticmethod
+    def constant(number: float) -> Value:
+        """A number used as an operand (`a + 1`): a constant node, as in a program."""
+        node = Value(float(number))
+        node.kind = "const"
+        node.label = repr(float(number)).removesuffix(".0")
+        return node
 
-    def __mul__(self, other: Value) -> Value:
-        a, b = self.data, other.data
-        data = a * b
-        out = Value(data, (self, other), (b, a), "*")
-        if data - data != 0:  # inf or nan
-            out.warning = apply("*", (a, b))[2]
-        return out
+    def __sub__(self, other: Value | float) -> Value:
+        return Value.make("-", (self, _value(other)))
+
+    def __rsub__(self, other: float) -> Value:
+        return Value.make("-", (_value(other), self))
+
+    def __truediv__(self, other: Value | float) -> Value:
+        return Value.make("/", (self, _value(other)))
+
+    def __rtruediv__(self, other: float) -> Value:
+        return Value.make("/", (_value(other), self))
 
     def __pow__(self, other: Value | float) -> Value:
+        """`a ** 2` (a number: micrograd's `**k`) or `a ** b` (a Value exponent)."""
         if isinstance(other, Value):
             return Value.make("**", (self, other))
         return Value.make("**k", (self,), float(other))
 
-    def __sub__(self, other: Value) -> Value:
-        return Value.make("-", (self, other))
-
-    def __truediv__(self, other: Value) -> Value:
-        return Value.make("/", (self, other))
+    def __rpow__(self, other: float) -> Value:
+        return Value.make("**", (_value(other), self))
 
     def __neg__(self) -> Value:
         return Value.make("neg", (self,))
-
-    def relu(self) -> Value:
-        return Value.make("relu", (self,))
-
-    def tanh(self) -> Value:
-        return Value.make("tanh", (self,))
-
-    def exp(self) -> Value:
-        return Value.make("exp", (self,))
-
-    def log(self) -> Value:
-        return Value.make("log", (self,))
-
-    def sigmoid(self) -> Value:
-        return Value.make("sigmoid", (self,))
 
     def backward(self) -> list[Value]:
         """Set `grad` of every node reachable from self (root grad 1, `+=` in reverse
@@ -128,3 +112,54 @@ class Value:
             node.grad = 0.0
         backward(self, order[::-1])
         return order
+
+
+Operand = Value | float
+
+
+def _value(operand: Operand) -> Value:
+    return operand if isinstance(operand, Value) else Value.constant(operand)
+
+
+Method = Callable[[Value, Operand], Value]
+
+
+def _operator(key: str) -> tuple[Method, Method]:
+    """Value's method for the row `key` whose forward is one operator on `a` and `b` (`+`,
+    `*`), and its reflected method (`2 * a`). The hot path of large graphs: the row's formulas
+    are read once, here (the operator as a C function, its locals picked in C), not per node
+    through `apply`."""
+    row = OPS[key]
+    compute = operator_of(row.forward)  # type: ignore[arg-type]
+    local_grads_of = compile_tuple(row.local_grads)
+    assert compute is not None, key
+
+    def method(self: Value, other: Operand) -> Value:
+        if not isinstance(other, Value):
+            other = Value.constant(other)
+        x, y = self.data, other.data
+        data = compute(x, y)
+        out = Value(data, (self, other), local_grads_of((x, y)), key)
+        if data - data != 0:  # inf or nan
+            out.warning = apply(key, (x, y))[2]
+        return out
+
+    def reflected(self: Value, number: float) -> Value:
+        return method(Value.constant(number), self)
+
+    return method, reflected
+
+
+def _function(key: str) -> Callable[[Value], Value]:
+    def method(self: Value) -> Value:
+        return Value.make(key, (self,))
+
+    method.__name__ = key
+    method.__doc__ = f"`{key}` of this value (a row of ops.OPS)."
+    return method
+
+
+Value.__add__, Value.__radd__ = _operator("+")  # type: ignore[attr-defined]
+Value.__mul__, Value.__rmul__ = _operator("*")  # type: ignore[attr-defined]
+for _name in FUNCTIONS:  # x.relu(), x.tanh(), …: every function of the table is a method
+    setattr(Value, _name, _function(_name))

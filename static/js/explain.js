@@ -2,7 +2,7 @@
 // contributions. Pure functions of the trace and a view (timeline.js viewAt); no DOM.
 
 import { compactText, factorText } from "./format.js";
-import { fillOp, opRow } from "./ops.js";
+import { fillOp, isDead, opRow } from "./ops.js";
 import { t } from "./i18n.js";
 import { framesOf, traceIndex } from "./timeline.js";
 
@@ -108,14 +108,9 @@ export function warningWords(warning) {
   return WARNING_WORDS[warning.type] ? t(WARNING_WORDS[warning.type]) : warning.type.replace(/_/g, " ");
 }
 
-/** A relu whose input is ≤ 0 outputs 0 and passes no gradient. */
-export function isDeadRelu(node) {
-  return node.op === "relu" && typeof node.data === "number" && node.data <= 0;
-}
-
-/** A relu that passes no gradient, once its data is on the card (its forward step has run). */
+/** A relu that passes no gradient (ops.js isDead), once its data is on the card (its forward step has run). */
 export function deadShown(node, view) {
-  return isDeadRelu(node) && view.data.get(node.id) !== undefined;
+  return isDead(node) && view.data.get(node.id) !== undefined;
 }
 
 /**

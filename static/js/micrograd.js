@@ -1,31 +1,16 @@
 // "Copy as micrograd Python": the trace as a runnable script for PyPI micrograd 0.1.0, whose
-// Value(data, _children=(), _op='') has + * ** (number exponent) relu - / neg. tanh, exp, log,
-// sigmoid and a ** b with a Value exponent are emitted as small helpers with their own _backward.
+// Value(data, _children=(), _op='') has + * ** (number exponent) relu - / neg. The other ops
+// (tanh, exp, log, sigmoid, sin, a ** b with a Value exponent) are emitted as helpers with their
+// own _backward: the table's `script` and `prelude` lines, generated from the engine's formulas.
 
-import { opRow, fillOp } from "./ops.js";
+import { opRow, fillOp, opRows, CALL } from "./ops.js";
 import { traceIndex } from "./timeline.js";
 
 const PY_KEYWORDS = new Set(("False None True and as assert async await break class continue def del elif else except "
   + "finally for from global if import in is lambda nonlocal not or pass raise return try while with yield").split(" "));
-const RESERVED = new Set(["Value", "math", "print", "tanh", "exp", "log", "sigmoid", "vpow", "_log", "_exp"]);
-
-const HELPERS = {
-  _math: ["def _exp(x):", "    try:", "        return math.exp(x)", "    except OverflowError:", "        return math.inf",
-    "", "def _log(x):", "    if x > 0:", "        return math.log(x)", "    return -math.inf if x == 0 else math.nan", ""],
-  tanh: ["def tanh(x):", "    t = math.tanh(x.data)", "    out = Value(t, (x,), 'tanh')", "", "    def _backward():",
-    "        x.grad += (1 - t**2) * out.grad", "", "    out._backward = _backward", "    return out", ""],
-  exp: ["def exp(x):", "    out = Value(_exp(x.data), (x,), 'exp')", "", "    def _backward():",
-    "        x.grad += out.data * out.grad", "", "    out._backward = _backward", "    return out", ""],
-  log: ["def log(x):", "    out = Value(_log(x.data), (x,), 'log')", "", "    def _backward():",
-    "        x.grad += (1 / x.data if x.data != 0 else math.inf) * out.grad", "", "    out._backward = _backward", "    return out", ""],
-  sigmoid: ["def sigmoid(x):", "    z = x.data",
-    "    s = 1 / (1 + _exp(-z)) if z >= 0 else _exp(z) / (1 + _exp(z))", "    out = Value(s, (x,), 'sigmoid')", "",
-    "    def _backward():", "        x.grad += s * (1 - s) * out.grad", "", "    out._backward = _backward", "    return out", ""],
-  vpow: ["def vpow(a, b):", "    \"\"\"a ** b with a Value exponent (micrograd's ** takes numbers only).\"\"\"",
-    "    out = Value(a.data**b.data, (a, b), '**')", "", "    def _backward():",
-    "        a.grad += b.data * a.data ** (b.data - 1) * out.grad", "        b.grad += out.data * _log(a.data) * out.grad", "",
-    "    out._backward = _backward", "    return out", ""],
-};
+// Names the script itself defines or uses: no variable may take them.
+const RESERVED = new Set(["Value", "math", "print",
+  ...opRows().flatMap((row) => (row.helper ? [row.helper, ...Object.keys(row.prelude)] : []))]);
 
 /** Text safe inside a Python `#` comment: no character that could end the line (a lone \r
  * does, for Python) or that Python refuses in source. */
@@ -87,19 +72,20 @@ function topoOrder(trace) {
   return trace.nodes;
 }
 
-// How tightly each op's micrograd spelling binds (Python's precedence); calls, methods,
-// variables and `Value(…)` are atoms.
-const BINDING = { "+": 10, "-": 10, "*": 20, "/": 20, neg: 30, "**k": 40 };
-const ATOM = 60;
-const bindingOf = (node) => BINDING[node.op === "**" && node.exponent != null ? "**k" : node.op] ?? 50;
+// How tightly a node's micrograd spelling binds (Python's precedence, the table's): an operator
+// its row's precedence, a call or a method call (`vpow(a, b)`, `a.relu()`) CALL; variables and
+// `Value(…)` are atoms.
+const ATOM = CALL + 10;
+const isCalled = (row) => row.micrograd.endsWith(")");
+const bindingOf = (node) => (isCalled(opRow(node)) ? CALL : opRow(node).precedence);
 
 /** Whether input `i` of `node` (binding `inner`) needs parentheses in `node`'s spelling. */
 function needsParens(node, i, inner) {
-  const key = node.op === "**" && node.exponent != null ? "**k" : node.op;
-  if (key === "relu") return inner < 50; // a method call: `(a*b).relu()`
-  const outer = BINDING[key];
-  if (outer === undefined) return false; // a function call's argument: `tanh(a*b)`
-  if (key === "neg" || key === "**k") return inner <= outer; // `-(-a)`, `(a**2)**3`, `(-a)**2`
+  const row = opRow(node);
+  if (row.micrograd.startsWith("{0}.")) return inner < CALL; // a method call: `(a*b).relu()`
+  if (isCalled(row)) return false; // a function call's argument: `tanh(a*b)`
+  const outer = row.precedence;
+  if (row.arity === 1) return inner <= outer; // `-(-a)`, `(a**2)**3`, `(-a)**2`
   return i === 0 ? inner < outer : inner <= outer; // left-associative: `a - (b - c)`
 }
 
@@ -161,10 +147,7 @@ export function microgradScript(trace, { train = null } = {}) {
   const variables = [...names.values()];
   const reassigned = new Set(trace.leaves.filter((leaf) => variables.filter((v) => v === names.get(leaf.id)).length > 1).map((leaf) => leaf.id));
   for (const node of order) {
-    if (node.kind === "op") {
-      const { helper } = opRow(node);
-      if (helper) needed.add(helper);
-    }
+    if (node.kind === "op" && opRow(node).helper) needed.add(opRow(node));
     if (!names.has(node.id)) continue; // written inline where it is used
     const name = names.get(node.id);
     if (node.kind === "leaf") {
@@ -177,9 +160,7 @@ export function microgradScript(trace, { train = null } = {}) {
     body.push(`${name} = ${text.get(node.id)}`);
     model.push(body.at(-1));
   }
-  const helpers = [];
-  if ([...needed].some((h) => h !== "tanh")) helpers.push(...HELPERS._math);
-  for (const h of Object.keys(HELPERS)) if (needed.has(h)) helpers.push(...HELPERS[h]);
+  const helpers = scriptHelpers([...needed]);
   const root = names.get(trace.root);
   const firstLine = commentText(trace.source.split(/\r\n|\r|\n/)[0]);
   const lines = [
@@ -200,6 +181,14 @@ export function microgradScript(trace, { train = null } = {}) {
   ];
   if (train) lines.push(...trainingLoop(trace, train, model, root));
   return lines.join("\n");
+}
+
+/** The lines defining the helpers of `rows` (table rows): the IEEE helpers they call, each once, then theirs. */
+function scriptHelpers(rows) {
+  const prelude = new Map();
+  for (const row of rows) for (const [name, lines] of Object.entries(row.prelude)) prelude.set(name, lines);
+  const ordered = opRows().filter((row) => rows.includes(row));
+  return [...[...prelude.keys()].sort().flatMap((name) => prelude.get(name)), ...ordered.flatMap((row) => row.script)];
 }
 
 // Finds a leaf by its label (a leaf whose variable was assigned again), after backward.

@@ -14,6 +14,27 @@ export function useOpTable(table) {
   OPS = table;
 }
 
+// The precedence of a call `f(x)` or a method call `x.f()` in the table (engine/ops.py CALL): the
+// `precedence` of every function's row.
+export const CALL = 50;
+
+/** Every row of the table, in its order. */
+export function opRows() {
+  return Object.values(OPS);
+}
+
+/**
+ * Whether `node` passes no gradient at its current data: its op's row says at or below which
+ * result that happens (`dead_at_or_below`: relu at 0, a dead unit). Data not yet a number
+ * ("NaN", unknown) is not dead.
+ */
+export function isDead(node) {
+  const limit = opRowOrNull(node)?.dead_at_or_below;
+  return limit !== null && limit !== undefined && typeof node.data === "number" && node.data <= limit;
+}
+
+const opRowOrNull = (node) => (node.op ? opRow(node) : null);
+
 /** The table's row of a node's op (`**` with a constant exponent is the row `**k`). */
 export function opRow(node) {
   const key = node.op === "**" && node.exponent !== null && node.exponent !== undefined ? "**k" : node.op;

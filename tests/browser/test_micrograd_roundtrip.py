@@ -60,6 +60,9 @@ EDGES = [
     {"source": "a = 2\nb = -3\nd = 10\nrelu(a * b + d) / (a - b) - exp(-a) * log(d)"},
     {"source": "c = 2\nc += c + 1\nc *= c - 1\nx = 0.5\nx = x * c + 1\ntanh(x) + sigmoid(x)"},
     {"source": "a = 3\nb = 0.5\na ** b - b ** a + 1e-3 * a"},
+    # The helpers generated from the table: sin, and a ** b at a = 0 (where ∂/∂b is 0, not
+    # 0 * log 0 = nan as a hand-written helper had it).
+    {"source": "a = 0\nb = 2\nc = 0.5\na ** b + sin(c) * c ** b - log(c) / b"},
 ]
 
 

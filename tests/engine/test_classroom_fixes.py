@@ -297,16 +297,16 @@ def test_expansion_nodes_are_named_by_their_own_text(
 
 
 EXPANSIONS = [
-    ("a / b**2", "a · (b**2)^(−1)"),
+    ("a / b**2", "a·(b**2)^(−1)"),
     ("a - b*c", "a + (b*c)·(−1)"),
     ("a - (b + c)", "a + (b + c)·(−1)"),
     ("a - -2", "a + (-2)·(−1)"),
     ("b - -a", "b + (-a)·(−1)"),
     ("-a**2", "(a**2)·(−1)"),
     ("-exp(a)", "exp(a)·(−1)"),
-    ("a / (b*c)", "a · (b*c)^(−1)"),
-    ("a*b / c", "a*b · c^(−1)"),
-    ("a / b / c", "a / b · c^(−1)"),
+    ("a / (b*c)", "a·(b*c)^(−1)"),
+    ("a*b / c", "(a*b)·c^(−1)"),
+    ("a / b / c", "(a / b)·c^(−1)"),
 ]
 
 
@@ -335,7 +335,7 @@ CUT = "x" * 39 + "…"
     [
         (
             LONG + "(1)",
-            f"unknown function '{CUT}' — did you mean one of: relu, tanh, exp, log, sigmoid?",
+            f"unknown function '{CUT}' — did you mean one of: relu, tanh, exp, log, sigmoid, sin?",
         ),
         (LONG + " " + LONG, f"missing operator between '{CUT}' and '{CUT}'"),
         (

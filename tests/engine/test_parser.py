@@ -53,7 +53,7 @@ ERRORS = [
     (
         "sqrtt(2)",
         "UnknownFunction",
-        "unknown function 'sqrtt' — did you mean one of: relu, tanh, exp, log, sigmoid?",
+        "unknown function 'sqrtt' — did you mean one of: relu, tanh, exp, log, sigmoid, sin?",
         1,
         1,
     ),
@@ -158,7 +158,7 @@ ERRORS = [
     (
         "__import__(os)",
         "UnknownFunction",
-        "unknown function '__import__' — did you mean one of: relu, tanh, exp, log, sigmoid?",
+        "unknown function '__import__' — did you mean one of: relu, tanh, exp, log, sigmoid, sin?",
         1,
         1,
     ),

@@ -228,7 +228,7 @@ def test_division_data_is_exact_and_derived() -> None:
     result = engine.trace("a = 1\nb = 3\nc = a / b")
     assert result.root.data == 1 / 3
     node = result.to_dict()["nodes"][-1]
-    assert (node["op"], node["derived"], node["expansion"]) == ("/", True, "a · b^(−1)")
+    assert (node["op"], node["derived"], node["expansion"]) == ("/", True, "a·b^(−1)")
     edges = result.to_dict()["edges"]
     assert [e["local_grad"] for e in edges] == [1 / 3, -1 / 9]
 
@@ -236,7 +236,7 @@ def test_division_data_is_exact_and_derived() -> None:
 DERIVED = [
     ("a - b", "-", "a + b·(−1)", [1.0, -1.0]),
     ("-a", "neg", "a·(−1)", [-1.0]),
-    ("a / b", "/", "a · b^(−1)", [1.0, -1.0]),
+    ("a / b", "/", "a·b^(−1)", [1.0, -1.0]),
 ]
 
 
