@@ -25,9 +25,9 @@ __all__ = ["Program", "program_of", "save_html", "show", "trace", "trace_value"]
 def __getattr__(name: str) -> Any:
     # `chainrule.Program` and `chainrule.program_of` without importing the engine up front.
     if name in ("Program", "program_of"):
-        from chainrule.engine import from_values
+        from chainrule.engine import value_reader
 
-        return getattr(from_values, name)
+        return getattr(value_reader, name)
     raise AttributeError(f"module 'chainrule' has no attribute {name!r}")
 
 

@@ -124,17 +124,33 @@ def structure_of(
     docs/api.md; without `groups` every node is a group of its own)."""
     ids = tuple(node["id"] for node in nodes)
     index = {node_id: i for i, node_id in enumerate(ids)}
-    kinds = tuple(node["kind"] for node in nodes)
-    edge_pairs = tuple((index[edge["source"]], index[edge["target"]]) for edge in edges)
     group_of = [0] * len(ids)
     for number, group in enumerate(groups):
         for member in group["nodes"]:
             group_of[index[member]] = number
+    return structure(
+        ids,
+        [(node["kind"], node["op"], node["label"]) for node in nodes],
+        [(index[edge["source"]], index[edge["target"]]) for edge in edges],
+        group_of if groups else None,
+    )
+
+
+def structure(
+    ids: Sequence[str],
+    cards: Sequence[tuple[str, str | None, str]],
+    edges: Sequence[tuple[int, int]],
+    group_of: Sequence[int] | None = None,
+) -> Structure:
+    """The structure of a graph from its node ids, each card's (kind, op, label), the edges as
+    (input index, consumer index) pairs and each node's group (None: each node its own)."""
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(orjson.dumps([[n["kind"], n["op"], n["label"]] for n in nodes]))
-    digest.update(orjson.dumps(edge_pairs))
-    digest.update(orjson.dumps(group_of if groups else None))
-    return Structure(ids, kinds, edge_pairs, digest.digest(), tuple(group_of) if groups else ())
+    digest.update(orjson.dumps(cards))
+    digest.update(orjson.dumps(edges))
+    digest.update(orjson.dumps(group_of))
+    kinds = tuple(kind for kind, _, _ in cards)
+    groups = tuple(group_of) if group_of is not None else ()
+    return Structure(tuple(ids), kinds, tuple(map(tuple, edges)), digest.digest(), groups)
 
 
 def collapsed_structure(structure: Structure) -> Structure | None:

@@ -22,7 +22,6 @@ from fastapi import Depends, Request
 from chainrule.app.cache import BoundedCache
 from chainrule.app.layout import Layouter
 from chainrule.app.settings import AppSettings
-from chainrule.app.trace_body import GraphBody
 
 
 def graphviz_version(dot_binary: str | None) -> str | None:
@@ -58,7 +57,7 @@ def exit_with_parent() -> None:
 @dataclass
 class ServerState:
     layouter: Layouter
-    responses: BoundedCache[GraphBody]
+    responses: BoundedCache[bytes]  # POST /api/graph's encoded bodies
     dot_binary: str | None
     graphviz_version: str | None
     offload_processes: int = 1
@@ -105,7 +104,7 @@ class ServerState:
             responses=BoundedCache(
                 settings.response_cache_size,
                 max_size=settings.response_cache_bytes,
-                sizeof=lambda body: len(body.trace_json),
+                sizeof=len,
             ),
             dot_binary=dot_binary,
             graphviz_version=version,

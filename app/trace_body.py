@@ -1,4 +1,5 @@
-"""From a request to response bytes: trace with the server's limits, lay out, encode once."""
+"""From a request to response bytes: trace with the server's limits, lay the graph out, write
+the reply with the layout in it and encode it."""
 
 from __future__ import annotations
 
@@ -10,10 +11,14 @@ import orjson
 
 from chainrule import engine
 from chainrule.app import __version__
-from chainrule.app.layout import Layout, Layouter, structure_of
+from chainrule.app.layout import Layout, Layouter, Structure, structure
 from chainrule.app.schemas import GraphRequest
 from chainrule.app.settings import AppSettings
+from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.i18n import DEFAULT_LANG
+from chainrule.engine.ops import public_op
+from chainrule.engine.reply import Placement, trace_reply
+from chainrule.engine.steps import steps
 
 
 def limits_of(settings: AppSettings) -> engine.Limits:
@@ -73,59 +78,71 @@ def trace_dict(
 
 @dataclass(frozen=True)
 class GraphBody:
-    """The encoded trace with every node's box, waiting for its `layout` field."""
+    """The encoded body of `POST /api/graph`: as this request sends it (`now`), and as the
+    response cache sends it later (`later`, its `layout.cached` true): the same bytes unless
+    this request computed the layout."""
 
-    trace_json: bytes  # a JSON object, without "layout"
-    layout: Layout
-
-    def render(self, layout_cached: bool) -> bytes:
-        collapsed = self.layout.collapsed or self.layout
-        layout = {
-            "engine": self.layout.engine,
-            "width": self.layout.width,
-            "height": self.layout.height,
-            "cached": layout_cached,
-            "collapsed": {
-                "engine": collapsed.engine,
-                "width": collapsed.width,
-                "height": collapsed.height,
-            },
-        }
-        return b"".join((self.trace_json[:-1], b',"layout":', orjson.dumps(layout), b"}"))
+    now: bytes
+    later: bytes
 
 
-def box_dict(box: tuple[float, float, float, float]) -> dict[str, float]:
-    x, y, width, height = box
-    return {"x": x, "y": y, "width": width, "height": height}
+def layout_structure(trace: engine.Trace) -> Structure:
+    """What the layout of `trace`'s graph depends on: its cards, edges and groups."""
+    nodes = trace.nodes
+    group_of = [0] * len(nodes)
+    for number, group in enumerate(trace.graph.groups):
+        for member in group.nodes:
+            group_of[member] = number
+    return structure(
+        [f"n{node.id}" for node in nodes],
+        [(node.kind, public_op(node.op), node.label) for node in nodes],
+        [(child.id, node.id) for node in nodes for child in node.inputs],
+        group_of,
+    )
 
 
-def place(trace: dict[str, Any], layout: Layout) -> None:
-    """Write `layout` into `trace`: every node's box, and each group's `box` (its labelled box,
-    or null for a group of one card) and `card` (its place when collapsed)."""
-    for node, (x, y, width, height) in zip(trace["nodes"], layout.boxes, strict=True):
-        node["x"], node["y"], node["width"], node["height"] = x, y, width, height
-    groups = trace["groups"]
+def placement(layout: Layout, trace: engine.Trace) -> Placement:
+    """Where the reply puts every card and group: the layout's boxes, each group's labelled
+    box (None for a group of one card) and its card when collapsed."""
+    groups = trace.graph.groups
     frames = layout.frames or (None,) * len(groups)
     if layout.collapsed is not None:
         cards = layout.collapsed.boxes
     else:  # every group is one card: collapsed, it stays where it is
-        cards = tuple(layout.boxes[int(group["root"][1:])] for group in groups)
-    for group, frame, card in zip(groups, frames, cards, strict=True):
-        group["box"] = None if frame is None else box_dict(frame)
-        group["card"] = box_dict(card)
+        cards = tuple(layout.boxes[group.root] for group in groups)
+    return Placement(layout.boxes, frames, cards)
+
+
+def layout_reply(layout: Layout, cached: bool) -> dict[str, Any]:
+    """The reply's `layout`: the drawing's engine and size, collapsed and not."""
+    collapsed = layout.collapsed or layout
+    return {
+        "engine": layout.engine,
+        "width": layout.width,
+        "height": layout.height,
+        "cached": cached,
+        "collapsed": {
+            "engine": collapsed.engine,
+            "width": collapsed.width,
+            "height": collapsed.height,
+        },
+    }
 
 
 def build_body(
     request: GraphRequest, settings: AppSettings, layouter: Layouter, lang: str = DEFAULT_LANG
-) -> tuple[GraphBody, bool]:
-    """Trace and lay out, the words in `lang`; returns the body and whether the layout came
-    from the cache."""
-    trace = trace_dict(request, settings, lang)
-    trace["structure"] = structure_id(request, settings)
-    structure = structure_of(trace["nodes"], trace["edges"], trace["groups"])
-    layout, cached = layouter.layout(structure)
-    place(trace, layout)
-    return GraphBody(orjson.dumps(trace), layout), cached
+) -> GraphBody:
+    """Trace, lay out and encode, the words in `lang`: the layout goes into the reply as it is
+    written (engine/reply.py), and the whole body is encoded once per `layout.cached`."""
+    options = run_options(request, settings)
+    with cycle_collector_paused():  # tens of thousands of new dicts, none in a cycle
+        trace = engine.trace(request.source, request.values, **options, lang=lang)
+        layout, cached = layouter.layout(layout_structure(trace))
+        reply = trace_reply(trace, steps(trace), placement(layout, trace))
+        reply["structure"] = structure_id(request, settings)
+        later = orjson.dumps({**reply, "layout": layout_reply(layout, True)})
+        now = later if cached else orjson.dumps({**reply, "layout": layout_reply(layout, False)})
+    return GraphBody(now, later)
 
 
 def numbers_body(request: GraphRequest, settings: AppSettings, lang: str = DEFAULT_LANG) -> bytes:
@@ -153,9 +170,7 @@ def request_key(request: GraphRequest, settings: AppSettings, lang: str) -> tupl
 _worker_layouter: Layouter | None = None
 
 
-def build_body_in_worker(
-    request: GraphRequest, settings: AppSettings, lang: str
-) -> tuple[GraphBody, bool]:
+def build_body_in_worker(request: GraphRequest, settings: AppSettings, lang: str) -> GraphBody:
     """`build_body` in a process of the offload pool, with that process's layout cache."""
     global _worker_layouter
     if _worker_layouter is None:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from chainrule import engine  # noqa: E402
 from chainrule.engine import Value  # noqa: E402
-from chainrule.engine.collector import cycle_collector_paused  # noqa: E402
+from chainrule.engine.gc_pause import cycle_collector_paused  # noqa: E402
 
 SIZES = (100, 1_000, 10_000, 100_000)
 SHAPES = ("chain", "wide")

@@ -17,7 +17,7 @@ from .errors import (
     UseBeforeAssign,
 )
 from .presets import PRESETS
-from .run import ForwardBackward, Trace, build_graph, forward_backward, numbers, trace
+from .tracing import ForwardBackward, Trace, build_graph, forward_backward, numbers, run, trace
 from .value import Value
 
 __all__ = [
@@ -43,5 +43,6 @@ __all__ = [
     "descend",
     "forward_backward",
     "numbers",
+    "run",
     "trace",
 ]

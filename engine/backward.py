@@ -1,43 +1,60 @@
 """The backward pass, once: seed the root's grad with 1, then visit nodes applying
-`grad[input] += local × upstream`. Value.backward, the lean path and the teaching timeline
-(with its variants: a custom visit order, `=` instead of `+=`) all run this function."""
+`grad[input] += local × upstream`. Value.backward and the lean path run `backward`; a trace runs
+`recorded_backward`, the same additions in the same order, keeping every visit and contribution
+(and its teaching variants: a custom visit order, `=` instead of `+=`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .value import Value
 
 
-@dataclass(slots=True)
-class Contribution:
-    """One `grad[to] += local × upstream` of the backward pass, with the API's field names.
-
-    `edge` and `to` are indices (the API writes them `e{edge}`, `n{to}`); `lost` is set later
-    if an overwrite replaces it before `to` is visited; `replaced` is the contribution this one
-    overwrote, and `source` the id of the node whose visit made it."""
-
-    edge: int
-    to: int
-    upstream: float
-    local: float
-    contribution: float
-    grad_before: float
-    grad_after: float
-    lost: bool
-    late: bool
-    replaced: Contribution | None
-    source: int
+def backward(root: Value, visit_order: list[Value]) -> None:
+    """Seed `root.grad = 1`, then visit `visit_order` applying `input.grad += local × upstream`
+    to the nodes' own `grad`; every grad the pass reaches must start at 0 (the caller resets
+    them)."""
+    root.grad = 1.0
+    for node in visit_order:
+        inputs = node.inputs
+        if not inputs:
+            continue
+        upstream = node.grad
+        if len(inputs) == 2:  # most nodes: unpacked, no zip object
+            (left, right), (left_local, right_local) = inputs, node.local_grads
+            left.grad += left_local * upstream
+            right.grad += right_local * upstream
+        else:
+            for child, local_grad in zip(inputs, node.local_grads, strict=True):
+                child.grad += local_grad * upstream
 
 
-class Visit(NamedTuple):
-    """One node's visit in the backward pass: its grad when visited and what it passed on."""
+@dataclass(frozen=True, slots=True)
+class BackwardRecord:
+    """A recorded backward pass, as columns: per visit (in visit order) the node and its grad
+    when visited (`upstream`: what it passes on), and `starts[i]:starts[i + 1]` its
+    contributions; per contribution (`grad[to] += local × upstream`) the edge, the node it
+    reaches, its value and that node's grad before and after. Edges and nodes are indices (the
+    API writes them `e{edge}`, `n{to}`); a contribution's local is its edge's.
 
-    node: Value
-    upstream: float
-    contributions: list[Contribution]
+    The variants' marks, by contribution index: `late` (it arrived after `to` was visited, so it
+    is never passed on), `lost` (an overwrite replaced it before `to` was visited) and
+    `replaced` (the contribution each overwriting one replaced)."""
+
+    visits: tuple[int, ...]
+    upstream: tuple[float, ...]
+    starts: tuple[int, ...]
+    edge: tuple[int, ...]
+    to: tuple[int, ...]
+    contribution: tuple[float, ...]
+    grad_before: tuple[float, ...]
+    grad_after: tuple[float, ...]
+    late: frozenset[int] = frozenset()
+    lost: frozenset[int] = frozenset()
+    replaced: Mapping[int, int] | None = None
 
 
 def edge_offsets(nodes: list[Value]) -> list[int]:
@@ -50,59 +67,44 @@ def edge_offsets(nodes: list[Value]) -> list[int]:
     return offsets
 
 
-def backward(
-    root: Value,
-    visit_order: list[Value],
-    *,
-    overwrite: bool = False,
-    visits: list[Visit] | None = None,
-    offsets: list[int] | None = None,
-) -> None:
-    """Seed `root.grad = 1`, then visit `visit_order` applying `input.grad += local × upstream`
-    (or `=` when `overwrite`) to the nodes' own `grad`; every grad the pass reaches must start
-    at 0 (the caller resets them).
-
-    If `visits` is given, appends every visit with its contributions, `lost` (overwritten
-    before its target was visited) and `late` (arrived after its target was visited) marked;
-    recording needs sequential node ids and `offsets` (from `edge_offsets`) for edge ids."""
+def recorded_backward(
+    root: Value, visit_order: list[Value], offsets: list[int], *, overwrite: bool = False
+) -> BackwardRecord:
+    """`backward` in `visit_order`, recording every visit and contribution (`=` instead of
+    `+=` when `overwrite`); needs sequential node ids and `offsets` (from `edge_offsets`)."""
     root.grad = 1.0
-    if visits is None and not overwrite:
-        for node in visit_order:
-            inputs = node.inputs
-            if not inputs:
-                continue
-            upstream = node.grad
-            if len(inputs) == 2:  # most nodes: unpacked, no zip object
-                (left, right), (left_local, right_local) = inputs, node.local_grads
-                left.grad += left_local * upstream
-                right.grad += right_local * upstream
-            else:
-                for child, local_grad in zip(inputs, node.local_grads, strict=True):
-                    child.grad += local_grad * upstream
-        return
-    assert offsets is not None
+    visits, upstreams, starts = [], [], [0]
+    edges, tos, contributions, befores, afters = [], [], [], [], []
     visited = [False] * len(offsets)
-    last: list[Contribution | None] = [None] * len(offsets)
+    last = [-1] * len(offsets)  # each node's latest contribution, for the variants' marks
+    late, lost, replaced = set(), set(), {}
     for node in visit_order:
         upstream = node.grad
-        contributions: list[Contribution] = []
         edge = offsets[node.id]
-        for index, (child, local) in enumerate(zip(node.inputs, node.local_grads, strict=True)):
+        for local, child in zip(node.local_grads, node.inputs, strict=True):
             to = child.id
             contribution = local * upstream
             before = child.grad
-            after = contribution if overwrite else before + contribution
-            child.grad = after
-            record = Contribution(
-                edge + index, to, upstream, local, contribution, before, after,
-                False, visited[to], None, node.id,
-            )  # fmt: skip
-            previous = last[to]
-            if overwrite and not visited[to] and previous is not None:
-                previous.lost = True
-                record.replaced = previous
-            last[to] = record
-            contributions.append(record)
+            child.grad = after = contribution if overwrite else before + contribution
+            index = len(contributions)
+            edges.append(edge)
+            tos.append(to)
+            contributions.append(contribution)
+            befores.append(before)
+            afters.append(after)
+            edge += 1
+            if visited[to]:
+                late.add(index)
+            elif overwrite and last[to] >= 0:
+                lost.add(last[to])
+                replaced[index] = last[to]
+            last[to] = index
         visited[node.id] = True
-        if visits is not None:
-            visits.append(Visit(node, upstream, contributions))
+        visits.append(node.id)
+        upstreams.append(upstream)
+        starts.append(len(contributions))
+    return BackwardRecord(
+        tuple(visits), tuple(upstreams), tuple(starts), tuple(edges), tuple(tos),
+        tuple(contributions), tuple(befores), tuple(afters),
+        frozenset(late), frozenset(lost), replaced,
+    )  # fmt: skip

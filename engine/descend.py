@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .builder import Limits, build, check_values
-from .collector import cycle_collector_paused
 from .errors import BadTraining, quoted
+from .gc_pause import cycle_collector_paused
 from .i18n import DEFAULT_LANG, Count, msg, render
 from .narration import fmt
 from .reply import number
-from .run import check_source_size, parsed
+from .tracing import check_source_size, parsed
 
 MAX_STEPS = 200  # per call: a page's Play asks for batches of steps, never for thousands at once
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from .formulas import operator_of
 from .ops import OPS
@@ -65,66 +67,77 @@ def _evaluate(root: Value, datas: list[float], nodes: list[Value]) -> tuple[floa
     return datas[root.id], largest
 
 
+class LeafCheck(NamedTuple):
+    """One leaf's check: its name and node id, the analytic and numeric gradients, and the
+    status: pass, fail, kink (the one-sided differences disagree: a relu corner or similar),
+    imprecise (the disagreement is within what float64 rounding can cause at this eps, because
+    the values involved are large: the check cannot judge) or nonfinite."""
+
+    name: str
+    id: int
+    analytic: float
+    numeric: float
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class GradCheck:
+    """The check of a graph: how many of its `total` leaves were `checked` (all but when
+    `capped`) and each one's result."""
+
+    eps_rule: str
+    checked: int
+    total: int
+    capped: bool
+    results: tuple[LeafCheck, ...]
+
+
 def gradcheck(
     nodes: list[Value],
     order: list[Value],
     root: Value,
     leaves: list[tuple[str, Value]],
-    analytic: list[float],
-) -> dict[str, Any]:
-    """`{eps_rule, checked, total, capped, results}`: one result per checked leaf with status
-    pass, fail, kink (the one-sided differences disagree: a relu corner or similar),
-    imprecise (the disagreement is within what float64 rounding can cause at this eps, because
-    the values involved are large: the check cannot judge) or nonfinite. Checks at most
-    MAX_LEAVES leaves, and none on graphs over MAX_NODES nodes."""
-    results: list[dict[str, Any]] = []
+    analytic: Sequence[float],
+) -> GradCheck:
+    """Check the `analytic` gradient of each leaf (by node id) against central differences.
+    Checks at most MAX_LEAVES leaves, and none on graphs over MAX_NODES nodes."""
     capped = len(nodes) > MAX_NODES or len(leaves) > MAX_LEAVES
     checked = [] if len(nodes) > MAX_NODES else leaves[:MAX_LEAVES]
     base = [node.data for node in nodes] if checked else []
-    f0 = root.data
-    for name, leaf in checked:
-        x = leaf.data
-        h = 1e-6 * max(1.0, abs(x))
-        affected, largest_input = _downstream(order, leaf)
-        datas = list(base)
-        datas[leaf.id] = x + h
-        f_plus, largest_plus = _evaluate(root, datas, affected)
-        datas[leaf.id] = x - h
-        f_minus, largest_minus = _evaluate(root, datas, affected)
-        numeric = (f_plus - f_minus) / (2 * h)
-        grad = analytic[leaf.id]
-        # How far rounding alone can move a one-sided difference at this h.
-        rounding = (
-            ROUNDING_OPS
-            * UNIT_ROUNDOFF
-            * max(largest_plus, largest_minus, largest_input, abs(x))
-            / h
-        )
-        if not (math.isfinite(numeric) and math.isfinite(grad)):
-            status = "nonfinite"
-        elif _agrees(grad, numeric):
-            status = "pass"
-        elif abs(grad - numeric) <= rounding:
-            status = "imprecise"
-        elif abs((f_plus - f0) / h - (f0 - f_minus) / h) > 2 * rounding and not _agrees(
-            (f_plus - f0) / h, (f0 - f_minus) / h
-        ):
-            status = "kink"
-        else:
-            status = "fail"
-        results.append(
-            {
-                "name": name,
-                "id": f"n{leaf.id}",
-                "analytic": grad,
-                "numeric": numeric,
-                "status": status,
-            }
-        )
-    return {
-        "eps_rule": EPS_RULE,
-        "checked": len(checked),
-        "total": len(leaves),
-        "capped": capped,
-        "results": results,
-    }
+    results = tuple(
+        _check_leaf(name, leaf, order, root, base, analytic[leaf.id]) for name, leaf in checked
+    )
+    return GradCheck(EPS_RULE, len(checked), len(leaves), capped, results)
+
+
+def _check_leaf(
+    name: str, leaf: Value, order: list[Value], root: Value, base: list[float], grad: float
+) -> LeafCheck:
+    """Nudge `leaf` by ±h, recompute what depends on it, and judge the difference quotient."""
+    x = leaf.data
+    h = 1e-6 * max(1.0, abs(x))
+    affected, largest_input = _downstream(order, leaf)
+    datas = list(base)
+    datas[leaf.id] = x + h
+    f_plus, largest_plus = _evaluate(root, datas, affected)
+    datas[leaf.id] = x - h
+    f_minus, largest_minus = _evaluate(root, datas, affected)
+    numeric = (f_plus - f_minus) / (2 * h)
+    # How far rounding alone can move a one-sided difference at this h.
+    largest = max(largest_plus, largest_minus, largest_input, abs(x))
+    rounding = ROUNDING_OPS * UNIT_ROUNDOFF * largest / h
+    one_sided = ((f_plus - root.data) / h, (root.data - f_minus) / h)
+    return LeafCheck(name, leaf.id, grad, numeric, _status(grad, numeric, one_sided, rounding))
+
+
+def _status(grad: float, numeric: float, one_sided: tuple[float, float], rounding: float) -> str:
+    if not (math.isfinite(numeric) and math.isfinite(grad)):
+        return "nonfinite"
+    if _agrees(grad, numeric):
+        return "pass"
+    if abs(grad - numeric) <= rounding:
+        return "imprecise"
+    right, left = one_sided
+    if abs(right - left) > 2 * rounding and not _agrees(right, left):
+        return "kink"
+    return "fail"

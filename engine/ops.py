@@ -272,6 +272,11 @@ def key_of(public: str, exponent: object = None) -> str:
     return "**k" if public == "**" and exponent is not None else public
 
 
+def public_op(op: str | None) -> str | None:
+    """The op as the API names it (`**k` is `**` with `exponent` set); None for no op."""
+    return None if op is None else OPS[op].public
+
+
 def apply(op: str, data: Sequence[float], exponent: float = 0.0) -> OpResult:
     """(data, local_grads, warning) of `op` on input data; warning is domain, overflow,
     division_by_zero or None. Results that turn finite inputs into inf/nan always warn."""

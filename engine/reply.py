@@ -1,21 +1,34 @@
-"""The JSON-ready replies of a run: the numbers (`numbers_reply`, the body of
-`POST /api/values`) and the whole trace (`trace_reply`, the body of `POST /api/graph` without
-layout), which reads its numbers from the numbers reply. Non-finite numbers are the strings
-"NaN", "Infinity" and "-Infinity"."""
+"""The JSON-ready replies of a trace, written from the trace record (engine/tracing.py) and its
+timeline (engine/steps.py) and nothing else: the numbers (`numbers_reply`, the body of
+`POST /api/values`) and the whole trace (`trace_reply`, the body of `POST /api/graph`, with the
+server's layout when given one as a `Placement`), which reads its numbers from the numbers
+reply. Non-finite numbers are the strings "NaN", "Infinity" and "-Infinity"."""
 
 from __future__ import annotations
 
 import math
-from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .gradcheck import GradCheck
 from .i18n import render
-from .narration import Narrator
-from .ops import DERIVED
-from .timeline import public_op
+from .narration import Narrator, filler
+from .ops import OPS, public_op
+from .steps import ForwardStep, SeedStep, Step, TopoStep
 
 if TYPE_CHECKING:
-    from .run import Trace
+    from .tracing import Trace
+
+Box = tuple[float, float, float, float]  # x, y (the centre), width, height
+
+
+class Placement(NamedTuple):
+    """Where the page draws the graph (the server's layout, app/layout.py): a box per node, and
+    per group its labelled box (None for a group of one card) and its card when collapsed."""
+
+    boxes: Sequence[Box]
+    group_boxes: Sequence[Box | None]
+    group_cards: Sequence[Box]
 
 
 def number(x: float) -> float | str:
@@ -27,16 +40,11 @@ def number(x: float) -> float | str:
     return "Infinity" if x > 0 else "-Infinity"
 
 
-def _numbers(values: list[float]) -> list[float | str]:
-    """`values` JSON-ready (the same list when all are finite, as they mostly are)."""
+def json_numbers(values: Sequence[float]) -> list[float | str]:
+    """`values` JSON-ready, as a list."""
     if all(map(math.isfinite, values)):
-        return values  # type: ignore[return-value]
+        return list(values)
     return [number(x) for x in values]
-
-
-def _column(records: list[Any], field: str) -> list[float | str]:
-    """One numeric field of every record, JSON-ready."""
-    return _numbers(list(map(attrgetter(field), records)))
 
 
 def _same(left: list[float | str], right: list[float | str]) -> bool:
@@ -53,88 +61,100 @@ def _same(left: list[float | str], right: list[float | str]) -> bool:
 def numbers_reply(trace: Trace) -> dict[str, Any]:
     """Everything in the trace's reply that depends on the leaf values, as arrays in the
     reply's orders (docs/api.md, "The numbers reply")."""
-    graph = trace.graph
-    nodes = graph.nodes
-    visits = trace.visits
-    records = [record for visit in visits for record in visit.contributions]
-    grad = _numbers(list(trace.grads))
-    correct_grad = (
-        None if trace.grads is trace.correct_grads else _numbers(list(trace.correct_grads))
-    )
+    nodes, record, lang = trace.nodes, trace.record, trace.lang
+    grad = json_numbers(trace.grads)
+    correct_grad = None if trace.grads is trace.correct_grads else json_numbers(trace.correct_grads)
     if correct_grad is not None and _same(correct_grad, grad):
         correct_grad = None
-    say = Narrator(graph.source, nodes, graph.helpers)
-    lang = trace.lang
-    node_warnings = {
-        f"n{node.id}": [
-            {"type": node.warning, "message": render(say.warning(node.warning, node), lang)}
-        ]
-        for node in nodes
-        if node.warning
-    }
-    check = dict(trace.gradcheck)
-    check["results"] = [
-        {**result, "analytic": number(result["analytic"]), "numeric": number(result["numeric"])}
-        for result in check["results"]
-    ]
     return {
-        "data": _column(nodes, "data"),
+        "data": json_numbers([node.data for node in nodes]),
         "grad": grad,
         "correct_grad": correct_grad,
-        "local_grad": _numbers([local for node in nodes for local in node.local_grads]),
-        "step_grad": _column(visits, "upstream"),
-        "contribution": _column(records, "contribution"),
-        "grad_before": _column(records, "grad_before"),
-        "grad_after": _column(records, "grad_after"),
-        "gradcheck": check,
+        "local_grad": json_numbers([local for node in nodes for local in node.local_grads]),
+        "step_grad": json_numbers(record.upstream),
+        "contribution": json_numbers(record.contribution),
+        "grad_before": json_numbers(record.grad_before),
+        "grad_after": json_numbers(record.grad_after),
+        "gradcheck": gradcheck_reply(trace.gradcheck),
         "warnings": [
             {**warning, "message": render(warning["message"], lang)} for warning in trace.warnings
         ],
-        "node_warnings": node_warnings,
+        "node_warnings": node_warnings_reply(trace),
     }
 
 
-def graph_reply(trace: Trace) -> dict[str, Any]:
-    """The `nodes` and `edges` of the trace's reply (docs/api.md): what a drawing of the graph
-    needs, without the timeline (no sort steps, no narration)."""
-    graph = trace.graph
-    numbers = trace.numbers()
-    data, grad = numbers["data"], numbers["grad"]
+def node_warnings_reply(trace: Trace) -> dict[str, list[dict[str, str]]]:
+    """Each warned node's warning, by node id, its message in the trace's language."""
+    say = Narrator(trace.source, trace.nodes, trace.graph.helpers)
+    return {
+        f"n{node.id}": [
+            {"type": node.warning, "message": render(say.warning(node.warning, node), trace.lang)}
+        ]
+        for node in trace.nodes
+        if node.warning
+    }
+
+
+def gradcheck_reply(check: GradCheck) -> dict[str, Any]:
+    return {
+        "eps_rule": check.eps_rule,
+        "checked": check.checked,
+        "total": check.total,
+        "capped": check.capped,
+        "results": [
+            {
+                "name": result.name,
+                "id": f"n{result.id}",
+                "analytic": number(result.analytic),
+                "numeric": number(result.numeric),
+                "status": result.status,
+            }
+            for result in check.results
+        ],
+    }
+
+
+def graph_reply(
+    trace: Trace, numbers: dict[str, Any], placement: Placement | None = None
+) -> dict[str, Any]:
+    """The `nodes` and `edges` of the trace's reply (docs/api.md), their numbers from the
+    numbers reply: what a drawing of the graph needs, without the timeline."""
+    data, grad, local_grad = numbers["data"], numbers["grad"], numbers["local_grad"]
     correct_grad = numbers["correct_grad"] or grad
-    local_grad = numbers["local_grad"]
     node_warnings = numbers["node_warnings"]
-    say = Narrator(graph.source, graph.nodes, graph.helpers)
-    group_of = [0] * len(graph.nodes)
-    for index, group in enumerate(graph.groups):
+    say = Narrator(trace.source, trace.nodes, trace.graph.helpers)
+    group_of = [0] * len(trace.nodes)
+    for index, group in enumerate(trace.graph.groups):
         for member in group.nodes:
             group_of[member] = index
     nodes = []
     edges = []
-    edge = 0
-    for node in graph.nodes:
+    for node in trace.nodes:
         i = node.id
         nid = f"n{i}"
-        derived = node.op in DERIVED
-        nodes.append(
-            {
-                "id": nid,
-                "label": node.label,
-                "text": say.text(node),
-                "op": public_op(node.op),
-                "exponent": number(node.exponent) if node.op == "**k" else None,  # type: ignore[arg-type]
-                "kind": node.kind,
-                "data": data[i],
-                "grad": grad[i],
-                "correct_grad": correct_grad[i],
-                "derived": derived,
-                "expansion": say.expansion(node) if derived else None,
-                "span": [node.start, node.end],
-                "inputs": [f"n{c.id}" for c in node.inputs],
-                "warnings": node_warnings.get(nid, []),
-                "group": f"g{group_of[i]}",
-            }
-        )
+        derived = node.op is not None and OPS[node.op].derived
+        written = {
+            "id": nid,
+            "label": node.label,
+            "text": say.text(node),
+            "op": public_op(node.op),
+            "exponent": number(node.exponent) if node.op == "**k" else None,  # type: ignore[arg-type]
+            "kind": node.kind,
+            "data": data[i],
+            "grad": grad[i],
+            "correct_grad": correct_grad[i],
+            "derived": derived,
+            "expansion": say.expansion(node) if derived else None,
+            "span": [node.start, node.end],
+            "inputs": [f"n{c.id}" for c in node.inputs],
+            "warnings": node_warnings.get(nid, []),
+            "group": f"g{group_of[i]}",
+        }
+        if placement is not None:
+            written.update(box_reply(placement.boxes[i]))
+        nodes.append(written)
         for index, child in enumerate(node.inputs):
+            edge = len(edges)
             edges.append(
                 {
                     "id": f"e{edge}",
@@ -144,49 +164,120 @@ def graph_reply(trace: Trace) -> dict[str, Any]:
                     "local_grad": local_grad[edge],
                 }
             )
-            edge += 1
     return {"nodes": nodes, "edges": edges}
 
 
-def groups_reply(trace: Trace) -> list[dict[str, Any]]:
+def box_reply(box: Box) -> dict[str, float]:
+    x, y, width, height = box
+    return {"x": x, "y": y, "width": width, "height": height}
+
+
+def groups_reply(trace: Trace, placement: Placement | None = None) -> list[dict[str, Any]]:
     """The `groups` of the trace's reply (docs/api.md): each statement's nodes, each leaf alone;
-    a group is named as narration names its root."""
-    graph = trace.graph
-    say = Narrator(graph.source, graph.nodes, graph.helpers)
-    return [
-        {
+    a group is named as narration names its root; with a placement, its `box` and `card`."""
+    nodes = trace.nodes
+    say = Narrator(trace.source, nodes, trace.graph.helpers)
+    groups = []
+    for index, group in enumerate(trace.graph.groups):
+        written: dict[str, Any] = {
             "id": f"g{index}",
-            "name": say.text(graph.nodes[group.root]),
+            "name": say.text(nodes[group.root]),
             "kind": group.kind,
             "root": f"n{group.root}",
             "nodes": [f"n{member}" for member in group.nodes],
         }
-        for index, group in enumerate(graph.groups)
+        if placement is not None:
+            box = placement.group_boxes[index]
+            written["box"] = None if box is None else box_reply(box)
+            written["card"] = box_reply(placement.group_cards[index])
+        groups.append(written)
+    return groups
+
+
+def steps_reply(trace: Trace, steps: list[Step], numbers: dict[str, Any]) -> list[dict[str, Any]]:
+    """The `steps` of the trace's reply: each step of the timeline with its numbers (from the
+    numbers reply) and its narration, its template filled with them."""
+    fill = filler(numbers)
+    written = []
+    for index, step in enumerate(steps):
+        reply = step_reply(trace, step, numbers, fill(step.template))
+        reply["index"] = index
+        written.append(reply)
+    return written
+
+
+def step_reply(trace: Trace, step: Step, numbers: dict[str, Any], narration: str) -> dict[str, Any]:
+    """One step as docs/api.md ("Step") writes it (without its `index`)."""
+    if isinstance(step, TopoStep):
+        return {
+            "phase": "topo", "node": f"n{step.node}", "narration": narration,
+            "template": step.template, "action": step.action,
+            "pop": None if step.pop is None else [f"n{step.pop[0]}", step.pop[1]],
+            "input": None if step.input is None else f"n{step.input}",
+            "pushed": [[f"n{node}", index] for node, index in step.pushed],
+            "emitted": None if step.emitted is None else f"n{step.emitted}",
+        }  # fmt: skip
+    node = step.node
+    head = {"node": f"n{node.id}", "narration": narration, "template": step.template}
+    if isinstance(step, ForwardStep):
+        return {
+            "phase": "forward", **head, "op": public_op(node.op),
+            "inputs": [f"n{c.id}" for c in node.inputs], "data": numbers["data"][node.id],
+        }  # fmt: skip
+    if isinstance(step, SeedStep):
+        return {"phase": "seed", **head, "grad": 1.0}
+    return {
+        "phase": "backward", **head, "grad": numbers["step_grad"][step.visit],
+        "contributions": contributions_reply(trace, step.visit, numbers),
+    }  # fmt: skip
+
+
+def contributions_reply(trace: Trace, visit: int, numbers: dict[str, Any]) -> list[dict[str, Any]]:
+    """The contributions of the `visit`-th visit, as a backward step lists them."""
+    record = trace.record
+    upstream = numbers["step_grad"][visit]
+    local_grad, contribution = numbers["local_grad"], numbers["contribution"]
+    before, after = numbers["grad_before"], numbers["grad_after"]
+    return [
+        {
+            "edge": f"e{record.edge[k]}",
+            "to": f"n{record.to[k]}",
+            "upstream": upstream,
+            "local": local_grad[record.edge[k]],
+            "contribution": contribution[k],
+            "grad_before": before[k],
+            "grad_after": after[k],
+            "lost": k in record.lost,
+            "late": k in record.late,
+        }
+        for k in range(record.starts[visit], record.starts[visit + 1])
     ]
 
 
-def trace_reply(trace: Trace) -> dict[str, Any]:
+def trace_reply(
+    trace: Trace, steps: list[Step], placement: Placement | None = None
+) -> dict[str, Any]:
     """The JSON-ready trace described in docs/api.md; its numbers are the numbers reply's."""
-    graph = trace.graph
-    numbers = trace.numbers()
+    numbers = numbers_reply(trace)
     data = numbers["data"]
+    order_check = trace.order_check
     return {
-        **graph_reply(trace),
-        "groups": groups_reply(trace),
-        "root": f"n{graph.root.id}",
+        **graph_reply(trace, numbers, placement),
+        "groups": groups_reply(trace, placement),
+        "root": f"n{trace.root.id}",
         "leaves": [
             {"name": name, "id": f"n{node.id}", "value": data[node.id]}
-            for name, node in graph.leaves
+            for name, node in trace.graph.leaves
         ],
-        "steps": trace.steps,
+        "steps": steps_reply(trace, steps, numbers),
         "gradcheck": numbers["gradcheck"],
         "warnings": numbers["warnings"],
         "mode": trace.mode,
-        "order": list(trace.order) if trace.order is not None else None,
+        "order": None if trace.order is None else list(trace.order),
         "order_check": (
             None
-            if trace.order_check is None
-            else {**trace.order_check, "message": render(trace.order_check["message"], trace.lang)}
+            if order_check is None
+            else {**order_check, "message": render(order_check["message"], trace.lang)}
         ),
         "source": trace.source,
     }

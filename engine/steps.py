@@ -1,23 +1,74 @@
-"""The timeline: the steps of the sort, the forward pass and the backward pass, each with its
-narration template (engine/narration.py) in the reader's language (the catalogue's
-`narration.*` sentences, engine/i18n.py); `narrate` fills the templates with the numbers."""
+"""The timeline of a trace: the steps of the sort, the forward pass, the seed and the backward
+pass, a function of the trace record (engine/tracing.py). A step holds what it is about (node
+ids, the visit it shows) and its narration template in the reader's language (the catalogue's
+`narration.*` sentences, engine/i18n.py) with slots for its numbers (engine/narration.py); the
+reply (engine/reply.py) writes it out with the numbers filled in."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from bisect import bisect_right
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .backward import Visit
-from .i18n import DEFAULT_LANG, templates, text
-from .narration import Narrator, escape, filler, operand_slot, slot
-from .ops import OPS
-from .topo import TopoEvent
+from .i18n import templates, text
+from .narration import Narrator, escape, operand_slot, slot
+from .topo import TopoEvent, topo_order
 from .value import Value
 
+if TYPE_CHECKING:
+    from .tracing import Trace
 
-def topo_steps(
-    events: list[TopoEvent], say: Narrator, lang: str = DEFAULT_LANG
-) -> list[dict[str, Any]]:
+Entry = tuple[int, int]  # a stack entry of the sort: (node id, input index)
+
+
+class TopoStep(NamedTuple):
+    """A step of the sort: its `action` on `node` (start, visit, skip, emit), the entry it
+    popped, the input it looked at, the entries it pushed and the node it emitted."""
+
+    node: int
+    action: str
+    pop: Entry | None
+    input: int | None
+    pushed: tuple[Entry, ...]
+    emitted: int | None
+    template: str
+
+
+class ForwardStep(NamedTuple):
+    node: Value
+    template: str
+
+
+class SeedStep(NamedTuple):
+    node: Value
+    template: str
+
+
+class BackwardStep(NamedTuple):
+    """The `visit`-th visit of the recorded backward pass (its node and contributions are the
+    record's)."""
+
+    visit: int
+    node: Value
+    template: str
+
+
+Step = TopoStep | ForwardStep | SeedStep | BackwardStep
+
+
+def steps(trace: Trace) -> list[Step]:
+    """The timeline of `trace`: topo (every event of the sort), forward, seed, backward."""
+    say = Narrator(trace.source, trace.nodes, trace.graph.helpers)
+    events: list[TopoEvent] = []
+    topo_order(trace.root, events)
+    return [
+        *topo_steps(events, say, trace.lang),
+        *forward_steps(trace.topo_order, say, trace.lang),
+        SeedStep(trace.root, text(trace.lang, "narration.seed", name=say.name(trace.root))),
+        *backward_steps(trace, say),
+    ]
+
+
+def topo_steps(events: list[TopoEvent], say: Narrator, lang: str) -> list[TopoStep]:
     """One step per event of the sort, with what it pushed and emitted.
 
     Steps carry deltas, not the whole stack: listing the stack after every step would make the
@@ -26,49 +77,44 @@ def topo_steps(
     number, so its templates hold no slots.
     """
     words = templates(lang, "narration.topo.")
-    steps: list[dict[str, Any]] = []
-    stack: list[list[Any]] = []
+    found: list[TopoStep] = []
+    stack: list[Entry] = []
     for action, node, index, child in events:
         depth = len(stack) - (0 if action == "start" else 1)
-        name = say.name(node)
-        nid = f"n{node.id}"
-        if action == "start":
-            stack.append([nid, 0])
-            pop = None
-            template = words["start"].format(name=name)
-        else:
-            stack.pop()
-            pop = [nid, index]
-            if action == "emit":
-                if node.inputs:
-                    template = words["emit"].format(name=name, index=index, count=len(node.inputs))
-                else:
-                    template = words["emit_leaf"].format(name=name)
-            else:
-                assert child is not None
-                stack.append([nid, index + 1])
-                other = say.name(child)
-                if action == "visit":
-                    stack.append([f"n{child.id}", 0])
-                template = words[action].format(name=name, index=index, input=other, next=index + 1)
-        steps.append(
-            {
-                "phase": "topo",
-                "node": nid,
-                "narration": None,
-                "template": template,
-                "action": action,
-                "pop": pop,
-                "input": f"n{child.id}" if child is not None else None,
-                "pushed": [list(entry) for entry in stack[depth:]],
-                "emitted": nid if action == "emit" else None,
-            }
-        )
-    return steps
+        pop = None if action == "start" else stack.pop()
+        if action in ("visit", "skip"):
+            stack.append((node.id, index + 1))
+        if action == "visit":
+            stack.append((child.id, 0))  # type: ignore[union-attr]
+        elif action == "start":
+            stack.append((node.id, 0))
+        template = _topo_template(words, say, action, node, index, child)
+        found.append(
+            TopoStep(
+                node.id, action, pop, None if child is None else child.id, tuple(stack[depth:]),
+                node.id if action == "emit" else None, template,
+            )
+        )  # fmt: skip
+    return found
+
+
+def _topo_template(
+    words: dict[str, str], say: Narrator, action: str, node: Value, index: int, child: Value | None
+) -> str:
+    name = say.name(node)
+    if action == "start":
+        return words["start"].format(name=name)
+    if action == "emit" and node.inputs:
+        return words["emit"].format(name=name, index=index, count=len(node.inputs))
+    if action == "emit":
+        return words["emit_leaf"].format(name=name)
+    other = say.name(child)  # type: ignore[arg-type]
+    return words[action].format(name=name, index=index, input=other, next=index + 1)
 
 
 def replay_topo(steps: list[dict[str, Any]]) -> list[tuple[list[list[Any]], list[str]]]:
-    """The stack (bottom first) and the sorted ids after each `topo` step, rebuilt from deltas."""
+    """The stack (bottom first) and the sorted ids after each `topo` step of a reply's steps,
+    rebuilt from their deltas."""
     stack: list[list[Any]] = []
     done: list[str] = []
     states = []
@@ -84,134 +130,68 @@ def replay_topo(steps: list[dict[str, Any]]) -> list[tuple[list[list[Any]], list
     return states
 
 
-def forward_steps(
-    order: list[Value], say: Narrator, data: Sequence[float | str], lang: str = DEFAULT_LANG
-) -> list[dict[str, Any]]:
-    """One step per node in topological order: its inputs, operation and data (from `data`,
-    the numbers reply's array)."""
+def forward_steps(order: tuple[Value, ...], say: Narrator, lang: str) -> list[ForwardStep]:
+    """One step per node in topological order: its inputs, operation and data."""
     words = templates(lang, "narration.forward.")
-    steps = []
+    found = []
     for node in order:
         result = slot("data", node.id)
-        if node.kind == "leaf":
-            template = words["leaf"].format(name=say.name(node), value=result)
-        elif node.kind == "const":
-            template = words["const"].format(name=say.name(node), value=result)
-        else:
+        if node.kind == "op":
             # A formula is read the same in every language: no words to translate.
             template = f"{escape(say.title(node))} = {say.formula_of_slots(node)} = {result}"
-        steps.append(
-            {
-                "phase": "forward",
-                "node": f"n{node.id}",
-                "narration": None,
-                "template": template,
-                "op": public_op(node.op),
-                "inputs": [f"n{c.id}" for c in node.inputs],
-                "data": data[node.id],
-            }
-        )
-    return steps
+        else:
+            template = words[node.kind].format(name=say.name(node), value=result)
+        found.append(ForwardStep(node, template))
+    return found
 
 
-def seed_step(root: Value, say: Narrator, lang: str = DEFAULT_LANG) -> dict[str, Any]:
-    return {
-        "phase": "seed",
-        "node": f"n{root.id}",
-        "narration": None,
-        "template": text(lang, "narration.seed", name=say.name(root)),
-        "grad": 1.0,
-    }
-
-
-def backward_steps(
-    visits: list[Visit],
-    say: Narrator,
-    nodes: list[Value],
-    overwrite: bool,
-    numbers: Mapping[str, Sequence[Any]],
-    lang: str = DEFAULT_LANG,
-) -> list[dict[str, Any]]:
-    """One step per visit with its contributions (their numbers from `numbers`, the numbers
-    reply, where contributions are flattened in visit order) and a sentence holding the
-    numbers."""
-    words = templates(lang, "narration.backward.")
-    # A contribution's upstream is its visit's grad and its local the edge's: the numbers reply
-    # holds each once (`step_grad`, `local_grad`), and the templates point there.
-    local_grad, contribution = numbers["local_grad"], numbers["contribution"]
-    before, after, step_grad = numbers["grad_before"], numbers["grad_after"], numbers["step_grad"]
-    sign = "=" if overwrite else "+="
-    # Where each contribution sits in the flattened arrays, for the ones an overwrite replaces.
-    position: dict[int, int] = {}
-    k = 0
-    steps = []
-    for visit_index, (node, _, contributions) in enumerate(visits):
+def backward_steps(trace: Trace, say: Narrator) -> list[BackwardStep]:
+    """One step per visit of the recorded pass, its sentence holding its contributions."""
+    words = templates(trace.lang, "narration.backward.")
+    record, nodes = trace.record, trace.nodes
+    found = []
+    for visit, node_id in enumerate(record.visits):
+        node = nodes[node_id]
         title = escape(say.title(node))
-        parts = []
-        rows = []
-        for record in contributions:
-            target = say.name(nodes[record.to])
-            added = slot("contribution", k)
-            # `upstream × local = contribution` is read the same in every language.
-            part = (
-                f"grad[{target}] {sign} {operand_slot('step_grad', visit_index)} × "
-                f"{operand_slot('local_grad', record.edge)} = {added}"
-            )
-            replaced = record.replaced
-            if replaced is not None:
-                part = words["overwritten"].format(
-                    contribution=part,
-                    target=target,
-                    lost=slot("contribution", position[id(replaced)]),
-                    source=escape(say.title(nodes[replaced.source])),
-                    title=title,
-                    added=added,
-                )
-            if overwrite:
-                position[id(record)] = k
-            if record.late:
-                part = words["late"].format(contribution=part, target=target)
-            parts.append(part)
-            rows.append(
-                {
-                    "edge": f"e{record.edge}",
-                    "to": f"n{record.to}",
-                    "upstream": step_grad[visit_index],
-                    "local": local_grad[record.edge],
-                    "contribution": contribution[k],
-                    "grad_before": before[k],
-                    "grad_after": after[k],
-                    "lost": record.lost,
-                    "late": record.late,
-                }
-            )
-            k += 1
+        first, last = record.starts[visit], record.starts[visit + 1]
+        parts = [_contribution(trace, say, words, visit, k, title) for k in range(first, last)]
         if parts:
             template = words["visit"].format(title=title, contributions=", ".join(parts))
         else:
             template = words["leaf" if node.kind == "leaf" else "const"].format(
-                title=title, name=say.name(node), grad=slot("step_grad", visit_index)
+                title=title, name=say.name(node), grad=slot("step_grad", visit)
             )
-        steps.append(
-            {
-                "phase": "backward",
-                "node": f"n{node.id}",
-                "narration": None,
-                "template": template,
-                "grad": step_grad[visit_index],
-                "contributions": rows,
-            }
-        )
-    return steps
+        found.append(BackwardStep(visit, node, template))
+    return found
 
 
-def narrate(steps: list[dict[str, Any]], numbers: Mapping[str, Sequence[Any]]) -> None:
-    """Fill every step's `narration` from its `template` and `numbers`."""
-    fill = filler(numbers)
-    for step in steps:
-        step["narration"] = fill(step["template"])
+def _contribution(
+    trace: Trace, say: Narrator, words: dict[str, str], visit: int, k: int, title: str
+) -> str:
+    """Contribution `k` (of the visit `visit`) in words: `grad[a] += 2 × 3 = 6`, and what a
+    variant did to it (overwrote an earlier one; arrived too late)."""
+    record = trace.record
+    target = say.name(trace.nodes[record.to[k]])
+    sign = "=" if trace.mode == "overwrite" else "+="
+    added = slot("contribution", k)
+    part = upstream_times_local(
+        f"grad[{target}] {sign}",
+        operand_slot("step_grad", visit),
+        operand_slot("local_grad", record.edge[k]),
+        added,
+    )
+    replaced = (record.replaced or {}).get(k)
+    if replaced is not None:
+        source = trace.nodes[record.visits[bisect_right(record.starts, replaced) - 1]]
+        part = words["overwritten"].format(
+            contribution=part, target=target, lost=slot("contribution", replaced),
+            source=escape(say.title(source)), title=title, added=added,
+        )  # fmt: skip
+    if k in record.late:
+        part = words["late"].format(contribution=part, target=target)
+    return part
 
 
-def public_op(op: str | None) -> str | None:
-    """The op as the API names it (`**` with `exponent` set for a constant power)."""
-    return None if op is None else OPS[op].public
+def upstream_times_local(receiver: str, upstream: str, local: str, contribution: str) -> str:
+    """`grad[a] += 2 × 3 = 6`: a contribution's arithmetic, read the same in every language."""
+    return f"{receiver} {upstream} × {local} = {contribution}"

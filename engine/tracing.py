@@ -1,5 +1,10 @@
-"""The engine's entry points: `trace` (the full teaching timeline), `numbers` (only what
-depends on the leaf values) and `forward_backward` (the lean path)."""
+"""The engine's entry points: `trace` (a program's run, the record every reply is made from),
+`numbers` (the numbers-only reply) and `forward_backward` (the lean path).
+
+The pipeline: source → parse (engine/parser.py) → build the Value graph with its forward pass
+(engine/builder.py) → run the backward passes and the gradient check into a `Trace`, an
+immutable record of floats (here) → the timeline, a function of it (engine/steps.py) → the
+JSON-ready reply, a pure serializer of both (engine/reply.py)."""
 
 from __future__ import annotations
 
@@ -8,17 +13,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .backward import Visit, backward, edge_offsets
+from .backward import BackwardRecord, backward, edge_offsets, recorded_backward
 from .builder import Graph, Limits, build, check_values, limit_warnings
-from .collector import cycle_collector_paused
 from .errors import LimitExceeded
-from .gradcheck import gradcheck
+from .gc_pause import cycle_collector_paused
+from .gradcheck import GradCheck, gradcheck
 from .i18n import DEFAULT_LANG, Count, check_lang, msg
-from .narration import Narrator
 from .parser import Statement, parse_program
-from .reply import graph_reply, numbers_reply, trace_reply
-from .timeline import backward_steps, forward_steps, narrate, seed_step, topo_steps
-from .topo import TopoEvent, topo_order
+from .reply import numbers_reply, trace_reply
+from .steps import steps
+from .topo import topo_order
 from .value import Value
 from .visit_order import check_order, order_warnings, resolve_order
 
@@ -102,91 +106,27 @@ def forward_backward(
     return ForwardBackward(graph.root.data, {name: node.grad for name, node in graph.leaves})
 
 
+@dataclass(frozen=True, slots=True)
 class Trace:
-    """Everything one run computes; `to_dict()` is the JSON-ready body of `POST /api/graph`
-    (without layout). Steps are materialised on demand: building a Trace of a 100,000-node
-    graph is cheap, its `to_dict()` is not."""
+    """Everything one run of a program computed, immutable: the built graph (its structure,
+    and each node's data and local derivatives), the topological order, the grads of the pass
+    shown (`grads`: the variant's when `mode` or `order` asks for one) and of the correct pass
+    (`correct_grads`), the shown pass recorded (`record`: every visit and contribution), the
+    gradient check, and the warnings and order check (their messages in English, said in `lang`
+    by the replies). The timeline (`steps.steps`) and the replies (`reply.*`) are functions of
+    it; `to_dict()` is `POST /api/graph`'s body without layout."""
 
-    def __init__(
-        self,
-        graph: Graph,
-        mode: str,
-        order: list[str] | None,
-        *,
-        record_visits: bool = False,
-        lang: str = DEFAULT_LANG,
-    ) -> None:
-        """Run the passes of `graph`; with `record_visits` the correct pass records its visits
-        at once (for a caller that will read them: the numbers), else only when asked. `lang`
-        is the language of the replies' words (narration, warnings, messages)."""
-        self.graph = graph
-        self.lang = check_lang(lang)
-        self.source = graph.source
-        self.mode = mode
-        self.order = order
-        nodes = graph.nodes
-        root = graph.root
-        self.topo_order: list[Value] = topo_order(root)
-        self._events: list[TopoEvent] | None = None
-        self._offsets: list[int] | None = None
-        reverse = self.topo_order[::-1]
-        self._reverse = reverse
-        self.warnings: list[dict[str, Any]] = list(graph.warnings)
-        self.order_check: dict[str, Any] | None = None
-        visit_order = reverse
-        if order is not None:
-            visit_order = resolve_order(graph, order)
-            self.order_check = check_order(graph, visit_order)
-        variant = mode == "overwrite" or order is not None
-        self._visits: list[Visit] | None = [] if record_visits and not variant else None
-        self.correct_grads = self._backward(reverse, False, self._visits)
-        if variant:
-            self._visits = []
-            self.grads = self._backward(visit_order, mode == "overwrite", self._visits)
-        else:
-            self.grads = self.correct_grads
-        if order is not None:
-            self.warnings += limit_warnings(order_warnings(graph, self.visits))
-        self.gradcheck = gradcheck(nodes, self.topo_order, root, graph.leaves, self.correct_grads)
-        self._numbers: dict[str, Any] | None = None
-        self._steps: list[dict[str, Any]] | None = None
-
-    def _backward(
-        self, visit_order: list[Value], overwrite: bool, visits: list[Visit] | None
-    ) -> list[float]:
-        """Run the backward pass in `visit_order` from zeroed grads, recording its visits if
-        `visits` is given; the grads by node id (also left in the nodes' own `grad`)."""
-        nodes = self.graph.nodes
-        for node in nodes:
-            node.grad = 0.0
-        offsets = self.offsets if visits is not None else None
-        backward(self.graph.root, visit_order, overwrite=overwrite, visits=visits, offsets=offsets)
-        return [node.grad for node in nodes]
-
-    @property
-    def offsets(self) -> list[int]:
-        """Id of each node's first input edge, for recording the backward pass."""
-        if self._offsets is None:
-            self._offsets = edge_offsets(self.graph.nodes)
-        return self._offsets
-
-    @property
-    def events(self) -> list[TopoEvent]:
-        """The steps of the topological sort, recorded only when asked (for the timeline)."""
-        if self._events is None:
-            self._events = []
-            topo_order(self.graph.root, self._events)
-        return self._events
-
-    @property
-    def visits(self) -> list[Visit]:
-        """Every visit of the backward pass with its contributions. The correct pass records
-        them only when asked (for the timeline): its grads come from the unrecorded pass, and
-        the recorded one repeats the same additions in the same order."""
-        if self._visits is None:
-            self._visits = []
-            self._backward(self._reverse, False, self._visits)
-        return self._visits
+    graph: Graph
+    mode: str
+    order: tuple[str, ...] | None
+    lang: str
+    topo_order: tuple[Value, ...]
+    grads: tuple[float, ...]
+    correct_grads: tuple[float, ...]
+    record: BackwardRecord
+    gradcheck: GradCheck
+    warnings: tuple[dict[str, Any], ...]
+    order_check: dict[str, Any] | None
 
     @property
     def root(self) -> Value:
@@ -196,6 +136,10 @@ class Trace:
     def nodes(self) -> list[Value]:
         return self.graph.nodes
 
+    @property
+    def source(self) -> str:
+        return self.graph.source
+
     def grad(self, name: str) -> float:
         """The (variant's) gradient of a named leaf or intermediate."""
         for node in self.graph.nodes:
@@ -204,40 +148,61 @@ class Trace:
         raise KeyError(name)
 
     def numbers(self) -> dict[str, Any]:
-        """Everything of the reply that depends on the leaf values (engine/reply.py)."""
-        if self._numbers is None:
-            self._numbers = numbers_reply(self)
-        return self._numbers
-
-    @property
-    def steps(self) -> list[dict[str, Any]]:
-        """The timeline: topo (every event of the sort), forward, seed, backward; indexed from
-        0; each step's narration is its template filled with the numbers."""
-        if self._steps is None:
-            say = Narrator(self.source, self.graph.nodes, self.graph.helpers)
-            numbers = self.numbers()
-            overwrite = self.mode == "overwrite"
-            lang = self.lang
-            steps = topo_steps(self.events, say, lang)
-            steps += forward_steps(self.topo_order, say, numbers["data"], lang)
-            steps.append(seed_step(self.graph.root, say, lang))
-            steps += backward_steps(self.visits, say, self.graph.nodes, overwrite, numbers, lang)
-            for index, step in enumerate(steps):
-                step["index"] = index
-            narrate(steps, numbers)
-            self._steps = steps
-        return self._steps
-
-    def graph_dict(self) -> dict[str, Any]:
-        """`nodes` and `edges` of `to_dict()` alone: a drawing's needs, built without the
-        timeline."""
-        with cycle_collector_paused():
-            return graph_reply(self)
+        """The numbers reply (`POST /api/values`' body): engine/reply.py `numbers_reply`."""
+        return numbers_reply(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready trace described in docs/api.md (non-finite numbers as strings)."""
         with cycle_collector_paused():  # tens of thousands of new dicts, none in a cycle
-            return trace_reply(self)
+            return trace_reply(self, steps(self))
+
+
+def run(
+    graph: Graph,
+    mode: str = "correct",
+    order: Sequence[str] | None = None,
+    lang: str = DEFAULT_LANG,
+) -> Trace:
+    """Run the passes of a built graph: the correct backward pass, the variant `mode` or
+    `order` asks for (recorded instead), and the gradient check. Raises BadOrder for an order
+    naming unknown or repeated ids."""
+    root, nodes = graph.root, graph.nodes
+    topo = topo_order(root)
+    reverse = topo[::-1]
+    offsets = edge_offsets(nodes)
+    warnings = list(graph.warnings)
+    order_check = None
+    visit_order = reverse
+    if order is not None:
+        visit_order = resolve_order(graph, list(order))
+        order_check = check_order(graph, visit_order)
+    if mode == "overwrite" or order is not None:
+        _zero(nodes)
+        backward(root, reverse)
+        correct_grads = _grads(nodes)
+        _zero(nodes)
+        record = recorded_backward(root, visit_order, offsets, overwrite=mode == "overwrite")
+        grads = _grads(nodes)
+    else:
+        _zero(nodes)
+        record = recorded_backward(root, reverse, offsets)
+        grads = correct_grads = _grads(nodes)
+    if order is not None:
+        warnings += limit_warnings(order_warnings(graph, record))
+    check = gradcheck(nodes, topo, root, graph.leaves, correct_grads)
+    return Trace(
+        graph, mode, None if order is None else tuple(order), check_lang(lang), tuple(topo),
+        grads, correct_grads, record, check, tuple(warnings), order_check,
+    )  # fmt: skip
+
+
+def _zero(nodes: list[Value]) -> None:
+    for node in nodes:
+        node.grad = 0.0
+
+
+def _grads(nodes: list[Value]) -> tuple[float, ...]:
+    return tuple([node.grad for node in nodes])
 
 
 def trace(
@@ -258,7 +223,7 @@ def trace(
     check_lang(lang)
     with cycle_collector_paused():
         graph = build_graph(source, values, expand_derived=expand_derived, limits=limits)
-        return Trace(graph, mode, order, lang=lang)
+        return run(graph, mode, order, lang)
 
 
 def numbers(
@@ -271,15 +236,15 @@ def numbers(
     limits: Limits | None = None,
     lang: str = DEFAULT_LANG,
 ) -> dict[str, Any]:
-    """The numbers of `trace(...)` for the same arguments (`Trace.numbers`, the body of
-    `POST /api/values`): data, grads, local grads, every contribution's numbers, gradcheck and
-    warnings (in `lang`), with no sort steps, narration or layout. Raises what `trace`
-    raises."""
-    _check_mode(mode)
-    check_lang(lang)
+    """The numbers of `trace(...)` for the same arguments (the body of `POST /api/values`):
+    data, grads, local grads, every contribution's numbers, gradcheck and warnings (in
+    `lang`), with no sort steps, narration or layout. Raises what `trace` raises."""
     with cycle_collector_paused():
-        graph = build_graph(source, values, expand_derived=expand_derived, limits=limits)
-        return Trace(graph, mode, order, record_visits=True, lang=lang).numbers()
+        traced = trace(
+            source, values, expand_derived=expand_derived, mode=mode, order=order,
+            limits=limits, lang=lang,
+        )  # fmt: skip
+        return numbers_reply(traced)
 
 
 def _check_mode(mode: str) -> None:

@@ -3,9 +3,10 @@ order, and the warnings of what it loses."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Any
 
-from .backward import Visit
+from .backward import BackwardRecord
 from .builder import Graph
 from .errors import BadOrder
 from .i18n import msg
@@ -62,41 +63,32 @@ def check_order(graph: Graph, visit_order: list[Value]) -> dict[str, Any]:
     return {"valid": True, "message": msg("order.valid")}
 
 
-def order_warnings(graph: Graph, visits: list[Visit]) -> list[dict[str, Any]]:
+def order_warnings(graph: Graph, record: BackwardRecord) -> list[dict[str, Any]]:
     """A custom visit order's warnings: nodes never visited, contributions that arrived late."""
-    warnings: list[dict[str, Any]] = []
     say = Narrator(graph.source, graph.nodes, graph.helpers)
-    listed = {node.id for node, _, _ in visits}
-    for node in graph.nodes:
-        if node.inputs and node.id not in listed:
-            warnings.append(
-                {
-                    "type": "never_visited",
-                    "message": msg("warning.never_visited", node=say.text(node)),
-                    "line": None,
-                    "column": None,
-                }
-            )
-    for node, _, contributions in visits:
-        for record in contributions:
-            target = graph.nodes[record.to]
-            if not record.late or not target.inputs:
-                continue  # in time, or a leaf/constant (a late add still counts there)
-            below = ", ".join(
-                dict.fromkeys(say.text(c) for c in target.inputs if c.kind != "const")
-            )
-            warnings.append(
-                {
-                    "type": "late",
-                    "message": msg(
-                        "warning.late",
-                        node=say.text(node),
-                        target=say.text(target),
-                        contribution=fmt(record.contribution),
-                        below=below,
-                    ),
-                    "line": None,
-                    "column": None,
-                }
-            )
+    listed = set(record.visits)
+    warnings = [
+        _warning("never_visited", msg("warning.never_visited", node=say.text(node)))
+        for node in graph.nodes
+        if node.inputs and node.id not in listed
+    ]
+    for index in sorted(record.late):
+        target = graph.nodes[record.to[index]]
+        if not target.inputs:
+            continue  # a leaf or constant: a late add still counts there
+        visit = bisect_right(record.starts, index) - 1
+        below = ", ".join(dict.fromkeys(say.text(c) for c in target.inputs if c.kind != "const"))
+        late = msg(
+            "warning.late",
+            node=say.text(graph.nodes[record.visits[visit]]),
+            target=say.text(target),
+            contribution=fmt(record.contribution[index]),
+            below=below,
+        )
+        warnings.append(_warning("late", late))
     return warnings
+
+
+def _warning(kind: str, message: str) -> dict[str, Any]:
+    """A warning about no line of the source."""
+    return {"type": kind, "message": message, "line": None, "column": None}

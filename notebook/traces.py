@@ -13,8 +13,8 @@ from chainrule.app.layout import Layouter
 from chainrule.app.schemas import GraphRequest
 from chainrule.app.settings import get_settings
 from chainrule.app.trace_body import build_body
-from chainrule.engine.from_values import NotAGraph, Program, program_of
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang
+from chainrule.engine.value_reader import NotAGraph, Program, program_of
 
 
 @cache
@@ -42,8 +42,7 @@ def traced(
         values={name: float(v) for name, v in values.items()} if values else None,
         expand_derived=expand_derived,
     )
-    body, _ = build_body(request, get_settings(), _layouter(), check_lang(lang))
-    return orjson.loads(body.render(layout_cached=False))
+    return orjson.loads(build_body(request, get_settings(), _layouter(), check_lang(lang)).now)
 
 
 def with_program(trace: dict[str, Any], program: Program) -> dict[str, Any]:

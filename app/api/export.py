@@ -29,6 +29,7 @@ from chainrule.app.settings import AppSettings, Settings
 from chainrule.app.state import Server, ServerState
 from chainrule.app.trace_body import limits_of
 from chainrule.engine.i18n import Count, msg
+from chainrule.engine.reply import graph_reply, numbers_reply
 
 router = APIRouter(tags=["export"], route_class=JSONBodyRoute)
 
@@ -66,8 +67,7 @@ async def export_html(
     lang: str,
 ) -> bytes:
     """The one-file player of exactly the trace `POST /api/graph` answers for `request`."""
-    body, layout_cached = await graph_body(request, settings, server, lang)
-    trace = orjson.loads(body.render(layout_cached))
+    trace = orjson.loads(await graph_body(request, settings, server, lang))
     if len(trace["nodes"]) > settings.export_max_nodes:
         raise too_large(len(trace["nodes"]), settings)
     title = title if title and title.strip() else default_title(request.source) or "chainrule"
@@ -92,7 +92,8 @@ def export_bytes(
     size = len(graph.nodes)
     if size > settings.export_max_nodes:
         raise too_large(size, settings)
-    trace = engine.Trace(graph, request.mode, request.order).graph_dict()  # no timeline
+    traced = engine.run(graph, request.mode, request.order)
+    trace = graph_reply(traced, numbers_reply(traced))  # no timeline
     try:
         return render(trace, fmt, dot_binary=dot_binary or "", timeout_s=settings.export_timeout_s)
     except ExportTimedOut as error:

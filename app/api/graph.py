@@ -37,30 +37,27 @@ async def offloaded(server: ServerState, work: Callable[..., T], *args: Any) -> 
 
 async def build_body_offloaded(
     request: GraphRequest, settings: AppSettings, server: ServerState, lang: str
-) -> tuple[GraphBody, bool]:
+) -> GraphBody:
     """`build_body` in the offload pool (with that process's layout cache)."""
     return await offloaded(server, build_body_in_worker, request, settings, lang)
 
 
 async def graph_body(
     request: GraphRequest, settings: AppSettings, server: ServerState, lang: str
-) -> tuple[GraphBody, bool]:
-    """The body of `POST /api/graph` for `request` in `lang` (from the response cache, else
-    traced and laid out) and whether its layout was cached: the page's trace, wherever it is
-    sent."""
+) -> bytes:
+    """The body of `POST /api/graph` for `request` in `lang`, from the response cache, else
+    traced and laid out: the page's trace, wherever it is sent."""
     key = request_key(request, settings, lang)
-    body = server.responses.get(key)
-    if body is not None:
-        return body, True
+    cached = server.responses.get(key)
+    if cached is not None:
+        return cached
     # CPU work off the event loop: a thread for small programs, a process for big ones.
     if len(request.source) >= settings.offload_min_source_chars:
-        body, layout_cached = await build_body_offloaded(request, settings, server, lang)
+        body = await build_body_offloaded(request, settings, server, lang)
     else:
-        body, layout_cached = await run_in_threadpool(
-            build_body, request, settings, server.layouter, lang
-        )
-    server.responses.put(key, body)
-    return body, layout_cached
+        body = await run_in_threadpool(build_body, request, settings, server.layouter, lang)
+    server.responses.put(key, body.later)
+    return body.now
 
 
 @router.post(
@@ -72,5 +69,4 @@ async def graph(
     request: GraphRequest, settings: Settings, server: Server, language: RequestLanguage
 ) -> JSONBytes:
     """Trace `source` forward and backward and lay its graph out (leaves left, root right)."""
-    body, layout_cached = await graph_body(request, settings, server, language.choose(request.lang))
-    return JSONBytes(body.render(layout_cached))
+    return JSONBytes(await graph_body(request, settings, server, language.choose(request.lang)))

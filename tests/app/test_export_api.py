@@ -81,14 +81,14 @@ def test_an_over_large_graph_is_refused_before_the_backward_pass_and_timeline(
     from chainrule import engine
 
     traced = []
-    real_init = engine.run.Trace.__init__
+    real_run = engine.run
 
-    def spy(self, *args, **kwargs):
+    def spy(*args, **kwargs):
         traced.append(args)
-        real_init(self, *args, **kwargs)
+        return real_run(*args, **kwargs)
 
     client = make_client(export_max_nodes=100)  # (its start-up traces the lessons)
-    monkeypatch.setattr(engine.run.Trace, "__init__", spy)
+    monkeypatch.setattr(engine, "run", spy)
     source = "c = 1\ns = c" + " + c" * 1_000  # 1,001 nodes
     response = client.post("/api/export?format=dot", json={"source": source})
     assert response.status_code == 400
@@ -108,13 +108,13 @@ def test_without_graphviz_only_dot_is_drawn_and_the_rest_refused_before_tracing(
     client = make_client(dot_binary="/nonexistent/dot")
     assert client.app.state.server.dot_binary is None
     built = []
-    real_build = engine.run.build
+    real_build = engine.tracing.build
 
     def spy(*args, **kwargs):
         built.append(args)
         return real_build(*args, **kwargs)
 
-    monkeypatch.setattr(engine.run, "build", spy)
+    monkeypatch.setattr(engine.tracing, "build", spy)
     response = client.post("/api/export?format=svg", json=PROGRAM)
     assert response.status_code == 503
     assert response.json()["error"]["type"] == "GraphvizUnavailable"

@@ -36,7 +36,7 @@ def test_the_wheel_holds_one_import_package_with_its_data(wheel):
     assert {top for top in tops if not top.endswith(".dist-info")} == {"chainrule"}
     for needed in (
         "chainrule/__init__.py",
-        "chainrule/engine/run.py",
+        "chainrule/engine/tracing.py",
         "chainrule/app/main.py",
         "chainrule/app/api/graph.py",
         "chainrule/templates/index.html",

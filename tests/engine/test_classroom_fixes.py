@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from chainrule import engine
-from chainrule.engine.collector import cycle_collector_paused
+from chainrule.engine.gc_pause import cycle_collector_paused
 
 
 @pytest.fixture
@@ -225,7 +225,7 @@ def _narrations(source: str, **kwargs: object) -> list[str]:
     traced = engine.trace(source, **kwargs)  # type: ignore[arg-type]
     return [
         step["narration"]
-        for step in traced.steps
+        for step in traced.to_dict()["steps"]
         if step["phase"] == "forward"
         and step["op"] is not None
         or step["phase"] == "backward"

@@ -49,9 +49,9 @@ def test_fuzz_gradients_match_finite_differences(
 ) -> None:
     source, values = program
     result = engine.trace(source, values, expand_derived=expand)
-    for check in result.gradcheck["results"]:
-        if math.isfinite(check["analytic"]) and abs(check["analytic"]) < 1e6:
-            assert check["status"] in ("pass", "kink"), (source, values, check)
+    for check in result.gradcheck.results:
+        if math.isfinite(check.analytic) and abs(check.analytic) < 1e6:
+            assert check.status in ("pass", "kink"), (source, values, check)
     lean = engine.forward_backward(source, values)
     for name, node in result.graph.leaves:
         assert (

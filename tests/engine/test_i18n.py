@@ -176,17 +176,17 @@ def _is_text(node: ast.AST) -> bool:
 @pytest.mark.parametrize("path", sorted(ENGINE_DIR.glob("*.py")), ids=lambda path: path.name)
 def test_no_message_of_the_engine_is_written_outside_the_catalogue(path):
     """Every error the engine raises and every warning or message it returns is a catalogue
-    sentence, never text in the code (the Python-API module from_values is for Python users,
+    sentence, never text in the code (the Python-API module value_reader is for Python users,
     in English, and raises no ProgramError)."""
     constructors = _error_constructors()
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node.args and path.name != "from_values.py":
+        if isinstance(node, ast.Call) and node.args and path.name != "value_reader.py":
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if name in constructors:
                 assert not _is_text(node.args[0]), f"{path.name}:{node.lineno}"
-        if isinstance(node, ast.Dict) and path.name != "from_values.py":
+        if isinstance(node, ast.Dict) and path.name != "value_reader.py":
             for key, value in zip(node.keys, node.values, strict=True):
                 if isinstance(key, ast.Constant) and key.value == "message":
                     assert not _is_text(value), f"{path.name}:{node.lineno}"
@@ -218,8 +218,9 @@ def test_the_narration_of_every_preset_has_no_english_left(lang, preset_id, opti
     names = {node.label for node in english.nodes} | {
         word for node in english.nodes for word in re.findall(r"\w+", node.label)
     }
-    assert len(translated.steps) == len(english.steps)
-    for ours, theirs in zip(translated.steps, english.steps, strict=True):
+    translated_steps, english_steps = translated.to_dict()["steps"], english.to_dict()["steps"]
+    assert len(translated_steps) == len(english_steps)
+    for ours, theirs in zip(translated_steps, english_steps, strict=True):
         # The same step, numbers and slots: only the words differ.
         assert {**ours, "narration": 0, "template": 0} == {**theirs, "narration": 0, "template": 0}
         assert set(re.findall(r"\{[nf]:\w+:\d+\}", ours["template"])) == set(

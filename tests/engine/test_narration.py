@@ -5,6 +5,7 @@ filled with the numbers, reads exactly as the narration written directly did bef
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from typing import Any
 
 import pytest
@@ -14,10 +15,12 @@ from program_strategies import fuzz_settings
 
 from chainrule import engine
 from chainrule.engine.narration import Narrator, fill
+from chainrule.engine.topo import topo_order
 
 # ---------------------------------------------------------------------------- the reference
-# The narration as engine/timeline.py wrote it before templates (commit 3797877), one sentence
-# built directly from the run's numbers: kept verbatim to prove the templates read the same.
+# The narration as engine/timeline.py (now engine/steps.py) wrote it before templates (commit
+# 3797877), one sentence built directly from the run's numbers: its sentences kept verbatim (it
+# reads the run from the trace record now) to prove the templates read the same.
 
 
 def ref_fmt(x: float) -> str:
@@ -39,7 +42,9 @@ def reference_narrations(traced: engine.Trace) -> list[str]:
     say = Narrator(traced.source, traced.nodes, traced.graph.helpers)
     nodes = traced.nodes
     out: list[str] = []
-    for action, node, index, child in traced.events:
+    events: list = []
+    topo_order(traced.root, events)
+    for action, node, index, child in events:
         name = say.text(node)
         if action == "start":
             out.append(f"Start: push ({name}, 0), the root with its input index 0")
@@ -73,25 +78,29 @@ def reference_narrations(traced: engine.Trace) -> list[str]:
             out.append(f"{say.title(node)} = {numbers} = {ref_fmt(node.data)}")
     name = say.text(traced.root)
     out.append(f"Seed: grad[{name}] = 1 ({name} changes one-for-one with itself)")
-    for node, upstream, contributions in traced.visits:
+    record = traced.record
+    local_grads = [local for node in nodes for local in node.local_grads]
+    for visit, node_id in enumerate(record.visits):
+        node, upstream = nodes[node_id], record.upstream[visit]
         title = say.title(node)
         parts = []
-        for record in contributions:
-            contribution = record.contribution
-            target = say.text(nodes[record.to])
+        for k in range(record.starts[visit], record.starts[visit + 1]):
+            contribution = record.contribution[k]
+            target = say.text(nodes[record.to[k]])
             sign = "=" if traced.mode == "overwrite" else "+="
             part = (
-                f"grad[{target}] {sign} {ref_factor(record.upstream)} × "
-                f"{ref_factor(record.local)} = {ref_fmt(contribution)}"
+                f"grad[{target}] {sign} {ref_factor(upstream)} × "
+                f"{ref_factor(local_grads[record.edge[k]])} = {ref_fmt(contribution)}"
             )
-            replaced = record.replaced
+            replaced = (record.replaced or {}).get(k)
             if replaced is not None:
-                lost = ref_fmt(replaced.contribution)
+                lost = ref_fmt(record.contribution[replaced])
+                source = nodes[record.visits[bisect_right(record.starts, replaced) - 1]]
                 part += (
-                    f" (grad[{target}] was {lost} from {say.title(nodes[replaced.source])}; "
+                    f" (grad[{target}] was {lost} from {say.title(source)}; "
                     f"{title} overwrote it with {ref_fmt(contribution)}: the {lost} is lost)"
                 )
-            if record.late:
+            if k in record.late:
                 part += (
                     f" (too late: {target} was already visited, so this never reaches its inputs)"
                 )
@@ -120,7 +129,9 @@ def check_run(source: str, values: dict[str, float] | None, kwargs: dict[str, An
     for step in steps:
         assert fill(step["template"], numbers) == step["narration"], step
     other = {name: 0.5 for name, _ in traced.graph.leaves}
-    templates = [step["template"] for step in engine.trace(source, other, **kwargs).steps]
+    templates = [
+        step["template"] for step in engine.trace(source, other, **kwargs).to_dict()["steps"]
+    ]
     assert templates == [step["template"] for step in steps]
 
 
@@ -171,7 +182,9 @@ def test_templates_of_every_phase() -> None:
 
 def test_a_function_s_operand_is_not_bracketed() -> None:
     (step,) = [
-        s for s in engine.trace("tanh(-2)").steps if s["node"] == "n1" and s["phase"] == "forward"
+        s
+        for s in engine.trace("tanh(-2)").to_dict()["steps"]
+        if s["node"] == "n1" and s["phase"] == "forward"
     ]
     assert step["template"] == "tanh(-2) = tanh({n:data:0}) = {n:data:1}"
 

@@ -143,23 +143,30 @@ def test_numbers_do_no_sort_steps_narration_or_second_pass(monkeypatch: pytest.M
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("numbers built a step or a narration")
 
-    for name in ("topo_steps", "forward_steps", "seed_step", "backward_steps", "narrate"):
-        monkeypatch.setattr(engine.run, name, refuse)
+    for name in ("topo_steps", "forward_steps", "backward_steps"):
+        monkeypatch.setattr(engine.steps, name, refuse)
+    monkeypatch.setattr(engine.tracing, "steps", refuse)
     monkeypatch.setattr(engine.narration.Narrator, "formula_of_slots", refuse)
     sorts: list[bool] = []
-    passes: list[bool] = []
-    real_sort, real_backward = engine.run.topo_order, engine.run.backward
+    passes: list[bool] = []  # recorded or not
+    real_sort, real_backward = engine.tracing.topo_order, engine.tracing.backward
+    real_recorded = engine.tracing.recorded_backward
 
     def sort(root: engine.Value, events: list | None = None) -> list:
         sorts.append(events is not None)
         return real_sort(root, events)
 
-    def backward(*args: Any, **kwargs: Any) -> None:
-        passes.append(kwargs.get("visits") is not None)
-        real_backward(*args, **kwargs)
+    def backward(*args: Any) -> None:
+        passes.append(False)
+        real_backward(*args)
 
-    monkeypatch.setattr(engine.run, "topo_order", sort)
-    monkeypatch.setattr(engine.run, "backward", backward)
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        passes.append(True)
+        return real_recorded(*args, **kwargs)
+
+    monkeypatch.setattr(engine.tracing, "topo_order", sort)
+    monkeypatch.setattr(engine.tracing, "backward", backward)
+    monkeypatch.setattr(engine.tracing, "recorded_backward", recorded)
     preset = engine.PRESETS[0]["source"]
     assert engine.numbers(preset)["data"] == [2.0, -3.0, 10.0, -1.0, -10.0]
     assert (sorts, passes) == ([False], [True])  # one sort, unrecorded; one recorded pass

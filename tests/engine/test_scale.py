@@ -27,7 +27,7 @@ def test_100k_node_chain_without_touching_the_recursion_limit() -> None:
     result = engine.trace(source)
     assert len(result.nodes) == 100_001
     assert result.grads[0] == lean.grads["x"]
-    assert result.gradcheck["capped"] is True
+    assert result.gradcheck.capped is True
     assert sys.getrecursionlimit() == limit
     del result  # freeing a deep graph must not overflow the C stack either
 

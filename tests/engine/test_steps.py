@@ -5,7 +5,7 @@ import math
 import pytest
 
 from chainrule import engine
-from chainrule.engine.timeline import replay_topo
+from chainrule.engine.steps import replay_topo
 
 # Seed 000: stack after each step and the sorted list, for a=2; b=3; c=a*b; L=c+a
 SEED_000 = [
@@ -189,6 +189,6 @@ def test_bad_order(order: list) -> None:
 def test_gradcheck_caps() -> None:
     many = " + ".join(f"x{i}" for i in range(70))
     check = engine.trace(many).gradcheck
-    assert (check["checked"], check["total"], check["capped"]) == (64, 70, True)
+    assert (check.checked, check.total, check.capped) == (64, 70, True)
     big = engine.trace(" + ".join(f"x{i % 50} * {i}" for i in range(2600))).gradcheck
-    assert (big["checked"], big["capped"]) == (0, True)
+    assert (big.checked, big.capped) == (0, True)

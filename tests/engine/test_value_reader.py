@@ -14,7 +14,7 @@ from test_micrograd_dialect import MORE_OPS, SANITY_CHECK
 
 import chainrule
 from chainrule import engine
-from chainrule.engine.from_values import NotAGraph, program_of
+from chainrule.engine.value_reader import NotAGraph, program_of
 
 
 def labelled(data: float, label: str) -> MG:

@@ -68,7 +68,7 @@ def test_preset_matches_sympy(preset: dict) -> None:
         derivative = sp.diff(expression, sp.Symbol(name))
         want = float(derivative.subs(subs).rewrite(sp.Piecewise).subs(subs))
         assert close(result.grads[node.id], want), name
-    assert all(r["status"] == "pass" for r in result.gradcheck["results"])
+    assert all(r.status == "pass" for r in result.gradcheck.results)
 
 
 @pytest.mark.parametrize("expand", [False, True])
@@ -159,7 +159,7 @@ def test_nonfinite_gradients_propagate_and_json_is_valid() -> None:
     assert math.isnan(result.grad("x"))  # 0 × inf
     text = json.dumps(result.to_dict(), allow_nan=False)
     assert '"NaN"' in text
-    statuses = {r["name"]: r["status"] for r in result.gradcheck["results"]}
+    statuses = {r.name: r.status for r in result.gradcheck.results}
     assert statuses == {"x": "nonfinite"}
 
 
@@ -172,14 +172,14 @@ def test_sigmoid_is_stable_for_large_inputs() -> None:
 def test_relu_at_zero_has_local_zero_and_gradcheck_says_kink() -> None:
     result = engine.trace("a = 0\nb = relu(a)")
     assert result.grad("a") == 0.0
-    assert result.gradcheck["results"][0]["status"] == "kink"
+    assert result.gradcheck.results[0].status == "kink"
 
 
 def test_gradcheck_says_imprecise_when_rounding_swamps_the_difference() -> None:
     # y ≈ 2.8e7, so float64 rounding moves a difference quotient at eps 1e-6 by ~1e-2:
     # the correct gradient 1 cannot be confirmed, but it is not a failure either.
-    statuses = engine.trace("p = 2.5\na = 1\ny = a + 3**(p**3)").gradcheck["results"]
-    assert [(r["name"], r["status"]) for r in statuses] == [("p", "pass"), ("a", "imprecise")]
+    statuses = engine.trace("p = 2.5\na = 1\ny = a + 3**(p**3)").gradcheck.results
+    assert [(r.name, r.status) for r in statuses] == [("p", "pass"), ("a", "imprecise")]
 
 
 def test_gradcheck_still_fails_a_wrong_gradient() -> None:
@@ -189,7 +189,7 @@ def test_gradcheck_still_fails_a_wrong_gradient() -> None:
     nodes = result.graph.nodes
     wrong = [1.0 if node.label == "a" else 0.0 for node in nodes]
     check = gradcheck(nodes, result.topo_order, result.graph.root, result.graph.leaves, wrong)
-    assert check["results"][0]["status"] == "fail"
+    assert check.results[0].status == "fail"
 
 
 @pytest.mark.parametrize(
