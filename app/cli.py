@@ -16,7 +16,7 @@ from typing import get_args
 from pydantic import ValidationError
 
 from chainrule import engine
-from chainrule.app.export import DrawingFormat, ExportFailed, render
+from chainrule.app.drawing import DrawingFormat, ExportFailed, render
 from chainrule.app.schemas import GraphRequest
 from chainrule.app.settings import get_settings
 from chainrule.app.trace_body import trace_dict

@@ -12,8 +12,8 @@ from starlette.middleware.gzip import GZipMiddleware
 
 from chainrule.app import __version__
 from chainrule.app.api import descend, export, graph, health, lessons, presets, values
-from chainrule.app.errors import install_error_handlers
-from chainrule.app.lessons import LESSONS_DIR, in_language, read_lessons
+from chainrule.app.http_errors import install_error_handlers
+from chainrule.app.lesson_files import LESSONS_DIR, in_language, read_lessons
 from chainrule.app.middleware import (
     BodyLimit,
     CacheControl,
@@ -25,8 +25,8 @@ from chainrule.app.pages import STATIC_DIR, TEMPLATES_DIR, VersionedStaticFiles,
 from chainrule.app.pages import router as pages_router
 from chainrule.app.ratelimit import RateLimitMiddleware
 from chainrule.app.responses import dumps
+from chainrule.app.server_state import ServerState
 from chainrule.app.settings import AppSettings, get_settings
-from chainrule.app.state import ServerState
 from chainrule.app.trace_body import warm_up
 from chainrule.engine.i18n import LANGS
 

@@ -8,7 +8,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from chainrule.app.errors import error_body
+from chainrule.app.http_errors import error_body
 from chainrule.app.language import lang_of
 from chainrule.app.responses import JSONBytes
 from chainrule.engine.i18n import Count, msg, render, text

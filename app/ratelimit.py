@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from chainrule.app.errors import error_body
+from chainrule.app.http_errors import error_body
 from chainrule.app.language import lang_of
 from chainrule.app.middleware import route_path
 from chainrule.app.responses import JSONBytes

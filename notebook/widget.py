@@ -14,7 +14,7 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
-from chainrule.app.export import render
+from chainrule.app.drawing import render
 from chainrule.app.pages import STATIC_DIR, ui_catalogue
 from chainrule.app.settings import get_settings
 from chainrule.engine import ProgramError

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
 from chainrule import engine
-from chainrule.app.errors import JSONBodyRoute
+from chainrule.app.http_errors import JSONBodyRoute
 from chainrule.app.language import RequestLanguage
 from chainrule.app.responses import JSONBytes, dumps
 from chainrule.app.schemas import DescendRequest, DescendResponse, error_responses

@@ -12,8 +12,7 @@ from starlette.responses import Response
 
 from chainrule import engine
 from chainrule.app.api.graph import graph_body
-from chainrule.app.errors import ApiError, JSONBodyRoute
-from chainrule.app.export import (
+from chainrule.app.drawing import (
     MEDIA_TYPES,
     NO_GRAPHVIZ,
     DrawingFormat,
@@ -22,11 +21,12 @@ from chainrule.app.export import (
     ExportTimedOut,
     render,
 )
+from chainrule.app.http_errors import ApiError, JSONBodyRoute
 from chainrule.app.language import RequestLanguage
 from chainrule.app.onefile import build_html
 from chainrule.app.schemas import ErrorResponse, GraphRequest
+from chainrule.app.server_state import Server, ServerState
 from chainrule.app.settings import AppSettings, Settings
-from chainrule.app.state import Server, ServerState
 from chainrule.app.trace_body import limits_of
 from chainrule.engine.i18n import Count, msg
 from chainrule.engine.reply import graph_reply, numbers_reply

@@ -10,12 +10,12 @@ from typing import Any, TypeVar
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
-from chainrule.app.errors import ApiError, JSONBodyRoute
+from chainrule.app.http_errors import ApiError, JSONBodyRoute
 from chainrule.app.language import RequestLanguage
 from chainrule.app.responses import JSONBytes
 from chainrule.app.schemas import GraphRequest, GraphResponse, error_responses
+from chainrule.app.server_state import Server, ServerState
 from chainrule.app.settings import AppSettings, Settings
-from chainrule.app.state import Server, ServerState
 from chainrule.app.trace_body import GraphBody, build_body, build_body_in_worker, request_key
 from chainrule.engine.i18n import msg
 

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from chainrule.app import __version__
 from chainrule.app.schemas import Health
-from chainrule.app.state import Server
+from chainrule.app.server_state import Server
 
 router = APIRouter(tags=["health"])
 

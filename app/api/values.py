@@ -6,12 +6,12 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
 from chainrule.app.api.graph import offloaded
-from chainrule.app.errors import ApiError, JSONBodyRoute
+from chainrule.app.http_errors import ApiError, JSONBodyRoute
 from chainrule.app.language import RequestLanguage
 from chainrule.app.responses import JSONBytes
 from chainrule.app.schemas import ValuesRequest, ValuesResponse, error_responses
+from chainrule.app.server_state import Server
 from chainrule.app.settings import Settings
-from chainrule.app.state import Server
 from chainrule.app.trace_body import numbers_body, structure_id
 from chainrule.engine.i18n import msg
 

@@ -9,7 +9,7 @@ from typing import get_args
 import pytest
 
 from chainrule.app.language import accept_language
-from chainrule.app.lessons import load_lessons
+from chainrule.app.lesson_files import load_lessons
 from chainrule.app.schemas import Lang
 from chainrule.engine.i18n import LANGS, text
 from chainrule.engine.presets import presets
