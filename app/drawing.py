@@ -15,6 +15,7 @@ import graphviz
 
 from chainrule.app.layout import run_graphviz
 from chainrule.engine.i18n import msg
+from chainrule.engine.narration import fmt
 from chainrule.engine.ops import OPS, key_of
 
 # What Graphviz draws (render below); an export is one of those or the interactive one-file
@@ -52,18 +53,11 @@ def record_field(text: str) -> str:
     return _RECORD_SPECIAL.sub(r"\\\1", escaped)
 
 
-def format_number(value: float | str) -> str:
-    """`2.0000` as in micrograd; the engine's non-finite strings as `inf`, `-inf`, `nan`."""
-    if isinstance(value, str):
-        return {"Infinity": "inf", "-Infinity": "-inf"}.get(value, "nan")
-    return f"{value:.4f}"
-
-
 def op_text(node: dict[str, Any]) -> str:
     """The op node's text, the table's `dot` column: `+`, `*`, `**2` (micrograd writes the
     constant exponent), `relu`…"""
     exponent = node.get("exponent")
-    k = exponent if isinstance(exponent, str) else f"{exponent:g}" if exponent is not None else ""
+    k = "" if exponent is None else fmt(exponent)
     return OPS[key_of(node["op"], exponent)].dot.format(k=k)
 
 
@@ -77,9 +71,9 @@ def draw_dot(trace: dict[str, Any]) -> graphviz.Digraph:
     for node in trace["nodes"]:
         name = node["id"]
         fields = (
-            record_field(node.get("text") or node["label"]),
-            f"data {format_number(node['data'])}",
-            f"grad {format_number(node['grad'])}",
+            record_field(node["text"]),
+            f"data {fmt(node['data'], decimals=4)}",
+            f"grad {fmt(node['grad'], decimals=4)}",
         )
         dot.node(name, label=graphviz.nohtml("{ " + " | ".join(fields) + " }"), shape="record")
         if node["op"] is not None:

@@ -31,18 +31,25 @@ LOOSEST = min(op.precedence for op in OPS.values())  # `+` and `-`
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
-def fmt(x: float) -> str:
-    """A number for narration: integers plainly, else up to 6 significant digits."""
-    if math.isnan(x):
+def fmt(x: float | str, decimals: int | None = None) -> str:
+    """A number written for people, the one way chainrule writes numbers in Python: integers
+    plainly, else up to 6 significant digits (narration, warnings, messages); with `decimals`,
+    that many decimal places (micrograd's `draw_dot` writes `2.0000`). Non-finite numbers are
+    `nan`, `inf`, `-inf`; a reply's spellings of them ("Infinity", …) are read too."""
+    if type(x) is str:
+        x = _NON_FINITE[x]
+    if math.isnan(x):  # type: ignore[arg-type]
         return "nan"
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
+    if decimals is not None:
+        return f"{x:.{decimals}f}"
     if x == int(x) and abs(x) < 1e15:
         return str(int(x))
     return f"{x:.6g}"
 
 
-def factor(x: float) -> str:
+def factor(x: float | str) -> str:
     """A number as an operand in narration: negatives in parentheses, `1 × (-1)`."""
     text = fmt(x)
     return f"({text})" if text.startswith("-") else text
@@ -65,11 +72,6 @@ def escape(text: str) -> str:
     return text
 
 
-def _float(value: float | str) -> float:
-    """A number of the numbers arrays as a float (the reply spells non-finite ones as text)."""
-    return _NON_FINITE[value] if type(value) is str else value  # type: ignore[index,return-value]
-
-
 class _Numbers:
     """A format field of `fill`: `format(self, "data:3")` writes `numbers["data"][3]`."""
 
@@ -81,7 +83,7 @@ class _Numbers:
 
     def __format__(self, spec: str) -> str:
         array, _, index = spec.partition(":")
-        return self.write(_float(self.numbers[array][int(index)]))
+        return self.write(self.numbers[array][int(index)])
 
 
 class _Written(dict):
@@ -94,7 +96,7 @@ class _Written(dict):
 
     def __missing__(self, array: str) -> list[str]:
         write = self.write
-        written = self[array] = [write(_float(value)) for value in self.numbers[array]]
+        written = self[array] = [write(value) for value in self.numbers[array]]
         return written
 
 
