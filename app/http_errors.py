@@ -172,39 +172,13 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
         raise MalformedBody(
             msg("api.body.not_utf8", reason=reason, byte=Count(error.start))
         ) from None
-    bad: list[_BadNumber] = []
-
-    def refuse(problem: Callable[[str], str]) -> _BadNumber:
-        marker = _BadNumber(problem)
-        bad.append(marker)
-        return marker
-
-    def parse_int(literal: str) -> int | _BadNumber:
-        try:
-            value = int(literal)  # ValueError past 4,300 digits
-            float(value)  # OverflowError past about 1.8e308
-            return value
-        except (ValueError, OverflowError):
-            digits = Count(_digits(literal))
-            return refuse(lambda where: msg("api.body.number_digits", where=where, digits=digits))
-
-    def parse_float(literal: str) -> float | _BadNumber:
-        value = float(literal)
-        if math.isfinite(value):
-            return value
-        shown = (
-            literal
-            if len(literal) <= 40
-            else msg("api.body.number_of_digits", digits=Count(_digits(literal)))
-        )
-        return refuse(lambda where: msg("api.body.number_too_large", where=where, number=shown))
-
-    def parse_constant(literal: str) -> _BadNumber:
-        return refuse(lambda where: msg("api.body.not_finite", where=where, literal=literal))
-
+    numbers = _NumberReader()
     try:
         data = json.loads(
-            decoded, parse_int=parse_int, parse_float=parse_float, parse_constant=parse_constant
+            decoded,
+            parse_int=numbers.integer,
+            parse_float=numbers.decimal,
+            parse_constant=numbers.constant,
         )
     except json.JSONDecodeError as error:
         reason = _reason(_JSON_REASONS, error.msg)
@@ -216,7 +190,7 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
         raise MalformedBody(
             msg("api.body.too_deep", depth=depth, square="[", curly="{", example=EXAMPLE_BODY)
         ) from None
-    if bad:
+    if numbers.bad:
         where, marker = _first_bad_number(data)
         raise MalformedBody(marker.problem(where))
     if not isinstance(data, dict):
@@ -227,6 +201,46 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
             msg("api.body.not_object", example=EXAMPLE_BODY, kind=msg(f"api.body.kind.{kind}"))
         )
     return data
+
+
+class _NumberReader:
+    """The JSON parser's number hooks: a number no float can hold (or NaN, Infinity) becomes a
+    _BadNumber, found in the parsed body afterwards to say where it is."""
+
+    def __init__(self) -> None:
+        self.bad: list[_BadNumber] = []
+
+    def refuse(self, problem: Callable[[str], str]) -> _BadNumber:
+        marker = _BadNumber(problem)
+        self.bad.append(marker)
+        return marker
+
+    def integer(self, literal: str) -> int | _BadNumber:
+        try:
+            value = int(literal)  # ValueError past 4,300 digits
+            float(value)  # OverflowError past about 1.8e308
+            return value
+        except (ValueError, OverflowError):
+            digits = Count(_digits(literal))
+            return self.refuse(
+                lambda where: msg("api.body.number_digits", where=where, digits=digits)
+            )
+
+    def decimal(self, literal: str) -> float | _BadNumber:
+        value = float(literal)
+        if math.isfinite(value):
+            return value
+        shown = (
+            literal
+            if len(literal) <= 40
+            else msg("api.body.number_of_digits", digits=Count(_digits(literal)))
+        )
+        return self.refuse(
+            lambda where: msg("api.body.number_too_large", where=where, number=shown)
+        )
+
+    def constant(self, literal: str) -> _BadNumber:
+        return self.refuse(lambda where: msg("api.body.not_finite", where=where, literal=literal))
 
 
 def _first_bad_number(data: Any) -> tuple[str, _BadNumber]:

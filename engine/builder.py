@@ -105,45 +105,37 @@ def build(
     for index, statement in enumerate(statements):
         if statement.target is not None:
             assignments[statement.target] += 1
-            statement_version = assignments[statement.target]
-        else:
-            statement_version = 1
         if not kept[index]:
-            line, column = lines.position(statement.target_start)
-            if statement.target:
-                unused = msg("warning.unused", name=quoted(statement.target))
-            else:
-                unused = msg("warning.unused_expression")
-            message = msg("warning.on_line", line=line, message=unused)
-            warnings.append({"type": "unused", "message": message, "line": line, "column": column})
+            warnings.append(_unused(statement, lines))
             continue
         first = len(builder.nodes)
-        builder.statement(statement, statement_version)
+        builder.statement(statement, assignments[statement.target] if statement.target else 1)
         builder.group(first)
-    root = builder.last
-    assert root is not None
+    assert builder.last is not None
     warnings.extend(builder.warnings)
     leaf_names = {name for name, _ in builder.leaves}
-    for name in values:
-        if name not in leaf_names:
-            warnings.append(
-                {
-                    "type": "unknown_value",
-                    "message": msg("warning.unknown_value", name=quoted(name)),
-                    "line": None,
-                    "column": None,
-                }
-            )
+    warnings.extend(_unknown_value(name) for name in values if name not in leaf_names)
     return Graph(
-        source,
-        builder.nodes,
-        root,
-        builder.leaves,
-        limit_warnings(warnings),
-        expand_derived,
-        builder.helpers,
-        builder.groups,
-    )
+        source, builder.nodes, builder.last, builder.leaves, limit_warnings(warnings),
+        expand_derived, builder.helpers, builder.groups,
+    )  # fmt: skip
+
+
+def _unused(statement: Statement, lines: LineIndex) -> dict[str, Any]:
+    """The warning of a statement the root does not use."""
+    line, column = lines.position(statement.target_start)
+    if statement.target:
+        unused = msg("warning.unused", name=quoted(statement.target))
+    else:
+        unused = msg("warning.unused_expression")
+    message = msg("warning.on_line", line=line, message=unused)
+    return {"type": "unused", "message": message, "line": line, "column": column}
+
+
+def _unknown_value(name: str) -> dict[str, Any]:
+    """The warning of a request's value for a name that is no leaf."""
+    message = msg("warning.unknown_value", name=quoted(name))
+    return {"type": "unknown_value", "message": message, "line": None, "column": None}
 
 
 MAX_WARNINGS_OF_A_KIND = 10
@@ -190,61 +182,46 @@ def _check_names(source: str, statements: Sequence[Statement], uses: list[list[E
     first: dict[str, int] = {}
     for index, statement in enumerate(statements):
         name = statement.target
-        if name is None:
-            continue
-        if name not in first:
+        if name is not None and name not in first:
             first[name] = index
-            continue
-        if statement.expr.kind != "num":
-            continue  # a new version of the name
-        earlier = statements[first[name]]
-        shown = quoted(name)
-        if earlier.expr.kind != "num":
-            message = msg(
-                "error.number_after_computed",
-                name=shown,
-                line=statement.line,
-                computed=earlier.line,
-            )
-        elif earlier.line == statement.line:
-            message = msg("error.assigned_twice_on_line", name=shown, line=earlier.line)
-        else:
-            message = msg(
-                "error.assigned_twice", name=shown, first=earlier.line, second=statement.line
-            )
-        raise AssignedTwice(message, source, statement.target_start, statement.target_end)
-    for index, statement in enumerate(statements):
-        for use in uses[index]:
+        elif name is not None and statement.expr.kind == "num":  # not a new version: a leaf
+            message = _assigned_twice(name, statements[first[name]], statement)
+            raise AssignedTwice(message, source, statement.target_start, statement.target_end)
+    for index, names in enumerate(uses):
+        for use in names:
             where = first.get(use.text)
-            if where is None or where < index:
-                continue
-            name = quoted(use.text)
-            if where == index and use.start == statement.target_start:  # `d *= 2`, no d yet
-                message = msg(
-                    "error.nothing_to_change",
-                    name=name,
-                    line=statement.line,
-                    op=_augmented_op(source, use.end),
-                )
-            elif where == index:
-                message = msg("error.used_in_own_definition", name=name, line=statement.line)
-            elif statements[where].line == statement.line:
-                later = statements[where]
-                _, column = LineIndex(source).position(later.target_start)
-                message = msg(
-                    "error.used_before_assigned_on_line",
-                    name=name,
-                    line=later.line,
-                    column=column,
-                )
-            else:
-                message = msg(
-                    "error.used_before_assigned",
-                    name=name,
-                    line=statement.line,
-                    assigned=statements[where].line,
-                )
-            raise UseBeforeAssign(message, source, use.start, use.end)
+            if where is not None and where >= index:
+                message = _used_too_early(source, statements, use, index, where)
+                raise UseBeforeAssign(message, source, use.start, use.end)
+
+
+def _assigned_twice(name: str, earlier: Statement, statement: Statement) -> str:
+    """What is wrong with `name = <number>` after `name`'s `earlier` assignment."""
+    shown = quoted(name)
+    if earlier.expr.kind != "num":
+        return msg(
+            "error.number_after_computed", name=shown, line=statement.line, computed=earlier.line
+        )
+    if earlier.line == statement.line:
+        return msg("error.assigned_twice_on_line", name=shown, line=earlier.line)
+    return msg("error.assigned_twice", name=shown, first=earlier.line, second=statement.line)
+
+
+def _used_too_early(
+    source: str, statements: Sequence[Statement], use: Expr, index: int, where: int
+) -> str:
+    """What is wrong with `use` in statement `index` of a name first assigned in `where`."""
+    statement, name = statements[index], quoted(use.text)
+    if where == index and use.start == statement.target_start:  # `d *= 2`, no d yet
+        op = _augmented_op(source, use.end)
+        return msg("error.nothing_to_change", name=name, line=statement.line, op=op)
+    if where == index:
+        return msg("error.used_in_own_definition", name=name, line=statement.line)
+    later = statements[where]
+    if later.line == statement.line:
+        _, column = LineIndex(source).position(later.target_start)
+        return msg("error.used_before_assigned_on_line", name=name, line=later.line, column=column)
+    return msg("error.used_before_assigned", name=name, line=statement.line, assigned=later.line)
 
 
 def _used_statements(statements: Sequence[Statement], uses: list[list[Expr]]) -> list[bool]:

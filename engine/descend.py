@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .builder import Limits, build, check_values
+from .builder import Graph, Limits, build, check_values
 from .errors import BadTraining, quoted
 from .gc_pause import cycle_collector_paused
 from .i18n import DEFAULT_LANG, Count, msg, render
@@ -88,54 +88,82 @@ def descend(
     """
     limits = limits or Limits()
     lr, steps, momentum = check_settings(lr, steps, momentum)
+    _check_batch(first_step, baseline)
+    check_source_size(source, limits)
+    statements, notes = parsed(source, limits.max_depth)
+
+    def built(values: dict[str, float]) -> Graph:
+        return build(source, statements, values, max_nodes=limits.max_nodes, notes=notes)
+
+    with cycle_collector_paused():
+        graph = built(check_values(values))
+        _check_parameters(parameters, dict(graph.leaves))
+        _check_work(len(graph.nodes), steps, max_node_steps)
+        speed = _velocity(parameters, velocity)
+        descent = Descent(list(parameters))
+        start = graph.root.data if baseline is None else baseline
+        current = {name: node.data for name, node in graph.leaves}
+        for step in range(steps + 1):
+            root = graph.root.data
+            descent.roots.append(root)
+            previous = descent.roots[-2] if step > 0 and momentum == 0 else None
+            descent.stopped = _stop(step, first_step + step, root, previous, start, lr)
+            if descent.stopped or step == steps:
+                break
+            graph.root.backward()
+            broken = _move(parameters, dict(graph.leaves), current, speed, lr, momentum)
+            if broken is not None:
+                descent.stopped = _stopped(first_step + step + 1, "nonfinite", broken, lr)
+                break
+            descent.values.append([current[name] for name in parameters])
+            graph = built(current)
+        descent.velocity = speed
+    return descent
+
+
+def _check_batch(first_step: Any, baseline: Any) -> None:
+    """A batch's place in a longer training run: its first step's number and the root where
+    training started."""
     if isinstance(first_step, bool) or not isinstance(first_step, int) or first_step < 0:
         raise BadTraining(msg("error.training.first_step", value=repr(first_step)))
     if baseline is not None and (
         isinstance(baseline, bool) or not isinstance(baseline, int | float)
     ):
         raise BadTraining(msg("error.training.baseline", value=repr(baseline)))
-    check_source_size(source, limits)
-    current = check_values(values)
-    statements, notes = parsed(source, limits.max_depth)
-    with cycle_collector_paused():
-        graph = build(source, statements, current, max_nodes=limits.max_nodes, notes=notes)
-        leaves = dict(graph.leaves)
-        _check_parameters(parameters, leaves)
-        size = len(graph.nodes)
-        if max_node_steps is not None and size * steps > max_node_steps:
-            most = max(1, max_node_steps // size)
-            raise BadTraining(
-                msg("error.training.too_much_work", steps=steps, nodes=Count(size), most=most)
-            )
-        speed = {name: float(velocity.get(name, 0.0)) if velocity else 0.0 for name in parameters}
-        for name, value in speed.items():
-            if not math.isfinite(value):
-                raise BadTraining(msg("error.training.velocity", name=quoted(name)))
-        current = {name: node.data for name, node in graph.leaves}
-        descent = Descent(list(parameters))
-        start = graph.root.data if baseline is None else baseline
-        for step in range(steps + 1):
-            root = graph.root.data
-            descent.roots.append(root)
-            previous = descent.roots[-2] if step > 0 and momentum == 0 else None
-            stopped = _stop(step, first_step + step, root, previous, start, lr)
-            if stopped or step == steps:
-                descent.stopped = stopped
-                break
-            graph.root.backward()
-            leaves = dict(graph.leaves)
-            for name in parameters:
-                speed[name] = momentum * speed[name] + leaves[name].grad
-                current[name] = current[name] - lr * speed[name]
-            bad = next((name for name in parameters if not math.isfinite(current[name])), None)
-            if bad is not None:
-                what = msg("descent.not_finite", name=quoted(bad))
-                descent.stopped = _stopped(first_step + step + 1, "nonfinite", what, lr)
-                break
-            descent.values.append([current[name] for name in parameters])
-            graph = build(source, statements, current, max_nodes=limits.max_nodes, notes=notes)
-        descent.velocity = speed
-    return descent
+
+
+def _check_work(size: int, steps: int, max_node_steps: int | None) -> None:
+    if max_node_steps is not None and size * steps > max_node_steps:
+        most = max(1, max_node_steps // size)
+        raise BadTraining(
+            msg("error.training.too_much_work", steps=steps, nodes=Count(size), most=most)
+        )
+
+
+def _velocity(parameters: list[str], velocity: dict[str, Any] | None) -> dict[str, float]:
+    """The momentum carried over from the last batch, 0 for a parameter it does not name."""
+    speed = {name: float(velocity.get(name, 0.0)) if velocity else 0.0 for name in parameters}
+    for name, value in speed.items():
+        if not math.isfinite(value):
+            raise BadTraining(msg("error.training.velocity", name=quoted(name)))
+    return speed
+
+
+def _move(
+    parameters: list[str],
+    leaves: dict[str, Any],
+    current: dict[str, float],
+    speed: dict[str, float],
+    lr: float,
+    momentum: float,
+) -> str | None:
+    """One step on every parameter (`v ← μ·v + ∂root/∂p; p ← p − lr·v`, in `speed` and
+    `current`); what went wrong if a parameter stopped being a finite number, else None."""
+    for name in parameters:
+        speed[name] = momentum * speed[name] + leaves[name].grad
+        current[name] = current[name] - lr * speed[name]
+    bad = next((name for name in parameters if not math.isfinite(current[name])), None)
+    return None if bad is None else msg("descent.not_finite", name=quoted(bad))
 
 
 def _check_parameters(parameters: list[str], leaves: dict[str, Any]) -> None:

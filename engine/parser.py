@@ -165,6 +165,7 @@ class _Parser:
         self.max_depth = max_depth
         self.line = 1
         self.postfix: list[Expr] = []  # the current expression's nodes in post-order
+        self.depth = 0  # the current expression's open parentheses and calls
         self.notes: list[dict[str, Any]] = []  # skipped lines of micrograd code, by line
 
     def at(self, pos: int) -> Token:
@@ -208,62 +209,62 @@ class _Parser:
                 self.pos += 1
                 continue
             if self.is_backward(self.pos):
-                name = token.text
-                expr = Expr("name", token.start, token.end, None, (), name)
+                expr = Expr("name", token.start, token.end, None, (), token.text)
                 statements.append(Statement(None, token.start, token.end, expr, self.line, [expr]))
-                backward = (len(statements), name, self.line)
+                backward = (len(statements), token.text, self.line)
                 self.pos += 5
                 continue
-            target: Token | None = None
-            if token.kind == "name" and tokens[self.pos + 1].text in AUGMENTED:
-                statements.append(self.augmented(token))
-                continue
-            if token.kind == "name" and tokens[self.pos + 1].text == "=":
-                target = token
-                if token.text in FUNCTIONS:
-                    raise self.error(msg("error.function_assigned", name=token.text), token)
-                self.pos += 2
-                after = tokens[self.pos]
-                if after.kind in ("newline", "eof"):
-                    raise self.error(msg(f"error.{_END[after.kind]}.needs_right", op="="), after)
-                if self.signed_number(after):
-                    number = tokens[self.pos + 1]
-                    expr = Expr(
-                        "num", after.start, number.end, value=number.value, text=number.text
-                    )
-                    statements.append(
-                        Statement(target.text, target.start, target.end, expr, self.line, [expr])
-                    )
-                    self.pos += 2
-                    continue
-            self.postfix = postfix = []
-            expr = self.expression()
-            if target is None:
-                statement = Statement(None, expr.start, expr.end, expr, self.line, postfix)
-            else:
-                statement = Statement(
-                    target.text, target.start, target.end, expr, self.line, postfix
-                )
-            statements.append(statement)
+            statements.append(self.statement(token))
         if not statements and self.notes:
             raise SyntaxError_(msg("error.nothing_to_trace"), self.source, 0)
         if not statements:
             raise SyntaxError_(msg("error.empty_program"), self.source, 0)
         if backward is not None and backward[0] < len(statements):
-            count, name, line = backward
-            for later in statements[count:]:
-                after = msg("warning.skipped.after_backward", name=name, backward_line=line)
-                self.notes.append(
-                    {
-                        "type": "skipped",
-                        "message": msg("warning.on_line", line=later.line, message=after),
-                        "line": later.line,
-                        "column": later.target_start
-                        - self.source.rfind("\n", 0, later.target_start),
-                    }
-                )
-            del statements[count:]
+            self.skip_after_backward(statements, *backward)
         return statements
+
+    def statement(self, token: Token) -> Statement:
+        """The statement starting at `token`: `c += expr`, `name = <number>` (a leaf), `name =
+        expr` or an expression."""
+        tokens = self.tokens
+        target: Token | None = None
+        if token.kind == "name" and tokens[self.pos + 1].text in AUGMENTED:
+            return self.augmented(token)
+        if token.kind == "name" and tokens[self.pos + 1].text == "=":
+            target = token
+            if token.text in FUNCTIONS:
+                raise self.error(msg("error.function_assigned", name=token.text), token)
+            self.pos += 2
+            after = tokens[self.pos]
+            if after.kind in ("newline", "eof"):
+                raise self.error(msg(f"error.{_END[after.kind]}.needs_right", op="="), after)
+            if self.signed_number(after):
+                number = tokens[self.pos + 1]
+                expr = Expr("num", after.start, number.end, value=number.value, text=number.text)
+                self.pos += 2
+                return Statement(target.text, target.start, target.end, expr, self.line, [expr])
+        self.postfix = postfix = []
+        expr = self.expression()
+        if target is None:
+            return Statement(None, expr.start, expr.end, expr, self.line, postfix)
+        return Statement(target.text, target.start, target.end, expr, self.line, postfix)
+
+    def skip_after_backward(
+        self, statements: list[Statement], count: int, name: str, line: int
+    ) -> None:
+        """Drop the statements after `name.backward()` (the first `count` are kept), each with
+        a note: micrograd code that reads the gradients is not part of the graph."""
+        for later in statements[count:]:
+            after = msg("warning.skipped.after_backward", name=name, backward_line=line)
+            self.notes.append(
+                {
+                    "type": "skipped",
+                    "message": msg("warning.on_line", line=later.line, message=after),
+                    "line": later.line,
+                    "column": later.target_start - self.source.rfind("\n", 0, later.target_start),
+                }
+            )
+        del statements[count:]
 
     def is_backward(self, pos: int) -> bool:
         """Whether a statement `name.backward()` starts at `pos`: it marks the root."""
@@ -304,78 +305,22 @@ class _Parser:
         """One expression, up to (not including) the next newline, `;` or end of input."""
         tokens = self.tokens
         operands: list[Expr] = []
-        built = self.postfix.append
         pending: list[_Pending] = []
-        depth = 0
+        self.depth = 0  # open parentheses and calls
         expect_operand = True
         pos = self.pos  # a local in the loop, stored back where other methods read it
         while True:
             token = tokens[pos]
             kind, value = token.kind, token.value
             if expect_operand:
-                if kind == "num":
-                    operand = Expr("num", token.start, token.end, None, (), token.text, value)
-                    operands.append(operand)
-                    built(operand)
-                    expect_operand = False
-                elif kind == "name":
-                    follows_paren = tokens[pos + 1].text == "("
-                    if value == "Value" and follows_paren:
-                        operand, pos = self.value_literal(pos)
-                        operands.append(operand)
-                        built(operand)
-                        expect_operand = False
-                    elif value == POWER_HELPER and follows_paren:
-                        depth += 1
-                        self.check_depth(depth, tokens[pos + 1])
-                        pending.append(_Pending("call", 0, tokens[pos + 1], token))
-                        pos += 1
-                    elif value in _FUNCTIONS:
-                        if not follows_paren:
-                            raise self.error(msg("error.function_not_called", name=value), token)
-                        depth += 1
-                        self.check_depth(depth, tokens[pos + 1])
-                        pending.append(_Pending("call", 0, tokens[pos + 1], token))
-                        pos += 1
-                    elif follows_paren:
-                        raise self.unknown_function(token)
-                    else:
-                        operand = Expr("name", token.start, token.end, None, (), token.text)
-                        operands.append(operand)
-                        built(operand)
-                        expect_operand = False
-                elif value == "(":
-                    depth += 1
-                    self.check_depth(depth, token)
-                    pending.append(_Pending("paren", 0, token))
-                elif value == "-":
-                    pending.append(_Pending("neg", NEG_PRECEDENCE, token))
-                else:
-                    self.pos = pos
-                    raise self.missing_operand(token, pending)
+                pos, expect_operand = self.operand(pos, operands, pending)
             elif kind == "op" and value in BINARY:
-                precedence, right = BINARY[value]
-                while pending and pending[-1].kind in ("binary", "neg"):
-                    top = pending[-1].precedence
-                    if top > precedence or (top == precedence and not right):
-                        self.reduce(operands, pending.pop())
-                    else:
-                        break
-                pending.append(_Pending("binary", precedence, token))
+                self.binary(token, operands, pending)
                 expect_operand = True
             elif value == ".":
                 pos = self.method_call(operands, pos)
             elif value == ")":
-                self.reduce_group(operands, pending)
-                if not pending:
-                    raise self.error(msg("error.unmatched_close"), token)
-                opener = pending.pop()
-                depth -= 1
-                if opener.kind == "paren":
-                    inner = operands[-1]
-                    inner.start, inner.end, inner.parens = opener.token.start, token.end, True
-                else:
-                    self.finish_call(operands, opener, token)
+                self.close(token, operands, pending)
             elif value == ",":
                 self.reduce_group(operands, pending)
                 if not pending or pending[-1].kind != "call":
@@ -385,24 +330,102 @@ class _Parser:
             elif kind in ("newline", "eof"):
                 self.reduce_group(operands, pending)
                 if pending:
-                    opener = pending[-1].token
-                    raise self.error(msg("error.unclosed_paren"), opener)
+                    raise self.error(msg("error.unclosed_paren"), pending[-1].token)
                 self.pos = pos
                 return operands[0]
-            elif value == "=":
-                raise self.error(msg("error.bad_assignment"), token)
             else:
-                previous = tokens[pos - 1]
-                left, right = quoted(previous.text), quoted(token.text)
-                if kind == "name" and len(previous.text) + len(token.text) < QUOTE_MAX:
-                    product = f"{previous.text}*{token.text}"
-                    message = msg(
-                        "error.missing_operator_product", left=left, right=right, product=product
-                    )
-                else:
-                    message = msg("error.missing_operator", left=left, right=right)
-                raise self.error(message, token)
+                raise self.unexpected(token, tokens[pos - 1])
             pos += 1
+
+    def operand(self, pos: int, operands: list[Expr], pending: list[_Pending]) -> tuple[int, bool]:
+        """Read the token at `pos`, where an operand belongs: a number, a name (or what starts
+        with one), `(` or unary minus. Returns the position of the last token read and whether
+        an operand is still expected (after an opening or a minus)."""
+        token = self.tokens[pos]
+        kind, value = token.kind, token.value
+        if kind == "num":
+            self.push(operands, Expr("num", token.start, token.end, None, (), token.text, value))
+            return pos, False
+        if kind == "name":
+            return self.name_operand(pos, operands, pending)
+        if value == "(":
+            self.open(pending, _Pending("paren", 0, token))
+            return pos, True
+        if value == "-":
+            pending.append(_Pending("neg", NEG_PRECEDENCE, token))
+            return pos, True
+        self.pos = pos
+        raise self.missing_operand(token, pending)
+
+    def name_operand(
+        self, pos: int, operands: list[Expr], pending: list[_Pending]
+    ) -> tuple[int, bool]:
+        """A name where an operand belongs: `Value(…)`, a call's opening (a function's, or
+        `vpow(` of chainrule's micrograd scripts), or a variable."""
+        tokens = self.tokens
+        token = tokens[pos]
+        value = token.value
+        follows_paren = tokens[pos + 1].text == "("
+        if value == "Value" and follows_paren:
+            operand, pos = self.value_literal(pos)
+            self.push(operands, operand)
+            return pos, False
+        if (value == POWER_HELPER or value in _FUNCTIONS) and follows_paren:
+            self.open(pending, _Pending("call", 0, tokens[pos + 1], token))
+            return pos + 1, True
+        if value in _FUNCTIONS:
+            raise self.error(msg("error.function_not_called", name=value), token)
+        if follows_paren:
+            raise self.unknown_function(token)
+        self.push(operands, Expr("name", token.start, token.end, None, (), token.text))
+        return pos, False
+
+    def push(self, operands: list[Expr], operand: Expr) -> None:
+        operands.append(operand)
+        self.postfix.append(operand)
+
+    def open(self, pending: list[_Pending], opener: _Pending) -> None:
+        """Push a `(` or a call's opening, within the nesting limit."""
+        self.depth += 1
+        self.check_depth(self.depth, opener.token)
+        pending.append(opener)
+
+    def binary(self, token: Token, operands: list[Expr], pending: list[_Pending]) -> None:
+        """A binary operator: reduce what binds tighter (or as tight, left-associative), then
+        push it."""
+        precedence, right = BINARY[token.value]  # type: ignore[index]
+        while pending and pending[-1].kind in ("binary", "neg"):
+            top = pending[-1].precedence
+            if top > precedence or (top == precedence and not right):
+                self.reduce(operands, pending.pop())
+            else:
+                break
+        pending.append(_Pending("binary", precedence, token))
+
+    def close(self, token: Token, operands: list[Expr], pending: list[_Pending]) -> None:
+        """`)`: finish the group or the call it closes."""
+        self.reduce_group(operands, pending)
+        if not pending:
+            raise self.error(msg("error.unmatched_close"), token)
+        opener = pending.pop()
+        self.depth -= 1
+        if opener.kind == "paren":
+            inner = operands[-1]
+            inner.start, inner.end, inner.parens = opener.token.start, token.end, True
+        else:
+            self.finish_call(operands, opener, token)
+
+    def unexpected(self, token: Token, previous: Token) -> SyntaxError_:
+        """The error for `token` where an operator, `)` or the end of the statement belongs."""
+        if token.value == "=":
+            return self.error(msg("error.bad_assignment"), token)
+        left, right = quoted(previous.text), quoted(token.text)
+        if token.kind == "name" and len(previous.text) + len(token.text) < QUOTE_MAX:
+            product = f"{previous.text}*{token.text}"
+            message = msg("error.missing_operator_product", left=left, right=right, product=product)
+        else:
+            message = msg("error.missing_operator", left=left, right=right)
+        return self.error(message, token)
 
     def check_depth(self, depth: int, token: Token) -> None:
         if self.max_depth is not None and depth > self.max_depth:

@@ -177,72 +177,92 @@ def _number(x: float) -> str:
 
 def program_of(root: Any) -> Program:
     """The program that builds the graph ending in `root` (a micrograd or chainrule Value)."""
-    nodes = _graph(root)
-    uses = [0] * len(nodes)
-    consumer = [-1] * len(nodes)
-    for i, node in enumerate(nodes):
-        for j in node.inputs:
-            uses[j] += 1
-            consumer[j] = i
-    taken: set[str] = set()
-    names: list[str | None] = [None] * len(nodes)
-    # Labels first, in graph order, so a generated name never takes a label's place.
-    for i, node in enumerate(nodes):
-        if node.op is not None or not node.const:
-            if _usable(node.label, taken):
-                names[i] = node.label
-                taken.add(node.label)
-    counters = {"v": 0, "t": 0}
+    writer = _Writer(_graph(root))
+    for i, node in enumerate(writer.nodes):
+        writer.write(i, node)
+    return writer.program()
 
-    def fresh(prefix: str) -> str:
+
+class _Writer:
+    """Writes the nodes of a graph (inputs first) as the lines of a program: each leaf and
+    named node a line, an unnamed node used once inline where it is used while short."""
+
+    def __init__(self, nodes: list[_Node]) -> None:
+        self.nodes = nodes
+        count = len(nodes)
+        self.last = count - 1
+        self.uses = [0] * count
+        self.consumer = [-1] * count
+        for i, node in enumerate(nodes):
+            for j in node.inputs:
+                self.uses[j] += 1
+                self.consumer[j] = i
+        self.taken: set[str] = set()
+        self.names: list[str | None] = [None] * count
+        # Labels first, in graph order, so a generated name never takes a label's place.
+        for i, node in enumerate(nodes):
+            if (node.op is not None or not node.const) and _usable(node.label, self.taken):
+                self.names[i] = node.label
+                self.taken.add(node.label)
+        self.counters = {"v": 0, "t": 0}
+        self.lines: list[str] = []
+        self.values: dict[str, float] = {}
+        self.text = [""] * count  # how a node is written where it is used
+        self.atomic = [True] * count
+        self.line_of = [0] * count  # the 1-based line that writes a node (inline: its user's)
+
+    def fresh(self, prefix: str) -> str:
+        """A new name `v1`, `t2`, … that no label took."""
         while True:
-            counters[prefix] += 1
-            if (name := f"{prefix}{counters[prefix]}") not in taken:
-                taken.add(name)
+            self.counters[prefix] += 1
+            if (name := f"{prefix}{self.counters[prefix]}") not in self.taken:
+                self.taken.add(name)
                 return name
 
-    last = len(nodes) - 1
-    lines: list[str] = []
-    values: dict[str, float] = {}
-    text = [""] * len(nodes)  # how a node is written where it is used
-    atomic = [True] * len(nodes)
-    line_of = [0] * len(nodes)  # the 1-based line that writes a node (inline: its user's)
-    for i, node in enumerate(nodes):
+    def write(self, i: int, node: _Node) -> None:
+        """Node `i`: a constant inline, a leaf's line, an operation inline or its line."""
         if node.op is None and not math.isfinite(node.data):
             raise NotAGraph(f"a leaf's data is {node.data}: a program's numbers are finite")
-        if node.op is None and node.const and i != last:
-            text[i], atomic[i] = _number(node.data), node.data >= 0
-            continue
+        if node.op is None and node.const and i != self.last:
+            self.text[i], self.atomic[i] = _number(node.data), node.data >= 0
+            return
         if node.op is None:
-            name = names[i] or fresh("v")
-            lines.append(f"{name} = {_number(node.data)}")
-            values[name] = node.data
+            name = self.names[i] or self.fresh("v")
+            self.lines.append(f"{name} = {_number(node.data)}")
+            self.values[name] = node.data
         else:
-            expression = _expression(node, text, atomic)
-            if names[i] is None and uses[i] == 1 and i != last:
-                if len(expression) <= MAX_INLINE_CHARS:
-                    # A call or a method call (`tanh(x)`, `x.relu()`) binds tightest.
-                    text[i], atomic[i] = expression, OPS[node.op].micrograd.endswith(")")
-                    continue
-            name = names[i] or ("out" if i == last and "out" not in taken else fresh("t"))
-            lines.append(f"{name} = {expression}")
-        names[i] = text[i] = name
-        line_of[i] = len(lines)
-    for i in range(last, -1, -1):
-        if not line_of[i] and consumer[i] >= 0:
-            line_of[i] = line_of[consumer[i]]
-    merged = [
-        {
-            "node": names[i] or text[i],
-            "operand": text[node.inputs[0]],
-            "op": node.op,
-            "line": line_of[i],
-        }
-        for i, node in enumerate(nodes)
-        if node.merged
-    ]
-    leaves = [names[i] for i, node in enumerate(nodes) if node.op is None and names[i]]
-    return Program("\n".join(lines) + "\n", values, leaves, names[last] or "", merged)
+            expression = _expression(node, self.text, self.atomic)
+            short = len(expression) <= MAX_INLINE_CHARS
+            if self.names[i] is None and self.uses[i] == 1 and i != self.last and short:
+                # A call or a method call (`tanh(x)`, `x.relu()`) binds tightest.
+                self.text[i] = expression
+                self.atomic[i] = OPS[node.op].micrograd.endswith(")")
+                return
+            last = i == self.last and "out" not in self.taken
+            name = self.names[i] or ("out" if last else self.fresh("t"))
+            self.lines.append(f"{name} = {expression}")
+        self.names[i] = self.text[i] = name
+        self.line_of[i] = len(self.lines)
+
+    def program(self) -> Program:
+        """The program of the written lines, with the nodes micrograd's set merged."""
+        names, text, line_of = self.names, self.text, self.line_of
+        for i in range(self.last, -1, -1):
+            if not line_of[i] and self.consumer[i] >= 0:
+                line_of[i] = line_of[self.consumer[i]]
+        merged = [
+            {
+                "node": names[i] or text[i],
+                "operand": text[node.inputs[0]],
+                "op": node.op,
+                "line": line_of[i],
+            }
+            for i, node in enumerate(self.nodes)
+            if node.merged
+        ]
+        leaves = [names[i] for i, node in enumerate(self.nodes) if node.op is None and names[i]]
+        source = "\n".join(self.lines) + "\n"
+        return Program(source, self.values, leaves, names[self.last] or "", merged)  # type: ignore[arg-type]
 
 
 def _expression(node: _Node, text: list[str], atomic: list[bool]) -> str:
