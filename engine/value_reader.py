@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .lexer import tokenize
-from .ops import FUNCTIONS, MICROGRAD_OPS, OPS, SCRIPT_NAMES
+from .ops import FUNCTIONS, MICROGRAD_OPS, OPS, SCRIPT_NAMES, key_of
 
 POWER = re.compile(r"\*\*\s*(\S+)")
 # An unnamed node used once is written inline where it is used while its text stays short (a
@@ -96,8 +96,7 @@ def _describe(value: Any, inputs: list[int]) -> tuple[str | None, float | None, 
     if _is_ours(value):
         if value.op is None:
             return None, None, False
-        op = "**k" if value.op == "**" and value.exponent is not None else value.op
-        return op, value.exponent, False
+        return key_of(value.op, value.exponent), value.exponent, False
     spelled = getattr(value, "_op", "") or ""
     if not inputs:
         if spelled:
