@@ -119,6 +119,18 @@ def python_helpers(used: set[str]) -> list[str]:
     return lines
 
 
+def _operator(head: str) -> tuple[Callable[..., Formula], Callable[..., Formula]]:
+    """A Formula operator for the primitive `head`, and its reflected form (`1 - out`)."""
+
+    def forward(self: Formula, other: Term) -> Formula:
+        return call(head, self, other)
+
+    def reflected(self: Formula, other: Term) -> Formula:
+        return call(head, other, self)
+
+    return forward, reflected
+
+
 class Formula:
     """A node of a formula: a variable (`head` "var", `value` its name), a number (`head`
     "num", `value` the float) or a call of the primitive `head` on `args`. Immutable; made
@@ -134,47 +146,19 @@ class Formula:
     def __repr__(self) -> str:
         return python(self, {name: name for name in VARIABLES})
 
-    def __add__(self, other: Term) -> Formula:
-        return call("add", self, other)
-
-    def __radd__(self, other: Term) -> Formula:
-        return call("add", other, self)
-
-    def __sub__(self, other: Term) -> Formula:
-        return call("sub", self, other)
-
-    def __rsub__(self, other: Term) -> Formula:
-        return call("sub", other, self)
-
-    def __mul__(self, other: Term) -> Formula:
-        return call("mul", self, other)
-
-    def __rmul__(self, other: Term) -> Formula:
-        return call("mul", other, self)
-
-    def __truediv__(self, other: Term) -> Formula:
-        return call("div", self, other)
-
-    def __rtruediv__(self, other: Term) -> Formula:
-        return call("div", other, self)
-
-    def __pow__(self, other: Term) -> Formula:
-        return call("pow", self, other)
+    # The operators a row is written with: each makes a call of a primitive.
+    __add__, __radd__ = _operator("add")
+    __sub__, __rsub__ = _operator("sub")
+    __mul__, __rmul__ = _operator("mul")
+    __truediv__, __rtruediv__ = _operator("div")
+    __pow__, __rpow__ = _operator("pow")
+    __gt__, _ = _operator("gt")
+    __ge__, _ = _operator("ge")
+    __le__, _ = _operator("le")
+    __and__, _ = _operator("and")
 
     def __neg__(self) -> Formula:
         return call("neg", self)
-
-    def __gt__(self, other: Term) -> Formula:  # type: ignore[override]
-        return call("gt", self, other)
-
-    def __ge__(self, other: Term) -> Formula:  # type: ignore[override]
-        return call("ge", self, other)
-
-    def __le__(self, other: Term) -> Formula:  # type: ignore[override]
-        return call("le", self, other)
-
-    def __and__(self, other: Term) -> Formula:
-        return call("and", self, other)
 
     def walk(self) -> list[Formula]:
         """This node and every node below it."""

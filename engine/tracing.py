@@ -226,25 +226,13 @@ def trace(
         return run(graph, mode, order, lang)
 
 
-def numbers(
-    source: str,
-    values: dict[str, Any] | None = None,
-    *,
-    expand_derived: bool = False,
-    mode: str = "correct",
-    order: list[str] | None = None,
-    limits: Limits | None = None,
-    lang: str = DEFAULT_LANG,
-) -> dict[str, Any]:
-    """The numbers of `trace(...)` for the same arguments (the body of `POST /api/values`):
-    data, grads, local grads, every contribution's numbers, gradcheck and warnings (in
-    `lang`), with no sort steps, narration or layout. Raises what `trace` raises."""
+def numbers(source: str, values: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+    """The numbers of `trace(source, values, **options)` (the same keyword arguments): the
+    body of `POST /api/values`, data, grads, local grads, every contribution's numbers,
+    gradcheck and warnings (in `lang`), with no sort steps, narration or layout. Raises what
+    `trace` raises."""
     with cycle_collector_paused():
-        traced = trace(
-            source, values, expand_derived=expand_derived, mode=mode, order=order,
-            limits=limits, lang=lang,
-        )  # fmt: skip
-        return numbers_reply(traced)
+        return numbers_reply(trace(source, values, **options))
 
 
 def _check_mode(mode: str) -> None:
