@@ -332,9 +332,13 @@ def _evaluate(formula: Formula, values: tuple[float, ...]) -> tuple[float, str |
 # ---- The scripts' and the page's reading: source text -----------------------------------
 
 
-def python(formula: Formula, names: dict[str, str]) -> str:
-    """`formula` as a Python expression, each variable written as `names` says (`a.data`)."""
-    return _spelled(formula, names, "python")[0]
+def python(formula: Formula, names: dict[str, str], operand_of: str | None = None) -> str:
+    """`formula` as a Python expression, each variable written as `names` says (`a.data`);
+    with `operand_of` (a primitive: "mul"), in parentheses if it needs them as its operand."""
+    text, precedence = _spelled(formula, names, "python")
+    if operand_of is None or precedence >= PRIMITIVES[operand_of].python.precedence:
+        return text
+    return f"({text})"
 
 
 def javascript(formula: Formula, names: dict[str, str]) -> str:

@@ -307,7 +307,8 @@ def script_helper(name: str) -> list[str]:
         "    def _backward():",
     ]
     for x, local in zip(inputs, row.local_grads, strict=True):
-        lines.append(f"        {x}.grad += ({python(local, names)}) * out.grad")
+        local_grad = python(formula_of(local), names, operand_of="mul")
+        lines.append(f"        {x}.grad += {local_grad} * out.grad")
     return [*lines, "", "    out._backward = _backward", "    return out", ""]
 
 
