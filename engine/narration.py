@@ -210,9 +210,10 @@ class Narrator:
             names = [self.text(c) for c in node.inputs]
         else:
             inputs = node.inputs
-            # The shapes expand_derived builds, X·(-1) and X^-1, bracket a compound X (as the
-            # expansion does): the source never wrote them, so its brackets cannot be relied on.
-            compound_first = op in ("**k", "**") or (
+            # The shapes expand_derived builds, X·(-1) and X^-1 (a power's base: the left operand
+            # of a right-associative op), bracket a compound X (as the expansion does): the
+            # source never wrote them, so its brackets cannot be relied on.
+            compound_first = OPS[op].right or (  # type: ignore[index]
                 op == "*" and inputs[1].kind == "const" and inputs[1].data < 0
             )
             names = [self.operand(c, compound_first and i == 0) for i, c in enumerate(inputs)]

@@ -44,10 +44,9 @@ class StaticGraph:
     def __repr__(self) -> str:
         nodes = self.trace["nodes"]
         root = next(node for node in nodes if node["id"] == self.trace["root"])
-        data = root["data"]  # a float, or "NaN"/"Infinity" as the API writes them
         return (
-            f"<chainrule graph: {len(nodes)} nodes, {root['text'] or root['label']} = "
-            f"{fmt(data) if isinstance(data, float) else data}; in Jupyter, show() plays it; "
+            f"<chainrule graph: {len(nodes)} nodes, {root['text']} = {fmt(root['data'])}; "
+            "in Jupyter, show() plays it; "
             "save_html(...) writes a file that plays it anywhere>"
         )
 
