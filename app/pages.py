@@ -89,12 +89,21 @@ async def index(request: Request, preset: Annotated[str | None, Query()] = None)
     """The app; `?preset=<id>` opens that preset (an unknown id opens the first). Its words are
     in the language of `?lang=`, else of `Accept-Language`, else English (an unknown `?lang=`
     is passed over, as the header is: a page is not refused for it)."""
+    return page_response(request, preset)
+
+
+def page_response(
+    request: Request, preset: str | None = None, class_code: str = ""
+) -> HTMLResponse:
+    """The app's page opening `preset`; with `class_code` (`/c/<code>`) it joins that live
+    class as a student."""
     ids = preset_ids()
     preset_id = preset if preset in ids else (ids[0] if ids else None)
     lang = lang_of(request.scope)
     jinja: Jinja2Templates = request.app.state.templates
     context = {
         "preset_id": preset_id,
+        "class_code": class_code,
         "static": static_prefix(request),
         "op_table": OP_TABLE_JSON,
         "lang": lang,
