@@ -34,7 +34,18 @@ system-deps:
 	  fi; \
 	fi
 
+# The live class's tests: Debian's redis-server (started on a free port by a fixture) and zbar
+# (zbarimg reads the QR code on the teacher's screen back).
 test-deps: system-deps
+	@if [ ! -x /usr/bin/redis-server ] || [ ! -x /usr/bin/zbarimg ]; then \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing redis-server and zbar-tools with apt-get for the live class's tests..."; \
+	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server zbar-tools \
+	    || { echo "Could not install them: run 'sudo apt-get install redis-server zbar-tools' and retry."; exit 1; }; \
+	  else \
+	    echo "redis-server or zbarimg is missing and apt-get is not available: install Redis and zbar, then retry."; exit 1; \
+	  fi; \
+	fi
 	@if [ ! -x /usr/bin/chromium ]; then \
 	  if command -v apt-get >/dev/null 2>&1; then \
 	    echo "Installing Chromium with apt-get for the browser tests..."; \

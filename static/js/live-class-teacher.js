@@ -84,15 +84,16 @@ function teacherBar(info) {
   const answers = h("span", { class: "class-count", "data-testid": "class-answers", "data-count": "0", hidden: true });
   const names = h("input", { type: "checkbox", "data-testid": "class-names" });
   const reveal = button(t("ui.class.reveal"), "class-reveal", { disabled: true });
+  const boardButton = button(t("ui.class.board.open"), "class-board-open", { hidden: true });
   const showCode = button(info.shown_code, "class-show-code", { class: "class-code-chip", title: t("ui.class.show_code") });
   const end = button(t("ui.class.end"), "class-end", { class: "ghost" });
   const hold = h("p", { class: "class-hold", "data-testid": "class-hold", hidden: true });
+  const askGroup = h("span", { class: "class-ask-group" }, what, ask);
   const bar = h("section", { class: "class-bar teacher", "data-testid": "class-bar", "aria-label": t("ui.class.bar_label") },
     h("div", { class: "class-bar-row" }, showCode, students, pause, free, gather,
-      h("span", { class: "class-ask-group" }, what, ask), answers,
-      h("label", { class: "toggle" }, names, ` ${t("ui.class.names")}`), reveal, end),
+      askGroup, answers, h("label", { class: "toggle" }, names, ` ${t("ui.class.names")}`), reveal, boardButton, end),
     hold);
-  return { bar, students, pause, free, gather, what, ask, answers, names, reveal, showCode, end, hold };
+  return { bar, students, pause, free, gather, what, ask, askGroup, answers, names, reveal, boardButton, showCode, end, hold };
 }
 
 /**
@@ -199,6 +200,7 @@ function run(info, { start, status, fresh }) {
     }
     ui.hold.hidden = !open;
     if (open) ui.hold.textContent = t("ui.class.holding", { label: q.label });
+    ui.boardButton.hidden = !next.board;
     if (next.board && q && boardShown !== next.board.question) {
       boardShown = next.board.question;
       drawBoard(boardView.board, next.board, q);
@@ -219,7 +221,7 @@ function run(info, { start, status, fresh }) {
     const chosen = ui.what.value; // kept while it can still be asked
     ui.what.replaceChildren(...asks.map((a) => new Option(a.lesson ? t("ui.class.ask_lesson", { label: a.label }) : a.label, askKey(a))));
     if (asks.some((a) => askKey(a) === chosen)) ui.what.value = chosen;
-    ui.ask.disabled = asks.length === 0;
+    ui.askGroup.hidden = asks.length === 0; // the pulse has shown everything
   }
 
   ui.pause.addEventListener("click", () => socket.send({ type: "mode", mode: snapshot?.mode === "paused" ? "follow" : "paused" }));
@@ -233,6 +235,7 @@ function run(info, { start, status, fresh }) {
   });
   ui.reveal.addEventListener("click", () => socket.send({ type: "reveal", names: ui.names.checked }));
   ui.showCode.addEventListener("click", () => showModal(join));
+  ui.boardButton.addEventListener("click", () => showModal(boardView.dialog));
   ui.end.addEventListener("click", () => {
     socket.send({ type: "end" });
     socket.close();
