@@ -57,7 +57,8 @@ test-deps: system-deps
 	fi
 
 run: system-deps venv
-	$(VENV)/bin/uvicorn chainrule.app.main:app --host $(HOST) --port $(PORT) --workers $(WORKERS)
+	$(VENV)/bin/uvicorn chainrule.app.main:app --host $(HOST) --port $(PORT) --workers $(WORKERS) \
+	  --ws-per-message-deflate false  # a live class's messages are tiny; zlib would cost 44 KB a student
 
 test: test-deps venv
 	$(PY) -m pytest

@@ -26,9 +26,10 @@ def free_port() -> int:
 
 
 def start_server(
-    env: dict[str, str] | None = None, workers: int = 1
+    env: dict[str, str] | None = None, workers: int = 1, args: tuple[str, ...] = ()
 ) -> tuple[subprocess.Popen, str]:
-    """Start `uvicorn app.main:app` on a free port; return the process and its base URL."""
+    """Start `uvicorn app.main:app` on a free port (with more uvicorn `args`); return the
+    process and its base URL."""
     port = free_port()
     process = subprocess.Popen(
         [
@@ -44,6 +45,7 @@ def start_server(
             str(workers),
             "--log-level",
             "warning",
+            *args,
         ],
         cwd=ROOT,
         env={**os.environ, **(env or {})},

@@ -184,9 +184,17 @@ class Session:
         )
 
 
+async def receive_text(socket: WebSocket) -> str:
+    """The next text message ("" for a binary one, which no message of ours is)."""
+    message = await socket.receive()
+    if message["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(message.get("code", 1000))
+    return message.get("text") or ""
+
+
 async def _hello(socket: WebSocket) -> Hello | None:
     with contextlib.suppress(asyncio.TimeoutError, ValidationError, WebSocketDisconnect):
-        raw = await asyncio.wait_for(socket.receive_text(), HELLO_TIMEOUT_S)
+        raw = await asyncio.wait_for(receive_text(socket), HELLO_TIMEOUT_S)
         if len(raw) <= STUDENT_MESSAGE_BYTES:
             message = client_message.validate_json(raw)
             return message if isinstance(message, Hello) else None
@@ -243,7 +251,7 @@ async def serve(socket: WebSocket, code_text: str, hub: Hub, settings: AppSettin
     hub.attach(code, client, fields)
     try:
         while not client.dropped:
-            raw = await socket.receive_text()
+            raw = await receive_text(socket)
             if not await session.handle(raw):
                 client.drop(FLOODED)
     except (WebSocketDisconnect, RuntimeError):

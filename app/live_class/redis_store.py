@@ -28,6 +28,7 @@ from chainrule.app.live_class.store import PRESENCE_S, Listener
 
 logger = logging.getLogger("chainrule")
 PREFIX = "chainrule:class:"
+MAX_CONNECTIONS = 32  # per process, besides the one subscription
 
 CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -82,7 +83,13 @@ def _pairs(fields: dict[str, str]) -> list[str]:
 class RedisStore:
     def __init__(self, url: str) -> None:
         self.url = url
-        self.client = redis.Redis.from_url(url, decode_responses=True, health_check_interval=10)
+        # A bounded pool that waits for a free connection: 300 students joining at once must
+        # queue for a few connections, not open 300 (or fail).
+        pool = redis.BlockingConnectionPool.from_url(
+            url, max_connections=MAX_CONNECTIONS, timeout=10, decode_responses=True,
+            health_check_interval=10,
+        )  # fmt: skip
+        self.client = redis.Redis(connection_pool=pool)
         self._create = self.client.register_script(CREATE)
         self._write = self.client.register_script(WRITE)
         self._add_answer = self.client.register_script(ADD_ANSWER)

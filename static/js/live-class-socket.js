@@ -1,11 +1,12 @@
 // The class's WebSocket (docs/live-class.md): it says hello on every (re)connection, passes each
-// message on, and reconnects by itself — at once, then after 0.25, 0.5, 1 and 2 s — so a reload,
-// a lost Wi-Fi or a server that restarted costs a second, not the class. A refusal (no such
+// message on, and reconnects by itself — within 0.25 s, then after about 0.5, 1 and 2 s (each
+// spread at random, so that a room cut off at once does not knock at once) — so a reload, a lost
+// Wi-Fi or a server that restarted costs a second, not the class. A refusal (no such
 // class, not the teacher, class full) or the end of the class is final: no reconnecting.
 
 import { apiUrl } from "./api.js";
 
-const RETRY_MS = [0, 250, 500, 1000, 2000];
+const RETRY_MS = [250, 500, 1000, 2000]; // the first wait is 0–250 ms, later ones ±50 %
 const FINAL_CLOSES = new Set([1000, 4403, 4404]);
 
 /** `ws://host/…/api/class/<code>/live` for this page's origin (wss: under https:). */
@@ -50,7 +51,8 @@ export function openClassSocket(code, { hello, onMessage, onConnection = () => {
         onConnection("closed");
         return;
       }
-      const delay = RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)];
+      const base = RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)];
+      const delay = attempt === 0 ? Math.random() * base : base * (0.5 + Math.random());
       attempt += 1;
       onConnection("retrying");
       timer = setTimeout(connect, delay);
