@@ -63,13 +63,15 @@ run: system-deps venv
 test: test-deps venv
 	$(PY) -m pytest
 
-# Each script prints a markdown table (about 5 minutes in all; bench/load.py takes 2 of them).
+# Each script prints a markdown table (about 8 minutes in all; bench/load.py takes 2 of them,
+# bench/classroom.py 3: it starts redis-server, which test-deps installs).
 bench: test-deps venv
 	$(PY) bench/engine.py
 	$(PY) bench/api.py
 	$(PY) bench/page.py
 	$(PY) bench/view_3d.py
 	$(PY) bench/load.py
+	$(PY) bench/classroom.py
 
 fuzz: venv
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100000} $(PY) -m pytest tests -k fuzz -p no:cacheprovider
