@@ -445,6 +445,12 @@ async def kill_a_worker() -> list[list[str]]:
             await s.answer(float(i))
         await until(lambda: all(s.current >= 50 for s in students), 15)
         cut = [s for s in students if s.closed_at is not None and s.closed_at >= killed_at]
+        if os.environ.get("BENCH_DEBUG"):
+            late = [s for s in cut if 50 not in s.seen]
+            connections = sorted({s.connections for s in late})
+            steps = sorted({s.current for s in late})
+            print(f"cut {len(cut)}, late {len(late)}: connections {connections}, steps {steps}",
+                  file=sys.stderr)  # fmt: skip
         back = [(s.seen[50] - killed_at) for s in cut if 50 in s.seen]
         for _ in range(50):  # retry answers whose socket died under them
             missing = [s for s in students[150:] if question not in s.acked]
