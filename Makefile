@@ -58,7 +58,7 @@ test-deps: system-deps
 
 run: system-deps venv
 	$(VENV)/bin/uvicorn chainrule.app.main:app --host $(HOST) --port $(PORT) --workers $(WORKERS) \
-	  --ws-per-message-deflate false  # a live class's messages are tiny; zlib would cost 44 KB a student
+	  --ws-per-message-deflate false --ws-max-size 1048576  # docs/live-class.md: why
 
 test: test-deps venv
 	$(PY) -m pytest

@@ -524,3 +524,21 @@ def test_a_slow_client_is_dropped_and_the_others_get_everything():
         await hub.close()
 
     asyncio.run(run())
+
+
+def test_a_binary_frame_is_a_bad_message_not_a_crash(running):
+    # It was a KeyError ('text') inside the handler: a traceback in the log, the socket dropped.
+    info = _start(running)
+    live = f"/api/class/{info['code']}/live"
+    with running.websocket_connect(live) as socket:
+        socket.send_bytes(b'{"type": "hello", "role": "student"}')
+        assert socket.receive_json()["error"]["type"] == "BadMessage"
+        with pytest.raises(WebSocketDisconnect) as closed:
+            socket.receive_json()
+        assert closed.value.code == 1008
+    with running.websocket_connect(live) as socket:
+        _hello(socket, "student")
+        socket.send_bytes(b"\x00\x01")
+        assert _next(socket, "error")["error"]["type"] == "BadMessage"
+        socket.send_text(json.dumps({"type": "name", "name": "still here"}))
+        assert _next(socket, "named")["name"] == "still here"
