@@ -107,6 +107,13 @@ def test_students_follow_pause_go_free_and_come_back(classroom, screenshots_dir)
     teacher.click("#toggle-fold")
     for student in students:
         student.wait_for_function("() => document.querySelector('#toggle-fold').checked")
+    teacher.click("[data-testid=view-3d]")
+    for student in students:
+        student.wait_for_selector("[data-testid=view-3d][aria-pressed=true]")
+        student.wait_for_selector("[data-testid=graph-3d]")
+    teacher.click("[data-testid=view-3d]")  # one switch: back to 2D
+    for student in students:
+        student.wait_for_selector("[data-testid=view-3d][aria-pressed=false]")
     teacher.select_option("[data-testid=lessons]", "diamond")
     teacher.wait_for_selector("[data-testid=lesson][data-lesson=diamond]")
     teacher.click("[data-testid=lesson-next]")
