@@ -221,6 +221,7 @@ def test_the_class_predicts_a_gradient_and_the_board_names_the_mistakes(
     assert verdicts[0].inner_text() == "Right: grad[a] = 15."
     assert "забыли +=" in verdicts[1].inner_text()  # the phone reads Russian
     assert verdicts[1].inner_text().startswith("Не совсем: grad[a] = 15.")
+    students[1].screenshot(path=str(screenshots_dir / "live-class-student-verdict.png"))
     # Revealed: the class moves on to the teacher's step.
     for student in students:
         wait_step(student, step_of(teacher))
