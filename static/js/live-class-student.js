@@ -116,7 +116,7 @@ export function mountStudent(code, { recompute }) {
     ui.prompt.textContent = t("ui.class.prompt", { label: q.label });
     ui.form.hidden = !q.open;
     const answered = mine && mine.question === q.id ? mine : null;
-    ui.answerStatus.textContent = !answered ? ""
+    ui.answerStatus.textContent = !answered || !q.open ? "" // revealed: the verdict says it
       : answered.acked ? t("ui.class.answer_sent", { value: preciseText(answered.value) })
         : t("ui.class.answer_sending", { value: preciseText(answered.value) });
     ui.answerStatus.dataset.acked = String(Boolean(answered?.acked));
