@@ -6,8 +6,9 @@
 import { deadShown, warningWords } from "./explain.js";
 import { compactText, opGlyph, shortText } from "./format.js";
 import { foldedOpText } from "./graph-hints.js";
+import { fontSize } from "./graph.js";
 import { t } from "./i18n.js";
-import { isSettled, sameNumber } from "./lab-trace.js";
+import { nodeName } from "./names.js";
 
 const COLOR_VARS = {
   card: "--card", cardStroke: "--card-stroke", surface: "--surface", surface2: "--surface-2",
@@ -31,37 +32,32 @@ export function readPalette(element = document.documentElement) {
 }
 
 /**
- * What node `node`'s card shows at `view` (timeline.js viewAt: the one source of data, grad and
- * `--`), as texts and flags. `options`: {root, foldConstants, hovered, variant (a lab's variant
- * trace: wrong grads are marked once settled), frame, finalGrads, badge (visit-order place)}.
- * Two equal models paint the same card (graph-3d.js repaints only what changed).
+ * What node `node`'s card shows at `view` (frames.js viewAt: the one source of data, grad and
+ * `--`), as texts and flags. `options`: {root, foldConstants, hovered, lab (what the labs mark on
+ * it: lab-marks.js labCards, {wrong, badge}, or undefined)}. Two equal models paint the same card
+ * (graph-3d.js repaints only what changed).
  */
-export function cardModel(node, trace, view, { nodeById, root, foldConstants = false, hovered = false, variant = false, frame = 0, finalGrads = false, badge = 0 }) {
+export function cardModel(node, view, { nodeById, root, foldConstants = false, hovered = false, lab = undefined }) {
   const data = view.data.get(node.id);
   const grad = view.grad.get(node.id);
   const model = {
     kind: node.kind, data: shortText(data), computed: view.computed.has(node.id),
-    visited: view.visited.has(node.id), current: view.current === node.id, root: node.id === root, hovered, badge,
+    visited: view.visited.has(node.id), current: view.current === node.id, root: node.id === root, hovered, badge: lab?.badge ?? 0,
   };
   if (node.kind === "const") return model;
   const warned = Boolean(node.warnings?.length) && data !== undefined;
   Object.assign(model, {
-    label: node.label || node.text || "", grad: shortText(grad), hasGrad: grad !== undefined,
+    label: nodeName(node), grad: shortText(grad), hasGrad: grad !== undefined,
     op: (foldConstants && foldedOpText(node, nodeById)) || opGlyph(node), derived: Boolean(node.derived),
     dead: deadShown(node, view), warned, data: shortText(data) + (warned ? " \u26a0" : ""),
     warning: warned && (node.kind !== "op" || model.computed) ? `\u26a0 ${node.warnings.map(warningWords).join(", ")}` : "",
-    wrong: null,
+    wrong: lab?.wrong ? { shown: compactText(lab.wrong.shown), correct: compactText(lab.wrong.correct) } : null,
   });
-  if (variant && !sameNumber(node.grad, node.correct_grad) && isSettled(trace, node.id, frame, finalGrads)) {
-    model.wrong = { shown: compactText(grad), correct: compactText(node.correct_grad) };
-  }
   return model;
 }
 
 /** The card's font size in graph units: the SVG card's rule (graph.js), so both views read alike. */
-export function cardFontSize(node) {
-  return Math.max(7, Math.min(node.height / 4.4, node.width / 8.5, 20));
-}
+export const cardFontSize = fontSize;
 
 /**
  * The panel around a card, in graph units: the card box plus room above it for the tags

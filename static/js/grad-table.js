@@ -2,11 +2,11 @@
 // means in words, and the server's numeric check (central differences) for the leaves. New values
 // of the same graph rewrite the changed cells in place.
 
-import { nameOf, passComplete } from "./explain.js";
+import { passComplete } from "./explain.js";
+import { formulaName } from "./names.js";
 import { compactText, isFiniteValue } from "./format.js";
 import { t } from "./i18n.js";
-import { pageScope } from "./scope.js";
-import { traceIndex } from "./timeline.js";
+import { traceIndex } from "./frames.js";
 
 const STATUS_TEXT = { pass: "ui.check.pass", kink: "ui.check.kink", fail: "ui.check.fail", nonfinite: "ui.check.nonfinite", imprecise: "ui.check.imprecise" };
 
@@ -29,7 +29,7 @@ function setClass(el, className) {
 /** The rows of the table: `{id, className, cells: [[text, className]]}` per leaf and intermediate node. */
 function rowsOf(trace) {
   const { nodeById } = traceIndex(trace);
-  const rootName = nameOf(nodeById.get(trace.root));
+  const rootName = formulaName(nodeById.get(trace.root));
   const checks = new Map(trace.gradcheck.results.map((r) => [r.id, r]));
   const leafIds = new Set(trace.leaves.map((l) => l.id));
   const nodes = [
@@ -38,7 +38,7 @@ function rowsOf(trace) {
   ];
   return nodes.map((node) => {
     const check = checks.get(node.id);
-    const name = nameOf(node);
+    const name = formulaName(node);
     return {
       id: node.id,
       className: node.kind === "leaf" ? "leaf" : "intermediate",
@@ -133,30 +133,23 @@ function createGradTable(body, { setStep, stepCount }) {
   };
 }
 
-export function registerGradTable(scope = pageScope) {
-  const { state, subscribe } = scope.store;
+/** The gradient table, as a panel of `scope`: drawn when shown, and when the pass ends. */
+export function registerGradTable(scope) {
   scope.panels.register({
     id: "gradients",
     title: t("ui.tab.gradients"),
+    hideKey: "tables",
     mount(body) {
       const draw = createGradTable(body, scope.store);
-      let complete = null;
-      let stale = false;
-      // A hidden tab is drawn when it is shown (big graphs: no work for an unseen table).
-      new MutationObserver(() => {
-        if (body.hidden || !stale) return;
-        stale = false;
-        draw(state);
-      }).observe(body, { attributes: true, attributeFilter: ["hidden"] });
-      subscribe((s, changed) => {
-        if (!s.trace) return;
-        const now = s.finalGrads || passComplete(s.trace, s.step);
-        // Step changes only matter when they cross "the pass is over".
-        if (changed.has("trace") || changed.has("finalGrads") || now !== complete) {
-          stale = body.hidden;
-          if (!stale) draw(s);
-        }
-        complete = now;
+      let drawn = { trace: null, finalGrads: null, complete: null };
+      // A hidden tab is drawn when it is shown (big graphs: no work for an unseen table); step
+      // changes only matter when they cross "the pass is over".
+      scope.store.subscribe((s) => {
+        if (!s.trace || s.panel !== "gradients") return;
+        const complete = s.finalGrads || passComplete(s.trace, s.step);
+        if (drawn.trace === s.trace && drawn.finalGrads === s.finalGrads && drawn.complete === complete) return;
+        drawn = { trace: s.trace, finalGrads: s.finalGrads, complete };
+        draw(s);
       });
     },
   });

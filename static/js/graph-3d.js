@@ -5,7 +5,7 @@
 // the pulse dots travel along them on a 2D canvas laid over the WebGL one (pulses-3d.js). The cards
 // are drawn together (cards-3d.js), so a frame costs a handful of draw calls whatever the size.
 //
-// draw(trace, view, options) takes everything it shows as arguments (view: timeline.js viewAt);
+// draw(trace, view, options) takes everything it shows as arguments (view: frames.js viewAt);
 // a step repaints and restyles only what it changed. WebGL frames are drawn on demand: after a
 // draw, a camera move, a resize or a theme change.
 
@@ -18,7 +18,7 @@ import { graphBounds } from "./graph-view.js";
 import { createLabelLayer } from "./labels-3d.js";
 import { createOrbit } from "./orbit.js";
 import { createPulseOverlay } from "./pulses-3d.js";
-import { traceIndex } from "./timeline.js";
+import { traceIndex } from "./frames.js";
 
 const LAYER_DEPTH = 48; // graph units between neighbouring columns (cards are ~64 units tall)
 // An edge is drawn as a polyline of segments about this long on screen (within the bounds).
@@ -218,7 +218,7 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
     const { trace, view, options } = drawn;
     labelLayer.draw(trace, view, {
       points, hidden, palette, paletteVersion, scale: textureScale, strokeUnit, camera, repaint,
-      marks: options?.variant ? { frame: options.frame, finalGrads: options.finalGrads } : null,
+      marks: options?.edgeMarks ?? null,
     });
   }
 
@@ -238,13 +238,12 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
   /** Repaint the cards `ids` (all when null) whose model (what they show) changed. */
   function drawCards(trace, view, options, ids) {
     const { nodeById } = traceIndex(trace);
-    const badges = new Map((options.orderDraft ?? []).map((id, i) => [id, i + 1]));
     const shared = { ...options, nodeById, root: trace.root };
     for (const id of ids ?? cards.keys()) {
       const entry = cards.get(id);
       if (!entry) continue;
       entry.node = nodeById.get(id);
-      const model = cardModel(entry.node, trace, view, { ...shared, hovered: options.hovered === id, badge: badges.get(id) ?? 0 });
+      const model = cardModel(entry.node, view, { ...shared, hovered: options.hovered === id, lab: options.lab?.get(id) });
       const key = JSON.stringify(model);
       if (key === entry.key) continue;
       entry.model = model;
@@ -334,9 +333,11 @@ export function createGraph3d(canvas, context, overlay, { reducedMotion = () => 
 
   /**
    * Draw `trace` as `view` shows it. options: {layout (graph.js layoutKey), foldConstants,
-   * hovered, variant, frame, finalGrads, orderDraft (the order lab's badges), pulseMs (how long
+   * hovered, lab (lab-marks.js labCards: what the labs mark on each card, or null), edgeMarks
+   * ({frame, finalGrads} of a lab's variant trace, whose lost and late contributions are marked;
+   * null), pulseMs (how long
    * the dots travel; 0: none), changed ([node ids, edge ids] that may differ from the last draw
-   * of this trace, timeline.js changedBetween; null: all)}.
+   * of this trace, frames.js changedBetween; null: all)}.
    */
   function draw(trace, view, options) {
     const layoutChanged = drawn.layout !== options.layout;

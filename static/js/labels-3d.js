@@ -7,13 +7,12 @@ import * as THREE from "../vendor/three/three.module.js";
 import { labelBox, paintLabel } from "./card-paint.js";
 import { cardBoxes, edgeGeometry, placedEdgeLabels } from "./graph.js";
 import { t } from "./i18n.js";
-import { edgeMarks } from "./lab-marks.js";
-import { traceIndex } from "./timeline.js";
+import { edgeMarks, freeSpot } from "./lab-marks.js";
+import { traceIndex } from "./frames.js";
 
 const MAX_TEXTURE_SIDE = 4096;
 const FRONT = 4; // graph units in front of the edge's depth
 
-const overlaps = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
 const boxOf = ({ x, y, width, height }) => ({ x0: x - width / 2, x1: x + width / 2, y0: y - height / 2, y1: y + height / 2 });
 
 /**
@@ -29,13 +28,7 @@ function labMarks(trace, { frame, finalGrads, hidden }, taken, fs) {
     if (hidden.has(edgeById.get(mark.edge)?.source)) continue;
     const text = mark.kind === "lost" ? `${t("ui.mark.lost")} ${mark.value}` : `${t("ui.mark.late")} +${mark.value}`;
     const { width, height } = labelBox(text, fs);
-    const { at } = geometry.get(mark.edge);
-    const candidates = [0.25, 0.35, 0.15, 0.45, 0.55, 0.65, 0.75].map(at);
-    const [mx, my] = at(0.3);
-    for (let k = 1; k <= 6; k++) candidates.push([mx, my - k * height * 0.8], [mx, my + k * height * 0.8]);
-    const free = ([x, y]) => !boxes.some((b) => overlaps(boxOf({ x, y, width, height }), b));
-    const [x, y] = candidates.find(free) ?? candidates[0];
-    boxes.push(boxOf({ x, y, width, height }));
+    const [x, y] = freeSpot(geometry.get(mark.edge).at, width, height, boxes);
     marks.push({ id: `mark:${mark.edge}`, edge: mark.edge, kind: mark.kind, text, struck: mark.kind === "lost" ? mark.value : "", fs, x, y, width, height });
   }
   return marks;

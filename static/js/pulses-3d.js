@@ -3,7 +3,7 @@
 // a dot moving along an edge costs a small 2D drawing per frame, not a WebGL frame of the graph.
 
 import * as THREE from "../vendor/three/three.module.js";
-import { traceIndex } from "./timeline.js";
+import { traceIndex } from "./frames.js";
 
 /** The dots' layer on `overlay` (a 2D canvas the size of the WebGL canvas, in device pixels). */
 export function createPulseOverlay(overlay) {

@@ -4,7 +4,6 @@
 // With many leaves the rows are compact, grouped by name prefix and filtered (leaf-groups.js).
 
 import { groupLeaves, groupTitle, MANY_LEAVES, passesFilter } from "./leaf-groups.js";
-import { pageScope } from "./scope.js";
 import { t } from "./i18n.js";
 
 /** A default range around `value` (±max(2|v|, 5)) on a round step grid. */
@@ -156,13 +155,51 @@ function createFilter(onInput) {
   return { box, input, count };
 }
 
+/** The rows of `leaves` in `rows` (made, shown, dropped), each showing its leaf's value. */
+function showRows(rows, leaves, s, makeRow) {
+  const seen = new Set();
+  for (const leaf of leaves) {
+    let row = rows.get(leaf.name);
+    if (!row) rows.set(leaf.name, (row = makeRow(leaf.name)));
+    if (row.dataset.leafId !== leaf.id) row.dataset.leafId = leaf.id;
+    const value = typeof leaf.value === "number" ? leaf.value : Number(leaf.value);
+    showValue(row, value, s.ranges[leaf.name]);
+    seen.add(leaf.name);
+  }
+  for (const [name, row] of rows) {
+    if (!seen.has(name)) {
+      row.remove();
+      rows.delete(name);
+    }
+  }
+}
+
+/** The rows in `container`: in one list, or under one heading per name prefix (many leaves). */
+function placeRows(container, rows, sections, names, many) {
+  const groups = many ? groupLeaves(names) : [];
+  for (const { prefix, names: members } of groups) {
+    if (!sections.has(prefix)) sections.set(prefix, createGroup(prefix));
+    const section = sections.get(prefix);
+    section.querySelector(".leaf-group-count").textContent = String(members.length);
+    arrange(section, members.map((name) => rows.get(name)), 1);
+  }
+  if (many) arrange(container, groups.map((group) => sections.get(group.prefix)));
+  else arrange(container, names.map((name) => rows.get(name)));
+  const kept = new Set(groups.map((group) => group.prefix));
+  for (const [prefix, section] of sections) {
+    if (!kept.has(prefix)) {
+      section.remove();
+      sections.delete(prefix);
+    }
+  }
+}
+
 /**
  * The leaves panel in `container`. From MANY_LEAVES leaves on (leaf-groups.js): compact rows
  * under one heading per name prefix, and a filter box above them. Each row carries its leaf's
  * node id (data-leaf-id) for the slider ↔ card link (leaf-link.js).
  */
-export function mountSliders(container, { onValue, readOnly = false }, scope = pageScope) {
-  const { subscribe } = scope.store;
+export function mountSliders(container, { onValue, readOnly = false }, scope) {
   const rows = new Map();
   container.dataset.empty = t("ui.leaves.none"); // app.css shows it when there are no leaves
   const sections = new Map(); // prefix → group section
@@ -185,45 +222,12 @@ export function mountSliders(container, { onValue, readOnly = false }, scope = p
     filter.count.textContent = text.trim() ? t("ui.leaves.filter_count", { shown, total: rows.size }) : "";
   }
 
-  subscribe((s, changed) => {
+  scope.store.subscribe((s, changed) => {
     if (!changed.has("trace") || !s.trace) return;
     const leaves = s.trace.leaves ?? [];
-    const seen = new Set();
-    for (const leaf of leaves) {
-      let row = rows.get(leaf.name);
-      if (!row) rows.set(leaf.name, (row = createRow(leaf.name, { onValue, readOnly }, scope.store)));
-      if (row.dataset.leafId !== leaf.id) row.dataset.leafId = leaf.id;
-      const value = typeof leaf.value === "number" ? leaf.value : Number(leaf.value);
-      showValue(row, value, s.ranges[leaf.name]);
-      seen.add(leaf.name);
-    }
-    for (const [name, row] of rows) {
-      if (!seen.has(name)) {
-        row.remove();
-        rows.delete(name);
-      }
-    }
-    const names = leaves.map((leaf) => leaf.name);
+    showRows(rows, leaves, s, (name) => createRow(name, { onValue, readOnly }, scope.store));
     const many = leaves.length >= MANY_LEAVES;
-    const groups = many ? groupLeaves(names) : [];
-    if (many) {
-      for (const { prefix, names: members } of groups) {
-        if (!sections.has(prefix)) sections.set(prefix, createGroup(prefix));
-        const section = sections.get(prefix);
-        section.querySelector(".leaf-group-count").textContent = String(members.length);
-        arrange(section, members.map((name) => rows.get(name)), 1);
-      }
-      arrange(container, groups.map((group) => sections.get(group.prefix)));
-    } else {
-      arrange(container, names.map((name) => rows.get(name)));
-    }
-    const kept = new Set(groups.map((group) => group.prefix));
-    for (const [prefix, section] of sections) {
-      if (!kept.has(prefix)) {
-        section.remove();
-        sections.delete(prefix);
-      }
-    }
+    placeRows(container, rows, sections, leaves.map((leaf) => leaf.name), many);
     container.classList.toggle("compact", many);
     filter.box.hidden = !many;
     if (!many && filter.input.value) filter.input.value = "";

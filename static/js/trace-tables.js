@@ -7,11 +7,10 @@
 // In predict mode (state.lab "predict") the propagation table shows no number the timeline has
 // not revealed yet: those cells read "?" until the learner has predicted and reached them.
 
-import { factor } from "./explain.js";
-import { compactText } from "./format.js";
+import { chainText, compactText } from "./format.js";
 import { t } from "./i18n.js";
-import { pageScope } from "./scope.js";
-import { frameOfStep, framesOf, topoStateAt, traceIndex } from "./timeline.js";
+import { frameOfStep, framesOf, topoStateAt, traceIndex } from "./frames.js";
+import { nodeName } from "./names.js";
 
 const SORT_ROWS_MAX = 600; // topoStateAt replays from the start: keep the table linear-ish
 const reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)");
@@ -25,7 +24,7 @@ function cell(tag, text, className = "") {
 
 function nameOf(nodeById, id) {
   const node = nodeById.get(id);
-  return node ? node.label || node.text || id : id;
+  return node ? nodeName(node) : id;
 }
 
 // A row is `{step, label, cells}`; a cell `{text, className}` or `{lines: [{text, className}],
@@ -57,12 +56,14 @@ function writeCell(td, spec, concealed) {
   spec.lines.forEach((line, i) => writeText(td.children[i], line, concealed));
 }
 
+const rowLabels = new WeakMap(); // row → the label it was built with
+
 /** Whether `rowList` has the rows (steps, labels, cells) `rows` shows: then only texts can differ. */
 function sameRows(rows, rowList) {
   if (rows.size !== rowList.length) return false;
   return rowList.every(({ step, label, cells }) => {
     const tr = rows.get(step);
-    return tr !== undefined && tr._label === label && tr.cells.length === cells.length + 1;
+    return tr !== undefined && rowLabels.get(tr) === label && tr.cells.length === cells.length + 1;
   });
 }
 
@@ -102,7 +103,7 @@ function createTable(body, { caption, headers, emptyText }, setStep) {
     for (const { step, label, cells } of rowList) {
       const tr = document.createElement("tr");
       tr.dataset.step = String(step);
-      tr._label = label;
+      rowLabels.set(tr, label);
       const button = cell("button", label, "row-jump");
       button.type = "button";
       button.setAttribute("aria-label", t("ui.table.go_to", { label }));
@@ -224,7 +225,7 @@ function propagationRows(trace) {
       lines = step.contributions.map((c, j) => {
         const to = nameOf(nodeById, c.to);
         const sum = c.grad_after !== c.contribution ? `  ${t("ui.propagation.now", { value: compactText(c.grad_after) })}` : "";
-        const text = `grad[${to}] += ${factor(c.upstream)} \u00d7 ${factor(c.local)} = ${compactText(c.contribution)}${sum}`;
+        const text = `grad[${to}] += ${chainText(c)}${sum}`;
         return { text, className: "mono", frame: first.get(k) + j, hiddenText: `grad[${to}] += ?` };
       });
     }
@@ -281,12 +282,16 @@ function showUpTo(cells, limit, previous = null) {
 /** Predicting: nothing past the current frame is shown; otherwise everything is. */
 const revealLimit = (s) => (s.lab === "predict" ? s.step : Infinity);
 
-function mountTable(body, options, buildRows, noteFor, { setStep, subscribe }) {
+/**
+ * A table in panel `id`'s `body`: its rows are built when a trace is shown in the panel (a hidden
+ * tab costs nothing: big graphs), the current row marked as the step moves, and in predict mode
+ * the texts past the step concealed.
+ */
+function mountTable(id, body, options, buildRows, noteFor, { setStep, subscribe }) {
   const table = createTable(body, options, setStep);
   let filled = null;
   let cells = [];
   let shownLimit = Infinity;
-  const latest = { trace: null, step: 0, lab: null };
   const reveal = (s) => {
     const limit = revealLimit(s);
     if (limit === shownLimit) return;
@@ -299,19 +304,11 @@ function mountTable(body, options, buildRows, noteFor, { setStep, subscribe }) {
     shownLimit = null; // every concealable text is to be written
     reveal(s);
   };
-  // Rows of a hidden tab are built when it is shown (big graphs: no work for unseen tables).
-  new MutationObserver(() => {
-    if (!body.hidden && filled !== latest.trace && latest.trace) {
-      refill(latest);
-      table.mark(currentStep(latest));
-    }
-  }).observe(body, { attributes: true, attributeFilter: ["hidden"] });
   subscribe((s, changed) => {
-    Object.assign(latest, { trace: s.trace, step: s.step, lab: s.lab });
-    if (!s.trace) return;
-    if (changed.has("trace") && !body.hidden) refill(s);
-    if (filled !== s.trace) return;
-    if (changed.has("trace") || changed.has("step")) table.mark(currentStep(s));
+    if (!s.trace || s.panel !== id) return;
+    const refilled = filled !== s.trace;
+    if (refilled) refill(s);
+    if (refilled || changed.has("step")) table.mark(currentStep(s));
     if (changed.has("step") || changed.has("lab")) reveal(s);
   });
 }
@@ -320,12 +317,14 @@ function currentStep(s) {
   return framesOf(s.trace)[s.step]?.step ?? -1;
 }
 
-export function registerTraceTables(scope = pageScope) {
+/** The sort trace's and the propagation's tables, as two panels of `scope`. */
+export function registerTraceTables(scope) {
   scope.panels.register({
     id: "sort",
     title: t("ui.tab.sort"),
+    hideKey: "tables",
     mount(body) {
-      mountTable(body, {
+      mountTable("sort", body, {
         caption: t("ui.sort.caption"),
         headers: [t("ui.table.step"), t("ui.sort.pop"), t("ui.table.what"), t("ui.sort.stack"), t("ui.sort.sorted")],
         emptyText: t("ui.sort.empty"),
@@ -338,8 +337,9 @@ export function registerTraceTables(scope = pageScope) {
   scope.panels.register({
     id: "propagation",
     title: t("ui.tab.propagation"),
+    hideKey: "tables",
     mount(body) {
-      mountTable(body, {
+      mountTable("propagation", body, {
         caption: t("ui.propagation.caption"),
         headers: [t("ui.table.step"), t("ui.table.node"), "grad", t("ui.table.what")],
         emptyText: t("ui.propagation.empty"),
