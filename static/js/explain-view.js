@@ -72,6 +72,32 @@ function targetOf(element, state) {
   return null;
 }
 
+/** A click (no drag) or Enter on an edge or a node explains it; a click elsewhere closes the popover. */
+function listenToGraph(svg, state, { show, hide }) {
+  onPlainClick(svg, (pressed) => {
+    const picked = targetOf(pressed, state);
+    if (picked) show(picked.kind, picked.id, picked.opener);
+    else hide(false);
+  });
+  svg.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" && event.key !== " ") return;
+    const picked = targetOf(event.target, state);
+    if (!picked) return;
+    show(picked.kind, picked.id, picked.opener);
+    event.preventDefault();
+  });
+}
+
+/** The popover's content for `target` at the state's frame, or null when it is gone from the trace. */
+function contentFor(target, state) {
+  const { trace } = state;
+  const exists = target.kind === "edge" ? trace.edges.some((e) => e.id === target.id) : trace.nodes.some((n) => n.id === target.id);
+  if (!exists) return null;
+  const view = viewAt(trace, state.step, { finalGrads: state.finalGrads });
+  const complete = state.finalGrads || passComplete(trace, state.step);
+  return target.kind === "edge" ? edgeContent(trace, view, target.id) : nodeContent(trace, view, target.id, complete);
+}
+
 /**
  * The explanations on `scope`'s graph (`svg`, in the positioned container `wrap`). Returns
  * {open(kind, id, opener)}: explain node or edge `id` (`kind` "node" | "edge") as a click on it
@@ -86,15 +112,11 @@ export function mountExplanations({ svg, wrap }, scope) {
 
   function render() {
     if (!target || !state.trace) return;
-    const { trace } = state;
-    const exists = target.kind === "edge" ? trace.edges.some((e) => e.id === target.id) : trace.nodes.some((n) => n.id === target.id);
-    if (!exists) {
+    const content = contentFor(target, state);
+    if (!content) {
       hide(false);
       return;
     }
-    const view = viewAt(trace, state.step, { finalGrads: state.finalGrads });
-    const complete = state.finalGrads || passComplete(trace, state.step);
-    const content = target.kind === "edge" ? edgeContent(trace, view, target.id) : nodeContent(trace, view, target.id, complete);
     ui.title.textContent = content.title;
     ui.body.replaceChildren(...content.parts);
     ui.box.dataset.kind = target.kind;
@@ -124,18 +146,7 @@ export function mountExplanations({ svg, wrap }, scope) {
     if (returnFocus && opener?.isConnected) opener.focus({ preventScroll: true });
   }
 
-  onPlainClick(svg, (pressed) => {
-    const picked = targetOf(pressed, state);
-    if (picked) show(picked.kind, picked.id, picked.opener);
-    else hide(false);
-  });
-  svg.addEventListener("keydown", (event) => {
-    if (event.key !== "Enter" && event.key !== " ") return;
-    const picked = targetOf(event.target, state);
-    if (!picked) return;
-    show(picked.kind, picked.id, picked.opener);
-    event.preventDefault();
-  });
+  listenToGraph(svg, state, { show, hide });
   ui.close.addEventListener("click", () => hide());
   scope.keys.bindKeys({ Escape: () => hide() }, { when: () => Boolean(target) });
 

@@ -91,6 +91,56 @@ function listenToGroups(svg, cardLayer, toggle, update) {
   cardLayer.addEventListener("pointerleave", () => update({ hoverNode: null }));
 }
 
+/** The layers of the groups: the boxes under the edges, the collapsed cards over the nodes. */
+function groupLayers(layers) {
+  const frameLayer = svgElement("g", {}, "layer-frames");
+  const cardLayer = svgElement("g", {}, "layer-group-cards");
+  layers.edges.before(frameLayer);
+  layers.nodes.after(cardLayer);
+  return { frameLayer, cardLayer };
+}
+
+/** The tools' state for `trace` and the reader's `choice`: hidden without groups, locked while a lab is open. */
+function writeTools(bar, trace, choice, locked) {
+  const { collapsible } = groupIndex(trace);
+  bar.bar.hidden = collapsible.length === 0;
+  if (bar.bar.hidden) return;
+  bar.collapseAll.disabled = locked || (choice.base === "collapsed" && choice.collapsed.size === collapsible.length);
+  bar.expandAll.disabled = locked || (choice.base === "expanded" && choice.collapsed.size === 0);
+  bar.bar.title = locked ? t("ui.groups.locked") : "";
+}
+
+/**
+ * What the reader does to the groups: toggle one (`name`; `focus`: its box or card gets the focus
+ * after), or collapse or expand all. Each changes the reader's choice and draws the frame again.
+ */
+function groupActions({ svg, bar, arrangements, plain, onArrangedAll }, { state, redraw, drawnArrangement }) {
+  function toggle(name, focus) {
+    const trace = state.trace;
+    if (!trace || plain(trace)) return;
+    const group = groupIndex(trace).collapsible.find((g) => g.name === name);
+    if (!group) return;
+    const collapsed = new Set(arrangements.choiceFor(trace).collapsed);
+    // Following inside, the group holding the step is drawn open: its toggle collapses it for good.
+    const drawnOpen = !drawnArrangement()?.hiddenIn.has(group.root);
+    if (drawnOpen) collapsed.add(group.id);
+    else collapsed.delete(group.id);
+    // Open only because the step is inside and "follow inside" is on: collapsing it turns that off.
+    if (drawnOpen && arrangements.opened() === group.id) bar.followBox.checked = arrangements.follow = false;
+    arrangements.choose(trace, { collapsed });
+    redraw();
+    if (focus) svg.querySelector(`[data-testid=group][data-group="${CSS.escape(name)}"]`)?.focus({ preventScroll: true });
+  }
+  function setAll(base) {
+    const trace = state.trace;
+    if (!trace) return;
+    arrangements.choose(trace, { base, collapsed: new Set(base === "collapsed" ? groupIndex(trace).collapsible.map((g) => g.id) : []) });
+    redraw();
+    onArrangedAll();
+  }
+  return { toggle, setAll };
+}
+
 /**
  * Mount the groups on the graph: `layers` are graph-view.js's SVG layers (a layer for the boxes
  * goes under the edges, one for the cards over the nodes); `tools` is where the group tools go.
@@ -99,11 +149,8 @@ function listenToGroups(svg, cardLayer, toggle, update) {
  * drawing), drawKeys, attach(player), bounds(trace), cardOf(node id)}.
  */
 export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () => {} }, scope) {
-  const { state, update } = scope.store;
-  const frameLayer = svgElement("g", {}, "layer-frames");
-  const cardLayer = svgElement("g", {}, "layer-group-cards");
-  layers.edges.before(frameLayer);
-  layers.nodes.after(cardLayer);
+  const { state } = scope.store;
+  const { frameLayer, cardLayer } = groupLayers(layers);
   const bar = groupTools(tools);
   // Labs mark cards where the trace puts them: while one is open every node is drawn, in place.
   const plain = (trace) => Boolean(state.lab) || isVariant(trace);
@@ -111,16 +158,7 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
   let player = null;
   let last = null; // what the last frame drew: {trace, arrangement, shown}
 
-  function showTools(trace) {
-    const { collapsible } = groupIndex(trace);
-    bar.bar.hidden = collapsible.length === 0;
-    if (bar.bar.hidden) return;
-    const c = arrangements.choiceFor(trace);
-    const locked = plain(trace);
-    bar.collapseAll.disabled = locked || (c.base === "collapsed" && c.collapsed.size === collapsible.length);
-    bar.expandAll.disabled = locked || (c.base === "expanded" && c.collapsed.size === 0);
-    bar.bar.title = locked ? t("ui.groups.locked") : "";
-  }
+  const showTools = (trace) => writeTools(bar, trace, arrangements.choiceFor(trace), plain(trace));
 
   /** The player's frame drawing: what the groups leave shown, then the cards of collapsed ones. */
   function draw(graphLayers, trace, view, changed) {
@@ -139,30 +177,9 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
     return { refreshed, labels: drawn.labels, shown, cardsOf, arranged: !same };
   }
 
-  function toggle(name, focus) {
-    const trace = state.trace;
-    if (!trace || plain(trace)) return;
-    const group = groupIndex(trace).collapsible.find((g) => g.name === name);
-    if (!group) return;
-    const collapsed = new Set(arrangements.choiceFor(trace).collapsed);
-    // Following inside, the group holding the step is drawn open: its toggle collapses it for good.
-    const drawnOpen = !last?.arrangement.hiddenIn.has(group.root);
-    if (drawnOpen) collapsed.add(group.id);
-    else collapsed.delete(group.id);
-    // Open only because the step is inside and "follow inside" is on: collapsing it turns that off.
-    if (drawnOpen && arrangements.opened() === group.id) bar.followBox.checked = arrangements.follow = false;
-    arrangements.choose(trace, { collapsed });
-    player?.redraw();
-    if (focus) svg.querySelector(`[data-testid=group][data-group="${CSS.escape(name)}"]`)?.focus({ preventScroll: true });
-  }
-
-  function setAll(base) {
-    const trace = state.trace;
-    if (!trace) return;
-    arrangements.choose(trace, { base, collapsed: new Set(base === "collapsed" ? groupIndex(trace).collapsible.map((g) => g.id) : []) });
-    player?.redraw();
-    onArrangedAll();
-  }
+  const { toggle, setAll } = groupActions({ svg, bar, arrangements, plain, onArrangedAll }, {
+    state, redraw: () => player?.redraw(), drawnArrangement: () => last?.arrangement,
+  });
 
   bar.collapseAll.addEventListener("click", () => setAll("collapsed"));
   bar.expandAll.addEventListener("click", () => setAll("expanded"));
@@ -170,7 +187,7 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
     arrangements.follow = bar.followBox.checked;
     player?.redraw();
   });
-  listenToGroups(svg, cardLayer, toggle, update);
+  listenToGroups(svg, cardLayer, toggle, scope.store.update);
 
   return {
     draw,

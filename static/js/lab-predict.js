@@ -13,7 +13,6 @@ import { isClose, parseGuess } from "./guess.js";
 import { t } from "./i18n.js";
 import { nodeName } from "./names.js";
 import { contributionsOf, nodeById, sameNumber } from "./variant.js";
-import { frameOfStep, traceIndex } from "./frames.js";
 
 /** The sentence that answers a prompt: `grad[a] = 1 × 3 = 3`, with the sum so far if any. */
 function computation(name, scope, earlier, c) {
@@ -136,19 +135,49 @@ function judged(prompt, text) {
   return { right, sentence };
 }
 
+/** The state changed: the card follows the lab, and a new question or trace settles the answers. */
+function onState(s, changed, { p, answers, prompts, hideUnanswered, render }) {
+  const newQuestion = QUESTION_KEYS.some((k) => changed.has(k));
+  if (!newQuestion && !["lab", "trace", "step"].some((k) => changed.has(k))) return;
+  const on = s.lab === "predict";
+  p.toggle.set(on);
+  p.section.classList.toggle("active", on);
+  p.body.hidden = !on;
+  if (newQuestion || (changed.has("lab") && on)) {
+    answers.clear();
+    p.feedback.replaceChildren();
+  }
+  // Predicting starts (again) where the first gradient to predict is not on screen yet. On new
+  // values this happens before the new trace arrives, so its gradients never show unpredicted.
+  if (on && (newQuestion || changed.has("lab"))) hideUnanswered();
+  if (on && changed.has("trace")) {
+    answers.keepFor(prompts());
+    if (answers.size === 0) p.feedback.replaceChildren();
+    hideUnanswered();
+  }
+  if (on) render();
+}
+
+/**
+ * The prompts of the trace shown for the scope `select` names, built when first needed after a
+ * trace or scope change: a lab that is off costs nothing.
+ */
+function promptsShown(state, select) {
+  let memo = { trace: null, scope: null, prompts: [] };
+  return () => {
+    if (memo.trace !== state.trace || memo.scope !== select.value) {
+      memo = { trace: state.trace, scope: select.value, prompts: state.trace ? promptsOf(state.trace, select.value) : [] };
+    }
+    return memo.prompts;
+  };
+}
+
 /** The predict lab's card on `scope`; `setLab(lab)` makes a lab the active one. */
 export function predictSection(scope, setLab) {
   const { state, subscribe, setStep, setStepGuard } = scope.store;
   const p = predictCard(setLab, scope.store);
   const answers = createAnswers();
-  // Built when first needed after a trace or scope change: a lab that is off costs nothing.
-  let memo = { trace: null, scope: null, prompts: [] };
-  const prompts = () => {
-    if (memo.trace !== state.trace || memo.scope !== p.scope.value) {
-      memo = { trace: state.trace, scope: p.scope.value, prompts: state.trace ? promptsOf(state.trace, p.scope.value) : [] };
-    }
-    return memo.prompts;
-  };
+  const prompts = promptsShown(state, p.scope);
   const nextPrompt = () => prompts().find((prompt) => prompt.frame > state.step) ?? null;
 
   function render() {
@@ -191,32 +220,11 @@ export function predictSection(scope, setLab) {
   listenToPrompt(p, { nextPrompt, settle, render, restart() {
     answers.clear();
     p.feedback.replaceChildren();
-    const seed = state.trace && traceIndex(state.trace).phases.seed?.first;
-    if (seed !== undefined && seed !== null) setStep(frameOfStep(state.trace, seed));
+    scope.store.jumpTo("seed");
     render();
   } });
 
-  subscribe((s, changed) => {
-    const newQuestion = QUESTION_KEYS.some((k) => changed.has(k));
-    if (!newQuestion && !["lab", "trace", "step"].some((k) => changed.has(k))) return;
-    const on = s.lab === "predict";
-    p.toggle.set(on);
-    p.section.classList.toggle("active", on);
-    p.body.hidden = !on;
-    if (newQuestion || (changed.has("lab") && on)) {
-      answers.clear();
-      p.feedback.replaceChildren();
-    }
-    // Predicting starts (again) where the first gradient to predict is not on screen yet. On new
-    // values this happens before the new trace arrives, so its gradients never show unpredicted.
-    if (on && (newQuestion || changed.has("lab"))) hideUnanswered();
-    if (on && changed.has("trace")) {
-      answers.keepFor(prompts());
-      if (answers.size === 0) p.feedback.replaceChildren();
-      hideUnanswered();
-    }
-    if (on) render();
-  });
+  subscribe((s, changed) => onState(s, changed, { p, answers, prompts, hideUnanswered, render }));
   return p.section;
 }
 

@@ -90,6 +90,21 @@ function lessonMenu(menu, open, subscribe) {
   });
 }
 
+/** The panel's buttons (Back, Next, close: `go(delta)`, the store) and its question's answers. */
+function listenToPanel(parts, { state, update }, go) {
+  parts.back.addEventListener("click", () => go(-1));
+  parts.next.addEventListener("click", () => go(1));
+  parts.close.addEventListener("click", () => update({ lessonId: "", lessonStop: 0 }));
+  parts.form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const question = currentLesson(state)?.stops[state.lessonStop]?.question;
+    const said = question && judge(question, parts.answer.value, state.trace);
+    if (!said) return;
+    parts.feedback.dataset.verdict = said.verdict;
+    parts.feedback.textContent = said.text;
+  });
+}
+
 /**
  * Mount the lesson panel after `after` (the narration) and the lessons' `menu`, on `scope`;
  * `loadProgram({source, values})` shows a new program. Mount before the transport: while a
@@ -129,17 +144,7 @@ export function mountLessonPanel({ after, menu }, scope, { loadProgram }) {
     else loadProgram({ source: lesson.source, values: lesson.values });
   }
 
-  parts.back.addEventListener("click", () => go(-1));
-  parts.next.addEventListener("click", () => go(1));
-  parts.close.addEventListener("click", () => update({ lessonId: "", lessonStop: 0 }));
-  parts.form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    const question = currentLesson(state)?.stops[state.lessonStop]?.question;
-    const said = question && judge(question, parts.answer.value, state.trace);
-    if (!said) return;
-    parts.feedback.dataset.verdict = said.verdict;
-    parts.feedback.textContent = said.text;
-  });
+  listenToPanel(parts, scope.store, go);
   lessonMenu(menu, open, subscribe);
   scope.keys.bindKeys({ " ": () => go(1), ArrowRight: () => go(1), ArrowLeft: () => go(-1) },
     { when: () => Boolean(currentLesson(state)) });

@@ -157,21 +157,44 @@ function listenToPresses(parts, zoom, metrics, currentFrame) {
 }
 
 /**
- * The minimap of `graph`'s pane (graph-view.js: wrap, zoom, bounds, cardOf), as a mark;
- * `metrics()`: the pane's measurements. Returns {mark, box()}: box() is the minimap's box in the
- * pane's pixels (the SVG's local ones), or null while hidden.
+ * The minimap of `graph`'s pane (graph-view.js: wrap, zoom, bounds, cardOf); `metrics()`: the
+ * pane's measurements; `state`: its scope's state.
  */
-export function minimapMark({ graph, metrics }, scope) {
-  const { state } = scope.store;
-  const parts = minimapElements(graph.wrap);
-  const fills = createFills(parts.root);
-  let frame = null; // the mapping of graph coordinates into the minimap (measure)
-  let paintQueued = false;
-  let boxesStale = true;
+class Minimap {
+  constructor(graph, metrics, state) {
+    Object.assign(this, { graph, metrics, state });
+    this.parts = minimapElements(graph.wrap);
+    this.fills = createFills(this.parts.root);
+    this.frame = null; // the mapping of graph coordinates into the minimap (measure)
+    this.paintQueued = false;
+    this.boxesStale = true;
+    this.listen();
+  }
 
-  function placeMarks() {
+  listen() {
+    const { graph, metrics } = this;
+    // The view moves often (a drag, a follow glide): the rectangle follows at once, the boxes stay.
+    graph.zoom.onChange(() => {
+      if (!this.state.trace) return;
+      if (this.parts.root.hidden || !this.frame || !overflowing(this.frame.bounds, graph.zoom.transform, metrics().box)) this.queue();
+      else this.placeMarks();
+    });
+    new ResizeObserver(() => this.queue({ boxes: true })).observe(graph.wrap);
+    // The theme changes the boxes' colours (the attribute on <html>, the system's preference).
+    const recolour = () => {
+      this.fills.forget();
+      this.queue({ boxes: true });
+    };
+    new MutationObserver(recolour).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+    window.matchMedia?.("(prefers-color-scheme: dark)").addEventListener?.("change", recolour);
+    listenToPresses(this.parts, graph.zoom, metrics, () => this.frame);
+  }
+
+  /** The visible part of the pane as a rectangle in the minimap, and the pulse's dot. */
+  placeMarks() {
+    const { frame, parts, state, graph } = this;
     if (!frame || parts.root.hidden) return;
-    placeView(parts.view, frame, graph.zoom.transform, metrics().box);
+    placeView(parts.view, frame, graph.zoom.transform, this.metrics().box);
     const current = state.trace ? playIndex(state.trace).active[state.step]?.node : null;
     const node = current && (graph.cardOf(current) ?? traceIndex(state.trace).nodeById.get(current));
     if (parts.pulse.hidden !== !node) parts.pulse.hidden = !node;
@@ -180,80 +203,76 @@ export function minimapMark({ graph, metrics }, scope) {
 
   /** The room the minimap takes at the pane's bottom edge (real-size.css keeps the legend out of
    * it, so a long legend, the gradient map's in Russian, wraps instead of running under it). */
-  function claimRoom(width) {
+  claimRoom(width) {
+    const { wrap } = this.graph;
     const room = width ? `calc(${width}px + 1rem)` : "0px";
-    if (graph.wrap.style.getPropertyValue("--minimap-room") !== room) graph.wrap.style.setProperty("--minimap-room", room);
+    if (wrap.style.getPropertyValue("--minimap-room") !== room) wrap.style.setProperty("--minimap-room", room);
   }
 
-  function fillOf(id) {
+  /** A box's fill: the gradient map's colour of node `id` while the map is on, else the plain one. */
+  fillOf(id) {
+    const { state } = this;
     const buckets = state.gradMap ? gradBuckets(state.trace, state.step, { finalGrads: state.finalGrads }).buckets : null;
-    return fills.of(buckets?.get(id)?.bucket);
+    return this.fills.of(buckets?.get(id)?.bucket);
   }
 
   /** Show or hide the minimap for the view now, repainting its boxes if they are stale. */
-  function refresh() {
+  refresh() {
+    const { state, parts, graph } = this;
     const trace = state.trace;
-    if (trace?.nodes.length) frame = measure(graph.bounds(trace), metrics());
-    const show = Boolean(trace?.nodes.length) && overflowing(frame.bounds, graph.zoom.transform, metrics().box);
+    if (trace?.nodes.length) this.frame = measure(graph.bounds(trace), this.metrics());
+    const show = Boolean(trace?.nodes.length) && overflowing(this.frame.bounds, graph.zoom.transform, this.metrics().box);
     if (parts.root.hidden === show) parts.root.hidden = !show;
-    claimRoom(show ? frame.width + 2 * BORDER_PX : 0);
+    this.claimRoom(show ? this.frame.width + 2 * BORDER_PX : 0);
     if (!show) return;
-    parts.root.style.width = `${frame.width + 2 * BORDER_PX}px`;
-    parts.root.style.height = `${frame.height + 2 * BORDER_PX}px`;
-    if (boxesStale) {
-      paintBoxes(parts.canvas, frame, trace, graph.cardOf, fillOf);
-      boxesStale = false;
+    parts.root.style.width = `${this.frame.width + 2 * BORDER_PX}px`;
+    parts.root.style.height = `${this.frame.height + 2 * BORDER_PX}px`;
+    if (this.boxesStale) {
+      paintBoxes(parts.canvas, this.frame, trace, graph.cardOf, (id) => this.fillOf(id));
+      this.boxesStale = false;
     }
-    placeMarks();
+    this.placeMarks();
   }
 
   /** Refresh at the next frame (several changes in one frame are drawn once). */
-  function queue({ boxes = false } = {}) {
-    if (boxes) boxesStale = true;
-    if (paintQueued) return;
-    paintQueued = true;
+  queue({ boxes = false } = {}) {
+    if (boxes) this.boxesStale = true;
+    if (this.paintQueued) return;
+    this.paintQueued = true;
     requestAnimationFrame(() => {
-      paintQueued = false;
-      refresh();
+      this.paintQueued = false;
+      this.refresh();
     });
   }
 
-  // The view moves often (a drag, a follow glide): the rectangle follows at once, the boxes stay.
-  graph.zoom.onChange(() => {
-    if (!state.trace) return;
-    if (parts.root.hidden || !frame || !overflowing(frame.bounds, graph.zoom.transform, metrics().box)) queue();
-    else placeMarks();
-  });
-  new ResizeObserver(() => queue({ boxes: true })).observe(graph.wrap);
-  // The theme changes the boxes' colours (the attribute on <html>, the system's preference).
-  const recolour = () => {
-    fills.forget();
-    queue({ boxes: true });
-  };
-  new MutationObserver(recolour).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
-  window.matchMedia?.("(prefers-color-scheme: dark)").addEventListener?.("change", recolour);
-  listenToPresses(parts, graph.zoom, metrics, () => frame);
+  /** The minimap's box in the pane's pixels (the SVG's local ones), or null while hidden. */
+  box() {
+    const { frame } = this;
+    if (this.parts.root.hidden || !frame) return null;
+    const { width, height, rem } = this.metrics();
+    const right = width - INSET_RIGHT_REM * rem;
+    const bottom = height - INSET_BOTTOM_REM * rem;
+    return { left: right - frame.width - 2 * BORDER_PX, top: bottom - frame.height - 2 * BORDER_PX, right, bottom };
+  }
 
-  const mark = {
-    name: "minimap",
-    keys: ["gradMap", "presenting"],
-    render({ changedKeys: changed, state: s, arranged }) {
-      if (changed?.has("presenting")) fills.forget();
-      // The boxes follow the drawing, and frame by frame the gradient map's colours.
-      const boxes = !changed || arranged || ["trace", "gradMap", "presenting"].some((key) => changed.has(key)) || (s.gradMap && changed.has("step"));
-      if (boxes) queue({ boxes: true });
-      else placeMarks();
-      return null;
-    },
-  };
+  /** The frame drawn: the boxes follow the drawing, and frame by frame the gradient map's colours. */
+  render({ changedKeys: changed, state: s, arranged }) {
+    if (changed?.has("presenting")) this.fills.forget();
+    const boxes = !changed || arranged || ["trace", "gradMap", "presenting"].some((key) => changed.has(key)) || (s.gradMap && changed.has("step"));
+    if (boxes) this.queue({ boxes: true });
+    else this.placeMarks();
+    return null;
+  }
+}
+
+/**
+ * The minimap of `graph`'s pane, as a mark; `metrics()`: the pane's measurements. Returns
+ * {mark, box()}: box() is the minimap's box in the pane's pixels, or null while hidden.
+ */
+export function minimapMark({ graph, metrics }, scope) {
+  const minimap = new Minimap(graph, metrics, scope.store.state);
   return {
-    mark,
-    box() {
-      if (parts.root.hidden || !frame) return null;
-      const { width, height, rem } = metrics();
-      const right = width - INSET_RIGHT_REM * rem;
-      const bottom = height - INSET_BOTTOM_REM * rem;
-      return { left: right - frame.width - 2 * BORDER_PX, top: bottom - frame.height - 2 * BORDER_PX, right, bottom };
-    },
+    mark: { name: "minimap", keys: ["gradMap", "presenting"], render: (frame) => minimap.render(frame) },
+    box: () => minimap.box(),
   };
 }

@@ -28,6 +28,31 @@ function drawWhole(layers, trace, view, changed) {
 /** The state keys a change of which draws the frame again (with those `draw` names). */
 const FRAME_KEYS = ["trace", "step", "finalGrads"];
 
+/** The draw's cost, on the graph (`layers`' SVG): cards and edges refreshed, attributes and texts written. */
+function countWrites(layers, refreshed) {
+  const svg = layers.nodes.ownerSVGElement;
+  if (!svg) return;
+  svg.dataset.lastDrawWrites = String(takeWrites());
+  svg.dataset.lastDrawRefreshed = String(refreshed);
+}
+
+/**
+ * The play loop on `store`: schedule() steps once, after the step interval at the current speed.
+ * Its own counter retires the pending tick: a new trace under the same step (a slider dragged
+ * while playing) redraws but must not restart it, or a drag starves the loop and play stalls.
+ */
+function createPlayLoop({ state, setStep, stepCount, update }) {
+  let tick = 0;
+  return function schedule() {
+    const token = ++tick;
+    setTimeout(() => {
+      if (token !== tick || !state.playing || !state.trace) return;
+      if (state.step >= stepCount() - 1) update({ playing: false });
+      else setStep(state.step + 1);
+    }, stepInterval(state.speed));
+  };
+}
+
 /**
  * The player on `layers` ({edges, labels, nodes, pulses} SVG groups) and `marks` (marks.js).
  * Subscribes to the scope's state; draws the frame when the trace, step or display options change,
@@ -37,7 +62,7 @@ const FRAME_KEYS = ["trace", "step", "finalGrads"];
  * other state keys it reads.
  */
 export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [] } = {}, scope) {
-  const { setStep, state, stepCount, subscribe, update } = scope.store;
+  const { state, subscribe } = scope.store;
   const frameKeys = [...FRAME_KEYS, ...drawKeys];
   let last = { trace: null, step: -1, finalGrads: null, frame: null };
 
@@ -47,31 +72,14 @@ export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [] } 
     const drawn = draw(layers, trace, view, changed);
     const frame = { ...drawn, trace, view, state, changed, changedKeys, edgeOf: (id) => edgeElement(layers, id) };
     marks.render(frame);
-    countWrites(drawn.refreshed);
+    countWrites(layers, drawn.refreshed);
     const motion = animate && !reducedMotion?.matches;
     if (motion) drawPulses(layers.pulses, drawn.shown, view, Math.min(650, stepInterval(state.speed) * 0.75));
     else layers.pulses.replaceChildren();
     last = { trace, step: i, finalGrads: state.finalGrads, frame };
   }
 
-  function countWrites(refreshed) {
-    const svg = layers.nodes.ownerSVGElement;
-    if (!svg) return;
-    svg.dataset.lastDrawWrites = String(takeWrites());
-    svg.dataset.lastDrawRefreshed = String(refreshed);
-  }
-
-  // The play loop's own counter: a new trace under the same step (a slider dragged while playing)
-  // redraws but must not restart the pending tick, or a drag starves the loop and play stalls.
-  let tick = 0;
-  function schedule() {
-    const token = ++tick;
-    setTimeout(() => {
-      if (token !== tick || !state.playing || !state.trace) return;
-      if (state.step >= stepCount() - 1) update({ playing: false });
-      else setStep(state.step + 1);
-    }, stepInterval(state.speed));
-  }
+  const schedule = createPlayLoop(scope.store);
 
   function onChange(s, changed) {
     const stepMoved = s.step !== last.step;

@@ -118,8 +118,8 @@ function createNotifier(state) {
   };
 }
 
-/** The store's timeline actions over `state`: go to a frame (held by a lab's guard), show a trace. */
-function timelineActions(state, update) {
+/** The store's moves on the timeline over `state`: go to a frame (held by a lab's guard), jump to a phase. */
+function stepActions(state, update) {
   let stepGuard = null;
 
   /** Number of positions on the timeline (frames: see frames.js). */
@@ -163,6 +163,12 @@ function timelineActions(state, update) {
     setStepGuard(guard) {
       stepGuard = guard;
     },
+  };
+}
+
+/** The store's actions on what is shown: a trace, an error, play and pause. */
+function traceActions(state, update, { setStep, stepCount }) {
+  return {
     /**
      * Show a new trace. `step` (a frame index, clamped) places it: 0 for a new program, a shared
      * link's step. Without it (new values of the same program) the step is carried over as the
@@ -197,11 +203,13 @@ export function createStore() {
   const state = initialState();
   const notifier = createNotifier(state);
   const { subscribe, update } = notifier;
+  const steps = stepActions(state, update);
   return {
     state,
     subscribe,
     update,
-    ...timelineActions(state, update),
+    ...steps,
+    ...traceActions(state, update, steps),
     /** Stop: playing ends and no subscriber is called again (an embedded player taken down). */
     close() {
       update({ playing: false });

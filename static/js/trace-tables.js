@@ -67,15 +67,11 @@ function sameRows(rows, rowList) {
   });
 }
 
-/**
- * A table whose rows are keyed by API step index, with a `mark(stepIndex)` that lights one;
- * clicking a row calls `setStep(frame)`.
- */
-function createTable(body, { caption, headers, emptyText }, setStep) {
+/** The table's elements in `body`: {note, table, tbody}. */
+function tableElements(body, { caption, headers }) {
   const note = cell("p", "", "table-note");
   const table = document.createElement("table");
   table.className = "trace-table";
-  const cap = cell("caption", caption, "visually-hidden");
   const head = document.createElement("thead");
   const headRow = document.createElement("tr");
   for (const h of headers) {
@@ -85,71 +81,84 @@ function createTable(body, { caption, headers, emptyText }, setStep) {
   }
   head.append(headRow);
   const tbody = document.createElement("tbody");
-  table.append(cap, head, tbody);
+  table.append(cell("caption", caption, "visually-hidden"), head, tbody);
   body.append(note, table);
-  let rows = new Map();
-  let current = null;
-  let trace = null;
+  return { note, table, tbody };
+}
 
-  tbody.addEventListener("click", (event) => {
-    const row = event.target.closest("tr[data-step]");
-    if (row && trace) setStep(frameOfStep(trace, Number(row.dataset.step)));
-  });
+/** A row: a button that jumps to its step, then its cells (concealable texts go to `concealed`). */
+function rowElement({ step, label, cells }, concealed) {
+  const tr = document.createElement("tr");
+  tr.dataset.step = String(step);
+  rowLabels.set(tr, label);
+  const button = cell("button", label, "row-jump");
+  button.type = "button";
+  button.setAttribute("aria-label", t("ui.table.go_to", { label }));
+  const first = document.createElement("td");
+  first.append(button);
+  tr.append(first, ...cells.map((spec) => {
+    const td = document.createElement("td");
+    writeCell(td, spec, concealed);
+    return td;
+  }));
+  return tr;
+}
 
-  function build(rowList, concealed) {
-    rows = new Map();
-    current = null;
-    const fragment = document.createDocumentFragment();
-    for (const { step, label, cells } of rowList) {
-      const tr = document.createElement("tr");
-      tr.dataset.step = String(step);
-      rowLabels.set(tr, label);
-      const button = cell("button", label, "row-jump");
-      button.type = "button";
-      button.setAttribute("aria-label", t("ui.table.go_to", { label }));
-      const first = document.createElement("td");
-      first.append(button);
-      tr.append(first, ...cells.map((spec) => {
-        const td = document.createElement("td");
-        writeCell(td, spec, concealed);
-        return td;
-      }));
-      rows.set(step, tr);
-      fragment.append(tr);
-    }
-    tbody.replaceChildren(fragment);
+/**
+ * A table whose rows are keyed by API step index, with a `mark(stepIndex)` that lights one;
+ * clicking a row calls `setStep(frame)`.
+ */
+class StepTable {
+  constructor(body, { caption, headers, emptyText }, setStep) {
+    Object.assign(this, { body, emptyText, rows: new Map(), current: null, trace: null });
+    Object.assign(this, tableElements(body, { caption, headers }));
+    this.tbody.addEventListener("click", (event) => {
+      const row = event.target.closest("tr[data-step]");
+      if (row && this.trace) setStep(frameOfStep(this.trace, Number(row.dataset.step)));
+    });
   }
 
-  return {
-    /** Show `rowList` of `newTrace`; returns the concealable texts (see showUpTo). */
-    fill(newTrace, rowList, noteText) {
-      trace = newTrace;
-      const concealed = [];
-      if (sameRows(rows, rowList)) {
-        for (const { step, cells } of rowList) {
-          const tds = rows.get(step).cells;
-          cells.forEach((spec, i) => writeCell(tds[i + 1], spec, concealed));
-        }
-      } else {
-        build(rowList, concealed);
+  build(rowList, concealed) {
+    this.rows = new Map();
+    this.current = null;
+    const fragment = document.createDocumentFragment();
+    for (const row of rowList) {
+      const tr = rowElement(row, concealed);
+      this.rows.set(row.step, tr);
+      fragment.append(tr);
+    }
+    this.tbody.replaceChildren(fragment);
+  }
+
+  /** Show `rowList` of `trace`; returns the concealable texts (see showUpTo). */
+  fill(trace, rowList, noteText) {
+    this.trace = trace;
+    const concealed = [];
+    if (sameRows(this.rows, rowList)) {
+      for (const { step, cells } of rowList) {
+        const tds = this.rows.get(step).cells;
+        cells.forEach((spec, i) => writeCell(tds[i + 1], spec, concealed));
       }
-      setText(note, rowList.length === 0 ? emptyText : noteText ?? "");
-      note.hidden = !note.textContent;
-      table.hidden = rowList.length === 0;
-      return concealed;
-    },
-    mark(stepIndex) {
-      const row = rows.get(stepIndex) ?? null;
-      if (row === current) return;
-      current?.classList.remove("current");
-      current?.removeAttribute("aria-current");
-      current = row;
-      if (!row) return;
-      row.classList.add("current");
-      row.setAttribute("aria-current", "step");
-      if (!body.hidden) revealRow(row);
-    },
-  };
+    } else {
+      this.build(rowList, concealed);
+    }
+    setText(this.note, rowList.length === 0 ? this.emptyText : noteText ?? "");
+    this.note.hidden = !this.note.textContent;
+    this.table.hidden = rowList.length === 0;
+    return concealed;
+  }
+
+  mark(stepIndex) {
+    const row = this.rows.get(stepIndex) ?? null;
+    if (row === this.current) return;
+    this.current?.classList.remove("current");
+    this.current?.removeAttribute("aria-current");
+    this.current = row;
+    if (!row) return;
+    row.classList.add("current");
+    row.setAttribute("aria-current", "step");
+    if (!this.body.hidden) revealRow(row);
+  }
 }
 
 /** The nearest ancestor of `el` that scrolls its content vertically, or null. */
@@ -288,7 +297,7 @@ const revealLimit = (s) => (s.lab === "predict" ? s.step : Infinity);
  * the texts past the step concealed.
  */
 function mountTable(id, body, options, buildRows, noteFor, { setStep, subscribe }) {
-  const table = createTable(body, options, setStep);
+  const table = new StepTable(body, options, setStep);
   let filled = null;
   let cells = [];
   let shownLimit = Infinity;
@@ -305,9 +314,10 @@ function mountTable(id, body, options, buildRows, noteFor, { setStep, subscribe 
     reveal(s);
   };
   subscribe((s, changed) => {
-    if (!s.trace || s.panel !== id) return;
-    const refilled = filled !== s.trace;
+    if (!s.trace) return;
+    const refilled = s.panel === id && filled !== s.trace;
     if (refilled) refill(s);
+    if (filled !== s.trace) return; // built when shown
     if (refilled || changed.has("step")) table.mark(currentStep(s));
     if (changed.has("step") || changed.has("lab")) reveal(s);
   });

@@ -8,18 +8,29 @@ export const SUPERSEDED = Symbol("superseded");
 
 const freshRun = () => ({ losses: [], velocity: null, queue: [], applied: null });
 
+/** The reply's steps, queued in `run` to be shown (the root that made descent stop comes with the last). */
+function queueReply(run, reply) {
+  if (run.losses.length === 0) run.losses = [reply.roots[0]];
+  reply.values.forEach((row, k) => {
+    run.queue.push({ values: Object.fromEntries(reply.parameters.map((name, j) => [name, row[j]])), root: reply.roots[k + 1] });
+  });
+  if (reply.stopped && reply.roots.length > reply.values.length + 1) run.queue.push({ values: null, root: reply.roots.at(-1) });
+  run.velocity = reply.velocity;
+}
+
 /**
  * A descent on `descend(body)` (the server's POST /api/descend). `request()` gives what the next
  * request asks for ({source, values, parameters, lr, momentum, taken}) or throws.
  */
-export function createDescent(descend, request) {
-  const self = { run: freshRun() };
-  let inflight = null;
+class Descent {
+  constructor(descend, request) {
+    Object.assign(this, { descend, request, run: freshRun(), inflight: null });
+  }
 
   /** Ask for `count` steps after the queued ones, or from `from` ({values, taken}: a replay's start). */
-  async function requestSteps(count, from) {
-    const asked = request();
-    const { run } = self;
+  async requestSteps(count, from) {
+    const asked = this.request();
+    const { run } = this;
     const values = { ...asked.values, ...(from ? from.values : run.queue.at(-1)?.values ?? {}) };
     const body = {
       source: asked.source, values, parameters: asked.parameters, lr: asked.lr, steps: count, momentum: asked.momentum,
@@ -29,66 +40,61 @@ export function createDescent(descend, request) {
     if (run.losses.length) body.baseline = run.losses[0];
     let reply;
     try {
-      reply = await descend(body);
+      reply = await this.descend(body);
     } catch (err) {
-      if (self.run !== run) return SUPERSEDED;
+      if (this.run !== run) return SUPERSEDED;
       throw err;
     }
-    if (self.run !== run) return SUPERSEDED;
+    if (this.run !== run) return SUPERSEDED;
     queueReply(run, reply);
     return reply.stopped;
   }
 
-  /** The reply's steps, queued to be shown (the root that made descent stop comes with the last). */
-  function queueReply(run, reply) {
-    if (run.losses.length === 0) run.losses = [reply.roots[0]];
-    reply.values.forEach((row, k) => {
-      run.queue.push({ values: Object.fromEntries(reply.parameters.map((name, j) => [name, row[j]])), root: reply.roots[k + 1] });
-    });
-    if (reply.stopped && reply.roots.length > reply.values.length + 1) run.queue.push({ values: null, root: reply.roots.at(-1) });
-    run.velocity = reply.velocity;
+  /** Fetch `count` steps (one request at a time): resolves to the reply's `stopped`, or SUPERSEDED. */
+  async fetch(count, from = null) {
+    while (this.inflight) await this.inflight.catch(() => {});
+    this.inflight = this.requestSteps(count, from);
+    try {
+      return await this.inflight;
+    } finally {
+      this.inflight = null;
+    }
   }
 
-  return Object.assign(self, {
-    /** Fetch `count` steps (one request at a time): resolves to the reply's `stopped`, or SUPERSEDED. */
-    async fetch(count, from = null) {
-      while (inflight) await inflight.catch(() => {});
-      inflight = requestSteps(count, from);
-      try {
-        return await inflight;
-      } finally {
-        inflight = null;
-      }
-    },
-    /** The next queued step, its root now on the curve; undefined when none is queued. */
-    next() {
-      const next = self.run.queue.shift();
-      if (next) self.run.losses.push(next.root);
-      return next;
-    },
-    /** Start a new run (what is in flight for the old one is dropped). */
-    forget() {
-      self.run = freshRun();
-    },
-    /**
-     * A link's run: `steps` steps from `start`, in batches of at most `batch`, every root on the
-     * curve at once. Resolves to {taken, last (the values after them), stopped}, taken null when
-     * superseded.
-     */
-    async replay(start, steps, batch) {
-      self.forget();
-      let [stopped, last, taken] = [null, { ...start }, 0];
-      while (!stopped && taken < steps) {
-        stopped = await self.fetch(Math.min(batch, steps - taken), { values: last, taken });
-        if (stopped === SUPERSEDED) return { taken: null };
-        const rows = self.run.queue.filter((next) => next.values);
-        if (rows.length === 0) break;
-        taken += rows.length;
-        last = { ...last, ...rows.at(-1).values };
-        self.run.losses.push(...self.run.queue.map((next) => next.root));
-        self.run.queue = [];
-      }
-      return { taken, last, stopped };
-    },
-  });
+  /** The next queued step, its root now on the curve; undefined when none is queued. */
+  next() {
+    const next = this.run.queue.shift();
+    if (next) this.run.losses.push(next.root);
+    return next;
+  }
+
+  /** Start a new run (what is in flight for the old one is dropped). */
+  forget() {
+    this.run = freshRun();
+  }
+
+  /**
+   * A link's run: `steps` steps from `start`, in batches of at most `batch`, every root on the
+   * curve at once. Resolves to {taken, last (the values after them), stopped}, taken null when
+   * superseded.
+   */
+  async replay(start, steps, batch) {
+    this.forget();
+    let [stopped, last, taken] = [null, { ...start }, 0];
+    while (!stopped && taken < steps) {
+      stopped = await this.fetch(Math.min(batch, steps - taken), { values: last, taken });
+      if (stopped === SUPERSEDED) return { taken: null };
+      const rows = this.run.queue.filter((next) => next.values);
+      if (rows.length === 0) break;
+      taken += rows.length;
+      last = { ...last, ...rows.at(-1).values };
+      this.run.losses.push(...this.run.queue.map((next) => next.root));
+      this.run.queue = [];
+    }
+    return { taken, last, stopped };
+  }
+}
+
+export function createDescent(descend, request) {
+  return new Descent(descend, request);
 }

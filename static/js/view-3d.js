@@ -158,81 +158,31 @@ function createSceneHolder(container, { onReady, onFail, onRender }) {
   return holder;
 }
 
-/**
- * The 3D view on `graph`'s pane (graph-view.js), as a mark: its switch goes in `tools` (the pane's
- * buttons), and the pane's Fit and zoom buttons and `legend` drive its camera too while it is
- * shown. Sets `scope.view3d` (where a card or an edge is on screen, frames drawn: tests and the
- * benchmark read them).
- */
-export function view3dMark({ graph, tools, zoomIn, zoomOut, legend }, scope) {
-  const { state, update } = scope.store;
-  const { button, container, note } = view3dElements(graph.wrap, tools);
-  let drawnFrame = -1;
-  let last = { trace: null };
-  let noteReason = null; // why the note shows: "webgl" | "lost" | "failed" | "size" | null
-
-  function showNote(reason, text = reason ? NOTES[reason]() : "") {
-    noteReason = reason;
-    note.textContent = reason ? text : "";
-    note.hidden = !reason;
-  }
-  function fallBack(reason) {
-    showNote(reason);
-    if (state.view3d) update({ view3d: false });
-  }
-  function resize() {
-    const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
-    const insets = { top: tools.offsetHeight + rem, bottom: (legend?.offsetHeight ?? 0) + rem, side: rem };
-    holder.scene?.resize({ width: container.clientWidth, height: container.clientHeight, insets });
-  }
-  const holder = createSceneHolder(container, {
-    onReady(scene, canvas) {
-      listenToScene(canvas, scene, scope);
-      resize();
-      last = { trace: null };
-      draw(state, null);
+/** The note under the pane: why 3D is not shown, or not advised. {show(reason, text), reason()}. */
+function createNote(note) {
+  let shownReason = null; // "webgl" | "lost" | "failed" | "size" | null
+  return {
+    show(reason, text = reason ? NOTES[reason]() : "") {
+      shownReason = reason;
+      note.textContent = reason ? text : "";
+      note.hidden = !reason;
     },
-    onFail: (reason) => {
-      last = { trace: null };
-      fallBack(reason);
-    },
-    onRender: () => {
-      if (container.dataset.frame !== String(drawnFrame)) container.dataset.frame = String(drawnFrame);
-    },
-  });
+    reason: () => shownReason,
+  };
+}
 
-  /** Draw the state's frame in 3D, repainting only what changed since the last draw. */
-  function draw(s, changed) {
-    const { scene } = holder;
-    if (!scene || !s.trace) return;
-    const view = viewAt(s.trace, s.step, { finalGrads: s.finalGrads });
-    const animate = s.trace === last.trace && s.step !== last.step && !changed?.has("view3d") && !reducedMotion?.matches;
-    drawnFrame = view.frame;
-    scene.draw(s.trace, view, {
-      layout: layoutKey(s.trace), foldConstants: s.foldConstants, hovered: s.hoverNode, lab: labCards(s.trace, view, s),
-      edgeMarks: isVariant(s.trace) ? { frame: view.frame, finalGrads: s.finalGrads } : null,
-      pulseMs: animate ? Math.min(650, stepInterval(s.speed) * 0.75) : 0, changed: touchedSince(s, last),
-    });
-    container.dataset.nodes = String(scene.drawnNodes());
-    last = { trace: s.trace, step: s.step, hoverNode: s.hoverNode, ...Object.fromEntries(OPTION_KEYS.map((k) => [k, s[k]])) };
-    if (s.trace.nodes.length > MAX_3D_NODES) showNote("size", NOTES.size(s.trace.nodes.length));
-    else if (noteReason === "size") showNote(null);
-  }
+/** The scene's options to draw state `s` at `view`; `last`: what the last draw showed. */
+function sceneOptions(s, view, last, changed) {
+  const animate = s.trace === last.trace && s.step !== last.step && !changed?.has("view3d") && !reducedMotion?.matches;
+  return {
+    layout: layoutKey(s.trace), foldConstants: s.foldConstants, hovered: s.hoverNode, lab: labCards(s.trace, view, s),
+    edgeMarks: isVariant(s.trace) ? { frame: view.frame, finalGrads: s.finalGrads } : null,
+    pulseMs: animate ? Math.min(650, stepInterval(s.speed) * 0.75) : 0, changed: touchedSince(s, last),
+  };
+}
 
-  function applySwitch(on) {
-    button.setAttribute("aria-pressed", String(on));
-    container.hidden = !on;
-    if (!on) {
-      container.dataset.frame = "-1";
-      last = { trace: null };
-      if (noteReason === "size") showNote(null);
-      return;
-    }
-    showNote(null);
-    if (holder.ensure() === null) fallBack("webgl");
-  }
-
-  button.addEventListener("click", () => update({ view3d: !state.view3d }));
+/** The pane's Fit and zoom buttons drive the camera too while 3D is shown; the theme repaints it. */
+function listenToPane({ graph, zoomIn, zoomOut, container }, holder, { state, resize }) {
   graph.onFit(() => state.view3d && holder.scene?.fit());
   zoomIn.addEventListener("click", () => state.view3d && holder.scene?.zoomBy(1.25));
   zoomOut.addEventListener("click", () => state.view3d && holder.scene?.zoomBy(0.8));
@@ -240,21 +190,101 @@ export function view3dMark({ graph, tools, zoomIn, zoomOut, legend }, scope) {
   // The theme (the page's toggle or the system's scheme) repaints the scene in its colours.
   new MutationObserver(() => holder.scene?.repaintAll()).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
   darkScheme?.addEventListener?.("change", () => holder.scene?.repaintAll());
-  scope.view3d = {
-    screenPoint: (id) => holder.scene?.screenPoint(id) ?? null,
-    edgePoint: (id) => holder.scene?.edgePoint(id) ?? null,
-    renderCount: () => holder.scene?.renders() ?? 0,
-    pulseFrameCount: () => holder.scene?.pulseFrames() ?? 0,
-  };
+}
 
-  let switched = null; // the switch as last applied
+/** The 3D view's state: its switch, its scene and what it last drew (see view3dMark). */
+class View3d {
+  constructor({ graph, tools, legend }, scope) {
+    Object.assign(this, { tools, legend, scope, drawnFrame: -1, last: { trace: null }, switched: null });
+    Object.assign(this, view3dElements(graph.wrap, tools));
+    this.notes = createNote(this.note);
+    this.holder = createSceneHolder(this.container, {
+      onReady: (scene, canvas) => {
+        listenToScene(canvas, scene, scope);
+        this.resize();
+        this.last = { trace: null };
+        this.draw(scope.store.state, null);
+      },
+      onFail: (reason) => {
+        this.last = { trace: null };
+        this.fallBack(reason);
+      },
+      onRender: () => {
+        if (this.container.dataset.frame !== String(this.drawnFrame)) this.container.dataset.frame = String(this.drawnFrame);
+      },
+    });
+  }
+
+  fallBack(reason) {
+    this.notes.show(reason);
+    if (this.scope.store.state.view3d) this.scope.store.update({ view3d: false });
+  }
+
+  resize() {
+    const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+    const insets = { top: this.tools.offsetHeight + rem, bottom: (this.legend?.offsetHeight ?? 0) + rem, side: rem };
+    this.holder.scene?.resize({ width: this.container.clientWidth, height: this.container.clientHeight, insets });
+  }
+
+  /** Draw the state's frame in 3D, repainting only what changed since the last draw. */
+  draw(s, changed) {
+    const { scene } = this.holder;
+    if (!scene || !s.trace) return;
+    const view = viewAt(s.trace, s.step, { finalGrads: s.finalGrads });
+    this.drawnFrame = view.frame;
+    scene.draw(s.trace, view, sceneOptions(s, view, this.last, changed));
+    this.container.dataset.nodes = String(scene.drawnNodes());
+    this.last = { trace: s.trace, step: s.step, hoverNode: s.hoverNode, ...Object.fromEntries(OPTION_KEYS.map((k) => [k, s[k]])) };
+    if (s.trace.nodes.length > MAX_3D_NODES) this.notes.show("size", NOTES.size(s.trace.nodes.length));
+    else if (this.notes.reason() === "size") this.notes.show(null);
+  }
+
+  applySwitch(on) {
+    this.button.setAttribute("aria-pressed", String(on));
+    this.container.hidden = !on;
+    if (!on) {
+      this.container.dataset.frame = "-1";
+      this.last = { trace: null };
+      if (this.notes.reason() === "size") this.notes.show(null);
+      return;
+    }
+    this.notes.show(null);
+    if (this.holder.ensure() === null) this.fallBack("webgl");
+  }
+
+  /** The frame drawn (a mark's render): the switch as the state says, and the scene if it is on. */
+  render({ state: s, changedKeys }) {
+    if (s.view3d !== this.switched) this.applySwitch((this.switched = s.view3d));
+    if (s.view3d) this.draw(s, changedKeys);
+    return null;
+  }
+
+  /** Where a card or an edge is on screen, frames drawn: tests and the benchmark read them. */
+  probes() {
+    const { holder } = this;
+    return {
+      screenPoint: (id) => holder.scene?.screenPoint(id) ?? null,
+      edgePoint: (id) => holder.scene?.edgePoint(id) ?? null,
+      renderCount: () => holder.scene?.renders() ?? 0,
+      pulseFrameCount: () => holder.scene?.pulseFrames() ?? 0,
+    };
+  }
+}
+
+/**
+ * The 3D view on `graph`'s pane (graph-view.js), as a mark: its switch goes in `tools` (the pane's
+ * buttons), and the pane's Fit and zoom buttons and `legend` drive its camera too while it is
+ * shown. Sets `scope.view3d` (View3d probes).
+ */
+export function view3dMark({ graph, tools, zoomIn, zoomOut, legend }, scope) {
+  const { state, update } = scope.store;
+  const view3d = new View3d({ graph, tools, legend }, scope);
+  view3d.button.addEventListener("click", () => update({ view3d: !state.view3d }));
+  listenToPane({ graph, zoomIn, zoomOut, container: view3d.container }, view3d.holder, { state, resize: () => view3d.resize() });
+  scope.view3d = view3d.probes();
   return {
     name: "3d",
     keys: ["view3d", "foldConstants", "hoverNode", "orderDraft"],
-    render({ state: s, changedKeys }) {
-      if (s.view3d !== switched) applySwitch((switched = s.view3d));
-      if (s.view3d) draw(s, changedKeys);
-      return null;
-    },
+    render: (frame) => view3d.render(frame),
   };
 }
