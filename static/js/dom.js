@@ -1,4 +1,4 @@
-// Small DOM helpers for the labs: elements built with createElement and textContent only.
+// Small DOM helpers: elements built with createElement and textContent only.
 
 /** `h("button", {class, text, type, onclick, "aria-label": ...}, ...children)`. */
 export function h(tag, props = {}, ...children) {
@@ -31,9 +31,4 @@ export function toggleSwitch({ off, on, label, testId, onChange }) {
       button.setAttribute("aria-checked", String(Boolean(value)));
     },
   };
-}
-
-/** The name a learner reads for a node: its label, else its source text, else its id. */
-export function nodeName(node) {
-  return node.label || node.text || node.id;
 }

@@ -4,6 +4,7 @@
 // With many leaves the rows are compact, grouped by name prefix and filtered (leaf-groups.js).
 
 import { groupLeaves, groupTitle, MANY_LEAVES, passesFilter } from "./leaf-groups.js";
+import { h } from "./dom.js";
 import { t } from "./i18n.js";
 
 /** A default range around `value` (±max(2|v|, 5)) on a round step grid. */
@@ -21,26 +22,12 @@ export function defaultRange(value) {
 
 const SLIDER_KEYS = new Set(["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"]);
 
-function numberInput(className, label) {
-  const input = document.createElement("input");
-  input.type = "number";
-  input.step = "any";
-  input.className = className;
-  input.setAttribute("aria-label", label);
-  return input;
-}
+const numberInput = (className, label) => h("input", { type: "number", step: "any", class: className, "aria-label": label });
 
 function createRow(name, { onValue, readOnly }, { state, update }) {
-  const row = document.createElement("div");
-  row.className = "slider";
-  row.setAttribute("data-testid", `slider-${name}`);
-  const label = document.createElement("span");
-  label.className = "slider-name";
-  label.textContent = name;
-  const range = document.createElement("input");
-  range.type = "range";
-  range.className = "slider-range";
-  range.setAttribute("aria-label", t("ui.slider.value", { name }));
+  const row = h("div", { class: "slider", "data-testid": `slider-${name}` });
+  const label = h("span", { class: "slider-name", text: name });
+  const range = h("input", { type: "range", class: "slider-range", "aria-label": t("ui.slider.value", { name }) });
   const box = numberInput("slider-value", t("ui.slider.number", { name }));
   const min = numberInput("slider-min", t("ui.slider.min", { name }));
   const max = numberInput("slider-max", t("ui.slider.max", { name }));
@@ -129,20 +116,12 @@ function arrange(parent, children, skip = 0) {
 }
 
 function createFilter(onInput) {
-  const box = document.createElement("div");
-  box.className = "leaf-filter-box";
-  box.hidden = true;
-  const input = document.createElement("input");
-  input.type = "search";
-  input.className = "leaf-filter";
-  input.dataset.testid = "leaf-filter";
-  input.placeholder = t("ui.leaves.filter_placeholder");
-  input.setAttribute("aria-label", t("ui.leaves.filter_label"));
-  input.autocomplete = "off";
-  input.spellcheck = false;
-  const count = document.createElement("span");
-  count.className = "leaf-filter-count";
-  count.setAttribute("aria-live", "polite");
+  const box = h("div", { class: "leaf-filter-box", hidden: true });
+  const input = h("input", {
+    type: "search", class: "leaf-filter", "data-testid": "leaf-filter", placeholder: t("ui.leaves.filter_placeholder"),
+    "aria-label": t("ui.leaves.filter_label"), autocomplete: "off", spellcheck: "false",
+  });
+  const count = h("span", { class: "leaf-filter-count", "aria-live": "polite" });
   input.addEventListener("input", onInput);
   input.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && input.value) {

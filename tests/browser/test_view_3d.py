@@ -32,7 +32,9 @@ CARDS_JS = """async () => { const box = document.querySelector('[data-testid=gra
   const ids = [...document.querySelectorAll('[data-testid=node]')].map(n => n.dataset.nodeId);
   const r = box.querySelector('canvas').getBoundingClientRect();
   return {cards: Object.fromEntries(ids.map(id => [id, view3d.screenPoint(id)])),
-          canvas: {left: r.left, top: r.top, right: r.right, bottom: r.bottom}}; }""".replace("VIEW3D", VIEW3D_JS)
+          canvas: {left: r.left, top: r.top, right: r.right, bottom: r.bottom}}; }""".replace(
+    "VIEW3D", VIEW3D_JS
+)
 NODE_ID_JS = """label => document.querySelector(`[data-testid=node][data-label='${label}']`).dataset.nodeId"""
 
 
