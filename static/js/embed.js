@@ -1,7 +1,10 @@
-// The embeddable player: the page's own views (graph with the pulse, transport and keys,
-// narration, click-a-card explanations, tables, leaf sliders) mounted in a shadow root on any
-// element: a Jupyter output (anywidget), a one-file HTML export (app/onefile.py). Bundled with
-// the player's CSS into static/embed/chainrule-embed.js (`make bundle`; static/vendor/README.md).
+// The embeddable player: the page's own features (features.js: graph with the pulse and its
+// marks, the gradient map, minimap and Follow, transport and keys, narration, click-a-card
+// explanations, tables, the predict lab, leaf sliders, "copy as micrograd") mounted on a scope
+// of its own in a shadow root on any element: a Jupyter output (anywidget), a one-file HTML
+// export (app/onefile.py). What needs the server (the other labs, the lessons, the editor,
+// exports) and the 3D view (three.js: ~0.7 MB more in every output) stay the page's. Bundled
+// with the player's CSS into static/embed/chainrule-embed.js (`make bundle`; static/vendor/README.md).
 //
 // mountPlayer(host, {trace, ops, ui, recompute = null, title = ""}) -> {setTrace, setError, destroy}
 //   trace      a POST /api/graph reply (nodes with x/y/width/height, `layout`, `structure`).
