@@ -3,7 +3,7 @@
 // sigmoid and a ** b with a Value exponent are emitted as small helpers with their own _backward.
 
 import { opRow, fillOp } from "./ops.js";
-import { traceIndex } from "./timeline.js";
+import { traceIndex } from "./frames.js";
 
 const PY_KEYWORDS = new Set(("False None True and as assert async await break class continue def del elif else except "
   + "finally for from global if import in is lambda nonlocal not or pass raise return try while with yield").split(" "));

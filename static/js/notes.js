@@ -3,7 +3,6 @@
 // no leaf, reused operands micrograd's set merged), listed under the program while the trace
 // shown is the program's (the page's editor, an embedded player). Writes only the list it is given.
 
-import { pageScope } from "./scope.js";
 import { t } from "./i18n.js";
 
 const WORDS = {
@@ -32,7 +31,7 @@ export function programNotes(trace) {
 }
 
 /** Keep `list` (a <ul>) showing the notes of the scope's trace; hidden when there are none. */
-export function mountNotes(list, scope = pageScope) {
+export function mountNotes(list, scope) {
   const { subscribe } = scope.store;
   let shown = null;
   subscribe((s, changed) => {
