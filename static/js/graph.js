@@ -202,6 +202,7 @@ function updateNode(g, node, view, rootId, layout, nodeById) {
     attr(g, "transform", `translate(${node.x - node.width / 2},${node.y - node.height / 2})`);
     attr(g, "data-node-id", node.id);
     attr(g, "data-label", node.label);
+    attr(g, "data-name", node.name ?? node.label);
   }
   attr(g, "data-data", dataFull);
   attr(g, "data-grad", gradFull);

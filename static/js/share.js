@@ -1,12 +1,13 @@
 // Sharing: the URL follows the state (URL_FIELDS in state.js, written with replaceState after a
 // pause), a Copy link button, the Export menu (server-drawn SVG/PNG/PDF, and Interactive HTML: one
-// file that plays this trace anywhere), and "Copy as micrograd Python" (the script is also shown
-// in a dialog, ready to select).
+// file that plays this trace anywhere), "Copy as micrograd Python" and "Copy as PyTorch" (each
+// script is also shown in a dialog, ready to select).
 
 import { apiUrl, withLang } from "./api.js";
 import { t } from "./i18n.js";
 import { createDialog, showModal } from "./keys.js";
 import { microgradScript } from "./micrograd.js";
+import { pytorchScript } from "./pytorch.js";
 import { HIDE_KEYS, state, subscribe, toUrlParams, URL_FIELDS } from "./state.js";
 
 const URL_WRITE_DELAY_MS = 250;
@@ -269,14 +270,22 @@ export function mountShare(container, { requestBody }) {
     if (copied) flash(copyLink, t("ui.share.link_copied"));
     linkDialog.open(copied);
   });
-  const copyScript = button("micrograd.py", { "data-testid": "copy-micrograd", title: t("ui.micrograd.title") });
-  copyScript.addEventListener("click", async () => {
-    if (!state.trace) return;
-    const script = microgradScript(state.trace, { train: state.lab === "train" ? state.train : null });
-    scriptDialog.open(script);
-    scriptDialog.copied(script, await copyText(script));
-  });
-  container.append(status, copyLink, exportMenu(requestBody, status), copyScript);
+  const torchDialog = createTextDialog("pytorch-dialog", t("ui.pytorch.dialog"));
+  /** A button that shows the script `write(trace)` makes in `dialog` and copies it. */
+  const scriptButton = (text, testid, title, dialog, write) => {
+    const copy = button(text, { "data-testid": testid, title });
+    copy.addEventListener("click", async () => {
+      if (!state.trace) return;
+      const script = write(state.trace);
+      dialog.open(script);
+      dialog.copied(script, await copyText(script));
+    });
+    return copy;
+  };
+  const copyScript = scriptButton("micrograd.py", "copy-micrograd", t("ui.micrograd.title"), scriptDialog,
+    (trace) => microgradScript(trace, { train: state.lab === "train" ? state.train : null }));
+  const copyTorch = scriptButton("torch.py", "copy-pytorch", t("ui.pytorch.title"), torchDialog, pytorchScript);
+  container.append(status, copyLink, exportMenu(requestBody, status), copyScript, copyTorch);
 
   let timer = null;
   subscribe((s, changed) => {

@@ -31,24 +31,37 @@ function numberInput(className, label) {
   return input;
 }
 
+/**
+ * Name a row's slider by the leaf's display label (`x1*w1`, `α`: what its card shows), in its
+ * caption and its inputs' names for screen readers; the row stays keyed by the leaf's name.
+ */
+function caption(row, shown) {
+  if (row.dataset.caption === shown) return;
+  row.dataset.caption = shown;
+  row.querySelector(".slider-name").textContent = shown;
+  row.querySelector(".slider-range").setAttribute("aria-label", t("ui.slider.value", { name: shown }));
+  for (const [className, key] of [["slider-value", "ui.slider.number"], ["slider-min", "ui.slider.min"], ["slider-max", "ui.slider.max"]]) {
+    row.querySelector(`.${className}`).setAttribute("aria-label", t(key, { name: shown }));
+  }
+}
+
 function createRow(name, { onValue, readOnly }, { state, update }) {
   const row = document.createElement("div");
   row.className = "slider";
   row.setAttribute("data-testid", `slider-${name}`);
   const label = document.createElement("span");
   label.className = "slider-name";
-  label.textContent = name;
   const range = document.createElement("input");
   range.type = "range";
   range.className = "slider-range";
-  range.setAttribute("aria-label", t("ui.slider.value", { name }));
-  const box = numberInput("slider-value", t("ui.slider.number", { name }));
-  const min = numberInput("slider-min", t("ui.slider.min", { name }));
-  const max = numberInput("slider-max", t("ui.slider.max", { name }));
+  const box = numberInput("slider-value", "");
+  const min = numberInput("slider-min", "");
+  const max = numberInput("slider-max", "");
   const bounds = document.createElement("div");
   bounds.className = "slider-bounds";
   bounds.append(min, max);
   row.append(label, range, box, bounds);
+  caption(row, name);
   for (const input of [range, box, min, max]) input.disabled = readOnly;
 
   // A focused slider keeps its own keys (they move it), as a number box does: the document's
@@ -193,6 +206,7 @@ export function mountSliders(container, { onValue, readOnly = false }, scope = p
       let row = rows.get(leaf.name);
       if (!row) rows.set(leaf.name, (row = createRow(leaf.name, { onValue, readOnly }, scope.store)));
       if (row.dataset.leafId !== leaf.id) row.dataset.leafId = leaf.id;
+      caption(row, leaf.label || leaf.name);
       const value = typeof leaf.value === "number" ? leaf.value : Number(leaf.value);
       showValue(row, value, s.ranges[leaf.name]);
       seen.add(leaf.name);

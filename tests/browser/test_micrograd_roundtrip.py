@@ -9,6 +9,7 @@ import sys
 
 import httpx
 import pytest
+from lecture_cells import CELLS
 
 from chainrule import engine
 
@@ -65,8 +66,12 @@ EDGES = [
 
 @pytest.mark.parametrize(
     "body",
-    [{"source": p["source"], "values": p["values"]} for p in engine.PRESETS] + EDGES,
-    ids=[p["id"] for p in engine.PRESETS] + [f"edge {i}" for i in range(len(EDGES))],
+    [{"source": p["source"], "values": p["values"]} for p in engine.PRESETS]
+    + EDGES
+    + [{"source": cell.source} for cell in CELLS],  # the lecture's cells, with their labels
+    ids=[p["id"] for p in engine.PRESETS]
+    + [f"edge {i}" for i in range(len(EDGES))]
+    + [cell.id for cell in CELLS],
 )
 def test_the_micrograd_script_pasted_back_is_the_same_graph(page, live_server, body, tmp_path):
     page.goto("/")
