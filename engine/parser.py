@@ -14,6 +14,7 @@ from .errors import (
     QUOTE_MAX,
     ArgumentCount,
     LimitExceeded,
+    LineIndex,
     ProgramError,
     SyntaxError_,
     UnknownFunction,
@@ -323,9 +324,10 @@ class _Parser:
             raise SyntaxError_(msg("error.nothing_to_trace"), self.source, 0)
         if not statements:
             raise SyntaxError_(msg("error.empty_program"), self.source, 0)
+        lines = LineIndex(self.source) if self.labels else None
         for name, _, start, end in self.labels:  # set before any statement: they name nothing
             text = shown(self.source[start:end])
-            line = self.source.count("\n", 0, start) + 1
+            line = lines.position(start)[0]  # type: ignore[union-attr]
             self.note(start, line, msg("warning.skipped.label_unknown", text=text, name=name))
         return statements
 
@@ -663,14 +665,18 @@ def _grad_kind(text: str) -> str:
 def _imported_names(text: str) -> list[str]:
     """The names an import statement brings: `np` of `import numpy as np`, `MLP` of `from
     micrograd.nn import Neuron, MLP`, `micrograd` of `import micrograd.engine`."""
+    words = text.replace("(", " ").replace(")", " ").split()
+    if words[0] == "from":
+        words = words[words.index("import") + 1 :] if "import" in words else []
+    else:
+        words = words[1:]
     names = []
-    imported = text.split(" import ", 1)[1] if text.startswith("from") else text[len("import") :]
-    for part in imported.strip(" ()").split(","):
-        words = part.split()
-        if words:
-            names.append(
-                words[-1] if len(words) == 3 and words[1] == "as" else words[0].split(".")[0]
-            )
+    for part in " ".join(words).split(","):
+        said = part.split()
+        if len(said) == 3 and said[1] == "as":
+            names.append(said[2])
+        elif said:
+            names.append(said[0].split(".")[0])
     return names
 
 

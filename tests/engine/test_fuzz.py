@@ -87,3 +87,30 @@ def test_fuzz_any_unicode_is_a_trace_or_a_program_error(source: str) -> None:
         engine.trace(source)
     except engine.ProgramError:
         pass
+
+
+# What a pasted cell is made of (issue 22): statements chainrule skips or reads as labels, copy
+# leftovers, PyTorch, and the Python that must run, in any order and any place.
+PASTED = st.sampled_from(
+    ["a", "b", " = ", "; ", "\n", "\r\n", " ", "#", "'", '"', "(", ")", "[", "]", ",", "*", "2.0"]
+    + ["a.label = 'x*y'", ".label", ".grad", ".data", " = 0.0", " = 1.0", "._backward()"]
+    + ["print(", "draw_dot(", "dot", "import ", "from ", " import ", "numpy as np", "\ufeff"]
+    + [">>> ", "... ", "In [1]: ", "%", "!", "\u00a0", "Value(", "label=", "torch.", "tensor("]
+    + ["Tensor([", "]).double()", "requires_grad", " = True", "tanh(", ".relu()", ".backward()"]
+    + ["for ", "def ", "class ", "random.uniform(", "sum(", ".item()", "x1w1", "o"]
+)
+
+
+@FUZZ
+@given(st.lists(PASTED, max_size=40).map("".join))
+def test_fuzz_a_pasted_cell_is_a_trace_or_a_program_error(source: str) -> None:
+    try:
+        result = engine.trace(source, limits=engine.Limits(1_000, 500, 20))
+    except engine.ProgramError as error:
+        json.dumps(error.to_dict())
+        assert error.line is not None and error.caret.lstrip(" \t…").startswith("^")
+        return
+    reply = result.to_dict()
+    json.dumps(reply, allow_nan=False)
+    for warning in reply["warnings"]:  # each note is about a line of the source
+        assert warning["line"] is None or 1 <= warning["line"] <= source.count("\n") + 1
