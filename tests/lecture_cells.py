@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import textwrap
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,47 @@ class Cell:
     root: str
     tags: tuple[str, ...] = field(default=())
 
+
+# micrograd's README example, as its test/test_engine.py test_more_ops has it too.
+MICROGRAD_OPS = """\
+a = Value(-4.0)
+b = Value(2.0)
+c = a + b
+d = a * b + b**3
+c += c + 1
+c += 1 + c + (-a)
+d += d * 2 + (b + a).relu()
+d += 3 * d + (b - a).relu()
+e = c - d
+f = e**2
+g = f / 2.0
+g += 10.0 / f"""
+# The micrograd half of micrograd's test/test_engine.py test_sanity_check.
+SANITY_CHECK = """\
+x = Value(-4.0)
+z = 2 * x + 2 + x
+q = z.relu() + z * x
+h = (z * z).relu()
+y = h + q + q * x
+y.backward()
+xmg, ymg = x, y"""
+
+# The lecture's neuron, as its first half's cell 13 and second half's cells 9 and 11 write it.
+NEURON = """\
+# inputs x1,x2
+x1 = Value(2.0, label='x1')
+x2 = Value(0.0, label='x2')
+# weights w1,w2
+w1 = Value(-3.0, label='w1')
+w2 = Value(1.0, label='w2')
+# bias of the neuron
+b = Value(6.8813735870195432, label='b')
+# x1*w1 + x2*w2 + b
+x1w1 = x1*w1; x1w1.label = 'x1*w1'
+x2w2 = x2*w2; x2w2.label = 'x2*w2'
+x1w1x2w2 = x1w1 + x2w2; x1w1x2w2.label = 'x1*w1 + x2*w2'
+n = x1w1x2w2 + b; n.label = 'n'
+o = n.tanh(); o.label = 'o'"""
 
 CELLS = [
     # nn-zero-to-hero, first half, cell 7: the straight-line lines after its `class Value` (the
@@ -51,57 +93,22 @@ L = d * f; L""",
     Cell(
         "first-half-cell-13-neuron",
         LECTURE.format("first_half") + " cell 13",
-        """\
-# inputs x1,x2
-x1 = Value(2.0, label='x1')
-x2 = Value(0.0, label='x2')
-# weights w1,w2
-w1 = Value(-3.0, label='w1')
-w2 = Value(1.0, label='w2')
-# bias of the neuron
-b = Value(6.8813735870195432, label='b')
-# x1*w1 + x2*w2 + b
-x1w1 = x1*w1; x1w1.label = 'x1*w1'
-x2w2 = x2*w2; x2w2.label = 'x2*w2'
-x1w1x2w2 = x1w1 + x2w2; x1w1x2w2.label = 'x1*w1 + x2*w2'
-n = x1w1x2w2 + b; n.label = 'n'
-o = n.tanh(); o.label = 'o'""",
+        NEURON,
         "o",
     ),
     # first half, cells 13, 14 and 15 pasted together: `draw_dot(o)` before `o.backward()`.
     Cell(
         "first-half-cells-13-15",
         LECTURE.format("first_half") + " cells 13, 14, 15",
-        """\
-x1 = Value(2.0, label='x1')
-x2 = Value(0.0, label='x2')
-w1 = Value(-3.0, label='w1')
-w2 = Value(1.0, label='w2')
-b = Value(6.8813735870195432, label='b')
-x1w1 = x1*w1; x1w1.label = 'x1*w1'
-x2w2 = x2*w2; x2w2.label = 'x2*w2'
-x1w1x2w2 = x1w1 + x2w2; x1w1x2w2.label = 'x1*w1 + x2*w2'
-n = x1w1x2w2 + b; n.label = 'n'
-o = n.tanh(); o.label = 'o'
-draw_dot(o)
-o.backward()""",
+        NEURON + "\ndraw_dot(o)\no.backward()",
         "o",
     ),
     # first half, cells 17 to 22 after cell 13: the manual backward pass, one `_backward()` a line.
     Cell(
         "first-half-manual-backward",
         LECTURE.format("first_half") + " cells 13, 17, 18, 19, 20, 21, 22",
-        """\
-x1 = Value(2.0, label='x1')
-x2 = Value(0.0, label='x2')
-w1 = Value(-3.0, label='w1')
-w2 = Value(1.0, label='w2')
-b = Value(6.8813735870195432, label='b')
-x1w1 = x1*w1; x1w1.label = 'x1*w1'
-x2w2 = x2*w2; x2w2.label = 'x2*w2'
-x1w1x2w2 = x1w1 + x2w2; x1w1x2w2.label = 'x1*w1 + x2*w2'
-n = x1w1x2w2 + b; n.label = 'n'
-o = n.tanh(); o.label = 'o'
+        NEURON
+        + """
 o.grad = 1.0
 o._backward()
 n._backward()
@@ -142,42 +149,15 @@ draw_dot(f)""",
     Cell(
         "second-half-cell-9",
         LECTURE.format("second_half") + " cell 9",
-        """\
-# inputs x1,x2
-x1 = Value(2.0, label='x1')
-x2 = Value(0.0, label='x2')
-# weights w1,w2
-w1 = Value(-3.0, label='w1')
-w2 = Value(1.0, label='w2')
-# bias of the neuron
-b = Value(6.8813735870195432, label='b')
-# x1*w1 + x2*w2 + b
-x1w1 = x1*w1; x1w1.label = 'x1*w1'
-x2w2 = x2*w2; x2w2.label = 'x2*w2'
-x1w1x2w2 = x1w1 + x2w2; x1w1x2w2.label = 'x1*w1 + x2*w2'
-n = x1w1x2w2 + b; n.label = 'n'
-o = n.tanh(); o.label = 'o'
-o.backward()""",
+        NEURON + "\no.backward()",
         "o",
     ),
     # second half, cell 11: tanh written with exp, `o.label` on its own line.
     Cell(
         "second-half-cell-11",
         LECTURE.format("second_half") + " cell 11",
-        """\
-# inputs x1,x2
-x1 = Value(2.0, label='x1')
-x2 = Value(0.0, label='x2')
-# weights w1,w2
-w1 = Value(-3.0, label='w1')
-w2 = Value(1.0, label='w2')
-# bias of the neuron
-b = Value(6.8813735870195432, label='b')
-# x1*w1 + x2*w2 + b
-x1w1 = x1*w1; x1w1.label = 'x1*w1'
-x2w2 = x2*w2; x2w2.label = 'x2*w2'
-x1w1x2w2 = x1w1 + x2w2; x1w1x2w2.label = 'x1*w1 + x2*w2'
-n = x1w1x2w2 + b; n.label = 'n'
+        NEURON.rsplit("\n", 1)[0]
+        + """
 # ----
 e = (2*n).exp()
 o = (e - 1) / (e + 1)
@@ -217,21 +197,9 @@ print('w1', w1.grad.item())""",
     Cell(
         "micrograd-readme",
         MICROGRAD + " README.md, Example usage",
-        """\
-from micrograd.engine import Value
-
-a = Value(-4.0)
-b = Value(2.0)
-c = a + b
-d = a * b + b**3
-c += c + 1
-c += 1 + c + (-a)
-d += d * 2 + (b + a).relu()
-d += 3 * d + (b - a).relu()
-e = c - d
-f = e**2
-g = f / 2.0
-g += 10.0 / f
+        "from micrograd.engine import Value\n\n"
+        + MICROGRAD_OPS
+        + """
 print(f'{g.data:.4f}') # prints 24.7041, the outcome of this forward pass
 g.backward()
 print(f'{a.grad:.4f}') # prints 138.8338, i.e. the numerical value of dg/da
@@ -243,14 +211,8 @@ print(f'{b.grad:.4f}') # prints 645.5773, i.e. the numerical value of dg/db""",
     Cell(
         "micrograd-test-sanity-check",
         MICROGRAD + " test/test_engine.py test_sanity_check",
-        """\
-    x = Value(-4.0)
-    z = 2 * x + 2 + x
-    q = z.relu() + z * x
-    h = (z * z).relu()
-    y = h + q + q * x
-    y.backward()
-    xmg, ymg = x, y
+        textwrap.indent(SANITY_CHECK, "    ")
+        + """
 
     x = torch.Tensor([-4.0]).double()
     x.requires_grad = True
@@ -272,21 +234,7 @@ print(f'{b.grad:.4f}') # prints 645.5773, i.e. the numerical value of dg/db""",
     Cell(
         "micrograd-test-more-ops",
         MICROGRAD + " test/test_engine.py test_more_ops",
-        """\
-    a = Value(-4.0)
-    b = Value(2.0)
-    c = a + b
-    d = a * b + b**3
-    c += c + 1
-    c += 1 + c + (-a)
-    d += d * 2 + (b + a).relu()
-    d += 3 * d + (b - a).relu()
-    e = c - d
-    f = e**2
-    g = f / 2.0
-    g += 10.0 / f
-    g.backward()
-    amg, bmg, gmg = a, b, g""",
+        textwrap.indent(MICROGRAD_OPS + "\ng.backward()\namg, bmg, gmg = a, b, g", "    "),
         "gmg",
     ),
     # micrograd's trace_graph.ipynb, cell 3.

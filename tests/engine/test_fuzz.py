@@ -68,16 +68,23 @@ ALPHABET = st.sampled_from(
 )
 
 
-@FUZZ
-@given(st.lists(ALPHABET, max_size=40).map("".join))
-def test_fuzz_random_text_is_a_trace_or_a_program_error(source: str) -> None:
+def trace_or_error(source: str) -> dict | None:
+    """The reply for `source` (valid JSON), or None after a ProgramError with a position."""
     try:
         result = engine.trace(source, limits=engine.Limits(1_000, 500, 20))
     except engine.ProgramError as error:
         json.dumps(error.to_dict())
         assert error.line is not None and error.caret.endswith("^")
-        return
-    json.dumps(result.to_dict(), allow_nan=False)
+        return None
+    reply = result.to_dict()
+    json.dumps(reply, allow_nan=False)
+    return reply
+
+
+@FUZZ
+@given(st.lists(ALPHABET, max_size=40).map("".join))
+def test_fuzz_random_text_is_a_trace_or_a_program_error(source: str) -> None:
+    trace_or_error(source)
 
 
 @FUZZ
@@ -104,13 +111,6 @@ PASTED = st.sampled_from(
 @FUZZ
 @given(st.lists(PASTED, max_size=40).map("".join))
 def test_fuzz_a_pasted_cell_is_a_trace_or_a_program_error(source: str) -> None:
-    try:
-        result = engine.trace(source, limits=engine.Limits(1_000, 500, 20))
-    except engine.ProgramError as error:
-        json.dumps(error.to_dict())
-        assert error.line is not None and error.caret.lstrip(" \t…").startswith("^")
-        return
-    reply = result.to_dict()
-    json.dumps(reply, allow_nan=False)
-    for warning in reply["warnings"]:  # each note is about a line of the source
+    reply = trace_or_error(source)
+    for warning in reply["warnings"] if reply else ():  # each note is about a line of the source
         assert warning["line"] is None or 1 <= warning["line"] <= source.count("\n") + 1
