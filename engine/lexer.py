@@ -6,6 +6,7 @@ from __future__ import annotations
 import keyword
 import re
 import unicodedata
+from collections.abc import Iterator
 
 from .errors import QUOTE_MAX, NeedsRunning, SyntaxError_, quoted
 from .i18n import Count, msg
@@ -30,12 +31,11 @@ _STRING = r"""(?:'[^'\\\r\n]*'|"[^"\\\r\n]*")"""
 # A call's arguments: anything up to a `;` outside strings (a `;` ends the statement).
 _ARGS = rf"""\((?:[^\r\n;'"]|{_STRING})*\)"""
 _RIGHT_SIDE = r"[ \t]*(?:[-+*/]|\*\*)?=(?!=)[^\r\n;#]*"
-# A statement that is read as a note or a label: at the start of a line or after a `;`, to the
-# end of the statement (blanks, a comment and the `;` are left to the tokenizer). Each part can
-# match a run of characters in one way only and none crosses a `;` outside a string, so the
-# reader stays linear whatever the line (no input makes it backtrack long).
-_STATEMENT = re.compile(
-    rf"""(?:^|(?<=;))[ \t]*(?:(?P<import>(?:import|from)[ \t][^\r\n;#]*)
+# A statement that is read as a note or a label, to its end (blanks, a comment and the `;` are
+# left to the tokenizer). Each part can match a run of characters in one way only and none
+# crosses a `;` outside a string, so the reader stays linear whatever the line (no input makes
+# it backtrack long). HELPER_AT says where a helper's definition may start (a line's start).
+_STATEMENT_BODY = rf"""[ \t]*(?:(?P<import>(?:import|from)[ \t][^\r\n;#]*)
     |(?P<print>print[ \t]*{_ARGS})
     |(?P<draw>(?:{_ID}(?:[ \t]*,[ \t]*{_ID})*[ \t]*=[ \t]*)?(?:draw_dot|trace|display)[ \t]*{_ARGS})
     |{_ID}[ \t]*\.[ \t]*(?:(?P<label>label[ \t]*=[ \t]*{_STRING})
@@ -47,15 +47,18 @@ _STATEMENT = re.compile(
         |(?P<manual_backward>_backward[ \t]*\([ \t]*\))
         |(?P<zero_grad>zero_grad[ \t]*\([ \t]*\))
         |(?P<render>render[ \t]*{_ARGS})))(?=[ \t]*(?:[;\#]|\r?$))
-    |^[ \t]*(?P<helper>def[ \t]+(?:{"|".join(HELPERS)})[ \t]*\([^\r\n]*\):[ \t]*
-        (?:\r?\n(?:[ \t]*(?:\#[^\r\n]*)?(?=\r?\n)|[ \t]+[^\r\n]*))*)""",
-    re.ASCII | re.MULTILINE | re.VERBOSE,
-)
+    |HELPER_AT[ \t]*(?P<helper>def[ \t]+(?:{"|".join(HELPERS)})[ \t]*\([^\r\n]*\):[ \t]*
+        (?:\r?\n(?:[ \t]*(?:\#[^\r\n]*)?(?=\r?\n)|[ \t]+[^\r\n]*))*)"""
 # `L.backward()` as the last statement of its line marks the result: what follows it (micrograd
 # code that reads the gradients, prints, asserts) is not read at all.
-_BACKWARD_LINE = re.compile(
-    r"(?:^|(?<=;))[ \t]*[A-Za-z_]\w*\.backward\(\)[ \t]*(?:\#[^\r\n]*)?(?=\r?$)", re.MULTILINE
-)
+_BACKWARD_BODY = r"[ \t]*[A-Za-z_]\w*\.backward\(\)[ \t]*(?:\#[^\r\n]*)?(?=\r?$)"
+_FLAGS = re.ASCII | re.MULTILINE | re.VERBOSE
+# Each at the very start of the source, and after the `\n` or `;` that starts a statement (a
+# pattern that opens with a set of characters is searched for those characters first, fast).
+_FIRST_STATEMENT = re.compile(_STATEMENT_BODY.replace("HELPER_AT", ""), _FLAGS)
+_STATEMENT = re.compile("[\n;](?:" + _STATEMENT_BODY.replace("HELPER_AT", "(?<=\n)") + ")", _FLAGS)
+_FIRST_BACKWARD = re.compile(_BACKWARD_BODY, _FLAGS)
+_BACKWARD_LINE = re.compile("[\n;]" + _BACKWARD_BODY, _FLAGS)
 # A PyTorch scalar, read as its number (`torch.tensor(2.0, dtype=torch.float64,
 # requires_grad=True)`, the lecture's `torch.Tensor([2.0]).double()`), and a PyTorch function.
 _TORCH_NUMBER = (
@@ -138,12 +141,11 @@ def tokenize(source: str) -> list[Token]:
     start = 0
     stop = _reading_stop(source)
     separators = _Separators(source)
-    for statement in _STATEMENT.finditer(source, 0, stop):
-        at = statement.start()
-        if at and source[at - 1] == ";" and not separators.ends_statement(at - 1):
+    for at, statement in _starting(_FIRST_STATEMENT, _STATEMENT, source, stop):
+        if source[at - 1 : at] == ";" and not separators.ends_statement(at - 1):
             continue  # the `;` is inside a string or a comment
         _tokenize_part(source, start, at, tokens)
-        tokens.append(_statement_token(source, statement))
+        tokens.append(_statement_token(source, at, statement))
         start = statement.end()
         separators.read_to(start)
     _tokenize_part(source, start, stop, tokens)
@@ -156,13 +158,26 @@ def tokenize(source: str) -> list[Token]:
     return tokens
 
 
-def _statement_token(source: str, statement: re.Match[str]) -> Token:
-    """The `skip` or `label` token of a statement `_STATEMENT` matched; raises NeedsRunning
-    for a change of `x.data` (a value that only running the code knows)."""
-    text = statement.group()
+def _starting(
+    first: re.Pattern[str], after: re.Pattern[str], source: str, stop: int
+) -> Iterator[tuple[int, re.Match[str]]]:
+    """Each match of a statement's pattern where a statement starts, in order, with the offset
+    it starts at: `first` at the start of `source`, then `after` (the same, opening with the
+    `\n` or `;` before the statement)."""
+    opening = first.match(source, 0, stop)
+    if opening is not None:
+        yield 0, opening
+    for match in after.finditer(source, opening.end() if opening else 0, stop):
+        yield match.start() + 1, match
+
+
+def _statement_token(source: str, at: int, statement: re.Match[str]) -> Token:
+    """The `skip` or `label` token of a statement a `_STATEMENT` matched from `at`; raises
+    NeedsRunning for a change of `x.data` (a value that only running the code knows)."""
+    text = source[at : statement.end()]
     blanks = len(text) - len(text.lstrip(" \t"))
     text = text[blanks:]
-    start = statement.start() + blanks
+    start = at + blanks
     kind = statement.lastgroup or "import"
     if kind == "data":
         name = text.split(".")[0].strip()
@@ -178,9 +193,8 @@ def _reading_stop(source: str) -> int:
     """Where reading stops: just past the line of the first `L.backward()` that ends its line
     (when more follows), else the end of `source`."""
     separators = _Separators(source)
-    for backward in _BACKWARD_LINE.finditer(source):
-        at = backward.start()
-        if at and source[at - 1] == ";" and not separators.ends_statement(at - 1):
+    for at, backward in _starting(_FIRST_BACKWARD, _BACKWARD_LINE, source, len(source)):
+        if source[at - 1 : at] == ";" and not separators.ends_statement(at - 1):
             continue
         rest = source.find("\n", backward.end())
         if rest != -1 and source[rest:].strip():

@@ -106,6 +106,10 @@ class Expr:
         return found
 
 
+# A label set by `x.label = '…'`: the name, the label, and the offsets of the statement.
+Label = tuple[str, str, int, int]
+
+
 class LabelledNumber(Expr):
     """A number written `Value(2.0, label='a')`: `label` is the node's display label."""
 
@@ -139,7 +143,7 @@ class Statement:
         self.expr = expr
         self.line = line
         self.postfix = postfix
-        self.labels: list[tuple[str, str, int, int]] = []
+        self.labels: tuple[Label, ...] = ()  # mostly none: no list a statement
 
     def names(self) -> list[Expr]:
         """Every `name` leaf of the expression, in source order."""
@@ -200,7 +204,7 @@ class _Parser:
         self.notes: list[dict[str, Any]] = []  # skipped statements of micrograd code
         self.imported: set[str] = set()  # names the skipped imports bring (`np`, `MLP`)
         self.drawings: set[str] = set()  # names a skipped `dot = draw_dot(o)` assigns
-        self.labels: list[tuple[str, str, int, int]] = []  # labels set before any statement
+        self.labels: tuple[Label, ...] = ()  # labels set before any statement
 
     def at(self, pos: int) -> Token:
         """The token at `pos`, or the `eof` token past the end (a look-ahead never overruns)."""
@@ -236,8 +240,11 @@ class _Parser:
     def label(self, token: Token, statements: list[Statement]) -> None:
         """`x.label = 'x1*w1'`: the display label of the node `x` names at this point."""
         name, label = token.value  # type: ignore[misc]
-        where = statements[-1].labels if statements else self.labels
-        where.append((name, label, token.start, token.end))
+        labelled = (name, label, token.start, token.end)
+        if statements:
+            statements[-1].labels += (labelled,)
+        else:
+            self.labels += (labelled,)
 
     def shown_alone(self, statements: list[Statement]) -> list[Statement]:
         """Drop the statements that only show a value (a name alone on a line, as a notebook
@@ -252,7 +259,10 @@ class _Parser:
             if alone and (index < last or name in self.drawings):
                 message = msg("warning.skipped.shown", text=shown(name))
                 self.note(statement.target_start, statement.line, message)
-                (kept[-1].labels if kept else self.labels).extend(statement.labels)
+                if kept:
+                    kept[-1].labels += statement.labels
+                else:
+                    self.labels += statement.labels
                 continue
             kept.append(statement)
         return kept
