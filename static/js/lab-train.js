@@ -323,13 +323,13 @@ export function trainSection({ setLab, setValues }) {
       say("");
     }
     if (changed.has("trace") && s.trace) {
-      const names = s.trace.leaves.map((l) => l.name).join(",");
+      const names = s.trace.leaves.map((l) => `${l.name}:${l.label ?? ""}`).join(",");
       if (names !== drawnLeaves) {
         drawnLeaves = names;
         const ticked = new Set(chosen(s.trace));
         params.replaceChildren(h("legend", { text: t("ui.train.parameters") }), ...s.trace.leaves.map((leaf) => h("label", { class: "train-param" },
           h("input", { type: "checkbox", "data-testid": `train-param-${leaf.name}`, "data-name": leaf.name, checked: ticked.has(leaf.name) }),
-          ` ${leaf.name}`)));
+          ` ${leaf.label || leaf.name}`)));
       }
       if (on && s.train && Object.keys(s.train.start).length === 0 && !replaying) {
         update({ train: { ...s.train, start: leafValues(s.trace) } });

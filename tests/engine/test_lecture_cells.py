@@ -294,3 +294,15 @@ def test_a_hundred_thousand_line_paste_reads():
     source = block * 25_000
     statements, notes = engine.parser.parse_program(source)
     assert len(statements) == 50_000 and len(notes) == 75_001
+
+
+def test_a_label_is_text_in_the_narration_and_its_templates():
+    """Braces in a label are text: the templates double them, so filled they read as written."""
+    from chainrule.engine.narration import fill
+
+    trace = engine.trace("a = Value(2.0, label='{n:data:0}')\nb = a * 3; b.label = '{x} }{'")
+    reply, numbers = trace.to_dict(), trace.numbers()
+    assert all(fill(step["template"], numbers) == step["narration"] for step in reply["steps"])
+    assert reply["steps"][-3]["narration"] == (
+        "Visit {x} }{ = {n:data:0}·3: grad[{n:data:0}] += 1 × 3 = 3, grad[3] += 1 × 2 = 2"
+    )
