@@ -56,9 +56,11 @@ _FLAGS = re.ASCII | re.MULTILINE | re.VERBOSE
 # Each at the very start of the source, and after the `\n` or `;` that starts a statement (a
 # pattern that opens with a set of characters is searched for those characters first, fast).
 _FIRST_STATEMENT = re.compile(_STATEMENT_BODY.replace("HELPER_AT", ""), _FLAGS)
-_STATEMENT = re.compile("[\n;](?:" + _STATEMENT_BODY.replace("HELPER_AT", "(?<=\n)") + ")", _FLAGS)
+_STATEMENT = re.compile(
+    r"[\n;](?:" + _STATEMENT_BODY.replace("HELPER_AT", r"(?<=\n)") + ")", _FLAGS
+)
 _FIRST_BACKWARD = re.compile(_BACKWARD_BODY, _FLAGS)
-_BACKWARD_LINE = re.compile("[\n;]" + _BACKWARD_BODY, _FLAGS)
+_BACKWARD_LINE = re.compile(r"[\n;]" + _BACKWARD_BODY, _FLAGS)
 # A PyTorch scalar, read as its number (`torch.tensor(2.0, dtype=torch.float64,
 # requires_grad=True)`, the lecture's `torch.Tensor([2.0]).double()`), and a PyTorch function.
 _TORCH_NUMBER = (

@@ -324,6 +324,7 @@ NEEDS_RUNNING = [
     # micrograd's demo.ipynb, cell 5: a model from an import.
     ("micrograd-demo-cells-2-5", MICROGRAD + " demo.ipynb cells 2 and 5 (their first lines)", "from micrograd.nn import Neuron, Layer, MLP\nmodel = MLP(2, [16, 16, 1]) # 2-layer neural network\n", 2, 16, "a list or an index ('[ ]')"),
     ("imported-class-call", "written for these tests", "from micrograd.nn import MLP\nmodel = MLP(2, 3)\n", 2, 9, "MLP(...), which comes from an import"),
+    ("helper-after-semicolon", "written for these tests (a helper's definition starts a line)", "a = 1; def tanh(x):\n    return x\n", 1, 8, "a function ('def')"),
     ("builtin-call", "written for these tests", "a = Value(1.0)\nloss = sum(a, a)\n", 2, 8, "Python's sum(...)"),
 ]  # fmt: skip
 
