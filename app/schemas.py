@@ -95,7 +95,9 @@ class Sent(BaseModel):
 # The operations as the API names them (`**` also for a constant power, with `exponent` set).
 Op = Literal[tuple(sorted({op.public for op in OPS.values()}))]  # type: ignore[valid-type]
 NodeWarningType = Literal["division_by_zero", "overflow", "domain"]
-WarningType = Literal["unused", "alias", "unknown_value", "never_visited", "late", "skipped"]
+WarningType = Literal[
+    "unused", "alias", "unknown_value", "never_visited", "late", "skipped", "pasted"
+]
 StackEntry = tuple[str, int]
 
 
@@ -109,7 +111,15 @@ class NodeWarning(Sent):
 
 class Node(Sent):
     id: str = Field(description="`n0`, `n1`, … in the order the nodes were built.")
-    label: str = Field(description="The name the program gives the node, or empty.")
+    label: str = Field(
+        description="What the card shows (micrograd's `draw_dot` label): the label the program "
+        "sets (`Value(2.0, label='x1')`, `x1w1.label = 'x1*w1'`), else the name the node is "
+        "assigned to (`c`, `c₂`), a constant's literal, or empty."
+    )
+    name: str = Field(
+        description="The program's handle for the node: the name it is assigned to (`x1w1`, "
+        "`c₂` for a name's second version; a leaf's name, the key of `values`), or empty."
+    )
     text: str = Field(description="How narration names the node: its label or its formula.")
     op: Op | None = Field(description="The operation; null for leaves and constants.")
     exponent: Number | None = Field(description="The constant power of `x**k`; else null.")
@@ -138,7 +148,8 @@ class Edge(Sent):
 
 
 class Leaf(Sent):
-    name: str
+    name: str = Field(description="The leaf's name: its key in `values`, its slider's id.")
+    label: str = Field(description="Its display label (the slider's caption): the node's `label`.")
     id: str
     value: Number
 
@@ -438,6 +449,7 @@ class Preset(Sent):
 ErrorType = Literal[
     # the program (400), from the engine
     "SyntaxError",
+    "NeedsRunning",
     "UnknownFunction",
     "ArgumentCount",
     "UseBeforeAssign",
@@ -465,7 +477,9 @@ ErrorType = Literal[
 
 class ErrorDetail(Sent):
     type: ErrorType = Field(
-        description="Program errors (400): `SyntaxError`, `UnknownFunction`, `ArgumentCount`, "
+        description="Program errors (400): `SyntaxError`, `NeedsRunning` (Python that must run "
+        "before its graph can be read: a class, a function, a loop, a list, a random number), "
+        "`UnknownFunction`, `ArgumentCount`, "
         "`UseBeforeAssign`, `AssignedTwice`, `LimitExceeded`, `BadValue`, `BadOrder`, "
         "`BadTraining` (/api/descend); "
         "a malformed request (422): `InvalidRequest`; `StaleStructure` (409, /api/values); "

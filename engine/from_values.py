@@ -185,6 +185,16 @@ def _number(x: float) -> str:
     return repr(float(x))
 
 
+def _label_literal(label: str) -> str | None:
+    """A label as the quoted text a program's `x.label = '…'` line takes, or None for one the
+    reader would not read back (a backslash, a line break, both kinds of quote)."""
+    if not label or "\\" in label or not label.isprintable():
+        return None
+    if "'" not in label:
+        return f"'{label}'"
+    return None if '"' in label else f'"{label}"'
+
+
 def program_of(root: Any) -> Program:
     """The program that builds the graph ending in `root` (a micrograd or chainrule Value)."""
     nodes = _graph(root)
@@ -223,19 +233,23 @@ def program_of(root: Any) -> Program:
         if node.op is None and node.const and i != last:
             text[i], atomic[i] = _number(node.data), node.data >= 0
             continue
+        # A label that is no usable name (`x1*w1`) is set on its own line: the node needs a name.
+        label = _label_literal(node.label) if names[i] is None else None
         if node.op is None:
             name = names[i] or fresh("v")
             lines.append(f"{name} = {_number(node.data)}")
             values[name] = node.data
         else:
             expression = _expression(node, text, atomic)
-            if names[i] is None and uses[i] == 1 and i != last:
+            if names[i] is None and uses[i] == 1 and i != last and label is None:
                 if len(expression) <= MAX_INLINE_CHARS:
                     # A call or a method call (`tanh(x)`, `x.relu()`) binds tightest.
                     text[i], atomic[i] = expression, OPS[node.op].micrograd.endswith(")")
                     continue
             name = names[i] or ("out" if i == last and "out" not in taken else fresh("t"))
             lines.append(f"{name} = {expression}")
+        if label is not None:
+            lines[-1] += f"; {name}.label = {label}"
         names[i] = text[i] = name
         line_of[i] = len(lines)
     for i in range(last, -1, -1):

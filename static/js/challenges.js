@@ -4,8 +4,9 @@
 import { t } from "./i18n.js";
 import { h } from "./dom.js";
 
-const byLabel = (trace, label) => trace.nodes.find((n) => n.label === label);
-/** The correct gradient of the node labelled `label` (NaN when absent). */
+// Nodes by the name the program gives them (a preset's names are its labels too).
+const byLabel = (trace, label) => trace.nodes.find((n) => (n.name ?? n.label) === label);
+/** The correct gradient of the node named `label` (NaN when absent). */
 const grad = (trace, label) => {
   const value = byLabel(trace, label)?.correct_grad;
   return typeof value === "number" ? value : Number.NaN;

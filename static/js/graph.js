@@ -231,6 +231,7 @@ function placeCard(g, node, parts) {
   attr(g, "transform", `translate(${node.x - node.width / 2},${node.y - node.height / 2})`);
   attr(g, "data-node-id", node.id);
   attr(g, "data-label", node.label);
+  attr(g, "data-name", node.name ?? node.label);
   text(parts.compact, compactLabel(nodeName(node), node).text);
   if (node.kind === "const") return;
   const glyph = opGlyph(node);

@@ -70,7 +70,7 @@ function paramBoxes(p, trace, chosen) {
   const ticked = new Set(chosen);
   p.params.replaceChildren(h("legend", { text: t("ui.train.parameters") }), ...trace.leaves.map((leaf) => h("label", { class: "train-param" },
     h("input", { type: "checkbox", "data-testid": `train-param-${leaf.name}`, "data-name": leaf.name, checked: ticked.has(leaf.name) }),
-    ` ${leaf.name}`)));
+    ` ${leaf.label || leaf.name}`)));
 }
 
 /**
@@ -251,7 +251,7 @@ function onLab(trainer, store, s, on) {
 /** A new trace: the parameters' boxes, the run's start, and a link's replay once its program is on. */
 function onTrace(trainer, p, store, s, on) {
   const { chosen, flags, descent } = trainer;
-  const names = s.trace.leaves.map((l) => l.name).join(",");
+  const names = s.trace.leaves.map((l) => `${l.name}:${l.label ?? ""}`).join(",");
   if (names !== trainer.drawnLeaves) {
     trainer.drawnLeaves = names;
     paramBoxes(p, s.trace, chosen(s.trace));

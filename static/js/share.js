@@ -1,12 +1,13 @@
 // Sharing: the URL follows the state (links.js URL_FIELDS, written with replaceState after a
-// pause), a Copy link button with its dialog (what the class will see), and "Copy as micrograd
-// Python" (the script is also shown in a dialog, ready to select). The Export menu is
-// export-menu.js.
+// pause), a Copy link button with its dialog (what the class will see), "Copy as micrograd
+// Python" and "Copy as PyTorch" (each script is also shown in a dialog, ready to select). The
+// Export menu is export-menu.js.
 
 import { t } from "./i18n.js";
 import { createDialog, showModal } from "./keys.js";
 import { HIDE_KEYS, toUrlParams, URL_FIELDS } from "./links.js";
 import { microgradScript } from "./micrograd.js";
+import { pytorchScript } from "./pytorch.js";
 
 const URL_WRITE_DELAY_MS = 250;
 const URL_KEYS = new Set(Object.values(URL_FIELDS).map((f) => f.key));
@@ -165,18 +166,27 @@ export function mountShareLink(container, scope) {
   container.append(copyLink);
 }
 
-/** "Copy as micrograd Python": the script of `scope`'s trace, copied and shown in a dialog. */
+/** "Copy as micrograd Python" and "Copy as PyTorch": the script of `scope`'s trace, copied and shown in a dialog. */
 export function mountMicrogradCopy(container, scope) {
+  /** A button that shows the script `write(state)` makes in a dialog and copies it. */
+  const scriptButton = (text, testid, title, dialog, write) => {
+    const copy = button(text, { "data-testid": testid, title });
+    copy.addEventListener("click", async () => {
+      const { state } = scope.store;
+      if (!state.trace) return;
+      const script = write(state);
+      dialog.open(script);
+      dialog.copied(script, await copyText(script));
+    });
+    return copy;
+  };
   const scriptDialog = createTextDialog("micrograd-dialog", t("ui.micrograd.dialog"), scope.host);
-  const copyScript = button("micrograd.py", { "data-testid": "copy-micrograd", title: t("ui.micrograd.title") });
-  copyScript.addEventListener("click", async () => {
-    const { state } = scope.store;
-    if (!state.trace) return;
-    const script = microgradScript(state.trace, { train: state.lab === "train" ? state.train : null });
-    scriptDialog.open(script);
-    scriptDialog.copied(script, await copyText(script));
-  });
-  container.append(copyScript);
+  const torchDialog = createTextDialog("pytorch-dialog", t("ui.pytorch.dialog"), scope.host);
+  container.append(
+    scriptButton("micrograd.py", "copy-micrograd", t("ui.micrograd.title"), scriptDialog,
+      (state) => microgradScript(state.trace, { train: state.lab === "train" ? state.train : null })),
+    scriptButton("torch.py", "copy-pytorch", t("ui.pytorch.title"), torchDialog, (state) => pytorchScript(state.trace)),
+  );
 }
 
 /** The page's URL follows `scope`'s state (what a link carries), after a pause. */

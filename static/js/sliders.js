@@ -24,17 +24,30 @@ const SLIDER_KEYS = new Set(["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", 
 
 const numberInput = (className, label) => h("input", { type: "number", step: "any", class: className, "aria-label": label });
 
+/**
+ * Name a row's slider by the leaf's display label (`x1*w1`, `α`: what its card shows), in its
+ * caption and its inputs' names for screen readers; the row stays keyed by the leaf's name.
+ */
+function caption(row, shown) {
+  if (row.dataset.caption === shown) return;
+  row.dataset.caption = shown;
+  row.querySelector(".slider-name").textContent = shown;
+  row.querySelector(".slider-range").setAttribute("aria-label", t("ui.slider.value", { name: shown }));
+  for (const [className, key] of [["slider-value", "ui.slider.number"], ["slider-min", "ui.slider.min"], ["slider-max", "ui.slider.max"]]) {
+    row.querySelector(`.${className}`).setAttribute("aria-label", t(key, { name: shown }));
+  }
+}
+
 function createRow(name, { onValue, readOnly }, { state, update }) {
   const row = h("div", { class: "slider", "data-testid": `slider-${name}` });
-  const label = h("span", { class: "slider-name", text: name });
-  const range = h("input", { type: "range", class: "slider-range", "aria-label": t("ui.slider.value", { name }) });
-  const box = numberInput("slider-value", t("ui.slider.number", { name }));
-  const min = numberInput("slider-min", t("ui.slider.min", { name }));
-  const max = numberInput("slider-max", t("ui.slider.max", { name }));
+  const label = h("span", { class: "slider-name" });
+  const range = h("input", { type: "range", class: "slider-range" });
+  const [box, min, max] = ["slider-value", "slider-min", "slider-max"].map((className) => numberInput(className, ""));
   const bounds = document.createElement("div");
   bounds.className = "slider-bounds";
   bounds.append(min, max);
   row.append(label, range, box, bounds);
+  caption(row, name);
   for (const input of [range, box, min, max]) input.disabled = readOnly;
 
   // A focused slider keeps its own keys (they move it), as a number box does: the document's
@@ -141,6 +154,7 @@ function showRows(rows, leaves, s, makeRow) {
     let row = rows.get(leaf.name);
     if (!row) rows.set(leaf.name, (row = makeRow(leaf.name)));
     if (row.dataset.leafId !== leaf.id) row.dataset.leafId = leaf.id;
+    caption(row, leaf.label || leaf.name);
     const value = typeof leaf.value === "number" ? leaf.value : Number(leaf.value);
     showValue(row, value, s.ranges[leaf.name]);
     seen.add(leaf.name);

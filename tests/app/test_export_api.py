@@ -197,3 +197,15 @@ def test_names_from_the_program_reach_the_svg_escaped(client):
     svg = client.post("/api/export?format=svg", json=program).content
     texts = [t.text for t in ET.fromstring(svg).iter(SVG_TEXT)]
     assert "script" in texts and "alert" in texts
+
+
+def test_display_labels_reach_the_drawing_as_text(client):
+    """A pasted cell's labels are the records' names (micrograd's draw_dot): Unicode as it is,
+    record syntax and markup as text."""
+    program = {"source": "a = Value(2.0, label='α')\nb = a * 3; b.label = '{x|y} <b>'\nb"}
+    dot = client.post("/api/export?format=dot", json=program).text
+    assert "{ α | data 2.0000 | grad 3.0000 }" in dot
+    assert "{ \\{x\\|y\\} \\<b\\> | data 6.0000 | grad 1.0000 }" in dot
+    svg = client.post("/api/export?format=svg", json=program).content
+    texts = [t.text for t in ET.fromstring(svg).iter(SVG_TEXT)]
+    assert "α" in texts and "{x|y} <b>" in texts

@@ -213,6 +213,8 @@ EDGE_PROGRAMS = [
     ("a late custom order", {"source": "a = 2\nb = a * 3\nb + a", "order": ["n2", "n3", "n1"]}),
     ("warnings", {"source": "a = 1\nb = 2\nc = a\nu = b * 2\nc * 3", "values": {"zz": 1.0}}),
     ("many warnings, summarised", {"source": "a\n" * 30 + "a"}),
+    ("a lecture cell pasted", {"source": "%matplotlib inline\r\n>>> a = Value(2.0, label='α')\r\n"
+                                         ">>> b = a * 3; b.label = 'a*3'\r\n>>> draw_dot(b)"}),
     ("gradcheck kink", {"source": "a = 0\nrelu(a)"}),
     ("gradcheck imprecise", {"source": "a = 2\nb = 1e16\n(a + b) - b"}),
     ("gradcheck nonfinite", {"source": "a = 0\nlog(a)"}),

@@ -24,7 +24,19 @@ BAD_PROGRAM = "a = 2\nb = a +"
 NOT_ENGLISH = {
     *("data", "grad", "relu", "tanh", "exp", "log", "sigmoid", "ReLU", "MLP", "ln", "nan", "inf"),
     "max",  # the gradient check's ε rule, 1e-6·max(1,|x|)
-    *("NaN", "chainrule", "micrograd", "py", "Python", "SVG", "PNG", "PDF", "HTML"),
+    *(
+        "NaN",
+        "chainrule",
+        "micrograd",
+        "torch",
+        "PyTorch",
+        "py",
+        "Python",
+        "SVG",
+        "PNG",
+        "PDF",
+        "HTML",
+    ),
     *("Ctrl", "Shift", "Enter", "Home", "End", "Esc", "Escape", "Tab"),
 }
 
