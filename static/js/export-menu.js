@@ -1,6 +1,7 @@
 // The Export menu: the graph drawn by the server (SVG, PNG, PDF, POST /api/export) and
 // Interactive HTML (one file that plays this trace anywhere), downloaded; a status line says
-// what is being made and what failed (only the latest export writes it).
+// what is being made and what failed (only the latest export writes it). Other entries (Copy as
+// PyTorch) are given by the page: each is {text, title, testid, run}.
 
 import { apiUrl, withLang } from "./api.js";
 import { h } from "./dom.js";
@@ -60,7 +61,7 @@ async function download(requestBody, format, status, state) {
   }
 }
 
-function exportMenu(requestBody, status, state) {
+function exportMenu(requestBody, status, state, extra) {
   const wrap = document.createElement("div");
   wrap.className = "menu-wrap";
   const toggle = h("button", { type: "button", text: t("ui.export.menu"), "aria-haspopup": "menu", "aria-expanded": "false", id: "export-button" });
@@ -69,12 +70,17 @@ function exportMenu(requestBody, status, state) {
   menu.setAttribute("role", "menu");
   menu.setAttribute("aria-labelledby", "export-button");
   menu.hidden = true;
-  const items = EXPORTS.map(({ format, label, title }) => {
-    const text = label.startsWith("ui.") ? t(label) : label;
-    const item = h("button", { type: "button", text, role: "menuitem", "data-format": format, tabindex: "-1", title: title ? t(title) : null });
+  const downloads = EXPORTS.map(({ format, label, title }) => ({
+    text: label.startsWith("ui.") ? t(label) : label,
+    title: title ? t(title) : null,
+    format,
+    run: () => download(requestBody, format, status, state),
+  }));
+  const items = [...downloads, ...extra].map(({ text, title, format = null, testid = null, run }) => {
+    const item = h("button", { type: "button", text, role: "menuitem", "data-format": format, "data-testid": testid, tabindex: "-1", title });
     item.addEventListener("click", () => {
       close(true);
-      download(requestBody, format, status, state);
+      run();
     });
     return item;
   });
@@ -113,9 +119,12 @@ function exportMenu(requestBody, status, state) {
 }
 
 
-/** The status line and the Export menu in `container`; `requestBody()`: the current /api/graph body. */
-export function mountExportMenu(container, scope, { requestBody }) {
+/**
+ * The status line and the Export menu in `container`; `requestBody()`: the current /api/graph
+ * body; `extra`: entries after the downloads ({text, title, testid, run}).
+ */
+export function mountExportMenu(container, scope, { requestBody, extra = [] }) {
   const status = h("span", { class: "share-status", role: "status" });
   container.prepend(status); // the header's actions open with what an export is doing
-  container.append(exportMenu(requestBody, status, scope.store.state));
+  container.append(exportMenu(requestBody, status, scope.store.state, extra));
 }

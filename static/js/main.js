@@ -20,7 +20,7 @@ import { mountLiveClass } from "./live-class.js";
 import { mountModes } from "./modes.js";
 import { mountPresentation } from "./present.js";
 import { createScope } from "./scope.js";
-import { mountMicrogradCopy, mountShareLink, mountUrlSync } from "./share.js";
+import { mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy } from "./share.js";
 import { mountTheme } from "./theme.js";
 import { view3dMark } from "./view-3d.js";
 
@@ -94,11 +94,11 @@ function mountStage() {
   return graph;
 }
 
-/** The header's actions: share, export, micrograd.py, presentation, language, theme. */
+/** The header's actions: share, export (and torch.py), micrograd.py, presentation, language, theme. */
 function mountHeader() {
   const actions = $("header-actions");
   mountShareLink(actions, scope);
-  mountExportMenu(actions, scope, { requestBody });
+  mountExportMenu(actions, scope, { requestBody, extra: [pytorchCopy(scope)] });
   mountMicrogradCopy(actions, scope);
   mountPresentation(actions, scope);
   mountLanguageMenu($("lang"), scope);

@@ -166,27 +166,31 @@ export function mountShareLink(container, scope) {
   container.append(copyLink);
 }
 
-/** "Copy as micrograd Python" and "Copy as PyTorch": the script of `scope`'s trace, copied and shown in a dialog. */
+/** Show the script `write(state)` makes of `scope`'s trace in `dialog`, and copy it. */
+async function showScript(scope, dialog, write) {
+  const { state } = scope.store;
+  if (!state.trace) return;
+  const script = write(state);
+  dialog.open(script);
+  dialog.copied(script, await copyText(script));
+}
+
+/** "Copy as micrograd Python": the script of `scope`'s trace, copied and shown in a dialog. */
 export function mountMicrogradCopy(container, scope) {
-  /** A button that shows the script `write(state)` makes in a dialog and copies it. */
-  const scriptButton = (text, testid, title, dialog, write) => {
-    const copy = button(text, { "data-testid": testid, title });
-    copy.addEventListener("click", async () => {
-      const { state } = scope.store;
-      if (!state.trace) return;
-      const script = write(state);
-      dialog.open(script);
-      dialog.copied(script, await copyText(script));
-    });
-    return copy;
-  };
-  const scriptDialog = createTextDialog("micrograd-dialog", t("ui.micrograd.dialog"), scope.host);
-  const torchDialog = createTextDialog("pytorch-dialog", t("ui.pytorch.dialog"), scope.host);
-  container.append(
-    scriptButton("micrograd.py", "copy-micrograd", t("ui.micrograd.title"), scriptDialog,
-      (state) => microgradScript(state.trace, { train: state.lab === "train" ? state.train : null })),
-    scriptButton("torch.py", "copy-pytorch", t("ui.pytorch.title"), torchDialog, (state) => pytorchScript(state.trace)),
-  );
+  const dialog = createTextDialog("micrograd-dialog", t("ui.micrograd.dialog"), scope.host);
+  const copy = button("micrograd.py", { "data-testid": "copy-micrograd", title: t("ui.micrograd.title") });
+  copy.addEventListener("click", () =>
+    showScript(scope, dialog, (state) => microgradScript(state.trace, { train: state.lab === "train" ? state.train : null })));
+  container.append(copy);
+}
+
+/**
+ * "Copy as PyTorch" as an entry of the Export menu (the header has no room for another button in
+ * every language): the script of `scope`'s trace, copied and shown in a dialog.
+ */
+export function pytorchCopy(scope) {
+  const dialog = createTextDialog("pytorch-dialog", t("ui.pytorch.dialog"), scope.host);
+  return { text: "torch.py", title: t("ui.pytorch.title"), testid: "copy-pytorch", run: () => showScript(scope, dialog, (state) => pytorchScript(state.trace)) };
 }
 
 /** The page's URL follows `scope`'s state (what a link carries), after a pause. */

@@ -132,11 +132,12 @@ def test_the_pytorch_script_pasted_back_is_the_same_graph(page, live_server, bod
     assert_printed_grads(original, run_pytorch(script), every_leaf=False)
 
 
-def test_copy_as_pytorch_sits_beside_copy_as_micrograd(page):
+def test_copy_as_pytorch_is_in_the_export_menu_beside_copy_as_micrograd(page):
     page.goto("/")
     page.wait_for_selector(READY)
     paste(page, NEURON.source)
     page.wait_for_selector("[data-testid=node][data-label='x1*w1']")
+    page.click("#export-button")
     page.click("[data-testid=copy-pytorch]")
     text = page.locator("[data-testid=pytorch-dialog-text]").input_value()
     assert "x1w1 = x1 * w1  # x1*w1" in text and "o = torch.tanh(n)" in text
