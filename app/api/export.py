@@ -17,11 +17,13 @@ from chainrule.app.export import (
     MEDIA_TYPES,
     NO_GRAPHVIZ,
     DrawingFormat,
+    ExportBusy,
     ExportFailed,
     ExportFormat,
-    ExportTimedOut,
+    ExportLimits,
     render,
 )
+from chainrule.app.graphviz import Graphviz
 from chainrule.app.language import RequestLanguage
 from chainrule.app.onefile import build_html
 from chainrule.app.schemas import ErrorResponse, GraphRequest
@@ -33,11 +35,16 @@ from chainrule.engine.i18n import Count, msg
 router = APIRouter(tags=["export"], route_class=JSONBodyRoute)
 
 ERRORS = {
-    400: {"model": ErrorResponse, "description": "Bad program, or a graph too large to draw."},
+    400: {"model": ErrorResponse, "description": "Bad program, or a graph over the node limit."},
     413: {"model": ErrorResponse, "description": "The request body is over the limit."},
     422: {"model": ErrorResponse, "description": "The request is malformed (`InvalidRequest`)."},
     429: {"model": ErrorResponse, "description": "Too many requests (`RateLimited`)."},
-    503: {"model": ErrorResponse, "description": "Graphviz is not installed or failed."},
+    503: {
+        "model": ErrorResponse,
+        "description": "Graphviz is not installed (`GraphvizUnavailable`), failed or did not "
+        "finish in time (`ExportFailed`), or is drawing as many graphs as it may at once "
+        "(`Busy`, with `Retry-After`).",
+    },
 }
 CONTENT = {"content": {media_type: {} for media_type in MEDIA_TYPES.values()}}
 TITLE_MAX_CHARS = 200
@@ -76,12 +83,14 @@ async def export_html(
 
 
 def export_bytes(
-    request: GraphRequest, fmt: DrawingFormat, settings: AppSettings, dot_binary: str | None
+    request: GraphRequest, fmt: DrawingFormat, settings: AppSettings, graphviz: Graphviz | None
 ) -> bytes:
     """Build, trace and draw; raises ApiError for graphs over `export_max_nodes` (as soon as
-    the graph is built: before the backward pass, gradient check and timeline) or when dot
-    fails. Without Graphviz only `dot` can be drawn: the others are refused before any work."""
-    if fmt != "dot" and not dot_binary:
+    the graph is built: before the backward pass, gradient check and timeline), when every
+    Graphviz slot is taken (503 Busy) or when Graphviz fails or is too slow (503: never the
+    user's fault, whatever the graph). Without Graphviz only `dot` can be drawn: the others
+    are refused before any work."""
+    if fmt != "dot" and graphviz is None:
         raise ApiError(503, "GraphvizUnavailable", NO_GRAPHVIZ)
     graph = engine.build_graph(
         request.source,
@@ -93,10 +102,12 @@ def export_bytes(
     if size > settings.export_max_nodes:
         raise too_large(size, settings)
     trace = engine.Trace(graph, request.mode, request.order).graph_dict()  # no timeline
+    limits = ExportLimits.from_settings(settings)
     try:
-        return render(trace, fmt, dot_binary=dot_binary or "", timeout_s=settings.export_timeout_s)
-    except ExportTimedOut as error:
-        raise ApiError(400, "ExportTooLarge", error.args[0]) from error
+        return render(trace, fmt, graphviz=graphviz or Graphviz(""), limits=limits)
+    except ExportBusy as error:
+        retry = {"Retry-After": str(error.retry_after_s)}
+        raise ApiError(503, "Busy", error.args[0], headers=retry) from error
     except ExportFailed as error:
         raise ApiError(503, "ExportFailed", error.args[0]) from error
 
@@ -124,9 +135,8 @@ async def export(
     if format == "html":
         content = await export_html(request, title, settings, server, lang)
     else:
-        content = await run_in_threadpool(
-            export_bytes, request, format, settings, server.dot_binary
-        )
+        graphviz = server.graphviz if server.dot_binary else None
+        content = await run_in_threadpool(export_bytes, request, format, settings, graphviz)
     filename = FILENAMES.get(format, f"chainrule-graph.{format}")
     return Response(
         content,

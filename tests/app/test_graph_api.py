@@ -207,7 +207,7 @@ def test_non_finite_request_values_are_rejected_with_a_clear_error(client):
         ({"source": "a", "order": "n0"}, "order: Input should be a valid list"),
         (
             {"source": "a", "expand_derived": "maybe"},
-            "expand_derived: Input should be a valid boolean, unable to interpret input",
+            "expand_derived: Input should be a valid boolean",
         ),
     ],
 )
