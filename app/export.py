@@ -49,6 +49,7 @@ MEDIA_TYPES: dict[str, str] = {
 
 NO_GRAPHVIZ = msg("api.graphviz_missing")
 PNG_DPI = 96.0  # Graphviz's own resolution for bitmaps
+PAD_PT = 4.0  # Graphviz's margin around a drawing (pad), on each side
 # dot's gaps in points (its defaults: ranksep 0.5 in, nodesep 0.25 in), kept by the fallback.
 RANK_GAP_PT = 36.0
 NODE_GAP_PT = 18.0
@@ -215,9 +216,10 @@ def draw_png(
     limits: ExportLimits,
 ) -> bytes:
     """A PNG of a drawing whose nodes are placed, scaled down to at most png_max_pixels."""
-    width, height = size
+    width, height = (side + 2 * PAD_PT for side in size)
     pixels = max(1.0, width * height) * (PNG_DPI / POINTS_PER_INCH) ** 2
-    dpi = PNG_DPI * min(1.0, math.sqrt(limits.png_max_pixels / pixels))
+    # Graphviz rounds the bitmap's sides up and may widen the drawing a little: keep 2% spare.
+    dpi = PNG_DPI * min(1.0, math.sqrt(0.98 * limits.png_max_pixels / pixels))
     args = ["-Kneato", "-n2", f"-Gdpi={dpi:.3f}", "-Tpng"]
     return run(graphviz, args, placed.decode(), deadline)
 
