@@ -3,10 +3,11 @@ run in helper processes: a trace pauses its process for garbage collection, and 
 every other request of the worker would wait with it.
 
 Fair and bounded: two lanes, each its own processes, so that a short program never waits behind
-the 20,000-node ones; in a lane the shortest waiting program goes first; and a lane holds at most
-`max_waiting` programs waiting, past which a request is refused at once (503 `Busy`, with
-Retry-After), never queued without bound. The helpers end when their worker dies, however it
-dies (exit_with_parent).
+the 20,000-node ones, and a third for the short programs traced in the worker's own threads (a
+few at once: each holds the GIL while it traces, and the event loop needs it too); in a lane the
+shortest waiting program goes first; and a lane holds at most `max_waiting` programs waiting,
+past which a request is refused at once (503 `Busy`, with Retry-After), never queued without
+bound. The helpers end when their worker dies, however it dies (exit_with_parent).
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+from starlette.concurrency import run_in_threadpool
 
 from chainrule.app.errors import ApiError
 from chainrule.engine.i18n import msg
@@ -60,21 +63,59 @@ def busy() -> ApiError:
 
 
 @dataclass
-class Lane:
-    """Helper processes started on first use ('spawn': no forked threads), the programs waiting
-    for them (a heap: shortest first, then first come) and how many are running."""
+class Gate:
+    """At most `slots` programs at once; the others wait, the shortest first (then first come),
+    at most `max_waiting` of them: past that a program is refused at once (503 Busy)."""
 
-    name: str
-    processes: int
+    slots: int
     max_waiting: int
-    pool: ProcessPoolExecutor | None = None
     waiting: list[tuple[int, int, asyncio.Future[None]]] = field(default_factory=list)
     running: int = 0
+    _order: Iterator[int] = field(default_factory=itertools.count, repr=False)
+
+    async def enter(self, size: int) -> None:
+        """Wait for a slot for a program of `size` characters (ApiError 503 Busy if full)."""
+        if self.running < self.slots and not self.waiting:
+            self.running += 1
+            return
+        if len(self.waiting) >= self.max_waiting:
+            raise busy()
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        entry = (size, next(self._order), turn)
+        heapq.heappush(self.waiting, entry)
+        try:
+            await turn
+        except asyncio.CancelledError:  # the request went away while it waited
+            if entry in self.waiting:
+                self.waiting.remove(entry)
+                heapq.heapify(self.waiting)
+            elif not turn.cancelled():  # admitted just as it was cancelled: give the turn back
+                self.leave()
+            raise
+
+    def leave(self) -> None:
+        """Free a slot: wake the shortest waiting programs while a slot is free."""
+        self.running -= 1
+        while self.waiting and self.running < self.slots:
+            _, _, turn = heapq.heappop(self.waiting)
+            if not turn.done():  # its request may have gone away meanwhile
+                self.running += 1
+                turn.set_result(None)
+
+    def depth(self) -> dict[str, int]:
+        return {"waiting": len(self.waiting), "running": self.running}
+
+
+@dataclass
+class Lane(Gate):
+    """A Gate in front of helper processes started on first use ('spawn': no forked threads)."""
+
+    pool: ProcessPoolExecutor | None = None
 
     def executor(self) -> ProcessPoolExecutor:
         if self.pool is None:
             self.pool = ProcessPoolExecutor(
-                self.processes,
+                self.slots,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=exit_with_parent,
             )
@@ -87,38 +128,37 @@ class Lane:
             self.pool = None
         pool.shutdown(wait=False, cancel_futures=True)
 
-    def admit(self) -> None:
-        """Wake the shortest waiting programs while a process is free."""
-        while self.waiting and self.running < self.processes:
-            _, _, turn = heapq.heappop(self.waiting)
-            if not turn.done():  # its request may have gone away meanwhile
-                self.running += 1
-                turn.set_result(None)
-
-    def depth(self) -> dict[str, int]:
-        return {"waiting": len(self.waiting), "running": self.running}
-
 
 class Offload:
-    """The two lanes of one worker: programs shorter than `big_source_chars` go in `small`."""
+    """The lanes of one worker: `threads` for short programs in this process (few at once, so
+    that /healthz and the event loop still get the GIL), then helper processes: `small` for
+    programs shorter than `big_source_chars`, `big` for the rest."""
 
-    def __init__(self, *, processes: int, max_waiting: int, big_source_chars: int) -> None:
+    def __init__(
+        self, *, processes: int, max_waiting: int, big_source_chars: int, threads: int = 2
+    ) -> None:
         self.big_source_chars = big_source_chars
-        self.lanes = {
-            "small": Lane("small", 1, max_waiting),
-            "big": Lane("big", processes, max_waiting),
-        }
-        self._order = itertools.count()
+        self.threads = Gate(threads, max_waiting * 8)
+        self.lanes = {"small": Lane(1, max_waiting), "big": Lane(processes, max_waiting)}
 
     def lane(self, size: int) -> Lane:
         return self.lanes["big" if size >= self.big_source_chars else "small"]
+
+    async def in_thread(self, size: int, work: Callable[..., T], *args: Any) -> T:
+        """`work(*args)` in a worker thread of this process when one of the `threads` slots is
+        free for a program of `size` characters (ApiError 503 Busy when too many wait)."""
+        await self.threads.enter(size)
+        try:
+            return await run_in_threadpool(work, *args)
+        finally:
+            self.threads.leave()
 
     async def run(self, size: int, work: Callable[..., T], *args: Any) -> T:
         """`work(*args)` in a helper process of the lane for a program of `size` characters,
         when its turn comes: ApiError 503 `Busy` at once when the lane is full; if the helper
         dies (killed, out of memory), once more in a fresh one, then 503 `Unavailable`."""
         lane = self.lane(size)
-        await self._turn(lane, size)
+        await lane.enter(size)
         try:
             for _attempt in range(2):
                 pool = lane.executor()
@@ -128,29 +168,7 @@ class Offload:
                     lane.discard(pool)
             raise ApiError(503, "Unavailable", msg("api.unavailable"))
         finally:
-            lane.running -= 1
-            lane.admit()
-
-    async def _turn(self, lane: Lane, size: int) -> None:
-        """Wait until `lane` has a process free for this program."""
-        if lane.running < lane.processes and not lane.waiting:
-            lane.running += 1
-            return
-        if len(lane.waiting) >= lane.max_waiting:
-            raise busy()
-        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        entry = (size, next(self._order), turn)
-        heapq.heappush(lane.waiting, entry)
-        try:
-            await turn
-        except asyncio.CancelledError:  # the request went away while it waited
-            if entry in lane.waiting:
-                lane.waiting.remove(entry)
-                heapq.heapify(lane.waiting)
-            elif not turn.cancelled():  # admitted just as it was cancelled: give the turn back
-                lane.running -= 1
-                lane.admit()
-            raise
+            lane.leave()
 
     async def _in(self, lane: Lane, job: Future[T]) -> T:
         """The result of `job`; the lane's process stays counted as busy until the job really
@@ -160,16 +178,14 @@ class Offload:
         except asyncio.CancelledError:
             lane.running += 1  # given back by run()'s finally; held until the job is done
             loop = asyncio.get_running_loop()
-            job.add_done_callback(lambda _: loop.call_soon_threadsafe(self._release, lane))
+            job.add_done_callback(lambda _: loop.call_soon_threadsafe(lane.leave))
             raise
-
-    def _release(self, lane: Lane) -> None:
-        lane.running -= 1
-        lane.admit()
 
     def depth(self) -> dict[str, dict[str, int]]:
         """Per lane, how many programs wait and how many run (/healthz's detail)."""
-        return {name: lane.depth() for name, lane in self.lanes.items()}
+        return {"threads": self.threads.depth()} | {
+            name: lane.depth() for name, lane in self.lanes.items()
+        }
 
     def start(self, warm_up: Callable[[], None]) -> None:
         """Start every helper now, so that the first big program does not pay for it."""

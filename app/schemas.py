@@ -503,8 +503,11 @@ class LaneLoad(Sent):
 
 
 class OffloadLoad(Sent):
-    small: LaneLoad = Field(description="Programs shorter than `offload_big_source_chars`.")
-    big: LaneLoad = Field(description="The longer ones: they never hold up the small lane.")
+    threads: LaneLoad = Field(
+        description="Programs shorter than `offload_min_source_chars`, traced in this worker."
+    )
+    small: LaneLoad = Field(description="Helper process: shorter than `offload_big_source_chars`.")
+    big: LaneLoad = Field(description="Helper process: the longer ones, never ahead of the rest.")
 
 
 class HealthDetail(Sent):

@@ -50,6 +50,10 @@ class AppSettings(BaseSettings):
     offload_big_source_chars: int = 20_000
     offload_processes: int = 1
     offload_max_waiting: int = 8
+    # Shorter programs are traced in this process's threads, at most trace_threads at once
+    # (each holds the GIL while it traces: more would only slow /healthz), the shortest waiting
+    # first, at most 8 × offload_max_waiting waiting.
+    trace_threads: int = 2
 
     # Gradient descent (/api/descend): steps × nodes of one request, about 1 s of work.
     descend_max_node_steps: int = 2_000_000

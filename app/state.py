@@ -75,6 +75,7 @@ class ServerState:
                 processes=settings.offload_processes,
                 max_waiting=settings.offload_max_waiting,
                 big_source_chars=settings.offload_big_source_chars,
+                threads=settings.trace_threads,
             ),
         )
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from starlette.concurrency import run_in_threadpool
 
 from chainrule import engine
 from chainrule.app.errors import JSONBodyRoute
@@ -50,4 +49,4 @@ async def descend(
     size = len(request.source)
     if size >= settings.offload_min_source_chars:  # up to 2,000,000 node-steps: seconds of work
         return JSONBytes(await server.offload.run(size, descend_body, request, settings, lang))
-    return JSONBytes(await run_in_threadpool(descend_body, request, settings, lang))
+    return JSONBytes(await server.offload.in_thread(size, descend_body, request, settings, lang))

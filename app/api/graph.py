@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from starlette.concurrency import run_in_threadpool
 
 from chainrule.app.errors import JSONBodyRoute
 from chainrule.app.language import RequestLanguage
@@ -26,14 +25,15 @@ async def graph_body(
     body = server.responses.get(key)
     if body is not None:
         return body, True
-    # CPU work off the event loop: a thread for small programs, a process for big ones.
+    # CPU work off the event loop: a thread for short programs, a helper process for long ones.
     size = len(request.source)
     if size >= settings.offload_min_source_chars:
         work = build_body_in_worker  # with that process's layout cache
         body, layout_cached = await server.offload.run(size, work, request, settings, lang)
     else:
-        body, layout_cached = await run_in_threadpool(
-            build_body, request, settings, server.layouter, lang
+        work = build_body  # in a thread of this process, a few at once (app/offload.py)
+        body, layout_cached = await server.offload.in_thread(
+            size, work, request, settings, server.layouter, lang
         )
     server.responses.put(key, body)
     return body, layout_cached

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from starlette.concurrency import run_in_threadpool
 
 from chainrule.app.errors import ApiError, JSONBodyRoute
 from chainrule.app.language import RequestLanguage
@@ -38,5 +37,5 @@ async def values(
     if size >= settings.offload_min_source_chars:
         body = await server.offload.run(size, numbers_body, request, settings, lang)
     else:
-        body = await run_in_threadpool(numbers_body, request, settings, lang)
+        body = await server.offload.in_thread(size, numbers_body, request, settings, lang)
     return JSONBytes(body)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import threading
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -104,6 +105,7 @@ def test_a_full_lane_refuses_at_once_and_healthz_shows_the_queue(manager):
         detail = (await healthz(server)).detail
         assert detail.offload.small.model_dump() == {"waiting": 2, "running": 1}
         assert detail.offload.big.model_dump() == {"waiting": 0, "running": 0}
+        assert detail.offload.threads.model_dump() == {"waiting": 0, "running": 0}
         assert (detail.graphviz_running, detail.graphviz_slots) == (0, 2)
         gate.set()
         await asyncio.gather(held, *waiting)
@@ -160,3 +162,37 @@ def test_a_long_descent_runs_in_a_helper_and_answers_as_in_a_thread(make_client)
     assert offloaded.app.state.server.offload.lanes["small"].pool is not None
     assert in_thread.app.state.server.offload.lanes["small"].pool is None
     assert response.json() == in_thread.post("/api/descend", json=DESCENT).json()
+
+
+def test_short_programs_are_traced_a_few_threads_at_once_the_shortest_first():
+    """In the worker's own threads too: each trace holds the GIL, so at most `threads` run,
+    and a preset never waits behind a queue of long programs."""
+    offload = Offload(processes=1, max_waiting=8, big_source_chars=10**9, threads=2)
+    gate = threading.Event()
+    started: list[str] = []
+    lock = threading.Lock()
+    running = [0, 0]  # now, most at once
+
+    def trace(name: str) -> str:
+        with lock:
+            started.append(name)
+            running[0] += 1
+            running[1] = max(running)
+        gate.wait(30)
+        with lock:
+            running[0] -= 1
+        return name
+
+    async def scenario() -> list[str]:
+        jobs = [asyncio.create_task(offload.in_thread(400, trace, f"long{i}")) for i in range(4)]
+        await until(lambda: offload.threads.depth() == {"waiting": 2, "running": 2})
+        jobs.append(asyncio.create_task(offload.in_thread(30, trace, "preset")))
+        await until(lambda: len(offload.threads.waiting) == 3)
+        gate.set()
+        return await asyncio.gather(*jobs)
+
+    assert run(scenario()) == ["long0", "long1", "long2", "long3", "preset"]
+    # The two slots freed at once went to the preset and the first long one queued: the preset
+    # went ahead of long3, queued before it (first come, first served would start it last).
+    assert set(started[2:4]) == {"preset", "long2"} and started[4] == "long3"
+    assert running[1] == 2
