@@ -37,10 +37,14 @@ class LayeredGraph:
 
 
 def columns_from_the_root(
-    n: int, edges: Sequence[tuple[int, int]], pinned: Sequence[int] = ()
+    n: int,
+    edges: Sequence[tuple[int, int]],
+    pinned: Sequence[int] = (),
+    pin_within: int | None = None,
 ) -> list[int]:
     """Column of each node: as far right as its consumers allow (the root, and any node that
-    nothing consumes, in the last column), `pinned` nodes in column 0. Iterative (Kahn)."""
+    nothing consumes, in the last column), `pinned` nodes in column 0; with `pin_within`, only
+    those whose consumers are all within that many columns of it. Iterative (Kahn)."""
     consumers_left = [0] * n
     inputs: list[list[int]] = [[] for _ in range(n)]
     for source, target in edges:
@@ -57,8 +61,12 @@ def columns_from_the_root(
                 ready.append(source)
     top = max(height, default=0)
     column = [top - h for h in height]
+    last_consumer = [0] * n
+    for source, target in edges:
+        last_consumer[source] = max(last_consumer[source], column[target])
     for node in pinned:
-        column[node] = 0
+        if pin_within is None or last_consumer[node] <= pin_within:
+            column[node] = 0
     return column
 
 
@@ -246,10 +254,14 @@ def layered_centres(
 ) -> list[tuple[float, float]]:
     """The centre (x, y) of each of `n` nodes of a DAG laid out left to right in columns
     `rank_gap` apart (each as wide as its widest card) and cards at least `node_gap` apart in a
-    column; `pinned` nodes in the first column; `weights` per edge (default 1) pull harder."""
+    column; `pinned` nodes in the first column when their edges are short enough for lanes;
+    `weights` per edge (default 1) pull harder."""
     if n == 0:
         return []
-    graph = with_lanes(n, edges, columns_from_the_root(n, edges, pinned), weights)
+    # A pinned node (a group's port) whose edge is too long for lanes stays by its consumer: in
+    # the first column it would only stack up, holding no lane.
+    columns = columns_from_the_root(n, edges, pinned, pin_within=MAX_SPAN)
+    graph = with_lanes(n, edges, columns, weights)
     order_columns(graph)
     heights = [height for _, height in sizes] + [0.0] * (len(graph.column) - n)
     rows = place_rows(graph, heights, node_gap)
