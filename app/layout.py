@@ -45,7 +45,7 @@ FRAME_LABEL = 26.0
 
 LayoutEngine = Literal["dot", "sugiyama"]
 
-# dot's work, bounded (measured on a 2-core machine: bench/layout_cost.py, docs/api.md).
+# dot's work, bounded (measured on a 2-core machine; bench/layout_cost.py prints it again).
 # Its ranks and its rows are each a network simplex: at most DOT_BUDGET / (nodes × vertices)
 # passes per node, well under a second on every graph we measured.
 DOT_BUDGET = 1_000_000
