@@ -45,20 +45,7 @@ def columns_from_the_root(
     """Column of each node: as far right as its consumers allow (the root, and any node that
     nothing consumes, in the last column), `pinned` nodes in column 0; with `pin_within`, only
     those whose consumers are all within that many columns of it. Iterative (Kahn)."""
-    consumers_left = [0] * n
-    inputs: list[list[int]] = [[] for _ in range(n)]
-    for source, target in edges:
-        consumers_left[source] += 1
-        inputs[target].append(source)
-    height = [0] * n  # the longest path to a sink
-    ready = [node for node in range(n) if consumers_left[node] == 0]
-    while ready:
-        node = ready.pop()
-        for source in inputs[node]:
-            height[source] = max(height[source], height[node] + 1)
-            consumers_left[source] -= 1
-            if consumers_left[source] == 0:
-                ready.append(source)
+    height = longest_paths(n, [(target, source) for source, target in edges])  # to a sink
     top = max(height, default=0)
     column = [top - h for h in height]
     last_consumer = [0] * n
@@ -70,8 +57,9 @@ def columns_from_the_root(
     return column
 
 
-def depth_from_the_leaves(n: int, edges: Sequence[tuple[int, int]]) -> list[int]:
-    """The longest path from a leaf to each node (0 for leaves). Iterative (Kahn)."""
+def longest_paths(n: int, edges: Sequence[tuple[int, int]]) -> list[int]:
+    """The longest path to each node from a node without inputs (0 for those), along `edges`
+    (source, target). Iterative (Kahn): graph size is never limited by recursion depth."""
     inputs_left = [0] * n
     consumers: list[list[int]] = [[] for _ in range(n)]
     for source, target in edges:
@@ -102,7 +90,7 @@ def with_lanes(
     long chain of inputs (the running total of a sum) outweighs a short side branch, so the
     spine of a program is drawn straight and its branches beside it, not a staircase."""
     graph = LayeredGraph(list(column), [[] for _ in range(n)], [[] for _ in range(n)], [])
-    depth = depth_from_the_leaves(n, edges)
+    depth = longest_paths(n, edges)  # from the leaves
 
     def link(source: int, target: int, weight: float) -> None:
         graph.consumers[source].append((target, weight))

@@ -28,6 +28,23 @@ def manager() -> Iterator[Any]:
         yield shared
 
 
+@pytest.fixture
+def offloads(manager) -> Iterator[Any]:
+    """`offloads(max_waiting=…, big_source_chars=…)`: an Offload (one helper a lane), an event
+    and a log its helpers share with the test; every one made is closed after the test."""
+    made: list[Offload] = []
+
+    def make(max_waiting: int = 8, big_source_chars: int = 10**9) -> tuple[Offload, Any, Any]:
+        made.append(
+            Offload(processes=1, max_waiting=max_waiting, big_source_chars=big_source_chars)
+        )
+        return made[-1], manager.Event(), manager.list()
+
+    yield make
+    for offload in made:
+        offload.close()
+
+
 async def until(condition: Any) -> None:
     """Let the event loop run until `condition()` holds."""
     for _ in range(10_000):
@@ -41,10 +58,16 @@ def run(coroutine: Any) -> Any:
     return asyncio.run(coroutine)
 
 
-def test_a_small_program_never_waits_behind_a_big_one(manager):
+async def holding(offload: Offload, gate: Any, log: Any) -> asyncio.Task:
+    """A job that holds the small lane's one helper until `gate` is set, once it runs."""
+    held = asyncio.create_task(offload.run(5, wait_then_log, gate, log, "held"))
+    await until(lambda: offload.lanes["small"].running == 1)
+    return held
+
+
+def test_a_small_program_never_waits_behind_a_big_one(offloads):
     """Issue 21: six 20k-node requests made a 1.3k-character program wait 10.4 s."""
-    offload = Offload(processes=1, max_waiting=4, big_source_chars=1_000)
-    gate, log = manager.Event(), manager.list()
+    offload, gate, log = offloads(max_waiting=4, big_source_chars=1_000)
 
     async def scenario() -> None:
         big = asyncio.create_task(offload.run(20_000, wait_then_log, gate, log, "big"))
@@ -54,21 +77,16 @@ def test_a_small_program_never_waits_behind_a_big_one(manager):
         gate.set()
         assert await big == "big"
 
-    try:
-        run(scenario())
-    finally:
-        offload.close()
+    run(scenario())
     assert list(log) == ["small", "big"]
 
 
-def test_in_a_lane_the_shortest_waiting_program_goes_first(manager):
-    offload = Offload(processes=1, max_waiting=8, big_source_chars=10**9)
-    gate, log = manager.Event(), manager.list()
+def test_in_a_lane_the_shortest_waiting_program_goes_first(offloads):
+    offload, gate, log = offloads()
 
     async def scenario() -> None:
         lane = offload.lanes["small"]
-        held = asyncio.create_task(offload.run(5, wait_then_log, gate, log, "held"))
-        await until(lambda: lane.running == 1)
+        held = await holding(offload, gate, log)
         queued = [
             asyncio.create_task(offload.run(size, log_name, log, str(size)))
             for size in (300, 100, 200)
@@ -77,22 +95,17 @@ def test_in_a_lane_the_shortest_waiting_program_goes_first(manager):
         gate.set()
         await asyncio.gather(held, *queued)
 
-    try:
-        run(scenario())
-    finally:
-        offload.close()
+    run(scenario())
     assert list(log) == ["held", "100", "200", "300"]
 
 
-def test_a_full_lane_refuses_at_once_and_healthz_shows_the_queue(manager):
-    offload = Offload(processes=1, max_waiting=2, big_source_chars=10**9)
-    gate, log = manager.Event(), manager.list()
+def test_a_full_lane_refuses_at_once_and_healthz_shows_the_queue(offloads):
+    offload, gate, log = offloads(max_waiting=2)
     server = SimpleNamespace(offload=offload, graphviz=Graphviz("dot"), graphviz_version="2.43")
 
     async def scenario() -> None:
         lane = offload.lanes["small"]
-        held = asyncio.create_task(offload.run(5, wait_then_log, gate, log, "held"))
-        await until(lambda: lane.running == 1)
+        held = await holding(offload, gate, log)
         waiting = [asyncio.create_task(offload.run(9, log_name, log, "w")) for _ in range(2)]
         await until(lambda: len(lane.waiting) == 2)
         with pytest.raises(ApiError) as refused:
@@ -111,21 +124,16 @@ def test_a_full_lane_refuses_at_once_and_healthz_shows_the_queue(manager):
         await asyncio.gather(held, *waiting)
         assert lane.depth() == {"waiting": 0, "running": 0}
 
-    try:
-        run(scenario())
-    finally:
-        offload.close()
+    run(scenario())
     assert "refused" not in list(log)
 
 
-def test_a_request_that_goes_away_while_waiting_leaves_the_queue(manager):
-    offload = Offload(processes=1, max_waiting=1, big_source_chars=10**9)
-    gate, log = manager.Event(), manager.list()
+def test_a_request_that_goes_away_while_waiting_leaves_the_queue(offloads):
+    offload, gate, log = offloads(max_waiting=1)
 
     async def scenario() -> None:
         lane = offload.lanes["small"]
-        held = asyncio.create_task(offload.run(5, wait_then_log, gate, log, "held"))
-        await until(lambda: lane.running == 1)
+        held = await holding(offload, gate, log)
         gone = asyncio.create_task(offload.run(9, log_name, log, "gone"))
         await until(lambda: len(lane.waiting) == 1)
         gone.cancel()
@@ -135,10 +143,7 @@ def test_a_request_that_goes_away_while_waiting_leaves_the_queue(manager):
         gate.set()
         await asyncio.gather(held, late)
 
-    try:
-        run(scenario())
-    finally:
-        offload.close()
+    run(scenario())
     assert list(log) == ["held", "late"]
 
 
