@@ -57,7 +57,9 @@ RETRY_AFTER_S = 2  # a busy Graphviz: most drawings take well under this
 
 _RECORD_SPECIAL = re.compile(r'([{}|<>"])')
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_BOUNDING_BOX = re.compile(rb'\bbb="([-\d.e]+),([-\d.e]+),([-\d.e]+),([-\d.e]+)"')
+# dot writes big coordinates in exponent form: bb="0,0,1.1497e+05,16592".
+_NUMBER = rb"([-+\d.eE]+)"
+_BOUNDING_BOX = re.compile(rb'\bbb="' + rb",".join([_NUMBER] * 4) + rb'"')
 
 
 class ExportFailed(Exception):

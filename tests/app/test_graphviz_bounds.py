@@ -238,3 +238,15 @@ def test_an_export_with_every_slot_taken_is_a_503_busy_with_retry_after(make_cli
     )
     # The DOT text needs no Graphviz, and the one-file HTML neither.
     assert client.post("/api/export?format=dot", json={"source": "a * b"}).status_code == 200
+
+
+def test_a_png_wider_than_99999_points_is_drawn(make_client):
+    """dot writes such a drawing's bounding box in exponent form (`1.1497e+05`)."""
+    from chainrule.app.export import bounding_box
+
+    assert bounding_box(b'graph [bb="0,0,1.1497e+05,16592",') == (114970.0, 16592.0)
+    lines = ["p0 = 0.5"] + [f"p{k} = -w{k} * -x{k} + p{k - 1}" for k in range(1, 301)]
+    response = make_client().post("/api/export?format=png", json={"source": "\n".join(lines)})
+    assert response.status_code == 200, response.text
+    width, height = png_size(response.content)
+    assert width * height <= 8_000_000
