@@ -119,7 +119,11 @@ def grouped_layout(structure: Structure, layouter: Layouter) -> Layout:
     # dot lays out the graph of groups twice and every inside once: their costs add up.
     costs = [dot_cost(len(quotient.ids), quotient.edges)] * 2
     costs += [inside.cost() for inside in insides.values()]
-    affordable = layouter.dot_affordable(sum(costs, DotCost(0, 0, 0, 0)))
+    total = sum(costs, DotCost(0, 0, 0, 0))
+    # dot_max_nodes counts the program's nodes, as for a graph without groups.
+    affordable = layouter.dot_affordable(
+        DotCost(len(structure.ids), total.edges, total.lanes, total.lane_squares)
+    )
     layout = dot_grouped(structure, quotient, insides, layouter) if affordable else None
     return layout or layered_grouped(structure, quotient, insides)
 

@@ -250,3 +250,21 @@ def test_a_png_wider_than_99999_points_is_drawn(make_client):
     assert response.status_code == 200, response.text
     width, height = png_size(response.content)
     assert width * height <= 8_000_000
+
+
+def neurons(count: int) -> str:
+    """`count` statements `h = tanh(a*x + b*y + c)` and their sum: 11 nodes each, no long edge."""
+    lines = [f"h{k} = tanh(a{k}*x{k} + b{k}*y{k} + c{k})" for k in range(count)]
+    return "\n".join([*lines, "L = " + " + ".join(f"h{k}" for k in range(count))])
+
+
+def test_the_node_limit_counts_the_programs_nodes_not_dots_vertices():
+    """A grouped graph's dot runs add a port per input of a statement and lay the graph of
+    groups out twice, about 2,000 vertices here; dot_max_nodes still means the program's
+    nodes: 659 of them, under 700, are laid out by dot, and 725 are not."""
+    layouter = Layouter(dot_timeout_s=30, dot_max_nodes=700, cache_size=4)
+    for count, nodes, engine_name in ((60, 659, "dot"), (66, 725, "sugiyama")):
+        trace = trace_of(neurons(count))
+        assert len(trace["nodes"]) == nodes
+        structure = structure_of(trace["nodes"], trace["edges"], trace["groups"])
+        assert layouter.layout(structure)[0].engine == engine_name
