@@ -494,17 +494,19 @@ def rss_note(peaks: dict[int, int]) -> str:
 
 
 def warm_up(base_url: str) -> None:
-    """Lay every preset out in both workers (until each answers from its layout cache twice in
-    a row), so that the table measures the steady state, not the first dot of each preset."""
-    with httpx.Client(base_url=base_url, timeout=60) as client:
+    """Lay every preset out in both workers (until it answers from a layout cache four times in
+    a row, each on a new connection, which either worker may accept), so that the table
+    measures the steady state, not the first dot of each preset."""
+    fresh = httpx.Limits(max_keepalive_connections=0)
+    with httpx.Client(base_url=base_url, timeout=60, limits=fresh) as client:
         for preset in client.get("/api/presets").json():
             in_a_row = 0
-            for n in range(20):
+            for n in range(40):
                 values = {name: v + n / 1000 for name, v in (preset.get("values") or {}).items()}
                 body = {"source": preset["source"], "values": values}
                 cached = client.post("/api/graph", json=body).json()["layout"]["cached"]
                 in_a_row = in_a_row + 1 if cached else 0
-                if in_a_row == 2:
+                if in_a_row == 4:
                     break
 
 
