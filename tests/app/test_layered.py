@@ -69,7 +69,7 @@ def overlap(a: dict, b: dict) -> bool:
 
 @fuzz_settings
 @given(traced_graphs())
-def test_the_fallback_places_every_card_apart_with_edges_left_to_right(graph) -> None:
+def test_fuzz_the_fallback_places_every_card_apart_with_edges_left_to_right(graph) -> None:
     reply = fallback_reply(graph)
     assert reply["layout"]["engine"] == "sugiyama"
     nodes = {node["id"]: node for node in reply["nodes"]}
@@ -89,7 +89,7 @@ def test_the_fallback_places_every_card_apart_with_edges_left_to_right(graph) ->
 
 @fuzz_settings
 @given(traced_graphs())
-def test_collapsing_keeps_every_group_in_its_column_and_order(graph) -> None:
+def test_fuzz_collapsing_keeps_every_group_in_its_column_and_order(graph) -> None:
     reply = fallback_reply(graph)
     nodes = {node["id"]: node for node in reply["nodes"]}
     expanded = [group["box"] or nodes[group["root"]] for group in reply["groups"]]
@@ -105,7 +105,7 @@ def test_collapsing_keeps_every_group_in_its_column_and_order(graph) -> None:
 
 @fuzz_settings
 @given(traced_graphs())
-def test_the_same_structure_gets_the_same_layout(graph) -> None:
+def test_fuzz_the_same_structure_gets_the_same_layout(graph) -> None:
     assert fallback_reply(graph) == fallback_reply(graph)
 
 
@@ -117,7 +117,7 @@ def test_the_same_structure_gets_the_same_layout(graph) -> None:
         max_size=30,
     )
 )
-def test_isotonic_is_the_closest_non_decreasing_sequence(pairs) -> None:
+def test_fuzz_isotonic_is_the_closest_non_decreasing_sequence(pairs) -> None:
     """Against the definition: non-decreasing, and no small move of a block of equal values
     lowers the weighted squared error (pool adjacent violators is exact)."""
     from chainrule.app.layered import isotonic
