@@ -12,8 +12,10 @@ several times larger, CPU time much less so.
 from __future__ import annotations
 
 import resource
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from chainrule import engine
@@ -21,6 +23,9 @@ from chainrule.app.export import ExportLimits, export_graph, render
 from chainrule.app.graphviz import Graphviz
 from chainrule.app.layout import Layouter, dot_cost, structure_of
 from chainrule.app.settings import AppSettings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from statement_programs import layered_program  # noqa: E402  (the group layout's test program)
 
 
 def product(factors: int) -> str:
@@ -72,6 +77,7 @@ GRAPHS = [
     ("least squares, 100 points", least_squares(100)),
     ("running total, 300 statements", running_total(300)),
     ("MLP 2-8-8-1, 4 points", mlp(8, 4)),
+    ("60 statements of groups", layered_program()),
 ]
 
 
