@@ -18,6 +18,7 @@ from chainrule.app.graphviz import Graphviz, GraphvizError, run_bounded
 from chainrule.app.layout import Layouter
 from chainrule.app.offload import Offload
 from chainrule.app.settings import AppSettings
+from chainrule.app.shared_layouts import share_layouts
 from chainrule.app.trace_body import GraphBody
 
 
@@ -61,7 +62,7 @@ class ServerState:
             dot_binary = None
         graphviz = Graphviz.from_settings(settings, binary=dot_binary or "")
         return cls(
-            layouter=Layouter.from_settings(settings, graphviz),
+            layouter=share_layouts(Layouter.from_settings(settings, graphviz), settings),
             # Bounded by total encoded bytes too: a 20,000-node response is ~20 MB.
             responses=BoundedCache(
                 settings.response_cache_size,

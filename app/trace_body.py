@@ -13,6 +13,7 @@ from chainrule.app import __version__
 from chainrule.app.layout import Layout, Layouter, structure_of
 from chainrule.app.schemas import GraphRequest
 from chainrule.app.settings import AppSettings
+from chainrule.app.shared_layouts import share_layouts
 from chainrule.engine.i18n import DEFAULT_LANG
 
 
@@ -159,7 +160,7 @@ def build_body_in_worker(
     """`build_body` in a process of the offload pool, with that process's layout cache."""
     global _worker_layouter
     if _worker_layouter is None:
-        _worker_layouter = Layouter.from_settings(settings)
+        _worker_layouter = share_layouts(Layouter.from_settings(settings), settings)
     return build_body(request, settings, _worker_layouter, lang)
 
 
