@@ -93,7 +93,9 @@ def test_a_hanging_dot_is_killed_at_the_timeout_and_the_fallback_layout_answers(
     dot = tmp_path / "dot"
     dot.write_text(HANGING_DOT)
     dot.chmod(dot.stat().st_mode | stat.S_IXUSR)
-    env = {"CHAINRULE_DOT_BINARY": str(dot), "CHAINRULE_DOT_TIMEOUT_S": "0.5"}
+    # 2 s, not less: on a loaded machine the shell may not have written its pid yet when a
+    # shorter timeout kills it (the answer was then the fallback, but `pids` was missing).
+    env = {"CHAINRULE_DOT_BINARY": str(dot), "CHAINRULE_DOT_TIMEOUT_S": "2"}
     process, base_url = start_server(env=env)
     try:
         health = httpx.get(f"{base_url}/healthz", timeout=5).json()
