@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    field_validator,
+)
 
 from chainrule.engine.ops import OPS
 
@@ -57,7 +65,8 @@ class GraphRequest(BaseModel):
     values: dict[str, StrictFloat] | None = Field(
         default=None, description="Leaf values by name; they override values in the program."
     )
-    expand_derived: bool = Field(
+    # Strict too: `0`, `"true"` or `"yes"` is a malformed request (422), as the schema says.
+    expand_derived: StrictBool = Field(
         default=False, description="Build `-`, `/` and unary minus from primitives."
     )
     mode: Literal["correct", "overwrite"] = Field(
@@ -502,11 +511,31 @@ class ErrorResponse(Sent):
     error: ErrorDetail
 
 
+class LaneLoad(Sent):
+    waiting: int = Field(description="Programs waiting for this lane's helper process.")
+    running: int = Field(description="Programs being traced in it now.")
+
+
+class OffloadLoad(Sent):
+    threads: LaneLoad = Field(
+        description="Programs shorter than `offload_min_source_chars`, traced in this worker."
+    )
+    small: LaneLoad = Field(description="Helper process: shorter than `offload_big_source_chars`.")
+    big: LaneLoad = Field(description="Helper process: the longer ones, never ahead of the rest.")
+
+
+class HealthDetail(Sent):
+    offload: OffloadLoad = Field(description="This worker's helper processes (docs/api.md).")
+    graphviz_running: int = Field(description="Graphviz processes running for this worker.")
+    graphviz_slots: int = Field(description="How many may run at once before a 503 `Busy`.")
+
+
 class Health(Sent):
     status: Literal["ok"]
     version: str
     graphviz: bool
     graphviz_version: str | None
+    detail: HealthDetail = Field(description="The load of the worker that answered.")
 
 
 class DescendRequest(BaseModel):
@@ -621,6 +650,7 @@ ERRORS = {
     422: "The request is malformed (`InvalidRequest`): not JSON, not an object, a wrong field "
     "or type, a number too large for a float.",
     429: "Too many requests from this client (`RateLimited`); see the `Retry-After` header.",
-    503: "The server cannot do it now: the process tracing it stopped (`Unavailable`), or "
-    "Graphviz is missing or failed (export).",
+    503: "The server cannot do it now: too many big programs or drawings wait already "
+    "(`Busy`, with `Retry-After`), the process tracing it stopped (`Unavailable`), or "
+    "Graphviz is missing or failed (export: `GraphvizUnavailable`, `ExportFailed`).",
 }
