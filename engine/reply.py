@@ -136,6 +136,7 @@ def graph_reply(
         written = {
             "id": nid,
             "label": node.label,
+            "name": node.name,
             "text": say.text(node),
             "op": public_op(node.op),
             "exponent": number(node.exponent) if node.op == "**k" else None,  # type: ignore[arg-type]
@@ -287,7 +288,7 @@ def trace_reply(
         "groups": groups_reply(trace, placement),
         "root": f"n{trace.root.id}",
         "leaves": [
-            {"name": name, "id": f"n{node.id}", "value": data[node.id]}
+            {"name": name, "label": node.label, "id": f"n{node.id}", "value": data[node.id]}
             for name, node in trace.graph.leaves
         ],
         "steps": steps_reply(trace, steps, numbers),

@@ -174,6 +174,16 @@ def _number(x: float) -> str:
     return repr(float(x))
 
 
+def _label_literal(label: str) -> str | None:
+    """A label as the quoted text a program's `x.label = '…'` line takes, or None for one the
+    reader would not read back (a backslash, a line break, both kinds of quote)."""
+    if not label or "\\" in label or not label.isprintable():
+        return None
+    if "'" not in label:
+        return f"'{label}'"
+    return None if '"' in label else f'"{label}"'
+
+
 def program_of(root: Any) -> Program:
     """The program that builds the graph ending in `root` (a micrograd or chainrule Value)."""
     writer = _Writer(_graph(root))
@@ -225,6 +235,8 @@ class _Writer:
         if node.op is None and node.const and i != self.last:
             self.text[i], self.atomic[i] = _number(node.data), node.data >= 0
             return
+        # A label that is no usable name (`x1*w1`) is set on its own line: the node needs a name.
+        label = _label_literal(node.label) if self.names[i] is None else None
         if node.op is None:
             name = self.names[i] or self.fresh("v")
             self.lines.append(f"{name} = {_number(node.data)}")
@@ -232,7 +244,8 @@ class _Writer:
         else:
             expression = _expression(node, self.text, self.atomic)
             short = len(expression) <= MAX_INLINE_CHARS
-            if self.names[i] is None and self.uses[i] == 1 and i != self.last and short:
+            alone = self.names[i] is None and self.uses[i] == 1 and label is None
+            if alone and i != self.last and short:
                 # A call or a method call (`tanh(x)`, `x.relu()`) binds tightest.
                 self.text[i] = expression
                 self.atomic[i] = OPS[node.op].micrograd.endswith(")")
@@ -240,6 +253,8 @@ class _Writer:
             last = i == self.last and "out" not in self.taken
             name = self.names[i] or ("out" if last else self.fresh("t"))
             self.lines.append(f"{name} = {expression}")
+        if label is not None:
+            self.lines[-1] += f"; {name}.label = {label}"
         self.names[i] = self.text[i] = name
         self.line_of[i] = len(self.lines)
 

@@ -191,3 +191,26 @@ def test_the_python_docs_examples_run():
     docs = Path(__file__).resolve().parents[2] / "docs" / "python.md"
     failures, tried = doctest.testfile(str(docs), module_relative=False, verbose=False)
     assert tried >= 6 and failures == 0
+
+
+def test_the_lecture_s_labels_that_are_no_names_come_back_as_labels():
+    """The lecture's neuron (its own Value class, here the tests' stand-in for it), read back:
+    `x1*w1` is the card's label, on a node the program names `t1`."""
+    from lecture_cells import CELLS, run
+
+    root, _ = run(next(cell for cell in CELLS if cell.id == "second-half-cell-9"))
+    reply = chainrule.trace_value(root)
+    cards = {node["label"]: node for node in reply["nodes"]}
+    assert set(cards) == {"x1", "x2", "w1", "w2", "b", "x1*w1", "x2*w2", "x1*w1 + x2*w2", "n", "o"}
+    assert cards["x1*w1"]["name"].startswith("t")
+    assert "; t1.label = 'x1*w1'" in reply["program"]["source"]
+    assert math.isclose(cards["x1"]["grad"], -1.5, rel_tol=1e-12)
+    # A label no program line can hold (a line break, a backslash, both quotes) is left out.
+    for label in ("a\nb", "a\\b", 'it\'s "x"'):
+        product = labelled(2.0, "x") * labelled(3.0, "y")
+        product.label = label
+        total = product + labelled(1.0, "z")
+        total.backward()
+        reply = chainrule.trace_value(total)
+        assert ".label" not in reply["program"]["source"]
+        assert sorted(n["label"] for n in reply["nodes"]) == ["", "out", "x", "y", "z"]
