@@ -383,7 +383,12 @@ class Value:
     def __pow__(self, k: Any) -> Value:
         if isinstance(k, Value):  # a Value exponent (PyTorch's `a ** b`)
             out = self.data**k.data
-            locals_ = (k.data * self.data ** (k.data - 1), out * math.log(self.data))
+            # ∂/∂b as PyTorch's pow_backward_exponent: 0 where a = 0 and b >= 0, NaN for a < 0.
+            if self.data > 0:
+                by_exponent = out * math.log(self.data)
+            else:
+                by_exponent = 0.0 if self.data == 0 and k.data >= 0 else math.nan
+            locals_ = (k.data * self.data ** (k.data - 1), by_exponent)
             return self._out(out, (self, k), "**", locals_)
         return self._out(self.data**k, (self,), f"**{k}", (k * self.data ** (k - 1),))
 
@@ -428,6 +433,9 @@ class Value:
     def sigmoid(self) -> Value:
         s = 1 / (1 + math.exp(-self.data))
         return self._out(s, (self,), "sigmoid", (s * (1 - s),))
+
+    def sin(self) -> Value:
+        return self._out(math.sin(self.data), (self,), "sin", (math.cos(self.data),))
 
     def double(self) -> Value:  # PyTorch's: the tensor in double precision
         return self
@@ -475,6 +483,7 @@ def _torch() -> types.SimpleNamespace:
         exp=Value.exp,
         log=Value.log,
         sigmoid=Value.sigmoid,
+        sin=Value.sin,
     )
 
 
