@@ -194,7 +194,8 @@ def test_switching_the_language_keeps_the_program_its_values_and_the_step(page, 
         page.wait_for_selector(READY)
         page.wait_for_function("s => document.body.dataset.stepIndex === s", arg=before["step"])
         assert page.evaluate("document.documentElement.lang") == lang
-        assert "lang=" + lang in page.url
+        # The URL follows the state after a pause (share.js): wait for it rather than read it now.
+        page.wait_for_function("lang => location.search.includes('lang=' + lang)", arg=lang)
         assert state_of(page) == before
         assert page.locator("[data-testid=lang]").input_value() == lang
         assert page.locator("[data-testid=copy-link]").text_content() == ui(lang, "share.button")
@@ -563,7 +564,13 @@ def test_the_export_menu_opens_whole_below_the_header(browser, live_server, lang
         page.click("#export-button")
         seen = page.evaluate(MENU_ON_SCREEN)
         assert seen["scrolled"] == 0, seen
-        assert [item["text"] for item in seen["items"]] == ["SVG", "PNG", "PDF", ui(lang, "export.html"), "torch.py"]
+        assert [item["text"] for item in seen["items"]] == [
+            "SVG",
+            "PNG",
+            "PDF",
+            ui(lang, "export.html"),
+            "torch.py",
+        ]
         assert all(item["reached"] and item["bottom"] <= 720 for item in seen["items"]), seen
         assert screen_state(page)["header"] <= 0
     finally:
