@@ -89,6 +89,8 @@ async def index(request: Request, preset: Annotated[str | None, Query()] = None)
     """The app; `?preset=<id>` opens that preset (an unknown id opens the first). Its words are
     in the language of `?lang=`, else of `Accept-Language`, else English (an unknown `?lang=`
     is passed over, as the header is: a page is not refused for it)."""
+    from chainrule.app.sandbox import python_zip_url  # it reads this module's ROOT
+
     ids = preset_ids()
     preset_id = preset if preset in ids else (ids[0] if ids else None)
     lang = lang_of(request.scope)
@@ -101,6 +103,7 @@ async def index(request: Request, preset: Annotated[str | None, Query()] = None)
         "t": partial(text, lang),
         "ui_text": ui_catalogue_json(lang),
         "languages": language_menu(lang),
+        "sandbox_python": python_zip_url(request),
     }
     response = jinja.TemplateResponse(request, "index.html", context)
     response.headers["Vary"] = "Accept-Language"  # the page's words follow that header

@@ -13,6 +13,8 @@ import { mountLabs } from "./labs.js";
 import { mountNotes } from "./notes.js";
 import { mountPanelArea } from "./panels.js";
 import { mountRealSize } from "./real-size.js";
+import { mountAutogradCheck } from "./autograd-check.js";
+import { mountSandbox, sandboxProgram } from "./sandbox.js";
 import { mountSliders } from "./sliders.js";
 import { fromUrlParams, setError, setTrace, state, subscribe, update } from "./state.js";
 import { mountTheme } from "./theme.js";
@@ -22,7 +24,8 @@ import { mountView3d } from "./view-3d.js";
 const $ = (id) => document.getElementById(id);
 
 function requestBody() {
-  const body = { source: state.source };
+  // Code that ran in the sandbox is traced as the straight-line program its run was read as.
+  const body = { source: sandboxProgram(state) ?? state.source };
   if (Object.keys(state.values).length) body.values = { ...state.values };
   if (state.expandDerived) body.expand_derived = true;
   if (state.mode === "overwrite") body.mode = "overwrite";
@@ -34,7 +37,9 @@ const channel = createGraphChannel({
   // A new program opens at its first step (or a shared link's step); new values of the same
   // program keep the learner where they were (same phase, same position in it).
   onResult: (trace, meta) => setTrace(trace, meta.program ? { step: meta.step ?? 0 } : {}),
-  onError: (error) => setError(error.detail),
+  onError: (error) => {
+    if (!sandbox?.rescue(error.detail)) setError(error.detail);
+  },
   onBusy: (busy) => update({ busy }),
   current: () => state.trace, // new values of it are asked as numbers only (api.js postValues)
 });
@@ -45,8 +50,11 @@ const channel = createGraphChannel({
  * options changed.
  */
 function recompute(meta = {}) {
+  if (meta.program && sandbox?.intercept(state.source, meta)) return; // it runs, then traces
   channel.send(requestBody(), meta.program ? { program: true, step: meta.step ?? 0 } : meta);
 }
+
+let sandbox = null;
 
 /** Show preset `id` (an unknown id: the first preset) at `step` (clamped once its trace arrives). */
 function loadPreset(id, step = 0) {
@@ -84,6 +92,8 @@ function mount() {
     presetSelect: $("presets"), presetNote: $("preset-note"),
   }, { onProgram: () => recompute({ program: true }), onPreset: loadPreset });
   mountNotes($("program-notes"));
+  sandbox = mountSandbox({ panel: $("sandbox"), send: (meta) => channel.send(requestBody(), meta) });
+  mountAutogradCheck({ panel: $("sandbox"), svg: $("graph") });
   mountSliders($("sliders"), {
     onValue: (name, value) => {
       update({ values: { ...state.values, [name]: value } });

@@ -1,0 +1,275 @@
+// The sandbox: Python that the server's reader cannot read as data (a `class Value`, `def`,
+// loops, lists, `random`, `from micrograd import nn`) runs here, in the learner's own browser,
+// in Pyodide inside a Web Worker (sandbox-worker.js) with a time limit and no network. The
+// worker reads the Value graph the code leaves as a straight-line program (the notebook's
+// reader); the page then traces that program through POST /api/graph like any other, so the
+// server only ever receives the program (docs/sandbox.md). The learner's code stays in the
+// editor; `state.sandbox` holds the run:
+//   {code, status: "starting" | "running" | "done" | "failed", line, cold, ms, result}
+// where `result` is chainrule.sandbox.runner's reply (program, choice, choices, nodes, backward,
+// output, notes). The autograd check (autograd-check.js) reads it beside the trace.
+
+import { h } from "./lab-dom.js";
+import { t } from "./i18n.js";
+import { state, subscribe, update, setError } from "./state.js";
+
+// Loading Python the first time (a cold cache on a slow machine) may take long; the learner's
+// code gets RUN_LIMIT_S from its first line (`?sandbox_limit=<seconds>` changes it).
+const START_LIMIT_MS = 120_000;
+const RUN_LIMIT_S = 10;
+const WORKER_URL = new URL("./sandbox-worker.js", import.meta.url);
+
+// What the server's reader cannot read and the sandbox runs: a line that starts a definition or
+// a block, an import of random or micrograd's nn, a call of random, a list (a `[` outside a
+// comment). Comments are dropped first; a string holding one of these only costs a run.
+const RUNS = [
+  /^[ \t]*(?:class|def|for|while|if|elif|else|with|try|except|lambda|async|return|yield)\b/m,
+  /^[ \t]*import[ \t]+random\b/m,
+  /^[ \t]*from[ \t]+micrograd(?:\.nn)?[ \t]+import[ \t]+(?:nn|Neuron|Layer|MLP|Module)\b/m,
+  /\brandom\.\w+\s*\(/,
+  /\[/,
+];
+
+/**
+ * Whether `source` must run before there is a graph: its text says so, or the server said so of
+ * it (an error of type NeedsRunning). The one place that decides; the page never sends code that
+ * this claims to the server.
+ */
+export function needsRunning(source, error = null) {
+  if (error?.type === "NeedsRunning") return true;
+  const code = String(source ?? "").replace(/#[^\n]*/g, "");
+  return RUNS.some((pattern) => pattern.test(code));
+}
+
+/** The straight-line program of the sandbox's run of `s.source`, or null (not run, or stale). */
+export function sandboxProgram(s) {
+  const run = s.sandbox;
+  return run && run.status === "done" && run.code === s.source ? run.result.program.source : null;
+}
+
+/** The time limit of the learner's code, in seconds (a link's `sandbox_limit`, else the default). */
+function runLimitSeconds() {
+  const asked = Number(new URLSearchParams(window.location.search).get("sandbox_limit"));
+  return Number.isFinite(asked) && asked > 0 ? asked : RUN_LIMIT_S;
+}
+
+/**
+ * The worker, made when first needed and made again after it was stopped: `request(message,
+ * onEvent)` resolves with the runner's reply, or with {ok: false, error} when the code ran past
+ * the limit (the worker is terminated: the line it was running is named) or Python failed.
+ */
+function createWorkerClient() {
+  let worker = null;
+  let pending = null; // {resolve, onEvent, timer, line}
+
+  function finish(reply) {
+    const done = pending;
+    pending = null;
+    clearTimeout(done?.timer);
+    done?.resolve(reply);
+  }
+
+  function stop(reply) {
+    worker?.terminate();
+    worker = null;
+    finish(reply);
+  }
+
+  function limit(ms, reply) {
+    clearTimeout(pending.timer);
+    pending.timer = setTimeout(() => stop(reply()), ms);
+  }
+
+  function start() {
+    worker = new Worker(WORKER_URL, { type: "module" });
+    worker.onmessage = ({ data }) => {
+      if (!pending) return;
+      if (data.type === "line") pending.line = data.line;
+      if (data.type === "started") {
+        const seconds = runLimitSeconds();
+        limit(seconds * 1000, () => ({ ok: false, error: { type: "Timeout", line: pending.line, params: { seconds } } }));
+      }
+      if (data.type === "result") finish(data.result);
+      else if (data.type === "failed") stop({ ok: false, error: { type: "SandboxFailed", message: data.message } });
+      else pending.onEvent(data);
+    };
+    worker.onerror = (event) => {
+      event.preventDefault?.();
+      stop({ ok: false, error: { type: "SandboxFailed", message: event.message || "" } });
+    };
+  }
+
+  return {
+    get warm() {
+      return worker !== null;
+    },
+    request(message, onEvent = () => {}) {
+      if (!worker) start();
+      return new Promise((resolve) => {
+        pending = { resolve, onEvent, timer: null, line: null };
+        limit(START_LIMIT_MS, () => ({ ok: false, error: { type: "SandboxFailed", message: "timeout" } }));
+        worker.postMessage({ ...message, python: document.body.dataset.sandboxPython });
+      });
+    },
+  };
+}
+
+// Errors the runner names by type, as the page says them (Python's own words are `message`).
+const REFUSED_MODULES = new Set(["micropip", "pyodide", "pyodide_js", "js"]);
+
+/** A runner's error as the API's error shape, its words in the page's language. */
+export function sandboxError(error) {
+  const params = error.params ?? {};
+  const says = {
+    PythonError: () => t("ui.sandbox.error.python", { message: error.message }),
+    PythonSyntaxError: () => t("ui.sandbox.error.syntax", { message: error.message }),
+    Unavailable: () => (REFUSED_MODULES.has(params.module)
+      ? t("ui.sandbox.error.refused", { module: params.module })
+      : t("ui.sandbox.error.unavailable", { module: params.module })),
+    NoValue: () => (params.name ? t("ui.sandbox.error.no_value_named", { name: params.name }) : t("ui.sandbox.error.no_value")),
+    TooManyNodes: () => t("ui.sandbox.error.too_many", { limit: params.limit }),
+    UnknownOp: () => t("ui.sandbox.error.unknown_op", { op: params.op }),
+    NotAGraph: () => t("ui.sandbox.error.not_a_graph", { message: error.message }),
+    Timeout: () => (error.line
+      ? t("ui.sandbox.error.timeout_line", { seconds: params.seconds, line: error.line })
+      : t("ui.sandbox.error.timeout", { seconds: params.seconds })),
+    SandboxFailed: () => t("ui.sandbox.error.failed", { message: error.message }),
+  };
+  const message = (says[error.type] ?? (() => error.message))();
+  const line = error.line ?? null;
+  let { snippet = null, caret = null, column = null } = error;
+  if (line && snippet === null) { // a timeout knows the line only: the whole line is marked
+    snippet = state.source.split("\n")[line - 1] ?? null;
+    const indent = snippet ? snippet.length - snippet.trimStart().length : 0;
+    column = indent + 1;
+    caret = snippet ? " ".repeat(indent) + "^".repeat(Math.max(1, snippet.trim().length)) : null;
+  }
+  return { type: error.type, message, line, column, snippet, caret };
+}
+
+/** The sentence that says which Value is the graph, and why. */
+function choiceSentence(choice, program) {
+  const name = choice.name ?? program.root;
+  if (choice.kind === "backward") {
+    return choice.line ? t("ui.sandbox.choice.backward_line", { name, line: choice.line }) : t("ui.sandbox.choice.backward", { name });
+  }
+  if (choice.kind === "draw_dot") return t("ui.sandbox.choice.draw_dot", { name });
+  if (choice.kind === "last") return t("ui.sandbox.choice.last", { name });
+  return t("ui.sandbox.choice.picked", { name });
+}
+
+function statusText(run) {
+  if (run.status === "starting") return t("ui.sandbox.starting");
+  if (run.status === "running") return run.line ? t("ui.sandbox.running_line", { line: run.line }) : t("ui.sandbox.running");
+  if (run.status === "failed") return t("ui.sandbox.failed");
+  return t("ui.sandbox.ran", { seconds: (run.ms / 1000).toFixed(run.ms < 1000 ? 2 : 1) });
+}
+
+/** The panel under the editor: status, which Value, the picker, notes, output, the program. */
+function renderPanel(panel, run, onPick) {
+  panel.hidden = !run;
+  if (!run) {
+    panel.replaceChildren();
+    return;
+  }
+  panel.dataset.status = run.status;
+  const parts = [h("p", { class: "sandbox-status", "data-testid": "sandbox-status", text: statusText(run) })];
+  const result = run.status === "done" ? run.result : null;
+  if (result) {
+    const { choice, choices, program } = result;
+    parts.push(h("p", { class: "sandbox-choice", "data-testid": "sandbox-choice", "data-kind": choice.kind, text: choiceSentence(choice, program) }));
+    if (choices.length > 1) {
+      const select = h("select", { "data-testid": "sandbox-pick", "aria-label": t("ui.sandbox.pick.label"), onchange: (event) => onPick(event.target.value) },
+        ...choices.map((c) => h("option", { value: c.name, text: c.name, selected: c.name === choice.name })));
+      parts.push(h("label", { class: "sandbox-pick" }, h("span", { text: t("ui.sandbox.pick.label") }), select));
+    }
+    parts.push(h("p", { class: "sandbox-frozen", text: t("ui.sandbox.frozen") }));
+  }
+  for (const note of run.result?.notes ?? []) {
+    parts.push(h("p", { class: "sandbox-note", text: t("ui.sandbox.magic", { line: note.line, text: note.text }) }));
+  }
+  parts.push(h("div", { class: "sandbox-check", "data-check-slot": "" }));
+  if (run.result?.output) {
+    parts.push(h("details", { class: "sandbox-output" }, h("summary", { text: t("ui.sandbox.output") }),
+      h("pre", { "data-testid": "sandbox-output", text: run.result.output })));
+  }
+  if (result) {
+    parts.push(h("details", { class: "sandbox-program" }, h("summary", { text: t("ui.sandbox.program") }),
+      h("pre", { "data-testid": "sandbox-program", text: result.program.source })));
+  }
+  panel.replaceChildren(...parts);
+}
+
+/**
+ * Mount the sandbox on `panel` (under the editor). `send(meta)` traces the program (main.js: the
+ * graph channel with its request body). Returns the hooks main.js calls: `intercept(source,
+ * meta)` runs `source` when it needs running (true: the sandbox took it), `rescue(error)` runs
+ * the current program when the server says it needs running.
+ */
+export function mountSandbox({ panel, send }) {
+  const worker = createWorkerClient();
+  let latest = 0; // the newest run asked for; an older one's reply is dropped
+  let busy = false;
+  let waiting = null;
+
+  async function execute(message, meta) {
+    const id = ++latest;
+    if (busy) {
+      waiting = { message, meta };
+      return;
+    }
+    busy = true;
+    const began = performance.now();
+    const code = state.source;
+    update({ sandbox: { ...(state.sandbox ?? {}), code, status: worker.warm ? "running" : "starting", line: null }, busy: true });
+    const reply = await worker.request(message, (event) => {
+      if (id !== latest || state.sandbox?.code !== code) return;
+      if (event.type === "started") update({ sandbox: { ...state.sandbox, status: "running", cold: event.cold } });
+      if (event.type === "line") update({ sandbox: { ...state.sandbox, line: event.line } });
+    });
+    busy = false;
+    if (waiting) {
+      const next = waiting;
+      waiting = null;
+      execute(next.message, next.meta);
+      return;
+    }
+    update({ busy: false });
+    if (id !== latest || state.source !== code) return; // the program changed while it ran
+    const ms = performance.now() - began;
+    if (!reply.ok) {
+      update({ sandbox: { code, status: "failed", ms, result: reply } });
+      setError(sandboxError(reply.error));
+      return;
+    }
+    update({ sandbox: { code, status: "done", ms, result: reply }, values: {} });
+    send(meta);
+  }
+
+  function pick(name) {
+    execute({ type: "pick", name }, { program: true });
+  }
+
+  subscribe((s, changed) => {
+    // An edit makes the run stale: its graph stays until the new program's trace arrives.
+    if (changed.has("source") && s.sandbox && s.sandbox.code !== s.source && s.sandbox.status !== "running") {
+      update({ sandbox: null });
+      return;
+    }
+    if (changed.has("sandbox")) renderPanel(panel, s.sandbox, pick);
+  });
+
+  return {
+    intercept(source, meta = {}) {
+      if (!needsRunning(source)) return false;
+      if (sandboxProgram(state) !== null) return false; // this code's program is read: trace it
+      execute({ type: "run", code: source }, { program: true, step: meta.step ?? 0 });
+      return true;
+    },
+    rescue(error) {
+      if (!needsRunning("", error) || state.sandbox) return false;
+      execute({ type: "run", code: state.source }, { program: true });
+      return true;
+    },
+  };
+}
