@@ -110,10 +110,20 @@ def error_at(kind: str, message: str, code: str, line: int | None, column: int |
 
 def _python_error(error: BaseException, code: str) -> dict[str, Any]:
     """Where the code stopped (the innermost frame of the learner's code) and Python's words."""
-    message = "".join(traceback.format_exception_only(type(error), error)).strip()
     if isinstance(error, SyntaxError) and error.filename == CODE_FILE:
+        # Python's words without its own snippet and caret (the error box has them).
         end = error.end_offset if error.end_lineno == error.lineno else None
-        return error_at("PythonSyntaxError", message, code, error.lineno, error.offset, end)
+        end = end if end and error.offset and end - error.offset <= 1 else None
+        message = f"{type(error).__name__}: {error.msg}"
+        return error_at(
+            "PythonSyntaxError",
+            message,
+            code,
+            error.lineno,
+            error.offset,
+            end or (error.offset + 1 if error.offset else None),
+        )
+    message = "".join(traceback.format_exception_only(type(error), error)).strip()
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == CODE_FILE]
     where = frames[-1] if frames else None
     line = where.lineno if where else None

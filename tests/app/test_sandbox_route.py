@@ -1,0 +1,75 @@
+"""The sandbox's files on the server (app/sandbox.py, app/middleware.py): the zip of the engine
+and chainrule.sandbox that the page's worker loads holds exactly the package's own files (so it
+never lags the engine), under a URL that names its content; the worker's script alone may compile
+WebAssembly."""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+
+from chainrule.app.middleware import CONTENT_SECURITY_POLICY, SANDBOX_WORKER_POLICY
+from chainrule.app.pages import IMMUTABLE, ROOT
+from chainrule.app.sandbox import python_zip, shipped_files
+
+
+def zip_url(client) -> str:
+    page = client.get("/").text
+    (url,) = re.findall(r'data-sandbox-python="([^"]+)"', page)
+    return url
+
+
+def test_the_zip_holds_the_engine_and_the_sandbox_as_they_are_on_disk(client):
+    url = zip_url(client)
+    assert re.fullmatch(r"/sandbox/[0-9a-f]{12}/chainrule\.zip", url)
+    reply = client.get(url)
+    assert reply.status_code == 200
+    assert reply.headers["content-type"] == "application/zip"
+    assert reply.headers["cache-control"] == IMMUTABLE
+    archive = zipfile.ZipFile(io.BytesIO(reply.content))
+    names = set(archive.namelist())
+    on_disk = {
+        f"chainrule/{folder}/{path.name}"
+        for folder, pattern in (("engine", "*.py"), ("sandbox", "*.py"), ("locales", "*.json"))
+        for path in (ROOT / folder).glob(pattern)
+    }
+    assert names == on_disk | {"chainrule/__init__.py"}
+    for name in on_disk:
+        assert archive.read(name) == (ROOT / name.removeprefix("chainrule/")).read_bytes(), name
+    assert "chainrule/engine/from_values.py" in names and "chainrule/sandbox/runner.py" in names
+    assert not any(name.startswith(("chainrule/app/", "chainrule/notebook/")) for name in names)
+
+
+def test_the_zip_is_the_same_bytes_for_the_same_files():
+    data, version = python_zip()
+    python_zip.cache_clear()
+    try:
+        assert python_zip() == (data, version)
+    finally:
+        python_zip.cache_clear()
+    assert len(shipped_files()) > 20
+
+
+def test_another_versions_zip_is_not_found_in_the_error_shape(client):
+    reply = client.get("/sandbox/000000000000/chainrule.zip")
+    assert reply.status_code == 404
+    assert reply.json()["error"]["type"] == "NotFound"
+
+
+def test_only_the_worker_may_compile_webassembly(client):
+    page = client.get("/")
+    static = re.search(r'src="(/static/[0-9a-f]+)/js/main.js"', page.text).group(1)
+    worker = client.get(f"{static}/js/sandbox-worker.js")
+    assert worker.status_code == 200
+    assert worker.headers["content-security-policy"] == SANDBOX_WORKER_POLICY
+    assert "'wasm-unsafe-eval'" in SANDBOX_WORKER_POLICY and "'unsafe-eval'" not in (
+        SANDBOX_WORKER_POLICY.replace("'wasm-unsafe-eval'", "")
+    )
+    for other in ("/", f"{static}/js/main.js", f"{static}/js/sandbox.js", zip_url(client)):
+        assert client.get(other).headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    # The plain /static/ path (links from elsewhere) is the worker too.
+    assert (
+        client.get("/static/js/sandbox-worker.js").headers["content-security-policy"]
+        == SANDBOX_WORKER_POLICY
+    )
