@@ -252,6 +252,8 @@ class Session:
             ],
             "nodes": nodes,
             "backward": _backward_facts(backward, program) if checked else None,
+            # The Value backward() was last called on, by name, when the graph is another one.
+            "backward_root": names.get(id(backward.root)) if backward and not checked else None,
         }
 
 

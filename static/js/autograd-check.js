@@ -169,6 +169,10 @@ function causeText(cause) {
 
 /** The check's element: what agrees, what does not, why, and the nodes it concerns. */
 function renderCheck(slot, view, onOpenLab) {
+  if (view?.otherRoot) { // a Value other than the one backward() was called on is shown
+    slot.replaceChildren(h("p", { class: "check-note", "data-testid": "check-other-root", text: t("ui.check.other_root", { name: view.otherRoot }) }));
+    return;
+  }
   if (!view) {
     slot.replaceChildren();
     return;
@@ -177,6 +181,8 @@ function renderCheck(slot, view, onOpenLab) {
   const box = h("section", {
     class: `autograd-check ${status}`, "data-testid": "autograd-check", "data-status": status,
     "data-cause": report.cause?.kind ?? "", "data-checked": report.checked,
+    // overwrite: whether the server's = variant gives exactly the code's numbers (asked once).
+    "data-exact": report.cause?.kind === "overwrite" ? String(report.cause.exact) : null,
   });
   box.append(h("h3", { text: t("ui.check.title") }));
   if (note) box.append(h("p", { class: "check-note", text: note }));
@@ -278,9 +284,9 @@ export function mountAutogradCheck({ panel, svg }) {
     view = report ? {
       report, status: moved ? "stale" : report.wrong.length ? "disagree" : "agree",
       note: moved ? t("ui.check.values_moved") : null,
-    } : null;
+    } : result?.backward_root ? { otherRoot: result.backward_root } : null;
     const slot = panel.querySelector("[data-check-slot]");
     if (slot) renderCheck(slot, view, () => setLab("overwrite"));
-    drawMarks(svg, layer, s.trace, view && !moved ? report : null);
+    drawMarks(svg, layer, s.trace, report && !moved ? report : null);
   });
 }

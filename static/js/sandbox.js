@@ -47,11 +47,12 @@ export function sandboxProgram(s) {
   return run && run.status === "done" && run.code === s.source ? run.result.program.source : null;
 }
 
-/** The time limit of the learner's code, in seconds (a link's `sandbox_limit`, else the default). */
-function runLimitSeconds() {
+/** The time limit of the learner's code, in seconds: the opening link's `sandbox_limit`, else the default. */
+const runLimitSeconds = (() => {
   const asked = Number(new URLSearchParams(window.location.search).get("sandbox_limit"));
-  return Number.isFinite(asked) && asked > 0 ? asked : RUN_LIMIT_S;
-}
+  const seconds = Number.isFinite(asked) && asked > 0 ? asked : RUN_LIMIT_S;
+  return () => seconds;
+})();
 
 /**
  * The worker, made when first needed and made again after it was stopped: `request(message,
@@ -169,6 +170,7 @@ function statusText(run) {
 function renderPanel(panel, run, onPick) {
   panel.hidden = !run;
   if (!run) {
+    delete panel.dataset.status;
     panel.replaceChildren();
     return;
   }
@@ -256,7 +258,11 @@ export function mountSandbox({ panel, send }) {
       update({ sandbox: null });
       return;
     }
-    if (changed.has("sandbox")) renderPanel(panel, s.sandbox, pick);
+    if (!changed.has("sandbox")) return;
+    const before = panel.dataset.status;
+    renderPanel(panel, s.sandbox, pick);
+    // A long paste leaves the sidebar scrolled to its end: bring the result into view once.
+    if (s.sandbox?.status === "done" && before !== "done") panel.scrollIntoView?.({ block: "nearest" });
   });
 
   return {

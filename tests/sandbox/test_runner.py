@@ -197,6 +197,7 @@ def test_another_value_is_picked_by_its_name():
     picked = session.pick("n")
     assert picked["ok"] and picked["choice"]["kind"] == "picked"
     assert picked["program"]["root"] == "n" and picked["backward"] is None
+    assert picked["backward_root"] == "o" and session.pick("o")["backward_root"] is None
     assert session.pick("nothing")["error"]["type"] == "NoValue"
 
 
