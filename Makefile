@@ -51,12 +51,14 @@ run: system-deps venv
 test: test-deps venv
 	$(PY) -m pytest
 
-# Each script prints a markdown table (about 5 minutes in all; bench/load.py takes 2 of them).
+# Each script prints a markdown table (about 7 minutes in all; bench/load.py and bench/sandbox.py
+# take 2 of them each).
 bench: test-deps venv
 	$(PY) bench/engine.py
 	$(PY) bench/api.py
 	$(PY) bench/page.py
 	$(PY) bench/view_3d.py
+	$(PY) bench/sandbox.py
 	$(PY) bench/load.py
 
 fuzz: venv
