@@ -1,11 +1,12 @@
-"""The Python the page's sandbox runs in the learner's browser: the engine (pure Python: the
-reader of Value graphs and everything it imports), chainrule.sandbox (which runs the learner's
-code there) and the catalogues, zipped from the package's own files when first asked for, so
-the worker always gets the engine this server runs (docs/sandbox.md). The server never imports
-chainrule.sandbox: it only serves its files."""
+"""The Python the page's sandbox runs in the learner's browser: the engine's reader of Value
+graphs (engine/from_values.py) and every engine module it imports, chainrule.sandbox (which runs
+the learner's code there) and the catalogues, zipped from the package's own files when first
+asked for, so the worker always gets the reader this server runs (docs/sandbox.md). The server
+never imports chainrule.sandbox: it only serves its files."""
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import io
 import zipfile
@@ -19,10 +20,16 @@ from chainrule.app.pages import IMMUTABLE, ROOT
 
 router = APIRouter(include_in_schema=False)
 
-# What the zip holds: (folder of the package, file pattern). The package's own __init__ is not
-# among them: it is the notebook's API, which needs the server's modules; a one-line one stands in.
-SHIPPED = (("engine", "*.py"), ("sandbox", "*.py"), ("locales", "*.json"))
-PACKAGE_INIT = '"""chainrule in the browser sandbox: the engine and chainrule.sandbox."""\n'
+# The reader, whose imports decide which engine modules ship; chainrule.sandbox and the
+# catalogues ship whole. The packages' own __init__ files do not: chainrule's is the notebook's
+# API (it needs the server's modules) and chainrule.engine's imports the whole engine, which
+# costs Pyodide seconds at a cold start on a busy machine; one-line ones stand in.
+READER = "engine/from_values.py"
+SHIPPED = (("sandbox", "*.py"), ("locales", "*.json"))
+STAND_INS = {
+    "chainrule/__init__.py": '"""chainrule in the browser: the reader and the sandbox."""\n',
+    "chainrule/engine/__init__.py": '"""The engine modules the reader imports."""\n',
+}
 # Fixed entry times: the same files give the same bytes (and the same URL) on every server.
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -34,9 +41,26 @@ def _entry(archive: zipfile.ZipFile, name: str, content: bytes) -> None:
     archive.writestr(info, content)
 
 
+def reader_modules(root: Path = ROOT) -> list[Path]:
+    """The reader and every engine module it imports, directly or not (relative imports)."""
+    found: list[Path] = []
+    todo = [root / READER]
+    while todo:
+        path = todo.pop()
+        if path in found:
+            continue
+        found.append(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                todo.append(path.parent / f"{node.module.replace('.', '/')}.py")
+    return sorted(found)
+
+
 def shipped_files(root: Path = ROOT) -> dict[str, bytes]:
     """{path in the zip: content} of every file the sandbox gets, from the package at `root`."""
-    files = {"chainrule/__init__.py": PACKAGE_INIT.encode()}
+    files = {name: text.encode() for name, text in STAND_INS.items()}
+    for path in reader_modules(root):
+        files[f"chainrule/engine/{path.name}"] = path.read_bytes()
     for folder, pattern in SHIPPED:
         for path in sorted((root / folder).glob(pattern)):
             files[f"chainrule/{folder}/{path.name}"] = path.read_bytes()

@@ -12,22 +12,8 @@ import json
 import math
 import random
 
+import lecture_cells as lecture
 import pytest
-from lecture_cells import (
-    DATASET,
-    DRAW_DOT,
-    DRAW_O,
-    IMPORTS,
-    MLP_CALL,
-    MLP_CLASSES,
-    NEURON,
-    TG_DRAW_DOT,
-    TG_IMPORT_GRAPHVIZ,
-    TG_IMPORT_VALUE,
-    TG_NN_NEURON,
-    TRAINING_LOOP,
-    VALUE_CLASS,
-)
 
 pytestmark = pytest.mark.browser
 
@@ -127,9 +113,14 @@ def assert_only_programs(page, program: str) -> None:
 def test_the_lectures_class_and_neuron_run_in_the_browser_with_pythons_numbers(
     sandbox, screenshots_dir
 ):
-    facts = run(sandbox, "\n".join((IMPORTS, VALUE_CLASS, DRAW_DOT, NEURON, DRAW_O)))
+    facts = run(
+        sandbox,
+        "\n".join(
+            (lecture.IMPORTS, lecture.VALUE_CLASS, lecture.DRAW_DOT, lecture.NEURON, lecture.DRAW_O)
+        ),
+    )
     assert facts["status"] == "done" and facts["choice"] == "backward", facts
-    python = oracle("import math\n" + VALUE_CLASS + NEURON)
+    python = oracle("import math\n" + lecture.VALUE_CLASS + lecture.NEURON)
     assert card(sandbox, "o")["data"] == pytest.approx(python["o"].data, rel=1e-12)
     for name in ("x1", "x2", "w1", "w2", "b"):
         assert card(sandbox, name)["grad"] == pytest.approx(python[name].grad, rel=1e-12, abs=1e-15)
@@ -140,7 +131,7 @@ def test_the_lectures_class_and_neuron_run_in_the_browser_with_pythons_numbers(
 
 
 def test_another_value_is_picked_by_its_name(sandbox, screenshots_dir):
-    facts = run(sandbox, "import math\n" + VALUE_CLASS + NEURON)
+    facts = run(sandbox, "import math\n" + lecture.VALUE_CLASS + lecture.NEURON)
     assert facts["choice"] == "backward"
     sandbox.select_option("[data-testid=sandbox-pick]", "n")
     sandbox.wait_for_selector("[data-testid=sandbox-choice][data-kind=picked]")
@@ -153,7 +144,12 @@ def test_another_value_is_picked_by_its_name(sandbox, screenshots_dir):
 
 
 def test_an_mlp_built_with_a_seed_and_called_shows_pythons_output(sandbox):
-    code = "import math\nimport random\nrandom.seed(42)\n" + VALUE_CLASS + MLP_CLASSES + MLP_CALL
+    code = (
+        "import math\nimport random\nrandom.seed(42)\n"
+        + lecture.VALUE_CLASS
+        + lecture.MLP_CLASSES
+        + lecture.MLP_CALL
+    )
     facts = run(sandbox, code)
     assert facts["choice"] == "last", facts
     python = oracle(code.replace("\nn(x)", "\nout = n(x)"))
@@ -163,8 +159,8 @@ def test_an_mlp_built_with_a_seed_and_called_shows_pythons_output(sandbox):
 
 
 def test_the_training_loop_shows_the_graph_of_the_last_loss(sandbox):
-    code = "\n".join(("import math\nimport random\nrandom.seed(1)", VALUE_CLASS, MLP_CLASSES,
-                      MLP_CALL, DATASET, TRAINING_LOOP))  # fmt: skip
+    code = "\n".join(("import math\nimport random\nrandom.seed(1)", lecture.VALUE_CLASS, lecture.MLP_CLASSES,
+                      lecture.MLP_CALL, lecture.DATASET, lecture.TRAINING_LOOP))  # fmt: skip
     facts = run(sandbox, code)
     assert facts["choice"] == "backward", facts
     python = oracle(code.replace("print(k, loss.data)", "pass"))
@@ -180,7 +176,15 @@ def test_the_training_loop_shows_the_graph_of_the_last_loss(sandbox):
 
 def test_micrograds_nn_with_its_seed_runs_from_the_vendored_wheel(sandbox):
     facts = run(
-        sandbox, "\n".join((TG_IMPORT_GRAPHVIZ, TG_IMPORT_VALUE, TG_DRAW_DOT, TG_NN_NEURON))
+        sandbox,
+        "\n".join(
+            (
+                lecture.TG_IMPORT_GRAPHVIZ,
+                lecture.TG_IMPORT_VALUE,
+                lecture.TG_DRAW_DOT,
+                lecture.TG_NN_NEURON,
+            )
+        ),
     )
     assert facts["choice"] == "backward", facts
     from micrograd import nn
@@ -197,10 +201,10 @@ def test_micrograds_nn_with_its_seed_runs_from_the_vendored_wheel(sandbox):
 def eq_bug_class() -> str:
     """The lecture's class with the `=` bug the seed lesson warns of: every `+=` of a gradient in
     `_backward` written `=` (the lesson's own class has the bug in + * and tanh)."""
-    buggy = VALUE_CLASS.replace("self.grad += ", "self.grad = ").replace(
+    buggy = lecture.VALUE_CLASS.replace("self.grad += ", "self.grad = ").replace(
         "other.grad += ", "other.grad = "
     )
-    assert VALUE_CLASS.count("grad += ") == 7 and "grad += " not in buggy
+    assert lecture.VALUE_CLASS.count("grad += ") == 7 and "grad += " not in buggy
     return "import math\n" + buggy
 
 
@@ -232,13 +236,13 @@ def test_the_eq_bug_on_a_plus_a_is_diagnosed_as_assignment(sandbox, screenshots_
 
 
 def test_a_wrong_tanh_derivative_is_diagnosed_at_tanh(sandbox, screenshots_dir):
-    wrong = VALUE_CLASS.replace("(1 - t**2)", "(1 - t)")
-    assert wrong != VALUE_CLASS
-    facts = run(sandbox, "import math\n" + wrong + NEURON)
+    wrong = lecture.VALUE_CLASS.replace("(1 - t**2)", "(1 - t)")
+    assert wrong != lecture.VALUE_CLASS
+    facts = run(sandbox, "import math\n" + wrong + lecture.NEURON)
     result = check(sandbox)
     assert (result["status"], result["cause"]) == ("disagree", "local")
-    python = oracle("import math\n" + wrong + NEURON)
-    right = oracle("import math\n" + VALUE_CLASS + NEURON)
+    python = oracle("import math\n" + wrong + lecture.NEURON)
+    right = oracle("import math\n" + lecture.VALUE_CLASS + lecture.NEURON)
     wrong_nodes = {w["node"]: w for w in result["wrong"]}
     assert set(wrong_nodes) == {"x1", "w1", "x1*w1", "x2", "x2*w2", "x1*w1 + x2*w2", "b", "n"}
     assert wrong_nodes["n"]["theirs"] == pytest.approx(python["n"].grad, rel=1e-12)
@@ -264,7 +268,9 @@ def test_the_code_has_no_network(sandbox):
     assert "AttributeError" in facts["error"] and "XMLHttpRequest" in facts["error"]
     assert "line 5" in facts["error"].lower()
     assert not any(url.endswith("/healthz") for url in sandbox.requested[before:])
-    refused = run(sandbox, "import micropip\nfor package in ('numpy',):\n    micropip.install(package)\n")
+    refused = run(
+        sandbox, "import micropip\nfor package in ('numpy',):\n    micropip.install(package)\n"
+    )
     assert refused["status"] == "failed" and "micropip" in refused["error"]
 
 
@@ -280,6 +286,6 @@ def test_code_that_never_ends_is_stopped_and_its_line_named(page):
         "line 2" in facts["error"] or "line 3" in facts["error"]
     )
     # The next run starts a new worker and works.
-    facts = run(sandbox, "import math\n" + VALUE_CLASS + NEURON)
+    facts = run(sandbox, "import math\n" + lecture.VALUE_CLASS + lecture.NEURON)
     assert facts["status"] == "done"
     assert math.isclose(card(sandbox, "o")["data"], 0.7071067811865476, rel_tol=1e-12)
