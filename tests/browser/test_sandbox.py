@@ -289,3 +289,39 @@ def test_code_that_never_ends_is_stopped_and_its_line_named(page):
     facts = run(sandbox, "import math\n" + lecture.VALUE_CLASS + lecture.NEURON)
     assert facts["status"] == "done"
     assert math.isclose(card(sandbox, "o")["data"], 0.7071067811865476, rel_tol=1e-12)
+
+
+def test_grads_left_by_an_earlier_backward_are_diagnosed_as_not_reset(sandbox):
+    code = "import math\n" + lecture.VALUE_CLASS + lecture.NEURON + "\no.backward()\n"
+    run(sandbox, code)
+    result = check(sandbox)
+    assert (result["status"], result["cause"]) == ("disagree", "not_reset")
+    line = code.count("\n")  # the second backward()
+    assert f"line {line}" in result["text"]
+    ringed = sandbox.eval_on_selector_all(
+        "[data-testid=node][data-check~=ring]", "gs => gs.map(g => g.dataset.label)"
+    )
+    assert "w1" in ringed and "o" not in ringed
+    # A slider moved: the trace is no longer the run's, so the check says so and marks nothing.
+    sandbox.fill("[data-testid=slider-w1] input.slider-value", "-2.5")
+    sandbox.press("[data-testid=slider-w1] input.slider-value", "Enter")
+    sandbox.wait_for_selector("[data-testid=autograd-check][data-status=stale]")
+    assert sandbox.locator("[data-testid=node][data-check]").count() == 0
+
+
+def test_an_op_whose_backward_was_never_set_is_named(sandbox):
+    broken = lecture.VALUE_CLASS.replace(
+        "      self.grad += (1 - t**2) * out.grad\n    out._backward = _backward\n",
+        "      self.grad += (1 - t**2) * out.grad\n",
+    )
+    assert broken != lecture.VALUE_CLASS
+    run(sandbox, "import math\n" + broken + lecture.NEURON)
+    result = check(sandbox)
+    assert (result["status"], result["cause"]) == ("disagree", "no_backward")
+    assert "tanh never sets its _backward" in result["text"]
+    assert {w["node"] for w in result["wrong"]} >= {"n", "b", "w1"}
+    assert all(w["theirs"] == 0 for w in result["wrong"])
+    ringed = sandbox.eval_on_selector_all(
+        "[data-testid=node][data-check~=ring]", "gs => gs.map(g => g.dataset.label)"
+    )
+    assert ringed == ["o"]
