@@ -23,7 +23,8 @@ import { setLab } from "./labs.js";
 import { state, subscribe, update } from "./state.js";
 import { attr, svgElement } from "./svg.js";
 
-const REDRAW_KEYS = ["trace", "sandbox", "values", "step", "lab"];
+// Redrawn when the trace, the run or the values change; a step changes none of what it shows.
+const REDRAW_KEYS = ["trace", "sandbox", "values"];
 
 /** Two gradients agree when they differ by rounding only (the code sums in another order). */
 export function near(a, b) {
