@@ -83,6 +83,20 @@ def neuron(k: int) -> tuple[str, str]:
     return NEURON_CODE.replace("o.label = 'o'", f"o.label = 'o{k}'"), f"o{k}"
 
 
+PARTS_JS = """() => {
+  const panel = document.querySelector('#sandbox').dataset;
+  return [Number(panel.loadPyodideMs), Number(panel.loadPythonMs)];
+}"""
+
+
+def cold_run(page, k: int) -> str:
+    """A cold run's time to its graph, and its parts: Pyodide loaded, chainrule's Python
+    imported (the worker says), the rest (the run, the trace, the drawing)."""
+    total = run(page, *neuron(k))
+    pyodide, python = page.evaluate(PARTS_JS)
+    return f"{total:,.0f} ms ({pyodide:,.0f} + {python:,.0f} + {total - pyodide - python:,.0f})"
+
+
 def cold_rows(browser, base_url: str) -> list[tuple[str, str, str, str]]:
     fresh, reloaded = [], []
     for k in range(2):
@@ -91,17 +105,18 @@ def cold_rows(browser, base_url: str) -> list[tuple[str, str, str, str]]:
         page.set_default_timeout(300_000)
         page.goto("/")
         page.wait_for_selector("[data-testid=node]")
-        fresh.append(run(page, *neuron(10 + k)))
+        fresh.append(cold_run(page, 10 + k))
         page.goto("/")  # not reload(): the URL now holds the code, which would run at once
         page.wait_for_selector("[data-testid=node]")
-        reloaded.append(run(page, *neuron(20 + k)))
+        reloaded.append(cold_run(page, 20 + k))
         context.close()
     target = "≤ 4,000 ms"
+    slowest = max(float(r.split(" ms")[0].replace(",", "")) for r in fresh + reloaded)
     return [
-        ("cold start to first graph, nothing cached (lecture neuron)", ms_list(fresh), target,
-         ok(max(fresh), 4000)),
-        ("cold start to first graph, after a reload (HTTP and code caches)", ms_list(reloaded),
-         target, ok(max(reloaded), 4000)),
+        ("cold start to first graph, nothing cached (lecture neuron; Pyodide + chainrule's "
+         "Python + the rest)", ", ".join(fresh), target, ok(slowest, 4000)),
+        ("cold start to first graph, a new page load (HTTP and code caches)",
+         ", ".join(reloaded), target, ok(slowest, 4000)),
     ]  # fmt: skip
 
 
@@ -141,10 +156,6 @@ def size_rows() -> list[tuple[str, str, str, str]]:
         ("… over the wire on a cold start (gzip -6, as the server sends them)",
          f"{wire / 1e6:.1f} MB", "", ""),
     ]  # fmt: skip
-
-
-def ms_list(values: list[float]) -> str:
-    return ", ".join(f"{v:,.0f} ms" for v in values)
 
 
 def ok(value: float, target: float) -> str:

@@ -10,8 +10,8 @@
 // lists none; micropip is not shipped).
 //
 // Messages in:  {type: "run", code, python} (python: the zip's URL), {type: "pick", name}
-// Messages out: {type: "started", cold} when the learner's code starts (after loading Python:
-//               the time limit counts from here), {type: "line", line} while it runs (the line
+// Messages out: {type: "started", cold, timings} when the learner's code starts (after loading
+//               Python: the time limit counts from here; a cold start says where its time went), {type: "line", line} while it runs (the line
 //               running, when it changes), {type: "result", result} (chainrule.sandbox.runner's
 //               reply, parsed), {type: "failed", message} (Python could not be loaded).
 
@@ -48,17 +48,23 @@ function cutNetwork() {
 }
 
 async function load(python) {
+  const began = performance.now();
+  const files = Promise.all([bytes(python), bytes(MICROGRAD)]); // beside Pyodide's own
   const pyodide = await loadPyodide({
     indexURL: PYODIDE, lockFileContents: JSON.stringify(LOCK), stdout: () => {}, stderr: () => {},
   });
-  const [zip, wheel] = await Promise.all([bytes(python), bytes(MICROGRAD)]);
+  const loaded = performance.now();
+  const [zip, wheel] = await files;
   pyodide.unpackArchive(zip, "zip", { extractDir: SITE });
   pyodide.unpackArchive(wheel, "wheel", { extractDir: SITE });
   cutNetwork();
   pyodide.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(SITE)})`);
   const runner = pyodide.pyimport("chainrule.sandbox.runner");
   const reportLine = (line) => self.postMessage({ type: "line", line });
-  return { runner, session: runner.Session.callKwargs({ report_line: reportLine }) };
+  const session = runner.Session.callKwargs({ report_line: reportLine });
+  // Where a cold start's time went (bench/sandbox.py reads it from the panel).
+  const timings = { pyodide: loaded - began, python: performance.now() - loaded };
+  return { runner, session, timings };
 }
 
 async function handle(message) {
@@ -72,7 +78,7 @@ async function handle(message) {
     self.postMessage({ type: "failed", message: String(err?.message ?? err) });
     return;
   }
-  self.postMessage({ type: "started", cold });
+  self.postMessage({ type: "started", cold, timings: cold ? loaded.timings : null });
   const reply = message.type === "pick"
     ? loaded.runner.as_json(loaded.session.pick(message.name))
     : loaded.runner.as_json(loaded.session.run(message.code));

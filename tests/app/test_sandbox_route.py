@@ -106,3 +106,17 @@ def test_only_the_worker_may_compile_webassembly(client):
         client.get("/static/js/sandbox-worker.js").headers["content-security-policy"]
         == SANDBOX_WORKER_POLICY
     )
+
+
+def test_the_sandboxs_standard_library_is_compiled_ahead():
+    """static/vendor/pyodide/python_stdlib.zip is npm's compiled by Pyodide's own CPython 3.14
+    (`make pyodide-stdlib`, tools/pyodide_stdlib_pyc.mjs): sourceless bytecode, which a cold start
+    loads instead of compiling ~190 modules (bench/sandbox.py)."""
+    archive = zipfile.ZipFile(ROOT / "static" / "vendor" / "pyodide" / "python_stdlib.zip")
+    names = archive.namelist()
+    compiled = [name for name in names if name.endswith(".pyc")]
+    assert {"json/__init__.pyc", "asyncio/__init__.pyc", "pyodide/__init__.pyc"} <= set(compiled)
+    assert len(compiled) > 500 and not [n for n in names if n.endswith(".py")]
+    magic_314 = bytes.fromhex("2b0e0d0a")  # CPython 3.14's importlib.util.MAGIC_NUMBER
+    for name in compiled[:50]:
+        assert archive.read(name)[:16] == magic_314 + bytes(12), name
