@@ -14,7 +14,7 @@ import { mountNotes } from "./notes.js";
 import { mountPanelArea } from "./panels.js";
 import { mountRealSize } from "./real-size.js";
 import { mountAutogradCheck } from "./autograd-check.js";
-import { mountSandbox, sandboxProgram } from "./sandbox.js";
+import { mountSandbox, sandboxProgram, withRun } from "./sandbox.js";
 import { mountSliders } from "./sliders.js";
 import { fromUrlParams, setError, setTrace, state, subscribe, update } from "./state.js";
 import { mountTheme } from "./theme.js";
@@ -36,7 +36,7 @@ function requestBody() {
 const channel = createGraphChannel({
   // A new program opens at its first step (or a shared link's step); new values of the same
   // program keep the learner where they were (same phase, same position in it).
-  onResult: (trace, meta) => setTrace(trace, meta.program ? { step: meta.step ?? 0 } : {}),
+  onResult: (trace, meta) => setTrace(withRun(trace, state), meta.program ? { step: meta.step ?? 0 } : {}),
   onError: (error) => {
     if (!sandbox?.rescue(error.detail)) setError(error.detail);
   },

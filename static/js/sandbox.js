@@ -47,6 +47,18 @@ export function sandboxProgram(s) {
   return run && run.status === "done" && run.code === s.source ? run.result.program.source : null;
 }
 
+/**
+ * `trace` as the page shows it: for the program of the sandbox's run, with the run's own notes
+ * (an operand micrograd's set merged) and without the parser's notes on label lines
+ * (`t1.label = 'x1*w1'`), which the reader writes on purpose (the notebook's with_program too).
+ */
+export function withRun(trace, s) {
+  const program = sandboxProgram(s);
+  if (program === null || trace?.source !== program) return trace;
+  const kept = (trace.warnings ?? []).filter((w) => w.type !== "skipped");
+  return { ...trace, warnings: [...s.sandbox.result.program.warnings, ...kept] };
+}
+
 /** The time limit of the learner's code, in seconds: the opening link's `sandbox_limit`, else the default. */
 const runLimitSeconds = (() => {
   const asked = Number(new URLSearchParams(window.location.search).get("sandbox_limit"));

@@ -126,6 +126,9 @@ def test_the_lectures_class_and_neuron_run_in_the_browser_with_pythons_numbers(
         assert card(sandbox, name)["grad"] == pytest.approx(python[name].grad, rel=1e-12, abs=1e-15)
     result = check(sandbox)
     assert (result["status"], result["checked"], result["wrong"]) == ("agree", 10, [])
+    # The reader's label lines (`x1w1.label = 'x1*w1'`) are meant: no note says they are skipped.
+    assert "x1w1.label = 'x1*w1'" in facts["program"]
+    assert sandbox.locator("[data-testid=program-notes] [data-type=skipped]").count() == 0
     assert_only_programs(sandbox, facts["program"])
     sandbox.screenshot(path=str(screenshots_dir / "sandbox-check-agrees.png"))
 
@@ -220,6 +223,8 @@ def test_the_eq_bug_on_a_plus_a_is_diagnosed_as_assignment(sandbox, screenshots_
     result = check(sandbox)
     assert (result["status"], result["cause"], result["exact"]) == ("disagree", "overwrite", "true")
     assert result["wrong"] == [{"node": "a", "theirs": 1.0, "ours": 2.0}]
+    # micrograd's set kept one child of b = a + a: the program has two edges, and says so.
+    assert sandbox.locator("[data-testid=program-notes] [data-type=merged_operand]").count() == 1
     assert "exactly your numbers" in result["text"]
     ring = sandbox.get_attribute('[data-testid=node][data-label="a"]', "data-check")
     assert ring == "wrong ring"
