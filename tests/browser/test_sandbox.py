@@ -330,3 +330,27 @@ def test_an_op_whose_backward_was_never_set_is_named(sandbox):
         "[data-testid=node][data-check~=ring]", "gs => gs.map(g => g.dataset.label)"
     )
     assert ringed == ["o"]
+
+
+@pytest.mark.parametrize(
+    ("lang", "cause", "says", "mark"),
+    [
+        ("ru", "local", "Неверная локальная производная в tanh", "у вас "),
+        ("et", "local", "Vale kohalik tuletis tehtes tanh", "sinul "),
+    ],
+)
+def test_the_diagnosis_is_said_in_the_pages_language(page, screenshots_dir, lang, cause, says, mark):
+    """The check's sentences and marks are the catalogue's (locales/<lang>.json), not English."""
+    page.set_default_timeout(30_000)
+    page.posted, page.requested = [], []
+    page.goto(f"/?lang={lang}&collapse_at=never")
+    page.wait_for_selector("[data-testid=node]")
+    wrong = lecture.VALUE_CLASS.replace("(1 - t**2)", "(1 - t)")
+    facts = run(page, "import math\n" + wrong + lecture.NEURON)
+    assert facts["status"] == "done"
+    result = check(page)
+    assert (result["status"], result["cause"]) == ("disagree", cause)
+    assert says in result["text"] and "chain rule" not in result["text"]
+    marks = page.eval_on_selector_all("g.layer-check text", "ts => ts.map(t => t.textContent)")
+    assert marks and all(text.startswith(mark) for text in marks), marks
+    page.screenshot(path=str(screenshots_dir / f"sandbox-check-{lang}.png"))
