@@ -34,7 +34,18 @@ system-deps:
 	  fi; \
 	fi
 
+# The live class's tests: Debian's redis-server (started on a free port by a fixture) and zbar
+# (zbarimg reads the QR code on the teacher's screen back).
 test-deps: system-deps
+	@if [ ! -x /usr/bin/redis-server ] || [ ! -x /usr/bin/zbarimg ]; then \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing redis-server and zbar-tools with apt-get for the live class's tests..."; \
+	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server zbar-tools \
+	    || { echo "Could not install them: run 'sudo apt-get install redis-server zbar-tools' and retry."; exit 1; }; \
+	  else \
+	    echo "redis-server or zbarimg is missing and apt-get is not available: install Redis and zbar, then retry."; exit 1; \
+	  fi; \
+	fi
 	@if [ ! -x /usr/bin/chromium ]; then \
 	  if command -v apt-get >/dev/null 2>&1; then \
 	    echo "Installing Chromium with apt-get for the browser tests..."; \
@@ -46,13 +57,14 @@ test-deps: system-deps
 	fi
 
 run: system-deps venv
-	$(VENV)/bin/uvicorn chainrule.app.main:app --host $(HOST) --port $(PORT) --workers $(WORKERS)
+	$(VENV)/bin/uvicorn chainrule.app.main:app --host $(HOST) --port $(PORT) --workers $(WORKERS) \
+	  --ws-per-message-deflate false --ws-max-size 1048576  # docs/live-class.md: why
 
 test: test-deps venv
 	$(PY) -m pytest
 
-# Each script prints a markdown table (about 7 minutes in all; bench/load.py and bench/sandbox.py
-# take 2 of them each).
+# Each script prints a markdown table (about 10 minutes in all; bench/load.py and bench/sandbox.py
+# take 2 of them each, bench/classroom.py 3: it starts redis-server, which test-deps installs).
 bench: test-deps venv
 	$(PY) bench/engine.py
 	$(PY) bench/api.py
@@ -60,6 +72,7 @@ bench: test-deps venv
 	$(PY) bench/view_3d.py
 	$(PY) bench/sandbox.py
 	$(PY) bench/load.py
+	$(PY) bench/classroom.py
 
 fuzz: venv
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100000} $(PY) -m pytest tests -k fuzz -p no:cacheprovider

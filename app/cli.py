@@ -62,7 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    uvicorn.run("chainrule.app.main:app", host=args.host, port=args.port, workers=args.workers)
+    # No permessage-deflate on the live class's WebSockets: its messages are a few hundred bytes,
+    # and each compressed socket holds zlib state (bench/classroom.py: 83 KB per student with
+    # it, 39 KB without). A message is at most 1 MiB, as a request body is (uvicorn: 16 MiB).
+    uvicorn.run(
+        "chainrule.app.main:app", host=args.host, port=args.port, workers=args.workers,
+        ws_per_message_deflate=False, ws_max_size=1_048_576,
+    )  # fmt: skip
     return 0
 
 

@@ -14,6 +14,8 @@ from chainrule.app import __version__
 from chainrule.app.api import descend, export, graph, health, lessons, presets, values
 from chainrule.app.errors import install_error_handlers
 from chainrule.app.lessons import LESSONS_DIR, in_language, read_lessons
+from chainrule.app.live_class import routes as live_class
+from chainrule.app.live_class.hub import make_hub
 from chainrule.app.middleware import (
     BodyLimit,
     CacheControl,
@@ -36,7 +38,9 @@ from chainrule.engine.i18n import LANGS
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # Start the worker process now, so the first big program does not pay for its start-up.
     app.state.server.offload_pool().submit(warm_up)
+    await app.state.hub.start()
     yield
+    await app.state.hub.close()
     app.state.server.close()
 
 
@@ -53,6 +57,7 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.server = ServerState.from_settings(settings)
+    app.state.hub = make_hub(settings)
     app.state.templates = Jinja2Templates(directory=TEMPLATES_DIR)
     # Lessons are checked now: a lesson naming what its program lacks stops the start, named.
     read = read_lessons(settings.lessons_dir or LESSONS_DIR)
@@ -62,7 +67,8 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     version = app.state.asset_version = asset_version()
 
     routers = (graph.router, values.router, descend.router, export.router, presets.router)
-    routers += (lessons.router, health.router)
+    routers += (lessons.router, health.router, live_class.router, live_class.reads)
+    routers += (live_class.pages,)
     for router in (*routers, pages_router, sandbox_router):
         app.include_router(router)
     # The page loads everything from /static/<version>/ (modules import each other relatively,

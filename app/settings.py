@@ -48,6 +48,17 @@ class AppSettings(BaseSettings):
     # proxy, uvicorn --proxy-headers makes the address the real client's); 0 means no limit.
     rate_limit_per_minute: int = 0
 
+    # Live classes (docs/live-class.md). Without a Redis URL one process holds every class (run
+    # one worker); with it, every worker and replica sharing that Redis serves every class, and
+    # layouts are shared through it too.
+    redis_url: str | None = None
+    class_max_students: int = 1_000
+    class_idle_expiry_s: int = 4 * 3600  # a class ends this long after the teacher's last move
+    class_max_classes: int = 10_000  # per process, without Redis
+    class_queue_size: int = 32  # messages waiting for one client; beyond, it is dropped
+    class_join_guesses_per_minute: int = 20  # unknown codes tried, per client address
+    layout_cache_ttl_s: int = 7 * 24 * 3600  # layouts kept in Redis
+
     # The lessons' data files (one JSON file per lesson); default: `lessons/` of the checkout.
     lessons_dir: Path | None = None
 

@@ -22,6 +22,7 @@ from fastapi import Depends, Request
 from chainrule.app.cache import BoundedCache
 from chainrule.app.layout import Layouter
 from chainrule.app.settings import AppSettings
+from chainrule.app.shared_layouts import share_layouts
 from chainrule.app.trace_body import GraphBody
 
 
@@ -95,11 +96,14 @@ class ServerState:
         if version is None:
             dot_binary = None
         return cls(
-            layouter=Layouter(
-                dot_timeout_s=settings.dot_timeout_s,
-                dot_max_nodes=settings.dot_max_nodes,
-                cache_size=settings.layout_cache_size,
-                dot_binary=dot_binary or "",
+            layouter=share_layouts(
+                Layouter(
+                    dot_timeout_s=settings.dot_timeout_s,
+                    dot_max_nodes=settings.dot_max_nodes,
+                    cache_size=settings.layout_cache_size,
+                    dot_binary=dot_binary or "",
+                ),
+                settings,
             ),
             # Bounded by total encoded bytes too: a 20,000-node response is ~20 MB.
             responses=BoundedCache(

@@ -13,6 +13,7 @@ from chainrule.app import __version__
 from chainrule.app.layout import Layout, Layouter, structure_of
 from chainrule.app.schemas import GraphRequest
 from chainrule.app.settings import AppSettings
+from chainrule.app.shared_layouts import share_layouts
 from chainrule.engine.i18n import DEFAULT_LANG
 
 
@@ -165,6 +166,7 @@ def build_body_in_worker(
             cache_size=settings.layout_cache_size,
             dot_binary=settings.dot_binary,
         )
+        _worker_layouter = share_layouts(_worker_layouter, settings)
     return build_body(request, settings, _worker_layouter, lang)
 
 

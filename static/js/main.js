@@ -9,6 +9,7 @@ import { collapseThreshold } from "./groups.js";
 import { mountHiding } from "./hide.js";
 import { mountLanguageMenu } from "./language.js";
 import { mountLesson } from "./lesson.js";
+import { mountLiveClass } from "./live-class.js";
 import { mountLabs } from "./labs.js";
 import { mountNotes } from "./notes.js";
 import { mountPanelArea } from "./panels.js";
@@ -71,6 +72,7 @@ function loadProgram({ source, values }) {
 }
 
 let lessons = null;
+let liveClass = { joining: false };
 
 function mount() {
   // First: while a lesson is open, its Space and arrows come before the transport's.
@@ -119,6 +121,7 @@ function mount() {
   mountTheme($("theme-toggle"));
   mountLanguageMenu($("lang"));
   mountClassroom({ requestBody });
+  liveClass = mountLiveClass({ recompute, actions: $("header-actions") });
 
   $("toggle-expand").addEventListener("change", (event) => {
     update({ expandDerived: event.target.checked });
@@ -137,6 +140,7 @@ async function start() {
   }
   const { lessonId, lessonStop = 0, hide = [], presenting = false, view3d = false, lang = "" } = fromUrl;
   update({ hide, presenting, view3d, lang });
+  if (liveClass.joining) return; // a student's page opens on the teacher's view
   if (lessonId && state.lessons.some((lesson) => lesson.id === lessonId)) {
     lessons.open(lessonId, lessonStop); // `?lesson=<id>&stop=<k>` opens that stop
     return;

@@ -27,7 +27,7 @@ JSON = {"content-type": "application/json"}
 OPENAPI_URI = "urn:chainrule:openapi"
 SCHEMATHESIS_EXAMPLES = 100
 # Models that describe a request, where optional fields are optional.
-REQUEST_SCHEMAS = {"GraphRequest", "DescendRequest", "ValuesRequest"}
+REQUEST_SCHEMAS = {"GraphRequest", "DescendRequest", "ValuesRequest", "ClassCreate", "View"}
 
 
 class Contract:
@@ -146,6 +146,8 @@ def test_every_route_documents_every_status_it_can_answer(contract):
         ("/api/values", "post"): everything | {"409"},
         ("/api/presets", "get"): {"200", "422", "429"},  # 422: an unknown ?lang=
         ("/api/lessons", "get"): {"200", "422", "429"},
+        ("/api/class", "post"): {"200", "413", "422", "429", "503"},  # 503: too many classes
+        ("/api/class/{code}", "get"): {"200", "404", "422", "429"},  # 429: too many guesses
         ("/healthz", "get"): {"200"},
     }
     for (path, method), codes in statuses.items():
@@ -466,9 +468,11 @@ def test_schemathesis_finds_no_5xx_and_no_schema_violation(live_server):
         except Exception as error:  # report every operation's failure at once
             failures.append(f"{operation.label}: {error}")
     assert sorted(tested) == [
+        "GET /api/class/{code}",
         "GET /api/lessons",
         "GET /api/presets",
         "GET /healthz",
+        "POST /api/class",
         "POST /api/descend",
         "POST /api/export",
         "POST /api/graph",
