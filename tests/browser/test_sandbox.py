@@ -339,7 +339,9 @@ def test_an_op_whose_backward_was_never_set_is_named(sandbox):
         ("et", "local", "Vale kohalik tuletis tehtes tanh", "sinul "),
     ],
 )
-def test_the_diagnosis_is_said_in_the_pages_language(page, screenshots_dir, lang, cause, says, mark):
+def test_the_diagnosis_is_said_in_the_pages_language(
+    page, screenshots_dir, lang, cause, says, mark
+):
     """The check's sentences and marks are the catalogue's (locales/<lang>.json), not English."""
     page.set_default_timeout(30_000)
     page.posted, page.requested = [], []
