@@ -356,3 +356,59 @@ def test_the_diagnosis_is_said_in_the_pages_language(
     marks = page.eval_on_selector_all("g.layer-check text", "ts => ts.map(t => t.textContent)")
     assert marks and all(text.startswith(mark) for text in marks), marks
     page.screenshot(path=str(screenshots_dir / f"sandbox-check-{lang}.png"))
+
+
+def test_a_live_class_follows_the_program_the_teachers_code_ran_as(
+    browser, live_server, screenshots_dir
+):
+    """A teacher whose code ran in the sandbox starts a live class on its graph (issue 26): the
+    class is sent the straight-line program, so a student's page traces it with the code's
+    numbers and runs nothing; neither the server nor the class's socket gets the code."""
+    pages = []
+    for _ in range(2):  # the teacher, a student
+        context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=live_server)
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        page.errors, page.posted, page.frames_sent = [], [], []
+        page.on("pageerror", lambda error, page=page: page.errors.append(str(error)))
+        page.on(
+            "request",
+            lambda r, page=page: r.method == "POST" and page.posted.append(r.post_data or ""),
+        )
+        page.on(
+            "websocket",
+            lambda ws, page=page: ws.on("framesent", lambda f: page.frames_sent.append(str(f))),
+        )
+        pages.append(page)
+    teacher, student = pages
+    teacher.goto("/?collapse_at=never")
+    teacher.wait_for_selector("[data-testid=node]")
+    code = "import math\n" + lecture.VALUE_CLASS + lecture.NEURON
+    facts = run(teacher, code)
+    assert facts["status"] == "done"
+    posted_by_teacher = list(teacher.posted)
+    teacher.click("[data-testid=class-start]")
+    join = teacher.locator("[data-testid=class-code]").inner_text()
+    student.goto(f"/c/{join}")
+    student.wait_for_selector("[data-testid=class-status][data-state=following]")
+    teacher.click("[data-testid=class-join-close]")
+    final_grads(teacher)  # the class follows the teacher to the end of the timeline
+    student.wait_for_selector('[data-testid=node][data-label="w1"]:not([data-grad=""])')
+    python = oracle(code)
+    for name in ("o", "w1", "x1w1", "b"):
+        shown = student.eval_on_selector(
+            f'[data-testid=node][data-label="{name}"]',
+            "g => [Number(g.dataset.data), Number(g.dataset.grad)]",
+        )
+        assert shown == pytest.approx([python[name].data, python[name].grad], rel=1e-12), name
+    assert student.get_attribute("#sandbox", "data-status") is None  # the student ran nothing
+    student.screenshot(path=str(screenshots_dir / "sandbox-live-class-student.png"))
+    class_post = [body for body in teacher.posted[len(posted_by_teacher) :] if '"view"' in body]
+    assert class_post and all(
+        json.loads(body)["view"]["source"] == facts["program"] for body in class_post
+    )
+    for words in (*posted_by_teacher, *class_post, *teacher.frames_sent, *student.posted):
+        assert not any(word in words for word in ("class ", "def ", "import ")), words
+    for page in pages:
+        assert page.errors == []
+        page.context.close()
