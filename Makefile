@@ -63,11 +63,12 @@ run: system-deps venv
 test: test-deps venv
 	$(PY) -m pytest
 
-# Each script prints a markdown table (about 10 minutes in all; bench/load.py and bench/sandbox.py
-# take 2 of them each, bench/classroom.py 3: it starts redis-server, which test-deps installs).
+# Each script prints a markdown table (about 12 minutes in all; bench/load.py takes 4.5 of them,
+# bench/sandbox.py 2, bench/classroom.py 3: it starts redis-server, which test-deps installs).
 bench: test-deps venv
 	$(PY) bench/engine.py
 	$(PY) bench/api.py
+	$(PY) bench/layout_cost.py
 	$(PY) bench/page.py
 	$(PY) bench/view_3d.py
 	$(PY) bench/sandbox.py

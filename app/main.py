@@ -19,6 +19,7 @@ from chainrule.app.live_class.hub import make_hub
 from chainrule.app.middleware import (
     BodyLimit,
     CacheControl,
+    HeadAsGet,
     SecurityHeaders,
     UnexpectedErrors,
     VaryOnLanguage,
@@ -36,8 +37,8 @@ from chainrule.engine.i18n import LANGS
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    # Start the worker process now, so the first big program does not pay for its start-up.
-    app.state.server.offload_pool().submit(warm_up)
+    # Start the helper processes now, so the first big program does not pay for their start-up.
+    app.state.server.offload.start(warm_up)
     await app.state.hub.start()
     yield
     await app.state.hub.close()
@@ -87,7 +88,8 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     app.add_middleware(RateLimitMiddleware, per_minute=settings.rate_limit_per_minute)
     app.add_middleware(VaryOnLanguage)  # on 413s, 429s and 500s too: their words vary
     app.add_middleware(CacheControl)  # on 413s, 429s and 500s too
-    app.add_middleware(SecurityHeaders)  # outermost: also on 413s and 500s
+    app.add_middleware(SecurityHeaders)  # also on 413s and 500s
+    app.add_middleware(HeadAsGet)  # outermost: a HEAD gets every header a GET would
     return app
 
 

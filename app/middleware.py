@@ -8,7 +8,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from chainrule.app.errors import error_body
+from chainrule.app.errors import ASKED_METHOD, error_body
 from chainrule.app.language import lang_of
 from chainrule.app.responses import JSONBytes
 from chainrule.engine.i18n import Count, msg, render, text
@@ -190,6 +190,27 @@ class BodyLimit:
             return message
 
         await self.app(scope, receive_with_limit, send)
+
+
+class HeadAsGet:
+    """`HEAD` on any path answers as `GET` would, without the body (monitors and load balancers
+    probe with HEAD; FastAPI's GET routes alone would answer 405)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_headers_only(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                message = {**message, "body": b""}
+            await send(message)
+
+        as_get = {**scope, "method": "GET", ASKED_METHOD: "HEAD"}
+        await self.app(as_get, receive, send_headers_only)
 
 
 class UnexpectedErrors:

@@ -160,15 +160,9 @@ def build_body_in_worker(
     """`build_body` in a process of the offload pool, with that process's layout cache."""
     global _worker_layouter
     if _worker_layouter is None:
-        _worker_layouter = Layouter(
-            dot_timeout_s=settings.dot_timeout_s,
-            dot_max_nodes=settings.dot_max_nodes,
-            cache_size=settings.layout_cache_size,
-            dot_binary=settings.dot_binary,
-        )
-        _worker_layouter = share_layouts(_worker_layouter, settings)
+        _worker_layouter = share_layouts(Layouter.from_settings(settings), settings)
     return build_body(request, settings, _worker_layouter, lang)
 
 
 def warm_up() -> None:
-    """Run in a fresh worker process: importing this module has loaded the engine and igraph."""
+    """Run in a fresh worker process: importing this module has loaded the engine and layout."""

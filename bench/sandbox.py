@@ -35,7 +35,7 @@ from lecture_cells import (  # noqa: E402
     DATASET,
     MLP_CALL,
     MLP_CLASSES,
-    NEURON,
+    NEURON_CELL_9,
     TRAINING_LOOP,
     VALUE_CLASS,
 )
@@ -46,7 +46,7 @@ from tests.conftest import start_server, stop_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 VENDORED = (ROOT / "static" / "vendor" / "pyodide", ROOT / "static" / "vendor" / "micrograd")
-NEURON_CODE = "import math\n" + VALUE_CLASS + NEURON
+NEURON_CODE = "import math\n" + VALUE_CLASS + NEURON_CELL_9
 TRAINING_CODE = "\n".join(("import math\nimport random\nrandom.seed(1)", VALUE_CLASS, MLP_CLASSES,
                            MLP_CALL, DATASET, TRAINING_LOOP))  # fmt: skip
 WARM_RUNS = 10

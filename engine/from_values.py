@@ -12,8 +12,8 @@ own `_backward` closure names them (`self`, `other`: micrograd's and the lecture
 by label, else by a structural key (op, label, data and the operands' keys, hashed). One piece of
 code gives one program, in a notebook and in the page's sandbox.
 
-A node's `label` is kept: as its name where it is one, else written beside it
-(`v1 = Value(2.0, label='x 1')`, `t1.label = 'x1*w1'`), which the micrograd dialect reads.
+A node's `label` is kept: as its name where it is one, else set on the node's line
+(`v1 = 2.0; v1.label = 'x 1'`, `t1 = w1 * x1; t1.label = 'x1*w1'`), which the dialect reads.
 """
 
 from __future__ import annotations
@@ -282,9 +282,10 @@ def _number(x: float) -> str:
     return repr(float(x))
 
 
-def _quoted(label: str) -> str | None:
-    """`label` as a string the dialect reads (no escapes there), or None when none can say it."""
-    if "\n" in label or "\r" in label or "\\" in label:
+def _label_literal(label: str) -> str | None:
+    """A label as the quoted text a program's `x.label = '…'` line takes, or None for one the
+    reader would not read back (a backslash, a line break, both kinds of quote)."""
+    if not label or "\\" in label or not label.isprintable():
         return None
     if "'" not in label:
         return f"'{label}'"
@@ -346,13 +347,12 @@ def program_of(
         if node.op is None and node.const and i != last:
             text[i], atomic[i] = _number(node.data), node.data >= 0
             continue
-        label = _quoted(node.label) if node.label and node.label != given[i] else None
+        # A label that is not the node's name (`x1*w1`, or a label beside the name of the variable
+        # that holds it) is set on the node's own line.
+        label = _label_literal(node.label) if node.label != given[i] else None
         if node.op is None:
             name = given[i] or fresh("v")
-            number = _number(node.data)
-            lines.append(
-                f"{name} = Value({number}, label={label})" if label else f"{name} = {number}"
-            )
+            lines.append(f"{name} = {_number(node.data)}")
             values[name] = node.data
         else:
             expression = _expression(node, text, atomic)
@@ -363,10 +363,10 @@ def program_of(
                 continue
             name = given[i] or ("out" if i == last and "out" not in taken else fresh("t"))
             lines.append(f"{name} = {expression}")
+        if label is not None:
+            lines[-1] += f"; {name}.label = {label}"
         given[i] = text[i] = name
         line_of[i] = len(lines)
-        if label and node.op is not None:
-            lines.append(f"{name}.label = {label}")
     for i in range(last, -1, -1):
         if not line_of[i] and consumer[i] >= 0:
             line_of[i] = line_of[consumer[i]]

@@ -152,9 +152,10 @@ class Op(NamedTuple):
     drawing (micrograd's `draw_dot`); `glyph` its tag on a card; `formula` the formula in the
     page's explanations; `locals` each input's local derivative as the page writes it (what
     `forward` computes); `micrograd` the expression in a micrograd script, which uses `helper`
-    (a function the script defines: micrograd 0.1.0 has only `+ * ** relu - / neg`); `call`
-    ops are written `name(x)` in programs; `derived` ops are micrograd-expressible through
-    primitives (`expand_derived`)."""
+    (a function the script defines: micrograd 0.1.0 has only `+ * ** relu - / neg`); `torch`
+    the expression in a PyTorch script (a `torch.<name>({0})` spelling is also read in programs,
+    as the lecture's PyTorch cell writes it); `call` ops are written `name(x)` in programs;
+    `derived` ops are micrograd-expressible through primitives (`expand_derived`)."""
 
     arity: int
     forward: Callable[[Sequence[float], float], OpResult]
@@ -165,6 +166,7 @@ class Op(NamedTuple):
     formula: str
     locals: tuple[str, ...]
     micrograd: str
+    torch: str
     helper: str | None = None
     call: bool = False
     derived: bool = False
@@ -172,47 +174,51 @@ class Op(NamedTuple):
 
 MINUS = "\u2212"  # the page's minus sign
 OPS: dict[str, Op] = {
-    "+": Op(2, _add, "{0} + {1}", "+", "+", "+", "{0} + {1}", ("1", "1"), "{0} + {1}"),
-    "*": Op(2, _times, "{0}·{1}", "*", "*", "×", "{0}·{1}", ("{1}", "{0}"), "{0} * {1}"),
+    "+": Op(2, _add, "{0} + {1}", "+", "+", "+", "{0} + {1}", ("1", "1"), "{0} + {1}", "{0} + {1}"),
+    "*": Op(
+        2, _times, "{0}·{1}", "*", "*", "×", "{0}·{1}", ("{1}", "{0}"), "{0} * {1}", "{0} * {1}"
+    ),
     "**k": Op(
         1, _power_const, "{0}^{k}", "**", "**{k}", "**{k}", "{0} ** {k}",
-        (f"{{k}}·{{0}}^({{k}} {MINUS} 1)",), "{0} ** {k}",
+        (f"{{k}}·{{0}}^({{k}} {MINUS} 1)",), "{0} ** {k}", "{0} ** {k}",
     ),
     "**": Op(
         2, _power, "{0}^{1}", "**", "**", "**", "{0} ** {1}",
-        (f"{{1}}·{{0}}^({{1}} {MINUS} 1)", "{0}^{1}·ln {0}"), "vpow({0}, {1})", helper="vpow",
+        (f"{{1}}·{{0}}^({{1}} {MINUS} 1)", "{0}^{1}·ln {0}"), "vpow({0}, {1})", "{0} ** {1}",
+        helper="vpow",
     ),
     "-": Op(
         2, _sub, "{0} - {1}", "-", "-", MINUS, f"{{0}} {MINUS} {{1}}", ("1", f"{MINUS}1"),
-        "{0} - {1}", derived=True,
+        "{0} - {1}", "{0} - {1}", derived=True,
     ),
     "/": Op(
         2, _div, "{0} / {1}", "/", "/", "÷", "{0} / {1}", ("1/{1}", f"{MINUS}{{0}}/{{1}}²"),
-        "{0} / {1}", derived=True,
+        "{0} / {1}", "{0} / {1}", derived=True,
     ),
     "neg": Op(
-        1, _neg, "-{0}", "neg", "neg", "neg", f"{MINUS}{{0}}", (f"{MINUS}1",), "-{0}",
+        1, _neg, "-{0}", "neg", "neg", "neg", f"{MINUS}{{0}}", (f"{MINUS}1",), "-{0}", "-{0}",
         derived=True,
     ),
     "relu": Op(
         1, _relu, "relu({0})", "relu", "relu", "relu", "relu({0})", ("1 if {0} > 0 else 0",),
-        "{0}.relu()", call=True,
+        "{0}.relu()", "torch.relu({0})", call=True,
     ),
     "tanh": Op(
         1, _tanh, "tanh({0})", "tanh", "tanh", "tanh", "tanh({0})", (f"1 {MINUS} {{out}}²",),
-        "tanh({0})", helper="tanh", call=True,
+        "tanh({0})", "torch.tanh({0})", helper="tanh", call=True,
     ),
     "exp": Op(
         1, _exp, "exp({0})", "exp", "exp", "exp", "exp({0})", ("e^{0}",), "exp({0})",
-        helper="exp", call=True,
+        "torch.exp({0})", helper="exp", call=True,
     ),
     "log": Op(
         1, _log, "log({0})", "log", "log", "log", "log({0})", ("1/{0}",), "log({0})",
-        helper="log", call=True,
+        "torch.log({0})", helper="log", call=True,
     ),
     "sigmoid": Op(
         1, _sigmoid, "sigmoid({0})", "sigmoid", "sigmoid", "σ", "sigmoid({0})",
-        (f"{{out}}·(1 {MINUS} {{out}})",), "sigmoid({0})", helper="sigmoid", call=True,
+        (f"{{out}}·(1 {MINUS} {{out}})",), "sigmoid({0})", "torch.sigmoid({0})", helper="sigmoid",
+        call=True,
     ),
 }  # fmt: skip
 
@@ -232,6 +238,7 @@ def page_table() -> dict[str, dict[str, object]]:
             "formula": op.formula,
             "locals": list(op.locals),
             "micrograd": op.micrograd,
+            "torch": op.torch,
             "helper": op.helper,
             "call": op.call,
         }
@@ -241,6 +248,13 @@ def page_table() -> dict[str, dict[str, object]]:
 
 # The functions a program may call, in the table's order (the parser's allow-list).
 FUNCTIONS = tuple(name for name, op in OPS.items() if op.call)
+# The functions a program may also call as PyTorch spells them (`torch.tanh(x)`), by that
+# spelling: the table's `torch` column where it is a call of the one input.
+TORCH_FUNCTIONS = {
+    op.torch[: -len("({0})")]: name
+    for name, op in OPS.items()
+    if op.call and op.torch.startswith("torch.") and op.torch.endswith("({0})")
+}
 DERIVED = frozenset(name for name, op in OPS.items() if op.derived)
 
 

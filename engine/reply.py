@@ -119,6 +119,7 @@ def graph_reply(trace: Trace) -> dict[str, Any]:
             {
                 "id": nid,
                 "label": node.label,
+                "name": node.name,
                 "text": say.text(node),
                 "op": public_op(node.op),
                 "exponent": number(node.exponent) if node.op == "**k" else None,  # type: ignore[arg-type]
@@ -175,7 +176,7 @@ def trace_reply(trace: Trace) -> dict[str, Any]:
         "groups": groups_reply(trace),
         "root": f"n{graph.root.id}",
         "leaves": [
-            {"name": name, "id": f"n{node.id}", "value": data[node.id]}
+            {"name": name, "label": node.label, "id": f"n{node.id}", "value": data[node.id]}
             for name, node in graph.leaves
         ],
         "steps": trace.steps,

@@ -19,13 +19,7 @@ from chainrule.engine.i18n import DEFAULT_LANG, check_lang
 
 @cache
 def _layouter() -> Layouter:
-    settings = get_settings()
-    return Layouter(
-        dot_timeout_s=settings.dot_timeout_s,
-        dot_max_nodes=settings.dot_max_nodes,
-        cache_size=settings.layout_cache_size,
-        dot_binary=settings.dot_binary,
-    )
+    return Layouter.from_settings(get_settings())
 
 
 def traced(

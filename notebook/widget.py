@@ -11,11 +11,11 @@ with `error` (the API's error object) for values the engine refuses.
 
 from __future__ import annotations
 
-import shutil
 import sys
 from typing import Any
 
-from chainrule.app.export import render
+from chainrule.app.export import ExportLimits, render
+from chainrule.app.graphviz import Graphviz
 from chainrule.app.pages import STATIC_DIR, ui_catalogue
 from chainrule.app.settings import get_settings
 from chainrule.engine import ProgramError
@@ -53,8 +53,10 @@ class StaticGraph:
 
     def svg(self) -> str:
         settings = get_settings()
-        dot = settings.dot_binary or shutil.which("dot") or ""
-        return render(self.trace, "svg", dot_binary=dot, timeout_s=60.0).decode()
+        limits = ExportLimits.from_settings(settings, timeout_s=60.0)
+        return render(
+            self.trace, "svg", graphviz=Graphviz.from_settings(settings), limits=limits
+        ).decode()
 
     def _repr_svg_(self) -> str:
         return self.svg()

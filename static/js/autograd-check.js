@@ -12,18 +12,18 @@
 //   local       every inconsistency sits under one op type: its local derivative is wrong.
 // The page contract: `[data-testid=autograd-check]` with `data-status` ("agree" | "disagree" |
 // "stale" once a slider moved), `data-cause`, and one `li[data-node][data-theirs][data-ours]`
-// per wrong node. On the graph this module owns its layer (`g.layer-check`) and the cards'
-// `data-check` attribute ("wrong", "ring", "wrong ring").
+// per wrong node. On the graph the check is a mark (marks.js): it owns its layer
+// (`g.layer-check`: both numbers over each wrong card, a ring round each concerned one)
+// and the cards' `data-check` attribute ("wrong", "ring", "wrong ring").
 
 import { postGraph } from "./api.js";
+import { h } from "./dom.js";
 import { compactText, countText, fullText } from "./format.js";
-import { h } from "./lab-dom.js";
 import { t } from "./i18n.js";
 import { setLab } from "./labs.js";
-import { state, subscribe, update } from "./state.js";
-import { attr, svgElement } from "./svg.js";
+import { svgElement } from "./svg.js";
 
-// Redrawn when the trace, the run or the values change; a step changes none of what it shows.
+// The panel is redrawn when the trace, the run or the values change; a step changes none of it.
 const REDRAW_KEYS = ["trace", "sandbox", "values"];
 
 /** Two gradients agree when they differ by rounding only (the code sums in another order). */
@@ -223,42 +223,50 @@ function numbersPill(wrong, node, fs) {
   return pill;
 }
 
-/** The marks on the graph: both numbers over each wrong card, a ring round each concerned one. */
-function drawMarks(svg, layer, trace, report) {
-  const viewport = svg.querySelector("g.viewport");
-  if (viewport && layer.parentNode !== viewport) viewport.append(layer);
-  const wrong = new Map((report?.wrong ?? []).map((w) => [w.id, w]));
-  const ring = new Set(report?.cause?.ring ?? []);
-  const marks = [];
-  for (const card of svg.querySelectorAll("[data-testid=node]")) {
-    const id = card.getAttribute("data-node-id");
-    const flags = [wrong.has(id) ? "wrong" : "", ring.has(id) ? "ring" : ""].filter(Boolean).join(" ");
-    attr(card, "data-check", flags || null);
-    const node = trace && flags ? trace.nodes.find((n) => n.id === id) : null;
-    if (!node) continue;
-    const g = svgElement("g", { "data-node-id": id, transform: `translate(${node.x - node.width / 2},${node.y - node.height / 2})` }, "check-mark");
-    const fs = Math.max(7, Math.min(node.height / 4.4, node.width / 8.5, 20)) * 0.72;
-    if (ring.has(id)) g.append(svgElement("rect", { x: -6, y: -6, width: node.width + 12, height: node.height + 12, rx: 10 }, "check-ring"));
-    if (wrong.has(id)) g.append(numbersPill(wrong.get(id), node, fs));
-    marks.push(g);
-  }
-  layer.replaceChildren(...marks);
+/** The elements of one card's marks, placed over it: its ring and the pill with both numbers. */
+function cardMarks(node, wrong, ringed) {
+  const g = svgElement("g", { "data-node-id": node.id, transform: `translate(${node.x - node.width / 2},${node.y - node.height / 2})` }, "check-mark");
+  const fs = Math.max(7, Math.min(node.height / 4.4, node.width / 8.5, 20)) * 0.72;
+  if (ringed) g.append(svgElement("rect", { x: -6, y: -6, width: node.width + 12, height: node.height + 12, rx: 10 }, "check-ring"));
+  if (wrong) g.append(numbersPill(wrong, node, fs));
+  return g;
+}
+
+/** The check's mark (marks.js), drawing `reportOf(state)`: the report to mark, or null. */
+function checkMark(reportOf) {
+  return {
+    name: "check",
+    keys: ["sandbox", "values"],
+    owns: { card: ["data-check"] },
+    layer: "over",
+    render({ trace, state }, layer) {
+      const report = trace ? reportOf(state) : null;
+      const wrong = new Map((report?.wrong ?? []).map((w) => [w.id, w]));
+      const ring = new Set(report?.cause?.ring ?? []);
+      const cards = new Map();
+      const marks = [];
+      for (const node of report ? trace.nodes : []) {
+        const flags = [wrong.has(node.id) ? "wrong" : "", ring.has(node.id) ? "ring" : ""].filter(Boolean).join(" ");
+        if (!flags) continue;
+        cards.set(node.id, { "data-check": flags });
+        marks.push(cardMarks(node, wrong.get(node.id), ring.has(node.id)));
+      }
+      layer.replaceChildren(...marks);
+      return { cards };
+    },
+  };
 }
 
 /**
- * Mount the check: its box inside the sandbox panel (`panel`'s `[data-check-slot]`, redrawn with
- * the panel) and its marks over `svg`, the graph.
+ * Mount the check on `scope`: its box inside the sandbox panel (`panel`'s `[data-check-slot]`,
+ * redrawn with the panel) and its mark on `graph`'s marks.
  */
-export function mountAutogradCheck({ panel, svg }) {
-  const layer = svgElement("g", {}, "layer-check");
+export function mountAutogradCheck({ panel, graph }, scope) {
+  const { state, subscribe, update } = scope.store;
   const exactness = new Map(); // program source → whether the = variant gives their numbers
-  let view = null;
+  let last = { trace: undefined, sandbox: undefined, values: undefined, view: null };
 
-  async function askOverwrite(source, result, cause) {
-    if (exactness.has(source)) {
-      cause.exact = exactness.get(source);
-      return;
-    }
+  async function askOverwrite(source, result) {
     exactness.set(source, null);
     try {
       const variant = await postGraph({ source, mode: "overwrite" });
@@ -271,23 +279,33 @@ export function mountAutogradCheck({ panel, svg }) {
     update({ sandbox: { ...state.sandbox } }); // draw again with the answer
   }
 
-  subscribe((s, changed) => {
-    if (!REDRAW_KEYS.some((k) => changed.has(k))) return;
+  /** What the check shows in state `s` (computed once per trace, run and values). */
+  function viewOf(s) {
+    if (last.trace === s.trace && last.sandbox === s.sandbox && last.values === s.values) return last.view;
     const run = s.sandbox;
     const result = run?.status === "done" && run.code === s.source ? run.result : null;
     const program = result?.program.source;
     const report = result && s.trace?.source === program ? compareGrads(s.trace, result) : null;
     if (report?.cause?.kind === "overwrite") {
       report.cause.exact = exactness.get(program) ?? null;
-      if (!exactness.has(program)) askOverwrite(program, result, report.cause);
+      if (!exactness.has(program)) askOverwrite(program, result);
     }
     const moved = Object.keys(s.values).length > 0;
-    view = report ? {
+    const view = report ? {
       report, status: moved ? "stale" : report.wrong.length ? "disagree" : "agree",
       note: moved ? t("ui.check.values_moved") : null,
     } : result?.backward_root ? { otherRoot: result.backward_root } : null;
+    last = { trace: s.trace, sandbox: s.sandbox, values: s.values, view };
+    return view;
+  }
+
+  graph.marks.register(checkMark((s) => {
+    const view = viewOf(s);
+    return view?.report && view.status !== "stale" ? view.report : null;
+  }));
+  subscribe((s, changed) => {
+    if (!REDRAW_KEYS.some((k) => changed.has(k))) return;
     const slot = panel.querySelector("[data-check-slot]");
-    if (slot) renderCheck(slot, view, () => setLab("overwrite"));
-    drawMarks(svg, layer, s.trace, report && !moved ? report : null);
+    if (slot) renderCheck(slot, viewOf(s), () => setLab(scope.store, "overwrite"));
   });
 }

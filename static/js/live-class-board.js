@@ -3,10 +3,9 @@
 // common wrong answers by name ("forgot the `+=`: 3"). Built with the DOM API only; bar heights
 // are a custom property set through CSSOM (the CSP allows no inline style attributes).
 
+import { h, richText } from "./dom.js";
 import { compactText, countText, fullText } from "./format.js";
 import { t } from "./i18n.js";
-import { h } from "./lab-dom.js";
-import { richText } from "./lesson.js";
 
 // What each known mistake is called (app/live_class/questions.py names them).
 export const DIAGNOSES = {

@@ -3,9 +3,9 @@
 // data until its forward step, its gradient until its first contribution arrives, one edge's
 // contribution until it is added.
 
-import { contributionsOf } from "./lab-trace.js";
-import { frameOfStep, framesOf, traceIndex } from "./timeline.js";
-import { nameOf } from "./explain.js";
+import { frameOfStep, framesOf, traceIndex } from "./frames.js";
+import { formulaName } from "./names.js";
+import { contributionsOf } from "./variant.js";
 
 /** The frame at which `question` ({kind, node, edge}) is first shown, or null. */
 export function revealFrame(trace, question) {
@@ -33,7 +33,7 @@ export function holdFrame(trace, question) {
 export function askable(trace, step) {
   if (!trace) return [];
   const { nodeById } = traceIndex(trace);
-  const name = (id) => nameOf(nodeById.get(id));
+  const name = (id) => formulaName(nodeById.get(id));
   const asks = [];
   const frames = framesOf(trace);
   frames.forEach((frame, i) => {

@@ -8,15 +8,14 @@
 // it; until then it is sent again on every reconnection.
 
 import { apiUrl } from "./api.js";
-import { barOf, DIAGNOSES, drawBoard } from "./live-class-board.js";
-import { createFollower } from "./live-class-apply.js";
-import { openClassSocket } from "./live-class-socket.js";
+import { h, richText } from "./dom.js";
 import { compactText, preciseText } from "./format.js";
+import { isClose, parseGuess } from "./guess.js";
 import { lang, t } from "./i18n.js";
-import { h } from "./lab-dom.js";
-import { isClose, parseGuess } from "./lab-predict.js";
-import { richText } from "./lesson.js";
-import { HIDE_KEYS, update } from "./state.js";
+import { HIDE_KEYS } from "./links.js";
+import { createFollower } from "./live-class-apply.js";
+import { barOf, DIAGNOSES, drawBoard } from "./live-class-board.js";
+import { openClassSocket } from "./live-class-socket.js";
 
 const NAME_KEY = "chainrule.class.nickname";
 const STATUS = {
@@ -44,7 +43,10 @@ function studentId(code) {
   return id;
 }
 
-/** The class bar of a student's page, mounted before the workspace. */
+// While the teacher drives, the page shows the graph and the narration alone (links.js HIDE_KEYS).
+const FOLLOWING_HIDES = HIDE_KEYS.filter((key) => key !== "narration");
+
+/** The class bar of a student's page (mounted before the workspace) and the pane's "eyes on the board" cover. */
 function studentBar(code) {
   const status = h("p", { class: "class-status", "data-testid": "class-status", "data-state": "connecting", role: "status" });
   const name = h("input", {
@@ -74,146 +76,171 @@ function studentBar(code) {
   return { bar, status, name, prompt, answer, form, answerStatus, verdict, board, question, paused, join };
 }
 
-/** Join class `code` as a student; `recompute` is main.js's (see live-class-apply.js). */
-export function mountStudent(code, { recompute }) {
-  const ui = studentBar(code);
-  document.querySelector(".workspace").before(ui.bar);
-  document.getElementById("graph-wrap").append(ui.paused);
-  document.body.classList.add("class-student");
-  ui.name.value = localStorage.getItem(NAME_KEY) ?? "";
-
-  const follower = createFollower({ recompute });
-  const student = studentId(code);
-  let snapshot = null;   // the last state of the class
-  let mine = null;       // {question, value, seq, acked} — this student's answer
-  let seq = 0;
-  let connection = "connecting";
-
-  function setStatus(state, text) {
-    ui.status.dataset.state = state;
-    ui.status.textContent = text;
-    document.body.dataset.classState = state;
-    ui.join.hidden = !["unknown", "ended"].includes(state);
+/** The status line's state and words: the connection's while it is not open, else the class's mode. */
+function statusOf(connection, snapshot) {
+  if (connection !== "open") {
+    if (connection === "closed") return null; // the last words stay (ended, refused)
+    return snapshot ? ["offline", STATUS.offline] : ["connecting", STATUS.connecting];
   }
+  if (!snapshot) return null;
+  const shown = { follow: "following", paused: "paused", free: "free" }[snapshot.mode];
+  return [shown, STATUS[shown]];
+}
 
-  function showStatus() {
-    if (connection !== "open") {
-      if (connection !== "closed") setStatus(snapshot ? "offline" : "connecting", t(snapshot ? STATUS.offline : STATUS.connecting));
-      return;
-    }
-    if (!snapshot) return;
-    const shown = { follow: "following", paused: "paused", free: "free" }[snapshot.mode];
-    setStatus(shown, t(STATUS[shown]));
-    ui.paused.hidden = shown !== "paused";
-  }
-
-  function showQuestion() {
-    const q = snapshot?.question;
-    ui.question.hidden = !q;
-    if (!q) return;
-    ui.question.dataset.question = q.id;
-    ui.question.dataset.open = String(q.open);
-    ui.prompt.textContent = t("ui.class.prompt", { label: q.label });
-    ui.form.hidden = !q.open;
-    const answered = mine && mine.question === q.id ? mine : null;
-    ui.answerStatus.textContent = !answered || !q.open ? "" // revealed: the verdict says it
-      : answered.acked ? t("ui.class.answer_sent", { value: preciseText(answered.value) })
-        : t("ui.class.answer_sending", { value: preciseText(answered.value) });
-    ui.answerStatus.dataset.acked = String(Boolean(answered?.acked));
-    showVerdict(q, answered);
-    drawBoard(ui.board, snapshot.board?.question === q.id ? snapshot.board : null, q);
-  }
-
-  function showVerdict(q, answered) {
-    const revealed = !q.open && q.truth !== null;
-    ui.verdict.hidden = !revealed;
-    if (!revealed) return;
-    const truth = compactText(q.truth);
-    if (!answered) {
-      ui.verdict.dataset.verdict = "none";
-      ui.verdict.textContent = t("ui.class.verdict.none", { label: q.label, truth });
-      return;
-    }
-    const right = isClose(answered.value, q.truth);
-    ui.verdict.dataset.verdict = right ? "right" : "wrong";
-    if (right) {
-      ui.verdict.textContent = t("ui.class.verdict.right", { label: q.label, truth });
-      return;
-    }
-    const match = snapshot.board ? barOf(snapshot.board, answered.value, isClose) : null;
-    const why = match?.diagnosis && DIAGNOSES[match.diagnosis] ? t(DIAGNOSES[match.diagnosis]) : "";
-    richText(ui.verdict, why
-      ? t("ui.class.verdict.wrong_because", { label: q.label, truth, guess: compactText(answered.value), mistake: why })
-      : t("ui.class.verdict.wrong", { label: q.label, truth, guess: compactText(answered.value) }));
-  }
-
-  function apply(next) {
-    if (snapshot && next.version <= snapshot.version) return;
-    snapshot = next;
-    const open = next.question?.open ? next.question : null;
-    if (next.mode === "free") {
-      follower.stop();
-      update({ hide: [] });
-    } else {
-      update({ hide: HIDE_KEYS.filter((key) => key !== "narration") });
-      follower.follow(next.view, open);
-    }
-    showStatus();
-    showQuestion();
-  }
-
-  function sendAnswer() {
-    if (mine && !mine.acked) socket.send({ type: "answer", question: mine.question, value: mine.value, seq: mine.seq });
-  }
-
-  if (!code) { // `/c` alone, or a code that cannot be one: ask for it
-    setStatus("unknown", t("ui.class.type_code"));
+/** Whether `answered` (this student's answer, or null) to the revealed question `q` was right, and why not. */
+function showVerdict(ui, q, answered, board) {
+  const revealed = !q.open && q.truth !== null;
+  ui.verdict.hidden = !revealed;
+  if (!revealed) return;
+  const truth = compactText(q.truth);
+  if (!answered) {
+    ui.verdict.dataset.verdict = "none";
+    ui.verdict.textContent = t("ui.class.verdict.none", { label: q.label, truth });
     return;
   }
+  const right = isClose(answered.value, q.truth);
+  ui.verdict.dataset.verdict = right ? "right" : "wrong";
+  if (right) {
+    ui.verdict.textContent = t("ui.class.verdict.right", { label: q.label, truth });
+    return;
+  }
+  const match = board ? barOf(board, answered.value, isClose) : null;
+  const why = match?.diagnosis && DIAGNOSES[match.diagnosis] ? t(DIAGNOSES[match.diagnosis]) : "";
+  const guess = compactText(answered.value);
+  richText(ui.verdict, why
+    ? t("ui.class.verdict.wrong_because", { label: q.label, truth, guess, mistake: why })
+    : t("ui.class.verdict.wrong", { label: q.label, truth, guess }));
+}
+
+/** The question card for the class's state `snapshot` and this student's answer `mine`. */
+function showQuestion(ui, snapshot, mine) {
+  const q = snapshot?.question;
+  ui.question.hidden = !q;
+  if (!q) return;
+  ui.question.dataset.question = q.id;
+  ui.question.dataset.open = String(q.open);
+  ui.prompt.textContent = t("ui.class.prompt", { label: q.label });
+  ui.form.hidden = !q.open;
+  const answered = mine && mine.question === q.id ? mine : null;
+  ui.answerStatus.textContent = !answered || !q.open ? "" // revealed: the verdict says it
+    : answered.acked ? t("ui.class.answer_sent", { value: preciseText(answered.value) })
+      : t("ui.class.answer_sending", { value: preciseText(answered.value) });
+  ui.answerStatus.dataset.acked = String(Boolean(answered?.acked));
+  const board = snapshot.board?.question === q.id ? snapshot.board : null;
+  showVerdict(ui, q, answered, board);
+  drawBoard(ui.board, board, q);
+}
+
+/** The status line says `state` in `text`; the root's data-class-state (live-class.css) follows it. */
+function setStatus(ui, root, state, text) {
+  ui.status.dataset.state = state;
+  ui.status.textContent = text;
+  root.dataset.classState = state; // this page's own controls rest while the teacher drives
+  ui.join.hidden = !["unknown", "ended"].includes(state);
+}
+
+/** The status line and the paused cover for `session`'s connection and class. */
+function showStatus(ui, root, session) {
+  const status = statusOf(session.connection, session.snapshot);
+  if (!status) return;
+  setStatus(ui, root, status[0], t(status[1]));
+  if (session.connection === "open") ui.paused.hidden = status[0] !== "paused";
+}
+
+/**
+ * The class's state `next` (a snapshot, newer than the last) on this page: free, it is the
+ * student's (nothing hidden); otherwise it follows the teacher's view, the open question held.
+ */
+function applySnapshot(next, { ui, root, session, store }) {
+  if (session.snapshot && next.version <= session.snapshot.version) return;
+  session.snapshot = next;
+  if (next.mode === "free") {
+    session.follower.stop();
+    store.update({ hide: [] });
+  } else {
+    store.update({ hide: FOLLOWING_HIDES });
+    session.follower.follow(next.view, next.question?.open ? next.question : null);
+  }
+  showStatus(ui, root, session);
+  showQuestion(ui, session.snapshot, session.mine);
+}
+
+/** What the class says (docs/live-class.md, Messages) on this page; `sendAnswer()` resends an unacknowledged answer. */
+function onClassMessage(message, context) {
+  const { ui, root, session, sendAnswer } = context;
+  if (message.type === "welcome") {
+    if (message.answer) session.mine = { ...message.answer, seq: -1, acked: true };
+    sendAnswer();
+  } else if (message.type === "snapshot") {
+    applySnapshot(message, context);
+  } else if (message.type === "ack" && session.mine && message.seq === session.mine.seq) {
+    session.mine.acked = true;
+    showQuestion(ui, session.snapshot, session.mine);
+  } else if (message.type === "ended") {
+    session.follower.stop();
+    setStatus(ui, root, "ended", t(STATUS.ended));
+    ui.paused.hidden = true;
+  } else if (message.type === "error") {
+    const final = ["NoClass", "ClassFull", "RateLimited"].includes(message.error.type) && !session.snapshot;
+    if (final) setStatus(ui, root, message.error.type === "ClassFull" ? "full" : "unknown", message.error.message);
+    else ui.answerStatus.textContent = message.error.message;
+  }
+}
+
+/**
+ * Join class `code` as a student on `scope`: the class bar goes before `workspace`, the paused
+ * cover over `pane`; `recompute` is main.js's (see live-class-apply.js).
+ */
+export function mountStudent(code, { workspace, pane }, scope, { recompute }) {
+  const { root, store } = scope;
+  const ui = studentBar(code);
+  workspace.before(ui.bar);
+  pane.append(ui.paused);
+  store.update({ classRole: "student" });
+  ui.name.value = localStorage.getItem(NAME_KEY) ?? "";
+  if (!code) { // `/c` alone, or a code that cannot be one: ask for it
+    setStatus(ui, root, "unknown", t("ui.class.type_code"));
+    return;
+  }
+  const student = studentId(code);
+  // The last state of the class, this student's answer ({question, value, seq, acked}), the socket's state.
+  const session = { snapshot: null, mine: null, seq: 0, connection: "connecting", follower: createFollower(store, { recompute }) };
+  const sendAnswer = () => {
+    const { mine } = session;
+    if (mine && !mine.acked) socket.send({ type: "answer", question: mine.question, value: mine.value, seq: mine.seq });
+  };
+  const context = { ui, root, session, store, sendAnswer };
   const socket = openClassSocket(code, {
     hello: () => ({ type: "hello", role: "student", student, name: ui.name.value, lang: lang() }),
-    onConnection: (state) => {
-      connection = state;
-      showStatus();
+    onConnection: (connection) => {
+      session.connection = connection;
+      showStatus(ui, root, session);
     },
-    onMessage: (message) => {
-      if (message.type === "welcome") {
-        if (message.answer) mine = { ...message.answer, seq: -1, acked: true };
-        sendAnswer();
-      } else if (message.type === "snapshot") {
-        apply(message);
-      } else if (message.type === "ack" && mine && message.seq === mine.seq) {
-        mine.acked = true;
-        showQuestion();
-      } else if (message.type === "ended") {
-        follower.stop();
-        setStatus("ended", t(STATUS.ended));
-        ui.paused.hidden = true;
-      } else if (message.type === "error") {
-        const final = ["NoClass", "ClassFull", "RateLimited"].includes(message.error.type) && !snapshot;
-        if (final) setStatus(message.error.type === "ClassFull" ? "full" : "unknown", message.error.message);
-        else ui.answerStatus.textContent = message.error.message;
-      }
-    },
+    onMessage: (message) => onClassMessage(message, context),
   });
+  listenToAnswers(ui, { socket, question: () => session.snapshot?.question, answer(value) {
+    session.seq += 1;
+    session.mine = { question: session.snapshot.question.id, value, seq: session.seq, acked: false }; // ∞ and NaN as the API names them
+    sendAnswer();
+    showQuestion(ui, session.snapshot, session.mine);
+  } });
+  showStatus(ui, root, session);
+}
 
+/** The answer form (`answer(value)` for a number typed while a question is open) and the nickname. */
+function listenToAnswers(ui, { socket, question, answer }) {
   ui.form.addEventListener("submit", (event) => {
     event.preventDefault();
-    const q = snapshot?.question;
     const guess = parseGuess(ui.answer.value);
-    if (!q?.open) return;
+    if (!question()?.open) return;
     if (typeof guess === "number" && Number.isNaN(guess)) {
       ui.answerStatus.textContent = t("ui.class.not_a_number");
       return;
     }
-    seq += 1;
-    mine = { question: q.id, value: guess, seq, acked: false }; // ∞ and NaN as the API names them
-    sendAnswer();
-    showQuestion();
+    answer(guess);
   });
   ui.name.addEventListener("change", () => {
     localStorage.setItem(NAME_KEY, ui.name.value);
     socket.send({ type: "name", name: ui.name.value });
   });
-  showStatus();
 }

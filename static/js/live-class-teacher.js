@@ -6,17 +6,16 @@
 // SEND_EVERY_MS. The token lives in this tab only (sessionStorage): a reload drives on.
 
 import { apiUrl, withLang } from "./api.js";
-import { askable } from "./live-class-questions.js";
-import { drawBoard } from "./live-class-board.js";
-import { qrSvg } from "./live-class-qr.js";
-import { openClassSocket } from "./live-class-socket.js";
-import { sandboxProgram } from "./sandbox.js";
+import { h } from "./dom.js";
 import { countText } from "./format.js";
 import { lang, t } from "./i18n.js";
 import { createDialog, showModal } from "./keys.js";
-import { h } from "./lab-dom.js";
-import { currentLesson } from "./lesson.js";
-import { state, subscribe } from "./state.js";
+import { currentLesson } from "./lesson-rings.js";
+import { drawBoard } from "./live-class-board.js";
+import { askable } from "./live-class-questions.js";
+import { qrSvg } from "./live-class-qr.js";
+import { openClassSocket } from "./live-class-socket.js";
+import { sandboxProgram } from "./sandbox.js";
 
 const STORE_KEY = "chainrule.class.teacher";
 const SEND_EVERY_MS = 50;
@@ -27,7 +26,7 @@ const VIEW_KEYS = ["trace", "source", "values", "presetId", "expandDerived", "fi
  * ran in the sandbox is followed as the straight-line program its run was read as: the class
  * (and the server) never get the code, and a student's page runs nothing.
  */
-export function currentView(s = state) {
+export function currentView(s) {
   const source = sandboxProgram(s) ?? s.source;
   if (!s.trace || s.trace.source !== source) return null;
   return {
@@ -54,10 +53,10 @@ function button(text, testid, extra = {}) {
   return h("button", { type: "button", text, "data-testid": testid, ...extra });
 }
 
-/** The join dialog: the code, the link, the QR code and the class's size. */
-function joinDialog(info) {
+/** The join dialog in `host`: the code, the link, the QR code and the class's size. */
+function joinDialog(info, host) {
   const url = apiUrl(info.join_path.slice(1));
-  const { dialog } = createDialog("class-join", t("ui.class.join_title"), "class-join-dialog");
+  const { dialog } = createDialog("class-join", t("ui.class.join_title"), "class-join-dialog", host);
   const close = button(t("ui.action.close"), "class-join-close");
   close.addEventListener("click", () => dialog.close());
   dialog.append(
@@ -70,8 +69,9 @@ function joinDialog(info) {
   return dialog;
 }
 
-function boardDialog() {
-  const { dialog } = createDialog("class-board-dialog", t("ui.class.board.title"), "class-board-dialog");
+/** The board's dialog in `host` (opened at each reveal, and by the Board button). */
+function boardDialog(host) {
+  const { dialog } = createDialog("class-board-dialog", t("ui.class.board.title"), "class-board-dialog", host);
   const board = h("section", { class: "class-board", "data-testid": "class-board", hidden: true });
   const close = button(t("ui.action.close"), "class-board-close");
   close.addEventListener("click", () => dialog.close());
@@ -103,21 +103,22 @@ function teacherBar(info) {
 }
 
 /**
- * Mount the Class button into `container` (the header's actions); a class this tab started
- * and has not ended is taken up again at once (a reload).
+ * Mount the Class button into `actions` (the header's) on `scope`; the class bar goes before
+ * `workspace`. A class this tab started and has not ended is taken up again at once (a reload).
  */
-export function mountTeacher(container) {
+export function mountTeacher({ actions, workspace }, scope) {
   const start = button(t("ui.class.start"), "class-start", { title: t("ui.class.start_title") });
   const status = h("span", { class: "class-start-status", role: "status" });
-  container.append(start, status);
+  actions.append(start, status);
+  const page = { scope, workspace, start, status };
   start.addEventListener("click", async () => {
-    const view = currentView();
+    const view = currentView(scope.store.state);
     if (!view) return;
     start.disabled = true;
     try {
       const info = await createClass(view);
       sessionStorage.setItem(STORE_KEY, JSON.stringify(info));
-      run(info, { start, status, fresh: true });
+      run(info, page, { fresh: true });
     } catch (err) {
       status.textContent = t("ui.class.start_failed", { message: err.message });
       start.disabled = false;
@@ -126,117 +127,180 @@ export function mountTeacher(container) {
   const kept = sessionStorage.getItem(STORE_KEY);
   if (kept) {
     try {
-      run(JSON.parse(kept), { start, status, fresh: false });
+      run(JSON.parse(kept), page, { fresh: false });
     } catch {
       sessionStorage.removeItem(STORE_KEY);
     }
   }
 }
 
-/** Drive the class `info` ({code, shown_code, join_path, token, max_students}). */
-function run(info, { start, status, fresh }) {
-  start.hidden = true;
-  status.textContent = "";
-  const ui = teacherBar(info);
-  document.querySelector(".workspace").before(ui.bar);
-  document.body.classList.add("class-teacher");
-  const join = joinDialog(info);
-  const boardView = boardDialog();
-  let snapshot = null;
-  let sentView = "";
+/**
+ * The view goes to the class through `socketOf()`: schedule() at most every SEND_EVERY_MS, now()
+ * before a question (it is about the view the class has), resend() after a reconnection.
+ */
+function viewSender(socketOf, state) {
+  let sent = "";
   let timer = null;
   let lastSent = 0;
-  let boardShown = null;
-  let asks = [];
 
-  const socket = openClassSocket(info.code, {
-    hello: () => ({ type: "hello", role: "teacher", token: info.token, lang: lang() }),
-    onConnection: (connection) => {
-      ui.bar.dataset.connection = connection;
-      if (connection === "open") sentView = ""; // say where we are again: the class may have moved on without us
-      if (connection === "closed") finish();
-    },
-    onMessage: (message) => {
-      if (message.type === "welcome") scheduleView();
-      else if (message.type === "snapshot") show(message);
-      else if (message.type === "students") {
-        ui.students.dataset.count = String(message.count);
-        ui.students.textContent = t("ui.class.students", { count: countText(message.count), max: countText(message.max) });
-      } else if (message.type === "answers" && snapshot?.question?.id === message.question) {
-        ui.answers.dataset.count = String(message.count);
-        ui.answers.textContent = t("ui.class.answers", { count: countText(message.count) });
-      } else if (message.type === "error") {
-        ui.hold.hidden = false;
-        ui.hold.textContent = message.error.message;
-      }
-    },
-  });
-  ui.students.textContent = t("ui.class.students", { count: "0", max: countText(info.max_students) });
-
-  function sendView() {
+  function now() {
+    clearTimeout(timer);
     timer = null;
-    const view = currentView();
+    const view = currentView(state);
     if (!view) return;
     const text = JSON.stringify(view);
-    if (text === sentView) return;
-    if (socket.send({ type: "view", view })) {
-      sentView = text;
+    if (text === sent) return;
+    if (socketOf().send({ type: "view", view })) {
+      sent = text;
       lastSent = performance.now();
     }
   }
 
-  function scheduleView() {
-    if (timer !== null) return;
-    timer = setTimeout(sendView, Math.max(0, lastSent + SEND_EVERY_MS - performance.now()));
+  return {
+    now,
+    schedule() {
+      if (timer === null) timer = setTimeout(now, Math.max(0, lastSent + SEND_EVERY_MS - performance.now()));
+    },
+    resend() {
+      sent = ""; // say where we are again: the class may have moved on without us
+    },
+    stop: () => clearTimeout(timer),
+  };
+}
+
+/** The values the class can be asked in state `s`, the open lesson stop's question first. */
+function asksAt(s) {
+  const asks = askable(s.trace, s.step);
+  const lessonQ = currentLesson(s)?.stops[s.lessonStop]?.question;
+  if (lessonQ) {
+    const i = asks.findIndex((a) => a.kind === lessonQ.of && a.node === lessonQ.node);
+    if (i >= 0) asks.unshift({ ...asks.splice(i, 1)[0], lesson: true });
+  }
+  return asks;
+}
+
+/** Fill the Ask menu with `asks`, keeping the value chosen while it can still be asked. */
+function fillAskMenu(ui, asks) {
+  const chosen = ui.what.value;
+  ui.what.replaceChildren(...asks.map((a) => new Option(a.lesson ? t("ui.class.ask_lesson", { label: a.label }) : a.label, askKey(a))));
+  if (asks.some((a) => askKey(a) === chosen)) ui.what.value = chosen;
+  ui.askGroup.hidden = asks.length === 0; // the pulse has shown everything
+}
+
+/** The bar shows the class's state `next` (a snapshot): its mode, the open question, the board's button. */
+function showSnapshot(ui, next) {
+  ui.pause.setAttribute("aria-pressed", String(next.mode === "paused"));
+  ui.free.setAttribute("aria-pressed", String(next.mode === "free"));
+  ui.bar.dataset.mode = next.mode;
+  const q = next.question;
+  const open = Boolean(q?.open);
+  ui.reveal.disabled = !open;
+  ui.answers.hidden = !q;
+  if (open && ui.answers.dataset.question !== q.id) {
+    ui.answers.dataset.question = q.id;
+    showCount(ui.answers, 0, t("ui.class.answers", { count: "0" }));
+  }
+  ui.hold.hidden = !open;
+  if (open) ui.hold.textContent = t("ui.class.holding", { label: q.label });
+  ui.boardButton.hidden = !next.board;
+}
+
+function showCount(element, count, text) {
+  element.dataset.count = String(count);
+  element.textContent = text;
+}
+
+/** The class's state `next` (a snapshot) on the bar; a new board opens its dialog. */
+function showClass(next, { ui, session, boardView }) {
+  session.snapshot = next;
+  showSnapshot(ui, next);
+  const q = next.question;
+  if (next.board && q && session.boardShown !== next.board.question) {
+    session.boardShown = next.board.question;
+    drawBoard(boardView.board, next.board, q);
+    showModal(boardView.dialog);
+  }
+}
+
+/** What the class says to the teacher (docs/live-class.md, Messages). */
+function onTeacherMessage(message, { ui, session, views, show }) {
+  if (message.type === "welcome") views.schedule();
+  else if (message.type === "snapshot") show(message);
+  else if (message.type === "students") {
+    showCount(ui.students, message.count, t("ui.class.students", { count: countText(message.count), max: countText(message.max) }));
+  } else if (message.type === "answers" && session.snapshot?.question?.id === message.question) {
+    showCount(ui.answers, message.count, t("ui.class.answers", { count: countText(message.count) }));
+  } else if (message.type === "error") {
+    ui.hold.hidden = false;
+    ui.hold.textContent = message.error.message;
+  }
+}
+
+/** Drive the class `info` ({code, shown_code, join_path, token, max_students}) from `page`'s scope. */
+function run(info, page, { fresh }) {
+  const { scope, start, status } = page;
+  const { state, subscribe, update } = scope.store;
+  start.hidden = true;
+  status.textContent = "";
+  const ui = teacherBar(info);
+  page.workspace.before(ui.bar);
+  update({ classRole: "teacher" });
+  const join = joinDialog(info, scope.host);
+  const boardView = boardDialog(scope.host);
+  const session = { snapshot: null, boardShown: null, asks: [] };
+  const views = viewSender(() => socket, state);
+  const refreshAsks = () => {
+    session.asks = asksAt(state);
+    fillAskMenu(ui, session.asks);
+  };
+  const show = (next) => {
+    showClass(next, { ui, session, boardView });
+    refreshAsks();
+  };
+  const socket = openClassSocket(info.code, {
+    hello: () => ({ type: "hello", role: "teacher", token: info.token, lang: lang() }),
+    onConnection: (connection) => {
+      ui.bar.dataset.connection = connection;
+      if (connection === "open") views.resend();
+      if (connection === "closed") finish();
+    },
+    onMessage: (message) => onTeacherMessage(message, { ui, session, views, show }),
+  });
+  ui.students.textContent = t("ui.class.students", { count: "0", max: countText(info.max_students) });
+  const asked = () => session.asks.find((a) => askKey(a) === ui.what.value);
+  listenToBar(ui, { socket, views, join, boardView, mode: () => session.snapshot?.mode, asked, end: () => finish() });
+
+  const unsubscribe = subscribe((s, changed) => {
+    if (!VIEW_KEYS.some((key) => changed.has(key))) return;
+    views.schedule();
+    if (changed.has("trace") || changed.has("step") || changed.has("lessonStop")) refreshAsks();
+  });
+
+  let finished = false;
+  function finish() {
+    if (finished) return;
+    finished = true;
+    unsubscribe();
+    views.stop();
+    sessionStorage.removeItem(STORE_KEY);
+    [ui.bar, join, boardView.dialog].forEach((element) => element.remove());
+    update({ classRole: "" });
+    start.hidden = false;
+    start.disabled = false;
   }
 
-  function show(next) {
-    snapshot = next;
-    ui.pause.setAttribute("aria-pressed", String(next.mode === "paused"));
-    ui.free.setAttribute("aria-pressed", String(next.mode === "free"));
-    ui.bar.dataset.mode = next.mode;
-    const q = next.question;
-    const open = Boolean(q?.open);
-    ui.reveal.disabled = !open;
-    ui.answers.hidden = !q;
-    if (open && ui.answers.dataset.question !== q.id) {
-      ui.answers.dataset.question = q.id;
-      ui.answers.dataset.count = "0";
-      ui.answers.textContent = t("ui.class.answers", { count: "0" });
-    }
-    ui.hold.hidden = !open;
-    if (open) ui.hold.textContent = t("ui.class.holding", { label: q.label });
-    ui.boardButton.hidden = !next.board;
-    if (next.board && q && boardShown !== next.board.question) {
-      boardShown = next.board.question;
-      drawBoard(boardView.board, next.board, q);
-      showModal(boardView.dialog);
-    }
-    fillAsks();
-  }
+  if (fresh) showModal(join);
+}
 
-  /** The values the class can be asked now, the lesson's question first. */
-  function fillAsks() {
-    const stop = currentLesson()?.stops[state.lessonStop];
-    const lessonQ = stop?.question;
-    asks = askable(state.trace, state.step);
-    if (lessonQ) {
-      const i = asks.findIndex((a) => a.kind === lessonQ.of && a.node === lessonQ.node);
-      if (i >= 0) asks.unshift({ ...asks.splice(i, 1)[0], lesson: true });
-    }
-    const chosen = ui.what.value; // kept while it can still be asked
-    ui.what.replaceChildren(...asks.map((a) => new Option(a.lesson ? t("ui.class.ask_lesson", { label: a.label }) : a.label, askKey(a))));
-    if (asks.some((a) => askKey(a) === chosen)) ui.what.value = chosen;
-    ui.askGroup.hidden = asks.length === 0; // the pulse has shown everything
-  }
-
-  ui.pause.addEventListener("click", () => socket.send({ type: "mode", mode: snapshot?.mode === "paused" ? "follow" : "paused" }));
+/** The bar's buttons: each sends its message to the class (`end()` takes the bar down). */
+function listenToBar(ui, { socket, views, join, boardView, mode, asked, end }) {
+  ui.pause.addEventListener("click", () => socket.send({ type: "mode", mode: mode() === "paused" ? "follow" : "paused" }));
   ui.free.addEventListener("click", () => socket.send({ type: "mode", mode: "free" }));
   ui.gather.addEventListener("click", () => socket.send({ type: "mode", mode: "follow" }));
   ui.ask.addEventListener("click", () => {
-    const a = asks.find((item) => askKey(item) === ui.what.value);
+    const a = asked();
     if (!a) return;
-    sendView(); // the question is about the view the class has
+    views.now(); // the question is about the view the class has
     socket.send({ type: "ask", kind: a.kind, node: a.node, edge: a.edge, label: a.label });
   });
   ui.reveal.addEventListener("click", () => socket.send({ type: "reveal", names: ui.names.checked }));
@@ -245,29 +309,6 @@ function run(info, { start, status, fresh }) {
   ui.end.addEventListener("click", () => {
     socket.send({ type: "end" });
     socket.close();
-    finish();
+    end();
   });
-
-  const unsubscribe = subscribe((s, changed) => {
-    if (VIEW_KEYS.some((key) => changed.has(key))) {
-      scheduleView();
-      if (changed.has("trace") || changed.has("step") || changed.has("lessonStop")) fillAsks();
-    }
-  });
-
-  let finished = false;
-  function finish() {
-    if (finished) return;
-    finished = true;
-    unsubscribe();
-    sessionStorage.removeItem(STORE_KEY);
-    ui.bar.remove();
-    join.remove();
-    boardView.dialog.remove();
-    document.body.classList.remove("class-teacher");
-    start.hidden = false;
-    start.disabled = false;
-  }
-
-  if (fresh) showModal(join);
 }

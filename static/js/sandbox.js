@@ -4,14 +4,13 @@
 // worker reads the Value graph the code leaves as a straight-line program (the notebook's
 // reader); the page then traces that program through POST /api/graph like any other, so the
 // server only ever receives the program (docs/sandbox.md). The learner's code stays in the
-// editor; `state.sandbox` holds the run:
+// editor; the store's `state.sandbox` holds the run:
 //   {code, status: "starting" | "running" | "done" | "failed", line, cold, ms, result}
 // where `result` is chainrule.sandbox.runner's reply (program, choice, choices, nodes, backward,
 // output, notes). The autograd check (autograd-check.js) reads it beside the trace.
 
-import { h } from "./lab-dom.js";
+import { h } from "./dom.js";
 import { t } from "./i18n.js";
-import { state, subscribe, update, setError } from "./state.js";
 
 // Loading Python the first time (a cold cache on a slow machine) may take long; the learner's
 // code gets RUN_LIMIT_S from its first line (`?sandbox_limit=<seconds>` changes it).
@@ -19,16 +18,34 @@ const START_LIMIT_MS = 120_000;
 const RUN_LIMIT_S = 10;
 const WORKER_URL = new URL("./sandbox-worker.js", import.meta.url);
 
-// What the server's reader cannot read and the sandbox runs: a line that starts a definition or
-// a block, an import of random or micrograd's nn, a call of random, a list (a `[` outside a
-// comment). Comments are dropped first; a string holding one of these only costs a run.
+// What the server's reader cannot read and the sandbox runs, as the server's reader decides it
+// (engine/lexer.py, parser.py: a NeedsRunning error), so that code never reaches the server:
+// a statement (at a line's start or after `;`) that starts a definition or a block, or changes
+// `x.data`; an import of random or of micrograd's nn; a call of random, or of a Python builtin; a
+// list or an index (a `[` outside PyTorch's `torch.Tensor([2.0])`). Dropped first, as the server
+// skips them: comments, a session's prompts, the definitions of chainrule's own helpers and what
+// follows the first line ending in `L.backward()`. A string holding one of these only costs a
+// run; tests/browser/test_sandbox.py holds the two to one verdict on the lecture's cells.
+const STATEMENT = String.raw`(?:^|;)[ \t]*`;
+const BUILTINS = "abs|all|any|dict|enumerate|filter|float|int|isinstance|len|list|map|max|min|range|reversed|round|set|sorted|str|sum|tuple|zip";
 const RUNS = [
-  /^[ \t]*(?:class|def|for|while|if|elif|else|with|try|except|lambda|async|return|yield)\b/m,
+  new RegExp(`${STATEMENT}(?:class|def|for|while|if|elif|else|with|try|except|finally|lambda|async|await|return|yield)\\b`, "m"),
+  new RegExp(`${STATEMENT}[A-Za-z_]\\w*[ \t]*\\.[ \t]*data[ \t]*(?:\\*\\*|//|[-+*/])?=(?!=)`, "m"),
   /^[ \t]*import[ \t]+random\b/m,
   /^[ \t]*from[ \t]+micrograd(?:\.nn)?[ \t]+import[ \t]+(?:nn|Neuron|Layer|MLP|Module)\b/m,
   /\brandom\.\w+\s*\(/,
+  new RegExp(`(?<![\\w.])(?:${BUILTINS})[ \t]*\\(`),
   /\[/,
 ];
+// The server reads `L.backward()` ending a line as the result: what follows is not read.
+const BACKWARD_LINE = /^[ \t]*[A-Za-z_]\w*\.backward\(\)[ \t]*$/m;
+// The helpers chainrule's own micrograd scripts define (micrograd.js), which the server skips: a
+// `def` of one of them at a line's start, with its indented (or blank) lines.
+const HELPER_DEF = /^[ \t]*def[ \t]+(?:tanh|exp|log|sigmoid|vpow|_exp|_log)[ \t]*\([^\n]*\):[ \t]*(?:\n(?:[ \t]*(?=\n|$)|[ \t]+[^\n]*))*/gm;
+// A session's prompts (`>>> `, `... `, `In [3]:`), read as blanks by the server too.
+const PROMPT = /^[ \t]*(?:>>>|\.\.\.:?|In \[\d*\]:)(?: |$)/gm;
+// PyTorch's scalar in a list (`torch.Tensor([2.0])`) is a number to the server, not a list.
+const TORCH_NUMBER = /\btorch\.(?:tensor|Tensor|DoubleTensor)\([ \t]*\[[^\]\n]*\]/g;
 
 /**
  * Whether `source` must run before there is a graph: its text says so, or the server said so of
@@ -37,7 +54,10 @@ const RUNS = [
  */
 export function needsRunning(source, error = null) {
   if (error?.type === "NeedsRunning") return true;
-  const code = String(source ?? "").replace(/#[^\n]*/g, "");
+  let code = String(source ?? "").replace(/\r/g, "").replace(PROMPT, "").replace(/#[^\n]*/g, "");
+  const backward = BACKWARD_LINE.exec(code);
+  if (backward) code = code.slice(0, backward.index + backward[0].length);
+  code = code.replace(HELPER_DEF, "").replace(TORCH_NUMBER, "torch.tensor(");
   return RUNS.some((pattern) => pattern.test(code));
 }
 
@@ -50,7 +70,7 @@ export function sandboxProgram(s) {
 /**
  * `trace` as the page shows it: for the program of the sandbox's run, with the run's own notes
  * (an operand micrograd's set merged) and without the parser's notes on label lines
- * (`t1.label = 'x1*w1'`), which the reader writes on purpose (the notebook's with_program too).
+ * (`t1 = w1 * x1; t1.label = 'x1*w1'`), which the reader writes on purpose (the notebook's with_program too).
  */
 export function withRun(trace, s) {
   const program = sandboxProgram(s);
@@ -130,8 +150,8 @@ function createWorkerClient() {
 // Errors the runner names by type, as the page says them (Python's own words are `message`).
 const REFUSED_MODULES = new Set(["micropip", "pyodide", "pyodide_js", "js"]);
 
-/** A runner's error as the API's error shape, its words in the page's language. */
-export function sandboxError(error) {
+/** A runner's error on `source` as the API's error shape, its words in the page's language. */
+export function sandboxError(error, source = "") {
   const params = error.params ?? {};
   const says = {
     PythonError: () => t("ui.sandbox.error.python", { message: error.message }),
@@ -152,7 +172,7 @@ export function sandboxError(error) {
   const line = error.line ?? null;
   let { snippet = null, caret = null, column = null } = error;
   if (line && snippet === null) { // a timeout knows the line only: the whole line is marked
-    snippet = state.source.split("\n")[line - 1] ?? null;
+    snippet = source.split("\n")[line - 1] ?? null;
     const indent = snippet ? snippet.length - snippet.trimStart().length : 0;
     column = indent + 1;
     caret = snippet ? " ".repeat(indent) + "^".repeat(Math.max(1, snippet.trim().length)) : null;
@@ -219,12 +239,13 @@ function renderPanel(panel, run, onPick) {
 }
 
 /**
- * Mount the sandbox on `panel` (under the editor). `send(meta)` traces the program (main.js: the
- * graph channel with its request body). Returns the hooks main.js calls: `intercept(source,
- * meta)` runs `source` when it needs running (true: the sandbox took it), `rescue(error)` runs
- * the current program when the server says it needs running.
+ * Mount the sandbox on `panel` (under the editor), on `scope`'s store. `send(meta)` traces the
+ * program (main.js: the graph channel with its request body). Returns the hooks main.js calls:
+ * `intercept(source, meta)` runs `source` when it needs running (true: the sandbox took it),
+ * `rescue(error)` runs the current program when the server says it needs running.
  */
-export function mountSandbox({ panel, send }) {
+export function mountSandbox({ panel, send }, scope) {
+  const { state, subscribe, update, setError } = scope.store;
   const worker = createWorkerClient();
   let latest = 0; // the newest run asked for; an older one's reply is dropped
   let busy = false;
@@ -259,7 +280,7 @@ export function mountSandbox({ panel, send }) {
     const ms = performance.now() - began;
     if (!reply.ok) {
       update({ sandbox: { code, status: "failed", ms, result: reply } });
-      setError(sandboxError(reply.error));
+      setError(sandboxError(reply.error, code));
       return;
     }
     const timings = state.sandbox?.timings;

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-import time
 
 import orjson
 import pytest
 from conftest import strict_json
 
 from chainrule import engine
+from chainrule.app.layout import Layouter, structure_of
 from chainrule.app.schemas import GraphResponse
+from chainrule.app.settings import AppSettings
 
 BOX_FIELDS = ("x", "y", "width", "height")
 JSON = {"content-type": "application/json"}
@@ -207,7 +208,7 @@ def test_non_finite_request_values_are_rejected_with_a_clear_error(client):
         ({"source": "a", "order": "n0"}, "order: Input should be a valid list"),
         (
             {"source": "a", "expand_derived": "maybe"},
-            "expand_derived: Input should be a valid boolean, unable to interpret input",
+            "expand_derived: Input should be a valid boolean",
         ),
     ],
 )
@@ -255,29 +256,32 @@ def named_sum(terms: int) -> str:
     return "\n".join(lines)
 
 
-def test_a_5000_node_program_gets_the_fallback_layout_within_seconds(client):
-    started = time.perf_counter()
+def test_a_5000_node_program_gets_the_fallback_layout_without_trying_dot(client):
     response = client.post("/api/graph", json={"source": named_sum(2500)})
-    elapsed = time.perf_counter() - started
     assert response.status_code == 200
     body = response.json()
     assert len(body["nodes"]) == 4999
     assert body["layout"]["engine"] == "sugiyama"
-    assert elapsed < 5
     nodes = {node["id"]: node for node in body["nodes"]}
     assert all(nodes[e["source"]]["x"] < nodes[e["target"]]["x"] for e in body["edges"])
+    # The fallback is chosen up front, from the graph's size, not after a dot timeout (the
+    # request above ran in a helper process; the time it takes is in bench/api.py).
+    trace = engine.trace(named_sum(2500)).to_dict()
+    layouter = Layouter.from_settings(AppSettings())
+    layout, _ = layouter.layout(structure_of(trace["nodes"], trace["edges"], trace["groups"]))
+    assert layout.engine == "sugiyama" and layouter.dot_runs == 0
 
 
 def test_a_20000_node_graph_gets_a_layout(client):
     # 399 statements of 49 negations and a product: 19,952 nodes in 26,000 characters.
     lines = ["s0 = x", *(f"s{i} = {'-' * 49}s{i - 1} * y" for i in range(1, 400))]
-    started = time.perf_counter()
     response = client.post("/api/graph", json={"source": "\n".join(lines)})
     assert response.status_code == 200
     body = response.json()
     assert len(body["nodes"]) == 19_952
     assert body["layout"]["engine"] == "sugiyama"
-    assert time.perf_counter() - started < 15
+    nodes = {node["id"]: node for node in body["nodes"]}
+    assert all(nodes[e["source"]]["x"] < nodes[e["target"]]["x"] for e in body["edges"])
 
 
 def test_a_graph_over_the_node_limit_is_400_not_a_hang(client):

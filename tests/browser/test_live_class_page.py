@@ -238,6 +238,63 @@ def test_the_class_predicts_a_gradient_and_the_board_names_the_mistakes(
     teacher.screenshot(path=str(screenshots_dir / "live-class-code-presenting.png"))
 
 
+# The page's store (static/js/main.js exports its scope), and a record of every step it shows.
+RECORD_STEPS = """async () => {
+    const { store } = (await import(document.querySelector('script[type=module]').src)).scope;
+    window.stepsShown = [];
+    store.subscribe((s, changed) => { if (changed.has('step')) window.stepsShown.push(s.step); });
+}"""
+# The page's own moves: its keys, and the store's actions called as a view would call them.
+OWN_MOVES = """async () => {
+    const { store } = (await import(document.querySelector('script[type=module]').src)).scope;
+    store.setStep(0);
+    store.stepBy(1);
+    store.toEnd();
+    store.togglePlay();
+    store.jumpTo('forward');
+    return { step: store.state.step, playing: store.state.playing, shown: window.stepsShown };
+}"""
+
+
+def test_a_following_student_never_leaves_the_teachers_step(browser, live_server):
+    """The store's step guard holds a following student's timeline: a move of its own (a key, an
+    action) ends on the teacher's step, or before an open question's answer, and no other frame
+    is ever shown (when the follower put the page back after it moved, End showed the last frame
+    and then 3 again)."""
+    teacher = new_page(browser, live_server)
+    code = start_class(teacher)
+    teacher.click("[data-testid=class-join-close]")
+    student = new_page(browser, live_server)
+    student.goto(f"/c/{code}")
+    wait_state(student, "following")
+    student.wait_for_selector(READY)
+    for _ in range(3):
+        teacher.click("[data-testid=step-forward]")
+    wait_step(student, 3)
+    student.evaluate(RECORD_STEPS)
+    for key in ("End", "ArrowRight", "Home", "ArrowLeft", " "):
+        student.keyboard.press(key)
+    moved = student.evaluate(OWN_MOVES)
+    assert moved == {"step": 3, "playing": False, "shown": [3]}
+
+    # A question open: the teacher goes to the end, the student stops before a's gradient.
+    teacher.select_option("[data-testid=class-ask-what]", "grad:n0:null")
+    teacher.click("[data-testid=class-ask]")
+    student.wait_for_selector("[data-testid=class-question][data-open=true]")
+    teacher.click("#to-end")
+    student.wait_for_function("() => Number(document.body.dataset.stepIndex) > 3")
+    hold = step_of(student)
+    assert hold < step_of(teacher)
+    student.evaluate(RECORD_STEPS)
+    student.keyboard.press("End")
+    moved = student.evaluate(OWN_MOVES)
+    assert moved == {"step": hold, "playing": False, "shown": [hold]}
+    assert student.get_attribute("[data-testid=node][data-node-id=n0]", "data-grad") == ""
+    for page in (teacher, student):
+        assert page.errors == [], page.errors
+        page.context.close()
+
+
 def test_a_student_cannot_drive_the_class(classroom, live_server):
     teacher, students = classroom["teacher"], classroom["students"]
     code = classroom["code"]

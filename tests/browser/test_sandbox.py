@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import math
 import random
+import urllib.error
+import urllib.request
 
 import lecture_cells as lecture
 import pytest
@@ -116,11 +118,17 @@ def test_the_lectures_class_and_neuron_run_in_the_browser_with_pythons_numbers(
     facts = run(
         sandbox,
         "\n".join(
-            (lecture.IMPORTS, lecture.VALUE_CLASS, lecture.DRAW_DOT, lecture.NEURON, lecture.DRAW_O)
+            (
+                lecture.IMPORTS,
+                lecture.VALUE_CLASS,
+                lecture.DRAW_DOT,
+                lecture.NEURON_CELL_9,
+                lecture.DRAW_O,
+            )
         ),
     )
     assert facts["status"] == "done" and facts["choice"] == "backward", facts
-    python = oracle("import math\n" + lecture.VALUE_CLASS + lecture.NEURON)
+    python = oracle("import math\n" + lecture.VALUE_CLASS + lecture.NEURON_CELL_9)
     assert card(sandbox, "o")["data"] == pytest.approx(python["o"].data, rel=1e-12)
     for name in ("x1", "x2", "w1", "w2", "b"):
         assert card(sandbox, name)["grad"] == pytest.approx(python[name].grad, rel=1e-12, abs=1e-15)
@@ -134,7 +142,7 @@ def test_the_lectures_class_and_neuron_run_in_the_browser_with_pythons_numbers(
 
 
 def test_another_value_is_picked_by_its_name(sandbox, screenshots_dir):
-    facts = run(sandbox, "import math\n" + lecture.VALUE_CLASS + lecture.NEURON)
+    facts = run(sandbox, "import math\n" + lecture.VALUE_CLASS + lecture.NEURON_CELL_9)
     assert facts["choice"] == "backward"
     sandbox.select_option("[data-testid=sandbox-pick]", "n")
     sandbox.wait_for_selector("[data-testid=sandbox-choice][data-kind=picked]")
@@ -243,11 +251,11 @@ def test_the_eq_bug_on_a_plus_a_is_diagnosed_as_assignment(sandbox, screenshots_
 def test_a_wrong_tanh_derivative_is_diagnosed_at_tanh(sandbox, screenshots_dir):
     wrong = lecture.VALUE_CLASS.replace("(1 - t**2)", "(1 - t)")
     assert wrong != lecture.VALUE_CLASS
-    facts = run(sandbox, "import math\n" + wrong + lecture.NEURON)
+    facts = run(sandbox, "import math\n" + wrong + lecture.NEURON_CELL_9)
     result = check(sandbox)
     assert (result["status"], result["cause"]) == ("disagree", "local")
-    python = oracle("import math\n" + wrong + lecture.NEURON)
-    right = oracle("import math\n" + lecture.VALUE_CLASS + lecture.NEURON)
+    python = oracle("import math\n" + wrong + lecture.NEURON_CELL_9)
+    right = oracle("import math\n" + lecture.VALUE_CLASS + lecture.NEURON_CELL_9)
     wrong_nodes = {w["node"]: w for w in result["wrong"]}
     assert set(wrong_nodes) == {"x1", "w1", "x1*w1", "x2", "x2*w2", "x1*w1 + x2*w2", "b", "n"}
     assert wrong_nodes["n"]["theirs"] == pytest.approx(python["n"].grad, rel=1e-12)
@@ -259,6 +267,41 @@ def test_a_wrong_tanh_derivative_is_diagnosed_at_tanh(sandbox, screenshots_dir):
     assert "at tanh" in result["text"]
     assert_only_programs(sandbox, facts["program"])
     sandbox.screenshot(path=str(screenshots_dir / "sandbox-check-disagrees-tanh.png"))
+
+
+def test_the_page_and_the_server_agree_on_which_lecture_cells_must_run(page, live_server):
+    """The page's own test (sandbox.js needsRunning) and the server's reader (a NeedsRunning
+    error) give one verdict on every verbatim cell: the straight-line cells are traced by the
+    server, the others run in the sandbox, so a learner's class or def never reaches the server
+    and the server's NeedsRunning stays a fallback the lecture's cells never need."""
+    cells = [(cell.id, cell.source, False) for cell in lecture.CELLS]
+    cells += [(row[0], row[2], True) for row in lecture.NEEDS_RUNNING]
+    cells += [
+        (name, getattr(lecture, name), True)
+        for name in ("VALUE_CLASS", "MLP_CLASSES", "TRAINING_LOOP", "TG_NN_NEURON", "TG_DRAW_DOT")
+    ]
+    cells.append(("NEURON_CELL_9", lecture.NEURON_CELL_9, False))
+    page.goto("/")
+    page_says = page.evaluate(
+        """async (sources) => {
+          const { needsRunning } = await import('/static/js/sandbox.js');
+          return sources.map((source) => needsRunning(source));
+        }""",
+        [source for _, source, _ in cells],
+    )
+    for (name, source, must_run), page_verdict in zip(cells, page_says, strict=True):
+        request = urllib.request.Request(
+            live_server + "/api/graph",
+            data=json.dumps({"source": source}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request) as reply:
+                server_type = None if reply.status == 200 else "?"
+        except urllib.error.HTTPError as error:
+            server_type = json.loads(error.read())["error"]["type"]
+        assert page_verdict is must_run, name
+        assert (server_type == "NeedsRunning") is must_run, (name, server_type)
 
 
 def test_the_code_has_no_network(sandbox):
@@ -291,13 +334,13 @@ def test_code_that_never_ends_is_stopped_and_its_line_named(page):
         "line 2" in facts["error"] or "line 3" in facts["error"]
     )
     # The next run starts a new worker and works.
-    facts = run(sandbox, "import math\n" + lecture.VALUE_CLASS + lecture.NEURON)
+    facts = run(sandbox, "import math\n" + lecture.VALUE_CLASS + lecture.NEURON_CELL_9)
     assert facts["status"] == "done"
     assert math.isclose(card(sandbox, "o")["data"], 0.7071067811865476, rel_tol=1e-12)
 
 
 def test_grads_left_by_an_earlier_backward_are_diagnosed_as_not_reset(sandbox):
-    code = "import math\n" + lecture.VALUE_CLASS + lecture.NEURON + "\no.backward()\n"
+    code = "import math\n" + lecture.VALUE_CLASS + lecture.NEURON_CELL_9 + "\no.backward()\n"
     run(sandbox, code)
     result = check(sandbox)
     assert (result["status"], result["cause"]) == ("disagree", "not_reset")
@@ -320,7 +363,7 @@ def test_an_op_whose_backward_was_never_set_is_named(sandbox):
         "      self.grad += (1 - t**2) * out.grad\n",
     )
     assert broken != lecture.VALUE_CLASS
-    run(sandbox, "import math\n" + broken + lecture.NEURON)
+    run(sandbox, "import math\n" + broken + lecture.NEURON_CELL_9)
     result = check(sandbox)
     assert (result["status"], result["cause"]) == ("disagree", "no_backward")
     assert "tanh never sets its _backward" in result["text"]
@@ -348,7 +391,7 @@ def test_the_diagnosis_is_said_in_the_pages_language(
     page.goto(f"/?lang={lang}&collapse_at=never")
     page.wait_for_selector("[data-testid=node]")
     wrong = lecture.VALUE_CLASS.replace("(1 - t**2)", "(1 - t)")
-    facts = run(page, "import math\n" + wrong + lecture.NEURON)
+    facts = run(page, "import math\n" + wrong + lecture.NEURON_CELL_9)
     assert facts["status"] == "done"
     result = check(page)
     assert (result["status"], result["cause"]) == ("disagree", cause)
@@ -383,7 +426,7 @@ def test_a_live_class_follows_the_program_the_teachers_code_ran_as(
     teacher, student = pages
     teacher.goto("/?collapse_at=never")
     teacher.wait_for_selector("[data-testid=node]")
-    code = "import math\n" + lecture.VALUE_CLASS + lecture.NEURON
+    code = "import math\n" + lecture.VALUE_CLASS + lecture.NEURON_CELL_9
     facts = run(teacher, code)
     assert facts["status"] == "done"
     posted_by_teacher = list(teacher.posted)
@@ -395,9 +438,9 @@ def test_a_live_class_follows_the_program_the_teachers_code_ran_as(
     final_grads(teacher)  # the class follows the teacher to the end of the timeline
     student.wait_for_selector('[data-testid=node][data-label="w1"]:not([data-grad=""])')
     python = oracle(code)
-    for name in ("o", "w1", "x1w1", "b"):
+    for name in ("o", "w1", "x1w1", "b"):  # by handle: the card of x1w1 is labelled x1*w1
         shown = student.eval_on_selector(
-            f'[data-testid=node][data-label="{name}"]',
+            f'[data-testid=node][data-name="{name}"]',
             "g => [Number(g.dataset.data), Number(g.dataset.grad)]",
         )
         assert shown == pytest.approx([python[name].data, python[name].grad], rel=1e-12), name

@@ -239,10 +239,10 @@ def test_labels_that_are_no_names_are_written_beside_the_name():
     y.label = "x*y"
     program = program_of(y.relu(), names={id(y): "xy"})
     assert program.source == (
-        "v1 = Value(2.0, label='x 1')\ny = 3.0\nxy = v1 * y\nxy.label = 'x*y'\nout = xy.relu()\n"
+        "v1 = 2.0; v1.label = 'x 1'\ny = 3.0\nxy = v1 * y; xy.label = 'x*y'\nout = xy.relu()\n"
     )
     assert program.values == {"v1": 2.0, "y": 3.0}
-    traced = engine.trace(program.source)  # the dialect reads both forms
+    traced = engine.trace(program.source)  # the dialect reads the label lines
     assert traced.root.data == 6.0 and traced.grad("v1") == 3.0
 
 
@@ -266,3 +266,26 @@ def test_an_unknown_op_names_itself_and_no_value_is_a_type_of_its_own():
     assert error.value.op == "cosh" and not isinstance(error.value, NotAValue)
     with pytest.raises(NotAValue):
         program_of("a string")
+
+
+def test_the_lecture_s_labels_that_are_no_names_come_back_as_labels():
+    """The lecture's neuron (its own Value class, here the tests' stand-in for it), read back:
+    `x1*w1` is the card's label, on a node the program names `t1`."""
+    from lecture_cells import CELLS, run
+
+    root, _ = run(next(cell for cell in CELLS if cell.id == "second-half-cell-9"))
+    reply = chainrule.trace_value(root)
+    cards = {node["label"]: node for node in reply["nodes"]}
+    assert set(cards) == {"x1", "x2", "w1", "w2", "b", "x1*w1", "x2*w2", "x1*w1 + x2*w2", "n", "o"}
+    assert cards["x1*w1"]["name"].startswith("t")
+    assert "; t1.label = 'x1*w1'" in reply["program"]["source"]
+    assert math.isclose(cards["x1"]["grad"], -1.5, rel_tol=1e-12)
+    # A label no program line can hold (a line break, a backslash, both quotes) is left out.
+    for label in ("a\nb", "a\\b", 'it\'s "x"'):
+        product = labelled(2.0, "x") * labelled(3.0, "y")
+        product.label = label
+        total = product + labelled(1.0, "z")
+        total.backward()
+        reply = chainrule.trace_value(total)
+        assert ".label" not in reply["program"]["source"]
+        assert sorted(n["label"] for n in reply["nodes"]) == ["", "out", "x", "y", "z"]

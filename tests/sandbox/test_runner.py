@@ -19,7 +19,7 @@ from lecture_cells import (
     IMPORTS,
     MLP_CALL,
     MLP_CLASSES,
-    NEURON,
+    NEURON_CELL_9,
     TG_DRAW_DOT,
     TG_IMPORT_GRAPHVIZ,
     TG_IMPORT_VALUE,
@@ -31,7 +31,7 @@ from lecture_cells import (
 from chainrule import engine
 from chainrule.sandbox.runner import Session, as_json
 
-LECTURE_NEURON = "\n".join((IMPORTS, VALUE_CLASS, DRAW_DOT, NEURON, DRAW_O))
+LECTURE_NEURON = "\n".join((IMPORTS, VALUE_CLASS, DRAW_DOT, NEURON_CELL_9, DRAW_O))
 
 
 def python(code: str) -> dict:
@@ -53,11 +53,12 @@ def test_the_lecture_neuron_runs_and_its_graph_is_the_lectures():
     # The operands keep the lecture's order (the `_backward` closure names them), labels that
     # are names name the nodes, the others are written beside the variable that holds them.
     assert result["program"]["source"] == (
-        "x1 = 2.0\nw1 = -3.0\nx1w1 = x1 * w1\nx1w1.label = 'x1*w1'\nx2 = 0.0\nw2 = 1.0\n"
-        "x2w2 = x2 * w2\nx2w2.label = 'x2*w2'\nx1w1x2w2 = x1w1 + x2w2\n"
-        "x1w1x2w2.label = 'x1*w1 + x2*w2'\nb = 6.881373587019543\nn = x1w1x2w2 + b\no = tanh(n)\n"
+        "x1 = 2.0\nw1 = -3.0\nx1w1 = x1 * w1; x1w1.label = 'x1*w1'\nx2 = 0.0\nw2 = 1.0\n"
+        "x2w2 = x2 * w2; x2w2.label = 'x2*w2'\n"
+        "x1w1x2w2 = x1w1 + x2w2; x1w1x2w2.label = 'x1*w1 + x2*w2'\n"
+        "b = 6.881373587019543\nn = x1w1x2w2 + b\no = tanh(n)\n"
     )
-    oracle = python("import math\n" + VALUE_CLASS + NEURON)
+    oracle = python("import math\n" + VALUE_CLASS + NEURON_CELL_9)
     trace = traced(result)
     assert trace.root.data == pytest.approx(oracle["o"].data, rel=1e-12)  # math.tanh: 1 ulp
     for name in ("x1", "x2", "w1", "w2", "b", "n"):
@@ -140,7 +141,7 @@ def test_draw_dot_or_the_last_line_chooses_the_graph_without_backward():
 
 
 def test_grads_left_from_an_earlier_backward_are_seen():
-    code = "import math\n" + VALUE_CLASS + NEURON + "\no.backward()"
+    code = "import math\n" + VALUE_CLASS + NEURON_CELL_9 + "\no.backward()"
     result = Session().run(code)
     assert result["backward"]["calls"] == 2 and result["backward"]["line"] == code.count("\n") + 1
     stale = {result["nodes"][i]["text"] for i in result["backward"]["stale"]}
@@ -154,7 +155,7 @@ def test_an_op_whose_backward_was_never_set_is_seen():
         "      self.grad += (1 - t**2) * out.grad\n",
     )
     assert broken != VALUE_CLASS
-    result = Session().run("import math\n" + broken + NEURON)
+    result = Session().run("import math\n" + broken + NEURON_CELL_9)
     flagged = [node["text"] for node in result["nodes"] if node["no_backward"]]
     assert flagged == ["o"]
 
