@@ -71,8 +71,10 @@ def test_a_graphviz_that_allocates_past_the_limit_fails_at_once(tmp_path):
 
 def test_a_hung_graphviz_is_killed_at_the_wall_time(tmp_path):
     dot = stand_in(tmp_path, 'echo $$ > "$(dirname "$0")/pid"; exec sleep 60')
+    # 3 s: long enough for a loaded machine's shell to write its pid first, far short of the 60 s
+    # a dot that is not killed would take.
     with pytest.raises(gv().GraphvizTimedOut):
-        gv().run_bounded([dot], b"", timeout_s=0.5, memory_bytes=64 << 20, output_bytes=99)
+        gv().run_bounded([dot], b"", timeout_s=3, memory_bytes=64 << 20, output_bytes=99)
     pid = (tmp_path / "pid").read_text().strip()
     assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
 
