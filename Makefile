@@ -9,7 +9,7 @@ PORT   ?= 8000
 WORKERS ?= 1
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test bench fuzz lint bundle venv system-deps test-deps clean
+.PHONY: run test bench fuzz lint bundle pyodide-stdlib venv system-deps test-deps clean
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -m venv --help >/dev/null 2>&1 || { \
@@ -63,14 +63,15 @@ run: system-deps venv
 test: test-deps venv
 	$(PY) -m pytest
 
-# Each script prints a markdown table (about 10 minutes in all; bench/load.py takes 4.5 of them,
-# bench/classroom.py 3: it starts redis-server, which test-deps installs).
+# Each script prints a markdown table (about 12 minutes in all; bench/load.py takes 4.5 of them,
+# bench/sandbox.py 2, bench/classroom.py 3: it starts redis-server, which test-deps installs).
 bench: test-deps venv
 	$(PY) bench/engine.py
 	$(PY) bench/api.py
 	$(PY) bench/layout_cost.py
 	$(PY) bench/page.py
 	$(PY) bench/view_3d.py
+	$(PY) bench/sandbox.py
 	$(PY) bench/load.py
 	$(PY) bench/classroom.py
 
@@ -82,6 +83,15 @@ fuzz: venv
 # module or style it is built from: tests/app/test_bundle.py fails until you do.
 bundle: venv
 	$(PY) -m chainrule.app.bundle
+
+# The sandbox's standard library compiled to bytecode by Pyodide itself (tools/pyodide_stdlib_pyc.mjs:
+# a cold start 10 s faster): from npm's python_stdlib.zip of the vendored Pyodide's version.
+PYODIDE_VERSION := 314.0.7
+pyodide-stdlib:
+	@d=$$(mktemp -d) && cd $$d && npm pack -q pyodide@$(PYODIDE_VERSION) >/dev/null \
+	  && tar xzf pyodide-$(PYODIDE_VERSION).tgz package/python_stdlib.zip \
+	  && node $(CURDIR)/tools/pyodide_stdlib_pyc.mjs $$d/package/python_stdlib.zip \
+	     $(CURDIR)/static/vendor/pyodide/python_stdlib.zip && rm -rf $$d
 
 lint: venv
 	$(VENV)/bin/ruff check .

@@ -28,6 +28,7 @@ from chainrule.app.pages import STATIC_DIR, TEMPLATES_DIR, VersionedStaticFiles,
 from chainrule.app.pages import router as pages_router
 from chainrule.app.ratelimit import RateLimitMiddleware
 from chainrule.app.responses import dumps
+from chainrule.app.sandbox import router as sandbox_router
 from chainrule.app.server_state import ServerState
 from chainrule.app.settings import AppSettings, get_settings
 from chainrule.app.trace_body import warm_up
@@ -69,7 +70,7 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     routers = (graph.router, values.router, descend.router, export.router, presets.router)
     routers += (lessons.router, health.router, live_class.router, live_class.reads)
     routers += (live_class.pages,)
-    for router in (*routers, pages_router):
+    for router in (*routers, pages_router, sandbox_router):
         app.include_router(router)
     # The page loads everything from /static/<version>/ (modules import each other relatively,
     # so they inherit it): one deploy's files never mix with another's, and each is cached for

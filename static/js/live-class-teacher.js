@@ -15,16 +15,22 @@ import { drawBoard } from "./live-class-board.js";
 import { askable } from "./live-class-questions.js";
 import { qrSvg } from "./live-class-qr.js";
 import { openClassSocket } from "./live-class-socket.js";
+import { sandboxProgram } from "./sandbox.js";
 
 const STORE_KEY = "chainrule.class.teacher";
 const SEND_EVERY_MS = 50;
 const VIEW_KEYS = ["trace", "source", "values", "presetId", "expandDerived", "finalGrads", "foldConstants", "gradMap", "view3d", "lessonId", "lessonStop", "step"];
 
-/** The view the class follows in state `s`, or null while the program typed is not the one shown. */
+/**
+ * The view the class follows, or null while the program typed is not the one shown. Code that
+ * ran in the sandbox is followed as the straight-line program its run was read as: the class
+ * (and the server) never get the code, and a student's page runs nothing.
+ */
 export function currentView(s) {
-  if (!s.trace || s.trace.source !== s.source) return null;
+  const source = sandboxProgram(s) ?? s.source;
+  if (!s.trace || s.trace.source !== source) return null;
   return {
-    source: s.source, values: { ...s.values }, presetId: s.presetId, expandDerived: s.expandDerived,
+    source, values: { ...s.values }, presetId: s.presetId, expandDerived: s.expandDerived,
     finalGrads: s.finalGrads, foldConstants: s.foldConstants, gradMap: s.gradMap, view3d: s.view3d,
     lessonId: s.lessonId, lessonStop: s.lessonStop, step: s.step,
   };

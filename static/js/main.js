@@ -5,6 +5,7 @@
 // for tests and scripts (the page's store, and the 3D view's probes).
 
 import { createGraphChannel, fetchLessons, fetchPresets, postDescend } from "./api.js";
+import { mountAutogradCheck } from "./autograd-check.js";
 import { challengeSection } from "./challenges.js";
 import { mountEditor } from "./editor.js";
 import { mountExportMenu } from "./export-menu.js";
@@ -19,6 +20,7 @@ import { fromUrlParams } from "./links.js";
 import { mountLiveClass } from "./live-class.js";
 import { mountModes } from "./modes.js";
 import { mountPresentation } from "./present.js";
+import { mountSandbox, sandboxProgram, withRun } from "./sandbox.js";
 import { createScope } from "./scope.js";
 import { mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy } from "./share.js";
 import { mountTheme } from "./theme.js";
@@ -32,7 +34,8 @@ const { store } = scope;
 const { state, update } = store;
 
 function requestBody() {
-  const body = { source: state.source };
+  // Code that ran in the sandbox is traced as the straight-line program its run was read as.
+  const body = { source: sandboxProgram(state) ?? state.source };
   if (Object.keys(state.values).length) body.values = { ...state.values };
   if (state.expandDerived) body.expand_derived = true;
   if (state.mode === "overwrite") body.mode = "overwrite";
@@ -43,8 +46,10 @@ function requestBody() {
 const channel = createGraphChannel({
   // A new program opens at its first step (or a shared link's step); new values of the same
   // program keep the learner where they were (same phase, same position in it).
-  onResult: (trace, meta) => store.setTrace(trace, meta.program ? { step: meta.step ?? 0 } : {}),
-  onError: (error) => store.setError(error.detail),
+  onResult: (trace, meta) => store.setTrace(withRun(trace, state), meta.program ? { step: meta.step ?? 0 } : {}),
+  onError: (error) => {
+    if (!sandbox?.rescue(error.detail)) store.setError(error.detail);
+  },
   onBusy: (busy) => update({ busy }),
   current: () => state.trace, // new values of it are asked as numbers only (api.js postValues)
 });
@@ -55,8 +60,11 @@ const channel = createGraphChannel({
  * options changed.
  */
 function recompute(meta = {}) {
+  if (meta.program && sandbox?.intercept(state.source, meta)) return; // it runs, then traces
   channel.send(requestBody(), meta.program ? { program: true, step: meta.step ?? 0 } : meta);
 }
+
+let sandbox = null;
 
 /** Show preset `id` (an unknown id: the first preset) at `step` (clamped once its trace arrives). */
 function loadPreset(id, step = 0) {
@@ -118,6 +126,8 @@ function mount() {
     presetSelect: $("presets"), presetNote: $("preset-note"),
   }, scope, { onProgram: () => recompute({ program: true }), onPreset: loadPreset });
   mountNotes($("program-notes"), scope);
+  sandbox = mountSandbox({ panel: $("sandbox"), send: (meta) => channel.send(requestBody(), meta) }, scope);
+  mountAutogradCheck({ panel: $("sandbox"), graph }, scope);
   mountLeaves($("sliders"), scope, { onValue: (name, value) => setValues({ ...state.values, [name]: value }) });
   const labs = [overwriteSection, orderSection, predictSection, trainSection, challengeSection];
   mountPanels({ section: $("panels"), tabs: $("panel-tabs"), bodies: $("panel-bodies") }, scope, { labs, labsFirst: true, setValues });

@@ -51,6 +51,8 @@ function initialState() {
     train: null,
     order: null,
     orderDraft: [],
+    // A run of the learner's code in the browser (sandbox.js), null when the program is read as data.
+    sandbox: null,
   };
 }
 

@@ -194,7 +194,8 @@ def test_switching_the_language_keeps_the_program_its_values_and_the_step(page, 
         page.wait_for_selector(READY)
         page.wait_for_function("s => document.body.dataset.stepIndex === s", arg=before["step"])
         assert page.evaluate("document.documentElement.lang") == lang
-        assert "lang=" + lang in page.url
+        # The URL follows the state after a pause (share.js): wait for it rather than read it now.
+        page.wait_for_function("lang => location.search.includes('lang=' + lang)", arg=lang)
         assert state_of(page) == before
         assert page.locator("[data-testid=lang]").input_value() == lang
         assert page.locator("[data-testid=copy-link]").text_content() == ui(lang, "share.button")
