@@ -9,7 +9,9 @@ import { traceIndex } from "./frames.js";
 const PY_KEYWORDS = new Set(("False None True and as assert async await break class continue def del elif else except "
   + "finally for from global if import in is lambda nonlocal not or pass raise return try while with yield").split(" "));
 // Names the scripts use themselves (micrograd's and PyTorch's): a program's name never takes them.
-const RESERVED = new Set(["Value", "math", "print", "torch",
+// Read from the table when asked, not at load: an embedded player is given its table after its
+// modules load (ops.js useOpTable).
+const reserved = () => new Set(["Value", "math", "print", "torch",
   ...opRows().flatMap((row) => (row.helper ? [row.helper, ...Object.keys(row.prelude)] : []))]);
 
 /** Text safe inside a Python `#` comment: no character that could end the line (a lone \r
@@ -58,6 +60,7 @@ export const relabelled = (node) => node.label !== handleOf(node);
  */
 export function variableNames(trace) {
   const names = new Map();
+  const RESERVED = reserved();
   const used = new Map(); // Python name → the base label it stands for
   const take = (node, wanted) => {
     let name = IDENTIFIER.test(wanted) && !PY_KEYWORDS.has(wanted) && !RESERVED.has(wanted)

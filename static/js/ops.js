@@ -29,8 +29,13 @@ export function opRows() {
  * ("NaN", unknown) is not dead.
  */
 export function isDead(node) {
+  return canDie(node) && typeof node.data === "number" && node.data <= opRow(node).dead_at_or_below;
+}
+
+/** Whether a node's op can pass no gradient at some data (its row has `dead_at_or_below`). */
+export function canDie(node) {
   const limit = opRowOrNull(node)?.dead_at_or_below;
-  return limit !== null && limit !== undefined && typeof node.data === "number" && node.data <= limit;
+  return limit !== null && limit !== undefined;
 }
 
 const opRowOrNull = (node) => (node.op ? opRow(node) : null);
