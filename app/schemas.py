@@ -539,7 +539,25 @@ class Health(Sent):
     detail: HealthDetail = Field(description="The load of the worker that answered.")
 
 
-class DescendRequest(BaseModel):
+class TrainingRequest(BaseModel):
+    """What the Train lab's requests share: the leaf names they carry must be valid text."""
+
+    @field_validator("values", "velocity", check_fields=False)
+    @classmethod
+    def _names_are_text(cls, values: dict[str, float] | None) -> dict[str, float] | None:
+        for name in values or ():
+            _require_text(name)
+        return values
+
+    @field_validator("parameters", check_fields=False)
+    @classmethod
+    def _parameters_are_text(cls, parameters: list[str]) -> list[str]:
+        for name in parameters:
+            _require_text(name)
+        return parameters
+
+
+class DescendRequest(TrainingRequest):
     """Gradient descent on a program's leaves: the body of `POST /api/descend`."""
 
     model_config = ConfigDict(
@@ -580,20 +598,6 @@ class DescendRequest(BaseModel):
         default=0, description="Steps already taken (a later batch): `stopped.step` counts on."
     )
     lang: Lang | None = LANG_FIELD
-
-    @field_validator("values", "velocity")
-    @classmethod
-    def _names_are_text(cls, values: dict[str, float] | None) -> dict[str, float] | None:
-        for name in values or ():
-            _require_text(name)
-        return values
-
-    @field_validator("parameters")
-    @classmethod
-    def _parameters_are_text(cls, parameters: list[str]) -> list[str]:
-        for name in parameters:
-            _require_text(name)
-        return parameters
 
 
 class DescentStop(Sent):
@@ -637,7 +641,7 @@ class DescendResponse(Sent):
     stopped: DescentStop | None = Field(description="Why descent stopped early, or null.")
 
 
-class LandscapeRequest(BaseModel):
+class LandscapeRequest(TrainingRequest):
     """The loss landscape of two leaves: the body of `POST /api/landscape`."""
 
     model_config = ConfigDict(
@@ -670,20 +674,6 @@ class LandscapeRequest(BaseModel):
         description="Grid points a side, 2 to 61, ends included (a work bound may lower it)."
     )
     lang: Lang | None = LANG_FIELD
-
-    @field_validator("values")
-    @classmethod
-    def _names_are_text(cls, values: dict[str, float] | None) -> dict[str, float] | None:
-        for name in values or ():
-            _require_text(name)
-        return values
-
-    @field_validator("parameters")
-    @classmethod
-    def _parameters_are_text(cls, parameters: list[str]) -> list[str]:
-        for name in parameters:
-            _require_text(name)
-        return parameters
 
 
 class LandscapeResponse(Sent):

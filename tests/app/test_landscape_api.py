@@ -130,3 +130,16 @@ def test_a_long_program_is_computed_in_a_helper_process(make_client):
     source = "\n".join(f"c{k} = {k}" for k in range(5)) + "\nloss = (w*2 + b - 5)**2"
     reply = client.post("/api/landscape", json=BODY | {"source": source, "points": 3}).json()
     assert reply["losses"][1][1] == (2 * 1.0 + 0.0 - 5) ** 2
+
+
+def test_names_that_are_not_text_are_422(client):
+    """A lone surrogate in a name (JSON `"\\ud800"`) cannot be said back: refused as descent does."""
+    text = ('{"source": "y = w*b", "parameters": ["w", "\\ud800"], "x_range": [0, 1], '
+            '"y_range": [0, 1], "points": 3}')  # fmt: skip
+    response = client.post(
+        "/api/landscape", content=text, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 422
+    assert response.json()["error"]["message"] == (
+        "parameters: Value error, must be valid Unicode text (it contains a lone surrogate)"
+    )
