@@ -4,8 +4,8 @@
 // draws it and turns pointer drags and arrow keys on the point into `onMove({x, y})`.
 //
 // Darker is lower: the plot is filled with the valley colour, and each contour level (the
-// region at or above it) lays a translucent surface-coloured sheet over it, so higher regions
-// lie under more sheets and read lighter, in either theme.
+// region at or above it) lays a translucent sheet of the high colour over it, so higher regions
+// lie under more sheets and read lighter, in either theme (labs.css).
 
 import { contours } from "../vendor/d3-contour/d3-contour.mjs";
 import { compactText } from "./format.js";

@@ -283,3 +283,55 @@ def test_presenting_shows_the_guesses_and_the_landscape_beside_the_graph(page, s
     page.locator("[data-testid=landscape]").scroll_into_view_if_needed()
     assert page.locator("[data-testid=landscape]").is_visible()
     page.screenshot(path=str(screenshots_dir / "train-landscape-presenting.png"))
+
+
+def test_a_landscape_the_server_refuses_says_why(page):
+    """A refusal (here: the work bound of a server configured lower than the page assumes) is
+    said under the landscape, in the server's words; the rest of the lab goes on."""
+    message = ("41 × 41 points of a 29-node graph is too much work for one request; ask for at "
+               "most 3 points a side")  # fmt: skip
+    body = {"error": {"type": "BadLandscape", "message": message, "line": None, "column": None,
+                      "end_line": None, "end_column": None, "snippet": "", "caret": ""}}  # fmt: skip
+    page.route("**/api/landscape", lambda route: route.fulfill(status=400, json=body))
+    open_train(page)
+    page.wait_for_function("() => document.querySelector('[data-testid=landscape-message]')"
+                           ".textContent !== ''")  # fmt: skip
+    assert page.text_content("[data-testid=landscape-message]") == message
+    assert page.get_attribute("[data-testid=landscape]", "data-points") is None
+    step_once(page, 2)  # descent does not need the landscape
+
+
+def test_the_page_s_pieces_of_the_guess_and_the_landscape(page):
+    """The pure functions: the contour levels (deciles, each once), the range around points (round
+    ends, at least ±3, holding every point), and the trail (dedup, restart when data move)."""
+    page.goto("/?preset=line-fit")
+    page.wait_for_selector(READY)
+    result = page.evaluate(
+        """async () => {
+             const { levelsOf } = await import('/static/js/landscape.js');
+             const { rangeAround, pointsFor } = await import('/static/js/train-landscape.js');
+             const { freshTrail, recordTry, bestIndex } = await import('/static/js/train-guess.js');
+             const trail = freshTrail();
+             const tried = [
+               recordTry(trail, {w: 0, x: 1}, 9, ['w']), recordTry(trail, {w: 1, x: 1}, 4, ['w']),
+               recordTry(trail, {w: 0, x: 1}, 9, ['w']), recordTry(trail, {w: 2, x: 1}, 'NaN', ['w']),
+             ];
+             const best = bestIndex(trail);
+             const count = trail.tries.length;
+             recordTry(trail, {w: 2, x: 5}, 1, ['w']);  // the data moved: a new trail
+             return {
+               levels: levelsOf([...Array(100).keys()]), flat: levelsOf([3, 3, 3, NaN]),
+               around: rangeAround([[0, 0]]), spread: rangeAround([[2, 0.5], [10, 0.4]]),
+               zoomed: rangeAround([[2.2, 0.6]], 0.125), points: [pointsFor(29), pointsFor(2000), pointsFor(1e6)],
+               tried, best, count, after: trail.tries.length,
+             };
+           }"""
+    )
+    assert result["levels"] == [10, 20, 30, 40, 50, 60, 70, 80, 90]
+    assert result["flat"] == []
+    assert result["around"] == {"x": [-3, 3], "y": [-3, 3]}
+    assert result["spread"]["x"][0] <= 2 and result["spread"]["x"][1] >= 10
+    assert result["zoomed"] == {"x": [1.8, 2.6], "y": [0.2, 1]}
+    assert result["points"] == [41, 14, 5]
+    assert result["tried"] == [True, True, False, True]
+    assert (result["best"], result["count"], result["after"]) == (1, 3, 1)
