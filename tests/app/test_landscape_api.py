@@ -133,7 +133,8 @@ def test_a_long_program_is_computed_in_a_helper_process(make_client):
 
 
 def test_names_that_are_not_text_are_422(client):
-    """A lone surrogate in a name (JSON `"\\ud800"`) cannot be said back: refused as descent does."""
+    """A lone surrogate in a name (JSON `"\\ud800"`) cannot be said back: refused, as descent
+    refuses it."""
     text = ('{"source": "y = w*b", "parameters": ["w", "\\ud800"], "x_range": [0, 1], '
             '"y_range": [0, 1], "points": 3}')  # fmt: skip
     response = client.post(
