@@ -467,6 +467,7 @@ ErrorType = Literal[
     "BadValue",
     "BadOrder",
     "BadTraining",
+    "BadLandscape",
     # the request and the server
     "StaleStructure",
     "InvalidRequest",
@@ -490,7 +491,7 @@ class ErrorDetail(Sent):
         "before its graph can be read: a class, a function, a loop, a list, a random number), "
         "`UnknownFunction`, `ArgumentCount`, "
         "`UseBeforeAssign`, `AssignedTwice`, `LimitExceeded`, `BadValue`, `BadOrder`, "
-        "`BadTraining` (/api/descend); "
+        "`BadTraining` (/api/descend), `BadLandscape` (/api/landscape); "
         "a malformed request (422): `InvalidRequest`; `StaleStructure` (409, /api/values); "
         "`BodyTooLarge` (413), `RateLimited` "
         "(429), `ExportTooLarge` (400), `GraphvizUnavailable`/`ExportFailed`/`Unavailable` "
@@ -538,7 +539,25 @@ class Health(Sent):
     detail: HealthDetail = Field(description="The load of the worker that answered.")
 
 
-class DescendRequest(BaseModel):
+class TrainingRequest(BaseModel):
+    """What the Train lab's requests share: the leaf names they carry must be valid text."""
+
+    @field_validator("values", "velocity", check_fields=False)
+    @classmethod
+    def _names_are_text(cls, values: dict[str, float] | None) -> dict[str, float] | None:
+        for name in values or ():
+            _require_text(name)
+        return values
+
+    @field_validator("parameters", check_fields=False)
+    @classmethod
+    def _parameters_are_text(cls, parameters: list[str]) -> list[str]:
+        for name in parameters:
+            _require_text(name)
+        return parameters
+
+
+class DescendRequest(TrainingRequest):
     """Gradient descent on a program's leaves: the body of `POST /api/descend`."""
 
     model_config = ConfigDict(
@@ -580,20 +599,6 @@ class DescendRequest(BaseModel):
     )
     lang: Lang | None = LANG_FIELD
 
-    @field_validator("values", "velocity")
-    @classmethod
-    def _names_are_text(cls, values: dict[str, float] | None) -> dict[str, float] | None:
-        for name in values or ():
-            _require_text(name)
-        return values
-
-    @field_validator("parameters")
-    @classmethod
-    def _parameters_are_text(cls, parameters: list[str]) -> list[str]:
-        for name in parameters:
-            _require_text(name)
-        return parameters
-
 
 class DescentStop(Sent):
     step: int = Field(description="The step at which descent stopped (0: it could not start).")
@@ -634,6 +639,65 @@ class DescendResponse(Sent):
         "is 0): pass it back as `velocity` to continue."
     )
     stopped: DescentStop | None = Field(description="Why descent stopped early, or null.")
+
+
+class LandscapeRequest(TrainingRequest):
+    """The loss landscape of two leaves: the body of `POST /api/landscape`."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "source": "w = 0\nb = 0\nloss = (w*2 + b - 5)**2",
+                    "parameters": ["w", "b"],
+                    "x_range": [-1.0, 3.0],
+                    "y_range": [-2.0, 2.0],
+                    "points": 5,
+                }
+            ]
+        },
+    )
+
+    source: str = Field(description="The program.", json_schema_extra={"minLength": 1})
+    values: dict[str, StrictFloat] | None = Field(
+        default=None, description="Leaf values by name: every leaf but the two stays there."
+    )
+    parameters: list[str] = Field(
+        description="Two leaves: the first along x (columns), the second along y (rows)."
+    )
+    x_range: list[StrictFloat] = Field(
+        description="[lowest, highest] value of the first parameter (finite, lowest first)."
+    )
+    y_range: list[StrictFloat] = Field(description="The same for the second parameter.")
+    points: StrictInt = Field(
+        description="Grid points a side, 2 to 61, ends included (a work bound may lower it)."
+    )
+    lang: Lang | None = LANG_FIELD
+
+
+class LandscapeResponse(Sent):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "parameters": ["w", "b"],
+                    "xs": [0.0, 2.0],
+                    "ys": [0.0, 1.0],
+                    "losses": [[25.0, 1.0], [16.0, 0.0]],
+                }
+            ]
+        },
+    )
+
+    parameters: list[str] = Field(description="The two leaves, as asked.")
+    xs: list[float] = Field(description="The first parameter's values, evenly spaced.")
+    ys: list[float] = Field(description="The second parameter's values.")
+    losses: list[list[Number]] = Field(
+        description="`losses[i][j]`: the root with the first parameter at `xs[j]` and the "
+        "second at `ys[i]`, every other leaf at `values`: one forward pass of the engine each."
+    )
 
 
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:

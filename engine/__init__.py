@@ -7,6 +7,7 @@ from .descend import Descent, descend
 from .errors import (
     ArgumentCount,
     AssignedTwice,
+    BadLandscape,
     BadOrder,
     BadTraining,
     BadValue,
@@ -17,6 +18,8 @@ from .errors import (
     UnknownFunction,
     UseBeforeAssign,
 )
+from .landscape import MAX_POINTS as MAX_LANDSCAPE_POINTS
+from .landscape import Landscape, landscape
 from .presets import PRESETS
 from .tracing import ForwardBackward, Trace, build_graph, forward_backward, numbers, run, trace
 from .value import Value
@@ -24,6 +27,7 @@ from .value import Value
 __all__ = [
     "ArgumentCount",
     "AssignedTwice",
+    "BadLandscape",
     "BadOrder",
     "BadTraining",
     "Descent",
@@ -31,8 +35,10 @@ __all__ = [
     "BadValue",
     "ForwardBackward",
     "Graph",
+    "Landscape",
     "LimitExceeded",
     "Limits",
+    "MAX_LANDSCAPE_POINTS",
     "NeedsRunning",
     "PRESETS",
     "ProgramError",
@@ -44,6 +50,7 @@ __all__ = [
     "build_graph",
     "descend",
     "forward_backward",
+    "landscape",
     "numbers",
     "run",
     "trace",

@@ -205,6 +205,13 @@ class BadTraining(ProgramError):
     type = "BadTraining"
 
 
+class BadLandscape(ProgramError):
+    """A loss landscape that cannot be drawn: not two distinct leaves, a range that is not a
+    finite interval, too many points or too much work for one request."""
+
+    type = "BadLandscape"
+
+
 class BadOrder(ProgramError):
     """A visit order naming unknown or repeated node ids."""
 

@@ -95,6 +95,15 @@ export async function postDescend(body) {
   return reply;
 }
 
+/** The root over a grid of two leaves (POST /api/landscape; docs/api.md): {parameters, xs, ys, losses}. */
+export async function postLandscape(body) {
+  const reply = await postJson("api/landscape", body);
+  if (!reply || !Array.isArray(reply.xs) || !Array.isArray(reply.ys) || !Array.isArray(reply.losses)) {
+    throw new ApiError({ type: "BadResponse", message: t("ui.api.landscape_malformed") });
+  }
+  return reply;
+}
+
 /**
  * `trace` with the numbers of `body`'s values, from a numbers-only reply (POST /api/values with
  * the trace's structure id); `body` must be the request of `trace` but for its values. A stale

@@ -4,7 +4,7 @@
 // server (programs and slider values go out, traces and errors come back). `scope` is exported
 // for tests and scripts (the page's store, and the 3D view's probes).
 
-import { createGraphChannel, fetchLessons, fetchPresets, postDescend } from "./api.js";
+import { createGraphChannel, fetchLessons, fetchPresets, postDescend, postLandscape } from "./api.js";
 import { mountAutogradCheck } from "./autograd-check.js";
 import { challengeSection } from "./challenges.js";
 import { mountEditor } from "./editor.js";
@@ -29,7 +29,7 @@ import { view3dMark } from "./view-3d.js";
 const $ = (id) => document.getElementById(id);
 
 /** The page's scope: the document's keys, its body, and the server's endpoints. */
-export const scope = createScope({ root: document.body, keyTarget: document, server: { descend: postDescend } });
+export const scope = createScope({ root: document.body, keyTarget: document, server: { descend: postDescend, landscape: postLandscape } });
 const { store } = scope;
 const { state, update } = store;
 

@@ -228,3 +228,20 @@ export function mountSliders(container, { onValue, readOnly = false }, scope) {
     container.classList.toggle("empty", leaves.length === 0);
   });
 }
+
+/**
+ * Some leaves' rows in `container`, the leaves panel's own rows (range, number box, editable
+ * bounds: the same ranges in state.ranges), each with the test id `${testPrefix}-${name}`: the
+ * Train lab's guesses. Returns `show(leaves, state)`, which makes, updates and drops the rows.
+ */
+export function mountSliderRows(container, { onValue, testPrefix }, store) {
+  const rows = new Map();
+  return (leaves, s) => {
+    showRows(rows, leaves, s, (name) => {
+      const row = createRow(name, { onValue, readOnly: false }, store);
+      row.dataset.testid = `${testPrefix}-${name}`;
+      return row;
+    });
+    arrange(container, leaves.map((leaf) => rows.get(leaf.name)));
+  };
+}

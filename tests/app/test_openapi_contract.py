@@ -27,7 +27,14 @@ JSON = {"content-type": "application/json"}
 OPENAPI_URI = "urn:chainrule:openapi"
 SCHEMATHESIS_EXAMPLES = 100
 # Models that describe a request, where optional fields are optional.
-REQUEST_SCHEMAS = {"GraphRequest", "DescendRequest", "ValuesRequest", "ClassCreate", "View"}
+REQUEST_SCHEMAS = {
+    "GraphRequest",
+    "DescendRequest",
+    "LandscapeRequest",
+    "ValuesRequest",
+    "ClassCreate",
+    "View",
+}
 
 
 class Contract:
@@ -143,6 +150,7 @@ def test_every_route_documents_every_status_it_can_answer(contract):
         ("/api/graph", "post"): everything,
         ("/api/export", "post"): everything,
         ("/api/descend", "post"): everything,  # 503: a long program waits for a helper
+        ("/api/landscape", "post"): everything,
         ("/api/values", "post"): everything | {"409"},
         ("/api/presets", "get"): {"200", "422", "429"},  # 422: an unknown ?lang=
         ("/api/lessons", "get"): {"200", "422", "429"},
@@ -173,6 +181,21 @@ def test_every_route_documents_every_status_it_can_answer(contract):
 )  # fmt: skip
 def test_descend_answers_match_the_schema(client, contract, body):
     contract.check(client.post("/api/descend", json=body), "/api/descend")
+
+
+# Real responses of /api/landscape.
+
+LANDSCAPE = {"source": "loss = (w*2 + b - 5)**2", "parameters": ["w", "b"],
+             "x_range": [-1.0, 3.0], "y_range": [-2.0, 2.0], "points": 4}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{}, {"source": "y = log(w) + b"}, {"parameters": ["w"]}, {"x_range": [1.0, 0.0]},
+     {"points": 99}, {"source": "y = w +* b"}],
+)  # fmt: skip
+def test_landscape_answers_match_the_schema(client, contract, change):
+    contract.check(client.post("/api/landscape", json=LANDSCAPE | change), "/api/landscape")
 
 
 # Real responses of /api/graph.
@@ -319,7 +342,8 @@ MALFORMED = [
 
 
 @pytest.mark.parametrize(
-    "path", ["/api/graph", "/api/values", "/api/descend", "/api/export?format=dot"]
+    "path",
+    ["/api/graph", "/api/values", "/api/descend", "/api/landscape", "/api/export?format=dot"],
 )
 @pytest.mark.parametrize(
     "body", MALFORMED, ids=["deep", "digits", "NaN", "utf-8", "empty", "array"]
@@ -479,6 +503,7 @@ def test_schemathesis_finds_no_5xx_and_no_schema_violation(live_server):
         "POST /api/descend",
         "POST /api/export",
         "POST /api/graph",
+        "POST /api/landscape",
         "POST /api/values",
     ]
     assert not failures, "\n\n".join(failures)
