@@ -7,6 +7,7 @@ from .descend import Descent, descend
 from .errors import (
     ArgumentCount,
     AssignedTwice,
+    BadFunction,
     BadOrder,
     BadTraining,
     BadValue,
@@ -24,6 +25,7 @@ from .value import Value
 __all__ = [
     "ArgumentCount",
     "AssignedTwice",
+    "BadFunction",
     "BadOrder",
     "BadTraining",
     "Descent",
