@@ -334,6 +334,11 @@ class Function(Sent):
         description="Each local derivative as a formula (`∂softplus/∂x({0})`): computed by "
         "the engine's backward pass through the body at the call's arguments."
     )
+    micrograd: str = Field(description="The body as a micrograd script's `def` returns it.")
+    torch: str = Field(description="The body as a PyTorch script's `def` returns it.")
+    uses: list[str] = Field(
+        description="Keys of the table's ops the body applies (whose script helpers it needs)."
+    )
 
 
 class GraphResponse(Sent):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from .ops import CALL, Op, OpResult
+from .ops import CALL, OPS, Op, OpResult
 from .value import Value
 
 if TYPE_CHECKING:
@@ -148,6 +148,87 @@ def _row(function: Function) -> Op:
     )  # fmt: skip
 
 
-def check_size(function: Function) -> bool:
-    """Whether a call of `function` stands for few enough nodes to evaluate."""
-    return function.nodes <= MAX_FUNCTION_NODES
+# How tightly a name or a number binds: tighter than any call.
+ATOM = CALL + 10
+Spelled = tuple[str, int]  # a text and how tightly it binds
+
+
+def row_of_expr(expr: Expr) -> Op:
+    """The row of the table (or of the program's function) an operation of a body applies."""
+    function = function_of(expr)
+    if function is not None:
+        return function.row
+    if expr.kind == "neg":
+        return OPS["neg"]
+    return OPS["**k" if operand_count(expr) < len(expr.args) else expr.op]  # type: ignore[index]
+
+
+def spelled(
+    function: Function,
+    column: str,
+    argument: Callable[[int], Spelled],
+    constant: Callable[[Expr], Spelled],
+    exponent: Callable[[float], str],
+) -> str:
+    """The body of `function` written in the table's `column` (`shape` for narration,
+    `micrograd`, `torch` for the scripts), parameter `i` as `argument(i)` says and numbers as
+    `constant` does, in brackets only where the grammar needs them (Python's, which narration's
+    formulas follow too). Built from the body's post-order: no body is too deep to write."""
+    texts: list[Spelled] = []
+    for expr in function.postfix:
+        if expr.kind == "name":
+            texts.append(argument(function.params.index(expr.text)))
+        elif expr.kind == "num":
+            texts.append(constant(expr))
+        else:
+            row = row_of_expr(expr)
+            count = operand_count(expr)
+            operands = texts[len(texts) - count :]
+            del texts[len(texts) - count :]
+            template: str = getattr(row, column)
+            parts = [
+                f"({text})" if _needs_brackets(row, template, index, binds) else text
+                for index, (text, binds) in enumerate(operands)
+            ]
+            k = exponent(expr.args[1].value) if count < len(expr.args) else ""
+            called = template.endswith(")")
+            texts.append((template.format(*parts, k=k), CALL if called else row.precedence))
+    return texts[0][0]
+
+
+def _needs_brackets(row: Op, template: str, index: int, binds: int) -> bool:
+    """Whether operand `index`, binding `binds`, needs brackets in `template` (a spelling of
+    `row`): under a method call anything looser than a call (`(a*b).relu()`); never as a
+    call's argument; under an operator anything looser, and as tight on the side it does not
+    group from (`a - (b - c)`, `(a ** b) ** c`, `-(-a)`)."""
+    if template.startswith("{0}."):
+        return index == 0 and binds < CALL
+    if template.endswith(")"):
+        return False
+    wrong_side = row.arity == 1 or (index == 0) == row.right
+    return binds < row.precedence or (binds == row.precedence and wrong_side)
+
+
+def script_body(function: Function, column: str) -> str:
+    """The expression a micrograd (`column` "micrograd") or PyTorch ("torch") script's `def`
+    returns: its numbers as the page's scripts write constants (`Value(1)` for micrograd)."""
+
+    def constant(expr: Expr) -> Spelled:
+        text = f"Value({expr.text})" if column == "micrograd" else expr.text
+        negative = column != "micrograd" and text.startswith("-")
+        return text, OPS["neg"].precedence if negative else ATOM
+
+    return spelled(
+        function, column, lambda i: (function.params[i], ATOM), constant, lambda k: repr(float(k))
+    )
+
+
+def ops_used(function: Function) -> list[str]:
+    """The keys of the table's rows the body applies (not the program's functions), in order."""
+    keys: list[str] = []
+    for expr in function.postfix:
+        if expr.kind not in ("name", "num") and function_of(expr) is None:
+            key = next(name for name, row in OPS.items() if row is row_of_expr(expr))
+            if key not in keys:
+                keys.append(key)
+    return keys

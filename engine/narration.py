@@ -18,9 +18,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .formulas import Formula
-from .functions import function_of, operand_count
+from .functions import ATOM, spelled
 from .i18n import Message, msg
-from .ops import CALL, MINUS, OPS, expansion_step, row_of
+from .ops import MINUS, OPS, expansion_step, row_of
 
 if TYPE_CHECKING:
     from .value import Value
@@ -242,24 +242,20 @@ class Narrator:
 
     def body(self, node: Value) -> str:
         """The body of the program's function that `node` calls, its parameters replaced by
-        the inputs' texts: `log(1 + exp(a*b))` for `softplus(a*b)`. Built from the body's
-        post-order, so no body is too deep to say."""
-        function = node.function
-        texts: list[tuple[str, int]] = []  # each operand's text and how tightly it binds
-        for expr in function.postfix:  # type: ignore[union-attr]
-            if expr.kind == "name":
-                texts.append(self._argument(node.inputs[function.params.index(expr.text)]))  # type: ignore[union-attr]
-            elif expr.kind == "num":
-                texts.append((_constant(expr.value), CALL))
-            else:
-                texts.append(_applied(expr, texts))
-        return texts[0][0]
+        the inputs' texts: `log(1 + exp(a*b))` for `softplus(a*b)`."""
+        return spelled(
+            node.function,  # type: ignore[arg-type]
+            "shape",
+            lambda index: self._argument(node.inputs[index]),
+            lambda expr: (_constant(expr.value), ATOM),
+            _constant,
+        )
 
     def _argument(self, node: Value) -> tuple[str, int]:
         """An input's text in a body, and how tightly it binds (a compound text loosest)."""
         text = self.text(node)
         simple = node.kind != "op" or node.label or _called(node) or _bracketed(text)
-        return text, CALL if simple else LOOSEST
+        return text, ATOM if simple else LOOSEST
 
     def _expanded(self, formula: Formula, inputs: tuple[Value, ...], bracket: bool) -> str:
         if formula.head == "var":
@@ -291,33 +287,6 @@ class Narrator:
 def _called(node: Value) -> bool:
     """Whether the node's op is written as a call (`tanh(x)`, `softplus(x)`)."""
     return node.op is not None and row_of(node).call
-
-
-def _applied(expr: object, texts: list[tuple[str, int]]) -> tuple[str, int]:
-    """The text of a body's operation `expr` on the last operands of `texts` (taken off it),
-    each in brackets where the operation binds tighter, as Python's grammar reads them."""
-    function = function_of(expr)  # type: ignore[arg-type]
-    if function is not None:
-        row = function.row
-    elif expr.kind == "neg":  # type: ignore[attr-defined]
-        row = OPS["neg"]
-    else:
-        row = OPS["**k" if operand_count(expr) == 1 and expr.kind == "binary" else expr.op]  # type: ignore[attr-defined, index]
-    count = operand_count(expr)  # type: ignore[arg-type]
-    operands = texts[len(texts) - count :]
-    del texts[len(texts) - count :]
-    parts = []
-    for index, (text, binds) in enumerate(operands):
-        if row.call:
-            parts.append(text)
-            continue
-        # Equally tight needs brackets on the side the operator does not group from (`a - (b -
-        # c)`, `(a ** b) ** c`) and under unary minus (`-(-a)`).
-        wrong_side = row.arity == 1 or (index == 0) == row.right
-        tighter = binds < row.precedence or (binds == row.precedence and wrong_side)
-        parts.append(f"({text})" if tighter else text)
-    exponent = expr.args[1].value if count < len(expr.args) else 0.0  # type: ignore[attr-defined]
-    return row.shape.format(*parts, k=_constant(exponent)), CALL if row.call else row.precedence
 
 
 def _constant(x: float) -> str:

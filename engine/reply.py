@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .functions import ops_used, script_body
 from .gradcheck import GradCheck
 from .i18n import render
 from .narration import Narrator, filler
@@ -187,6 +188,9 @@ def functions_reply(trace: Trace) -> list[dict[str, Any]]:
             "nodes": function.nodes,
             "formula": function.row.formula,
             "locals": list(function.row.locals),
+            "micrograd": script_body(function, "micrograd"),
+            "torch": script_body(function, "torch"),
+            "uses": ops_used(function),
         }
         for function in trace.graph.functions
     ]

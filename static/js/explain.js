@@ -116,6 +116,8 @@ export function explainNode(trace, view, id, { complete = false } = {}) {
   if (deadShown(node, view)) notes.push(t("ui.explain.dead", { input: formulaName(nodeById.get(node.inputs[0])) }));
   for (const w of node.warnings ?? []) notes.push(`\u26a0 ${warningWords(w)}: ${w.message}`);
   if (node.expansion) notes.push(t("ui.explain.derived", { expansion: node.expansion }));
+  const fn = node.op ? opRow(node).function : null; // a call of the program's own function
+  if (fn) notes.push(t("ui.explain.function", { name: fn.name, definition: fn.definition, line: fn.line }));
   const definition = node.kind === "op" ? definitionOf(node, nodeById)
     : node.kind === "const" ? t("ui.explain.constant", { value: compactText(node.data) }) : t("ui.explain.leaf", { name });
   let sum;
