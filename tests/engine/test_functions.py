@@ -62,7 +62,10 @@ def sympy_of(tree: tuple) -> sp.Expr:
 def real_number(expr: sp.Expr, point: dict) -> float | None:
     """`expr` at `point` as a float, or None where it is not a finite real (or too large for
     float64 to be compared with)."""
-    value = complex(sp.N(expr.subs(point), 30))
+    try:
+        value = complex(sp.N(expr.subs(point), 30))
+    except (TypeError, ValueError):  # relu(1/0): sympy cannot compare zoo with 0
+        return None
     if value.imag != 0 or not math.isfinite(value.real) or abs(value.real) > 1e8:
         return None
     return value.real
