@@ -95,7 +95,10 @@ ARGUMENTS = st.floats(-3, 3, allow_nan=False).map(lambda v: round(v, 3))
 def test_a_call_holds_sympys_value_and_partial_derivatives(tree, a, b):
     body = with_names(tree, ["x", "y"])
     source = f"f(x, y) = {render(body)}\nL = f(a, b)"
-    math_of = sympy_of(body)
+    try:
+        math_of = sympy_of(body)
+    except TypeError:  # relu(1/0): sympy cannot compare zoo with 0
+        assume(False)
     point = {X: a, Y: b}
     value = real_number(math_of, point)
     partials = [real_number(sp.diff(math_of, symbol), point) for symbol in (X, Y)]
@@ -340,8 +343,8 @@ def test_functions_that_double_at_every_level_are_refused_before_they_are_evalua
     lines = ["f0(x) = x * x"] + [f"f{i}(x) = f{i - 1}(x) + f{i - 1}(x)" for i in range(1, 40)]
     with pytest.raises(LimitExceeded) as caught:
         trace("\n".join(lines) + "\nf39(a)")
-    assert caught.value.line == 15  # f14 stands for 2 ** 14 + … nodes, over 10,000
-    assert caught.value.message_in("en").startswith("'f14' stands for 16,383 nodes when expanded")
+    assert caught.value.line == 14  # f13 stands for 2 ** 14 - 1 nodes, over 10,000
+    assert caught.value.message_in("en").startswith("'f13' stands for 16,383 nodes when expanded")
 
 
 def test_a_call_counts_towards_the_node_limit_as_its_body_does():
