@@ -102,7 +102,10 @@ class Sent(BaseModel):
 
 
 # The operations as the API names them (`**` also for a constant power, with `exponent` set).
-Op = Literal[tuple(sorted({op.public for op in OPS.values()}))]  # type: ignore[valid-type]
+TableOp = Literal[tuple(sorted({op.public for op in OPS.values()}))]  # type: ignore[valid-type]
+# A call of a function the program defines is named by the function (`softplus`).
+FunctionName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=100_000)]
+Op = TableOp | FunctionName
 NodeWarningType = Literal["division_by_zero", "overflow", "domain"]
 WarningType = Literal[
     "unused", "alias", "unknown_value", "never_visited", "late", "skipped", "pasted"
@@ -130,14 +133,23 @@ class Node(Sent):
         "`c₂` for a name's second version; a leaf's name, the key of `values`), or empty."
     )
     text: str = Field(description="How narration names the node: its label or its formula.")
-    op: Op | None = Field(description="The operation; null for leaves and constants.")
+    op: Op | None = Field(
+        description="The operation; null for leaves and constants. A call of a function the "
+        "program defines is named by it (`softplus`; see `functions`)."
+    )
     exponent: Number | None = Field(description="The constant power of `x**k`; else null.")
     kind: Literal["leaf", "const", "op"]
     data: Number
     grad: Number = Field(description="The gradient of the variant shown (`mode`, `order`).")
     correct_grad: Number = Field(description="The gradient of a correct backward pass.")
-    derived: bool = Field(description="`-`, `/` or unary minus (built from primitives).")
-    expansion: str | None = Field(description="The primitives a derived node stands for.")
+    derived: bool = Field(
+        description="`-`, `/`, unary minus (built from primitives) or a call of a function "
+        "the program defines (built from its body)."
+    )
+    expansion: str | None = Field(
+        description="The primitives a derived node stands for; for a call of the program's "
+        "function, its body with the arguments in place of the parameters."
+    )
     span: tuple[int, int] = Field(description="[start, end) offsets in `source`.")
     inputs: list[str] = Field(description="Input ids in order.")
     warnings: list[NodeWarning]
@@ -308,6 +320,27 @@ class LayoutInfo(Sent):
     )
 
 
+class Function(Sent):
+    """A function the program defines (`softplus(x) = log(1 + exp(x))`) that the graph calls."""
+
+    name: str
+    params: list[str] = Field(description="Its parameters, in order.")
+    definition: str = Field(description="`name(params) = body`, blanks collapsed.")
+    line: int = Field(description="The 1-based line it is defined on.")
+    span: tuple[int, int] = Field(description="[start, end) offsets of the definition.")
+    nodes: int = Field(description="How many nodes a call stands for when expanded.")
+    formula: str = Field(description="How a call is written (`{0}`, `{1}`: the arguments).")
+    locals: list[str] = Field(
+        description="Each local derivative as a formula (`∂softplus/∂x({0})`): computed by "
+        "the engine's backward pass through the body at the call's arguments."
+    )
+    micrograd: str = Field(description="The body as a micrograd script's `def` returns it.")
+    torch: str = Field(description="The body as a PyTorch script's `def` returns it.")
+    uses: list[str] = Field(
+        description="Keys of the table's ops the body applies (whose script helpers it needs)."
+    )
+
+
 class GraphResponse(Sent):
     """The engine's trace (docs/api.md) plus a box for every node and `layout`."""
 
@@ -316,6 +349,9 @@ class GraphResponse(Sent):
     groups: list[Group] = Field(description="Every node in exactly one group.")
     root: str
     leaves: list[Leaf]
+    functions: list[Function] = Field(
+        description="The functions the program defines that the graph calls, by line."
+    )
     steps: list[Step] = Field(description="The timeline: topo, forward, seed, backward.")
     gradcheck: GradCheck
     warnings: list[ProgramWarning]
@@ -463,6 +499,7 @@ ErrorType = Literal[
     "ArgumentCount",
     "UseBeforeAssign",
     "AssignedTwice",
+    "BadFunction",
     "LimitExceeded",
     "BadValue",
     "BadOrder",
@@ -489,7 +526,8 @@ class ErrorDetail(Sent):
     type: ErrorType = Field(
         description="Program errors (400): `SyntaxError`, `NeedsRunning` (Python that must run "
         "before its graph can be read: a class, a function, a loop, a list, a random number), "
-        "`UnknownFunction`, `ArgumentCount`, "
+        "`UnknownFunction`, `ArgumentCount`, `BadFunction` (a function the program defines "
+        "that cannot be: recursion, a taken name, a body using a name that is no parameter), "
         "`UseBeforeAssign`, `AssignedTwice`, `LimitExceeded`, `BadValue`, `BadOrder`, "
         "`BadTraining` (/api/descend), `BadLandscape` (/api/landscape); "
         "a malformed request (422): `InvalidRequest`; `StaleStructure` (409, /api/values); "

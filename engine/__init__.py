@@ -7,6 +7,7 @@ from .descend import Descent, descend
 from .errors import (
     ArgumentCount,
     AssignedTwice,
+    BadFunction,
     BadLandscape,
     BadOrder,
     BadTraining,
@@ -27,6 +28,7 @@ from .value import Value
 __all__ = [
     "ArgumentCount",
     "AssignedTwice",
+    "BadFunction",
     "BadLandscape",
     "BadOrder",
     "BadTraining",

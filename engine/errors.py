@@ -165,6 +165,14 @@ class ArgumentCount(ProgramError):
     type = "ArgumentCount"
 
 
+class BadFunction(ProgramError):
+    """A function definition chainrule refuses: a name taken by a built-in or already
+    defined, a repeated parameter, a body using a name that is no parameter, or calling itself
+    or a function defined below it (recursion)."""
+
+    type = "BadFunction"
+
+
 class UseBeforeAssign(ProgramError):
     """A name used in a statement before the statement that assigns it."""
 

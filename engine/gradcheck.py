@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from .formulas import operator_of
-from .ops import OPS
+from .ops import OPS, row_of
 from .value import Value
 
 MAX_LEAVES = 64
@@ -60,7 +60,7 @@ def evaluate(root: Value, datas: list[float], nodes: list[Value]) -> tuple[float
         if compute is not None:
             value = compute(datas[inputs[0].id], datas[inputs[1].id])
         else:
-            apply = OPS[op].apply  # type: ignore[index]
+            apply = row_of(node).apply
             value = apply([datas[c.id] for c in inputs], node.exponent or 0.0)[0]  # type: ignore[misc]
         datas[node.id] = value
         if value - value == 0 and abs(value) > largest:  # finite and larger

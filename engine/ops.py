@@ -280,6 +280,13 @@ def key_of(public: str, exponent: object = None) -> str:
     return "**k" if public == "**" and exponent is not None else public
 
 
+def row_of(node: object) -> Op:
+    """The row of a node's op: the table's, or the row of the function the program defines
+    that the node calls (engine/functions.py)."""
+    function = node.function  # type: ignore[attr-defined]
+    return OPS[node.op] if function is None else function.row  # type: ignore[attr-defined]
+
+
 def public_op(op: str | None) -> str | None:
     """The op as the API names it (`**k` is `**` with `exponent` set); None for no op."""
     return None if op is None else OPS[op].public

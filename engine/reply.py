@@ -10,14 +10,16 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .functions import ops_used, script_body
 from .gradcheck import GradCheck
 from .i18n import render
 from .narration import Narrator, filler
-from .ops import DERIVED, public_op
+from .ops import DERIVED, row_of
 from .steps import BackwardStep, ForwardStep, SeedStep, Step, TopoStep
 
 if TYPE_CHECKING:
     from .tracing import Trace
+    from .value import Value
 
 Box = tuple[float, float, float, float]  # x, y (the centre), width, height
 
@@ -132,13 +134,13 @@ def graph_reply(
     for node in trace.nodes:
         i = node.id
         nid = f"n{i}"
-        derived = node.op in DERIVED
+        derived = node.op in DERIVED or node.function is not None
         written = {
             "id": nid,
             "label": node.label,
             "name": node.name,
             "text": say.text(node),
-            "op": public_op(node.op),
+            "op": op_name(node),
             "exponent": number(node.exponent) if node.op == "**k" else None,  # type: ignore[arg-type]
             "kind": node.kind,
             "data": data[i],
@@ -166,6 +168,32 @@ def graph_reply(
                 }
             )
     return {"nodes": nodes, "edges": edges}
+
+
+def op_name(node: Value) -> str | None:
+    """The node's op as the API names it (`**` with `exponent` set for `**k`; the name of the
+    program's function a call applies); None for a leaf or a constant."""
+    return None if node.op is None else row_of(node).public
+
+
+def functions_reply(trace: Trace) -> list[dict[str, Any]]:
+    """The program's functions the graph calls (docs/api.md, "Function"), by line."""
+    return [
+        {
+            "name": function.name,
+            "params": list(function.params),
+            "definition": function.definition,
+            "line": function.line,
+            "span": [function.start, function.end],
+            "nodes": function.nodes,
+            "formula": function.row.formula,
+            "locals": list(function.row.locals),
+            "micrograd": script_body(function, "micrograd"),
+            "torch": script_body(function, "torch"),
+            "uses": ops_used(function),
+        }
+        for function in trace.graph.functions
+    ]
 
 
 def box_reply(box: Box) -> dict[str, float]:
@@ -224,7 +252,7 @@ def _forward_reply(
     node = step.node
     return {
         "phase": "forward", "node": f"n{node.id}", "narration": narration,
-        "template": step.template, "op": public_op(node.op),
+        "template": step.template, "op": op_name(node),
         "inputs": [f"n{c.id}" for c in node.inputs], "data": numbers["data"][node.id],
         "index": index,
     }  # fmt: skip
@@ -291,6 +319,7 @@ def trace_reply(
             {"name": name, "label": node.label, "id": f"n{node.id}", "value": data[node.id]}
             for name, node in trace.graph.leaves
         ],
+        "functions": functions_reply(trace),
         "steps": steps_reply(trace, steps, numbers),
         "gradcheck": numbers["gradcheck"],
         "warnings": numbers["warnings"],

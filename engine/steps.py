@@ -180,6 +180,13 @@ def _contribution(
         operand_slot("local_grad", record.edge[k]),
         added,
     )
+    function = trace.nodes[record.visits[visit]].function
+    if function is not None:  # where the local derivative of the program's function comes from
+        part = words["function"].format(
+            contribution=part, name=escape(function.name),
+            param=escape(function.params[k - record.starts[visit]]),
+            local=slot("local_grad", record.edge[k]), body=escape(function.definition),
+        )  # fmt: skip
     replaced = (record.replaced or {}).get(k)
     if replaced is not None:
         source = trace.nodes[record.visits[bisect_right(record.starts, replaced) - 1]]

@@ -6,6 +6,7 @@
 // (`a*a`: grad[a] reads 3, then 6). `state.step` is a frame index.
 
 import { t } from "./i18n.js";
+import { useFunctions } from "./ops.js";
 
 const indexCache = new WeakMap();
 const framesCache = new WeakMap();
@@ -34,6 +35,7 @@ export function frameOfStep(trace, stepIndex) {
 export function traceIndex(trace) {
   let index = indexCache.get(trace);
   if (index) return index;
+  useFunctions(trace); // the rows of its own functions, for its calls' cards and formulas
   const nodeById = new Map(trace.nodes.map((n) => [n.id, n]));
   const edgeById = new Map(trace.edges.map((e) => [e.id, e]));
   const inputEdges = new Map(trace.nodes.map((n) => [n.id, []]));

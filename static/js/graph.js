@@ -232,6 +232,7 @@ function placeCard(g, node, parts) {
   attr(g, "data-node-id", node.id);
   attr(g, "data-label", node.label);
   attr(g, "data-name", node.name ?? node.label);
+  attr(g, "data-op", node.op ?? ""); // the table's op, or the name of the program's function it calls
   text(parts.compact, compactLabel(nodeName(node), node).text);
   if (node.kind === "const") return;
   const glyph = opGlyph(node);

@@ -244,6 +244,10 @@ EDGE_PROGRAMS = [
     ("gradcheck capped", {"source": " + ".join(f"x{i}" for i in range(70))}),
     ("a constant alone", {"source": "3"}),
     ("fallback layout, 1,500 nodes", {"source": chain(1_500)}),
+    ("a program's functions",
+     {"source": "softplus(x) = log(1 + exp(x))\nf(x, y) = softplus(x) * y\nf(a*b, b)"}),
+    ("a program's functions, expanded",
+     {"source": "softplus(x) = log(1 + exp(x))\nsoftplus(a) - a", "expand_derived": True}),
 ]  # fmt: skip
 
 

@@ -70,6 +70,15 @@ EDGES = [
     # The helpers generated from the table: sin, and a ** b at a = 0 (where ∂/∂b is 0, not
     # 0 * log 0 = nan as a hand-written helper had it).
     {"source": "a = 0\nb = 2\nc = 0.5\na ** b + sin(c) * c ** b - log(c) / b"},
+    # The program's own functions (issue 27), written as Python `def`s: several parameters, a
+    # call inside a call, a body calling an earlier function, helpers only a body needs (sigmoid,
+    # a ** b), a method (relu) and constants inside a body.
+    {"source": "softplus(x) = log(1 + exp(x))\na = 2\nb = -0.5\ny = softplus(a*b)\ny * a"},
+    {
+        "source": "f(x, y) = x*y + sin(x) - y/x\ng(u) = f(u, u**2) * 2 + relu(u) - sigmoid(u)\n"
+        "a = 1.5\nb = 0.5\nL = g(f(a, b)) + f(a, b) ** b"
+    },
+    {"source": "sq(t) = t ** t - 3 * -t\nresult = 2\nsq(result) / sq(result + 1)"},
 ]
 
 
