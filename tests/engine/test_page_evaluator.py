@@ -97,12 +97,12 @@ def case_of(source: str, values: dict | None, kwargs: dict, runs: list[dict] | N
     }
 
 
-def run_node(tmp_path: Path, cases: list[dict]) -> list[list[dict]]:
-    """The evaluator's results on `cases`, from a copy of the page's two modules under Node."""
+def run_node(tmp_path: Path, cases: list[dict], driver: str = DRIVER) -> list:
+    """`driver`'s results on `cases`, with a copy of the page's two modules, under Node."""
     for name in ("evaluator.js", "op-functions.js"):
         shutil.copyfile(JS / name, tmp_path / name)
     (tmp_path / "package.json").write_text('{"type": "module"}')
-    (tmp_path / "driver.js").write_text(DRIVER)
+    (tmp_path / "driver.js").write_text(driver)
     (tmp_path / "cases.json").write_text(json.dumps(cases))
     done = subprocess.run(
         [NODE, "driver.js", "cases.json"], cwd=tmp_path, capture_output=True, text=True, timeout=300
@@ -209,3 +209,40 @@ def test_random_programs_in_random_variants_give_the_engines_numbers(tmp_path_fa
         cases.append(case_of(source, traced_at, kwargs, [every]))
     widest = check(cases, run_node(tmp_path_factory.mktemp("node"), cases))
     print("widest gaps in ulps, random programs:", widest)
+
+
+TAMPER_DRIVER = """
+import { compileStructure, evaluate, differences, tolerances } from "./evaluator.js";
+import { readFileSync } from "node:fs";
+// Each case: the server's reply with one number moved by `factor`; what differences() reports.
+const cases = JSON.parse(readFileSync(process.argv[2], "utf8"));
+console.log(JSON.stringify(cases.map(({ trace, values, expected, array, index, factor }) => {
+  const structure = compileStructure(trace);
+  const tampered = { ...expected, [array]: expected[array].slice() };
+  tampered[array][index] *= factor;
+  const found = differences(evaluate(structure, values), tampered, tolerances(structure, values));
+  return found.map(({ array, index }) => [array, index]);
+})));
+"""
+
+
+def test_a_server_number_off_by_one_ulp_or_a_millionth_is_reported(tmp_path):
+    """The comparison can fail: in a program of arithmetic alone one ulp is a difference; in one
+    of tanh and exp a relative millionth is, in every array the reply has."""
+    plain = case_of("a = 2\nb = -3\nc = a * b + a * 0.1\nd = relu(c) + c * c", None, {})
+    curved = case_of("a = 0.5\nb = tanh(a) * exp(a) + a ** 3\nc = b / (a + 2)", None, {})
+    cases = []
+    for case, factor in ((plain, 1 + 2**-52), (curved, 1 + 1e-6)):
+        run = case["runs"][1]
+        for array in ("data", "grad", "local_grad", "step_grad", "contribution", "grad_after"):
+            index = max(
+                range(len(run["expected"][array])), key=lambda i: abs(run["expected"][array][i])
+            )
+            cases.append(
+                {
+                    "trace": case["trace"], "values": run["values"], "expected": run["expected"],
+                    "array": array, "index": index, "factor": factor,
+                }
+            )  # fmt: skip
+    for case, found in zip(cases, run_node(tmp_path, cases, TAMPER_DRIVER), strict=True):
+        assert [case["array"], case["index"]] in found, (case["array"], case["factor"], found)
