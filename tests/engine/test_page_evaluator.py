@@ -173,13 +173,11 @@ def test_every_preset_edge_program_and_variant_gives_the_engines_numbers(tmp_pat
 
 
 def test_every_lesson_gives_the_engines_numbers(tmp_path):
-    presets = {preset["id"]: preset for preset in engine.PRESETS}
-    cases = []
-    for lesson in load_lessons():
-        preset = presets[lesson["preset"]] if "preset" in lesson else lesson
-        source, values = preset["source"], preset.get("values") or None
-        for kwargs in ({}, {"mode": "overwrite"}, {"expand_derived": True}):
-            cases.append(case_of(source, values, kwargs))
+    cases = [
+        case_of(lesson["source"], lesson["values"] or None, kwargs)
+        for lesson in load_lessons()
+        for kwargs in ({}, {"mode": "overwrite"}, {"expand_derived": True})
+    ]
     assert cases
     check(cases, run_node(tmp_path, cases))
 
