@@ -114,7 +114,8 @@ export function explainNode(trace, view, id, { complete = false } = {}) {
   const name = formulaName(node);
   const notes = [];
   if (deadShown(node, view)) notes.push(t("ui.explain.dead", { input: formulaName(nodeById.get(node.inputs[0])) }));
-  for (const w of node.warnings ?? []) notes.push(`\u26a0 ${warningWords(w)}: ${w.message}`);
+  // A warning the page computed has no sentence (message null) until the server writes one.
+  for (const w of node.warnings ?? []) notes.push(w.message ? `\u26a0 ${warningWords(w)}: ${w.message}` : `\u26a0 ${warningWords(w)}`);
   if (node.expansion) notes.push(t("ui.explain.derived", { expansion: node.expansion }));
   const definition = node.kind === "op" ? definitionOf(node, nodeById)
     : node.kind === "const" ? t("ui.explain.constant", { value: compactText(node.data) }) : t("ui.explain.leaf", { name });
