@@ -14,17 +14,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
 from engine_cases import CASES  # noqa: E402
-from test_numbers_page import RANDOM_RUNS  # noqa: E402
+from test_numbers_page import IMPORT_JS, RANDOM_RUNS, READY  # noqa: E402
 
 from chainrule import engine  # noqa: E402
 from chainrule.app.lesson_files import load_lessons  # noqa: E402
 
 pytestmark = pytest.mark.browser
-
-READY = "svg[data-testid=graph][data-ready=true]"
-IMPORT_JS = (
-    "(name) => import(new URL(`./${name}`, document.querySelector('script[type=module]').src).href)"
-)
 
 # For each run: /api/graph at the run's start values, the page's numbers for the moved values,
 # /api/values for them, and what `differences` reports (and how many numbers were compared).
