@@ -143,8 +143,9 @@ async def export(
 ) -> Response:
     """Draw the program's graph in micrograd's `draw_dot` style (label | data | grad), or
     (`html`) write one self-contained HTML file that plays its trace (narration and notes in
-    the request's language): stepping, scrubbing, explanations and tables, read-only sliders,
-    no network. The drawing has no words to translate; errors are in the request's language."""
+    the request's language): stepping, scrubbing, explanations and tables, live sliders
+    (the page computes the numbers), no network. The drawing has no words to translate; errors
+    are in the request's language."""
     lang = language.choose(request.lang)
     if format == "html":
         content = await export_html(request, title, settings, server, lang)

@@ -116,7 +116,8 @@ export function explainNode(trace, view, id, { complete = false } = {}) {
   const name = formulaName(node);
   const notes = [];
   if (deadShown(node, view)) notes.push(t("ui.explain.dead", { input: formulaName(nodeById.get(node.inputs[0])) }));
-  for (const w of node.warnings ?? []) notes.push(`\u26a0 ${warningWords(w)}: ${w.message}`);
+  // A warning the page computed has no sentence (message null) until the server writes one.
+  for (const w of node.warnings ?? []) notes.push(w.message ? `\u26a0 ${warningWords(w)}: ${w.message}` : `\u26a0 ${warningWords(w)}`);
   if (node.expansion) notes.push(t("ui.explain.derived", { expansion: node.expansion }));
   const fn = node.op ? opRow(node).function : null; // a call of the program's own function
   if (fn) notes.push(t("ui.explain.function", { name: fn.name, definition: fn.definition, line: fn.line }));

@@ -11,6 +11,7 @@ import { mountEditor } from "./editor.js";
 import { mountExportMenu } from "./export-menu.js";
 import { mountGraphPane, mountLeaves, mountNotes, mountPanels, mountReading, mountTransport, predictSection } from "./features.js";
 import { collapseThreshold } from "./groups.js";
+import { mountInstantNumbers } from "./instant.js";
 import { orderSection } from "./lab-order.js";
 import { overwriteSection } from "./lab-overwrite.js";
 import { trainSection } from "./lab-train.js";
@@ -46,7 +47,11 @@ function requestBody() {
 const channel = createGraphChannel({
   // A new program opens at its first step (or a shared link's step); new values of the same
   // program keep the learner where they were (same phase, same position in it).
-  onResult: (trace, meta) => store.setTrace(withRun(trace, state), meta.program ? { step: meta.step ?? 0 } : {}),
+  // New values: the page painted its own numbers already; the server's confirm them (instant.js).
+  onResult: (trace, meta) => {
+    const shown = meta.program ? trace : instant.result(trace, meta);
+    if (shown) store.setTrace(withRun(shown, state), meta.program ? { step: meta.step ?? 0 } : {});
+  },
   onError: (error) => {
     if (!sandbox?.rescue(error.detail)) store.setError(error.detail);
   },
@@ -80,9 +85,12 @@ function loadProgram({ source, values }) {
   recompute({ program: true });
 }
 
+let instant = null;
+
+/** New leaf values: painted at once from the page's numbers, confirmed by the server's. */
 const setValues = (values) => {
   update({ values });
-  recompute({ values: true });
+  instant.setValues(values);
 };
 
 /** The graph pane, its marks (the 3D view's among them) and the transport. */
@@ -117,6 +125,7 @@ let lessons = null;
 let liveClass = { joining: false };
 
 function mount() {
+  instant = mountInstantNumbers({ notice: $("numbers-notice"), body: document.body }, scope, { recompute });
   mountModes(scope);
   // First: while a lesson is open, its Space and arrows come before the transport's.
   lessons = mountLessonPanel({ after: $("narration"), menu: $("lessons") }, scope, { loadProgram });

@@ -137,3 +137,31 @@ export function mergeNumbers(trace, reply) {
   if (reply.structure !== undefined) merged.structure = reply.structure;
   return merged;
 }
+
+/**
+ * The numbers reply of `trace` (the inverse of mergeNumbers): its data, grads, local grads, every
+ * backward step's grad and contributions, gradcheck, warnings and node warnings, as the arrays of
+ * POST /api/values. What the page compares its own numbers with (instant.js).
+ */
+export function numbersOf(trace) {
+  const backward = trace.steps.filter((step) => step.phase === "backward");
+  const contributions = backward.flatMap((step) => step.contributions ?? []);
+  const grad = trace.nodes.map((node) => node.grad);
+  const correctGrad = trace.nodes.map((node) => node.correct_grad ?? node.grad);
+  const nodeWarnings = {};
+  for (const node of trace.nodes) if (node.warnings?.length) nodeWarnings[node.id] = node.warnings;
+  return {
+    structure: trace.structure,
+    data: trace.nodes.map((node) => node.data),
+    grad,
+    correct_grad: correctGrad.every((x, i) => Object.is(x, grad[i])) ? null : correctGrad,
+    local_grad: trace.edges.map((edge) => edge.local_grad),
+    step_grad: backward.map((step) => step.grad),
+    contribution: contributions.map((c) => c.contribution),
+    grad_before: contributions.map((c) => c.grad_before),
+    grad_after: contributions.map((c) => c.grad_after),
+    gradcheck: trace.gradcheck,
+    warnings: trace.warnings,
+    node_warnings: nodeWarnings,
+  };
+}

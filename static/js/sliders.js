@@ -1,6 +1,6 @@
 // One slider per leaf (range + number box + editable min/max), keyed by leaf name so a recompute
 // updates rows in place. Moving a slider sets `state.values[name]` and asks for a recompute.
-// Read-only sliders (an embedded player that cannot recompute) show the values, disabled.
+// Read-only sliders (`readOnly`) show the values, disabled.
 // With many leaves the rows are compact, grouped by name prefix and filtered (leaf-groups.js).
 
 import { groupLeaves, groupTitle, MANY_LEAVES, passesFilter } from "./leaf-groups.js";
