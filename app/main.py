@@ -11,7 +11,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.middleware.gzip import GZipMiddleware
 
 from chainrule.app import __version__
-from chainrule.app.api import descend, export, graph, health, lessons, presets, values
+from chainrule.app.api import descend, export, graph, health, lessons, paths, presets, values
 from chainrule.app.http_errors import install_error_handlers
 from chainrule.app.lesson_files import LESSONS_DIR, in_language, read_lessons
 from chainrule.app.middleware import (
@@ -61,7 +61,7 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     version = app.state.asset_version = asset_version()
 
     routers = (graph.router, values.router, descend.router, export.router, presets.router)
-    routers += (lessons.router, health.router)
+    routers += (paths.router, lessons.router, health.router)
     for router in (*routers, pages_router):
         app.include_router(router)
     # The page loads everything from /static/<version>/ (modules import each other relatively,

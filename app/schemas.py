@@ -66,6 +66,12 @@ class GraphRequest(BaseModel):
     order: list[str] | None = Field(
         default=None, description="Backward visit order chosen by the student (node ids)."
     )
+    target: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The node whose gradients to compute (a node id such as `n4`, or a name "
+        "such as `c`): grads are ∂target/∂x; the root when absent. Not with `mode` or `order`.",
+    )
     lang: Lang | None = LANG_FIELD
 
     @field_validator("values")
@@ -288,6 +294,14 @@ class LayoutInfo(Sent):
     )
 
 
+Flag = Literal["vanishing", "exploding", "dead", "saturated"]
+GRAD_FLAGS = Field(
+    description="Node id → its flags, only nodes that have any: `vanishing` (|grad| below 1e-6 "
+    "of the largest), `exploding` (|grad| above 1e6), `dead` (exactly 0 behind a ReLU at ≤ 0 "
+    "or a saturated tanh/sigmoid), `saturated` (a tanh with |t| > 0.999, or a sigmoid as flat)."
+)
+
+
 class GraphResponse(Sent):
     """The engine's trace (docs/api.md) plus a box for every node and `layout`."""
 
@@ -295,10 +309,15 @@ class GraphResponse(Sent):
     edges: list[Edge]
     groups: list[Group] = Field(description="Every node in exactly one group.")
     root: str
+    target: str = Field(description="The node whose gradients these are (`root` by default).")
+    off_target: list[str] = Field(
+        description="Ids of the nodes `target` does not depend on: grad 0, greyed out."
+    )
     leaves: list[Leaf]
     steps: list[Step] = Field(description="The timeline: topo, forward, seed, backward.")
     gradcheck: GradCheck
     warnings: list[ProgramWarning]
+    grad_flags: dict[str, list[Flag]] = GRAD_FLAGS
     mode: Literal["correct", "overwrite"]
     order: list[str] | None
     order_check: OrderCheck | None = Field(description="Null unless `order` was given.")
@@ -374,6 +393,7 @@ class ValuesResponse(Sent):
                     },
                     "warnings": [],
                     "node_warnings": {},
+                    "grad_flags": {},
                 }
             ]
         },
@@ -400,6 +420,7 @@ class ValuesResponse(Sent):
     node_warnings: dict[str, list[NodeWarning]] = Field(
         description="Node id → that node's warnings, only nodes that have any."
     )
+    grad_flags: dict[str, list[Flag]] = GRAD_FLAGS
 
 
 class LessonQuestion(Sent):
@@ -446,6 +467,8 @@ ErrorType = Literal[
     "BadValue",
     "BadOrder",
     "BadTraining",
+    "BadTarget",
+    "BadLeaf",
     # the request and the server
     "StaleStructure",
     "InvalidRequest",
@@ -467,7 +490,7 @@ class ErrorDetail(Sent):
     type: ErrorType = Field(
         description="Program errors (400): `SyntaxError`, `UnknownFunction`, `ArgumentCount`, "
         "`UseBeforeAssign`, `AssignedTwice`, `LimitExceeded`, `BadValue`, `BadOrder`, "
-        "`BadTraining` (/api/descend); "
+        "`BadTarget`, `BadLeaf` (/api/paths), `BadTraining` (/api/descend); "
         "a malformed request (422): `InvalidRequest`; `StaleStructure` (409, /api/values); "
         "`BodyTooLarge` (413), `RateLimited` "
         "(429), `ExportTooLarge` (400), `GraphvizUnavailable`/`ExportFailed`/`Unavailable` "

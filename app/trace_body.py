@@ -30,7 +30,7 @@ def limits_of(settings: AppSettings) -> engine.Limits:
 
 
 # Bumped when the order or meaning of the numbers arrays changes without a version change.
-STRUCTURE_FORMAT = 1
+STRUCTURE_FORMAT = 2
 
 
 def program_key(request: GraphRequest, settings: AppSettings) -> tuple:
@@ -43,6 +43,7 @@ def program_key(request: GraphRequest, settings: AppSettings) -> tuple:
         request.expand_derived,
         request.mode,
         order,
+        request.target,
         settings.max_source_chars,
         settings.max_nodes,
         settings.max_depth,
@@ -63,6 +64,7 @@ def run_options(request: GraphRequest, settings: AppSettings) -> dict[str, Any]:
         "expand_derived": request.expand_derived,
         "mode": request.mode,
         "order": request.order,
+        "target": request.target,
         "limits": limits_of(settings),
     }
 

@@ -7,7 +7,9 @@ from .descend import Descent, descend
 from .errors import (
     ArgumentCount,
     AssignedTwice,
+    BadLeaf,
     BadOrder,
+    BadTarget,
     BadTraining,
     BadValue,
     LimitExceeded,
@@ -23,7 +25,9 @@ from .value import Value
 __all__ = [
     "ArgumentCount",
     "AssignedTwice",
+    "BadLeaf",
     "BadOrder",
+    "BadTarget",
     "BadTraining",
     "Descent",
     "MAX_DESCENT_STEPS",

@@ -191,3 +191,15 @@ class BadOrder(ProgramError):
     """A visit order naming unknown or repeated node ids."""
 
     type = "BadOrder"
+
+
+class BadTarget(ProgramError):
+    """A target that names no node, names a constant, or comes with a teaching variant."""
+
+    type = "BadTarget"
+
+
+class BadLeaf(ProgramError):
+    """The node `POST /api/paths` starts from names no node, or names a constant."""
+
+    type = "BadLeaf"

@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .flags import grad_flags
 from .gradcheck import GradCheck
 from .i18n import render
 from .narration import Narrator, filler
@@ -80,6 +81,7 @@ def numbers_reply(trace: Trace) -> dict[str, Any]:
             {**warning, "message": render(warning["message"], lang)} for warning in trace.warnings
         ],
         "node_warnings": node_warnings_reply(trace),
+        "grad_flags": {f"n{i}": flags for i, flags in grad_flags(trace).items()},
     }
 
 
@@ -165,6 +167,16 @@ def graph_reply(
                 }
             )
     return {"nodes": nodes, "edges": edges}
+
+
+def target_reply(trace: Trace) -> dict[str, Any]:
+    """`target`: the node whose gradients the reply holds (the root unless asked otherwise);
+    `off_target`: the ids of the nodes it does not depend on (their grads are 0, greyed out)."""
+    if trace.target is trace.root:
+        return {"target": f"n{trace.root.id}", "off_target": []}
+    inside = {node.id for node in trace.cone}
+    off = [f"n{node.id}" for node in trace.nodes if node.id not in inside]
+    return {"target": f"n{trace.target.id}", "off_target": off}
 
 
 def box_reply(box: Box) -> dict[str, float]:
@@ -265,6 +277,7 @@ def trace_reply(
         **graph_reply(trace, numbers, placement),
         "groups": groups_reply(trace, placement),
         "root": f"n{trace.root.id}",
+        **target_reply(trace),
         "leaves": [
             {"name": name, "id": f"n{node.id}", "value": data[node.id]}
             for name, node in trace.graph.leaves
@@ -272,6 +285,7 @@ def trace_reply(
         "steps": steps_reply(trace, steps, numbers),
         "gradcheck": numbers["gradcheck"],
         "warnings": numbers["warnings"],
+        "grad_flags": numbers["grad_flags"],
         "mode": trace.mode,
         "order": None if trace.order is None else list(trace.order),
         "order_check": (

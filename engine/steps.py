@@ -59,13 +59,23 @@ def steps(trace: Trace) -> list[Step]:
     """The timeline of `trace`: topo (every event of the sort), forward, seed, backward."""
     say = Narrator(trace.source, trace.nodes, trace.graph.helpers)
     events: list[TopoEvent] = []
-    topo_order(trace.root, events)
+    topo_order(trace.target, events)  # the order the backward pass walks: from its target
     return [
         *topo_steps(events, say, trace.lang),
         *forward_steps(trace.topo_order, say, trace.lang),
-        SeedStep(trace.root, text(trace.lang, "narration.seed", name=say.name(trace.root))),
+        SeedStep(trace.target, seed_template(trace, say)),
         *backward_steps(trace, say),
     ]
+
+
+def seed_template(trace: Trace, say: Narrator) -> str:
+    """The seed's sentence: grad[root] = 1, or for another target, that it is the one seeded
+    and how many nodes it does not depend on (they keep grad 0)."""
+    name = say.name(trace.target)
+    if trace.target is trace.root:
+        return text(trace.lang, "narration.seed", name=name)
+    others = len(trace.nodes) - len(trace.cone)
+    return text(trace.lang, "narration.seed_target", name=name, count=others)
 
 
 def topo_steps(events: list[TopoEvent], say: Narrator, lang: str) -> list[TopoStep]:
