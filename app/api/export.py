@@ -92,7 +92,7 @@ def export_bytes(
     size = len(graph.nodes)
     if size > settings.export_max_nodes:
         raise too_large(size, settings)
-    traced = engine.run(graph, request.mode, request.order)
+    traced = engine.run(graph, request.mode, request.order, target=request.target)
     trace = graph_reply(traced, numbers_reply(traced))  # no timeline
     try:
         return render(trace, fmt, dot_binary=dot_binary or "", timeout_s=settings.export_timeout_s)
