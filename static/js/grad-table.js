@@ -3,6 +3,7 @@
 // of the same graph rewrite the changed cells in place.
 
 import { nameOf, passComplete } from "./explain.js";
+import { flagNotes, flagsOf, flagsPresent, flagWords } from "./flag-words.js";
 import { compactText, isFiniteValue } from "./format.js";
 import { t } from "./i18n.js";
 import { pageScope } from "./scope.js";
@@ -39,8 +40,10 @@ function rowsOf(trace) {
   return nodes.map((node) => {
     const check = checks.get(node.id);
     const name = nameOf(node);
+    const flags = flagsOf(trace, node.id);
     return {
       id: node.id,
+      flags: flags.join(" "),
       className: node.kind === "leaf" ? "leaf" : "intermediate",
       cells: [
         [name, "mono"],
@@ -48,6 +51,7 @@ function rowsOf(trace) {
         [meaningOf(name, rootName, node.grad), "what"],
         [check ? compactText(check.numeric) : "\u2014", "mono"],
         [check ? (STATUS_TEXT[check.status] ? t(STATUS_TEXT[check.status]) : check.status) : node.kind === "leaf" ? t("ui.check.not_checked") : "\u2014", check ? `status status-${check.status}` : ""],
+        [flagWords(flags), "flag"],
       ],
     };
   });
@@ -79,7 +83,7 @@ function createGradTable(body, { setStep, stepCount }) {
   table.className = "trace-table grad-table";
   const head = document.createElement("thead");
   const headRow = document.createElement("tr");
-  for (const h of ["ui.table.node", "grad", "ui.gradients.meaning", "ui.gradients.numeric", "ui.gradients.check"]) {
+  for (const h of ["ui.table.node", "grad", "ui.gradients.meaning", "ui.gradients.numeric", "ui.gradients.check", "ui.gradients.flag"]) {
     const th = document.createElement("th");
     th.scope = "col";
     th.textContent = h.startsWith("ui.") ? t(h) : h; // grad: the notation
@@ -91,6 +95,8 @@ function createGradTable(body, { setStep, stepCount }) {
   const foot = document.createElement("p");
   foot.className = "table-note";
   let shownIds = [];
+  let notes = null; // the sentences of the flags shown, under the table
+  let flagNotesShown = "";
 
   const show = (...parts) => {
     if (parts.length !== body.children.length || parts.some((part, i) => body.children[i] !== part)) body.replaceChildren(...parts);
@@ -98,6 +104,7 @@ function createGradTable(body, { setStep, stepCount }) {
 
   const writeRow = (tr, row) => {
     setClass(tr, row.className);
+    if (tr.dataset.flags !== row.flags) tr.dataset.flags = row.flags;
     row.cells.forEach(([text, className], i) => {
       setText(tr.cells[i], text);
       setClass(tr.cells[i], className);
@@ -129,7 +136,12 @@ function createGradTable(body, { setStep, stepCount }) {
       shownIds = rows.map((row) => row.id);
     }
     setText(foot, footText(trace.gradcheck));
-    show(table, foot);
+    const present = flagsPresent(trace);
+    if (present.join() !== flagNotesShown) {
+      flagNotesShown = present.join();
+      notes = present.length ? flagNotes(present, "grad-flag-notes") : null;
+    }
+    show(...[table, foot, notes].filter(Boolean));
   };
 }
 

@@ -15,6 +15,9 @@ import { mountPanelArea } from "./panels.js";
 import { mountRealSize } from "./real-size.js";
 import { mountSliders } from "./sliders.js";
 import { fromUrlParams, setError, setTrace, state, subscribe, update } from "./state.js";
+import { mountGradmapFlags } from "./gradmap-flags.js";
+import { mountPaths } from "./paths-panel.js";
+import { mountTarget } from "./target.js";
 import { mountTheme } from "./theme.js";
 import { mountTransport } from "./transport.js";
 import { mountView3d } from "./view-3d.js";
@@ -27,6 +30,7 @@ function requestBody() {
   if (state.expandDerived) body.expand_derived = true;
   if (state.mode === "overwrite") body.mode = "overwrite";
   if (state.order) body.order = [...state.order];
+  if (state.target) body.target = state.target;
   return body;
 }
 
@@ -52,17 +56,23 @@ function recompute(meta = {}) {
 function loadPreset(id, step = 0) {
   const preset = state.presets.find((p) => p.id === id) ?? state.presets[0];
   if (!preset) return;
-  update({ presetId: preset.id, source: preset.source, values: { ...(preset.values ?? {}) }, playing: false });
+  update({ presetId: preset.id, source: preset.source, values: { ...(preset.values ?? {}) }, playing: false, target: null });
   recompute({ program: true, step });
 }
 
 /** Show a program that is no preset (a lesson's), from its first step. */
 function loadProgram({ source, values }) {
-  update({ presetId: "", source, values: { ...values }, playing: false });
+  update({ presetId: "", source, values: { ...values }, playing: false, target: null });
   recompute({ program: true });
 }
 
 let lessons = null;
+
+/** An edited program: its node ids are new, so gradients are of its root again. */
+function newProgram() {
+  update({ target: null });
+  recompute({ program: true });
+}
 
 function mount() {
   // First: while a lesson is open, its Space and arrows come before the transport's.
@@ -82,7 +92,7 @@ function mount() {
   mountEditor({
     textarea: $("source"), gutter: $("gutter"), backdrop: $("backdrop"), errorBox: $("error"),
     presetSelect: $("presets"), presetNote: $("preset-note"),
-  }, { onProgram: () => recompute({ program: true }), onPreset: loadPreset });
+  }, { onProgram: () => newProgram(), onPreset: loadPreset });
   mountNotes($("program-notes"));
   mountSliders($("sliders"), {
     onValue: (name, value) => {
@@ -102,16 +112,19 @@ function mount() {
       recompute({ values: true });
     },
   });
-  // A lab switching the variant (the = bug, a visit order) asks for the variant's trace.
+  mountTarget({ svg: $("graph"), wrap: $("graph-wrap"), graph });
+  mountGradmapFlags({ svg: $("graph"), legend: $("graph-wrap").querySelector(".legend"), graph });
+  mountPaths({ svg: $("graph"), requestBody });
+  // A lab switching the variant (the = bug, a visit order) or another target asks for its trace.
   subscribe((s, changed) => {
-    if (s.source && (changed.has("mode") || changed.has("order"))) recompute();
+    if (s.source && (changed.has("mode") || changed.has("order") || changed.has("target"))) recompute();
   });
   mountTheme($("theme-toggle"));
   mountLanguageMenu($("lang"));
   mountClassroom({ requestBody });
 
   $("toggle-expand").addEventListener("change", (event) => {
-    update({ expandDerived: event.target.checked });
+    update({ expandDerived: event.target.checked, target: null }); // node ids change
     recompute({ program: true });
   });
 }

@@ -121,6 +121,7 @@ export function mergeNumbers(trace, reply) {
   });
 
   const merged = { ...trace, nodes, edges, leaves, steps, gradcheck: reply.gradcheck, warnings: reply.warnings };
+  if (reply.grad_flags !== undefined) merged.grad_flags = reply.grad_flags;
   if (reply.structure !== undefined) merged.structure = reply.structure;
   return merged;
 }

@@ -27,6 +27,7 @@ function initialState() {
     finalGrads: false,    // show every final gradient at once (off by default)
     foldConstants: false, // draw constants inside their consumer's card
     gradMap: false,       // colour every card by |grad| at the frame shown (gradmap.js)
+    target: null,         // the node whose gradients are asked (target.js), null: the root
     presenting: false,    // presentation mode (classroom.js): large type, editor hidden
     view3d: false,        // the 3D view (view-3d.js) instead of the SVG; without WebGL it stays off
     lang: "",             // the language a link asked for (?lang=, the header's menu: language.js);
@@ -175,6 +176,7 @@ export const URL_FIELDS = {
   final: { key: "finalGrads", type: "bool" },
   fold: { key: "foldConstants", type: "bool" },
   gradmap: { key: "gradMap", type: "bool" },
+  target: { key: "target", type: "string" },
   train: { key: "train", type: "train" },
   lesson: { key: "lessonId", type: "string" },
   stop: { key: "lessonStop", type: "int", when: (s) => Boolean(s.lessonId) },

@@ -331,8 +331,16 @@ def test_malformed_body_answers_match_the_schema(client, contract, path, body):
 
 PATHS_BODIES = [
     ({"source": "a = 2\nb = a + 1\nc = a * 3\nd = b * c", "leaf": "a"}, 200, None),
-    ({"source": "x0 = 0.5\n" + "\n".join(f"x{k + 1} = x{k} * x{k} + x{k}" for k in range(250)),
-      "leaf": "x0", "limit": 3}, 200, None),
+    (
+        {
+            "source": "x0 = 0.5\n"
+            + "\n".join(f"x{k + 1} = x{k} * x{k} + x{k}" for k in range(250)),
+            "leaf": "x0",
+            "limit": 3,
+        },
+        200,
+        None,
+    ),
     ({"source": "a = 2\nb = a + 1\nc = a * 3\nd = b * c", "leaf": "a", "target": "c"}, 200, None),
     ({"source": "a * 2", "leaf": "q"}, 400, "BadLeaf"),
     ({"source": "a * 2", "leaf": "n1"}, 400, "BadLeaf"),
