@@ -26,8 +26,11 @@ export function mountGradmapFlags({ svg, legend, graph }) {
   notes.hidden = true;
   legend.append(notes);
 
+  let painted = false; // whether some card may carry a flag now
   function paint(s) {
-    const on = s.gradMap && s.trace && (s.finalGrads || passComplete(s.trace, s.step));
+    const on = Boolean(s.gradMap && s.trace && (s.finalGrads || passComplete(s.trace, s.step)));
+    if (!on && !painted) return; // the usual case while the map is off: no card to visit
+    painted = on;
     for (const card of svg.querySelectorAll(CARDS)) {
       const flags = on ? flagsOf(s.trace, cardId(card)) : [];
       attr(card, "data-grad-flag", flags.length ? flags.join(" ") : null);
