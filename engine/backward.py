@@ -80,25 +80,28 @@ def recorded_backward(
     late, lost, replaced = set(), set(), {}
     for node in visit_order:
         upstream = node.grad
-        edge = offsets[node.id]
-        for local, child in zip(node.local_grads, node.inputs, strict=True):
-            to = child.id
-            contribution = local * upstream
-            before = child.grad
-            child.grad = after = contribution if overwrite else before + contribution
-            index = len(contributions)
-            edges.append(edge)
-            tos.append(to)
-            contributions.append(contribution)
-            befores.append(before)
-            afters.append(after)
-            edge += 1
-            if visited[to]:
-                late.add(index)
-            elif overwrite and last[to] >= 0:
-                lost.add(last[to])
-                replaced[index] = last[to]
-            last[to] = index
+        inputs = node.inputs
+        if inputs:  # leaves (half the nodes of most graphs) pass nothing on: no zip for them
+            edge = offsets[node.id]
+            # Not strict: a Value's local_grads match its inputs, and this is the hot loop.
+            for local, child in zip(node.local_grads, inputs):  # noqa: B905
+                to = child.id
+                contribution = local * upstream
+                before = child.grad
+                child.grad = after = contribution if overwrite else before + contribution
+                index = len(contributions)
+                edges.append(edge)
+                tos.append(to)
+                contributions.append(contribution)
+                befores.append(before)
+                afters.append(after)
+                edge += 1
+                if visited[to]:
+                    late.add(index)
+                elif overwrite and last[to] >= 0:
+                    lost.add(last[to])
+                    replaced[index] = last[to]
+                last[to] = index
         visited[node.id] = True
         visits.append(node.id)
         upstreams.append(upstream)

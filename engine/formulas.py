@@ -289,6 +289,26 @@ def compile_tuple(formulas: tuple[Term, ...]) -> Callable[[tuple[float, ...]], t
     return lambda values: (first(values), second(values))
 
 
+# The four ways to pick two of a binary op's inputs, as plain functions: the hot path calls one
+# with the two inputs (`*`'s locals are `(b, a)`), which costs less than picking from a tuple.
+_PICKS = {
+    ("a", "b"): lambda a, b: (a, b),
+    ("b", "a"): lambda a, b: (b, a),
+    ("a", "a"): lambda a, b: (a, a),
+    ("b", "b"): lambda a, b: (b, b),
+}
+
+
+def pick_of(formulas: tuple[Term, ...]) -> Callable[[float, float], tuple] | None:
+    """The function of `(a, b)` giving `formulas` when they are two of the inputs (`*`'s locals
+    `(b, a)`); else None."""
+    names = tuple(
+        part.value if isinstance(part, Formula) and part.head == "var" else None
+        for part in formulas
+    )
+    return _PICKS.get(names)  # type: ignore[arg-type]
+
+
 def operator_of(formula: Formula) -> Callable[[float, float], float] | None:
     """The primitive's function when `formula` is a primitive applied to `a` and `b` in that
     order (`a + b`, `a * b`), for the hot paths that call it with two numbers; else None."""

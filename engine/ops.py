@@ -352,8 +352,9 @@ def page_table() -> dict[str, dict[str, object]]:
 
 def javascript_module() -> str:
     """Every row's forward and local derivatives as a JavaScript module (`export const OPS =
-    {key: {forward(a, b, k), locals(a, b, k, out)}}`), IEEE as the engine: the page's own
-    evaluator is generated from this (a derived row's formulas are its primitives')."""
+    {key: {forward(a, b, k), locals(a, b, k, out)}}`), IEEE as the engine (a derived row's
+    formulas are its primitives'): what a page-side evaluator is to be built on (issue
+    "Instant anywhere"); today only its test runs it, against the engine."""
     names = {name: name for name in ("a", "b", "k", "out")}
     rows = []
     for key, op in OPS.items():

@@ -14,8 +14,8 @@ from .flags import grad_flags
 from .gradcheck import GradCheck
 from .i18n import render
 from .narration import Narrator, filler
-from .ops import OPS, public_op
-from .steps import ForwardStep, SeedStep, Step, TopoStep
+from .ops import DERIVED, public_op
+from .steps import BackwardStep, ForwardStep, SeedStep, Step, TopoStep
 
 if TYPE_CHECKING:
     from .tracing import Trace
@@ -134,7 +134,7 @@ def graph_reply(
     for node in trace.nodes:
         i = node.id
         nid = f"n{i}"
-        derived = node.op is not None and OPS[node.op].derived
+        derived = node.op in DERIVED
         written = {
             "id": nid,
             "label": node.label,
@@ -207,63 +207,84 @@ def groups_reply(trace: Trace, placement: Placement | None = None) -> list[dict[
 
 
 def steps_reply(trace: Trace, steps: list[Step], numbers: dict[str, Any]) -> list[dict[str, Any]]:
-    """The `steps` of the trace's reply: each step of the timeline with its numbers (from the
-    numbers reply) and its narration, its template filled with them."""
+    """The `steps` of the trace's reply (docs/api.md, "Step"): each step of the timeline with
+    its numbers (from the numbers reply) and its narration, its template filled with them."""
     fill = filler(numbers)
-    written = []
-    for index, step in enumerate(steps):
-        reply = step_reply(trace, step, numbers, fill(step.template))
-        reply["index"] = index
-        written.append(reply)
-    return written
+    return [
+        _STEP_REPLIES[type(step)](trace, step, numbers, fill(step.template), index)  # type: ignore[operator]
+        for index, step in enumerate(steps)
+    ]
 
 
-def step_reply(trace: Trace, step: Step, numbers: dict[str, Any], narration: str) -> dict[str, Any]:
-    """One step as docs/api.md ("Step") writes it (without its `index`)."""
-    if isinstance(step, TopoStep):
-        return {
-            "phase": "topo", "node": f"n{step.node}", "narration": narration,
-            "template": step.template, "action": step.action,
-            "pop": None if step.pop is None else [f"n{step.pop[0]}", step.pop[1]],
-            "input": None if step.input is None else f"n{step.input}",
-            "pushed": [[f"n{node}", index] for node, index in step.pushed],
-            "emitted": None if step.emitted is None else f"n{step.emitted}",
-        }  # fmt: skip
-    node = step.node
-    head = {"node": f"n{node.id}", "narration": narration, "template": step.template}
-    if isinstance(step, ForwardStep):
-        return {
-            "phase": "forward", **head, "op": public_op(node.op),
-            "inputs": [f"n{c.id}" for c in node.inputs], "data": numbers["data"][node.id],
-        }  # fmt: skip
-    if isinstance(step, SeedStep):
-        return {"phase": "seed", **head, "grad": 1.0}
+def _topo_reply(trace: Trace, step: TopoStep, numbers: Any, narration: str, index: int) -> dict:
+    pop = step.pop
     return {
-        "phase": "backward", **head, "grad": numbers["step_grad"][step.visit],
-        "contributions": contributions_reply(trace, step.visit, numbers),
+        "phase": "topo", "node": f"n{step.node}", "narration": narration,
+        "template": step.template, "action": step.action,
+        "pop": None if pop is None else [f"n{pop[0]}", pop[1]],
+        "input": None if step.input is None else f"n{step.input}",
+        "pushed": [[f"n{node}", at] for node, at in step.pushed],
+        "emitted": None if step.emitted is None else f"n{step.emitted}",
+        "index": index,
     }  # fmt: skip
+
+
+def _forward_reply(
+    trace: Trace, step: ForwardStep, numbers: Any, narration: str, index: int
+) -> dict:
+    node = step.node
+    return {
+        "phase": "forward", "node": f"n{node.id}", "narration": narration,
+        "template": step.template, "op": public_op(node.op),
+        "inputs": [f"n{c.id}" for c in node.inputs], "data": numbers["data"][node.id],
+        "index": index,
+    }  # fmt: skip
+
+
+def _seed_reply(trace: Trace, step: SeedStep, numbers: Any, narration: str, index: int) -> dict:
+    return {
+        "phase": "seed", "node": f"n{step.node.id}", "narration": narration,
+        "template": step.template, "grad": 1.0, "index": index,
+    }  # fmt: skip
+
+
+def _backward_reply(
+    trace: Trace, step: BackwardStep, numbers: Any, narration: str, index: int
+) -> dict:
+    return {
+        "phase": "backward", "node": f"n{step.node.id}", "narration": narration,
+        "template": step.template, "grad": numbers["step_grad"][step.visit],
+        "contributions": contributions_reply(trace, step.visit, numbers), "index": index,
+    }  # fmt: skip
+
+
+_STEP_REPLIES = {
+    TopoStep: _topo_reply,
+    ForwardStep: _forward_reply,
+    SeedStep: _seed_reply,
+    BackwardStep: _backward_reply,
+}
 
 
 def contributions_reply(trace: Trace, visit: int, numbers: dict[str, Any]) -> list[dict[str, Any]]:
     """The contributions of the `visit`-th visit, as a backward step lists them."""
     record = trace.record
+    edges, tos, lost, late = record.edge, record.to, record.lost, record.late
     upstream = numbers["step_grad"][visit]
     local_grad, contribution = numbers["local_grad"], numbers["contribution"]
     before, after = numbers["grad_before"], numbers["grad_after"]
-    return [
-        {
-            "edge": f"e{record.edge[k]}",
-            "to": f"n{record.to[k]}",
-            "upstream": upstream,
-            "local": local_grad[record.edge[k]],
-            "contribution": contribution[k],
-            "grad_before": before[k],
-            "grad_after": after[k],
-            "lost": k in record.lost,
-            "late": k in record.late,
-        }
-        for k in range(record.starts[visit], record.starts[visit + 1])
-    ]
+    written = []
+    for k in range(record.starts[visit], record.starts[visit + 1]):
+        edge = edges[k]
+        written.append(
+            {
+                "edge": f"e{edge}", "to": f"n{tos[k]}", "upstream": upstream,
+                "local": local_grad[edge], "contribution": contribution[k],
+                "grad_before": before[k], "grad_after": after[k],
+                "lost": k in lost, "late": k in late,
+            }
+        )  # fmt: skip
+    return written
 
 
 def trace_reply(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .backward import backward
-from .formulas import compile_tuple, operator_of
+from .formulas import operator_of, pick_of
 from .ops import FUNCTIONS, OPS, apply
 from .topo import topo_order
 
@@ -127,19 +127,24 @@ Method = Callable[[Value, Operand], Value]
 def _operator(key: str) -> tuple[Method, Method]:
     """Value's method for the row `key` whose forward is one operator on `a` and `b` (`+`,
     `*`), and its reflected method (`2 * a`). The hot path of large graphs: the row's formulas
-    are read once, here (the operator as a C function, its locals picked in C), not per node
-    through `apply`."""
+    are read once, here (the operator as a C function, its locals a constant or picked from
+    the inputs), not per node through `apply`."""
     row = OPS[key]
     compute = operator_of(row.forward)  # type: ignore[arg-type]
-    local_grads_of = compile_tuple(row.local_grads)
     assert compute is not None, key
+    # Locals that are numbers (`+`: 1, 1) are one tuple for every node, else two of the inputs
+    # (`*`: b, a), picked by a plain function of them: no tuple of the inputs to pick from.
+    constant = tuple(row.local_grads) if all(type(x) is float for x in row.local_grads) else ()
+    pick = None if constant else pick_of(row.local_grads)
+    assert constant or pick is not None, key
 
     def method(self: Value, other: Operand) -> Value:
-        if not isinstance(other, Value):
+        if not isinstance(other, Value):  # a number: `a + 1`
             other = Value.constant(other)
-        x, y = self.data, other.data
+        x = self.data
+        y = other.data
         data = compute(x, y)
-        out = Value(data, (self, other), local_grads_of((x, y)), key)
+        out = Value(data, (self, other), constant or pick(x, y), key)  # type: ignore[misc]
         if data - data != 0:  # inf or nan
             out.warning = apply(key, (x, y))[2]
         return out

@@ -86,8 +86,9 @@ def ulps_apart(x: float, y: float) -> float:
 
 @pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
 def test_the_javascript_module_computes_what_the_engine_computes(tmp_path) -> None:
-    """The page's evaluator is generated from the same formulas: arithmetic agrees to the bit,
-    Math's transcendental functions (V8's own) within two units in the last place."""
+    """The JavaScript a page-side evaluator is to use, from the same formulas: arithmetic
+    agrees to the bit, Math's transcendental functions (V8's own) within two units in the last
+    place."""
     (tmp_path / "ops.mjs").write_text(javascript_module())
     (tmp_path / "driver.mjs").write_text(DRIVER)
     cases = [

@@ -2,7 +2,6 @@
 
 import json
 import sys
-import time
 
 import pytest
 
@@ -42,11 +41,11 @@ def test_long_chain_timeline_grows_linearly() -> None:
     assert large < 4.5 * small
 
 
-def test_ten_thousand_term_sum_parses_fast() -> None:
+def test_ten_thousand_term_sum_parses_and_traces() -> None:
+    # How fast is bench/engine.py's ("10,000-term sum parse"): no timing in tests.
     source = " + ".join(f"x{i}" for i in range(10_000))
-    start = time.perf_counter()
-    parse(source)
-    assert time.perf_counter() - start < 0.5  # bench target is 100 ms; slack for slow CI
+    (statement,) = parse(source)
+    assert len(statement.postfix) == 19_999  # every term and every `+`, read without recursion
     result = engine.trace(source, limits=SERVER)
     assert result.grads[0] == 1.0
 
