@@ -11,7 +11,7 @@ import { attr, svgElement } from "./svg.js";
 import { CARDS, cardId } from "./target.js";
 
 function flagText(card) {
-  if (!card._flagText) {
+  if (card._flagText?.parentNode !== card) { // new, or its card's contents were drawn anew
     const height = Number(card.querySelector(".card")?.getAttribute("height")) || 40;
     card._flagText = svgElement("text", { x: 0, y: height + 13 }, "grad-flag");
     card.append(card._flagText);
@@ -34,7 +34,7 @@ export function mountGradmapFlags({ svg, legend, graph }) {
     for (const card of svg.querySelectorAll(CARDS)) {
       const flags = on ? flagsOf(s.trace, cardId(card)) : [];
       attr(card, "data-grad-flag", flags.length ? flags.join(" ") : null);
-      if (flags.length || card._flagText) flagText(card).textContent = flagWords(flags);
+      if (flags.length || card._flagText?.parentNode === card) flagText(card).textContent = flagWords(flags);
     }
     const present = on ? flagsPresent(s.trace) : [];
     notes.hidden = !present.length;
