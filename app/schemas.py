@@ -343,7 +343,7 @@ class ValuesRequest(GraphRequest):
                     "source": "a = 2\nb = -3\nc = a * b\nL = c + a",
                     "values": {"a": 4},
                     "mode": "overwrite",
-                    "structure": "3197bf74748a090527620c24",
+                    "structure": "c9b128bce559f230fb95f6e2",
                 }
             ]
         },
@@ -360,7 +360,7 @@ class ValuesResponse(Sent):
         json_schema_extra={
             "examples": [
                 {
-                    "structure": "3197bf74748a090527620c24",
+                    "structure": "c9b128bce559f230fb95f6e2",
                     "data": [4.0, -3.0, -12.0, -8.0],
                     "grad": [-3.0, 4.0, 1.0, 1.0],
                     "correct_grad": [-2.0, 4.0, 1.0, 1.0],
