@@ -27,4 +27,6 @@ HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
     CMD python -c "import urllib.request, sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2).status != 200)"
 
 # Shell form so that $WORKERS is expanded; exec so uvicorn gets the signals.
-CMD exec uvicorn chainrule.app.main:app --host 0.0.0.0 --port 8000 --workers ${WORKERS:-2}
+# A live class's WebSocket messages are tiny (no zlib state per socket) and at most 1 MiB.
+CMD exec uvicorn chainrule.app.main:app --host 0.0.0.0 --port 8000 --workers ${WORKERS:-2} \
+    --ws-per-message-deflate false --ws-max-size 1048576

@@ -9,7 +9,7 @@ PORT   ?= 8000
 WORKERS ?= 1
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test bench fuzz lint bundle venv system-deps test-deps clean
+.PHONY: run test bench fuzz lint bundle pyodide-stdlib venv system-deps test-deps clean
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -m venv --help >/dev/null 2>&1 || { \
@@ -34,7 +34,18 @@ system-deps:
 	  fi; \
 	fi
 
+# The live class's tests: Debian's redis-server (started on a free port by a fixture) and zbar
+# (zbarimg reads the QR code on the teacher's screen back).
 test-deps: system-deps
+	@if [ ! -x /usr/bin/redis-server ] || [ ! -x /usr/bin/zbarimg ]; then \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing redis-server and zbar-tools with apt-get for the live class's tests..."; \
+	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server zbar-tools \
+	    || { echo "Could not install them: run 'sudo apt-get install redis-server zbar-tools' and retry."; exit 1; }; \
+	  else \
+	    echo "redis-server or zbarimg is missing and apt-get is not available: install Redis and zbar, then retry."; exit 1; \
+	  fi; \
+	fi
 	@if [ ! -x /usr/bin/chromium ]; then \
 	  if command -v apt-get >/dev/null 2>&1; then \
 	    echo "Installing Chromium with apt-get for the browser tests..."; \
@@ -46,18 +57,23 @@ test-deps: system-deps
 	fi
 
 run: system-deps venv
-	$(VENV)/bin/uvicorn chainrule.app.main:app --host $(HOST) --port $(PORT) --workers $(WORKERS)
+	$(VENV)/bin/uvicorn chainrule.app.main:app --host $(HOST) --port $(PORT) --workers $(WORKERS) \
+	  --ws-per-message-deflate false --ws-max-size 1048576  # docs/live-class.md: why
 
 test: test-deps venv
 	$(PY) -m pytest
 
-# Each script prints a markdown table (about 5 minutes in all; bench/load.py takes 2 of them).
+# Each script prints a markdown table (about 12 minutes in all; bench/load.py takes 4.5 of them,
+# bench/sandbox.py 2, bench/classroom.py 3: it starts redis-server, which test-deps installs).
 bench: test-deps venv
 	$(PY) bench/engine.py
 	$(PY) bench/api.py
+	$(PY) bench/layout_cost.py
 	$(PY) bench/page.py
 	$(PY) bench/view_3d.py
+	$(PY) bench/sandbox.py
 	$(PY) bench/load.py
+	$(PY) bench/classroom.py
 
 fuzz: venv
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100000} $(PY) -m pytest tests -k fuzz -p no:cacheprovider
@@ -67,6 +83,15 @@ fuzz: venv
 # module or style it is built from: tests/app/test_bundle.py fails until you do.
 bundle: venv
 	$(PY) -m chainrule.app.bundle
+
+# The sandbox's standard library compiled to bytecode by Pyodide itself (tools/pyodide_stdlib_pyc.mjs:
+# a cold start 10 s faster): from npm's python_stdlib.zip of the vendored Pyodide's version.
+PYODIDE_VERSION := 314.0.7
+pyodide-stdlib:
+	@d=$$(mktemp -d) && cd $$d && npm pack -q pyodide@$(PYODIDE_VERSION) >/dev/null \
+	  && tar xzf pyodide-$(PYODIDE_VERSION).tgz package/python_stdlib.zip \
+	  && node $(CURDIR)/tools/pyodide_stdlib_pyc.mjs $$d/package/python_stdlib.zip \
+	     $(CURDIR)/static/vendor/pyodide/python_stdlib.zip && rm -rf $$d
 
 lint: venv
 	$(VENV)/bin/ruff check .

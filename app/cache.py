@@ -1,14 +1,17 @@
-"""A bounded, thread-safe LRU cache with hit/miss counters (layouts and whole responses)."""
+"""A bounded, thread-safe LRU cache with hit/miss counters (layouts and whole responses), and
+the same in front of a store shared by every process (Redis), for layouts."""
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from threading import Lock
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 V = TypeVar("V")
+logger = logging.getLogger("chainrule")
 
 
 @dataclass(frozen=True)
@@ -70,3 +73,64 @@ class BoundedCache(Generic[V]):
     def stats(self) -> CacheStats:
         with self._lock:
             return CacheStats(self._hits, self._misses, len(self._items), self._size)
+
+
+class RemoteBytes(Protocol):
+    """A shared store of bytes by key with an expiry (Redis: `get`, `set(..., ex=)`)."""
+
+    def get(self, name: str) -> bytes | None: ...
+
+    def set(self, name: str, value: bytes, ex: int) -> object: ...
+
+
+class SharedCache(Generic[V]):
+    """A BoundedCache in front of a store shared by every process (Redis), with the same
+    `get`/`put`/`clear`/`stats`: a local miss asks the store (and keeps what it finds), a put
+    goes to both. The store only saves time, so a store that fails or holds something
+    unreadable is passed over, never an error."""
+
+    def __init__(
+        self,
+        local: BoundedCache[V],
+        remote: RemoteBytes,
+        prefix: str,
+        encode: Callable[[V], bytes],
+        decode: Callable[[bytes], V],
+        ttl_s: int,
+    ) -> None:
+        self.local = local
+        self.remote = remote
+        self.prefix = prefix
+        self.encode = encode
+        self.decode = decode
+        self.ttl_s = ttl_s
+
+    def _name(self, key: Hashable) -> str:
+        return self.prefix + (key.hex() if isinstance(key, bytes) else str(key))
+
+    def get(self, key: Hashable) -> V | None:
+        value = self.local.get(key)
+        if value is not None:
+            return value
+        try:
+            data = self.remote.get(self._name(key))
+            value = self.decode(data) if data is not None else None
+        except Exception:  # an unreachable or odd store: lay out here, as without one
+            logger.warning("shared cache: reading %s failed", self._name(key), exc_info=True)
+            return None
+        if value is not None:
+            self.local.put(key, value)
+        return value
+
+    def put(self, key: Hashable, value: V) -> None:
+        self.local.put(key, value)
+        try:
+            self.remote.set(self._name(key), self.encode(value), ex=self.ttl_s)
+        except Exception:
+            logger.warning("shared cache: writing %s failed", self._name(key), exc_info=True)
+
+    def clear(self) -> None:
+        self.local.clear()
+
+    def stats(self) -> CacheStats:
+        return self.local.stats()

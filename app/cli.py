@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -16,12 +17,14 @@ from typing import get_args
 from pydantic import ValidationError
 
 from chainrule import engine
-from chainrule.app.drawing import DrawingFormat, ExportFailed, render
+from chainrule.app.drawing import DrawingFormat, ExportFailed, ExportLimits, render
+from chainrule.app.graphviz import Graphviz
 from chainrule.app.schemas import GraphRequest
 from chainrule.app.settings import get_settings
 from chainrule.app.trace_body import trace_dict
 
 FORMATS = get_args(DrawingFormat)
+CLI_TIMEOUT_S = 60.0  # a drawing asked for at the terminal may take longer than a request
 
 
 def parse_values(text: str) -> dict[str, float]:
@@ -62,13 +65,46 @@ def build_parser() -> argparse.ArgumentParser:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    uvicorn.run("chainrule.app.main:app", host=args.host, port=args.port, workers=args.workers)
+    # No permessage-deflate on the live class's WebSockets: its messages are a few hundred bytes,
+    # and each compressed socket holds zlib state (bench/classroom.py: 83 KB per student with
+    # it, 39 KB without). A message is at most 1 MiB, as a request body is (uvicorn: 16 MiB).
+    uvicorn.run(
+        "chainrule.app.main:app", host=args.host, port=args.port, workers=args.workers,
+        ws_per_message_deflate=False, ws_max_size=1_048_576,
+    )  # fmt: skip
     return 0
+
+
+# What a terminal would act on rather than show: C0 and C1 controls (ESC starts a sequence that
+# can recolour, move the cursor, retitle the window or clear the screen) and the bidirectional
+# overrides that make text read in another order than it is written (U+202A-U+202E, U+2066-9).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    """A control as its Unicode control picture (ESC is ␛), one character for one, so a caret
+    under the line still lines up; a tab stays a tab."""
+    char = match.group()
+    if char == "\t":
+        return char
+    if char < " ":
+        return chr(0x2400 + ord(char))
+    return "\u2421" if char == "\x7f" else "\ufffd"
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with every character a terminal would act on shown instead (see _UNSAFE)."""
+    return _UNSAFE.sub(_shown, text)
+
+
+def say(line: str) -> None:
+    """Write one line to stderr, made terminal-safe: it may quote the program or a path."""
+    sys.stderr.write(terminal_safe(line) + "\n")
 
 
 def fail(message: str, code: int = 1) -> int:
     """Say what went wrong on one line of stderr; the exit code to return."""
-    sys.stderr.write(f"chainrule: {message}\n")
+    say(f"chainrule: {message}")
     return code
 
 
@@ -116,14 +152,18 @@ def draw(args: argparse.Namespace) -> int:
             source=source, values=args.values, expand_derived=args.expand_derived
         )
         trace = trace_dict(request, get_settings())
-        drawing = render(trace, fmt, dot_binary=dot_binary, timeout_s=60.0)
+        settings = get_settings()
+        graphviz = Graphviz.from_settings(settings, binary=dot_binary)
+        limits = ExportLimits.from_settings(settings, timeout_s=CLI_TIMEOUT_S)
+        drawing = render(trace, fmt, graphviz=graphviz, limits=limits)
     except ValidationError as error:
         return fail(f"invalid input: {error.errors()[0]['msg']}")
     except engine.ProgramError as error:
         located = f" (line {error.line}, column {error.column})" if error.line else ""
-        sys.stderr.write(f"{error.type}: {error.message}{located}\n")
+        say(f"{error.type}: {error.message}{located}")
         if error.snippet:
-            sys.stderr.write(f"  {error.snippet}\n  {error.caret}\n")
+            say(f"  {error.snippet}")
+            say(f"  {error.caret}")
         return 1
     except ExportFailed as error:
         return fail(str(error))

@@ -3,150 +3,248 @@ time (FIELD-NOTES: dot with a cluster per statement took seconds at 500 nodes an
 at 1,000; a group laid out by itself is small).
 
 1. The inside of every group is laid out alone, each input from outside entering through a port
-   in the first column, so that dot keeps a lane free for that edge through the group, level
-   with the card it feeds.
+   in the first column, so that a lane stays free for that edge through the group, level with
+   the card it feeds.
 2. The graph of groups (one vertex per group, the edges between groups) is laid out twice: with
    each group one card (the collapsed layout) and with each group the size of its inside (the
    expanded layout, each inside then placed in its group's box).
-dot ranks and orders a graph without looking at the sizes of its boxes, so both layouts put
-every group in the same column and the same order: collapsing a group moves nothing across.
+Both engines, dot and the layered fallback (app/layered.py), rank and order a graph without
+looking at the sizes of its boxes, so both layouts put every group in the same column and the
+same order: collapsing a group moves nothing across. One engine lays out all of a graph.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from chainrule.app.layered import layered_centres
 from chainrule.app.layout import (
     CARD_SIZE,
     FRAME_LABEL,
     FRAME_PAD,
     NODE_GAP,
+    RANK_GAP,
     Box,
+    DotCost,
     Layout,
     Layouter,
     Structure,
     _bounded,
     collapsed_structure,
     dot_centres,
+    dot_cost,
     dot_graph_attributes,
     dot_size,
     dot_source,
     framed_groups,
+    layered_layout,
     parse_dot,
     parse_json0,
-    sugiyama_layout,
 )
 
 # The collapsed graph is a summary: its cards sit closer in a column, so more is readable at Fit.
 COLLAPSED_NODE_GAP = 12.0
 PORT_SIZE = (2.0, 12.0)  # px: an input's way into a group, about one edge's lane
-# dot keeps heavy edges straight: the lane from a port runs level with the card it feeds, so the
+# Heavy edges are kept straight: the lane from a port runs level with the card it feeds, so the
 # page draws an input's edge level along it, from the group's left edge (groups.js, `entry`).
 PORT_WEIGHT = 100
 Inside = tuple[float, float, dict[int, Box]]  # a group's inside: width, height, member → box
 
 
+@dataclass(frozen=True)
+class InsideGraph:
+    """One group's inside as a graph of its own: its members, then a port per input from
+    outside (per input and consumer), named `i0`, `i1`, …; edges by index into `names`."""
+
+    members: tuple[int, ...]  # the group's nodes (indices into the structure)
+    names: tuple[str, ...]
+    sizes: tuple[tuple[float, float], ...]
+    edges: tuple[tuple[int, int], ...]
+    weights: tuple[float, ...]
+
+    @property
+    def ports(self) -> range:
+        return range(len(self.members), len(self.names))
+
+    def cost(self) -> DotCost:
+        return dot_cost(len(self.names), self.edges, pinned=self.ports)
+
+
+def inside_graphs(structure: Structure) -> dict[int, InsideGraph]:
+    """The graph of each framed group's inside (see InsideGraph), edges in the trace's order;
+    one pass over the edges for all groups."""
+    framed = dict(framed_groups(structure))
+    local = {member: place for members in framed.values() for place, member in enumerate(members)}
+    names = {group: [structure.ids[m] for m in members] for group, members in framed.items()}
+    sizes = {
+        group: [CARD_SIZE[structure.kinds[m]] for m in members] for group, members in framed.items()
+    }
+    edges: dict[int, list[tuple[int, int]]] = {group: [] for group in framed}
+    weights: dict[int, list[float]] = {group: [] for group in framed}
+    ports: dict[tuple[int, int], int] = {}
+    group_of = structure.groups
+    for source, target in structure.edges:
+        group = group_of[target]
+        if group not in framed:
+            continue
+        if group_of[source] == group:
+            edges[group].append((local[source], local[target]))
+            weights[group].append(1)
+        elif (source, target) not in ports:
+            port = ports[source, target] = len(names[group])
+            names[group].append(f"i{port - len(framed[group])}")
+            sizes[group].append(PORT_SIZE)
+            edges[group].append((port, local[target]))
+            weights[group].append(PORT_WEIGHT)
+    return {
+        group: InsideGraph(
+            tuple(members),
+            tuple(names[group]),
+            tuple(sizes[group]),
+            tuple(edges[group]),
+            tuple(weights[group]),
+        )
+        for group, members in framed.items()
+    }
+
+
 def grouped_layout(structure: Structure, layouter: Layouter) -> Layout:
     """The expanded layout of `structure` (every node's box, each framed group's labelled box)
-    with its collapsed layout (one box per group)."""
+    with its collapsed layout (one box per group): dot when every graph is affordable and dot
+    answers, else the layered fallback."""
     quotient = collapsed_structure(structure)
     assert quotient is not None
-    collapsed = None
-    expanded = None
-    framed = framed_groups(structure)
-    if layouter.dot_allowed(len(structure.ids)):
-        # One dot run for every group's inside and the collapsed graph, one for the expanded.
-        sources = [inside_source(structure, group, members) for group, members in framed]
-        sources.append(dot_source(quotient, COLLAPSED_NODE_GAP, guard=True))
+    insides = inside_graphs(structure)
+    # dot lays out the graph of groups twice and every inside once: their costs add up.
+    costs = [dot_cost(len(quotient.ids), quotient.edges)] * 2
+    costs += [inside.cost() for inside in insides.values()]
+    total = sum(costs, DotCost(0, 0, 0, 0))
+    # dot_max_nodes counts the program's nodes, as for a graph without groups.
+    affordable = layouter.dot_affordable(
+        DotCost(len(structure.ids), total.edges, total.lanes, total.lane_squares)
+    )
+    layout = dot_grouped(structure, quotient, insides, layouter) if affordable else None
+    return layout or layered_grouped(structure, quotient, insides)
 
-        def parse(drawings: list[dict[str, Any]]) -> tuple[Layout, dict[int, Inside]]:
-            insides = {
-                group: inside_boxes(structure, members, drawing)
-                for (group, members), drawing in zip(framed, drawings[:-1], strict=True)
-            }
-            return parse_json0(quotient, drawings[-1]), insides
 
-        parsed = parse_dot(layouter.run_dot("\n".join(sources)), parse)
-        if parsed is not None:
-            collapsed, insides = parsed
-            expanded = expanded_layout(structure, quotient, insides, layouter)
-    elif layouter.dot_allowed(len(quotient.ids)):
-        output = layouter.run_dot(dot_source(quotient, COLLAPSED_NODE_GAP, guard=True))
-        collapsed = parse_dot(output, lambda drawings: parse_json0(quotient, drawings[0]))
-    if expanded is None:  # the layered fallback, with a box around each group's cards
-        expanded = sugiyama_layout(structure)
+def dot_grouped(
+    structure: Structure,
+    quotient: Structure,
+    graphs: dict[int, InsideGraph],
+    layouter: Layouter,
+) -> Layout | None:
+    """Both layouts by dot: one run for every group's inside and the collapsed graph, one for
+    the expanded; None if dot fails or is busy."""
+    sources = [inside_source(group, graph) for group, graph in graphs.items()]
+    sources.append(dot_source(quotient, COLLAPSED_NODE_GAP))
+
+    def parse(drawings: list[dict[str, Any]]) -> tuple[Layout, dict[int, Inside]]:
+        insides = {
+            group: inside_of(graph, dot_centres(drawing))
+            for (group, graph), drawing in zip(graphs.items(), drawings[:-1], strict=True)
+        }
+        return parse_json0(quotient, drawings[-1]), insides
+
+    parsed = parse_dot(layouter.run_dot("\n".join(sources)), parse)
+    if parsed is None:
+        return None
+    collapsed, insides = parsed
+    sizes = expanded_sizes(quotient, insides)
+    output = layouter.run_dot(dot_source(quotient, NODE_GAP, sizes))
+    boxes = parse_dot(output, lambda drawings: parse_json0(quotient, drawings[0], sizes))
+    if boxes is None:
+        return None
+    return with_collapsed(placed(structure, insides, boxes), collapsed)
+
+
+def layered_grouped(
+    structure: Structure, quotient: Structure, graphs: dict[int, InsideGraph]
+) -> Layout:
+    """Both layouts by the layered fallback, in the same steps as dot_grouped."""
+    insides = {}
+    for group, graph in graphs.items():
+        centres = layered_centres(
+            len(graph.names),
+            graph.edges,
+            graph.sizes,
+            rank_gap=RANK_GAP,
+            node_gap=NODE_GAP,
+            pinned=graph.ports,
+            weights=graph.weights,
+        )
+        insides[group] = inside_of(graph, dict(zip(graph.names, centres, strict=True)))
+    card_sizes = [CARD_SIZE[kind] for kind in quotient.kinds]
+    collapsed = layered_layout(quotient, card_sizes, COLLAPSED_NODE_GAP)
+    boxes = layered_layout(quotient, expanded_sizes(quotient, insides), NODE_GAP)
+    return with_collapsed(placed(structure, insides, boxes), collapsed)
+
+
+def with_collapsed(expanded: Layout, collapsed: Layout) -> Layout:
     return Layout(
         expanded.engine,
         expanded.width,
         expanded.height,
         expanded.boxes,
         expanded.frames,
-        collapsed or sugiyama_layout(quotient),
+        collapsed,
     )
 
 
-def inside_source(structure: Structure, group: int, members: list[int]) -> str:
-    """DOT of one group's inside: its cards, its own edges, and a port in the first column for
-    each input from outside (per input and consumer)."""
-    ids = structure.ids
-    inside = set(members)
+def inside_source(group: int, graph: InsideGraph) -> str:
+    """DOT of one group's inside: its cards, its own edges, and its ports in the first column."""
     lines = [
         f"digraph g{group} {{",
-        dot_graph_attributes(NODE_GAP, guard=True),
+        dot_graph_attributes(NODE_GAP, graph.cost()),
         'node [shape=box fixedsize=true label=""]',
     ]
-    lines.extend(f"{ids[m]} [{dot_size(*CARD_SIZE[structure.kinds[m]])}]" for m in members)
-    ports: dict[tuple[int, int], str] = {}
-    for source, target in structure.edges:
-        if target not in inside:
-            continue
-        if source in inside:
-            lines.append(f"{ids[source]} -> {ids[target]}")
-        elif (source, target) not in ports:
-            port = ports[source, target] = f"i{len(ports)}"
-            lines.append(f"{port} [{dot_size(*PORT_SIZE)}]")
-            lines.append(f"{port} -> {ids[target]} [weight={PORT_WEIGHT}]")
-    if ports:
-        lines.append(f"{{rank=source {' '.join(ports.values())}}}")
+    names = graph.names
+    cards = len(graph.members)
+    lines.extend(f"{names[m]} [{dot_size(*graph.sizes[m])}]" for m in range(cards))
+    for (source, target), weight in zip(graph.edges, graph.weights, strict=True):
+        if source >= cards:  # a port: declared with its one edge
+            lines.append(f"{names[source]} [{dot_size(*PORT_SIZE)}]")
+            lines.append(f"{names[source]} -> {names[target]} [weight={weight:g}]")
+        else:
+            lines.append(f"{names[source]} -> {names[target]}")
+    if cards < len(names):
+        lines.append(f"{{rank=source {' '.join(names[cards:])}}}")
     lines.append("}")
     return "\n".join(lines)
 
 
-def inside_boxes(structure: Structure, members: list[int], drawing: dict[str, Any]) -> Inside:
-    """(width, height, member → box) of a group's inside, boxes from its top left. The ports'
-    column is left out, their rows kept: the lanes they hold run between the cards."""
-    centres = dot_centres(drawing)
-    boxes = {}
-    for m in members:
-        width, height = CARD_SIZE[structure.kinds[m]]
-        boxes[m] = (*centres[structure.ids[m]], width, height)
-    port_rows = [y for name, (_, y) in centres.items() if name.startswith("i")]
+def inside_of(graph: InsideGraph, centres: dict[str, tuple[float, float]]) -> Inside:
+    """(width, height, member → box) of a group's inside from the centres of its graph's
+    vertices (y down), boxes from its top left. The ports' column is left out, their rows
+    kept: the lanes they hold run between the cards."""
+    boxes = {
+        member: (*centres[name], *size)
+        for member, name, size in zip(graph.members, graph.names, graph.sizes, strict=False)
+    }
+    port_rows = [centres[graph.names[port]][1] for port in graph.ports]
     left = min(x - w / 2 for x, _, w, _ in boxes.values())
     right = max(x + w / 2 for x, _, w, _ in boxes.values())
     lane = PORT_SIZE[1] / 2
     top = min([y - h / 2 for _, y, _, h in boxes.values()] + [y - lane for y in port_rows])
     bottom = max([y + h / 2 for _, y, _, h in boxes.values()] + [y + lane for y in port_rows])
-    shifted = {m: (x - left, y - top, w, h) for m, (x, y, w, h) in boxes.items()}
+    shifted = {member: (x - left, y - top, w, h) for member, (x, y, w, h) in boxes.items()}
     return right - left, bottom - top, shifted
 
 
-def expanded_layout(
-    structure: Structure,
-    quotient: Structure,
-    insides: dict[int, Inside],
-    layouter: Layouter,
-) -> Layout | None:
-    """The graph of groups with each framed group as big as its inside (plus padding and the
-    band for its name), then every card placed: None if dot fails."""
+def expanded_sizes(quotient: Structure, insides: dict[int, Inside]) -> list[tuple[float, float]]:
+    """Each group's size in the expanded layout: a card, or its inside with padding and the
+    band for its name."""
     sizes = [CARD_SIZE[kind] for kind in quotient.kinds]
     for group, (width, height, _) in insides.items():
         sizes[group] = (width + 2 * FRAME_PAD, height + 2 * FRAME_PAD + FRAME_LABEL)
-    output = layouter.run_dot(dot_source(quotient, NODE_GAP, sizes, guard=True))
-    groups = parse_dot(output, lambda drawings: parse_json0(quotient, drawings[0], sizes))
-    if groups is None:
-        return None
+    return sizes
+
+
+def placed(structure: Structure, insides: dict[int, Inside], groups: Layout) -> Layout:
+    """The expanded layout: every framed group's inside placed in its box of `groups`, the
+    other groups' single cards where they are."""
     boxes: list[Box | None] = [None] * len(structure.ids)
-    frames: list[Box | None] = [None] * len(quotient.ids)
+    frames: list[Box | None] = [None] * len(groups.boxes)
     for group, members in enumerate(structure.group_members()):
         x, y, width, height = groups.boxes[group]
         if group not in insides:
@@ -157,6 +255,6 @@ def expanded_layout(
         top = y - height / 2 + FRAME_PAD + FRAME_LABEL
         for m, (mx, my, mw, mh) in insides[group][2].items():
             boxes[m] = (left + mx, top + my, mw, mh)
-    placed = tuple(box for box in boxes if box is not None)
-    assert len(placed) == len(boxes)
-    return _bounded("dot", placed, tuple(frames))
+    every = tuple(box for box in boxes if box is not None)
+    assert len(every) == len(boxes)
+    return _bounded(groups.engine, every, tuple(frames))

@@ -21,6 +21,8 @@ from chainrule.engine import ProgramError
 from chainrule.engine.errors import quoted
 from chainrule.engine.i18n import DEFAULT_LANG, Count, msg, render, text
 
+# The method a request was sent with, where app.middleware.HeadAsGet answers a HEAD as a GET.
+ASKED_METHOD = "chainrule.asked_method"
 HTTP_ERROR_TYPES = {
     400: "BadRequest",
     404: "NotFound",
@@ -35,11 +37,14 @@ class ApiError(Exception):
     """An error the API reports as is, with its status (e.g. an export too large to draw); its
     message a Message, said in the request's language."""
 
-    def __init__(self, status_code: int, type_: str, message: str) -> None:
+    def __init__(
+        self, status_code: int, type_: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.type = type_
         self.message = message
+        self.headers = headers  # e.g. Retry-After on a 503 Busy
 
 
 def error_body(type_: str, message: str, **position: Any) -> dict[str, Any]:
@@ -105,7 +110,8 @@ def describe_validation_error(error: dict[str, Any], lang: str = DEFAULT_LANG) -
     location = list(error.get("loc", ()))
     if location[:1] == ["body"]:
         location = location[1:]
-    where = ".".join(str(part) for part in location)
+    # A field's name is the client's text (an unknown field may be named by 60 KB): cut it.
+    where = ".".join(quoted(str(part)) for part in location)
     problem = _problem(error, lang)
     return f"{where}: {problem}" if where else text(lang, "api.invalid.body", problem=problem)
 
@@ -347,11 +353,13 @@ async def validation_error(request: Request, exc: RequestValidationError) -> JSO
 
 async def http_error(request: Request, exc: HTTPException) -> JSONBytes:
     lang = lang_of(request.scope)
-    path = request.url.path
+    # The path and the method are the client's text: an error repeats at most their start.
+    path = quoted(request.url.path)
+    method = quoted(request.scope.get(ASKED_METHOD, request.method))
     if exc.status_code == 404:
-        message = text(lang, "api.not_found", method=request.method, path=path)
+        message = text(lang, "api.not_found", method=method, path=path)
     elif exc.status_code == 405:
-        message = text(lang, "api.method_not_allowed", method=request.method, path=path)
+        message = text(lang, "api.method_not_allowed", method=method, path=path)
     else:
         message = render(exc.detail, lang)
     type_ = HTTP_ERROR_TYPES.get(exc.status_code, "HTTPError")
@@ -360,7 +368,8 @@ async def http_error(request: Request, exc: HTTPException) -> JSONBytes:
 
 async def api_error(request: Request, exc: ApiError) -> JSONBytes:
     message = render(exc.message, lang_of(request.scope))
-    return error_response(exc.status_code, error_body(exc.type, message))
+    body = error_body(exc.type, message)
+    return JSONBytes(body, status_code=exc.status_code, headers=exc.headers)
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -1,5 +1,9 @@
-"""Where every card goes: Graphviz `dot` for graphs it can handle quickly, a layered
-(Sugiyama) layout from igraph for the rest, cached by graph structure so values never move cards.
+"""Where every card goes: Graphviz `dot` for graphs it can lay out quickly, the layered
+fallback (app/layered.py, plain Python) for the rest, cached by graph structure so values never
+move cards.
+
+Whether dot is worth trying is predicted from the graph's shape before it runs (dot_cost): not
+the node count but the long edges, each of which dot turns into a vertex per column it crosses.
 
 Two layouts per structure, cached together: the graph with every statement's nodes in a labelled
 box (a dot cluster), and the graph with every statement collapsed to one card (one vertex per
@@ -9,22 +13,20 @@ Leaves are on the left, the root on the right (rankdir LR).
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import json
 import shutil
-import signal
-import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from threading import Lock
 from typing import Any, Literal, TypeVar
 
-import igraph
 import orjson
 
 from chainrule.app.cache import BoundedCache, CacheStats
+from chainrule.app.graphviz import Graphviz, GraphvizError
+from chainrule.app.layered import columns_from_the_root, layered_centres
+from chainrule.app.settings import AppSettings
 
 # Card sizes in px, as the page draws them; dot gets the same sizes so its positions fit them.
 CARD_SIZE: dict[str, tuple[float, float]] = {
@@ -36,39 +38,72 @@ CARD_SIZE: dict[str, tuple[float, float]] = {
 MARGIN = 16.0  # px around the drawing, so every card has x - width/2 >= 0
 RANK_GAP = 60.0  # px between columns (dot's ranksep)
 NODE_GAP = 20.0  # px between cards in a column (dot's nodesep)
-MAX_SPAN = 4  # columns an edge may cross and still take part in the fallback's ordering
 POINTS_PER_INCH = 72.0  # dot's unit; 1 px on the page = 1 pt, so sizes in inches are px / 72
 # A statement's box: FRAME_PAD px around its cards and a band of FRAME_LABEL px on top for its name.
 FRAME_PAD = 10.0
 FRAME_LABEL = 26.0
 
 LayoutEngine = Literal["dot", "sugiyama"]
-IGRAPH_LOCK = Lock()
 
-# Linux's prctl(PR_SET_PDEATHSIG): the kernel kills a child when the thread that started it dies.
-PR_SET_PDEATHSIG = 1
-_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+# dot's work, bounded (measured on a 2-core machine; bench/layout_cost.py prints it again).
+# Its ranks and its rows are each a network simplex: at most DOT_BUDGET / (nodes × vertices)
+# passes per node, well under a second on every graph we measured.
+DOT_BUDGET = 1_000_000
+# The rows' network simplex walks the lanes of long edges on every pass, about 2 µs per pass
+# and per (span of a long edge)², summed: `c*c*…*c` of 150 factors is 1.8 s, 300 terms of a sum
+# 15 s. Past DOT_MAX_LANE_SQUARES (about 0.4 s) dot skips it (nslimit=0) and keeps its first
+# placement, which is plainer, and the page's layout takes the layered fallback instead.
+DOT_MAX_LANE_SQUARES = 200_000
+DOT_LANES_FOR_MINCROSS = 10_000  # beyond, fewer crossing-minimisation passes (mclimit)
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child, between fork and exec
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+@dataclass(frozen=True)
+class DotCost:
+    """What dot would lay out: `nodes` and `edges`, and `lanes`, the extra vertex dot adds in
+    every column an edge crosses beyond its first (a 2,000-factor `k*k*…*k` has two million),
+    and `lane_squares`, the sum of each edge's lanes squared."""
+
+    nodes: int
+    edges: int
+    lanes: int
+    lane_squares: int
+
+    def __add__(self, other: DotCost) -> DotCost:
+        """The cost of laying out both graphs."""
+        return DotCost(
+            self.nodes + other.nodes,
+            self.edges + other.edges,
+            self.lanes + other.lanes,
+            self.lane_squares + other.lane_squares,
+        )
+
+    @property
+    def rows_affordable(self) -> bool:
+        """Whether dot's network simplex for the rows stays within its budget."""
+        return self.lane_squares <= DOT_MAX_LANE_SQUARES
+
+    def limits(self) -> dict[str, str]:
+        """dot's graph attributes bounding its work on this graph: nslimit1 for the ranks,
+        nslimit for the rows (each a number of passes per node), mclimit for the crossings."""
+        vertices = self.nodes + self.edges
+        ranks = min(1.0, DOT_BUDGET / max(1, self.nodes * vertices))
+        rows = 0.0
+        if self.rows_affordable:
+            rows = min(1.0, DOT_BUDGET / max(1, self.nodes * (vertices + 2 * self.lanes)))
+        limits = {"nslimit1": f"{ranks:.4g}", "nslimit": f"{rows:.4g}"}
+        if self.lanes > DOT_LANES_FOR_MINCROSS:
+            limits["mclimit"] = "0.2"
+        return limits
 
 
-def run_graphviz(dot_binary: str, args: list[str], source: bytes, timeout_s: float) -> bytes:
-    """Graphviz's output for DOT `source`, killed after `timeout_s` (subprocess.TimeoutExpired)
-    or when the process that asked for it dies: a worker killed by SIGKILL runs no timeout, and
-    its `dot` would otherwise run on for as long as the drawing takes (CalledProcessError and
-    OSError on failure)."""
-    result = subprocess.run(
-        [dot_binary, *args],
-        input=source,
-        capture_output=True,
-        timeout=timeout_s,
-        check=True,
-        # preexec_fn runs between fork and exec; it calls only a function resolved at import.
-        preexec_fn=_die_with_parent if _prctl is not None else None,
-    )
-    return result.stdout
+def dot_cost(n: int, edges: Sequence[tuple[int, int]], pinned: Sequence[int] = ()) -> DotCost:
+    """dot's work on a graph of `n` nodes, predicted from its shape in linear time: columns as
+    the layered fallback places them (each node as far right as its consumers allow, which is
+    what dot's ranking tends to), `pinned` nodes in the first column (rank=source)."""
+    column = columns_from_the_root(n, edges, pinned)
+    spans = [column[target] - column[source] - 1 for source, target in edges]
+    lanes = [span for span in spans if span > 0]
+    return DotCost(n, len(edges), sum(lanes), sum(span * span for span in lanes))
 
 
 Box = tuple[float, float, float, float]  # (x, y, width, height), x and y the centre
@@ -96,7 +131,7 @@ class Layout:
 
 @dataclass(frozen=True)
 class Structure:
-    """What the layout depends on: card kinds, labels, edges and groups, never values."""
+    """What the layout depends on: card kinds, edges and groups, never names or values."""
 
     ids: tuple[str, ...]
     kinds: tuple[str, ...]
@@ -130,7 +165,7 @@ def structure_of(
             group_of[index[member]] = number
     return structure(
         ids,
-        [(node["kind"], node["op"], node["label"]) for node in nodes],
+        [node["kind"] for node in nodes],
         [(index[edge["source"]], index[edge["target"]]) for edge in edges],
         group_of if groups else None,
     )
@@ -138,19 +173,20 @@ def structure_of(
 
 def structure(
     ids: Sequence[str],
-    cards: Sequence[tuple[str, str | None, str]],
+    kinds: Sequence[str],
     edges: Sequence[tuple[int, int]],
     group_of: Sequence[int] | None = None,
 ) -> Structure:
-    """The structure of a graph from its node ids, each card's (kind, op, label), the edges as
-    (input index, consumer index) pairs and each node's group (None: each node its own)."""
+    """The structure of a graph from its node ids, each card's kind, the edges as (input index,
+    consumer index) pairs and each node's group (None: each node its own)."""
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(orjson.dumps(cards))
+    # What a card's place depends on: its kind (its size), the edges and the groups; never its
+    # name, its operation or a value, so a renamed variable or a `*` made `+` finds the cache.
+    digest.update(orjson.dumps(kinds))
     digest.update(orjson.dumps(edges))
     digest.update(orjson.dumps(group_of))
-    kinds = tuple(kind for kind, _, _ in cards)
     groups = tuple(group_of) if group_of is not None else ()
-    return Structure(tuple(ids), kinds, tuple(map(tuple, edges)), digest.digest(), groups)
+    return Structure(tuple(ids), tuple(kinds), tuple(map(tuple, edges)), digest.digest(), groups)
 
 
 def collapsed_structure(structure: Structure) -> Structure | None:
@@ -179,7 +215,9 @@ def framed_groups(structure: Structure) -> list[tuple[int, list[int]]]:
 
 
 class Layouter:
-    """Lays graphs out, remembering layouts by structure; counts how often dot really ran."""
+    """Lays graphs out, remembering layouts by structure: dot when its predicted cost is within
+    bounds and it answers (a Graphviz slot free, in time), else the layered fallback. Counts how
+    often dot really ran."""
 
     def __init__(
         self,
@@ -188,16 +226,32 @@ class Layouter:
         dot_max_nodes: int,
         cache_size: int,
         dot_binary: str | None = None,
+        dot_max_lanes: int = 20_000,
+        graphviz: Graphviz | None = None,
     ) -> None:
         self.dot_timeout_s = dot_timeout_s
         self.dot_max_nodes = dot_max_nodes
-        self.dot_binary = dot_binary if dot_binary is not None else shutil.which("dot")
+        self.dot_max_lanes = dot_max_lanes
+        if graphviz is None:
+            graphviz = Graphviz(dot_binary if dot_binary is not None else shutil.which("dot") or "")
+        self.graphviz = graphviz
         # Size a layout by its boxes: ~2M cached boxes at most.
         self.cache: BoundedCache[Layout] = BoundedCache(
             cache_size, max_size=2_000_000, sizeof=lambda layout: layout.size() + 1
         )
         self._dot_runs_lock = Lock()
         self.dot_runs = 0
+
+    @classmethod
+    def from_settings(cls, settings: AppSettings, graphviz: Graphviz | None = None) -> Layouter:
+        """A Layouter with the settings' limits, sharing `graphviz` (default: a new one)."""
+        return cls(
+            dot_timeout_s=settings.dot_timeout_s,
+            dot_max_nodes=settings.dot_max_nodes,
+            dot_max_lanes=settings.dot_max_lanes,
+            cache_size=settings.layout_cache_size,
+            graphviz=graphviz or Graphviz.from_settings(settings),
+        )
 
     def layout(self, structure: Structure) -> tuple[Layout, bool]:
         """The layout of `structure` (with its collapsed layout when it has groups of several
@@ -217,26 +271,31 @@ class Layouter:
     def stats(self) -> CacheStats:
         return self.cache.stats()
 
-    def dot_allowed(self, vertices: int) -> bool:
-        """Whether a graph of `vertices` is small enough to try dot on."""
-        return bool(self.dot_binary) and vertices <= self.dot_max_nodes
+    def dot_affordable(self, cost: DotCost) -> bool:
+        """Whether dot is worth trying on a graph of this cost (and there is a dot)."""
+        return (
+            bool(self.graphviz.binary)
+            and cost.nodes <= self.dot_max_nodes
+            and cost.lanes <= self.dot_max_lanes
+            and cost.rows_affordable
+        )
 
     def _flat(self, structure: Structure) -> Layout:
-        """dot when the graph is small enough and dot answers in time, else the fallback."""
+        """dot when the graph is affordable and dot answers, else the fallback."""
         layout = None
-        if self.dot_allowed(len(structure.ids)):
+        if self.dot_affordable(dot_cost(len(structure.ids), structure.edges)):
             output = self.run_dot(dot_source(structure))
             layout = parse_dot(output, lambda drawings: parse_json0(structure, drawings[0]))
         return layout or sugiyama_layout(structure)
 
     def run_dot(self, source: str) -> bytes | None:
-        """dot's JSON for DOT `source`, with the hard timeout; None if it is too slow or fails
-        (the caller falls back)."""
+        """dot's JSON for DOT `source`, bounded (app/graphviz.py); None if every Graphviz slot
+        is taken, or dot is too slow or fails (the caller falls back)."""
         with self._dot_runs_lock:
             self.dot_runs += 1
         try:
-            return run_graphviz(self.dot_binary, ["-Tjson0"], source.encode(), self.dot_timeout_s)
-        except (subprocess.SubprocessError, OSError):
+            return self.graphviz.run(["-Tjson0"], source.encode(), self.dot_timeout_s)
+        except GraphvizError:
             return None
 
 
@@ -277,13 +336,12 @@ def dot_source(
     structure: Structure,
     node_gap: float = NODE_GAP,
     sizes: Sequence[tuple[float, float]] | None = None,
-    guard: bool = False,
 ) -> str:
     """DOT text for the layout: fixed-size empty boxes named by our ids (sized by kind, or by
-    `sizes`); no user text at all. `guard`: see dot_graph_attributes."""
+    `sizes`), dot's work bounded by the graph's cost; no user text at all."""
     lines = [
         "digraph {",
-        dot_graph_attributes(node_gap, guard),
+        dot_graph_attributes(node_gap, dot_cost(len(structure.ids), structure.edges)),
         'node [shape=box fixedsize=true label=""]',
     ]
     sizes = sizes or [CARD_SIZE[kind] for kind in structure.kinds]
@@ -295,13 +353,14 @@ def dot_source(
     return "\n".join(lines)
 
 
-def dot_graph_attributes(node_gap: float, guard: bool = False) -> str:
-    """The graph line of our DOT: left to right, our gaps, straight edges. `guard` bounds dot's
-    network simplex passes to one per node (FIELD-NOTES: long edges otherwise cost seconds)."""
-    limits = " nslimit=1 nslimit1=1" if guard else ""
+def dot_graph_attributes(node_gap: float, cost: DotCost) -> str:
+    """The graph line of our DOT: left to right, our gaps, straight edges, and the bounds on
+    dot's work for a graph of this cost (FIELD-NOTES: long edges otherwise cost seconds)."""
     return (
         f"graph [rankdir=LR nodesep={node_gap / POINTS_PER_INCH:.4f}"
-        f" ranksep={RANK_GAP / POINTS_PER_INCH:.4f} splines=false{limits}]"
+        f" ranksep={RANK_GAP / POINTS_PER_INCH:.4f} splines=false"
+        + "".join(f" {name}={value}" for name, value in cost.limits().items())
+        + "]"
     )
 
 
@@ -336,73 +395,19 @@ def parse_json0(
 
 
 def sugiyama_layout(structure: Structure) -> Layout:
-    """Layered layout: a column per layer, rows ordered by igraph's Sugiyama (barycentre)
-    heuristic. Edges spanning more than MAX_SPAN columns are left out of the crossing
-    minimisation: each would add a dummy vertex per column it crosses, which is quadratic on
-    long sums (x0 + x1 + … puts x0 thousands of columns left of the root)."""
-    n = len(structure.ids)
-    layers = layer_of_each_node(n, structure.edges)
-    short_edges = [(s, t) for s, t in structure.edges if layers[t] - layers[s] <= MAX_SPAN]
-    with IGRAPH_LOCK:  # igraph's C core keeps global state and is not thread-safe
-        graph = igraph.Graph(n=n, edges=short_edges, directed=True)
-        coords = graph.layout_sugiyama(layers=layers, maxiter=20).coords[:n]  # drop dummies
-    column_width = max(w for w, _ in CARD_SIZE.values()) + RANK_GAP
-    row_height = max(h for _, h in CARD_SIZE.values()) + NODE_GAP
-    boxes = tuple(
-        (column * column_width, row * row_height, *CARD_SIZE[kind])
-        for (row, column), kind in zip(coords, structure.kinds, strict=True)
+    """The layered fallback of a graph whose groups are single cards."""
+    return layered_layout(structure, [CARD_SIZE[kind] for kind in structure.kinds], NODE_GAP)
+
+
+def layered_layout(
+    structure: Structure, sizes: Sequence[tuple[float, float]], node_gap: float
+) -> Layout:
+    """The layered fallback (app/layered.py) of `structure`, its cards of `sizes`."""
+    centres = layered_centres(
+        len(structure.ids), structure.edges, sizes, rank_gap=RANK_GAP, node_gap=node_gap
     )
-    return _bounded("sugiyama", boxes, enclosing_frames(structure, boxes))
-
-
-def enclosing_frames(structure: Structure, boxes: Sequence[Box]) -> tuple[Box | None, ...]:
-    """The fallback's statement boxes: around each group's cards, padded as dot pads a cluster
-    (the layered layout does not keep a group apart, so a box may overlap other cards)."""
-    if not structure.groups:
-        return ()
-    frames: list[Box | None] = [None] * len(structure.group_members())
-    for group, members in framed_groups(structure):
-        x0 = min(boxes[m][0] - boxes[m][2] / 2 for m in members) - FRAME_PAD
-        x1 = max(boxes[m][0] + boxes[m][2] / 2 for m in members) + FRAME_PAD
-        y0 = min(boxes[m][1] - boxes[m][3] / 2 for m in members) - FRAME_PAD - FRAME_LABEL
-        y1 = max(boxes[m][1] + boxes[m][3] / 2 for m in members) + FRAME_PAD
-        frames[group] = ((x0 + x1) / 2, (y0 + y1) / 2, x1 - x0, y1 - y0)
-    return tuple(frames)
-
-
-def layer_of_each_node(n: int, edges: Sequence[tuple[int, int]]) -> list[int]:
-    """Column of each node: the longest path from the leaves, except that a leaf or constant
-    sits just left of its first consumer (as dot would place it), not far away in column 0."""
-    layers = longest_path_layers(n, edges)
-    first_consumer = [None] * n
-    has_inputs = [False] * n
-    for source, target in edges:
-        has_inputs[target] = True
-        if first_consumer[source] is None or layers[target] < first_consumer[source]:
-            first_consumer[source] = layers[target]
-    for node in range(n):
-        if not has_inputs[node] and first_consumer[node] is not None:
-            layers[node] = first_consumer[node] - 1
-    return layers
-
-
-def longest_path_layers(n: int, edges: Sequence[tuple[int, int]]) -> list[int]:
-    """Layer of each node: 0 for leaves, else 1 + the deepest input (Kahn's order, iterative)."""
-    consumers: list[list[int]] = [[] for _ in range(n)]
-    waiting = [0] * n
-    for source, target in edges:
-        consumers[source].append(target)
-        waiting[target] += 1
-    layers = [0] * n
-    ready = [i for i in range(n) if waiting[i] == 0]
-    while ready:
-        node = ready.pop()
-        for consumer in consumers[node]:
-            layers[consumer] = max(layers[consumer], layers[node] + 1)
-            waiting[consumer] -= 1
-            if waiting[consumer] == 0:
-                ready.append(consumer)
-    return layers
+    boxes = tuple((x, y, *size) for (x, y), size in zip(centres, sizes, strict=True))
+    return _bounded("sugiyama", boxes)
 
 
 def _bounded(

@@ -14,9 +14,12 @@ from chainrule.app import __version__
 from chainrule.app.api import descend, export, graph, health, lessons, paths, presets, values
 from chainrule.app.http_errors import install_error_handlers
 from chainrule.app.lesson_files import LESSONS_DIR, in_language, read_lessons
+from chainrule.app.live_class import routes as live_class
+from chainrule.app.live_class.hub import make_hub
 from chainrule.app.middleware import (
     BodyLimit,
     CacheControl,
+    HeadAsGet,
     SecurityHeaders,
     UnexpectedErrors,
     VaryOnLanguage,
@@ -25,6 +28,7 @@ from chainrule.app.pages import STATIC_DIR, TEMPLATES_DIR, VersionedStaticFiles,
 from chainrule.app.pages import router as pages_router
 from chainrule.app.ratelimit import RateLimitMiddleware
 from chainrule.app.responses import dumps
+from chainrule.app.sandbox import router as sandbox_router
 from chainrule.app.server_state import ServerState
 from chainrule.app.settings import AppSettings, get_settings
 from chainrule.app.trace_body import warm_up
@@ -33,9 +37,11 @@ from chainrule.engine.i18n import LANGS
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    # Start the worker process now, so the first big program does not pay for its start-up.
-    app.state.server.offload_pool().submit(warm_up)
+    # Start the helper processes now, so the first big program does not pay for their start-up.
+    app.state.server.offload.start(warm_up)
+    await app.state.hub.start()
     yield
+    await app.state.hub.close()
     app.state.server.close()
 
 
@@ -52,6 +58,7 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.server = ServerState.from_settings(settings)
+    app.state.hub = make_hub(settings)
     app.state.templates = Jinja2Templates(directory=TEMPLATES_DIR)
     # Lessons are checked now: a lesson naming what its program lacks stops the start, named.
     read = read_lessons(settings.lessons_dir or LESSONS_DIR)
@@ -61,8 +68,9 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     version = app.state.asset_version = asset_version()
 
     routers = (graph.router, values.router, descend.router, export.router, presets.router)
-    routers += (paths.router, lessons.router, health.router)
-    for router in (*routers, pages_router):
+    routers += (paths.router, lessons.router, health.router, live_class.router, live_class.reads)
+    routers += (live_class.pages,)
+    for router in (*routers, pages_router, sandbox_router):
         app.include_router(router)
     # The page loads everything from /static/<version>/ (modules import each other relatively,
     # so they inherit it): one deploy's files never mix with another's, and each is cached for
@@ -80,7 +88,8 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     app.add_middleware(RateLimitMiddleware, per_minute=settings.rate_limit_per_minute)
     app.add_middleware(VaryOnLanguage)  # on 413s, 429s and 500s too: their words vary
     app.add_middleware(CacheControl)  # on 413s, 429s and 500s too
-    app.add_middleware(SecurityHeaders)  # outermost: also on 413s and 500s
+    app.add_middleware(SecurityHeaders)  # also on 413s and 500s
+    app.add_middleware(HeadAsGet)  # outermost: a HEAD gets every header a GET would
     return app
 
 

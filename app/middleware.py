@@ -8,7 +8,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from chainrule.app.http_errors import error_body
+from chainrule.app.http_errors import ASKED_METHOD, error_body
 from chainrule.app.language import lang_of
 from chainrule.app.responses import JSONBytes
 from chainrule.engine.i18n import Count, msg, render, text
@@ -19,11 +19,25 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'; "
     "base-uri 'none'; form-action 'self'"
 )
-SECURITY_HEADERS = [
-    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+# The sandbox's worker (static/js/sandbox-worker.js) runs a learner's Python in Pyodide, which
+# compiles WebAssembly: its response, and only its, allows that ('wasm-unsafe-eval', never
+# 'unsafe-eval'). A dedicated worker from a same-origin URL is governed by the policy of its own
+# response, so the page keeps the policy above. No connect-src beyond 'self': the worker fetches
+# Pyodide's files from the app and nothing else (docs/sandbox.md).
+SANDBOX_WORKER_SUFFIX = "/js/sandbox-worker.js"
+SANDBOX_WORKER_POLICY = (
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; frame-ancestors 'none'; "
+    "base-uri 'none'; form-action 'none'"
+)
+OTHER_HEADERS = [
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),
+]
+SECURITY_HEADERS = [(b"content-security-policy", CONTENT_SECURITY_POLICY.encode()), *OTHER_HEADERS]
+SANDBOX_WORKER_HEADERS = [
+    (b"content-security-policy", SANDBOX_WORKER_POLICY.encode()),
+    *OTHER_HEADERS,
 ]
 
 
@@ -40,7 +54,9 @@ def route_path(scope: Scope) -> str:
 
 
 class SecurityHeaders:
-    """Adds the CSP (no inline script or style), nosniff, no-referrer and no framing."""
+    """Adds the CSP (no inline script or style), nosniff, no-referrer and no framing; the
+    sandbox's worker script gets its own CSP (WebAssembly allowed), every other response the
+    page's."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -50,9 +66,13 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
+        path = route_path(scope)
+        worker = path.startswith("/static/") and path.endswith(SANDBOX_WORKER_SUFFIX)
+        headers = SANDBOX_WORKER_HEADERS if worker else SECURITY_HEADERS
+
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", ()), *SECURITY_HEADERS]
+                message["headers"] = [*message.get("headers", ()), *headers]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
@@ -170,6 +190,27 @@ class BodyLimit:
             return message
 
         await self.app(scope, receive_with_limit, send)
+
+
+class HeadAsGet:
+    """`HEAD` on any path answers as `GET` would, without the body (monitors and load balancers
+    probe with HEAD; FastAPI's GET routes alone would answer 405)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_headers_only(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                message = {**message, "body": b""}
+            await send(message)
+
+        as_get = {**scope, "method": "GET", ASKED_METHOD: "HEAD"}
+        await self.app(as_get, receive, send_headers_only)
 
 
 class UnexpectedErrors:

@@ -89,18 +89,31 @@ async def index(request: Request, preset: Annotated[str | None, Query()] = None)
     """The app; `?preset=<id>` opens that preset (an unknown id opens the first). Its words are
     in the language of `?lang=`, else of `Accept-Language`, else English (an unknown `?lang=`
     is passed over, as the header is: a page is not refused for it)."""
+    return page_response(request, preset)
+
+
+def page_response(
+    request: Request, preset: str | None = None, class_code: str | None = None
+) -> HTMLResponse:
+    """The app's page opening `preset`; with `class_code` (`/c/<code>`, "" when the code cannot
+    be one) it is a student's page joining that live class."""
+    from chainrule.app.sandbox import python_zip_url  # it reads this module's ROOT
+
     ids = preset_ids()
     preset_id = preset if preset in ids else (ids[0] if ids else None)
     lang = lang_of(request.scope)
     jinja: Jinja2Templates = request.app.state.templates
     context = {
         "preset_id": preset_id,
+        "class_code": class_code or "",
+        "class_join": class_code is not None,
         "static": static_prefix(request),
         "op_table": OP_TABLE_JSON,
         "lang": lang,
         "t": partial(text, lang),
         "ui_text": ui_catalogue_json(lang),
         "languages": language_menu(lang),
+        "sandbox_python": python_zip_url(request),
     }
     response = jinja.TemplateResponse(request, "index.html", context)
     response.headers["Vary"] = "Accept-Language"  # the page's words follow that header

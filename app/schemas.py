@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    field_validator,
+)
 
 from chainrule.engine.ops import OPS
 
@@ -57,7 +65,8 @@ class GraphRequest(BaseModel):
     values: dict[str, StrictFloat] | None = Field(
         default=None, description="Leaf values by name; they override values in the program."
     )
-    expand_derived: bool = Field(
+    # Strict too: `0`, `"true"` or `"yes"` is a malformed request (422), as the schema says.
+    expand_derived: StrictBool = Field(
         default=False, description="Build `-`, `/` and unary minus from primitives."
     )
     mode: Literal["correct", "overwrite"] = Field(
@@ -101,7 +110,9 @@ class Sent(BaseModel):
 # The operations as the API names them (`**` also for a constant power, with `exponent` set).
 Op = Literal[tuple(sorted({op.public for op in OPS.values()}))]  # type: ignore[valid-type]
 NodeWarningType = Literal["division_by_zero", "overflow", "domain"]
-WarningType = Literal["unused", "alias", "unknown_value", "never_visited", "late", "skipped"]
+WarningType = Literal[
+    "unused", "alias", "unknown_value", "never_visited", "late", "skipped", "pasted"
+]
 StackEntry = tuple[str, int]
 
 
@@ -115,7 +126,15 @@ class NodeWarning(Sent):
 
 class Node(Sent):
     id: str = Field(description="`n0`, `n1`, … in the order the nodes were built.")
-    label: str = Field(description="The name the program gives the node, or empty.")
+    label: str = Field(
+        description="What the card shows (micrograd's `draw_dot` label): the label the program "
+        "sets (`Value(2.0, label='x1')`, `x1w1.label = 'x1*w1'`), else the name the node is "
+        "assigned to (`c`, `c₂`), a constant's literal, or empty."
+    )
+    name: str = Field(
+        description="The program's handle for the node: the name it is assigned to (`x1w1`, "
+        "`c₂` for a name's second version; a leaf's name, the key of `values`), or empty."
+    )
     text: str = Field(description="How narration names the node: its label or its formula.")
     op: Op | None = Field(description="The operation; null for leaves and constants.")
     exponent: Number | None = Field(description="The constant power of `x**k`; else null.")
@@ -144,7 +163,8 @@ class Edge(Sent):
 
 
 class Leaf(Sent):
-    name: str
+    name: str = Field(description="The leaf's name: its key in `values`, its slider's id.")
+    label: str = Field(description="Its display label (the slider's caption): the node's `label`.")
     id: str
     value: Number
 
@@ -459,6 +479,7 @@ class Preset(Sent):
 ErrorType = Literal[
     # the program (400), from the engine
     "SyntaxError",
+    "NeedsRunning",
     "UnknownFunction",
     "ArgumentCount",
     "UseBeforeAssign",
@@ -488,7 +509,9 @@ ErrorType = Literal[
 
 class ErrorDetail(Sent):
     type: ErrorType = Field(
-        description="Program errors (400): `SyntaxError`, `UnknownFunction`, `ArgumentCount`, "
+        description="Program errors (400): `SyntaxError`, `NeedsRunning` (Python that must run "
+        "before its graph can be read: a class, a function, a loop, a list, a random number), "
+        "`UnknownFunction`, `ArgumentCount`, "
         "`UseBeforeAssign`, `AssignedTwice`, `LimitExceeded`, `BadValue`, `BadOrder`, "
         "`BadTarget`, `BadLeaf` (/api/paths), `BadTraining` (/api/descend); "
         "a malformed request (422): `InvalidRequest`; `StaleStructure` (409, /api/values); "
@@ -511,11 +534,31 @@ class ErrorResponse(Sent):
     error: ErrorDetail
 
 
+class LaneLoad(Sent):
+    waiting: int = Field(description="Programs waiting for this lane's helper process.")
+    running: int = Field(description="Programs being traced in it now.")
+
+
+class OffloadLoad(Sent):
+    threads: LaneLoad = Field(
+        description="Programs shorter than `offload_min_source_chars`, traced in this worker."
+    )
+    small: LaneLoad = Field(description="Helper process: shorter than `offload_big_source_chars`.")
+    big: LaneLoad = Field(description="Helper process: the longer ones, never ahead of the rest.")
+
+
+class HealthDetail(Sent):
+    offload: OffloadLoad = Field(description="This worker's helper processes (docs/api.md).")
+    graphviz_running: int = Field(description="Graphviz processes running for this worker.")
+    graphviz_slots: int = Field(description="How many may run at once before a 503 `Busy`.")
+
+
 class Health(Sent):
     status: Literal["ok"]
     version: str
     graphviz: bool
     graphviz_version: str | None
+    detail: HealthDetail = Field(description="The load of the worker that answered.")
 
 
 class DescendRequest(BaseModel):
@@ -630,6 +673,7 @@ ERRORS = {
     422: "The request is malformed (`InvalidRequest`): not JSON, not an object, a wrong field "
     "or type, a number too large for a float.",
     429: "Too many requests from this client (`RateLimited`); see the `Retry-After` header.",
-    503: "The server cannot do it now: the process tracing it stopped (`Unavailable`), or "
-    "Graphviz is missing or failed (export).",
+    503: "The server cannot do it now: too many big programs or drawings wait already "
+    "(`Busy`, with `Retry-After`), the process tracing it stopped (`Unavailable`), or "
+    "Graphviz is missing or failed (export: `GraphvizUnavailable`, `ExportFailed`).",
 }

@@ -6,52 +6,38 @@ app scales out by workers and replicas.
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.connection
-import os
 import re
 import shutil
-import subprocess
-import threading
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
 
 from chainrule.app.cache import BoundedCache
+from chainrule.app.graphviz import Graphviz, GraphvizError, run_bounded
 from chainrule.app.layout import Layouter
+from chainrule.app.offload import Offload
 from chainrule.app.settings import AppSettings
+from chainrule.app.shared_layouts import share_layouts
 
 
 def graphviz_version(dot_binary: str | None) -> str | None:
     """`"2.43.0"` from `dot -V`, or None when dot is missing or broken."""
     if dot_binary is None:
         return None
-    try:
-        result = subprocess.run([dot_binary, "-V"], capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
+    try:  # bounded like every Graphviz run: a broken binary may hang or write without end
+        output = run_bounded(
+            [dot_binary, "-V"],
+            b"",
+            timeout_s=5.0,
+            memory_bytes=256 << 20,
+            output_bytes=4096,
+            merge_stderr=True,
+        )
+    except GraphvizError:
         return None
-    match = re.search(r"version\s+(\S+)", result.stderr + result.stdout)
-    return match.group(1) if match and result.returncode == 0 else None
-
-
-def exit_with_parent() -> None:
-    """Initializer of each offload process: end it the moment the worker that started it dies.
-
-    A worker killed by SIGKILL (or the out-of-memory killer) runs no shutdown, and its helper
-    would otherwise wait on the job queue forever: the spawn pipe's other end, held only by the
-    worker, becomes readable when the worker is gone, and a daemon thread waiting on it exits.
-    """
-    parent = multiprocessing.parent_process()
-    if parent is None:
-        return
-
-    def watch() -> None:
-        multiprocessing.connection.wait([parent.sentinel])
-        os._exit(0)
-
-    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+    match = re.search(r"version\s+(\S+)", output.decode(errors="replace"))
+    return match.group(1) if match else None
 
 
 @dataclass
@@ -60,32 +46,12 @@ class ServerState:
     responses: BoundedCache[bytes]  # POST /api/graph's encoded bodies
     dot_binary: str | None
     graphviz_version: str | None
-    offload_processes: int = 1
-    _pool: ProcessPoolExecutor | None = field(default=None, repr=False)
-
-    def offload_pool(self) -> ProcessPoolExecutor:
-        """Worker processes for big programs, started on first use ('spawn': no forked threads);
-        each exits when this process dies, however it dies."""
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                self.offload_processes,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=exit_with_parent,
-            )
-        return self._pool
-
-    def discard_pool(self, pool: ProcessPoolExecutor) -> None:
-        """Forget a pool whose process died (killed, out of memory): the next big program
-        starts a fresh one instead of failing on the broken pool forever."""
-        if self._pool is pool:
-            self._pool = None
-        pool.shutdown(wait=False, cancel_futures=True)
+    graphviz: Graphviz  # this process's Graphviz slots, shared by the layout and the export
+    offload: Offload
 
     def close(self) -> None:
-        """Stop the worker processes (waiting for a running job, so none is left orphaned)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        """Stop the helper processes (waiting for a running job, so none is left orphaned)."""
+        self.offload.close()
 
     @classmethod
     def from_settings(cls, settings: AppSettings) -> ServerState:
@@ -93,13 +59,9 @@ class ServerState:
         version = graphviz_version(dot_binary)
         if version is None:
             dot_binary = None
+        graphviz = Graphviz.from_settings(settings, binary=dot_binary or "")
         return cls(
-            layouter=Layouter(
-                dot_timeout_s=settings.dot_timeout_s,
-                dot_max_nodes=settings.dot_max_nodes,
-                cache_size=settings.layout_cache_size,
-                dot_binary=dot_binary or "",
-            ),
+            layouter=share_layouts(Layouter.from_settings(settings, graphviz), settings),
             # Bounded by total encoded bytes too: a 20,000-node response is ~20 MB.
             responses=BoundedCache(
                 settings.response_cache_size,
@@ -108,7 +70,13 @@ class ServerState:
             ),
             dot_binary=dot_binary,
             graphviz_version=version,
-            offload_processes=settings.offload_processes,
+            graphviz=graphviz,
+            offload=Offload(
+                processes=settings.offload_processes,
+                max_waiting=settings.offload_max_waiting,
+                big_source_chars=settings.offload_big_source_chars,
+                threads=settings.trace_threads,
+            ),
         )
 
 

@@ -21,32 +21,65 @@ class AppSettings(BaseSettings):
     max_depth: int = 200
     max_body_bytes: int = 1_048_576
 
-    # Layout: dot is exact but slow (~0.5 s at 1,000 nodes); above dot_max_nodes or after
-    # dot_timeout_s the layered fallback takes over.
+    # Layout: dot is exact but slow (~0.5 s at 1,000 nodes) and far slower on long edges; above
+    # dot_max_nodes, above dot_max_lanes (a vertex per column an edge crosses: app/layout.py's
+    # dot_cost, predicted before dot runs) or past the budget of its network simplex, with every
+    # Graphviz slot taken or after dot_timeout_s, the layered fallback takes over.
     dot_timeout_s: float = 2.0
     dot_binary: str | None = None  # Graphviz's dot; default: `dot` on the PATH
     dot_max_nodes: int = 1_000
+    dot_max_lanes: int = 20_000
     layout_cache_size: int = 256
     response_cache_size: int = 512
     response_cache_bytes: int = 64 * 1024 * 1024
 
+    # Every Graphviz process (layout and export) is bounded (app/graphviz.py): address space,
+    # CPU time (its timeout), output read; at most graphviz_slots run at once per server
+    # process, and a request that finds them taken gets the fallback layout or a 503 at once.
+    graphviz_max_memory_mb: int = 512
+    graphviz_max_output_mb: int = 64
+    graphviz_slots: int = 2
+    graphviz_wait_s: float = 0.0
+
     # Programs this long (so possibly thousands of nodes) are traced and laid out in a worker
-    # process: a big trace pauses its process for garbage collection and igraph holds the GIL,
-    # which would stall /healthz and every other request of this worker. It also isolates
-    # igraph's native code: were it to crash, the pool is replaced, not the server.
+    # process: a big trace pauses its process for garbage collection, which would stall
+    # /healthz and every other request of this worker. Two lanes (app/offload.py): programs
+    # shorter than offload_big_source_chars never wait behind longer ones; in each lane the
+    # shortest waiting program goes first, and at most offload_max_waiting wait (then 503).
     offload_min_source_chars: int = 1_000
+    offload_big_source_chars: int = 20_000
     offload_processes: int = 1
+    offload_max_waiting: int = 8
+    # Shorter programs are traced in this process's threads, at most trace_threads at once
+    # (each holds the GIL while it traces: more would only slow /healthz), the shortest waiting
+    # first, at most 8 × offload_max_waiting waiting.
+    trace_threads: int = 2
 
     # Gradient descent (/api/descend): steps × nodes of one request, about 1 s of work.
     descend_max_node_steps: int = 2_000_000
 
-    # Export draws every node with dot, so it has its own ceiling.
+    # Export draws every node with dot, so it has its own ceiling. Above export_max_lanes (see
+    # dot_max_lanes) the layered fallback places the cards and Graphviz only draws them; a PNG
+    # is scaled down to at most export_png_max_pixels (its bitmap alone is 4 bytes a pixel).
     export_timeout_s: float = 10.0
     export_max_nodes: int = 2_000
+    export_max_lanes: int = 100_000
+    export_png_max_pixels: int = 8_000_000
 
     # Requests per minute per client address on /api/ (each worker counts on its own; behind a
     # proxy, uvicorn --proxy-headers makes the address the real client's); 0 means no limit.
     rate_limit_per_minute: int = 0
+
+    # Live classes (docs/live-class.md). Without a Redis URL one process holds every class (run
+    # one worker); with it, every worker and replica sharing that Redis serves every class, and
+    # layouts are shared through it too.
+    redis_url: str | None = None
+    class_max_students: int = 1_000
+    class_idle_expiry_s: int = 4 * 3600  # a class ends this long after the teacher's last move
+    class_max_classes: int = 10_000  # per process, without Redis
+    class_queue_size: int = 32  # messages waiting for one client; beyond, it is dropped
+    class_join_guesses_per_minute: int = 20  # unknown codes tried, per client address
+    layout_cache_ttl_s: int = 7 * 24 * 3600  # layouts kept in Redis
 
     # The lessons' data files (one JSON file per lesson); default: `lessons/` of the checkout.
     lessons_dir: Path | None = None

@@ -4,6 +4,7 @@ the reply with the layout in it and encode it."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,9 +15,9 @@ from chainrule.app import __version__
 from chainrule.app.layout import Layout, Layouter, Structure, structure
 from chainrule.app.schemas import GraphRequest
 from chainrule.app.settings import AppSettings
+from chainrule.app.shared_layouts import share_layouts
 from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.i18n import DEFAULT_LANG
-from chainrule.engine.ops import public_op
 from chainrule.engine.reply import Placement, trace_reply
 from chainrule.engine.steps import steps
 
@@ -89,7 +90,7 @@ class GraphBody:
 
 
 def layout_structure(trace: engine.Trace) -> Structure:
-    """What the layout of `trace`'s graph depends on: its cards, edges and groups."""
+    """What the layout of `trace`'s graph depends on: its cards' kinds, edges and groups."""
     nodes = trace.nodes
     group_of = [0] * len(nodes)
     for number, group in enumerate(trace.graph.groups):
@@ -97,21 +98,26 @@ def layout_structure(trace: engine.Trace) -> Structure:
             group_of[member] = number
     return structure(
         [f"n{node.id}" for node in nodes],
-        [(node.kind, public_op(node.op), node.label) for node in nodes],
+        [node.kind for node in nodes],
         [(child.id, node.id) for node in nodes for child in node.inputs],
         group_of,
     )
 
 
 def placement(layout: Layout, trace: engine.Trace) -> Placement:
-    """Where the reply puts every card and group: the layout's boxes, each group's labelled
-    box (None for a group of one card) and its card when collapsed."""
-    groups = trace.graph.groups
-    frames = layout.frames or (None,) * len(groups)
+    """Where the reply puts every card and group of `trace`'s graph."""
+    return placement_of(layout, [group.root for group in trace.graph.groups])
+
+
+def placement_of(layout: Layout, roots: Sequence[int]) -> Placement:
+    """Where the reply puts every card and group (of these `roots`' indices): the layout's
+    boxes, each group's labelled box (None for a group of one card) and its card when
+    collapsed."""
+    frames = layout.frames or (None,) * len(roots)
     if layout.collapsed is not None:
         cards = layout.collapsed.boxes
     else:  # every group is one card: collapsed, it stays where it is
-        cards = tuple(layout.boxes[group.root] for group in groups)
+        cards = tuple(layout.boxes[root] for root in roots)
     return Placement(layout.boxes, frames, cards)
 
 
@@ -176,14 +182,9 @@ def build_body_in_worker(request: GraphRequest, settings: AppSettings, lang: str
     """`build_body` in a process of the offload pool, with that process's layout cache."""
     global _worker_layouter
     if _worker_layouter is None:
-        _worker_layouter = Layouter(
-            dot_timeout_s=settings.dot_timeout_s,
-            dot_max_nodes=settings.dot_max_nodes,
-            cache_size=settings.layout_cache_size,
-            dot_binary=settings.dot_binary,
-        )
+        _worker_layouter = share_layouts(Layouter.from_settings(settings), settings)
     return build_body(request, settings, _worker_layouter, lang)
 
 
 def warm_up() -> None:
-    """Run in a fresh worker process: importing this module has loaded the engine and igraph."""
+    """Run in a fresh worker process: importing this module has loaded the engine and layout."""

@@ -226,11 +226,8 @@ def main() -> None:
 def layout_only(source: str) -> float:
     """Seconds of layout alone (dot or fallback, no cache; the expanded and the collapsed layout,
     as the server computes them), in this process."""
-    settings = AppSettings()
     trace = engine.trace(source).to_dict()
-    layouter = Layouter(
-        dot_timeout_s=settings.dot_timeout_s, dot_max_nodes=settings.dot_max_nodes, cache_size=0
-    )
+    layouter = Layouter.from_settings(AppSettings(layout_cache_size=0))
     structure = structure_of(trace["nodes"], trace["edges"], trace["groups"])  # both layouts
     started = time.perf_counter()
     layouter.layout(structure)

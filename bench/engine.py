@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python bench/engine.py            (about a minute or two)
      .venv/bin/python bench/engine.py products   (only the first table, seconds)
+     .venv/bin/python bench/engine.py paste      (only the paste table: reading long pastes)
 
 First table: issue 10's target, a 7,500-node sum of products, every entry point of ours beside
 micrograd's bare forward+backward of the same graph, in this process, runs interleaved (best of
@@ -62,12 +63,14 @@ def build_values(value_class: type, shape: str, nodes: int):  # noqa: ANN201
     return terms[0]
 
 
-def best_of(fn: Callable[[], object], repeats: int) -> float:
+def best_of(
+    fn: Callable[[], object], repeats: int, clock: Callable[[], float] = time.perf_counter
+) -> float:
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return min(times)
 
 
@@ -177,6 +180,52 @@ def products_table() -> None:
     print()
 
 
+PASTE_LINES = (25_000, 50_000, 100_000)
+# Four lines a block: what a 100,000-line paste of each kind repeats (names are assigned again,
+# as a pasted notebook does; the reader keeps every version).
+PASTES = {
+    "plain program": "x = 1.0\ny = x * 1.0001 + 2\nz = y * y\nw = z + x\n",
+    "micrograd, skips on their own lines (read before issue 22)": (
+        "x1 = Value(2.0, label='x1')\nx1w1 = x1*x1\nx1w1.label = 'x1*x1'\nprint(x1w1)\n"
+    ),
+    "lecture cell: `; x.label`, draw_dot, >>> prompts, CRLF": (
+        ">>> x1 = Value(2.0, label='x1'); x1.requires_grad = True\r\n"
+        ">>> x1w1 = x1*x1; x1w1.label = 'x1*x1'\r\n>>> draw_dot(x1w1)\r\n>>> x1w1.grad\r\n"
+    ),
+}
+
+
+def paste_table() -> None:
+    """How reading a long paste grows: the lexer and parser (`parse_program`, with the cycle
+    collector paused as the engine pauses it) on pastes of PASTE_LINES lines of each kind, best
+    of 3 in CPU time (this process's own, so a busy machine changes it least); µs a line stays
+    flat where reading is linear."""
+    from chainrule.engine.errors import ProgramError
+    from chainrule.engine.parser import parse_program
+
+    def read(source: str) -> None:
+        with cycle_collector_paused():
+            parse_program(source)
+
+    print("Reading a paste (lexer + parser, parse_program), best of 3, CPU time:\n")
+    print("| paste | " + " | ".join(f"{n:,} lines" for n in PASTE_LINES) + " | µs a line |")
+    print("| --- |" + " ---: |" * (len(PASTE_LINES) + 1))
+    for name, block in PASTES.items():
+        cells, per_line = [], ""
+        for lines in PASTE_LINES:
+            source = block * (lines // block.count("\n"))
+            try:
+                read(source)
+            except ProgramError as error:
+                cells.append(f"refused ({error.type})")
+                continue
+            seconds = best_of(lambda src=source: read(src), 3, time.process_time)
+            cells.append(f"{seconds * 1e3:,.0f} ms")
+            per_line = f"{seconds / lines * 1e6:,.1f}"
+        print(f"| {name} | " + " | ".join(cells) + f" | {per_line or '—'} |")
+    print()
+
+
 def peak_memory(fn: Callable[[], object]) -> float:
     tracemalloc.start()
     fn()
@@ -186,9 +235,13 @@ def peak_memory(fn: Callable[[], object]) -> float:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["paste"]:
+        paste_table()
+        return
     products_table()
     if sys.argv[1:] == ["products"]:
         return
+    paste_table()
     rows = []
     for shape in SHAPES:
         for nodes in SIZES:

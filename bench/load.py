@@ -1,6 +1,6 @@
 """Load and fault bench: real uvicorn servers on loopback, bounded in time; prints a markdown table.
 
-    .venv/bin/python bench/load.py                 # about 2.5 minutes
+    .venv/bin/python bench/load.py                 # about 4.5 minutes
     .venv/bin/python bench/load.py --duration 10   # a quick look
 
 (a) mixed preset traffic from 50 concurrent clients against `--workers 2`;
@@ -11,7 +11,13 @@
     replacement and until it is ready, that the killed worker's helper processes die with it,
     and the requests served in the second half, when only replacements are left;
 (d) a dot that hangs (CHAINRULE_DOT_BINARY points at a script that sleeps): the request gets the
-    fallback layout, and how long it took.
+    fallback layout, and how long it took;
+(e) hostile layouts (issue 21): 16 clients posting `c*c*…*c` (about 200 factors, a new name,
+    length and value every time, so no cache helps) beside 4 preset clients and the /healthz
+    probe; /healthz and preset p50/p99 beside the same without the hostile clients, and the
+    peak RSS of every Graphviz process the server started;
+(f) hostile exports: 4 clients exporting the 2,000-factor `k*k*…*k` as PDF and least squares
+    over 100 points as PNG (issue 21: 4.2 GB of dot each), beside the same probes.
 Everything targets 127.0.0.1 and stops by itself; the load generator shares the machine's cores
 with the server, so req/s is a floor for what the server alone can do.
 """
@@ -28,7 +34,9 @@ import stat
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,14 +100,16 @@ class Record:
         return statistics.quantiles(self.latencies, n=1000, method="inclusive")[int(q * 10) - 1]
 
 
-async def preset_clients(base_url: str, duration_s: float, record: Record) -> None:
-    """CLIENTS concurrent clients, each posting the presets round-robin until the time is up."""
+async def preset_clients(
+    base_url: str, duration_s: float, record: Record, clients: int = CLIENTS
+) -> None:
+    """`clients` concurrent clients, each posting the presets round-robin until the time is up."""
     async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
         presets = (await client.get("/api/presets")).json()
     bodies = [{"source": p["source"], "values": p.get("values") or {}} for p in presets]
     jitter = random.Random(7)
     deadline = time.monotonic() + duration_s
-    limits = httpx.Limits(max_connections=CLIENTS, max_keepalive_connections=CLIENTS)
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
 
     async def one_client(client: httpx.AsyncClient, offset: int) -> None:
         i = offset
@@ -118,7 +128,7 @@ async def preset_clients(base_url: str, duration_s: float, record: Record) -> No
             record.add(outcome, time.perf_counter() - start)
 
     async with httpx.AsyncClient(base_url=base_url, timeout=30, limits=limits) as client:
-        await asyncio.gather(*(one_client(client, n) for n in range(CLIENTS)))
+        await asyncio.gather(*(one_client(client, n) for n in range(clients)))
 
 
 def probe_health(base_url: str, duration_s: float) -> list[tuple[str, float]]:
@@ -397,16 +407,195 @@ def scenario_d(timeout_s: float = 0.5) -> list[str]:
     ]
 
 
+HOSTILE_CLIENTS = 16
+QUIET_PRESET_CLIENTS = 4
+
+
+def hostile_product(n: int) -> dict:
+    """`c*c*…*c` of about 200 factors (399 characters; issue 21: 2 s of dot per request), with
+    a new name, length and value each time: neither the response cache nor the layout cache
+    (keyed by structure) can spare the server anything."""
+    name, factors = f"c{n}", 192 + n % 17
+    return {"source": f"{name} = {1 + n / 1e6}\n" + "*".join([name] * factors)}
+
+
+def hostile_exports(n: int) -> tuple[str, dict]:
+    """The exports that drove dot to 4.2 GB (issue 21), alternately."""
+    if n % 2:
+        return "pdf", {"source": "k = 1.0001\n" + "*".join(["k"] * 2000)}
+    terms = [f"(w*{i / 100:.2f} + b - {(-1) ** i * 0.5:.1f})**2" for i in range(100)]
+    return "png", {"source": "w = 0.5\nb = 0.1\nL = " + " + ".join(terms), "values": {"w": n}}
+
+
+async def hostile_loop(
+    base_url: str, duration_s: float, record: Record, clients: int, send: Callable
+) -> None:
+    """`clients` clients, each sending `send(client, n)` back to back until the time is up."""
+    deadline = time.monotonic() + duration_s
+    counter = iter(range(10**9))
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+
+    async def one_client(client: httpx.AsyncClient) -> None:
+        while time.monotonic() < deadline:
+            start = time.perf_counter()
+            try:
+                outcome = str((await send(client, next(counter))).status_code)
+            except httpx.HTTPError as exc:
+                outcome = type(exc).__name__
+            record.add(outcome, time.perf_counter() - start)
+
+    async with httpx.AsyncClient(base_url=base_url, timeout=60, limits=limits) as client:
+        await asyncio.gather(*(one_client(client) for _ in range(clients)))
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below `pid` (workers, their helpers, their Graphviz)."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            parents.setdefault(parent, []).append(int(entry.name))
+    found, stack = set(), [pid]
+    while stack:
+        for child in parents.get(stack.pop(), ()):
+            found.add(child)
+            stack.append(child)
+    return found
+
+
+def watch_graphviz(server_pid: int, stop: threading.Event, peaks: dict[int, int]) -> None:
+    """Every 20 ms, the peak RSS (VmHWM, KiB) so far of every Graphviz process below the
+    server, by pid: its last reading before it exits is within 20 ms of its true peak."""
+    while not stop.is_set():
+        for pid in descendants(server_pid):
+            try:
+                if Path(f"/proc/{pid}/comm").read_text().strip() not in ("dot", "neato"):
+                    continue
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith("VmHWM:"):
+                    peaks[pid] = max(peaks.get(pid, 0), int(line.split()[1]))
+        stop.wait(0.02)
+
+
+def rss_note(peaks: dict[int, int]) -> str:
+    if not peaks:
+        return "Graphviz processes: none started"
+    mb = sorted(kb / 1024 for kb in peaks.values())
+    return (
+        f"Graphviz processes: {len(mb)}, peak RSS median {statistics.median(mb):.0f} MB, "
+        f"max {mb[-1]:.0f} MB"
+    )
+
+
+def warm_up(base_url: str) -> None:
+    """Lay every preset out in both workers (until it answers from a layout cache four times in
+    a row, each on a new connection, which either worker may accept), so that the table
+    measures the steady state, not the first dot of each preset."""
+    fresh = httpx.Limits(max_keepalive_connections=0)
+    with httpx.Client(base_url=base_url, timeout=60, limits=fresh) as client:
+        for preset in client.get("/api/presets").json():
+            in_a_row = 0
+            for n in range(40):
+                values = {name: v + n / 1000 for name, v in (preset.get("values") or {}).items()}
+                body = {"source": preset["source"], "values": values}
+                cached = client.post("/api/graph", json=body).json()["layout"]["cached"]
+                in_a_row = in_a_row + 1 if cached else 0
+                if in_a_row == 4:
+                    break
+
+
+def with_probes(duration_s: float, hostile=None) -> tuple[Record, Record, Record, dict[int, int]]:
+    """QUIET_PRESET_CLIENTS preset clients and the /healthz probe on a fresh 2-worker server,
+    beside `hostile(base_url, duration_s, record)` if given; the Graphviz peaks seen."""
+    process, base_url = start_server(workers=2)
+    warm_up(base_url)
+    presets, health, hostile_record, peaks = Record(), Record(), Record(), {}
+    stop = threading.Event()
+    watcher = threading.Thread(target=watch_graphviz, args=(process.pid, stop, peaks))
+    watcher.start()
+
+    async def run() -> None:
+        jobs = [
+            preset_clients(base_url, duration_s, presets, QUIET_PRESET_CLIENTS),
+            health_prober(base_url, duration_s, health),
+        ]
+        if hostile is not None:
+            jobs.append(hostile(base_url, duration_s, hostile_record))
+        await asyncio.gather(*jobs)
+
+    try:
+        asyncio.run(run())
+    finally:
+        stop.set()
+        watcher.join()
+        stop_server(process)
+    return presets, health, hostile_record, peaks
+
+
+def target_note(health: Record, presets: Record) -> str:
+    p99_health, p99_presets = health.percentile(99) * 1000, presets.percentile(99) * 1000
+    return (
+        f"/healthz p99 {p99_health:.0f} ms ({'≤' if p99_health <= 100 else '>'} 100); "
+        f"presets p99 {p99_presets:.0f} ms ({'≤' if p99_presets <= 300 else '>'} 300)"
+    )
+
+
+def scenario_e(duration_s: float) -> list[str]:
+    async def hostile(base_url: str, seconds: float, record: Record) -> None:
+        async def send(client: httpx.AsyncClient, n: int) -> httpx.Response:
+            return await client.post("/api/graph", json=hostile_product(n))
+
+        await hostile_loop(base_url, seconds, record, HOSTILE_CLIENTS, send)
+
+    quiet_presets, quiet_health, _, quiet_peaks = with_probes(duration_s)
+    presets, health, attack, peaks = with_probes(duration_s, hostile)
+    n = QUIET_PRESET_CLIENTS
+    return [
+        row(f"(e) quiet: presets, {n} clients, {duration_s:.0f} s", quiet_presets, duration_s),
+        row("(e) quiet: /healthz every 50 ms", quiet_health, duration_s)
+        + f" {rss_note(quiet_peaks)}",
+        row(f"(e) + {HOSTILE_CLIENTS} clients of `c*c*…*c`: presets", presets, duration_s),
+        row("(e) + hostile: /healthz every 50 ms", health, duration_s)
+        + f" {target_note(health, presets)}",
+        row(f"(e) hostile `c*c*…*c`, {HOSTILE_CLIENTS} clients", attack, duration_s, ("200",))
+        + f" {rss_note(peaks)}",
+    ]
+
+
+def scenario_f(duration_s: float, clients: int = 4) -> list[str]:
+    async def hostile(base_url: str, seconds: float, record: Record) -> None:
+        async def send(client: httpx.AsyncClient, n: int) -> httpx.Response:
+            fmt, body = hostile_exports(n)
+            return await client.post(f"/api/export?format={fmt}", json=body)
+
+        await hostile_loop(base_url, seconds, record, clients, send)
+
+    presets, health, attack, peaks = with_probes(duration_s, hostile)
+    return [
+        row(f"(f) + {clients} clients exporting: presets", presets, duration_s),
+        row("(f) + hostile exports: /healthz every 50 ms", health, duration_s)
+        + f" {target_note(health, presets)}",
+        row(f"(f) hostile exports (k^2000 PDF, lsq100 PNG), {clients} clients", attack, duration_s)
+        + f" outcomes {dict(sorted(attack.statuses.items()))}; {rss_note(peaks)}",
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--duration",
         type=float,
         default=60.0,
-        help="seconds of scenario (a); (b) and (c) run half as long (default 60)",
+        help="seconds of scenario (a); (b), (c), (e) and (f) half as long (default 60)",
     )
     parser.add_argument(
-        "--scenarios", default="abcd", help="which scenarios to run, e.g. 'c' (default abcd)"
+        "--scenarios", default="abcdef", help="which scenarios to run, e.g. 'c' (default abcdef)"
     )
     args = parser.parse_args()
     lines = [
@@ -425,6 +614,10 @@ def main() -> None:
         lines += scenario_c(args.duration / 2)
     if "d" in args.scenarios:
         lines += scenario_d()
+    if "e" in args.scenarios:
+        lines += scenario_e(args.duration / 2)
+    if "f" in args.scenarios:
+        lines += scenario_f(args.duration / 2)
     lines += ["", f"Total bench time {time.monotonic() - started:.0f} s."]
     print("\n".join(lines))
 

@@ -37,7 +37,8 @@ SWITCH_JS = """async () => {
 }"""
 
 FPS_3D_JS = """async ([ms]) => {
-  const box = document.querySelector('[data-testid=graph-3d]');
+  // The 3D view's frame counters (view-3d.js), on the page's scope.
+  const box = (await import(document.querySelector('script[type=module]').src)).scope.view3d;
   document.querySelector('[data-testid=jump-backward]').click();
   document.querySelector('#speed').value = '16';
   document.querySelector('#speed').dispatchEvent(new Event('change'));

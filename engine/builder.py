@@ -20,6 +20,7 @@ from .formulas import Formula
 from .i18n import Count, msg
 from .ops import DERIVED, OPS, expansion_step
 from .parser import Expr, Statement
+from .paste import line_note, shown
 from .value import Value
 
 
@@ -106,11 +107,15 @@ def build(
         if statement.target is not None:
             assignments[statement.target] += 1
         if not kept[index]:
+            builder.left_out(statement)
             warnings.append(_unused(statement, lines))
             continue
         first = len(builder.nodes)
         builder.statement(statement, assignments[statement.target] if statement.target else 1)
         builder.group(first)
+        if statement.target is not None:
+            builder.pruned.discard(statement.target)
+        builder.labels(statement)
     assert builder.last is not None
     warnings.extend(builder.warnings)
     leaf_names = {name for name, _ in builder.leaves}
@@ -242,7 +247,7 @@ def _used_statements(statements: Sequence[Statement], uses: list[list[Expr]]) ->
 
 def _augmented_op(source: str, offset: int) -> str:
     """The `+=` (or `*=`, …) after offset `offset` of `source`."""
-    rest = source[offset : offset + 8].lstrip(" \t")
+    rest = source[offset : offset + 8].lstrip()  # (a no-break space pasted from a page, too)
     return next(op for op in ("**=", "+=", "-=", "*=", "/=") if rest.startswith(op))
 
 
@@ -275,6 +280,8 @@ class _Builder:
         self.last: Value | None = None
         self.helpers: set[int] = set()
         self.groups: list[Group] = []
+        # Names whose last assignment the root does not use (left out): their labels are moot.
+        self.pruned: set[str] = set()
 
     def add(self, node: Value, start: int, end: int, kind: str | None = None) -> Value:
         nodes = self.nodes
@@ -296,7 +303,7 @@ class _Builder:
 
     def leaf(self, name: str, declared: float, start: int, end: int) -> Value:
         node = self.add(Value(self.values.get(name, declared)), start, end, "leaf")
-        node.label = name
+        node.label = node.name = name
         self.names[name] = node
         self.leaves.append((name, node))
         return node
@@ -306,6 +313,7 @@ class _Builder:
         name = statement.target
         if name is not None and expr.kind == "num":
             self.last = self.leaf(name, expr.value, statement.target_start, expr.end)
+            self.last.label = getattr(expr, "label", name)  # `Value(2.0, label='x1')`
             return
         if name is not None and expr.kind == "name":
             node = self.name(expr)
@@ -329,9 +337,37 @@ class _Builder:
             return
         node = self.expression(statement.postfix)
         if name is not None:
-            node.label = versioned(name, version)
+            node.label = node.name = versioned(name, version)
             self.names[name] = node
         self.last = node
+
+    def left_out(self, statement: Statement) -> None:
+        """A statement the root does not use: its name stands for no node any more (its labels
+        are moot), unless it only gives a node another name (`b = a`), which labels go through;
+        then the labels set after it."""
+        name = statement.target
+        if name is not None:
+            other = self.names.get(statement.expr.text) if statement.expr.kind == "name" else None
+            if other is not None:
+                self.names[name] = other
+            else:
+                self.names.pop(name, None)
+                self.pruned.add(name)
+        self.labels(statement)
+
+    def labels(self, statement: Statement) -> None:
+        """Set the display labels the program sets right after `statement` (`e.label = 'e'`) on
+        the nodes their names stand for then; a name that stands for none gets a note, unless
+        its statement was left out of the graph (unused: its own warning says so)."""
+        for name, label, start, end in statement.labels:
+            node = self.names.get(name)
+            if node is not None:
+                node.label = label
+            elif name not in self.pruned:
+                line, column = self.lines.position(start)
+                text = shown(self.source[start:end])
+                message = msg("warning.skipped.label_unknown", text=text, name=quoted(name))
+                self.warnings.append(line_note("skipped", message, line, column))
 
     def group(self, first: int) -> None:
         """Group the nodes the statement just built (ids `first` on): each new leaf on its own,
@@ -379,7 +415,7 @@ class _Builder:
                     push(self.operation(expr, (pop(), right)))
             elif kind == "num":
                 node = add(Value(expr.value), expr.start, expr.end, "const")
-                node.label = expr.text
+                node.label = getattr(expr, "label", expr.text)  # `Value(2.0, label='two')`
                 push(node)
             else:
                 push(self.operation(expr, (pop(),)))

@@ -44,11 +44,20 @@ class ProgramError(Exception):
     def _locate(self, source: str, start: int, end: int) -> None:
         start = max(0, min(start, len(source)))
         end = max(start + 1, end)
+        self._offsets = (start, end)
         lines = LineIndex(source)
         self.line, self.column = lines.position(start)
         end_offset = min(end, len(source) + 1)
         self.end_line, self.end_column = lines.position(end_offset)
         self.snippet, self.caret = snippet_and_caret(source, start, end, lines)
+
+    def shown_in(self, source: str) -> None:
+        """Show the error in `source`, a text of the same length and lines as the one it was
+        found in (the program as typed, where the reader read it with its copy leftovers
+        blanked): the snippet is what the user typed, the position the same."""
+        offsets = getattr(self, "_offsets", None)
+        if offsets is not None and len(source) >= offsets[0]:
+            self._locate(source, *offsets)
 
     def message_in(self, lang: str) -> str:
         """The message in `lang` (`en`, `ru`, `et`)."""
@@ -166,6 +175,15 @@ class AssignedTwice(ProgramError):
     """A name assigned by two statements."""
 
     type = "AssignedTwice"
+
+
+class NeedsRunning(ProgramError):
+    """Python that must run before its graph can be read (a class, a function definition, a
+    loop, a list, a random number, a call into a library): chainrule reads straight-line code as
+    data and never runs it. A client that can run Python (the notebook's kernel, the page's
+    sandbox) runs such code and traces the resulting Value graph instead."""
+
+    type = "NeedsRunning"
 
 
 class LimitExceeded(ProgramError):

@@ -80,8 +80,8 @@ def msg(key: str, **params: Any) -> Message:
 
 
 def _written(value: Any, lang: str) -> Any:
-    if isinstance(value, Message):
-        return value.render(lang)
+    if isinstance(value, Message):  # its own text is the English one, already written
+        return str(value) if lang == DEFAULT_LANG else value.render(lang)
     if isinstance(value, Count):
         return f"{int(value):,}".replace(",", _THOUSANDS[lang])
     return value

@@ -6,10 +6,11 @@ from __future__ import annotations
 import keyword
 import re
 import unicodedata
+from collections.abc import Iterator
 
-from .errors import QUOTE_MAX, SyntaxError_, quoted
+from .errors import QUOTE_MAX, NeedsRunning, SyntaxError_, quoted
 from .i18n import Count, msg
-from .ops import FUNCTIONS, SCRIPT_NAMES
+from .ops import FUNCTIONS, SCRIPT_NAMES, TORCH_FUNCTIONS
 
 MAX_NUMBER_DIGITS = 400
 
@@ -18,13 +19,69 @@ _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _GROUPED = re.compile(r"[\d_]*\.?[\d_]*(?:[eE][+-]?_*[\d_]+)?")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FORBIDDEN = re.compile(r"[\x00\ud800-\udfff]")
+_KEYWORDS = frozenset(keyword.kwlist)
+
+# The micrograd dialect (docs/python.md): methods a Value may call (the table's functions), and
+# the statements of micrograd (and PyTorch) code that are read as notes, never run (among them
+# the helpers chainrule's own micrograd scripts define).
+METHODS = (*FUNCTIONS, "backward")
+HELPERS = SCRIPT_NAMES
+METHOD_LIST = " ".join(f".{name}()" for name in FUNCTIONS)  # as messages list them: .relu() …
+_METHOD_CALL = re.compile(r"\.(?:" + "|".join(METHODS) + r")\s*\(", re.ASCII)
+_ID = r"[A-Za-z_]\w*"
+_STRING = r"""(?:'[^'\\\r\n]*'|"[^"\\\r\n]*")"""
+# A call's arguments: anything up to a `;` outside strings (a `;` ends the statement).
+_ARGS = rf"""\((?:[^\r\n;'"]|{_STRING})*\)"""
+_RIGHT_SIDE = r"[ \t]*(?:[-+*/]|\*\*)?=(?!=)[^\r\n;#]*"
+# A statement that is read as a note or a label, to its end (blanks, a comment and the `;` are
+# left to the tokenizer). Each part can match a run of characters in one way only and none
+# crosses a `;` outside a string, so the reader stays linear whatever the line (no input makes
+# it backtrack long). HELPER_AT says where a helper's definition may start (a line's start).
+_STATEMENT_BODY = rf"""[ \t]*(?:(?P<import>(?:import|from)[ \t][^\r\n;#]*)
+    |(?P<print>print[ \t]*{_ARGS})
+    |(?P<draw>(?:{_ID}(?:[ \t]*,[ \t]*{_ID})*[ \t]*=[ \t]*)?(?:draw_dot|trace|display)[ \t]*{_ARGS})
+    |{_ID}[ \t]*\.[ \t]*(?:(?P<label>label[ \t]*=[ \t]*{_STRING})
+        |(?P<grad>grad{_RIGHT_SIDE})
+        |(?P<data>data{_RIGHT_SIDE})
+        |(?P<shown>(?:grad|data)(?:[ \t]*\.[ \t]*item[ \t]*\([ \t]*\))?|item[ \t]*\([ \t]*\))
+        |(?P<requires_grad>requires_grad
+            (?:[ \t]*=[ \t]*(?:True|False)|_[ \t]*\([ \t]*(?:True|False)?[ \t]*\)))
+        |(?P<manual_backward>_backward[ \t]*\([ \t]*\))
+        |(?P<zero_grad>zero_grad[ \t]*\([ \t]*\))
+        |(?P<render>render[ \t]*{_ARGS})))(?=[ \t]*(?:[;\#]|\r?$))
+    |HELPER_AT[ \t]*(?P<helper>def[ \t]+(?:{"|".join(HELPERS)})[ \t]*\([^\r\n]*\):[ \t]*
+        (?:\r?\n(?:[ \t]*(?:\#[^\r\n]*)?(?=\r?\n)|[ \t]+[^\r\n]*))*)"""
+# `L.backward()` as the last statement of its line marks the result: what follows it (micrograd
+# code that reads the gradients, prints, asserts) is not read at all.
+_BACKWARD_BODY = r"[ \t]*[A-Za-z_]\w*\.backward\(\)[ \t]*(?:\#[^\r\n]*)?(?=\r?$)"
+_FLAGS = re.ASCII | re.MULTILINE | re.VERBOSE
+# Each at the very start of the source, and after the `\n` or `;` that starts a statement (a
+# pattern that opens with a set of characters is searched for those characters first, fast).
+_FIRST_STATEMENT = re.compile(_STATEMENT_BODY.replace("HELPER_AT", ""), _FLAGS)
+_STATEMENT = re.compile(
+    r"[\n;](?:" + _STATEMENT_BODY.replace("HELPER_AT", r"(?<=\n)") + ")", _FLAGS
+)
+_FIRST_BACKWARD = re.compile(_BACKWARD_BODY, _FLAGS)
+_BACKWARD_LINE = re.compile(r"[\n;]" + _BACKWARD_BODY, _FLAGS)
+# A PyTorch scalar, read as its number (`torch.tensor(2.0, dtype=torch.float64,
+# requires_grad=True)`, the lecture's `torch.Tensor([2.0]).double()`), and a PyTorch function.
+_TORCH_NUMBER = (
+    r"torch\.(?:tensor|Tensor|DoubleTensor)\([ \t]*(?:\[[ \t]*[-+]?NUMBER[ \t]*\]|[-+]?NUMBER)"
+    r"(?:[ \t]*,[ \t]*(?:dtype[ \t]*=[ \t]*torch\.\w+|requires_grad[ \t]*=[ \t]*(?:True|False)))*"
+    r"[ \t]*\)(?:\.(?:double|float)\(\)|\.requires_grad_\(\))*"
+).replace("NUMBER", r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_TORCH_FUNCTION = "|".join(re.escape(name) for name in TORCH_FUNCTIONS)
+_SIGNED_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 # One match per token, as the tuple of its groups: the blanks before it, then the token in the
-# group of its kind (num, name, op, newline), or a comment or lone carriage return (skipped),
-# or any other character (an error). Matches are contiguous (only blanks at the very end are
-# left out), so a token's offset is the sum of the lengths before it.
+# group of its kind (num, PyTorch number, PyTorch function, name, op, newline), or a comment or
+# lone carriage return (skipped), or any other character (an error). Matches are contiguous
+# (only blanks at the very end are left out), so a token's offset is the sum of the lengths
+# before it.
 _TOKEN = re.compile(
     r"([ \t\f\v]*)(?:"
     r"((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
+    rf"|({_TORCH_NUMBER})"
+    rf"|({_TORCH_FUNCTION})(?=[ \t]*\()"
     r"|([A-Za-z_][A-Za-z0-9_]*)"
     r"|(\*\*=|[-+*/]=|\*\*|[-+*/^(),.]|=(?!=))"
     r"|('[^'\\\r\n]*'|\"[^\"\\\r\n]*\")"
@@ -32,32 +89,6 @@ _TOKEN = re.compile(
     r"|(\#(?:[^\r\n]|\r(?!\n))*|\r(?!\n))"
     r"|([^ \t\f\v]))",
     re.ASCII,
-)
-_KEYWORDS = frozenset(keyword.kwlist)
-
-# The micrograd dialect (docs/language.md): methods a Value may call (the table's functions),
-# and whole lines of micrograd code that are read as notes, never run: imports, print(...),
-# `x.label = 'x'`, `x.grad` on its own, and the helpers chainrule's own micrograd scripts define.
-METHODS = (*FUNCTIONS, "backward")
-HELPERS = SCRIPT_NAMES
-METHOD_LIST = " ".join(f".{name}()" for name in FUNCTIONS)  # as messages list them: .relu() …
-_METHOD_CALL = re.compile(r"\.(?:" + "|".join(METHODS) + r")\s*\(", re.ASCII)
-_SKIPPED_LINE = re.compile(
-    # (Each part can match a run of blanks in one way only: no input makes it backtrack long.)
-    r"^[ \t]*(?:(?P<import>(?:from[ \t]+micrograd(?:\.\w+)*[ \t]+import[ \t]+"
-    r"[\w()]+(?:[ \t]*,[ \t]*[\w()]+)*"
-    r"|import[ \t]+(?:micrograd(?:\.\w+)*|math|random)(?:[ \t]+as[ \t]+\w+)?)"
-    r"[ \t]*(?:\#[^\r\n]*)?)$"
-    r"|(?P<print>print[ \t]*\([^\r\n]*\)[ \t]*(?:\#[^\r\n]*)?)$"
-    r"|(?P<attribute>[A-Za-z_]\w*\.(?:label|grad|data)(?:[ \t]*=[^\r\n]*)?[ \t]*(?:\#[^\r\n]*)?)$"
-    r"|(?P<helper>def[ \t]+(?:" + "|".join(HELPERS) + r")[ \t]*\([^\r\n]*\):[ \t]*"
-    r"(?:\r?\n(?:[ \t]*(?:\#[^\r\n]*)?(?=\r?\n)|[ \t]+[^\r\n]*))*))",
-    re.ASCII | re.MULTILINE,
-)
-# `L.backward()` on a line of its own marks the result: what follows it (micrograd code that reads
-# the gradients, prints, asserts) is not read at all.
-_BACKWARD_LINE = re.compile(
-    r"^[ \t]*[A-Za-z_]\w*\.backward\(\)[ \t]*(?:\#[^\r\n]*)?$", re.MULTILINE
 )
 _NUMBER_TAIL = frozenset("._abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
@@ -98,9 +129,12 @@ def describe_char(ch: str) -> str:
 def tokenize(source: str) -> list[Token]:
     """Tokens of `source` ending with one `eof` token placed just past the last token.
 
-    Whole lines of micrograd code that chainrule reads as notes (imports, print(...), `x.label =
-    'x'`, its own helpers' definitions) are one `skip` token each, with the kind of line as its
-    value. Raises SyntaxError_ at the first character that is not part of the language.
+    Statements of micrograd (and PyTorch) code that chainrule reads as notes (imports,
+    print(...), draw_dot(x), `x.grad`, `x.grad = 0.0`, `o._backward()`, its own helpers'
+    definitions, what follows `L.backward()`) are one `skip` token each, with the kind of
+    statement as its value; `x.label = 'x1*w1'` is one `label` token, its value the pair (name,
+    label). Raises SyntaxError_ at the first character that is not part of the language, and
+    NeedsRunning at the first Python that must run to be read (a loop, a list, `a.data += …`).
     """
     bad = _FORBIDDEN.search(source)
     if bad:
@@ -109,19 +143,15 @@ def tokenize(source: str) -> list[Token]:
         )
     tokens: list[Token] = []
     start = 0
-    backward = _BACKWARD_LINE.search(source)
-    stop = len(source)
-    if backward is not None:
-        rest = source.find("\n", backward.end())
-        if rest != -1 and source[rest:].strip():
-            stop = rest + 1  # the newline ends the backward line
-    for line in _SKIPPED_LINE.finditer(source, 0, stop):
-        _tokenize_part(source, start, line.start(), tokens)
-        text = line.group()
-        blanks = len(text) - len(text.lstrip(" \t"))
-        kind = line.lastgroup or "import"
-        tokens.append(Token("skip", text[blanks:], line.start() + blanks, line.end(), kind))
-        start = line.end()
+    stop = _reading_stop(source)
+    separators = _Separators(source)
+    for at, statement in _starting(_FIRST_STATEMENT, _STATEMENT, source, stop):
+        if source[at - 1 : at] == ";" and not separators.ends_statement(at - 1):
+            continue  # the `;` is inside a string or a comment
+        _tokenize_part(source, start, at, tokens)
+        tokens.append(_statement_token(source, at, statement))
+        start = statement.end()
+        separators.read_to(start)
     _tokenize_part(source, start, stop, tokens)
     if stop < len(source):
         tail = source[stop:]
@@ -132,11 +162,101 @@ def tokenize(source: str) -> list[Token]:
     return tokens
 
 
+def _starting(
+    first: re.Pattern[str], after: re.Pattern[str], source: str, stop: int
+) -> Iterator[tuple[int, re.Match[str]]]:
+    """Each match of a statement's pattern where a statement starts, in order, with the offset
+    it starts at: `first` at the start of `source`, then `after` (the same, opening with the
+    `\n` or `;` before the statement)."""
+    opening = first.match(source, 0, stop)
+    if opening is not None:
+        yield 0, opening
+    for match in after.finditer(source, opening.end() if opening else 0, stop):
+        yield match.start() + 1, match
+
+
+def _statement_token(source: str, at: int, statement: re.Match[str]) -> Token:
+    """The `skip` or `label` token of a statement a `_STATEMENT` matched from `at`; raises
+    NeedsRunning for a change of `x.data` (a value that only running the code knows)."""
+    text = source[at : statement.end()]
+    blanks = len(text) - len(text.lstrip(" \t"))
+    text = text[blanks:]
+    start = at + blanks
+    kind = statement.lastgroup or "import"
+    if kind == "data":
+        name = text.split(".")[0].strip()
+        raise needs_running("data", source, start, statement.end(), name=quoted(name))
+    if kind == "label":
+        target, _, rest = text.partition(".")
+        label = rest.split("=", 1)[1].strip()[1:-1]
+        return Token("label", text, start, statement.end(), (target.strip(), label))
+    return Token("skip", text, start, statement.end(), kind)
+
+
+def _reading_stop(source: str) -> int:
+    """Where reading stops: just past the line of the first `L.backward()` that ends its line
+    (when more follows), else the end of `source`."""
+    separators = _Separators(source)
+    for at, backward in _starting(_FIRST_BACKWARD, _BACKWARD_LINE, source, len(source)):
+        if source[at - 1 : at] == ";" and not separators.ends_statement(at - 1):
+            continue
+        rest = source.find("\n", backward.end())
+        if rest != -1 and source[rest:].strip():
+            return rest + 1  # the newline ends the backward line
+        break
+    return len(source)
+
+
+# A run of code on a line, up to a string, a comment or the line's end.
+_CODE_RUN = re.compile(r"[^'\"#\n]*")
+
+
+class _Separators:
+    """Which `;` end a statement (those outside strings and comments), asked left to right:
+    each line is scanned once, however many `;` it holds."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.at = 0  # scanned up to here; code resumes here unless a string or comment is open
+        self.until = 0  # the end of the last string seen (or of its line, if it never closes)
+        self.comment = -1  # where a comment starts on the line being scanned, if it has one
+
+    def read_to(self, offset: int) -> None:
+        """Everything before `offset` is read (a whole statement): code resumes there."""
+        self.at = max(self.at, offset)
+
+    def ends_statement(self, semicolon: int) -> bool:
+        """Whether the `;` at `semicolon` is outside strings and comments."""
+        source = self.source
+        newline = source.rfind("\n", self.at, semicolon)
+        if newline != -1:  # a new line: code at its start
+            self.at, self.comment = newline + 1, -1
+        if semicolon < self.until or -1 < self.comment < semicolon:
+            return False
+        i = max(self.at, self.until)
+        while True:
+            i = _CODE_RUN.match(source, i, semicolon).end()  # type: ignore[union-attr]
+            if i >= semicolon:
+                self.at = semicolon + 1
+                return True
+            line_end = source.find("\n", i)
+            line_end = len(source) if line_end == -1 else line_end
+            if source[i] == "#":
+                self.comment, self.at = i, line_end
+                return False
+            close = source.find(source[i], i + 1, line_end)
+            self.until = line_end if close == -1 else close + 1
+            if self.until > semicolon:
+                self.at = self.until
+                return False
+            i = self.until
+
+
 def _tokenize_part(source: str, start: int, stop: int, tokens: list[Token]) -> None:
     """Append the tokens of `source[start:stop]`."""
     append = tokens.append
     i = start
-    for blanks, num, name, op, string, newline, skipped, other in _TOKEN.findall(
+    for blanks, num, torch, function, name, op, string, newline, skipped, other in _TOKEN.findall(
         source, start, stop
     ):
         i += len(blanks)
@@ -165,6 +285,12 @@ def _tokenize_part(source: str, start: int, stop: int, tokens: list[Token]) -> N
         elif newline:
             end = i + len(newline)
             append(Token("newline", newline, i, end, newline))
+        elif function:  # `torch.tanh(`: the function of the table's row
+            end = i + len(function)
+            append(Token("name", function, i, end, TORCH_FUNCTIONS[function]))
+        elif torch:
+            end = i + len(torch)
+            _torch_number(source, i, end, tokens)
         elif skipped:
             end = i + len(skipped)
         else:
@@ -208,20 +334,36 @@ def _number(source: str, i: int, tokens: list[Token]) -> int:
             i,
             end + len(tail),
         )
+    tokens.append(Token("num", text, i, end, _checked_value(text, source, i, end)))
+    return end
+
+
+def _checked_value(text: str, source: str, start: int, end: int) -> float:
+    """The float of a number's `text` (at `start:end` of `source`), or SyntaxError_ for one of
+    too many digits or too large a float."""
     digits = sum(c.isdigit() for c in text.split("e")[0].split("E")[0])
     if digits > MAX_NUMBER_DIGITS:
         raise SyntaxError_(
             msg("error.too_many_digits", digits=Count(digits), limit=MAX_NUMBER_DIGITS),
             source,
-            i,
+            start,
             end,
         )
     value = float(text)
-    if value == float("inf"):
+    if abs(value) == float("inf"):
         shown = text if len(text) <= 24 else text[:20] + "…"
-        raise SyntaxError_(msg("error.number_too_large", number=shown), source, i, end)
-    tokens.append(Token("num", text, i, end, value))
-    return end
+        raise SyntaxError_(msg("error.number_too_large", number=shown), source, start, end)
+    return value
+
+
+def _torch_number(source: str, start: int, end: int, tokens: list[Token]) -> None:
+    """Append the number a PyTorch scalar holds (`torch.Tensor([-3.0]).double()` is -3.0),
+    spanning the whole call."""
+    number = _SIGNED_NUMBER.search(source, source.index("(", start) + 1, end)
+    assert number is not None  # the token's pattern holds one
+    text = number.group().lstrip("+")
+    value = _checked_value(text, source, number.start(), number.end())
+    tokens.append(Token("num", text, start, end, value))
 
 
 def _number_fix(text: str, tail: str) -> str:
@@ -246,6 +388,37 @@ def _number_fix(text: str, tail: str) -> str:
 SUBSET = msg("error.subset", methods=METHOD_LIST)
 
 
+# Python that only running it can turn into a graph, by the kind of construct its keyword starts.
+_RUNS = {
+    "class": "class",
+    "def": "def",
+    "for": "loop",
+    "while": "loop",
+    "if": "condition",
+    "elif": "condition",
+    "else": "condition",
+    "try": "block",
+    "except": "block",
+    "finally": "block",
+    "with": "block",
+    "lambda": "def",
+    "return": "def",
+    "yield": "def",
+    "async": "block",
+    "await": "block",
+}
+# After `module.function` (or `a.b.c`): the `(` of a call.
+_CALL_AFTER = re.compile(r"(?:[ \t]*\.[ \t]*[A-Za-z_]\w*)*[ \t]*\(", re.ASCII)
+
+
+def needs_running(kind: str, source: str, start: int, end: int, **params: str) -> NeedsRunning:
+    """The NeedsRunning error for a construct of `kind` (`error.needs_running.<kind>`, filled
+    with `params`) at `start:end`: it names the construct and its line."""
+    line = source.count("\n", 0, start) + 1
+    what = msg(f"error.needs_running.{kind}", **params)
+    return NeedsRunning(msg("error.needs_running", line=line, what=what), source, start, end)
+
+
 def _name(source: str, i: int, tokens: list[Token]) -> int:
     """Check the name at `i` (the caller appends it): raise for a Python keyword or an
     attribute other than a method call (`a.relu()`)."""
@@ -254,17 +427,19 @@ def _name(source: str, i: int, tokens: list[Token]) -> int:
     text = match.group()
     end = match.end()
     if keyword.iskeyword(text):
-        if text in ("lambda", "import", "from", "def", "class"):
-            what = {"lambda": "lambdas", "import": "imports", "from": "imports"}.get(
-                text, "definitions"
-            )
-            message = msg(f"error.{what}", word=text, subset=SUBSET)
-        else:
-            message = msg("error.python_keyword", word=quoted(text), subset=SUBSET)
-        raise SyntaxError_(message, source, i, end)
+        if text in _RUNS:
+            raise needs_running(_RUNS[text], source, i, end, word=text)
+        raise SyntaxError_(
+            msg("error.python_keyword", word=quoted(text), subset=SUBSET), source, i, end
+        )
     if source.startswith(".", end) and not _METHOD_CALL.match(source, end):
         attr = _NAME.match(source, end + 1)
         stop = attr.end() if attr else end + 1
+        call = _CALL_AFTER.match(source, stop) if attr else None
+        if call is not None:  # `random.uniform(-1, 1)`, `np.tanh(x)`, `model.parameters()`
+            kind = "random" if text == "random" else "call"
+            called = quoted(" ".join(source[i : call.end() - 1].split()))
+            raise needs_running(kind, source, i, call.end() - 1, call=called)
         raise SyntaxError_(
             msg("error.attribute", name=quoted(source[end + 1 : stop]), subset=SUBSET),
             source,
@@ -282,7 +457,7 @@ def _reject(source: str, i: int) -> None:
         stop = close + 1 if close != -1 and (line_end == -1 or close < line_end) else i + 1
         raise SyntaxError_(msg("error.strings"), source, i, stop)
     if ch == "[" or ch == "]":
-        raise SyntaxError_(msg("error.brackets", subset=SUBSET), source, i)
+        raise needs_running("list", source, i, i + 1)
     if ch in "<>!":
         width = 2 if source.startswith("=", i + 1) else 1
         raise SyntaxError_(msg("error.comparisons"), source, i, i + width)

@@ -67,7 +67,8 @@ class Op(NamedTuple):
     exported drawing (micrograd's `draw_dot` writes `_op`); `micrograd` the expression in a
     micrograd script, calling `helper` (a function the script defines from the formulas:
     micrograd 0.1.0 has only `+ * ** relu - / neg`); `micrograd_ops` the `_op` a micrograd Value
-    made by this op carries; `torch` PyTorch's spelling; `dead_at_or_below` for an op that
+    made by this op carries; `torch` PyTorch's spelling (a `torch.<name>({0})` call is also read in
+    programs, as the lecture's PyTorch cell writes it); `dead_at_or_below` for an op that
     passes no gradient wherever its result is at or below that value (relu: a dead unit).
 
     `apply` is the engine's function, made from the formulas (`compile_row`)."""
@@ -256,6 +257,13 @@ for _key, _row in OPS.items():
 
 # The functions a program may call, in the table's order (the parser's allow-list).
 FUNCTIONS = tuple(name for name, op in OPS.items() if op.call)
+# The functions a program may also call as PyTorch spells them (`torch.tanh(x)`), by that
+# spelling: the table's `torch` column where it is a call of the one input.
+TORCH_FUNCTIONS = {
+    op.torch[: -len("({0})")]: name
+    for name, op in OPS.items()
+    if op.call and op.torch.startswith("torch.") and op.torch.endswith("({0})")
+}
 DERIVED = frozenset(name for name, op in OPS.items() if op.derived)
 # The ops a program writes with an operator between two operands (`a ** b` and `a ** 2` alike):
 # symbol → (precedence, right-associative).
@@ -338,6 +346,7 @@ def page_table() -> dict[str, dict[str, object]]:
             "formula": op.formula,
             "locals": list(op.locals),
             "micrograd": op.micrograd,
+            "torch": op.torch,
             "helper": op.helper,
             "call": op.call,
             "precedence": op.precedence,

@@ -10,10 +10,20 @@ from __future__ import annotations
 from difflib import get_close_matches
 from typing import Any
 
-from .errors import QUOTE_MAX, ArgumentCount, LimitExceeded, SyntaxError_, UnknownFunction, quoted
+from .errors import (
+    QUOTE_MAX,
+    ArgumentCount,
+    LimitExceeded,
+    LineIndex,
+    ProgramError,
+    SyntaxError_,
+    UnknownFunction,
+    quoted,
+)
 from .i18n import Count, msg
-from .lexer import METHOD_LIST, SUBSET, Token, tokenize
+from .lexer import METHOD_LIST, SUBSET, Token, needs_running, tokenize
 from .ops import BINARY, FUNCTIONS, NEGATION, OPS
+from .paste import clean, line_note, shown
 
 # BINARY: operator -> (precedence, right-associative), the table's; unary minus sits between `*`
 # and `**`, so `-a**2` is `-(a**2)` and `-a*b` is `(-a)*b`.
@@ -24,8 +34,14 @@ _FUNCTIONS = frozenset(FUNCTIONS)
 AUGMENTED = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "**=": "**"}
 # Where a statement ends too early, as its error says it: `error.end_of_input.needs_right`, …
 _END = {"eof": "end_of_input", "newline": "end_of_line"}
-# The micrograd dialect's lines that are read as notes are said by `warning.skipped.<kind>`,
-# the lexer's kind of skipped line (import, print, attribute, helper, after).
+# The micrograd dialect's statements that are read as notes are said by
+# `warning.skipped.<kind>`, the lexer's kind of skipped statement, or the kind it stands for here.
+_SKIPPED_AS = {"render": "draw", "zero_grad": "grad_reset"}
+# Python's own functions a pasted program may call: code that must run (never "unknown function").
+_BUILTINS = frozenset(
+    "abs all any dict enumerate filter float int isinstance len list map max min print range "
+    "reversed round set sorted str sum tuple zip".split()
+)
 
 
 class Expr:
@@ -91,14 +107,27 @@ class Expr:
         return found
 
 
+# A label set by `x.label = '…'`: the name, the label, and the offsets of the statement.
+Label = tuple[str, str, int, int]
+
+
+class LabelledNumber(Expr):
+    """A number written `Value(2.0, label='a')`: `label` is the node's display label."""
+
+    __slots__ = ("label",)
+
+
 class Statement:
     """`target = expr` (target is None for a bare expression), with the 1-based line.
 
     `postfix` lists the nodes of `expr` in post-order (each after its inputs, left to right),
     without the literal exponents of `**` (part of their node): the order in which the graph
-    builds them, readable without walking the tree."""
+    builds them, readable without walking the tree.
 
-    __slots__ = ("target", "target_start", "target_end", "expr", "line", "postfix")
+    `labels` lists the labels set right after the statement (`e.label = 'e'`), in order, as
+    (name, label, start, end) with the offsets of the label statement."""
+
+    __slots__ = ("target", "target_start", "target_end", "expr", "line", "postfix", "labels")
 
     def __init__(
         self,
@@ -115,6 +144,7 @@ class Statement:
         self.expr = expr
         self.line = line
         self.postfix = postfix
+        self.labels: tuple[Label, ...] = ()  # mostly none: no list a statement
 
     def names(self) -> list[Expr]:
         """Every `name` leaf of the expression, in source order."""
@@ -149,12 +179,19 @@ def parse(source: str, max_depth: int | None = None) -> list[Statement]:
 def parse_program(
     source: str, max_depth: int | None = None
 ) -> tuple[list[Statement], list[dict[str, Any]]]:
-    """The statements of `source` and the notes about lines of micrograd code it skipped
-    (warnings of type `skipped`: imports, print(...), attribute lines, helper definitions, and
-    statements after `L.backward()`, which marks the root)."""
-    parser = _Parser(source, max_depth)
-    statements = parser.program()
-    return statements, parser.notes
+    """The statements of `source` and the notes about what it read as notes, by line: statements
+    of micrograd code it skipped (warnings of type `skipped`: imports, print(...), draw_dot(x),
+    `x.grad`, helper definitions, statements after `L.backward()`, which marks the root, …) and
+    copy leftovers it read as blanks (type `pasted`: prompts, no-break spaces, a BOM)."""
+    cleaned, pasted = clean(source)
+    try:
+        parser = _Parser(cleaned, max_depth)
+        statements = parser.program()
+    except ProgramError as error:
+        error.shown_in(source)  # the snippet as typed, prompts and all
+        raise
+    notes = sorted(pasted + parser.notes, key=lambda note: (note["line"], note["column"]))
+    return statements, notes
 
 
 class _Parser:
@@ -166,7 +203,10 @@ class _Parser:
         self.line = 1
         self.postfix: list[Expr] = []  # the current expression's nodes in post-order
         self.depth = 0  # the current expression's open parentheses and calls
-        self.notes: list[dict[str, Any]] = []  # skipped lines of micrograd code, by line
+        self.notes: list[dict[str, Any]] = []  # skipped statements of micrograd code
+        self.imported: set[str] = set()  # names the skipped imports bring (`np`, `MLP`)
+        self.drawings: set[str] = set()  # names a skipped `dot = draw_dot(o)` assigns
+        self.labels: tuple[Label, ...] = ()  # labels set before any statement
 
     def at(self, pos: int) -> Token:
         """The token at `pos`, or the `eof` token past the end (a look-ahead never overruns)."""
@@ -178,21 +218,56 @@ class _Parser:
             message, self.source, token.start, end or max(token.end, token.start + 1)
         )
 
-    def note(self, token: Token, message: str) -> None:
-        column = token.start - self.source.rfind("\n", 0, token.start)
-        self.notes.append(
-            {"type": "skipped", "message": msg("warning.on_line", line=self.line, message=message),
-             "line": self.line, "column": column}
-        )  # fmt: skip
+    def note(self, start: int, line: int, message: str) -> None:
+        """A `skipped` note about the statement at offset `start`, on `line`."""
+        column = start - self.source.rfind("\n", 0, start)
+        self.notes.append(line_note("skipped", message, line, column))
 
     def skipped(self, token: Token) -> None:
-        """A line of micrograd code read as a note: say so, never run it."""
+        """A statement of micrograd code read as a note: say so, never run it."""
         text = token.text.split("\n")[0].rstrip()
         name = text[3:].split("(")[0].strip() if token.value == "helper" else ""
-        shown = text if len(text) <= 60 else text[:59] + "…"
         last = self.line + token.text.count("\n")
-        self.note(token, msg(f"warning.skipped.{token.value}", text=shown, name=name, last=last))
+        kind = _SKIPPED_AS.get(token.value, token.value)
+        if kind == "grad":
+            kind = _grad_kind(text)
+        elif kind == "import":
+            self.imported.update(_imported_names(text))
+        elif kind == "draw" and "=" in text.split("(")[0]:
+            self.drawings.update(part.strip() for part in text.split("=")[0].split(","))
+        message = msg(f"warning.skipped.{kind}", text=shown(text), name=name, last=last)
+        self.note(token.start, self.line, message)
         self.line = last
+
+    def label(self, token: Token, statements: list[Statement]) -> None:
+        """`x.label = 'x1*w1'`: the display label of the node `x` names at this point."""
+        name, label = token.value  # type: ignore[misc]
+        labelled = (name, label, token.start, token.end)
+        if statements:
+            statements[-1].labels += (labelled,)
+        else:
+            self.labels += (labelled,)
+
+    def shown_alone(self, statements: list[Statement]) -> list[Statement]:
+        """Drop the statements that only show a value (a name alone on a line, as a notebook
+        cell ends with `L`), with a note each, but for the last one, which is the result, as in
+        the cell; a name a skipped `draw_dot` assigned is always dropped. Labels set after a
+        dropped statement move to the one before it."""
+        kept: list[Statement] = []
+        last = len(statements) - 1
+        for index, statement in enumerate(statements):
+            alone = statement.target is None and statement.expr.kind == "name"
+            name = statement.expr.text
+            if alone and (index < last or name in self.drawings):
+                message = msg("warning.skipped.shown", text=shown(name))
+                self.note(statement.target_start, statement.line, message)
+                if kept:
+                    kept[-1].labels += statement.labels
+                else:
+                    self.labels += statement.labels
+                continue
+            kept.append(statement)
+        return kept
 
     def program(self) -> list[Statement]:
         tokens = self.tokens
@@ -208,6 +283,10 @@ class _Parser:
                 self.skipped(token)
                 self.pos += 1
                 continue
+            if token.kind == "label":
+                self.label(token, statements)
+                self.pos += 1
+                continue
             if self.is_backward(self.pos):
                 expr = Expr("name", token.start, token.end, None, (), token.text)
                 statements.append(Statement(None, token.start, token.end, expr, self.line, [expr]))
@@ -215,12 +294,18 @@ class _Parser:
                 self.pos += 5
                 continue
             statements.append(self.statement(token))
-        if not statements and self.notes:
+        if backward is not None and backward[0] < len(statements):
+            self.skip_after_backward(statements, *backward)
+        statements = self.shown_alone(statements)
+        if not statements and (self.notes or self.labels):
             raise SyntaxError_(msg("error.nothing_to_trace"), self.source, 0)
         if not statements:
             raise SyntaxError_(msg("error.empty_program"), self.source, 0)
-        if backward is not None and backward[0] < len(statements):
-            self.skip_after_backward(statements, *backward)
+        lines = LineIndex(self.source) if self.labels else None
+        for name, _, start, end in self.labels:  # set before any statement: they name nothing
+            text = shown(self.source[start:end])
+            line = lines.position(start)[0]  # type: ignore[union-attr]
+            self.note(start, line, msg("warning.skipped.label_unknown", text=text, name=name))
         return statements
 
     def statement(self, token: Token) -> Statement:
@@ -256,14 +341,7 @@ class _Parser:
         a note: micrograd code that reads the gradients is not part of the graph."""
         for later in statements[count:]:
             after = msg("warning.skipped.after_backward", name=name, backward_line=line)
-            self.notes.append(
-                {
-                    "type": "skipped",
-                    "message": msg("warning.on_line", line=later.line, message=after),
-                    "line": later.line,
-                    "column": later.target_start - self.source.rfind("\n", 0, later.target_start),
-                }
-            )
+            self.note(later.target_start, later.line, after)
         del statements[count:]
 
     def is_backward(self, pos: int) -> bool:
@@ -435,7 +513,12 @@ class _Parser:
                 token.start,
             )
 
-    def unknown_function(self, token: Token) -> UnknownFunction:
+    def unknown_function(self, token: Token) -> ProgramError:
+        """UnknownFunction with the closest function's name; NeedsRunning for a function of
+        Python's or one a skipped import brings (`sum(...)`, `MLP(2, [4, 1])`)."""
+        if token.text in self.imported or token.text in _BUILTINS:
+            kind = "imported" if token.text in self.imported else "builtin"
+            return needs_running(kind, self.source, token.start, token.end, name=token.text)
         close = get_close_matches(token.text, FUNCTIONS, n=1) if len(token.text) < 40 else []
         if close:
             message = msg("error.unknown_function_close", name=quoted(token.text), close=close[0])
@@ -524,16 +607,22 @@ class _Parser:
         i += bool(sign)
         number = at(i)
         close = i + 1
+        label = None
         if at(close).text == ",":
-            label = [at(close + k).text for k in (1, 2)] == ["label", "="]
-            if label and at(close + 3).kind == "str":
+            labelled = [at(close + k).text for k in (1, 2)] == ["label", "="]
+            if labelled and at(close + 3).kind == "str":
+                label = at(close + 3).value
                 close += 4
         if number.kind != "num" or at(close).text != ")":
             bad = at(close) if number.kind == "num" else number
             raise self.error(msg("error.value_literal", subset=SUBSET), bad)
         value = -number.value if sign == "-" else number.value
         text = ("-" if sign == "-" else "") + number.text
-        return Expr("num", start.start, at(close).end, None, (), text, value), close
+        if label is None:
+            return Expr("num", start.start, at(close).end, None, (), text, value), close
+        literal = LabelledNumber("num", start.start, at(close).end, None, (), text, value)
+        literal.label = label
+        return literal, close
 
     def method_call(self, operands: list[Expr], pos: int) -> int:
         """`x.relu()` (any method of the table's functions) is `relu(x)`, binding tighter than
@@ -566,7 +655,7 @@ class _Parser:
         name = opener.name
         assert name is not None
         count = opener.arg_count + 1
-        if name.text == POWER_HELPER:
+        if name.value == POWER_HELPER:
             if count != 2:
                 raise ArgumentCount(
                     msg("error.vpow_arguments", count=count), self.source, name.start, close.end
@@ -587,9 +676,43 @@ class _Parser:
                 close.end,
             )
         arg = operands.pop()
-        call = Expr("call", name.start, close.end, name.text, (arg,))
+        call = Expr("call", name.start, close.end, name.value, (arg,))  # type: ignore[arg-type]
         operands.append(call)
         self.postfix.append(call)
+
+
+def _grad_kind(text: str) -> str:
+    """How a statement setting a gradient is said: the seed (`o.grad = 1.0`), a reset (`= 0`)
+    or a gradient set by hand (anything else)."""
+    op, _, value = text.partition("=")
+    if op.rstrip().endswith(".grad"):  # `=`, not `+=`
+        try:
+            number = float(value.split("#")[0])
+        except ValueError:
+            return "grad_set"
+        if number == 1:
+            return "grad_seed"
+        if number == 0:
+            return "grad_reset"
+    return "grad_set"
+
+
+def _imported_names(text: str) -> list[str]:
+    """The names an import statement brings: `np` of `import numpy as np`, `MLP` of `from
+    micrograd.nn import Neuron, MLP`, `micrograd` of `import micrograd.engine`."""
+    words = text.replace("(", " ").replace(")", " ").split()
+    if words[0] == "from":
+        words = words[words.index("import") + 1 :] if "import" in words else []
+    else:
+        words = words[1:]
+    names = []
+    for part in " ".join(words).split(","):
+        said = part.split()
+        if len(said) == 3 and said[1] == "as":
+            names.append(said[2])
+        elif said:
+            names.append(said[0].split(".")[0])
+    return names
 
 
 def _next_start(source: str, offset: int) -> int:

@@ -138,6 +138,7 @@ def graph_reply(
         written = {
             "id": nid,
             "label": node.label,
+            "name": node.name,
             "text": say.text(node),
             "op": public_op(node.op),
             "exponent": number(node.exponent) if node.op == "**k" else None,  # type: ignore[arg-type]
@@ -300,7 +301,7 @@ def trace_reply(
         "root": f"n{trace.root.id}",
         **target_reply(trace),
         "leaves": [
-            {"name": name, "id": f"n{node.id}", "value": data[node.id]}
+            {"name": name, "label": node.label, "id": f"n{node.id}", "value": data[node.id]}
             for name, node in trace.graph.leaves
         ],
         "steps": steps_reply(trace, steps, numbers),

@@ -146,9 +146,9 @@ class Trace:
         return self.graph.source
 
     def grad(self, name: str) -> float:
-        """The (variant's) gradient of a named leaf or intermediate."""
+        """The (variant's) gradient of a named leaf or intermediate (by its `name`: `c₂`)."""
         for node in self.graph.nodes:
-            if node.label == name:
+            if node.name == name:
                 return self.grads[node.id]
         raise KeyError(name)
 

@@ -22,7 +22,10 @@ class Value:
 
     `op` is None for leaves and constants, else a key of OPS ("**k" shows as `**` with
     `exponent` set). `id` is the node's position in its graph (sequential, deterministic).
-    The remaining slots describe the node for the timeline: kind, label, span, warning.
+    The remaining slots describe the node for the timeline: kind, span, warning, `name` (the
+    program's handle for it: the name it is assigned to, `c₂` for a name's second version) and
+    `label` (what a card shows: the label the program sets, `x.label = 'x1*w1'`, else the name;
+    a constant's literal).
     """
 
     __slots__ = (
@@ -35,6 +38,7 @@ class Value:
         "id",
         "kind",
         "label",
+        "name",
         "start",
         "end",
         "warning",
@@ -58,6 +62,7 @@ class Value:
         self.id = -1
         self.kind = "op" if inputs else "leaf"
         self.label = ""
+        self.name = ""
         self.start = 0
         self.end = 0
         self.warning = warning

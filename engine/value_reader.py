@@ -5,13 +5,24 @@ traces, explains and recomputes the same graph with the engine.
 micrograd keeps a node's children in a `set`: `a*a` and `a+a` have one child, and `draw_dot`
 draws one edge where the product has two operands. The program says what the node computes
 (`a * a`, two edges) and `Program.merged` names each such node, for a warning.
+
+A set has no order, so the same code could give another program on every run. The reader puts
+the two operands of a `+` or `*` in one order that depends only on the graph: the order the op's
+own `_backward` closure names them (`self`, `other`: micrograd's and the lecture's `Value`), else
+by label, else by a structural key (op, label, data and the operands' keys, hashed). One piece of
+code gives one program, in a notebook and in the page's sandbox.
+
+A node's `label` is kept: as its name where it is one, else set on the node's line
+(`v1 = 2.0; v1.label = 'x 1'`, `t1 = w1 * x1; t1.label = 'x1*w1'`), which the dialect reads.
 """
 
 from __future__ import annotations
 
+import hashlib
 import keyword
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +38,20 @@ RESERVED = frozenset((*FUNCTIONS, *SCRIPT_NAMES, "Value", "print"))
 
 
 class NotAGraph(ValueError):
-    """What was given is not a graph of Values, or holds what no program can say."""
+    """What was given is not a graph of Values, or holds what no program can say; `op` is the
+    unknown op's spelling when that is why."""
+
+    def __init__(self, message: str, op: str | None = None) -> None:
+        super().__init__(message)
+        self.op = op
+
+
+class NotAValue(NotAGraph):
+    """What was given (or a node's child) is no Value at all."""
+
+
+class TooManyNodes(NotAGraph):
+    """The graph has more nodes than the reader was asked to read."""
 
 
 @dataclass
@@ -41,6 +65,11 @@ class Program:
     leaves: list[str]
     root: str
     merged: list[dict[str, Any]] = field(default_factory=list)
+    # The graph read, in the reader's order (inputs first, the root last): each node's Value
+    # and how the program writes it (its name, or its inline text), and its operands (indices).
+    objects: list[Any] = field(default_factory=list, repr=False)
+    texts: list[str] = field(default_factory=list, repr=False)
+    inputs: list[list[int]] = field(default_factory=list, repr=False)
 
     def warnings(self) -> list[dict[str, Any]]:
         """One warning per merged operand, in the shape of the trace's warnings."""
@@ -75,20 +104,80 @@ def _is_ours(value: Any) -> bool:
     return hasattr(value, "inputs") and hasattr(value, "local_grads")
 
 
-def _children(value: Any) -> list[Any]:
+def _raw_children(value: Any) -> list[Any]:
     if _is_ours(value):
         return list(value.inputs)
     prev = getattr(value, "_prev", None)
     if prev is None:
-        raise NotAGraph(
+        raise NotAValue(
             f"{type(value).__name__} is not a Value: a graph node has data, _prev and _op "
             "(micrograd's Value) or is chainrule.engine.Value"
         )
-    children = list(prev)
-    # A set's order is arbitrary: sort the operands of + and * by label, then by creation.
-    if len(children) > 1:
-        children.sort(key=lambda child: (getattr(child, "label", "") or "\uffff", id(child)))
-    return children
+    return list(prev)
+
+
+def _unordered(value: Any) -> bool:
+    """Whether `value`'s children come in no particular order (micrograd's `set`)."""
+    return not _is_ours(value) and not isinstance(value._prev, (list, tuple))
+
+
+def _closure_order(value: Any, children: list[Any]) -> list[Any] | None:
+    """The two operands in the order `value._backward` names them (`self`, then `other`), when
+    its closure holds exactly `children`: micrograd's `__add__`/`__mul__` and the lecture's."""
+    backward = getattr(value, "_backward", None)
+    code, cells = getattr(backward, "__code__", None), getattr(backward, "__closure__", None)
+    if code is None or not cells:
+        return None
+    env = dict(zip(code.co_freevars, cells, strict=False))
+    try:
+        pair = [env["self"].cell_contents, env["other"].cell_contents]
+    except (KeyError, ValueError):  # no such variable, or an empty cell
+        return None
+    if sorted(map(id, pair)) != sorted(map(id, children)):
+        return None
+    return pair
+
+
+def _structural_keys(root: Any) -> dict[int, str]:
+    """A key per node (by id) from what it is, not where it sits in memory: op, label, data and
+    its operands' keys (sorted where the operands are a set), hashed; without recursion."""
+    keys: dict[int, str] = {}
+    seen: set[int] = set()  # expanded; one seen again before its key is made is on a cycle
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        value, expanded = stack.pop()
+        if id(value) in keys:
+            continue
+        children = _raw_children(value)
+        if not expanded:
+            if id(value) in seen:
+                continue  # a cycle: _graph says so
+            seen.add(id(value))
+            stack.append((value, True))
+            stack.extend((child, False) for child in children if id(child) not in keys)
+            continue
+        operands = [keys.get(id(child), "") for child in children]
+        if _unordered(value):
+            operands.sort()
+        op = value.op if _is_ours(value) else getattr(value, "_op", "")
+        text = f"{op}|{getattr(value, 'label', '')}|{value.data!r}|{','.join(operands)}"
+        keys[id(value)] = hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+    return keys
+
+
+def _children(value: Any, keys: dict[int, str] | None) -> list[Any]:
+    """`value`'s operands in the program's order (module docstring)."""
+    children = _raw_children(value)
+    if len(children) < 2 or not _unordered(value):
+        return children
+    if (ordered := _closure_order(value, children)) is not None:
+        return ordered
+
+    def canonical(child: Any) -> tuple[bool, str, str]:
+        label = str(getattr(child, "label", "") or "")
+        return (not label, label, keys.get(id(child), "") if keys else "")
+
+    return sorted(children, key=canonical)
 
 
 def _describe(value: Any, inputs: list[int]) -> tuple[str | None, float | None, bool]:
@@ -113,7 +202,9 @@ def _describe(value: Any, inputs: list[int]) -> tuple[str | None, float | None, 
     op = MICROGRAD_OPS.get(spelled)
     if op is None:
         known = ", ".join(sorted({*MICROGRAD_OPS, "**k"}))
-        raise NotAGraph(f"chainrule does not know micrograd's op {spelled!r} (it knows {known})")
+        raise NotAGraph(
+            f"chainrule does not know micrograd's op {spelled!r} (it knows {known})", op=spelled
+        )
     arity = OPS[op].arity
     if arity == 2 and len(inputs) == 1:
         return op, None, True  # micrograd's set merged the reused operand: a + a, a * a
@@ -122,11 +213,13 @@ def _describe(value: Any, inputs: list[int]) -> tuple[str | None, float | None, 
     return op, None, False
 
 
-def _graph(root: Any) -> list[_Node]:
-    """The nodes under `root` in a topological order (inputs first), without recursion."""
+def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[Any]]:
+    """The nodes under `root` in a topological order (inputs first), without recursion, and
+    their Values in the same order."""
     index: dict[int, int] = {}
     nodes: list[_Node] = []
     keep: list[Any] = []  # the objects themselves, so no id() is reused while we read
+    keys: dict[int, str] | None = None  # structural keys, computed once a set needs them
     stack: list[tuple[Any, list[Any] | None]] = [(root, None)]
     on_path: set[int] = set()
     while stack:
@@ -137,7 +230,11 @@ def _graph(root: Any) -> list[_Node]:
                 continue
             if key in on_path:
                 raise NotAGraph("the graph has a cycle: a Value is among its own inputs")
-            children = _children(value)
+            if max_nodes is not None and len(index) + len(on_path) >= max_nodes:
+                raise TooManyNodes(f"the graph has more than {max_nodes} nodes")
+            if keys is None and len(_raw_children(value)) > 1 and _unordered(value):
+                keys = _structural_keys(root)
+            children = _children(value, keys)
             on_path.add(key)
             stack.append((value, children))
             stack.extend((child, None) for child in reversed(children) if id(child) not in index)
@@ -158,7 +255,7 @@ def _graph(root: Any) -> list[_Node]:
         nodes.append(_Node(data, op, inputs, exponent, str(label), merged, const))
         index[key] = len(nodes) - 1
         keep.append(value)
-    return nodes
+    return nodes, keep
 
 
 def _usable(label: str, taken: set[str]) -> bool:
@@ -174,9 +271,44 @@ def _number(x: float) -> str:
     return repr(float(x))
 
 
-def program_of(root: Any) -> Program:
-    """The program that builds the graph ending in `root` (a micrograd or chainrule Value)."""
-    writer = _Writer(_graph(root))
+def _label_literal(label: str) -> str | None:
+    """A label as the quoted text a program's `x.label = '…'` line takes, or None for one the
+    reader would not read back (a backslash, a line break, both kinds of quote)."""
+    if not label or "\\" in label or not label.isprintable():
+        return None
+    if "'" not in label:
+        return f"'{label}'"
+    return None if '"' in label else f'"{label}"'
+
+
+def _names(
+    nodes: list[_Node], objects: list[Any], hints: Mapping[int, str] | None
+) -> tuple[list[str | None], set[str]]:
+    """The name of each node that has one: its label where that is a usable name, else the name
+    `hints` gives its Value (a variable holding it), first come first served in graph order, so
+    a generated name never takes a label's place."""
+    taken: set[str] = set()
+    names: list[str | None] = [None] * len(nodes)
+    for i, node in enumerate(nodes):
+        if (node.op is not None or not node.const) and _usable(node.label, taken):
+            names[i] = node.label
+            taken.add(node.label)
+    for i, node in enumerate(nodes):
+        hint = hints.get(id(objects[i])) if hints else None
+        if names[i] is None and not node.const and hint and _usable(hint, taken):
+            names[i] = hint
+            taken.add(hint)
+    return names, taken
+
+
+def program_of(
+    root: Any, names: Mapping[int, str] | None = None, max_nodes: int | None = None
+) -> Program:
+    """The program that builds the graph ending in `root` (a micrograd or chainrule Value).
+    `names` ({id(value): name}, e.g. the variables of the code that built it) names the nodes
+    whose label is no name; more than `max_nodes` nodes raise TooManyNodes."""
+    nodes, objects = _graph(root, max_nodes)
+    writer = _Writer(nodes, objects, names)
     for i, node in enumerate(writer.nodes):
         writer.write(i, node)
     return writer.program()
@@ -186,8 +318,10 @@ class _Writer:
     """Writes the nodes of a graph (inputs first) as the lines of a program: each leaf and
     named node a line, an unnamed node used once inline where it is used while short."""
 
-    def __init__(self, nodes: list[_Node]) -> None:
-        self.nodes = nodes
+    def __init__(
+        self, nodes: list[_Node], objects: list[Any], hints: Mapping[int, str] | None
+    ) -> None:
+        self.nodes, self.objects = nodes, objects
         count = len(nodes)
         self.last = count - 1
         self.uses = [0] * count
@@ -196,13 +330,7 @@ class _Writer:
             for j in node.inputs:
                 self.uses[j] += 1
                 self.consumer[j] = i
-        self.taken: set[str] = set()
-        self.names: list[str | None] = [None] * count
-        # Labels first, in graph order, so a generated name never takes a label's place.
-        for i, node in enumerate(nodes):
-            if (node.op is not None or not node.const) and _usable(node.label, self.taken):
-                self.names[i] = node.label
-                self.taken.add(node.label)
+        self.names, self.taken = _names(nodes, objects, hints)
         self.counters = {"v": 0, "t": 0}
         self.lines: list[str] = []
         self.values: dict[str, float] = {}
@@ -225,6 +353,9 @@ class _Writer:
         if node.op is None and node.const and i != self.last:
             self.text[i], self.atomic[i] = _number(node.data), node.data >= 0
             return
+        # A label that is not the node's name (`x1*w1`, or a label beside the name of the variable
+        # that holds it) is set on the node's own line.
+        label = _label_literal(node.label) if node.label != self.names[i] else None
         if node.op is None:
             name = self.names[i] or self.fresh("v")
             self.lines.append(f"{name} = {_number(node.data)}")
@@ -232,7 +363,8 @@ class _Writer:
         else:
             expression = _expression(node, self.text, self.atomic)
             short = len(expression) <= MAX_INLINE_CHARS
-            if self.names[i] is None and self.uses[i] == 1 and i != self.last and short:
+            alone = self.names[i] is None and self.uses[i] == 1 and label is None
+            if alone and i != self.last and short:
                 # A call or a method call (`tanh(x)`, `x.relu()`) binds tightest.
                 self.text[i] = expression
                 self.atomic[i] = OPS[node.op].micrograd.endswith(")")
@@ -240,6 +372,8 @@ class _Writer:
             last = i == self.last and "out" not in self.taken
             name = self.names[i] or ("out" if last else self.fresh("t"))
             self.lines.append(f"{name} = {expression}")
+        if label is not None:
+            self.lines[-1] += f"; {name}.label = {label}"
         self.names[i] = self.text[i] = name
         self.line_of[i] = len(self.lines)
 
@@ -260,8 +394,16 @@ class _Writer:
             if node.merged
         ]
         leaves = [names[i] for i, node in enumerate(self.nodes) if node.op is None and names[i]]
-        source = "\n".join(self.lines) + "\n"
-        return Program(source, self.values, leaves, names[self.last] or "", merged)  # type: ignore[arg-type]
+        return Program(
+            "\n".join(self.lines) + "\n",
+            self.values,
+            leaves,  # type: ignore[arg-type]
+            names[self.last] or "",
+            merged,
+            objects=self.objects,
+            texts=text,
+            inputs=[list(node.inputs) for node in self.nodes],
+        )
 
 
 def _expression(node: _Node, text: list[str], atomic: list[bool]) -> str:

@@ -14,18 +14,12 @@ from chainrule.app.schemas import GraphRequest
 from chainrule.app.settings import get_settings
 from chainrule.app.trace_body import build_body
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang
-from chainrule.engine.value_reader import NotAGraph, Program, program_of
+from chainrule.engine.value_reader import NotAValue, Program, program_of
 
 
 @cache
 def _layouter() -> Layouter:
-    settings = get_settings()
-    return Layouter(
-        dot_timeout_s=settings.dot_timeout_s,
-        dot_max_nodes=settings.dot_max_nodes,
-        cache_size=settings.layout_cache_size,
-        dot_binary=settings.dot_binary,
-    )
+    return Layouter.from_settings(get_settings())
 
 
 def traced(
@@ -47,7 +41,10 @@ def traced(
 
 def with_program(trace: dict[str, Any], program: Program) -> dict[str, Any]:
     """`trace` of `program` with the program's merged-operand warnings and its `program`."""
-    trace["warnings"] = [*program.warnings(), *trace["warnings"]]
+    # Every line the reader writes is meant: a `skipped` note on its program is about a label
+    # line (`t1.label = 'x1*w1'`) that a parser which does not read labels passes over.
+    kept = [warning for warning in trace["warnings"] if warning["type"] != "skipped"]
+    trace["warnings"] = [*program.warnings(), *kept]
     trace["program"] = {"source": program.source, "leaves": program.leaves, "root": program.root}
     return trace
 
@@ -59,12 +56,14 @@ def traced_value(value: Any, *, expand_derived: bool = False) -> dict[str, Any]:
 
 
 def source_of(value_or_source: Any) -> tuple[str, Program | None]:
-    """A program text and, for a graph of Values, the Program it was written as."""
+    """A program text and, for a graph of Values, the Program it was written as: a TypeError
+    for what is neither, the reader's ValueError (NotAGraph: an unknown op, a cycle…) for a
+    graph no program can say."""
     if isinstance(value_or_source, str):
         return value_or_source, None
     try:
         program = program_of(value_or_source)
-    except NotAGraph as error:
+    except NotAValue as error:
         raise TypeError(f"expected a program (str) or a Value; {error}") from None
     return program.source, program
 

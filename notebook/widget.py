@@ -11,10 +11,11 @@ with `error` (the API's error object) for values the engine refuses.
 
 from __future__ import annotations
 
-import shutil
+import sys
 from typing import Any
 
-from chainrule.app.drawing import render
+from chainrule.app.drawing import ExportLimits, render
+from chainrule.app.graphviz import Graphviz
 from chainrule.app.pages import STATIC_DIR, ui_catalogue
 from chainrule.app.settings import get_settings
 from chainrule.engine import ProgramError
@@ -24,6 +25,23 @@ from chainrule.engine.ops import page_table
 from chainrule.notebook.traces import source_of, trace_of, traced, with_program
 
 BUNDLE = STATIC_DIR / "embed" / "chainrule-embed.js"
+
+# The player after a kernel restart. ipywidgets' renderer has no fallback: a saved output whose
+# widget model is gone (the kernel restarted, the notebook was reopened without its widget state)
+# shows "Error displaying widget: model not found" whatever other data it holds. So the player's
+# drawing is an output of its own, just before the player's, with a style that JupyterLab and
+# Notebook 7 apply to trusted outputs: the drawing is hidden, and shown (with the player's error
+# line hidden) only when the output after it is that error, which the renderer marks by adding
+# the class `jupyter-widgets` to the output element itself (a player that works has it on its
+# own elements inside). A live player, or a front end where the rules do not apply, shows one
+# drawing, never two; viewers without styles show the drawing. docs/python.md says so.
+FALLBACK_STYLE = (
+    "<style>.chainrule-static{display:none}"
+    ".jp-OutputArea-child:has(.chainrule-static):has(+ .jp-OutputArea-child"
+    " > .jp-OutputArea-output.jupyter-widgets) .chainrule-static{display:block}"
+    ".jp-OutputArea-child:has(.chainrule-static) + .jp-OutputArea-child:has("
+    "> .jp-OutputArea-output.jupyter-widgets){display:none}</style>"
+)
 
 
 class StaticGraph:
@@ -35,23 +53,41 @@ class StaticGraph:
 
     def svg(self) -> str:
         settings = get_settings()
-        dot = settings.dot_binary or shutil.which("dot") or ""
-        return render(self.trace, "svg", dot_binary=dot, timeout_s=60.0).decode()
+        limits = ExportLimits.from_settings(settings, timeout_s=60.0)
+        return render(
+            self.trace, "svg", graphviz=Graphviz.from_settings(settings), limits=limits
+        ).decode()
 
     def _repr_svg_(self) -> str:
         return self.svg()
 
-    def __repr__(self) -> str:
+    def fallback_bundle(self) -> dict[str, str]:
+        """The drawing as the output shown before a player: hidden while the player works
+        (FALLBACK_STYLE), the SVG for viewers without styles or widgets."""
+        svg = self.svg()
+        inline = svg[svg.find("<svg") :]  # without the XML prolog, which HTML does not take
+        html = f'{FALLBACK_STYLE}<div class="chainrule-static">{inline}</div>'
+        return {"text/html": html, "image/svg+xml": svg, "text/plain": repr(self)}
+
+    def summary(self) -> str:
+        """`12 nodes, out = 4`: its size and its result."""
         nodes = self.trace["nodes"]
         root = next(node for node in nodes if node["id"] == self.trace["root"])
+        return f"{len(nodes)} nodes, {root['text']} = {fmt(root['data'])}"
+
+    def __repr__(self) -> str:
         return (
-            f"<chainrule graph: {len(nodes)} nodes, {root['text']} = {fmt(root['data'])}; "
-            "in Jupyter, show() plays it; "
+            f"<chainrule graph: {self.summary()}; in Jupyter, show() plays it; "
             "save_html(...) writes a file that plays it anywhere>"
         )
 
 
 def _in_kernel() -> bool:
+    """Whether a widget front end can show the player: a Jupyter kernel, or a marimo notebook
+    (which wraps any anywidget it is given in `mo.ui.anywidget`)."""
+    marimo = sys.modules.get("marimo")  # a marimo notebook has imported it
+    if marimo is not None and getattr(marimo, "running_in_notebook", lambda: False)():
+        return True
     try:
         from IPython import get_ipython
     except ImportError:
@@ -91,14 +127,18 @@ def _widget_class() -> type:
             self.error = None
             self.trace = with_program(trace, self._program) if self._program else trace
 
-        def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-            # The widget, and its drawing for front ends without widgets (nbviewer, GitHub).
-            bundle = super()._repr_mimebundle_(**kwargs)
+        def _ipython_display_(self) -> None:
+            # In Jupyter: the drawing (an output of its own, see FALLBACK_STYLE), then the player.
+            from IPython.display import display
+
+            display(StaticGraph(self.trace).fallback_bundle(), raw=True)
+            bundle = self._repr_mimebundle_()
             if bundle is not None:
                 data, metadata = bundle
-                data["image/svg+xml"] = StaticGraph(self.trace).svg()
-                return data, metadata
-            return bundle
+                display(data, metadata=metadata, raw=True)
+
+        def __repr__(self) -> str:  # the text a front end shows while the player loads
+            return f"<chainrule player: {StaticGraph(self.trace).summary()}>"
 
     return Widget
 
@@ -127,8 +167,9 @@ def widget(
 def show(
     value_or_source: Any, values: dict[str, float] | None = None, lang: str = DEFAULT_LANG
 ) -> Any:
-    """The widget in a Jupyter kernel (when anywidget is installed), else a StaticGraph; its
-    words (the player's, the narration) in `lang`."""
+    """The widget in a Jupyter kernel or a marimo notebook (when anywidget is installed), else a
+    StaticGraph; its words (the player's, the narration) in `lang`. In marimo the widget is an
+    `anywidget.AnyWidget`, which marimo shows as `mo.ui.anywidget(widget)` does."""
     if _in_kernel():
         try:
             return widget(value_or_source, values, lang=lang)

@@ -26,9 +26,10 @@ def free_port() -> int:
 
 
 def start_server(
-    env: dict[str, str] | None = None, workers: int = 1
+    env: dict[str, str] | None = None, workers: int = 1, args: tuple[str, ...] = ()
 ) -> tuple[subprocess.Popen, str]:
-    """Start `uvicorn app.main:app` on a free port; return the process and its base URL."""
+    """Start `uvicorn app.main:app` on a free port (with more uvicorn `args`); return the
+    process and its base URL."""
     port = free_port()
     process = subprocess.Popen(
         [
@@ -44,6 +45,7 @@ def start_server(
             str(workers),
             "--log-level",
             "warning",
+            *args,
         ],
         cwd=ROOT,
         env={**os.environ, **(env or {})},
@@ -118,3 +120,46 @@ def make_client() -> Iterator[Callable[..., Any]]:
 def client(make_client: Callable[..., Any]) -> Any:
     """A TestClient of a new app with default settings."""
     return make_client()
+
+
+REDIS_SERVER = "/usr/bin/redis-server"
+
+
+def start_redis() -> tuple[subprocess.Popen, str]:
+    """Debian's redis-server on a free loopback port, keeping nothing on disk; its process and
+    `redis://` URL once it answers PING."""
+    import redis
+
+    port = free_port()
+    process = subprocess.Popen(
+        [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
+         "no", "--daemonize", "no", "--logfile", ""],
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"redis://127.0.0.1:{port}/0"
+    client = redis.Redis.from_url(url, socket_timeout=1)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"redis-server exited with code {process.returncode}")
+        try:
+            if client.ping():
+                client.close()
+                return process, url
+        except redis.ConnectionError:
+            try:
+                process.wait(timeout=0.05)
+            except subprocess.TimeoutExpired:
+                pass
+    process.kill()
+    raise RuntimeError("redis-server did not answer within 20 s")
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """The URL of a Redis shared by the session (`make test-deps` installs redis-server)."""
+    if not Path(REDIS_SERVER).exists():
+        pytest.skip(f"{REDIS_SERVER} is missing (make test-deps installs it)")
+    process, url = start_redis()
+    yield url
+    stop_server(process)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from starlette.concurrency import run_in_threadpool
 
 from chainrule import engine
 from chainrule.app.http_errors import JSONBodyRoute
 from chainrule.app.language import RequestLanguage
 from chainrule.app.responses import JSONBytes, dumps
 from chainrule.app.schemas import DescendRequest, DescendResponse, error_responses
+from chainrule.app.server_state import Server
 from chainrule.app.settings import AppSettings, Settings
 from chainrule.app.trace_body import limits_of
 
@@ -36,14 +36,17 @@ def descend_body(request: DescendRequest, settings: AppSettings, lang: str) -> b
 @router.post(
     "/api/descend",
     response_model=DescendResponse,
-    responses=error_responses(400, 413, 422, 429),
+    responses=error_responses(400, 413, 422, 429, 503),
 )
 async def descend(
-    request: DescendRequest, settings: Settings, language: RequestLanguage
+    request: DescendRequest, settings: Settings, server: Server, language: RequestLanguage
 ) -> JSONBytes:
     """Run `steps` steps of `p ← p − lr · ∂root/∂p` (with momentum: `v ← μ·v + ∂root/∂p;
     p ← p − lr·v`) on the leaves in `parameters`, starting from `values`. Replies each step's
     root and parameter values; stops early, saying why, when the root climbs above where
     training began or stops being a finite number. A page's Play asks for batches."""
     lang = language.choose(request.lang)
-    return JSONBytes(await run_in_threadpool(descend_body, request, settings, lang))
+    size = len(request.source)
+    if size >= settings.offload_min_source_chars:  # up to 2,000,000 node-steps: seconds of work
+        return JSONBytes(await server.offload.run(size, descend_body, request, settings, lang))
+    return JSONBytes(await server.offload.in_thread(size, descend_body, request, settings, lang))

@@ -3,7 +3,7 @@ trace as one interactive, self-contained HTML file."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Query
@@ -16,11 +16,13 @@ from chainrule.app.drawing import (
     MEDIA_TYPES,
     NO_GRAPHVIZ,
     DrawingFormat,
+    ExportBusy,
     ExportFailed,
     ExportFormat,
-    ExportTimedOut,
+    ExportLimits,
     render,
 )
+from chainrule.app.graphviz import Graphviz
 from chainrule.app.http_errors import ApiError, JSONBodyRoute
 from chainrule.app.language import RequestLanguage
 from chainrule.app.onefile import build_html
@@ -34,11 +36,16 @@ from chainrule.engine.reply import graph_reply, numbers_reply
 router = APIRouter(tags=["export"], route_class=JSONBodyRoute)
 
 ERRORS = {
-    400: {"model": ErrorResponse, "description": "Bad program, or a graph too large to draw."},
+    400: {"model": ErrorResponse, "description": "Bad program, or a graph over the node limit."},
     413: {"model": ErrorResponse, "description": "The request body is over the limit."},
     422: {"model": ErrorResponse, "description": "The request is malformed (`InvalidRequest`)."},
     429: {"model": ErrorResponse, "description": "Too many requests (`RateLimited`)."},
-    503: {"model": ErrorResponse, "description": "Graphviz is not installed or failed."},
+    503: {
+        "model": ErrorResponse,
+        "description": "Graphviz is not installed (`GraphvizUnavailable`), failed or did not "
+        "finish in time (`ExportFailed`), or is drawing as many graphs as it may at once "
+        "(`Busy`, with `Retry-After`).",
+    },
 }
 CONTENT = {"content": {media_type: {} for media_type in MEDIA_TYPES.values()}}
 TITLE_MAX_CHARS = 200
@@ -75,14 +82,9 @@ async def export_html(
     return html.encode()
 
 
-def export_bytes(
-    request: GraphRequest, fmt: DrawingFormat, settings: AppSettings, dot_binary: str | None
-) -> bytes:
-    """Build, trace and draw; raises ApiError for graphs over `export_max_nodes` (as soon as
-    the graph is built: before the backward pass, gradient check and timeline) or when dot
-    fails. Without Graphviz only `dot` can be drawn: the others are refused before any work."""
-    if fmt != "dot" and not dot_binary:
-        raise ApiError(503, "GraphvizUnavailable", NO_GRAPHVIZ)
+def export_trace(request: GraphRequest, settings: AppSettings) -> dict[str, Any]:
+    """Build and trace (no timeline); raises ApiError for graphs over `export_max_nodes` as
+    soon as the graph is built: before the backward pass, gradient check and timeline."""
     graph = engine.build_graph(
         request.source,
         request.values,
@@ -93,13 +95,35 @@ def export_bytes(
     if size > settings.export_max_nodes:
         raise too_large(size, settings)
     traced = engine.run(graph, request.mode, request.order, target=request.target)
-    trace = graph_reply(traced, numbers_reply(traced))  # no timeline
+    return graph_reply(traced, numbers_reply(traced))  # no timeline
+
+
+def drawing(
+    trace: dict[str, Any], fmt: DrawingFormat, settings: AppSettings, graphviz: Graphviz
+) -> bytes:
+    """Draw; raises ApiError when every Graphviz slot is taken (503 Busy) or when Graphviz
+    fails or is too slow (503: never the user's fault, whatever the graph)."""
     try:
-        return render(trace, fmt, dot_binary=dot_binary or "", timeout_s=settings.export_timeout_s)
-    except ExportTimedOut as error:
-        raise ApiError(400, "ExportTooLarge", error.args[0]) from error
+        return render(trace, fmt, graphviz=graphviz, limits=ExportLimits.from_settings(settings))
+    except ExportBusy as error:
+        retry = {"Retry-After": str(error.retry_after_s)}
+        raise ApiError(503, "Busy", error.args[0], headers=retry) from error
     except ExportFailed as error:
         raise ApiError(503, "ExportFailed", error.args[0]) from error
+
+
+async def export_bytes(
+    request: GraphRequest, fmt: DrawingFormat, settings: AppSettings, server: ServerState
+) -> bytes:
+    """The drawing of `request`: traced in one of the worker's trace threads (the shortest
+    program first), drawn in another thread while Graphviz runs (it holds no GIL, and a slow
+    one must not hold a trace thread). Without Graphviz only `dot` can be drawn: the others
+    are refused before any work."""
+    if fmt != "dot" and not server.dot_binary:
+        raise ApiError(503, "GraphvizUnavailable", NO_GRAPHVIZ)
+    size = len(request.source)
+    trace = await server.offload.in_thread(size, export_trace, request, settings)
+    return await run_in_threadpool(drawing, trace, fmt, settings, server.graphviz)
 
 
 @router.post("/api/export", responses={200: CONTENT, **ERRORS}, response_class=Response)
@@ -125,9 +149,7 @@ async def export(
     if format == "html":
         content = await export_html(request, title, settings, server, lang)
     else:
-        content = await run_in_threadpool(
-            export_bytes, request, format, settings, server.dot_binary
-        )
+        content = await export_bytes(request, format, settings, server)
     filename = FILENAMES.get(format, f"chainrule-graph.{format}")
     return Response(
         content,

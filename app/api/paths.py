@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from starlette.concurrency import run_in_threadpool
 
 from chainrule import engine
-from chainrule.app.api.graph import offloaded
 from chainrule.app.http_errors import JSONBodyRoute
 from chainrule.app.language import RequestLanguage
 from chainrule.app.paths_schemas import PathsRequest, PathsResponse
@@ -39,8 +37,7 @@ async def paths(
     derivatives and their product; their sum is grad[leaf]. Paths multiply (2ⁿ through n
     diamonds): they are counted, and the `limit` largest listed, in (edges × limit) time."""
     lang = language.choose(request.lang)
-    if len(request.source) >= settings.offload_min_source_chars:
-        body = await offloaded(server, paths_body, request, settings, lang)
-    else:
-        body = await run_in_threadpool(paths_body, request, settings, lang)
-    return JSONBytes(body)
+    size = len(request.source)
+    if size >= settings.offload_min_source_chars:  # a helper process, as /api/graph's
+        return JSONBytes(await server.offload.run(size, paths_body, request, settings, lang))
+    return JSONBytes(await server.offload.in_thread(size, paths_body, request, settings, lang))

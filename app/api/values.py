@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from starlette.concurrency import run_in_threadpool
 
-from chainrule.app.api.graph import offloaded
 from chainrule.app.http_errors import ApiError, JSONBodyRoute
 from chainrule.app.language import RequestLanguage
 from chainrule.app.responses import JSONBytes
@@ -35,8 +33,9 @@ async def values(
     lang = language.choose(request.lang)
     if request.structure != structure_id(request, settings):
         raise ApiError(409, "StaleStructure", STALE)
-    if len(request.source) >= settings.offload_min_source_chars:
-        body = await offloaded(server, numbers_body, request, settings, lang)
+    size = len(request.source)
+    if size >= settings.offload_min_source_chars:
+        body = await server.offload.run(size, numbers_body, request, settings, lang)
     else:
-        body = await run_in_threadpool(numbers_body, request, settings, lang)
+        body = await server.offload.in_thread(size, numbers_body, request, settings, lang)
     return JSONBytes(body)

@@ -2,16 +2,9 @@
 // most one request in flight where the latest request wins. New values of the graph the page
 // has ask only for numbers (/api/values), merged into that graph (numbers.js).
 
+import { ApiError } from "./api-error.js";
 import { lang, t } from "./i18n.js";
 import { mergeNumbers } from "./numbers.js";
-
-/** A failure with the API's error object: {type, message, line?, column?, snippet?, caret?}. */
-export class ApiError extends Error {
-  constructor(detail) {
-    super(detail.message);
-    this.detail = detail;
-  }
-}
 
 async function readJson(response) {
   try {

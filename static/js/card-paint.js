@@ -6,8 +6,9 @@
 import { deadShown, warningWords } from "./explain.js";
 import { compactText, opGlyph, shortText } from "./format.js";
 import { foldedOpText } from "./graph-hints.js";
+import { fontSize } from "./graph.js";
 import { t } from "./i18n.js";
-import { isSettled, sameNumber } from "./lab-trace.js";
+import { nodeName } from "./names.js";
 
 const COLOR_VARS = {
   card: "--card", cardStroke: "--card-stroke", surface: "--surface", surface2: "--surface-2",
@@ -31,37 +32,32 @@ export function readPalette(element = document.documentElement) {
 }
 
 /**
- * What node `node`'s card shows at `view` (timeline.js viewAt: the one source of data, grad and
- * `--`), as texts and flags. `options`: {root, foldConstants, hovered, variant (a lab's variant
- * trace: wrong grads are marked once settled), frame, finalGrads, badge (visit-order place)}.
- * Two equal models paint the same card (graph-3d.js repaints only what changed).
+ * What node `node`'s card shows at `view` (frames.js viewAt: the one source of data, grad and
+ * `--`), as texts and flags. `options`: {root, foldConstants, hovered, lab (what the labs mark on
+ * it: lab-marks.js labCards, {wrong, badge}, or undefined)}. Two equal models paint the same card
+ * (graph-3d.js repaints only what changed).
  */
-export function cardModel(node, trace, view, { nodeById, root, foldConstants = false, hovered = false, variant = false, frame = 0, finalGrads = false, badge = 0 }) {
+export function cardModel(node, view, { nodeById, root, foldConstants = false, hovered = false, lab = undefined }) {
   const data = view.data.get(node.id);
   const grad = view.grad.get(node.id);
   const model = {
     kind: node.kind, data: shortText(data), computed: view.computed.has(node.id),
-    visited: view.visited.has(node.id), current: view.current === node.id, root: node.id === root, hovered, badge,
+    visited: view.visited.has(node.id), current: view.current === node.id, root: node.id === root, hovered, badge: lab?.badge ?? 0,
   };
   if (node.kind === "const") return model;
   const warned = Boolean(node.warnings?.length) && data !== undefined;
   Object.assign(model, {
-    label: node.label || node.text || "", grad: shortText(grad), hasGrad: grad !== undefined,
+    label: nodeName(node), grad: shortText(grad), hasGrad: grad !== undefined,
     op: (foldConstants && foldedOpText(node, nodeById)) || opGlyph(node), derived: Boolean(node.derived),
     dead: deadShown(node, view), warned, data: shortText(data) + (warned ? " \u26a0" : ""),
     warning: warned && (node.kind !== "op" || model.computed) ? `\u26a0 ${node.warnings.map(warningWords).join(", ")}` : "",
-    wrong: null,
+    wrong: lab?.wrong ? { shown: compactText(lab.wrong.shown), correct: compactText(lab.wrong.correct) } : null,
   });
-  if (variant && !sameNumber(node.grad, node.correct_grad) && isSettled(trace, node.id, frame, finalGrads)) {
-    model.wrong = { shown: compactText(grad), correct: compactText(node.correct_grad) };
-  }
   return model;
 }
 
 /** The card's font size in graph units: the SVG card's rule (graph.js), so both views read alike. */
-export function cardFontSize(node) {
-  return Math.max(7, Math.min(node.height / 4.4, node.width / 8.5, 20));
-}
+export const cardFontSize = fontSize;
 
 /**
  * The panel around a card, in graph units: the card box plus room above it for the tags
@@ -118,34 +114,17 @@ function tag(ctx, text, x, y, fs, color, palette) {
   return width;
 }
 
-/**
- * Paint card `model` (graph-3d.js cardModel: the texts and flags the SVG card shows) for `node`
- * into `canvas` at `scale` canvas pixels per graph unit. Returns the canvas.
- */
-export function paintCard(canvas, node, model, palette, scale) {
-  const panel = cardPanel(node);
-  const { fs } = panel;
-  const { ctx } = unitCanvas(panel.width, panel.height, scale, canvas);
-  ctx.translate(panel.left, panel.top);
-  const w = node.width;
-  const h = node.height;
-  const pad = Math.max(6, fs * 0.55);
-
-  let fill = palette.card;
-  let stroke = palette.cardStroke;
-  let lineWidth = 1.4;
-  let dash = [];
-  if (model.kind === "const") {
-    fill = palette.surface2;
-    dash = [3, 2];
-  } else if (model.kind === "op" && !model.computed) dash = [5, 3];
+/** The card's outline and fill: the timeline's state, as the SVG card's class draws it. */
+function paintFrame(ctx, model, palette, { w, h }) {
+  let [fill, stroke, lineWidth, dash] = [palette.card, palette.cardStroke, 1.4, []];
+  if (model.kind === "const") [fill, dash] = [palette.surface2, [3, 2]];
+  else if (model.kind === "op" && !model.computed) dash = [5, 3];
   if (model.computed) [fill, stroke] = [palette.forwardSoft, palette.forward];
   if (model.visited) [fill, stroke] = [palette.backwardSoft, palette.backward];
   if (model.root) lineWidth = 2.2;
   if (model.dead) dash = [2, 3];
   if (model.current) [stroke, lineWidth, dash] = [palette.text, 4, []];
   if (model.hovered && !model.current) stroke = palette.accent;
-
   roundRect(ctx, lineWidth / 2, lineWidth / 2, w - lineWidth, h - lineWidth, Math.min(10, h / 5));
   ctx.fillStyle = fill;
   ctx.fill();
@@ -154,19 +133,20 @@ export function paintCard(canvas, node, model, palette, scale) {
   ctx.strokeStyle = stroke;
   ctx.stroke();
   ctx.setLineDash([]);
+}
 
-  ctx.textBaseline = "alphabetic";
-  if (model.kind === "const") {
-    font(ctx, fs, palette.mono, 600);
-    ctx.fillStyle = palette.muted;
-    ctx.textAlign = "center";
-    ctx.textBaseline = "middle";
-    ctx.fillText(model.data, w / 2, h / 2);
-    tag(ctx, t("ui.card.const"), 2, -fs * 0.35, fs, palette.muted, palette);
-    return canvas;
-  }
-  const rows = [h * 0.34, h * 0.64, h * 0.88];
-  // Op glyph (right), then the name in what room is left.
+/** A constant's card: its value in the middle, and the const tag. */
+function paintConst(ctx, model, palette, { w, h, fs }) {
+  font(ctx, fs, palette.mono, 600);
+  ctx.fillStyle = palette.muted;
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  ctx.fillText(model.data, w / 2, h / 2);
+  tag(ctx, t("ui.card.const"), 2, -fs * 0.35, fs, palette.muted, palette);
+}
+
+/** The top row (op glyph on the right, the name in what room is left) and the rows' names. */
+function paintNames(ctx, model, palette, { w, fs, pad, rows }) {
   font(ctx, fs, palette.mono, 600);
   ctx.fillStyle = palette.muted;
   ctx.textAlign = "right";
@@ -176,37 +156,38 @@ export function paintCard(canvas, node, model, palette, scale) {
   ctx.fillStyle = palette.text;
   ctx.textAlign = "left";
   ctx.fillText(fitText(ctx, model.label, w - 2 * pad - opWidth), pad, rows[0]);
-
   font(ctx, fs * 0.75, palette.sans);
   ctx.fillStyle = palette.muted;
   ctx.fillText("data", pad, rows[1]);
   ctx.fillStyle = model.hasGrad ? palette.gradText : palette.muted;
   if (model.hasGrad) font(ctx, fs * 0.75, palette.sans, 600);
   ctx.fillText("grad", pad, rows[2]);
+}
 
+/** The data and grad numbers; a lab's wrong grad shows as `wrong ≠ correct`. */
+function paintValues(ctx, model, palette, { w, fs, pad, rows }) {
   ctx.textAlign = "right";
   font(ctx, fs, palette.mono, 600);
   ctx.fillStyle = model.warned ? palette.warn : palette.forward;
   ctx.fillText(model.data, w - pad, rows[1]);
-  if (model.wrong) {
-    // The labs' mark: the grad this variant computed ≠ the correct one.
-    font(ctx, fs * 0.92, palette.mono, 700);
-    const right = model.wrong.correct;
-    const sign = " \u2260 ";
-    ctx.fillStyle = palette.labRight;
-    ctx.fillText(right, w - pad, rows[2]);
-    let x = w - pad - ctx.measureText(right).width;
-    ctx.fillStyle = palette.muted;
-    ctx.fillText(sign, x, rows[2]);
-    x -= ctx.measureText(sign).width;
-    ctx.fillStyle = palette.labWrong;
-    ctx.fillText(model.wrong.shown, x, rows[2]);
-  } else {
+  if (!model.wrong) {
     if (!model.hasGrad) font(ctx, fs, palette.mono, 400);
     ctx.fillStyle = model.hasGrad ? palette.gradText : palette.muted;
     ctx.fillText(model.grad, w - pad, rows[2]);
+    return;
   }
+  // The labs' mark: the grad this variant computed ≠ the correct one.
+  font(ctx, fs * 0.92, palette.mono, 700);
+  let x = w - pad;
+  for (const [text, color] of [[model.wrong.correct, palette.labRight], [" \u2260 ", palette.muted], [model.wrong.shown, palette.labWrong]]) {
+    ctx.fillStyle = color;
+    ctx.fillText(text, x, rows[2]);
+    x -= ctx.measureText(text).width;
+  }
+}
 
+/** The tags above the card, the warning under it, and the visit-order badge on its corner. */
+function paintMarks(ctx, model, palette, { w, h, fs, panel }) {
   let x = 2;
   for (const [name, color] of [["derived", palette.warn], ["dead", palette.error], ["wrong", palette.labWrong]]) {
     if (model[name]) x += tag(ctx, t(TAG_WORDS[name]), x, -fs * 0.35, fs, color, palette) + fs * 0.6;
@@ -217,19 +198,39 @@ export function paintCard(canvas, node, model, palette, scale) {
     ctx.textAlign = "right";
     ctx.fillText(fitText(ctx, model.warning, w + panel.left), w - 2, h + fs * 0.95);
   }
-  if (model.badge) {
-    // The visit-order lab's badge: this node's place in the order, on the card's top-right corner.
-    const r = fs * 0.85;
-    ctx.beginPath();
-    ctx.arc(w, 0, r, 0, 2 * Math.PI);
-    ctx.fillStyle = palette.backward;
-    ctx.fill();
-    font(ctx, fs * 0.9, palette.mono, 700);
-    ctx.fillStyle = "#ffffff";
-    ctx.textAlign = "center";
-    ctx.textBaseline = "middle";
-    ctx.fillText(String(model.badge), w, 0);
+  if (!model.badge) return;
+  // The visit-order lab's badge: this node's place in the order, on the card's top-right corner.
+  ctx.beginPath();
+  ctx.arc(w, 0, fs * 0.85, 0, 2 * Math.PI);
+  ctx.fillStyle = palette.backward;
+  ctx.fill();
+  font(ctx, fs * 0.9, palette.mono, 700);
+  ctx.fillStyle = "#ffffff";
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  ctx.fillText(String(model.badge), w, 0);
+}
+
+/**
+ * Paint card `model` (cardModel: the texts and flags the SVG card shows) for `node` into `canvas`
+ * at `scale` canvas pixels per graph unit. Returns the canvas.
+ */
+export function paintCard(canvas, node, model, palette, scale) {
+  const panel = cardPanel(node);
+  const { ctx } = unitCanvas(panel.width, panel.height, scale, canvas);
+  ctx.translate(panel.left, panel.top);
+  const { fs } = panel;
+  const [w, h] = [node.width, node.height];
+  const box = { w, h, fs, panel, pad: Math.max(6, fs * 0.55), rows: [h * 0.34, h * 0.64, h * 0.88] };
+  paintFrame(ctx, model, palette, box);
+  ctx.textBaseline = "alphabetic";
+  if (model.kind === "const") {
+    paintConst(ctx, model, palette, box);
+    return canvas;
   }
+  paintNames(ctx, model, palette, box);
+  paintValues(ctx, model, palette, box);
+  paintMarks(ctx, model, palette, box);
   return canvas;
 }
 

@@ -2,11 +2,11 @@
 // checked on every new trace as the learner drags sliders.
 
 import { t } from "./i18n.js";
-import { h } from "./lab-dom.js";
-import { subscribe } from "./state.js";
+import { h } from "./dom.js";
 
-const byLabel = (trace, label) => trace.nodes.find((n) => n.label === label);
-/** The correct gradient of the node labelled `label` (NaN when absent). */
+// Nodes by the name the program gives them (a preset's names are its labels too).
+const byLabel = (trace, label) => trace.nodes.find((n) => (n.name ?? n.label) === label);
+/** The correct gradient of the node named `label` (NaN when absent). */
 const grad = (trace, label) => {
   const value = byLabel(trace, label)?.correct_grad;
   return typeof value === "number" ? value : Number.NaN;
@@ -76,7 +76,8 @@ export function challengeStatus(presetId, trace) {
   return (CHALLENGES[presetId] ?? []).map((c) => ({ ...c, done: Boolean(trace) && c.met(trace) }));
 }
 
-export function challengeSection() {
+/** The experiments' lab card on `scope`: its preset's challenges, ticked as they are met. */
+export function challengeSection(scope) {
   const list = h("ul", { class: "lab-challenges", "data-testid": "challenges" });
   const announce = h("p", { class: "visually-hidden", "aria-live": "polite", "data-testid": "challenge-announce" });
   const section = h("section", { class: "lab-card lab-experiments", "aria-labelledby": "lab-experiments-title" },
@@ -84,7 +85,7 @@ export function challengeSection() {
     h("p", { class: "lab-hint", text: t("ui.challenges.hint") }), list, announce);
   let shown = { presetId: null, done: new Set() };
 
-  subscribe((s, changed) => {
+  scope.store.subscribe((s, changed) => {
     if (!changed.has("trace") && !changed.has("presetId")) return;
     const status = challengeStatus(s.presetId, s.trace);
     const samePreset = shown.presetId === s.presetId;

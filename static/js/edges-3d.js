@@ -59,6 +59,84 @@ void main() {
 /** Vertices of an edge of `points` samples: two per sample of the ribbon, three per arrowhead. */
 const verticesOf = (points) => 2 * points + 6;
 
+/** Vertex buffers for `n` vertices and `put`, which writes the next vertex. */
+function vertexBuffers(n) {
+  const b = {
+    position: new Float32Array(n * 3), offset: new Float32Array(n * 2), side: new Float32Array(n),
+    across: new Float32Array(n), bary: new Float32Array(n * 3), dist: new Float32Array(n), index: [], v: 0,
+  };
+  b.put = (p, [ox, oy], a, corner, d) => {
+    b.position.set(p.slice(0, 3), b.v * 3);
+    b.offset.set([ox, oy], b.v * 2);
+    b.side[b.v] = p[3];
+    b.across[b.v] = a;
+    b.bary.set(corner, b.v * 3);
+    b.dist[b.v] = d;
+    b.v += 1;
+  };
+  return b;
+}
+
+/** An edge's ribbon into `b`: two vertices per sample, offset along its normal. Returns {arc, length}. */
+function putRibbon(b, points) {
+  const start = b.v;
+  let length = 0;
+  const arc = [];
+  points.forEach((p, i) => {
+    if (i > 0) length += Math.hypot(p[0] - points[i - 1][0], p[1] - points[i - 1][1], p[2] - points[i - 1][2]);
+    arc.push(length);
+    const a = points[Math.max(0, i - 1)];
+    const c = points[Math.min(points.length - 1, i + 1)];
+    const norm = Math.hypot(c[0] - a[0], c[1] - a[1]) || 1;
+    const normal = [-(c[1] - a[1]) / norm, (c[0] - a[0]) / norm];
+    b.put(p, normal, 1, [0, 0, 0], length);
+    b.put(p, [-normal[0], -normal[1]], -1, [0, 0, 0], length);
+    if (i > 0) {
+      const [q, r, s, t] = [start + 2 * i - 2, start + 2 * i - 1, start + 2 * i, start + 2 * i + 1];
+      b.index.push(q, r, s, s, r, t);
+    }
+  });
+  return { arc, length };
+}
+
+/** Arrowheads into `b`: at the consumer's end (forward, idle) and at the input's end (backward). */
+function putArrowheads(b, points) {
+  const last = points.length - 1;
+  for (const [tip, before] of [[points[last], points[last - 1]], [points[0], points[1]]]) {
+    const norm = Math.hypot(tip[0] - before[0], tip[1] - before[1]) || 1;
+    const dir = [(tip[0] - before[0]) / norm, (tip[1] - before[1]) / norm];
+    const first = b.v;
+    b.put(tip, [0, 0], 0, [1, 0, 0], 0);
+    b.put(tip, [-dir[0] - dir[1] * 0.45, -dir[1] + dir[0] * 0.45], 0, [0, 1, 0], 0);
+    b.put(tip, [-dir[0] + dir[1] * 0.45, -dir[1] - dir[0] * 0.45], 0, [0, 0, 1], 0);
+    b.index.push(first, first + 1, first + 2);
+  }
+}
+
+/**
+ * The geometry of every edge (`all`: each edge's samples), with the attributes restyle() writes:
+ * {geometry, attributes: {tint, width, dash}, ranges: per edge {start, count, arc, length}}.
+ */
+function ribbonGeometry(all) {
+  const n = all.reduce((sum, points) => sum + verticesOf(points.length), 0);
+  const b = vertexBuffers(n);
+  const ranges = all.map((points) => {
+    const start = b.v;
+    const { arc, length } = putRibbon(b, points);
+    putArrowheads(b, points);
+    return { start, count: b.v - start, arc, length };
+  });
+  const geometry = new THREE.BufferGeometry();
+  for (const [name, size] of [["position", 3], ["offset", 2], ["side", 1], ["across", 1], ["bary", 3], ["dist", 1]]) {
+    geometry.setAttribute(name, new THREE.BufferAttribute(b[name], size));
+  }
+  const dynamic = (size) => new THREE.BufferAttribute(new Float32Array(n * size), size).setUsage(THREE.DynamicDrawUsage);
+  const attributes = { tint: dynamic(3), width: dynamic(1), dash: dynamic(2) };
+  for (const [name, attribute] of Object.entries(attributes)) geometry.setAttribute(name, attribute);
+  geometry.setIndex(n > 65535 ? new THREE.Uint32BufferAttribute(b.index, 1) : new THREE.Uint16BufferAttribute(b.index, 1));
+  return { geometry, attributes, ranges };
+}
+
 /**
  * The edge layer. `build(edges, pointsOf)` makes the geometry for a layout (`pointsOf(edge)`:
  * [x, y, z, side] samples, input end first, at least two, as many as its length on screen
@@ -66,93 +144,31 @@ const verticesOf = (points) => 2 * points + 6;
  * {tint: {r, g, b} (sRGB, 0–1), halfWidth, dash: [on, off] | null, arrow: "end" | "start",
  * head} (graph units), or null to hide it; `commit()` sends what was restyled to the GPU.
  */
-export function createEdgeLayer() {
-  const uniforms = { sideVector: { value: new THREE.Vector3() }, pad: { value: 0 } };
-  const material = new THREE.ShaderMaterial({
-    uniforms, vertexShader: VERTEX_SHADER, fragmentShader: FRAGMENT_SHADER,
-    transparent: true, depthWrite: false, side: THREE.DoubleSide,
-  });
-  const mesh = new THREE.Mesh(new THREE.BufferGeometry(), material);
-  mesh.frustumCulled = false;
-  let attributes = null;
-  let ranges = []; // per edge: {start (first vertex), count (vertices), arc (arc length at each sample), length}
-  let changed = []; // edges restyled since the last commit
-
-  function build(edges, pointsOf) {
-    const all = edges.map(pointsOf);
-    const n = all.reduce((sum, points) => sum + verticesOf(points.length), 0);
-    const position = new Float32Array(n * 3);
-    const offset = new Float32Array(n * 2);
-    const side = new Float32Array(n);
-    const across = new Float32Array(n);
-    const bary = new Float32Array(n * 3);
-    const dist = new Float32Array(n);
-    const index = [];
-    ranges = [];
-    let v = 0;
-    all.forEach((points) => {
-      const samples = points.length - 1;
-      const start = v;
-      const put = (p, [ox, oy], a, b, d) => {
-        position.set(p.slice(0, 3), v * 3);
-        offset.set([ox, oy], v * 2);
-        side[v] = p[3];
-        across[v] = a;
-        bary.set(b, v * 3);
-        dist[v] = d;
-        v += 1;
-      };
-      let length = 0;
-      const arc = [];
-      points.forEach((p, i) => {
-        if (i > 0) length += Math.hypot(p[0] - points[i - 1][0], p[1] - points[i - 1][1], p[2] - points[i - 1][2]);
-        arc.push(length);
-        const a = points[Math.max(0, i - 1)];
-        const b = points[Math.min(points.length - 1, i + 1)];
-        const norm = Math.hypot(b[0] - a[0], b[1] - a[1]) || 1;
-        const normal = [-(b[1] - a[1]) / norm, (b[0] - a[0]) / norm];
-        put(p, normal, 1, [0, 0, 0], length);
-        put(p, [-normal[0], -normal[1]], -1, [0, 0, 0], length);
-        if (i > 0) {
-          const [c, d, e, f] = [start + 2 * i - 2, start + 2 * i - 1, start + 2 * i, start + 2 * i + 1];
-          index.push(c, d, e, e, d, f);
-        }
-      });
-      // Arrowheads: at the consumer's end (forward, idle) and at the input's end (backward).
-      for (const [tip, before] of [[points[samples], points[samples - 1]], [points[0], points[1]]]) {
-        const norm = Math.hypot(tip[0] - before[0], tip[1] - before[1]) || 1;
-        const dir = [(tip[0] - before[0]) / norm, (tip[1] - before[1]) / norm];
-        const first = v;
-        put(tip, [0, 0], 0, [1, 0, 0], 0);
-        put(tip, [-dir[0] - dir[1] * 0.45, -dir[1] + dir[0] * 0.45], 0, [0, 1, 0], 0);
-        put(tip, [-dir[0] + dir[1] * 0.45, -dir[1] - dir[0] * 0.45], 0, [0, 0, 1], 0);
-        index.push(first, first + 1, first + 2);
-      }
-      ranges.push({ start, count: v - start, arc, length });
+class EdgeLayer {
+  constructor() {
+    this.uniforms = { sideVector: { value: new THREE.Vector3() }, pad: { value: 0 } };
+    this.material = new THREE.ShaderMaterial({
+      uniforms: this.uniforms, vertexShader: VERTEX_SHADER, fragmentShader: FRAGMENT_SHADER,
+      transparent: true, depthWrite: false, side: THREE.DoubleSide,
     });
-    const geometry = new THREE.BufferGeometry();
-    geometry.setAttribute("position", new THREE.BufferAttribute(position, 3));
-    geometry.setAttribute("offset", new THREE.BufferAttribute(offset, 2));
-    geometry.setAttribute("side", new THREE.BufferAttribute(side, 1));
-    geometry.setAttribute("across", new THREE.BufferAttribute(across, 1));
-    geometry.setAttribute("bary", new THREE.BufferAttribute(bary, 3));
-    geometry.setAttribute("dist", new THREE.BufferAttribute(dist, 1));
-    attributes = {
-      tint: new THREE.BufferAttribute(new Float32Array(n * 3), 3).setUsage(THREE.DynamicDrawUsage),
-      width: new THREE.BufferAttribute(new Float32Array(n), 1).setUsage(THREE.DynamicDrawUsage),
-      dash: new THREE.BufferAttribute(new Float32Array(n * 2), 2).setUsage(THREE.DynamicDrawUsage),
-    };
-    for (const [name, attribute] of Object.entries(attributes)) geometry.setAttribute(name, attribute);
-    geometry.setIndex(n > 65535 ? new THREE.Uint32BufferAttribute(index, 1) : new THREE.Uint16BufferAttribute(index, 1));
-    mesh.geometry.dispose();
-    mesh.geometry = geometry;
-    changed = [];
+    this.mesh = new THREE.Mesh(new THREE.BufferGeometry(), this.material);
+    this.mesh.frustumCulled = false;
+    this.attributes = null;
+    this.ranges = []; // per edge: {start (first vertex), count (vertices), arc (arc length at each sample), length}
+    this.changed = []; // edges restyled since the last commit
   }
 
-  function restyle(k, style) {
-    const { start, count, arc, length } = ranges[k];
+  build(edges, pointsOf) {
+    const { geometry, attributes, ranges } = ribbonGeometry(edges.map(pointsOf));
+    Object.assign(this, { attributes, ranges, changed: [] });
+    this.mesh.geometry.dispose();
+    this.mesh.geometry = geometry;
+  }
+
+  restyle(k, style) {
+    const { start, count, arc, length } = this.ranges[k];
     const samples = arc.length - 1;
-    const { tint, width, dash } = attributes;
+    const { tint, width, dash } = this.attributes;
     const head = style?.head ?? 0;
     for (let i = 0; i <= samples; i++) {
       // The ribbon narrows to nothing under the arrowhead, so no blunt end shows past its tip.
@@ -167,35 +183,38 @@ export function createEdgeLayer() {
       if (style) tint.array.set([style.tint.r, style.tint.g, style.tint.b], v * 3);
       dash.array.set(style?.dash ?? [0, 0], v * 2);
     }
-    changed.push(k);
+    this.changed.push(k);
   }
 
   /** Send the restyled edges to the GPU: their ranges alone when few, else the whole arrays. */
-  function commit() {
-    if (!changed.length) return;
-    const few = changed.length * 8 < ranges.length;
-    for (const [attribute, size] of [[attributes.tint, 3], [attributes.width, 1], [attributes.dash, 2]]) {
+  commit() {
+    if (!this.changed.length) return;
+    const few = this.changed.length * 8 < this.ranges.length;
+    const { tint, width, dash } = this.attributes;
+    for (const [attribute, size] of [[tint, 3], [width, 1], [dash, 2]]) {
       attribute.clearUpdateRanges();
-      if (few) for (const k of changed) attribute.addUpdateRange(ranges[k].start * size, ranges[k].count * size);
+      if (few) for (const k of this.changed) attribute.addUpdateRange(this.ranges[k].start * size, this.ranges[k].count * size);
       attribute.needsUpdate = true;
     }
-    changed = [];
+    this.changed = [];
   }
 
-  return {
-    mesh,
-    build,
-    restyle,
-    commit,
-    /** Where the edges' ends go as the cards turn (see graph-3d.js frame). */
-    setSideVector: (vector) => uniforms.sideVector.value.copy(vector),
-    /** Graph units per screen pixel at the camera's target: thin lines are grown by half of it. */
-    setPixelSize: (units) => {
-      uniforms.pad.value = units * 0.5;
-    },
-    dispose() {
-      mesh.geometry.dispose();
-      material.dispose();
-    },
-  };
+  /** Where the edges' ends go as the cards turn (see graph-3d.js frame). */
+  setSideVector(vector) {
+    this.uniforms.sideVector.value.copy(vector);
+  }
+
+  /** Graph units per screen pixel at the camera's target: thin lines are grown by half of it. */
+  setPixelSize(units) {
+    this.uniforms.pad.value = units * 0.5;
+  }
+
+  dispose() {
+    this.mesh.geometry.dispose();
+    this.material.dispose();
+  }
+}
+
+export function createEdgeLayer() {
+  return new EdgeLayer();
 }

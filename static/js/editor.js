@@ -2,9 +2,8 @@
 // hovered node's span are marked there), the error box, and the presets menu. Everything the user
 // typed reaches the DOM through textContent only.
 
-import { state, subscribe, update } from "./state.js";
 import { t } from "./i18n.js";
-import { traceIndex } from "./timeline.js";
+import { traceIndex } from "./frames.js";
 
 const DEBOUNCE_MS = 300;
 
@@ -123,8 +122,38 @@ export function renderError(box, error) {
   box.replaceChildren(...parts);
 }
 
-/** `onProgram()` is called after a typing pause (or at once on Ctrl/Cmd+Enter). */
-export function mountEditor({ textarea, gutter, backdrop, errorBox, presetSelect, presetNote }, { onProgram, onPreset }) {
+/** The presets' menu and the preset's note follow the state. */
+function writePresets({ presetSelect, presetNote }, s, changed) {
+  if (changed.has("presets")) {
+    const options = [new Option(t("ui.presets.menu"), "")];
+    for (const preset of s.presets) options.push(new Option(preset.title, preset.id));
+    presetSelect.replaceChildren(...options);
+  }
+  if (changed.has("presets") || changed.has("presetId")) {
+    presetSelect.value = s.presetId;
+    const preset = s.presets.find((p) => p.id === s.presetId);
+    presetNote.textContent = preset?.note ?? "";
+    presetNote.title = preset?.note ?? ""; // the header cuts a long note: the whole of it on hover
+  }
+}
+
+/** The marks in the source: the error's span, and the span of the node under the pointer. */
+function sourceMarks(s) {
+  const marks = [];
+  const span = s.error ? errorSpan(s.source, s.error) : null;
+  if (span) marks.push({ span, className: "error-mark" });
+  const node = s.hoverNode && s.trace && !s.error ? traceIndex(s.trace).nodeById.get(s.hoverNode) : null;
+  if (node?.span && s.trace.source === s.source) marks.push({ span: spanInSource(s.source, node.span), className: "hover-mark" });
+  return marks;
+}
+
+/**
+ * The editor on its elements, for `scope`. `onProgram()` is called after a typing pause (or at
+ * once on Ctrl/Cmd+Enter), `onPreset(id)` when a preset is chosen.
+ */
+export function mountEditor(elements, scope, { onProgram, onPreset }) {
+  const { textarea, gutter, backdrop, errorBox, presetSelect } = elements;
+  const { subscribe, update } = scope.store;
   let timer = null;
   let markedSource = null;
 
@@ -134,7 +163,6 @@ export function mountEditor({ textarea, gutter, backdrop, errorBox, presetSelect
     gutter.scrollTop = textarea.scrollTop;
   };
   textarea.addEventListener("scroll", syncScroll);
-
   textarea.addEventListener("input", () => {
     update({ source: textarea.value, presetId: "", values: {} });
     clearTimeout(timer);
@@ -152,32 +180,16 @@ export function mountEditor({ textarea, gutter, backdrop, errorBox, presetSelect
   });
 
   subscribe((s, changed) => {
-    if (changed.has("presets")) {
-      const options = [new Option(t("ui.presets.menu"), "")];
-      for (const preset of s.presets) options.push(new Option(preset.title, preset.id));
-      presetSelect.replaceChildren(...options);
-    }
-    if (changed.has("presets") || changed.has("presetId")) {
-      presetSelect.value = s.presetId;
-      const preset = s.presets.find((p) => p.id === s.presetId);
-      presetNote.textContent = preset?.note ?? "";
-      presetNote.title = preset?.note ?? ""; // the header cuts a long note: the whole of it on hover
-    }
+    writePresets(elements, s, changed);
     if (changed.has("source") && textarea.value !== s.source) textarea.value = s.source;
     if (changed.has("error")) renderError(errorBox, s.error);
-    if (changed.has("source") || changed.has("error") || changed.has("hoverNode") || changed.has("trace")) {
-      const marks = [];
-      const span = s.error ? errorSpan(s.source, s.error) : null;
-      if (span) marks.push({ span, className: "error-mark" });
-      const node = s.hoverNode && s.trace && !s.error ? traceIndex(s.trace).nodeById.get(s.hoverNode) : null;
-      if (node?.span && s.trace.source === s.source) marks.push({ span: spanInSource(s.source, node.span), className: "hover-mark" });
-      const key = JSON.stringify([s.source, marks]);
-      if (key !== markedSource) {
-        markedSource = key;
-        renderBackdrop(backdrop, s.source, marks);
-        renderGutter(gutter, s.source.split("\n").length);
-        syncScroll();
-      }
-    }
+    if (!["source", "error", "hoverNode", "trace"].some((key) => changed.has(key))) return;
+    const marks = sourceMarks(s);
+    const key = JSON.stringify([s.source, marks]);
+    if (key === markedSource) return;
+    markedSource = key;
+    renderBackdrop(backdrop, s.source, marks);
+    renderGutter(gutter, s.source.split("\n").length);
+    syncScroll();
   });
 }

@@ -1,10 +1,11 @@
 // The elements of an embedded player (embed.js), built with createElement only: the page's
 // graph pane, transport and panels (the same ids, classes and data-testid hooks as
-// templates/index.html, each unique inside the player's shadow root), a title bar, and a sidebar
-// with the program as text, the error box, the leaves and the display toggles.
+// templates/index.html, each unique inside the player's shadow root), a title bar with the
+// player's actions, and a sidebar with the program as text, the error box, the leaves and the
+// display toggles.
 
 import { lang, t } from "./i18n.js";
-import { h } from "./lab-dom.js";
+import { h } from "./dom.js";
 import { svgElement } from "./svg.js";
 
 function icon(d) {
@@ -23,13 +24,13 @@ function graphPane() {
   const zoomOut = h("button", { type: "button", id: "zoom-out", class: "ghost", "aria-label": t("ui.graph.zoom_out"), text: "\u2212" });
   const zoomIn = h("button", { type: "button", id: "zoom-in", class: "ghost", "aria-label": t("ui.graph.zoom_in"), text: "+" });
   const fit = h("button", { type: "button", id: "fit", class: "ghost", text: t("ui.graph.fit") });
-  const wrap = h("div", { class: "graph-wrap", id: "graph-wrap" },
-    h("div", { class: "graph-tools" }, zoomOut, zoomIn, fit),
-    h("ul", { class: "legend", "aria-label": t("ui.legend.label") },
-      h("li", { class: "legend-forward", text: t("ui.legend.forward") }),
-      h("li", { class: "legend-backward", text: t("ui.legend.backward") })));
+  const follow = h("button", { type: "button", id: "follow", class: "ghost", "data-testid": "follow", "aria-pressed": "true", title: t("ui.graph.follow_title"), text: t("ui.graph.follow") });
+  const legend = h("ul", { class: "legend", "aria-label": t("ui.legend.label") },
+    h("li", { class: "legend-forward", text: t("ui.legend.forward") }),
+    h("li", { class: "legend-backward", text: t("ui.legend.backward") }));
+  const wrap = h("div", { class: "graph-wrap", id: "graph-wrap" }, h("div", { class: "graph-tools" }, zoomOut, zoomIn, fit, follow), legend);
   wrap.prepend(graph, overlay);
-  return { wrap, graph: { svg: graph, overlay, wrap, fitButton: fit, zoomIn, zoomOut } };
+  return { wrap, graph: { svg: graph, overlay, wrap, fitButton: fit, zoomIn, zoomOut, legend, follow } };
 }
 
 function transportBar() {
@@ -82,6 +83,9 @@ export function playerLayout({ title, readOnly }) {
   const note = readOnly ? h("p", { class: "read-only-note", "data-testid": "read-only-note", text: t("ui.player.read_only") }) : null;
   const finalGrads = toggle("toggle-final-grads", t("ui.toggles.final_grads"));
   const fold = toggle("toggle-fold", t("ui.toggles.fold"));
+  const gradMap = toggle("toggle-gradmap", t("ui.toggles.gradmap"));
+  gradMap.box.dataset.testid = "gradmap";
+  const actions = h("div", { class: "player-actions" });
   const program = h("section", { class: "program" }, h("h2", { class: "section-title", text: t("ui.program.title") }), source, errorBox, notes);
   const tabs = h("div", { class: "panel-tabs", role: "tablist", id: "panel-tabs" });
   const bodies = h("div", { class: "panel-bodies", id: "panel-bodies" });
@@ -90,13 +94,13 @@ export function playerLayout({ title, readOnly }) {
 
   const root = h("div", { class: "player", "data-testid": "player", lang: lang(), tabindex: "-1", "data-step-index": "0", "data-phase": "" },
     h("header", { class: "player-head" },
-      h("span", { class: "brand-mark", "aria-hidden": "true", text: "\u2202" }), heading,
+      h("span", { class: "brand-mark", "aria-hidden": "true", text: "\u2202" }), heading, actions,
       h("span", { class: "player-brand", text: "chainrule" })),
     h("div", { class: "workspace" },
       h("aside", { class: "sidebar", "aria-label": t("ui.sidebar.label") },
         program,
         h("section", { class: "leaves" }, h("h2", { class: "section-title", text: t("ui.leaves.title") }), note, sliders),
-        h("section", { class: "toggles", "aria-label": t("ui.toggles.label") }, finalGrads.label, fold.label)),
+        h("section", { class: "toggles", "aria-label": t("ui.toggles.label") }, finalGrads.label, fold.label, gradMap.label)),
       h("section", { class: "stage", "aria-label": t("ui.graph.label") }, wrap, bar, transport.narration)),
     panels);
 
@@ -110,6 +114,7 @@ export function playerLayout({ title, readOnly }) {
     graph,
     transport,
     panels: { section: panels, tabs, bodies },
-    toggles: { finalGrads: finalGrads.box, foldConstants: fold.box },
+    toggles: { finalGrads: finalGrads.box, foldConstants: fold.box, gradMap: gradMap.box },
+    actions,
   };
 }

@@ -1,7 +1,10 @@
-// The embeddable player: the page's own views (graph with the pulse, transport and keys,
-// narration, click-a-card explanations, tables, leaf sliders) mounted in a shadow root on any
-// element: a Jupyter output (anywidget), a one-file HTML export (app/onefile.py). Bundled with
-// the player's CSS into static/embed/chainrule-embed.js (`make bundle`; static/vendor/README.md).
+// The embeddable player: the page's own features (features.js: graph with the pulse and its
+// marks, the gradient map, minimap and Follow, transport and keys, narration, click-a-card
+// explanations, tables, the predict lab, leaf sliders, "copy as micrograd") mounted on a scope
+// of its own in a shadow root on any element: a Jupyter output (anywidget), a one-file HTML
+// export (app/onefile.py). What needs the server (the other labs, the lessons, the editor,
+// exports) and the 3D view (three.js: ~0.7 MB more in every output) stay the page's. Bundled
+// with the player's CSS into static/embed/chainrule-embed.js (`make bundle`; static/vendor/README.md).
 //
 // mountPlayer(host, {trace, ops, ui, recompute = null, title = ""}) -> {setTrace, setError, destroy}
 //   trace      a POST /api/graph reply (nodes with x/y/width/height, `layout`, `structure`).
@@ -39,18 +42,13 @@
 
 import PLAYER_CSS from "../embed/chainrule-embed.css";
 import { renderError } from "./editor.js";
+import { mountGraphPane, mountLeaves, mountNotes, mountPanels, mountReading, mountTransport, predictSection } from "./features.js";
 import { useCatalogue } from "./i18n.js";
 import { playerLayout } from "./embed-layout.js";
-import { mountExplanations } from "./explain-view.js";
-import { registerGradTable } from "./grad-table.js";
-import { mountGraph } from "./graph-view.js";
-import { mountNotes } from "./notes.js";
+import { mountModes } from "./modes.js";
 import { useOpTable } from "./ops.js";
 import { createScope } from "./scope.js";
-import { mountSliders } from "./sliders.js";
-import { mountToggles } from "./toggles.js";
-import { registerTraceTables } from "./trace-tables.js";
-import { mountTransport } from "./transport.js";
+import { mountMicrogradCopy } from "./share.js";
 
 let sheet = null;
 
@@ -107,6 +105,27 @@ function createRecomputer(recompute, store) {
   };
 }
 
+/** The player's features on `view` (embed-layout.js), as the page mounts them (features.js). */
+function mountFeatures(view, scope, recompute) {
+  const { store } = scope;
+  const focused = () => view.root.getRootNode().activeElement !== null;
+  mountModes(scope);
+  const graph = mountGraphPane(view.graph, scope, { wheelZooms: (event) => event.ctrlKey || event.metaKey || focused() });
+  mountTransport(view.transport, scope);
+  const send = recompute ? createRecomputer(recompute, store) : null;
+  mountLeaves(view.sliders, scope, {
+    readOnly: !recompute,
+    onValue: (name, value) => {
+      store.update({ values: { ...store.state.values, [name]: value } });
+      send(leafValues(store.state.trace, store.state.values));
+    },
+  });
+  mountNotes(view.notes, scope);
+  mountPanels(view.panels, scope, { labs: [predictSection] }); // the labs that need no server
+  mountReading(graph, view.toggles, scope);
+  mountMicrogradCopy(view.actions, scope);
+}
+
 export function mountPlayer(host, { trace, ops, ui, recompute = null, title = "" }) {
   if (ops) useOpTable(ops);
   if (ui) useCatalogue(ui);
@@ -115,26 +134,10 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
   const style = adoptStyles(shadow);
   shadow.replaceChildren(...(style ? [style] : []), view.root);
 
-  // The page's mounting order (main.js, classroom.js): its key bindings are tried in this order.
-  const scope = createScope({ root: view.root, keyTarget: shadow });
+  // The page's mounting order (main.js): its key bindings are tried in this order.
+  const scope = createScope({ root: view.root, keyTarget: shadow, contain: true });
   const { store } = scope;
-  const focused = () => shadow.activeElement !== null;
-  const graph = mountGraph({ ...view.graph, wheelZooms: (event) => event.ctrlKey || event.metaKey || focused() }, scope);
-  mountTransport(view.transport, graph.player, scope);
-  const send = recompute ? createRecomputer(recompute, store) : null;
-  mountSliders(view.sliders, {
-    readOnly: !recompute,
-    onValue: (name, value) => {
-      store.update({ values: { ...store.state.values, [name]: value } });
-      send(leafValues(store.state.trace, store.state.values));
-    },
-  }, scope);
-  mountNotes(view.notes, scope);
-  scope.panels.mount(view.panels);
-  mountExplanations({ svg: view.graph.svg, wrap: view.graph.wrap }, scope);
-  registerTraceTables(scope);
-  registerGradTable(scope);
-  mountToggles({ boxes: view.toggles, graph: view.graph.svg }, scope);
+  mountFeatures(view, scope, recompute);
   store.subscribe((s, changed) => {
     if (changed.has("error")) renderError(view.errorBox, s.error);
     if (changed.has("trace")) {

@@ -2,19 +2,13 @@
 // product, a node for its whole sum of contributions. Redrawn from the state on every step.
 // Escape closes it and gives focus back to the edge or node it explains.
 
+import { h } from "./dom.js";
 import { explainEdge, explainNode, passComplete } from "./explain.js";
 import { t } from "./i18n.js";
-import { pageScope } from "./scope.js";
 import { onPlainClick } from "./svg.js";
-import { viewAt } from "./timeline.js";
+import { viewAt } from "./frames.js";
 
-
-function line(className, content) {
-  const p = document.createElement("p");
-  p.className = className;
-  p.textContent = content;
-  return p;
-}
+const line = (className, content) => h("p", { class: className, text: content });
 
 function edgeContent(trace, view, edgeId) {
   const e = explainEdge(trace, view, edgeId);
@@ -31,138 +25,129 @@ function nodeContent(trace, view, nodeId, complete) {
   return { title: n.title, parts };
 }
 
-// The mounted popover's entry for a view whose nodes and edges are no DOM elements (the 3D view
-// picks them on its canvas): openExplanation(kind, id, opener), or openExplanation(null) to close.
-let explainFromView = null;
-
-/**
- * Explain node or edge `id` (`kind` "node" | "edge") as a click on it in the SVG would; `opener`
- * ({getBoundingClientRect(), focus(), isConnected, cardRects()}: the cards' boxes on screen)
- * places the popover clear of the cards and gets the focus back.
- * A null `kind` closes the popover.
- */
-export function openExplanation(kind, id, opener) {
-  explainFromView?.(kind, id, opener);
+/** The popover's elements, in `wrap` (hidden until something is explained). */
+function popover(wrap) {
+  const title = h("h2", { id: "explain-title", class: "explain-title" });
+  const close = h("button", { type: "button", class: "ghost explain-close", "aria-label": t("ui.explain.close"), text: "\u00d7" });
+  const body = h("div", { class: "explain-body", "aria-live": "polite" });
+  const box = h("div", { class: "explain", id: "explain", "data-testid": "explain", role: "dialog", "aria-labelledby": "explain-title", tabindex: "-1", hidden: true },
+    h("div", { class: "explain-head" }, title, close), body);
+  wrap.append(box);
+  return { box, title, close, body };
 }
 
-/** `wrap` is the graph's positioned container, `svg` the graph (its edges and nodes are targets). */
-export function mountExplanations({ svg, wrap }, scope = pageScope) {
-  const { state, subscribe } = scope.store;
-  const box = document.createElement("div");
-  box.className = "explain";
-  box.id = "explain";
-  box.dataset.testid = "explain";
-  box.setAttribute("role", "dialog");
-  box.setAttribute("aria-labelledby", "explain-title");
-  box.tabIndex = -1;
-  box.hidden = true;
-  const head = document.createElement("div");
-  head.className = "explain-head";
-  const title = document.createElement("h2");
-  title.id = "explain-title";
-  title.className = "explain-title";
-  const close = document.createElement("button");
-  close.type = "button";
-  close.className = "ghost explain-close";
-  close.setAttribute("aria-label", t("ui.explain.close"));
-  close.textContent = "\u00d7";
-  head.append(title, close);
-  const body = document.createElement("div");
-  body.className = "explain-body";
-  body.setAttribute("aria-live", "polite");
-  box.append(head, body);
-  wrap.append(box);
+/** Where the popover goes: near `at` (a box on screen), on the side that covers the fewest `cards`. */
+function bestPlace(area, at, size, cards) {
+  const { width, height } = size;
+  const gap = 12;
+  const cx = at.left + at.width / 2 - area.left;
+  const cy = at.top + at.height / 2 - area.top;
+  const clamp = ([left, top]) => [
+    Math.max(8, Math.min(left, area.width - width - 8)), Math.max(8, Math.min(top, area.height - height - 8))];
+  const candidates = [
+    [cx - width / 2, at.bottom - area.top + gap], [cx - width / 2, at.top - area.top - height - gap],
+    [at.right - area.left + gap, cy - height / 2], [at.left - area.left - width - gap, cy - height / 2],
+    [8, area.height - height - 8], [area.width - width - 8, 8],
+  ].map(clamp);
+  const covered = ([left, top]) => {
+    const [x0, y0] = [left + area.left, top + area.top];
+    let sum = 0;
+    for (const r of [...cards, at]) {
+      const w = Math.min(x0 + width, r.right) - Math.max(x0, r.left);
+      const hh = Math.min(y0 + height, r.bottom) - Math.max(y0, r.top);
+      if (w > 0 && hh > 0) sum += w * hh;
+    }
+    return sum;
+  };
+  return candidates.reduce((best, c) => (covered(c) < covered(best) ? c : best), candidates[0]);
+}
 
+/** The node or edge an element of the SVG stands for: {kind, id} or null. */
+function targetOf(element, state) {
+  const edge = element?.closest?.(".edge-hit[data-edge-id]");
+  if (edge) return { kind: "edge", id: edge.getAttribute("data-edge-id"), opener: edge };
+  const node = element?.closest?.("[data-testid=node][data-node-id]");
+  // In the visit-order lab, node clicks place the order.
+  if (node && state.lab !== "order") return { kind: "node", id: node.getAttribute("data-node-id"), opener: node };
+  return null;
+}
+
+/** A click (no drag) or Enter on an edge or a node explains it; a click elsewhere closes the popover. */
+function listenToGraph(svg, state, { show, hide }) {
+  onPlainClick(svg, (pressed) => {
+    const picked = targetOf(pressed, state);
+    if (picked) show(picked.kind, picked.id, picked.opener);
+    else hide(false);
+  });
+  svg.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" && event.key !== " ") return;
+    const picked = targetOf(event.target, state);
+    if (!picked) return;
+    show(picked.kind, picked.id, picked.opener);
+    event.preventDefault();
+  });
+}
+
+/** The popover's content for `target` at the state's frame, or null when it is gone from the trace. */
+function contentFor(target, state) {
+  const { trace } = state;
+  const exists = target.kind === "edge" ? trace.edges.some((e) => e.id === target.id) : trace.nodes.some((n) => n.id === target.id);
+  if (!exists) return null;
+  const view = viewAt(trace, state.step, { finalGrads: state.finalGrads });
+  const complete = state.finalGrads || passComplete(trace, state.step);
+  return target.kind === "edge" ? edgeContent(trace, view, target.id) : nodeContent(trace, view, target.id, complete);
+}
+
+/**
+ * The explanations on `scope`'s graph (`svg`, in the positioned container `wrap`). Returns
+ * {open(kind, id, opener)}: explain node or edge `id` (`kind` "node" | "edge") as a click on it
+ * in the SVG would (the 3D view, whose cards are no DOM elements, calls it); `opener`
+ * ({getBoundingClientRect(), focus(), isConnected, cardRects()}: the cards' boxes on screen)
+ * places the popover clear of the cards and gets the focus back. A null `kind` closes it.
+ */
+export function mountExplanations({ svg, wrap }, scope) {
+  const { state, subscribe } = scope.store;
+  const ui = popover(wrap);
   let target = null; // {kind: "edge"|"node", id, opener}
 
   function render() {
     if (!target || !state.trace) return;
-    const { trace } = state;
-    const exists = target.kind === "edge"
-      ? trace.edges.some((e) => e.id === target.id) : trace.nodes.some((n) => n.id === target.id);
-    if (!exists) {
+    const content = contentFor(target, state);
+    if (!content) {
       hide(false);
       return;
     }
-    const view = viewAt(trace, state.step, { finalGrads: state.finalGrads });
-    const complete = state.finalGrads || passComplete(trace, state.step);
-    const content = target.kind === "edge" ? edgeContent(trace, view, target.id) : nodeContent(trace, view, target.id, complete);
-    title.textContent = content.title;
-    body.replaceChildren(...content.parts);
-    box.dataset.kind = target.kind;
+    ui.title.textContent = content.title;
+    ui.body.replaceChildren(...content.parts);
+    ui.box.dataset.kind = target.kind;
   }
 
-  // Near the edge or node, on the side where it covers the fewest cards.
   function place(opener) {
-    const area = wrap.getBoundingClientRect();
-    const at = opener.getBoundingClientRect();
-    const [width, height, gap] = [box.offsetWidth, box.offsetHeight, 12];
-    const cx = at.left + at.width / 2 - area.left;
-    const cy = at.top + at.height / 2 - area.top;
-    const clamp = ([left, top]) => [
-      Math.max(8, Math.min(left, area.width - width - 8)), Math.max(8, Math.min(top, area.height - height - 8))];
-    const candidates = [
-      [cx - width / 2, at.bottom - area.top + gap], [cx - width / 2, at.top - area.top - height - gap],
-      [at.right - area.left + gap, cy - height / 2], [at.left - area.left - width - gap, cy - height / 2],
-      [8, area.height - height - 8], [area.width - width - 8, 8],
-    ].map(clamp);
     // A view without SVG cards (the 3D view) says where its cards are on screen.
     const cards = opener.cardRects?.() ?? [...svg.querySelectorAll("[data-testid=node] .card")].slice(0, 400).map((c) => c.getBoundingClientRect());
-    const covered = ([left, top]) => {
-      const [x0, y0] = [left + area.left, top + area.top];
-      let sum = 0;
-      for (const r of [...cards, at]) {
-        const w = Math.min(x0 + width, r.right) - Math.max(x0, r.left);
-        const h = Math.min(y0 + height, r.bottom) - Math.max(y0, r.top);
-        if (w > 0 && h > 0) sum += w * h;
-      }
-      return sum;
-    };
-    let best = candidates[0];
-    for (const c of candidates) if (covered(c) < covered(best)) best = c;
-    box.style.setProperty("--explain-left", `${Math.round(best[0])}px`);
-    box.style.setProperty("--explain-top", `${Math.round(best[1])}px`);
+    const [left, top] = bestPlace(wrap.getBoundingClientRect(), opener.getBoundingClientRect(), { width: ui.box.offsetWidth, height: ui.box.offsetHeight }, cards);
+    ui.box.style.setProperty("--explain-left", `${Math.round(left)}px`);
+    ui.box.style.setProperty("--explain-top", `${Math.round(top)}px`);
   }
 
   function show(kind, id, opener) {
     target = { kind, id, opener };
-    box.hidden = false;
+    ui.box.hidden = false;
     render();
     place(opener);
-    box.focus({ preventScroll: true });
+    ui.box.focus({ preventScroll: true });
   }
 
   function hide(returnFocus = true) {
     if (!target) return;
     const { opener } = target;
     target = null;
-    box.hidden = true;
+    ui.box.hidden = true;
     if (returnFocus && opener?.isConnected) opener.focus({ preventScroll: true });
   }
 
-  function activate(element) {
-    const edge = element?.closest?.(".edge-hit[data-edge-id]");
-    if (edge) {
-      show("edge", edge.getAttribute("data-edge-id"), edge);
-      return true;
-    }
-    const node = element?.closest?.("[data-testid=node][data-node-id]");
-    if (node && state.lab !== "order") { // in the visit-order lab, node clicks place the order
-      show("node", node.getAttribute("data-node-id"), node);
-      return true;
-    }
-    return false;
-  }
-
-  onPlainClick(svg, (pressed) => {
-    if (!activate(pressed)) hide(false);
-  });
-  svg.addEventListener("keydown", (event) => {
-    if (event.key !== "Enter" && event.key !== " ") return;
-    if (activate(event.target)) event.preventDefault();
-  });
-  explainFromView = (kind, id, opener) => (kind ? show(kind, id, opener) : hide(false));
-  close.addEventListener("click", () => hide());
+  listenToGraph(svg, state, { show, hide });
+  ui.close.addEventListener("click", () => hide());
   scope.keys.bindKeys({ Escape: () => hide() }, { when: () => Boolean(target) });
 
   subscribe((s, changed) => {
@@ -170,4 +155,5 @@ export function mountExplanations({ svg, wrap }, scope = pageScope) {
     if (changed.has("trace") || changed.has("step") || changed.has("finalGrads")) render();
     if (changed.has("lab") && s.lab === "order" && target.kind === "node") hide(false);
   });
+  return { open: (kind, id, opener) => (kind ? show(kind, id, opener) : hide(false)) };
 }

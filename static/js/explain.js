@@ -1,24 +1,19 @@
 // The chain rule in words and formulas: each edge's local derivative, each node's sum of
-// contributions. Pure functions of the trace and a view (timeline.js viewAt); no DOM.
+// contributions. Pure functions of the trace and a view (frames.js viewAt); no DOM.
 
-import { compactText, factorText } from "./format.js";
+import { chainText, compactText, productText } from "./format.js";
+import { formulaName } from "./names.js";
 import { fillOp, isDead, opRow } from "./ops.js";
 import { t } from "./i18n.js";
-import { framesOf, traceIndex } from "./timeline.js";
-
-/** The name a node goes by in formulas: its label, else its source text (parenthesized). */
-export function nameOf(node) {
-  const name = node.label || node.text || node.id;
-  return /^[\w.]+$/.test(name) || /^\(.*\)$/.test(name) ? name : `(${name})`;
-}
+import { framesOf, traceIndex } from "./frames.js";
 
 /** The exponent of a constant power as formulas write it (empty for other ops). */
 const exponentText = (node) => (node.exponent === null || node.exponent === undefined ? "" : compactText(node.exponent));
 
 /** `e + b`, `a·b`, `tanh(n)`, `a ** 2`: the table's `formula` in the inputs' names. */
 export function expressionOf(node, nodeById) {
-  if (!node.op) return nameOf(node);
-  const inputs = node.inputs.map((id) => nameOf(nodeById.get(id)));
+  if (!node.op) return formulaName(node);
+  const inputs = node.inputs.map((id) => formulaName(nodeById.get(id)));
   return fillOp(opRow(node).formula, { inputs, k: exponentText(node) });
 }
 
@@ -31,13 +26,10 @@ export function definitionOf(node, nodeById) {
 /** The local derivative ∂target/∂input as a formula in the inputs' names (without its value):
  * the table's `locals`, the same expressions the engine computes. */
 export function localFormula(target, index, nodeById) {
-  const inputs = target.inputs.map((id) => nameOf(nodeById.get(id)));
+  const inputs = target.inputs.map((id) => formulaName(nodeById.get(id)));
   const template = opRow(target).locals[index];
-  return fillOp(template, { inputs, k: exponentText(target), out: nameOf(target) });
+  return fillOp(template, { inputs, k: exponentText(target), out: formulaName(target) });
 }
-
-/** A number as a factor in a product: negatives in parentheses, `1 × (−1)` (format.js factorText). */
-export const factor = factorText;
 
 /** Is the backward pass over at frame `step` (its last API step shown)? */
 export function passComplete(trace, step) {
@@ -54,7 +46,7 @@ export function explainEdge(trace, view, edgeId) {
   const edge = edgeById.get(edgeId);
   const source = nodeById.get(edge.source);
   const target = nodeById.get(edge.target);
-  const [s, tn] = [nameOf(source), nameOf(target)];
+  const [s, tn] = [formulaName(source), formulaName(target)];
   const formula = localFormula(target, edge.index, nodeById);
   const value = compactText(edge.local_grad);
   const partial = `\u2202${tn}/\u2202${s}`;
@@ -65,7 +57,7 @@ export function explainEdge(trace, view, edgeId) {
     title: t("ui.explain.edge_title", { source: s, target: tn }),
     operation: t("ui.explain.input_of", { definition: definitionOf(target, nodeById), index: edge.index + 1, count: target.inputs.length }),
     derivative,
-    chain: c ? `${factor(c.upstream)} \u00d7 ${factor(c.local)} = ${compactText(c.contribution)}` : null,
+    chain: c ? chainText(c) : null,
     chainWords: c
       ? t("ui.explain.chain_words", { target: tn, partial, source: s })
       : t("ui.explain.not_reached"),
@@ -75,7 +67,7 @@ export function explainEdge(trace, view, edgeId) {
 /** The aria-label of an edge: "edge e → f: ∂f/∂e". */
 export function edgeAriaLabel(trace, edge) {
   const { nodeById } = traceIndex(trace);
-  const [s, tn] = [nameOf(nodeById.get(edge.source)), nameOf(nodeById.get(edge.target))];
+  const [s, tn] = [formulaName(nodeById.get(edge.source)), formulaName(nodeById.get(edge.target))];
   return t("ui.explain.edge_aria", { source: s, target: tn, partial: `\u2202${tn}/\u2202${s}` });
 }
 
@@ -119,9 +111,9 @@ export function deadShown(node, view) {
 export function explainNode(trace, view, id, { complete = false } = {}) {
   const { nodeById } = traceIndex(trace);
   const node = nodeById.get(id);
-  const name = nameOf(node);
+  const name = formulaName(node);
   const notes = [];
-  if (deadShown(node, view)) notes.push(t("ui.explain.dead", { input: nameOf(nodeById.get(node.inputs[0])) }));
+  if (deadShown(node, view)) notes.push(t("ui.explain.dead", { input: formulaName(nodeById.get(node.inputs[0])) }));
   for (const w of node.warnings ?? []) notes.push(`\u26a0 ${warningWords(w)}: ${w.message}`);
   if (node.expansion) notes.push(t("ui.explain.derived", { expansion: node.expansion }));
   const definition = node.kind === "op" ? definitionOf(node, nodeById)
@@ -136,7 +128,7 @@ export function explainNode(trace, view, id, { complete = false } = {}) {
     if (parts.length === 0) {
       sum = t("ui.explain.no_contribution", { name });
     } else {
-      const terms = parts.map((c) => t("ui.explain.via", { product: `${factor(c.upstream)}\u00b7${factor(c.local)}`, via: c.via }));
+      const terms = parts.map((c) => t("ui.explain.via", { product: productText(c, "\u00b7"), via: c.via }));
       const total = complete ? node.grad : parts[parts.length - 1].grad_after;
       // upstream·local per path, then the contributions themselves: "… = 1 + 3 = 4".
       const values = parts.length > 1 ? ` = ${parts.map((c) => compactText(c.contribution)).join(" + ")}` : "";

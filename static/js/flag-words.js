@@ -2,6 +2,7 @@
 // saturated): a node's flags, their short names, and the sentence that explains each, listed
 // where flags first appear (under the gradient map's legend, under the gradient table).
 
+import { h } from "./dom.js";
 import { t } from "./i18n.js";
 
 // Each flag's short name and the sentence that explains it.
@@ -28,16 +29,6 @@ export const flagWords = (flags) => flags.map((flag) => t(WORDS[flag][0])).join(
 
 /** A list with one sentence per flag of `flags`: what it means, why it happens. */
 export function flagNotes(flags, testid) {
-  const list = document.createElement("ul");
-  list.className = "flag-notes";
-  list.dataset.testid = testid;
-  for (const flag of flags) {
-    const item = document.createElement("li");
-    item.dataset.flag = flag;
-    const name = document.createElement("strong");
-    name.textContent = t(WORDS[flag][0]);
-    item.append(name, ": ", t(WORDS[flag][1]));
-    list.append(item);
-  }
-  return list;
+  return h("ul", { class: "flag-notes", "data-testid": testid }, ...flags.map((flag) => h("li", { "data-flag": flag },
+    h("strong", { text: t(WORDS[flag][0]) }), ": ", t(WORDS[flag][1]))));
 }

@@ -5,15 +5,14 @@
 // reader (wheel, drag, the zoom buttons, the minimap) takes control; Fit or the Follow button
 // gives it back.
 //
-// This module is the only writer of the Follow button's aria-pressed. What to keep in view comes
-// from the drawing (`[data-current="true"]`: a card drawn for a whole collapsed statement is
-// followed too) and, for a node's card and its lit edges, from where the card is drawn (the
-// layout, or a collapsed statement's card: graph-view.js cardOf), without reading the page's
-// layout at every step.
+// A mark (marks.js) that draws nothing: it moves the view at each frame of a new step or trace.
+// What to keep in view comes from the frame (the node visited and the lit edges) and from where
+// their cards are drawn (the layout, or a collapsed statement's card: graph-view.js cardOf),
+// without reading the page's layout at every step. This module is the only writer of the Follow
+// button's aria-pressed.
 
 import { stepInterval } from "./player.js";
-import { state, subscribe } from "./state.js";
-import { playIndex, traceIndex } from "./timeline.js";
+import { playIndex, traceIndex } from "./frames.js";
 
 const reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)");
 const MAX_GLIDE_MS = 320;
@@ -37,140 +36,133 @@ function union(boxes) {
   };
 }
 
-/**
- * Mount follow on the graph pane. `zoom`: the pane's view (zoom.js; a fit gives control back);
- * `button`: the Follow toggle; `metrics()`: the pane's measurements (real-size.js paneMetrics);
- * `avoid()`: a box (SVG-local px) the followed card must not sit under (the minimap), or null.
- * The zoom buttons and the legend are avoided too (metrics().overlays). `cardOf(id)`: the box
- * (graph units, centred) of the card drawn for node `id`, or null to read it from the layout.
- */
-export function mountFollow({ svg, zoom, button, metrics, avoid = () => null, cardOf = () => null }) {
-  let following = true;
+/** Where a followed card may sit: the visible box less its margins and what covers its edges. */
+function followZone({ box, covers }) {
+  const margin = Math.min(32, box.width * 0.04);
+  return {
+    left: box.x + margin,
+    right: box.x + box.width - margin,
+    top: box.y + Math.max(margin, covers.top),
+    bottom: box.y + box.height - Math.max(margin, covers.bottom),
+  };
+}
+
+/** Node `id`'s card on screen (SVG-local px) in view `t`: the box it is drawn in (`cardOf`), or its layout's. */
+function nodeBox(trace, id, cardOf, { x, y, k }) {
+  const node = (id ? cardOf(id) : null) ?? traceIndex(trace).nodeById.get(id);
+  if (!node) return null;
+  const top = node.y - node.height / 2 - 16; // the tags above the card (graph-view graphBounds)
+  return { left: (node.x - node.width / 2) * k + x, right: (node.x + node.width / 2) * k + x, top: top * k + y, bottom: (node.y + node.height / 2) * k + y };
+}
+
+/** What to keep in view, most first: the card with every lit edge's input, with the latest
+ * contribution's input, then the card alone. An edge lies between its two cards' boxes. */
+function wishes(trace, step, cardOf, view) {
+  const at = playIndex(trace).active[step];
+  const own = at ? nodeBox(trace, at.node, cardOf, view) : null;
+  if (!own) return [];
+  const { edgeById } = traceIndex(trace);
+  const inputs = (at.edges ?? []).map((id) => nodeBox(trace, edgeById.get(id)?.source, cardOf, view));
+  return [[own, ...inputs], [own, inputs[inputs.length - 1]], [own]].map(union);
+}
+
+/** A view that glides to a target (or jumps, under reduced motion or fast play). */
+function createGlide(zoom, speed) {
   let glide = 0; // counter: a newer glide, or the reader's own move, retires the running one
   let destination = null; // the view a running glide is heading for
-  // Boxes are reckoned in the view a running glide is heading for, not where it has got to.
-  const view = () => destination ?? zoom.transform;
+  return {
+    /** Boxes are reckoned in the view a running glide is heading for, not where it has got to. */
+    view: () => destination ?? zoom.transform,
+    stop() {
+      glide += 1;
+      destination = null;
+    },
+    to(target) {
+      const token = ++glide;
+      const from = zoom.transform;
+      const ms = reducedMotion?.matches ? 0 : Math.min(MAX_GLIDE_MS, stepInterval(speed()) * 0.5);
+      destination = ms < MIN_GLIDE_MS ? null : target;
+      if (!destination) {
+        zoom.set(target, "follow");
+        return;
+      }
+      const start = performance.now();
+      const frame = (now) => {
+        if (token !== glide) return;
+        const u = Math.min(1, (now - start) / ms);
+        const eased = 1 - (1 - u) ** 3;
+        zoom.set({ x: from.x + (target.x - from.x) * eased, y: from.y + (target.y - from.y) * eased, k: from.k }, "follow");
+        if (u < 1) requestAnimationFrame(frame);
+        else destination = null;
+      };
+      requestAnimationFrame(frame);
+    },
+  };
+}
+
+/**
+ * The move (a view {x, y, k}) that brings the current card, and as much of its step as fits, into
+ * view; null when it is seen whole already (in the visible box, under none of what lies over the
+ * pane): then the view stays, even when the card is nearer an edge than a move would put it.
+ */
+function moveFor(candidates, metrics, avoid, view) {
+  const area = followZone(metrics);
+  const box = candidates.find((c) => fits(c, area)) ?? candidates[candidates.length - 1];
+  if (!box) return null;
+  const { box: pane, overlays } = metrics;
+  const covered = [...overlays, avoid].some((over) => overlaps(box, over));
+  const seen = { left: pane.x, right: pane.x + pane.width, top: pane.y, bottom: pane.y + pane.height };
+  if (inside(box, seen) && !covered) return null;
+  // Centre it on each axis where it is out (on both when only something over the pane is in the way).
+  const outX = box.left < area.left || box.right > area.right || covered;
+  const outY = box.top < area.top || box.bottom > area.bottom || covered;
+  const dx = outX ? (area.left + area.right) / 2 - (box.left + box.right) / 2 : 0;
+  const dy = outY ? (area.top + area.bottom) / 2 - (box.top + box.bottom) / 2 : 0;
+  return { x: view.x + dx, y: view.y + dy, k: view.k };
+}
+
+/**
+ * Follow on `graph`'s pane (graph-view.js: its zoom, and cardOf, the box of the card drawn for
+ * a node), as a mark. `button`: the Follow toggle; `metrics()`: the pane's measurements
+ * (pane-metrics.js); `avoid()`: a box (SVG-local px) the followed card must not sit under (the
+ * minimap), or null. The zoom buttons and the legend are avoided too (metrics().overlays).
+ */
+export function followMark({ graph, button, metrics, avoid = () => null }, scope) {
+  const { state } = scope.store;
+  const glide = createGlide(graph.zoom, () => state.speed);
+  let following = true;
+  let followed = { trace: null, step: -1 };
 
   const show = () => button.setAttribute("aria-pressed", String(following));
-
-  /** Where a followed card may sit: the visible box less its margins and what covers its edges. */
-  function zone() {
-    const { box, covers } = metrics();
-    const margin = Math.min(32, box.width * 0.04);
-    return {
-      left: box.x + margin,
-      right: box.x + box.width - margin,
-      top: box.y + Math.max(margin, covers.top),
-      bottom: box.y + box.height - Math.max(margin, covers.bottom),
-    };
-  }
-
-  /** A node's card on screen (SVG-local px), from where it is drawn and the view; null if none.
-   * A node inside a collapsed statement is its statement's card. */
-  function nodeBox(id) {
-    const node = (id ? cardOf(id) : null) ?? traceIndex(state.trace).nodeById.get(id);
-    if (!node) return null;
-    const { x, y, k } = view();
-    const top = node.y - node.height / 2 - 16; // the tags above the card (graph-view graphBounds)
-    return { left: (node.x - node.width / 2) * k + x, right: (node.x + node.width / 2) * k + x, top: top * k + y, bottom: (node.y + node.height / 2) * k + y };
-  }
-
-  /** The card being visited on screen: a node's from the layout; any other card (a collapsed
-   * statement's) from the page. */
-  function currentBox() {
-    const card = svg.querySelector('[data-current="true"]');
-    if (!card) return null;
-    const id = card.getAttribute("data-node-id");
-    if (id) return nodeBox(id);
-    const r = card.getBoundingClientRect();
-    const origin = svg.getBoundingClientRect();
-    const [dx, dy] = [view().x - zoom.transform.x, view().y - zoom.transform.y];
-    return { left: r.left - origin.left + dx, right: r.right - origin.left + dx, top: r.top - origin.top + dy, bottom: r.bottom - origin.top + dy };
-  }
-
-  /** What to keep in view, most first: the card with every lit edge's input, with the latest
-   * contribution's input, then the card alone. An edge lies between its two cards' boxes. */
-  function wishes() {
-    const own = currentBox();
-    if (!own) return [];
-    const lit = playIndex(state.trace).active[state.step]?.edges ?? [];
-    const { edgeById } = traceIndex(state.trace);
-    const inputs = lit.map((id) => nodeBox(edgeById.get(id)?.source));
-    return [[own, ...inputs], [own, inputs[inputs.length - 1]], [own]].map(union);
-  }
-
-  function glideTo(target) {
-    const token = ++glide;
-    const from = zoom.transform;
-    const ms = reducedMotion?.matches ? 0 : Math.min(MAX_GLIDE_MS, stepInterval(state.speed) * 0.5);
-    if (ms < MIN_GLIDE_MS) {
-      destination = null;
-      zoom.set(target, "follow");
-      return;
-    }
-    destination = target;
-    const start = performance.now();
-    const frame = (now) => {
-      if (token !== glide) return;
-      const u = Math.min(1, (now - start) / ms);
-      const eased = 1 - (1 - u) ** 3;
-      zoom.set({ x: from.x + (target.x - from.x) * eased, y: from.y + (target.y - from.y) * eased, k: from.k }, "follow");
-      if (u < 1) requestAnimationFrame(frame);
-      else destination = null;
-    };
-    requestAnimationFrame(frame);
-  }
-
-  /** Move the view (if needed) so that the current card, and as much of its step as fits, shows. */
   function keepInView() {
     if (!following || !state.trace) return;
-    const area = zone();
-    const candidates = wishes().filter(Boolean);
-    const box = candidates.find((c) => fits(c, area)) ?? candidates[candidates.length - 1];
-    if (!box) return;
-    // Seen whole (in the visible box, under none of what lies over the pane): the view stays, even
-    // when the card is nearer an edge than a move would put it (a fitted view never moves).
-    const { box: pane, overlays } = metrics();
-    const covered = [...overlays, avoid()].some((over) => overlaps(box, over));
-    const seen = { left: pane.x, right: pane.x + pane.width, top: pane.y, bottom: pane.y + pane.height };
-    if (inside(box, seen) && !covered) return;
-    // Centre it on each axis where it is out (on both when only something over the pane is in
-    // the way).
-    const outX = box.left < area.left || box.right > area.right || covered;
-    const outY = box.top < area.top || box.bottom > area.bottom || covered;
-    const dx = outX ? (area.left + area.right) / 2 - (box.left + box.right) / 2 : 0;
-    const dy = outY ? (area.top + area.bottom) / 2 - (box.top + box.bottom) / 2 : 0;
-    const { x, y, k } = view();
-    glideTo({ x: x + dx, y: y + dy, k });
+    const candidates = wishes(state.trace, state.step, graph.cardOf, glide.view()).filter(Boolean);
+    const target = moveFor(candidates, metrics(), avoid(), glide.view());
+    if (target) glide.to(target);
   }
-
   function setFollowing(on) {
     following = on;
     show();
     if (on) keepInView();
-    else {
-      glide += 1; // a glide on its way stops where it is
-      destination = null;
-    }
+    else glide.stop(); // a glide on its way stops where it is
   }
 
-  zoom.onChange((_transform, how) => {
+  graph.zoom.onChange((_transform, how) => {
     if (how === "follow") return;
-    glide += 1; // any other move of the view retires a running glide
-    destination = null;
+    glide.stop(); // any other move of the view retires a running glide
     if (READER_MOVES.has(how)) {
       if (following) setFollowing(false);
     } else if (how === "fit") setFollowing(true); // Fit, a new program's fit, a fitted view kept fitted
   });
   button.addEventListener("click", () => setFollowing(!following));
-
-  subscribe((s, changed) => {
-    if (s.trace && (changed.has("step") || changed.has("trace"))) keepInView();
-  });
   show();
   return {
-    get following() {
-      return following;
+    name: "follow",
+    render({ trace, view }) {
+      if (trace === followed.trace && view.frame === followed.step) return null;
+      followed = { trace, step: view.frame };
+      keepInView();
+      return null;
     },
   };
 }

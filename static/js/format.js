@@ -1,22 +1,27 @@
-// Every number the page itself writes goes through this module (the narration and messages that
-// come from the server are the server's). One set of rules:
+// The page's one number formatter: every number the page writes goes through formatNumber, in one
+// of the styles below (the narration's sentences are the server's, and the page fills their
+// templates in the server's style, so that both read alike). One set of rules:
 //
 // - Minus is U+2212 "−" wherever a number is displayed, in the mantissa and in the exponent alike;
 //   an exponent is written `e4` / `e−4` (never `e+4`). −0 is shown as 0. Non-finite values are
 //   ∞, −∞ and NaN (the API sends them as the strings "Infinity", "-Infinity", "NaN").
-// - shortText (node cards): 4 significant digits, trailing zeros kept so that a card's width
-//   changes little as its value changes: 2.000, −10.00, 1235. At |x| ≥ 1e4 or |x| < 1e−3 (after
-//   rounding to 4 digits) it switches to scientific: 1.235e4, −9.900e−4.
-// - compactText (edge labels, lab marks, tables, comparisons, formulas, sentences): shortText
-//   without trailing zeros: 2, −10, 0.5, 1.5e−7, 1e21. A comparison uses it on both sides
-//   (`3 ≠ 4`, never `3.000 ≠ 4`).
-// - preciseText (tooltips, echoing what the learner typed): the full round-tripping value, as
-//   displayed text: −0.00099, 1e21, 6.881373587019543.
+// - "card" (shortText, node cards): 4 significant digits, trailing zeros kept so that a card's
+//   width changes little as its value changes: 2.000, −10.00, 1235. At |x| ≥ 1e4 or |x| < 1e−3
+//   (after rounding to 4 digits) it switches to scientific: 1.235e4, −9.900e−4.
+// - "compact" (compactText: edge labels, lab marks, tables, comparisons, formulas, sentences):
+//   the card's without trailing zeros: 2, −10, 0.5, 1.5e−7, 1e21. A comparison uses it on both
+//   sides (`3 ≠ 4`, never `3.000 ≠ 4`); a factor of a product is parenthesized when negative
+//   (factorText: `1 × (−1)`), and the chain rule on an edge is productText/chainText.
+// - "precise" (preciseText: tooltips, echoing what the learner typed): the full round-tripping
+//   value, as displayed text: −0.00099, 1e21, 6.881373587019543.
+// - "count" (countText: "1,500 nodes"): an integer grouped by thousands as the page's language
+//   writes it, `1,500` in English, `1 500` (a no-break space) in Russian and Estonian, as the
+//   server writes a count (engine/i18n.py Count).
+// - "narration" (narration.js, the numbers in step sentences): exactly engine/narration.py's
+//   `fmt`, which the server's sentences use: integers plainly below 1e15, else Python's `%.6g`
+//   (ties to even, `e-05`), `nan`, `inf`, and the server's ASCII minus (its one field below).
 // - fullText (data-* attributes only, never shown): the JS/JSON number text, full precision,
 //   ASCII: -0.00099, 1e+21, "Infinity". Tests and scripts read these.
-// - countText (counts in sentences: "1,500 nodes"): an integer grouped by thousands as the page's
-//   language writes it, `1,500` in English, `1 500` (a no-break space) in Russian and Estonian,
-//   as the server writes a count (engine/i18n.py Count).
 // Numbers the page emits as code (micrograd.js's Python) follow Python's syntax, not these rules.
 
 import { lang } from "./i18n.js";
@@ -27,9 +32,13 @@ const THOUSANDS = { en: ",", ru: "\u00a0", et: "\u00a0" };
 
 export const MINUS = "\u2212";
 const INFINITY = "\u221e";
-const SHORT_DIGITS = 4;
-const SCIENTIFIC_ABOVE = 1e4; // toPrecision(4) switches to an exponent here on its own
-const SCIENTIFIC_BELOW = 1e-3;
+
+const NON_FINITE = { NaN: NaN, Infinity: Infinity, "-Infinity": -Infinity };
+
+/** A value as a number: the API spells non-finite numbers as strings (any other string is NaN). */
+function numberOf(value) {
+  return typeof value === "string" ? NON_FINITE[value] ?? NaN : value;
+}
 
 export function isFiniteValue(value) {
   return typeof value === "number" && Number.isFinite(value);
@@ -41,61 +50,146 @@ export function fullText(value) {
   return String(value);
 }
 
-/** Non-finite and missing values as displayed; null when `value` is a finite number. */
-function specialText(value) {
-  if (value === null || value === undefined) return "--";
-  if (value === "Infinity" || value === Infinity) return INFINITY;
-  if (value === "-Infinity" || value === -Infinity) return `${MINUS}${INFINITY}`;
-  if (typeof value !== "number" || Number.isNaN(value)) return "NaN";
+/** Non-finite and missing values as the page displays them; null for a finite number. */
+function displaySpecial(x) {
+  if (x === null || x === undefined) return "--";
+  if (x === Infinity) return INFINITY;
+  if (x === -Infinity) return `${MINUS}${INFINITY}`;
+  if (typeof x !== "number" || Number.isNaN(x)) return "NaN";
   return null;
 }
 
-/** JS number text (`-9.9e-4`, `1e+21`) as displayed: U+2212 minus signs, no `+` in the exponent. */
-function displayed(text) {
-  return text.replace("e+", "e").replace(/-/g, MINUS);
+/** Non-finite values as the server's narration writes them (Python's `%g`); null for a finite one. */
+function pythonSpecial(x) {
+  if (typeof x !== "number" || Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  return null;
 }
 
-/** A card's number: 4 significant digits, ∞ / −∞ / NaN for non-finite, -- when unknown. */
-export function shortText(value) {
-  const special = specialText(value);
-  if (special !== null) return special;
-  if (value === 0) return "0"; // −0 too
-  const magnitude = Math.abs(Number(value.toPrecision(SHORT_DIGITS)));
-  const scientific = magnitude >= SCIENTIFIC_ABOVE || magnitude < SCIENTIFIC_BELOW;
-  return displayed(scientific ? value.toExponential(SHORT_DIGITS - 1) : value.toPrecision(SHORT_DIGITS));
+/**
+ * |x| rounded to `digits` significant digits: {digits (a string of that many), exponent (of the
+ * first digit, after rounding)}. JS rounds a tie away from zero; with `ties: "even"` (Python's
+ * `%g`) a tie rounds to the even digit, recognised from the exact digits (a double off a tie
+ * differs from it within 17 digits).
+ */
+function roundDigits(x, digits, ties) {
+  const magnitude = Math.abs(x);
+  let [mantissa, exponent] = magnitude.toExponential(digits - 1).split("e");
+  const longer = magnitude.toExponential(digits);
+  if (ties === "even" && longer[digits + 1] === "5" && Number(longer) === magnitude) {
+    const [exact, exactExponent] = magnitude.toExponential(30).split("e");
+    const last = Number(exact[digits]); // the last digit kept ("d.dddd|d": the point counts)
+    if (/^50*$/.test(exact.slice(digits + 1)) && last % 2 === 0) {
+      mantissa = exact.slice(0, digits + 1); // the tie rounds down to the even digit: no carry
+      exponent = exactExponent;
+    }
+  }
+  return { digits: mantissa.replace(".", ""), exponent: Number(exponent) };
 }
 
-/** Like shortText, without trailing zeros (0.5000 → 0.5, 1.000e−4 → 1e−4): for labels read in passing. */
-export function compactText(value) {
-  const text = shortText(value);
-  if (!text.includes(".")) return text;
-  return text.replace(/(\.\d*?)0+(?=$|e)/, "$1").replace(/\.(?=$|e)/, "");
+const dropZeros = (text) => text.replace(/0+$/, "");
+
+/** `digits` (d.ddd…) in fixed notation at `exponent`: 2.000, 0.001234, 1235. */
+function fixedText(digits, exponent, trim) {
+  const [whole, fraction] = exponent >= 0
+    ? [digits.slice(0, exponent + 1), digits.slice(exponent + 1)]
+    : ["0", "0".repeat(-exponent - 1) + digits];
+  const kept = trim ? dropZeros(fraction) : fraction;
+  return kept ? `${whole}.${kept}` : whole;
 }
 
-/** Every digit of the value (the shortest text that reads back as the same number), as displayed. */
-export function preciseText(value) {
-  const special = specialText(value);
-  if (special !== null) return special;
-  return value === 0 ? "0" : displayed(String(value));
+/** `digits` in scientific notation: 1.235e4 (the exponent as `style` writes it). */
+function scientificText(digits, exponent, trim, style) {
+  const fraction = trim ? dropZeros(digits.slice(1)) : digits.slice(1);
+  return `${digits[0]}${fraction ? `.${fraction}` : ""}e${style.exponent(exponent)}`;
+}
+
+const DISPLAY = {
+  special: displaySpecial,
+  minus: MINUS,
+  exponent: (e) => (e < 0 ? `${MINUS}${-e}` : String(e)),
+  scientific: (e) => e >= 4 || e < -3, // |x| ≥ 1e4 or < 1e−3 after rounding
+  digits: 4,
+};
+
+/** The formatter's styles (see the top of this module). */
+const STYLES = {
+  card: { ...DISPLAY, trim: false },
+  compact: { ...DISPLAY, trim: true },
+  narration: {
+    special: pythonSpecial,
+    minus: "-", // as engine/narration.py writes it: the page shows the server's sentences
+    exponent: (e) => `${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`,
+    scientific: (e) => e < -4 || e >= 6,
+    digits: 6,
+    ties: "even",
+    trim: true,
+    integersBelow: 1e15,
+  },
+};
+
+/** A finite, non-zero `x` in `style`, without its sign. */
+function magnitudeText(x, style) {
+  if (Number.isInteger(x) && Math.abs(x) < (style.integersBelow ?? 0)) return String(Math.abs(x));
+  const { digits, exponent } = roundDigits(x, style.digits, style.ties);
+  return style.scientific(exponent) ? scientificText(digits, exponent, style.trim, style) : fixedText(digits, exponent, style.trim);
 }
 
 /** A count grouped by thousands in the page's language: 1,500 (English), 1 500 (ru, et). */
-export function countText(count) {
+function countDigits(count) {
   const digits = String(Math.trunc(Math.abs(count)));
   const grouped = digits.replace(/\B(?=(\d{3})+(?!\d))/g, THOUSANDS[lang()] ?? ",");
   return count < 0 ? `${MINUS}${grouped}` : grouped;
 }
 
+/** Every digit of the value (the shortest text that reads back as the same number), as displayed. */
+function preciseDigits(x) {
+  return x === 0 ? "0" : String(x).replace("e+", "e").replace(/-/g, MINUS);
+}
+
+/**
+ * `value` (a number, an API non-finite string, or undefined: not known yet) as text in `style`:
+ * "card", "compact", "precise", "count" or "narration".
+ */
+export function formatNumber(value, style = "compact") {
+  if (style === "count") return countDigits(value);
+  const x = numberOf(value);
+  const rules = STYLES[style] ?? DISPLAY;
+  const special = rules.special(x);
+  if (special !== null) return special;
+  if (style === "precise") return preciseDigits(x);
+  if (x === 0) return "0"; // −0 too
+  return `${x < 0 ? rules.minus : ""}${magnitudeText(x, rules)}`;
+}
+
+/** A card's number: 4 significant digits, ∞ / −∞ / NaN for non-finite, -- when unknown. */
+export const shortText = (value) => formatNumber(value, "card");
+
+/** Like shortText, without trailing zeros (0.5000 → 0.5, 1.000e−4 → 1e−4): for labels read in passing. */
+export const compactText = (value) => formatNumber(value, "compact");
+
+/** Every digit of the value, as displayed (tooltips, what the learner typed). */
+export const preciseText = (value) => formatNumber(value, "precise");
+
+/** A count grouped by thousands in the page's language. */
+export const countText = (count) => formatNumber(count, "count");
+
+/** A number's text as a factor in a product: a negative one in parentheses (`(−1)`, `(-3)`). */
+export function parenthesized(text) {
+  return text.startsWith(MINUS) || text.startsWith("-") ? `(${text})` : text;
+}
+
 /** A number as a factor in a product: compact, negatives in parentheses (`1 × (−1)`). */
-export function factorText(value) {
-  const text = compactText(value);
-  return text.startsWith(MINUS) ? `(${text})` : text;
+export const factorText = (value) => parenthesized(compactText(value));
+
+/** `upstream × local` of a contribution (`sign`: the product's sign, × unless given). */
+export function productText({ upstream, local }, sign = " \u00d7 ") {
+  return `${factorText(upstream)}${sign}${factorText(local)}`;
 }
 
 /** `upstream × local = contribution`, the chain rule on one edge: `1 × (−1) = −1`. */
 export function chainText(contribution) {
-  const { upstream, local, contribution: value } = contribution;
-  return `${factorText(upstream)} \u00d7 ${factorText(local)} = ${compactText(value)}`;
+  return `${productText(contribution)} = ${compactText(contribution.contribution)}`;
 }
 
 /** The op's tag on a card (the table's `glyph`): `+`, `×`, `**2`, `σ`; empty for leaves. */

@@ -2,12 +2,13 @@
 // means in words, and the server's numeric check (central differences) for the leaves. New values
 // of the same graph rewrite the changed cells in place.
 
-import { nameOf, passComplete } from "./explain.js";
+import { passComplete } from "./explain.js";
 import { flagNotes, flagsOf, flagsPresent, flagWords } from "./flag-words.js";
+import { formulaName } from "./names.js";
 import { compactText, isFiniteValue } from "./format.js";
+import { h } from "./dom.js";
 import { t } from "./i18n.js";
-import { pageScope } from "./scope.js";
-import { traceIndex } from "./timeline.js";
+import { traceIndex } from "./frames.js";
 
 const STATUS_TEXT = { pass: "ui.check.pass", kink: "ui.check.kink", fail: "ui.check.fail", nonfinite: "ui.check.nonfinite", imprecise: "ui.check.imprecise" };
 
@@ -30,7 +31,7 @@ function setClass(el, className) {
 /** The rows of the table: `{id, className, cells: [[text, className]]}` per leaf and intermediate node. */
 function rowsOf(trace) {
   const { nodeById } = traceIndex(trace);
-  const rootName = nameOf(nodeById.get(trace.root));
+  const rootName = formulaName(nodeById.get(trace.root));
   const checks = new Map(trace.gradcheck.results.map((r) => [r.id, r]));
   const leafIds = new Set(trace.leaves.map((l) => l.id));
   const nodes = [
@@ -39,7 +40,7 @@ function rowsOf(trace) {
   ];
   return nodes.map((node) => {
     const check = checks.get(node.id);
-    const name = nameOf(node);
+    const name = formulaName(node);
     const flags = flagsOf(trace, node.id);
     return {
       id: node.id,
@@ -63,112 +64,96 @@ function footText(gradcheck) {
   return t("ui.gradients.foot", { eps, checked: which });
 }
 
+/** The note shown before the pass is over, with its "Go to the end" button (`toEnd`). */
+function pendingNote(toEnd) {
+  const note = h("p", { class: "table-note", text: t("ui.gradients.pending", { toggle: t("ui.toggles.final_grads") }) });
+  note.append(" ", h("button", { type: "button", text: t("ui.gradients.go_end"), onclick: toEnd }));
+  return note;
+}
+
+/** The table with its header row: {table, tbody}. */
+function gradTableElements() {
+  const headRow = h("tr", {}, ...["ui.table.node", "grad", "ui.gradients.meaning", "ui.gradients.numeric", "ui.gradients.check", "ui.gradients.flag"]
+    .map((key) => h("th", { scope: "col", text: key.startsWith("ui.") ? t(key) : key }))); // grad: the notation
+  const tbody = h("tbody");
+  return { table: h("table", { class: "trace-table grad-table" }, h("thead", {}, headRow), tbody), tbody };
+}
+
+function writeRow(tr, row) {
+  setClass(tr, row.className);
+  if (tr.dataset.flags !== row.flags) tr.dataset.flags = row.flags;
+  row.cells.forEach(([text, className], i) => {
+    setText(tr.cells[i], text);
+    setClass(tr.cells[i], className);
+  });
+}
+
+/** `rows` in `tbody`: written in place when they are the same nodes as `shownIds`, else made anew. Returns their ids. */
+function writeRows(tbody, rows, shownIds) {
+  if (rows.length === shownIds.length && rows.every((row, i) => row.id === shownIds[i])) {
+    rows.forEach((row, i) => writeRow(tbody.rows[i], row));
+    return shownIds;
+  }
+  tbody.replaceChildren(...rows.map((row) => {
+    const tr = h("tr", { "data-node-id": row.id }, ...row.cells.map(() => h("td")));
+    writeRow(tr, row);
+    return tr;
+  }));
+  return rows.map((row) => row.id);
+}
+
+/** The flag sentences under the table for `trace` (`last`: those shown, kept when the same). */
+function flagNotesOf(trace, last) {
+  const present = flagsPresent(trace);
+  if (present.join() === last.shown) return last;
+  return { shown: present.join(), list: present.length ? flagNotes(present, "grad-flag-notes") : null };
+}
+
 /**
  * The table's elements, made once; `draw(s)` shows the state's trace. New values of the same
  * nodes rewrite only the cell texts that changed, in place (an open table keeps its scroll
  * position while a slider moves); other node lists rebuild the rows. `store`: its "Go to the
  * end" moves that store's timeline.
  */
-function createGradTable(body, { setStep, stepCount }) {
-  const note = document.createElement("p");
-  note.className = "table-note";
-  note.textContent = t("ui.gradients.pending", { toggle: t("ui.toggles.final_grads") });
-  const go = document.createElement("button");
-  go.type = "button";
-  go.textContent = t("ui.gradients.go_end");
-  go.addEventListener("click", () => setStep(stepCount() - 1));
-  note.append(" ", go);
-
-  const table = document.createElement("table");
-  table.className = "trace-table grad-table";
-  const head = document.createElement("thead");
-  const headRow = document.createElement("tr");
-  for (const h of ["ui.table.node", "grad", "ui.gradients.meaning", "ui.gradients.numeric", "ui.gradients.check", "ui.gradients.flag"]) {
-    const th = document.createElement("th");
-    th.scope = "col";
-    th.textContent = h.startsWith("ui.") ? t(h) : h; // grad: the notation
-    headRow.append(th);
-  }
-  head.append(headRow);
-  const tbody = document.createElement("tbody");
-  table.append(head, tbody);
-  const foot = document.createElement("p");
-  foot.className = "table-note";
+function createGradTable(body, store) {
+  const note = pendingNote(store.toEnd);
+  const { table, tbody } = gradTableElements();
+  const foot = h("p", { class: "table-note" });
   let shownIds = [];
-  let notes = null; // the sentences of the flags shown, under the table
-  let flagNotesShown = "";
-
+  let notes = { shown: "", list: null }; // the sentences of the flags shown, under the table
   const show = (...parts) => {
     if (parts.length !== body.children.length || parts.some((part, i) => body.children[i] !== part)) body.replaceChildren(...parts);
   };
-
-  const writeRow = (tr, row) => {
-    setClass(tr, row.className);
-    if (tr.dataset.flags !== row.flags) tr.dataset.flags = row.flags;
-    row.cells.forEach(([text, className], i) => {
-      setText(tr.cells[i], text);
-      setClass(tr.cells[i], className);
-    });
-  };
-
   return function draw(s) {
     const { trace } = s;
-    if (!trace) {
-      show();
-      return;
+    if (!trace) show();
+    else if (!s.finalGrads && !passComplete(trace, s.step)) show(note);
+    else {
+      shownIds = writeRows(tbody, rowsOf(trace), shownIds);
+      setText(foot, footText(trace.gradcheck));
+      notes = flagNotesOf(trace, notes);
+      show(...[table, foot, notes.list].filter(Boolean));
     }
-    if (!s.finalGrads && !passComplete(trace, s.step)) {
-      show(note);
-      return;
-    }
-    const rows = rowsOf(trace);
-    const same = rows.length === shownIds.length && rows.every((row, i) => row.id === shownIds[i]);
-    if (same) {
-      rows.forEach((row, i) => writeRow(tbody.rows[i], row));
-    } else {
-      tbody.replaceChildren(...rows.map((row) => {
-        const tr = document.createElement("tr");
-        tr.dataset.nodeId = row.id;
-        tr.append(...row.cells.map(() => document.createElement("td")));
-        writeRow(tr, row);
-        return tr;
-      }));
-      shownIds = rows.map((row) => row.id);
-    }
-    setText(foot, footText(trace.gradcheck));
-    const present = flagsPresent(trace);
-    if (present.join() !== flagNotesShown) {
-      flagNotesShown = present.join();
-      notes = present.length ? flagNotes(present, "grad-flag-notes") : null;
-    }
-    show(...[table, foot, notes].filter(Boolean));
   };
 }
 
-export function registerGradTable(scope = pageScope) {
-  const { state, subscribe } = scope.store;
+/** The gradient table, as a panel of `scope`: drawn when shown, and when the pass ends. */
+export function registerGradTable(scope) {
   scope.panels.register({
     id: "gradients",
     title: t("ui.tab.gradients"),
+    hideKey: "tables",
     mount(body) {
       const draw = createGradTable(body, scope.store);
-      let complete = null;
-      let stale = false;
-      // A hidden tab is drawn when it is shown (big graphs: no work for an unseen table).
-      new MutationObserver(() => {
-        if (body.hidden || !stale) return;
-        stale = false;
-        draw(state);
-      }).observe(body, { attributes: true, attributeFilter: ["hidden"] });
-      subscribe((s, changed) => {
-        if (!s.trace) return;
-        const now = s.finalGrads || passComplete(s.trace, s.step);
-        // Step changes only matter when they cross "the pass is over".
-        if (changed.has("trace") || changed.has("finalGrads") || now !== complete) {
-          stale = body.hidden;
-          if (!stale) draw(s);
-        }
-        complete = now;
+      let drawn = { trace: null, finalGrads: null, complete: null };
+      // A hidden tab is drawn when it is shown (big graphs: no work for an unseen table); step
+      // changes only matter when they cross "the pass is over".
+      scope.store.subscribe((s) => {
+        if (!s.trace || s.panel !== "gradients") return;
+        const complete = s.finalGrads || passComplete(s.trace, s.step);
+        if (drawn.trace === s.trace && drawn.finalGrads === s.finalGrads && drawn.complete === complete) return;
+        drawn = { trace: s.trace, finalGrads: s.finalGrads, complete };
+        draw(s);
       });
     },
   });

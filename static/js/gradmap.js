@@ -6,17 +6,16 @@
 // sign is a badge on the card (+ or −), not colour alone; a card whose gradient has not arrived
 // yet shows as "not yet". The legend prints the scale's numbers.
 //
-// A collapsed statement's card (group-view.js) is coloured as its root, whose numbers it shows.
-//
-// Owner of: the cards' data-gradmap (the bucket: "1"…"6", "zero", "none" for not yet, "nan")
-// and data-grad-sign ("+", "-" or none), their .gradmap-sign badge, the graph's `gradmap` class,
-// the legend's gradmap entry, and the toggle's checked state.
+// A mark (marks.js): it owns the cards' data-gradmap (the bucket: "1"…"6", "zero", "none" for not
+// yet, "nan") and data-grad-sign ("+", "-" or none), its layer of sign badges, the legend's
+// gradmap entry; a collapsed statement's card (group-cards.js) is coloured as its root, whose
+// numbers it shows. The toggle's checked state follows the state (mountGradmapToggle).
 
 import { compactText } from "./format.js";
+import { groupIndex } from "./groups.js";
 import { t } from "./i18n.js";
-import { state, subscribe, update } from "./state.js";
-import { attr, svgElement } from "./svg.js";
-import { viewAt } from "./timeline.js";
+import { attr, join, svgElement } from "./svg.js";
+import { viewAt } from "./frames.js";
 
 /** Lower edges of buckets 6, 5, … 2 as fractions of the largest |grad|; below them, bucket 1. */
 export const BUCKET_EDGES = [10 ** -0.5, 1e-1, 10 ** -1.5, 1e-2, 10 ** -2.5];
@@ -40,8 +39,18 @@ export function gradBucket(grad, largest) {
   return String(below === -1 ? 1 : TOP - below);
 }
 
+const lastBuckets = { trace: null, key: "", result: null }; // the minimap asks for the same frame
+
 /** {buckets: Map id → {bucket, sign}, largest} for the non-constant nodes of `trace` at frame `i`. */
 export function gradBuckets(trace, i, { finalGrads = false } = {}) {
+  const key = `${i}|${finalGrads}`;
+  if (lastBuckets.trace === trace && lastBuckets.key === key) return lastBuckets.result;
+  const result = computeBuckets(trace, i, finalGrads);
+  Object.assign(lastBuckets, { trace, key, result });
+  return result;
+}
+
+function computeBuckets(trace, i, finalGrads) {
   const view = viewAt(trace, i, { finalGrads });
   const grads = [];
   let largest = 0;
@@ -54,30 +63,6 @@ export function gradBuckets(trace, i, { finalGrads = false } = {}) {
   }
   const buckets = new Map(grads.map(([id, grad]) => [id, { bucket: gradBucket(grad, largest), sign: grad === undefined ? "" : signOf(grad) }]));
   return { buckets, largest };
-}
-
-/** The sign badge of a card: a circle with a + or − drawn as strokes (so it shows at any zoom). */
-function signBadge(card) {
-  if (card._gradSign) return card._gradSign;
-  const height = Number(card.querySelector(".card")?.getAttribute("height")) || 40;
-  const width = Number(card.querySelector(".card")?.getAttribute("width")) || 80;
-  const r = Math.min(9, height * 0.2);
-  const badge = svgElement("g", { transform: `translate(${width},${0})` }, "gradmap-sign");
-  badge.append(svgElement("circle", { r }), svgElement("path", { d: "" }));
-  badge._r = r;
-  card.append(badge);
-  card._gradSign = badge;
-  return badge;
-}
-
-function drawSign(card, sign) {
-  attr(card, "data-grad-sign", sign || null);
-  if (!sign && !card._gradSign) return;
-  const badge = signBadge(card);
-  const arm = badge._r * 0.55;
-  const d = sign === "-" ? `M${-arm},0H${arm}` : sign === "+" ? `M${-arm},0H${arm}M0,${-arm}V${arm}` : "";
-  attr(badge.lastChild, "d", d);
-  attr(badge, "visibility", sign ? null : "hidden");
 }
 
 const LEGEND_ITEMS = [...Array.from({ length: TOP }, (_, k) => String(TOP - k)), "zero", "none"];
@@ -122,66 +107,76 @@ function legendTexts(largest) {
   return texts;
 }
 
+/** The sign badges' places: one per card drawn for a node with a gradient, on its top-right corner. */
+function badgePlaces(frame, buckets) {
+  const { byId } = groupIndex(frame.trace);
+  const places = [];
+  for (const card of frame.shown.nodes) {
+    const id = card.kind === "group" ? byId.get(card.id)?.root : card.id;
+    const sign = buckets.get(id)?.sign;
+    if (!sign) continue;
+    places.push({ key: card.id, id, sign, x: card.x + card.width / 2, y: card.y - card.height / 2, r: Math.min(9, card.height * 0.2) });
+  }
+  return places;
+}
+
+function enterBadge() {
+  const badge = svgElement("g", {}, "gradmap-sign");
+  badge.append(svgElement("circle"), svgElement("path"));
+  return badge;
+}
+
+/** A badge: a circle with a + or − drawn as strokes (so it shows at any zoom). */
+function updateBadge(badge, place) {
+  const arm = place.r * 0.55;
+  attr(badge, "transform", `translate(${place.x},${place.y})`);
+  attr(badge, "data-node-id", place.id);
+  attr(badge.firstChild, "r", place.r);
+  attr(badge.lastChild, "d", place.sign === "-" ? `M${-arm},0H${arm}` : `M${-arm},0H${arm}M0,${-arm}V${arm}`);
+}
+
+/** The legend's scale for `largest` (the numbers change with the frame). */
+function writeLegend({ item, numbers }, largest) {
+  for (const [bucket, text] of legendTexts(largest)) {
+    if (numbers.get(bucket).textContent !== text) numbers.get(bucket).textContent = text;
+  }
+  item.dataset.largest = String(largest);
+}
+
 /**
- * `svg`: the graph; `toggle`: the gradient map checkbox; `legend`: the pane's legend list (the
- * scale is added to it, so Fit keeps clear of it as of the rest of the legend).
+ * The gradient map's mark, its scale added to `legend` (the pane's legend list, so Fit keeps clear
+ * of it as of the rest of the legend).
  */
-export function mountGradmap({ svg, toggle, legend }) {
-  const { item, numbers } = createLegend();
-  legend.append(item);
-  toggle.addEventListener("change", () => update({ gradMap: toggle.checked }));
-  let painted = new Set(); // cards that carry a bucket now
-  let shownBuckets = null; // Map node id → bucket at the frame painted, null while off
-
-  function clear() {
-    for (const card of painted) {
-      attr(card, "data-gradmap", null);
-      drawSign(card, "");
-    }
-    painted = new Set();
-    shownBuckets = null;
-  }
-
-  function paint(s) {
-    const { buckets, largest } = gradBuckets(s.trace, s.step, { finalGrads: s.finalGrads });
-    shownBuckets = new Map([...buckets].map(([id, shown]) => [id, shown.bucket]));
-    const next = new Set();
-    for (const card of svg.querySelectorAll(".layer-nodes [data-node-id], .layer-group-cards [data-root]")) {
-      const shown = buckets.get(card.getAttribute("data-node-id") ?? card.getAttribute("data-root"));
-      if (!shown) continue;
-      attr(card, "data-gradmap", shown.bucket);
-      drawSign(card, shown.sign);
-      next.add(card);
-    }
-    for (const card of painted) {
-      if (!next.has(card)) {
-        attr(card, "data-gradmap", null);
-        drawSign(card, "");
-      }
-    }
-    painted = next;
-    for (const [bucket, text] of legendTexts(largest)) {
-      if (numbers.get(bucket).textContent !== text) numbers.get(bucket).textContent = text;
-    }
-    item.dataset.largest = String(largest);
-  }
-
-  subscribe((s, changed) => {
-    if (changed.has("gradMap")) {
-      if (toggle.checked !== s.gradMap) toggle.checked = s.gradMap;
-      svg.classList.toggle("gradmap", s.gradMap);
-      item.hidden = !s.gradMap;
-      if (!s.gradMap) clear();
-    }
-    if (!s.gradMap || !s.trace) return;
-    if (["gradMap", "trace", "step", "finalGrads"].some((key) => changed.has(key))) paint(s);
-  });
+export function gradmapMark({ legend }) {
+  const scale = createLegend();
+  legend.append(scale.item);
   return {
-    /** Map node id → the bucket shown (data-gradmap), or null while the map is off. */
-    buckets: () => shownBuckets,
-    /** Colour the cards again: they were drawn anew (a statement collapsed or expanded). */
-    repaint() {
-      if (state.gradMap && state.trace) paint(state);
+    name: "gradmap",
+    keys: ["gradMap"],
+    owns: { card: ["data-gradmap", "data-grad-sign"] },
+    layer: "over",
+    render(frame, layer) {
+      const { state } = frame;
+      scale.item.hidden = !state.gradMap;
+      if (!state.gradMap) {
+        join(layer, [], (place) => place.key, enterBadge, updateBadge);
+        return null;
+      }
+      const { buckets, largest } = gradBuckets(frame.trace, frame.view.frame, { finalGrads: state.finalGrads });
+      join(layer, badgePlaces(frame, buckets), (place) => place.key, enterBadge, updateBadge);
+      writeLegend(scale, largest);
+      const cards = new Map();
+      for (const [id, shown] of buckets) cards.set(id, { "data-gradmap": shown.bucket, "data-grad-sign": shown.sign || null });
+      return { cards };
     },
   };
+}
+
+/** The gradient map's checkbox, kept in step with the state (a link may switch the map on). */
+export function mountGradmapToggle(toggle, scope) {
+  const { subscribe, update } = scope.store;
+  toggle.addEventListener("change", () => update({ gradMap: toggle.checked }));
+  subscribe((s, changed) => {
+    if (changed.has("gradMap") && toggle.checked !== s.gradMap) toggle.checked = s.gradMap;
+  });
 }

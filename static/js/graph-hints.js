@@ -6,7 +6,8 @@ import { attr, join, svgElement } from "./svg.js";
 import { deadShown, edgeAriaLabel, warningWords } from "./explain.js";
 import { compactText, opGlyph, shortText } from "./format.js";
 import { t } from "./i18n.js";
-import { traceIndex } from "./timeline.js";
+import { traceIndex } from "./frames.js";
+import { nodeName } from "./names.js";
 
 /** The op line of a card whose constant inputs are folded into it: `× 3`, `+ 1`, `2 **`. */
 export function foldedOpText(node, nodeById) {
@@ -22,8 +23,10 @@ function fontSizeOf(g) {
   return Number(g.querySelector(".op, .value")?.getAttribute("font-size")) || 12;
 }
 
+const hintsOf = new WeakMap(); // card → its hint elements, made once
+
 function hintParts(g, node) {
-  if (g._hints) return g._hints;
+  if (hintsOf.has(g)) return hintsOf.get(g);
   const fs = fontSizeOf(g);
   const op = g.querySelector(".op");
   const hints = {};
@@ -39,7 +42,7 @@ function hintParts(g, node) {
   // Under the card: above it sit the derived/const/dead tags, which a warning would overlap.
   hints.warning = svgElement("text", { x: node.width - 2, y: node.height + fs * 0.85, "font-size": fs * 0.72, "text-anchor": "end" }, "tag tag-warning");
   g.append(hints.warning);
-  g._hints = hints;
+  hintsOf.set(g, hints);
   return hints;
 }
 
@@ -57,7 +60,7 @@ export function decorateNode(g, node, trace, view, shown = { data: shortText(vie
   const badge = warning ? `\u26a0 ${warning}` : "";
   if (hints.warning.textContent !== badge) hints.warning.textContent = badge;
   // Focusable for the node explanation (Enter), named for screen readers.
-  const name = node.label || node.text || node.id;
+  const name = nodeName(node);
   attr(g, "tabindex", "0");
   attr(g, "role", "button");
   const label = [t("ui.card.aria", { name, data: shown.data, grad: shown.grad }), dead && t("ui.card.aria_dead"), badge && warning];

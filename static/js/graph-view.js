@@ -1,13 +1,15 @@
-// The graph panel: builds the SVG scaffolding (markers, layers), wires pan/zoom/fit, marks the
-// graph stale while the program has an error, and reports the hovered node.
+// The graph pane: builds the SVG scaffolding (markers, layers), the marks' registry and the
+// player that draws each frame, wires pan/zoom/fit, reports the hovered node, and writes the
+// pane's and the graph's classes (the only module that does): stale while the program has an
+// error, the 3D view shown, many cards, constants folded, the gradient map on.
 
 import { svgElement } from "./svg.js";
 import { compactLabel, fontSize } from "./graph.js";
 import { mountGroups } from "./group-view.js";
+import { createMarks } from "./marks.js";
 import { createPlayer } from "./player.js";
 import { t } from "./i18n.js";
-import { pageScope } from "./scope.js";
-import { framesOf } from "./timeline.js";
+import { framesOf } from "./frames.js";
 import { createZoom } from "./zoom.js";
 
 function arrowMarker(id, { reverse = false } = {}) {
@@ -67,17 +69,10 @@ function currentNode(trace, step) {
   return frame ? trace.steps[frame.step]?.node ?? null : null;
 }
 
-/**
- * The graph pane on its elements. `wheelZooms(event)`: whether the wheel zooms the graph (the
- * page: always; an embedded player: once it has the focus, so a page scrolls past it).
- * `collapseAt`: graphs of at least this many nodes open with their statements collapsed
- * (groups.js COLLAPSE_AT_NODES unless the page's URL says otherwise).
- */
-export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, wheelZooms, collapseAt }, scope = pageScope) {
-  const { state, subscribe, update } = scope.store;
+/** The SVG's defs and layers (the travelling dots in `overlay`, their own compositing layer). */
+function graphLayers(svg, overlay) {
   const defs = svgElement("defs");
-  defs.append(arrowMarker("arrow-idle"), arrowMarker("arrow-forward"),
-    arrowMarker("arrow-backward", { reverse: true }));
+  defs.append(arrowMarker("arrow-idle"), arrowMarker("arrow-forward"), arrowMarker("arrow-backward", { reverse: true }));
   const viewport = svgElement("g", {}, "viewport");
   const layers = {
     edges: svgElement("g", {}, "layer-edges"),
@@ -93,45 +88,81 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, whe
   const overlayViewport = svgElement("g", {}, "viewport");
   overlayViewport.append(layers.pulses);
   overlay.append(overlayViewport);
+  return { layers, viewports: [viewport, overlayViewport] };
+}
 
-  const arrangedListeners = [];
-  const groups = mountGroups({
-    svg, layers, tools: wrap, threshold: collapseAt, onArrangedAll: () => fitToTrace(),
-    onArranged: () => arrangedListeners.forEach((listener) => listener()),
-  }, scope);
-  let reading = { px: 10, names: nameSizes(null) }; // refreshed by each fit (type size, trace)
-  const zoom = createZoom(svg, [viewport, overlayViewport], (k) => {
+/** Pan and zoom, telling the SVG how small its text is now (`data-lod`, `data-zoom`: semantic zoom). */
+function paneZoom(svg, viewports, reading, wheelZooms) {
+  return createZoom(svg, viewports, (k) => {
     const px = TYPICAL_FONT * k;
     const lod = px < TEXT_MIN_PX ? "2" : px < SMALL_TEXT_MIN_PX ? "1" : "0";
     if (svg.dataset.lod !== lod) svg.dataset.lod = lod;
     const level = k * reading.names.full < reading.px ? "far" : "near";
     if (svg.dataset.zoom !== level) svg.dataset.zoom = level;
   }, { wheelZooms });
-  const player = createPlayer(layers, { draw: groups.draw }, scope);
-  groups.attach(player);
-  let fittedBounds = null;
-  let fittedTransform = null; // the view the last fit produced; another means the user moved it
+}
 
-  // Fit once the SVG has a size (fit before layout would use a 0×0 box).
-  const fitToTrace = () => {
+/**
+ * Fit the drawing into the pane (never below the reading size: then the step shown is in view),
+ * and keep a fitted view fitted when the pane changes size; the user's own pan or zoom stays.
+ */
+function createFit({ wrap, zoom, groups, reading, state }) {
+  let fitted = { bounds: null, transform: null };
+  function fit() {
     const trace = state.trace;
     if (!trace) return;
-    fittedBounds = groups.bounds(trace);
+    const bounds = groups.bounds(trace);
     const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
     // The zoom buttons and the legend sit over the pane's top and bottom edges: fit between them.
     const clear = (selector) => (wrap.querySelector(selector)?.offsetHeight ?? 0) + rem;
-    reading = { px: READING_REM * rem, names: nameSizes(trace) };
+    Object.assign(reading, { px: READING_REM * rem, names: nameSizes(trace) });
     const card = groups.cardOf(currentNode(trace, state.step));
-    zoom.fit(fittedBounds, 1.6 * (rem / 16), { top: clear(".graph-tools"), bottom: clear(".legend") },
+    zoom.fit(bounds, 1.6 * (rem / 16), { top: clear(".graph-tools"), bottom: clear(".legend") },
       { minScale: reading.px / reading.names.far, focus: card });
-    fittedTransform = JSON.stringify(zoom.transform);
-  };
+    fitted = { bounds, transform: JSON.stringify(zoom.transform) };
+  }
   // The graph area changes size when panels, labs or the error box change height, or the
   // window does: keep a fitted view fitted, but never undo the user's own pan or zoom.
   new ResizeObserver(() => {
-    if (fittedTransform !== null && JSON.stringify(zoom.transform) === fittedTransform) fitToTrace();
+    if (fitted.transform !== null && JSON.stringify(zoom.transform) === fitted.transform) fit();
   }).observe(wrap);
-  fitButton.addEventListener("click", fitToTrace);
+  return { fit, fittedBounds: () => fitted.bounds };
+}
+
+/** The pane's and the graph's classes, from the state (their one writer). */
+function writeClasses(svg, wrap, s) {
+  wrap.classList.toggle("stale", Boolean(s.error) && Boolean(s.trace));
+  wrap.classList.toggle("view-3d", s.view3d);
+  svg.classList.toggle("many", (s.trace?.nodes.length ?? 0) > 150);
+  svg.classList.toggle("fold-constants", s.foldConstants);
+  svg.classList.toggle("gradmap", s.gradMap);
+}
+
+const CLASS_KEYS = ["error", "trace", "view3d", "foldConstants", "gradMap"];
+
+/**
+ * The graph pane on its elements, for `scope` (whose `graph` it becomes). `wheelZooms(event)`:
+ * whether the wheel zooms the graph (the page: always; an embedded player: once it has the focus,
+ * so a page scrolls past it). `collapseAt`: graphs of at least this many nodes open with their
+ * statements collapsed (groups.js COLLAPSE_AT_NODES unless the page's URL says otherwise).
+ * Returns {svg, wrap, player, zoom, marks, fit, onFit, bounds(trace), cardOf(id)}.
+ */
+export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, wheelZooms, collapseAt }, scope) {
+  const { state, subscribe, update } = scope.store;
+  const { layers, viewports } = graphLayers(svg, overlay);
+  const reading = { px: 10, names: nameSizes(null) }; // refreshed by each fit (type size, trace)
+  const zoom = paneZoom(svg, viewports, reading, wheelZooms);
+  const groups = mountGroups({ svg, layers, tools: wrap, threshold: collapseAt, onArrangedAll: () => fitted.fit() }, scope);
+  const marks = createMarks(layers);
+  const player = createPlayer(layers, marks, { draw: groups.draw, drawKeys: groups.drawKeys }, scope);
+  groups.attach(player);
+  const fitted = createFit({ wrap, zoom, groups, reading, state });
+  const onFit = []; // other views of the graph fitted with it (the 3D view)
+  const fit = () => {
+    fitted.fit();
+    for (const listener of onFit) listener();
+  };
+  fitButton.addEventListener("click", fit);
   zoomIn.addEventListener("click", () => zoom.zoomBy(1.25));
   zoomOut.addEventListener("click", () => zoom.zoomBy(0.8));
 
@@ -143,26 +174,25 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, whe
 
   wrap.dataset.stale = t("ui.graph.stale"); // app.css writes it over a stale graph
   subscribe((s, changed) => {
-    if (changed.has("error") || changed.has("trace")) {
-      wrap.classList.toggle("stale", Boolean(s.error) && Boolean(s.trace));
-    }
+    if (CLASS_KEYS.some((key) => changed.has(key))) writeClasses(svg, wrap, s);
     if (changed.has("trace") && s.trace) {
       // Values-only updates keep the view; a different shape of graph is refitted.
-      if (!sameBounds(groups.bounds(s.trace), fittedBounds)) fitToTrace();
-      svg.classList.toggle("many", s.trace.nodes.length > 150);
+      if (!sameBounds(groups.bounds(s.trace), fitted.fittedBounds())) fitted.fit();
       svg.setAttribute("data-ready", "true");
       svg.setAttribute("aria-label", t("ui.graph.label_count", { count: s.trace.nodes.length }));
     }
   });
 
-  return {
-    player, zoom, fit: fitToTrace,
-    // Where the cards are drawn now (statements collapsed or not): the extent of the drawing,
-    // the box (graph coordinates, centred) of the card that shows node `id`, and a listener
-    // called after a frame drawn in another arrangement (real-size.js: follow, the minimap and
-    // the gradient map go by what is drawn, not by the layout of every node).
+  scope.graph = {
+    svg, wrap, player, zoom, marks,
+    /** Fit the graph to the pane (the Fit button, a change of the page's layout). */
+    fit,
+    /** Call `listener` after each fit (the 3D view fits its camera). */
+    onFit: (listener) => onFit.push(listener),
+    // Where the cards are drawn now (statements collapsed or not): the extent of the drawing and
+    // the box (graph coordinates, centred) of the card that shows node `id`.
     bounds: (trace) => groups.bounds(trace),
     cardOf: (id) => groups.cardOf(id),
-    onArranged: (listener) => arrangedListeners.push(listener),
   };
+  return scope.graph;
 }

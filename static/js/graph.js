@@ -6,7 +6,8 @@ import { deadShown } from "./explain.js";
 import { decorateNode, drawEdgeHits } from "./graph-hints.js";
 import { t } from "./i18n.js";
 import { attr, join, joined, svgElement, text } from "./svg.js";
-import { traceIndex } from "./timeline.js";
+import { traceIndex } from "./frames.js";
+import { nodeName } from "./names.js";
 
 const geometryCache = new WeakMap();
 const layoutKeys = new WeakMap();
@@ -118,12 +119,15 @@ export function compactLabel(label, node) {
 /**
  * A card's tooltip (its <title>: the full numbers) is written when the pointer or the focus
  * reaches the card, and while it is there: a slider move on 1,000 cards would otherwise build
- * 1,000 sentences that nobody reads. `g._tooltip` holds what the last update showed.
+ * 1,000 sentences that nobody reads. `shownOnCard` keeps what each card's last update showed.
  */
 let pointedCard = null;
+const shownOnCard = new WeakMap(); // card → {node, data, grad, warn, dead}, for its tooltip
+const cardParts = new WeakMap(); // card → its text elements, found once
+const cardLayout = new WeakMap(); // card → the layout key it was last placed for
 
 function tooltipText({ node, data, grad, warn, dead }) {
-  const name = node.label || node.text || node.id;
+  const name = nodeName(node);
   const lines = [node.kind === "op" ? `${name}  (${node.op})` : name];
   if (node.expansion) lines.push(t("ui.explain.derived", { expansion: node.expansion }));
   lines.push(`data = ${preciseText(data)}`);
@@ -135,7 +139,8 @@ function tooltipText({ node, data, grad, warn, dead }) {
 
 function showTooltip(g) {
   pointedCard = g;
-  if (g._tooltip) text(g.querySelector("title"), tooltipText(g._tooltip));
+  const shown = shownOnCard.get(g);
+  if (shown) text(g.querySelector("title"), tooltipText(shown));
 }
 
 function enterNode(node) {
@@ -190,58 +195,75 @@ function warningText(node) {
   return (node.warnings ?? []).map((w) => `\u26a0 ${w.message ?? w.type}`).join("\n");
 }
 
-/** Refresh a card from `view`; returns the short texts it shows ({data, grad}) for decorateNode. */
-function updateNode(g, node, view, rootId, layout, nodeById) {
-  const data = view.data.get(node.id);
-  const grad = view.grad.get(node.id);
-  const [dataFull, gradFull] = [fullText(data), fullText(grad)];
-  const shown = { data: shortText(data), grad: shortText(grad) };
-  const placed = g._layout === layout; // same place and names as last drawn: only values to update
-  g._layout = layout;
-  if (!placed) {
-    attr(g, "transform", `translate(${node.x - node.width / 2},${node.y - node.height / 2})`);
-    attr(g, "data-node-id", node.id);
-    attr(g, "data-label", node.label);
+/** The card's text elements, found once per card. */
+function partsOf(g) {
+  let parts = cardParts.get(g);
+  if (!parts) {
+    parts = {
+      data: g.querySelector(".value.data"),
+      labelName: g.querySelector(".label-name"),
+      labelMore: g.querySelector(".label-more"),
+      op: g.querySelector(".op"),
+      grad: g.querySelector(".value.grad"),
+      compact: g.querySelector(".label-compact"),
+    };
+    cardParts.set(g, parts);
   }
-  attr(g, "data-data", dataFull);
-  attr(g, "data-grad", gradFull);
+  return parts;
+}
+
+/** The card's class: its kind and where the timeline is with it. */
+function cardClass(node, view, rootId, nodeById, dead) {
   const classes = ["node", `kind-${node.kind}`];
   if (view.computed.has(node.id)) classes.push("computed");
   if (view.visited.has(node.id)) classes.push("visited");
   if (view.current === node.id) classes.push("current");
-  if (grad !== undefined) classes.push("has-grad");
+  if (view.grad.get(node.id) !== undefined) classes.push("has-grad");
   if (node.id === rootId) classes.push("root");
   if (node.warnings?.length) classes.push("warned");
+  if (dead) classes.push("dead");
+  if (node.kind !== "const" && node.inputs.some((id) => nodeById.get(id)?.kind === "const")) classes.push("has-const-input");
+  return classes.join(" ");
+}
+
+/** Write the card's place and names (once per layout: a slider move changes only numbers). */
+function placeCard(g, node, parts) {
+  attr(g, "transform", `translate(${node.x - node.width / 2},${node.y - node.height / 2})`);
+  attr(g, "data-node-id", node.id);
+  attr(g, "data-label", node.label);
+  attr(g, "data-name", node.name ?? node.label);
+  text(parts.compact, compactLabel(nodeName(node), node).text);
+  if (node.kind === "const") return;
+  const glyph = opGlyph(node);
+  const name = fitLabel(nodeName(node), node, glyph);
+  text(parts.labelName, name.shown);
+  text(parts.labelMore, name.cut ? "\u2026" : "");
+  text(parts.op, glyph);
+}
+
+/** Refresh a card from `view`; returns the short texts it shows ({data, grad}) for decorateNode. */
+function updateNode(g, node, view, rootId, layout, nodeById) {
+  const data = view.data.get(node.id);
+  const grad = view.grad.get(node.id);
+  const shown = { data: shortText(data), grad: shortText(grad) };
+  const parts = partsOf(g);
+  if (cardLayout.get(g) !== layout) {
+    cardLayout.set(g, layout);
+    placeCard(g, node, parts);
+  }
+  attr(g, "data-data", fullText(data));
+  attr(g, "data-grad", fullText(grad));
   // The dead tag waits for the forward pass to compute the relu: before that it would give the
   // lesson away.
   const dead = deadShown(node, view);
-  if (dead) classes.push("dead");
-  if (node.kind !== "const" && node.inputs.some((id) => nodeById.get(id)?.kind === "const")) classes.push("has-const-input");
-  attr(g, "class", classes.join(" "));
+  attr(g, "class", cardClass(node, view, rootId, nodeById, dead));
   attr(g, "data-current", view.current === node.id ? "true" : null); // the card being visited
   attr(g, "data-dead", dead ? "true" : "false");
   const warn = node.warnings?.length && data !== undefined ? " \u26a0" : "";
-  const parts = (g._parts ??= {
-    data: g.querySelector(".value.data"),
-    labelName: g.querySelector(".label-name"),
-    labelMore: g.querySelector(".label-more"),
-    op: g.querySelector(".op"),
-    grad: g.querySelector(".value.grad"),
-    compact: g.querySelector(".label-compact"),
-  });
-  g._tooltip = { node, data, grad, warn, dead };
+  shownOnCard.set(g, { node, data, grad, warn, dead });
   if (pointedCard === g) showTooltip(g);
   text(parts.data, shown.data + warn);
-  if (!placed) text(parts.compact, compactLabel(node.label || node.text || "", node).text);
-  if (node.kind === "const") return shown;
-  if (!placed) {
-    const glyph = opGlyph(node);
-    const name = fitLabel(node.label || node.text || "", node, glyph);
-    text(parts.labelName, name.shown);
-    text(parts.labelMore, name.cut ? "\u2026" : "");
-    text(parts.op, glyph);
-  }
-  text(parts.grad, shown.grad);
+  if (node.kind !== "const") text(parts.grad, shown.grad);
   return shown;
 }
 
@@ -347,13 +369,15 @@ function updateLabel(g, label, fs) {
   text(textEl, label.text);
 }
 
-const nodeKey = (n) => `${n.id}:${n.kind}:${n.derived}:${n.width}x${n.height}`;
+/** What a card is made for: another kind, tag or size of card is a new element (svg.js join). */
+const cardShape = (n) => `${n.kind}:${n.derived}:${n.width}x${n.height}`;
 
 /**
  * Draw `trace` as it looks in `view` into `layers` ({edges, labels, nodes} SVG groups). With
- * `changed` ([node ids, edge ids], from timeline.js changedBetween) and the same trace already
+ * `changed` ([node ids, edge ids], from frames.js changedBetween) and the same trace already
  * drawn, only those cards and edges are refreshed: a step costs what it changes, not the graph.
- * Returns how many cards and edges it refreshed.
+ * Returns {refreshed (how many cards and edges it refreshed), labels (the edge labels placed,
+ * placedEdgeLabels's items: where they are, for the marks to keep clear of)}.
  */
 export function drawGraph(layers, trace, view, changed = null) {
   const geometry = edgeGeometry(trace);
@@ -368,20 +392,30 @@ export function drawGraph(layers, trace, view, changed = null) {
     for (const id of edges) drawEdge(joined(layers.edges, id), edgeById.get(id));
     for (const id of nodes) {
       const node = nodeById.get(id);
-      if (node.kind !== "group") drawNode(joined(layers.nodes, nodeKey(node)), node);
+      if (node.kind !== "group") drawNode(joined(layers.nodes, id), node);
     }
     refreshed = nodes.size + edges.size;
   } else {
     join(layers.edges, trace.edges, (e) => e.id, () => svgElement("path"), drawEdge);
     if (layers.edgeHits) drawEdgeHits(layers.edgeHits, trace, geometry, layout);
     // A collapsed group's stand-in (groups.js) holds its edges' ends; group-view.js draws its card.
-    join(layers.nodes, trace.nodes.filter((n) => n.kind !== "group"), nodeKey, enterNode, drawNode);
+    join(layers.nodes, trace.nodes.filter((n) => n.kind !== "group"), (n) => n.id, enterNode, drawNode, cardShape);
     drawnTraces.set(layers, trace);
     refreshed = trace.nodes.length + trace.edges.length;
   }
-  join(layers.labels, placeLabels(edgeLabels(trace, view), trace, geometry, labelSize), (l) => l.id,
-    enterLabel, (el, label) => updateLabel(el, label, labelSize));
-  return refreshed;
+  const labels = placeLabels(edgeLabels(trace, view), trace, geometry, labelSize);
+  join(layers.labels, labels, (l) => l.id, enterLabel, (el, label) => updateLabel(el, label, labelSize));
+  return { refreshed, labels };
+}
+
+/** The card element drawn for node `id` in `layers`, or undefined (not drawn: in a collapsed group). */
+export function cardElement(layers, id) {
+  return joined(layers.nodes, id);
+}
+
+/** The edge's path drawn in `layers`, or undefined. */
+export function edgeElement(layers, id) {
+  return joined(layers.edges, id);
 }
 
 const drawnTraces = new WeakMap(); // layers → the trace whose every card and edge they hold

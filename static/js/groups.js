@@ -56,7 +56,9 @@ const centre = (node) => ({ x: node.x, y: node.y, width: node.width, height: nod
  * Where everything goes when the groups in `collapsed` (a Set of ids) are collapsed, from layout
  * `base`: {key, cards: Map id → box for every card drawn (nodes, and collapsed groups by group
  * id), frames: Map group id → box (the expanded groups' labelled boxes), hiddenIn: Map node id
- * → group id of the nodes inside a collapsed group}. Boxes are centred ({x, y, width, height}).
+ * → group id of the nodes inside a collapsed group, shutRoots: Map root node id → group id of
+ * the collapsed groups (the card that shows the root's numbers)}. Boxes are centred ({x, y,
+ * width, height}).
  */
 export function arrange(trace, base, collapsed) {
   const { collapsible } = groupIndex(trace);
@@ -64,6 +66,7 @@ export function arrange(trace, base, collapsed) {
   const key = `${base}:${shut.map((g) => g.id).join(",")}`;
   const hiddenIn = new Map();
   for (const group of shut) for (const id of group.nodes) hiddenIn.set(id, group.id);
+  const shutRoots = new Map(shut.map((group) => [group.root, group.id]));
   const nodeById = new Map(trace.nodes.map((n) => [n.id, n]));
   const cards = new Map();
   const frames = new Map();
@@ -71,7 +74,7 @@ export function arrange(trace, base, collapsed) {
     for (const node of trace.nodes) if (!hiddenIn.has(node.id)) cards.set(node.id, centre(node));
     for (const group of shut) cards.set(group.id, { ...centre(nodeById.get(group.root)), width: group.card.width, height: group.card.height });
     for (const group of collapsible) if (!collapsed.has(group.id)) frames.set(group.id, copyBox(group.box));
-    return { key, base, cards, frames, hiddenIn };
+    return { key, base, cards, frames, hiddenIn, shutRoots };
   }
   // From the collapsed layout: one item per group (a card, or an opened box with its nodes).
   const items = (trace.groups ?? []).map((group) => ({ group, box: copyBox(group.card), members: null }));
@@ -90,7 +93,7 @@ export function arrange(trace, base, collapsed) {
       cards.set(group.nodes[0], box);
     }
   }
-  return { key, base, cards, frames, hiddenIn };
+  return { key, base, cards, frames, hiddenIn, shutRoots };
 }
 
 /** Open `item`'s group where its card is (its root on the card), pushing the other items aside. */
@@ -212,7 +215,7 @@ export function shownTrace(trace, arrangement) {
 const shownEdges = new WeakMap(); // a trace drawn → the ids of its edges
 
 /**
- * The changes of a step ([node ids, edge ids] from timeline.js changedBetween, or null) in the
+ * The changes of a step ([node ids, edge ids] from frames.js changedBetween, or null) in the
  * trace drawn: {nodes, edges} for graph.js (what is shown) and the ids of the collapsed groups
  * whose card may change (a node inside moved on).
  */

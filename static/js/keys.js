@@ -1,16 +1,16 @@
-// The page's document-level keyboard: one keydown listener, one rule for "is this text entry?",
-// and a registry of bindings. Transport, presentation mode, the explanation popover and the help
-// all bind here; a widget's own keys (the editor's Ctrl+Enter, the tabs' arrows, a menu's arrows)
-// stay on the widget and win by calling preventDefault before the event reaches the document.
+// A player's keyboard: one keydown listener, one rule for "is this text entry?", and a registry
+// of bindings. Transport, presentation mode, the explanation popover and the help all bind on
+// their scope's keyboard (scope.js); a widget's own keys (the editor's Ctrl+Enter, the tabs'
+// arrows, a menu's arrows) stay on the widget and win by calling preventDefault before the event
+// reaches the keyboard's target.
 //
-//   import { bindKeys } from "./keys.js";
-//   bindKeys({ " ": () => player.toggle(), ArrowRight: () => stepBy(1) });
-//   bindKeys({ Escape: () => close() }, { when: () => isOpen() });
+//   scope.keys.bindKeys({ " ": () => store.togglePlay(), ArrowRight: () => store.stepBy(1) });
+//   scope.keys.bindKeys({ Escape: () => close() }, { when: () => isOpen() });
 //
 // A handler may return false to say "not mine": the next binding of that key gets the event.
 // Bindings are tried in the order they were made. Letters match either case ("f" and "F").
-// An embedded player (embed.js) has a keyboard of its own (createKeyboard on its shadow root):
-// its keys act only while the focus is inside it, and go no further (a notebook keeps its own).
+// The page's keyboard listens on the document; an embedded player's (embed.js) on its shadow
+// root: its keys act only while the focus is inside it, and go no further (a notebook keeps its own).
 
 // Input types that take typed text (and their own arrow keys): everything but these.
 const NOT_TEXT_INPUTS = new Set(["button", "checkbox", "color", "file", "hidden", "image", "radio", "range", "reset", "submit"]);
@@ -42,10 +42,11 @@ export function openLayer(root = document) {
 }
 
 /**
- * A new modal dialog in the document: `<dialog id class aria-labelledby>` with its heading, and a
- * `status` line (role=status) for what an action did. Returns {dialog, title, status}.
+ * A new modal dialog in `host` (the page's body, an embedded player's root): `<dialog id class
+ * aria-labelledby>` with its heading, and a `status` line (role=status) for what an action did.
+ * Returns {dialog, title, status}.
  */
-export function createDialog(id, heading, className) {
+export function createDialog(id, heading, className, host) {
   const dialog = document.createElement("dialog");
   dialog.id = id;
   dialog.className = className;
@@ -57,7 +58,7 @@ export function createDialog(id, heading, className) {
   status.className = "dialog-status";
   status.setAttribute("role", "status");
   dialog.append(title);
-  document.body.append(dialog);
+  host.append(dialog);
   return { dialog, title, status };
 }
 
@@ -67,7 +68,7 @@ export function createDialog(id, heading, className) {
  */
 export function showModal(dialog) {
   if (dialog.open) return;
-  const opener = document.activeElement;
+  const opener = dialog.getRootNode().activeElement; // the document's, or a shadow root's
   dialog.addEventListener("close", () => {
     if (opener?.isConnected && typeof opener.focus === "function") opener.focus({ preventScroll: true });
   }, { once: true });
@@ -130,9 +131,3 @@ export function createKeyboard(target, { contain = false } = {}) {
     },
   };
 }
-
-/** The page's keyboard, on the document. */
-export const pageKeyboard = createKeyboard(document);
-
-/** Bind keys on the page's keyboard (see createKeyboard). */
-export const bindKeys = pageKeyboard.bindKeys;

@@ -2,17 +2,16 @@
 // card and Enter), runs it, and reads which contributions arrived
 // too late. Leaves are optional in the order (they have nothing to pass on); constants are left out.
 
-import { compactText } from "./format.js";
 import { t } from "./i18n.js";
-import { h, nodeName, toggleSwitch } from "./lab-dom.js";
-import { wrongNodes } from "./lab-trace.js";
-import { frameOfStep, traceIndex } from "./timeline.js";
-import { setStep, state, subscribe, update } from "./state.js";
+import { wrongSentences } from "./lab-overwrite.js";
+import { h, toggleSwitch } from "./dom.js";
+import { nodeName } from "./names.js";
+import { frameOfStep, traceIndex } from "./frames.js";
+import { onPlainClick } from "./svg.js";
 
-const CLICK_SLOP_PX = 5;
-
-/** Add node `id` to the draft, or take it out when it is already placed. */
-export function placeNode(id) {
+/** Add node `id` to `store`'s draft, or take it out when it is already placed. */
+export function placeNode(store, id) {
+  const { state, update } = store;
   const node = state.trace && traceIndex(state.trace).nodeById.get(id);
   if (state.lab !== "order" || !node || node.kind === "const") return;
   const draft = state.orderDraft.includes(id) ? state.orderDraft.filter((x) => x !== id) : [...state.orderDraft, id];
@@ -20,24 +19,17 @@ export function placeNode(id) {
 }
 
 /** Node clicks (a press and release without a drag) and Enter/Space on a focused card. */
-function listenToCards(svg) {
-  let press = null;
-  svg.addEventListener("pointerdown", (event) => {
-    const card = event.target.closest?.("[data-testid=node]");
-    press = state.lab === "order" && card ? { id: card.getAttribute("data-node-id"), x: event.clientX, y: event.clientY } : null;
-  });
-  svg.addEventListener("pointerup", (event) => {
-    if (!press) return;
-    const moved = Math.hypot(event.clientX - press.x, event.clientY - press.y);
-    if (moved <= CLICK_SLOP_PX) placeNode(press.id);
-    press = null;
+function listenToCards(svg, store) {
+  const cardId = (element) => element?.closest?.("[data-testid=node]")?.getAttribute("data-node-id");
+  onPlainClick(svg, (pressed) => {
+    const id = cardId(pressed);
+    if (id) placeNode(store, id);
   });
   svg.addEventListener("keydown", (event) => {
-    if (state.lab !== "order" || (event.key !== "Enter" && event.key !== " ")) return;
-    const card = event.target.closest?.("[data-testid=node]");
-    if (!card) return;
+    const id = cardId(event.target);
+    if (store.state.lab !== "order" || (event.key !== "Enter" && event.key !== " ") || !id) return;
     event.preventDefault();
-    placeNode(card.getAttribute("data-node-id"));
+    placeNode(store, id);
   });
 }
 
@@ -53,59 +45,76 @@ function outcome(trace) {
   for (const warning of trace.warnings ?? []) {
     if (warning.type === "late" || warning.type === "never_visited") lines.push(h("p", { class: "lab-detail", text: `${warning.message}.` }));
   }
-  const wrong = wrongNodes(trace);
+  const wrong = wrongSentences(trace);
   if (wrong.length) {
-    const list = wrong.map((n) => t("ui.lab.wrong_grad", { name: nodeName(n), grad: compactText(n.grad), correct: compactText(n.correct_grad) }));
-    lines.push(h("p", { class: "lab-detail", text: t("ui.order.wrong", { list: list.join("; ") }) }));
+    lines.push(h("p", { class: "lab-detail", text: t("ui.order.wrong", { list: wrong.join("; ") }) }));
   } else {
     lines.push(h("p", { class: "lab-detail", text: t("ui.order.all_right") }));
   }
   return lines;
 }
 
-export function orderSection({ setLab, svg }) {
-  listenToCards(svg);
+/** The lab card's elements; its buttons call `actions` ({undo, clear, run}). */
+function orderCard(setLab, actions) {
   const toggle = toggleSwitch({
     off: t("ui.lab.off"), on: t("ui.order.on"), label: t("ui.order.label"),
     testId: "lab-order", onChange: (on) => setLab(on ? "order" : null),
   });
-  const list = h("ol", { class: "lab-order-list", "data-testid": "order-list", "aria-label": t("ui.order.title") });
-  const undo = h("button", { type: "button", text: t("ui.order.undo"), "data-testid": "order-undo", onclick: () => update({ orderDraft: state.orderDraft.slice(0, -1) }) });
-  const clear = h("button", { type: "button", text: t("ui.order.clear"), "data-testid": "order-clear", onclick: () => update({ orderDraft: [], order: null }) });
-  const run = h("button", { type: "button", class: "primary", text: t("ui.order.run"), "data-testid": "order-run", onclick: () => runOrder() });
-  const result = h("div", { class: "lab-result", "data-testid": "order-result", "aria-live": "polite" });
-  const body = h("div", { class: "lab-body lab-split" },
-    h("div", {},
-      h("p", { class: "lab-hint", text: t("ui.order.hint") }),
-      list, h("div", { class: "lab-actions" }, undo, clear, run)),
-    result);
-  const section = h("section", { class: "lab-card lab-order", "aria-labelledby": "lab-order-title" },
+  const parts = {
+    toggle,
+    list: h("ol", { class: "lab-order-list", "data-testid": "order-list", "aria-label": t("ui.order.title") }),
+    undo: h("button", { type: "button", text: t("ui.order.undo"), "data-testid": "order-undo", onclick: actions.undo }),
+    clear: h("button", { type: "button", text: t("ui.order.clear"), "data-testid": "order-clear", onclick: actions.clear }),
+    run: h("button", { type: "button", class: "primary", text: t("ui.order.run"), "data-testid": "order-run", onclick: actions.run }),
+    result: h("div", { class: "lab-result", "data-testid": "order-result", "aria-live": "polite" }),
+  };
+  parts.body = h("div", { class: "lab-body lab-split" },
+    h("div", {}, h("p", { class: "lab-hint", text: t("ui.order.hint") }), parts.list,
+      h("div", { class: "lab-actions" }, parts.undo, parts.clear, parts.run)),
+    parts.result);
+  parts.section = h("section", { class: "lab-card lab-order", "aria-labelledby": "lab-order-title" },
     h("h3", { id: "lab-order-title", text: t("ui.order.title") }),
     h("p", { class: "lab-hint lab-intro", text: t("ui.order.intro") }),
-    toggle.element, body);
+    toggle.element, parts.body);
+  return parts;
+}
 
+/** The draft placed so far, the buttons' state, and the outcome of the order that ran. */
+function writeOrder(parts, s) {
+  const nodes = traceIndex(s.trace).nodeById;
+  parts.list.replaceChildren(...s.orderDraft.map((id) => h("li", { text: nodeName(nodes.get(id) ?? { id }) })));
+  if (s.orderDraft.length === 0) parts.list.append(h("li", { class: "lab-empty", text: t("ui.order.empty") }));
+  parts.undo.disabled = s.orderDraft.length === 0;
+  parts.clear.disabled = s.orderDraft.length === 0 && !s.order;
+  parts.run.disabled = s.orderDraft.length === 0;
+  const ran = Boolean(s.trace.order && s.order && s.trace.order.join() === s.order.join());
+  parts.result.replaceChildren(...(ran ? outcome(s.trace) : []));
+  return ran;
+}
+
+/** The visit-order lab's card on `scope` (node clicks on its graph place the order). */
+export function orderSection(scope, setLab) {
+  const { state, subscribe, update, setStep } = scope.store;
+  listenToCards(scope.graph.svg, scope.store);
   let awaitingRun = false;
-  function runOrder() {
-    if (state.orderDraft.length === 0) return;
-    awaitingRun = true;
-    update({ order: [...state.orderDraft] });
-  }
+  const parts = orderCard(setLab, {
+    undo: () => update({ orderDraft: state.orderDraft.slice(0, -1) }),
+    clear: () => update({ orderDraft: [], order: null }),
+    run() {
+      if (state.orderDraft.length === 0) return;
+      awaitingRun = true;
+      update({ order: [...state.orderDraft] });
+    },
+  });
 
   subscribe((s, changed) => {
     if (!["lab", "orderDraft", "order", "trace"].some((k) => changed.has(k))) return;
     const on = s.lab === "order";
-    toggle.set(on);
-    section.classList.toggle("active", on);
-    body.hidden = !on;
+    parts.toggle.set(on);
+    parts.section.classList.toggle("active", on);
+    parts.body.hidden = !on;
     if (!on || !s.trace) return;
-    const nodes = traceIndex(s.trace).nodeById;
-    list.replaceChildren(...s.orderDraft.map((id) => h("li", { text: nodeName(nodes.get(id) ?? { id }) })));
-    if (s.orderDraft.length === 0) list.append(h("li", { class: "lab-empty", text: t("ui.order.empty") }));
-    undo.disabled = s.orderDraft.length === 0;
-    clear.disabled = s.orderDraft.length === 0 && !s.order;
-    run.disabled = s.orderDraft.length === 0;
-    const ran = s.trace.order && s.order && s.trace.order.join() === s.order.join();
-    result.replaceChildren(...(ran ? outcome(s.trace) : []));
+    const ran = writeOrder(parts, s);
     if (ran && awaitingRun && changed.has("trace")) {
       awaitingRun = false;
       // Replay the backward pass in the chosen order.
@@ -114,5 +123,5 @@ export function orderSection({ setLab, svg }) {
       update({ playing: true });
     }
   });
-  return section;
+  return parts.section;
 }

@@ -3,9 +3,9 @@
 
 import { compactText } from "./format.js";
 import { t } from "./i18n.js";
-import { h, nodeName, toggleSwitch } from "./lab-dom.js";
-import { contributionsOf, nodeById, wrongNodes } from "./lab-trace.js";
-import { subscribe } from "./state.js";
+import { h, toggleSwitch } from "./dom.js";
+import { nodeName } from "./names.js";
+import { contributionsOf, nodeById, wrongNodes } from "./variant.js";
 
 /** One sentence per lost contribution: who passed it, who overwrote it. */
 export function lostSentences(trace) {
@@ -28,7 +28,8 @@ export function wrongSentences(trace) {
   return wrongNodes(trace).map((n) => t("ui.lab.wrong_grad", { name: nodeName(n), grad: compactText(n.grad), correct: compactText(n.correct_grad) }));
 }
 
-export function overwriteSection({ setLab }) {
+/** The = bug's lab card on `scope`; `setLab(lab)` makes a lab the active one. */
+export function overwriteSection(scope, setLab) {
   const toggle = toggleSwitch({
     off: t("ui.overwrite.off"), on: t("ui.overwrite.on"), label: t("ui.overwrite.label"),
     testId: "lab-overwrite", onChange: (on) => setLab(on ? "overwrite" : null),
@@ -39,7 +40,7 @@ export function overwriteSection({ setLab }) {
     h("p", { class: "lab-hint", text: t("ui.overwrite.hint") }),
     toggle.element, result);
 
-  subscribe((s, changed) => {
+  scope.store.subscribe((s, changed) => {
     if (!["lab", "mode", "trace"].some((k) => changed.has(k))) return;
     toggle.set(s.lab === "overwrite");
     section.classList.toggle("active", s.lab === "overwrite");

@@ -2,15 +2,32 @@
 // card in the graph; the pointer over a leaf's card lights its slider row (scrolled into view in
 // a long panel). Both go through state.hoverNode, so the editor lights the leaf's line as well.
 //
-// Owner of the `data-linked` attribute, on the cards (`[data-node-id]` in the graph) and on the
-// slider rows (sliders.js gives each row its leaf's node id in data-leaf-id).
+// Owner of the `data-linked` attribute: on the cards as a mark (marks.js), on the slider rows
+// (sliders.js gives each row its leaf's node id in data-leaf-id) by mountLeafRows.
 
-import { state, subscribe, update } from "./state.js";
-import { attr } from "./svg.js";
+/** The leaf node `s.hoverNode` names, or null (another node, or none). */
+function hoveredLeaf(s) {
+  const id = s.hoverNode;
+  return id && s.trace?.leaves?.some((leaf) => leaf.id === id) ? id : null;
+}
 
-/** `container`: the sliders' panel; `svg`: the graph. */
-export function mountLeafLink({ container, svg }) {
-  let linked = { card: null, row: null };
+/** The mark that lights the card of the leaf whose slider row is hovered or focused. */
+export function leafLinkMark() {
+  return {
+    name: "leaf-link",
+    keys: ["hoverNode"],
+    owns: { card: ["data-linked"] },
+    render({ state }) {
+      const id = hoveredLeaf(state);
+      return id ? { cards: new Map([[id, { "data-linked": "true" }]]) } : null;
+    },
+  };
+}
+
+/** The slider rows in `container` light their leaf's card and are lit by it. */
+export function mountLeafRows(container, scope) {
+  const { state, subscribe, update } = scope.store;
+  let linked = null;
   let fromRow = false; // the hover began on a row: do not scroll the panel under the pointer
 
   const rowOf = (target) => target.closest?.(".slider[data-leaf-id]");
@@ -32,18 +49,14 @@ export function mountLeafLink({ container, svg }) {
 
   subscribe((s, changed) => {
     if (!changed.has("hoverNode") && !changed.has("trace")) return;
-    const id = s.hoverNode;
-    const isLeaf = Boolean(id) && Boolean(s.trace?.leaves?.some((leaf) => leaf.id === id));
-    const card = isLeaf ? svg.querySelector(`.layer-nodes [data-node-id="${CSS.escape(id)}"]`) : null;
-    const row = isLeaf ? container.querySelector(`.slider[data-leaf-id="${CSS.escape(id)}"]`) : null;
-    if (linked.card && linked.card !== card) attr(linked.card, "data-linked", null);
-    if (linked.row && linked.row !== row) linked.row.removeAttribute("data-linked");
-    if (card) attr(card, "data-linked", "true");
+    const id = hoveredLeaf(s);
+    const row = id ? container.querySelector(`.slider[data-leaf-id="${CSS.escape(id)}"]`) : null;
+    if (linked && linked !== row) linked.removeAttribute("data-linked");
     if (row) {
       row.setAttribute("data-linked", "true");
       if (!fromRow && changed.has("hoverNode")) row.scrollIntoView({ block: "nearest" });
     }
-    if (!id) fromRow = false;
-    linked = { card, row };
+    if (!s.hoverNode) fromRow = false;
+    linked = row;
   });
 }

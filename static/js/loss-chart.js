@@ -23,91 +23,109 @@ export function niceTicks(lo, hi, count = 5) {
 
 const finite = (v) => typeof v === "number" && Number.isFinite(v);
 
-/**
- * Mount the chart in `container`; returns `draw(losses, {log})` where `losses` are the root values
- * shown, step 0 first (JSON numbers, non-finite ones as the API's strings).
- */
-export function mountLossChart(container) {
+/** The vertical scale of `values`: {lo, hi, ticks} (log: powers of ten, in decades). */
+function verticalScale(values, log) {
+  let [lo, hi] = values.length ? [Math.min(...values), Math.max(...values)] : [0, 1];
+  if (!log) lo = Math.min(lo, 0);
+  if (hi - lo < 1e-12) [lo, hi] = [lo - 1, hi + 1];
+  const ticks = log ? niceTicks(Math.floor(lo), Math.ceil(hi), 4).filter(Number.isInteger) : niceTicks(lo, hi, 4);
+  if (log && ticks.length) [lo, hi] = [Math.min(lo, ticks[0]), Math.max(hi, ticks.at(-1))];
+  return { lo, hi, ticks };
+}
+
+/** The axes, the grid and tick labels, and the caption, into `plot`. */
+function drawAxes(plot, { x, y, yTicks, n, log }) {
+  plot.append(svgElement("path", { d: `M${PAD.left},${PAD.top}V${HEIGHT - PAD.bottom}H${WIDTH - PAD.right}`, class: "loss-axis" }));
+  for (const tick of yTicks) {
+    plot.append(svgElement("line", { x1: PAD.left - 4, x2: WIDTH - PAD.right, y1: y(tick), y2: y(tick) }, "loss-grid"));
+    const text = svgElement("text", { x: PAD.left - 7, y: y(tick), "text-anchor": "end", "dominant-baseline": "central" }, "loss-tick");
+    text.textContent = log ? `1e${tick}` : compactText(tick);
+    plot.append(text);
+  }
+  for (const tick of niceTicks(0, n, 5).filter(Number.isInteger)) {
+    const text = svgElement("text", { x: x(tick), y: HEIGHT - PAD.bottom + 14, "text-anchor": "middle" }, "loss-tick");
+    text.textContent = String(tick);
+    plot.append(text);
+  }
+  const caption = svgElement("text", { x: WIDTH - PAD.right, y: HEIGHT - 3, "text-anchor": "end" }, "loss-caption");
+  caption.textContent = t(log ? "ui.chart.step_log" : "ui.chart.step");
+  plot.append(caption);
+}
+
+/** The curve through `points` ([step, loss]) and the current step's dot, into `plot`. */
+function drawCurve(plot, points, values, { x, y }) {
+  if (!points.length) return;
+  const d = points.map(([k], i) => `${i ? "L" : "M"}${x(k).toFixed(2)},${y(values[i]).toFixed(2)}`).join("");
+  plot.append(svgElement("path", { d, class: "loss-line" }));
+  const [k] = points.at(-1);
+  plot.append(svgElement("circle", { cx: x(k), cy: y(values.at(-1)), r: 4.5, class: "loss-current" }));
+}
+
+/** The chart's elements in `container`: {svg, plot, hover: {group, rule, dot, label}}. */
+function chartElements(container) {
   const svg = svgElement("svg", {
     viewBox: `0 0 ${WIDTH} ${HEIGHT}`, class: "loss-chart", "data-testid": "loss-chart", role: "img",
     "data-losses": "[]",
   });
   const plot = svgElement("g");
-  const hover = svgElement("g", { class: "loss-hover", visibility: "hidden" });
-  const rule = svgElement("line", { y1: PAD.top, y2: HEIGHT - PAD.bottom });
-  const dot = svgElement("circle", { r: 4 });
-  const label = svgElement("text", { y: PAD.top + 10 });
-  hover.append(rule, dot, label);
-  svg.append(plot, hover);
+  const hover = { group: svgElement("g", { class: "loss-hover", visibility: "hidden" }), rule: svgElement("line", { y1: PAD.top, y2: HEIGHT - PAD.bottom }), dot: svgElement("circle", { r: 4 }), label: svgElement("text", { y: PAD.top + 10 }) };
+  hover.group.append(hover.rule, hover.dot, hover.label);
+  svg.append(plot, hover.group);
   container.append(svg);
+  return { svg, plot, hover };
+}
+
+/** The values under the pointer at `event`: a rule at the nearest step, its dot, its numbers. */
+function showHover({ svg, hover }, shown, event) {
+  const { losses, x } = shown;
+  if (losses.length === 0) return;
+  const box = svg.getBoundingClientRect();
+  const px = ((event.clientX - box.left) / box.width) * WIDTH;
+  const n = Math.max(1, losses.length - 1);
+  const k = Math.max(0, Math.min(losses.length - 1, Math.round(((px - PAD.left) / (WIDTH - PAD.left - PAD.right)) * n)));
+  const v = losses[k];
+  hover.rule.setAttribute("x1", x(k));
+  hover.rule.setAttribute("x2", x(k));
+  const onChart = finite(v) && (!shown.log || v > 0);
+  hover.dot.setAttribute("visibility", onChart ? "visible" : "hidden");
+  if (onChart) {
+    hover.dot.setAttribute("cx", x(k));
+    hover.dot.setAttribute("cy", shown.y(v));
+  }
+  hover.label.textContent = t("ui.chart.point", { step: k, value: compactText(v) });
+  const right = x(k) > WIDTH / 2;
+  hover.label.setAttribute("x", right ? x(k) - 6 : x(k) + 6);
+  hover.label.setAttribute("text-anchor", right ? "end" : "start");
+  hover.group.setAttribute("visibility", "visible");
+}
+
+/**
+ * Mount the chart in `container`; returns `draw(losses, {log})` where `losses` are the root values
+ * shown, step 0 first (JSON numbers, non-finite ones as the API's strings).
+ */
+export function mountLossChart(container) {
+  const chart = chartElements(container);
   let shown = { losses: [], x: null, y: null };
 
   function draw(losses, { log = false } = {}) {
-    svg.dataset.losses = JSON.stringify(losses);
-    plot.replaceChildren();
-    hover.setAttribute("visibility", "hidden");
+    chart.svg.dataset.losses = JSON.stringify(losses);
+    chart.plot.replaceChildren();
+    chart.hover.group.setAttribute("visibility", "hidden");
     const points = losses.map((v, k) => [k, v]).filter(([, v]) => finite(v) && (!log || v > 0));
     const n = Math.max(1, losses.length - 1);
     const x = (k) => PAD.left + (k / n) * (WIDTH - PAD.left - PAD.right);
     const values = points.map(([, v]) => (log ? Math.log10(v) : v));
-    let [lo, hi] = values.length ? [Math.min(...values), Math.max(...values)] : [0, 1];
-    if (!log) lo = Math.min(lo, 0);
-    if (hi - lo < 1e-12) [lo, hi] = [lo - 1, hi + 1];
-    const yTicks = log ? niceTicks(Math.floor(lo), Math.ceil(hi), 4).filter(Number.isInteger) : niceTicks(lo, hi, 4);
-    if (log && yTicks.length) [lo, hi] = [Math.min(lo, yTicks[0]), Math.max(hi, yTicks.at(-1))];
+    const { lo, hi, ticks } = verticalScale(values, log);
     const y = (v) => HEIGHT - PAD.bottom - ((v - lo) / (hi - lo)) * (HEIGHT - PAD.top - PAD.bottom);
-    const axis = svgElement("path", {
-      d: `M${PAD.left},${PAD.top}V${HEIGHT - PAD.bottom}H${WIDTH - PAD.right}`, class: "loss-axis",
-    });
-    plot.append(axis);
-    for (const t of yTicks) {
-      plot.append(svgElement("line", { x1: PAD.left - 4, x2: WIDTH - PAD.right, y1: y(t), y2: y(t) }, "loss-grid"));
-      const text = svgElement("text", { x: PAD.left - 7, y: y(t), "text-anchor": "end", "dominant-baseline": "central" }, "loss-tick");
-      text.textContent = log ? `1e${t}` : compactText(t);
-      plot.append(text);
-    }
-    for (const t of niceTicks(0, n, 5).filter(Number.isInteger)) {
-      const text = svgElement("text", { x: x(t), y: HEIGHT - PAD.bottom + 14, "text-anchor": "middle" }, "loss-tick");
-      text.textContent = String(t);
-      plot.append(text);
-    }
-    const caption = svgElement("text", { x: WIDTH - PAD.right, y: HEIGHT - 3, "text-anchor": "end" }, "loss-caption");
-    caption.textContent = t(log ? "ui.chart.step_log" : "ui.chart.step");
-    plot.append(caption);
-    if (points.length) {
-      const d = points.map(([k], i) => `${i ? "L" : "M"}${x(k).toFixed(2)},${y(values[i]).toFixed(2)}`).join("");
-      plot.append(svgElement("path", { d, class: "loss-line" }));
-      const [k] = points.at(-1);
-      plot.append(svgElement("circle", { cx: x(k), cy: y(values.at(-1)), r: 4.5, class: "loss-current" }));
-    }
-    svg.setAttribute("aria-label", losses.length
+    drawAxes(chart.plot, { x, y, yTicks: ticks, n, log });
+    drawCurve(chart.plot, points, values, { x, y });
+    chart.svg.setAttribute("aria-label", losses.length
       ? t("ui.chart.label", { steps: losses.length - 1, first: compactText(losses[0]), now: compactText(losses.at(-1)) })
       : t("ui.chart.empty"));
     shown = { losses, x, y: (v) => y(log ? Math.log10(v) : v), log };
   }
 
-  svg.addEventListener("pointermove", (event) => {
-    const { losses, x } = shown;
-    if (losses.length === 0) return;
-    const box = svg.getBoundingClientRect();
-    const px = ((event.clientX - box.left) / box.width) * WIDTH;
-    const n = Math.max(1, losses.length - 1);
-    const k = Math.max(0, Math.min(losses.length - 1, Math.round(((px - PAD.left) / (WIDTH - PAD.left - PAD.right)) * n)));
-    const v = losses[k];
-    rule.setAttribute("x1", x(k));
-    rule.setAttribute("x2", x(k));
-    const onChart = finite(v) && (!shown.log || v > 0);
-    dot.setAttribute("visibility", onChart ? "visible" : "hidden");
-    if (onChart) {
-      dot.setAttribute("cx", x(k));
-      dot.setAttribute("cy", shown.y(v));
-    }
-    label.textContent = t("ui.chart.point", { step: k, value: compactText(v) });
-    const right = x(k) > WIDTH / 2;
-    label.setAttribute("x", right ? x(k) - 6 : x(k) + 6);
-    label.setAttribute("text-anchor", right ? "end" : "start");
-    hover.setAttribute("visibility", "visible");
-  });
-  svg.addEventListener("pointerleave", () => hover.setAttribute("visibility", "hidden"));
+  chart.svg.addEventListener("pointermove", (event) => showHover(chart, shown, event));
+  chart.svg.addEventListener("pointerleave", () => chart.hover.group.setAttribute("visibility", "hidden"));
   return draw;
 }

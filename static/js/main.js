@@ -1,31 +1,43 @@
-// Assembles the page: finds the layout's elements, mounts each view, and connects the state to
-// the server (programs and slider values go out, traces and errors come back).
+// Assembles the page: makes its scope, mounts the player's features on the page's elements
+// (features.js, as every embedded player has them) and what only the page has (the editor, the
+// lessons, the header's actions, the 3D view, the live class), and connects the state to the
+// server (programs and slider values go out, traces and errors come back). `scope` is exported
+// for tests and scripts (the page's store, and the 3D view's probes).
 
-import { createGraphChannel, fetchLessons, fetchPresets } from "./api.js";
-import { mountClassroom } from "./classroom.js";
+import { createGraphChannel, fetchLessons, fetchPresets, postDescend } from "./api.js";
+import { mountAutogradCheck } from "./autograd-check.js";
+import { challengeSection } from "./challenges.js";
 import { mountEditor } from "./editor.js";
-import { mountGraph } from "./graph-view.js";
+import { mountExportMenu } from "./export-menu.js";
+import { mountGraphPane, mountLeaves, mountNotes, mountPanels, mountReading, mountTransport, predictSection } from "./features.js";
 import { collapseThreshold } from "./groups.js";
-import { mountHiding } from "./hide.js";
+import { orderSection } from "./lab-order.js";
+import { overwriteSection } from "./lab-overwrite.js";
+import { trainSection } from "./lab-train.js";
 import { mountLanguageMenu } from "./language.js";
-import { mountLesson } from "./lesson.js";
-import { mountLabs } from "./labs.js";
-import { mountNotes } from "./notes.js";
-import { mountPanelArea } from "./panels.js";
-import { mountRealSize } from "./real-size.js";
-import { mountSliders } from "./sliders.js";
-import { fromUrlParams, setError, setTrace, state, subscribe, update } from "./state.js";
-import { mountGradmapFlags } from "./gradmap-flags.js";
-import { mountPaths } from "./paths-panel.js";
-import { mountTarget } from "./target.js";
+import { mountLessonPanel } from "./lesson-panel.js";
+import { fromUrlParams } from "./links.js";
+import { mountLiveClass } from "./live-class.js";
+import { mountModes } from "./modes.js";
+import { pathsMark, registerPathsPanel } from "./paths-panel.js";
+import { mountPresentation } from "./present.js";
+import { mountSandbox, sandboxProgram, withRun } from "./sandbox.js";
+import { createScope } from "./scope.js";
+import { mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy } from "./share.js";
+import { mountTargetPicker } from "./target.js";
 import { mountTheme } from "./theme.js";
-import { mountTransport } from "./transport.js";
-import { mountView3d } from "./view-3d.js";
+import { view3dMark } from "./view-3d.js";
 
 const $ = (id) => document.getElementById(id);
 
+/** The page's scope: the document's keys, its body, and the server's endpoints. */
+export const scope = createScope({ root: document.body, keyTarget: document, server: { descend: postDescend } });
+const { store } = scope;
+const { state, update } = store;
+
 function requestBody() {
-  const body = { source: state.source };
+  // Code that ran in the sandbox is traced as the straight-line program its run was read as.
+  const body = { source: sandboxProgram(state) ?? state.source };
   if (Object.keys(state.values).length) body.values = { ...state.values };
   if (state.expandDerived) body.expand_derived = true;
   if (state.mode === "overwrite") body.mode = "overwrite";
@@ -37,8 +49,10 @@ function requestBody() {
 const channel = createGraphChannel({
   // A new program opens at its first step (or a shared link's step); new values of the same
   // program keep the learner where they were (same phase, same position in it).
-  onResult: (trace, meta) => setTrace(trace, meta.program ? { step: meta.step ?? 0 } : {}),
-  onError: (error) => setError(error.detail),
+  onResult: (trace, meta) => store.setTrace(withRun(trace, state), meta.program ? { step: meta.step ?? 0 } : {}),
+  onError: (error) => {
+    if (!sandbox?.rescue(error.detail)) store.setError(error.detail);
+  },
   onBusy: (busy) => update({ busy }),
   current: () => state.trace, // new values of it are asked as numbers only (api.js postValues)
 });
@@ -49,8 +63,11 @@ const channel = createGraphChannel({
  * options changed.
  */
 function recompute(meta = {}) {
+  if (meta.program && sandbox?.intercept(state.source, meta)) return; // it runs, then traces
   channel.send(requestBody(), meta.program ? { program: true, step: meta.step ?? 0 } : meta);
 }
+
+let sandbox = null;
 
 /** Show preset `id` (an unknown id: the first preset) at `step` (clamped once its trace arrives). */
 function loadPreset(id, step = 0) {
@@ -66,63 +83,79 @@ function loadProgram({ source, values }) {
   recompute({ program: true });
 }
 
-let lessons = null;
-
 /** An edited program: its node ids are new, so gradients are of its root again. */
 function newProgram() {
   update({ target: null });
   recompute({ program: true });
 }
 
-function mount() {
-  // First: while a lesson is open, its Space and arrows come before the transport's.
-  lessons = mountLesson({ panel: $("lesson"), menu: $("lessons"), loadProgram });
-  mountHiding();
-  const graph = mountGraph({ svg: $("graph"), overlay: $("graph-overlay"), wrap: $("graph-wrap"), fitButton: $("fit"), zoomIn: $("zoom-in"), zoomOut: $("zoom-out"),
-    collapseAt: collapseThreshold(new URLSearchParams(window.location.search)) });
-  mountView3d({
-    wrap: $("graph-wrap"), tools: $("graph-wrap").querySelector(".graph-tools"), legend: $("graph-wrap").querySelector(".legend"),
-    fitButton: $("fit"), zoomIn: $("zoom-in"), zoomOut: $("zoom-out"),
-  });
+const setValues = (values) => {
+  update({ values });
+  recompute({ values: true });
+};
+
+/** The graph pane, its marks (the 3D view's among them) and the transport. */
+function mountStage() {
+  const wrap = $("graph-wrap");
+  const pane = {
+    svg: $("graph"), overlay: $("graph-overlay"), wrap, fitButton: $("fit"), zoomIn: $("zoom-in"), zoomOut: $("zoom-out"),
+    legend: wrap.querySelector(".legend"), follow: $("follow"),
+  };
+  const graph = mountGraphPane(pane, scope, { collapseAt: collapseThreshold(new URLSearchParams(window.location.search)) });
+  graph.marks.register(pathsMark());
+  mountTargetPicker(graph, scope);
+  graph.marks.register(view3dMark({ graph, tools: wrap.querySelector(".graph-tools"), zoomIn: pane.zoomIn, zoomOut: pane.zoomOut, legend: pane.legend }, scope));
   mountTransport({
     toStart: $("to-start"), back: $("step-back"), play: $("play"), forward: $("step-forward"),
     toEnd: $("to-end"), scrub: $("scrub"), speed: $("speed"), phase: $("phase"), part: $("phase-part"),
     jumpForward: $("jump-forward"), jumpBackward: $("jump-backward"), narration: $("narration"),
-  }, graph.player);
+  }, scope);
+  return graph;
+}
+
+/** The header's actions: share, export (and torch.py), micrograd.py, presentation, language, theme. */
+function mountHeader() {
+  const actions = $("header-actions");
+  mountShareLink(actions, scope);
+  mountExportMenu(actions, scope, { requestBody, extra: [pytorchCopy(scope)] });
+  mountMicrogradCopy(actions, scope);
+  mountPresentation(actions, scope);
+  mountLanguageMenu($("lang"), scope);
+  mountTheme($("theme-toggle"));
+}
+
+let lessons = null;
+let liveClass = { joining: false };
+
+function mount() {
+  mountModes(scope);
+  // First: while a lesson is open, its Space and arrows come before the transport's.
+  lessons = mountLessonPanel({ after: $("narration"), menu: $("lessons") }, scope, { loadProgram });
+  const graph = mountStage();
   mountEditor({
     textarea: $("source"), gutter: $("gutter"), backdrop: $("backdrop"), errorBox: $("error"),
     presetSelect: $("presets"), presetNote: $("preset-note"),
-  }, { onProgram: () => newProgram(), onPreset: loadPreset });
-  mountNotes($("program-notes"));
-  mountSliders($("sliders"), {
-    onValue: (name, value) => {
-      update({ values: { ...state.values, [name]: value } });
-      recompute({ values: true });
-    },
+  }, scope, { onProgram: newProgram, onPreset: loadPreset });
+  mountNotes($("program-notes"), scope);
+  sandbox = mountSandbox({ panel: $("sandbox"), send: (meta) => channel.send(requestBody(), meta) }, scope);
+  mountAutogradCheck({ panel: $("sandbox"), graph }, scope);
+  mountLeaves($("sliders"), scope, { onValue: (name, value) => setValues({ ...state.values, [name]: value }) });
+  const labs = [overwriteSection, orderSection, predictSection, trainSection, challengeSection];
+  mountPanels({ section: $("panels"), tabs: $("panel-tabs"), bodies: $("panel-bodies") }, scope, { labs, labsFirst: true, setValues });
+  registerPathsPanel(scope, { requestBody });
+  // A lab switching the variant (the = bug, a visit order), or another target of the program
+  // shown, asks for its trace (a new program resets the target and asks for itself).
+  store.subscribe((s, changed) => {
+    const variant = changed.has("mode") || changed.has("order");
+    const target = changed.has("target") && requestBody().source === s.trace?.source;
+    if (s.source && (variant || target)) recompute();
   });
-  mountRealSize({
-    svg: $("graph"), wrap: $("graph-wrap"), graph, followButton: $("follow"), gradmapToggle: $("toggle-gradmap"),
-    legend: $("graph-wrap").querySelector(".legend"), sliders: $("sliders"),
-  });
-  mountPanelArea({ section: $("panels"), tabs: $("panel-tabs"), bodies: $("panel-bodies") });
-  mountLabs({
-    svg: $("graph"),
-    setValues: (values) => {
-      update({ values });
-      recompute({ values: true });
-    },
-  });
-  mountTarget({ svg: $("graph"), wrap: $("graph-wrap"), graph });
-  mountGradmapFlags({ svg: $("graph"), legend: $("graph-wrap").querySelector(".legend"), graph });
-  mountPaths({ svg: $("graph"), requestBody });
-  // A lab switching the variant (the = bug, a visit order) or another target asks for its trace.
-  subscribe((s, changed) => {
-    if (s.source && (changed.has("mode") || changed.has("order") || changed.has("target"))) recompute();
-  });
-  mountTheme($("theme-toggle"));
-  mountLanguageMenu($("lang"));
-  mountClassroom({ requestBody });
-
+  mountReading(graph, {
+    finalGrads: $("toggle-final-grads"), expandDerived: $("toggle-expand"), foldConstants: $("toggle-fold"), gradMap: $("toggle-gradmap"),
+  }, scope);
+  mountHeader();
+  mountUrlSync(scope);
+  liveClass = mountLiveClass({ actions: $("header-actions"), workspace: document.querySelector(".workspace"), pane: $("graph-wrap") }, scope, { recompute });
   $("toggle-expand").addEventListener("change", (event) => {
     update({ expandDerived: event.target.checked, target: null }); // node ids change
     recompute({ program: true });
@@ -136,10 +169,11 @@ async function start() {
     const [presets, lessonList] = await Promise.all([fetchPresets(), fetchLessons()]);
     update({ presets, lessons: lessonList });
   } catch (err) {
-    setError(err.detail ?? { type: "Error", message: String(err) });
+    store.setError(err.detail ?? { type: "Error", message: String(err) });
   }
   const { lessonId, lessonStop = 0, hide = [], presenting = false, view3d = false, lang = "" } = fromUrl;
   update({ hide, presenting, view3d, lang });
+  if (liveClass.joining) return; // a student's page opens on the teacher's view
   if (lessonId && state.lessons.some((lesson) => lesson.id === lessonId)) {
     lessons.open(lessonId, lessonStop); // `?lesson=<id>&stop=<k>` opens that stop
     return;
@@ -150,7 +184,6 @@ async function start() {
   const { step = 0, lessonId: _lesson, lessonStop: _stop, ...patch } = fromUrl;
   if (fromUrl.source) {
     update({ ...patch, presetId: known(fromUrl.presetId) ? fromUrl.presetId : "" });
-    $("toggle-expand").checked = state.expandDerived;
     recompute({ program: true, step });
   } else if (presetId) {
     loadPreset(presetId, step);

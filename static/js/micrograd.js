@@ -4,12 +4,12 @@
 // own _backward: the table's `script` and `prelude` lines, generated from the engine's formulas.
 
 import { opRow, fillOp, opRows, CALL } from "./ops.js";
-import { traceIndex } from "./timeline.js";
+import { traceIndex } from "./frames.js";
 
 const PY_KEYWORDS = new Set(("False None True and as assert async await break class continue def del elif else except "
   + "finally for from global if import in is lambda nonlocal not or pass raise return try while with yield").split(" "));
-// Names the script itself defines or uses: no variable may take them.
-const RESERVED = new Set(["Value", "math", "print",
+// Names the scripts use themselves (micrograd's and PyTorch's): a program's name never takes them.
+const RESERVED = new Set(["Value", "math", "print", "torch",
   ...opRows().flatMap((row) => (row.helper ? [row.helper, ...Object.keys(row.prelude)] : []))]);
 
 /** Text safe inside a Python `#` comment: no character that could end the line (a lone \r
@@ -33,13 +33,30 @@ export function pyNumber(value) {
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const VERSION = /[\u2080-\u2089]+$/; // a name's later version: c\u2082, c\u2083 (assigned again)
 
+/** A node's handle in the program (its `name`; a trace from before names had its label). */
+export const handleOf = (node) => node.name ?? node.label;
+
+/**
+ * A Python string literal for a label, as the program's reader reads it back: in single quotes,
+ * or double ones when it holds a `'` (a label never holds a backslash or both quotes; were it
+ * to, JSON's escapes are still Python).
+ */
+export function pyString(text) {
+  const value = String(text);
+  if (/[\\\u0000-\u001f\u007f\u2028\u2029]/.test(value) || (value.includes("'") && value.includes('"'))) return JSON.stringify(value);
+  return value.includes("'") ? `"${value}"` : `'${value}'`;
+}
+
+/** Whether a node's display label is other than its handle says (`x1*w1` for `x1w1`). */
+export const relabelled = (node) => node.label !== handleOf(node);
+
 /**
  * The Python variable of each node the script names: a leaf's name, an intermediate's name (its
  * later versions assign that name again, as the program did), `result` for an unnamed result;
  * `_n<k>` where a name is no Python identifier of its own. Constants and unnamed intermediates
  * are written inline, so pasting the script back gives the same graph.
  */
-function variableNames(trace) {
+export function variableNames(trace) {
   const names = new Map();
   const used = new Map(); // Python name → the base label it stands for
   const take = (node, wanted) => {
@@ -50,7 +67,7 @@ function variableNames(trace) {
     names.set(node.id, name);
   };
   for (const node of trace.nodes) {
-    if (node.kind === "leaf" || (node.kind === "op" && node.label)) take(node, node.label.replace(VERSION, ""));
+    if (node.kind === "leaf" || (node.kind === "op" && handleOf(node))) take(node, handleOf(node).replace(VERSION, ""));
   }
   const root = trace.nodes.find((node) => node.id === trace.root);
   if (root && !names.has(root.id)) take(root, "result");
@@ -61,7 +78,7 @@ function variableNames(trace) {
  * The nodes with inputs before consumers: the trace's node order is one (the engine numbers a
  * node after its inputs, and its topological sort is the one sort); checked, not assumed.
  */
-function topoOrder(trace) {
+export function topoOrder(trace) {
   const { nodeById } = traceIndex(trace);
   const position = new Map(trace.nodes.map((node, i) => [node.id, i]));
   for (const [i, node] of trace.nodes.entries()) {
@@ -72,37 +89,44 @@ function topoOrder(trace) {
   return trace.nodes;
 }
 
-// How tightly a node's micrograd spelling binds (Python's precedence, the table's): an operator
-// its row's precedence, a call or a method call (`vpow(a, b)`, `a.relu()`) CALL; variables and
-// `Value(…)` are atoms.
+// How tightly a node's spelling in the table's `column` (`micrograd`, `torch`) binds (Python's
+// precedence, the table's): an operator its row's precedence, a call or a method call
+// (`vpow(a, b)`, `a.relu()`, `torch.tanh(a)`) CALL; variables and literals are atoms.
 const ATOM = CALL + 10;
-const isCalled = (row) => row.micrograd.endsWith(")");
-const bindingOf = (node) => (isCalled(opRow(node)) ? CALL : opRow(node).precedence);
+const isCalled = (row, column) => row[column].endsWith(")");
+const bindingOf = (node, column) => (isCalled(opRow(node), column) ? CALL : opRow(node).precedence);
+const negation = () => opRows().find((row) => row.public === "neg").precedence;
 
 /** Whether input `i` of `node` (binding `inner`) needs parentheses in `node`'s spelling. */
-function needsParens(node, i, inner) {
+function needsParens(node, i, inner, column) {
   const row = opRow(node);
-  if (row.micrograd.startsWith("{0}.")) return inner < CALL; // a method call: `(a*b).relu()`
-  if (isCalled(row)) return false; // a function call's argument: `tanh(a*b)`
+  if (row[column].startsWith("{0}.")) return inner < CALL; // a method call: `(a*b).relu()`
+  if (isCalled(row, column)) return false; // a function call's argument: `tanh(a*b)`
   const outer = row.precedence;
-  if (row.arity === 1) return inner <= outer; // `-(-a)`, `(a**2)**3`, `(-a)**2`
+  // `-(-a)`, `(a**2)**3`, `(-a)**2`, and PyTorch's `a ** (b ** c)` of two tensors
+  if (row.arity === 1 || row.right) return inner <= outer;
   return i === 0 ? inner < outer : inner <= outer; // left-associative: `a - (b - c)`
 }
+
+/** A constant as the program wrote it (its literal), else its value. */
+export const constantText = (node) => (/^-?(\d+\.?\d*|\.\d+)(e-?\d+)?$/i.test(node.label) ? node.label : pyNumber(node.data));
 
 /**
  * Each named node's expression in the script ({id → text}), built in node order (inputs first,
  * so a long chain needs no recursion). A node is used by its variable's name if it has one,
- * else written inline: `Value(3)` for a constant (its literal as the program wrote it), the
- * table's `micrograd` spelling for an operation, in parentheses where Python needs them.
+ * else written inline: a constant as `constant` writes its literal (`Value(3)` in micrograd),
+ * an operation in the op table's `column` spelling (`micrograd`, `torch`), in parentheses where
+ * Python needs them.
  */
-function expressions(trace, order, names) {
+export function expressions(trace, order, names, { column = "micrograd", constant = (text) => `Value(${text})` } = {}) {
   const text = new Map(); // how a consumer writes the node
   const binding = new Map();
   const defined = new Map(); // a named operation's own expression
   for (const node of order) {
     if (node.kind === "const") {
-      text.set(node.id, `Value(${/^-?(\d+\.?\d*|\.\d+)(e-?\d+)?$/i.test(node.label) ? node.label : pyNumber(node.data)})`);
-      binding.set(node.id, ATOM);
+      const literal = constant(constantText(node));
+      text.set(node.id, literal);
+      binding.set(node.id, literal.startsWith("-") ? negation() : ATOM);
       continue;
     }
     if (node.kind === "leaf") {
@@ -110,16 +134,16 @@ function expressions(trace, order, names) {
       binding.set(node.id, ATOM);
       continue;
     }
-    const inputs = node.inputs.map((id, i) => (needsParens(node, i, binding.get(id)) ? `(${text.get(id)})` : text.get(id)));
+    const inputs = node.inputs.map((id, i) => (needsParens(node, i, binding.get(id), column) ? `(${text.get(id)})` : text.get(id)));
     const k = node.exponent === null || node.exponent === undefined ? "" : pyNumber(node.exponent);
-    const expression = fillOp(opRow(node).micrograd, { inputs, k });
+    const expression = fillOp(opRow(node)[column], { inputs, k });
     if (names.has(node.id)) {
       defined.set(node.id, expression);
       text.set(node.id, names.get(node.id));
       binding.set(node.id, ATOM);
     } else {
       text.set(node.id, expression);
-      binding.set(node.id, bindingOf(node));
+      binding.set(node.id, bindingOf(node, column));
     }
   }
   return defined;
@@ -127,6 +151,12 @@ function expressions(trace, order, names) {
 
 /** A Python string literal for a leaf name (names are identifiers: no escaping needed). */
 const pyName = (name) => JSON.stringify(String(name));
+
+/** The first line of the program, as a `# program:` comment says it. */
+export function programComment(source) {
+  const firstLine = commentText(source.split(/\r\n|\r|\n/)[0]);
+  return `# program: ${firstLine.length > 60 ? `${firstLine.slice(0, 60)}\u2026` : firstLine}${/[\r\n]/.test(source) ? " \u2026" : ""}`;
+}
 
 /**
  * The whole script: helpers, one assignment per node, backward, and each leaf's gradient.
@@ -151,21 +181,24 @@ export function microgradScript(trace, { train = null } = {}) {
     if (!names.has(node.id)) continue; // written inline where it is used
     const name = names.get(node.id);
     if (node.kind === "leaf") {
-      const leaf = pyName(leafName.get(node.id) ?? node.label);
+      const leaf = pyName(leafName.get(node.id) ?? handleOf(node));
       body.push(`${name} = Value(${pyNumber(node.data)})`);
-      if (reassigned.has(node.id)) body.push(`${name}.label = ${leaf}  # ${name} is assigned again below`);
+      // The display label, which also finds a leaf whose variable is assigned again.
+      if (reassigned.has(node.id)) body.push(`${name}.label = ${pyString(node.label)}  # ${name} is assigned again below`);
+      else if (relabelled(node)) body.push(`${name}.label = ${pyString(node.label)}`);
       model.push(`${name} = Value(values[${leaf}])`, `leaves[${leaf}] = ${name}`);
       continue;
     }
     body.push(`${name} = ${text.get(node.id)}`);
     model.push(body.at(-1));
+    if (relabelled(node)) body.push(`${name}.label = ${pyString(node.label)}`);
   }
   const helpers = scriptHelpers([...needed]);
   const root = names.get(trace.root);
-  const firstLine = commentText(trace.source.split(/\r\n|\r|\n/)[0]);
+  const label = new Map(trace.nodes.map((node) => [node.id, node.label]));
   const lines = [
     "# chainrule: this program as a micrograd script (pip install micrograd==0.1.0)",
-    `# program: ${firstLine.length > 60 ? `${firstLine.slice(0, 60)}\u2026` : firstLine}${/[\r\n]/.test(trace.source) ? " \u2026" : ""}`,
+    programComment(trace.source),
     "import math",
     "",
     "from micrograd.engine import Value",
@@ -176,7 +209,7 @@ export function microgradScript(trace, { train = null } = {}) {
     `${root}.backward()`,
     ...(reassigned.size ? LEAF_BY_LABEL : []),
     `print("${root}", ${root}.data)`,
-    ...trace.leaves.map((leaf) => `print("grad[${leaf.name}] =", ${reassigned.has(leaf.id) ? `_leaf(${root}, ${pyName(leaf.name)})` : names.get(leaf.id)}.grad)`),
+    ...trace.leaves.map((leaf) => `print("grad[${leaf.name}] =", ${reassigned.has(leaf.id) ? `_leaf(${root}, ${pyString(label.get(leaf.id))})` : names.get(leaf.id)}.grad)`),
     "",
   ];
   if (train) lines.push(...trainingLoop(trace, train, model, root));

@@ -1,9 +1,8 @@
 // The program's notes: the trace's warnings that are not about one node (lines of pasted
-// micrograd that are skipped, names the result does not use, aliases, values for names that are
+// micrograd that are skipped, copy leftovers read as blanks, names the result does not use, aliases, values for names that are
 // no leaf, reused operands micrograd's set merged), listed under the program while the trace
 // shown is the program's (the page's editor, an embedded player). Writes only the list it is given.
 
-import { pageScope } from "./scope.js";
 import { t } from "./i18n.js";
 
 const WORDS = {
@@ -11,6 +10,7 @@ const WORDS = {
   unused: "ui.notes.unused",
   alias: "ui.notes.alias",
   unknown_value: "ui.notes.unknown_value",
+  pasted: "ui.notes.pasted",
 };
 
 function item(warning) {
@@ -32,7 +32,7 @@ export function programNotes(trace) {
 }
 
 /** Keep `list` (a <ul>) showing the notes of the scope's trace; hidden when there are none. */
-export function mountNotes(list, scope = pageScope) {
+export function mountNotes(list, scope) {
   const { subscribe } = scope.store;
   let shown = null;
   subscribe((s, changed) => {

@@ -56,29 +56,23 @@ function checkShape(trace, reply, contributions, visits) {
   }
 }
 
-/**
- * The trace `trace` would be for the values of `reply` (a numbers reply of the same structure):
- * deep-equal to /api/graph's answer for those values, except `layout.cached`. `trace` is not
- * changed; what the values do not change is shared with it.
- */
-export function mergeNumbers(trace, reply) {
-  const { data, grad, local_grad: localGrad, step_grad: stepGrad } = reply;
+/** The backward pass's counts in `trace`: {contributions, visits} (the numbers reply's array lengths). */
+function backwardCounts(trace) {
+  let [contributions, visits] = [0, 0];
+  for (const step of trace.steps) {
+    if (step.phase !== "backward") continue;
+    contributions += (step.contributions ?? []).length;
+    visits += 1;
+  }
+  return { contributions, visits };
+}
+
+/** The nodes with `reply`'s data, grads and warnings (a node whose numbers did not change is kept). */
+function mergedNodes(trace, reply) {
+  const { data, grad } = reply;
   const correctGrad = reply.correct_grad ?? grad;
   const nodeWarnings = reply.node_warnings ?? {};
-  let contributionCount = 0;
-  let visits = 0;
-  for (const step of trace.steps) {
-    if (step.phase === "backward") {
-      contributionCount += (step.contributions ?? []).length;
-      visits += 1;
-    }
-  }
-  checkShape(trace, reply, contributionCount, visits);
-
-  const position = new Map();
-  const edgeIndex = new Map(trace.edges.map((edge, i) => [edge.id, i]));
-  const nodes = trace.nodes.map((node, i) => {
-    position.set(node.id, i);
+  return trace.nodes.map((node, i) => {
     const warnings = nodeWarnings[node.id] ?? NO_WARNINGS;
     if (Object.is(node.data, data[i]) && Object.is(node.grad, grad[i])
       && Object.is(node.correct_grad, correctGrad[i]) && sameWarnings(node.warnings, warnings)) return node;
@@ -87,17 +81,19 @@ export function mergeNumbers(trace, reply) {
       warnings: warnings === NO_WARNINGS ? [] : warnings,
     };
   });
-  const edges = trace.edges.map((edge, i) => (Object.is(edge.local_grad, localGrad[i])
-    ? edge : { ...edge, local_grad: localGrad[i] }));
-  const leaves = trace.leaves.map((leaf) => {
-    const value = data[position.get(leaf.id)];
-    return Object.is(leaf.value, value) ? leaf : { ...leaf, value };
-  });
+}
 
+/**
+ * The steps with `reply`'s numbers, each narration written from its template when first read.
+ * `position`: node id → its index in the node arrays.
+ */
+function mergedSteps(trace, reply, position) {
+  const { data, local_grad: localGrad, step_grad: stepGrad } = reply;
+  const edgeIndex = new Map(trace.edges.map((edge, i) => [edge.id, i]));
   const fill = filler(reply);
   let k = 0; // the next contribution's index in the flattened arrays
   let visit = 0;
-  const steps = trace.steps.map((step) => {
+  return trace.steps.map((step) => {
     const { template } = step;
     if (!hasSlots(template)) {
       // The sort and the seed: nothing that depends on the values (the seed's grad is 1).
@@ -119,8 +115,25 @@ export function mergeNumbers(trace, reply) {
     });
     return withNumbers(step, { grad: stepGrad[visit++], contributions }, narrate);
   });
+}
 
-  const merged = { ...trace, nodes, edges, leaves, steps, gradcheck: reply.gradcheck, warnings: reply.warnings };
+/**
+ * The trace `trace` would be for the values of `reply` (a numbers reply of the same structure):
+ * deep-equal to /api/graph's answer for those values, except `layout.cached`. `trace` is not
+ * changed; what the values do not change is shared with it.
+ */
+export function mergeNumbers(trace, reply) {
+  const { contributions, visits } = backwardCounts(trace);
+  checkShape(trace, reply, contributions, visits);
+  const position = new Map(trace.nodes.map((node, i) => [node.id, i]));
+  const edges = trace.edges.map((edge, i) => (Object.is(edge.local_grad, reply.local_grad[i])
+    ? edge : { ...edge, local_grad: reply.local_grad[i] }));
+  const leaves = trace.leaves.map((leaf) => {
+    const value = reply.data[position.get(leaf.id)];
+    return Object.is(leaf.value, value) ? leaf : { ...leaf, value };
+  });
+  const steps = mergedSteps(trace, reply, position);
+  const merged = { ...trace, nodes: mergedNodes(trace, reply), edges, leaves, steps, gradcheck: reply.gradcheck, warnings: reply.warnings };
   if (reply.grad_flags !== undefined) merged.grad_flags = reply.grad_flags;
   if (reply.structure !== undefined) merged.structure = reply.structure;
   return merged;

@@ -1,13 +1,14 @@
-// The timeline player: renders the graph at step i (timeline.js's lookups, never mutated step by
-// step) and plays the steps on a timer. Moving from one frame to another of the same trace
-// refreshes only the cards and edges the frames between them touch (timeline.js changedBetween).
-// Each draw leaves its cost on the graph: data-last-draw-refreshed (cards and edges refreshed)
-// and data-last-draw-writes (attributes and texts written).
+// The timeline player: draws the frame the state shows, in one pass, and plays the steps on a
+// timer. The pass: the cards, edges and labels (graph.js; group-view.js draws what collapsed
+// statements leave), then every mark (marks.js) from the same frame, then the travelling dots.
+// Moving from one frame to another of the same trace refreshes only the cards and edges the
+// frames between them touch (frames.js changedBetween). Each draw leaves its cost on the graph:
+// data-last-draw-refreshed (cards and edges refreshed) and data-last-draw-writes (attributes and
+// texts written, the marks' included).
 
-import { drawGraph, drawPulses } from "./graph.js";
-import { pageScope } from "./scope.js";
+import { drawGraph, drawPulses, cardElement, edgeElement } from "./graph.js";
 import { takeWrites } from "./svg.js";
-import { changedBetween, viewAt } from "./timeline.js";
+import { changedBetween, viewAt } from "./frames.js";
 
 const BASE_INTERVAL_MS = 900;
 
@@ -17,82 +18,92 @@ export function stepInterval(speed) {
 
 const reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)");
 
-/** Draw the whole trace: `{refreshed, shown}`, the cards and edges refreshed and the trace drawn. */
+/** Draw the whole trace: every node has its own card. */
 function drawWhole(layers, trace, view, changed) {
-  return { refreshed: drawGraph(layers, trace, view, changed), shown: trace };
+  const { refreshed, labels } = drawGraph(layers, trace, view, changed);
+  const own = (id) => [cardElement(layers, id)].filter(Boolean);
+  return { refreshed, labels, shown: trace, cardsOf: own, arranged: false };
+}
+
+/** The state keys a change of which draws the frame again (with those `draw` names). */
+const FRAME_KEYS = ["trace", "step", "finalGrads"];
+
+/** The draw's cost, on the graph (`layers`' SVG): cards and edges refreshed, attributes and texts written. */
+function countWrites(layers, refreshed) {
+  const svg = layers.nodes.ownerSVGElement;
+  if (!svg) return;
+  svg.dataset.lastDrawWrites = String(takeWrites());
+  svg.dataset.lastDrawRefreshed = String(refreshed);
 }
 
 /**
- * `layers` = {edges, labels, nodes, pulses} SVG groups. Subscribes to the scope's state; redraws
- * when the trace, step or display options change, and runs the play loop while `state.playing`.
- * `draw(layers, trace, view, changed)` draws a frame (default: every node; group-view.js draws
- * what the collapsed groups leave) and returns `{refreshed, shown}` (the trace it drew).
+ * The play loop on `store`: schedule() steps once, after the step interval at the current speed.
+ * Its own counter retires the pending tick: a new trace under the same step (a slider dragged
+ * while playing) redraws but must not restart it, or a drag starves the loop and play stalls.
  */
-export function createPlayer(layers, { draw = drawWhole } = {}, scope = pageScope) {
-  const { setStep, state, stepCount, subscribe, update } = scope.store;
-  let lastDrawn = { trace: null, step: -1, finalGrads: null };
-
-  function renderAt(trace, i, { animate, changed }) {
-    const view = viewAt(trace, i, { finalGrads: state.finalGrads });
-    takeWrites();
-    const { refreshed, shown } = draw(layers, trace, view, changed);
-    const svg = layers.nodes.ownerSVGElement;
-    if (svg) {
-      svg.dataset.lastDrawWrites = String(takeWrites());
-      svg.dataset.lastDrawRefreshed = String(refreshed);
-    }
-    const motion = animate && !reducedMotion?.matches;
-    if (motion) drawPulses(layers.pulses, shown, view, Math.min(650, stepInterval(state.speed) * 0.75));
-    else layers.pulses.replaceChildren();
-    return view;
-  }
-
-  // The play loop's own counter: a new trace under the same step (a slider dragged while playing)
-  // redraws but must not restart the pending tick, or a drag starves the loop and play stalls.
+function createPlayLoop({ state, setStep, stepCount, update }) {
   let tick = 0;
-  function schedule() {
+  return function schedule() {
     const token = ++tick;
     setTimeout(() => {
       if (token !== tick || !state.playing || !state.trace) return;
       if (state.step >= stepCount() - 1) update({ playing: false });
       else setStep(state.step + 1);
     }, stepInterval(state.speed));
+  };
+}
+
+/**
+ * The player on `layers` ({edges, labels, nodes, pulses} SVG groups) and `marks` (marks.js).
+ * Subscribes to the scope's state; draws the frame when the trace, step or display options change,
+ * the marks alone when only what they read changed, and runs the play loop while `state.playing`.
+ * `draw(layers, trace, view, changed)` draws the cards (default: every node; group-view.js draws
+ * what the collapsed groups leave) and returns {refreshed, labels, shown, cardsOf}; `drawKeys`:
+ * other state keys it reads.
+ */
+export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [] } = {}, scope) {
+  const { state, subscribe } = scope.store;
+  const frameKeys = [...FRAME_KEYS, ...drawKeys];
+  let last = { trace: null, step: -1, finalGrads: null, frame: null };
+
+  function renderAt(trace, i, { animate, changed, changedKeys }) {
+    const view = viewAt(trace, i, { finalGrads: state.finalGrads });
+    takeWrites();
+    const drawn = draw(layers, trace, view, changed);
+    const frame = { ...drawn, trace, view, state, changed, changedKeys, edgeOf: (id) => edgeElement(layers, id) };
+    marks.render(frame);
+    countWrites(layers, drawn.refreshed);
+    const motion = animate && !reducedMotion?.matches;
+    if (motion) drawPulses(layers.pulses, drawn.shown, view, Math.min(650, stepInterval(state.speed) * 0.75));
+    else layers.pulses.replaceChildren();
+    last = { trace, step: i, finalGrads: state.finalGrads, frame };
   }
 
-  subscribe((s, changed) => {
-    if (!s.trace) return;
-    const redraw = s.trace !== lastDrawn.trace || s.step !== lastDrawn.step
-      || s.finalGrads !== lastDrawn.finalGrads;
-    const stepMoved = s.step !== lastDrawn.step;
-    if (redraw) {
+  const schedule = createPlayLoop(scope.store);
+
+  function onChange(s, changed) {
+    const stepMoved = s.step !== last.step;
+    if (frameKeys.some((key) => changed.has(key))) {
       // Pulses travel only when the step moved, not when values or options changed under it.
-      const animate = s.step !== lastDrawn.step && s.trace === lastDrawn.trace;
-      const sameTrace = s.trace === lastDrawn.trace && s.finalGrads === lastDrawn.finalGrads;
-      const changed = sameTrace ? changedBetween(s.trace, lastDrawn.step, s.step) : null;
-      renderAt(s.trace, s.step, { animate, changed });
-      lastDrawn = { trace: s.trace, step: s.step, finalGrads: s.finalGrads };
+      const sameTrace = s.trace === last.trace && s.finalGrads === last.finalGrads;
+      const between = sameTrace && !drawKeys.some((key) => changed.has(key)) ? changedBetween(s.trace, last.step, s.step) : null;
+      renderAt(s.trace, s.step, { animate: stepMoved && s.trace === last.trace, changed: between, changedKeys: changed });
+    } else if (last.frame && [...changed].some((key) => marks.keys.has(key))) {
+      marks.render({ ...last.frame, changed: [[], []], changedKeys: changed, arranged: false }, { only: changed });
     }
     if (s.playing && (stepMoved || changed.has("playing") || changed.has("speed"))) {
       schedule(); // a moved step, a new speed or a fresh play retires the pending tick
     }
+  }
+
+  subscribe((s, changed) => {
+    if (s.trace) onChange(s, changed);
   });
 
   return {
     /** Draw the current frame again in full (what is drawn changed: a group collapsed). */
     redraw() {
-      if (!state.trace) return;
-      renderAt(state.trace, state.step, { animate: false, changed: null });
-      lastDrawn = { trace: state.trace, step: state.step, finalGrads: state.finalGrads };
-    },
-    /** Play from the current step (from the start when at the end); pause when playing. */
-    toggle() {
-      if (!state.trace) return;
-      if (state.playing) {
-        update({ playing: false });
-        return;
-      }
-      if (state.step >= stepCount() - 1) setStep(0);
-      update({ playing: true });
+      if (state.trace) renderAt(state.trace, state.step, { animate: false, changed: null, changedKeys: null });
     },
   };
 }

@@ -3,9 +3,8 @@
 // forward/backward phase, ? opens the keyboard help. (Space, ←/→, Home/End: transport.js; who
 // gets a key, and when a text field or an open dialog keeps it: keys.js.)
 
-import { bindKeys, createDialog, showModal } from "./keys.js";
+import { createDialog, showModal } from "./keys.js";
 import { t } from "./i18n.js";
-import { state, subscribe, update } from "./state.js";
 
 // [keys, what they do (a catalogue key), whether the page shows what they work on]: the help lists
 // only what the class can see (a teacher's link may hide parts; a lesson takes Space and the arrows).
@@ -46,8 +45,8 @@ function fillKeys(list, s) {
   }
 }
 
-function helpDialog() {
-  const { dialog } = createDialog("help-dialog", t("ui.help.title"), "help-dialog");
+function helpDialog(host) {
+  const { dialog } = createDialog("help-dialog", t("ui.help.title"), "help-dialog", host);
   const list = document.createElement("dl");
   list.className = "keys";
   const close = document.createElement("button");
@@ -58,8 +57,8 @@ function helpDialog() {
   return dialog;
 }
 
-/** `container`: the header actions; `jumpForward`/`jumpBackward`: the transport's phase buttons. */
-export function mountPresentation(container, { jumpForward, jumpBackward }) {
+/** The header's Present and ? buttons, in `container`. */
+function headerButtons(container) {
   const present = document.createElement("button");
   present.type = "button";
   present.id = "present";
@@ -75,29 +74,38 @@ export function mountPresentation(container, { jumpForward, jumpBackward }) {
   help.setAttribute("aria-label", t("ui.help.button"));
   help.title = t("ui.help.button_title");
   container.append(present, help);
-  const dialog = helpDialog();
+  return { present, help };
+}
 
+/**
+ * Presentation mode and the keys that work everywhere, on `scope`; its buttons go in `container`
+ * (the header's actions).
+ */
+export function mountPresentation(container, scope) {
+  const { state, subscribe, update, jumpTo } = scope.store;
+  const { present, help } = headerButtons(container);
+  const dialog = helpDialog(scope.host);
+  const togglePresenting = () => update({ presenting: !state.presenting });
   const openHelp = () => {
     fillKeys(dialog.querySelector("dl.keys"), state);
     showModal(dialog);
   };
-  present.addEventListener("click", () => update({ presenting: !state.presenting }));
+  present.addEventListener("click", togglePresenting);
   help.addEventListener("click", openHelp);
 
-  bindKeys({
-    p: () => update({ presenting: !state.presenting }),
-    f: () => jumpForward.click(),
-    b: () => jumpBackward.click(),
+  scope.keys.bindKeys({
+    p: togglePresenting,
+    f: () => jumpTo("forward"),
+    b: () => jumpTo("backward"),
     "?": openHelp,
     Escape: () => (state.presenting ? update({ presenting: false }) : false),
   });
 
   subscribe((s, changed) => {
     if (!changed.has("presenting")) return;
-    document.body.classList.toggle("presenting", s.presenting);
     present.setAttribute("aria-pressed", String(s.presenting));
     present.textContent = t(s.presenting ? "ui.present.exit" : "ui.present.button");
     // The graph area changed size: refit it once the new layout is in place.
-    requestAnimationFrame(() => document.getElementById("fit")?.click());
+    requestAnimationFrame(() => scope.graph?.fit());
   });
 }

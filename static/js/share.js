@@ -1,20 +1,20 @@
-// Sharing: the URL follows the state (URL_FIELDS in state.js, written with replaceState after a
-// pause), a Copy link button, the Export menu (server-drawn SVG/PNG/PDF, and Interactive HTML: one
-// file that plays this trace anywhere), and "Copy as micrograd Python" (the script is also shown
-// in a dialog, ready to select).
+// Sharing: the URL follows the state (links.js URL_FIELDS, written with replaceState after a
+// pause), a Copy link button with its dialog (what the class will see), "Copy as micrograd
+// Python" and "Copy as PyTorch" (each script is also shown in a dialog, ready to select). The
+// Export menu is export-menu.js.
 
-import { apiUrl, withLang } from "./api.js";
 import { t } from "./i18n.js";
 import { createDialog, showModal } from "./keys.js";
+import { HIDE_KEYS, toUrlParams, URL_FIELDS } from "./links.js";
 import { microgradScript } from "./micrograd.js";
-import { HIDE_KEYS, state, subscribe, toUrlParams, URL_FIELDS } from "./state.js";
+import { pytorchScript } from "./pytorch.js";
 
 const URL_WRITE_DELAY_MS = 250;
 const URL_KEYS = new Set(Object.values(URL_FIELDS).map((f) => f.key));
 
-/** The link to this view; `overrides` ({hide, presenting}) change what the class will see. */
-export function shareUrl(overrides = {}) {
-  const query = toUrlParams({ ...state, ...overrides }).toString();
+/** The link to the view in state `s`; `overrides` ({hide, presenting, lang}) change what the class will see. */
+export function shareUrl(s, overrides = {}) {
+  const query = toUrlParams({ ...s, ...overrides }).toString();
   return `${window.location.origin}${window.location.pathname}${query ? `?${query}` : ""}`;
 }
 
@@ -27,65 +27,70 @@ const SHOWN_PARTS = {
   narration: "ui.share.part.narration",
 };
 
-/**
- * The Share dialog: the link, and what the class sees when it opens it (a teacher unticks the
- * parts the lesson does not need; the link carries `hide=` and, if chosen, `present=1`).
- */
-function createLinkDialog() {
-  const { dialog, status } = createDialog("link-dialog", t("ui.share.dialog_title"), "text-dialog link-dialog");
-  const field = document.createElement("input");
-  field.readOnly = true;
-  field.className = "dialog-text";
-  field.dataset.testid = "link-dialog-text";
-  field.setAttribute("aria-label", t("ui.share.dialog_title"));
+/** The parts a teacher ticks (what the class sees), and "present". */
+function partBoxes() {
   const parts = document.createElement("fieldset");
   parts.className = "link-parts";
   const legend = document.createElement("legend");
   legend.textContent = t("ui.share.what_class_sees");
   parts.append(legend);
-  const shown = {};
-  for (const key of HIDE_KEYS) {
+  const tick = (testid, words) => {
     const label = document.createElement("label");
     label.className = "toggle";
     const box = document.createElement("input");
     box.type = "checkbox";
-    box.dataset.testid = `show-${key}`;
+    box.dataset.testid = testid;
+    label.append(box, ` ${words}`);
+    return { label, box };
+  };
+  const shown = {};
+  for (const key of HIDE_KEYS) {
+    const { label, box } = tick(`show-${key}`, t(SHOWN_PARTS[key]));
     shown[key] = box;
-    label.append(box, ` ${t(SHOWN_PARTS[key])}`);
     parts.append(label);
   }
-  const presentLabel = document.createElement("label");
-  presentLabel.className = "toggle";
-  const present = document.createElement("input");
-  present.type = "checkbox";
-  present.dataset.testid = "link-present";
-  presentLabel.append(present, ` ${t("ui.share.present")}`);
+  const present = tick("link-present", t("ui.share.present"));
+  return { parts, shown, present };
+}
+
+/**
+ * The Share dialog: the link, and what the class sees when it opens it (a teacher unticks the
+ * parts the lesson does not need; the link carries `hide=` and, if chosen, `present=1`).
+ */
+function createLinkDialog(scope) {
+  const { dialog, status } = createDialog("link-dialog", t("ui.share.dialog_title"), "text-dialog link-dialog", scope.host);
+  const field = document.createElement("input");
+  field.readOnly = true;
+  field.className = "dialog-text";
+  field.dataset.testid = "link-dialog-text";
+  field.setAttribute("aria-label", t("ui.share.dialog_title"));
+  const { parts, shown, present } = partBoxes();
   const copy = button(t("ui.share.copy"), { "data-testid": "link-copy", class: "primary" });
   const close = button(t("ui.action.close"));
   close.addEventListener("click", () => dialog.close());
   const buttons = document.createElement("div");
   buttons.className = "dialog-buttons";
   buttons.append(copy, close);
-  dialog.append(field, parts, presentLabel, status, buttons);
+  dialog.append(field, parts, present.label, status, buttons);
 
-  const link = () => shareUrl({
+  const link = () => shareUrl(scope.store.state, {
     hide: HIDE_KEYS.filter((key) => !shown[key].checked),
-    presenting: present.checked,
+    presenting: present.box.checked,
   });
   const refresh = () => {
     field.value = link();
     status.textContent = "";
   };
-  for (const box of [...Object.values(shown), present]) box.addEventListener("change", refresh);
+  for (const box of [...Object.values(shown), present.box]) box.addEventListener("change", refresh);
   copy.addEventListener("click", async () => {
-    const url = link();
-    status.textContent = copiedText(await copyText(url));
+    status.textContent = copiedText(await copyText(link()));
   });
   return {
     /** Open with the view's own settings; `copied`: whether its link is on the clipboard. */
     open(copied) {
+      const { state } = scope.store;
       for (const key of HIDE_KEYS) shown[key].checked = !state.hide.includes(key);
-      present.checked = state.presenting;
+      present.box.checked = state.presenting;
       refresh();
       status.textContent = copiedText(copied);
       showModal(dialog);
@@ -116,8 +121,8 @@ async function copyText(text) {
 }
 
 /** A modal dialog with a read-only text field holding `text` (selected), for copying by hand. */
-function createTextDialog(id, heading) {
-  const { dialog, status } = createDialog(id, heading, "text-dialog");
+function createTextDialog(id, heading, host) {
+  const { dialog, status } = createDialog(id, heading, "text-dialog", host);
   const field = document.createElement("textarea");
   field.readOnly = true;
   field.className = "dialog-text";
@@ -149,141 +154,53 @@ function flash(el, text) {
   setTimeout(() => { el.textContent = original; }, 1500);
 }
 
-let latestExport = 0; // only the latest export may write the status line (latest request wins)
-
-const EXPORTS = [
-  { format: "svg", label: "SVG" },
-  { format: "png", label: "PNG" },
-  { format: "pdf", label: "PDF" },
-  { format: "html", label: "ui.export.html", title: "ui.export.html_title" }, // catalogue keys
-];
-
-/** The export's query: its format, and for the HTML file the preset's title (if it is one). */
-function exportQuery(format) {
-  const query = new URLSearchParams({ format });
-  const preset = state.presets.find((p) => p.id === state.presetId);
-  if (format === "html" && preset) query.set("title", preset.title);
-  return query;
-}
-
-/** The file name the server gives (Content-Disposition), else chainrule-graph.<format>. */
-function fileName(response, format) {
-  const match = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") ?? "");
-  return match ? match[1] : `chainrule-graph.${format}`;
-}
-
-async function download(requestBody, format, status) {
-  const id = ++latestExport;
-  const say = (text) => {
-    if (id === latestExport) status.textContent = text;
-  };
-  say(t("ui.export.busy", { format: format.toUpperCase() }));
-  try {
-    const response = await fetch(apiUrl(`api/export?${exportQuery(format)}`), {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(withLang(requestBody())),
-    });
-    if (!response.ok) {
-      const payload = await response.json().catch(() => null);
-      throw new Error(payload?.error?.message ?? `HTTP ${response.status}`);
-    }
-    const blob = await response.blob();
-    const url = URL.createObjectURL(blob);
-    const a = document.createElement("a");
-    a.href = url;
-    a.download = fileName(response, format);
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
-    say("");
-  } catch (err) {
-    say(t("ui.export.failed", { message: err.message }));
-  }
-}
-
-function exportMenu(requestBody, status) {
-  const wrap = document.createElement("div");
-  wrap.className = "menu-wrap";
-  const toggle = button(t("ui.export.menu"), { "aria-haspopup": "menu", "aria-expanded": "false", id: "export-button" });
-  const menu = document.createElement("div");
-  menu.className = "menu";
-  menu.setAttribute("role", "menu");
-  menu.setAttribute("aria-labelledby", "export-button");
-  menu.hidden = true;
-  const items = EXPORTS.map(({ format, label, title }) => {
-    const text = label.startsWith("ui.") ? t(label) : label;
-    const item = button(text, { role: "menuitem", "data-format": format, tabindex: "-1", ...(title ? { title: t(title) } : {}) });
-    item.addEventListener("click", () => {
-      close(true);
-      download(requestBody, format, status);
-    });
-    return item;
-  });
-  menu.append(...items);
-  wrap.append(toggle, menu);
-  const open = () => {
-    menu.hidden = false;
-    toggle.setAttribute("aria-expanded", "true");
-    items[0].focus();
-  };
-  function close(refocus) {
-    if (menu.hidden) return;
-    menu.hidden = true;
-    toggle.setAttribute("aria-expanded", "false");
-    if (refocus) toggle.focus();
-  }
-  toggle.addEventListener("click", () => (menu.hidden ? open() : close(false)));
-  menu.addEventListener("keydown", (event) => {
-    const i = items.indexOf(document.activeElement);
-    const moves = { ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: items.length - 1 };
-    if (event.key in moves) {
-      event.preventDefault();
-      items[(moves[event.key] + items.length) % items.length].focus();
-    } else if (event.key === "Escape") {
-      event.preventDefault();
-      event.stopPropagation();
-      close(true);
-    } else if (event.key === "Tab") {
-      close(false);
-    }
-  });
-  document.addEventListener("click", (event) => {
-    if (!wrap.contains(event.target)) close(false);
-  });
-  return wrap;
-}
-
-/** Header actions for sharing, into `container`; `requestBody()` is the current /api/graph body. */
-export function mountShare(container, { requestBody }) {
-  const status = document.createElement("span");
-  status.className = "share-status";
-  status.setAttribute("role", "status");
-  const linkDialog = createLinkDialog();
-  const scriptDialog = createTextDialog("micrograd-dialog", t("ui.micrograd.dialog"));
-
+/** The Copy link button (and its dialog), for `scope`'s view. */
+export function mountShareLink(container, scope) {
+  const linkDialog = createLinkDialog(scope);
   const copyLink = button(t("ui.share.button"), { "data-testid": "copy-link", title: t("ui.share.title") });
   copyLink.addEventListener("click", async () => {
-    const copied = await copyText(shareUrl());
+    const copied = await copyText(shareUrl(scope.store.state));
     if (copied) flash(copyLink, t("ui.share.link_copied"));
     linkDialog.open(copied);
   });
-  const copyScript = button("micrograd.py", { "data-testid": "copy-micrograd", title: t("ui.micrograd.title") });
-  copyScript.addEventListener("click", async () => {
-    if (!state.trace) return;
-    const script = microgradScript(state.trace, { train: state.lab === "train" ? state.train : null });
-    scriptDialog.open(script);
-    scriptDialog.copied(script, await copyText(script));
-  });
-  container.append(status, copyLink, exportMenu(requestBody, status), copyScript);
+  container.append(copyLink);
+}
 
+/** Show the script `write(state)` makes of `scope`'s trace in `dialog`, and copy it. */
+async function showScript(scope, dialog, write) {
+  const { state } = scope.store;
+  if (!state.trace) return;
+  const script = write(state);
+  dialog.open(script);
+  dialog.copied(script, await copyText(script));
+}
+
+/** "Copy as micrograd Python": the script of `scope`'s trace, copied and shown in a dialog. */
+export function mountMicrogradCopy(container, scope) {
+  const dialog = createTextDialog("micrograd-dialog", t("ui.micrograd.dialog"), scope.host);
+  const copy = button("micrograd.py", { "data-testid": "copy-micrograd", title: t("ui.micrograd.title") });
+  copy.addEventListener("click", () =>
+    showScript(scope, dialog, (state) => microgradScript(state.trace, { train: state.lab === "train" ? state.train : null })));
+  container.append(copy);
+}
+
+/**
+ * "Copy as PyTorch" as an entry of the Export menu (the header has no room for another button in
+ * every language): the script of `scope`'s trace, copied and shown in a dialog.
+ */
+export function pytorchCopy(scope) {
+  const dialog = createTextDialog("pytorch-dialog", t("ui.pytorch.dialog"), scope.host);
+  return { text: "torch.py", title: t("ui.pytorch.title"), testid: "copy-pytorch", run: () => showScript(scope, dialog, (state) => pytorchScript(state.trace)) };
+}
+
+/** The page's URL follows `scope`'s state (what a link carries), after a pause. */
+export function mountUrlSync(scope) {
   let timer = null;
-  subscribe((s, changed) => {
+  scope.store.subscribe((s, changed) => {
     if (![...changed].some((key) => URL_KEYS.has(key))) return;
     clearTimeout(timer);
     timer = setTimeout(() => {
-      const query = toUrlParams(state).toString();
+      const query = toUrlParams(scope.store.state).toString();
       if (query !== window.location.search.slice(1)) history.replaceState(history.state, "", query ? `?${query}` : window.location.pathname);
     }, URL_WRITE_DELAY_MS);
   });

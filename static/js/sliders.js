@@ -4,7 +4,7 @@
 // With many leaves the rows are compact, grouped by name prefix and filtered (leaf-groups.js).
 
 import { groupLeaves, groupTitle, MANY_LEAVES, passesFilter } from "./leaf-groups.js";
-import { pageScope } from "./scope.js";
+import { h } from "./dom.js";
 import { t } from "./i18n.js";
 
 /** A default range around `value` (±max(2|v|, 5)) on a round step grid. */
@@ -22,33 +22,32 @@ export function defaultRange(value) {
 
 const SLIDER_KEYS = new Set(["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"]);
 
-function numberInput(className, label) {
-  const input = document.createElement("input");
-  input.type = "number";
-  input.step = "any";
-  input.className = className;
-  input.setAttribute("aria-label", label);
-  return input;
+const numberInput = (className, label) => h("input", { type: "number", step: "any", class: className, "aria-label": label });
+
+/**
+ * Name a row's slider by the leaf's display label (`x1*w1`, `α`: what its card shows), in its
+ * caption and its inputs' names for screen readers; the row stays keyed by the leaf's name.
+ */
+function caption(row, shown) {
+  if (row.dataset.caption === shown) return;
+  row.dataset.caption = shown;
+  row.querySelector(".slider-name").textContent = shown;
+  row.querySelector(".slider-range").setAttribute("aria-label", t("ui.slider.value", { name: shown }));
+  for (const [className, key] of [["slider-value", "ui.slider.number"], ["slider-min", "ui.slider.min"], ["slider-max", "ui.slider.max"]]) {
+    row.querySelector(`.${className}`).setAttribute("aria-label", t(key, { name: shown }));
+  }
 }
 
 function createRow(name, { onValue, readOnly }, { state, update }) {
-  const row = document.createElement("div");
-  row.className = "slider";
-  row.setAttribute("data-testid", `slider-${name}`);
-  const label = document.createElement("span");
-  label.className = "slider-name";
-  label.textContent = name;
-  const range = document.createElement("input");
-  range.type = "range";
-  range.className = "slider-range";
-  range.setAttribute("aria-label", t("ui.slider.value", { name }));
-  const box = numberInput("slider-value", t("ui.slider.number", { name }));
-  const min = numberInput("slider-min", t("ui.slider.min", { name }));
-  const max = numberInput("slider-max", t("ui.slider.max", { name }));
+  const row = h("div", { class: "slider", "data-testid": `slider-${name}` });
+  const label = h("span", { class: "slider-name" });
+  const range = h("input", { type: "range", class: "slider-range" });
+  const [box, min, max] = ["slider-value", "slider-min", "slider-max"].map((className) => numberInput(className, ""));
   const bounds = document.createElement("div");
   bounds.className = "slider-bounds";
   bounds.append(min, max);
   row.append(label, range, box, bounds);
+  caption(row, name);
   for (const input of [range, box, min, max]) input.disabled = readOnly;
 
   // A focused slider keeps its own keys (they move it), as a number box does: the document's
@@ -130,20 +129,12 @@ function arrange(parent, children, skip = 0) {
 }
 
 function createFilter(onInput) {
-  const box = document.createElement("div");
-  box.className = "leaf-filter-box";
-  box.hidden = true;
-  const input = document.createElement("input");
-  input.type = "search";
-  input.className = "leaf-filter";
-  input.dataset.testid = "leaf-filter";
-  input.placeholder = t("ui.leaves.filter_placeholder");
-  input.setAttribute("aria-label", t("ui.leaves.filter_label"));
-  input.autocomplete = "off";
-  input.spellcheck = false;
-  const count = document.createElement("span");
-  count.className = "leaf-filter-count";
-  count.setAttribute("aria-live", "polite");
+  const box = h("div", { class: "leaf-filter-box", hidden: true });
+  const input = h("input", {
+    type: "search", class: "leaf-filter", "data-testid": "leaf-filter", placeholder: t("ui.leaves.filter_placeholder"),
+    "aria-label": t("ui.leaves.filter_label"), autocomplete: "off", spellcheck: "false",
+  });
+  const count = h("span", { class: "leaf-filter-count", "aria-live": "polite" });
   input.addEventListener("input", onInput);
   input.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && input.value) {
@@ -156,13 +147,52 @@ function createFilter(onInput) {
   return { box, input, count };
 }
 
+/** The rows of `leaves` in `rows` (made, shown, dropped), each showing its leaf's value. */
+function showRows(rows, leaves, s, makeRow) {
+  const seen = new Set();
+  for (const leaf of leaves) {
+    let row = rows.get(leaf.name);
+    if (!row) rows.set(leaf.name, (row = makeRow(leaf.name)));
+    if (row.dataset.leafId !== leaf.id) row.dataset.leafId = leaf.id;
+    caption(row, leaf.label || leaf.name);
+    const value = typeof leaf.value === "number" ? leaf.value : Number(leaf.value);
+    showValue(row, value, s.ranges[leaf.name]);
+    seen.add(leaf.name);
+  }
+  for (const [name, row] of rows) {
+    if (!seen.has(name)) {
+      row.remove();
+      rows.delete(name);
+    }
+  }
+}
+
+/** The rows in `container`: in one list, or under one heading per name prefix (many leaves). */
+function placeRows(container, rows, sections, names, many) {
+  const groups = many ? groupLeaves(names) : [];
+  for (const { prefix, names: members } of groups) {
+    if (!sections.has(prefix)) sections.set(prefix, createGroup(prefix));
+    const section = sections.get(prefix);
+    section.querySelector(".leaf-group-count").textContent = String(members.length);
+    arrange(section, members.map((name) => rows.get(name)), 1);
+  }
+  if (many) arrange(container, groups.map((group) => sections.get(group.prefix)));
+  else arrange(container, names.map((name) => rows.get(name)));
+  const kept = new Set(groups.map((group) => group.prefix));
+  for (const [prefix, section] of sections) {
+    if (!kept.has(prefix)) {
+      section.remove();
+      sections.delete(prefix);
+    }
+  }
+}
+
 /**
  * The leaves panel in `container`. From MANY_LEAVES leaves on (leaf-groups.js): compact rows
  * under one heading per name prefix, and a filter box above them. Each row carries its leaf's
  * node id (data-leaf-id) for the slider ↔ card link (leaf-link.js).
  */
-export function mountSliders(container, { onValue, readOnly = false }, scope = pageScope) {
-  const { subscribe } = scope.store;
+export function mountSliders(container, { onValue, readOnly = false }, scope) {
   const rows = new Map();
   container.dataset.empty = t("ui.leaves.none"); // app.css shows it when there are no leaves
   const sections = new Map(); // prefix → group section
@@ -185,45 +215,12 @@ export function mountSliders(container, { onValue, readOnly = false }, scope = p
     filter.count.textContent = text.trim() ? t("ui.leaves.filter_count", { shown, total: rows.size }) : "";
   }
 
-  subscribe((s, changed) => {
+  scope.store.subscribe((s, changed) => {
     if (!changed.has("trace") || !s.trace) return;
     const leaves = s.trace.leaves ?? [];
-    const seen = new Set();
-    for (const leaf of leaves) {
-      let row = rows.get(leaf.name);
-      if (!row) rows.set(leaf.name, (row = createRow(leaf.name, { onValue, readOnly }, scope.store)));
-      if (row.dataset.leafId !== leaf.id) row.dataset.leafId = leaf.id;
-      const value = typeof leaf.value === "number" ? leaf.value : Number(leaf.value);
-      showValue(row, value, s.ranges[leaf.name]);
-      seen.add(leaf.name);
-    }
-    for (const [name, row] of rows) {
-      if (!seen.has(name)) {
-        row.remove();
-        rows.delete(name);
-      }
-    }
-    const names = leaves.map((leaf) => leaf.name);
+    showRows(rows, leaves, s, (name) => createRow(name, { onValue, readOnly }, scope.store));
     const many = leaves.length >= MANY_LEAVES;
-    const groups = many ? groupLeaves(names) : [];
-    if (many) {
-      for (const { prefix, names: members } of groups) {
-        if (!sections.has(prefix)) sections.set(prefix, createGroup(prefix));
-        const section = sections.get(prefix);
-        section.querySelector(".leaf-group-count").textContent = String(members.length);
-        arrange(section, members.map((name) => rows.get(name)), 1);
-      }
-      arrange(container, groups.map((group) => sections.get(group.prefix)));
-    } else {
-      arrange(container, names.map((name) => rows.get(name)));
-    }
-    const kept = new Set(groups.map((group) => group.prefix));
-    for (const [prefix, section] of sections) {
-      if (!kept.has(prefix)) {
-        section.remove();
-        sections.delete(prefix);
-      }
-    }
+    placeRows(container, rows, sections, leaves.map((leaf) => leaf.name), many);
     container.classList.toggle("compact", many);
     filter.box.hidden = !many;
     if (!many && filter.input.value) filter.input.value = "";

@@ -3,6 +3,7 @@
 
 const SVG = "http://www.w3.org/2000/svg";
 const joins = new WeakMap(); // layer element → Map key → element
+const written = new WeakMap(); // element → {attrs: {name: text}, text}: what attr() and text() last wrote
 let writes = 0; // attributes and texts actually written since the last takeWrites()
 
 /** How many attributes and texts were written since the last call (the page's cost meter). */
@@ -19,9 +20,15 @@ export function svgElement(tag, attrs = {}, className = "") {
   return el;
 }
 
+function writtenTo(el) {
+  let record = written.get(el);
+  if (!record) written.set(el, (record = { attrs: {}, text: undefined }));
+  return record;
+}
+
 /** setAttribute, skipped when the value is unchanged (keeps 1,000-node updates cheap). */
 export function attr(el, name, value) {
-  const cache = (el._attrs ??= {});
+  const cache = writtenTo(el).attrs;
   const text = value === null || value === undefined ? null : String(value);
   if (cache[name] === text) return;
   cache[name] = text;
@@ -31,8 +38,9 @@ export function attr(el, name, value) {
 }
 
 export function text(el, value) {
-  if (el._text === value) return;
-  el._text = value;
+  const record = writtenTo(el);
+  if (record.text === value) return;
+  record.text = value;
   writes += 1;
   // Rewriting the one text node is cheaper than textContent's remove-and-create (1,000s per redraw).
   const only = el.firstChild;
@@ -40,21 +48,32 @@ export function text(el, value) {
   else el.textContent = value;
 }
 
+const shapes = new WeakMap(); // element → the shape of the item it was made for
+
 /** The element a join made for `key` in `layer`, or undefined. */
 export function joined(layer, key) {
   return joins.get(layer)?.get(key);
 }
 
-/** Keyed join: `enter(item)` makes an element, `update(el, item)` refreshes it, leftovers go. */
-export function join(layer, items, key, enter, update) {
+/**
+ * Keyed join: `enter(item)` makes an element, `update(el, item)` refreshes it, leftovers go. An
+ * element made for an item of another shape (`shape(item)` differs from the one it was made for:
+ * a card of another size) is made again.
+ */
+export function join(layer, items, key, enter, update, shape = () => "") {
   let elements = joins.get(layer);
   if (!elements) joins.set(layer, (elements = new Map()));
   const seen = new Set();
   for (const item of items) {
     const k = key(item);
     let el = elements.get(k);
+    if (el && shapes.get(el) !== shape(item)) {
+      el.remove();
+      el = undefined;
+    }
     if (!el) {
       el = enter(item);
+      shapes.set(el, shape(item));
       elements.set(k, el);
       layer.appendChild(el);
     }

@@ -1,135 +1,125 @@
 // Any node as the target (state.target, the request's `target`): the key T on the card under the
 // pointer (or focused), or a right-click on it and "Gradients of this node", asks for ∂node/∂x
-// instead of ∂root/∂x. The cards the target does not depend on (the reply's `off_target`) are
+// instead of ∂root/∂x. The cards the target does not depend on (the trace's `off_target`) are
 // greyed out; a bar over the graph says whose gradients are shown and leads back to the root.
 //
-// Owner of: the cards' data-off-target and data-target, the target bar and the card menu.
+// The greying is a mark (marks.js) that every player has (features.js): it reads the trace alone,
+// and owns the cards' data-off-target and data-target and the legend's target bar. Picking a
+// target asks the server for a new trace: only the page mounts the picker (mountTargetPicker),
+// which owns the card menu.
 
+import { h } from "./dom.js";
+import { traceIndex } from "./frames.js";
 import { t } from "./i18n.js";
-import { bindKeys } from "./keys.js";
-import { state, subscribe, update } from "./state.js";
-import { attr } from "./svg.js";
-import { traceIndex } from "./timeline.js";
+import { nodeName } from "./names.js";
 
-const nameOf = (node) => node?.label || node?.text || node?.id || "";
-
-function element(tag, className, props = {}) {
-  const el = document.createElement(tag);
-  if (className) el.className = className;
-  return Object.assign(el, props);
-}
-
-/**
- * The bar in the pane's legend (so Fit keeps the cards clear of it): "Gradients of c: every grad
- * is ∂c/∂x" and "Back to the root".
- */
-function createBar(legend) {
-  const bar = element("li", "legend-target");
-  bar.dataset.testid = "target-bar";
+/** The bar in the pane's legend (so Fit keeps the cards clear of it), with its way back to the root. */
+function createBar(legend, scope) {
+  const words = h("span", { class: "target-words" });
+  const back = h("button", {
+    type: "button", class: "ghost", "data-testid": "target-root", text: t("ui.target.back"),
+    onclick: () => scope.store.update({ target: null }),
+  });
+  back.hidden = !scope.server; // a player without the server shows the trace it was given
+  const bar = h("li", { class: "legend-target", "data-testid": "target-bar", role: "status" }, words, back);
   bar.hidden = true;
-  bar.setAttribute("role", "status");
-  const words = element("span", "target-words");
-  const back = element("button", "ghost", { type: "button", textContent: t("ui.target.back") });
-  back.dataset.testid = "target-root";
-  back.addEventListener("click", () => update({ target: null }));
-  bar.append(words, back);
   legend.prepend(bar);
   return { bar, words };
 }
 
-/** The menu a right-click on a card opens: "Gradients of this node" (and back to the root). */
-function createMenu(wrap) {
-  const menu = element("div", "target-menu");
-  menu.dataset.testid = "target-menu";
-  menu.setAttribute("role", "menu");
-  menu.hidden = true;
-  const choose = element("button", "", { type: "button", textContent: t("ui.target.choose") });
-  choose.dataset.testid = "target-choose";
-  choose.setAttribute("role", "menuitem");
-  menu.append(choose);
-  wrap.append(menu);
+/** The target bar for `trace`: hidden when its gradients are the root's. */
+function writeBar({ bar, words }, trace, offCount) {
+  const target = trace.target ?? trace.root;
+  bar.hidden = target === trace.root;
+  bar.dataset.target = target;
+  if (bar.hidden) return;
+  const name = nodeName(traceIndex(trace).nodeById.get(target));
+  const text = t("ui.target.shown", { name, count: offCount });
+  if (words.textContent !== text) words.textContent = text;
+}
+
+/** The target's mark, its bar added to `legend` (the pane's legend list). */
+export function targetMark({ legend }, scope) {
+  const bar = createBar(legend, scope);
+  const off = { "data-off-target": "true" };
+  return {
+    name: "target",
+    owns: { card: ["data-off-target", "data-target"] },
+    render({ trace }) {
+      const offTarget = trace.off_target ?? [];
+      writeBar(bar, trace, offTarget.length);
+      const cards = new Map(offTarget.map((id) => [id, off]));
+      if (trace.target && trace.target !== trace.root) cards.set(trace.target, { "data-target": "true" });
+      return { cards };
+    },
+  };
+}
+
+/** The menu a right-click on a card opens: "Gradients of this node". `pick(id)` takes the choice. */
+function createMenu(wrap, pick) {
   let nodeId = null;
   const close = () => {
     menu.hidden = true;
     nodeId = null;
   };
-  choose.addEventListener("click", () => {
-    if (nodeId) pick(nodeId);
-    close();
+  const choose = h("button", {
+    type: "button", role: "menuitem", "data-testid": "target-choose", text: t("ui.target.choose"),
+    onclick: () => {
+      if (nodeId) pick(nodeId);
+      close();
+    },
   });
-  document.addEventListener("pointerdown", (event) => {
+  const menu = h("div", { class: "target-menu", role: "menu", "data-testid": "target-menu" }, choose);
+  menu.hidden = true;
+  menu.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") close(); // an open menu holds the scope's keys (keys.js openLayer)
+  });
+  wrap.ownerDocument.addEventListener("pointerdown", (event) => {
     if (!menu.contains(event.target)) close();
   });
-  document.addEventListener("keydown", (event) => {
-    if (event.key === "Escape") close();
-  });
+  wrap.append(menu);
   return {
     open(id, x, y) {
       nodeId = id;
       const box = wrap.getBoundingClientRect();
-      menu.style.left = `${x - box.left}px`;
-      menu.style.top = `${y - box.top}px`;
+      Object.assign(menu.style, { left: `${x - box.left}px`, top: `${y - box.top}px` });
       menu.hidden = false;
       choose.focus();
     },
   };
 }
 
-/** Make node `id` the target (the root: back to the usual pass); a constant cannot be one. */
-function pick(id) {
-  const node = state.trace && traceIndex(state.trace).nodeById.get(id);
-  if (!node || node.kind === "const") return;
-  update({ target: id === state.trace.root ? null : id });
-}
+/** The node a card element stands for: its own, or a collapsed statement's root (whose numbers it shows). */
+const cardNode = (element) => element?.closest?.("[data-node-id], [data-root]");
+const cardId = (card) => card.getAttribute("data-node-id") ?? card.getAttribute("data-root");
 
-/** The card a key or a right-click is about: the one under the pointer, else the focused one. */
-function cardInFocus() {
-  const focused = document.activeElement?.closest?.("[data-node-id]");
-  return state.hoverNode ?? focused?.getAttribute("data-node-id") ?? null;
-}
-
-// Every card: a node's, or a collapsed statement's (it shows its root's numbers, so it is its root).
-export const CARDS = ".layer-nodes [data-node-id], .layer-group-cards [data-root]";
-export const cardId = (card) => card.getAttribute("data-node-id") ?? card.getAttribute("data-root");
-
-/** `svg`: the graph; `graph`: its view (graph-view.js); `wrap`: the pane that holds it (the bar and menu go over it). */
-export function mountTarget({ svg, wrap, graph }) {
-  const { bar, words } = createBar(wrap.querySelector(".legend"));
-  const menu = createMenu(wrap);
-  svg.addEventListener("contextmenu", (event) => {
-    const card = event.target.closest?.("[data-node-id], [data-root]");
-    const node = card && state.trace && traceIndex(state.trace).nodeById.get(cardId(card));
+/**
+ * The page's target picker on `graph` (graph-view.js): a right-click on a card opens its menu, T
+ * picks the card under the pointer (or focused), T on the target goes back to the root.
+ */
+export function mountTargetPicker(graph, scope) {
+  const { state, update } = scope.store;
+  const nodeOf = (id) => (state.trace && id ? traceIndex(state.trace).nodeById.get(id) : null);
+  // A constant cannot be a target (nothing flows into it); the root is the usual pass.
+  const pick = (id) => {
+    const node = nodeOf(id);
+    if (node && node.kind !== "const") update({ target: id === state.trace.root ? null : id });
+  };
+  const menu = createMenu(graph.wrap, pick);
+  graph.svg.addEventListener("contextmenu", (event) => {
+    const card = cardNode(event.target);
+    const node = card && nodeOf(cardId(card));
     if (!node || node.kind === "const") return;
     event.preventDefault();
     menu.open(node.id, event.clientX, event.clientY);
   });
-  bindKeys({
+  scope.keys.bindKeys({
     t: () => {
-      const id = cardInFocus();
-      if (!id) return false;
-      pick(id === state.target ? state.trace.root : id); // T again on the target: back to the root
+      const focused = cardNode(document.activeElement);
+      const id = state.hoverNode ?? (focused ? cardId(focused) : null);
+      if (!nodeOf(id)) return false;
+      pick(id === state.target ? state.trace.root : id);
       return true;
     },
-  });
-
-  function paint(trace) {
-    const off = new Set(trace.off_target ?? []);
-    const target = trace.target ?? trace.root;
-    for (const card of svg.querySelectorAll(CARDS)) {
-      const id = cardId(card);
-      attr(card, "data-off-target", off.has(id) ? "true" : null);
-      attr(card, "data-target", target !== trace.root && id === target ? "true" : null);
-    }
-    bar.hidden = target === trace.root;
-    bar.dataset.target = target;
-    if (!bar.hidden) {
-      const name = nameOf(traceIndex(trace).nodeById.get(target));
-      words.textContent = t("ui.target.shown", { name, count: off.size });
-    }
-  }
-
-  graph.onArranged(() => state.trace && paint(state.trace)); // cards drawn anew (a group folded)
-  subscribe((s, changed) => {
-    if (changed.has("trace") && s.trace) paint(s.trace);
   });
 }

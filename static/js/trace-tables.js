@@ -7,11 +7,10 @@
 // In predict mode (state.lab "predict") the propagation table shows no number the timeline has
 // not revealed yet: those cells read "?" until the learner has predicted and reached them.
 
-import { factor } from "./explain.js";
-import { compactText } from "./format.js";
+import { chainText, compactText } from "./format.js";
 import { t } from "./i18n.js";
-import { pageScope } from "./scope.js";
-import { frameOfStep, framesOf, topoStateAt, traceIndex } from "./timeline.js";
+import { frameOfStep, framesOf, topoStateAt, traceIndex } from "./frames.js";
+import { nodeName } from "./names.js";
 
 const SORT_ROWS_MAX = 600; // topoStateAt replays from the start: keep the table linear-ish
 const reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)");
@@ -25,7 +24,7 @@ function cell(tag, text, className = "") {
 
 function nameOf(nodeById, id) {
   const node = nodeById.get(id);
-  return node ? node.label || node.text || id : id;
+  return node ? nodeName(node) : id;
 }
 
 // A row is `{step, label, cells}`; a cell `{text, className}` or `{lines: [{text, className}],
@@ -57,24 +56,22 @@ function writeCell(td, spec, concealed) {
   spec.lines.forEach((line, i) => writeText(td.children[i], line, concealed));
 }
 
+const rowLabels = new WeakMap(); // row → the label it was built with
+
 /** Whether `rowList` has the rows (steps, labels, cells) `rows` shows: then only texts can differ. */
 function sameRows(rows, rowList) {
   if (rows.size !== rowList.length) return false;
   return rowList.every(({ step, label, cells }) => {
     const tr = rows.get(step);
-    return tr !== undefined && tr._label === label && tr.cells.length === cells.length + 1;
+    return tr !== undefined && rowLabels.get(tr) === label && tr.cells.length === cells.length + 1;
   });
 }
 
-/**
- * A table whose rows are keyed by API step index, with a `mark(stepIndex)` that lights one;
- * clicking a row calls `setStep(frame)`.
- */
-function createTable(body, { caption, headers, emptyText }, setStep) {
+/** The table's elements in `body`: {note, table, tbody}. */
+function tableElements(body, { caption, headers }) {
   const note = cell("p", "", "table-note");
   const table = document.createElement("table");
   table.className = "trace-table";
-  const cap = cell("caption", caption, "visually-hidden");
   const head = document.createElement("thead");
   const headRow = document.createElement("tr");
   for (const h of headers) {
@@ -84,71 +81,84 @@ function createTable(body, { caption, headers, emptyText }, setStep) {
   }
   head.append(headRow);
   const tbody = document.createElement("tbody");
-  table.append(cap, head, tbody);
+  table.append(cell("caption", caption, "visually-hidden"), head, tbody);
   body.append(note, table);
-  let rows = new Map();
-  let current = null;
-  let trace = null;
+  return { note, table, tbody };
+}
 
-  tbody.addEventListener("click", (event) => {
-    const row = event.target.closest("tr[data-step]");
-    if (row && trace) setStep(frameOfStep(trace, Number(row.dataset.step)));
-  });
+/** A row: a button that jumps to its step, then its cells (concealable texts go to `concealed`). */
+function rowElement({ step, label, cells }, concealed) {
+  const tr = document.createElement("tr");
+  tr.dataset.step = String(step);
+  rowLabels.set(tr, label);
+  const button = cell("button", label, "row-jump");
+  button.type = "button";
+  button.setAttribute("aria-label", t("ui.table.go_to", { label }));
+  const first = document.createElement("td");
+  first.append(button);
+  tr.append(first, ...cells.map((spec) => {
+    const td = document.createElement("td");
+    writeCell(td, spec, concealed);
+    return td;
+  }));
+  return tr;
+}
 
-  function build(rowList, concealed) {
-    rows = new Map();
-    current = null;
-    const fragment = document.createDocumentFragment();
-    for (const { step, label, cells } of rowList) {
-      const tr = document.createElement("tr");
-      tr.dataset.step = String(step);
-      tr._label = label;
-      const button = cell("button", label, "row-jump");
-      button.type = "button";
-      button.setAttribute("aria-label", t("ui.table.go_to", { label }));
-      const first = document.createElement("td");
-      first.append(button);
-      tr.append(first, ...cells.map((spec) => {
-        const td = document.createElement("td");
-        writeCell(td, spec, concealed);
-        return td;
-      }));
-      rows.set(step, tr);
-      fragment.append(tr);
-    }
-    tbody.replaceChildren(fragment);
+/**
+ * A table whose rows are keyed by API step index, with a `mark(stepIndex)` that lights one;
+ * clicking a row calls `setStep(frame)`.
+ */
+class StepTable {
+  constructor(body, { caption, headers, emptyText }, setStep) {
+    Object.assign(this, { body, emptyText, rows: new Map(), current: null, trace: null });
+    Object.assign(this, tableElements(body, { caption, headers }));
+    this.tbody.addEventListener("click", (event) => {
+      const row = event.target.closest("tr[data-step]");
+      if (row && this.trace) setStep(frameOfStep(this.trace, Number(row.dataset.step)));
+    });
   }
 
-  return {
-    /** Show `rowList` of `newTrace`; returns the concealable texts (see showUpTo). */
-    fill(newTrace, rowList, noteText) {
-      trace = newTrace;
-      const concealed = [];
-      if (sameRows(rows, rowList)) {
-        for (const { step, cells } of rowList) {
-          const tds = rows.get(step).cells;
-          cells.forEach((spec, i) => writeCell(tds[i + 1], spec, concealed));
-        }
-      } else {
-        build(rowList, concealed);
+  build(rowList, concealed) {
+    this.rows = new Map();
+    this.current = null;
+    const fragment = document.createDocumentFragment();
+    for (const row of rowList) {
+      const tr = rowElement(row, concealed);
+      this.rows.set(row.step, tr);
+      fragment.append(tr);
+    }
+    this.tbody.replaceChildren(fragment);
+  }
+
+  /** Show `rowList` of `trace`; returns the concealable texts (see showUpTo). */
+  fill(trace, rowList, noteText) {
+    this.trace = trace;
+    const concealed = [];
+    if (sameRows(this.rows, rowList)) {
+      for (const { step, cells } of rowList) {
+        const tds = this.rows.get(step).cells;
+        cells.forEach((spec, i) => writeCell(tds[i + 1], spec, concealed));
       }
-      setText(note, rowList.length === 0 ? emptyText : noteText ?? "");
-      note.hidden = !note.textContent;
-      table.hidden = rowList.length === 0;
-      return concealed;
-    },
-    mark(stepIndex) {
-      const row = rows.get(stepIndex) ?? null;
-      if (row === current) return;
-      current?.classList.remove("current");
-      current?.removeAttribute("aria-current");
-      current = row;
-      if (!row) return;
-      row.classList.add("current");
-      row.setAttribute("aria-current", "step");
-      if (!body.hidden) revealRow(row);
-    },
-  };
+    } else {
+      this.build(rowList, concealed);
+    }
+    setText(this.note, rowList.length === 0 ? this.emptyText : noteText ?? "");
+    this.note.hidden = !this.note.textContent;
+    this.table.hidden = rowList.length === 0;
+    return concealed;
+  }
+
+  mark(stepIndex) {
+    const row = this.rows.get(stepIndex) ?? null;
+    if (row === this.current) return;
+    this.current?.classList.remove("current");
+    this.current?.removeAttribute("aria-current");
+    this.current = row;
+    if (!row) return;
+    row.classList.add("current");
+    row.setAttribute("aria-current", "step");
+    if (!this.body.hidden) revealRow(row);
+  }
 }
 
 /** The nearest ancestor of `el` that scrolls its content vertically, or null. */
@@ -224,7 +234,7 @@ function propagationRows(trace) {
       lines = step.contributions.map((c, j) => {
         const to = nameOf(nodeById, c.to);
         const sum = c.grad_after !== c.contribution ? `  ${t("ui.propagation.now", { value: compactText(c.grad_after) })}` : "";
-        const text = `grad[${to}] += ${factor(c.upstream)} \u00d7 ${factor(c.local)} = ${compactText(c.contribution)}${sum}`;
+        const text = `grad[${to}] += ${chainText(c)}${sum}`;
         return { text, className: "mono", frame: first.get(k) + j, hiddenText: `grad[${to}] += ?` };
       });
     }
@@ -281,12 +291,16 @@ function showUpTo(cells, limit, previous = null) {
 /** Predicting: nothing past the current frame is shown; otherwise everything is. */
 const revealLimit = (s) => (s.lab === "predict" ? s.step : Infinity);
 
-function mountTable(body, options, buildRows, noteFor, { setStep, subscribe }) {
-  const table = createTable(body, options, setStep);
+/**
+ * A table in panel `id`'s `body`: its rows are built when a trace is shown in the panel (a hidden
+ * tab costs nothing: big graphs), the current row marked as the step moves, and in predict mode
+ * the texts past the step concealed.
+ */
+function mountTable(id, body, options, buildRows, noteFor, { setStep, subscribe }) {
+  const table = new StepTable(body, options, setStep);
   let filled = null;
   let cells = [];
   let shownLimit = Infinity;
-  const latest = { trace: null, step: 0, lab: null };
   const reveal = (s) => {
     const limit = revealLimit(s);
     if (limit === shownLimit) return;
@@ -299,19 +313,12 @@ function mountTable(body, options, buildRows, noteFor, { setStep, subscribe }) {
     shownLimit = null; // every concealable text is to be written
     reveal(s);
   };
-  // Rows of a hidden tab are built when it is shown (big graphs: no work for unseen tables).
-  new MutationObserver(() => {
-    if (!body.hidden && filled !== latest.trace && latest.trace) {
-      refill(latest);
-      table.mark(currentStep(latest));
-    }
-  }).observe(body, { attributes: true, attributeFilter: ["hidden"] });
   subscribe((s, changed) => {
-    Object.assign(latest, { trace: s.trace, step: s.step, lab: s.lab });
     if (!s.trace) return;
-    if (changed.has("trace") && !body.hidden) refill(s);
-    if (filled !== s.trace) return;
-    if (changed.has("trace") || changed.has("step")) table.mark(currentStep(s));
+    const refilled = s.panel === id && filled !== s.trace;
+    if (refilled) refill(s);
+    if (filled !== s.trace) return; // built when shown
+    if (refilled || changed.has("step")) table.mark(currentStep(s));
     if (changed.has("step") || changed.has("lab")) reveal(s);
   });
 }
@@ -320,12 +327,14 @@ function currentStep(s) {
   return framesOf(s.trace)[s.step]?.step ?? -1;
 }
 
-export function registerTraceTables(scope = pageScope) {
+/** The sort trace's and the propagation's tables, as two panels of `scope`. */
+export function registerTraceTables(scope) {
   scope.panels.register({
     id: "sort",
     title: t("ui.tab.sort"),
+    hideKey: "tables",
     mount(body) {
-      mountTable(body, {
+      mountTable("sort", body, {
         caption: t("ui.sort.caption"),
         headers: [t("ui.table.step"), t("ui.sort.pop"), t("ui.table.what"), t("ui.sort.stack"), t("ui.sort.sorted")],
         emptyText: t("ui.sort.empty"),
@@ -338,8 +347,9 @@ export function registerTraceTables(scope = pageScope) {
   scope.panels.register({
     id: "propagation",
     title: t("ui.tab.propagation"),
+    hideKey: "tables",
     mount(body) {
-      mountTable(body, {
+      mountTable("propagation", body, {
         caption: t("ui.propagation.caption"),
         headers: [t("ui.table.step"), t("ui.table.node"), "grad", t("ui.table.what")],
         emptyText: t("ui.propagation.empty"),

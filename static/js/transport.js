@@ -3,16 +3,8 @@
 // The scope's root (the page's body, an embedded player's own root) carries data-step-index,
 // data-phase and data-api-step.
 
-import { pageScope } from "./scope.js";
 import { t } from "./i18n.js";
-import { frameOfStep, framesOf, phaseAt, phaseLabel, traceIndex } from "./timeline.js";
-
-/** The first timeline frame of `phase` in `trace`, or null. */
-function firstStepOf(trace, phase) {
-  if (!trace) return null;
-  const first = traceIndex(trace).phases[phase]?.first;
-  return first === undefined ? null : frameOfStep(trace, first);
-}
+import { framesOf, phaseAt, phaseLabel, traceIndex } from "./frames.js";
 
 /** The length of the longest phase label `trace` can show (monospace: its width in ch). */
 function widestPhaseLabel(trace) {
@@ -20,72 +12,73 @@ function widestPhaseLabel(trace) {
   return Math.max(0, ...counts.map(([name, count]) => phaseLabel({ phase: name, position: count, count }).length));
 }
 
-export function mountTransport(elements, player, scope = pageScope) {
-  const { toStart, back, play, forward, toEnd, scrub, speed, phase, part, jumpForward, jumpBackward, narration } = elements;
-  const { setStep, state, stepBy, stepCount, subscribe, update } = scope.store;
-
+/** The buttons, scrub and keys move the timeline through the store's actions. */
+function wireControls(elements, scope) {
+  const { toStart, back, play, forward, toEnd, scrub, speed, jumpForward, jumpBackward } = elements;
+  const { setStep, stepBy, toEnd: last, togglePlay, jumpTo, update } = scope.store;
   toStart.addEventListener("click", () => setStep(0));
   back.addEventListener("click", () => stepBy(-1));
   forward.addEventListener("click", () => stepBy(1));
-  toEnd.addEventListener("click", () => setStep(stepCount() - 1));
-  play.addEventListener("click", () => player.toggle());
+  toEnd.addEventListener("click", last);
+  play.addEventListener("click", togglePlay);
   scrub.addEventListener("input", () => setStep(scrub.valueAsNumber));
   speed.addEventListener("change", () => update({ speed: Number(speed.value) || 1 }));
-  jumpForward.addEventListener("click", () => {
-    const first = firstStepOf(state.trace, "forward");
-    if (first !== null) setStep(first);
-  });
-  jumpBackward.addEventListener("click", () => {
-    const first = firstStepOf(state.trace, "backward") ?? firstStepOf(state.trace, "seed");
-    if (first !== null) setStep(first);
-  });
-
+  jumpForward.addEventListener("click", () => jumpTo("forward"));
+  jumpBackward.addEventListener("click", () => jumpTo("backward"));
   scope.keys.bindKeys({
-    " ": () => player.toggle(),
+    " ": togglePlay,
     ArrowRight: () => stepBy(1),
     ArrowLeft: () => stepBy(-1),
     Home: () => setStep(0),
-    End: () => setStep(stepCount() - 1),
+    End: last,
   });
+}
 
+/** The buttons' and scrub's state for step `s.step` of `count` frames. */
+function writeControls({ toStart, back, play, forward, toEnd, scrub, speed }, s, count) {
+  const last = Math.max(0, count - 1);
+  back.disabled = count === 0 || s.step <= 0;
+  toStart.disabled = back.disabled;
+  forward.disabled = count === 0 || s.step >= last;
+  toEnd.disabled = forward.disabled;
+  play.disabled = count === 0;
+  play.classList.toggle("playing", s.playing);
+  play.setAttribute("aria-label", t(s.playing ? "ui.transport.pause" : "ui.transport.play"));
+  play.setAttribute("aria-pressed", String(s.playing));
+  scrub.max = String(last);
+  scrub.value = String(s.step);
+  scrub.disabled = count === 0;
+  if (speed.value !== String(s.speed)) speed.value = String(s.speed);
+}
+
+/** Where the timeline is: the phase label, the contribution shown, the switch, the narration. */
+function writePlace({ phase, part, jumpForward, jumpBackward, narration }, s, root) {
+  const where = s.trace ? phaseAt(s.trace, s.step) : { phase: "" };
+  const label = phaseLabel(where);
+  if (phase.textContent !== label) phase.textContent = label;
+  phase.dataset.phase = where.phase;
+  const partText = where.parts > 1 ? t("ui.transport.edge_part", { part: where.part, parts: where.parts }) : "";
+  if (part.textContent !== partText) part.textContent = partText;
+  const backward = where.phase === "seed" || where.phase === "backward";
+  jumpForward.setAttribute("aria-pressed", String(Boolean(where.phase) && !backward));
+  jumpBackward.setAttribute("aria-pressed", String(backward));
+  const frame = s.trace ? framesOf(s.trace)[s.step] : null;
+  const sentence = frame ? s.trace.steps[frame.step].narration ?? "" : "";
+  if (narration.textContent !== sentence) narration.textContent = sentence;
+  Object.assign(root.dataset, { stepIndex: String(s.step), phase: where.phase, apiStep: frame ? String(frame.step) : "" });
+}
+
+export function mountTransport(elements, scope) {
+  wireControls(elements, scope);
   // The phase label is as wide as its longest text in this trace ("backward 12 / 12", and longer
   // in Russian), so that the bar does not shift as the label changes.
   let sizedFor = null;
-  subscribe((s) => {
+  scope.store.subscribe((s) => {
     if (s.trace !== sizedFor) {
       sizedFor = s.trace;
-      phase.style.setProperty("--phase-chars", String(s.trace ? widestPhaseLabel(s.trace) : 0)); // app.css
+      elements.phase.style.setProperty("--phase-chars", String(s.trace ? widestPhaseLabel(s.trace) : 0)); // app.css
     }
-    const count = stepCount();
-    const last = Math.max(0, count - 1);
-    back.disabled = count === 0 || s.step <= 0;
-    toStart.disabled = back.disabled;
-    forward.disabled = count === 0 || s.step >= last;
-    toEnd.disabled = forward.disabled;
-    play.disabled = count === 0;
-    play.classList.toggle("playing", s.playing);
-    play.setAttribute("aria-label", t(s.playing ? "ui.transport.pause" : "ui.transport.play"));
-    play.setAttribute("aria-pressed", String(s.playing));
-    scrub.max = String(last);
-    scrub.value = String(s.step);
-    scrub.disabled = count === 0;
-    if (speed.value !== String(s.speed)) speed.value = String(s.speed);
-
-    const where = s.trace ? phaseAt(s.trace, s.step) : { phase: "" };
-    const label = phaseLabel(where);
-    if (phase.textContent !== label) phase.textContent = label;
-    phase.dataset.phase = where.phase;
-    const partText = where.parts > 1 ? t("ui.transport.edge_part", { part: where.part, parts: where.parts }) : "";
-    if (part.textContent !== partText) part.textContent = partText;
-    const backward = where.phase === "seed" || where.phase === "backward";
-    jumpForward.setAttribute("aria-pressed", String(Boolean(where.phase) && !backward));
-    jumpBackward.setAttribute("aria-pressed", String(backward));
-    const frame = s.trace ? framesOf(s.trace)[s.step] : null;
-    const sentence = frame ? s.trace.steps[frame.step].narration ?? "" : "";
-    if (narration.textContent !== sentence) narration.textContent = sentence;
-    const { dataset } = scope.root;
-    dataset.stepIndex = String(s.step);
-    dataset.phase = where.phase;
-    dataset.apiStep = frame ? String(frame.step) : "";
+    writeControls(elements, s, scope.store.stepCount());
+    writePlace(elements, s, scope.root);
   });
 }

@@ -1,25 +1,25 @@
-// The `2D | 3D` switch and the 3D view's place on the page: the switch (state.view3d, in share
+// The `2D | 3D` switch and the 3D view's place in a graph pane: the switch (state.view3d, in share
 // links as `3d=1`), the note that says why 3D is not shown or not advised, and the glue between
-// the state and the scene (graph-3d.js, loaded with three.js on first use). The scene draws what
-// the SVG draws, from the same lookups (timeline.js viewAt); clicks on it open the same
+// the frame and the scene (graph-3d.js, loaded with three.js on first use). The 3D view is a mark
+// (marks.js): the player's pass draws it from the same frame as the SVG (frames.js viewAt), with
+// the labs' decorations from the same data (lab-marks.js); clicks on it open the same
 // explanations (explain-view.js) and place the same visit order (lab-order.js).
 
-import { openExplanation } from "./explain-view.js";
 import { countText } from "./format.js";
 import { layoutKey } from "./graph.js";
 import { t } from "./i18n.js";
+import { labCards } from "./lab-marks.js";
 import { placeNode } from "./lab-order.js";
-import { isVariant } from "./lab-trace.js";
+import { isVariant } from "./variant.js";
 import { stepInterval } from "./player.js";
-import { state, subscribe, update } from "./state.js";
-import { changedBetween, viewAt } from "./timeline.js";
+import { changedBetween, viewAt } from "./frames.js";
 
 /** Above this many nodes the 3D view still draws, with a note suggesting 2D (docs/3d.md). */
 export const MAX_3D_NODES = 1500;
 
 const reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)");
 const darkScheme = window.matchMedia?.("(prefers-color-scheme: dark)");
-const REDRAW_KEYS = ["trace", "step", "finalGrads", "foldConstants", "hoverNode", "lab", "orderDraft", "view3d"];
+const OPTION_KEYS = ["finalGrads", "foldConstants", "lab", "orderDraft"];
 
 // The note's words, in the page's language (a count grouped as the language writes it).
 const NOTES = {
@@ -49,12 +49,8 @@ function element(tag, className, attributes = {}) {
   return el;
 }
 
-/**
- * Mount the switch in `tools` (the graph pane's buttons) and the 3D container in `wrap` (the
- * graph pane); `fitButton`, `zoomIn`, `zoomOut` and `legend` are the pane's own controls, which
- * drive the 3D camera too while it is shown.
- */
-export function mountView3d({ wrap, tools, fitButton, zoomIn, zoomOut, legend }) {
+/** The switch in `tools`, the 3D container under the pane's buttons and legend, and the note. */
+function view3dElements(wrap, tools) {
   const button = element("button", "ghost view-switch", { type: "button", "data-testid": "view-3d", "aria-pressed": "false", "aria-label": t("ui.view3d.switch_label"), title: t("ui.view3d.switch_title") });
   for (const [className, text] of [["view-switch-2d", "2D"], ["view-switch-bar", "|"], ["view-switch-3d", "3D"]]) {
     const part = element("span", className, { "aria-hidden": "true" });
@@ -68,193 +64,227 @@ export function mountView3d({ wrap, tools, fitButton, zoomIn, zoomOut, legend })
   note.hidden = true;
   tools.before(container); // under the pane's buttons and legend, which stay usable in 3D
   wrap.append(note);
+  return { button, container, note };
+}
 
-  let scene = null;
-  let loading = null;
-  let canvas = null;
-  let drawnFrame = -1;
-  let last = { trace: null, step: -1, finalGrads: null, foldConstants: null, lab: null, orderDraft: null, hoverNode: null };
-
-  let noteReason = null; // why the note shows: "webgl" | "lost" | "failed" | "size" | null
-
-  function showNote(reason, text = reason ? NOTES[reason]() : "") {
-    noteReason = reason;
-    note.textContent = reason ? text : "";
-    note.hidden = !reason;
-  }
-
-  function fallBack(reason) {
-    showNote(reason);
-    if (state.view3d) update({ view3d: false });
-  }
-
-  function insets() {
-    const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
-    return { top: tools.offsetHeight + rem, bottom: (legend?.offsetHeight ?? 0) + rem, side: rem };
-  }
-
-  function resize() {
-    scene?.resize({ width: container.clientWidth, height: container.clientHeight, insets: insets() });
-  }
-
-  /** Make the canvas and the scene (three.js is loaded now, once); null without WebGL. */
-  function ensureScene() {
-    if (scene || loading) return loading ?? Promise.resolve(scene);
-    canvas = element("canvas", "graph-3d-canvas", {
-      tabindex: "0", role: "img",
-      "aria-label": t("ui.view3d.canvas"),
+/**
+ * Clicks on the scene: the card under the pointer explains itself (or joins the visit order in
+ * that lab), an edge explains its local derivative, empty space closes the explanation; the
+ * pointer lights the card under it; Enter explains the step's node, + − 0 zoom.
+ */
+function listenToScene(target, scene, scope) {
+  const { state, update } = scope.store;
+  const opener = (rect) => ({ isConnected: true, getBoundingClientRect: rect, cardRects: () => scene.cardRects(), focus: (o) => target.focus(o) });
+  const explain = (kind, id, rect) => scope.explain?.open(kind, id, kind ? opener(rect) : null);
+  target.addEventListener("click", (event) => {
+    if (scene.dragged()) return;
+    const picked = scene.pick(event.clientX, event.clientY);
+    if (!picked) explain(null);
+    else if (picked.kind === "node" && state.lab === "order") placeNode(scope.store, picked.id);
+    else explain(picked.kind, picked.id, () => scene.targetRect(picked, event.clientX, event.clientY));
+  });
+  let hover = null;
+  target.addEventListener("pointermove", (event) => {
+    if (event.buttons || hover) return;
+    hover = requestAnimationFrame(() => {
+      hover = null;
+      const picked = scene.pick(event.clientX, event.clientY);
+      target.classList.toggle("over-target", Boolean(picked));
+      const id = picked?.kind === "node" ? picked.id : null;
+      if (state.hoverNode !== id) update({ hoverNode: id });
     });
+  });
+  target.addEventListener("pointerleave", () => state.hoverNode && update({ hoverNode: null }));
+  target.addEventListener("keydown", (event) => {
+    const keys = { "+": () => scene.zoomBy(1.25), "=": () => scene.zoomBy(1.25), "-": () => scene.zoomBy(0.8), 0: () => scene.fit() };
+    if (event.key === "Enter" && state.trace) {
+      const current = viewAt(state.trace, state.step).current ?? state.trace.root;
+      explain("node", current, () => scene.targetRect({ kind: "node", id: current }, 0, 0));
+    } else if (keys[event.key] && !event.ctrlKey && !event.metaKey && !event.altKey) keys[event.key]();
+    else return;
+    event.preventDefault();
+  });
+}
+
+/** What a draw of state `s` repaints, given what the last draw showed (`last`): null for all. */
+function touchedSince(s, last) {
+  const sameOptions = s.trace === last.trace && OPTION_KEYS.every((k) => s[k] === last[k]);
+  if (!sameOptions || isVariant(s.trace)) return null;
+  const touched = s.step !== last.step ? changedBetween(s.trace, last.step, s.step) : [[], []];
+  if (touched && s.hoverNode !== last.hoverNode) touched[0].push(...[last.hoverNode, s.hoverNode].filter(Boolean));
+  return touched;
+}
+
+/**
+ * The scene's life: made (with three.js, loaded now) on first use, dropped when WebGL is lost or
+ * it fails to start. `onReady(scene)` once it is drawn into; `onFail(reason)`.
+ */
+function createSceneHolder(container, { onReady, onFail, onRender }) {
+  const holder = { scene: null, loading: null };
+  holder.discard = () => {
+    holder.scene?.dispose();
+    Object.assign(holder, { scene: null, loading: null });
+    container.replaceChildren();
+  };
+  /** The scene, or a promise of it; null without WebGL. */
+  holder.ensure = () => {
+    if (holder.scene || holder.loading) return holder.loading ?? Promise.resolve(holder.scene);
+    const canvas = element("canvas", "graph-3d-canvas", { tabindex: "0", role: "img", "aria-label": t("ui.view3d.canvas") });
     const context = webglContext(canvas);
-    if (!context) {
-      canvas = null;
-      return null;
-    }
+    if (!context) return null;
     // The travelling dots have their own canvas over the WebGL one (pulses-3d.js).
     const overlay = element("canvas", "graph-3d-pulses", { "aria-hidden": "true" });
     container.append(canvas, overlay);
     canvas.addEventListener("webglcontextlost", (event) => {
       event.preventDefault();
-      discard();
-      fallBack("lost");
+      holder.discard();
+      onFail("lost");
     });
-    loading = import("./graph-3d.js").then(({ createGraph3d }) => {
-      scene = createGraph3d(canvas, context, overlay, {
-        reducedMotion: () => Boolean(reducedMotion?.matches),
-        onRender: () => {
-          if (container.dataset.frame !== String(drawnFrame)) container.dataset.frame = String(drawnFrame);
-        },
-      });
-      listen(canvas);
-      loading = null;
-      resize();
-      redraw(state, new Set(REDRAW_KEYS));
-      return scene;
+    holder.loading = import("./graph-3d.js").then(({ createGraph3d }) => {
+      holder.scene = createGraph3d(canvas, context, overlay, { reducedMotion: () => Boolean(reducedMotion?.matches), onRender });
+      holder.loading = null;
+      onReady(holder.scene, canvas);
+      return holder.scene;
     }).catch((error) => {
       // three.js did not load or the scene could not start: 2D, with the note (and the reason
       // in the console for whoever looks).
       console.error(error);
-      discard();
-      fallBack("failed");
+      holder.discard();
+      onFail("failed");
       return null;
     });
-    return loading;
+    return holder.loading;
+  };
+  return holder;
+}
+
+/** The note under the pane: why 3D is not shown, or not advised. {show(reason, text), reason()}. */
+function createNote(note) {
+  let shownReason = null; // "webgl" | "lost" | "failed" | "size" | null
+  return {
+    show(reason, text = reason ? NOTES[reason]() : "") {
+      shownReason = reason;
+      note.textContent = reason ? text : "";
+      note.hidden = !reason;
+    },
+    reason: () => shownReason,
+  };
+}
+
+/** The scene's options to draw state `s` at `view`; `last`: what the last draw showed. */
+function sceneOptions(s, view, last, changed) {
+  const animate = s.trace === last.trace && s.step !== last.step && !changed?.has("view3d") && !reducedMotion?.matches;
+  return {
+    layout: layoutKey(s.trace), foldConstants: s.foldConstants, hovered: s.hoverNode, lab: labCards(s.trace, view, s),
+    edgeMarks: isVariant(s.trace) ? { frame: view.frame, finalGrads: s.finalGrads } : null,
+    pulseMs: animate ? Math.min(650, stepInterval(s.speed) * 0.75) : 0, changed: touchedSince(s, last),
+  };
+}
+
+/** The pane's Fit and zoom buttons drive the camera too while 3D is shown; the theme repaints it. */
+function listenToPane({ graph, zoomIn, zoomOut, container }, holder, { state, resize }) {
+  graph.onFit(() => state.view3d && holder.scene?.fit());
+  zoomIn.addEventListener("click", () => state.view3d && holder.scene?.zoomBy(1.25));
+  zoomOut.addEventListener("click", () => state.view3d && holder.scene?.zoomBy(0.8));
+  new ResizeObserver(resize).observe(container);
+  // The theme (the page's toggle or the system's scheme) repaints the scene in its colours.
+  new MutationObserver(() => holder.scene?.repaintAll()).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+  darkScheme?.addEventListener?.("change", () => holder.scene?.repaintAll());
+}
+
+/** The 3D view's state: its switch, its scene and what it last drew (see view3dMark). */
+class View3d {
+  constructor({ graph, tools, legend }, scope) {
+    Object.assign(this, { tools, legend, scope, drawnFrame: -1, last: { trace: null }, switched: null });
+    Object.assign(this, view3dElements(graph.wrap, tools));
+    this.notes = createNote(this.note);
+    this.holder = createSceneHolder(this.container, {
+      onReady: (scene, canvas) => {
+        listenToScene(canvas, scene, scope);
+        this.resize();
+        this.last = { trace: null };
+        this.draw(scope.store.state, null);
+      },
+      onFail: (reason) => {
+        this.last = { trace: null };
+        this.fallBack(reason);
+      },
+      onRender: () => {
+        if (this.container.dataset.frame !== String(this.drawnFrame)) this.container.dataset.frame = String(this.drawnFrame);
+      },
+    });
   }
 
-  function discard() {
-    scene?.dispose();
-    scene = null;
-    loading = null;
-    container.replaceChildren();
-    canvas = null;
-    last = { ...last, trace: null };
+  fallBack(reason) {
+    this.notes.show(reason);
+    if (this.scope.store.state.view3d) this.scope.store.update({ view3d: false });
   }
 
-  /** What explain-view.js needs of the thing explained: its box, the cards', focus to go back to. */
-  function opener(rect) {
-    return { isConnected: true, getBoundingClientRect: rect, cardRects: () => scene?.cardRects() ?? [], focus: (o) => canvas?.focus(o) };
-  }
-
-  function listen(target) {
-    // Clicks: the card under the pointer explains itself (or joins the visit order in that lab),
-    // an edge explains its local derivative, empty space closes the explanation.
-    target.addEventListener("click", (event) => {
-      if (!scene || scene.dragged()) return;
-      const picked = scene.pick(event.clientX, event.clientY);
-      if (!picked) {
-        openExplanation(null);
-        return;
-      }
-      if (picked.kind === "node" && state.lab === "order") {
-        placeNode(picked.id);
-        return;
-      }
-      const [x, y] = [event.clientX, event.clientY];
-      openExplanation(picked.kind, picked.id, opener(() => scene.targetRect(picked, x, y)));
-    });
-    let hover = null;
-    target.addEventListener("pointermove", (event) => {
-      if (event.buttons || hover) return;
-      hover = requestAnimationFrame(() => {
-        hover = null;
-        const picked = scene?.pick(event.clientX, event.clientY);
-        target.classList.toggle("over-target", Boolean(picked));
-        const id = picked?.kind === "node" ? picked.id : null;
-        if (state.hoverNode !== id) update({ hoverNode: id });
-      });
-    });
-    target.addEventListener("pointerleave", () => {
-      if (state.hoverNode) update({ hoverNode: null });
-    });
-    target.addEventListener("keydown", (event) => {
-      const keys = { "+": () => scene.zoomBy(1.25), "=": () => scene.zoomBy(1.25), "-": () => scene.zoomBy(0.8), 0: () => scene.fit() };
-      if (event.key === "Enter" && state.trace) {
-        const current = viewAt(state.trace, state.step).current ?? state.trace.root;
-        openExplanation("node", current, opener(() => scene.targetRect({ kind: "node", id: current }, 0, 0)));
-      } else if (keys[event.key] && !event.ctrlKey && !event.metaKey && !event.altKey) keys[event.key]();
-      else return;
-      event.preventDefault();
-    });
+  resize() {
+    const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+    const insets = { top: this.tools.offsetHeight + rem, bottom: (this.legend?.offsetHeight ?? 0) + rem, side: rem };
+    this.holder.scene?.resize({ width: this.container.clientWidth, height: this.container.clientHeight, insets });
   }
 
   /** Draw the state's frame in 3D, repainting only what changed since the last draw. */
-  function redraw(s, changed) {
+  draw(s, changed) {
+    const { scene } = this.holder;
     if (!scene || !s.trace) return;
-    const sameTrace = s.trace === last.trace;
-    const sameOptions = sameTrace && ["finalGrads", "foldConstants", "lab", "orderDraft"].every((k) => s[k] === last[k]);
-    const stepMoved = s.step !== last.step;
-    const variant = isVariant(s.trace);
-    let touched = null;
-    if (sameOptions && !variant) {
-      touched = stepMoved ? changedBetween(s.trace, last.step, s.step) : [[], []];
-      if (touched && s.hoverNode !== last.hoverNode) touched[0].push(...[last.hoverNode, s.hoverNode].filter(Boolean));
-    }
     const view = viewAt(s.trace, s.step, { finalGrads: s.finalGrads });
-    const animate = sameTrace && stepMoved && !changed.has("view3d") && !reducedMotion?.matches;
-    drawnFrame = view.frame;
-    scene.draw(s.trace, view, {
-      layout: layoutKey(s.trace), foldConstants: s.foldConstants, hovered: s.hoverNode, variant, frame: view.frame,
-      finalGrads: s.finalGrads, orderDraft: s.lab === "order" ? s.orderDraft : [],
-      pulseMs: animate ? Math.min(650, stepInterval(s.speed) * 0.75) : 0, changed: touched,
-    });
-    container.dataset.nodes = String(scene.drawnNodes());
-    last = { trace: s.trace, step: s.step, finalGrads: s.finalGrads, foldConstants: s.foldConstants, lab: s.lab, orderDraft: s.orderDraft, hoverNode: s.hoverNode };
-    const count = s.trace.nodes.length;
-    if (count > MAX_3D_NODES) showNote("size", NOTES.size(count));
-    else if (noteReason === "size") showNote(null);
+    this.drawnFrame = view.frame;
+    scene.draw(s.trace, view, sceneOptions(s, view, this.last, changed));
+    this.container.dataset.nodes = String(scene.drawnNodes());
+    this.last = { trace: s.trace, step: s.step, hoverNode: s.hoverNode, ...Object.fromEntries(OPTION_KEYS.map((k) => [k, s[k]])) };
+    if (s.trace.nodes.length > MAX_3D_NODES) this.notes.show("size", NOTES.size(s.trace.nodes.length));
+    else if (this.notes.reason() === "size") this.notes.show(null);
   }
 
-  function applySwitch(on) {
-    button.setAttribute("aria-pressed", String(on));
-    wrap.classList.toggle("view-3d", on);
-    container.hidden = !on;
+  applySwitch(on) {
+    this.button.setAttribute("aria-pressed", String(on));
+    this.container.hidden = !on;
     if (!on) {
-      container.dataset.frame = "-1";
-      last = { ...last, trace: null };
-      if (noteReason === "size") showNote(null);
+      this.container.dataset.frame = "-1";
+      this.last = { trace: null };
+      if (this.notes.reason() === "size") this.notes.show(null);
       return;
     }
-    showNote(null);
-    const ready = ensureScene();
-    if (ready === null) fallBack("webgl");
+    this.notes.show(null);
+    if (this.holder.ensure() === null) this.fallBack("webgl");
   }
 
-  button.addEventListener("click", () => update({ view3d: !state.view3d }));
-  fitButton.addEventListener("click", () => state.view3d && scene?.fit());
-  zoomIn.addEventListener("click", () => state.view3d && scene?.zoomBy(1.25));
-  zoomOut.addEventListener("click", () => state.view3d && scene?.zoomBy(0.8));
-  new ResizeObserver(resize).observe(container);
-  // The theme (the page's toggle or the system's scheme) repaints the scene in its colours.
-  new MutationObserver(() => scene?.repaintAll()).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
-  darkScheme?.addEventListener?.("change", () => scene?.repaintAll());
+  /** The frame drawn (a mark's render): the switch as the state says, and the scene if it is on. */
+  render({ state: s, changedKeys }) {
+    if (s.view3d !== this.switched) this.applySwitch((this.switched = s.view3d));
+    if (s.view3d) this.draw(s, changedKeys);
+    return null;
+  }
 
-  subscribe((s, changed) => {
-    if (changed.has("view3d")) applySwitch(s.view3d);
-    if (s.view3d && REDRAW_KEYS.some((key) => changed.has(key))) redraw(s, changed);
-  });
+  /** Where a card or an edge is on screen, frames drawn: tests and the benchmark read them. */
+  probes() {
+    const { holder } = this;
+    return {
+      screenPoint: (id) => holder.scene?.screenPoint(id) ?? null,
+      edgePoint: (id) => holder.scene?.edgePoint(id) ?? null,
+      renderCount: () => holder.scene?.renders() ?? 0,
+      pulseFrameCount: () => holder.scene?.pulseFrames() ?? 0,
+    };
+  }
+}
 
-  // Test and benchmark hooks: where a card or an edge is on screen, how many frames were drawn.
-  container.screenPoint = (id) => scene?.screenPoint(id) ?? null;
-  container.edgePoint = (id) => scene?.edgePoint(id) ?? null;
-  container.renderCount = () => scene?.renders() ?? 0;
-  container.pulseFrameCount = () => scene?.pulseFrames() ?? 0;
+/**
+ * The 3D view on `graph`'s pane (graph-view.js), as a mark: its switch goes in `tools` (the pane's
+ * buttons), and the pane's Fit and zoom buttons and `legend` drive its camera too while it is
+ * shown. Sets `scope.view3d` (View3d probes).
+ */
+export function view3dMark({ graph, tools, zoomIn, zoomOut, legend }, scope) {
+  const { state, update } = scope.store;
+  const view3d = new View3d({ graph, tools, legend }, scope);
+  view3d.button.addEventListener("click", () => update({ view3d: !state.view3d }));
+  listenToPane({ graph, zoomIn, zoomOut, container: view3d.container }, view3d.holder, { state, resize: () => view3d.resize() });
+  scope.view3d = view3d.probes();
+  return {
+    name: "3d",
+    keys: ["view3d", "foldConstants", "hoverNode", "orderDraft"],
+    render: (frame) => view3d.render(frame),
+  };
 }

@@ -29,14 +29,34 @@ def test_the_sources_are_the_players_modules_and_styles():
         "static/js/trace-tables.js",
         "static/js/grad-table.js",
         "static/js/sliders.js",
-        "static/js/state.js",
+        "static/js/store.js",
         "static/js/ops.js",
+        # The features the page has and that need no server (features.js): the marks, the
+        # minimap, follow, and the predict lab.
+        "static/js/features.js",
+        "static/js/marks.js",
+        "static/js/gradmap.js",
+        "static/js/minimap.js",
+        "static/js/follow.js",
+        "static/js/labs.js",
+        "static/js/lab-predict.js",
         "static/css/embed.css",
         "static/css/app.css",
         "static/css/classroom.css",
+        "static/css/real-size.css",
+        "static/css/labs.css",
     } <= names
-    # The page's shell (server calls, editor wiring, labs, lessons) stays out of the player.
-    assert not names & {"static/js/main.js", "static/js/api.js", "static/js/labs.js"}
+    # The page's shell (server calls, the lessons, the labs that need the server, the 3D view
+    # and three.js) stays out of the player.
+    assert not names & {
+        "static/js/main.js",
+        "static/js/api.js",
+        "static/js/lesson-panel.js",
+        "static/js/lab-train.js",
+        "static/js/lab-order.js",
+        "static/js/lab-overwrite.js",
+        "static/js/view-3d.js",
+    }
 
 
 def copy_sources(tmp_path, monkeypatch):
@@ -58,7 +78,7 @@ def test_any_change_to_a_source_or_to_the_pinned_esbuild_changes_the_digest(tmp_
     before = bundle.digest()
     static = copy_sources(tmp_path, monkeypatch)
     assert bundle.digest() == before  # the same bytes under another root
-    for name in ("js/timeline.js", "css/classroom.css"):
+    for name in ("js/frames.js", "css/classroom.css"):
         path = static / name
         original = path.read_bytes()
         path.write_bytes(original + b"\n")
@@ -73,7 +93,7 @@ def test_a_module_newly_imported_joins_the_sources(tmp_path, monkeypatch):
     static = copy_sources(tmp_path, monkeypatch)
     (static / "js" / "extra.js").write_text("export const extra = 1;\n")
     before = set(bundle.sources())
-    timeline = static / "js" / "timeline.js"
+    timeline = static / "js" / "frames.js"
     timeline.write_text('import { extra } from "./extra.js";\n' + timeline.read_text())
     assert set(bundle.sources()) == before | {(static / "js" / "extra.js").resolve()}
 

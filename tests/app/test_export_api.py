@@ -8,7 +8,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from chainrule.app.drawing import draw_dot, record_field, render
+from chainrule.app.drawing import ExportLimits, draw_dot, record_field, render
+from chainrule.app.graphviz import Graphviz
 
 SVG_TEXT = "{http://www.w3.org/2000/svg}text"
 PROGRAM = {"source": "a = 2; b = -3; c = 10; e = a + b; f = e * c"}
@@ -158,7 +159,8 @@ def trace_with_label(label: str) -> dict:
 
 
 def test_a_hostile_label_comes_out_as_exactly_that_text_in_svg():
-    svg = render(trace_with_label(HOSTILE), "svg", dot_binary="dot", timeout_s=10)
+    limits = ExportLimits(timeout_s=10)
+    svg = render(trace_with_label(HOSTILE), "svg", graphviz=Graphviz("dot"), limits=limits)
     assert b"<script" not in svg and b"&lt;script&gt;" in svg
     texts = [t.text for t in ET.fromstring(svg).iter(SVG_TEXT)]
     assert HOSTILE in texts
@@ -197,3 +199,15 @@ def test_names_from_the_program_reach_the_svg_escaped(client):
     svg = client.post("/api/export?format=svg", json=program).content
     texts = [t.text for t in ET.fromstring(svg).iter(SVG_TEXT)]
     assert "script" in texts and "alert" in texts
+
+
+def test_display_labels_reach_the_drawing_as_text(client):
+    """A pasted cell's labels are the records' names (micrograd's draw_dot): Unicode as it is,
+    record syntax and markup as text."""
+    program = {"source": "a = Value(2.0, label='α')\nb = a * 3; b.label = '{x|y} <b>'\nb"}
+    dot = client.post("/api/export?format=dot", json=program).text
+    assert "{ α | data 2.0000 | grad 3.0000 }" in dot
+    assert "{ \\{x\\|y\\} \\<b\\> | data 6.0000 | grad 1.0000 }" in dot
+    svg = client.post("/api/export?format=svg", json=program).content
+    texts = [t.text for t in ET.fromstring(svg).iter(SVG_TEXT)]
+    assert "α" in texts and "{x|y} <b>" in texts

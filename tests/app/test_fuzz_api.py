@@ -33,6 +33,7 @@ from chainrule.app.settings import AppSettings
 ERROR_TYPES = {
     400: {
         "SyntaxError",
+        "NeedsRunning",
         "UnknownFunction",
         "ArgumentCount",
         "UseBeforeAssign",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chainrule.app.layout import CARD_SIZE, MARGIN, Layouter, longest_path_layers, structure_of
+from chainrule.app.layered import columns_from_the_root
+from chainrule.app.layout import CARD_SIZE, MARGIN, Layouter, structure_of
 
 
 def chain_graph(n: int, label: str = "") -> tuple[list[dict], list[dict]]:
@@ -55,9 +56,23 @@ def test_the_layout_is_cached_by_structure_not_by_values():
     again, cached = subject.layout(structure_of(nodes, edges))
     assert cached is True and again is first
     assert subject.dot_runs == 1
-    relabelled, cached = subject.layout(structure_of(*chain_graph(4, label="a")))
-    assert cached is False
-    assert subject.dot_runs == 2
+
+
+def test_renaming_a_variable_or_changing_an_operation_keeps_the_cached_layout():
+    """The layout depends on kinds, edges and groups only (issue 21: a renamed variable made
+    every request lay the graph out again)."""
+    subject = layouter()
+    nodes, edges = chain_graph(4)
+    first, _ = subject.layout(structure_of(nodes, edges))
+    renamed, cached = subject.layout(structure_of(*chain_graph(4, label="a_new_name")))
+    assert cached is True and renamed is first
+    for node in nodes:
+        if node["op"] == "+":
+            node["op"] = "*"
+    assert subject.layout(structure_of(nodes, edges)) == (first, True)
+    assert subject.dot_runs == 1
+    nodes[0]["kind"] = "const"  # a smaller card: another layout
+    assert subject.layout(structure_of(nodes, edges))[1] is False
 
 
 def test_the_cache_is_bounded():
@@ -90,9 +105,11 @@ def test_same_structure_same_coordinates_every_time():
     assert first == second
 
 
-def test_layers_are_the_longest_path_from_the_leaves():
-    # 0 → 2, 1 → 2, 2 → 3, 0 → 3: node 3 is two steps from leaf 0 along the longest path.
-    assert longest_path_layers(4, [(0, 2), (1, 2), (2, 3), (0, 3)]) == [0, 0, 1, 2]
+def test_columns_put_each_node_as_far_right_as_its_consumers_allow():
+    # 0 → 2, 1 → 2, 2 → 3, 0 → 3: node 0 feeds the root too, but sits left of node 2.
+    assert columns_from_the_root(4, [(0, 2), (1, 2), (2, 3), (0, 3)]) == [0, 0, 1, 2]
+    # A leaf used only late sits just left of its consumer, not in the first column.
+    assert columns_from_the_root(4, [(0, 1), (1, 3), (2, 3)]) == [0, 1, 1, 2]
 
 
 def test_dot_never_sees_user_text():

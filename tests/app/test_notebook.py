@@ -86,8 +86,13 @@ def test_the_example_notebook_runs_and_its_widgets_hold_micrograds_numbers(execu
     shown = [out.data for out in outputs if WIDGET_VIEW in out.get("data", {})]
     views = [data[WIDGET_VIEW]["model_id"] for data in shown]
     assert len(views) == 3
-    # Each widget carries its drawing for front ends without widgets.
-    assert all("image/svg+xml" in data for data in shown)
+    # Each player is preceded by its drawing, an output of its own (for viewers without widgets,
+    # and for JupyterLab once the player's model is gone: tests/browser/test_notebook_fronts.py).
+    for k, out in enumerate(outputs):
+        if WIDGET_VIEW in out.get("data", {}):
+            drawing = outputs[k - 1].data
+            assert '<div class="chainrule-static"><svg' in drawing["text/html"].replace("\n", "")
+            assert drawing["image/svg+xml"].lstrip().startswith(("<?xml", "<svg", "<!--"))
     state = notebook.metadata.widgets[WIDGET_STATE]["state"]
     for model_id, root in zip(views, (neuron_out(), mlp_loss(), square()), strict=True):
         widget = state[model_id]["state"]
@@ -116,3 +121,37 @@ def test_a_widget_recomputes_its_leaves_in_the_kernel():
     assert shown.trace["nodes"][0]["data"] == 5.0 and shown.trace["nodes"][0]["grad"] == 10.0
     shown.values = {"a": float("nan")}
     assert shown.error["type"] == "BadValue"
+
+
+def test_a_value_with_an_op_chainrule_does_not_know_is_a_value_error_naming_it():
+    a = Value(2.0)
+    b = a * 3.0
+    b._op = "cosh"  # another library's op (micrograd has no cosh)
+    with pytest.raises(ValueError, match="chainrule does not know micrograd's op 'cosh'"):
+        chainrule.show(b)
+    with pytest.raises(ValueError, match="'cosh'"):
+        chainrule.trace_value(b)
+    with pytest.raises(TypeError, match="expected a program"):
+        chainrule.show(3.0)
+
+
+def test_in_marimo_show_is_the_widget_marimo_wraps(monkeypatch):
+    pytest.importorskip("anywidget")
+    import types
+
+    import anywidget
+
+    marimo = types.ModuleType("marimo")
+    marimo.running_in_notebook = lambda: True  # what a marimo notebook's kernel answers
+    monkeypatch.setitem(__import__("sys").modules, "marimo", marimo)
+    shown = chainrule.show(square())
+    assert isinstance(shown, anywidget.AnyWidget)
+    assert shown.trace["program"]["source"] == "v1 = 3.0\nout = v1 * v1\n"
+
+
+def test_mo_ui_anywidget_wraps_what_show_returns():
+    mo = pytest.importorskip("marimo")  # not in the test extra (150 MB): docs/python.md
+    from chainrule.notebook.widget import widget
+
+    wrapped = mo.ui.anywidget(widget(square()))
+    assert wrapped.value["trace"]["root"] and wrapped.value["ops"]

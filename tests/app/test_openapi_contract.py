@@ -27,7 +27,14 @@ JSON = {"content-type": "application/json"}
 OPENAPI_URI = "urn:chainrule:openapi"
 SCHEMATHESIS_EXAMPLES = 100
 # Models that describe a request, where optional fields are optional.
-REQUEST_SCHEMAS = {"GraphRequest", "DescendRequest", "ValuesRequest", "PathsRequest"}
+REQUEST_SCHEMAS = {
+    "GraphRequest",
+    "DescendRequest",
+    "ValuesRequest",
+    "ClassCreate",
+    "View",
+    "PathsRequest",
+}
 
 
 class Contract:
@@ -142,11 +149,13 @@ def test_every_route_documents_every_status_it_can_answer(contract):
     assert statuses == {
         ("/api/graph", "post"): everything,
         ("/api/export", "post"): everything,
-        ("/api/descend", "post"): everything - {"503"},
+        ("/api/descend", "post"): everything,  # 503: a long program waits for a helper
         ("/api/values", "post"): everything | {"409"},
         ("/api/paths", "post"): everything,
         ("/api/presets", "get"): {"200", "422", "429"},  # 422: an unknown ?lang=
         ("/api/lessons", "get"): {"200", "422", "429"},
+        ("/api/class", "post"): {"200", "413", "422", "429", "503"},  # 503: too many classes
+        ("/api/class/{code}", "get"): {"200", "404", "422", "429"},  # 429: too many guesses
         ("/healthz", "get"): {"200"},
     }
     for (path, method), codes in statuses.items():
@@ -212,6 +221,8 @@ EDGE_PROGRAMS = [
     ("a late custom order", {"source": "a = 2\nb = a * 3\nb + a", "order": ["n2", "n3", "n1"]}),
     ("warnings", {"source": "a = 1\nb = 2\nc = a\nu = b * 2\nc * 3", "values": {"zz": 1.0}}),
     ("many warnings, summarised", {"source": "a\n" * 30 + "a"}),
+    ("a lecture cell pasted", {"source": "%matplotlib inline\r\n>>> a = Value(2.0, label='α')\r\n"
+                                         ">>> b = a * 3; b.label = 'a*3'\r\n>>> draw_dot(b)"}),
     ("gradcheck kink", {"source": "a = 0\nrelu(a)"}),
     ("gradcheck imprecise", {"source": "a = 2\nb = 1e16\n(a + b) - b"}),
     ("gradcheck nonfinite", {"source": "a = 0\nlog(a)"}),
@@ -406,7 +417,8 @@ def test_503_of_graph_matches_the_schema(client, contract):
         def shutdown(self, *args: Any, **kwargs: Any) -> None:
             pass
 
-    client.app.state.server.offload_pool = BrokenPool
+    for lane in client.app.state.server.offload.lanes.values():
+        lane.executor = BrokenPool
     response = client.post("/api/graph", json={"source": chain(300)})
     assert response.status_code == 503
     assert contract.check(response, "/api/graph")["error"]["type"] == "Unavailable"
@@ -500,9 +512,11 @@ def test_schemathesis_finds_no_5xx_and_no_schema_violation(live_server):
         except Exception as error:  # report every operation's failure at once
             failures.append(f"{operation.label}: {error}")
     assert sorted(tested) == [
+        "GET /api/class/{code}",
         "GET /api/lessons",
         "GET /api/presets",
         "GET /healthz",
+        "POST /api/class",
         "POST /api/descend",
         "POST /api/export",
         "POST /api/graph",

@@ -66,6 +66,6 @@ def test_the_page_catalogue_is_the_ui_keys_of_one_language():
 
 
 def test_the_links_know_the_languages_of_the_catalogues():
-    state = (STATIC_DIR / "js" / "state.js").read_text(encoding="utf-8")
-    listed = re.search(r"const LANGS = \[([^\]]*)\];", state)
+    links = (STATIC_DIR / "js" / "links.js").read_text(encoding="utf-8")
+    listed = re.search(r"const LANGS = \[([^\]]*)\];", links)
     assert listed and re.findall(r'"([a-z]+)"', listed.group(1)) == list(LANGS)

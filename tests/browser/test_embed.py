@@ -162,3 +162,58 @@ def test_the_anywidget_contract(harness):
     assert page.evaluate("model.listeners()") == 0
     assert page.evaluate("host.shadowRoot.childElementCount") == 0
     page.evaluate("model.set('trace', api.trace)")  # no player left to draw it: no error either
+
+
+def test_the_embedded_player_has_the_pages_features_that_need_no_server(harness, screenshots_dir):
+    """Issue 23: every feature mounts on a player's scope, so the embedded player (read-only here,
+    as in a one-file HTML) shows the page's gradient map, minimap, follow and predict lab, and its
+    micrograd script; the labs that need the server (the = bug, the visit order, training) and the
+    lessons are the page's alone."""
+    page = harness
+    page.evaluate(
+        "() => { window.player = api.bundle.mountPlayer(host, { trace: api.trace, ops: api.ops, ui: api.ui, title: 'features' }); }"
+    )
+    player = page.locator(PLAYER)
+    assert player.locator("[data-testid=follow]").get_attribute("aria-pressed") == "true"
+    assert player.locator("[data-testid=minimap]").count() == 1
+    # The gradient map colours this player's cards, from its own toggle and state.
+    player.locator("[data-testid=gradmap]").check()
+    player.locator("#to-end").click()
+    buckets = player.locator("[data-testid=node]").evaluate_all(
+        "cs => Object.fromEntries(cs.map(c => [c.dataset.label, c.dataset.gradmap]))"
+    )
+    assert buckets == {
+        "a": "6",
+        "b": "6",
+        "c": "5",
+        "e": "6",
+        "f": "5",
+    }  # |10|, |10|, |1|, |10|, |1|
+    assert player.locator(".layer-gradmap .gradmap-sign").count() == 5
+    assert player.locator("[data-testid=gradmap-legend]").is_visible()
+    # A Labs tab with the predict lab alone (the others need the server).
+    player.locator("#tab-labs").click()
+    cards = player.locator("#panel-labs .lab-card")
+    assert cards.count() == 1 and "lab-predict" in cards.first.get_attribute("class")
+    player.locator("[data-testid=lab-predict]").click()
+    player.locator("#to-start").click()
+    player.locator("[data-testid=graph]").click(position={"x": 8, "y": 8})
+    page.keyboard.press("End")  # held before the first gradient to predict
+    assert player.locator("[data-testid=predict-prompt] label").text_content() == "grad[e] ="
+    assert "f passes it back next" in player.locator("[data-testid=predict-status]").text_content()
+    held = int(player.get_attribute("data-step-index"))
+    assert held < int(player.locator("[data-testid=scrub]").get_attribute("max"))
+    assert player.locator("[data-testid=node][data-label=e]").get_attribute("data-grad") == ""
+    player.locator("[data-testid=predict-input]").fill("10")
+    player.locator("[data-testid=predict-input]").press("Enter")
+    assert player.locator("[data-testid=node][data-label=e]").get_attribute("data-grad") == "10"
+    player.screenshot(path=str(screenshots_dir / "embed-features.png"))
+    # The micrograd script of this player's trace, in a dialog inside the player.
+    player.locator("[data-testid=copy-micrograd]").click()
+    script = player.locator("[data-testid=micrograd-dialog-text]")
+    script.wait_for(state="visible")
+    assert "from micrograd.engine import Value" in script.input_value()
+    page.keyboard.press("Escape")
+    # The page's own: no lessons, no labs that need the server, no 3D switch.
+    for testid in ("lesson", "lab-overwrite", "lab-order", "lab-train", "view-3d"):
+        assert player.locator(f"[data-testid={testid}]").count() == 0, testid

@@ -24,7 +24,19 @@ BAD_PROGRAM = "a = 2\nb = a +"
 NOT_ENGLISH = {
     *("data", "grad", "relu", "tanh", "exp", "log", "sigmoid", "ReLU", "MLP", "ln", "nan", "inf"),
     "max",  # the gradient check's ε rule, 1e-6·max(1,|x|)
-    *("NaN", "chainrule", "micrograd", "py", "Python", "SVG", "PNG", "PDF", "HTML"),
+    *(
+        "NaN",
+        "chainrule",
+        "micrograd",
+        "torch",
+        "PyTorch",
+        "py",
+        "Python",
+        "SVG",
+        "PNG",
+        "PDF",
+        "HTML",
+    ),
     *("Ctrl", "Shift", "Enter", "Home", "End", "Esc", "Escape", "Tab"),
 }
 
@@ -182,7 +194,8 @@ def test_switching_the_language_keeps_the_program_its_values_and_the_step(page, 
         page.wait_for_selector(READY)
         page.wait_for_function("s => document.body.dataset.stepIndex === s", arg=before["step"])
         assert page.evaluate("document.documentElement.lang") == lang
-        assert "lang=" + lang in page.url
+        # The URL follows the state after a pause (share.js): wait for it rather than read it now.
+        page.wait_for_function("lang => location.search.includes('lang=' + lang)", arg=lang)
         assert state_of(page) == before
         assert page.locator("[data-testid=lang]").input_value() == lang
         assert page.locator("[data-testid=copy-link]").text_content() == ui(lang, "share.button")
@@ -522,5 +535,43 @@ def test_screenshots_of_the_graph_tools_in_each_language(
                 assert not overlap(boxes[first], boxes[second]), (first, second, seen)
         state = screen_state(page)
         assert state["header"] <= 0 and state["page"] <= 0, state
+    finally:
+        context.close()
+
+
+# Every entry of the header's Export menu is on screen and is what a click there reaches. The
+# header used to clip its own menu (overflow: hidden): focusing the first entry scrolled the header
+# and left the rest out of sight.
+MENU_ON_SCREEN = """() => {
+    const topbar = document.querySelector('.topbar');
+    return {
+        scrolled: topbar.scrollTop,
+        items: [...document.querySelectorAll('#header-actions [role=menuitem]')].map((item) => {
+            const box = item.getBoundingClientRect();
+            const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+            return { text: item.textContent, reached: hit === item, top: box.top, bottom: box.bottom };
+        }),
+    };
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "ru", "et"])
+def test_the_export_menu_opens_whole_below_the_header(browser, live_server, lang):
+    context = browser.new_context(base_url=live_server, viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        open_page(page, f"?lang={lang}&preset=mlp")
+        page.click("#export-button")
+        seen = page.evaluate(MENU_ON_SCREEN)
+        assert seen["scrolled"] == 0, seen
+        assert [item["text"] for item in seen["items"]] == [
+            "SVG",
+            "PNG",
+            "PDF",
+            ui(lang, "export.html"),
+            "torch.py",
+        ]
+        assert all(item["reached"] and item["bottom"] <= 720 for item in seen["items"]), seen
+        assert screen_state(page)["header"] <= 0
     finally:
         context.close()

@@ -516,7 +516,7 @@ def test_a_slider_move_asks_only_for_numbers_under_40_bytes_per_node(page):
     assert 950 <= nodes <= 1_000
     page.click("#to-end")
     structure = page.evaluate(
-        "async () => (await (IMPORT)('state.js')).state.trace.structure".replace(
+        "async () => (await (IMPORT)('main.js')).scope.store.state.trace.structure".replace(
             "IMPORT", IMPORT_JS
         )
     )

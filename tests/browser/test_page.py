@@ -88,7 +88,9 @@ def test_every_preset_ends_on_the_api_final_grads(page, live_server):
           }""")
         assert leaked == [], (preset["id"], leaked[:5])
         page.keyboard.press("End")
-        assert page.get_attribute("[data-testid=step-forward]", "disabled") is not None
+        page.wait_for_selector(
+            "[data-testid=step-forward][disabled]"
+        )  # the page draws on its next frame
         shown = {n["id"]: n for n in nodes(page)}
         for node in trace["nodes"]:
             card = shown[node["id"]]

@@ -347,7 +347,9 @@ def test_the_gradient_map_colours_cards_by_their_gradient_magnitude(page):
     assert all(c["sign"] == "+" for c in cards if float(c["grad"]) > 0)
     w1 = page.locator("[data-testid=node][data-label=w1]")
     assert w1.get_attribute("data-grad-sign") == "-"
-    assert w1.locator(".gradmap-sign").is_visible()
+    w1_id = w1.get_attribute("data-node-id")
+    # The badge is the gradient map's own (its layer over the cards), on w1's card.
+    assert page.locator(f".layer-gradmap .gradmap-sign[data-node-id={w1_id}]").is_visible()
     # The legend prints the scale's numbers (two digits): the top bucket starts at largest / √10.
     top = format(float(f"{largest / 10**0.5:.2g}"), "g")
     assert legend.locator("[data-bucket='6']").inner_text() == f"\u2265{top}"
@@ -360,7 +362,7 @@ def test_the_gradient_map_colours_cards_by_their_gradient_magnitude(page):
     page.get_by_label("gradient map").uncheck()
     assert page.locator("[data-gradmap]").count() == 0
     assert legend.is_hidden()
-    assert not page.locator("[data-testid=node][data-label=w1] .gradmap-sign").is_visible()
+    assert not page.locator(".layer-gradmap .gradmap-sign").first.is_visible()
 
 
 # Each collapsed statement's card: {name: {root, bucket, sign}}.

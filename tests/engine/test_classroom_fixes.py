@@ -80,7 +80,7 @@ def test_nested_pauses_re_enable_only_at_the_outermost_exit() -> None:
 
 
 def test_fifty_thousand_unused_statements_give_ten_warnings_and_one_summary() -> None:
-    traced = engine.trace("a\n" * 49_999 + "a")
+    traced = engine.trace("a + 1\n" * 49_999 + "a")
     warnings = traced.to_dict()["warnings"]
     assert len(warnings) == 11
     assert warnings[9] == {
@@ -112,19 +112,19 @@ def test_positions_of_all_warnings_come_from_one_scan_of_the_source(
             super().__init__(source)
 
     monkeypatch.setattr(engine.builder, "LineIndex", CountingLineIndex)
-    source = "b = a\n" + "a\n" * 49_999 + "b"
+    source = "b = a\n" + "a + 1\n" * 49_999 + "b"
     warnings = engine.trace(source).warnings
     assert scans == [len(source)]
     assert [w["type"] for w in warnings] == ["unused"] * 11 + ["alias"]
 
 
 def test_unused_statements_on_one_line_have_their_columns() -> None:
-    warnings = engine.trace("a; bb = 2; c\r\nd").warnings
-    assert [(w["line"], w["column"]) for w in warnings] == [(1, 1), (1, 4), (1, 12)]
+    warnings = engine.trace("a + 1; bb = 2; c * 2\r\nd").warnings
+    assert [(w["line"], w["column"]) for w in warnings] == [(1, 1), (1, 8), (1, 16)]
 
 
 def test_eleven_warnings_of_a_kind_are_all_kept() -> None:
-    warnings = engine.trace("a\n" * 11 + "a").warnings
+    warnings = engine.trace("a + 1\n" * 11 + "a").warnings
     assert len(warnings) == 11
     assert warnings[-1]["message"].startswith("line 11: this expression")
 

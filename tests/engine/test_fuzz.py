@@ -68,16 +68,23 @@ ALPHABET = st.sampled_from(
 )
 
 
-@FUZZ
-@given(st.lists(ALPHABET, max_size=40).map("".join))
-def test_fuzz_random_text_is_a_trace_or_a_program_error(source: str) -> None:
+def trace_or_error(source: str) -> dict | None:
+    """The reply for `source` (valid JSON), or None after a ProgramError with a position."""
     try:
         result = engine.trace(source, limits=engine.Limits(1_000, 500, 20))
     except engine.ProgramError as error:
         json.dumps(error.to_dict())
         assert error.line is not None and error.caret.endswith("^")
-        return
-    json.dumps(result.to_dict(), allow_nan=False)
+        return None
+    reply = result.to_dict()
+    json.dumps(reply, allow_nan=False)
+    return reply
+
+
+@FUZZ
+@given(st.lists(ALPHABET, max_size=40).map("".join))
+def test_fuzz_random_text_is_a_trace_or_a_program_error(source: str) -> None:
+    trace_or_error(source)
 
 
 @FUZZ
@@ -87,3 +94,23 @@ def test_fuzz_any_unicode_is_a_trace_or_a_program_error(source: str) -> None:
         engine.trace(source)
     except engine.ProgramError:
         pass
+
+
+# What a pasted cell is made of (issue 22): statements chainrule skips or reads as labels, copy
+# leftovers, PyTorch, and the Python that must run, in any order and any place.
+PASTED = st.sampled_from(
+    ["a", "b", " = ", "; ", "\n", "\r\n", " ", "#", "'", '"', "(", ")", "[", "]", ",", "*", "2.0"]
+    + ["a.label = 'x*y'", ".label", ".grad", ".data", " = 0.0", " = 1.0", "._backward()"]
+    + ["print(", "draw_dot(", "dot", "import ", "from ", " import ", "numpy as np", "\ufeff"]
+    + [">>> ", "... ", "In [1]: ", "%", "!", "\u00a0", "Value(", "label=", "torch.", "tensor("]
+    + ["Tensor([", "]).double()", "requires_grad", " = True", "tanh(", ".relu()", ".backward()"]
+    + ["for ", "def ", "class ", "random.uniform(", "sum(", ".item()", "x1w1", "o"]
+)
+
+
+@FUZZ
+@given(st.lists(PASTED, max_size=40).map("".join))
+def test_fuzz_a_pasted_cell_is_a_trace_or_a_program_error(source: str) -> None:
+    reply = trace_or_error(source)
+    for warning in reply["warnings"] if reply else ():  # each note is about a line of the source
+        assert warning["line"] is None or 1 <= warning["line"] <= source.count("\n") + 1

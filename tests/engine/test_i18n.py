@@ -233,6 +233,15 @@ def test_the_narration_of_every_preset_has_no_english_left(lang, preset_id, opti
         assert left == set(), (ours["template"], left)
 
 
+# A pasted cell with one of every kind of skipped statement and copy leftover.
+PASTED_CELL = (
+    "\ufeff%matplotlib inline\n!pip install micrograd\n>>> import torch\n>>> a = Value(2.0)\n"
+    ">>> print(a)\n>>> a\n>>> b = a\u00a0* 3; draw_dot(b); b.data; b.requires_grad = True\n"
+    "Value(data=6.0)\n>>> b.grad = 0.0; b.grad = 1.0; b.grad = 2.0; b._backward()\n"
+    ">>> z.label = 'z'\n>>> b.backward()\n>>> print(a.grad)"
+)
+
+
 @pytest.mark.parametrize("lang", OTHERS)
 def test_every_kind_of_warning_reads_in_every_language(lang):
     programs = [
@@ -241,6 +250,7 @@ def test_every_kind_of_warning_reads_in_every_language(lang):
          "def tanh(x):\n    return x\nL = a * 2\nL.backward()\nL = L * 3", {}),  # skipped
         ("\n".join(f"u{k} = {k}" for k in range(30)) + "\nx", {}),  # and 19 more statements
         ("a = 0\nb = log(a) + 1 / a + exp(1000) + log(-1)", {}),  # node warnings
+        (PASTED_CELL, {}),  # every kind of statement skipped and copy leftover (issue 22)
     ]  # fmt: skip
     for source, values in programs:
         english = engine.numbers(source, values)

@@ -6,6 +6,21 @@ from chainrule import engine
 from chainrule.engine.lexer import SUBSET
 from chainrule.engine.parser import parse
 
+NOTHING_TO_TRACE = (
+    "nothing to trace: every statement is skipped (imports, print(...), draw_dot(...), x.grad, "
+    "…); write an expression such as a * b + c"
+)
+
+
+def needs_running(line: int, what: str) -> str:
+    """The message of a NeedsRunning error about `what` on `line`."""
+    return (
+        f"line {line}: {what} must run before chainrule can read its graph: chainrule reads "
+        "straight-line code as data and never runs it. Run the code first (in a notebook, "
+        "chainrule.show(x) reads the graph it built)"
+    )
+
+
 TREES = [
     ("2 ** 3 ** 2", "(** 2 (** 3 2))"),
     ("2 ^ 3 ^ 2", "(** 2 (** 3 2))"),
@@ -169,34 +184,10 @@ ERRORS = [
         1,
         2,
     ),
-    (
-        "a[0]",
-        "SyntaxError",
-        f"lists and indexing with [ ] are not part of the language; use ( ) for grouping; {SUBSET}",
-        1,
-        2,
-    ),
-    (
-        "lambda x: x",
-        "SyntaxError",
-        f"lambdas ('lambda') are not part of the language; {SUBSET}",
-        1,
-        1,
-    ),
-    (
-        "import os",
-        "SyntaxError",
-        f"imports ('import') are not part of the language; {SUBSET}",
-        1,
-        1,
-    ),
-    (
-        "def f(): 1",
-        "SyntaxError",
-        f"definitions ('def') are not part of the language; {SUBSET}",
-        1,
-        1,
-    ),
+    ("a[0]", "NeedsRunning", needs_running(1, "a list or an index ('[ ]')"), 1, 2),
+    ("lambda x: x", "NeedsRunning", needs_running(1, "a function ('lambda')"), 1, 1),
+    ("import os", "SyntaxError", NOTHING_TO_TRACE, 1, 1),
+    ("def f(): 1", "NeedsRunning", needs_running(1, "a function ('def')"), 1, 1),
     (
         "(x := 3)",
         "SyntaxError",

@@ -14,7 +14,7 @@ from test_micrograd_dialect import MORE_OPS, SANITY_CHECK
 
 import chainrule
 from chainrule import engine
-from chainrule.engine.value_reader import NotAGraph, program_of
+from chainrule.engine.value_reader import NotAGraph, NotAValue, TooManyNodes, program_of
 
 
 def labelled(data: float, label: str) -> MG:
@@ -191,3 +191,101 @@ def test_the_python_docs_examples_run():
     docs = Path(__file__).resolve().parents[2] / "docs" / "python.md"
     failures, tried = doctest.testfile(str(docs), module_relative=False, verbose=False)
     assert tried >= 6 and failures == 0
+
+
+def test_one_neuron_built_thirty_times_reads_as_one_program():
+    # micrograd keeps children in a set: before canonical order, 30 builds gave 4 programs.
+    programs = set()
+    for _ in range(30):
+        random.seed(3)
+        out = Neuron(3)([MG(1.0), MG(-2.0), MG(0.5)])
+        programs.add(program_of(out).source)
+    assert len(programs) == 1
+
+
+def test_operands_keep_the_order_their_backward_names_them():
+    x1, w1 = labelled(2.0, "x1"), labelled(-3.0, "w1")
+    assert "out = x1 * w1" in program_of(x1 * w1).source  # not w1 * x1, as labels would sort
+    assert "out = w1 * x1" in program_of(w1 * x1).source
+
+
+class _Bare:
+    """A learner's Value with a set of children and no `_backward` closure to read order from."""
+
+    def __init__(self, data, children=(), op="", label=""):
+        self.data, self._prev, self._op, self.label = data, set(children), op, label
+
+    def __mul__(self, other):
+        return _Bare(self.data * other.data, (self, other), "*")
+
+    def __add__(self, other):
+        return _Bare(self.data + other.data, (self, other), "+")
+
+
+def test_without_a_closure_operands_go_by_label_then_by_structure():
+    a, b = _Bare(2.0, label="a"), _Bare(3.0, label="b")
+    assert program_of(b * a).source == "a = 2.0\nb = 3.0\nout = a * b\n"
+    # Unlabelled: by a key of what each operand is, whatever the order they were made in.
+    first = [_Bare(1.5), _Bare(-2.0)]
+    one = program_of((first[0] * first[1]) + _Bare(4.0)).source
+    second = [_Bare(-2.0), _Bare(1.5)]
+    other = program_of(_Bare(4.0) + (second[1] * second[0])).source
+    assert one == other
+
+
+def test_labels_that_are_no_names_are_written_beside_the_name():
+    x = labelled(2.0, "x 1")
+    y = x * labelled(3.0, "y")
+    y.label = "x*y"
+    program = program_of(y.relu(), names={id(y): "xy"})
+    assert program.source == (
+        "v1 = 2.0; v1.label = 'x 1'\ny = 3.0\nxy = v1 * y; xy.label = 'x*y'\nout = xy.relu()\n"
+    )
+    assert program.values == {"v1": 2.0, "y": 3.0}
+    traced = engine.trace(program.source)  # the dialect reads the label lines
+    assert traced.root.data == 6.0 and traced.grad("v1") == 3.0
+
+
+def test_a_label_no_string_can_hold_is_left_out():
+    x = labelled(2.0, 'it\'s "quoted"')
+    assert program_of(x * x).source == "v1 = 2.0\nout = v1 * v1\n"
+
+
+def test_a_graph_over_the_node_limit_is_refused_while_read():
+    x = labelled(1.0, "x")
+    for _ in range(50):
+        x = x * 1.01
+    with pytest.raises(TooManyNodes):
+        program_of(x, max_nodes=40)
+    assert program_of(x, max_nodes=200).root == "out"
+
+
+def test_an_unknown_op_names_itself_and_no_value_is_a_type_of_its_own():
+    with pytest.raises(NotAGraph) as error:
+        program_of(_with_op(MG(1.0) + MG(2.0), "cosh"))
+    assert error.value.op == "cosh" and not isinstance(error.value, NotAValue)
+    with pytest.raises(NotAValue):
+        program_of("a string")
+
+
+def test_the_lecture_s_labels_that_are_no_names_come_back_as_labels():
+    """The lecture's neuron (its own Value class, here the tests' stand-in for it), read back:
+    `x1*w1` is the card's label, on a node the program names `t1`."""
+    from lecture_cells import CELLS, run
+
+    root, _ = run(next(cell for cell in CELLS if cell.id == "second-half-cell-9"))
+    reply = chainrule.trace_value(root)
+    cards = {node["label"]: node for node in reply["nodes"]}
+    assert set(cards) == {"x1", "x2", "w1", "w2", "b", "x1*w1", "x2*w2", "x1*w1 + x2*w2", "n", "o"}
+    assert cards["x1*w1"]["name"].startswith("t")
+    assert "; t1.label = 'x1*w1'" in reply["program"]["source"]
+    assert math.isclose(cards["x1"]["grad"], -1.5, rel_tol=1e-12)
+    # A label no program line can hold (a line break, a backslash, both quotes) is left out.
+    for label in ("a\nb", "a\\b", 'it\'s "x"'):
+        product = labelled(2.0, "x") * labelled(3.0, "y")
+        product.label = label
+        total = product + labelled(1.0, "z")
+        total.backward()
+        reply = chainrule.trace_value(total)
+        assert ".label" not in reply["program"]["source"]
+        assert sorted(n["label"] for n in reply["nodes"]) == ["", "out", "x", "y", "z"]

@@ -1,12 +1,5 @@
-// What makes a graph of hundreds of nodes teachable (issue 11): the view follows the pulse, a
-// minimap shows where the view is, the gradient map colours cards by |grad|, and a leaf's slider
-// and card light each other. main.js mounts them together once the graph pane and the sliders
-// exist (`graph` is graph-view.js's mountGraph result).
-
-import { mountFollow } from "./follow.js";
-import { mountGradmap } from "./gradmap.js";
-import { mountLeafLink } from "./leaf-link.js";
-import { mountMinimap } from "./minimap.js";
+// The graph pane's measurements, for the views that place things in it at every step (follow,
+// the minimap): read from the layout once and kept until something changes size.
 
 /**
  * The pane's measurements, read from the layout once and kept until the pane, the legend or the
@@ -58,23 +51,15 @@ function paneMetrics({ wrap, zoom, legend, refit }) {
   };
 }
 
-export function mountRealSize({ svg, wrap, graph, followButton, gradmapToggle, legend, sliders }) {
-  mountLeafLink({ container: sliders, svg });
-  const gradmap = mountGradmap({ svg, toggle: gradmapToggle, legend });
-  // A view still as the last fit left it is refitted when the legend changes height.
+/**
+ * The measurements of `graph`'s pane (graph-view.js mountGraph), with `legend`: a view still as
+ * the last fit left it is refitted when the legend changes height (the gradient map's scale).
+ */
+export function mountPaneMetrics(graph, legend) {
   let fitted = null;
   graph.zoom.onChange((transform, how) => {
     fitted = how === "fit" ? transform : fitted;
   });
   const stillFitted = () => fitted && ["x", "y", "k"].every((key) => Math.abs(fitted[key] - graph.zoom.transform[key]) < 1e-6);
-  const refit = () => {
-    if (stillFitted()) graph.fit();
-  };
-  const metrics = paneMetrics({ wrap, zoom: graph.zoom, legend, refit });
-  const minimap = mountMinimap({ wrap, zoom: graph.zoom, metrics, buckets: gradmap.buckets, drawn: graph });
-  graph.onArranged(() => {
-    minimap.redraw();
-    gradmap.repaint();
-  });
-  return mountFollow({ svg, zoom: graph.zoom, button: followButton, metrics, avoid: () => minimap.box(), cardOf: graph.cardOf });
+  return paneMetrics({ wrap: graph.wrap, zoom: graph.zoom, legend, refit: () => stillFitted() && graph.fit() });
 }

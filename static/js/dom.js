@@ -1,4 +1,4 @@
-// Small DOM helpers for the labs: elements built with createElement and textContent only.
+// Small DOM helpers: elements built with createElement and textContent only.
 
 /** `h("button", {class, text, type, onclick, "aria-label": ...}, ...children)`. */
 export function h(tag, props = {}, ...children) {
@@ -12,6 +12,14 @@ export function h(tag, props = {}, ...children) {
   }
   el.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
   return el;
+}
+
+/** `text` with `backticks` as <code> spans: DOM nodes only, never HTML from a string. */
+export function richText(element, text) {
+  element.replaceChildren(...text.split("`").map((part, i) => {
+    if (i % 2 === 0) return document.createTextNode(part);
+    return h("code", { class: "math", text: part });
+  }));
 }
 
 /**
@@ -31,9 +39,4 @@ export function toggleSwitch({ off, on, label, testId, onChange }) {
       button.setAttribute("aria-checked", String(Boolean(value)));
     },
   };
-}
-
-/** The name a learner reads for a node: its label, else its source text, else its id. */
-export function nodeName(node) {
-  return node.label || node.text || node.id;
 }

@@ -1,7 +1,7 @@
 // What the labs read off a trace (no DOM): every backward contribution with the timeline frame
 // that shows it, when a lost one was overwritten, and when each node's gradient is settled.
 
-import { framesOf, traceIndex } from "./timeline.js";
+import { framesOf, traceIndex } from "./frames.js";
 
 const cache = new WeakMap();
 

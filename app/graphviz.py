@@ -1,0 +1,203 @@
+"""Running Graphviz without letting one drawing hoard the machine.
+
+Every `dot` runs in a child process bounded in address space and CPU time (rlimits set between
+fork and exec), in wall time, and in how much output is read; the kernel kills it when the
+process that started it dies. A semaphore per process bounds how many run at once: a caller
+that finds every slot taken is told so at once (GraphvizBusy), never queued without bound.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from chainrule.app.settings import AppSettings
+
+# Linux's prctl(PR_SET_PDEATHSIG): the kernel kills a child when the thread that started it dies.
+PR_SET_PDEATHSIG = 1
+RLIMIT_CPU = 0  # Linux's resource numbers (<sys/resource.h>)
+RLIMIT_CORE = 4
+RLIMIT_AS = 9
+READ_CHUNK = 65536
+
+
+class GraphvizError(Exception):
+    """Graphviz gave no drawing."""
+
+
+class GraphvizBusy(GraphvizError):
+    """Every Graphviz slot of this process is taken: try again in a moment."""
+
+
+class GraphvizTimedOut(GraphvizError):
+    """Graphviz ran past its wall time or its CPU time and was killed."""
+
+
+class GraphvizOutputTooLarge(GraphvizError):
+    """Graphviz wrote more than the output cap and was killed."""
+
+
+class GraphvizFailed(GraphvizError):
+    """Graphviz could not start, crashed (out of its memory, a signal) or exited with an error."""
+
+
+class _RLimit(ctypes.Structure):
+    _fields_ = [("rlim_cur", ctypes.c_ulong), ("rlim_max", ctypes.c_ulong)]
+
+
+_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+
+
+def child_setup(memory_bytes: int, cpu_seconds: int) -> Callable[[], None] | None:
+    """What runs in the child between fork and exec: die with the parent, cap the address space
+    and the CPU time, write no core file. Only C functions resolved now, on structures built
+    now, are called there (the parent may have threads: nothing may take a Python-level lock)."""
+    if _libc is None:
+        return None
+    prctl, setrlimit = _libc.prctl, _libc.setrlimit
+    limits = (
+        (RLIMIT_AS, _RLimit(memory_bytes, memory_bytes)),
+        # SIGXCPU at the soft limit, SIGKILL a second later if it is caught.
+        (RLIMIT_CPU, _RLimit(cpu_seconds, cpu_seconds + 1)),
+        (RLIMIT_CORE, _RLimit(0, 0)),
+    )
+    references = [ctypes.byref(limit) for _, limit in limits]
+
+    def setup() -> None:  # pragma: no cover - runs in the child
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        for (resource, _), reference in zip(limits, references):  # noqa: B905 - fixed pairs
+            setrlimit(resource, reference)
+
+    return setup
+
+
+def run_bounded(
+    command: list[str],
+    source: bytes,
+    *,
+    timeout_s: float,
+    memory_bytes: int,
+    output_bytes: int,
+    merge_stderr: bool = False,
+) -> bytes:
+    """The standard output of `command` fed `source` (with its standard error when
+    `merge_stderr`): killed after `timeout_s` of wall time (or its CPU time) with
+    GraphvizTimedOut, past `output_bytes` of output with GraphvizOutputTooLarge; a failure to
+    start, a crash or an error exit is GraphvizFailed."""
+    deadline = time.monotonic() + timeout_s
+    with tempfile.TemporaryFile() as stdin:  # a file, so that writing never waits on reading
+        stdin.write(source)
+        stdin.seek(0)
+        try:
+            process = subprocess.Popen(
+                command,
+                stdin=stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT if merge_stderr else subprocess.DEVNULL,
+                preexec_fn=child_setup(memory_bytes, max(1, math.ceil(timeout_s))),
+            )
+        except (OSError, subprocess.SubprocessError) as error:
+            raise GraphvizFailed(str(error)) from error
+    with process:
+        try:
+            output = read_capped(process, deadline, output_bytes)
+            returncode = process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired as error:
+            raise GraphvizTimedOut() from error
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    if returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+        raise GraphvizTimedOut()
+    if returncode != 0:
+        raise GraphvizFailed(f"exit status {returncode}")
+    return output
+
+
+def read_capped(process: subprocess.Popen, deadline: float, cap: int) -> bytes:
+    """All of `process`'s standard output, unless it is not done by `deadline`
+    (GraphvizTimedOut) or writes more than `cap` bytes (GraphvizOutputTooLarge)."""
+    assert process.stdout is not None
+    descriptor = process.stdout.fileno()
+    chunks: list[bytes] = []
+    size = 0
+    with selectors.DefaultSelector() as selector:
+        selector.register(descriptor, selectors.EVENT_READ)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not selector.select(remaining):
+                raise GraphvizTimedOut()
+            chunk = os.read(descriptor, READ_CHUNK)
+            if not chunk:
+                return b"".join(chunks)
+            size += len(chunk)
+            if size > cap:
+                raise GraphvizOutputTooLarge()
+            chunks.append(chunk)
+
+
+@dataclass
+class Graphviz:
+    """One process's way to Graphviz: its binary, its bounds and its slots (at most `slots`
+    drawings at once; a caller waits up to `wait_s` for one, then gets GraphvizBusy)."""
+
+    binary: str
+    memory_bytes: int = 1 << 30
+    output_bytes: int = 64 << 20
+    slots: int = 2
+    wait_s: float = 0.0
+    _free: threading.BoundedSemaphore = field(init=False, repr=False)
+    _lock: threading.Lock = field(init=False, repr=False, default_factory=threading.Lock)
+    running: int = field(init=False, default=0)
+    runs: int = field(init=False, default=0)  # how many times Graphviz was started
+
+    def __post_init__(self) -> None:
+        self._free = threading.BoundedSemaphore(self.slots)
+
+    @classmethod
+    def from_settings(cls, settings: AppSettings, binary: str | None = None) -> Graphviz:
+        """This process's Graphviz with the settings' bounds; `binary` default: the settings'
+        dot, else `dot` on the PATH."""
+        if binary is None:
+            binary = settings.dot_binary or shutil.which("dot") or ""
+        return cls(
+            binary,
+            memory_bytes=settings.graphviz_max_memory_mb << 20,
+            output_bytes=settings.graphviz_max_output_mb << 20,
+            slots=settings.graphviz_slots,
+            wait_s=settings.graphviz_wait_s,
+        )
+
+    def run(self, args: list[str], source: bytes, timeout_s: float) -> bytes:
+        """Graphviz's output for `source` (run_bounded), in one of this process's slots."""
+        if not self.binary:
+            raise GraphvizFailed("no Graphviz")
+        if not self._free.acquire(timeout=self.wait_s):
+            raise GraphvizBusy()
+        with self._lock:
+            self.running += 1
+            self.runs += 1
+        try:
+            return run_bounded(
+                [self.binary, *args],
+                source,
+                timeout_s=timeout_s,
+                memory_bytes=self.memory_bytes,
+                output_bytes=self.output_bytes,
+            )
+        finally:
+            with self._lock:
+                self.running -= 1
+            self._free.release()

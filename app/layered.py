@@ -1,0 +1,267 @@
+"""The layered fallback layout (Sugiyama's three steps) in plain Python: it cannot corrupt memory,
+so it runs in any process, a notebook's kernel included, and its time grows about linearly.
+
+1. Columns: every node as far right as its consumers allow (the longest path *to* the root), so
+   a subexpression sits just left of the node that uses it; nodes may be pinned to the first
+   column (a group's ports).
+2. Order in each column: barycentre sweeps, a lane (dummy) in every column a short edge crosses.
+   An edge longer than MAX_SPAN columns gets no lanes and takes no part: each lane is a vertex
+   per column crossed, quadratic on long sums (`x0 + x1 + …` reads x0 thousands of columns on).
+3. Rows: each column keeps its order and its gaps and goes as close as it can to the mean row of
+   its neighbours (least squares under the order: pool adjacent violators, linear), sweeping
+   from the leaves to the root and back.
+
+The order never looks at the cards' sizes, only the rows do: a graph laid out once with small
+cards and once with big ones keeps every node in the same column and the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+MAX_SPAN = 4  # columns an edge may cross and still get lanes and take part in the ordering
+ORDER_SWEEPS = 4  # barycentre sweeps each way
+ROW_SWEEPS = 4  # row placement sweeps each way
+LONE_WEIGHT = 1e-3  # how strongly a node without neighbours in a sweep keeps its row
+
+
+@dataclass
+class LayeredGraph:
+    """The graph with lanes: vertex v < n is node v, the rest are lanes of short edges."""
+
+    column: list[int]
+    inputs: list[list[tuple[int, float]]]  # (vertex one column left, weight)
+    consumers: list[list[tuple[int, float]]]  # (vertex one column right, weight)
+    columns: list[list[int]]  # vertices of each column, in their order
+
+
+def columns_from_the_root(
+    n: int,
+    edges: Sequence[tuple[int, int]],
+    pinned: Sequence[int] = (),
+    pin_within: int | None = None,
+) -> list[int]:
+    """Column of each node: as far right as its consumers allow (the root, and any node that
+    nothing consumes, in the last column), `pinned` nodes in column 0; with `pin_within`, only
+    those whose consumers are all within that many columns of it. Iterative (Kahn)."""
+    height = longest_paths(n, [(target, source) for source, target in edges])  # to a sink
+    top = max(height, default=0)
+    column = [top - h for h in height]
+    last_consumer = [0] * n
+    for source, target in edges:
+        last_consumer[source] = max(last_consumer[source], column[target])
+    for node in pinned:
+        if pin_within is None or last_consumer[node] <= pin_within:
+            column[node] = 0
+    return column
+
+
+def longest_paths(n: int, edges: Sequence[tuple[int, int]]) -> list[int]:
+    """The longest path to each node from a node without inputs (0 for those), along `edges`
+    (source, target). Iterative (Kahn): graph size is never limited by recursion depth."""
+    inputs_left = [0] * n
+    consumers: list[list[int]] = [[] for _ in range(n)]
+    for source, target in edges:
+        inputs_left[target] += 1
+        consumers[source].append(target)
+    depth = [0] * n
+    ready = [node for node in range(n) if inputs_left[node] == 0]
+    while ready:
+        node = ready.pop()
+        for target in consumers[node]:
+            depth[target] = max(depth[target], depth[node] + 1)
+            inputs_left[target] -= 1
+            if inputs_left[target] == 0:
+                ready.append(target)
+    return depth
+
+
+def with_lanes(
+    n: int,
+    edges: Sequence[tuple[int, int]],
+    column: list[int],
+    weights: Sequence[float] | None = None,
+) -> LayeredGraph:
+    """The layered graph: every edge of span 2..MAX_SPAN becomes a chain through lanes, longer
+    ones are left out. Columns start in node order (the trace's: source order).
+
+    An edge weighs (its weight) × (1 + the longest path from a leaf to its source): a node's
+    long chain of inputs (the running total of a sum) outweighs a short side branch, so the
+    spine of a program is drawn straight and its branches beside it, not a staircase."""
+    graph = LayeredGraph(list(column), [[] for _ in range(n)], [[] for _ in range(n)], [])
+    depth = longest_paths(n, edges)  # from the leaves
+
+    def link(source: int, target: int, weight: float) -> None:
+        graph.consumers[source].append((target, weight))
+        graph.inputs[target].append((source, weight))
+
+    for number, (source, target) in enumerate(edges):
+        weight = (weights[number] if weights is not None else 1.0) * (1 + depth[source]) ** 2
+        span = column[target] - column[source]
+        if span < 1 or span > MAX_SPAN:
+            continue
+        previous = source
+        for step in range(1, span):
+            lane = len(graph.column)
+            graph.column.append(column[source] + step)
+            graph.inputs.append([])
+            graph.consumers.append([])
+            link(previous, lane, weight)
+            previous = lane
+        link(previous, target, weight)
+    graph.columns = [[] for _ in range(max(graph.column, default=-1) + 1)]
+    for vertex, col in enumerate(graph.column):
+        graph.columns[col].append(vertex)
+    return graph
+
+
+def order_columns(graph: LayeredGraph) -> None:
+    """Barycentre sweeps, right to left (each column by its consumers) then left to right (by
+    inputs); a vertex without neighbours on the side looked at keeps its place."""
+    position = [0.0] * len(graph.column)
+    for column in graph.columns:
+        for place, vertex in enumerate(column):
+            position[vertex] = place
+    last = len(graph.columns) - 1
+    for _ in range(ORDER_SWEEPS):
+        for col in range(last - 1, -1, -1):
+            reorder(graph.columns[col], graph.consumers, position)
+        for col in range(1, last + 1):
+            reorder(graph.columns[col], graph.inputs, position)
+
+
+def reorder(
+    column: list[int], neighbours: list[list[tuple[int, float]]], position: list[float]
+) -> None:
+    """Sort `column` by the weighted mean position of each vertex's `neighbours` (in place)."""
+    if len(column) == 1:
+        return
+    keys = {}
+    for vertex in column:
+        linked = neighbours[vertex]
+        total = sum(weight for _, weight in linked)
+        centre = (
+            sum(position[other] * weight for other, weight in linked) / total
+            if total
+            else position[vertex]
+        )
+        keys[vertex] = (centre, position[vertex])
+    column.sort(key=keys.__getitem__)
+    for place, vertex in enumerate(column):
+        position[vertex] = place
+
+
+def place_rows(graph: LayeredGraph, heights: Sequence[float], node_gap: float) -> list[float]:
+    """The row (centre y) of every vertex: columns packed in order, then moved towards their
+    neighbours' mean row, sweeping from the leaves to the root and back."""
+    row = [0.0] * len(graph.column)
+    for column in graph.columns:
+        y = 0.0
+        for place, vertex in enumerate(column):
+            if place:
+                y += gap(heights, column[place - 1], vertex, node_gap)
+            row[vertex] = y
+    last = len(graph.columns) - 1
+    for _ in range(ROW_SWEEPS):
+        for col in range(1, last + 1):
+            settle(graph.columns[col], graph.inputs, row, heights, node_gap)
+        for col in range(last - 1, -1, -1):
+            settle(graph.columns[col], graph.consumers, row, heights, node_gap)
+    return row
+
+
+def gap(heights: Sequence[float], above: int, below: int, node_gap: float) -> float:
+    """The least distance between the centres of two vertices one above the other."""
+    return (heights[above] + heights[below]) / 2 + node_gap
+
+
+def settle(
+    column: list[int],
+    neighbours: list[list[tuple[int, float]]],
+    row: list[float],
+    heights: Sequence[float],
+    node_gap: float,
+) -> None:
+    """Move `column`'s rows as close as the order and gaps allow to each vertex's neighbours'
+    weighted mean row (in place): least squares under `row[i+1] - row[i] >= gap`."""
+    if len(column) == 1:  # nothing to keep apart: straight to the mean (most columns of a chain)
+        linked = neighbours[column[0]]
+        if linked:
+            total = sum(weight for _, weight in linked)
+            row[column[0]] = sum(row[other] * weight for other, weight in linked) / total
+        return
+    offsets = []
+    wanted = []
+    weights = []
+    offset = 0.0
+    for place, vertex in enumerate(column):
+        if place:
+            offset += gap(heights, column[place - 1], vertex, node_gap)
+        linked = neighbours[vertex]
+        total = sum(weight for _, weight in linked)
+        if total:
+            target = sum(row[other] * weight for other, weight in linked) / total
+        else:
+            target, total = row[vertex], LONE_WEIGHT
+        offsets.append(offset)
+        wanted.append(target - offset)
+        weights.append(total)
+    for vertex, offset, value in zip(column, offsets, isotonic(wanted, weights), strict=True):
+        row[vertex] = value + offset
+
+
+def isotonic(values: Sequence[float], weights: Sequence[float]) -> list[float]:
+    """The non-decreasing sequence closest to `values` in weighted least squares (pool adjacent
+    violators: each block holds the weighted mean of what it pooled)."""
+    blocks: list[list[float]] = []  # [mean, weight, count]
+    for value, weight in zip(values, weights, strict=True):
+        blocks.append([value, weight, 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            mean, total, count = blocks.pop()
+            previous = blocks[-1]
+            pooled = previous[1] + total
+            previous[0] = (previous[0] * previous[1] + mean * total) / pooled
+            previous[1] = pooled
+            previous[2] += count
+    fitted = []
+    for mean, _, count in blocks:
+        fitted.extend([mean] * int(count))
+    return fitted
+
+
+def layered_centres(
+    n: int,
+    edges: Sequence[tuple[int, int]],
+    sizes: Sequence[tuple[float, float]],
+    *,
+    rank_gap: float,
+    node_gap: float,
+    pinned: Sequence[int] = (),
+    weights: Sequence[float] | None = None,
+) -> list[tuple[float, float]]:
+    """The centre (x, y) of each of `n` nodes of a DAG laid out left to right in columns
+    `rank_gap` apart (each as wide as its widest card) and cards at least `node_gap` apart in a
+    column; `pinned` nodes in the first column when their edges are short enough for lanes;
+    `weights` per edge (default 1) pull harder."""
+    if n == 0:
+        return []
+    # A pinned node (a group's port) whose edge is too long for lanes stays by its consumer: in
+    # the first column it would only stack up, holding no lane.
+    columns = columns_from_the_root(n, edges, pinned, pin_within=MAX_SPAN)
+    graph = with_lanes(n, edges, columns, weights)
+    order_columns(graph)
+    heights = [height for _, height in sizes] + [0.0] * (len(graph.column) - n)
+    rows = place_rows(graph, heights, node_gap)
+    widths = [0.0] * len(graph.columns)
+    for node in range(n):
+        widths[graph.column[node]] = max(widths[graph.column[node]], sizes[node][0])
+    lefts = []
+    left = 0.0
+    for width in widths:
+        lefts.append(left)
+        left += width + rank_gap
+    return [
+        (lefts[graph.column[node]] + widths[graph.column[node]] / 2, rows[node])
+        for node in range(n)
+    ]

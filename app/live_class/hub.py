@@ -1,0 +1,287 @@
+"""This process's side of every class: who is connected, and getting each change to them.
+
+Each connection has a bounded queue and its own sender task: a change is put in every queue
+without waiting (one stalled socket never holds up the others), and a client whose queue is
+full is dropped (closed with 4008) — its page reconnects at once and reads the current state,
+so it falls behind by one reconnect, never by a growing backlog. Every message to a room is
+encoded once and shared by all its queues.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+
+from starlette.websockets import WebSocket
+
+from chainrule.app.live_class.store import ClassStore, MemoryStore
+from chainrule.app.settings import AppSettings
+
+logger = logging.getLogger("chainrule")
+
+TOO_SLOW = 4008  # close code: this client fell behind (the page reconnects and resyncs)
+COUNT_DELAY_S = 0.05  # answer counts to the teacher at most this often per class and process
+PRESENCE_EVERY_S = 1.0
+
+
+def snapshot_text(fields: dict[str, str]) -> str:
+    """The whole state of a class as students receive it. The fields are JSON that this server
+    wrote (store.py), so they are joined as they are."""
+    return (
+        f'{{"type":"snapshot","version":{int(fields["version"])},'
+        f'"mode":{json.dumps(fields["mode"])},"view":{fields["view"]},'
+        f'"question":{fields["question"]},"board":{fields["board"]}}}'
+    )
+
+
+class Bucket:
+    """A token bucket: `capacity` at once, refilled at `per_s`."""
+
+    __slots__ = ("capacity", "per_s", "tokens", "at")
+
+    def __init__(self, capacity: float, per_s: float) -> None:
+        self.capacity = capacity
+        self.per_s = per_s
+        self.tokens = capacity
+        self.at = time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.at) * self.per_s)
+        self.at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+class Client:
+    """One connected page: a teacher's or a student's."""
+
+    __slots__ = ("socket", "role", "student", "name", "lang", "queue", "sender", "dropped")
+
+    def __init__(
+        self, socket: WebSocket, role: str, student: str, name: str, lang: str, queue_size: int
+    ) -> None:
+        self.socket = socket
+        self.role = role
+        self.student = student
+        self.name = name
+        self.lang = lang
+        self.queue: asyncio.Queue[str] = asyncio.Queue(queue_size)
+        self.dropped = False
+        self.sender = asyncio.create_task(self._send_all())
+
+    async def _send_all(self) -> None:
+        with contextlib.suppress(Exception):
+            while True:
+                await self.socket.send_text(await self.queue.get())
+
+    def offer(self, text: str) -> None:
+        """Queue `text` for this client; a full queue drops the client."""
+        if self.dropped:
+            return
+        try:
+            self.queue.put_nowait(text)
+        except asyncio.QueueFull:
+            self.drop(TOO_SLOW)
+
+    def drop(self, code: int) -> None:
+        """Stop sending and close the socket (the page reconnects and reads the state)."""
+        if self.dropped:
+            return
+        self.dropped = True
+        self.sender.cancel()
+        asyncio.create_task(self._close(code))
+
+    async def _close(self, code: int) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.socket.close(code), timeout=1.0)
+
+    async def stop(self) -> None:
+        self.sender.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.sender
+
+
+class Room:
+    """This process's connections to one class and the last state it sent them."""
+
+    __slots__ = (
+        "code",
+        "clients",
+        "version",
+        "fields",
+        "refreshing",
+        "dirty",
+        "counts",
+        "students",
+    )
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.clients: set[Client] = set()
+        self.version = 0
+        self.fields: dict[str, str] = {}
+        self.refreshing = False
+        self.dirty = False
+        self.counts: dict[str, int] = {}  # question → answers, not yet sent to the teachers
+        self.students = -1  # the count last sent to the teachers
+
+    def send(self, text: str, role: str | None = None) -> None:
+        for client in list(self.clients):
+            if role is None or client.role == role:
+                client.offer(text)
+
+
+class Hub:
+    """The rooms of this process; the store's listener."""
+
+    def __init__(self, store: ClassStore, queue_size: int = 32) -> None:
+        self.store = store
+        self.queue_size = queue_size
+        self.rooms: dict[str, Room] = {}
+        self._tasks: set[asyncio.Task] = set()
+        self._ticker: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        await self.store.start(self)
+        self._ticker = asyncio.create_task(self._tick())
+
+    async def close(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+        for room in list(self.rooms.values()):
+            for client in list(room.clients):
+                client.drop(1001)
+        await self.store.close()
+
+    def _spawn(self, coroutine) -> None:
+        task = asyncio.create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # The store's listener.
+    def codes(self) -> list[str]:
+        return list(self.rooms)
+
+    def changed(self, code: str) -> None:
+        room = self.rooms.get(code)
+        if room is None:
+            return
+        room.dirty = True
+        if not room.refreshing:
+            room.refreshing = True
+            self._spawn(self._refresh(room))
+
+    def counted(self, code: str, question: str, count: int) -> None:
+        room = self.rooms.get(code)
+        if room is None:
+            return
+        first = not room.counts
+        room.counts[question] = max(count, room.counts.get(question, 0))
+        if first:
+            asyncio.get_running_loop().call_later(COUNT_DELAY_S, self._send_counts, room)
+
+    def ended(self, code: str) -> None:
+        room = self.rooms.get(code)
+        if room is None:
+            return
+        room.send('{"type":"ended"}')
+        for client in list(room.clients):
+            client.drop(1000)
+
+    async def _refresh(self, room: Room) -> None:
+        """Read the class and send its state to this process's clients, once per burst of
+        notices (a read in progress answers every notice that came before it started)."""
+        try:
+            while room.dirty:
+                room.dirty = False
+                fields = await self.store.read(room.code)
+                if fields is None:
+                    self.ended(room.code)
+                    return
+                self.deliver(room, fields)
+        except Exception:
+            logger.exception("class %s: refresh failed", room.code)
+        finally:
+            room.refreshing = False
+
+    def deliver(self, room: Room, fields: dict[str, str]) -> None:
+        """Send `fields` to the room if they are newer than what it has."""
+        version = int(fields["version"])
+        if version <= room.version:
+            return
+        room.version = version
+        room.fields = fields
+        room.send(snapshot_text(fields))
+
+    def _send_counts(self, room: Room) -> None:
+        counts, room.counts = room.counts, {}
+        for question, count in counts.items():
+            message = {"type": "answers", "question": question, "count": count}
+            room.send(json.dumps(message), role="teacher")
+
+    # Connections.
+    def attach(self, code: str, client: Client, fields: dict[str, str]) -> Room:
+        """Add a client and send it the class as it is now."""
+        room = self.rooms.get(code)
+        if room is None:
+            room = self.rooms[code] = Room(code)
+        room.clients.add(client)
+        if int(fields["version"]) > room.version:
+            room.version = int(fields["version"])
+            room.fields = fields
+        client.offer(snapshot_text(room.fields))
+        if client.role == "teacher":
+            room.students = -1  # the new teacher page hears the count at the next tick
+        return room
+
+    def detach(self, code: str, client: Client) -> None:
+        room = self.rooms.get(code)
+        if room is None:
+            return
+        room.clients.discard(client)
+        if not room.clients:
+            del self.rooms[code]
+
+    async def _tick(self) -> None:
+        """Every second: the student count to each teacher; presence renewed; old classes
+        forgotten (in-process store)."""
+        ticks = 0
+        while True:
+            await asyncio.sleep(PRESENCE_EVERY_S)
+            ticks += 1
+            for room in list(self.rooms.values()):
+                try:
+                    await self._tick_room(room, renew=ticks % 10 == 0)
+                except Exception:
+                    logger.exception("class %s: presence failed", room.code)
+            if isinstance(self.store, MemoryStore) and ticks % 60 == 0:
+                self.store.sweep()
+
+    async def _tick_room(self, room: Room, renew: bool) -> None:
+        if renew:
+            students = [c.student for c in room.clients if c.role == "student"]
+            await self.store.touch(room.code, students)
+        if any(c.role == "teacher" for c in room.clients):
+            count = await self.store.present(room.code)
+            if count != room.students:
+                room.students = count
+                maximum = int(room.fields.get("max", "0") or 0)
+                message = {"type": "students", "count": count, "max": maximum}
+                room.send(json.dumps(message), role="teacher")
+
+
+def make_hub(settings: AppSettings) -> Hub:
+    """The hub of this process: classes in Redis when `redis_url` is set, else in memory."""
+    if settings.redis_url:
+        from chainrule.app.live_class.redis_store import RedisStore
+
+        store: ClassStore = RedisStore(settings.redis_url)
+    else:
+        store = MemoryStore(settings.class_max_classes)
+    return Hub(store, settings.class_queue_size)

@@ -1,0 +1,98 @@
+// What a link carries (share links, the language menu, a teacher's link): which state keys go
+// into the URL, under which name and in which notation, and back. No DOM.
+
+// What goes into the URL (share links): name → type. Everything else is derived or transient.
+export const URL_FIELDS = {
+  preset: { key: "presetId", type: "string" },
+  source: { key: "source", type: "string" },
+  values: { key: "values", type: "numbers" },
+  step: { key: "step", type: "int" },
+  expand: { key: "expandDerived", type: "bool" },
+  final: { key: "finalGrads", type: "bool" },
+  fold: { key: "foldConstants", type: "bool" },
+  gradmap: { key: "gradMap", type: "bool" },
+  target: { key: "target", type: "string" },
+  train: { key: "train", type: "train" },
+  lesson: { key: "lessonId", type: "string" },
+  stop: { key: "lessonStop", type: "int", when: (s) => Boolean(s.lessonId) },
+  hide: { key: "hide", type: "hide" },
+  present: { key: "presenting", type: "bool" },
+  "3d": { key: "view3d", type: "bool" },
+  lang: { key: "lang", type: "lang" },
+};
+
+/** The languages of the page (engine/i18n.py LANGS); another `?lang=` is left out of links. */
+const LANGS = ["en", "ru", "et"];
+
+/** The parts of the page a teacher's link can hide (`hide=editor,sliders`), in menu order. */
+export const HIDE_KEYS = ["editor", "sliders", "toggles", "labs", "tables", "narration"];
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `name:number,…` → {name: number}, leaving out malformed pairs. */
+function decodeNumbers(s) {
+  const out = {};
+  for (const pair of s.split(",")) {
+    const [name, text] = pair.split(":");
+    const x = Number(text);
+    if (NAME.test(name || "") && text !== "" && Number.isFinite(x)) out[name] = x;
+  }
+  return out;
+}
+
+const encodeNumbers = (v) => Object.entries(v).map(([k, x]) => `${k}:${x}`).join(",");
+
+/**
+ * The Train lab in a link: `lr=0.01;m=0;n=20;p=w,b;from=w:0,b:0` (learning rate, momentum,
+ * steps taken, parameters (left out: the default ones), the values at step 0).
+ */
+const trainCodec = {
+  encode: (t) => [`lr=${t.lr}`, `m=${t.momentum}`, `n=${t.steps}`, ...(t.params ? [`p=${t.params.join(",")}`] : []),
+    `from=${encodeNumbers(t.start ?? {})}`].join(";"),
+  decode: (s) => {
+    const fields = Object.fromEntries(s.split(";").map((part) => [part.slice(0, part.indexOf("=")), part.slice(part.indexOf("=") + 1)]));
+    const lr = Number(fields.lr);
+    const momentum = Number(fields.m ?? 0);
+    const steps = /^\d+$/.test(fields.n ?? "") ? Number(fields.n) : 0;
+    if (!(lr > 0 && Number.isFinite(lr)) || !(momentum >= 0 && momentum < 1)) return undefined;
+    const params = fields.p === undefined ? null : fields.p.split(",").filter((name) => NAME.test(name));
+    return { lr, momentum, steps, params, start: decodeNumbers(fields.from ?? "") };
+  },
+};
+
+const codecs = {
+  string: { encode: (v) => v, decode: (s) => s },
+  int: { encode: (v) => String(v), decode: (s) => (/^\d+$/.test(s) ? Number(s) : undefined) },
+  bool: { encode: (v) => (v ? "1" : "0"), decode: (s) => s === "1" },
+  numbers: { encode: encodeNumbers, decode: decodeNumbers },
+  lang: { encode: (v) => v, decode: (s) => (LANGS.includes(s) ? s : undefined) },
+  train: trainCodec,
+  hide: {
+    encode: (keys) => keys.join(","),
+    decode: (s) => HIDE_KEYS.filter((key) => s.split(",").includes(key)),
+  },
+};
+
+/** The URL query parameters describing `s` (only non-default fields). */
+export function toUrlParams(s) {
+  const params = new URLSearchParams();
+  for (const [name, { key, type, when = () => true }] of Object.entries(URL_FIELDS)) {
+    const value = s[key];
+    if (value === "" || value === false || value == null || !when(s)) continue;
+    if (type === "numbers" && Object.keys(value).length === 0) continue;
+    if (type === "hide" && value.length === 0) continue;
+    params.set(name, codecs[type].encode(value));
+  }
+  return params;
+}
+
+/** A state patch read from URL query parameters; unknown or malformed fields are ignored. */
+export function fromUrlParams(params) {
+  const patch = {};
+  for (const [name, { key, type }] of Object.entries(URL_FIELDS)) {
+    if (!params.has(name)) continue;
+    const value = codecs[type].decode(params.get(name));
+    if (value !== undefined) patch[key] = value;
+  }
+  return patch;
+}

@@ -1,0 +1,544 @@
+"""The live class's server side (app/live_class/): codes and nicknames, the HTTP routes, the
+WebSocket protocol (who may drive, answers, the cap), questions against an independent oracle,
+the board, both stores (in this process and in a real Redis) and the hub's bounded queues."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import secrets
+from typing import Any
+
+import pytest
+import sympy
+from starlette.websockets import WebSocketDisconnect
+
+from chainrule.app.live_class.codes import (
+    CODE_SPACE,
+    clean_nickname,
+    is_teacher,
+    new_code,
+    read_code,
+    shown_code,
+    token_hash,
+)
+from chainrule.app.live_class.hub import TOO_SLOW, Client, Hub
+from chainrule.app.live_class.protocol import Ask
+from chainrule.app.live_class.questions import answer_key, board, is_close
+from chainrule.app.live_class.redis_store import RedisStore
+from chainrule.app.live_class.store import MemoryStore
+from chainrule.engine import Limits
+
+SQUARE = "a = 3\nb = a * a"
+DIAMOND = "a = 2\nb = a + 1\nc = a * 3\nd = b * c"
+
+
+# Codes, tokens, nicknames.
+
+
+@pytest.mark.parametrize(
+    ("typed", "read"),
+    [
+        ("K7Q-4MX", "K7Q4MX"),
+        ("k7q 4mx", "K7Q4MX"),
+        ("  k7q-4mx ", "K7Q4MX"),
+        ("K7Q-4MO", "K7Q4M0"),  # O is read as 0, I and L as 1 (Crockford)
+        ("il0-000", "110000"),
+        ("K7Q-4M", None),  # too short
+        ("K7Q-4MXX", None),  # too long
+        ("K7Q-4MU", None),  # U is not in the alphabet
+        ("<script>", None),
+        ("", None),
+    ],
+)
+def test_a_typed_code_is_read_forgivingly(typed, read):
+    assert read_code(typed) == read
+
+
+def test_codes_come_from_a_space_of_two_to_the_thirty():
+    assert CODE_SPACE == 2**30
+    codes = {new_code() for _ in range(200)}
+    assert len(codes) == 200 and all(read_code(shown_code(code)) == code for code in codes)
+    assert shown_code("K7Q4MX") == "K7Q-4MX"
+
+
+def test_only_the_token_itself_matches_its_hash():
+    assert is_teacher("secret-token", token_hash("secret-token"))
+    assert not is_teacher("secret-tokeN", token_hash("secret-token"))
+    assert not is_teacher(None, token_hash("secret-token"))
+    assert not is_teacher("", token_hash(""))
+
+
+@pytest.mark.parametrize(
+    ("typed", "shown"),
+    [
+        ("  Ann  ", "Ann"),
+        ("<b>Ann</b>", "<b>Ann</b>"),  # text, shown with textContent: nothing to strip
+        ("A\u0000n\u200bn\u202e", "Ann"),  # control and format characters go
+        ("a\tb\n\nc", "a b c"),
+        ("x" * 100, "x" * 24),
+        ("Ю\u0301", "Ю\u0301"),  # a combining accent stays with its letter
+        ("e\u0301", "\u00e9"),  # NFC
+    ],
+)
+def test_nicknames_are_plain_capped_text(typed, shown):
+    assert clean_nickname(typed) == shown
+
+
+# Questions: the right value by sympy, the wrong ones by hand.
+
+
+def _key(kind: str, source: str, node: str | None = None, edge: str | None = None) -> dict:
+    ask = Ask(type="ask", kind=kind, node=node, edge=edge, label="q")
+    return answer_key(ask, source, {}, False, Limits())
+
+
+def _named(key: dict) -> dict[str, Any]:
+    return {w["diagnosis"]: w["value"] for w in key["wrong"]}
+
+
+def test_a_gradient_question_names_the_overwrite_and_the_paths():
+    a = sympy.Symbol("a")
+    d = (a + 1) * (a * 3)
+    truth = float(sympy.diff(d, a).subs(a, 2))  # 15
+    key = _key("grad", DIAMOND, node="n0")
+    assert key["truth"] == truth == 15.0
+    wrong = _named(key)
+    # Into a: 6 × 1 through b = a + 1 and 3 × 3 through c = a·3; with = instead of += only the
+    # last one to arrive stays; one path alone is the other; a's value is 2.
+    assert {wrong["overwrite"], wrong["one_path"]} == {6.0, 9.0}
+    assert wrong["data"] == 2.0 and wrong["sign"] == -15.0
+    assert "missed_path" not in wrong  # 15 − 9 and 15 − 6 are the two paths again
+
+
+def test_a_square_forgets_the_plus_equals_as_half():
+    key = _key("grad", SQUARE, node="n0")
+    assert key["truth"] == float(sympy.diff(sympy.Symbol("a") ** 2, "a").subs("a", 3)) == 6.0
+    assert _named(key) == {"overwrite": 3.0, "sign": -6.0}  # one path (3) is the overwrite's
+
+
+def test_a_contribution_question_names_each_factor():
+    # Edges are numbered by consumer, then input: e4 is b → d, e5 is c → d, e0 a → b, e2 a → c.
+    # c → d carries upstream grad[d] = 1 × local ∂d/∂c = b = 3 (the local equals the truth, so
+    # it names nothing).
+    assert _key("contribution", DIAMOND, edge="e5") == {"truth": 3.0, "wrong": [
+        {"diagnosis": "upstream", "value": 1.0}, {"diagnosis": "added", "value": 4.0},
+        {"diagnosis": "sign", "value": -3.0}]}  # fmt: skip
+    # a → b: grad[b] = c = 6 × local 1; a's other contribution (3 × 3 through c) arrived
+    # first, so the running sum it lands in is 15.
+    assert _named(_key("contribution", DIAMOND, edge="e0")) == {
+        "local": 1.0, "added": 7.0, "sum_so_far": 15.0, "sign": -6.0}  # fmt: skip
+
+
+def test_a_single_path_gradient_names_upstream_local_and_sum():
+    key = _key("grad", "x = 2\ny = 5\nz = x * y\nL = z * 4", node="n0")
+    assert key["truth"] == 20.0  # ∂L/∂x = 4·y
+    assert _named(key) == {"upstream": 4.0, "local": 5.0, "added": 9.0, "data": 2.0, "sign": -20.0}
+
+
+def test_a_data_question_and_a_non_finite_truth():
+    assert _key("data", DIAMOND, node="n4") == {"truth": 6.0, "wrong": [  # c = a·3
+        {"diagnosis": "sign", "value": -6.0}]}  # fmt: skip
+    key = _key("data", "a = 0\nb = log(a)", node="n1")
+    assert key["truth"] == "-Infinity" and _named(key) == {"sign": "Infinity"}
+
+
+def test_an_unknown_node_is_a_bad_question():
+    from chainrule.app.live_class.questions import BadQuestion
+
+    with pytest.raises(BadQuestion):
+        _key("grad", SQUARE, node="n9")
+    with pytest.raises(BadQuestion):
+        _key("contribution", SQUARE, edge="e7")
+
+
+def test_closeness_is_the_pages_rule():
+    assert is_close(6.0005, 6.0) and not is_close(6.01, 6.0)
+    assert is_close(1e-4, 0.0) and not is_close(2e-3, 0.0)
+    assert is_close(math.inf, math.inf) and not is_close(math.inf, -math.inf)
+    assert is_close(math.nan, math.nan) and not is_close(1.0, math.nan)
+
+
+def test_the_board_marks_the_right_bar_and_names_the_mistakes():
+    key = {"truth": 6.0, "wrong": [{"diagnosis": "overwrite", "value": 3.0},
+                                   {"diagnosis": "sign", "value": -6.0}]}  # fmt: skip
+    answers = [(6, "Ann"), (6.0004, "Bo"), (3, "Cy"), (3.0, ""), (5, "Di"), (5.0001, "Ed"),
+               (-6, "Fa"), ("Infinity", "Gu")]  # fmt: skip
+    shown = board(key, "q1", answers, names=True)
+    assert (shown["total"], shown["right"]) == (8, 2)
+    bars = [(b["value"], b["count"], b["right"], b["diagnosis"]) for b in shown["bars"]]
+    assert bars == [(-6.0, 1, False, "sign"), (3.0, 2, False, "overwrite"), (5.0, 2, False, None),
+                    (6.0, 2, True, None), ("Infinity", 1, False, None)]  # fmt: skip
+    assert [b["names"] for b in shown["bars"]][1] == ["Cy"]  # an anonymous answer has no name
+    assert shown["mistakes"] == [{"diagnosis": "overwrite", "value": 3.0, "count": 2},
+                                 {"diagnosis": "sign", "value": -6.0, "count": 1}]  # fmt: skip
+    assert all(b["names"] == [] for b in board(key, "q1", answers, names=False)["bars"])
+
+
+def test_a_board_of_many_different_answers_keeps_twelve_bars():
+    key = {"truth": 1.0, "wrong": []}
+    answers = [(float(k), "") for k in range(2, 40)] + [(1.0, "")]
+    shown = board(key, "q", answers, names=False)
+    assert len(shown["bars"]) == 13 and shown["bars"][-1].get("other")
+    assert sum(b["count"] for b in shown["bars"]) == 39
+    assert any(b["right"] for b in shown["bars"])
+
+
+# The HTTP routes and the WebSocket, in-process.
+
+
+@pytest.fixture
+def running(client):
+    """The client with the app's lifespan running (its hub hears the store's notices)."""
+    with client:
+        yield client
+
+
+def _start(client, source: str = SQUARE, step: int = 0) -> dict:
+    response = client.post("/api/class", json={"view": {"source": source, "step": step}})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _hello(socket, role: str, **fields: Any) -> tuple[dict, dict]:
+    socket.send_text(json.dumps({"type": "hello", "role": role, **fields}))
+    return socket.receive_json(), socket.receive_json()
+
+
+def _next(socket, *types: str) -> dict:
+    """The next message of one of `types` (the student count comes every second, between)."""
+    while True:
+        message = socket.receive_json()
+        if message["type"] in types:
+            return message
+
+
+def test_a_class_starts_with_a_code_a_token_and_its_size(client):
+    info = _start(client)
+    assert set(info) == {
+        "code",
+        "shown_code",
+        "join_path",
+        "token",
+        "max_students",
+        "idle_expiry_s",
+    }
+    assert read_code(info["shown_code"]) == info["code"]
+    assert (
+        info["join_path"] == f"/c/{info['shown_code']}" and info["token"] not in info["join_path"]
+    )
+    assert info["max_students"] == 1000
+    found = client.get(f"/api/class/{info['shown_code'].lower()}")
+    assert found.json() == {"code": info["code"], "shown_code": info["shown_code"],
+                            "max_students": 1000}  # fmt: skip
+
+
+def test_the_join_page_is_the_app_as_a_student(client):
+    page = client.get("/c/k7q-4mx")
+    assert page.status_code == 200
+    assert 'data-class-code="K7Q-4MX" data-class-join=""' in page.text
+    assert 'data-class-code="" data-class-join=""' in client.get("/c/%3Cscript%3E").text
+    assert "data-class-join" not in client.get("/").text
+    assert page.headers["content-security-policy"].startswith("default-src 'self'")
+
+
+def test_unknown_codes_are_guesses_and_guesses_are_limited(make_client):
+    client = make_client(class_join_guesses_per_minute=3)
+    answers = [client.get(f"/api/class/{new_code()}") for _ in range(4)]
+    assert [a.status_code for a in answers] == [404, 404, 404, 429]
+    assert answers[0].json()["error"]["type"] == "NotFound"
+    assert answers[3].json()["error"]["type"] == "RateLimited"
+
+
+def test_a_view_is_validated(client):
+    bad = client.post("/api/class", json={"view": {"source": "a", "step": -1}})
+    assert bad.status_code == 422
+    bad = client.post("/api/class", json={"view": {"source": "a", "values": {"1x": 2}}})
+    assert bad.status_code == 422
+    bad = client.post("/api/class", json={"view": {"source": "a", "onclick": "x"}})
+    assert bad.status_code == 422
+
+
+def test_students_follow_and_only_the_token_drives(running):
+    client = running
+    info = _start(client)
+    live = f"/api/class/{info['code']}/live"
+    with client.websocket_connect(live) as teacher, client.websocket_connect(live) as student:
+        welcome, first = _hello(teacher, "teacher", token=info["token"])
+        assert welcome["role"] == "teacher" and first["version"] == 1
+        welcome, first = _hello(student, "student", name=" Ann\u0000 ", lang="et")
+        assert welcome["name"] == "Ann" and first["view"]["source"] == SQUARE
+        student.send_text(json.dumps({"type": "mode", "mode": "paused"}))
+        refused = _next(student, "error")
+        assert refused["error"] == {
+            "type": "NotTeacher",
+            "message": "Tundi saab juhtida ainult õpetaja.",
+        }
+        view = {"source": SQUARE, "values": {"a": 4}, "step": 7, "gradMap": True}
+        teacher.send_text(json.dumps({"type": "view", "view": view}))
+        seen = _next(student, "snapshot")
+        assert seen["version"] == 2 and seen["view"]["values"] == {"a": 4.0}
+        assert seen["view"]["step"] == 7 and seen["view"]["gradMap"] is True
+        teacher.send_text(json.dumps({"type": "mode", "mode": "free"}))
+        assert _next(student, "snapshot")["mode"] == "free"
+    with client.websocket_connect(live) as impostor:
+        impostor.send_text(json.dumps({"type": "hello", "role": "teacher", "token": "guess"}))
+        assert impostor.receive_json()["error"]["type"] == "NotTeacher"
+        with pytest.raises(WebSocketDisconnect) as closed:
+            impostor.receive_json()
+        assert closed.value.code == 4403
+
+
+def test_ask_answer_reveal(running):
+    client = running
+    info = _start(client)
+    live = f"/api/class/{info['code']}/live"
+    sid = secrets.token_urlsafe(16)
+    with client.websocket_connect(live) as teacher, client.websocket_connect(live) as student:
+        _hello(teacher, "teacher", token=info["token"])
+        _hello(student, "student", student=sid, name="Ann")
+        teacher.send_text(
+            json.dumps({"type": "ask", "kind": "grad", "node": "n0", "label": "grad[a]"})
+        )
+        question = _next(student, "snapshot")["question"]
+        assert question["open"] and question["truth"] is None  # nothing of the answer yet
+        assert "key" not in json.dumps(question)
+        student.send_text(
+            json.dumps({"type": "answer", "question": question["id"], "value": 3, "seq": 1})
+        )
+        assert _next(student, "ack") == {
+            "type": "ack",
+            "seq": 1,
+            "question": question["id"],
+            "value": 3.0,
+        }
+        assert _next(teacher, "answers")["count"] == 1
+        teacher.send_text(json.dumps({"type": "reveal", "names": True}))
+        revealed = _next(student, "snapshot")
+        assert revealed["question"]["truth"] == 6.0 and not revealed["question"]["open"]
+        bar = {"value": 3.0, "count": 1, "right": False, "diagnosis": "overwrite", "names": ["Ann"]}
+        assert revealed["board"]["bars"] == [bar]
+        student.send_text(
+            json.dumps({"type": "answer", "question": question["id"], "value": 6, "seq": 2})
+        )
+        assert _next(student, "error")["error"]["type"] == "QuestionClosed"
+
+
+def test_a_full_class_says_how_many_it_takes(make_client):
+    with make_client(class_max_students=1) as client:
+        info = _start(client)
+        _fill_a_class_of_one(client, info)
+
+
+def _fill_a_class_of_one(client, info: dict) -> None:
+    live = f"/api/class/{info['code']}/live"
+    with client.websocket_connect(live) as first, client.websocket_connect(live) as second:
+        _hello(first, "student")
+        second.send_text(json.dumps({"type": "hello", "role": "student"}))
+        full = second.receive_json()
+        assert full["error"] == {
+            "type": "ClassFull",
+            "message": "This class is full: it takes at most 1 students.",
+        }
+
+
+def test_answers_are_rate_limited(running):
+    client = running
+    info = _start(client)
+    live = f"/api/class/{info['code']}/live"
+    with client.websocket_connect(live) as teacher, client.websocket_connect(live) as student:
+        _hello(teacher, "teacher", token=info["token"])
+        _hello(student, "student")
+        teacher.send_text(json.dumps({"type": "ask", "kind": "grad", "node": "n0", "label": "g"}))
+        question = _next(student, "snapshot")["question"]["id"]
+        replies = []
+        for seq in range(7):
+            student.send_text(
+                json.dumps({"type": "answer", "question": question, "value": seq, "seq": seq})
+            )
+            replies.append(_next(student, "ack", "error"))
+        assert [r["type"] for r in replies] == ["ack"] * 5 + ["error"] * 2
+        assert replies[-1]["error"]["type"] == "RateLimited"
+
+
+# The stores, in this process and in Redis: the same behaviour.
+
+
+class Heard:
+    def __init__(self) -> None:
+        self.notices: list[tuple] = []
+
+    def changed(self, code: str) -> None:
+        self.notices.append(("changed", code))
+
+    def counted(self, code: str, question: str, count: int) -> None:
+        self.notices.append(("counted", code, question, count))
+
+    def ended(self, code: str) -> None:
+        self.notices.append(("ended", code))
+
+    def codes(self) -> list[str]:
+        return []
+
+
+@pytest.fixture(params=["memory", "redis"])
+def make_store(request):
+    def make():
+        if request.param == "memory":
+            return MemoryStore()
+        return RedisStore(request.getfixturevalue("redis_url"))
+
+    return make
+
+
+async def _eventually(predicate, timeout_s: float = 5.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while not predicate():
+        assert loop.time() < deadline, "not within the time"
+        await asyncio.sleep(0.01)
+
+
+FIELDS = {"view": "{}", "mode": "follow", "question": "null", "key": "null", "board": "null",
+          "open": "", "token": "t", "max": "2"}  # fmt: skip
+
+
+def test_a_store_versions_writes_and_keeps_answers_of_open_questions_only(make_store):
+    store = make_store()
+
+    async def run() -> None:
+        heard = Heard()
+        await store.start(heard)
+        code = new_code()
+        assert await store.create(code, FIELDS, 60) and not await store.create(code, FIELDS, 60)
+        assert (await store.read(code))["version"] == "1"
+        assert await store.write(code, {"mode": "paused"}, 60) == 2
+        assert (await store.read(code))["mode"] == "paused"
+        await _eventually(lambda: ("changed", code) in heard.notices)
+        assert await store.add_answer(code, "q1", "s1", "1") is None  # not open yet
+        await store.write(code, {"open": "q1"}, 60)
+        assert await store.add_answer(code, "q1", "s1", "1") == 1
+        assert await store.add_answer(code, "q1", "s1", "2") == 1  # replaced, not added
+        assert await store.add_answer(code, "q1", "s2", "3") == 2
+        assert await store.answer_of(code, "q1", "s1") == "2"
+        await _eventually(lambda: ("counted", code, "q1", 2) in heard.notices)
+        assert sorted(await store.close_question(code, "q1")) == ["2", "3"]
+        assert await store.close_question(code, "q1") is None
+        assert await store.add_answer(code, "q1", "s3", "4") is None  # closed: refused, not lost
+        assert await store.join(code, "s1", 2) and await store.join(code, "s2", 2)
+        assert not await store.join(code, "s3", 2) and await store.join(code, "s1", 2)
+        assert await store.present(code) == 2
+        await store.leave(code, "s2")
+        assert await store.present(code) == 1
+        await store.end(code)
+        assert await store.read(code) is None and await store.write(code, {}, 60) is None
+        await _eventually(lambda: ("ended", code) in heard.notices)
+        assert await store.read(new_code()) is None
+        await store.close()
+
+    asyncio.run(run())
+
+
+def test_guesses_are_counted_per_address(make_store):
+    store = make_store()
+
+    async def run() -> None:
+        await store.start(Heard())
+        address = f"192.0.2.{secrets.randbelow(250)}-{secrets.token_hex(3)}"
+        assert [await store.guess(address, 2) for _ in range(3)] == [True, True, False]
+        assert await store.guess(address + "x", 2)
+        await store.close()
+
+    asyncio.run(run())
+
+
+def test_memory_classes_expire():
+    now = [0.0]
+    store = MemoryStore(clock=lambda: now[0])
+
+    async def run() -> None:
+        assert await store.create("AAAAAA", FIELDS, 60)
+        now[0] = 59.0
+        assert (
+            await store.write("AAAAAA", {"mode": "free"}, 60) == 2
+        )  # the teacher's move renews it
+        now[0] = 118.0
+        assert await store.read("AAAAAA") is not None
+        now[0] = 120.0
+        assert await store.read("AAAAAA") is None
+
+    asyncio.run(run())
+
+
+# The hub: one slow client is dropped, never buffered without bound.
+
+
+class StalledSocket:
+    """A socket whose sends never finish (a phone that stopped reading)."""
+
+    def __init__(self) -> None:
+        self.closed_with: int | None = None
+        self.stalled = asyncio.Event()
+
+    async def send_text(self, text: str) -> None:
+        await asyncio.Event().wait()
+
+    async def close(self, code: int = 1000) -> None:
+        self.closed_with = code
+
+
+class ReadingSocket:
+    def __init__(self) -> None:
+        self.received: list[str] = []
+
+    async def send_text(self, text: str) -> None:
+        self.received.append(text)
+
+    async def close(self, code: int = 1000) -> None:
+        pass
+
+
+def test_a_slow_client_is_dropped_and_the_others_get_everything():
+    async def run() -> None:
+        hub = Hub(MemoryStore(), queue_size=4)
+        await hub.start()
+        code = new_code()
+        await hub.store.create(code, FIELDS, 60)
+        slow_socket, fast_socket = StalledSocket(), ReadingSocket()
+        slow = Client(slow_socket, "student", "s" * 16, "", "en", 4)
+        fast = Client(fast_socket, "student", "f" * 16, "", "en", 4)
+        fields = await hub.store.read(code)
+        hub.attach(code, slow, fields)
+        hub.attach(code, fast, fields)
+        for k in range(10):
+            await hub.store.write(code, {"mode": "paused" if k % 2 else "free"}, 60)
+            await asyncio.sleep(0)  # the fast client's sender runs between writes
+        await _eventually(lambda: slow_socket.closed_with is not None)
+        assert slow_socket.closed_with == TOO_SLOW and slow.dropped
+        assert slow.queue.qsize() <= 4  # bounded: nothing more was queued for it
+        await _eventually(lambda: json.loads(fast_socket.received[-1])["version"] == 11)
+        versions = [json.loads(text)["version"] for text in fast_socket.received]
+        assert versions == sorted(versions) and versions[0] == 1
+        await fast.stop()
+        await hub.close()
+
+    asyncio.run(run())
+
+
+def test_a_binary_frame_is_a_bad_message_not_a_crash(running):
+    # It was a KeyError ('text') inside the handler: a traceback in the log, the socket dropped.
+    info = _start(running)
+    live = f"/api/class/{info['code']}/live"
+    with running.websocket_connect(live) as socket:
+        socket.send_bytes(b'{"type": "hello", "role": "student"}')
+        assert socket.receive_json()["error"]["type"] == "BadMessage"
+        with pytest.raises(WebSocketDisconnect) as closed:
+            socket.receive_json()
+        assert closed.value.code == 1008
+    with running.websocket_connect(live) as socket:
+        _hello(socket, "student")
+        socket.send_bytes(b"\x00\x01")
+        assert _next(socket, "error")["error"]["type"] == "BadMessage"
+        socket.send_text(json.dumps({"type": "name", "name": "still here"}))
+        assert _next(socket, "named")["name"] == "still here"

@@ -1,0 +1,144 @@
+"""The sandbox's files on the server (app/sandbox.py, app/middleware.py): the zip of the engine
+and chainrule.sandbox that the page's worker loads holds exactly the package's own files (so it
+never lags the engine), under a URL that names its content; the worker's script alone may compile
+WebAssembly."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from chainrule.app.middleware import CONTENT_SECURITY_POLICY, SANDBOX_WORKER_POLICY
+from chainrule.app.pages import IMMUTABLE, ROOT
+from chainrule.app.sandbox import python_zip, reader_modules, shipped_files
+
+
+def zip_url(client) -> str:
+    page = client.get("/").text
+    (url,) = re.findall(r'data-sandbox-python="([^"]+)"', page)
+    return url
+
+
+def test_the_zip_holds_the_reader_and_the_sandbox_as_they_are_on_disk(client):
+    url = zip_url(client)
+    assert re.fullmatch(r"/sandbox/[0-9a-f]{12}/chainrule\.zip", url)
+    reply = client.get(url)
+    assert reply.status_code == 200
+    assert reply.headers["content-type"] == "application/zip"
+    assert reply.headers["cache-control"] == IMMUTABLE
+    archive = zipfile.ZipFile(io.BytesIO(reply.content))
+    names = set(archive.namelist())
+    # The reader and the engine modules it imports (found in its import statements), the
+    # sandbox, the catalogues: each byte for byte the package's; the packages' __init__ files
+    # are one-line stand-ins (the engine's would import the whole engine).
+    engine = {
+        "errors.py",
+        "formulas.py",
+        "i18n.py",
+        "ieee.py",
+        "lexer.py",
+        "ops.py",
+        "value_reader.py",
+    }
+    on_disk = {f"chainrule/engine/{name}" for name in engine} | {
+        f"chainrule/{folder}/{path.name}"
+        for folder, pattern in (("sandbox", "*.py"), ("locales", "*.json"))
+        for path in (ROOT / folder).glob(pattern)
+    }
+    assert names == on_disk | {"chainrule/__init__.py", "chainrule/engine/__init__.py"}
+    for name in on_disk:
+        assert archive.read(name) == (ROOT / name.removeprefix("chainrule/")).read_bytes(), name
+    assert archive.read("chainrule/engine/__init__.py").count(b"\n") == 1
+    assert not any(name.startswith(("chainrule/app/", "chainrule/notebook/")) for name in names)
+
+
+RUN_FROM_THE_ZIP = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from chainrule.sandbox.runner import Session
+result = Session().run("from micrograd.engine import Value\\na = Value(2.0)\\na.label = 'a'\\n"
+                       "b = a * a\\nb.backward()")
+assert not any(name.startswith("chainrule.app") for name in sys.modules)
+print(result["program"]["source"], end="")
+"""
+
+
+def test_the_runner_works_from_the_zip_alone(tmp_path):
+    """What the worker unpacks is enough: a Python with only the zip's files and micrograd
+    (which the worker installs from its wheel) on its path runs code and reads its graph."""
+    import micrograd
+
+    zipfile.ZipFile(io.BytesIO(python_zip()[0])).extractall(tmp_path / "lib")
+    site = str(Path(micrograd.__file__).resolve().parent.parent)
+    out = subprocess.run(
+        [sys.executable, "-c", RUN_FROM_THE_ZIP, str(tmp_path / "lib")],
+        capture_output=True, text=True, check=True, cwd=tmp_path,
+        env={"PYTHONPATH": site, "PYTHONNOUSERSITE": "1", "PATH": ""},
+    )  # fmt: skip
+    assert out.stdout == "a = 2.0\nb = a * a\n"  # named as the code names it
+
+
+def test_the_zip_is_the_same_bytes_for_the_same_files():
+    data, version = python_zip()
+    python_zip.cache_clear()
+    try:
+        assert python_zip() == (data, version)
+    finally:
+        python_zip.cache_clear()
+    assert len(shipped_files()) == 16
+
+
+def test_a_module_imported_as_from_dot_import_ships_too(tmp_path):
+    """`from . import ieee` (engine/formulas.py) names its module in `names`, not `module`: the
+    reader's imports are followed through both forms, so the zip is never one module short."""
+    engine = tmp_path / "engine"
+    engine.mkdir()
+    (engine / "value_reader.py").write_text("from .ops import OPS\n", encoding="utf-8")
+    (engine / "ops.py").write_text("from . import ieee, lexer\nOPS = {}\n", encoding="utf-8")
+    (engine / "ieee.py").write_text("import math\n", encoding="utf-8")
+    (engine / "lexer.py").write_text("", encoding="utf-8")
+    (engine / "unused.py").write_text("", encoding="utf-8")
+    found = [path.name for path in reader_modules(tmp_path)]
+    assert found == ["ieee.py", "lexer.py", "ops.py", "value_reader.py"]
+
+
+def test_another_versions_zip_is_not_found_in_the_error_shape(client):
+    reply = client.get("/sandbox/000000000000/chainrule.zip")
+    assert reply.status_code == 404
+    assert reply.json()["error"]["type"] == "NotFound"
+
+
+def test_only_the_worker_may_compile_webassembly(client):
+    page = client.get("/")
+    static = re.search(r'src="(/static/[0-9a-f]+)/js/main.js"', page.text).group(1)
+    worker = client.get(f"{static}/js/sandbox-worker.js")
+    assert worker.status_code == 200
+    assert worker.headers["content-security-policy"] == SANDBOX_WORKER_POLICY
+    assert "'wasm-unsafe-eval'" in SANDBOX_WORKER_POLICY and "'unsafe-eval'" not in (
+        SANDBOX_WORKER_POLICY.replace("'wasm-unsafe-eval'", "")
+    )
+    for other in ("/", f"{static}/js/main.js", f"{static}/js/sandbox.js", zip_url(client)):
+        assert client.get(other).headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    # The plain /static/ path (links from elsewhere) is the worker too.
+    assert (
+        client.get("/static/js/sandbox-worker.js").headers["content-security-policy"]
+        == SANDBOX_WORKER_POLICY
+    )
+
+
+def test_the_sandboxs_standard_library_is_compiled_ahead():
+    """static/vendor/pyodide/python_stdlib.zip is npm's compiled by Pyodide's own CPython 3.14
+    (`make pyodide-stdlib`, tools/pyodide_stdlib_pyc.mjs): sourceless bytecode, which a cold start
+    loads instead of compiling ~190 modules (bench/sandbox.py)."""
+    archive = zipfile.ZipFile(ROOT / "static" / "vendor" / "pyodide" / "python_stdlib.zip")
+    names = archive.namelist()
+    compiled = [name for name in names if name.endswith(".pyc")]
+    assert {"json/__init__.pyc", "asyncio/__init__.pyc", "pyodide/__init__.pyc"} <= set(compiled)
+    assert len(compiled) > 500 and not [n for n in names if n.endswith(".py")]
+    magic_314 = bytes.fromhex("2b0e0d0a")  # CPython 3.14's importlib.util.MAGIC_NUMBER
+    for name in compiled[:50]:
+        assert archive.read(name)[:16] == magic_314 + bytes(12), name

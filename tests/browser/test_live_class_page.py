@@ -1,0 +1,421 @@
+"""A live class in real Chromium against the real server (issue 26): one teacher page and three
+students (one on a phone, one reading Russian) follow, pause, go free and come back; the class
+answers a question the pulse has not shown, a student reloads mid-question, the board is
+revealed; a student who tries to drive is refused. The last test runs two server processes
+sharing one Redis: the teacher on one, the students on the other.
+
+The right values come from the API itself (POST /api/graph, correct and `mode: overwrite`), not
+from the class's code."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.conftest import start_server, stop_server
+
+pytestmark = pytest.mark.browser
+
+READY = "svg[data-testid=graph][data-ready=true]"
+DIAMOND = "a = 2\nb = a + 1\nc = a * 3\nd = b * c"
+
+
+def new_page(browser, base_url: str, width: int = 1280, height: int = 720, errors=None):
+    context = browser.new_context(viewport={"width": width, "height": height}, base_url=base_url)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    page.errors = [] if errors is None else errors
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    page.on(
+        "console",
+        lambda m: page.errors.append(m.text) if "Content Security Policy" in m.text else None,
+    )
+    return page
+
+
+def step_of(page) -> int:
+    return int(page.evaluate("document.body.dataset.stepIndex"))
+
+
+def wait_step(page, step: int) -> None:
+    page.wait_for_function(f"() => document.body.dataset.stepIndex === '{step}'")
+
+
+def state_of(page) -> str:
+    return page.get_attribute("[data-testid=class-status]", "data-state")
+
+
+def wait_state(page, state: str) -> None:
+    page.wait_for_selector(f"[data-testid=class-status][data-state={state}]")
+
+
+def start_class(teacher, preset: str = "diamond") -> str:
+    teacher.goto(f"/?preset={preset}")
+    teacher.wait_for_selector(READY)
+    teacher.click("[data-testid=class-start]")
+    code = teacher.locator("[data-testid=class-code]").inner_text()
+    return code
+
+
+@pytest.fixture
+def classroom(browser, live_server) -> Iterator[dict]:
+    """A teacher page with a class started on the diamond, and three students following it."""
+    teacher = new_page(browser, live_server)
+    code = start_class(teacher)
+    students = [
+        new_page(browser, live_server),
+        new_page(browser, live_server, 390, 844),  # a phone
+        new_page(browser, live_server, 800, 600),
+    ]
+    paths = [f"/c/{code}", f"/c/{code.lower()}?lang=ru", f"/c/{code.replace('-', '')}"]
+    for student, path in zip(students, paths, strict=True):
+        student.goto(path)
+    for student in students:
+        wait_state(student, "following")
+        student.wait_for_selector(READY)
+    teacher.click("[data-testid=class-join-close]")
+    teacher.wait_for_selector("[data-testid=class-students][data-count='3']")
+    yield {"teacher": teacher, "students": students, "code": code}
+    for page in (teacher, *students):
+        assert page.errors == [], page.errors
+        page.context.close()
+
+
+def grad_of(base_url: str, source: str, node: str, mode: str = "correct") -> float:
+    body = {"source": source, "mode": mode}
+    nodes = httpx.post(f"{base_url}/api/graph", json=body, timeout=10).json()["nodes"]
+    return next(n["grad"] for n in nodes if n["id"] == node)
+
+
+def test_students_follow_pause_go_free_and_come_back(classroom, screenshots_dir):
+    teacher, students = classroom["teacher"], classroom["students"]
+    for _ in range(6):
+        teacher.click("[data-testid=step-forward]")
+    wait_step(teacher, 6)
+    for student in students:
+        wait_step(student, 6)
+    # A leaf's value: every student's graph has the teacher's numbers.
+    teacher.locator("[data-testid=slider-a] input.slider-value").fill("4")
+    teacher.wait_for_selector("[data-testid=node][data-node-id=n0][data-data='4']")
+    for student in students:
+        student.wait_for_selector("[data-testid=node][data-node-id=n0][data-data='4']")
+        assert step_of(student) == step_of(teacher)
+    # Toggles and a lesson stop travel too.
+    teacher.click("#toggle-fold")
+    for student in students:
+        student.wait_for_function("() => document.querySelector('#toggle-fold').checked")
+    teacher.click("[data-testid=view-3d]")
+    for student in students:
+        student.wait_for_selector("[data-testid=view-3d][aria-pressed=true]")
+        student.wait_for_selector("[data-testid=graph-3d]")
+    teacher.click("[data-testid=view-3d]")  # one switch: back to 2D
+    for student in students:
+        student.wait_for_selector("[data-testid=view-3d][aria-pressed=false]")
+    teacher.select_option("[data-testid=lessons]", "diamond")
+    teacher.wait_for_selector("[data-testid=lesson][data-lesson=diamond]")
+    teacher.click("[data-testid=lesson-next]")
+    stop = teacher.get_attribute("[data-testid=lesson]", "data-stop")
+    for student in students:
+        student.wait_for_selector(f"[data-testid=lesson][data-lesson=diamond][data-stop='{stop}']")
+        wait_step(student, step_of(teacher))
+    students[1].screenshot(path=str(screenshots_dir / "live-class-student-phone.png"))
+    # The student's own keys do not take it off the teacher's step while following.
+    students[0].keyboard.press("End")
+    wait_step(students[0], step_of(teacher))
+
+    teacher.click("[data-testid=class-pause]")
+    for student in students:
+        wait_state(student, "paused")
+        assert student.locator("[data-testid=class-paused]").is_visible()
+    assert (
+        students[1].locator("[data-testid=class-status]").inner_text() == "Пауза: смотрите на доску"
+    )
+
+    teacher.click("[data-testid=class-free]")
+    for student in students:
+        wait_state(student, "free")
+    explorer = students[0]
+    assert explorer.locator("[data-testid=source]").is_visible()  # the page is theirs again
+    explorer.click("[data-testid=lesson-close]")
+    explorer.keyboard.press("Home")
+    wait_step(explorer, 0)
+
+    teacher.click("[data-testid=class-gather]")
+    for student in students:
+        wait_state(student, "following")
+        wait_step(student, step_of(teacher))
+    explorer.wait_for_selector("[data-testid=lesson][data-lesson=diamond]")
+    assert not explorer.locator("[data-testid=source]").is_visible()
+
+
+def test_the_class_predicts_a_gradient_and_the_board_names_the_mistakes(
+    classroom, live_server, screenshots_dir
+):
+    teacher, students = classroom["teacher"], classroom["students"]
+    truth = grad_of(live_server, DIAMOND, "n0")
+    forgot = grad_of(live_server, DIAMOND, "n0", mode="overwrite")
+    other_path = {6.0: 9.0, 9.0: 6.0}[forgot]  # a's two contributions: 6 through b, 9 through c
+    assert truth == 15.0
+
+    teacher.select_option("[data-testid=class-ask-what]", "grad:n0:null")
+    teacher.click("[data-testid=class-ask]")
+    for student in students:
+        student.wait_for_selector("[data-testid=class-question][data-open=true]")
+    assert students[0].locator("label.class-prompt").inner_text() == "Predict grad[a] ="
+    # The teacher plays the whole pass; the class waits before the pulse reaches a.
+    teacher.click("#to-end")
+    teacher.wait_for_selector("[data-testid=node][data-node-id=n0][data-grad='15']")
+    hold = None
+    for student in students:
+        student.wait_for_function("() => Number(document.body.dataset.stepIndex) > 0")
+        hold = step_of(student)
+        assert student.get_attribute("[data-testid=node][data-node-id=n0]", "data-grad") == ""
+        assert hold < step_of(teacher)
+
+    students[0].fill("[data-testid=class-name]", "Ann <i>")
+    students[0].press("[data-testid=class-name]", "Tab")  # a change: the server hears the name
+    for student, answer in zip(students, [15, forgot, other_path], strict=True):
+        student.fill("[data-testid=class-answer]", str(answer).replace("-", "\u2212"))
+        student.click("[data-testid=class-answer-send]")
+        student.wait_for_selector("[data-testid=class-answer-status][data-acked=true]")
+    teacher.wait_for_selector("[data-testid=class-answers][data-count='3']")
+
+    # A reload mid-question lands on the held step, with the answer it sent and the question open.
+    reloader = students[2]
+    reloader.reload()
+    wait_state(reloader, "following")
+    reloader.wait_for_selector("[data-testid=class-question][data-open=true]")
+    reloader.wait_for_selector("[data-testid=class-answer-status][data-acked=true]")
+    assert (
+        str(int(other_path)) in reloader.locator("[data-testid=class-answer-status]").inner_text()
+    )
+    wait_step(reloader, hold)
+
+    teacher.check("[data-testid=class-names]")
+    teacher.click("[data-testid=class-reveal]")
+    board = teacher.locator("#class-board-dialog [data-testid=class-board]")
+    board.wait_for()
+    assert board.get_attribute("data-total") == "3" and board.get_attribute("data-right") == "1"
+    bars = board.locator(".board-bar")
+    shown = {
+        (bars.nth(i).get_attribute("data-value"), bars.nth(i).get_attribute("data-right"),
+         bars.nth(i).get_attribute("data-diagnosis"), bars.nth(i).get_attribute("data-count"))
+        for i in range(bars.count())
+    }  # fmt: skip
+    assert shown == {("15", "true", "", "1"), (str(int(forgot)), "false", "overwrite", "1"),
+                     (str(int(other_path)), "false", "one_path", "1")}  # fmt: skip
+    mistakes = board.locator("[data-testid=class-mistakes]").inner_text()
+    assert "forgot the +=: 1" in mistakes
+    # Names were asked for: the one student who gave one is named, as text.
+    assert board.locator(".board-bar[data-right=true] .board-bar-names").inner_text() == "Ann <i>"
+    assert board.locator(".board-bar-names").count() == 1
+    teacher.screenshot(path=str(screenshots_dir / "live-class-board.png"))
+
+    verdicts = [s.locator("[data-testid=class-verdict]") for s in students]
+    for verdict, expected in zip(verdicts, ["right", "wrong", "wrong"], strict=True):
+        verdict.wait_for()
+        assert verdict.get_attribute("data-verdict") == expected
+    assert verdicts[0].inner_text() == "Right: grad[a] = 15."
+    assert "забыли +=" in verdicts[1].inner_text()  # the phone reads Russian
+    assert verdicts[1].inner_text().startswith("Не совсем: grad[a] = 15.")
+    students[1].screenshot(path=str(screenshots_dir / "live-class-student-verdict.png"))
+    # Revealed: the class moves on to the teacher's step.
+    for student in students:
+        wait_step(student, step_of(teacher))
+        student.wait_for_selector("[data-testid=node][data-node-id=n0][data-grad='15']")
+
+    # The board presenting (large type, the teacher's dark theme): what the room sees.
+    teacher.click("[data-testid=class-board-close]")
+    teacher.keyboard.press("p")
+    teacher.wait_for_function("() => document.body.classList.contains('presenting')")
+    teacher.click("[data-testid=class-board-open]")
+    teacher.screenshot(path=str(screenshots_dir / "live-class-board-presenting.png"))
+    teacher.click("[data-testid=class-board-close]")
+    teacher.click("[data-testid=class-show-code]")
+    teacher.screenshot(path=str(screenshots_dir / "live-class-code-presenting.png"))
+
+
+# The page's store (static/js/main.js exports its scope), and a record of every step it shows.
+RECORD_STEPS = """async () => {
+    const { store } = (await import(document.querySelector('script[type=module]').src)).scope;
+    window.stepsShown = [];
+    store.subscribe((s, changed) => { if (changed.has('step')) window.stepsShown.push(s.step); });
+}"""
+# The page's own moves: its keys, and the store's actions called as a view would call them.
+OWN_MOVES = """async () => {
+    const { store } = (await import(document.querySelector('script[type=module]').src)).scope;
+    store.setStep(0);
+    store.stepBy(1);
+    store.toEnd();
+    store.togglePlay();
+    store.jumpTo('forward');
+    return { step: store.state.step, playing: store.state.playing, shown: window.stepsShown };
+}"""
+
+
+def test_a_following_student_never_leaves_the_teachers_step(browser, live_server):
+    """The store's step guard holds a following student's timeline: a move of its own (a key, an
+    action) ends on the teacher's step, or before an open question's answer, and no other frame
+    is ever shown (when the follower put the page back after it moved, End showed the last frame
+    and then 3 again)."""
+    teacher = new_page(browser, live_server)
+    code = start_class(teacher)
+    teacher.click("[data-testid=class-join-close]")
+    student = new_page(browser, live_server)
+    student.goto(f"/c/{code}")
+    wait_state(student, "following")
+    student.wait_for_selector(READY)
+    for _ in range(3):
+        teacher.click("[data-testid=step-forward]")
+    wait_step(student, 3)
+    student.evaluate(RECORD_STEPS)
+    for key in ("End", "ArrowRight", "Home", "ArrowLeft", " "):
+        student.keyboard.press(key)
+    moved = student.evaluate(OWN_MOVES)
+    assert moved == {"step": 3, "playing": False, "shown": [3]}
+
+    # A question open: the teacher goes to the end, the student stops before a's gradient.
+    teacher.select_option("[data-testid=class-ask-what]", "grad:n0:null")
+    teacher.click("[data-testid=class-ask]")
+    student.wait_for_selector("[data-testid=class-question][data-open=true]")
+    teacher.click("#to-end")
+    student.wait_for_function("() => Number(document.body.dataset.stepIndex) > 3")
+    hold = step_of(student)
+    assert hold < step_of(teacher)
+    student.evaluate(RECORD_STEPS)
+    student.keyboard.press("End")
+    moved = student.evaluate(OWN_MOVES)
+    assert moved == {"step": hold, "playing": False, "shown": [hold]}
+    assert student.get_attribute("[data-testid=node][data-node-id=n0]", "data-grad") == ""
+    for page in (teacher, student):
+        assert page.errors == [], page.errors
+        page.context.close()
+
+
+def test_a_student_cannot_drive_the_class(classroom, live_server):
+    teacher, students = classroom["teacher"], classroom["students"]
+    code = classroom["code"]
+    refused = students[0].evaluate(
+        """async (code) => {
+            const url = new URL(`/api/class/${code}/live`, location.href);
+            url.protocol = 'ws:';
+            const replies = [];
+            const socket = new WebSocket(url);
+            await new Promise((done) => socket.addEventListener('open', done));
+            socket.send(JSON.stringify({type: 'hello', role: 'student'}));
+            socket.send(JSON.stringify({type: 'mode', mode: 'free'}));
+            socket.send(JSON.stringify({type: 'view', view: {source: 'x = 1', step: 0}}));
+            await new Promise((done) => socket.addEventListener('message', (event) => {
+                const message = JSON.parse(event.data);
+                if (message.type === 'error') replies.push(message.error);
+                if (replies.length === 2) done();
+            }));
+            const impostor = new WebSocket(url);
+            await new Promise((done) => impostor.addEventListener('open', done));
+            impostor.send(JSON.stringify({type: 'hello', role: 'teacher', token: 'not-the-token'}));
+            const closed = await new Promise((done) => impostor.addEventListener('close', (e) => done(e.code)));
+            socket.close();
+            return {replies, closed};
+        }""",
+        code,
+    )
+    assert (
+        refused["replies"]
+        == [{"type": "NotTeacher", "message": "Only the teacher can move the class."}] * 2
+    )
+    assert refused["closed"] == 4403
+    for student in students:
+        assert state_of(student) == "following"
+        assert step_of(student) == step_of(teacher)
+        assert (
+            student.locator("[data-testid=node][data-node-id=n0]").get_attribute("data-label")
+            == "a"
+        )
+    # The join link carries no token; the teacher's page keeps it in its own tab only.
+    token = teacher.evaluate("JSON.parse(sessionStorage.getItem('chainrule.class.teacher')).token")
+    assert token and token not in teacher.locator("[data-testid=class-url]").inner_text()
+    assert students[0].evaluate("sessionStorage.getItem('chainrule.class.teacher')") is None
+
+
+def test_an_unknown_code_says_so_and_asks_for_another(page):
+    page.goto("/c/ZZZ-ZZZ")
+    page.wait_for_selector("[data-testid=class-status][data-state=unknown]")
+    assert (
+        "There is no class with the code ZZZ-ZZZ"
+        in page.locator("[data-testid=class-status]").inner_text()
+    )
+    assert page.locator("[data-testid=class-join-code]").is_visible()
+
+
+def test_the_teacher_page_with_the_code_and_qr(browser, live_server, screenshots_dir):
+    teacher = new_page(browser, live_server)
+    code = start_class(teacher)
+    qr = teacher.locator("[data-testid=class-qr] svg")
+    assert int(qr.get_attribute("data-modules")) >= 21  # a version-1 code or larger
+    box = qr.bounding_box()
+    assert box["width"] >= 200  # readable from the back row when projected
+    shot = screenshots_dir / "live-class-teacher-code.png"
+    teacher.screenshot(path=str(shot))
+    # An independent reader (zbar, make test-deps installs it) decodes the code on the screen.
+    decoded = subprocess.run(
+        ["zbarimg", "--quiet", "--raw", str(shot)], capture_output=True, text=True
+    )
+    url = teacher.locator("[data-testid=class-url]").inner_text()
+    assert decoded.stdout.strip() == url == f"{live_server}/c/{code}"
+    teacher.click("[data-testid=class-join-close]")
+    teacher.click("[data-testid=class-end]")
+    teacher.wait_for_selector("[data-testid=class-start]")
+    assert teacher.errors == []
+    teacher.context.close()
+
+
+@pytest.fixture
+def two_servers(redis_url) -> Iterator[tuple[str, str]]:
+    """Two server processes sharing one Redis (a replica each, on its own port)."""
+    env = {"CHAINRULE_REDIS_URL": redis_url}
+    first, first_url = start_server(env)
+    try:
+        second, second_url = start_server(env)
+    except Exception:
+        stop_server(first)
+        raise
+    yield first_url, second_url
+    stop_server(first)
+    stop_server(second)
+
+
+def test_two_processes_share_a_class_through_redis(browser, two_servers):
+    teacher_url, student_url = two_servers
+    teacher = new_page(browser, teacher_url)
+    code = start_class(teacher, "square")
+    teacher.click("[data-testid=class-join-close]")
+    students = [new_page(browser, student_url) for _ in range(3)]
+    for student in students:
+        student.goto(f"/c/{code}")
+        wait_state(student, "following")
+    teacher.wait_for_selector("[data-testid=class-students][data-count='3']")
+    for _ in range(4):
+        teacher.click("[data-testid=step-forward]")
+    for student in students:
+        wait_step(student, 4)
+    teacher.select_option("[data-testid=class-ask-what]", "grad:n0:null")
+    teacher.click("[data-testid=class-ask]")
+    for student, answer in zip(students, ["6", "3", "6"], strict=True):
+        student.wait_for_selector("[data-testid=class-question][data-open=true]")
+        student.fill("[data-testid=class-answer]", answer)
+        student.click("[data-testid=class-answer-send]")
+        student.wait_for_selector("[data-testid=class-answer-status][data-acked=true]")
+    teacher.wait_for_selector("[data-testid=class-answers][data-count='3']")
+    teacher.click("[data-testid=class-reveal]")
+    board = teacher.locator("#class-board-dialog [data-testid=class-board]")
+    board.wait_for()
+    assert board.get_attribute("data-right") == "2"
+    assert board.locator(".board-bar[data-diagnosis=overwrite]").get_attribute("data-count") == "1"
+    for student, verdict in zip(students, ["right", "wrong", "right"], strict=True):
+        student.wait_for_selector(f"[data-testid=class-verdict][data-verdict={verdict}]")
+    for page in (teacher, *students):
+        assert page.errors == [], page.errors
+        page.context.close()

@@ -1,0 +1,457 @@
+"""The sandbox in Chromium: lecture cells pasted verbatim (tests/lecture_cells.py, with their
+origins) run in Pyodide in the page's worker; the graph shown has Python's numbers (the same code
+run here under CPython is the oracle); Check my autograd agrees with a right Value class and
+names the cause for a wrong one; the server only ever receives straight-line programs.
+
+One page serves the module's tests, so Python is loaded once (a cold start costs seconds on this
+machine; bench/sandbox.py measures it): each test pastes its code into the same editor."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import urllib.error
+import urllib.request
+
+import lecture_cells as lecture
+import pytest
+
+pytestmark = pytest.mark.browser
+
+RUN_TIMEOUT_MS = 240_000  # a cold start of Pyodide on a busy 2-core machine, and the layout
+CODE_WORDS = ("class ", "def ", "for ", "while ", "import ", "random", "lambda")
+
+
+def oracle(code: str) -> dict:
+    """`code` run by CPython, in a namespace of its own."""
+    namespace: dict = {}
+    exec(compile(code, "<oracle>", "exec"), namespace)
+    return namespace
+
+
+@pytest.fixture(scope="module")
+def sandbox(browser, live_server):
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=live_server)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.posted = []  # every POST body the page sent to the API
+    page.requested = []  # every URL the page (and its worker) asked for
+    page.on("request", lambda r: page.requested.append(r.url))
+    page.on("request", lambda r: r.method == "POST" and page.posted.append(r.post_data or ""))
+    page.goto("/?collapse_at=never")
+    page.wait_for_selector("[data-testid=node]")
+    yield page
+    context.close()
+    assert errors == []
+
+
+def run(page, code: str) -> dict:
+    """Paste `code`, wait until its run's graph is drawn; the sandbox's facts."""
+    page.posted.clear()
+    page.fill("[data-testid=source]", code)
+    page.wait_for_function(
+        """() => {
+          const panel = document.querySelector('#sandbox');
+          if (panel.dataset.status === 'failed') return true;
+          const program = document.querySelector('[data-testid=sandbox-program]');
+          if (panel.dataset.status !== 'done' || !program) return false;
+          const root = program.textContent.trim().split('\\n').pop().split(' = ')[0];
+          return document.querySelector(`[data-testid=node][data-label="${root}"]`) !== null;
+        }""",
+        timeout=RUN_TIMEOUT_MS,
+    )
+    return page.evaluate(
+        """() => ({
+          status: document.querySelector('#sandbox').dataset.status,
+          program: document.querySelector('[data-testid=sandbox-program]')?.textContent ?? null,
+          choice: document.querySelector('[data-testid=sandbox-choice]')?.dataset.kind ?? null,
+          error: document.querySelector('[data-testid=error]').hidden ? null
+            : document.querySelector('[data-testid=error]').textContent,
+        })"""
+    )
+
+
+def card(page, label: str) -> dict:
+    """The numbers on card `label` at the end of the timeline (a card shows data once the
+    forward pass reached it, grad once the backward pass did)."""
+    final_grads(page)
+    return page.eval_on_selector(
+        f'[data-testid=node][data-label="{label}"]',
+        "g => ({data: Number(g.dataset.data), grad: g.dataset.grad === '' ? null : Number(g.dataset.grad)})",
+    )
+
+
+def final_grads(page) -> None:
+    if page.is_enabled("#to-end"):
+        page.click("#to-end")
+    page.wait_for_function(
+        "() => document.body.dataset.phase === 'backward' || document.body.dataset.phase === 'done'"
+    )
+
+
+def check(page) -> dict:
+    page.wait_for_selector("[data-testid=autograd-check]")
+    return page.eval_on_selector(
+        "[data-testid=autograd-check]",
+        """el => ({status: el.dataset.status, cause: el.dataset.cause, checked: Number(el.dataset.checked),
+                   exact: el.dataset.exact ?? null,
+                   wrong: [...el.querySelectorAll('li[data-node]')].map(li => ({
+                     node: li.dataset.node, theirs: Number(li.dataset.theirs), ours: Number(li.dataset.ours)})),
+                   text: el.textContent})""",
+    )
+
+
+def assert_only_programs(page, program: str) -> None:
+    """The server got the program the run was read as, and never the learner's code."""
+    bodies = [json.loads(body) for body in page.posted if body]
+    assert bodies and all(body["source"] == program for body in bodies)
+    for body in bodies:
+        assert not any(word in body["source"] for word in CODE_WORDS), body["source"]
+
+
+def test_the_lectures_class_and_neuron_run_in_the_browser_with_pythons_numbers(
+    sandbox, screenshots_dir
+):
+    facts = run(
+        sandbox,
+        "\n".join(
+            (
+                lecture.IMPORTS,
+                lecture.VALUE_CLASS,
+                lecture.DRAW_DOT,
+                lecture.NEURON_CELL_9,
+                lecture.DRAW_O,
+            )
+        ),
+    )
+    assert facts["status"] == "done" and facts["choice"] == "backward", facts
+    python = oracle("import math\n" + lecture.VALUE_CLASS + lecture.NEURON_CELL_9)
+    assert card(sandbox, "o")["data"] == pytest.approx(python["o"].data, rel=1e-12)
+    for name in ("x1", "x2", "w1", "w2", "b"):
+        assert card(sandbox, name)["grad"] == pytest.approx(python[name].grad, rel=1e-12, abs=1e-15)
+    result = check(sandbox)
+    assert (result["status"], result["checked"], result["wrong"]) == ("agree", 10, [])
+    # The reader's label lines (`x1w1.label = 'x1*w1'`) are meant: no note says they are skipped.
+    assert "x1w1.label = 'x1*w1'" in facts["program"]
+    assert sandbox.locator("[data-testid=program-notes] [data-type=skipped]").count() == 0
+    assert_only_programs(sandbox, facts["program"])
+    sandbox.screenshot(path=str(screenshots_dir / "sandbox-check-agrees.png"))
+
+
+def test_another_value_is_picked_by_its_name(sandbox, screenshots_dir):
+    facts = run(sandbox, "import math\n" + lecture.VALUE_CLASS + lecture.NEURON_CELL_9)
+    assert facts["choice"] == "backward"
+    sandbox.select_option("[data-testid=sandbox-pick]", "n")
+    sandbox.wait_for_selector("[data-testid=sandbox-choice][data-kind=picked]")
+    sandbox.wait_for_function("() => !document.querySelector('[data-testid=node][data-label=o]')")
+    assert card(sandbox, "n")["data"] == pytest.approx(0.8813735870195432, rel=1e-12)
+    # The check compares the gradients of the value backward() was called on: not this one.
+    assert sandbox.locator("[data-testid=autograd-check]").count() == 0
+    assert "pick o" in sandbox.text_content("[data-testid=check-other-root]")
+    sandbox.screenshot(path=str(screenshots_dir / "sandbox-pick-a-value.png"))
+
+
+def test_an_mlp_built_with_a_seed_and_called_shows_pythons_output(sandbox):
+    code = (
+        "import math\nimport random\nrandom.seed(42)\n"
+        + lecture.VALUE_CLASS
+        + lecture.MLP_CLASSES
+        + lecture.MLP_CALL
+    )
+    facts = run(sandbox, code)
+    assert facts["choice"] == "last", facts
+    python = oracle(code.replace("\nn(x)", "\nout = n(x)"))
+    root = facts["program"].strip().split("\n")[-1].split(" = ")[0]
+    assert card(sandbox, root)["data"] == pytest.approx(python["out"].data, rel=1e-12)
+    assert_only_programs(sandbox, facts["program"])
+
+
+def test_the_training_loop_shows_the_graph_of_the_last_loss(sandbox):
+    code = "\n".join(("import math\nimport random\nrandom.seed(1)", lecture.VALUE_CLASS, lecture.MLP_CLASSES,
+                      lecture.MLP_CALL, lecture.DATASET, lecture.TRAINING_LOOP))  # fmt: skip
+    facts = run(sandbox, code)
+    assert facts["choice"] == "backward", facts
+    python = oracle(code.replace("print(k, loss.data)", "pass"))
+    assert card(sandbox, "loss")["data"] == pytest.approx(python["loss"].data, rel=1e-9)
+    printed = sandbox.text_content("[data-testid=sandbox-output]").strip().split("\n")
+    assert len(printed) == 20 and float(printed[-1].split()[1]) == pytest.approx(
+        python["loss"].data, rel=1e-9
+    )
+    result = check(sandbox)
+    assert result["status"] == "agree" and result["checked"] > 300
+    assert_only_programs(sandbox, facts["program"])
+
+
+def test_micrograds_nn_with_its_seed_runs_from_the_vendored_wheel(sandbox):
+    facts = run(
+        sandbox,
+        "\n".join(
+            (
+                lecture.TG_IMPORT_GRAPHVIZ,
+                lecture.TG_IMPORT_VALUE,
+                lecture.TG_DRAW_DOT,
+                lecture.TG_NN_NEURON,
+            )
+        ),
+    )
+    assert facts["choice"] == "backward", facts
+    from micrograd import nn
+    from micrograd.engine import Value
+
+    random.seed(1337)
+    neuron = nn.Neuron(2)
+    y = neuron([Value(1.0), Value(-2.0)])
+    assert card(sandbox, "y")["data"] == y.data
+    assert check(sandbox)["status"] == "agree"
+    assert_only_programs(sandbox, facts["program"])
+
+
+def eq_bug_class() -> str:
+    """The lecture's class with the `=` bug the seed lesson warns of: every `+=` of a gradient in
+    `_backward` written `=` (the lesson's own class has the bug in + * and tanh)."""
+    buggy = lecture.VALUE_CLASS.replace("self.grad += ", "self.grad = ").replace(
+        "other.grad += ", "other.grad = "
+    )
+    assert lecture.VALUE_CLASS.count("grad += ") == 7 and "grad += " not in buggy
+    return "import math\n" + buggy
+
+
+def test_the_eq_bug_on_a_plus_a_is_diagnosed_as_assignment(sandbox, screenshots_dir):
+    facts = run(
+        sandbox,
+        eq_bug_class() + "\na = Value(3.0, label='a')\nb = a + a; b.label = 'b'\nb.backward()\n",
+    )
+    assert facts["choice"] == "backward"
+    sandbox.wait_for_function(
+        "() => document.querySelector('[data-testid=autograd-check]')?.dataset.exact === 'true'"
+    )
+    result = check(sandbox)
+    assert (result["status"], result["cause"], result["exact"]) == ("disagree", "overwrite", "true")
+    assert result["wrong"] == [{"node": "a", "theirs": 1.0, "ours": 2.0}]
+    # micrograd's set kept one child of b = a + a: the program has two edges, and says so.
+    assert sandbox.locator("[data-testid=program-notes] [data-type=merged_operand]").count() == 1
+    assert "exactly your numbers" in result["text"]
+    ring = sandbox.get_attribute('[data-testid=node][data-label="a"]', "data-check")
+    assert ring == "wrong ring"
+    sandbox.screenshot(path=str(screenshots_dir / "sandbox-check-disagrees-eq-bug.png"))
+    # The = bug lab opens on the learner's graph: its numbers are theirs.
+    sandbox.click("[data-testid=check-open-lab]")
+    sandbox.wait_for_selector("[data-testid=lab-overwrite][aria-checked=true]")
+    sandbox.wait_for_selector('[data-testid=node][data-label="a"][data-correct-grad="2"]')
+    final_grads(sandbox)  # a wrong gradient is marked once it is final
+    sandbox.wait_for_selector('[data-testid=node][data-label="a"][data-wrong=true]')
+    assert sandbox.get_attribute('[data-testid=node][data-label="a"]', "data-grad") == "1"
+    sandbox.click("[data-testid=lab-overwrite]")  # off again for the next tests
+    sandbox.wait_for_selector("[data-testid=lab-overwrite][aria-checked=false]")
+
+
+def test_a_wrong_tanh_derivative_is_diagnosed_at_tanh(sandbox, screenshots_dir):
+    wrong = lecture.VALUE_CLASS.replace("(1 - t**2)", "(1 - t)")
+    assert wrong != lecture.VALUE_CLASS
+    facts = run(sandbox, "import math\n" + wrong + lecture.NEURON_CELL_9)
+    result = check(sandbox)
+    assert (result["status"], result["cause"]) == ("disagree", "local")
+    python = oracle("import math\n" + wrong + lecture.NEURON_CELL_9)
+    right = oracle("import math\n" + lecture.VALUE_CLASS + lecture.NEURON_CELL_9)
+    wrong_nodes = {w["node"]: w for w in result["wrong"]}
+    assert set(wrong_nodes) == {"x1", "w1", "x1*w1", "x2", "x2*w2", "x1*w1 + x2*w2", "b", "n"}
+    assert wrong_nodes["n"]["theirs"] == pytest.approx(python["n"].grad, rel=1e-12)
+    assert wrong_nodes["n"]["ours"] == pytest.approx(right["n"].grad, rel=1e-12)
+    ringed = sandbox.eval_on_selector_all(
+        "[data-testid=node][data-check~=ring]", "gs => gs.map(g => g.dataset.label)"
+    )
+    assert ringed == ["o"]
+    assert "at tanh" in result["text"]
+    assert_only_programs(sandbox, facts["program"])
+    sandbox.screenshot(path=str(screenshots_dir / "sandbox-check-disagrees-tanh.png"))
+
+
+def test_the_page_and_the_server_agree_on_which_lecture_cells_must_run(page, live_server):
+    """The page's own test (sandbox.js needsRunning) and the server's reader (a NeedsRunning
+    error) give one verdict on every verbatim cell: the straight-line cells are traced by the
+    server, the others run in the sandbox, so a learner's class or def never reaches the server
+    and the server's NeedsRunning stays a fallback the lecture's cells never need."""
+    cells = [(cell.id, cell.source, False) for cell in lecture.CELLS]
+    cells += [(row[0], row[2], True) for row in lecture.NEEDS_RUNNING]
+    cells += [
+        (name, getattr(lecture, name), True)
+        for name in ("VALUE_CLASS", "MLP_CLASSES", "TRAINING_LOOP", "TG_NN_NEURON", "TG_DRAW_DOT")
+    ]
+    cells.append(("NEURON_CELL_9", lecture.NEURON_CELL_9, False))
+    page.goto("/")
+    page_says = page.evaluate(
+        """async (sources) => {
+          const { needsRunning } = await import('/static/js/sandbox.js');
+          return sources.map((source) => needsRunning(source));
+        }""",
+        [source for _, source, _ in cells],
+    )
+    for (name, source, must_run), page_verdict in zip(cells, page_says, strict=True):
+        request = urllib.request.Request(
+            live_server + "/api/graph",
+            data=json.dumps({"source": source}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request) as reply:
+                server_type = None if reply.status == 200 else "?"
+        except urllib.error.HTTPError as error:
+            server_type = json.loads(error.read())["error"]["type"]
+        assert page_verdict is must_run, name
+        assert (server_type == "NeedsRunning") is must_run, (name, server_type)
+
+
+def test_the_code_has_no_network(sandbox):
+    before = len(sandbox.requested)
+    # importlib goes round the sandbox's import hook; what it finds has no network left.
+    code = (
+        "import importlib\ndef reach():\n    js = importlib.import_module('js')\n"
+        "    js.fetch('/healthz')\n    return js.XMLHttpRequest.new()\nreach()\n"
+    )
+    facts = run(sandbox, code)
+    assert facts["status"] == "failed"
+    assert "AttributeError" in facts["error"] and "XMLHttpRequest" in facts["error"]
+    assert "line 5" in facts["error"].lower()
+    assert not any(url.endswith("/healthz") for url in sandbox.requested[before:])
+    refused = run(
+        sandbox, "import micropip\nfor package in ('numpy',):\n    micropip.install(package)\n"
+    )
+    assert refused["status"] == "failed" and "micropip" in refused["error"]
+
+
+def test_code_that_never_ends_is_stopped_and_its_line_named(page):
+    page.set_default_timeout(30_000)
+    page.posted, page.requested = [], []
+    page.goto("/?sandbox_limit=3")  # the time limit a link may set (docs/sandbox.md)
+    page.wait_for_selector("[data-testid=node]")
+    sandbox = page
+    facts = run(sandbox, "x = 0\nwhile True:\n    x += 1\n")
+    assert facts["status"] == "failed"
+    assert "longer than 3 s" in facts["error"] and (
+        "line 2" in facts["error"] or "line 3" in facts["error"]
+    )
+    # The next run starts a new worker and works.
+    facts = run(sandbox, "import math\n" + lecture.VALUE_CLASS + lecture.NEURON_CELL_9)
+    assert facts["status"] == "done"
+    assert math.isclose(card(sandbox, "o")["data"], 0.7071067811865476, rel_tol=1e-12)
+
+
+def test_grads_left_by_an_earlier_backward_are_diagnosed_as_not_reset(sandbox):
+    code = "import math\n" + lecture.VALUE_CLASS + lecture.NEURON_CELL_9 + "\no.backward()\n"
+    run(sandbox, code)
+    result = check(sandbox)
+    assert (result["status"], result["cause"]) == ("disagree", "not_reset")
+    line = code.count("\n")  # the second backward()
+    assert f"line {line}" in result["text"]
+    ringed = sandbox.eval_on_selector_all(
+        "[data-testid=node][data-check~=ring]", "gs => gs.map(g => g.dataset.label)"
+    )
+    assert "w1" in ringed and "o" not in ringed
+    # A slider moved: the trace is no longer the run's, so the check says so and marks nothing.
+    sandbox.fill("[data-testid=slider-w1] input.slider-value", "-2.5")
+    sandbox.press("[data-testid=slider-w1] input.slider-value", "Enter")
+    sandbox.wait_for_selector("[data-testid=autograd-check][data-status=stale]")
+    assert sandbox.locator("[data-testid=node][data-check]").count() == 0
+
+
+def test_an_op_whose_backward_was_never_set_is_named(sandbox):
+    broken = lecture.VALUE_CLASS.replace(
+        "      self.grad += (1 - t**2) * out.grad\n    out._backward = _backward\n",
+        "      self.grad += (1 - t**2) * out.grad\n",
+    )
+    assert broken != lecture.VALUE_CLASS
+    run(sandbox, "import math\n" + broken + lecture.NEURON_CELL_9)
+    result = check(sandbox)
+    assert (result["status"], result["cause"]) == ("disagree", "no_backward")
+    assert "tanh never sets its _backward" in result["text"]
+    assert {w["node"] for w in result["wrong"]} >= {"n", "b", "w1"}
+    assert all(w["theirs"] == 0 for w in result["wrong"])
+    ringed = sandbox.eval_on_selector_all(
+        "[data-testid=node][data-check~=ring]", "gs => gs.map(g => g.dataset.label)"
+    )
+    assert ringed == ["o"]
+
+
+@pytest.mark.parametrize(
+    ("lang", "cause", "says", "mark"),
+    [
+        ("ru", "local", "Неверная локальная производная в tanh", "у вас "),
+        ("et", "local", "Vale kohalik tuletis tehtes tanh", "sinul "),
+    ],
+)
+def test_the_diagnosis_is_said_in_the_pages_language(
+    page, screenshots_dir, lang, cause, says, mark
+):
+    """The check's sentences and marks are the catalogue's (locales/<lang>.json), not English."""
+    page.set_default_timeout(30_000)
+    page.posted, page.requested = [], []
+    page.goto(f"/?lang={lang}&collapse_at=never")
+    page.wait_for_selector("[data-testid=node]")
+    wrong = lecture.VALUE_CLASS.replace("(1 - t**2)", "(1 - t)")
+    facts = run(page, "import math\n" + wrong + lecture.NEURON_CELL_9)
+    assert facts["status"] == "done"
+    result = check(page)
+    assert (result["status"], result["cause"]) == ("disagree", cause)
+    assert says in result["text"] and "chain rule" not in result["text"]
+    marks = page.eval_on_selector_all("g.layer-check text", "ts => ts.map(t => t.textContent)")
+    assert marks and all(text.startswith(mark) for text in marks), marks
+    page.screenshot(path=str(screenshots_dir / f"sandbox-check-{lang}.png"))
+
+
+def test_a_live_class_follows_the_program_the_teachers_code_ran_as(
+    browser, live_server, screenshots_dir
+):
+    """A teacher whose code ran in the sandbox starts a live class on its graph (issue 26): the
+    class is sent the straight-line program, so a student's page traces it with the code's
+    numbers and runs nothing; neither the server nor the class's socket gets the code."""
+    pages = []
+    for _ in range(2):  # the teacher, a student
+        context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=live_server)
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        page.errors, page.posted, page.frames_sent = [], [], []
+        page.on("pageerror", lambda error, page=page: page.errors.append(str(error)))
+        page.on(
+            "request",
+            lambda r, page=page: r.method == "POST" and page.posted.append(r.post_data or ""),
+        )
+        page.on(
+            "websocket",
+            lambda ws, page=page: ws.on("framesent", lambda f: page.frames_sent.append(str(f))),
+        )
+        pages.append(page)
+    teacher, student = pages
+    teacher.goto("/?collapse_at=never")
+    teacher.wait_for_selector("[data-testid=node]")
+    code = "import math\n" + lecture.VALUE_CLASS + lecture.NEURON_CELL_9
+    facts = run(teacher, code)
+    assert facts["status"] == "done"
+    posted_by_teacher = list(teacher.posted)
+    teacher.click("[data-testid=class-start]")
+    join = teacher.locator("[data-testid=class-code]").inner_text()
+    student.goto(f"/c/{join}")
+    student.wait_for_selector("[data-testid=class-status][data-state=following]")
+    teacher.click("[data-testid=class-join-close]")
+    final_grads(teacher)  # the class follows the teacher to the end of the timeline
+    student.wait_for_selector('[data-testid=node][data-label="w1"]:not([data-grad=""])')
+    python = oracle(code)
+    for name in ("o", "w1", "x1w1", "b"):  # by handle: the card of x1w1 is labelled x1*w1
+        shown = student.eval_on_selector(
+            f'[data-testid=node][data-name="{name}"]',
+            "g => [Number(g.dataset.data), Number(g.dataset.grad)]",
+        )
+        assert shown == pytest.approx([python[name].data, python[name].grad], rel=1e-12), name
+    assert student.get_attribute("#sandbox", "data-status") is None  # the student ran nothing
+    student.screenshot(path=str(screenshots_dir / "sandbox-live-class-student.png"))
+    class_post = [body for body in teacher.posted[len(posted_by_teacher) :] if '"view"' in body]
+    assert class_post and all(
+        json.loads(body)["view"]["source"] == facts["program"] for body in class_post
+    )
+    for words in (*posted_by_teacher, *class_post, *teacher.frames_sent, *student.posted):
+        assert not any(word in words for word in ("class ", "def ", "import ")), words
+    for page in pages:
+        assert page.errors == []
+        page.context.close()
