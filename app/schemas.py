@@ -81,6 +81,18 @@ class GraphRequest(BaseModel):
         description="The node whose gradients to compute (a node id such as `n4`, or a name "
         "such as `c`): grads are ∂target/∂x; the root when absent. Not with `mode` or `order`.",
     )
+    pass_: Literal["reverse", "forward"] = Field(
+        default="reverse",
+        alias="pass",
+        description="`forward`: the timeline is forward mode's, each node's tangent ∂node/∂wrt "
+        "carried from the leaves to the root with its value (needs `wrt`; not with `mode`, "
+        "`order` or `target`). `reverse` (the default): the backward pass.",
+    )
+    wrt: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Forward mode's leaf: its name in the program (`a`) or its id (`n0`).",
+    )
     lang: Lang | None = LANG_FIELD
 
     @field_validator("values")
@@ -148,6 +160,9 @@ class Node(Sent):
     inputs: list[str] = Field(description="Input ids in order.")
     warnings: list[NodeWarning]
     group: str = Field(description="The id of the node's group (`g0`, `g1`, … in `groups`).")
+    tangent: Number | None = Field(
+        default=None, description="Forward mode only (absent in reverse mode): ∂node/∂wrt."
+    )
     x: float = Field(description="Centre of the card, px from the left.")
     y: float = Field(description="Centre of the card, px from the top (y grows downward).")
     width: float = Field(description="Card width, px.")
@@ -179,6 +194,16 @@ class Contribution(Sent):
     grad_after: Number
     lost: bool = Field(description="Overwritten by a later contribution (mode `overwrite`).")
     late: bool = Field(description="Arrived after its target was visited (a custom `order`).")
+
+
+class TangentContribution(Sent):
+    """What one input edge adds to its consumer's tangent in forward mode."""
+
+    edge: str
+    from_: str = Field(alias="from", description="The input's id.")
+    tangent_in: Number = Field(description="The input's tangent ∂input/∂wrt.")
+    local: Number = Field(description="The edge's local derivative.")
+    contribution: Number = Field(description="tangent_in × local.")
 
 
 TEMPLATE = Field(
@@ -235,7 +260,25 @@ class BackwardStep(Sent):
     contributions: list[Contribution]
 
 
-Step = Annotated[TopoStep | ForwardStep | SeedStep | BackwardStep, Field(discriminator="phase")]
+class TangentStep(Sent):
+    """A step of forward mode: the node's value and its tangent ∂node/∂wrt, the sum of its
+    input edges' contributions."""
+
+    index: int
+    phase: Literal["tangent"]
+    node: str
+    narration: str
+    template: str = TEMPLATE
+    op: Op | None
+    inputs: list[str]
+    data: Number
+    tangent: Number = Field(description="∂node/∂wrt.")
+    contributions: list[TangentContribution]
+
+
+Step = Annotated[
+    TopoStep | ForwardStep | SeedStep | BackwardStep | TangentStep, Field(discriminator="phase")
+]
 
 
 class GradCheckResult(Sent):
@@ -333,8 +376,13 @@ class GraphResponse(Sent):
     off_target: list[str] = Field(
         description="Ids of the nodes `target` does not depend on: grad 0, greyed out."
     )
+    pass_: Literal["reverse", "forward"] = Field(alias="pass", description="As requested.")
+    wrt: str | None = Field(description="Forward mode's leaf (its id); null in reverse mode.")
     leaves: list[Leaf]
-    steps: list[Step] = Field(description="The timeline: topo, forward, seed, backward.")
+    steps: list[Step] = Field(
+        description="The timeline: topo, forward, seed, backward; in forward mode, topo and "
+        "tangent."
+    )
     gradcheck: GradCheck
     warnings: list[ProgramWarning]
     grad_flags: dict[str, list[Flag]] = GRAD_FLAGS
@@ -441,6 +489,12 @@ class ValuesResponse(Sent):
         description="Node id → that node's warnings, only nodes that have any."
     )
     grad_flags: dict[str, list[Flag]] = GRAD_FLAGS
+    tangent: list[Number] | None = Field(
+        default=None, description="Forward mode only: per node, ∂node/∂wrt."
+    )
+    tangent_contribution: list[Number] | None = Field(
+        default=None, description="Forward mode only: per edge, tangent of its input × local."
+    )
 
 
 class LessonQuestion(Sent):
@@ -490,6 +544,7 @@ ErrorType = Literal[
     "BadTraining",
     "BadTarget",
     "BadLeaf",
+    "BadWrt",
     # the request and the server
     "StaleStructure",
     "InvalidRequest",
@@ -513,7 +568,8 @@ class ErrorDetail(Sent):
         "before its graph can be read: a class, a function, a loop, a list, a random number), "
         "`UnknownFunction`, `ArgumentCount`, "
         "`UseBeforeAssign`, `AssignedTwice`, `LimitExceeded`, `BadValue`, `BadOrder`, "
-        "`BadTarget`, `BadLeaf` (/api/paths), `BadTraining` (/api/descend); "
+        "`BadTarget`, `BadLeaf` (/api/paths), `BadWrt` (forward mode's leaf), "
+        "`BadTraining` (/api/descend); "
         "a malformed request (422): `InvalidRequest`; `StaleStructure` (409, /api/values); "
         "`BodyTooLarge` (413), `RateLimited` "
         "(429), `ExportTooLarge` (400), `GraphvizUnavailable`/`ExportFailed`/`Unavailable` "

@@ -45,6 +45,8 @@ def program_key(request: GraphRequest, settings: AppSettings) -> tuple:
         request.mode,
         order,
         request.target,
+        request.pass_,
+        request.wrt,
         settings.max_source_chars,
         settings.max_nodes,
         settings.max_depth,
@@ -66,6 +68,8 @@ def run_options(request: GraphRequest, settings: AppSettings) -> dict[str, Any]:
         "mode": request.mode,
         "order": request.order,
         "target": request.target,
+        "pass_": request.pass_,
+        "wrt": request.wrt,
         "limits": limits_of(settings),
     }
 

@@ -217,6 +217,13 @@ class BadTarget(ProgramError):
     type = "BadTarget"
 
 
+class BadWrt(ProgramError):
+    """Forward mode without a `wrt`, with a `wrt` that names no leaf, or with another option
+    it does not go with (a teaching variant, a target)."""
+
+    type = "BadWrt"
+
+
 class BadLeaf(ProgramError):
     """The node `POST /api/paths` starts from names no node, or names a constant."""
 

@@ -9,6 +9,7 @@ import { mountAutogradCheck } from "./autograd-check.js";
 import { challengeSection } from "./challenges.js";
 import { mountEditor } from "./editor.js";
 import { mountExportMenu } from "./export-menu.js";
+import { mountForwardMode } from "./forward-mode.js";
 import { mountGraphPane, mountLeaves, mountNotes, mountPanels, mountReading, mountTransport, predictSection } from "./features.js";
 import { collapseThreshold } from "./groups.js";
 import { orderSection } from "./lab-order.js";
@@ -43,6 +44,8 @@ function requestBody() {
   if (state.mode === "overwrite") body.mode = "overwrite";
   if (state.order) body.order = [...state.order];
   if (state.target) body.target = state.target;
+  // Forward mode once its leaf is known (forward-mode.js names the first leaf of a new program).
+  if (state.pass === "forward" && state.wrt) Object.assign(body, { pass: "forward", wrt: state.wrt });
   return body;
 }
 
@@ -73,19 +76,19 @@ let sandbox = null;
 function loadPreset(id, step = 0) {
   const preset = state.presets.find((p) => p.id === id) ?? state.presets[0];
   if (!preset) return;
-  update({ presetId: preset.id, source: preset.source, values: { ...(preset.values ?? {}) }, playing: false, target: null });
+  update({ presetId: preset.id, source: preset.source, values: { ...(preset.values ?? {}) }, playing: false, target: null, wrt: "", everyLeaf: null });
   recompute({ program: true, step });
 }
 
 /** Show a program that is no preset (a lesson's), from its first step. */
 function loadProgram({ source, values }) {
-  update({ presetId: "", source, values: { ...values }, playing: false, target: null });
+  update({ presetId: "", source, values: { ...values }, playing: false, target: null, wrt: "", everyLeaf: null });
   recompute({ program: true });
 }
 
 /** An edited program: its node ids are new, so gradients are of its root again. */
 function newProgram() {
-  update({ target: null });
+  update({ target: null, wrt: "", everyLeaf: null });
   recompute({ program: true });
 }
 
@@ -104,6 +107,7 @@ function mountStage() {
   const graph = mountGraphPane(pane, scope, { collapseAt: collapseThreshold(new URLSearchParams(window.location.search)) });
   graph.marks.register(pathsMark());
   mountTargetPicker(graph, scope);
+  mountForwardMode({ legend: pane.legend }, scope);
   graph.marks.register(view3dMark({ graph, tools: wrap.querySelector(".graph-tools"), zoomIn: pane.zoomIn, zoomOut: pane.zoomOut, legend: pane.legend }, scope));
   mountTransport({
     toStart: $("to-start"), back: $("step-back"), play: $("play"), forward: $("step-forward"),
@@ -147,8 +151,11 @@ function mount() {
   // shown, asks for its trace (a new program resets the target and asks for itself).
   store.subscribe((s, changed) => {
     const variant = changed.has("mode") || changed.has("order");
-    const target = changed.has("target") && requestBody().source === s.trace?.source;
+    const shown = requestBody().source === s.trace?.source;
+    const target = changed.has("target") && shown;
     if (s.source && (variant || target)) recompute();
+    // The other pass, or forward mode by another leaf: another timeline, from its start.
+    if (s.source && shown && (changed.has("pass") || changed.has("wrt"))) recompute({ program: true, step: 0 });
   });
   mountReading(graph, {
     finalGrads: $("toggle-final-grads"), expandDerived: $("toggle-expand"), foldConstants: $("toggle-fold"), gradMap: $("toggle-gradmap"),

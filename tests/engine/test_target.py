@@ -9,42 +9,15 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from chainrule import engine
-from tests.program_strategies import NotComparable, Oracle, fuzz_settings, valid_programs
+from tests.program_strategies import (
+    NotComparable,
+    Oracle,
+    fuzz_settings,
+    sympy_of,
+    valid_programs,
+)
 
 DIAMOND = "a = 2\nb = a + 1\nc = a * 3\nd = b * c"
-
-
-def sympy_of(program) -> tuple[dict[str, sp.Expr], dict[str, sp.Symbol]]:
-    """Each assigned name's sympy expression in the program's leaf symbols, and the symbols."""
-    symbols: dict[str, sp.Symbol] = {}
-    named: dict[str, sp.Expr] = {}
-
-    def build(expr) -> sp.Expr:
-        kind = expr[0]
-        if kind == "num":
-            return sp.Float(float(expr[1]), 30)
-        if kind == "name":
-            if expr[1] in named:
-                return named[expr[1]]
-            return symbols.setdefault(expr[1], sp.Symbol(expr[1]))
-        if kind == "neg":
-            return -build(expr[1])
-        if kind == "call":
-            inner = build(expr[2])
-            calls = {"relu": lambda v: sp.Max(0, v), "tanh": sp.tanh, "exp": sp.exp,
-                     "log": sp.log, "sigmoid": lambda v: 1 / (1 + sp.exp(-v))}  # fmt: skip
-            return calls[expr[1]](inner)
-        left, right = build(expr[1]), build(expr[2])
-        ops = {"+": lambda p, q: p + q, "-": lambda p, q: p - q, "*": lambda p, q: p * q,
-               "/": lambda p, q: p / q, "**": lambda p, q: p**q}  # fmt: skip
-        return ops[kind](left, right)
-
-    for name, expr in program.statements:
-        if name is not None and expr[0] == "num":
-            symbols[name] = sp.Symbol(name)
-        elif name is not None:
-            named[name] = build(expr)
-    return named, symbols
 
 
 @fuzz_settings
