@@ -75,6 +75,24 @@ class GraphRequest(BaseModel):
     order: list[str] | None = Field(
         default=None, description="Backward visit order chosen by the student (node ids)."
     )
+    target: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The node whose gradients to compute (a node id such as `n4`, or a name "
+        "such as `c`): grads are ∂target/∂x; the root when absent. Not with `mode` or `order`.",
+    )
+    pass_: Literal["reverse", "forward"] = Field(
+        default="reverse",
+        alias="pass",
+        description="`forward`: the timeline is forward mode's, each node's tangent ∂node/∂wrt "
+        "carried from the leaves to the root with its value (needs `wrt`; not with `mode`, "
+        "`order` or `target`). `reverse` (the default): the backward pass.",
+    )
+    wrt: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Forward mode's leaf: its name in the program (`a`) or its id (`n0`).",
+    )
     lang: Lang | None = LANG_FIELD
 
     @field_validator("values")
@@ -154,6 +172,9 @@ class Node(Sent):
     inputs: list[str] = Field(description="Input ids in order.")
     warnings: list[NodeWarning]
     group: str = Field(description="The id of the node's group (`g0`, `g1`, … in `groups`).")
+    tangent: Number | None = Field(
+        default=None, description="Forward mode only (absent in reverse mode): ∂node/∂wrt."
+    )
     x: float = Field(description="Centre of the card, px from the left.")
     y: float = Field(description="Centre of the card, px from the top (y grows downward).")
     width: float = Field(description="Card width, px.")
@@ -185,6 +206,16 @@ class Contribution(Sent):
     grad_after: Number
     lost: bool = Field(description="Overwritten by a later contribution (mode `overwrite`).")
     late: bool = Field(description="Arrived after its target was visited (a custom `order`).")
+
+
+class TangentContribution(Sent):
+    """What one input edge adds to its consumer's tangent in forward mode."""
+
+    edge: str
+    from_: str = Field(alias="from", description="The input's id.")
+    tangent_in: Number = Field(description="The input's tangent ∂input/∂wrt.")
+    local: Number = Field(description="The edge's local derivative.")
+    contribution: Number = Field(description="tangent_in × local.")
 
 
 TEMPLATE = Field(
@@ -241,7 +272,25 @@ class BackwardStep(Sent):
     contributions: list[Contribution]
 
 
-Step = Annotated[TopoStep | ForwardStep | SeedStep | BackwardStep, Field(discriminator="phase")]
+class TangentStep(Sent):
+    """A step of forward mode: the node's value and its tangent ∂node/∂wrt, the sum of its
+    input edges' contributions."""
+
+    index: int
+    phase: Literal["tangent"]
+    node: str
+    narration: str
+    template: str = TEMPLATE
+    op: Op | None
+    inputs: list[str]
+    data: Number
+    tangent: Number = Field(description="∂node/∂wrt.")
+    contributions: list[TangentContribution]
+
+
+Step = Annotated[
+    TopoStep | ForwardStep | SeedStep | BackwardStep | TangentStep, Field(discriminator="phase")
+]
 
 
 class GradCheckResult(Sent):
@@ -341,6 +390,14 @@ class Function(Sent):
     )
 
 
+Flag = Literal["vanishing", "exploding", "dead", "saturated"]
+GRAD_FLAGS = Field(
+    description="Node id → its flags, only nodes that have any: `vanishing` (|grad| below 1e-6 "
+    "of the largest), `exploding` (|grad| above 1e6), `dead` (exactly 0 behind a ReLU at ≤ 0 "
+    "or a saturated tanh/sigmoid), `saturated` (a tanh with |t| > 0.999, or a sigmoid as flat)."
+)
+
+
 class GraphResponse(Sent):
     """The engine's trace (docs/api.md) plus a box for every node and `layout`."""
 
@@ -348,13 +405,23 @@ class GraphResponse(Sent):
     edges: list[Edge]
     groups: list[Group] = Field(description="Every node in exactly one group.")
     root: str
+    target: str = Field(description="The node whose gradients these are (`root` by default).")
+    off_target: list[str] = Field(
+        description="Ids of the nodes `target` does not depend on: grad 0, greyed out."
+    )
+    pass_: Literal["reverse", "forward"] = Field(alias="pass", description="As requested.")
+    wrt: str | None = Field(description="Forward mode's leaf (its id); null in reverse mode.")
     leaves: list[Leaf]
     functions: list[Function] = Field(
         description="The functions the program defines that the graph calls, by line."
     )
-    steps: list[Step] = Field(description="The timeline: topo, forward, seed, backward.")
+    steps: list[Step] = Field(
+        description="The timeline: topo, forward, seed, backward; in forward mode, topo and "
+        "tangent."
+    )
     gradcheck: GradCheck
     warnings: list[ProgramWarning]
+    grad_flags: dict[str, list[Flag]] = GRAD_FLAGS
     mode: Literal["correct", "overwrite"]
     order: list[str] | None
     order_check: OrderCheck | None = Field(description="Null unless `order` was given.")
@@ -380,7 +447,7 @@ class ValuesRequest(GraphRequest):
                     "source": "a = 2\nb = -3\nc = a * b\nL = c + a",
                     "values": {"a": 4},
                     "mode": "overwrite",
-                    "structure": "3197bf74748a090527620c24",
+                    "structure": "c9b128bce559f230fb95f6e2",
                 }
             ]
         },
@@ -397,7 +464,7 @@ class ValuesResponse(Sent):
         json_schema_extra={
             "examples": [
                 {
-                    "structure": "3197bf74748a090527620c24",
+                    "structure": "c9b128bce559f230fb95f6e2",
                     "data": [4.0, -3.0, -12.0, -8.0],
                     "grad": [-3.0, 4.0, 1.0, 1.0],
                     "correct_grad": [-2.0, 4.0, 1.0, 1.0],
@@ -430,6 +497,7 @@ class ValuesResponse(Sent):
                     },
                     "warnings": [],
                     "node_warnings": {},
+                    "grad_flags": {},
                 }
             ]
         },
@@ -455,6 +523,13 @@ class ValuesResponse(Sent):
     warnings: list[ProgramWarning]
     node_warnings: dict[str, list[NodeWarning]] = Field(
         description="Node id → that node's warnings, only nodes that have any."
+    )
+    grad_flags: dict[str, list[Flag]] = GRAD_FLAGS
+    tangent: list[Number] | None = Field(
+        default=None, description="Forward mode only: per node, ∂node/∂wrt."
+    )
+    tangent_contribution: list[Number] | None = Field(
+        default=None, description="Forward mode only: per edge, tangent of its input × local."
     )
 
 
@@ -505,6 +580,9 @@ ErrorType = Literal[
     "BadOrder",
     "BadTraining",
     "BadLandscape",
+    "BadTarget",
+    "BadLeaf",
+    "BadWrt",
     # the request and the server
     "StaleStructure",
     "InvalidRequest",
@@ -529,6 +607,7 @@ class ErrorDetail(Sent):
         "`UnknownFunction`, `ArgumentCount`, `BadFunction` (a function the program defines "
         "that cannot be: recursion, a taken name, a body using a name that is no parameter), "
         "`UseBeforeAssign`, `AssignedTwice`, `LimitExceeded`, `BadValue`, `BadOrder`, "
+        "`BadTarget`, `BadLeaf` (/api/paths), `BadWrt` (forward mode's leaf), "
         "`BadTraining` (/api/descend), `BadLandscape` (/api/landscape); "
         "a malformed request (422): `InvalidRequest`; `StaleStructure` (409, /api/values); "
         "`BodyTooLarge` (413), `RateLimited` "

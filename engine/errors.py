@@ -224,3 +224,22 @@ class BadOrder(ProgramError):
     """A visit order naming unknown or repeated node ids."""
 
     type = "BadOrder"
+
+
+class BadTarget(ProgramError):
+    """A target that names no node, names a constant, or comes with a teaching variant."""
+
+    type = "BadTarget"
+
+
+class BadWrt(ProgramError):
+    """Forward mode without a `wrt`, with a `wrt` that names no leaf, or with another option
+    it does not go with (a teaching variant, a target)."""
+
+    type = "BadWrt"
+
+
+class BadLeaf(ProgramError):
+    """The node `POST /api/paths` starts from names no node, or names a constant."""
+
+    type = "BadLeaf"

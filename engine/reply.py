@@ -10,12 +10,13 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .flags import grad_flags
 from .functions import ops_used, script_body
 from .gradcheck import GradCheck
 from .i18n import render
 from .narration import Narrator, filler
 from .ops import DERIVED, row_of
-from .steps import BackwardStep, ForwardStep, SeedStep, Step, TopoStep
+from .steps import BackwardStep, ForwardStep, SeedStep, Step, TangentStep, TopoStep
 
 if TYPE_CHECKING:
     from .tracing import Trace
@@ -82,6 +83,19 @@ def numbers_reply(trace: Trace) -> dict[str, Any]:
             {**warning, "message": render(warning["message"], lang)} for warning in trace.warnings
         ],
         "node_warnings": node_warnings_reply(trace),
+        "grad_flags": {f"n{i}": flags for i, flags in grad_flags(trace).items()},
+        **tangents_reply(trace),
+    }
+
+
+def tangents_reply(trace: Trace) -> dict[str, Any]:
+    """Forward mode's numbers (none in reverse mode): `tangent` per node (∂node/∂wrt) and
+    `tangent_contribution` per edge (the input's tangent × the edge's local derivative)."""
+    if trace.tangents is None:
+        return {}
+    return {
+        "tangent": json_numbers(trace.tangents.tangent),
+        "tangent_contribution": json_numbers(trace.tangents.contribution),
     }
 
 
@@ -123,6 +137,7 @@ def graph_reply(
     numbers reply: what a drawing of the graph needs, without the timeline."""
     data, grad, local_grad = numbers["data"], numbers["grad"], numbers["local_grad"]
     correct_grad = numbers["correct_grad"] or grad
+    tangent = numbers.get("tangent")
     node_warnings = numbers["node_warnings"]
     say = Narrator(trace.source, trace.nodes, trace.graph.helpers)
     group_of = [0] * len(trace.nodes)
@@ -153,6 +168,8 @@ def graph_reply(
             "warnings": node_warnings.get(nid, []),
             "group": f"g{group_of[i]}",
         }
+        if tangent is not None:
+            written["tangent"] = tangent[i]
         if placement is not None:
             written.update(box_reply(placement.boxes[i]))
         nodes.append(written)
@@ -194,6 +211,14 @@ def functions_reply(trace: Trace) -> list[dict[str, Any]]:
         }
         for function in trace.graph.functions
     ]
+def target_reply(trace: Trace) -> dict[str, Any]:
+    """`target`: the node whose gradients the reply holds (the root unless asked otherwise);
+    `off_target`: the ids of the nodes it does not depend on (their grads are 0, greyed out)."""
+    if trace.target is trace.root:
+        return {"target": f"n{trace.root.id}", "off_target": []}
+    inside = {node.id for node in trace.cone}
+    off = [f"n{node.id}" for node in trace.nodes if node.id not in inside]
+    return {"target": f"n{trace.target.id}", "off_target": off}
 
 
 def box_reply(box: Box) -> dict[str, float]:
@@ -275,12 +300,43 @@ def _backward_reply(
     }  # fmt: skip
 
 
+def _tangent_reply(
+    trace: Trace, step: TangentStep, numbers: Any, narration: str, index: int
+) -> dict:
+    node = step.node
+    return {
+        **_forward_reply(trace, step, numbers, narration, index), "phase": "tangent",
+        "tangent": numbers["tangent"][node.id],
+        "contributions": tangent_contributions_reply(trace, node, numbers),
+    }  # fmt: skip
+
+
 _STEP_REPLIES = {
     TopoStep: _topo_reply,
     ForwardStep: _forward_reply,
     SeedStep: _seed_reply,
     BackwardStep: _backward_reply,
+    TangentStep: _tangent_reply,
 }
+
+
+def tangent_contributions_reply(
+    trace: Trace, node: Any, numbers: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """What each input edge of `node` adds to its tangent: tangent_in × local = contribution."""
+    tangent, local_grad = numbers["tangent"], numbers["local_grad"]
+    contribution = numbers["tangent_contribution"]
+    first = trace.tangents.first_edge[node.id]  # type: ignore[union-attr]
+    return [
+        {
+            "edge": f"e{first + k}",
+            "from": f"n{child.id}",
+            "tangent_in": tangent[child.id],
+            "local": local_grad[first + k],
+            "contribution": contribution[first + k],
+        }  # fmt: skip
+        for k, child in enumerate(node.inputs)
+    ]
 
 
 def contributions_reply(trace: Trace, visit: int, numbers: dict[str, Any]) -> list[dict[str, Any]]:
@@ -315,6 +371,9 @@ def trace_reply(
         **graph_reply(trace, numbers, placement),
         "groups": groups_reply(trace, placement),
         "root": f"n{trace.root.id}",
+        **target_reply(trace),
+        "pass": trace.pass_,
+        "wrt": None if trace.tangents is None else f"n{trace.tangents.wrt.id}",
         "leaves": [
             {"name": name, "label": node.label, "id": f"n{node.id}", "value": data[node.id]}
             for name, node in trace.graph.leaves
@@ -323,6 +382,7 @@ def trace_reply(
         "steps": steps_reply(trace, steps, numbers),
         "gradcheck": numbers["gradcheck"],
         "warnings": numbers["warnings"],
+        "grad_flags": numbers["grad_flags"],
         "mode": trace.mode,
         "order": None if trace.order is None else list(trace.order),
         "order_check": (

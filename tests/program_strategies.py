@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass, field
 
 import mpmath
+import sympy as sp
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
@@ -321,3 +322,36 @@ def close(actual: float, expected: mpmath.mpf, rel: float = 1e-6, abs_: float = 
     if not math.isfinite(actual):
         return False
     return abs(mpmath.mpf(actual) - expected) <= abs_ + rel * abs(expected)
+
+
+def sympy_of(program) -> tuple[dict[str, sp.Expr], dict[str, sp.Symbol]]:
+    """Each assigned name's sympy expression in the program's leaf symbols, and the symbols."""
+    symbols: dict[str, sp.Symbol] = {}
+    named: dict[str, sp.Expr] = {}
+
+    def build(expr) -> sp.Expr:
+        kind = expr[0]
+        if kind == "num":
+            return sp.Float(float(expr[1]), 30)
+        if kind == "name":
+            if expr[1] in named:
+                return named[expr[1]]
+            return symbols.setdefault(expr[1], sp.Symbol(expr[1]))
+        if kind == "neg":
+            return -build(expr[1])
+        if kind == "call":
+            inner = build(expr[2])
+            calls = {"relu": lambda v: sp.Max(0, v), "tanh": sp.tanh, "exp": sp.exp,
+                     "log": sp.log, "sigmoid": lambda v: 1 / (1 + sp.exp(-v))}  # fmt: skip
+            return calls[expr[1]](inner)
+        left, right = build(expr[1]), build(expr[2])
+        ops = {"+": lambda p, q: p + q, "-": lambda p, q: p - q, "*": lambda p, q: p * q,
+               "/": lambda p, q: p / q, "**": lambda p, q: p**q}  # fmt: skip
+        return ops[kind](left, right)
+
+    for name, expr in program.statements:
+        if name is not None and expr[0] == "num":
+            symbols[name] = sp.Symbol(name)
+        elif name is not None:
+            named[name] = build(expr)
+    return named, symbols

@@ -94,7 +94,7 @@ def export_trace(request: GraphRequest, settings: AppSettings) -> dict[str, Any]
     size = len(graph.nodes)
     if size > settings.export_max_nodes:
         raise too_large(size, settings)
-    traced = engine.run(graph, request.mode, request.order)
+    traced = engine.run(graph, request.mode, request.order, target=request.target)
     return graph_reply(traced, numbers_reply(traced))  # no timeline
 
 

@@ -86,6 +86,15 @@ export async function postGraph(body) {
   return trace;
 }
 
+/** Every path of the chain rule from one node to the target (POST /api/paths; docs/api.md). */
+export async function postPaths(body) {
+  const reply = await postJson("api/paths", body);
+  if (!reply || !Array.isArray(reply.paths)) {
+    throw new ApiError({ type: "BadResponse", message: t("ui.api.paths_malformed") });
+  }
+  return reply;
+}
+
 /** Steps of gradient descent (POST /api/descend; docs/api.md): {parameters, roots, values, velocity, stopped}. */
 export async function postDescend(body) {
   const reply = await postJson("api/descend", body);

@@ -134,6 +134,7 @@ export function mergeNumbers(trace, reply) {
   });
   const steps = mergedSteps(trace, reply, position);
   const merged = { ...trace, nodes: mergedNodes(trace, reply), edges, leaves, steps, gradcheck: reply.gradcheck, warnings: reply.warnings };
+  if (reply.grad_flags !== undefined) merged.grad_flags = reply.grad_flags;
   if (reply.structure !== undefined) merged.structure = reply.structure;
   return merged;
 }

@@ -34,6 +34,7 @@ REQUEST_SCHEMAS = {
     "ValuesRequest",
     "ClassCreate",
     "View",
+    "PathsRequest",
 }
 
 
@@ -152,6 +153,7 @@ def test_every_route_documents_every_status_it_can_answer(contract):
         ("/api/descend", "post"): everything,  # 503: a long program waits for a helper
         ("/api/landscape", "post"): everything,
         ("/api/values", "post"): everything | {"409"},
+        ("/api/paths", "post"): everything,
         ("/api/presets", "get"): {"200", "422", "429"},  # 422: an unknown ?lang=
         ("/api/lessons", "get"): {"200", "422", "429"},
         ("/api/class", "post"): {"200", "413", "422", "429", "503"},  # 503: too many classes
@@ -319,6 +321,8 @@ ERROR_BODIES = [
     ("program error", {"source": "a +"}, 400, "SyntaxError"),
     ("unknown function", {"source": "foo(2)"}, 400, "UnknownFunction"),
     ("bad order", {"source": "a", "order": ["n9"]}, 400, "BadOrder"),
+    ("unknown target", {"source": "a * 2", "target": "b"}, 400, "BadTarget"),
+    ("constant target", {"source": "a * 2", "target": "n1"}, 400, "BadTarget"),
     ("empty program", {"source": ""}, 400, "SyntaxError"),
     ("malformed field", {"source": 5}, 422, "InvalidRequest"),
     ("unknown field", {"source": "a", "x": 1}, 422, "InvalidRequest"),
@@ -347,7 +351,8 @@ MALFORMED = [
 
 @pytest.mark.parametrize(
     "path",
-    ["/api/graph", "/api/values", "/api/descend", "/api/landscape", "/api/export?format=dot"],
+    ["/api/graph", "/api/values", "/api/descend", "/api/landscape", "/api/paths",
+     "/api/export?format=dot"],  # fmt: skip
 )
 @pytest.mark.parametrize(
     "body", MALFORMED, ids=["deep", "digits", "NaN", "utf-8", "empty", "array"]
@@ -356,6 +361,37 @@ def test_malformed_body_answers_match_the_schema(client, contract, path, body):
     response = client.post(path, content=body, headers=JSON)
     assert response.status_code == 422
     assert contract.check(response, path.split("?")[0])["error"]["type"] == "InvalidRequest"
+
+
+PATHS_BODIES = [
+    ({"source": "a = 2\nb = a + 1\nc = a * 3\nd = b * c", "leaf": "a"}, 200, None),
+    (
+        {
+            "source": "x0 = 0.5\n"
+            + "\n".join(f"x{k + 1} = x{k} * x{k} + x{k}" for k in range(250)),
+            "leaf": "x0",
+            "limit": 3,
+        },
+        200,
+        None,
+    ),
+    ({"source": "a = 2\nb = a + 1\nc = a * 3\nd = b * c", "leaf": "a", "target": "c"}, 200, None),
+    ({"source": "a * 2", "leaf": "q"}, 400, "BadLeaf"),
+    ({"source": "a * 2", "leaf": "n1"}, 400, "BadLeaf"),
+    ({"source": "a * 2", "leaf": "a", "target": "z"}, 400, "BadTarget"),
+    ({"source": "a * 2", "leaf": "a", "limit": 101}, 422, "InvalidRequest"),
+    ({"source": "a * 2", "leaf": ""}, 422, "InvalidRequest"),
+    ({"source": "a * 2"}, 422, "InvalidRequest"),
+]
+
+
+@pytest.mark.parametrize("body, status, type_", PATHS_BODIES)
+def test_paths_answers_match_the_schema(client, contract, body, status, type_):
+    response = client.post("/api/paths", json=body)
+    assert response.status_code == status
+    checked = contract.check(response, "/api/paths")
+    if type_ is not None:
+        assert checked["error"]["type"] == type_
 
 
 def test_a_bad_export_format_is_a_documented_422(client, contract):
@@ -508,6 +544,7 @@ def test_schemathesis_finds_no_5xx_and_no_schema_violation(live_server):
         "POST /api/export",
         "POST /api/graph",
         "POST /api/landscape",
+        "POST /api/paths",
         "POST /api/values",
     ]
     assert not failures, "\n\n".join(failures)

@@ -37,6 +37,7 @@ def numbers_of_trace(out: dict[str, Any]) -> dict[str, Any]:
         "gradcheck": out["gradcheck"],
         "warnings": out["warnings"],
         "node_warnings": {node["id"]: node["warnings"] for node in nodes if node["warnings"]},
+        "grad_flags": out["grad_flags"],
     }
 
 
@@ -91,6 +92,7 @@ def test_the_overwrite_example() -> None:
         "gradcheck": numbers["gradcheck"],
         "warnings": [],
         "node_warnings": {},
+        "grad_flags": {},
     }
     assert [r["analytic"] for r in numbers["gradcheck"]["results"]] == [4.0, 2.0]
 
