@@ -211,6 +211,8 @@ def functions_reply(trace: Trace) -> list[dict[str, Any]]:
         }
         for function in trace.graph.functions
     ]
+
+
 def target_reply(trace: Trace) -> dict[str, Any]:
     """`target`: the node whose gradients the reply holds (the root unless asked otherwise);
     `off_target`: the ids of the nodes it does not depend on (their grads are 0, greyed out)."""

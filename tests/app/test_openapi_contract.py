@@ -351,8 +351,14 @@ MALFORMED = [
 
 @pytest.mark.parametrize(
     "path",
-    ["/api/graph", "/api/values", "/api/descend", "/api/landscape", "/api/paths",
-     "/api/export?format=dot"],  # fmt: skip
+    [
+        "/api/graph",
+        "/api/values",
+        "/api/descend",
+        "/api/landscape",
+        "/api/paths",
+        "/api/export?format=dot",
+    ],  # fmt: skip
 )
 @pytest.mark.parametrize(
     "body", MALFORMED, ids=["deep", "digits", "NaN", "utf-8", "empty", "array"]
