@@ -184,9 +184,16 @@ function createTrainer(scope, p, { setValues, guess, landscape }) {
 
   return {
     settings, chosen, flags, descent, say, redraw, showNext, setValues, trail, recordTrace, startAtBest, moveByHand,
+    /** Back to the best guess (a move by hand, to a point tried already). */
     toBest: () => bestTry() && moveByHand(bestTry().values),
-    moveTo: ({ x, y }) => { const [px, py] = chosen(state.trace); moveByHand({ [px]: x, [py]: y }); },
-    forgetTries: () => { trail.tries = []; },
+    /** The landscape's point moved to (x, y): the two parameters it is drawn over. */
+    moveTo({ x, y }) {
+      const [px, py] = chosen(state.trace);
+      moveByHand({ [px]: x, [py]: y });
+    },
+    forgetTries() {
+      trail.tries = [];
+    },
   };
 }
 
