@@ -463,9 +463,9 @@ class _Parser:
 
     def check_function_name(self, name: Token, params: list[Token]) -> None:
         """Refuse a definition whose name or parameters are taken or unusable."""
-        if name.text in RESERVED_FUNCTION_NAMES:
-            kind = "builtin" if name.text in FUNCTIONS else "reserved"
-            raise self.function_error(kind, name, name.text, params)
+        if name.value in RESERVED_FUNCTION_NAMES or name.text != name.value:  # `torch.exp`
+            kind = "builtin" if name.value in FUNCTIONS else "reserved"
+            raise self.function_error(kind, name, str(name.value), params)
         if name.text in self.functions:
             earlier = self.functions[name.text]
             raise BadFunction(
@@ -479,7 +479,7 @@ class _Parser:
             kind = None
             if param.text in seen:
                 kind = "repeated_parameter"
-            elif param.text in RESERVED_FUNCTION_NAMES or self.is_function(param.text):
+            elif param.value in RESERVED_FUNCTION_NAMES or self.is_function(param.text):
                 kind = "parameter_is_function"
             if kind is not None:
                 raise self.function_error(kind, param, name.text, params, param.text)

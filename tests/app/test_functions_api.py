@@ -28,6 +28,9 @@ def test_a_call_is_one_node_named_by_its_function_and_the_reply_lists_the_functi
             "nodes": 4,
             "formula": "softplus({0})",
             "locals": ["\u2202softplus/\u2202x({0})"],
+            "micrograd": "log(Value(1) + exp(x))",
+            "torch": "torch.log(1 + torch.exp(x))",
+            "uses": ["exp", "+", "log"],
         }
     ]
     forward = next(s for s in reply["steps"] if s["phase"] == "forward" and s["node"] == call["id"])

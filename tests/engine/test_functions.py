@@ -270,6 +270,11 @@ REFUSED = [
         "function another name, such as my_vpow(x)",
     ),
     (
+        "torch.exp(x) = x * 2\ntorch.exp(a)",
+        BadFunction, 1, 1,
+        "'exp' is one of chainrule's own functions: give yours another name, such as my_exp(x)",
+    ),
+    (
         "f(x) = x + 1\nf(x) = x + 2\nf(a)",
         BadFunction, 2, 1,
         "'f' is already defined on line 1: give this function another name, or delete one of "
