@@ -37,6 +37,9 @@ export function createInstantNumbers() {
 
   function structureOf(trace) {
     if (!trace?.groups || !trace.leaves) return null;
+    // Forward mode's tangents and another target's gradients are the server's alone: the page's
+    // evaluator runs the root's reverse pass (issue 27's modes came after it).
+    if (trace.pass === "forward" || (trace.target && trace.target !== trace.root)) return null;
     if (!compiled.has(trace.groups)) {
       let structure = null;
       try {
