@@ -511,6 +511,10 @@ class LessonStop(Sent):
         description="Ids of the nodes (`n3`) and edges (`e2`) the stop points at."
     )
     question: LessonQuestion | None
+    pass_: Literal["reverse", "forward"] = Field(
+        alias="pass", description="The pass the stop shows (its `step` is of that timeline)."
+    )
+    wrt: str | None = Field(description="Forward mode's leaf (a name); null in reverse mode.")
 
 
 class Lesson(Sent):
