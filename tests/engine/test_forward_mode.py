@@ -112,8 +112,8 @@ def test_the_timeline_is_the_sort_then_one_tangent_step_per_node() -> None:
     topo = phases.count("topo")
     assert phases == ["topo"] * topo + ["tangent"] * len(reply["nodes"])
     assert (reply["pass"], reply["wrt"]) == ("forward", "n0")
-    tangents = {node["label"]: node["tangent"] for node in reply["nodes"] if node["label"]}
-    assert tangents == {"a": 1.0, "b": 0.0, "c": 0.0, "a + b": 1.0, "f": 10.0}
+    tangents = {node["text"]: node["tangent"] for node in reply["nodes"]}
+    assert tangents == {"a": 1.0, "b": 0.0, "c": 0.0, "(a + b)": 1.0, "f": 10.0}
     last = reply["steps"][-1]
     assert last["narration"] == (
         "f = (a + b)·c = (-1)·10 = -10, and its tangent ∂f/∂a = 1 × 10 + 0 × (-1) = 10"
