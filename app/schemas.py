@@ -172,9 +172,7 @@ class Node(Sent):
     inputs: list[str] = Field(description="Input ids in order.")
     warnings: list[NodeWarning]
     group: str = Field(description="The id of the node's group (`g0`, `g1`, … in `groups`).")
-    tangent: Number | None = Field(
-        default=None, description="Forward mode only (absent in reverse mode): ∂node/∂wrt."
-    )
+    tangent: Number | None = Field(description="Forward mode's ∂node/∂wrt; null in reverse mode.")
     x: float = Field(description="Centre of the card, px from the left.")
     y: float = Field(description="Centre of the card, px from the top (y grows downward).")
     width: float = Field(description="Card width, px.")
@@ -526,10 +524,10 @@ class ValuesResponse(Sent):
     )
     grad_flags: dict[str, list[Flag]] = GRAD_FLAGS
     tangent: list[Number] | None = Field(
-        default=None, description="Forward mode only: per node, ∂node/∂wrt."
+        description="Forward mode: per node, ∂node/∂wrt; null in reverse mode."
     )
     tangent_contribution: list[Number] | None = Field(
-        default=None, description="Forward mode only: per edge, tangent of its input × local."
+        description="Forward mode: per edge, its input's tangent × local; null in reverse mode."
     )
 
 
@@ -547,6 +545,10 @@ class LessonStop(Sent):
         description="Ids of the nodes (`n3`) and edges (`e2`) the stop points at."
     )
     question: LessonQuestion | None
+    pass_: Literal["reverse", "forward"] = Field(
+        alias="pass", description="The pass the stop shows (its `step` is of that timeline)."
+    )
+    wrt: str | None = Field(description="Forward mode's leaf (a name); null in reverse mode.")
 
 
 class Lesson(Sent):

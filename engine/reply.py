@@ -89,10 +89,10 @@ def numbers_reply(trace: Trace) -> dict[str, Any]:
 
 
 def tangents_reply(trace: Trace) -> dict[str, Any]:
-    """Forward mode's numbers (none in reverse mode): `tangent` per node (∂node/∂wrt) and
+    """Forward mode's numbers (null in reverse mode): `tangent` per node (∂node/∂wrt) and
     `tangent_contribution` per edge (the input's tangent × the edge's local derivative)."""
     if trace.tangents is None:
-        return {}
+        return {"tangent": None, "tangent_contribution": None}
     return {
         "tangent": json_numbers(trace.tangents.tangent),
         "tangent_contribution": json_numbers(trace.tangents.contribution),
@@ -137,7 +137,7 @@ def graph_reply(
     numbers reply: what a drawing of the graph needs, without the timeline."""
     data, grad, local_grad = numbers["data"], numbers["grad"], numbers["local_grad"]
     correct_grad = numbers["correct_grad"] or grad
-    tangent = numbers.get("tangent")
+    tangent = numbers["tangent"]
     node_warnings = numbers["node_warnings"]
     say = Narrator(trace.source, trace.nodes, trace.graph.helpers)
     group_of = [0] * len(trace.nodes)
@@ -168,8 +168,7 @@ def graph_reply(
             "warnings": node_warnings.get(nid, []),
             "group": f"g{group_of[i]}",
         }
-        if tangent is not None:
-            written["tangent"] = tangent[i]
+        written["tangent"] = None if tangent is None else tangent[i]
         if placement is not None:
             written.update(box_reply(placement.boxes[i]))
         nodes.append(written)

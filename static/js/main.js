@@ -85,9 +85,9 @@ function loadPreset(id, step = 0) {
   recompute({ program: true, step });
 }
 
-/** Show a program that is no preset (a lesson's), from its first step. */
-function loadProgram({ source, values }) {
-  update({ presetId: "", source, values: { ...values }, playing: false, target: null, wrt: "", everyLeaf: null });
+/** Show a program that is no preset (a lesson's), from its first step, in `pass` (by leaf `wrt`). */
+function loadProgram({ source, values, pass = state.pass, wrt = "" }) {
+  update({ presetId: "", source, values: { ...values }, playing: false, target: null, pass, wrt, everyLeaf: null });
   recompute({ program: true });
 }
 

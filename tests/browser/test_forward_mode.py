@@ -80,3 +80,40 @@ def test_every_leaf_runs_one_pass_each_and_ends_on_the_backward_gradients(page, 
     page.get_by_test_id("present").click()
     page.wait_for_selector("body.presenting")
     page.screenshot(path=str(screenshots_dir / "forward-present.png"))
+
+
+def test_the_lesson_walks_forward_mode_beside_reverse_mode(page):
+    page.goto("/?lesson=forward-mode&stop=1")
+    page.get_by_test_id("lesson").wait_for()
+    page.wait_for_selector('#graph .layer-nodes .grad-name:text("∂/∂a")')
+    assert page.get_by_test_id("phase").get_attribute("data-phase") == "tangent"
+    assert page.get_by_test_id("wrt").input_value() == "a"
+    page.keyboard.press("ArrowRight")  # ∂e/∂a = 1 × 1 + 0 × 1 = 1
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=narration]').textContent.includes('∂e/∂a = 1 × 1 + 0 × 1 = 1')"
+    )
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")  # a pass of its own for c
+    page.wait_for_selector('#graph .layer-nodes .grad-name:text("∂/∂c")')
+    page.locator('#graph .layer-nodes [data-label="f"][data-grad="-1"]').wait_for()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")  # back to reverse mode's end
+    page.locator("[data-testid=pass-counter][data-pass=reverse]").wait_for()
+    page.locator('#graph .layer-nodes [data-label="a"][data-grad="10"]').wait_for()
+
+
+def test_the_neuron_lesson_s_every_leaf_stop_ends_on_the_backward_gradients(page, screenshots_dir):
+    page.goto("/?lesson=forward-neuron&stop=2")
+    page.get_by_test_id("lesson").wait_for()
+    page.locator("[data-testid=pass-counter][data-pass=forward]").wait_for()
+    page.locator("#speed").select_option("16")
+    page.get_by_test_id("every-leaf").click()
+    table = page.get_by_test_id("every-leaf-table")
+    table.wait_for(timeout=60_000)
+    rows = table.locator("tbody tr").all()
+    assert len(rows) == 7 and all(row.get_attribute("data-same") == "true" for row in rows)
+    counter = page.get_by_test_id("pass-counter")
+    assert counter.get_attribute("data-passes") == "7"
+    page.screenshot(path=str(screenshots_dir / "forward-lesson-neuron.png"))
