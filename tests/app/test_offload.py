@@ -45,13 +45,23 @@ def offloads(manager) -> Iterator[Any]:
         offload.close()
 
 
-async def until(condition: Any) -> None:
-    """Let the event loop run until `condition()` holds."""
-    for _ in range(10_000):
-        if condition():
+async def until(condition: Any, timeout_s: float = 30.0) -> None:
+    """Wait until `condition()` holds. Every condition here is the gates' state, which only this
+    event loop's tasks change: it is checked again each time the loop turns (a callback, not a
+    timer), and a condition that never holds fails after `timeout_s`."""
+    loop = asyncio.get_running_loop()
+    held = loop.create_future()
+
+    def check() -> None:
+        if held.done():  # timed out meanwhile
             return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the condition never held")
+        if condition():
+            held.set_result(None)
+        else:
+            loop.call_soon(check)
+
+    check()
+    await asyncio.wait_for(held, timeout_s)
 
 
 def run(coroutine: Any) -> Any:
