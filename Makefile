@@ -70,8 +70,13 @@ run: system-deps venv
 	$(VENV)/bin/uvicorn chainrule.app.main:app --host $(HOST) --port $(PORT) --workers $(WORKERS) \
 	  --ws-per-message-deflate false --ws-max-size 1048576  # docs/live-class.md: why
 
+# TEST_WORKERS=2 runs the suite on 2 processes (pytest-xdist), each with its own server, Chromium,
+# Redis and free ports; a file's tests stay on one worker (--dist loadfile), so a module's fixture
+# (the sandbox's one loaded Pyodide) loads once. 0 (the default): one process. On a machine loaded
+# by others 2 workers gained nothing (measured at load 21); measure on a quiet 2-core one first.
+TEST_WORKERS ?= 0
 test: test-deps venv
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # Each script prints a markdown table (about 12 minutes in all; bench/load.py takes 4.5 of them,
 # bench/sandbox.py 2, bench/classroom.py 3: it starts redis-server, which test-deps installs).

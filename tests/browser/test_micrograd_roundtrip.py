@@ -91,8 +91,8 @@ EDGES = [
     + [f"edge {i}" for i in range(len(EDGES))]
     + [cell.id for cell in CELLS],
 )
-def test_the_micrograd_script_pasted_back_is_the_same_graph(page, live_server, body, tmp_path):
-    script, original, pasted = paste_back(page, live_server, body, SCRIPT_JS)
+def test_the_micrograd_script_pasted_back_is_the_same_graph(app_page, live_server, body, tmp_path):
+    script, original, pasted = paste_back(app_page, live_server, body, SCRIPT_JS)
     assert shape(pasted) == shape(original)
     # And micrograd runs it: the root and every leaf's gradient, to the printed digits.
     path = tmp_path / "script.py"
@@ -102,13 +102,12 @@ def test_the_micrograd_script_pasted_back_is_the_same_graph(page, live_server, b
     assert_printed_grads(original, run.stdout)
 
 
-def paste_back(page, live_server: str, body: dict, writer_js: str) -> tuple[str, dict, dict]:
-    """The script the page writes for `body` (`writer_js`: a `script_js`), the server's reply
-    for `body`, and its reply for the script pasted back, which reads with notes of skipped
-    statements at most."""
-    page.goto("/")
-    page.wait_for_selector("svg[data-testid=graph][data-ready=true]")
-    script = page.evaluate(writer_js, body)
+def paste_back(app_page, live_server: str, body: dict, writer_js: str) -> tuple[str, dict, dict]:
+    """The script the page writes for `body` (`writer_js`: a `script_js`, run in the loaded
+    `app_page`), the server's reply for `body`, and its reply for the script pasted back, which
+    reads with notes of skipped statements at most."""
+    script = app_page.evaluate(writer_js, body)
+    assert app_page.errors == []
     original = httpx.post(f"{live_server}/api/graph", json=body).json()
     again = httpx.post(f"{live_server}/api/graph", json={"source": script})
     assert again.status_code == 200, again.text
