@@ -4,7 +4,7 @@ leaf values, its numbers reply equals `engine.numbers` for those values within M
 the last place, bit for bit where no transcendental function (V8's Math.* against glibc's) is
 involved. On every preset, every lesson, every variant (overwrite, custom orders, expand_derived),
 the edge programs (non-finite numbers, -0.0, tiny and huge values) and random programs.
-tests/browser/test_page_evaluator.py runs the same module in Chromium against the server."""
+tests/browser/test_evaluator_in_chromium.py runs the same module in Chromium against the server."""
 
 from __future__ import annotations
 
