@@ -445,7 +445,7 @@ class ValuesRequest(GraphRequest):
                     "source": "a = 2\nb = -3\nc = a * b\nL = c + a",
                     "values": {"a": 4},
                     "mode": "overwrite",
-                    "structure": "c9b128bce559f230fb95f6e2",
+                    "structure": "3a670b90651b48f588004962",
                 }
             ]
         },
@@ -462,7 +462,7 @@ class ValuesResponse(Sent):
         json_schema_extra={
             "examples": [
                 {
-                    "structure": "c9b128bce559f230fb95f6e2",
+                    "structure": "3a670b90651b48f588004962",
                     "data": [4.0, -3.0, -12.0, -8.0],
                     "grad": [-3.0, 4.0, 1.0, 1.0],
                     "correct_grad": [-2.0, 4.0, 1.0, 1.0],

@@ -1,11 +1,12 @@
 // Forward mode beside reverse mode (state.pass, state.wrt: the request's `pass` and `wrt`): a
-// Reverse | Forward switch and a leaf picker in the pane's legend; in forward mode the timeline
+// Reverse | Forward switch and a leaf picker in the sidebar, under the program (not in the graph
+// pane, whose room the fitted view needs); in forward mode the timeline
 // carries each node's tangent ∂node/∂wrt left to right (the cards' grad row, frames.js). A counter
 // shows the cost: forward mode needs one pass per leaf, reverse mode one pass for all, each pass
 // one multiply-add per edge. "Run forward for every leaf" plays the passes one after another
 // (state.everyLeaf) and ends on a table of ∂root/∂leaf beside the backward pass's gradients.
 //
-// Owner of: the legend's pass bar (switch, picker, counter, button, the every-leaf table).
+// Owner of: the sidebar's pass bar (switch, picker, counter, button, the every-leaf table).
 
 import { h, toggleSwitch } from "./dom.js";
 import { compactText } from "./format.js";
@@ -44,8 +45,8 @@ function resultTable(trace, done) {
   return h("table", { class: "trace-table every-leaf-table", "data-testid": "every-leaf-table" }, h("thead", {}, head), h("tbody", {}, ...rows));
 }
 
-/** The bar's elements, prepended to `legend`. */
-function passBar(legend, { onSwitch, onPick, onEvery }) {
+/** The bar's elements, put before `leaves` (the sidebar's section of sliders). */
+function passBar(leaves, { onSwitch, onPick, onEvery }) {
   const toggle = toggleSwitch({ off: t("ui.pass.reverse"), on: t("ui.pass.forward"), label: t("ui.pass.label"), testId: "pass-switch", onChange: onSwitch });
   const picker = h("select", { "data-testid": "wrt", "aria-label": t("ui.pass.wrt"), onchange: (event) => onPick(event.target.value) });
   const pick = h("label", { class: "pass-wrt" }, t("ui.pass.wrt"), " ", picker);
@@ -53,8 +54,8 @@ function passBar(legend, { onSwitch, onPick, onEvery }) {
   const counter = h("span", { class: "pass-counter", "data-testid": "pass-counter", role: "status" });
   const result = h("div", { class: "every-leaf-result", "data-testid": "every-leaf-result" });
   result.hidden = true;
-  const bar = h("li", { class: "legend-pass", "data-testid": "pass-bar" }, toggle.element, pick, every, counter, result);
-  legend.prepend(bar);
+  const bar = h("section", { class: "pass-bar", "data-testid": "pass-bar", "aria-label": t("ui.pass.label") }, toggle.element, pick, every, counter, result);
+  leaves.before(bar);
   return { toggle, picker, pick, every, counter, result };
 }
 
@@ -73,12 +74,12 @@ function nextLeaf(trace, done) {
 }
 
 /**
- * Forward mode's controls on `scope`, in the pane's `legend`. `recompute(meta)`: the page's new
+ * Forward mode's controls on `scope`, in the sidebar before its `leaves`. `recompute(meta)`: the page's new
  * trace for the state (main.js).
  */
-export function mountForwardMode({ legend }, scope) {
+export function mountForwardMode({ leaves }, scope) {
   const { state, subscribe, update, jumpTo, stepCount } = scope.store;
-  const bar = passBar(legend, {
+  const bar = passBar(leaves, {
     onSwitch: (on) => update({ pass: on ? "forward" : "reverse", wrt: state.wrt || (state.trace?.leaves[0]?.name ?? ""), everyLeaf: null }),
     onPick: (name) => update({ wrt: name, everyLeaf: null }),
     onEvery: () => {
@@ -89,7 +90,12 @@ export function mountForwardMode({ legend }, scope) {
     },
   });
 
+  // A pass of the every-leaf run is due until it is seen playing: another subscriber may stop
+  // the player when the leaf's trace arrives, after startPass started it.
+  let due = false;
+
   function startPass() {
+    due = true;
     const trace = state.trace;
     if (!state.everyLeaf || trace?.pass !== "forward" || trace.leaves.find((leaf) => leaf.id === trace.wrt)?.name !== state.wrt) return;
     jumpTo("tangent");
@@ -109,6 +115,8 @@ export function mountForwardMode({ legend }, scope) {
       if (s.everyLeaf && !s.everyLeaf.finished) startPass();
     }
     const running = s.everyLeaf && !s.everyLeaf.finished && s.trace?.pass === "forward";
+    if (running && s.playing) due = false;
+    else if (running && due && !(s.trace.wrt in s.everyLeaf.done)) queueMicrotask(() => !state.playing && due && startPass());
     if (running && !s.playing && s.step >= stepCount() - 1 && !(s.trace.wrt in s.everyLeaf.done)) passEnded(s);
     if (!["trace", "pass", "wrt", "everyLeaf"].some((key) => changed.has(key))) return;
     bar.toggle.set(s.pass === "forward");

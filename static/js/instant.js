@@ -78,11 +78,12 @@ export function createInstantNumbers() {
       const moved = server.leaves.some((leaf) => !Object.is(leaf.value, toJson(fromJson(last.values[leaf.name]))));
       if (moved) return { trace: shown, found: [], stale: true };
       const found = differences(last.reply, numbersOf(server), tolerances(last.structure, last.values));
-      // Agreed: keep the page's trace (nothing to repaint) but for the server's sentences of
-      // warnings, which the page does not write.
+      // Agreed: keep the page's trace (nothing to repaint) but for what the page does not write:
+      // the sentences of warnings and the gradient flags (issue 27's grad_flags).
       if (found.length) return { trace: { ...server, numbersFrom: "server" }, found };
       const warned = server.nodes.some((node) => node.warnings?.length);
-      return { trace: warned ? { ...server, numbersFrom: "server" } : shown, found };
+      const flagged = JSON.stringify(server.grad_flags ?? {}) !== JSON.stringify(shown.grad_flags ?? {});
+      return { trace: warned || flagged ? { ...server, numbersFrom: "server" } : shown, found };
     },
   };
 }

@@ -115,7 +115,7 @@ function mountStage() {
   const graph = mountGraphPane(pane, scope, { collapseAt: collapseThreshold(new URLSearchParams(window.location.search)) });
   graph.marks.register(pathsMark());
   mountTargetPicker(graph, scope);
-  mountForwardMode({ legend: pane.legend }, scope);
+  mountForwardMode({ leaves: document.querySelector(".leaves") }, scope);
   graph.marks.register(view3dMark({ graph, tools: wrap.querySelector(".graph-tools"), zoomIn: pane.zoomIn, zoomOut: pane.zoomOut, legend: pane.legend }, scope));
   mountTransport({
     toStart: $("to-start"), back: $("step-back"), play: $("play"), forward: $("step-forward"),

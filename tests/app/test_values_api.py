@@ -146,4 +146,5 @@ def test_the_openapi_examples_are_real_replies(client, path, request_schema, res
     (reply,) = schemas[response_schema]["examples"]
     response = client.post(path, json=body)
     assert response.status_code == 200
-    assert response.json() == reply
+    # FastAPI drops a null from an example (reverse mode's `tangent` is null in the reply).
+    assert {key: value for key, value in response.json().items() if value is not None} == reply
