@@ -1,8 +1,9 @@
 """The graph as a picture for notes and handouts: micrograd's `draw_dot` style, drawn by Graphviz.
 
-Every node is a record `{ name | data 2.0000 | grad 1.0000 }`; an operation gets a small node
-(`+`, `*`, …) between its inputs and its record. All text from the program is escaped, so
-labels can never change the DOT structure or inject markup into the SVG.
+Every node is a record `{ name | data 2.0000 | grad 1.0000 }` (in forward mode the tangent,
+`∂/∂a 3.0000`); an operation gets a small node (`+`, `*`, …) between its inputs and its record.
+All text from the program is escaped, so labels can never change the DOT structure or inject
+markup into the SVG.
 
 How it is drawn is chosen before Graphviz runs, from the graph's shape (app/layout.py's dot_cost):
 dot with its work bounded, or, past `max_lanes` (long edges: `k*k*…*k`), the layered fallback
@@ -15,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -108,6 +110,16 @@ def op_text(node: dict[str, Any]) -> str:
     return node["op"] if row is None else row.dot.format(k=k)  # else the program's function
 
 
+def third_field(trace: dict[str, Any]) -> Callable[[dict[str, Any]], str]:
+    """A record's last field: `grad 1.0000` (reverse mode: ∂target/∂node), or in forward mode the
+    tangent the pass carried, `∂/∂a 3.0000` (∂node/∂a for the leaf `wrt`)."""
+    if trace.get("pass") != "forward":
+        return lambda node: f"grad {fmt(node['grad'], decimals=4)}"
+    leaf = next(node for node in trace["nodes"] if node["id"] == trace["wrt"])
+    wrt = record_field(f"\u2202/\u2202{leaf['text']}")
+    return lambda node: f"{wrt} {fmt(node['tangent'], decimals=4)}"
+
+
 def draw_dot(trace: dict[str, Any], edges: bool = True) -> graphviz.Digraph:
     """The DOT graph of a trace (`nodes`/`edges` as in docs/api.md); names are our ids only.
     Without `edges`: the nodes alone (to measure them)."""
@@ -116,12 +128,13 @@ def draw_dot(trace: dict[str, Any], edges: bool = True) -> graphviz.Digraph:
         graph_attr={"rankdir": "LR"},
         node_attr={"fontname": "Helvetica", "fontsize": "11"},
     )
+    third = third_field(trace)
     for node in trace["nodes"]:
         name = node["id"]
         fields = (
             record_field(node["text"]),
             f"data {fmt(node['data'], decimals=4)}",
-            f"grad {fmt(node['grad'], decimals=4)}",
+            third(node),
         )
         dot.node(name, label=graphviz.nohtml("{ " + " | ".join(fields) + " }"), shape="record")
         if node["op"] is not None:

@@ -222,6 +222,14 @@ def target_reply(trace: Trace) -> dict[str, Any]:
     return {"target": f"n{trace.target.id}", "off_target": off}
 
 
+def pass_reply(trace: Trace) -> dict[str, Any]:
+    """`pass`: "reverse" or "forward"; `wrt`: forward mode's leaf (its id), null in reverse mode."""
+    return {
+        "pass": trace.pass_,
+        "wrt": None if trace.tangents is None else f"n{trace.tangents.wrt.id}",
+    }
+
+
 def box_reply(box: Box) -> dict[str, float]:
     x, y, width, height = box
     return {"x": x, "y": y, "width": width, "height": height}
@@ -373,8 +381,7 @@ def trace_reply(
         "groups": groups_reply(trace, placement),
         "root": f"n{trace.root.id}",
         **target_reply(trace),
-        "pass": trace.pass_,
-        "wrt": None if trace.tangents is None else f"n{trace.tangents.wrt.id}",
+        **pass_reply(trace),
         "leaves": [
             {"name": name, "label": node.label, "id": f"n{node.id}", "value": data[node.id]}
             for name, node in trace.graph.leaves

@@ -31,7 +31,7 @@ from chainrule.app.server_state import Server, ServerState
 from chainrule.app.settings import AppSettings, Settings
 from chainrule.app.trace_body import limits_of
 from chainrule.engine.i18n import Count, msg
-from chainrule.engine.reply import graph_reply, numbers_reply
+from chainrule.engine.reply import graph_reply, numbers_reply, pass_reply
 
 router = APIRouter(tags=["export"], route_class=JSONBodyRoute)
 
@@ -94,8 +94,15 @@ def export_trace(request: GraphRequest, settings: AppSettings) -> dict[str, Any]
     size = len(graph.nodes)
     if size > settings.export_max_nodes:
         raise too_large(size, settings)
-    traced = engine.run(graph, request.mode, request.order, target=request.target)
-    return graph_reply(traced, numbers_reply(traced))  # no timeline
+    traced = engine.run(
+        graph,
+        request.mode,
+        request.order,
+        target=request.target,
+        pass_=request.pass_,
+        wrt=request.wrt,
+    )
+    return {**graph_reply(traced, numbers_reply(traced)), **pass_reply(traced)}  # no timeline
 
 
 def drawing(

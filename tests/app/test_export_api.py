@@ -211,3 +211,21 @@ def test_display_labels_reach_the_drawing_as_text(client):
     svg = client.post("/api/export?format=svg", json=program).content
     texts = [t.text for t in ET.fromstring(svg).iter(SVG_TEXT)]
     assert "α" in texts and "{x|y} <b>" in texts
+
+
+def test_a_forward_mode_export_draws_each_nodes_tangent_not_its_grad(client):
+    # f = (a + b) * c: ∂f/∂a = c = 10, ∂e/∂a = 1, and b, c do not move with a.
+    body = {**PROGRAM, "pass": "forward", "wrt": "a"}
+    svg = client.post("/api/export?format=svg", json=body).content
+    texts = [t.text for t in ET.fromstring(svg).iter(SVG_TEXT)]
+    assert not [text for text in texts if text.startswith("grad ")]
+    assert texts.count("\u2202/\u2202a 10.0000") == 1  # f
+    assert texts.count("\u2202/\u2202a 1.0000") == 2  # a, e
+    assert texts.count("\u2202/\u2202a 0.0000") == 2  # b, c
+
+
+def test_a_forward_mode_export_without_its_leaf_is_the_graphs_own_400(client):
+    graph = client.post("/api/graph", json={**PROGRAM, "pass": "forward"})
+    export = client.post("/api/export?format=svg", json={**PROGRAM, "pass": "forward"})
+    assert export.status_code == graph.status_code == 400
+    assert export.json() == graph.json()
