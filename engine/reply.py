@@ -19,6 +19,7 @@ from .ops import DERIVED, row_of
 from .steps import BackwardStep, ForwardStep, SeedStep, Step, TangentStep, TopoStep
 
 if TYPE_CHECKING:
+    from .backward import BackwardRecord
     from .tracing import Trace
     from .value import Value
 
@@ -74,10 +75,7 @@ def numbers_reply(trace: Trace) -> dict[str, Any]:
         "grad": grad,
         "correct_grad": correct_grad,
         "local_grad": json_numbers([local for node in nodes for local in node.local_grads]),
-        "step_grad": json_numbers(record.upstream),
-        "contribution": json_numbers(record.contribution),
-        "grad_before": json_numbers(record.grad_before),
-        "grad_after": json_numbers(record.grad_after),
+        **backward_numbers(record, forward=trace.tangents is not None),
         "gradcheck": gradcheck_reply(trace.gradcheck),
         "warnings": [
             {**warning, "message": render(warning["message"], lang)} for warning in trace.warnings
@@ -85,6 +83,19 @@ def numbers_reply(trace: Trace) -> dict[str, Any]:
         "node_warnings": node_warnings_reply(trace),
         "grad_flags": {f"n{i}": flags for i, flags in grad_flags(trace).items()},
         **tangents_reply(trace),
+    }
+
+
+def backward_numbers(record: BackwardRecord, *, forward: bool) -> dict[str, list[Any]]:
+    """The backward steps' numbers in the timeline's order: each step's grad and each of its
+    contributions. Empty in forward mode: its timeline has no backward step."""
+    if forward:
+        return {"step_grad": [], "contribution": [], "grad_before": [], "grad_after": []}
+    return {
+        "step_grad": json_numbers(record.upstream),
+        "contribution": json_numbers(record.contribution),
+        "grad_before": json_numbers(record.grad_before),
+        "grad_after": json_numbers(record.grad_after),
     }
 
 

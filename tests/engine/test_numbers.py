@@ -94,6 +94,27 @@ def test_random_runs_numbers_equal_the_trace_s(run: tuple) -> None:
     check_numbers(*run)
 
 
+# Forward mode (issue 27): the timeline's steps are tangent steps, so the backward arrays are
+# empty and the tangents are those the steps carry.
+FORWARD_CASES = [
+    ("a = 2; b = -3; c = a * b + a; d = tanh(c)", None, {"pass_": "forward", "wrt": "a"}),
+    (
+        "x = 0.5\ny = exp(x) * x ** 2\nz = y / (1 + y)",
+        {"x": -1.25},
+        {"pass_": "forward", "wrt": "x"},
+    ),
+    ("a = 0\nb = log(a)\nc = b * 0", None, {"pass_": "forward", "wrt": "a"}),
+]
+
+
+@pytest.mark.parametrize("case", FORWARD_CASES, ids=lambda case: case[0][:24])
+def test_forward_mode_numbers_equal_the_trace_s(case: tuple) -> None:
+    check_numbers(*case)
+    numbers = engine.numbers(*case[:2], **case[2])
+    assert numbers["step_grad"] == numbers["contribution"] == []
+    assert len(numbers["tangent"]) == len(numbers["data"])
+
+
 def test_the_overwrite_example() -> None:
     numbers = engine.numbers("a = 2; b = 3; c = a * b; L = c + a", mode="overwrite")
     assert numbers == {
