@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import sympy
+from event_loops import run_in_own_loop
 from starlette.websockets import WebSocketDisconnect
 
 from chainrule.app.live_class.codes import (
@@ -453,7 +454,7 @@ def test_a_store_versions_writes_and_keeps_answers_of_open_questions_only(make_s
         assert await store.read(new_code()) is None
         await store.close()
 
-    asyncio.run(run())
+    run_in_own_loop(run())
 
 
 def test_guesses_are_counted_per_address(make_store):
@@ -466,7 +467,7 @@ def test_guesses_are_counted_per_address(make_store):
         assert await store.guess(address + "x", 2)
         await store.close()
 
-    asyncio.run(run())
+    run_in_own_loop(run())
 
 
 def test_memory_classes_expire():
@@ -484,7 +485,7 @@ def test_memory_classes_expire():
         now[0] = 120.0
         assert await store.read("AAAAAA") is None
 
-    asyncio.run(run())
+    run_in_own_loop(run())
 
 
 # The hub: one slow client is dropped, never buffered without bound.
@@ -547,7 +548,7 @@ def test_a_slow_client_is_dropped_and_the_others_get_everything():
         await fast.stop()
         await hub.close()
 
-    asyncio.run(run())
+    run_in_own_loop(run())
 
 
 def test_a_binary_frame_is_a_bad_message_not_a_crash(running):

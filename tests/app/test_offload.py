@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from event_loops import run_in_own_loop
 from offload_jobs import log_name, wait_then_log
 
 from chainrule.app.api.health import healthz
@@ -80,7 +81,7 @@ async def until(condition: Any, timeout_s: float = 30.0) -> None:
 
 
 def run(coroutine: Any) -> Any:
-    return asyncio.run(coroutine)
+    return run_in_own_loop(coroutine)
 
 
 async def holding(offload: Offload, gate: Any, log: Any) -> asyncio.Task:
