@@ -1,8 +1,8 @@
 // The Train lab: gradient descent on the leaves the learner ticks. One step is
-// p ← p − lr · ∂root/∂p for every parameter, computed by the server (POST /api/descend, the
-// scope's server.descend); the lab moves the sliders to each step's values (the graph's numbers
-// follow, the pulse step is kept) and draws the loss curve. Play asks for batches of steps and
-// shows them one at a time.
+// p ← p − lr · ∂root/∂p for every parameter, computed by the scope's server.descend (the page's
+// own descend.js on the graph shown where it can, else POST /api/descend: the same reply); the
+// lab moves the sliders to each step's values (the graph's numbers follow, the pulse step is
+// kept) and draws the loss curve. Play asks for batches of steps and shows them one at a time.
 //
 // `state.train` ({lr, momentum, params, steps, start}, null while the lab is off) is what a share
 // link carries: opening one replays `steps` steps from the `start` values, exactly.
