@@ -239,6 +239,7 @@ def test_the_train_lab_trains_with_the_kernel_busy(harness, screenshots_dir):
         }"""
     )
     player = page.locator(PLAYER)
+    player.locator("#to-end").click()  # every card shows its data
     player.locator("#tab-labs").click()
     player.locator("[data-testid=lab-train]").click()
     for name in ("a", "b", "c"):

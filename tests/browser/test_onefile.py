@@ -418,8 +418,7 @@ def test_the_train_lab_trains_in_the_file_offline(
     assert page.locator(".landscape").is_hidden()  # its grids are the server's
     page.click("[data-testid=train-play]")
     page.wait_for_function(LOSSES_OVER, arg=12)
-    page.locator("[data-testid=lab-train]").scroll_into_view_if_needed()
-    page.screenshot(path=str(screenshots_dir / "onefile-train-mid-run.png"))
+    page.screenshot(path=str(screenshots_dir / "onefile-train-mid-run.png"), full_page=True)
     page.wait_for_function(LOSSES_OVER, arg=25)
     page.click("[data-testid=train-play]")  # pause
     expect(page.locator("[data-testid=train-play]")).to_have_attribute("aria-pressed", "false")
