@@ -18,12 +18,12 @@ ENGINE_TESTS = Path(__file__).resolve().parent.parent / "engine"
 sys.path.insert(0, str(ENGINE_TESTS))
 from descent_cases import (  # noqa: E402
     check,
-    negative_zeros,
     program_cases,
     random_cases,
     stop_cases,
 )
-from test_numbers_page import IMPORT_JS, READY  # noqa: E402
+from node_driver import negative_zeros  # noqa: E402
+from test_numbers_page import IMPORT_JS, POST_JS, READY  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -32,13 +32,7 @@ pytestmark = pytest.mark.browser
 COMPARE_JS = """async (cases) => {
   const { checkCases } = await (IMPORT)('descent_check.js');
   const { apiUrl } = await (IMPORT)('api.js');
-  const post = async (path, body) => {
-    const response = await fetch(apiUrl(path), {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
-    });
-    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-    return response.json();
-  };
+  DEFINE_POST
   const served = [];
   for (const { source, start, ui, batches, singles } of cases) {
     const trace = await post('api/graph', { source, values: start, lang: ui.lang });
@@ -52,7 +46,7 @@ COMPARE_JS = """async (cases) => {
   // JSON (Playwright's too) writes -0 as 0: the sign of zero travels as the string "-0".
   const signed = (x) => JSON.parse(JSON.stringify(x, (key, v) => (Object.is(v, -0) ? '-0' : v)));
   return signed({ results: checkCases(served), replies: served.map(({ batches, singles }) => ({ batches, singles })) });
-}""".replace("IMPORT", IMPORT_JS)
+}""".replace("IMPORT", IMPORT_JS).replace("DEFINE_POST", POST_JS)
 
 CHECK_MODULE = ENGINE_TESTS / "descent_check.js"
 

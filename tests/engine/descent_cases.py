@@ -236,20 +236,6 @@ def random_case(draw: st.DrawFn) -> dict[str, Any] | None:
     )
 
 
-def negative_zeros(value: Any) -> Any:
-    """`value` with a driver's "-0" strings as -0.0 (JSON writes -0 as 0), and its integers as
-    the doubles they are (JSON.stringify writes 4.8e16 as 48828657853843010)."""
-    if value == "-0":
-        return -0.0
-    if isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, list):
-        return [negative_zeros(x) for x in value]
-    if isinstance(value, dict):
-        return {key: negative_zeros(x) for key, x in value.items()}
-    return value
-
-
 def check(cases: list[dict[str, Any]], results: list[dict[str, Any]]) -> dict[str, int]:
     """Every single step agrees; every batch of an exact program is the engine's reply. Returns
     how many batches and steps of the other programs agreed to the bit."""

@@ -16,22 +16,19 @@ tests/browser/test_descend_in_chromium.py runs the same module in Chromium again
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
+import node_driver
 import pytest
-from descent_cases import check, negative_zeros, program_cases, random_cases, stop_cases
+from descent_cases import check, program_cases, random_cases, stop_cases
 from hypothesis import Phase, given, settings
+from node_driver import JS, NODE
 
 from chainrule.engine.descend import MAX_STEPS
 
-NODE = shutil.which("node")
 HERE = Path(__file__).resolve().parent
-JS = HERE.parents[1] / "static" / "js"
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (make test-deps)")
 
 DRIVER = """
@@ -46,17 +43,8 @@ console.log(JSON.stringify(checkCases(cases), signed));
 
 def run_node(tmp_path: Path, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """descent_check.js's results on `cases`, beside a copy of the page's modules, under Node."""
-    for path in JS.glob("*.js"):
-        shutil.copyfile(path, tmp_path / path.name)
-    shutil.copyfile(HERE / "descent_check.js", tmp_path / "descent_check.js")
-    (tmp_path / "package.json").write_text('{"type": "module"}')
-    (tmp_path / "driver.js").write_text(DRIVER)
-    (tmp_path / "cases.json").write_text(json.dumps(cases))
-    done = subprocess.run(
-        [NODE, "driver.js", "cases.json"], cwd=tmp_path, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr
-    return negative_zeros(json.loads(done.stdout, parse_int=float))
+    modules = [*JS.glob("*.js"), HERE / "descent_check.js"]
+    return node_driver.run_node(tmp_path, cases, DRIVER, modules)
 
 
 def test_max_steps_is_the_engines():
