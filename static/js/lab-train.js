@@ -10,7 +10,8 @@
 // Before the first step the lab is guessing (train-guess.js): each point the learner moves the
 // parameters to is a try, and Step or Play starts descent from the best one (`start` becomes
 // it). The chart shows the tries before the steps; with two parameters ticked, the loss
-// landscape (train-landscape.js) shows both on the contours of the function.
+// landscape (train-landscape.js, given by a player whose server draws grids: the page's) shows
+// both on the contours of the function.
 
 import { ApiError } from "./api-error.js";
 import { compactText } from "./format.js";
@@ -19,7 +20,6 @@ import { h, toggleSwitch } from "./dom.js";
 import { mountLossChart } from "./loss-chart.js";
 import { createDescent, SUPERSEDED } from "./train-run.js";
 import { bestIndex, freshTrail, guessBlock, recordTry, sameValues } from "./train-guess.js";
-import { landscapeSection } from "./train-landscape.js";
 
 const BATCH = 10;           // steps per request while playing
 const PLAY_STEP_MS = 160;   // one shown step per tick
@@ -337,11 +337,17 @@ function onTrace(trainer, p, store, s, on) {
   }
 }
 
-/** The Train lab's card on `scope`; `setLab(lab)` makes a lab the active one. */
-export function trainSection(scope, setLab, { setValues }) {
+// A player without the landscape (an embedded player: its grids are the server's).
+const noLandscape = () => ({ element: null, show() {} });
+
+/**
+ * The Train lab's card on `scope`; `setLab(lab)` makes a lab the active one, `setValues(values)`
+ * moves the sliders. `landscape`: train-landscape.js landscapeSection where the player has one.
+ */
+export function trainSection(scope, setLab, { setValues, landscape: landscapeOf = noLandscape }) {
   let trainer = null;
   const guess = guessBlock({ onValue: (name, value) => trainer.moveByHand({ [name]: value }), onBest: () => trainer.toBest() }, scope.store);
-  const landscape = landscapeSection(scope, { onMove: (point) => trainer.moveTo(point) });
+  const landscape = landscapeOf(scope, { onMove: (point) => trainer.moveTo(point) });
   const p = trainCard(setLab, { guess: guess.element, landscape: landscape.element });
   trainer = Object.assign(createTrainer(scope, p, { setValues, guess, landscape }), { drawnLeaves: "", pendingReplay: null });
   const { store } = scope;

@@ -29,6 +29,7 @@ import { createScope } from "./scope.js";
 import { mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy } from "./share.js";
 import { mountTargetPicker } from "./target.js";
 import { mountTheme } from "./theme.js";
+import { landscapeSection } from "./train-landscape.js";
 import { view3dMark } from "./view-3d.js";
 
 const $ = (id) => document.getElementById(id);
@@ -168,7 +169,9 @@ function mount() {
   sandbox = mountSandbox({ panel: $("sandbox"), send: (meta) => channel.send(requestBody(), meta) }, scope);
   mountAutogradCheck({ panel: $("sandbox"), graph }, scope);
   mountLeaves($("sliders"), scope, { onValue: (name, value) => setValues({ ...state.values, [name]: value }) });
-  const labs = [overwriteSection, orderSection, predictSection, trainSection, challengeSection];
+  // The page's Train lab has the loss landscape (its grids are the server's).
+  const trainLab = (on, setLab, options) => trainSection(on, setLab, { ...options, landscape: landscapeSection });
+  const labs = [overwriteSection, orderSection, predictSection, trainLab, challengeSection];
   mountPanels({ section: $("panels"), tabs: $("panel-tabs"), bodies: $("panel-bodies") }, scope, { labs, labsFirst: true, setValues });
   registerPathsPanel(scope, { requestBody });
   // A lab switching the variant (the = bug, a visit order), or another target of the program

@@ -43,8 +43,7 @@ export function rangeAround(points, zoom = 1) {
 const inside = (range, [x, y]) => x >= range.x[0] && x <= range.x[1] && y >= range.y[0] && y <= range.y[1];
 
 /**
- * The landscape's part of the Train card on `scope` (its server's `landscape` endpoint; none
- * without one).
+ * The landscape's part of the Train card on `scope` (its server's `landscape` endpoint).
  * `onMove({x, y})`: the learner moved the point. Returns {element, show(view)}; view: {on,
  * params, names, source, values (every leaf), nodeCount, current, best, tries, path, loss}
  * (points as [x, y] in the parameters' order).
@@ -105,7 +104,7 @@ export function landscapeSection(scope, { onMove }) {
   function show(view) {
     latest = view;
     const two = view.on && view.params.length === 2 && scope.server?.landscape;
-    element.hidden = !view.on || !scope.server?.landscape; // an embedded player has no grids to ask
+    element.hidden = !view.on;
     figure.hidden = !two;
     tools.hidden = !two;
     title.textContent = two ? t("ui.landscape.title", { x: view.names[0], y: view.names[1] }) : t("ui.landscape.title_none");
