@@ -17,6 +17,7 @@ from playwright.sync_api import expect
 
 from chainrule import engine
 from chainrule.app.onefile import build_players_html
+from chainrule.engine.i18n import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
 from descent_cases import run  # noqa: E402
@@ -439,4 +440,24 @@ def test_the_train_lab_trains_in_the_file_offline(
     message = page.locator("[data-testid=train-message]")
     expect(message).to_have_text(stopped["stopped"]["message"])
     assert message.text_content().startswith("Остановлено")
+    assert_clean(page, path)
+
+
+def test_a_graph_the_file_cannot_evaluate_says_it_cannot_train(file_page, live_server, tmp_path):
+    """A program's own function: the file has no engine to ask, and says so in the lab."""
+    page = file_page
+    source = "softplus(x) = log(1 + exp(x))\nw = 0.5\nL = softplus(w * 2)"
+    response = httpx.post(
+        f"{live_server}/api/export", params={"format": "html"}, json={"source": source}, timeout=30
+    )
+    path = tmp_path / "own-function.html"
+    path.write_text(response.text, encoding="utf-8")
+    open_file(page, path)
+    page.click("#tab-labs")
+    page.click("[data-testid=lab-train]")
+    page.click("[data-testid=train-step]")
+    expect(page.locator("[data-testid=train-message]")).to_have_text(
+        text("en", "ui.train.cannot_here")
+    )
+    assert file_losses(page) == []
     assert_clean(page, path)

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -342,4 +343,25 @@ def test_the_loss_chart_reads_out_a_step_under_the_pointer_and_takes_a_log_scale
     page.mouse.move(box["x"] - 40, box["y"] - 40)
     page.wait_for_function(
         "() => document.querySelector('.loss-hover').getAttribute('visibility') === 'hidden'"
+    )
+
+
+OWN_FUNCTION = "softplus(x) = log(1 + exp(x))\nw = 0.5\nL = softplus(w * 2)"
+
+
+def test_a_graph_the_page_cannot_evaluate_trains_on_the_server(page):
+    """A program's own function has no row in the op table: the page cannot evaluate its graph
+    (instant.js pageStructure), so the lab's steps are the server's, and the same."""
+    page.goto(f"/?source={quote(OWN_FUNCTION)}")
+    page.wait_for_selector(READY)
+    page.click("#tab-labs")
+    page.click("[data-testid=lab-train]")
+    with page.expect_request("**/api/descend"):
+        page.click("[data-testid=train-step]")
+    page.wait_for_function(
+        "() => JSON.parse(document.querySelector('[data-testid=loss-chart]').dataset.losses)"
+        ".length === 2"
+    )
+    assert (
+        losses(page) == engine.descend(OWN_FUNCTION, {}, parameters=["w"], lr=0.01, steps=1).roots
     )
