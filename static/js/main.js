@@ -6,8 +6,8 @@
 
 import { createGraphChannel, fetchLessons, fetchPresets, postDescend, postLandscape } from "./api.js";
 import { mountAutogradCheck } from "./autograd-check.js";
-import { descend } from "./descend.js";
 import { challengeSection } from "./challenges.js";
+import { descend } from "./descend.js";
 import { mountEditor } from "./editor.js";
 import { mountExportMenu } from "./export-menu.js";
 import { mountForwardMode } from "./forward-mode.js";
