@@ -34,10 +34,19 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 OP_TABLE_JSON = json.dumps(page_table(), ensure_ascii=False).replace("<", "\\u003c")
 
 
+# The engine's sentences that the page writes too, by the prefix of their keys: the Train lab's
+# descent runs in the page (static/js/descend.js) and says why it stopped as engine/descend.py does.
+PAGE_SENTENCES = "descent."
+
+
 def ui_catalogue(lang: str) -> dict[str, Any]:
     """The words of the page (and of the embedded player) in `lang`, as static/js/i18n.js reads
-    them: `{"lang": lang, "text": {key after "ui." → template}}` from locales/<lang>.json."""
-    return {"lang": lang, "text": templates(lang, "ui.")}
+    them: `{"lang": lang, "text": {key after "ui." → template}, "sentences": {key → template}}`
+    from locales/<lang>.json (`sentences`: the keys starting with PAGE_SENTENCES, whole)."""
+    sentences = {
+        PAGE_SENTENCES + key: value for key, value in templates(lang, PAGE_SENTENCES).items()
+    }
+    return {"lang": lang, "text": templates(lang, "ui."), "sentences": sentences}
 
 
 @cache

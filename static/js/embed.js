@@ -1,9 +1,11 @@
 // The embeddable player: the page's own features (features.js: graph with the pulse and its
 // marks, the gradient map, minimap and Follow, transport and keys, narration, click-a-card
-// explanations, tables, the predict lab, leaf sliders, "copy as micrograd") mounted on a scope
-// of its own in a shadow root on any element: a Jupyter output (anywidget), a one-file HTML
-// export (app/onefile.py). What needs the server (the other labs, the lessons, the editor,
-// exports) and the 3D view (three.js: ~0.7 MB more in every output) stay the page's. Bundled
+// explanations, tables, the predict lab, the Train lab, leaf sliders, "copy as micrograd") mounted
+// on a scope of its own in a shadow root on any element: a Jupyter output (anywidget), a one-file
+// HTML export (app/onefile.py). The Train lab descends in the player (descend.js: offline, from
+// file://, with the kernel busy or gone); its landscape needs the server and is not shown. What
+// needs the server (the other labs, the lessons, the editor, exports) and the 3D view (three.js:
+// ~0.7 MB more in every output) stay the page's. Bundled
 // with the player's CSS into static/embed/chainrule-embed.js (`make bundle`; static/vendor/README.md).
 //
 // mountPlayer(host, {trace, ops, ui, recompute = null, title = ""}) -> {setTrace, setError, destroy}
@@ -43,11 +45,14 @@
 // render returns the cleanup function (listeners off, player destroyed).
 
 import PLAYER_CSS from "../embed/chainrule-embed.css";
+import { ApiError } from "./api-error.js";
+import { descend } from "./descend.js";
 import { renderError } from "./editor.js";
 import { mountGraphPane, mountLeaves, mountNotes, mountPanels, mountReading, mountTransport, predictSection } from "./features.js";
-import { useCatalogue } from "./i18n.js";
-import { createInstantNumbers } from "./instant.js";
+import { t, useCatalogue } from "./i18n.js";
+import { createInstantNumbers, pageStructure } from "./instant.js";
 import { playerLayout } from "./embed-layout.js";
+import { trainSection } from "./lab-train.js";
 import { mountModes } from "./modes.js";
 import { useOpTable } from "./ops.js";
 import { createScope } from "./scope.js";
@@ -108,6 +113,18 @@ function createRecomputer(recompute, store) {
   };
 }
 
+/**
+ * The Train lab's steps (a POST /api/descend body) on the graph shown, computed by the player
+ * (descend.js): there is no server to ask. A graph the page cannot evaluate (a program's own
+ * function) or a body the engine would refuse is said as a BadTraining error.
+ */
+function descendHere(store, body) {
+  const structure = pageStructure(store.state.trace);
+  const reply = structure ? descend(structure, body) : null;
+  if (reply === null) throw new ApiError({ type: "BadTraining", message: t("ui.train.cannot_here") });
+  return reply;
+}
+
 /** The player's features on `view` (embed-layout.js), as the page mounts them (features.js). */
 function mountFeatures(view, scope, recompute) {
   const { store } = scope;
@@ -117,17 +134,19 @@ function mountFeatures(view, scope, recompute) {
   mountTransport(view.transport, scope);
   const send = recompute ? createRecomputer(recompute, store) : null;
   const instant = createInstantNumbers();
-  mountLeaves(view.sliders, scope, {
-    onValue: (name, value) => {
-      store.update({ values: { ...store.state.values, [name]: value } });
-      const values = leafValues(store.state.trace, store.state.values);
-      const painted = store.state.trace ? instant.paint(store.state.trace, values) : null;
-      if (painted) store.setTrace(painted);
-      if (send) send(values);
-    },
-  });
+  /** New leaf values (a slider, a step of the Train lab): painted from the page's numbers, then
+   *  the engine's asked for where there is one (`recompute`). */
+  const setValues = (overrides) => {
+    store.update({ values: overrides });
+    const values = leafValues(store.state.trace, store.state.values);
+    const painted = store.state.trace ? instant.paint(store.state.trace, values) : null;
+    if (painted) store.setTrace(painted);
+    if (send) send(values);
+  };
+  mountLeaves(view.sliders, scope, { onValue: (name, value) => setValues({ ...store.state.values, [name]: value }) });
   mountNotes(view.notes, scope);
-  mountPanels(view.panels, scope, { labs: [predictSection] }); // the labs that need no server
+  // The labs that need no server: predicting, and training (the player descends on its own).
+  mountPanels(view.panels, scope, { labs: [predictSection, trainSection], setValues });
   mountReading(graph, view.toggles, scope);
   mountMicrogradCopy(view.actions, scope);
 }
@@ -141,7 +160,9 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
   shadow.replaceChildren(...(style ? [style] : []), view.root);
 
   // The page's mounting order (main.js): its key bindings are tried in this order.
-  const scope = createScope({ root: view.root, keyTarget: shadow, contain: true });
+  const scope = createScope({
+    root: view.root, keyTarget: shadow, contain: true, server: { descend: (body) => descendHere(scope.store, body) },
+  });
   const { store } = scope;
   mountFeatures(view, scope, recompute);
   store.subscribe((s, changed) => {

@@ -126,7 +126,7 @@ function leafData(s, values, data) {
 }
 
 /** The forward pass: data, every edge's local derivative and each node's warning (or null). */
-function forwardPass(s, values) {
+export function forwardPass(s, values) {
   const data = Float64Array.from(s.constant);
   const local = new Float64Array(s.edges);
   const warning = new Array(s.count).fill(null);
@@ -156,8 +156,9 @@ function warningOf(row, a, b, k, out, arity) {
   return out !== out ? "domain" : "overflow";
 }
 
-/** The correct pass, unrecorded (engine/backward.py `backward`): the grads. */
-function correctGrads(s, local) {
+/** The correct pass, unrecorded (engine/backward.py `backward`, as Value.backward runs it): the
+ *  grads of the root, from `local` (forwardPass's). */
+export function correctGrads(s, local) {
   const grad = new Float64Array(s.count);
   grad[s.root] = 1;
   for (const i of s.reverse) {

@@ -1,8 +1,11 @@
 // The words the page shows, in its language: the `ui.*` templates of one catalogue
 // (locales/<lang>.json; English is the source, Russian and Estonian have the same keys and
 // placeholders). The server embeds them in the page as the JSON data block #ui-text,
-// `{"lang": "ru", "text": {key after "ui." → template}}` (app/pages.py ui_catalogue); an embedded
-// player is given the same object (embed.js mountPlayer's `ui`) and calls useCatalogue.
+// `{"lang": "ru", "text": {key after "ui." → template}, "sentences": {key → template}}`
+// (app/pages.py ui_catalogue); an embedded player is given the same object (embed.js
+// mountPlayer's `ui`) and calls useCatalogue. `sentences` are the engine's own sentences that
+// the page also writes, by their whole keys (`descent.*`: the Train lab's descent in the page,
+// descend.js), filled as the engine fills them.
 //
 //   import { t } from "./i18n.js";
 //   button.textContent = t("ui.transport.play");
@@ -18,9 +21,9 @@ const PLACEHOLDER = /\{([A-Za-z_]\w*)\}/g;
 let catalogue = null;
 const reported = new Set();
 
-/** Use `ui` ({lang, text}) from now on: an embedded player's words. */
+/** Use `ui` ({lang, text, sentences}) from now on: an embedded player's words. */
 export function useCatalogue(ui) {
-  catalogue = { lang: ui?.lang ?? "en", text: ui?.text ?? {} };
+  catalogue = { lang: ui?.lang ?? "en", text: ui?.text ?? {}, sentences: ui?.sentences ?? {} };
 }
 
 /** The page's catalogue, read from its data block the first time a word is needed. */
@@ -48,7 +51,8 @@ export function lang() {
  * parameter leaves its placeholder; both are reported on the console.
  */
 export function t(key, params = {}) {
-  const template = key.startsWith("ui.") ? current().text[key.slice(3)] : undefined;
+  const { text, sentences } = current();
+  const template = key.startsWith("ui.") ? text[key.slice(3)] : sentences[key];
   if (template === undefined) {
     report(`no text for ${key} in the ${current().lang} catalogue`);
     return key;

@@ -29,34 +29,40 @@ function withSentences(trace, reply) {
   return out;
 }
 
-export function createInstantNumbers() {
-  // The compiled structure of the trace shown, by its groups (a merge keeps the trace's groups:
-  // one compile per structure, not per move).
-  const compiled = new WeakMap();
-  let last = null; // {values, reply, structure} of the last paint
+// The compiled structure of each trace shown, by its groups (a merge keeps the trace's groups:
+// one compile per structure, not per move); null for one the page cannot evaluate.
+const compiled = new WeakMap();
 
-  function structureOf(trace) {
-    if (!trace?.groups || !trace.leaves) return null;
-    // Forward mode's tangents and another target's gradients are the server's alone: the page's
-    // evaluator runs the root's reverse pass (issue 27's modes came after it).
-    if (trace.pass === "forward" || (trace.target && trace.target !== trace.root)) return null;
-    if (!compiled.has(trace.groups)) {
-      let structure = null;
-      try {
-        structure = compileStructure(trace);
-      } catch (err) {
-        console.warn(`chainrule: the page cannot compute this graph's numbers (${err.message}); the server's are used`);
-      }
-      compiled.set(trace.groups, structure);
+/**
+ * `trace`'s structure compiled for the page's evaluator (evaluator.js compileStructure), or null
+ * when the page cannot compute its numbers: an op the evaluator does not know (a program's own
+ * function), forward mode's tangents, another target's gradients.
+ */
+export function pageStructure(trace) {
+  if (!trace?.groups || !trace.leaves) return null;
+  // Forward mode's tangents and another target's gradients are the server's alone: the page's
+  // evaluator runs the root's reverse pass (issue 27's modes came after it).
+  if (trace.pass === "forward" || (trace.target && trace.target !== trace.root)) return null;
+  if (!compiled.has(trace.groups)) {
+    let structure = null;
+    try {
+      structure = compileStructure(trace);
+    } catch (err) {
+      console.warn(`chainrule: the page cannot compute this graph's numbers (${err.message}); the server's are used`);
     }
-    return compiled.get(trace.groups);
+    compiled.set(trace.groups, structure);
   }
+  return compiled.get(trace.groups);
+}
+
+export function createInstantNumbers() {
+  let last = null; // {values, reply, structure} of the last paint
 
   return {
     /** `trace` with the page's numbers for `values` ({leaf name: number}, the others as they are),
      *  or null when the page cannot compute them. */
     paint(trace, values) {
-      const structure = structureOf(trace);
+      const structure = pageStructure(trace);
       if (!structure) return null;
       // As the request's JSON carries them: −0 is 0 there.
       const all = Object.fromEntries(Object.entries({ ...leafValues(trace), ...values }).map(([name, x]) => [name, x === 0 ? 0 : x]));

@@ -1,8 +1,8 @@
 // The Train lab: gradient descent on the leaves the learner ticks. One step is
-// p ← p − lr · ∂root/∂p for every parameter, computed by the server (POST /api/descend, the
-// scope's server.descend); the lab moves the sliders to each step's values (the graph's numbers
-// follow, the pulse step is kept) and draws the loss curve. Play asks for batches of steps and
-// shows them one at a time.
+// p ← p − lr · ∂root/∂p for every parameter, computed by the scope's server.descend (the page's
+// own descend.js on the graph shown where it can, else POST /api/descend: the same reply); the
+// lab moves the sliders to each step's values (the graph's numbers follow, the pulse step is
+// kept) and draws the loss curve. Play asks for batches of steps and shows them one at a time.
 //
 // `state.train` ({lr, momentum, params, steps, start}, null while the lab is off) is what a share
 // link carries: opening one replays `steps` steps from the `start` values, exactly.
@@ -10,7 +10,8 @@
 // Before the first step the lab is guessing (train-guess.js): each point the learner moves the
 // parameters to is a try, and Step or Play starts descent from the best one (`start` becomes
 // it). The chart shows the tries before the steps; with two parameters ticked, the loss
-// landscape (train-landscape.js) shows both on the contours of the function.
+// landscape (train-landscape.js, given by a player whose server draws grids: the page's) shows
+// both on the contours of the function.
 
 import { ApiError } from "./api-error.js";
 import { compactText } from "./format.js";
@@ -19,7 +20,6 @@ import { h, toggleSwitch } from "./dom.js";
 import { mountLossChart } from "./loss-chart.js";
 import { createDescent, SUPERSEDED } from "./train-run.js";
 import { bestIndex, freshTrail, guessBlock, recordTry, sameValues } from "./train-guess.js";
-import { landscapeSection } from "./train-landscape.js";
 
 const BATCH = 10;           // steps per request while playing
 const PLAY_STEP_MS = 160;   // one shown step per tick
@@ -337,11 +337,17 @@ function onTrace(trainer, p, store, s, on) {
   }
 }
 
-/** The Train lab's card on `scope`; `setLab(lab)` makes a lab the active one. */
-export function trainSection(scope, setLab, { setValues }) {
+// A player without the landscape (an embedded player: its grids are the server's).
+const noLandscape = () => ({ element: null, show() {} });
+
+/**
+ * The Train lab's card on `scope`; `setLab(lab)` makes a lab the active one, `setValues(values)`
+ * moves the sliders. `landscape`: train-landscape.js landscapeSection where the player has one.
+ */
+export function trainSection(scope, setLab, { setValues, landscape: landscapeOf = noLandscape }) {
   let trainer = null;
   const guess = guessBlock({ onValue: (name, value) => trainer.moveByHand({ [name]: value }), onBest: () => trainer.toBest() }, scope.store);
-  const landscape = landscapeSection(scope, { onMove: (point) => trainer.moveTo(point) });
+  const landscape = landscapeOf(scope, { onMove: (point) => trainer.moveTo(point) });
   const p = trainCard(setLab, { guess: guess.element, landscape: landscape.element });
   trainer = Object.assign(createTrainer(scope, p, { setValues, guess, landscape }), { drawnLeaves: "", pendingReplay: null });
   const { store } = scope;

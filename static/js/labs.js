@@ -1,8 +1,9 @@
 // The Labs panel: a card per lab, each made by its module (lab-*.js, challenges.js): break the
 // backward pass on purpose (the = bug, a wrong visit order), predict gradients before they are
 // revealed, train by gradient descent, and experiment with per-preset challenges. The player
-// says which labs it has: the page all of them (most need its server: a variant's trace, descent,
-// the presets), an embedded player the predict lab alone, which needs nothing but the trace.
+// says which labs it has: the page all of them (most need its server: a variant's trace, the
+// presets), an embedded player the predict lab and the Train lab, which need nothing but the
+// trace (the player descends on its own, descend.js).
 //
 // One lab owns the player at a time: `state.lab` (see store.js). Turning a lab on switches the
 // request options that belong to it (`mode`, `order`) and turns the others off.

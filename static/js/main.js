@@ -7,12 +7,13 @@
 import { createGraphChannel, fetchLessons, fetchPresets, postDescend, postLandscape } from "./api.js";
 import { mountAutogradCheck } from "./autograd-check.js";
 import { challengeSection } from "./challenges.js";
+import { descend } from "./descend.js";
 import { mountEditor } from "./editor.js";
 import { mountExportMenu } from "./export-menu.js";
 import { mountForwardMode } from "./forward-mode.js";
 import { mountGraphPane, mountLeaves, mountNotes, mountPanels, mountReading, mountTransport, predictSection } from "./features.js";
 import { collapseThreshold } from "./groups.js";
-import { mountInstantNumbers } from "./instant.js";
+import { mountInstantNumbers, pageStructure } from "./instant.js";
 import { orderSection } from "./lab-order.js";
 import { overwriteSection } from "./lab-overwrite.js";
 import { trainSection } from "./lab-train.js";
@@ -28,14 +29,29 @@ import { createScope } from "./scope.js";
 import { mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy } from "./share.js";
 import { mountTargetPicker } from "./target.js";
 import { mountTheme } from "./theme.js";
+import { landscapeSection } from "./train-landscape.js";
 import { view3dMark } from "./view-3d.js";
 
 const $ = (id) => document.getElementById(id);
 
-/** The page's scope: the document's keys, its body, and the server's endpoints. */
-export const scope = createScope({ root: document.body, keyTarget: document, server: { descend: postDescend, landscape: postLandscape } });
+/** The page's scope: the document's keys, its body, and the server's endpoints (descent the
+ *  page's own where it can: descendSteps). */
+export const scope = createScope({ root: document.body, keyTarget: document, server: { descend: (body) => descendSteps(body), landscape: postLandscape } });
 const { store } = scope;
 const { state, update } = store;
+
+/**
+ * The Train lab's steps (a POST /api/descend body): computed in the page (descend.js) on the
+ * graph shown when it is the graph of the body's program as the server would build it (not
+ * expanded: descent never expands derived operations) and the page can evaluate it, else the
+ * server's. The server also answers a body the engine refuses, in its words.
+ */
+function descendSteps(body) {
+  const { trace } = state;
+  const shown = trace && !state.expandDerived && trace.source === requestBody().source;
+  const structure = shown ? pageStructure(trace) : null;
+  return (structure && descend(structure, body)) ?? postDescend(body);
+}
 
 function requestBody() {
   // Code that ran in the sandbox is traced as the straight-line program its run was read as.
@@ -153,7 +169,9 @@ function mount() {
   sandbox = mountSandbox({ panel: $("sandbox"), send: (meta) => channel.send(requestBody(), meta) }, scope);
   mountAutogradCheck({ panel: $("sandbox"), graph }, scope);
   mountLeaves($("sliders"), scope, { onValue: (name, value) => setValues({ ...state.values, [name]: value }) });
-  const labs = [overwriteSection, orderSection, predictSection, trainSection, challengeSection];
+  // The page's Train lab has the loss landscape (its grids are the server's).
+  const trainLab = (on, setLab, options) => trainSection(on, setLab, { ...options, landscape: landscapeSection });
+  const labs = [overwriteSection, orderSection, predictSection, trainLab, challengeSection];
   mountPanels({ section: $("panels"), tabs: $("panel-tabs"), bodies: $("panel-bodies") }, scope, { labs, labsFirst: true, setValues });
   registerPathsPanel(scope, { requestBody });
   // A lab switching the variant (the = bug, a visit order), or another target of the program

@@ -7,8 +7,9 @@
 //   root:   the element that carries data-step-index, data-phase and data-api-step, and the
 //           classes of its modes (presenting, in-lesson, training, hide-*);
 //   host:   where its dialogs and popovers go (the page's body, a player's root in its shadow root);
-//   server: the server's endpoints ({descend, landscape}: api.js) where there is one, else null (an
-//           embedded player: the features that need it are not mounted);
+//   server: the endpoints the features ask ({descend, landscape}: api.js on the page, descent
+//           computed in the page where it can be); an embedded player has no server and gives
+//           only `descend`, its own (descend.js): the features that need the rest are not mounted;
 //   graph:  the graph pane once mounted (graph-view.js mountGraph: fit, zoom, marks, cardOf).
 
 import { createKeyboard } from "./keys.js";

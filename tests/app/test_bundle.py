@@ -32,7 +32,7 @@ def test_the_sources_are_the_players_modules_and_styles():
         "static/js/store.js",
         "static/js/ops.js",
         # The features the page has and that need no server (features.js): the marks, the
-        # minimap, follow, and the predict lab.
+        # minimap, follow, the predict lab, and the Train lab with the page's own descent.
         "static/js/features.js",
         "static/js/marks.js",
         "static/js/gradmap.js",
@@ -40,6 +40,8 @@ def test_the_sources_are_the_players_modules_and_styles():
         "static/js/follow.js",
         "static/js/labs.js",
         "static/js/lab-predict.js",
+        "static/js/lab-train.js",
+        "static/js/descend.js",
         "static/css/embed.css",
         "static/css/app.css",
         "static/css/classroom.css",
@@ -52,7 +54,6 @@ def test_the_sources_are_the_players_modules_and_styles():
         "static/js/main.js",
         "static/js/api.js",
         "static/js/lesson-panel.js",
-        "static/js/lab-train.js",
         "static/js/lab-order.js",
         "static/js/lab-overwrite.js",
         "static/js/view-3d.js",

@@ -65,6 +65,20 @@ def test_the_page_catalogue_is_the_ui_keys_of_one_language():
         }
 
 
+# The engine's sentences the page writes itself (app/pages.py PAGE_SENTENCES): `t("descent.…")`.
+SENTENCE_KEY = re.compile(r"""\bt\(\s*["'](descent\.[a-z0-9_]+)["']""")
+
+
+def test_the_engines_sentences_the_page_writes_are_in_its_catalogue_and_no_other():
+    named = {
+        key for path in sources() for key in SENTENCE_KEY.findall(path.read_text(encoding="utf-8"))
+    }
+    descent = {key for key in catalogue("en") if key.startswith("descent.")}
+    assert named == descent  # static/js/descend.js says every one of engine/descend.py's
+    for lang in LANGS:
+        assert ui_catalogue(lang)["sentences"] == {key: catalogue(lang)[key] for key in descent}
+
+
 def test_the_links_know_the_languages_of_the_catalogues():
     links = (STATIC_DIR / "js" / "links.js").read_text(encoding="utf-8")
     listed = re.search(r"const LANGS = \[([^\]]*)\];", links)

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from chainrule import engine
 from chainrule.app.pages import ui_catalogue
 from chainrule.engine.ops import page_table
 
@@ -169,8 +170,8 @@ def test_the_anywidget_contract(harness):
 def test_the_embedded_player_has_the_pages_features_that_need_no_server(harness, screenshots_dir):
     """Issue 23: every feature mounts on a player's scope, so the embedded player (read-only here,
     as in a one-file HTML) shows the page's gradient map, minimap, follow and predict lab, and its
-    micrograd script; the labs that need the server (the = bug, the visit order, training) and the
-    lessons are the page's alone."""
+    micrograd script, and the Train lab (it descends in the player: issue 25); the labs that need
+    the server (the = bug, the visit order) and the lessons are the page's alone."""
     page = harness
     page.evaluate(
         "() => { window.player = api.bundle.mountPlayer(host, { trace: api.trace, ops: api.ops, ui: api.ui, title: 'features' }); }"
@@ -193,10 +194,11 @@ def test_the_embedded_player_has_the_pages_features_that_need_no_server(harness,
     }  # |10|, |10|, |1|, |10|, |1|
     assert player.locator(".layer-gradmap .gradmap-sign").count() == 5
     assert player.locator("[data-testid=gradmap-legend]").is_visible()
-    # A Labs tab with the predict lab alone (the others need the server).
+    # A Labs tab with the predict lab and the Train lab (the others need the server).
     player.locator("#tab-labs").click()
     cards = player.locator("#panel-labs .lab-card")
-    assert cards.count() == 1 and "lab-predict" in cards.first.get_attribute("class")
+    classes = cards.evaluate_all("cs => cs.map(c => c.className)")
+    assert len(classes) == 2 and "lab-predict" in classes[0] and "lab-train" in classes[1]
     player.locator("[data-testid=lab-predict]").click()
     player.locator("#to-start").click()
     player.locator("[data-testid=graph]").click(position={"x": 8, "y": 8})
@@ -217,5 +219,46 @@ def test_the_embedded_player_has_the_pages_features_that_need_no_server(harness,
     assert "from micrograd.engine import Value" in script.input_value()
     page.keyboard.press("Escape")
     # The page's own: no lessons, no labs that need the server, no 3D switch.
-    for testid in ("lesson", "lab-overwrite", "lab-order", "lab-train", "view-3d"):
+    for testid in ("lesson", "lab-overwrite", "lab-order", "view-3d"):
         assert player.locator(f"[data-testid={testid}]").count() == 0, testid
+
+
+def test_the_train_lab_trains_with_the_kernel_busy(harness, screenshots_dir):
+    """Issue 25: the notebook widget's Train lab descends in the page while the kernel is busy
+    (its `recompute` never answers): each step moves the sliders and the cards, asks the kernel
+    with the step's values (it answers when it can), and the losses are the engine's; nothing
+    goes to the server's /api/descend."""
+    page = harness
+    asked: list[str] = []
+    page.on("request", lambda r: "/api/descend" in r.url and asked.append(r.url))
+    page.evaluate(
+        """() => {
+            window.calls = [];
+            window.player = api.bundle.mountPlayer(host, { trace: api.trace, ops: api.ops, ui: api.ui,
+                title: 'busy kernel', recompute: (values) => new Promise(() => calls.push(values)) });
+        }"""
+    )
+    player = page.locator(PLAYER)
+    player.locator("#to-end").click()  # every card shows its data
+    player.locator("#tab-labs").click()
+    player.locator("[data-testid=lab-train]").click()
+    for name in ("a", "b", "c"):
+        assert player.locator(f"[data-testid=train-param-{name}]").is_checked()
+    player.locator("[data-testid=train-lr]").fill("0.001")
+    player.locator("[data-testid=train-lr]").press("Tab")
+    for k in range(1, 4):
+        player.locator("[data-testid=train-step]").click()
+        page.wait_for_function(
+            "(n) => JSON.parse(host.shadowRoot.querySelector('[data-testid=loss-chart]')"
+            ".dataset.losses).length === n && !host.shadowRoot.querySelector('[data-testid=train-step]').disabled",
+            arg=k + 1,
+        )
+    losses = json.loads(player.locator("[data-testid=loss-chart]").get_attribute("data-losses"))
+    expected = engine.descend(SOURCE, {}, parameters=["a", "b", "c"], lr=0.001, steps=3)
+    assert losses == expected.roots
+    a, b, c = expected.values[-1]
+    assert card(page, "a").get_attribute("data-data") == str(a)
+    assert card(page, "f").get_attribute("data-data") == str(expected.roots[-1])
+    assert page.evaluate("calls.length") >= 1  # the kernel was asked (one call at a time)
+    player.screenshot(path=str(screenshots_dir / "embed-train-busy-kernel.png"))
+    assert asked == []

@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
 from engine_cases import CASES  # noqa: E402
-from test_numbers_page import IMPORT_JS, RANDOM_RUNS, READY  # noqa: E402
+from test_numbers_page import IMPORT_JS, POST_JS, RANDOM_RUNS, READY  # noqa: E402
 
 from chainrule import engine  # noqa: E402
 from chainrule.app.lesson_files import load_lessons  # noqa: E402
@@ -26,13 +26,7 @@ pytestmark = pytest.mark.browser
 COMPARE_JS = """async (runs) => {
   const { compileStructure, evaluate, differences, tolerances } = await (IMPORT)('evaluator.js');
   const { apiUrl } = await (IMPORT)('api.js');
-  const post = async (path, body) => {
-    const response = await fetch(apiUrl(path), {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
-    });
-    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-    return response.json();
-  };
+  DEFINE_POST
   const out = [];
   for (const { body, start, moved } of runs) {
     const trace = await post('api/graph', { ...body, values: start });
@@ -42,7 +36,7 @@ COMPARE_JS = """async (runs) => {
     out.push({ found: differences(page, server, tolerances(structure, moved)), numbers: page.data.length + page.grad.length + page.contribution.length });
   }
   return out;
-}""".replace("IMPORT", IMPORT_JS)
+}""".replace("IMPORT", IMPORT_JS).replace("DEFINE_POST", POST_JS)
 
 
 def leaf_values(source: str, values: dict | None, kwargs: dict) -> dict[str, float]:

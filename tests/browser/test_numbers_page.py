@@ -32,6 +32,16 @@ IMPORT_JS = (
     "(name) => import(new URL(`./${name}`, document.querySelector('script[type=module]').src).href)"
 )
 
+# `post(path, body)` in a page function: the server's JSON reply to a POST, or an error naming
+# the path, the status and the reply (needs `apiUrl` from api.js in scope).
+POST_JS = """const post = async (path, body) => {
+    const response = await fetch(apiUrl(path), {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };"""
+
 FILL_ALL_JS = """async (cases) => {
   const { fill } = await (IMPORT)('narration.js');
   return cases.map(({ templates, numbers }) => templates.map((t) => fill(t, numbers)));

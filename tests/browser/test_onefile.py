@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from pathlib import Path
 
 import httpx
@@ -16,6 +17,10 @@ from playwright.sync_api import expect
 
 from chainrule import engine
 from chainrule.app.onefile import build_players_html
+from chainrule.engine.i18n import text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
+from descent_cases import run  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -367,4 +372,92 @@ def test_two_players_in_one_document_keep_their_own_timelines_and_keys(
     first.locator(f"{NODE}[data-label=a]").click()
     assert first.locator("[data-testid=explain]").is_visible()
     assert second.locator("[data-testid=explain]").is_hidden()
+    assert_clean(page, path)
+
+
+def file_losses(page) -> list:
+    return json.loads(page.locator("[data-testid=loss-chart]").get_attribute("data-losses"))
+
+
+LOSSES_OVER = """(n) => [...document.querySelectorAll('.chainrule-player')].some((h) => h.shadowRoot
+  && JSON.parse(h.shadowRoot.querySelector('[data-testid=loss-chart]')?.dataset.losses ?? '[]')
+       .length > n)"""
+
+
+def engine_run(source: str, parameters: list[str], lr: float, steps: int, lang: str = "en"):
+    """The engine's roots and last values for `steps` steps of the Train lab's Play (batches of
+    10 from the program's values)."""
+    start = {name: node.data for name, node in engine.build_graph(source).leaves}
+    batches = run(source, start, parameters, lr, 0.0, steps=steps, batch=10, lang=lang)
+    roots = batches[0]["expected"]["roots"][:1]
+    for batch in batches:
+        roots += batch["expected"]["roots"][1:]
+    return roots, batches[-1]["expected"]
+
+
+def test_the_train_lab_trains_in_the_file_offline(
+    file_page, live_server, tmp_path, screenshots_dir
+):
+    """Issue 25: from file://, with nothing fetched, Play in the Train lab descends (the page's
+    own descend.js): every loss on the chart and the sliders where it paused are the engine's;
+    a rate too large stops with the engine's sentence, in the file's language."""
+    page = file_page
+    p = preset("line-fit")
+    response = httpx.post(
+        f"{live_server}/api/export",
+        params={"format": "html", "title": p["title"]},
+        json={"source": p["source"], "values": p["values"], "lang": "ru"},
+        timeout=30,
+    )
+    path = tmp_path / "train.html"
+    path.write_text(response.text, encoding="utf-8")
+    open_file(page, path)
+    page.click("#tab-labs")
+    page.click("[data-testid=lab-train]")
+    assert page.is_checked("[data-testid=train-param-w]")
+    assert not page.is_checked("[data-testid=train-param-x1]")
+    assert page.locator(".landscape").count() == 0  # its grids are the server's
+    page.click("[data-testid=train-play]")
+    page.wait_for_function(LOSSES_OVER, arg=12)
+    page.screenshot(path=str(screenshots_dir / "onefile-train-mid-run.png"), full_page=True)
+    page.wait_for_function(LOSSES_OVER, arg=25)
+    page.click("[data-testid=train-play]")  # pause
+    expect(page.locator("[data-testid=train-play]")).to_have_attribute("aria-pressed", "false")
+    shown = file_losses(page)
+    roots, last = engine_run(p["source"], ["w", "b"], 0.01, len(shown) - 1, "ru")
+    assert shown == roots
+    w, b = last["values"][-1]
+    expect(page.locator(f"{NODE}[data-label=w]")).to_have_attribute("data-data", str(w))
+    expect(page.locator(f"{NODE}[data-label=b]")).to_have_attribute("data-data", str(b))
+    assert float(page.locator("[data-testid=slider-w] .slider-value").input_value()) == w
+
+    # Too large a rate: the engine's sentence, in Russian.
+    page.click("[data-testid=train-reset]")
+    page.fill("[data-testid=train-lr]", "1")
+    page.press("[data-testid=train-lr]", "Tab")
+    page.click("[data-testid=train-step]")
+    _, stopped = engine_run(p["source"], ["w", "b"], 1.0, 1, "ru")
+    message = page.locator("[data-testid=train-message]")
+    expect(message).to_have_text(stopped["stopped"]["message"])
+    assert message.text_content().startswith("Остановлено")
+    assert_clean(page, path)
+
+
+def test_a_graph_the_file_cannot_evaluate_says_it_cannot_train(file_page, live_server, tmp_path):
+    """A program's own function: the file has no engine to ask, and says so in the lab."""
+    page = file_page
+    source = "softplus(x) = log(1 + exp(x))\nw = 0.5\nL = softplus(w * 2)"
+    response = httpx.post(
+        f"{live_server}/api/export", params={"format": "html"}, json={"source": source}, timeout=30
+    )
+    path = tmp_path / "own-function.html"
+    path.write_text(response.text, encoding="utf-8")
+    open_file(page, path)
+    page.click("#tab-labs")
+    page.click("[data-testid=lab-train]")
+    page.click("[data-testid=train-step]")
+    expect(page.locator("[data-testid=train-message]")).to_have_text(
+        text("en", "ui.train.cannot_here")
+    )
+    assert file_losses(page) == []
     assert_clean(page, path)

@@ -7,10 +7,16 @@ import math
 import re
 import subprocess
 import sys
+from pathlib import Path
+from urllib.parse import quote
 
+import httpx
 import pytest
 
 from chainrule import engine
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
+from descent_cases import run  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -82,6 +88,73 @@ def test_twenty_steps_lower_the_loss_and_move_the_sliders(page, screenshots_dir)
                            ".dataset.data === '0'")  # fmt: skip
     assert losses(page) == []
     assert (leaf_value(page, "w"), leaf_value(page, "b")) == (0, 0)
+
+
+def server_run(live_server: str, source: str, start: dict, parameters: list[str], lr: float,
+               momentum: float, steps: int) -> tuple[list, list]:  # fmt: skip
+    """The server's roots and last values for `steps` steps from `start`, asked as the lab's
+    Play asks (batches of 10, each from the last one's values and velocity)."""
+
+    def answer(source: str, body: dict, lang: str) -> dict:
+        reply = httpx.post(
+            f"{live_server}/api/descend", json={"source": source, **body, "lang": lang}, timeout=60
+        )
+        assert reply.status_code == 200, reply.text
+        return reply.json()
+
+    batches = run(source, start, parameters, lr, momentum, steps=steps, batch=10, answer=answer)
+    roots = batches[0]["expected"]["roots"][:1]
+    for batch in batches:
+        roots += batch["expected"]["roots"][1:]
+    return roots, batches[-1]["expected"]["values"][-1]
+
+
+@pytest.mark.parametrize(
+    ("preset", "lr", "momentum"), [("line-fit", 0.01, 0.0), ("mlp", 0.05, 0.5)]
+)
+def test_play_trains_in_the_page_with_no_request_and_the_servers_numbers(
+    page, live_server, screenshots_dir, preset, lr, momentum
+):
+    """Issue 25: the lab's steps are the page's own (descend.js), not one POST /api/descend,
+    and every loss and slider is what the server computes for the same run."""
+    asked: list[str] = []
+    page.on("request", lambda r: "/api/descend" in r.url and asked.append(r.url))
+    open_train(page, preset)
+    page.fill("[data-testid=train-lr]", str(lr))
+    page.fill("[data-testid=train-momentum]", str(momentum))
+    page.press("[data-testid=train-momentum]", "Tab")
+    page.click("[data-testid=train-play]")
+    page.wait_for_function(
+        "() => JSON.parse(document.querySelector('[data-testid=loss-chart]').dataset.losses)"
+        ".length > 12"
+    )
+    page.locator("[data-testid=lab-train]").scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots_dir / f"train-page-mid-run-{preset}.png"), full_page=True)
+    page.wait_for_function(
+        "() => JSON.parse(document.querySelector('[data-testid=loss-chart]').dataset.losses)"
+        ".length > 25"
+    )
+    page.click("[data-testid=train-play]")  # pause
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=train-play]').getAttribute('aria-pressed')"
+        " === 'false'"
+    )
+    shown = losses(page)
+    p = next(p for p in engine.PRESETS if p["id"] == preset)
+    graph = engine.build_graph(p["source"], p["values"])
+    start = {name: node.data for name, node in graph.leaves}
+    parameters = [name for name in start if not re.match(r"[xy]", name, re.I)]
+    roots, last = server_run(
+        live_server, p["source"], start, parameters, lr, momentum, len(shown) - 1
+    )
+    assert shown == roots
+    for name, value in zip(parameters, last, strict=True):
+        page.wait_for_function(
+            f"() => document.querySelector('[data-testid=node][data-label={name}]').dataset.data"
+            f" === String({value})"
+        )
+    assert asked == []
+    assert page.get_attribute("body", "data-numbers-mismatches") in (None, "0")
 
 
 def test_a_huge_rate_stops_play_with_a_message(page):
@@ -221,6 +294,10 @@ def test_presentation_mode_keeps_the_train_card_beside_the_graph(page, screensho
 
 def test_a_step_answered_after_reset_is_dropped(page):
     open_train(page)
+    # An expanded graph is not the one descent builds: its steps are the server's (the page's
+    # own are answered before Reset can be pressed).
+    page.check("#toggle-expand")
+    page.wait_for_function("() => document.querySelector('[data-testid=node][data-label=w]')")
     held = []
     page.route("**/api/descend", lambda route: held.append(route))
     page.click("[data-testid=train-step]")
@@ -266,4 +343,25 @@ def test_the_loss_chart_reads_out_a_step_under_the_pointer_and_takes_a_log_scale
     page.mouse.move(box["x"] - 40, box["y"] - 40)
     page.wait_for_function(
         "() => document.querySelector('.loss-hover').getAttribute('visibility') === 'hidden'"
+    )
+
+
+OWN_FUNCTION = "softplus(x) = log(1 + exp(x))\nw = 0.5\nL = softplus(w * 2)"
+
+
+def test_a_graph_the_page_cannot_evaluate_trains_on_the_server(page):
+    """A program's own function has no row in the op table: the page cannot evaluate its graph
+    (instant.js pageStructure), so the lab's steps are the server's, and the same."""
+    page.goto(f"/?source={quote(OWN_FUNCTION)}")
+    page.wait_for_selector(READY)
+    page.click("#tab-labs")
+    page.click("[data-testid=lab-train]")
+    with page.expect_request("**/api/descend"):
+        page.click("[data-testid=train-step]")
+    page.wait_for_function(
+        "() => JSON.parse(document.querySelector('[data-testid=loss-chart]').dataset.losses)"
+        ".length === 2"
+    )
+    assert (
+        losses(page) == engine.descend(OWN_FUNCTION, {}, parameters=["w"], lr=0.01, steps=1).roots
     )

@@ -11,22 +11,20 @@ from __future__ import annotations
 import json
 import math
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
+import node_driver
 import pytest
 from engine_cases import CASES, random_runs
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
+from node_driver import JS, NODE
 
 from chainrule import engine
 from chainrule.app.lesson_files import load_lessons
 from chainrule.engine.ops import javascript_module
 
-NODE = shutil.which("node")
-JS = Path(__file__).resolve().parents[2] / "static" / "js"
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (make test-deps)")
 
 # Runs the evaluator on cases [{trace, runs: [{values, expected}]}]: per run the page's reply, the
@@ -99,28 +97,9 @@ def case_of(source: str, values: dict | None, kwargs: dict, runs: list[dict] | N
 
 def run_node(tmp_path: Path, cases: list[dict], driver: str = DRIVER) -> list:
     """`driver`'s results on `cases`, with a copy of the page's two modules, under Node."""
-    for name in ("evaluator.js", "op-functions.js"):
-        shutil.copyfile(JS / name, tmp_path / name)
-    (tmp_path / "package.json").write_text('{"type": "module"}')
-    (tmp_path / "driver.js").write_text(driver)
-    (tmp_path / "cases.json").write_text(json.dumps(cases))
-    done = subprocess.run(
-        [NODE, "driver.js", "cases.json"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    return node_driver.run_node(
+        tmp_path, cases, driver, [JS / "evaluator.js", JS / "op-functions.js"]
     )
-    assert done.returncode == 0, done.stderr
-    # JSON.stringify writes 4.8e16 as 48828657853843010: read integers as the doubles they are.
-    return negative_zeros(json.loads(done.stdout, parse_int=float))
-
-
-def negative_zeros(value: Any) -> Any:
-    """`value` with the driver's "-0" strings as -0.0."""
-    if value == "-0":
-        return -0.0
-    if isinstance(value, list):
-        return [negative_zeros(x) for x in value]
-    if isinstance(value, dict):
-        return {key: negative_zeros(x) for key, x in value.items()}
-    return value
 
 
 def same(x: Any, y: Any) -> bool:
