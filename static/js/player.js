@@ -8,7 +8,8 @@
 
 import { drawGraph, drawPulses, cardElement, edgeElement } from "./graph.js";
 import { takeWrites } from "./svg.js";
-import { changedBetween, viewAt } from "./frames.js";
+import { changedBetween, numbersChanged, viewAt } from "./frames.js";
+import { sameDrawing } from "./numbers.js";
 
 const BASE_INTERVAL_MS = 900;
 
@@ -81,13 +82,23 @@ export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [] } 
 
   const schedule = createPlayLoop(scope.store);
 
+  /**
+   * What may be drawn otherwise than in the last frame ([node ids, edge ids]), or null (all):
+   * another step of the same trace costs the frames between them; new numbers of the same
+   * drawing at the same step (a slider move) cost the cards whose numbers changed.
+   */
+  function changedSince(s, changed) {
+    if (s.finalGrads !== last.finalGrads || drawKeys.some((key) => changed.has(key))) return null;
+    if (s.trace === last.trace) return changedBetween(s.trace, last.step, s.step);
+    if (s.step !== last.step || !sameDrawing(last.trace, s.trace)) return null;
+    return numbersChanged(last.trace, s.trace, s.step, { finalGrads: s.finalGrads });
+  }
+
   function onChange(s, changed) {
     const stepMoved = s.step !== last.step;
     if (frameKeys.some((key) => changed.has(key))) {
       // Pulses travel only when the step moved, not when values or options changed under it.
-      const sameTrace = s.trace === last.trace && s.finalGrads === last.finalGrads;
-      const between = sameTrace && !drawKeys.some((key) => changed.has(key)) ? changedBetween(s.trace, last.step, s.step) : null;
-      renderAt(s.trace, s.step, { animate: stepMoved && s.trace === last.trace, changed: between, changedKeys: changed });
+      renderAt(s.trace, s.step, { animate: stepMoved && s.trace === last.trace, changed: changedSince(s, changed), changedKeys: changed });
     } else if (last.frame && [...changed].some((key) => marks.keys.has(key))) {
       marks.render({ ...last.frame, changed: [[], []], changedKeys: changed, arranged: false }, { only: changed });
     }
