@@ -26,6 +26,9 @@ function drawWhole(layers, trace, view, changed) {
   return { refreshed, labels, shown: trace, cardsOf: own, arranged: false };
 }
 
+/** Cards written per task when the off-screen ones catch up after a slider move. */
+const LATER_CARDS_PER_TASK = 250;
+
 /** The state keys a change of which draws the frame again (with those `draw` names). */
 const FRAME_KEYS = ["trace", "step", "finalGrads"];
 
@@ -35,6 +38,52 @@ function countWrites(layers, refreshed) {
   if (!svg) return;
   svg.dataset.lastDrawWrites = String(takeWrites());
   svg.dataset.lastDrawRefreshed = String(refreshed);
+}
+
+/**
+ * The cards a slider move leaves for after its frame: those out of view (`inView(id)`, the
+ * pane's; the root's card always shows its new number at once), written LATER_CARDS_PER_TASK a
+ * task once that frame is painted, from the frame the store shows then. Any draw that redraws every card settles them; a
+ * draw by difference takes along those still waiting. The graph's `data-cards-waiting` counts
+ * them (0: every card shows the numbers of the frame shown).
+ */
+function createLaterCards(layers, redraw) {
+  const waiting = new Set();
+  let token = 0;
+  const svg = () => layers.nodes.ownerSVGElement;
+  const mark = () => {
+    if (svg()) svg().dataset.cardsWaiting = String(waiting.size);
+  };
+  function write(at) {
+    if (at !== token || !waiting.size) return;
+    const ids = [];
+    for (const id of waiting) {
+      ids.push(id);
+      waiting.delete(id);
+      if (ids.length === LATER_CARDS_PER_TASK) break;
+    }
+    redraw(ids);
+    mark();
+    if (waiting.size) setTimeout(() => write(at), 0);
+  }
+  return {
+    /** `changed` ([node ids, edge ids], or null: every card) with the cards still waiting. */
+    including(changed) {
+      const out = changed && waiting.size ? [[...changed[0], ...waiting], changed[1]] : changed;
+      waiting.clear();
+      mark();
+      return out;
+    },
+    /** Write the cards `later` (node ids) after this task. */
+    defer(later) {
+      if (!later.length) return;
+      for (const id of later) waiting.add(id);
+      mark();
+      const at = ++token;
+      // After the frame that paints the move: the cards in view come first.
+      requestAnimationFrame(() => setTimeout(() => write(at), 0));
+    },
+  };
 }
 
 /**
@@ -60,16 +109,29 @@ function createPlayLoop({ state, setStep, stepCount, update }) {
  * the marks alone when only what they read changed, and runs the play loop while `state.playing`.
  * `draw(layers, trace, view, changed)` draws the cards (default: every node; group-view.js draws
  * what the collapsed groups leave) and returns {refreshed, labels, shown, cardsOf}; `drawKeys`:
- * other state keys it reads.
+ * other state keys it reads. `inView()` gives a test of node ids, whether the card showing one is
+ * in view now (default: all are): a slider move writes the others after its frame.
  */
-export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [] } = {}, scope) {
+export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [], inView = () => () => true } = {}, scope) {
   const { state, subscribe } = scope.store;
   const frameKeys = [...FRAME_KEYS, ...drawKeys];
   let last = { trace: null, step: -1, finalGrads: null, frame: null };
+  const later = createLaterCards(layers, (ids) => {
+    if (last.frame) draw(layers, last.trace, last.frame.view, [ids, []]);
+  });
 
-  function renderAt(trace, i, { animate, changed, changedKeys }) {
+  function renderAt(trace, i, { animate, changed: asked, changedKeys, deferrable = false }) {
     const view = viewAt(trace, i, { finalGrads: state.finalGrads });
     takeWrites();
+    let changed = later.including(asked);
+    if (deferrable && changed) {
+      // A slider move: the cards in view (and the root's) now, the others after the frame.
+      const shown = inView();
+      const [now, rest] = [[], []];
+      for (const id of changed[0]) (id === trace.root || shown(id) ? now : rest).push(id);
+      changed = [now, changed[1]];
+      later.defer(rest);
+    }
     const drawn = draw(layers, trace, view, changed);
     const frame = { ...drawn, trace, view, state, changed, changedKeys, edgeOf: (id) => edgeElement(layers, id) };
     marks.render(frame);
@@ -94,11 +156,16 @@ export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [] } 
     return numbersChanged(last.trace, s.trace, s.step, { finalGrads: s.finalGrads });
   }
 
+  /** Whether the frame drawn for `s` is new numbers of the drawing shown (a slider move). */
+  const numbersOnly = (s) => s.trace !== last.trace && s.step === last.step && sameDrawing(last.trace, s.trace);
+
   function onChange(s, changed) {
     const stepMoved = s.step !== last.step;
     if (frameKeys.some((key) => changed.has(key))) {
       // Pulses travel only when the step moved, not when values or options changed under it.
-      renderAt(s.trace, s.step, { animate: stepMoved && s.trace === last.trace, changed: changedSince(s, changed), changedKeys: changed });
+      renderAt(s.trace, s.step, {
+        animate: stepMoved && s.trace === last.trace, changed: changedSince(s, changed), changedKeys: changed, deferrable: numbersOnly(s),
+      });
     } else if (last.frame && [...changed].some((key) => marks.keys.has(key))) {
       marks.render({ ...last.frame, changed: [[], []], changedKeys: changed, arranged: false }, { only: changed });
     }

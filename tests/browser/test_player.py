@@ -166,3 +166,26 @@ def test_a_slider_move_at_the_end_refreshes_the_cards_whose_numbers_changed(page
     page.click("#to-end")
     _, refreshed, cards, _ = page.evaluate(MOVE_JS, ["a", 2.5])
     assert (refreshed, cards) == (4, 5)
+
+
+def test_a_slider_move_writes_the_cards_out_of_view_after_its_frame(page):
+    """~1,000 nodes zoomed in on the end of the backward pass: x0's move changes almost every
+    card. The frame of the move writes the cards in view and the root's; the others follow in
+    the next tasks (`data-cards-waiting` counts them down to 0), and the graph then equals a
+    full redraw of the frame."""
+    load(page, big_program())
+    page.click("#to-end")
+    for _ in range(10):
+        page.click("#zoom-in")
+    root = "document.querySelector('[data-testid=node].root').dataset.data"
+    before = page.evaluate(root)
+    _, refreshed, cards, _ = page.evaluate(MOVE_JS, ["x0", 1.25])
+    after = page.evaluate(root)  # the root's card, out of view, has its number at once
+    assert after != before
+    assert refreshed < cards / 4
+    # Once the server's numbers confirmed the page's (instant.js), nothing else redraws the graph.
+    page.wait_for_function(
+        "() => document.body.dataset.numbersChecked === '1'"
+        " && document.querySelector('svg[data-testid=graph]').dataset.cardsWaiting === '0'"
+    )
+    assert page.evaluate(GRAPH_MARKUP_JS) == redrawn_in_full(page)
