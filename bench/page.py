@@ -251,6 +251,28 @@ def percentile(values: list[float], q: float) -> float:
 ROWS = ("slider", "instant", "pulse", "maps", "paint", "groups")
 
 
+def node_counter(base_url: str):
+    """`count_nodes(source)`: how many nodes the server's graph of `source` has."""
+    import httpx
+
+    def count_nodes(source: str) -> int:
+        reply = httpx.post(f"{base_url}/api/graph", json={"source": source}, timeout=60)
+        reply.raise_for_status()
+        return len(reply.json()["nodes"])
+
+    return count_nodes
+
+
+def open_bench_page(browser, base_url: str):
+    """A 1600×900 page of the app, every node drawn (as these rows always measured: big graphs
+    open collapsed)."""
+    page = browser.new_page(viewport={"width": 1600, "height": 900})
+    page.set_default_timeout(60_000)
+    page.goto(f"{base_url}/?collapse_at=never")
+    page.wait_for_selector("svg[data-ready=true]")
+    return page
+
+
 def main() -> None:
     import httpx
     from playwright.sync_api import sync_playwright
@@ -271,18 +293,10 @@ def main() -> None:
                 reply.raise_for_status()
                 return sum(len(chunk) for chunk in reply.iter_raw())
 
-        def count_nodes(source: str) -> int:
-            reply = httpx.post(f"{base_url}/api/graph", json={"source": source}, timeout=60)
-            reply.raise_for_status()
-            return len(reply.json()["nodes"])
-
+        count_nodes = node_counter(base_url)
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1600, "height": 900})
-            page.set_default_timeout(60_000)
-            # Every node drawn, as these rows always measured (big graphs open collapsed).
-            page.goto(f"{base_url}/?collapse_at=never")
-            page.wait_for_selector("svg[data-ready=true]")
+            page = open_bench_page(browser, base_url)
 
             def load(source: str) -> int:
                 nodes = count_nodes(source)  # warms the server's layout cache as a slider would

@@ -20,7 +20,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.page import DRAG_JS, FPS_JS, LOAD_JS, SLIDER_JS, sized_program  # noqa: E402
+from bench.page import (  # noqa: E402
+    DRAG_JS,
+    FPS_JS,
+    LOAD_JS,
+    SLIDER_JS,
+    node_counter,
+    open_bench_page,
+    sized_program,
+)
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.conftest import start_server, stop_server  # noqa: E402
 
@@ -142,24 +150,16 @@ def run(page, cdp, what: str) -> object:
 
 
 def main() -> None:
-    import httpx
     from playwright.sync_api import sync_playwright
 
     what = sys.argv[1] if len(sys.argv) > 1 else "slider"
     target = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000
     process, base_url = start_server()
     try:
-
-        def count_nodes(source: str) -> int:
-            reply = httpx.post(f"{base_url}/api/graph", json={"source": source}, timeout=60)
-            return len(reply.json()["nodes"])
-
+        count_nodes = node_counter(base_url)
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1600, "height": 900})
-            page.set_default_timeout(60_000)
-            page.goto(f"{base_url}/?collapse_at=never")
-            page.wait_for_selector("svg[data-ready=true]")
+            page = open_bench_page(browser, base_url)
             source = sized_program(target, count_nodes)
             nodes = count_nodes(source)
             page.evaluate(LOAD_JS, source)
