@@ -26,8 +26,15 @@ function drawWhole(layers, trace, view, changed) {
   return { refreshed, labels, shown: trace, cardsOf: own, arranged: false };
 }
 
-/** Cards written per task when the off-screen ones catch up after a slider move. */
-const LATER_CARDS_PER_TASK = 250;
+/** Cards written at a time when the off-screen ones catch up after a slider move. */
+const LATER_CARDS_PER_TASK = 50;
+// Off-screen cards wait for idle time, but not longer than this (ms): a drag that never pauses.
+const LATER_CARDS_WAIT_MS = 200;
+
+/** `fn(deadline)` when the page is idle (requestIdleCallback; a timer where there is none). */
+const whenIdle = (fn) => (typeof requestIdleCallback === "function"
+  ? requestIdleCallback(fn, { timeout: LATER_CARDS_WAIT_MS })
+  : setTimeout(() => fn({ timeRemaining: () => 8, didTimeout: true }), 16));
 
 /** The state keys a change of which draws the frame again (with those `draw` names). */
 const FRAME_KEYS = ["trace", "step", "finalGrads"];
@@ -42,8 +49,9 @@ function countWrites(layers, refreshed) {
 
 /**
  * The cards a slider move leaves for after its frame: those out of view (`inView(id)`, the
- * pane's; the root's card always shows its new number at once), written LATER_CARDS_PER_TASK a
- * task once that frame is painted, from the frame the store shows then. Any draw that redraws every card settles them; a
+ * pane's; the root's card always shows its new number at once), written in the page's idle time
+ * (LATER_CARDS_PER_TASK at a time while it lasts, at most LATER_CARDS_WAIT_MS later), from the
+ * frame the store shows then. Any draw that redraws every card settles them; a
  * draw by difference takes along those still waiting. The graph's `data-cards-waiting` counts
  * them (0: every card shows the numbers of the frame shown).
  */
@@ -54,17 +62,19 @@ function createLaterCards(layers, redraw) {
   const mark = () => {
     if (svg()) svg().dataset.cardsWaiting = String(waiting.size);
   };
-  function write(at) {
-    if (at !== token || !waiting.size) return;
-    const ids = [];
-    for (const id of waiting) {
-      ids.push(id);
-      waiting.delete(id);
-      if (ids.length === LATER_CARDS_PER_TASK) break;
-    }
-    redraw(ids);
+  function write(at, deadline) {
+    if (at !== token || !waiting.size) return; // a later move, or a draw of every card, took them
+    do {
+      const ids = [];
+      for (const id of waiting) {
+        ids.push(id);
+        waiting.delete(id);
+        if (ids.length === LATER_CARDS_PER_TASK) break;
+      }
+      redraw(ids);
+    } while (waiting.size && deadline.timeRemaining() > 2);
     mark();
-    if (waiting.size) setTimeout(() => write(at), 0);
+    if (waiting.size) whenIdle((next) => write(at, next));
   }
   return {
     /** `changed` ([node ids, edge ids], or null: every card) with the cards still waiting. */
@@ -74,14 +84,13 @@ function createLaterCards(layers, redraw) {
       mark();
       return out;
     },
-    /** Write the cards `later` (node ids) after this task. */
+    /** Write the cards `later` (node ids) when the page is idle. */
     defer(later) {
       if (!later.length) return;
       for (const id of later) waiting.add(id);
       mark();
       const at = ++token;
-      // After the frame that paints the move: the cards in view come first.
-      requestAnimationFrame(() => setTimeout(() => write(at), 0));
+      whenIdle((deadline) => write(at, deadline));
     },
   };
 }
