@@ -263,6 +263,25 @@ export function changedBetween(trace, from, to) {
 }
 
 /**
+ * The nodes and edges whose drawing at frame `i` may differ between `before` and `after`, two
+ * traces of one layout (a slider's new numbers): [node ids, edge ids]. A node is in it when it is
+ * another object (numbers.js keeps a node whose numbers and warnings did not change) or shows
+ * other numbers at that frame; the edges are those lit there (their labels carry numbers).
+ */
+export function numbersChanged(before, after, i, options = {}) {
+  const [was, now] = [viewAt(before, i, options), viewAt(after, i, options)];
+  const old = traceIndex(before).nodeById;
+  const nodes = [];
+  for (const node of after.nodes) {
+    const { id } = node;
+    if (old.get(id) !== node || !Object.is(was.data.get(id), now.data.get(id)) || !Object.is(was.grad.get(id), now.grad.get(id))) {
+      nodes.push(id);
+    }
+  }
+  return [nodes, [...was.active, ...now.active]];
+}
+
+/**
  * The sort's stack (bottom first, `[id, inputIndex]` entries) and sorted ids after API step
  * `stepIndex`, rebuilt from the topo steps' deltas (`pop`, `pushed`, `emitted`).
  * Steps after the topo phase give the final state (empty stack, every node sorted).

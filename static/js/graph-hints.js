@@ -53,7 +53,10 @@ export function decorateNode(g, node, trace, view, shown = { data: shortText(vie
   const hints = hintParts(g, node);
   // The card's class list and title are graph.js's (updateNode); hints add elements only.
   const dead = deadShown(node, view);
-  if (hints.folded) {
+  // The constants folded in are the same for a node's new numbers (a slider moves leaves, and a
+  // merge keeps the inputs array): written again only for other inputs.
+  if (hints.folded && hints.foldedFor !== node.inputs) {
+    hints.foldedFor = node.inputs;
     const folded = foldedOpText(node, nodeById) ?? "";
     if (hints.folded.textContent !== folded) hints.folded.textContent = folded;
   }

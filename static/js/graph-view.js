@@ -129,6 +129,32 @@ function createFit({ wrap, zoom, groups, reading, state }) {
   return { fit, fittedBounds: () => fitted.bounds };
 }
 
+/**
+ * `inView()`: a test of node ids, whether the card showing one (its own, its collapsed
+ * statement's) overlaps the pane at the view of the moment, with half a pane of margin. The
+ * pane's size comes from a ResizeObserver: asking the SVG in the middle of a draw would lay out
+ * the page there and then. Before the first size every card counts as in view.
+ */
+function cardsInView(svg, zoom, groups) {
+  const pane = { width: 0, height: 0 };
+  new ResizeObserver(([entry]) => {
+    pane.width = entry.contentRect.width;
+    pane.height = entry.contentRect.height;
+  }).observe(svg);
+  return () => {
+    if (!pane.width || !pane.height) return () => true;
+    const { x, y, k } = zoom.transform;
+    const [left, right] = [(-x - pane.width / 2) / k, (pane.width * 1.5 - x) / k];
+    const [top, bottom] = [(-y - pane.height / 2) / k, (pane.height * 1.5 - y) / k];
+    return (id) => {
+      const box = groups.cardOf(id);
+      if (!box) return true;
+      return box.x + box.width / 2 >= left && box.x - box.width / 2 <= right
+        && box.y + box.height / 2 >= top && box.y - box.height / 2 <= bottom;
+    };
+  };
+}
+
 /** The pane's and the graph's classes, from the state (their one writer). */
 function writeClasses(svg, wrap, s) {
   wrap.classList.toggle("stale", Boolean(s.error) && Boolean(s.trace));
@@ -154,7 +180,7 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, whe
   const zoom = paneZoom(svg, viewports, reading, wheelZooms);
   const groups = mountGroups({ svg, layers, tools: wrap, threshold: collapseAt, onArrangedAll: () => fitted.fit() }, scope);
   const marks = createMarks(layers);
-  const player = createPlayer(layers, marks, { draw: groups.draw, drawKeys: groups.drawKeys }, scope);
+  const player = createPlayer(layers, marks, { draw: groups.draw, drawKeys: groups.drawKeys, inView: cardsInView(svg, zoom, groups) }, scope);
   groups.attach(player);
   const fitted = createFit({ wrap, zoom, groups, reading, state });
   const onFit = []; // other views of the graph fitted with it (the 3D view)

@@ -379,8 +379,10 @@ const cardShape = (n) => `${n.kind}:${n.derived}:${n.width}x${n.height}`;
 
 /**
  * Draw `trace` as it looks in `view` into `layers` ({edges, labels, nodes} SVG groups). With
- * `changed` ([node ids, edge ids], from frames.js changedBetween) and the same trace already
- * drawn, only those cards and edges are refreshed: a step costs what it changes, not the graph.
+ * `changed` ([node ids, edge ids], from frames.js changedBetween or numbersChanged) and the same
+ * trace already drawn, or one of its layout whose other cards and edges look alike in `view` (new
+ * numbers), only those cards and edges are refreshed: a step or a slider move costs what it
+ * changes, not the graph.
  * Returns {refreshed (how many cards and edges it refreshed), labels (the edge labels placed,
  * placedEdgeLabels's items: where they are, for the marks to keep clear of)}.
  */
@@ -392,13 +394,15 @@ export function drawGraph(layers, trace, view, changed = null) {
   const drawNode = (el, node) => decorateNode(el, node, trace, view, updateNode(el, node, view, trace.root, layout, nodeById));
   const drawEdge = (el, edge) => updateEdge(el, edge, view, geometry, nodeById);
   let refreshed;
-  if (changed && drawnTraces.get(layers) === trace) {
+  const drawn = drawnTraces.get(layers);
+  if (changed && drawn && (drawn === trace || layoutKey(drawn) === layout)) {
     const [nodes, edges] = [new Set(changed[0]), new Set(changed[1])];
     for (const id of edges) drawEdge(joined(layers.edges, id), edgeById.get(id));
     for (const id of nodes) {
       const node = nodeById.get(id);
       if (node.kind !== "group") drawNode(joined(layers.nodes, id), node);
     }
+    drawnTraces.set(layers, trace);
     refreshed = nodes.size + edges.size;
   } else {
     join(layers.edges, trace.edges, (e) => e.id, () => svgElement("path"), drawEdge);

@@ -9,6 +9,7 @@ import { drawGroupCards, drawGroupFrames, groupCardShowing, showCardTooltip } fr
 import { arrange, arrangedBounds, groupIndex, openingGroups, shownChanges, shownTrace } from "./groups.js";
 import { h } from "./dom.js";
 import { isVariant } from "./variant.js";
+import { sameDrawing } from "./numbers.js";
 import { t } from "./i18n.js";
 import { onPlainClick, svgElement } from "./svg.js";
 
@@ -54,7 +55,7 @@ function createArrangements(threshold, plain) {
       const [base, collapsed] = plain(trace) ? ["plain", EMPTY] : [c.base, c.collapsed];
       const inside = current ? groupIndex(trace).ofNode.get(current) : null;
       const opened = self.follow && inside && collapsed.has(inside.id) ? inside.id : null;
-      if (memo.trace === trace && memo.collapsed === collapsed && memo.base === base && memo.opened === opened) return memo.arrangement;
+      if (sameDrawing(memo.trace, trace) && memo.collapsed === collapsed && memo.base === base && memo.opened === opened) return memo.arrangement;
       const shut = opened ? new Set([...collapsed].filter((id) => id !== opened)) : collapsed;
       // A lab draws the trace exactly as it is (its marks use the trace's own boxes): no boxes.
       const arrangement = base === "plain"
@@ -164,7 +165,9 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
   function draw(graphLayers, trace, view, changed) {
     const arrangement = arrangements.arrangementFor(trace, view.current);
     const shown = shownTrace(trace, arrangement);
-    const same = last?.shown === shown && last.arrangement === arrangement;
+    // `changed` (the player's) says the last frame drew this trace, or the same drawing with
+    // other numbers (a slider move): the boxes and the tools stay as they are.
+    const same = last?.arrangement === arrangement && (last.shown === shown || Boolean(changed));
     const mapped = same ? shownChanges(arrangement, shown, changed) : { changed: null, groups: null };
     const drawn = drawGraph(graphLayers, shown, view, mapped.changed);
     const refreshed = drawn.refreshed + drawGroupCards(cardLayer, trace, arrangement, view, mapped.groups);

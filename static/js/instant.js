@@ -71,7 +71,8 @@ export function createInstantNumbers() {
       const merged = mergeNumbers(trace, {
         ...reply, warnings: trace.warnings, node_warnings: withSentences(trace, reply),
       });
-      return { ...merged, numbersFrom: "page" };
+      merged.numbersFrom = "page"; // the merge itself, not a copy: numbers.js sameDrawing knows it
+      return merged;
     },
     /**
      * The server's trace `server` for the values last painted: `{trace, found}`, `trace` the one

@@ -8,6 +8,17 @@
 import { filler } from "./narration.js";
 
 const NO_WARNINGS = [];
+const bases = new WeakMap(); // a merged trace → the trace the first merge of its line started from
+
+/**
+ * Whether traces `a` and `b` differ in their numbers alone: the same trace, or two merges
+ * (mergeNumbers) of one trace. Their cards, edges, steps and layout are alike: a view of both
+ * redraws the numbers that changed, not the graph.
+ */
+export function sameDrawing(a, b) {
+  if (a === b) return true;
+  return Boolean(a && b) && (bases.get(a) ?? a) === (bases.get(b) ?? b);
+}
 
 const hasSlots = (template) => template !== undefined && (template.includes("{") || template.includes("}"));
 
@@ -15,22 +26,24 @@ const hasSlots = (template) => template !== undefined && (template.includes("{")
  * A copy of `step` with the fields of `numbers` replaced and its narration written by
  * `narrate()` when first read: the page reads the narration of the step it shows, so a drag
  * does not write thousands of sentences nobody reads. The narration is an enumerable property
- * like the others (JSON and deep equality see the sentence).
+ * like the others (JSON and deep equality see the sentence). An accessor of an object literal,
+ * not defineProperty: the thousands of steps of a merge share one shape (a slider move on a
+ * 1,000-node graph merges some 3,000 steps).
  */
 function withNumbers(step, numbers, narrate) {
-  const out = {};
-  const settle = (text) => {
-    Object.defineProperty(out, "narration", { value: text, enumerable: true, configurable: true, writable: true });
-    return text;
-  };
-  for (const key of Object.keys(step)) {
-    if (key === "narration") {
-      Object.defineProperty(out, "narration", {
-        enumerable: true, configurable: true, get: () => settle(narrate()), set: settle,
-      });
-    } else {
-      out[key] = key in numbers ? numbers[key] : step[key]; // the old narration is never read
-    }
+  let narration;
+  let written = false;
+  const out = "narration" in step ? {
+    get narration() {
+      if (!written) [narration, written] = [narrate(), true];
+      return narration;
+    },
+    set narration(text) {
+      [narration, written] = [text, true];
+    },
+  } : {};
+  for (const key in step) {
+    if (key !== "narration") out[key] = key in numbers ? numbers[key] : step[key]; // the old narration is never read
   }
   return out;
 }
@@ -136,6 +149,7 @@ export function mergeNumbers(trace, reply) {
   const merged = { ...trace, nodes: mergedNodes(trace, reply), edges, leaves, steps, gradcheck: reply.gradcheck, warnings: reply.warnings };
   if (reply.grad_flags !== undefined) merged.grad_flags = reply.grad_flags;
   if (reply.structure !== undefined) merged.structure = reply.structure;
+  bases.set(merged, bases.get(trace) ?? trace);
   return merged;
 }
 

@@ -8,7 +8,8 @@
 
 import { drawGraph, drawPulses, cardElement, edgeElement } from "./graph.js";
 import { takeWrites } from "./svg.js";
-import { changedBetween, viewAt } from "./frames.js";
+import { changedBetween, numbersChanged, viewAt } from "./frames.js";
+import { sameDrawing } from "./numbers.js";
 
 const BASE_INTERVAL_MS = 900;
 
@@ -25,6 +26,16 @@ function drawWhole(layers, trace, view, changed) {
   return { refreshed, labels, shown: trace, cardsOf: own, arranged: false };
 }
 
+/** Cards written at a time when the off-screen ones catch up after a slider move. */
+const LATER_CARDS_PER_TASK = 50;
+// Off-screen cards wait for idle time, but not longer than this (ms): a drag that never pauses.
+const LATER_CARDS_WAIT_MS = 200;
+
+/** `fn(deadline)` when the page is idle (requestIdleCallback; a timer where there is none). */
+const whenIdle = (fn) => (typeof requestIdleCallback === "function"
+  ? requestIdleCallback(fn, { timeout: LATER_CARDS_WAIT_MS })
+  : setTimeout(() => fn({ timeRemaining: () => 8, didTimeout: true }), 16));
+
 /** The state keys a change of which draws the frame again (with those `draw` names). */
 const FRAME_KEYS = ["trace", "step", "finalGrads"];
 
@@ -34,6 +45,54 @@ function countWrites(layers, refreshed) {
   if (!svg) return;
   svg.dataset.lastDrawWrites = String(takeWrites());
   svg.dataset.lastDrawRefreshed = String(refreshed);
+}
+
+/**
+ * The cards a slider move leaves for after its frame: those out of view (`inView(id)`, the
+ * pane's; the root's card always shows its new number at once), written in the page's idle time
+ * (LATER_CARDS_PER_TASK at a time while it lasts, at most LATER_CARDS_WAIT_MS later), from the
+ * frame the store shows then. Any draw that redraws every card settles them; a
+ * draw by difference takes along those still waiting. The graph's `data-cards-waiting` counts
+ * them (0: every card shows the numbers of the frame shown).
+ */
+function createLaterCards(layers, redraw) {
+  const waiting = new Set();
+  let token = 0;
+  const svg = () => layers.nodes.ownerSVGElement;
+  const mark = () => {
+    if (svg()) svg().dataset.cardsWaiting = String(waiting.size);
+  };
+  function write(at, deadline) {
+    if (at !== token || !waiting.size) return; // a later move, or a draw of every card, took them
+    do {
+      const ids = [];
+      for (const id of waiting) {
+        ids.push(id);
+        waiting.delete(id);
+        if (ids.length === LATER_CARDS_PER_TASK) break;
+      }
+      redraw(ids);
+    } while (waiting.size && deadline.timeRemaining() > 2);
+    mark();
+    if (waiting.size) whenIdle((next) => write(at, next));
+  }
+  return {
+    /** `changed` ([node ids, edge ids], or null: every card) with the cards still waiting. */
+    including(changed) {
+      const out = changed && waiting.size ? [[...changed[0], ...waiting], changed[1]] : changed;
+      waiting.clear();
+      mark();
+      return out;
+    },
+    /** Write the cards `later` (node ids) when the page is idle. */
+    defer(later) {
+      if (!later.length) return;
+      for (const id of later) waiting.add(id);
+      mark();
+      const at = ++token;
+      whenIdle((deadline) => write(at, deadline));
+    },
+  };
 }
 
 /**
@@ -59,16 +118,29 @@ function createPlayLoop({ state, setStep, stepCount, update }) {
  * the marks alone when only what they read changed, and runs the play loop while `state.playing`.
  * `draw(layers, trace, view, changed)` draws the cards (default: every node; group-view.js draws
  * what the collapsed groups leave) and returns {refreshed, labels, shown, cardsOf}; `drawKeys`:
- * other state keys it reads.
+ * other state keys it reads. `inView()` gives a test of node ids, whether the card showing one is
+ * in view now (default: all are): a slider move writes the others after its frame.
  */
-export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [] } = {}, scope) {
+export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [], inView = () => () => true } = {}, scope) {
   const { state, subscribe } = scope.store;
   const frameKeys = [...FRAME_KEYS, ...drawKeys];
   let last = { trace: null, step: -1, finalGrads: null, frame: null };
+  const later = createLaterCards(layers, (ids) => {
+    if (last.frame) draw(layers, last.trace, last.frame.view, [ids, []]);
+  });
 
-  function renderAt(trace, i, { animate, changed, changedKeys }) {
+  function renderAt(trace, i, { animate, changed: asked, changedKeys, deferrable = false }) {
     const view = viewAt(trace, i, { finalGrads: state.finalGrads });
     takeWrites();
+    let changed = later.including(asked);
+    if (deferrable && changed) {
+      // A slider move: the cards in view (and the root's) now, the others after the frame.
+      const shown = inView();
+      const [now, rest] = [[], []];
+      for (const id of changed[0]) (id === trace.root || shown(id) ? now : rest).push(id);
+      changed = [now, changed[1]];
+      later.defer(rest);
+    }
     const drawn = draw(layers, trace, view, changed);
     const frame = { ...drawn, trace, view, state, changed, changedKeys, edgeOf: (id) => edgeElement(layers, id) };
     marks.render(frame);
@@ -81,13 +153,28 @@ export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [] } 
 
   const schedule = createPlayLoop(scope.store);
 
+  /**
+   * What may be drawn otherwise than in the last frame ([node ids, edge ids]), or null (all):
+   * another step of the same trace costs the frames between them; new numbers of the same
+   * drawing at the same step (a slider move) cost the cards whose numbers changed.
+   */
+  function changedSince(s, changed) {
+    if (s.finalGrads !== last.finalGrads || drawKeys.some((key) => changed.has(key))) return null;
+    if (s.trace === last.trace) return changedBetween(s.trace, last.step, s.step);
+    if (s.step !== last.step || !sameDrawing(last.trace, s.trace)) return null;
+    return numbersChanged(last.trace, s.trace, s.step, { finalGrads: s.finalGrads });
+  }
+
+  /** Whether the frame drawn for `s` is new numbers of the drawing shown (a slider move). */
+  const numbersOnly = (s) => s.trace !== last.trace && s.step === last.step && sameDrawing(last.trace, s.trace);
+
   function onChange(s, changed) {
     const stepMoved = s.step !== last.step;
     if (frameKeys.some((key) => changed.has(key))) {
       // Pulses travel only when the step moved, not when values or options changed under it.
-      const sameTrace = s.trace === last.trace && s.finalGrads === last.finalGrads;
-      const between = sameTrace && !drawKeys.some((key) => changed.has(key)) ? changedBetween(s.trace, last.step, s.step) : null;
-      renderAt(s.trace, s.step, { animate: stepMoved && s.trace === last.trace, changed: between, changedKeys: changed });
+      renderAt(s.trace, s.step, {
+        animate: stepMoved && s.trace === last.trace, changed: changedSince(s, changed), changedKeys: changed, deferrable: numbersOnly(s),
+      });
     } else if (last.frame && [...changed].some((key) => marks.keys.has(key))) {
       marks.render({ ...last.frame, changed: [[], []], changedKeys: changed, arranged: false }, { only: changed });
     }

@@ -237,6 +237,28 @@ def test_fold_constants_expand_and_final_toggles(page):
     assert "\u2212" not in ops and "\u00f7" not in ops  # primitives only
 
 
+# The display of each travelling dot over the graph (the overlay, the graph's next sibling).
+PULSE_DISPLAY_JS = """() => [...document.querySelectorAll('#graph-overlay circle.pulse')]
+  .map((dot) => [dot.dataset.sourceKind, getComputedStyle(dot).display])"""
+
+
+def test_folded_constants_send_no_dot_over_the_graph(page):
+    """diamond's b = a + 1: with constants folded, the dot from the constant 1 to b is hidden
+    like the constant's card and edge (classroom.css: a sibling rule, no `body:has()`), the dot
+    from a is not."""
+    open_preset(page, "diamond")
+    page.check("#toggle-fold")
+    page.focus("[data-testid=step-forward]")
+    for _ in range(40):  # to b's forward step: its two inputs' dots
+        page.keyboard.press("ArrowRight")
+        dots = page.evaluate(PULSE_DISPLAY_JS)
+        if ["const", "none"] in dots or ["const", "inline"] in dots:
+            break
+    assert sorted(dots) == [["const", "none"], ["leaf", "inline"]]
+    page.uncheck("#toggle-fold")
+    assert sorted(page.evaluate(PULSE_DISPLAY_JS)) == [["const", "inline"], ["leaf", "inline"]]
+
+
 def test_shared_link_restores_program_values_toggles_and_step(page, browser, live_server):
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     open_preset(page, "shared")

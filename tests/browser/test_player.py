@@ -123,3 +123,69 @@ def test_a_step_changes_few_elements_of_the_whole_page(page):
             result = page.evaluate(MUTATIONS_JS)
             assert result["moved"], (tab, frame, result)
             assert result["targets"] <= 60, (tab, frame, result)
+
+
+# A slider move as the number box makes it, and the graph drawn in its frame (the page paints
+# its own numbers at once, instant.js): [markup, refreshed, cards, edges].
+MOVE_JS = """([name, value]) => {
+  const box = document.querySelector(`[data-testid=slider-${name}] input.slider-value`);
+  box.value = String(value);
+  box.dispatchEvent(new Event('input', {bubbles: true}));
+  const svg = document.querySelector('svg[data-testid=graph]');
+  return [(GRAPH_MARKUP_JS)(), Number(svg.dataset.lastDrawRefreshed),
+    svg.querySelectorAll('[data-testid=node]').length, svg.querySelectorAll('.edge').length];
+}""".replace("GRAPH_MARKUP_JS", GRAPH_MARKUP_JS)
+
+
+@pytest.mark.parametrize(
+    ("preset", "leaf", "values"),
+    [("relu", "a", [2.5, 4, 1.5]), ("shared", "a", [2.5, -1]), ("neuron", "w1", [-2.5, 0.5])],
+)
+def test_a_slider_move_drawn_by_difference_equals_a_full_redraw(page, preset, leaf, values):
+    """A slider move redraws only the cards whose numbers changed (the page's numbers are the
+    same drawing with other numbers: numbers.js sameDrawing), in the forward pass, in the middle
+    of the backward pass and at the end; what it leaves equals a full redraw of the same frame.
+    relu's a = 4 kills the relu (its card turns dead) and 1.5 brings it back."""
+    page.goto(f"/?preset={preset}")
+    page.wait_for_selector(READY)
+    frames = frame_count(page)
+    for frame in (frames // 3, 2 * frames // 3, frames - 2, frames - 1):
+        scrub_to(page, frame)
+        for value in values:
+            markup, refreshed, cards, edges = page.evaluate(MOVE_JS, [leaf, value])
+            assert page.evaluate("document.body.dataset.stepIndex") == str(frame)
+            assert refreshed < cards + edges, (frame, value)  # not the whole graph
+            assert markup == redrawn_in_full(page), (frame, value)
+
+
+def test_a_slider_move_at_the_end_refreshes_the_cards_whose_numbers_changed(page):
+    """add-mul, f = (a + b)·c at its last frame (no edge lit): a = 2 → 2.5 changes a's data,
+    e = a + b, f = e·c and grad[c] = e; b keeps its numbers. Four cards of five, no edge."""
+    page.goto("/?preset=add-mul")
+    page.wait_for_selector(READY)
+    page.click("#to-end")
+    _, refreshed, cards, _ = page.evaluate(MOVE_JS, ["a", 2.5])
+    assert (refreshed, cards) == (4, 5)
+
+
+def test_a_slider_move_writes_the_cards_out_of_view_after_its_frame(page):
+    """~1,000 nodes zoomed in on the end of the backward pass: x0's move changes almost every
+    card. The frame of the move writes the cards in view and the root's; the others follow in
+    the next tasks (`data-cards-waiting` counts them down to 0), and the graph then equals a
+    full redraw of the frame."""
+    load(page, big_program())
+    page.click("#to-end")
+    for _ in range(10):
+        page.click("#zoom-in")
+    root = "document.querySelector('[data-testid=node].root').dataset.data"
+    before = page.evaluate(root)
+    _, refreshed, cards, _ = page.evaluate(MOVE_JS, ["x0", 1.25])
+    after = page.evaluate(root)  # the root's card, out of view, has its number at once
+    assert after != before
+    assert refreshed < cards / 4
+    # Once the server's numbers confirmed the page's (instant.js), nothing else redraws the graph.
+    page.wait_for_function(
+        "() => document.body.dataset.numbersChecked === '1'"
+        " && document.querySelector('svg[data-testid=graph]').dataset.cardsWaiting === '0'"
+    )
+    assert page.evaluate(GRAPH_MARKUP_JS) == redrawn_in_full(page)
