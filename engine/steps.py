@@ -1,8 +1,9 @@
 """The timeline of a trace: the steps of the sort, the forward pass, the seed and the backward
 pass, a function of the trace record (engine/tracing.py). A step holds what it is about (node
 ids, the visit it shows) and its narration template in the reader's language (the catalogue's
-`narration.*` sentences, engine/i18n.py) with slots for its numbers (engine/narration.py); the
-reply (engine/reply.py) writes it out with the numbers filled in."""
+`narration.*` sentences, engine/i18n.py) with slots for its numbers and the nodes it names
+(engine/narration.py); the reply (engine/reply.py) writes it out as it is, and whoever shows
+it fills it (`narration.narrations`, the page's narration.js)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .i18n import templates, text
-from .narration import Narrator, escape, operand_slot, slot
+from .narration import Narrator, name_slot, operand_slot, slot
 from .topo import TopoEvent, topo_order
 from .value import Value
 
@@ -57,24 +58,24 @@ Step = TopoStep | ForwardStep | SeedStep | BackwardStep
 
 def steps(trace: Trace) -> list[Step]:
     """The timeline of `trace`: topo (every event of the sort), forward, seed, backward."""
-    say = Narrator(trace.source, trace.nodes, trace.graph.helpers)
+    say = trace.narrator
     events: list[TopoEvent] = []
     topo_order(trace.root, events)
     return [
-        *topo_steps(events, say, trace.lang),
+        *topo_steps(events, trace.lang),
         *forward_steps(trace.topo_order, say, trace.lang),
-        SeedStep(trace.root, text(trace.lang, "narration.seed", name=say.name(trace.root))),
+        SeedStep(trace.root, text(trace.lang, "narration.seed", name=name_slot(trace.root))),
         *backward_steps(trace, say),
     ]
 
 
-def topo_steps(events: list[TopoEvent], say: Narrator, lang: str) -> list[TopoStep]:
+def topo_steps(events: list[TopoEvent], lang: str) -> list[TopoStep]:
     """One step per event of the sort, with what it pushed and emitted.
 
     Steps carry deltas, not the whole stack: listing the stack after every step would make the
     timeline grow with the square of the graph. `replay_topo` rebuilds the stack and the sorted
     list after each step (the page does the same in `timeline.js`). The sort depends on no
-    number, so its templates hold no slots.
+    number, so its templates hold no number slots, only the nodes' names.
     """
     words = templates(lang, "narration.topo.")
     found: list[TopoStep] = []
@@ -88,7 +89,7 @@ def topo_steps(events: list[TopoEvent], say: Narrator, lang: str) -> list[TopoSt
             stack.append((child.id, 0))  # type: ignore[union-attr]
         elif action == "start":
             stack.append((node.id, 0))
-        template = _topo_template(words, say, action, node, index, child)
+        template = _topo_template(words, action, node, index, child)
         found.append(
             TopoStep(
                 node.id, action, pop, None if child is None else child.id, tuple(stack[depth:]),
@@ -99,16 +100,16 @@ def topo_steps(events: list[TopoEvent], say: Narrator, lang: str) -> list[TopoSt
 
 
 def _topo_template(
-    words: dict[str, str], say: Narrator, action: str, node: Value, index: int, child: Value | None
+    words: dict[str, str], action: str, node: Value, index: int, child: Value | None
 ) -> str:
-    name = say.name(node)
+    name = name_slot(node)
     if action == "start":
         return words["start"].format(name=name)
     if action == "emit" and node.inputs:
         return words["emit"].format(name=name, index=index, count=len(node.inputs))
     if action == "emit":
         return words["emit_leaf"].format(name=name)
-    other = say.name(child)  # type: ignore[arg-type]
+    other = name_slot(child)  # type: ignore[arg-type]
     return words[action].format(name=name, index=index, input=other, next=index + 1)
 
 
@@ -138,9 +139,9 @@ def forward_steps(order: tuple[Value, ...], say: Narrator, lang: str) -> list[Fo
         result = slot("data", node.id)
         if node.kind == "op":
             # A formula is read the same in every language: no words to translate.
-            template = f"{escape(say.title(node))} = {say.formula_of_slots(node)} = {result}"
+            template = f"{say.title_of_slots(node)} = {say.formula_of_slots(node)} = {result}"
         else:
-            template = words[node.kind].format(name=say.name(node), value=result)
+            template = words[node.kind].format(name=name_slot(node), value=result)
         found.append(ForwardStep(node, template))
     return found
 
@@ -152,14 +153,14 @@ def backward_steps(trace: Trace, say: Narrator) -> list[BackwardStep]:
     found = []
     for visit, node_id in enumerate(record.visits):
         node = nodes[node_id]
-        title = escape(say.title(node))
+        title = say.title_of_slots(node)
         first, last = record.starts[visit], record.starts[visit + 1]
         parts = [_contribution(trace, say, words, visit, k, title) for k in range(first, last)]
         if parts:
             template = words["visit"].format(title=title, contributions=", ".join(parts))
         else:
             template = words["leaf" if node.kind == "leaf" else "const"].format(
-                title=title, name=say.name(node), grad=slot("step_grad", visit)
+                title=title, name=name_slot(node), grad=slot("step_grad", visit)
             )
         found.append(BackwardStep(visit, node, template))
     return found
@@ -171,7 +172,7 @@ def _contribution(
     """Contribution `k` (of the visit `visit`) in words: `grad[a] += 2 × 3 = 6`, and what a
     variant did to it (overwrote an earlier one; arrived too late)."""
     record = trace.record
-    target = say.name(trace.nodes[record.to[k]])
+    target = name_slot(trace.nodes[record.to[k]])
     sign = "=" if trace.mode == "overwrite" else "+="
     added = slot("contribution", k)
     part = upstream_times_local(
@@ -185,7 +186,7 @@ def _contribution(
         source = trace.nodes[record.visits[bisect_right(record.starts, replaced) - 1]]
         part = words["overwritten"].format(
             contribution=part, target=target, lost=slot("contribution", replaced),
-            source=escape(say.title(source)), title=title, added=added,
+            source=say.title_of_slots(source), title=title, added=added,
         )  # fmt: skip
     if k in record.late:
         part = words["late"].format(contribution=part, target=target)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from .backward import BackwardRecord, backward, edge_offsets, recorded_backward
@@ -19,6 +19,7 @@ from .errors import LimitExceeded
 from .gc_pause import cycle_collector_paused
 from .gradcheck import GradCheck, gradcheck
 from .i18n import DEFAULT_LANG, Count, check_lang, msg
+from .narration import Narrator
 from .parser import Statement, parse_program
 from .reply import numbers_reply, trace_reply
 from .steps import steps
@@ -106,7 +107,7 @@ def forward_backward(
     return ForwardBackward(graph.root.data, {name: node.grad for name, node in graph.leaves})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Trace:
     """Everything one run of a program computed, immutable: the built graph (its structure,
     and each node's data and local derivatives), the topological order, the grads of the pass
@@ -114,7 +115,11 @@ class Trace:
     (`correct_grads`), the shown pass recorded (`record`: every visit and contribution), the
     gradient check, and the warnings and order check (their messages in English, said in `lang`
     by the replies). The timeline (`steps.steps`) and the replies (`reply.*`) are functions of
-    it; `to_dict()` is `POST /api/graph`'s body without layout."""
+    it; `to_dict()` is `POST /api/graph`'s body without layout.
+
+    The correct pass is recorded when `record` is first read (`recorded` None until then): a
+    trace read for its grads alone costs one unrecorded pass, as the lean path does. Recording
+    reads the graph and changes nothing, so the record is the same whenever it is made."""
 
     graph: Graph
     mode: str
@@ -123,10 +128,25 @@ class Trace:
     topo_order: tuple[Value, ...]
     grads: tuple[float, ...]
     correct_grads: tuple[float, ...]
-    record: BackwardRecord
+    recorded: BackwardRecord | None
     gradcheck: GradCheck
     warnings: tuple[dict[str, Any], ...]
     order_check: dict[str, Any] | None
+
+    @property
+    def record(self) -> BackwardRecord:
+        """The shown pass, every visit and contribution (engine/backward.py)."""
+        if self.recorded is None:
+            nodes = self.graph.nodes
+            record = recorded_backward(self.root, self.topo_order[::-1], edge_offsets(nodes))
+            object.__setattr__(self, "recorded", record)  # a cache: the trace stays the same
+        return self.recorded  # type: ignore[return-value]
+
+    @cached_property
+    def narrator(self) -> Narrator:
+        """The names of the nodes, for the timeline and the replies (each node's text is found
+        once, however many steps and fields name it)."""
+        return Narrator(self.graph.source, self.graph.nodes, self.graph.helpers)
 
     @property
     def root(self) -> Value:
@@ -162,46 +182,47 @@ def run(
     mode: str = "correct",
     order: Sequence[str] | None = None,
     lang: str = DEFAULT_LANG,
+    *,
+    record: bool = True,
 ) -> Trace:
     """Run the passes of a built graph: the correct backward pass, the variant `mode` or
-    `order` asks for (recorded instead), and the gradient check. Raises BadOrder for an order
-    naming unknown or repeated ids."""
+    `order` asks for (recorded instead), and the gradient check. With `record` False the
+    correct pass runs unrecorded and is recorded when the trace's `record` is first read.
+    Raises BadOrder for an order naming unknown or repeated ids."""
     root, nodes = graph.root, graph.nodes
     topo = topo_order(root)
     reverse = topo[::-1]
-    offsets = edge_offsets(nodes)
     warnings = list(graph.warnings)
     order_check = None
     visit_order = reverse
     if order is not None:
         visit_order = resolve_order(graph, list(order))
         order_check = check_order(graph, visit_order)
+    recorded = None
     if mode == "overwrite" or order is not None:
-        _zero(nodes)
-        backward(root, reverse)
-        correct_grads = _grads(nodes)
-        _zero(nodes)
-        record = recorded_backward(root, visit_order, offsets, overwrite=mode == "overwrite")
-        grads = _grads(nodes)
+        correct_grads = _correct_grads(root, nodes, reverse)
+        overwrite = mode == "overwrite"
+        recorded = recorded_backward(root, visit_order, edge_offsets(nodes), overwrite=overwrite)
+        grads = recorded.grads
+    elif record:
+        recorded = recorded_backward(root, reverse, edge_offsets(nodes))
+        grads = correct_grads = recorded.grads
     else:
-        _zero(nodes)
-        record = recorded_backward(root, reverse, offsets)
-        grads = correct_grads = _grads(nodes)
+        grads = correct_grads = _correct_grads(root, nodes, reverse)
     if order is not None:
-        warnings += limit_warnings(order_warnings(graph, record))
+        warnings += limit_warnings(order_warnings(graph, recorded))
     check = gradcheck(nodes, topo, root, graph.leaves, correct_grads)
     return Trace(
         graph, mode, None if order is None else tuple(order), check_lang(lang), tuple(topo),
-        grads, correct_grads, record, check, tuple(warnings), order_check,
+        grads, correct_grads, recorded, check, tuple(warnings), order_check,
     )  # fmt: skip
 
 
-def _zero(nodes: list[Value]) -> None:
+def _correct_grads(root: Value, nodes: list[Value], reverse: list[Value]) -> tuple[float, ...]:
+    """The grads of the correct pass (unrecorded), by node id; left in the nodes' `grad`."""
     for node in nodes:
         node.grad = 0.0
-
-
-def _grads(nodes: list[Value]) -> tuple[float, ...]:
+    backward(root, reverse)
     return tuple([node.grad for node in nodes])
 
 
@@ -214,16 +235,18 @@ def trace(
     order: list[str] | None = None,
     limits: Limits | None = None,
     lang: str = DEFAULT_LANG,
+    record: bool = False,
 ) -> Trace:
     """Parse, build, sort, run forward and backward (and the requested variant) and check the
-    gradients; the reply's words are in `lang` (`en`, `ru`, `et`). Raises a ProgramError
-    subclass for a bad program, values or order (its message in English: `message_in(lang)`
-    says it in another language); never anything else for any `source` string."""
+    gradients; the reply's words are in `lang` (`en`, `ru`, `et`). With `record` the correct
+    pass is recorded at once (the replies read the record) instead of when first read. Raises
+    a ProgramError subclass for a bad program, values or order (its message in English:
+    `message_in(lang)` says it in another language); never anything else for any `source`."""
     _check_mode(mode)
     check_lang(lang)
     with cycle_collector_paused():
         graph = build_graph(source, values, expand_derived=expand_derived, limits=limits)
-        return run(graph, mode, order, lang)
+        return run(graph, mode, order, lang, record=record)
 
 
 def numbers(source: str, values: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
@@ -232,7 +255,7 @@ def numbers(source: str, values: dict[str, Any] | None = None, **options: Any) -
     gradcheck and warnings (in `lang`), with no sort steps, narration or layout. Raises what
     `trace` raises."""
     with cycle_collector_paused():
-        return numbers_reply(trace(source, values, **options))
+        return numbers_reply(trace(source, values, **options, record=True))
 
 
 def _check_mode(mode: str) -> None:

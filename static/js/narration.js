@@ -1,9 +1,11 @@
 // Narration in the page: a step's template (its sentence with a slot per number) filled with the
 // numbers of a numbers reply, giving exactly the string the server writes (engine/narration.py:
 // `fill`, `fmt`, `factor`). A slot is `{n:ARRAY:INDEX}` (the number as `fmt` writes it) or
-// `{f:ARRAY:INDEX}` (as an operand, `factor`: a negative in parentheses); `{{` and `}}` are
-// literal braces. Numbers arrive as in JSON replies: non-finite ones as "NaN", "Infinity",
-// "-Infinity". The numbers are written by format.js in its "narration" style.
+// `{f:ARRAY:INDEX}` (as an operand, `factor`: a negative in parentheses); `{t:text:INDEX}` names
+// a node (its `text`, as it is: a reply names each node once, not in every step); `{{` and `}}`
+// are literal braces. Numbers arrive as in JSON replies: non-finite ones as "NaN", "Infinity",
+// "-Infinity". The numbers are written by format.js in its "narration" style. A trace's steps
+// carry templates only: `narrationOf` fills the one shown.
 
 import { formatNumber, parenthesized } from "./format.js";
 
@@ -13,15 +15,15 @@ export const fmt = (value) => formatNumber(value, "narration");
 /** A number as an operand in narration (engine `factor`): negatives in parentheses, `(-3)`. */
 export const factor = (value) => parenthesized(fmt(value));
 
-const WRITERS = { n: fmt, f: factor };
-const SLOT = /\{\{|\}\}|\{([nf]):([a-z_]+):(\d+)\}|[{}]/g;
+const WRITERS = { n: fmt, f: factor, t: String };
+const SLOT = /\{\{|\}\}|\{([nft]):([a-z_]+):(\d+)\}|[{}]/g;
 
 /**
  * `fill` with `numbers` bound, for filling many templates of one trace: each number is written
  * at most once per format, however many slots read it.
  */
 export function filler(numbers) {
-  const written = { n: new Map(), f: new Map() };
+  const written = { n: new Map(), f: new Map(), t: new Map() };
   const write = (format, array, index) => {
     let texts = written[format].get(array);
     if (!texts) written[format].set(array, (texts = []));
@@ -53,4 +55,33 @@ export function filler(numbers) {
  */
 export function fill(template, numbers) {
   return filler(numbers)(template);
+}
+
+/**
+ * The arrays a trace's templates read, gathered from the trace (an /api/graph reply, or one
+ * merged with a numbers reply): the nodes' `text` and the numbers arrays of POST /api/values.
+ */
+export function numbersOf(trace) {
+  const visits = trace.steps.filter((step) => step.phase === "backward");
+  const contributions = visits.flatMap((step) => step.contributions ?? []);
+  return {
+    text: trace.nodes.map((node) => node.text),
+    data: trace.nodes.map((node) => node.data),
+    local_grad: trace.edges.map((edge) => edge.local_grad),
+    step_grad: visits.map((step) => step.grad),
+    contribution: contributions.map((c) => c.contribution),
+    grad_before: contributions.map((c) => c.grad_before),
+    grad_after: contributions.map((c) => c.grad_after),
+  };
+}
+
+const fillers = new WeakMap(); // trace → its filler (a trace is never changed: new numbers make a new one)
+
+/** The narration of step `index` of `trace`: its template filled from the trace's own arrays. */
+export function narrationOf(trace, index) {
+  const step = trace.steps[index];
+  if (!step) return "";
+  let fillStep = fillers.get(trace);
+  if (!fillStep) fillers.set(trace, (fillStep = filler(numbersOf(trace))));
+  return fillStep(step.template);
 }

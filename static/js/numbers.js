@@ -2,38 +2,10 @@
 // docs/api.md "The numbers reply") merged into the trace of the same structure gives the trace
 // /api/graph would answer for the new values. Everything that does not depend on the values
 // (layout, names, spans, the sort's steps, templates) is shared with the old trace; a node, edge,
-// contribution or step without numbers whose numbers did not change is the old object itself.
-// A step's narration is filled from its template when it is first read.
-
-import { filler } from "./narration.js";
+// contribution or step whose numbers did not change is the old object itself. Narration is
+// filled from the templates by whoever shows it (narration.js `narrationOf`).
 
 const NO_WARNINGS = [];
-
-const hasSlots = (template) => template !== undefined && (template.includes("{") || template.includes("}"));
-
-/**
- * A copy of `step` with the fields of `numbers` replaced and its narration written by
- * `narrate()` when first read: the page reads the narration of the step it shows, so a drag
- * does not write thousands of sentences nobody reads. The narration is an enumerable property
- * like the others (JSON and deep equality see the sentence).
- */
-function withNumbers(step, numbers, narrate) {
-  const out = {};
-  const settle = (text) => {
-    Object.defineProperty(out, "narration", { value: text, enumerable: true, configurable: true, writable: true });
-    return text;
-  };
-  for (const key of Object.keys(step)) {
-    if (key === "narration") {
-      Object.defineProperty(out, "narration", {
-        enumerable: true, configurable: true, get: () => settle(narrate()), set: settle,
-      });
-    } else {
-      out[key] = key in numbers ? numbers[key] : step[key]; // the old narration is never read
-    }
-  }
-  return out;
-}
 
 function sameWarnings(a, b) {
   if (a === b) return true;
@@ -84,27 +56,23 @@ function mergedNodes(trace, reply) {
 }
 
 /**
- * The steps with `reply`'s numbers, each narration written from its template when first read.
+ * The steps with `reply`'s numbers (a step whose numbers did not change is the old object).
+ * Steps hold templates, not narration: `narrationOf` (narration.js) fills the one shown.
  * `position`: node id → its index in the node arrays.
  */
 function mergedSteps(trace, reply, position) {
   const { data, local_grad: localGrad, step_grad: stepGrad } = reply;
   const edgeIndex = new Map(trace.edges.map((edge, i) => [edge.id, i]));
-  const fill = filler(reply);
   let k = 0; // the next contribution's index in the flattened arrays
   let visit = 0;
   return trace.steps.map((step) => {
-    const { template } = step;
-    if (!hasSlots(template)) {
-      // The sort and the seed: nothing that depends on the values (the seed's grad is 1).
-      const narration = template === undefined ? step.narration : fill(template);
-      return step.narration === narration ? step : withNumbers(step, {}, () => narration);
+    if (step.phase === "forward") {
+      const value = data[position.get(step.node)];
+      return Object.is(step.data, value) ? step : { ...step, data: value };
     }
-    const narrate = () => fill(template);
-    if (step.phase === "forward") return withNumbers(step, { data: data[position.get(step.node)] }, narrate);
-    if (step.phase !== "backward") return withNumbers(step, {}, narrate);
-    const upstream = stepGrad[visit];
-    const contributions = step.contributions?.map((c) => {
+    if (step.phase !== "backward") return step; // the sort and the seed: no numbers (the seed's grad is 1)
+    const upstream = stepGrad[visit++];
+    const contributions = step.contributions.map((c) => {
       // A contribution's upstream is its visit's grad, its local its edge's local_grad.
       const numbers = {
         upstream, local: localGrad[edgeIndex.get(c.edge)], contribution: reply.contribution[k],
@@ -113,7 +81,8 @@ function mergedSteps(trace, reply, position) {
       k += 1;
       return Object.entries(numbers).every(([key, x]) => Object.is(c[key], x)) ? c : { ...c, ...numbers };
     });
-    return withNumbers(step, { grad: stepGrad[visit++], contributions }, narrate);
+    const same = Object.is(step.grad, upstream) && contributions.every((c, i) => c === step.contributions[i]);
+    return same ? step : { ...step, grad: upstream, contributions };
   });
 }
 

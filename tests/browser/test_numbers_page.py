@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 import pytest
 
 from chainrule import engine
-from chainrule.engine.narration import factor, fmt
+from chainrule.engine.narration import factor, fmt, narrations
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
 from engine_cases import CASES, case_id  # noqa: E402
@@ -35,6 +35,12 @@ IMPORT_JS = (
 FILL_ALL_JS = """async (cases) => {
   const { fill } = await (IMPORT)('narration.js');
   return cases.map(({ templates, numbers }) => templates.map((t) => fill(t, numbers)));
+}""".replace("IMPORT", IMPORT_JS)
+
+# The narration the page shows: each step of a trace filled from the trace's own arrays.
+NARRATE_ALL_JS = """async (traces) => {
+  const { narrationOf } = await (IMPORT)('narration.js');
+  return traces.map((trace) => trace.steps.map((_, index) => narrationOf(trace, index)));
 }""".replace("IMPORT", IMPORT_JS)
 
 # ---------------------------------------------------------------------------- random programs
@@ -128,12 +134,14 @@ def test_random_programs_cover_non_finite_tiny_and_huge_numbers():
 def fill_cases(runs) -> list[dict[str, Any]]:
     cases = []
     for source, values, kwargs in runs:
-        steps = engine.trace(source, values, **kwargs).to_dict()["steps"]
+        reply = engine.trace(source, values, **kwargs).to_dict()
+        numbers = engine.numbers(source, values, **kwargs)
         cases.append(
             {
-                "templates": [step["template"] for step in steps],
-                "narrations": [step["narration"] for step in steps],
-                "numbers": json_ready(engine.numbers(source, values, **kwargs)),
+                "templates": [step["template"] for step in reply["steps"]],
+                "narrations": narrations(reply),
+                "numbers": json_ready({**numbers, "text": [n["text"] for n in reply["nodes"]]}),
+                "trace": json_ready(reply),
             }
         )
     return cases
@@ -147,6 +155,10 @@ def check_fill(page, runs, ids) -> None:
     for case, got, name in zip(cases, filled, ids, strict=True):
         assert got == case["narrations"], name
     assert sum(len(c["templates"]) for c in cases) > 0
+    # What the page shows: a trace's own arrays fill its templates (narration.js narrationOf).
+    narrated = page.evaluate(NARRATE_ALL_JS, [c["trace"] for c in cases])
+    for case, got, name in zip(cases, narrated, ids, strict=True):
+        assert got == case["narrations"], name
 
 
 def test_the_page_fills_every_template_as_the_server_narrates_presets_and_variants(page):

@@ -15,6 +15,7 @@ import pytest
 
 from chainrule import engine
 from chainrule.app.onefile import build_players_html
+from chainrule.engine.narration import narrations
 
 pytestmark = pytest.mark.browser
 
@@ -173,8 +174,9 @@ def test_the_exported_file_plays_from_file_url(
     middle = frames // 2
     page.locator("[data-testid=scrub]").fill(str(middle))
     assert step_index(page) == middle
-    shown = trace["steps"][int(page.locator(PLAYER).get_attribute("data-api-step"))]
-    assert page.locator("[data-testid=narration]").text_content() == shown["narration"]
+    shown_index = int(page.locator(PLAYER).get_attribute("data-api-step"))
+    shown = trace["steps"][shown_index]
+    assert page.locator("[data-testid=narration]").text_content() == narrations(trace)[shown_index]
     assert page.locator("[data-testid=phase]").text_content().startswith(shown["phase"])
 
     # Mid-backward: the picture for the note.

@@ -5,6 +5,7 @@ import math
 import pytest
 
 from chainrule import engine
+from chainrule.engine.narration import narrations
 from chainrule.engine.steps import replay_topo
 
 # Seed 000: stack after each step and the sorted list, for a=2; b=3; c=a*b; L=c+a
@@ -35,15 +36,14 @@ def test_topo_steps_reproduce_seed_000() -> None:
         for s, (stack, done) in zip(topo, replay_topo(out["steps"]), strict=True)
     ]
     assert got == SEED_000
-    assert topo[1]["narration"] == (
+    assert narrations(out)[1] == (
         "Pop (L, 0): L's input 0 is c, not yet visited: push (L, 1) and (c, 0)"
     )
     assert topo[7]["input"] == "n0"
 
 
 def test_narrations_hold_the_numbers() -> None:
-    steps = engine.trace(engine.PRESETS[0]["source"]).to_dict()["steps"]
-    text = [s["narration"] for s in steps]
+    text = narrations(engine.trace(engine.PRESETS[0]["source"]).to_dict())
     assert "e = a + b = 2 + (-3) = -1" in text
     assert "Seed: grad[f] = 1 (f changes one-for-one with itself)" in text
     assert "Visit f = e·c: grad[e] += 1 × 10 = 10, grad[c] += 1 × (-1) = -1" in text
@@ -118,7 +118,9 @@ def test_overwrite_shared_loses_the_one_from_the_addition() -> None:
     ]
     assert lost == [("n3", "n0", 1.0)]
     narration = next(
-        s["narration"] for s in out["steps"] if s["node"] == "n2" and s["phase"] == "backward"
+        said
+        for s, said in zip(out["steps"], narrations(out), strict=True)
+        if s["node"] == "n2" and s["phase"] == "backward"
     )
     assert "grad[a] was 1 from L = c + a; c = a·b overwrote it with 3: the 1 is lost" in narration
     assert out["mode"] == "overwrite"
