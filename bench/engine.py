@@ -3,6 +3,7 @@
 Run: .venv/bin/python bench/engine.py            (about a minute or two)
      .venv/bin/python bench/engine.py products   (only the first table, seconds)
      .venv/bin/python bench/engine.py paste      (only the paste table: reading long pastes)
+     .venv/bin/python bench/engine.py targets    (only issue 25's table, micrograd beside each)
 
 First table: issue 10's target, a 7,500-node sum of products, every entry point of ours beside
 micrograd's bare forward+backward of the same graph, in this process, runs interleaved (best of
@@ -15,6 +16,7 @@ never crash.
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 import threading
@@ -180,6 +182,93 @@ def products_table() -> None:
     print()
 
 
+def median_of(fn: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+# Issue 25, "The engine keeps up": (measurement, run, target as a multiple of micrograd).
+TARGETS = (
+    ("whole `/api/graph` work: `trace(source).to_dict()`", "to_dict", 8.0),
+    ("numbers-only reply `numbers(source)`", "numbers", 1.5),
+    ("`trace(source)`", "trace", 1.5),
+)
+CHAIN_OPS = 100_000  # the chain of issue 25's table: whole reply ≤ 1.5 s
+CHAIN_TARGET_S = 1.5
+
+
+def reply_bytes(source: str) -> int:
+    """Bytes of the whole trace (`/api/graph`'s body without layout) as compact JSON."""
+    return len(json.dumps(engine.trace(source).to_dict(), separators=(",", ":")))
+
+
+def targets_table() -> None:
+    """Issue 25's engine table: each figure with micrograd's beside it (same process, same
+    graph, runs interleaved: micrograd's best of two rounds), its target and whether it is met;
+    then the reply's bytes. Best and median of REPEATS, wall time."""
+    from micrograd.engine import Value as MicroValue
+
+    source = products_source(PRODUCTS)
+    nodes = len(engine.build_graph(source).nodes)
+
+    def micrograd() -> None:
+        products_values(MicroValue, PRODUCTS).backward()
+
+    runs = {
+        "to_dict": lambda: engine.trace(source).to_dict(),
+        "numbers": lambda: engine.numbers(source),
+        "trace": lambda: engine.trace(source),
+    }
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * PRODUCTS + 1_000))
+    try:
+        reference = [best_of(micrograd, REPEATS)]
+        ours = {key: (best_of(run, REPEATS), median_of(run, REPEATS)) for key, run in runs.items()}
+        reference.append(best_of(micrograd, REPEATS))
+        micro_median = median_of(micrograd, REPEATS)
+    finally:
+        sys.setrecursionlimit(limit)
+    micro = min(reference)
+    print(
+        f"Issue 25 targets, sum of products, {nodes:,} nodes (wall, best / median of {REPEATS}):\n"
+    )
+    print("| measurement | ours (ms) | micrograd fwd+bwd (ms) | × micrograd | target | met |")
+    print("| --- | ---: | ---: | ---: | ---: | --- |")
+    for name, key, target in TARGETS:
+        best, median = ours[key]
+        ratio = best / micro
+        print(
+            f"| {name} | {best * 1e3:,.1f} / {median * 1e3:,.1f} "
+            f"| {micro * 1e3:,.1f} / {micro_median * 1e3:,.1f} | {ratio:.2f}× | ≤ {target:g}× "
+            f"| {'yes' if ratio <= target else 'no'} |"
+        )
+    chain = chain_source(CHAIN_OPS)
+    chain_nodes = len(engine.build_graph(chain).nodes)
+    whole = best_of(lambda: engine.trace(chain).to_dict(), 1)
+    print(
+        f"| {CHAIN_OPS:,}-node chain, whole reply `trace(source).to_dict()` | {whole * 1e3:,.0f} "
+        f"| {micrograd_raised('chain', chain_nodes)} (limit raised) | | ≤ {CHAIN_TARGET_S:g} s "
+        f"| {'yes' if whole <= CHAIN_TARGET_S else 'no'} |"
+    )
+    print("| cold `POST /api/graph`, 997 nodes, layout included | bench/api.py | | | ≤ 120 ms | |")
+    print("\nReply bytes (`trace(source).to_dict()`, compact JSON; the server adds layout):\n")
+    print("| graph | nodes | bytes | bytes a node |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, program in (
+        ("sum of products", products_source(250)),
+        ("sum of products", source),
+        ("sum", " + ".join(f"x{i}" for i in range(10_000))),
+    ):
+        count = len(engine.build_graph(program).nodes)
+        size = reply_bytes(program)
+        print(f"| {name} | {count:,} | {size:,} | {size / count:,.0f} |")
+    print()
+
+
 PASTE_LINES = (25_000, 50_000, 100_000)
 # Four lines a block: what a 100,000-line paste of each kind repeats (names are assigned again,
 # as a pasted notebook does; the reader keeps every version).
@@ -238,9 +327,13 @@ def main() -> None:
     if sys.argv[1:] == ["paste"]:
         paste_table()
         return
+    if sys.argv[1:] == ["targets"]:
+        targets_table()
+        return
     products_table()
     if sys.argv[1:] == ["products"]:
         return
+    targets_table()
     paste_table()
     rows = []
     for shape in SHAPES:
