@@ -154,7 +154,7 @@ def products_table() -> None:
         "ours: forward_backward(source)": lambda: engine.forward_backward(source),
         "ours: trace(source) (the whole trace; target ≤ 2×)": lambda: engine.trace(source),
         "ours: numbers(source) (the numbers-only reply)": lambda: engine.numbers(source),
-        "ours: trace(source).to_dict() (with steps and narration)": lambda: engine.trace(
+        "ours: trace(source).to_dict() (with steps and narration templates)": lambda: engine.trace(
             source
         ).to_dict(),
     }
