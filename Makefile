@@ -35,7 +35,8 @@ system-deps:
 	fi
 
 # The live class's tests: Debian's redis-server (started on a free port by a fixture) and zbar
-# (zbarimg reads the QR code on the teacher's screen back).
+# (zbarimg reads the QR code on the teacher's screen back); Node.js runs the page's evaluator
+# against the engine (tests/engine/test_page_evaluator.py).
 test-deps: system-deps
 	@if [ ! -x /usr/bin/redis-server ] || [ ! -x /usr/bin/zbarimg ]; then \
 	  if command -v apt-get >/dev/null 2>&1; then \
@@ -44,6 +45,15 @@ test-deps: system-deps
 	    || { echo "Could not install them: run 'sudo apt-get install redis-server zbar-tools' and retry."; exit 1; }; \
 	  else \
 	    echo "redis-server or zbarimg is missing and apt-get is not available: install Redis and zbar, then retry."; exit 1; \
+	  fi; \
+	fi
+	@if ! command -v node >/dev/null 2>&1; then \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing Node.js with apt-get: the page's evaluator is tested under it..."; \
+	    $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs \
+	    || { echo "Could not install Node.js: run 'sudo apt-get install nodejs' and retry."; exit 1; }; \
+	  else \
+	    echo "Node.js (node) is missing and apt-get is not available: install it, then retry."; exit 1; \
 	  fi; \
 	fi
 	@if [ ! -x /usr/bin/chromium ]; then \
@@ -60,8 +70,13 @@ run: system-deps venv
 	$(VENV)/bin/uvicorn chainrule.app.main:app --host $(HOST) --port $(PORT) --workers $(WORKERS) \
 	  --ws-per-message-deflate false --ws-max-size 1048576  # docs/live-class.md: why
 
+# TEST_WORKERS=2 runs the suite on 2 processes (pytest-xdist), each with its own server, Chromium,
+# Redis and free ports; a file's tests stay on one worker (--dist loadfile), so a module's fixture
+# (the sandbox's one loaded Pyodide) loads once. 0 (the default): one process. On a machine loaded
+# by others 2 workers gained nothing (measured at load 21); measure on a quiet 2-core one first.
+TEST_WORKERS ?= 0
 test: test-deps venv
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # Each script prints a markdown table (about 12 minutes in all; bench/load.py takes 4.5 of them,
 # bench/sandbox.py 2, bench/classroom.py 3: it starts redis-server, which test-deps installs).

@@ -1,7 +1,9 @@
 """The embeddable player's bundle (static/embed/): what it is built from, how, and whether the
 committed files are current.
 
-`make bundle` runs `python -m chainrule.app.bundle`, which builds with esbuild from npm, pinned
+`make bundle` runs `python -m chainrule.app.bundle`, which first writes static/js/op-functions.js
+(the op table's forward, local derivatives and warnings in JavaScript, engine/ops.py
+`javascript_module`: the page's evaluator runs them), then builds with esbuild from npm, pinned
 (ESBUILD_VERSION), in two steps: static/css/embed.css with the CSS files it imports, minified,
 into chainrule-embed.css; then static/js/embed.js with every module it imports and that CSS (as
 text) into chainrule-embed.js, one ES module. Each file opens with a comment naming the sha256
@@ -29,6 +31,7 @@ CSS_ENTRY = STATIC_DIR / "css" / "embed.css"
 BUNDLE_DIR = STATIC_DIR / "embed"
 BUNDLE_JS = BUNDLE_DIR / "chainrule-embed.js"
 BUNDLE_CSS = BUNDLE_DIR / "chainrule-embed.css"
+OP_FUNCTIONS = STATIC_DIR / "js" / "op-functions.js"
 
 # `import … from "./x.js"`, `export … from "./x.js"`, `import "./x.js"` (a statement's start).
 _JS_IMPORT = re.compile(r'^\s*(?:import|export)\b[^;"]*?(?:\bfrom\s*)?"(\.{1,2}/[^"]+)"', re.M)
@@ -95,9 +98,19 @@ def esbuild_command() -> list[str]:
     return [npx, "--yes", f"esbuild@{ESBUILD_VERSION}"]
 
 
+def write_op_functions() -> None:
+    """Write static/js/op-functions.js from the op table (tests/app/test_bundle.py checks it is
+    current)."""
+    from chainrule.engine.ops import javascript_module
+
+    OP_FUNCTIONS.write_text(javascript_module(), encoding="utf-8")
+
+
 def build() -> None:
-    """Build both files with esbuild and stamp them (needs npx and the npm registry); fails if
-    esbuild read other files than `sources()` names, so the stamp covers exactly the inputs."""
+    """Write the op functions, then build both files with esbuild and stamp them (needs npx and
+    the npm registry); fails if esbuild read other files than `sources()` names, so the stamp
+    covers exactly the inputs."""
+    write_op_functions()
     esbuild = esbuild_command()
     common = ["--bundle", "--minify", "--legal-comments=none", "--log-level=warning"]
     stamp = banner()

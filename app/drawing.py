@@ -104,7 +104,8 @@ def op_text(node: dict[str, Any]) -> str:
     constant exponent), `relu`…"""
     exponent = node.get("exponent")
     k = "" if exponent is None else fmt(exponent)
-    return OPS[key_of(node["op"], exponent)].dot.format(k=k)
+    row = OPS.get(key_of(node["op"], exponent))
+    return node["op"] if row is None else row.dot.format(k=k)  # else the program's function
 
 
 def draw_dot(trace: dict[str, Any], edges: bool = True) -> graphviz.Digraph:

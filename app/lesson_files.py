@@ -37,7 +37,7 @@ class Place(_Strict):
     """A step of the timeline: a phase, and the node it visits (forward, backward) or the
     position in the sort (topo, 0-based)."""
 
-    phase: Literal["topo", "forward", "seed", "backward"]
+    phase: Literal["topo", "forward", "seed", "backward", "tangent"]
     node: str | None = None
     index: int | None = Field(default=None, ge=0)
 
@@ -58,6 +58,9 @@ class QuestionFile(_Strict):
 
 class StopFile(_Strict):
     text: Texts
+    # The pass the stop shows: forward mode by leaf `wrt` (a name), or the usual reverse mode.
+    pass_: Literal["reverse", "forward"] = Field(default="reverse", alias="pass")
+    wrt: str | None = None
     at: Literal["start", "end"] | Place = "start"
     highlight: list[str] = []
     question: QuestionFile | None = None
@@ -183,6 +186,26 @@ class _Resolver:
         return matches[0]
 
 
+def _resolvers(name: str, source: str, values: dict[str, float]) -> Any:
+    """`resolver(where, stop)`: the _Resolver of the trace `stop` shows (its pass, its leaf),
+    each traced once; raises LessonError for a program that does not run or a bad `wrt`."""
+    found: dict[tuple[str, str | None], _Resolver] = {}
+
+    def resolver(where: str, stop: StopFile) -> _Resolver:
+        key = (stop.pass_, stop.wrt)
+        if key not in found:
+            try:
+                trace = engine.trace(source, values, pass_=stop.pass_, wrt=stop.wrt).to_dict()
+            except engine.BadWrt as error:
+                raise LessonError(f"{name}: {where}.wrt: {error}") from error
+            except engine.ProgramError as error:
+                raise LessonError(f"{name}: source: the program does not run: {error}") from error
+            found[key] = _Resolver(name, trace)
+        return found[key]
+
+    return resolver
+
+
 def read_lesson(path: Path) -> dict[str, Any]:
     """The lesson in `path` as the API serves it, but with each text by language (`{"en": …,
     "ru": …, "et": …}`; `in_language` picks one); raises LessonError naming file and field."""
@@ -199,14 +222,11 @@ def read_lesson(path: Path) -> dict[str, Any]:
     if lesson.id != path.stem:
         raise LessonError(f"{name}: id: {lesson.id!r} must match the file name ({path.stem!r})")
     source, values = _program(lesson, name)
-    try:
-        trace = engine.trace(source, values).to_dict()
-    except engine.ProgramError as error:
-        raise LessonError(f"{name}: source: the program does not run: {error}") from error
-    resolve = _Resolver(name, trace)
+    resolver = _resolvers(name, source, values)
     stops = []
     for i, stop in enumerate(lesson.stops):
         where = f"stops.{i}"
+        resolve = resolver(where, stop)
         question = None
         if stop.question is not None:
             node_id = resolve.node(f"{where}.question.node", stop.question.node)
@@ -231,6 +251,8 @@ def read_lesson(path: Path) -> dict[str, Any]:
                     for found in resolve.highlight(f"{where}.highlight.{k}", label)
                 ],
                 "question": question,
+                "pass": stop.pass_,
+                "wrt": stop.wrt,
             }
         )
     return {

@@ -11,7 +11,17 @@ from fastapi.templating import Jinja2Templates
 from starlette.middleware.gzip import GZipMiddleware
 
 from chainrule.app import __version__
-from chainrule.app.api import descend, export, graph, health, lessons, presets, values
+from chainrule.app.api import (
+    descend,
+    export,
+    graph,
+    health,
+    landscape,
+    lessons,
+    paths,
+    presets,
+    values,
+)
 from chainrule.app.http_errors import install_error_handlers
 from chainrule.app.lesson_files import LESSONS_DIR, in_language, read_lessons
 from chainrule.app.live_class import routes as live_class
@@ -68,6 +78,7 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     version = app.state.asset_version = asset_version()
 
     routers = (graph.router, values.router, descend.router, export.router, presets.router)
+    routers += (landscape.router, paths.router)
     routers += (lessons.router, health.router, live_class.router, live_class.reads)
     routers += (live_class.pages,)
     for router in (*routers, pages_router, sandbox_router):

@@ -1,9 +1,10 @@
 """One self-contained HTML file that plays a recorded trace: the embeddable player's bundle
 (static/embed/chainrule-embed.js, its CSS inside) and the trace inlined, nothing fetched, a
 Content-Security-Policy that allows exactly the inline script and style it carries (by hash), so
-it opens from `file://`, a course page, an LMS or an e-mail. Without the engine the sliders are
-read-only (embed.js says so under the leaves). Its words are one language's: the player's (the
-catalogue's `ui.*`, app/pages.py ui_catalogue) and the trace's, which was traced in it.
+it opens from `file://`, a course page, an LMS or an e-mail. Its sliders are live without the
+engine: the page computes the numbers (static/js/evaluator.js, from the op table). Its words
+are one language's: the player's (the catalogue's `ui.*`, app/pages.py ui_catalogue) and the
+trace's, which was traced in it.
 """
 
 from __future__ import annotations

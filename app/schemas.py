@@ -75,6 +75,24 @@ class GraphRequest(BaseModel):
     order: list[str] | None = Field(
         default=None, description="Backward visit order chosen by the student (node ids)."
     )
+    target: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The node whose gradients to compute (a node id such as `n4`, or a name "
+        "such as `c`): grads are ∂target/∂x; the root when absent. Not with `mode` or `order`.",
+    )
+    pass_: Literal["reverse", "forward"] = Field(
+        default="reverse",
+        alias="pass",
+        description="`forward`: the timeline is forward mode's, each node's tangent ∂node/∂wrt "
+        "carried from the leaves to the root with its value (needs `wrt`; not with `mode`, "
+        "`order` or `target`). `reverse` (the default): the backward pass.",
+    )
+    wrt: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Forward mode's leaf: its name in the program (`a`) or its id (`n0`).",
+    )
     lang: Lang | None = LANG_FIELD
 
     @field_validator("values")
@@ -102,7 +120,10 @@ class Sent(BaseModel):
 
 
 # The operations as the API names them (`**` also for a constant power, with `exponent` set).
-Op = Literal[tuple(sorted({op.public for op in OPS.values()}))]  # type: ignore[valid-type]
+TableOp = Literal[tuple(sorted({op.public for op in OPS.values()}))]  # type: ignore[valid-type]
+# A call of a function the program defines is named by the function (`softplus`).
+FunctionName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=100_000)]
+Op = TableOp | FunctionName
 NodeWarningType = Literal["division_by_zero", "overflow", "domain"]
 WarningType = Literal[
     "unused", "alias", "unknown_value", "never_visited", "late", "skipped", "pasted"
@@ -130,18 +151,28 @@ class Node(Sent):
         "`c₂` for a name's second version; a leaf's name, the key of `values`), or empty."
     )
     text: str = Field(description="How narration names the node: its label or its formula.")
-    op: Op | None = Field(description="The operation; null for leaves and constants.")
+    op: Op | None = Field(
+        description="The operation; null for leaves and constants. A call of a function the "
+        "program defines is named by it (`softplus`; see `functions`)."
+    )
     exponent: Number | None = Field(description="The constant power of `x**k`; else null.")
     kind: Literal["leaf", "const", "op"]
     data: Number
     grad: Number = Field(description="The gradient of the variant shown (`mode`, `order`).")
     correct_grad: Number = Field(description="The gradient of a correct backward pass.")
-    derived: bool = Field(description="`-`, `/` or unary minus (built from primitives).")
-    expansion: str | None = Field(description="The primitives a derived node stands for.")
+    derived: bool = Field(
+        description="`-`, `/`, unary minus (built from primitives) or a call of a function "
+        "the program defines (built from its body)."
+    )
+    expansion: str | None = Field(
+        description="The primitives a derived node stands for; for a call of the program's "
+        "function, its body with the arguments in place of the parameters."
+    )
     span: tuple[int, int] = Field(description="[start, end) offsets in `source`.")
     inputs: list[str] = Field(description="Input ids in order.")
     warnings: list[NodeWarning]
     group: str = Field(description="The id of the node's group (`g0`, `g1`, … in `groups`).")
+    tangent: Number | None = Field(description="Forward mode's ∂node/∂wrt; null in reverse mode.")
     x: float = Field(description="Centre of the card, px from the left.")
     y: float = Field(description="Centre of the card, px from the top (y grows downward).")
     width: float = Field(description="Card width, px.")
@@ -173,6 +204,16 @@ class Contribution(Sent):
     grad_after: Number
     lost: bool = Field(description="Overwritten by a later contribution (mode `overwrite`).")
     late: bool = Field(description="Arrived after its target was visited (a custom `order`).")
+
+
+class TangentContribution(Sent):
+    """What one input edge adds to its consumer's tangent in forward mode."""
+
+    edge: str
+    from_: str = Field(alias="from", description="The input's id.")
+    tangent_in: Number = Field(description="The input's tangent ∂input/∂wrt.")
+    local: Number = Field(description="The edge's local derivative.")
+    contribution: Number = Field(description="tangent_in × local.")
 
 
 TEMPLATE = Field(
@@ -226,7 +267,24 @@ class BackwardStep(Sent):
     contributions: list[Contribution]
 
 
-Step = Annotated[TopoStep | ForwardStep | SeedStep | BackwardStep, Field(discriminator="phase")]
+class TangentStep(Sent):
+    """A step of forward mode: the node's value and its tangent ∂node/∂wrt, the sum of its
+    input edges' contributions."""
+
+    index: int
+    phase: Literal["tangent"]
+    node: str
+    template: str = TEMPLATE
+    op: Op | None
+    inputs: list[str]
+    data: Number
+    tangent: Number = Field(description="∂node/∂wrt.")
+    contributions: list[TangentContribution]
+
+
+Step = Annotated[
+    TopoStep | ForwardStep | SeedStep | BackwardStep | TangentStep, Field(discriminator="phase")
+]
 
 
 class GradCheckResult(Sent):
@@ -305,6 +363,35 @@ class LayoutInfo(Sent):
     )
 
 
+class Function(Sent):
+    """A function the program defines (`softplus(x) = log(1 + exp(x))`) that the graph calls."""
+
+    name: str
+    params: list[str] = Field(description="Its parameters, in order.")
+    definition: str = Field(description="`name(params) = body`, blanks collapsed.")
+    line: int = Field(description="The 1-based line it is defined on.")
+    span: tuple[int, int] = Field(description="[start, end) offsets of the definition.")
+    nodes: int = Field(description="How many nodes a call stands for when expanded.")
+    formula: str = Field(description="How a call is written (`{0}`, `{1}`: the arguments).")
+    locals: list[str] = Field(
+        description="Each local derivative as a formula (`∂softplus/∂x({0})`): computed by "
+        "the engine's backward pass through the body at the call's arguments."
+    )
+    micrograd: str = Field(description="The body as a micrograd script's `def` returns it.")
+    torch: str = Field(description="The body as a PyTorch script's `def` returns it.")
+    uses: list[str] = Field(
+        description="Keys of the table's ops the body applies (whose script helpers it needs)."
+    )
+
+
+Flag = Literal["vanishing", "exploding", "dead", "saturated"]
+GRAD_FLAGS = Field(
+    description="Node id → its flags, only nodes that have any: `vanishing` (|grad| below 1e-6 "
+    "of the largest), `exploding` (|grad| above 1e6), `dead` (exactly 0 behind a ReLU at ≤ 0 "
+    "or a saturated tanh/sigmoid), `saturated` (a tanh with |t| > 0.999, or a sigmoid as flat)."
+)
+
+
 class GraphResponse(Sent):
     """The engine's trace (docs/api.md) plus a box for every node and `layout`."""
 
@@ -312,10 +399,23 @@ class GraphResponse(Sent):
     edges: list[Edge]
     groups: list[Group] = Field(description="Every node in exactly one group.")
     root: str
+    target: str = Field(description="The node whose gradients these are (`root` by default).")
+    off_target: list[str] = Field(
+        description="Ids of the nodes `target` does not depend on: grad 0, greyed out."
+    )
+    pass_: Literal["reverse", "forward"] = Field(alias="pass", description="As requested.")
+    wrt: str | None = Field(description="Forward mode's leaf (its id); null in reverse mode.")
     leaves: list[Leaf]
-    steps: list[Step] = Field(description="The timeline: topo, forward, seed, backward.")
+    functions: list[Function] = Field(
+        description="The functions the program defines that the graph calls, by line."
+    )
+    steps: list[Step] = Field(
+        description="The timeline: topo, forward, seed, backward; in forward mode, topo and "
+        "tangent."
+    )
     gradcheck: GradCheck
     warnings: list[ProgramWarning]
+    grad_flags: dict[str, list[Flag]] = GRAD_FLAGS
     mode: Literal["correct", "overwrite"]
     order: list[str] | None
     order_check: OrderCheck | None = Field(description="Null unless `order` was given.")
@@ -341,7 +441,7 @@ class ValuesRequest(GraphRequest):
                     "source": "a = 2\nb = -3\nc = a * b\nL = c + a",
                     "values": {"a": 4},
                     "mode": "overwrite",
-                    "structure": "3197bf74748a090527620c24",
+                    "structure": "3a670b90651b48f588004962",
                 }
             ]
         },
@@ -358,7 +458,7 @@ class ValuesResponse(Sent):
         json_schema_extra={
             "examples": [
                 {
-                    "structure": "3197bf74748a090527620c24",
+                    "structure": "3a670b90651b48f588004962",
                     "data": [4.0, -3.0, -12.0, -8.0],
                     "grad": [-3.0, 4.0, 1.0, 1.0],
                     "correct_grad": [-2.0, 4.0, 1.0, 1.0],
@@ -391,6 +491,7 @@ class ValuesResponse(Sent):
                     },
                     "warnings": [],
                     "node_warnings": {},
+                    "grad_flags": {},
                 }
             ]
         },
@@ -417,6 +518,13 @@ class ValuesResponse(Sent):
     node_warnings: dict[str, list[NodeWarning]] = Field(
         description="Node id → that node's warnings, only nodes that have any."
     )
+    grad_flags: dict[str, list[Flag]] = GRAD_FLAGS
+    tangent: list[Number] | None = Field(
+        description="Forward mode: per node, ∂node/∂wrt; null in reverse mode."
+    )
+    tangent_contribution: list[Number] | None = Field(
+        description="Forward mode: per edge, its input's tangent × local; null in reverse mode."
+    )
 
 
 class LessonQuestion(Sent):
@@ -433,6 +541,10 @@ class LessonStop(Sent):
         description="Ids of the nodes (`n3`) and edges (`e2`) the stop points at."
     )
     question: LessonQuestion | None
+    pass_: Literal["reverse", "forward"] = Field(
+        alias="pass", description="The pass the stop shows (its `step` is of that timeline)."
+    )
+    wrt: str | None = Field(description="Forward mode's leaf (a name); null in reverse mode.")
 
 
 class Lesson(Sent):
@@ -460,10 +572,15 @@ ErrorType = Literal[
     "ArgumentCount",
     "UseBeforeAssign",
     "AssignedTwice",
+    "BadFunction",
     "LimitExceeded",
     "BadValue",
     "BadOrder",
     "BadTraining",
+    "BadLandscape",
+    "BadTarget",
+    "BadLeaf",
+    "BadWrt",
     # the request and the server
     "StaleStructure",
     "InvalidRequest",
@@ -485,9 +602,11 @@ class ErrorDetail(Sent):
     type: ErrorType = Field(
         description="Program errors (400): `SyntaxError`, `NeedsRunning` (Python that must run "
         "before its graph can be read: a class, a function, a loop, a list, a random number), "
-        "`UnknownFunction`, `ArgumentCount`, "
+        "`UnknownFunction`, `ArgumentCount`, `BadFunction` (a function the program defines "
+        "that cannot be: recursion, a taken name, a body using a name that is no parameter), "
         "`UseBeforeAssign`, `AssignedTwice`, `LimitExceeded`, `BadValue`, `BadOrder`, "
-        "`BadTraining` (/api/descend); "
+        "`BadTarget`, `BadLeaf` (/api/paths), `BadWrt` (forward mode's leaf), "
+        "`BadTraining` (/api/descend), `BadLandscape` (/api/landscape); "
         "a malformed request (422): `InvalidRequest`; `StaleStructure` (409, /api/values); "
         "`BodyTooLarge` (413), `RateLimited` "
         "(429), `ExportTooLarge` (400), `GraphvizUnavailable`/`ExportFailed`/`Unavailable` "
@@ -535,7 +654,25 @@ class Health(Sent):
     detail: HealthDetail = Field(description="The load of the worker that answered.")
 
 
-class DescendRequest(BaseModel):
+class TrainingRequest(BaseModel):
+    """What the Train lab's requests share: the leaf names they carry must be valid text."""
+
+    @field_validator("values", "velocity", check_fields=False)
+    @classmethod
+    def _names_are_text(cls, values: dict[str, float] | None) -> dict[str, float] | None:
+        for name in values or ():
+            _require_text(name)
+        return values
+
+    @field_validator("parameters", check_fields=False)
+    @classmethod
+    def _parameters_are_text(cls, parameters: list[str]) -> list[str]:
+        for name in parameters:
+            _require_text(name)
+        return parameters
+
+
+class DescendRequest(TrainingRequest):
     """Gradient descent on a program's leaves: the body of `POST /api/descend`."""
 
     model_config = ConfigDict(
@@ -577,20 +714,6 @@ class DescendRequest(BaseModel):
     )
     lang: Lang | None = LANG_FIELD
 
-    @field_validator("values", "velocity")
-    @classmethod
-    def _names_are_text(cls, values: dict[str, float] | None) -> dict[str, float] | None:
-        for name in values or ():
-            _require_text(name)
-        return values
-
-    @field_validator("parameters")
-    @classmethod
-    def _parameters_are_text(cls, parameters: list[str]) -> list[str]:
-        for name in parameters:
-            _require_text(name)
-        return parameters
-
 
 class DescentStop(Sent):
     step: int = Field(description="The step at which descent stopped (0: it could not start).")
@@ -631,6 +754,65 @@ class DescendResponse(Sent):
         "is 0): pass it back as `velocity` to continue."
     )
     stopped: DescentStop | None = Field(description="Why descent stopped early, or null.")
+
+
+class LandscapeRequest(TrainingRequest):
+    """The loss landscape of two leaves: the body of `POST /api/landscape`."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "source": "w = 0\nb = 0\nloss = (w*2 + b - 5)**2",
+                    "parameters": ["w", "b"],
+                    "x_range": [-1.0, 3.0],
+                    "y_range": [-2.0, 2.0],
+                    "points": 5,
+                }
+            ]
+        },
+    )
+
+    source: str = Field(description="The program.", json_schema_extra={"minLength": 1})
+    values: dict[str, StrictFloat] | None = Field(
+        default=None, description="Leaf values by name: every leaf but the two stays there."
+    )
+    parameters: list[str] = Field(
+        description="Two leaves: the first along x (columns), the second along y (rows)."
+    )
+    x_range: list[StrictFloat] = Field(
+        description="[lowest, highest] value of the first parameter (finite, lowest first)."
+    )
+    y_range: list[StrictFloat] = Field(description="The same for the second parameter.")
+    points: StrictInt = Field(
+        description="Grid points a side, 2 to 61, ends included (a work bound may lower it)."
+    )
+    lang: Lang | None = LANG_FIELD
+
+
+class LandscapeResponse(Sent):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "parameters": ["w", "b"],
+                    "xs": [0.0, 2.0],
+                    "ys": [0.0, 1.0],
+                    "losses": [[25.0, 1.0], [16.0, 0.0]],
+                }
+            ]
+        },
+    )
+
+    parameters: list[str] = Field(description="The two leaves, as asked.")
+    xs: list[float] = Field(description="The first parameter's values, evenly spaced.")
+    ys: list[float] = Field(description="The second parameter's values.")
+    losses: list[list[Number]] = Field(
+        description="`losses[i][j]`: the root with the first parameter at `xs[j]` and the "
+        "second at `ys[i]`, every other leaf at `values`: one forward pass of the engine each."
+    )
 
 
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:

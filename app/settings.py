@@ -57,6 +57,9 @@ class AppSettings(BaseSettings):
 
     # Gradient descent (/api/descend): steps × nodes of one request, about 1 s of work.
     descend_max_node_steps: int = 2_000_000
+    # The loss landscape (/api/landscape): grid points × nodes of one request (one forward pass
+    # of the nodes each point; about 1 s of work at 400,000 on the 2-core test machine).
+    landscape_max_node_points: int = 400_000
 
     # Export draws every node with dot, so it has its own ceiling. Above export_max_lanes (see
     # dot_max_lanes) the layered fallback places the cards and Graphviz only draws them; a PNG

@@ -31,7 +31,7 @@ def limits_of(settings: AppSettings) -> engine.Limits:
 
 
 # Bumped when the order or meaning of the numbers arrays changes without a version change.
-STRUCTURE_FORMAT = 1
+STRUCTURE_FORMAT = 2
 
 
 def program_key(request: GraphRequest, settings: AppSettings) -> tuple:
@@ -44,6 +44,9 @@ def program_key(request: GraphRequest, settings: AppSettings) -> tuple:
         request.expand_derived,
         request.mode,
         order,
+        request.target,
+        request.pass_,
+        request.wrt,
         settings.max_source_chars,
         settings.max_nodes,
         settings.max_depth,
@@ -64,6 +67,9 @@ def run_options(request: GraphRequest, settings: AppSettings) -> dict[str, Any]:
         "expand_derived": request.expand_derived,
         "mode": request.mode,
         "order": request.order,
+        "target": request.target,
+        "pass_": request.pass_,
+        "wrt": request.wrt,
         "limits": limits_of(settings),
     }
 

@@ -7,9 +7,14 @@ from .descend import Descent, descend
 from .errors import (
     ArgumentCount,
     AssignedTwice,
+    BadFunction,
+    BadLandscape,
+    BadLeaf,
     BadOrder,
+    BadTarget,
     BadTraining,
     BadValue,
+    BadWrt,
     LimitExceeded,
     NeedsRunning,
     ProgramError,
@@ -17,6 +22,8 @@ from .errors import (
     UnknownFunction,
     UseBeforeAssign,
 )
+from .landscape import MAX_POINTS as MAX_LANDSCAPE_POINTS
+from .landscape import Landscape, landscape
 from .presets import PRESETS
 from .tracing import ForwardBackward, Trace, build_graph, forward_backward, numbers, run, trace
 from .value import Value
@@ -24,15 +31,22 @@ from .value import Value
 __all__ = [
     "ArgumentCount",
     "AssignedTwice",
+    "BadFunction",
+    "BadLandscape",
+    "BadLeaf",
     "BadOrder",
+    "BadTarget",
     "BadTraining",
     "Descent",
     "MAX_DESCENT_STEPS",
     "BadValue",
+    "BadWrt",
     "ForwardBackward",
     "Graph",
+    "Landscape",
     "LimitExceeded",
     "Limits",
+    "MAX_LANDSCAPE_POINTS",
     "NeedsRunning",
     "PRESETS",
     "ProgramError",
@@ -44,6 +58,7 @@ __all__ = [
     "build_graph",
     "descend",
     "forward_backward",
+    "landscape",
     "numbers",
     "run",
     "trace",

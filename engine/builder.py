@@ -17,6 +17,7 @@ from .errors import (
     quoted,
 )
 from .formulas import Formula
+from .functions import Function, call_value, function_of, operand_count
 from .i18n import Count, msg
 from .ops import DERIVED, OPS, expansion_step
 from .parser import Expr, Statement
@@ -63,6 +64,9 @@ class Graph:
     # Ids of the nodes `expand_derived` made inside a derived operation (`b·(-1)` of `a - b`).
     helpers: set[int] = field(default_factory=set)
     groups: list[Group] = field(default_factory=list)
+    # The functions the program defines that the graph calls (with those they call), in the
+    # order they are defined.
+    functions: list[Function] = field(default_factory=list)
 
 
 def check_values(values: dict[str, Any] | None) -> dict[str, float]:
@@ -122,8 +126,26 @@ def build(
     warnings.extend(_unknown_value(name) for name in values if name not in leaf_names)
     return Graph(
         source, builder.nodes, builder.last, builder.leaves, limit_warnings(warnings),
-        expand_derived, builder.helpers, builder.groups,
+        expand_derived, builder.helpers, builder.groups, called_functions(statements, kept),
     )  # fmt: skip
+
+
+def called_functions(statements: Sequence[Statement], kept: list[bool]) -> list[Function]:
+    """The functions the kept statements call and those their bodies call, by line."""
+    found: dict[str, Function] = {}
+    stack = [
+        function
+        for statement, keep in zip(statements, kept, strict=True)
+        if keep
+        for expr in statement.postfix
+        if (function := function_of(expr)) is not None
+    ]
+    while stack:
+        function = stack.pop()
+        if function.name not in found:
+            found[function.name] = function
+            stack.extend(f for expr in function.postfix if (f := function_of(expr)) is not None)
+    return sorted(found.values(), key=lambda function: function.start)
 
 
 def _unused(statement: Statement, lines: LineIndex) -> dict[str, Any]:
@@ -280,13 +302,16 @@ class _Builder:
         self.last: Value | None = None
         self.helpers: set[int] = set()
         self.groups: list[Group] = []
+        # The nodes that calls of the program's functions stand for beyond their own one: they
+        # count towards `max_nodes` as their bodies' nodes (each call evaluates its body).
+        self.called_nodes = 0
         # Names whose last assignment the root does not use (left out): their labels are moot.
         self.pruned: set[str] = set()
 
     def add(self, node: Value, start: int, end: int, kind: str | None = None) -> Value:
         nodes = self.nodes
         count = len(nodes)
-        if self.max_nodes is not None and count >= self.max_nodes:
+        if self.max_nodes is not None and count + self.called_nodes >= self.max_nodes:
             raise LimitExceeded(
                 msg("error.node_limit", limit=Count(self.max_nodes)),
                 self.source,
@@ -417,15 +442,52 @@ class _Builder:
                 node = add(Value(expr.value), expr.start, expr.end, "const")
                 node.label = getattr(expr, "label", expr.text)  # `Value(2.0, label='two')`
                 push(node)
-            else:
+            elif kind == "neg" or len(expr.args) == 1:
                 push(self.operation(expr, (pop(),)))
+            else:  # a call of the program's function of several parameters
+                count = len(expr.args)
+                inputs = tuple(results[-count:])
+                del results[-count:]
+                push(self.operation(expr, inputs))
         return results[0]
 
-    def operation(self, expr: Expr, inputs: tuple[Value, ...]) -> Value:
+    def operation(
+        self, expr: Expr, inputs: tuple[Value, ...], span: tuple[int, int] | None = None
+    ) -> Value:
+        """The node of the operation `expr` on `inputs`, spanning `span` (else its own)."""
+        start, end = span or (expr.start, expr.end)
+        function = function_of(expr)
+        if function is not None:
+            return self.call(function, inputs, start, end)
+        if operand_count(expr) != len(expr.args):  # `x ** 2` in a function's body
+            return self.add(Value.make("**k", inputs, expr.args[1].value), start, end)
         op = "neg" if expr.kind == "neg" else expr.op or ""
         if op in DERIVED and self.expand:
-            return self.expanded(op, inputs, expr.start, expr.end)
-        return self.add(Value.make(op, inputs), expr.start, expr.end)
+            return self.expanded(op, inputs, start, end)
+        return self.add(Value.make(op, inputs), start, end)
+
+    def call(self, function: Function, inputs: tuple[Value, ...], start: int, end: int) -> Value:
+        """A call of the program's `function`: one node, or with `expand_derived` its body's
+        nodes (each a helper spanning the call, as a derived op's expansion)."""
+        if not self.expand:
+            self.called_nodes += function.nodes - 1
+            return self.add(call_value(function, inputs), start, end)
+
+        def helper(node: Value) -> Value:
+            self.helpers.add(node.id)
+            return node
+
+        def constant(expr: Expr) -> Value:
+            node = self.add(Value.constant(expr.value), start, end, "const")
+            node.label = expr.text
+            return helper(node)
+
+        def made(expr: Expr, operands: tuple[Value, ...]) -> Value:
+            return helper(self.operation(expr, operands, (start, end)))
+
+        node = function.build(inputs, made, constant)
+        self.helpers.discard(node.id)
+        return node
 
     def expanded(self, op: str, inputs: tuple[Value, ...], start: int, end: int) -> Value:
         """The derived `op` built from micrograd's primitives, as its row's expansion says

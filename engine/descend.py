@@ -97,7 +97,7 @@ def descend(
 
     with cycle_collector_paused():
         graph = built(check_values(values))
-        _check_parameters(parameters, dict(graph.leaves))
+        check_parameters(parameters, dict(graph.leaves))
         _check_work(len(graph.nodes), steps, max_node_steps)
         speed = _velocity(parameters, velocity)
         descent = Descent(list(parameters))
@@ -166,7 +166,8 @@ def _move(
     return None if bad is None else msg("descent.not_finite", name=quoted(bad))
 
 
-def _check_parameters(parameters: list[str], leaves: dict[str, Any]) -> None:
+def check_parameters(parameters: list[str], leaves: dict[str, Any]) -> None:
+    """Raises BadTraining unless `parameters` are distinct names of `leaves` (at least one)."""
     if not parameters:
         raise BadTraining(msg("error.training.no_parameters"))
     seen: set[str] = set()

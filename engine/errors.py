@@ -165,6 +165,14 @@ class ArgumentCount(ProgramError):
     type = "ArgumentCount"
 
 
+class BadFunction(ProgramError):
+    """A function definition chainrule refuses: a name taken by a built-in or already
+    defined, a repeated parameter, a body using a name that is no parameter, or calling itself
+    or a function defined below it (recursion)."""
+
+    type = "BadFunction"
+
+
 class UseBeforeAssign(ProgramError):
     """A name used in a statement before the statement that assigns it."""
 
@@ -205,7 +213,33 @@ class BadTraining(ProgramError):
     type = "BadTraining"
 
 
+class BadLandscape(ProgramError):
+    """A loss landscape that cannot be drawn: not two distinct leaves, a range that is not a
+    finite interval, too many points or too much work for one request."""
+
+    type = "BadLandscape"
+
+
 class BadOrder(ProgramError):
     """A visit order naming unknown or repeated node ids."""
 
     type = "BadOrder"
+
+
+class BadTarget(ProgramError):
+    """A target that names no node, names a constant, or comes with a teaching variant."""
+
+    type = "BadTarget"
+
+
+class BadWrt(ProgramError):
+    """Forward mode without a `wrt`, with a `wrt` that names no leaf, or with another option
+    it does not go with (a teaching variant, a target)."""
+
+    type = "BadWrt"
+
+
+class BadLeaf(ProgramError):
+    """The node `POST /api/paths` starts from names no node, or names a constant."""
+
+    type = "BadLeaf"

@@ -105,6 +105,45 @@ JAVASCRIPT_HELPERS = (
 )
 
 
+# The page's warnings, one function per primitive that can fail, as engine/ieee.py's `*_warning`
+# decide (asked only when a result is not finite): C's pow, as CPython's math.pow reads it, fails
+# only on finite operands, nan for a domain error and inf for 0 ** negative or an overflow.
+JAVASCRIPT_WARNINGS = {
+    "div": ("divWarning", '(x, y) => (y === 0 ? "division_by_zero" : null)'),
+    "pow": (
+        "powWarning",
+        "(x, y) => {\n  if (!Number.isFinite(x) || !Number.isFinite(y)) return null;\n"
+        "  const r = pow(x, y);\n  if (Number.isFinite(r)) return null;\n"
+        '  return x === 0 ? "division_by_zero" : r !== r ? "domain" : "overflow";\n}',
+    ),
+    "exp": (
+        "expWarning",
+        '(x) => (Number.isFinite(x) && Math.exp(x) === Infinity ? "overflow" : null)',
+    ),
+    "log": (
+        "logWarning",
+        '(x) => (x === 0 ? "division_by_zero" : x < 0 ? "domain" : null)',
+    ),
+}
+
+
+# The primitives whose JavaScript spelling calls a function of V8's Math (or `pow`, which calls
+# Math.pow): not correctly rounded there, nor in the C library CPython calls, so the page and the
+# engine may differ in the last place of their results. Arithmetic and comparisons are IEEE in
+# both: the same operations on the same numbers give the same bits.
+JAVASCRIPT_INEXACT = frozenset({"pow", "exp", "log", "tanh", "sin", "cos"})
+
+
+def javascript_exact(formula: Formula) -> bool:
+    """Whether the JavaScript of `formula` computes exactly what the engine does (to the bit)."""
+    return not any(node.head in JAVASCRIPT_INEXACT for node in formula.walk())
+
+
+def javascript_warning_helpers() -> list[str]:
+    """The lines defining JAVASCRIPT_WARNINGS' functions (after JAVASCRIPT_HELPERS' `pow`)."""
+    return [f"const {name} = {body};" for name, body in JAVASCRIPT_WARNINGS.values()]
+
+
 def python_helpers(used: set[str]) -> list[str]:
     """The lines of Python defining those of the helpers (`_pow`, …) in `used`, in a fixed
     order, each followed by a blank line: the engine's function's own body under the name a
@@ -364,6 +403,32 @@ def python(formula: Formula, names: dict[str, str], operand_of: str | None = Non
 def javascript(formula: Formula, names: dict[str, str]) -> str:
     """`formula` as a JavaScript expression (with JAVASCRIPT_HELPERS in scope)."""
     return _spelled(formula, names, "javascript")[0]
+
+
+def javascript_warning(formula: Formula, names: dict[str, str]) -> str:
+    """A JavaScript expression giving `warning_of(formula, values)`: the first warning (a
+    string) a primitive of `formula` earns, in the order the formula computes, or null; only
+    in the branches `where` takes. The page asks it only when a result is not finite."""
+    head = formula.head
+    if head in ("var", "num"):
+        return "null"
+    if head == "where":
+        condition, then, otherwise = formula.args
+        branches = javascript_warning(then, names), javascript_warning(otherwise, names)
+        taken = "null"
+        if branches != ("null", "null"):
+            taken = f"({javascript(condition, names)} ? {branches[0]} : {branches[1]})"
+        return _first_of([javascript_warning(condition, names), taken])
+    parts = [javascript_warning(arg, names) for arg in formula.args]
+    if head in JAVASCRIPT_WARNINGS:
+        arguments = ", ".join(javascript(arg, names) for arg in formula.args)
+        parts.append(f"{JAVASCRIPT_WARNINGS[head][0]}({arguments})")
+    return _first_of(parts)
+
+
+def _first_of(parts: list[str]) -> str:
+    """`a ?? b ?? …` of the parts that can be other than null."""
+    return " ?? ".join(part for part in parts if part != "null") or "null"
 
 
 def helpers_used(formula: Formula) -> set[str]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from .formulas import operator_of
-from .ops import OPS
+from .ops import OPS, row_of
 from .value import Value
 
 MAX_LEAVES = 64
@@ -44,13 +44,14 @@ def _downstream(order: list[Value], leaf: Value) -> tuple[list[Value], float]:
 
 
 # The ops whose forward is one operator on two inputs (`+`, `*`), as C functions: the hot path
-# of `_evaluate`, which calls them without going through `apply`.
+# of `evaluate`, which calls them without going through `apply`.
 _OPERATORS = {name: f for name, op in OPS.items() if op.forward and (f := operator_of(op.forward))}
 
 
-def _evaluate(root: Value, datas: list[float], nodes: list[Value]) -> tuple[float, float]:
-    """Recompute `nodes` (topological) into `datas`; the root's data and the largest finite
-    magnitude computed on the way."""
+def evaluate(root: Value, datas: list[float], nodes: list[Value]) -> tuple[float, float]:
+    """Recompute `nodes` (topological) into `datas` (by node id) with the op table's own
+    arithmetic, as building the graph computed them; the root's data and the largest finite
+    magnitude computed on the way. (The gradient check and the loss landscape use it.)"""
     largest = 0.0
     operators = _OPERATORS
     for node in nodes:
@@ -59,7 +60,7 @@ def _evaluate(root: Value, datas: list[float], nodes: list[Value]) -> tuple[floa
         if compute is not None:
             value = compute(datas[inputs[0].id], datas[inputs[1].id])
         else:
-            apply = OPS[op].apply  # type: ignore[index]
+            apply = row_of(node).apply
             value = apply([datas[c.id] for c in inputs], node.exponent or 0.0)[0]  # type: ignore[misc]
         datas[node.id] = value
         if value - value == 0 and abs(value) > largest:  # finite and larger
@@ -119,9 +120,9 @@ def _check_leaf(
     affected, largest_input = _downstream(order, leaf)
     datas = list(base)
     datas[leaf.id] = x + h
-    f_plus, largest_plus = _evaluate(root, datas, affected)
+    f_plus, largest_plus = evaluate(root, datas, affected)
     datas[leaf.id] = x - h
-    f_minus, largest_minus = _evaluate(root, datas, affected)
+    f_minus, largest_minus = evaluate(root, datas, affected)
     numeric = (f_plus - f_minus) / (2 * h)
     # How far rounding alone can move a one-sided difference at this h.
     largest = max(largest_plus, largest_minus, largest_input, abs(x))

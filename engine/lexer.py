@@ -50,7 +50,9 @@ _STATEMENT_BODY = rf"""[ \t]*(?:(?P<import>(?:import|from)[ \t][^\r\n;#]*)
         |(?P<zero_grad>zero_grad[ \t]*\([ \t]*\))
         |(?P<render>render[ \t]*{_ARGS})))(?=[ \t]*(?:[;\#]|\r?$))
     |HELPER_AT[ \t]*(?P<helper>def[ \t]+(?:{"|".join(HELPERS)})[ \t]*\([^\r\n]*\):[ \t]*
-        (?:\r?\n(?:[ \t]*(?:\#[^\r\n]*)?(?=\r?\n)|[ \t]+[^\r\n]*))*)"""
+        (?:\r?\n(?:[ \t]*(?:\#[^\r\n]*)?(?=\r?\n)|[ \t]+[^\r\n]*))*)
+    |HELPER_AT[ \t]*(?P<define>def[ \t]+{_ID}[ \t]*\([ \t]*(?:{_ID}[ \t]*(?:,[ \t]*{_ID}[ \t]*)*)?\)
+        [ \t]*:[ \t]*(?:\#[^\r\n]*)?(?:\r?\n[ \t]+)?return(?=[ \t(]))"""
 # `L.backward()` as the last statement of its line marks the result: what follows it (micrograd
 # code that reads the gradients, prints, asserts) is not read at all.
 _BACKWARD_BODY = r"[ \t]*[A-Za-z_]\w*\.backward\(\)[ \t]*(?:\#[^\r\n]*)?(?=\r?$)"
@@ -149,7 +151,10 @@ def tokenize(source: str) -> list[Token]:
         if source[at - 1 : at] == ";" and not separators.ends_statement(at - 1):
             continue  # the `;` is inside a string or a comment
         _tokenize_part(source, start, at, tokens)
-        tokens.append(_statement_token(source, at, statement))
+        if statement.lastgroup == "define":
+            _definition_head(source, statement, tokens)
+        else:
+            tokens.append(_statement_token(source, at, statement))
         start = statement.end()
         separators.read_to(start)
     _tokenize_part(source, start, stop, tokens)
@@ -191,6 +196,15 @@ def _statement_token(source: str, at: int, statement: re.Match[str]) -> Token:
         label = rest.split("=", 1)[1].strip()[1:-1]
         return Token("label", text, start, statement.end(), (target.strip(), label))
     return Token("skip", text, start, statement.end(), kind)
+
+
+def _definition_head(source: str, statement: re.Match[str], tokens: list[Token]) -> None:
+    """Python's `def f(x, y):` and its `return` (the one statement of its body) as the tokens
+    of chainrule's `f(x, y) =`: a function the program defines (engine/parser.py)."""
+    start, end = statement.span("define")
+    colon = source.index(":", start)  # the head holds no other `:`
+    _tokenize_part(source, start + len("def"), colon, tokens)
+    tokens.append(Token("op", source[colon:end], colon, end, "="))
 
 
 def _reading_stop(source: str) -> int:

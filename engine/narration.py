@@ -21,8 +21,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .formulas import Formula
+from .functions import ATOM, spelled
 from .i18n import Message, msg
-from .ops import FUNCTIONS, MINUS, OPS, expansion_step
+from .ops import MINUS, OPS, expansion_step, row_of
 
 if TYPE_CHECKING:
     from .value import Value
@@ -160,11 +161,12 @@ def fill(template: str, numbers: Mapping[str, Sequence[float | str]]) -> str:
 
 def reply_numbers(reply: Mapping[str, Any]) -> dict[str, list[Any]]:
     """The arrays the templates of a trace's reply (`Trace.to_dict()`, `POST /api/graph`) read,
-    gathered from it: the nodes' `text` and the numbers arrays of `POST /api/values`."""
+    gathered from it: the nodes' `text` (and in forward mode their `tangent`) and the numbers
+    arrays of `POST /api/values`."""
     nodes = reply["nodes"]
     visits = [step for step in reply["steps"] if step["phase"] == "backward"]
     contributions = [c for step in visits for c in step["contributions"]]
-    return {
+    arrays = {
         "text": [node["text"] for node in nodes],
         "data": [node["data"] for node in nodes],
         "local_grad": [edge["local_grad"] for edge in reply["edges"]],
@@ -173,6 +175,9 @@ def reply_numbers(reply: Mapping[str, Any]) -> dict[str, list[Any]]:
         "grad_before": [c["grad_before"] for c in contributions],
         "grad_after": [c["grad_after"] for c in contributions],
     }
+    if reply.get("pass") == "forward":  # forward mode's steps read each node's tangent
+        arrays["tangent"] = [node["tangent"] for node in nodes]
+    return arrays
 
 
 def narrations(reply: Mapping[str, Any]) -> list[str]:
@@ -244,24 +249,24 @@ class Narrator:
         text = self.text(node)
         if node.kind == "const":
             return f"({text})" if text.startswith("-") else text
-        if not bracket_compound or node.kind == "leaf" or node.label or node.op in FUNCTIONS:
+        if not bracket_compound or node.kind == "leaf" or node.label or _called(node):
             return text
         return text if _bracketed(text) else f"({text})"
 
     def formula(self, node: Value, parts: list[str] | None = None) -> str:
         """`a + b`, `e·c`, `a^2`, `tanh(n)` from the inputs' texts (or the given parts)."""
         names = self._operands(node) if parts is None else parts
-        return OPS[node.op].shape.format(*names, k=fmt(node.exponent or 0.0))  # type: ignore[index]
+        return row_of(node).shape.format(*names, k=fmt(node.exponent or 0.0))
 
     def _operands(self, node: Value) -> list[str]:
         """The texts of `node`'s inputs as its formula writes them."""
-        op, inputs = node.op, node.inputs
-        if op in FUNCTIONS:
+        op, inputs, row = node.op, node.inputs, row_of(node)
+        if row.call:
             return [self.text(c) for c in inputs]
         # The shapes expand_derived builds, X·(-1) and X^-1 (a power's base: the left operand
         # of a right-associative op), bracket a compound X (as the expansion does): the source
         # never wrote them, so its brackets cannot be relied on.
-        compound_first = OPS[op].right or (  # type: ignore[index]
+        compound_first = row.right or (
             op == "*" and inputs[1].kind == "const" and inputs[1].data < 0
         )
         return [self.operand(c, compound_first and i == 0) for i, c in enumerate(inputs)]
@@ -280,20 +285,39 @@ class Narrator:
 
     def formula_of_numbers(self, node: Value) -> str:
         """The formula with the inputs' data in place of their names: `2 + (-3)`, `log(-1)`."""
-        operand = fmt if node.op in FUNCTIONS else factor  # a call's parentheses suffice
+        operand = fmt if _called(node) else factor  # a call's parentheses suffice
         return self.formula(node, [operand(c.data) for c in node.inputs])
 
     def formula_of_slots(self, node: Value) -> str:
         """`formula_of_numbers` as a template: the inputs' `data` slots in place of names."""
-        write = slot if node.op in FUNCTIONS else operand_slot
+        write = slot if _called(node) else operand_slot
         return self.formula(node, [write("data", c.id) for c in node.inputs])
 
     def expansion(self, node: Value) -> str | None:
         """A derived operation in micrograd's primitives, from its row's expansion, spelled as
         narration spells each primitive: `a + b·(−1)`, `a·(b**2)^(−1)`. An input is bracketed
         when compound, but for the left operand of the loosest operator (`a - b + c·(−1)`)."""
+        if node.function is not None:
+            return self.body(node)
         expansion = OPS[node.op].expansion if node.op else None  # type: ignore[index]
         return None if expansion is None else self._expanded(expansion, node.inputs, True)
+
+    def body(self, node: Value) -> str:
+        """The body of the program's function that `node` calls, its parameters replaced by
+        the inputs' texts: `log(1 + exp(a*b))` for `softplus(a*b)`."""
+        return spelled(
+            node.function,  # type: ignore[arg-type]
+            "shape",
+            lambda index: self._argument(node.inputs[index]),
+            lambda expr: (_constant(expr.value), ATOM),
+            _constant,
+        )
+
+    def _argument(self, node: Value) -> tuple[str, int]:
+        """An input's text in a body, and how tightly it binds (a compound text loosest)."""
+        text = self.text(node)
+        simple = node.kind != "op" or node.label or _called(node) or _bracketed(text)
+        return text, ATOM if simple else LOOSEST
 
     def _expanded(self, formula: Formula, inputs: tuple[Value, ...], bracket: bool) -> str:
         if formula.head == "var":
@@ -320,6 +344,11 @@ class Narrator:
         """The message of a node's warning (domain, overflow, division_by_zero)."""
         shown = self.formula_of_numbers(node) if node.inputs else self.text(node)
         return msg(f"warning.node.{kind}", formula=shown, result=fmt(node.data))
+
+
+def _called(node: Value) -> bool:
+    """Whether the node's op is written as a call (`tanh(x)`, `softplus(x)`)."""
+    return node.op is not None and row_of(node).call
 
 
 def _constant(x: float) -> str:

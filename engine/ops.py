@@ -36,6 +36,9 @@ from .formulas import (
     helpers_used,
     is_one,
     javascript,
+    javascript_exact,
+    javascript_warning,
+    javascript_warning_helpers,
     k,
     log,
     out,
@@ -280,6 +283,13 @@ def key_of(public: str, exponent: object = None) -> str:
     return "**k" if public == "**" and exponent is not None else public
 
 
+def row_of(node: object) -> Op:
+    """The row of a node's op: the table's, or the row of the function the program defines
+    that the node calls (engine/functions.py)."""
+    function = node.function  # type: ignore[attr-defined]
+    return OPS[node.op] if function is None else function.row  # type: ignore[attr-defined]
+
+
 def public_op(op: str | None) -> str | None:
     """The op as the API names it (`**k` is `**` with `exponent` set); None for no op."""
     return None if op is None else OPS[op].public
@@ -360,24 +370,32 @@ def page_table() -> dict[str, dict[str, object]]:
 
 
 def javascript_module() -> str:
-    """Every row's forward and local derivatives as a JavaScript module (`export const OPS =
-    {key: {forward(a, b, k), locals(a, b, k, out)}}`), IEEE as the engine (a derived row's
-    formulas are its primitives'): what a page-side evaluator is to be built on (issue
-    "Instant anywhere"); today only its test runs it, against the engine."""
+    """Every row as a JavaScript module (`export const OPS = {key: {arity, exact, forward(a, b,
+    k), locals(a, b, k, out), warning(a, b, k)}}`), IEEE as the engine (a derived row's formulas
+    are its primitives'). `warning` is `warning_of` the forward: the primitive a non-finite result
+    is blamed on, or null; `exact` says that the row's formulas use arithmetic alone (the page's
+    numbers are then the engine's to the bit). The page's evaluator (static/js/evaluator.js) runs
+    it; `make bundle` writes it to static/js/op-functions.js."""
     names = {name: name for name in ("a", "b", "k", "out")}
     rows = []
     for key, op in OPS.items():
-        local_grads = ", ".join(javascript(formula_of(local), names) for local in op.local_grads)
+        formulas = [op.forward, *map(formula_of, op.local_grads)]
+        local_grads = ", ".join(javascript(local, names) for local in formulas[1:])  # type: ignore[arg-type]
+        exact = all(map(javascript_exact, formulas))  # type: ignore[arg-type]
         rows += [
             f"  {key!r}: {{",
+            f"    arity: {op.arity},",
+            f"    exact: {str(exact).lower()},",
             f"    forward: (a, b, k) => {javascript(op.forward, names)},",  # type: ignore[arg-type]
             f"    locals: (a, b, k, out) => [{local_grads}],",
+            f"    warning: (a, b, k) => {javascript_warning(op.forward, names)},",  # type: ignore[arg-type]
             "  },",
         ]
     return "\n".join(
         [
-            "// Generated from engine/ops.py (javascript_module): do not edit.",
+            "// Generated from engine/ops.py (javascript_module, by make bundle): do not edit.",
             JAVASCRIPT_HELPERS,
+            *javascript_warning_helpers(),
             "export const OPS = {",
             *rows,
             "};",

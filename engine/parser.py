@@ -13,6 +13,7 @@ from typing import Any
 from .errors import (
     QUOTE_MAX,
     ArgumentCount,
+    BadFunction,
     LimitExceeded,
     LineIndex,
     ProgramError,
@@ -20,9 +21,10 @@ from .errors import (
     UnknownFunction,
     quoted,
 )
+from .functions import MAX_FUNCTION_NODES, Function
 from .i18n import Count, msg
 from .lexer import METHOD_LIST, SUBSET, Token, needs_running, tokenize
-from .ops import BINARY, FUNCTIONS, NEGATION, OPS
+from .ops import BINARY, FUNCTIONS, NEGATION, OPS, SCRIPT_NAMES
 from .paste import clean, line_note, shown
 
 # BINARY: operator -> (precedence, right-associative), the table's; unary minus sits between `*`
@@ -41,6 +43,11 @@ _SKIPPED_AS = {"render": "draw", "zero_grad": "grad_reset"}
 _BUILTINS = frozenset(
     "abs all any dict enumerate filter float int isinstance len list map max min print range "
     "reversed round set sorted str sum tuple zip".split()
+)
+# Names a program's own function may not take: the table's functions and what the page's
+# micrograd and PyTorch scripts define or import besides the program's names.
+RESERVED_FUNCTION_NAMES = frozenset(
+    (*FUNCTIONS, *SCRIPT_NAMES, "Value", "math", "torch", *_BUILTINS)
 )
 
 
@@ -115,6 +122,13 @@ class LabelledNumber(Expr):
     """A number written `Value(2.0, label='a')`: `label` is the node's display label."""
 
     __slots__ = ("label",)
+
+
+class FunctionCall(Expr):
+    """A call of a function the program defines (`kind` "call", `op` its name, `args` its
+    arguments): `function` is that Function (engine/functions.py)."""
+
+    __slots__ = ("function",)
 
 
 class Statement:
@@ -207,6 +221,9 @@ class _Parser:
         self.imported: set[str] = set()  # names the skipped imports bring (`np`, `MLP`)
         self.drawings: set[str] = set()  # names a skipped `dot = draw_dot(o)` assigns
         self.labels: tuple[Label, ...] = ()  # labels set before any statement
+        self.functions: dict[str, Function] = {}  # the functions defined so far
+        self.later: dict[str, Token] = {}  # functions defined further on: their names' tokens
+        self.defining_name: Token | None = None  # the function whose body is being read
 
     def at(self, pos: int) -> Token:
         """The token at `pos`, or the `eof` token past the end (a look-ahead never overruns)."""
@@ -273,6 +290,7 @@ class _Parser:
         tokens = self.tokens
         statements: list[Statement] = []
         backward: tuple[int, str, int] | None = None  # statements before it, root name, line
+        self.later = self.definitions_ahead()
         while tokens[self.pos].kind != "eof":
             token = tokens[self.pos]
             if token.kind == "newline":
@@ -293,10 +311,21 @@ class _Parser:
                 backward = (len(statements), token.text, self.line)
                 self.pos += 5
                 continue
+            if self.head_end(self.pos) is not None:
+                self.definition()
+                continue
             statements.append(self.statement(token))
         if backward is not None and backward[0] < len(statements):
             self.skip_after_backward(statements, *backward)
         statements = self.shown_alone(statements)
+        if not statements and self.functions:
+            first = next(iter(self.functions.values()))
+            raise BadFunction(
+                msg("error.function.nothing_computed", name=first.name),
+                self.source,
+                first.start,
+                first.start + len(first.name),
+            )
         if not statements and (self.notes or self.labels):
             raise SyntaxError_(msg("error.nothing_to_trace"), self.source, 0)
         if not statements:
@@ -317,7 +346,7 @@ class _Parser:
             return self.augmented(token)
         if token.kind == "name" and tokens[self.pos + 1].text == "=":
             target = token
-            if token.text in FUNCTIONS:
+            if token.text in FUNCTIONS or self.is_function(token.text):
                 raise self.error(msg("error.function_assigned", name=token.text), token)
             self.pos += 2
             after = tokens[self.pos]
@@ -333,6 +362,155 @@ class _Parser:
         if target is None:
             return Statement(None, expr.start, expr.end, expr, self.line, postfix)
         return Statement(target.text, target.start, target.end, expr, self.line, postfix)
+
+    # ---- Functions the program defines: `softplus(x) = log(1 + exp(x))` ----------------------
+
+    def is_function(self, name: str) -> bool:
+        """Whether `name` is a function the program defines (above or below this point)."""
+        return name in self.functions or name in self.later
+
+    def head_end(self, pos: int) -> int | None:
+        """Where the `=` of a definition's head `name(p, q) =` starting at `pos` is (the
+        lexer gives Python's `def name(p, q): return` the same tokens), or None."""
+        tokens = self.tokens
+        if tokens[pos].kind != "name" or self.at(pos + 1).text != "(":
+            return None
+        i = pos + 2
+        if self.at(i).text != ")":
+            while True:
+                if self.at(i).kind != "name" or self.at(i + 1).text not in (",", ")"):
+                    return None
+                i += 2
+                if self.at(i - 1).text == ")":
+                    break
+        else:
+            i += 1
+        equals = self.at(i)
+        return i if equals.kind == "op" and equals.value == "=" else None
+
+    def definitions_ahead(self) -> dict[str, Token]:
+        """The name tokens of every definition at a statement's start, first one of a name."""
+        found: dict[str, Token] = {}
+        tokens = self.tokens
+        for pos, token in enumerate(tokens):
+            starts = pos == 0 or tokens[pos - 1].kind in ("newline", "skip", "label")
+            if starts and token.kind == "name" and self.head_end(pos) is not None:
+                found.setdefault(token.text, token)
+        return found
+
+    def definition(self) -> None:
+        """`name(p, q) = expr` (or `def name(p, q): return expr`): a function of the
+        parameters, whose body uses only them and functions defined above it. Python's `def`
+        that is no such function (it reads a global, calls itself, …) is code that must run,
+        as any other `def`."""
+        name = self.tokens[self.pos]
+        equals = self.at(self.head_end(self.pos) or self.pos)
+        if equals.text == "=":
+            self.read_definition()
+            return
+        try:
+            self.read_definition()
+        except ProgramError as error:
+            start = self.source.rfind("def", 0, name.start)
+            raise needs_running("def", self.source, start, start + 3, word="def") from error
+
+    def read_definition(self) -> None:
+        tokens = self.tokens
+        name = tokens[self.pos]
+        equals_at = self.head_end(self.pos)
+        assert equals_at is not None
+        params = [t for t in tokens[self.pos + 2 : equals_at] if t.kind == "name"]
+        self.check_function_name(name, params)
+        self.later.pop(name.text, None)
+        equals = tokens[equals_at]
+        self.pos = equals_at + 1
+        after = tokens[self.pos]
+        if after.kind in ("newline", "eof"):
+            raise self.error(msg(f"error.{_END[after.kind]}.needs_right", op="="), after)
+        line = self.line
+        self.line += equals.text.count("\n")  # `def f(x):` then `return` on the next line
+        names = self.params_of(params)
+        self.defining_name = name
+        self.postfix = postfix = []
+        try:
+            body = self.expression()
+        finally:
+            self.defining_name = None
+        for use in postfix:
+            if use.kind == "name" and use.text not in names:
+                raise self.function_error("unknown_parameter", use, name.text, params, use.text)
+        if body.kind in ("name", "num"):
+            raise self.function_error("trivial", body, name.text, params, body.text)
+        text = " ".join(self.source[body.start : body.end].split())
+        definition = f"{name.text}({', '.join(names)}) = {text}"
+        function = Function(
+            name.text, tuple(names), body, postfix, line,
+            (name.start, body.end), definition,
+        )  # fmt: skip
+        if function.nodes > MAX_FUNCTION_NODES:
+            message = msg(
+                "error.function.too_large",
+                name=name.text,
+                nodes=Count(function.nodes),
+                limit=Count(MAX_FUNCTION_NODES),
+            )
+            raise LimitExceeded(message, self.source, name.start, name.end)
+        self.functions[name.text] = function
+
+    @staticmethod
+    def params_of(params: list[Token]) -> list[str]:
+        return [p.text for p in params]
+
+    def check_function_name(self, name: Token, params: list[Token]) -> None:
+        """Refuse a definition whose name or parameters are taken or unusable."""
+        if name.value in RESERVED_FUNCTION_NAMES or name.text != name.value:  # `torch.exp`
+            kind = "builtin" if name.value in FUNCTIONS else "reserved"
+            raise self.function_error(kind, name, str(name.value), params)
+        if name.text in self.functions:
+            earlier = self.functions[name.text]
+            raise BadFunction(
+                msg("error.function.defined_twice", name=name.text, line=earlier.line),
+                self.source, name.start, name.end,
+            )  # fmt: skip
+        if not params:
+            raise self.function_error("no_parameters", name, name.text, params)
+        seen: set[str] = set()
+        for param in params:
+            kind = None
+            if param.text in seen:
+                kind = "repeated_parameter"
+            elif param.value in RESERVED_FUNCTION_NAMES or self.is_function(param.text):
+                kind = "parameter_is_function"
+            if kind is not None:
+                raise self.function_error(kind, param, name.text, params, param.text)
+            seen.add(param.text)
+
+    def function_error(
+        self, kind: str, where: Token | Expr, name: str, params: list[Token], other: str = ""
+    ) -> BadFunction:
+        """The BadFunction of `kind` (`error.function.<kind>`) about the function `name`."""
+        head = f"{name}({', '.join(self.params_of(params))})"
+        message = msg(f"error.function.{kind}", name=name, head=head, other=quoted(other))
+        return BadFunction(message, self.source, where.start, where.end)
+
+    def function_call_error(self, token: Token) -> ProgramError:
+        """The error for a call of a function the program defines below this point, or of the
+        function whose body this is."""
+        called = self.tokens[self.tokens.index(token) + 1].text == "("
+        if not called:
+            kind = "named_like_variable"
+        elif self.defining_name is not None and token.text == self.defining_name.text:
+            kind = "recursion"
+        elif self.defining_name is not None:
+            kind = "calls_later"
+        else:
+            kind = "used_before_defined"
+        defined = self.later.get(token.text) or self.defining_name
+        assert defined is not None
+        line = self.source.count("\n", 0, defined.start) + 1
+        caller = self.defining_name.text if self.defining_name is not None else ""
+        message = msg(f"error.function.{kind}", name=token.text, line=line, caller=caller)
+        return BadFunction(message, self.source, token.start, token.end)
 
     def skip_after_backward(
         self, statements: list[Statement], count: int, name: str, line: int
@@ -448,10 +626,16 @@ class _Parser:
             operand, pos = self.value_literal(pos)
             self.push(operands, operand)
             return pos, False
-        if (value == POWER_HELPER or value in _FUNCTIONS) and follows_paren:
+        callable_ = value == POWER_HELPER or value in _FUNCTIONS or value in self.functions
+        if callable_ and follows_paren:
             self.open(pending, _Pending("call", 0, tokens[pos + 1], token))
             return pos + 1, True
-        if value in _FUNCTIONS:
+        defining = self.defining_name is not None and value == self.defining_name.text
+        if follows_paren and (defining or value in self.later):
+            raise self.function_call_error(token)
+        if value in self.later and not defining:
+            raise self.function_call_error(token)
+        if value in _FUNCTIONS or self.is_function(value) or defining:
             raise self.error(msg("error.function_not_called", name=value), token)
         if follows_paren:
             raise self.unknown_function(token)
@@ -542,6 +726,8 @@ class _Parser:
         if token.text == ")" and top is not None and previous is top.token:
             if top.kind == "call":
                 assert top.name is not None
+                if top.name.text in self.functions:
+                    return self.function_arguments(top.name, 0, token)
                 return ArgumentCount(
                     msg("error.one_argument", name=top.name.text, count=0),
                     self.source,
@@ -668,6 +854,17 @@ class _Parser:
             operands.append(power)
             self.postfix.append(power)
             return
+        function = self.functions.get(name.text)
+        if function is not None:
+            if count != len(function.params):
+                raise self.function_arguments(name, count, close)
+            args = tuple(operands[len(operands) - count :])
+            del operands[len(operands) - count :]
+            called = FunctionCall("call", name.start, close.end, name.text, args)
+            called.function = function
+            operands.append(called)
+            self.postfix.append(called)
+            return
         if count != 1:
             raise ArgumentCount(
                 msg("error.one_argument", name=name.text, count=count),
@@ -679,6 +876,20 @@ class _Parser:
         call = Expr("call", name.start, close.end, name.value, (arg,))  # type: ignore[arg-type]
         operands.append(call)
         self.postfix.append(call)
+
+    def function_arguments(self, name: Token, count: int, close: Token) -> ArgumentCount:
+        """The error for a call of the program's function `name` with `count` arguments."""
+        function = self.functions[name.text]
+        head = f"{function.name}({', '.join(function.params)})"
+        message = msg(
+            "error.function.arguments",
+            name=function.name,
+            head=head,
+            expected=Count(len(function.params)),
+            count=count,
+            line=function.line,
+        )
+        return ArgumentCount(message, self.source, name.start, close.end)
 
 
 def _grad_kind(text: str) -> str:

@@ -126,6 +126,40 @@ _PROGRAMS: list[dict[str, Any]] = [
         ),
         "values": {},
     },
+    {
+        "id": "deep-tanh",
+        "source": (
+            "x = 2\n"
+            "h1 = tanh(2*x)\n"
+            "h2 = tanh(2*h1)\n"
+            "h3 = tanh(2*h2)\n"
+            "h4 = tanh(2*h3)\n"
+            "h5 = tanh(2*h4)\n"
+            "h6 = tanh(2*h5)\n"
+            "h7 = tanh(2*h6)\n"
+            "h8 = tanh(2*h7)\n"
+            "h9 = tanh(2*h8)\n"
+            "h10 = tanh(2*h9)"
+        ),
+        "values": {},
+    },
+    {
+        "id": "deep-relu",
+        "source": (
+            "x = 2\n"
+            "h1 = relu(2*x)\n"
+            "h2 = relu(2*h1)\n"
+            "h3 = relu(2*h2)\n"
+            "h4 = relu(2*h3)\n"
+            "h5 = relu(2*h4)\n"
+            "h6 = relu(2*h5)\n"
+            "h7 = relu(2*h6)\n"
+            "h8 = relu(2*h7)\n"
+            "h9 = relu(2*h8)\n"
+            "h10 = relu(2*h9)"
+        ),
+        "values": {},
+    },
 ]
 
 

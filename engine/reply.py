@@ -10,13 +10,16 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .flags import grad_flags
+from .functions import ops_used, script_body
 from .gradcheck import GradCheck
 from .i18n import render
-from .ops import DERIVED, public_op
-from .steps import BackwardStep, ForwardStep, SeedStep, Step, TopoStep
+from .ops import DERIVED, row_of
+from .steps import BackwardStep, ForwardStep, SeedStep, Step, TangentStep, TopoStep
 
 if TYPE_CHECKING:
     from .tracing import Trace
+    from .value import Value
 
 Box = tuple[float, float, float, float]  # x, y (the centre), width, height
 
@@ -86,6 +89,19 @@ def numbers_reply(trace: Trace) -> dict[str, Any]:
             {**warning, "message": render(warning["message"], lang)} for warning in trace.warnings
         ],
         "node_warnings": node_warnings_reply(trace),
+        "grad_flags": {f"n{i}": flags for i, flags in grad_flags(trace).items()},
+        **tangents_reply(trace),
+    }
+
+
+def tangents_reply(trace: Trace) -> dict[str, Any]:
+    """Forward mode's numbers (null in reverse mode): `tangent` per node (∂node/∂wrt) and
+    `tangent_contribution` per edge (the input's tangent × the edge's local derivative)."""
+    if trace.tangents is None:
+        return {"tangent": None, "tangent_contribution": None}
+    return {
+        "tangent": json_numbers(trace.tangents.tangent),
+        "tangent_contribution": json_numbers(trace.tangents.contribution),
     }
 
 
@@ -127,6 +143,7 @@ def graph_reply(
     numbers reply: what a drawing of the graph needs, without the timeline."""
     data, grad, local_grad = numbers["data"], numbers["grad"], numbers["local_grad"]
     correct_grad = numbers["correct_grad"] or grad
+    tangent = numbers["tangent"]
     node_warnings = numbers["node_warnings"]
     say = trace.narrator
     group_of = [0] * len(trace.nodes)
@@ -138,13 +155,13 @@ def graph_reply(
     for node in trace.nodes:
         i = node.id
         nid = f"n{i}"
-        derived = node.op in DERIVED
+        derived = node.op in DERIVED or node.function is not None
         written = {
             "id": nid,
             "label": node.label,
             "name": node.name,
             "text": say.text(node),
-            "op": public_op(node.op),
+            "op": op_name(node),
             "exponent": number(node.exponent) if node.op == "**k" else None,  # type: ignore[arg-type]
             "kind": node.kind,
             "data": data[i],
@@ -157,6 +174,7 @@ def graph_reply(
             "warnings": node_warnings.get(nid, []),
             "group": f"g{group_of[i]}",
         }
+        written["tangent"] = None if tangent is None else tangent[i]
         if placement is not None:
             written.update(box_reply(placement.boxes[i]))
         nodes.append(written)
@@ -172,6 +190,42 @@ def graph_reply(
                 }
             )
     return {"nodes": nodes, "edges": edges}
+
+
+def op_name(node: Value) -> str | None:
+    """The node's op as the API names it (`**` with `exponent` set for `**k`; the name of the
+    program's function a call applies); None for a leaf or a constant."""
+    return None if node.op is None else row_of(node).public
+
+
+def functions_reply(trace: Trace) -> list[dict[str, Any]]:
+    """The program's functions the graph calls (docs/api.md, "Function"), by line."""
+    return [
+        {
+            "name": function.name,
+            "params": list(function.params),
+            "definition": function.definition,
+            "line": function.line,
+            "span": [function.start, function.end],
+            "nodes": function.nodes,
+            "formula": function.row.formula,
+            "locals": list(function.row.locals),
+            "micrograd": script_body(function, "micrograd"),
+            "torch": script_body(function, "torch"),
+            "uses": ops_used(function),
+        }
+        for function in trace.graph.functions
+    ]
+
+
+def target_reply(trace: Trace) -> dict[str, Any]:
+    """`target`: the node whose gradients the reply holds (the root unless asked otherwise);
+    `off_target`: the ids of the nodes it does not depend on (their grads are 0, greyed out)."""
+    if trace.target is trace.root:
+        return {"target": f"n{trace.root.id}", "off_target": []}
+    inside = {node.id for node in trace.cone}
+    off = [f"n{node.id}" for node in trace.nodes if node.id not in inside]
+    return {"target": f"n{trace.target.id}", "off_target": off}
 
 
 def box_reply(box: Box) -> dict[str, float]:
@@ -228,7 +282,7 @@ def _forward_reply(trace: Trace, step: ForwardStep, numbers: Any, index: int) ->
     node = step.node
     return {
         "phase": "forward", "node": f"n{node.id}", "template": step.template,
-        "op": public_op(node.op),
+        "op": op_name(node),
         "inputs": [f"n{c.id}" for c in node.inputs], "data": numbers["data"][node.id],
         "index": index,
     }  # fmt: skip
@@ -249,12 +303,41 @@ def _backward_reply(trace: Trace, step: BackwardStep, numbers: Any, index: int) 
     }  # fmt: skip
 
 
+def _tangent_reply(trace: Trace, step: TangentStep, numbers: Any, index: int) -> dict:
+    node = step.node
+    return {
+        **_forward_reply(trace, step, numbers, index), "phase": "tangent",
+        "tangent": numbers["tangent"][node.id],
+        "contributions": tangent_contributions_reply(trace, node, numbers),
+    }  # fmt: skip
+
+
 _STEP_REPLIES = {
     TopoStep: _topo_reply,
     ForwardStep: _forward_reply,
     SeedStep: _seed_reply,
     BackwardStep: _backward_reply,
+    TangentStep: _tangent_reply,
 }
+
+
+def tangent_contributions_reply(
+    trace: Trace, node: Any, numbers: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """What each input edge of `node` adds to its tangent: tangent_in × local = contribution."""
+    tangent, local_grad = numbers["tangent"], numbers["local_grad"]
+    contribution = numbers["tangent_contribution"]
+    first = trace.tangents.first_edge[node.id]  # type: ignore[union-attr]
+    return [
+        {
+            "edge": f"e{first + k}",
+            "from": f"n{child.id}",
+            "tangent_in": tangent[child.id],
+            "local": local_grad[first + k],
+            "contribution": contribution[first + k],
+        }  # fmt: skip
+        for k, child in enumerate(node.inputs)
+    ]
 
 
 def contributions_reply(trace: Trace, visit: int, numbers: dict[str, Any]) -> list[dict[str, Any]]:
@@ -289,13 +372,18 @@ def trace_reply(
         **graph_reply(trace, numbers, placement),
         "groups": groups_reply(trace, placement),
         "root": f"n{trace.root.id}",
+        **target_reply(trace),
+        "pass": trace.pass_,
+        "wrt": None if trace.tangents is None else f"n{trace.tangents.wrt.id}",
         "leaves": [
             {"name": name, "label": node.label, "id": f"n{node.id}", "value": data[node.id]}
             for name, node in trace.graph.leaves
         ],
+        "functions": functions_reply(trace),
         "steps": steps_reply(trace, steps, numbers),
         "gradcheck": numbers["gradcheck"],
         "warnings": numbers["warnings"],
+        "grad_flags": numbers["grad_flags"],
         "mode": trace.mode,
         "order": None if trace.order is None else list(trace.order),
         "order_check": (

@@ -11,7 +11,7 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .i18n import templates, text
-from .narration import Narrator, name_slot, operand_slot, slot
+from .narration import Narrator, escape, name_slot, operand_slot, slot
 from .topo import TopoEvent, topo_order
 from .value import Value
 
@@ -53,20 +53,40 @@ class BackwardStep(NamedTuple):
     template: str
 
 
-Step = TopoStep | ForwardStep | SeedStep | BackwardStep
+class TangentStep(NamedTuple):
+    """A step of forward mode: `node`'s value and its tangent ∂node/∂wrt, from its inputs'."""
+
+    node: Value
+    template: str
+
+
+Step = TopoStep | ForwardStep | SeedStep | BackwardStep | TangentStep
 
 
 def steps(trace: Trace) -> list[Step]:
-    """The timeline of `trace`: topo (every event of the sort), forward, seed, backward."""
+    """The timeline of `trace`: topo (every event of the sort), forward, seed, backward; in
+    forward mode, topo then one tangent step per node."""
     say = trace.narrator
     events: list[TopoEvent] = []
-    topo_order(trace.root, events)
+    topo_order(trace.target, events)  # the order the backward pass walks: from its target
+    if trace.tangents is not None:
+        return [*topo_steps(events, trace.lang), *tangent_steps(trace, say)]
     return [
         *topo_steps(events, trace.lang),
         *forward_steps(trace.topo_order, say, trace.lang),
-        SeedStep(trace.root, text(trace.lang, "narration.seed", name=name_slot(trace.root))),
+        SeedStep(trace.target, seed_template(trace)),
         *backward_steps(trace, say),
     ]
+
+
+def seed_template(trace: Trace) -> str:
+    """The seed's sentence: grad[root] = 1, or for another target, that it is the one seeded
+    and how many nodes it does not depend on (they keep grad 0)."""
+    name = name_slot(trace.target)
+    if trace.target is trace.root:
+        return text(trace.lang, "narration.seed", name=name)
+    others = len(trace.nodes) - len(trace.cone)
+    return text(trace.lang, "narration.seed_target", name=name, count=others)
 
 
 def topo_steps(events: list[TopoEvent], lang: str) -> list[TopoStep]:
@@ -181,6 +201,13 @@ def _contribution(
         operand_slot("local_grad", record.edge[k]),
         added,
     )
+    function = trace.nodes[record.visits[visit]].function
+    if function is not None:  # where the local derivative of the program's function comes from
+        part = words["function"].format(
+            contribution=part, name=escape(function.name),
+            param=escape(function.params[k - record.starts[visit]]),
+            local=slot("local_grad", record.edge[k]), body=escape(function.definition),
+        )  # fmt: skip
     replaced = (record.replaced or {}).get(k)
     if replaced is not None:
         source = trace.nodes[record.visits[bisect_right(record.starts, replaced) - 1]]
@@ -196,3 +223,29 @@ def _contribution(
 def upstream_times_local(receiver: str, upstream: str, local: str, contribution: str) -> str:
     """`grad[a] += 2 × 3 = 6`: a contribution's arithmetic, read the same in every language."""
     return f"{receiver} {upstream} × {local} = {contribution}"
+
+
+def tangent_steps(trace: Trace, say: Narrator) -> list[TangentStep]:
+    """One step per node in topological order: its value and its tangent, the sum of its
+    inputs' tangents times the local derivatives (`ṫ[c] = 1 × 3 + 0 × 2 = 3`)."""
+    words = templates(trace.lang, "narration.tangent.")
+    wrt = name_slot(trace.tangents.wrt)  # type: ignore[arg-type, union-attr]
+    offsets = trace.tangents.first_edge  # type: ignore[union-attr]
+    found = []
+    for node in trace.topo_order:
+        name, tangent = name_slot(node), slot("tangent", node.id)
+        if node.kind == "op":
+            first = offsets[node.id]
+            products = " + ".join(
+                f"{operand_slot('tangent', child.id)} × {operand_slot('local_grad', first + k)}"
+                for k, child in enumerate(node.inputs)
+            )
+            template = words["op"].format(
+                title=say.title_of_slots(node), formula=say.formula_of_slots(node),
+                data=slot("data", node.id), name=name, wrt=wrt, products=products, tangent=tangent,
+            )  # fmt: skip
+        else:
+            kind = "seed" if node is trace.tangents.wrt else node.kind  # type: ignore[union-attr]
+            template = words[kind].format(name=name, wrt=wrt, value=slot("data", node.id))
+        found.append(TangentStep(node, template))
+    return found

@@ -15,7 +15,8 @@ from typing import Any
 
 from .backward import BackwardRecord, backward, edge_offsets, recorded_backward
 from .builder import Graph, Limits, build, check_values, limit_warnings
-from .errors import LimitExceeded
+from .errors import BadWrt, LimitExceeded
+from .forward_mode import PASSES, TangentRecord, forward_tangents, resolve_wrt
 from .gc_pause import cycle_collector_paused
 from .gradcheck import GradCheck, gradcheck
 from .i18n import DEFAULT_LANG, Count, check_lang, msg
@@ -23,6 +24,7 @@ from .narration import Narrator
 from .parser import Statement, parse_program
 from .reply import numbers_reply, trace_reply
 from .steps import steps
+from .target import check_variant, resolve_target
 from .topo import topo_order
 from .value import Value
 from .visit_order import check_order, order_warnings, resolve_order
@@ -132,13 +134,23 @@ class Trace:
     gradcheck: GradCheck
     warnings: tuple[dict[str, Any], ...]
     order_check: dict[str, Any] | None
+    # The node whose gradients the pass computes (the root unless the request names another)
+    # and the nodes it depends on, in topological order (the backward pass visits them only).
+    target: Value
+    cone: tuple[Value, ...]
+    # The forward-mode pass (`pass_="forward"`: the tangents ∂node/∂wrt), or None for reverse.
+    tangents: TangentRecord | None = None
+
+    @property
+    def pass_(self) -> str:
+        return "reverse" if self.tangents is None else "forward"
 
     @property
     def record(self) -> BackwardRecord:
         """The shown pass, every visit and contribution (engine/backward.py)."""
         if self.recorded is None:
             nodes = self.graph.nodes
-            record = recorded_backward(self.root, self.topo_order[::-1], edge_offsets(nodes))
+            record = recorded_backward(self.target, self.cone[::-1], edge_offsets(nodes))
             object.__setattr__(self, "recorded", record)  # a cache: the trace stays the same
         return self.recorded  # type: ignore[return-value]
 
@@ -182,16 +194,29 @@ def run(
     mode: str = "correct",
     order: Sequence[str] | None = None,
     lang: str = DEFAULT_LANG,
+    target: str | None = None,
+    pass_: str = "reverse",
+    wrt: str | None = None,
     *,
     record: bool = True,
 ) -> Trace:
     """Run the passes of a built graph: the correct backward pass, the variant `mode` or
-    `order` asks for (recorded instead), and the gradient check. With `record` False the
-    correct pass runs unrecorded and is recorded when the trace's `record` is first read.
-    Raises BadOrder for an order naming unknown or repeated ids."""
-    root, nodes = graph.root, graph.nodes
-    topo = topo_order(root)
-    reverse = topo[::-1]
+    `order` asks for (recorded instead), and the gradient check. With `target` (a node id or
+    name) the pass starts there: grads are ∂target/∂x (engine/target.py). With `pass_`
+    "forward", the forward-mode pass by leaf `wrt` as well (engine/forward_mode.py): the
+    timeline is then its. With `record` False the correct pass runs unrecorded and is recorded
+    when the trace's `record` is first read. Raises BadOrder for an order naming unknown or
+    repeated ids, BadTarget for a target that cannot be one, BadWrt for a forward mode without
+    its leaf."""
+    nodes = graph.nodes
+    topo = topo_order(graph.root)
+    tangents = _forward_mode(graph, topo, pass_, wrt, (mode, order, target))
+    root, cone = graph.root, topo
+    if target is not None:
+        check_variant(mode, order)
+        root = resolve_target(graph, target)
+        cone = topo_order(root) if root is not graph.root else topo
+    reverse = cone[::-1]
     warnings = list(graph.warnings)
     order_check = None
     visit_order = reverse
@@ -211,15 +236,35 @@ def run(
         grads = correct_grads = _correct_grads(root, nodes, reverse)
     if order is not None:
         warnings += limit_warnings(order_warnings(graph, recorded))
-    check = gradcheck(nodes, topo, root, graph.leaves, correct_grads)
+    check = gradcheck(nodes, cone, root, graph.leaves, correct_grads)
     return Trace(
         graph, mode, None if order is None else tuple(order), check_lang(lang), tuple(topo),
-        grads, correct_grads, recorded, check, tuple(warnings), order_check,
+        grads, correct_grads, recorded, check, tuple(warnings), order_check, root, tuple(cone),
+        tangents,
     )  # fmt: skip
 
 
+def _forward_mode(
+    graph: Graph, topo: list[Value], pass_: str, wrt: str | None, options: tuple
+) -> TangentRecord | None:
+    """The forward-mode pass over `topo` that `pass_` and `wrt` ask for, or None for reverse
+    mode. Raises BadWrt for a `wrt` without forward mode, and for forward mode without its
+    leaf or with another of `options` (mode, order, target: those are about reverse mode)."""
+    if pass_ not in PASSES:
+        raise ValueError(f"pass must be one of {PASSES}, got {pass_!r}")
+    if pass_ == "reverse":
+        if wrt is not None:
+            raise BadWrt(msg("error.wrt_without_forward"))
+        return None
+    if options != ("correct", None, None):
+        raise BadWrt(msg("error.forward_with_variant"))
+    leaf = resolve_wrt(graph, wrt)
+    return forward_tangents(graph.nodes, topo, leaf, edge_offsets(graph.nodes))
+
+
 def _correct_grads(root: Value, nodes: list[Value], reverse: list[Value]) -> tuple[float, ...]:
-    """The grads of the correct pass (unrecorded), by node id; left in the nodes' `grad`."""
+    """The grads of the correct pass (unrecorded) from `root`, by node id; left in the nodes'
+    `grad`."""
     for node in nodes:
         node.grad = 0.0
     backward(root, reverse)
@@ -235,18 +280,23 @@ def trace(
     order: list[str] | None = None,
     limits: Limits | None = None,
     lang: str = DEFAULT_LANG,
+    target: str | None = None,
+    pass_: str = "reverse",
+    wrt: str | None = None,
     record: bool = False,
 ) -> Trace:
     """Parse, build, sort, run forward and backward (and the requested variant) and check the
-    gradients; the reply's words are in `lang` (`en`, `ru`, `et`). With `record` the correct
-    pass is recorded at once (the replies read the record) instead of when first read. Raises
-    a ProgramError subclass for a bad program, values or order (its message in English:
+    gradients of the root (or of `target`, a node id or name: engine/target.py); with `pass_`
+    "forward", also the tangents ∂node/∂wrt of forward mode (engine/forward_mode.py), whose
+    timeline it becomes. The reply's words are in `lang` (`en`, `ru`, `et`). With `record` the
+    correct pass is recorded at once (the replies read the record) instead of when first read.
+    Raises a ProgramError subclass for a bad program, values or order (its message in English:
     `message_in(lang)` says it in another language); never anything else for any `source`."""
     _check_mode(mode)
     check_lang(lang)
     with cycle_collector_paused():
         graph = build_graph(source, values, expand_derived=expand_derived, limits=limits)
-        return run(graph, mode, order, lang, record=record)
+        return run(graph, mode, order, lang, target, pass_, wrt, record=record)
 
 
 def numbers(source: str, values: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:

@@ -21,7 +21,9 @@ class Value:
     """A scalar node: `data`, `grad`, ordered `inputs` and their `local_grads`.
 
     `op` is None for leaves and constants, else a key of OPS ("**k" shows as `**` with
-    `exponent` set). `id` is the node's position in its graph (sequential, deterministic).
+    `exponent` set) or, for a call of a function the program defines, its name (`function`
+    is then that Function, whose row stands in for the table's: ops.row_of). `id` is the
+    node's position in its graph (sequential, deterministic).
     The remaining slots describe the node for the timeline: kind, span, warning, `name` (the
     program's handle for it: the name it is assigned to, `c₂` for a name's second version) and
     `label` (what a card shows: the label the program sets, `x.label = 'x1*w1'`, else the name;
@@ -42,6 +44,7 @@ class Value:
         "start",
         "end",
         "warning",
+        "function",
     )
 
     def __init__(
@@ -66,6 +69,7 @@ class Value:
         self.start = 0
         self.end = 0
         self.warning = warning
+        self.function = None  # the program's function a call node applies (engine/functions.py)
 
     def __repr__(self) -> str:
         return f"Value(data={self.data}, grad={self.grad})"

@@ -17,7 +17,8 @@ import os
 from dataclasses import dataclass, field
 
 import mpmath
-from hypothesis import HealthCheck, settings
+import sympy as sp
+from hypothesis import HealthCheck, assume, settings
 from hypothesis import strategies as st
 
 FUZZ_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "200"))
@@ -316,8 +317,52 @@ class Oracle:
         return 1 / (1 + mpmath.exp(-x))
 
 
+def comparable_oracle(program: Program) -> Oracle:
+    """The program's oracle; hypothesis skips a program it refuses (at a kink, off the reals or
+    too large to compare)."""
+    oracle = Oracle(program)
+    try:
+        oracle.root()
+    except NotComparable:
+        assume(False)
+    return oracle
+
+
 def close(actual: float, expected: mpmath.mpf, rel: float = 1e-6, abs_: float = 1e-9) -> bool:
     """float64 result against the 50-digit oracle, with room for float rounding."""
     if not math.isfinite(actual):
         return False
     return abs(mpmath.mpf(actual) - expected) <= abs_ + rel * abs(expected)
+
+
+def sympy_of(program) -> tuple[dict[str, sp.Expr], dict[str, sp.Symbol]]:
+    """Each assigned name's sympy expression in the program's leaf symbols, and the symbols."""
+    symbols: dict[str, sp.Symbol] = {}
+    named: dict[str, sp.Expr] = {}
+
+    def build(expr) -> sp.Expr:
+        kind = expr[0]
+        if kind == "num":
+            return sp.Float(float(expr[1]), 30)
+        if kind == "name":
+            if expr[1] in named:
+                return named[expr[1]]
+            return symbols.setdefault(expr[1], sp.Symbol(expr[1]))
+        if kind == "neg":
+            return -build(expr[1])
+        if kind == "call":
+            inner = build(expr[2])
+            calls = {"relu": lambda v: sp.Max(0, v), "tanh": sp.tanh, "exp": sp.exp,
+                     "log": sp.log, "sigmoid": lambda v: 1 / (1 + sp.exp(-v))}  # fmt: skip
+            return calls[expr[1]](inner)
+        left, right = build(expr[1]), build(expr[2])
+        ops = {"+": lambda p, q: p + q, "-": lambda p, q: p - q, "*": lambda p, q: p * q,
+               "/": lambda p, q: p / q, "**": lambda p, q: p**q}  # fmt: skip
+        return ops[kind](left, right)
+
+    for name, expr in program.statements:
+        if name is not None and expr[0] == "num":
+            symbols[name] = sp.Symbol(name)
+        elif name is not None:
+            named[name] = build(expr)
+    return named, symbols

@@ -94,7 +94,7 @@ def export_trace(request: GraphRequest, settings: AppSettings) -> dict[str, Any]
     size = len(graph.nodes)
     if size > settings.export_max_nodes:
         raise too_large(size, settings)
-    traced = engine.run(graph, request.mode, request.order)
+    traced = engine.run(graph, request.mode, request.order, target=request.target)
     return graph_reply(traced, numbers_reply(traced))  # no timeline
 
 
@@ -143,8 +143,9 @@ async def export(
 ) -> Response:
     """Draw the program's graph in micrograd's `draw_dot` style (label | data | grad), or
     (`html`) write one self-contained HTML file that plays its trace (narration and notes in
-    the request's language): stepping, scrubbing, explanations and tables, read-only sliders,
-    no network. The drawing has no words to translate; errors are in the request's language."""
+    the request's language): stepping, scrubbing, explanations and tables, live sliders
+    (the page computes the numbers), no network. The drawing has no words to translate; errors
+    are in the request's language."""
     lang = language.choose(request.lang)
     if format == "html":
         content = await export_html(request, title, settings, server, lang)

@@ -86,11 +86,29 @@ export async function postGraph(body) {
   return trace;
 }
 
+/** Every path of the chain rule from one node to the target (POST /api/paths; docs/api.md). */
+export async function postPaths(body) {
+  const reply = await postJson("api/paths", body);
+  if (!reply || !Array.isArray(reply.paths)) {
+    throw new ApiError({ type: "BadResponse", message: t("ui.api.paths_malformed") });
+  }
+  return reply;
+}
+
 /** Steps of gradient descent (POST /api/descend; docs/api.md): {parameters, roots, values, velocity, stopped}. */
 export async function postDescend(body) {
   const reply = await postJson("api/descend", body);
   if (!reply || !Array.isArray(reply.roots) || !Array.isArray(reply.values)) {
     throw new ApiError({ type: "BadResponse", message: t("ui.api.descent_malformed") });
+  }
+  return reply;
+}
+
+/** The root over a grid of two leaves (POST /api/landscape; docs/api.md): {parameters, xs, ys, losses}. */
+export async function postLandscape(body) {
+  const reply = await postJson("api/landscape", body);
+  if (!reply || !Array.isArray(reply.xs) || !Array.isArray(reply.ys) || !Array.isArray(reply.losses)) {
+    throw new ApiError({ type: "BadResponse", message: t("ui.api.landscape_malformed") });
   }
   return reply;
 }

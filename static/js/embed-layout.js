@@ -70,17 +70,16 @@ function toggle(id, text) {
 }
 
 /**
- * The player's elements. `readOnly`: the leaves cannot recompute, and say so. Returns the root
- * and, by part, what the views are mounted on.
+ * The player's elements (its sliders recompute in the page: instant.js). Returns the root and,
+ * by part, what the views are mounted on.
  */
-export function playerLayout({ title, readOnly }) {
+export function playerLayout({ title }) {
   const { wrap, graph } = graphPane();
   const { bar, transport } = transportBar();
   const source = h("pre", { class: "player-source", "data-testid": "program" });
   const errorBox = h("div", { id: "error", class: "error-box", "data-testid": "error", role: "alert", hidden: true });
   const notes = h("ul", { id: "program-notes", class: "program-notes", "data-testid": "program-notes", "aria-label": t("ui.notes.label"), hidden: true });
   const sliders = h("div", { id: "sliders", class: "sliders" });
-  const note = readOnly ? h("p", { class: "read-only-note", "data-testid": "read-only-note", text: t("ui.player.read_only") }) : null;
   const finalGrads = toggle("toggle-final-grads", t("ui.toggles.final_grads"));
   const fold = toggle("toggle-fold", t("ui.toggles.fold"));
   const gradMap = toggle("toggle-gradmap", t("ui.toggles.gradmap"));
@@ -99,7 +98,7 @@ export function playerLayout({ title, readOnly }) {
     h("div", { class: "workspace" },
       h("aside", { class: "sidebar", "aria-label": t("ui.sidebar.label") },
         program,
-        h("section", { class: "leaves" }, h("h2", { class: "section-title", text: t("ui.leaves.title") }), note, sliders),
+        h("section", { class: "leaves" }, h("h2", { class: "section-title", text: t("ui.leaves.title") }), sliders),
         h("section", { class: "toggles", "aria-label": t("ui.toggles.label") }, finalGrads.label, fold.label, gradMap.label)),
       h("section", { class: "stage", "aria-label": t("ui.graph.label") }, wrap, bar, transport.narration)),
     panels);

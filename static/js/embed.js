@@ -14,10 +14,12 @@
 //              notes are in the language it was traced in, so give both the same one. Without
 //              it the player shows catalogue keys. One language per document: the last given.
 //   recompute  optional, `(values) => Promise<trace> | undefined` with values = {leaf name:
-//              number} for every leaf (the moved one changed). With it the sliders are live: a
-//              promise's trace is shown if no later move was made (latest wins, one call at a
-//              time, the newest move waiting); a call that returns nothing answers later through
-//              setTrace / setError. Without it the sliders are disabled, with a one-line note.
+//              number} for every leaf (the moved one changed). The sliders are live either way:
+//              a move is painted at once from the page's own numbers (instant.js, evaluator.js:
+//              offline, from file://, with the kernel busy or gone); with `recompute` the
+//              engine's trace then follows and is shown (it is the authority) if no later move
+//              was made (latest wins, one call at a time, the newest move waiting); a call that
+//              returns nothing answers later through setTrace / setError.
 //   title      shown in the player's title bar.
 //   setTrace(trace)  show a new trace (same program: the same phase and place in it is kept).
 //   setError(error)  show {type, message, line?, column?, snippet?, caret?} in the error box
@@ -44,6 +46,7 @@ import PLAYER_CSS from "../embed/chainrule-embed.css";
 import { renderError } from "./editor.js";
 import { mountGraphPane, mountLeaves, mountNotes, mountPanels, mountReading, mountTransport, predictSection } from "./features.js";
 import { useCatalogue } from "./i18n.js";
+import { createInstantNumbers } from "./instant.js";
 import { playerLayout } from "./embed-layout.js";
 import { mountModes } from "./modes.js";
 import { useOpTable } from "./ops.js";
@@ -113,11 +116,14 @@ function mountFeatures(view, scope, recompute) {
   const graph = mountGraphPane(view.graph, scope, { wheelZooms: (event) => event.ctrlKey || event.metaKey || focused() });
   mountTransport(view.transport, scope);
   const send = recompute ? createRecomputer(recompute, store) : null;
+  const instant = createInstantNumbers();
   mountLeaves(view.sliders, scope, {
-    readOnly: !recompute,
     onValue: (name, value) => {
       store.update({ values: { ...store.state.values, [name]: value } });
-      send(leafValues(store.state.trace, store.state.values));
+      const values = leafValues(store.state.trace, store.state.values);
+      const painted = store.state.trace ? instant.paint(store.state.trace, values) : null;
+      if (painted) store.setTrace(painted);
+      if (send) send(values);
     },
   });
   mountNotes(view.notes, scope);
@@ -130,7 +136,7 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
   if (ops) useOpTable(ops);
   if (ui) useCatalogue(ui);
   const shadow = host.shadowRoot ?? host.attachShadow({ mode: "open" });
-  const view = playerLayout({ title, readOnly: !recompute });
+  const view = playerLayout({ title });
   const style = adoptStyles(shadow);
   shadow.replaceChildren(...(style ? [style] : []), view.root);
 

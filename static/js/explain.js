@@ -2,7 +2,7 @@
 // contributions. Pure functions of the trace and a view (frames.js viewAt); no DOM.
 
 import { chainText, compactText, productText } from "./format.js";
-import { formulaName } from "./names.js";
+import { formulaName, nodeName } from "./names.js";
 import { fillOp, isDead, opRow } from "./ops.js";
 import { t } from "./i18n.js";
 import { framesOf, traceIndex } from "./frames.js";
@@ -13,8 +13,10 @@ const exponentText = (node) => (node.exponent === null || node.exponent === unde
 /** `e + b`, `a·b`, `tanh(n)`, `a ** 2`: the table's `formula` in the inputs' names. */
 export function expressionOf(node, nodeById) {
   if (!node.op) return formulaName(node);
-  const inputs = node.inputs.map((id) => formulaName(nodeById.get(id)));
-  return fillOp(opRow(node).formula, { inputs, k: exponentText(node) });
+  const row = opRow(node);
+  // A call's own parentheses suffice: `tanh(a*b)`, not `tanh((a*b))`.
+  const inputs = node.inputs.map((id) => (row.call ? nodeName : formulaName)(nodeById.get(id)));
+  return fillOp(row.formula, { inputs, k: exponentText(node) });
 }
 
 /** `f = e·c` (for a node without a label: just the expression). */
@@ -114,8 +116,11 @@ export function explainNode(trace, view, id, { complete = false } = {}) {
   const name = formulaName(node);
   const notes = [];
   if (deadShown(node, view)) notes.push(t("ui.explain.dead", { input: formulaName(nodeById.get(node.inputs[0])) }));
-  for (const w of node.warnings ?? []) notes.push(`\u26a0 ${warningWords(w)}: ${w.message}`);
+  // A warning the page computed has no sentence (message null) until the server writes one.
+  for (const w of node.warnings ?? []) notes.push(w.message ? `\u26a0 ${warningWords(w)}: ${w.message}` : `\u26a0 ${warningWords(w)}`);
   if (node.expansion) notes.push(t("ui.explain.derived", { expansion: node.expansion }));
+  const fn = node.op ? opRow(node).function : null; // a call of the program's own function
+  if (fn) notes.push(t("ui.explain.function", { name: fn.name, definition: fn.definition, line: fn.line }));
   const definition = node.kind === "op" ? definitionOf(node, nodeById)
     : node.kind === "const" ? t("ui.explain.constant", { value: compactText(node.data) }) : t("ui.explain.leaf", { name });
   let sum;

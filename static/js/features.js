@@ -10,6 +10,7 @@ import { mountExplanations } from "./explain-view.js";
 import { followMark } from "./follow.js";
 import { registerGradTable } from "./grad-table.js";
 import { gradmapMark, mountGradmapToggle } from "./gradmap.js";
+import { gradFlagsMark } from "./gradmap-flags.js";
 import { mountGraph } from "./graph-view.js";
 import { labMark } from "./lab-marks.js";
 import { mountLabs } from "./labs.js";
@@ -20,6 +21,7 @@ import { mountNotes } from "./notes.js";
 import { mountPaneMetrics } from "./pane-metrics.js";
 import { mountSliders } from "./sliders.js";
 import { mountToggles } from "./toggles.js";
+import { targetMark } from "./target.js";
 import { registerTraceTables } from "./trace-tables.js";
 import { mountTransport } from "./transport.js";
 
@@ -32,6 +34,8 @@ export function mountGraphPane(pane, scope, options = {}) {
   const metrics = mountPaneMetrics(graph, pane.legend);
   const minimap = minimapMark({ graph, metrics }, scope);
   graph.marks.register(gradmapMark({ legend: pane.legend }));
+  graph.marks.register(gradFlagsMark({ legend: pane.legend }));
+  graph.marks.register(targetMark({ legend: pane.legend }, scope));
   graph.marks.register(labMark());
   graph.marks.register(leafLinkMark());
   graph.marks.register(lessonRingsMark());

@@ -6,6 +6,8 @@
 // (`a*a`: grad[a] reads 3, then 6). `state.step` is a frame index.
 
 import { t } from "./i18n.js";
+import { nodeName } from "./names.js";
+import { useFunctions } from "./ops.js";
 
 const indexCache = new WeakMap();
 const framesCache = new WeakMap();
@@ -34,6 +36,7 @@ export function frameOfStep(trace, stepIndex) {
 export function traceIndex(trace) {
   let index = indexCache.get(trace);
   if (index) return index;
+  useFunctions(trace); // the rows of its own functions, for its calls' cards and formulas
   const nodeById = new Map(trace.nodes.map((n) => [n.id, n]));
   const edgeById = new Map(trace.edges.map((e) => [e.id, e]));
   const inputEdges = new Map(trace.nodes.map((n) => [n.id, []]));
@@ -71,7 +74,7 @@ export function phaseAt(trace, i) {
   };
 }
 
-const PHASE_LABELS = { topo: "ui.phase.topo", forward: "ui.phase.forward", seed: "ui.phase.seed", backward: "ui.phase.backward" };
+const PHASE_LABELS = { topo: "ui.phase.topo", forward: "ui.phase.forward", seed: "ui.phase.seed", backward: "ui.phase.backward", tangent: "ui.phase.tangent" };
 
 /** "backward 3 / 7" in the page's language ("seed" alone). */
 export function phaseLabel({ phase, position, count }) {
@@ -112,7 +115,9 @@ export function playIndex(trace) {
   trace.steps.forEach((step, k) => {
     const count = step.phase === "backward" ? (step.contributions ?? []).length : 0;
     const last = first + Math.max(1, count) - 1;
-    if (step.phase === "forward") {
+    if (step.phase === "forward" || step.phase === "tangent") {
+      // Forward mode's step computes the node's value and its tangent, shown in the grad row.
+      if (step.phase === "tangent") addEvent(gradEvents, step.node, [first, step.tangent]);
       dataFrame.set(step.node, first);
       forwardData.set(step.node, step.data);
       const lit = (inputEdges.get(step.node) ?? []).map((e) => e.id);
@@ -169,6 +174,12 @@ function lastAt(list, i, frameOf) {
 const gradFrame = (event) => event[0];
 const edgeFrame = (event) => event.frame;
 
+/** The name of the cards' grad row: `grad`, or in forward mode `∂/∂a` (the tangent by leaf a). */
+function gradRowName(trace, nodeById) {
+  const wrt = trace.pass === "forward" ? nodeById.get(trace.wrt) : null;
+  return wrt ? `\u2202/\u2202${nodeName(wrt)}` : "grad";
+}
+
 /**
  * The display state at frame `i`, as lookups (each O(log) in one node's or edge's events, built
  * once per trace by playIndex; no replay of the steps before i):
@@ -200,7 +211,7 @@ export function viewAt(trace, i, { finalGrads = false } = {}) {
   const gradOf = (id) => {
     const node = nodeById.get(id);
     if (!node || node.kind === "const") return undefined; // constants get a grad; the page hides it
-    if (finalGrads) return node.grad;
+    if (finalGrads) return trace.pass === "forward" ? node.tangent : node.grad;
     return lastAt(play.gradEvents.get(id), shownFrame, gradFrame)?.[1];
   };
   const edgeOf = (id) => {
@@ -221,6 +232,7 @@ export function viewAt(trace, i, { finalGrads = false } = {}) {
     edges: { get: edgeOf },
     active: play.active[shownFrame]?.edges ?? [],
     current: step ? step.node : null, step, stepIndex: frame.step, shown: frame.upto, frame: shownFrame,
+    gradRow: gradRowName(trace, nodeById),
   };
 }
 

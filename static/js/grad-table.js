@@ -3,6 +3,7 @@
 // of the same graph rewrite the changed cells in place.
 
 import { passComplete } from "./explain.js";
+import { flagNotes, flagsOf, flagsPresent, flagWords } from "./flag-words.js";
 import { formulaName } from "./names.js";
 import { compactText, isFiniteValue } from "./format.js";
 import { h } from "./dom.js";
@@ -40,8 +41,10 @@ function rowsOf(trace) {
   return nodes.map((node) => {
     const check = checks.get(node.id);
     const name = formulaName(node);
+    const flags = flagsOf(trace, node.id);
     return {
       id: node.id,
+      flags: flags.join(" "),
       className: node.kind === "leaf" ? "leaf" : "intermediate",
       cells: [
         [name, "mono"],
@@ -49,6 +52,7 @@ function rowsOf(trace) {
         [meaningOf(name, rootName, node.grad), "what"],
         [check ? compactText(check.numeric) : "\u2014", "mono"],
         [check ? (STATUS_TEXT[check.status] ? t(STATUS_TEXT[check.status]) : check.status) : node.kind === "leaf" ? t("ui.check.not_checked") : "\u2014", check ? `status status-${check.status}` : ""],
+        [flagWords(flags), "flag"],
       ],
     };
   });
@@ -69,7 +73,7 @@ function pendingNote(toEnd) {
 
 /** The table with its header row: {table, tbody}. */
 function gradTableElements() {
-  const headRow = h("tr", {}, ...["ui.table.node", "grad", "ui.gradients.meaning", "ui.gradients.numeric", "ui.gradients.check"]
+  const headRow = h("tr", {}, ...["ui.table.node", "grad", "ui.gradients.meaning", "ui.gradients.numeric", "ui.gradients.check", "ui.gradients.flag"]
     .map((key) => h("th", { scope: "col", text: key.startsWith("ui.") ? t(key) : key }))); // grad: the notation
   const tbody = h("tbody");
   return { table: h("table", { class: "trace-table grad-table" }, h("thead", {}, headRow), tbody), tbody };
@@ -77,6 +81,7 @@ function gradTableElements() {
 
 function writeRow(tr, row) {
   setClass(tr, row.className);
+  if (tr.dataset.flags !== row.flags) tr.dataset.flags = row.flags;
   row.cells.forEach(([text, className], i) => {
     setText(tr.cells[i], text);
     setClass(tr.cells[i], className);
@@ -97,6 +102,13 @@ function writeRows(tbody, rows, shownIds) {
   return rows.map((row) => row.id);
 }
 
+/** The flag sentences under the table for `trace` (`last`: those shown, kept when the same). */
+function flagNotesOf(trace, last) {
+  const present = flagsPresent(trace);
+  if (present.join() === last.shown) return last;
+  return { shown: present.join(), list: present.length ? flagNotes(present, "grad-flag-notes") : null };
+}
+
 /**
  * The table's elements, made once; `draw(s)` shows the state's trace. New values of the same
  * nodes rewrite only the cell texts that changed, in place (an open table keeps its scroll
@@ -108,6 +120,7 @@ function createGradTable(body, store) {
   const { table, tbody } = gradTableElements();
   const foot = h("p", { class: "table-note" });
   let shownIds = [];
+  let notes = { shown: "", list: null }; // the sentences of the flags shown, under the table
   const show = (...parts) => {
     if (parts.length !== body.children.length || parts.some((part, i) => body.children[i] !== part)) body.replaceChildren(...parts);
   };
@@ -118,7 +131,8 @@ function createGradTable(body, store) {
     else {
       shownIds = writeRows(tbody, rowsOf(trace), shownIds);
       setText(foot, footText(trace.gradcheck));
-      show(table, foot);
+      notes = flagNotesOf(trace, notes);
+      show(...[table, foot, notes.list].filter(Boolean));
     }
   };
 }

@@ -8,6 +8,7 @@ import { compactText, opGlyph, shortText } from "./format.js";
 import { t } from "./i18n.js";
 import { traceIndex } from "./frames.js";
 import { nodeName } from "./names.js";
+import { canDie } from "./ops.js";
 
 /** The op line of a card whose constant inputs are folded into it: `× 3`, `+ 1`, `2 **`. */
 export function foldedOpText(node, nodeById) {
@@ -34,7 +35,7 @@ function hintParts(g, node) {
     hints.folded = svgElement("text", { x: op.getAttribute("x"), y: op.getAttribute("y"), "font-size": fs, "text-anchor": "end" }, "op op-folded");
     g.append(hints.folded);
   }
-  if (node.op === "relu") {
+  if (canDie(node)) {
     hints.dead = svgElement("text", { x: 2, y: -fs * 0.35, "font-size": fs * 0.72 }, "tag tag-dead");
     hints.dead.textContent = t("ui.card.dead");
     g.append(hints.dead);

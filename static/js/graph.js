@@ -205,6 +205,7 @@ function partsOf(g) {
       labelMore: g.querySelector(".label-more"),
       op: g.querySelector(".op"),
       grad: g.querySelector(".value.grad"),
+      gradName: g.querySelector(".grad-name"),
       compact: g.querySelector(".label-compact"),
     };
     cardParts.set(g, parts);
@@ -232,6 +233,7 @@ function placeCard(g, node, parts) {
   attr(g, "data-node-id", node.id);
   attr(g, "data-label", node.label);
   attr(g, "data-name", node.name ?? node.label);
+  attr(g, "data-op", node.op ?? ""); // the table's op, or the name of the program's function it calls
   text(parts.compact, compactLabel(nodeName(node), node).text);
   if (node.kind === "const") return;
   const glyph = opGlyph(node);
@@ -263,7 +265,10 @@ function updateNode(g, node, view, rootId, layout, nodeById) {
   shownOnCard.set(g, { node, data, grad, warn, dead });
   if (pointedCard === g) showTooltip(g);
   text(parts.data, shown.data + warn);
-  if (node.kind !== "const") text(parts.grad, shown.grad);
+  if (node.kind !== "const") {
+    text(parts.grad, shown.grad);
+    text(parts.gradName, view.gradRow ?? "grad");
+  }
   return shown;
 }
 

@@ -6,6 +6,11 @@
 //
 // `state.train` ({lr, momentum, params, steps, start}, null while the lab is off) is what a share
 // link carries: opening one replays `steps` steps from the `start` values, exactly.
+//
+// Before the first step the lab is guessing (train-guess.js): each point the learner moves the
+// parameters to is a try, and Step or Play starts descent from the best one (`start` becomes
+// it). The chart shows the tries before the steps; with two parameters ticked, the loss
+// landscape (train-landscape.js) shows both on the contours of the function.
 
 import { ApiError } from "./api-error.js";
 import { compactText } from "./format.js";
@@ -13,6 +18,8 @@ import { t } from "./i18n.js";
 import { h, toggleSwitch } from "./dom.js";
 import { mountLossChart } from "./loss-chart.js";
 import { createDescent, SUPERSEDED } from "./train-run.js";
+import { bestIndex, freshTrail, guessBlock, recordTry, sameValues } from "./train-guess.js";
+import { landscapeSection } from "./train-landscape.js";
 
 const BATCH = 10;           // steps per request while playing
 const PLAY_STEP_MS = 160;   // one shown step per tick
@@ -35,8 +42,8 @@ function numberInput(testid, props) {
   return h("input", { type: "number", "data-testid": testid, id: testid, class: "train-number", inputmode: "decimal", ...props });
 }
 
-/** The lab card's elements. */
-function trainCard(setLab) {
+/** The lab card's elements; `guess` and `landscape`: the guessing block's and the landscape's. */
+function trainCard(setLab, { guess, landscape }) {
   const p = {
     toggle: toggleSwitch({
       off: t("ui.lab.off"), on: t("ui.train.on"), label: t("ui.train.label"),
@@ -53,12 +60,14 @@ function trainCard(setLab) {
     message: h("p", { class: "train-message", "data-testid": "train-message", role: "status" }),
     chart: h("div", { class: "train-chart" }),
   };
-  p.body = h("div", { class: "train-body" }, p.params,
+  p.body = h("div", { class: "train-body" }, h("div", { class: "train-controls" }, p.params, guess,
     h("div", { class: "train-settings" },
       h("label", { for: "train-lr", text: t("ui.train.lr") }), p.lr,
       h("label", { for: "train-momentum", text: t("ui.train.momentum") }), p.momentum),
-    h("div", { class: "train-buttons" }, p.step, p.play, p.reset), p.status, p.message, p.chart,
-    h("label", { class: "toggle train-log" }, p.log, ` ${t("ui.train.log")}`));
+    h("div", { class: "train-buttons" }, p.step, p.play, p.reset), p.status, p.message),
+    h("div", { class: "train-plots" },
+      h("div", { class: "train-curve" }, p.chart, h("label", { class: "toggle train-log" }, p.log, ` ${t("ui.train.log")}`)),
+      landscape));
   p.section = h("section", { class: "lab-card lab-train", "aria-labelledby": "lab-train-title" },
     h("h3", { id: "lab-train-title", text: t("ui.train.title") }),
     h("p", { class: "lab-hint", text: t("ui.train.hint") }), p.toggle.element, p.body);
@@ -73,16 +82,24 @@ function paramBoxes(p, trace, chosen) {
     ` ${leaf.label || leaf.name}`)));
 }
 
+/** The root's value in `trace` (the loss), as the API sends it. */
+const rootLoss = (trace) => trace.nodes.find((node) => node.id === trace.root)?.data;
+
 /**
  * The lab's controller on `scope`: the settings (state.train), the run shown (train-run.js),
- * Step, Play, Reset and a link's replay. `setValues(values)` moves the sliders.
+ * the tries (train-guess.js), Step, Play, Reset and a link's replay. `setValues(values)` moves
+ * the sliders; `guess` and `landscape` are the guessing block and the landscape to show.
  */
-function createTrainer(scope, p, { setValues }) {
+function createTrainer(scope, p, { setValues, guess, landscape }) {
   const { state, update } = scope.store;
   const settings = () => state.train ?? { lr: DEFAULT_LR, momentum: 0, params: null, steps: 0, start: {} };
   const chosen = (trace) => settings().params ?? defaultParams(trace);
   const flags = { playing: false, busy: false, replaying: false, playToken: 0 };
   const descent = createDescent(scope.server.descend, () => request());
+  const trail = freshTrail();
+  // Guessing until the first step is shown: every point the graph shows is a try.
+  const phase = () => (settings().steps === 0 && descent.run.losses.length === 0 ? "guess" : "descent");
+  const bestTry = () => trail.tries[bestIndex(trail)] ?? null;
 
   /** What the next request asks for, or throws a BadTraining ApiError the lab says. */
   function request() {
@@ -103,15 +120,55 @@ function createTrainer(scope, p, { setValues }) {
   function redraw() {
     const { losses } = descent.run;
     p.status.textContent = losses.length ? t("ui.train.status", { step: settings().steps, root: compactText(losses.at(-1)) }) : t("ui.train.status_start");
-    drawChart(losses, { log: p.log.checked });
+    drawChart(losses, { log: p.log.checked, tries: trail.tries.map((tried) => tried.loss), best: bestTry()?.loss ?? null });
     p.play.textContent = t(flags.playing ? "ui.transport.pause" : "ui.transport.play");
     p.play.setAttribute("aria-pressed", String(flags.playing));
     const off = state.lab !== "train" || !state.trace;
     for (const el of [p.step, p.reset, p.lr, p.momentum]) el.disabled = off || flags.replaying;
     p.step.disabled ||= flags.playing || flags.busy;
     p.play.disabled = off || flags.replaying;
+    showGuesses(off);
   }
   const drawChart = mountLossChart(p.chart);
+
+  /** The guessing block and the landscape: the tries, the best guess, the path from it. */
+  function showGuesses(off) {
+    if (off) return landscape.show({ on: false, params: [] });
+    const params = chosen(state.trace);
+    const values = leafValues(state.trace, state.values);
+    const pair = (v) => [v[params[0]], v[params[1]]];
+    const loss = rootLoss(state.trace);
+    guess.show({ phase: phase(), leaves: state.trace.leaves.filter((l) => params.includes(l.name)), state, loss, trail, params });
+    const { start } = settings();
+    const best = bestTry();
+    landscape.show({
+      on: true, params, source: state.source, values, nodeCount: state.trace.nodes.length, loss,
+      names: params.map((name) => state.trace.leaves.find((l) => l.name === name)?.label || name),
+      current: pair(values), best: best && pair(best.values), tries: trail.tries.map((tried) => pair(tried.values)),
+      path: descent.run.losses.length ? [start, ...descent.run.path].map((row) => pair({ ...start, ...row })) : [],
+    });
+  }
+
+  /** A trace shown while guessing: its point is a try. */
+  function recordTrace(trace) {
+    if (phase() !== "guess" || flags.busy || flags.playing || flags.replaying) return;
+    recordTry(trail, leafValues(trace, {}), rootLoss(trace), chosen(trace));
+  }
+
+  /** Descent is about to start: from the best try, the sliders moved there (the run's `start`). */
+  function startAtBest() {
+    if (phase() !== "guess" || !state.trace) return;
+    const here = leafValues(state.trace, state.values);
+    const best = bestTry();
+    const start = best && !sameValues(best.values, here) ? best.values : here;
+    update({ train: { ...settings(), start } });
+    if (start === here) return;
+    descent.run.applied = { ...state.values, ...start };
+    setValues(descent.run.applied);
+  }
+
+  /** The learner moved leaves (`moved`: {name: value}) by hand: the sliders, the landscape's point. */
+  const moveByHand = (moved) => setValues({ ...state.values, ...moved });
 
   /** Show the next fetched step: the sliders move, the curve grows. */
   function showNext() {
@@ -125,7 +182,19 @@ function createTrainer(scope, p, { setValues }) {
     redraw();
   }
 
-  return { settings, chosen, flags, descent, say, redraw, showNext, setValues };
+  return {
+    settings, chosen, flags, descent, say, redraw, showNext, setValues, trail, recordTrace, startAtBest, moveByHand,
+    /** Back to the best guess (a move by hand, to a point tried already). */
+    toBest: () => bestTry() && moveByHand(bestTry().values),
+    /** The landscape's point moved to (x, y): the two parameters it is drawn over. */
+    moveTo({ x, y }) {
+      const [px, py] = chosen(state.trace);
+      moveByHand({ [px]: x, [py]: y });
+    },
+    forgetTries() {
+      trail.tries = [];
+    },
+  };
 }
 
 /** Step: one step of descent, fetched and shown. */
@@ -134,6 +203,7 @@ async function stepOnce(trainer) {
   if (flags.busy || flags.playing) return;
   flags.busy = true;
   say("");
+  trainer.startAtBest();
   redraw();
   try {
     const stopped = await descent.fetch(1);
@@ -161,6 +231,7 @@ async function playOrPause(trainer) {
   const current = () => token === flags.playToken && flags.playing;
   flags.playing = true;
   say("");
+  trainer.startAtBest();
   redraw();
   let stopped = null;
   try {
@@ -244,6 +315,7 @@ function onLab(trainer, store, s, on) {
     flags.playing = false;
     if (s.train) store.update({ train: null });
     descent.forget();
+    trainer.forgetTries();
     say("");
   }
 }
@@ -267,8 +339,11 @@ function onTrace(trainer, p, store, s, on) {
 
 /** The Train lab's card on `scope`; `setLab(lab)` makes a lab the active one. */
 export function trainSection(scope, setLab, { setValues }) {
-  const p = trainCard(setLab);
-  const trainer = Object.assign(createTrainer(scope, p, { setValues }), { drawnLeaves: "", pendingReplay: null });
+  let trainer = null;
+  const guess = guessBlock({ onValue: (name, value) => trainer.moveByHand({ [name]: value }), onBest: () => trainer.toBest() }, scope.store);
+  const landscape = landscapeSection(scope, { onMove: (point) => trainer.moveTo(point) });
+  const p = trainCard(setLab, { guess: guess.element, landscape: landscape.element });
+  trainer = Object.assign(createTrainer(scope, p, { setValues, guess, landscape }), { drawnLeaves: "", pendingReplay: null });
   const { store } = scope;
   listenToCard(p, trainer, store);
   store.subscribe((s, changed) => {
@@ -289,6 +364,7 @@ export function trainSection(scope, setLab, { setValues }) {
     // A new program: a new run (the parameters that still exist stay ticked).
     if (changed.has("source") && !changed.has("train")) {
       trainer.flags.playing = false;
+      trainer.forgetTries();
       if (s.train) {
         trainer.descent.forget();
         trainer.pendingReplay = null;
@@ -296,13 +372,17 @@ export function trainSection(scope, setLab, { setValues }) {
       }
     }
     // Values moved by hand (a slider, a preset): the run starts again from them.
+    // After descent, guessing begins again from them (the earlier tries were another run's).
     if (changed.has("values") && on && trainer.descent.run.applied && s.values !== trainer.descent.run.applied && !trainer.flags.replaying) {
+      if (trainer.descent.run.losses.length) trainer.forgetTries();
       trainer.flags.playing = false;
       trainer.descent.forget();
       store.update({ train: { ...trainer.settings(), steps: 0, start: s.trace ? leafValues(s.trace, s.values) : {} } });
       trainer.say("");
     }
     if (changed.has("trace") && s.trace) onTrace(trainer, p, store, s, on);
+    // The point shown when the lab opens is the first try; each new one another.
+    if ((changed.has("trace") || changed.has("lab")) && s.trace && on) trainer.recordTrace(s.trace);
     trainer.redraw();
   });
   return p.section;

@@ -10,7 +10,7 @@ import { compactText } from "./format.js";
 import { framesOf } from "./frames.js";
 import { t } from "./i18n.js";
 import { isClose, parseGuess } from "./guess.js";
-import { currentLesson, isLessonTrace } from "./lesson-rings.js";
+import { currentLesson, isLessonTrace, showsStop, stopPass } from "./lesson-rings.js";
 
 /** The frame that shows API step `stepIndex` whole (a backward visit with all its contributions). */
 export function frameOfStop(trace, stepIndex) {
@@ -112,8 +112,9 @@ export function mountLessonPanel({ after, menu }, scope, { loadProgram }) {
   function show(k) {
     const lesson = currentLesson(state);
     if (!lesson) return;
-    update({ lessonStop: k, playing: false });
-    if (isLessonTrace(lesson, state.trace)) setStep(frameOfStop(state.trace, lesson.stops[k].step));
+    // The stop's pass: another pass (or leaf) of the lesson's program asks for its timeline.
+    update({ lessonStop: k, playing: false, ...stopPass(lesson.stops[k]), everyLeaf: null });
+    if (showsStop(lesson, lesson.stops[k], state.trace)) setStep(frameOfStop(state.trace, lesson.stops[k].step));
     else waitingFor = k;
   }
 
@@ -133,7 +134,7 @@ export function mountLessonPanel({ after, menu }, scope, { loadProgram }) {
     update({ lessonId: lesson.id, lessonStop: stop });
     waitingFor = isLessonTrace(lesson, state.trace) ? null : stop;
     if (waitingFor === null) show(stop);
-    else loadProgram({ source: lesson.source, values: lesson.values });
+    else loadProgram({ source: lesson.source, values: lesson.values, ...stopPass(lesson.stops[stop]) });
   }
 
   listenToPanel(parts, scope.store, go);
@@ -148,7 +149,7 @@ export function mountLessonPanel({ after, menu }, scope, { loadProgram }) {
       update({ lessonId: "", lessonStop: 0 });
       return;
     }
-    if (changed.has("trace") && lesson && waitingFor !== null && isLessonTrace(lesson, s.trace)) {
+    if (changed.has("trace") && lesson && waitingFor !== null && showsStop(lesson, lesson.stops[waitingFor], s.trace)) {
       const k = waitingFor;
       waitingFor = null;
       show(k);

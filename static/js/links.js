@@ -11,6 +11,9 @@ export const URL_FIELDS = {
   final: { key: "finalGrads", type: "bool" },
   fold: { key: "foldConstants", type: "bool" },
   gradmap: { key: "gradMap", type: "bool" },
+  target: { key: "target", type: "string" },
+  pass: { key: "pass", type: "pass" },
+  wrt: { key: "wrt", type: "string" },
   train: { key: "train", type: "train" },
   lesson: { key: "lessonId", type: "string" },
   stop: { key: "lessonStop", type: "int", when: (s) => Boolean(s.lessonId) },
@@ -65,6 +68,8 @@ const codecs = {
   bool: { encode: (v) => (v ? "1" : "0"), decode: (s) => s === "1" },
   numbers: { encode: encodeNumbers, decode: decodeNumbers },
   lang: { encode: (v) => v, decode: (s) => (LANGS.includes(s) ? s : undefined) },
+  // Reverse mode is the default: only forward mode goes into a link.
+  pass: { encode: (v) => (v === "forward" ? v : ""), decode: (s) => (s === "forward" ? s : undefined) },
   train: trainCodec,
   hide: {
     encode: (keys) => keys.join(","),

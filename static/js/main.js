@@ -4,13 +4,15 @@
 // server (programs and slider values go out, traces and errors come back). `scope` is exported
 // for tests and scripts (the page's store, and the 3D view's probes).
 
-import { createGraphChannel, fetchLessons, fetchPresets, postDescend } from "./api.js";
+import { createGraphChannel, fetchLessons, fetchPresets, postDescend, postLandscape } from "./api.js";
 import { mountAutogradCheck } from "./autograd-check.js";
 import { challengeSection } from "./challenges.js";
 import { mountEditor } from "./editor.js";
 import { mountExportMenu } from "./export-menu.js";
+import { mountForwardMode } from "./forward-mode.js";
 import { mountGraphPane, mountLeaves, mountNotes, mountPanels, mountReading, mountTransport, predictSection } from "./features.js";
 import { collapseThreshold } from "./groups.js";
+import { mountInstantNumbers } from "./instant.js";
 import { orderSection } from "./lab-order.js";
 import { overwriteSection } from "./lab-overwrite.js";
 import { trainSection } from "./lab-train.js";
@@ -19,17 +21,19 @@ import { mountLessonPanel } from "./lesson-panel.js";
 import { fromUrlParams } from "./links.js";
 import { mountLiveClass } from "./live-class.js";
 import { mountModes } from "./modes.js";
+import { pathsMark, registerPathsPanel } from "./paths-panel.js";
 import { mountPresentation } from "./present.js";
 import { mountSandbox, sandboxProgram, withRun } from "./sandbox.js";
 import { createScope } from "./scope.js";
 import { mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy } from "./share.js";
+import { mountTargetPicker } from "./target.js";
 import { mountTheme } from "./theme.js";
 import { view3dMark } from "./view-3d.js";
 
 const $ = (id) => document.getElementById(id);
 
 /** The page's scope: the document's keys, its body, and the server's endpoints. */
-export const scope = createScope({ root: document.body, keyTarget: document, server: { descend: postDescend } });
+export const scope = createScope({ root: document.body, keyTarget: document, server: { descend: postDescend, landscape: postLandscape } });
 const { store } = scope;
 const { state, update } = store;
 
@@ -40,13 +44,20 @@ function requestBody() {
   if (state.expandDerived) body.expand_derived = true;
   if (state.mode === "overwrite") body.mode = "overwrite";
   if (state.order) body.order = [...state.order];
+  if (state.target) body.target = state.target;
+  // Forward mode once its leaf is known (forward-mode.js names the first leaf of a new program).
+  if (state.pass === "forward" && state.wrt) Object.assign(body, { pass: "forward", wrt: state.wrt });
   return body;
 }
 
 const channel = createGraphChannel({
   // A new program opens at its first step (or a shared link's step); new values of the same
   // program keep the learner where they were (same phase, same position in it).
-  onResult: (trace, meta) => store.setTrace(withRun(trace, state), meta.program ? { step: meta.step ?? 0 } : {}),
+  // New values: the page painted its own numbers already; the server's confirm them (instant.js).
+  onResult: (trace, meta) => {
+    const shown = meta.program ? trace : instant.result(trace, meta);
+    if (shown) store.setTrace(withRun(shown, state), meta.program ? { step: meta.step ?? 0 } : {});
+  },
   onError: (error) => {
     if (!sandbox?.rescue(error.detail)) store.setError(error.detail);
   },
@@ -70,19 +81,28 @@ let sandbox = null;
 function loadPreset(id, step = 0) {
   const preset = state.presets.find((p) => p.id === id) ?? state.presets[0];
   if (!preset) return;
-  update({ presetId: preset.id, source: preset.source, values: { ...(preset.values ?? {}) }, playing: false });
+  update({ presetId: preset.id, source: preset.source, values: { ...(preset.values ?? {}) }, playing: false, target: null, wrt: "", everyLeaf: null });
   recompute({ program: true, step });
 }
 
-/** Show a program that is no preset (a lesson's), from its first step. */
-function loadProgram({ source, values }) {
-  update({ presetId: "", source, values: { ...values }, playing: false });
+/** Show a program that is no preset (a lesson's), from its first step, in `pass` (by leaf `wrt`). */
+function loadProgram({ source, values, pass = state.pass, wrt = "" }) {
+  update({ presetId: "", source, values: { ...values }, playing: false, target: null, pass, wrt, everyLeaf: null });
   recompute({ program: true });
 }
 
+/** An edited program: its node ids are new, so gradients are of its root again. */
+function newProgram() {
+  update({ target: null, wrt: "", everyLeaf: null });
+  recompute({ program: true });
+}
+
+let instant = null;
+
+/** New leaf values: painted at once from the page's numbers, confirmed by the server's. */
 const setValues = (values) => {
   update({ values });
-  recompute({ values: true });
+  instant.setValues(values);
 };
 
 /** The graph pane, its marks (the 3D view's among them) and the transport. */
@@ -93,6 +113,9 @@ function mountStage() {
     legend: wrap.querySelector(".legend"), follow: $("follow"),
   };
   const graph = mountGraphPane(pane, scope, { collapseAt: collapseThreshold(new URLSearchParams(window.location.search)) });
+  graph.marks.register(pathsMark());
+  mountTargetPicker(graph, scope);
+  mountForwardMode({ leaves: document.querySelector(".leaves") }, scope);
   graph.marks.register(view3dMark({ graph, tools: wrap.querySelector(".graph-tools"), zoomIn: pane.zoomIn, zoomOut: pane.zoomOut, legend: pane.legend }, scope));
   mountTransport({
     toStart: $("to-start"), back: $("step-back"), play: $("play"), forward: $("step-forward"),
@@ -117,6 +140,7 @@ let lessons = null;
 let liveClass = { joining: false };
 
 function mount() {
+  instant = mountInstantNumbers({ notice: $("numbers-notice"), body: document.body }, scope, { recompute });
   mountModes(scope);
   // First: while a lesson is open, its Space and arrows come before the transport's.
   lessons = mountLessonPanel({ after: $("narration"), menu: $("lessons") }, scope, { loadProgram });
@@ -124,16 +148,23 @@ function mount() {
   mountEditor({
     textarea: $("source"), gutter: $("gutter"), backdrop: $("backdrop"), errorBox: $("error"),
     presetSelect: $("presets"), presetNote: $("preset-note"),
-  }, scope, { onProgram: () => recompute({ program: true }), onPreset: loadPreset });
+  }, scope, { onProgram: newProgram, onPreset: loadPreset });
   mountNotes($("program-notes"), scope);
   sandbox = mountSandbox({ panel: $("sandbox"), send: (meta) => channel.send(requestBody(), meta) }, scope);
   mountAutogradCheck({ panel: $("sandbox"), graph }, scope);
   mountLeaves($("sliders"), scope, { onValue: (name, value) => setValues({ ...state.values, [name]: value }) });
   const labs = [overwriteSection, orderSection, predictSection, trainSection, challengeSection];
   mountPanels({ section: $("panels"), tabs: $("panel-tabs"), bodies: $("panel-bodies") }, scope, { labs, labsFirst: true, setValues });
-  // A lab switching the variant (the = bug, a visit order) asks for the variant's trace.
+  registerPathsPanel(scope, { requestBody });
+  // A lab switching the variant (the = bug, a visit order), or another target of the program
+  // shown, asks for its trace (a new program resets the target and asks for itself).
   store.subscribe((s, changed) => {
-    if (s.source && (changed.has("mode") || changed.has("order"))) recompute();
+    const variant = changed.has("mode") || changed.has("order");
+    const shown = requestBody().source === s.trace?.source;
+    const target = changed.has("target") && shown;
+    if (s.source && (variant || target)) recompute();
+    // The other pass, or forward mode by another leaf: another timeline, from its start.
+    if (s.source && shown && (changed.has("pass") || changed.has("wrt"))) recompute({ program: true, step: 0 });
   });
   mountReading(graph, {
     finalGrads: $("toggle-final-grads"), expandDerived: $("toggle-expand"), foldConstants: $("toggle-fold"), gradMap: $("toggle-gradmap"),
@@ -142,7 +173,7 @@ function mount() {
   mountUrlSync(scope);
   liveClass = mountLiveClass({ actions: $("header-actions"), workspace: document.querySelector(".workspace"), pane: $("graph-wrap") }, scope, { recompute });
   $("toggle-expand").addEventListener("change", (event) => {
-    update({ expandDerived: event.target.checked });
+    update({ expandDerived: event.target.checked, target: null }); // node ids change
     recompute({ program: true });
   });
 }

@@ -3,13 +3,15 @@
 // (tanh, exp, log, sigmoid, sin, a ** b with a Value exponent) are emitted as helpers with their
 // own _backward: the table's `script` and `prelude` lines, generated from the engine's formulas.
 
-import { opRow, fillOp, opRows, CALL } from "./ops.js";
+import { opRow, opRowOf, fillOp, opRows, CALL } from "./ops.js";
 import { traceIndex } from "./frames.js";
 
 const PY_KEYWORDS = new Set(("False None True and as assert async await break class continue def del elif else except "
   + "finally for from global if import in is lambda nonlocal not or pass raise return try while with yield").split(" "));
 // Names the scripts use themselves (micrograd's and PyTorch's): a program's name never takes them.
-const RESERVED = new Set(["Value", "math", "print", "torch",
+// Read from the table when asked, not at load: an embedded player is given its table after its
+// modules load (ops.js useOpTable).
+const reserved = () => new Set(["Value", "math", "print", "torch",
   ...opRows().flatMap((row) => (row.helper ? [row.helper, ...Object.keys(row.prelude)] : []))]);
 
 /** Text safe inside a Python `#` comment: no character that could end the line (a lone \r
@@ -58,7 +60,9 @@ export const relabelled = (node) => node.label !== handleOf(node);
  */
 export function variableNames(trace) {
   const names = new Map();
+  const RESERVED = reserved();
   const used = new Map(); // Python name → the base label it stands for
+  for (const fn of trace.functions ?? []) used.set(fn.name, null); // a `def`'s name: never a variable's
   const take = (node, wanted) => {
     let name = IDENTIFIER.test(wanted) && !PY_KEYWORDS.has(wanted) && !RESERVED.has(wanted)
       && (!used.has(wanted) || used.get(wanted) === wanted) ? wanted : "";
@@ -193,6 +197,7 @@ export function microgradScript(trace, { train = null } = {}) {
     model.push(body.at(-1));
     if (relabelled(node)) body.push(`${name}.label = ${pyString(node.label)}`);
   }
+  for (const fn of trace.functions ?? []) for (const key of fn.uses) if (opRowOf(key).helper) needed.add(opRowOf(key));
   const helpers = scriptHelpers([...needed]);
   const root = names.get(trace.root);
   const label = new Map(trace.nodes.map((node) => [node.id, node.label]));
@@ -204,6 +209,7 @@ export function microgradScript(trace, { train = null } = {}) {
     "from micrograd.engine import Value",
     "",
     ...helpers,
+    ...functionDefs(trace, "micrograd"),
     ...body,
     "",
     `${root}.backward()`,
@@ -217,6 +223,15 @@ export function microgradScript(trace, { train = null } = {}) {
 }
 
 /** The lines defining the helpers of `rows` (table rows): the IEEE helpers they call, each once, then theirs. */
+/**
+ * The functions the program defines, each a Python `def` returning its body in the table's
+ * `column` spelling (`micrograd`, `torch`: the reply's), in the order they are defined (a body
+ * calls only those above it). Pasted back, chainrule reads each as the function it was.
+ */
+export function functionDefs(trace, column) {
+  return (trace.functions ?? []).flatMap((fn) => [`def ${fn.name}(${fn.params.join(", ")}):`, `    return ${fn[column]}`, ""]);
+}
+
 function scriptHelpers(rows) {
   const prelude = new Map();
   for (const row of rows) for (const [name, lines] of Object.entries(row.prelude)) prelude.set(name, lines);

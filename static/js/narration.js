@@ -8,6 +8,7 @@
 // carry templates only: `narrationOf` fills the one shown.
 
 import { formatNumber, parenthesized } from "./format.js";
+import { numbersOf } from "./numbers.js";
 
 /** A number for narration (engine `fmt`): integers plainly, else up to 6 significant digits. */
 export const fmt = (value) => formatNumber(value, "narration");
@@ -59,20 +60,13 @@ export function fill(template, numbers) {
 
 /**
  * The arrays a trace's templates read, gathered from the trace (an /api/graph reply, or one
- * merged with a numbers reply): the nodes' `text` and the numbers arrays of POST /api/values.
+ * merged with a numbers reply): the nodes' `text` (and, in forward mode, their `tangent`) and
+ * the numbers arrays of POST /api/values (numbers.js `numbersOf`).
  */
-export function numbersOf(trace) {
-  const visits = trace.steps.filter((step) => step.phase === "backward");
-  const contributions = visits.flatMap((step) => step.contributions ?? []);
-  return {
-    text: trace.nodes.map((node) => node.text),
-    data: trace.nodes.map((node) => node.data),
-    local_grad: trace.edges.map((edge) => edge.local_grad),
-    step_grad: visits.map((step) => step.grad),
-    contribution: contributions.map((c) => c.contribution),
-    grad_before: contributions.map((c) => c.grad_before),
-    grad_after: contributions.map((c) => c.grad_after),
-  };
+export function slotArraysOf(trace) {
+  const arrays = { ...numbersOf(trace), text: trace.nodes.map((node) => node.text) };
+  if (trace.pass === "forward") arrays.tangent = trace.nodes.map((node) => node.tangent);
+  return arrays;
 }
 
 const fillers = new WeakMap(); // trace → its filler (a trace is never changed: new numbers make a new one)
@@ -82,6 +76,6 @@ export function narrationOf(trace, index) {
   const step = trace.steps[index];
   if (!step) return "";
   let fillStep = fillers.get(trace);
-  if (!fillStep) fillers.set(trace, (fillStep = filler(numbersOf(trace))));
+  if (!fillStep) fillers.set(trace, (fillStep = filler(slotArraysOf(trace))));
   return fillStep(step.template);
 }

@@ -43,16 +43,32 @@ function backwardCounts(trace) {
 function mergedNodes(trace, reply) {
   const { data, grad } = reply;
   const correctGrad = reply.correct_grad ?? grad;
+  const tangent = reply.tangent ?? null; // forward mode's ∂node/∂wrt, null in reverse mode
   const nodeWarnings = reply.node_warnings ?? {};
   return trace.nodes.map((node, i) => {
     const warnings = nodeWarnings[node.id] ?? NO_WARNINGS;
-    if (Object.is(node.data, data[i]) && Object.is(node.grad, grad[i])
+    const nodeTangent = tangent === null ? node.tangent : tangent[i];
+    if (Object.is(node.data, data[i]) && Object.is(node.grad, grad[i]) && Object.is(node.tangent, nodeTangent)
       && Object.is(node.correct_grad, correctGrad[i]) && sameWarnings(node.warnings, warnings)) return node;
     return {
-      ...node, data: data[i], grad: grad[i], correct_grad: correctGrad[i],
+      ...node, data: data[i], grad: grad[i], correct_grad: correctGrad[i], tangent: nodeTangent,
       warnings: warnings === NO_WARNINGS ? [] : warnings,
     };
   });
+}
+
+/** A forward-mode step with `reply`'s value, tangent and the contributions of its input edges. */
+function mergedTangentStep(step, reply, position, edgeIndex) {
+  const { data, tangent, local_grad: localGrad, tangent_contribution: added } = reply;
+  const contributions = step.contributions.map((c) => {
+    const edge = edgeIndex.get(c.edge);
+    const numbers = { tangent_in: tangent[position.get(c.from)], local: localGrad[edge], contribution: added[edge] };
+    return Object.entries(numbers).every(([key, x]) => Object.is(c[key], x)) ? c : { ...c, ...numbers };
+  });
+  const at = position.get(step.node);
+  const same = Object.is(step.data, data[at]) && Object.is(step.tangent, tangent[at])
+    && contributions.every((c, i) => c === step.contributions[i]);
+  return same ? step : { ...step, data: data[at], tangent: tangent[at], contributions };
 }
 
 /**
@@ -70,6 +86,7 @@ function mergedSteps(trace, reply, position) {
       const value = data[position.get(step.node)];
       return Object.is(step.data, value) ? step : { ...step, data: value };
     }
+    if (step.phase === "tangent") return mergedTangentStep(step, reply, position, edgeIndex);
     if (step.phase !== "backward") return step; // the sort and the seed: no numbers (the seed's grad is 1)
     const upstream = stepGrad[visit++];
     const contributions = step.contributions.map((c) => {
@@ -103,6 +120,35 @@ export function mergeNumbers(trace, reply) {
   });
   const steps = mergedSteps(trace, reply, position);
   const merged = { ...trace, nodes: mergedNodes(trace, reply), edges, leaves, steps, gradcheck: reply.gradcheck, warnings: reply.warnings };
+  if (reply.grad_flags !== undefined) merged.grad_flags = reply.grad_flags;
   if (reply.structure !== undefined) merged.structure = reply.structure;
   return merged;
+}
+
+/**
+ * The numbers reply of `trace` (the inverse of mergeNumbers): its data, grads, local grads, every
+ * backward step's grad and contributions, gradcheck, warnings and node warnings, as the arrays of
+ * POST /api/values. What the page compares its own numbers with (instant.js).
+ */
+export function numbersOf(trace) {
+  const backward = trace.steps.filter((step) => step.phase === "backward");
+  const contributions = backward.flatMap((step) => step.contributions ?? []);
+  const grad = trace.nodes.map((node) => node.grad);
+  const correctGrad = trace.nodes.map((node) => node.correct_grad ?? node.grad);
+  const nodeWarnings = {};
+  for (const node of trace.nodes) if (node.warnings?.length) nodeWarnings[node.id] = node.warnings;
+  return {
+    structure: trace.structure,
+    data: trace.nodes.map((node) => node.data),
+    grad,
+    correct_grad: correctGrad.every((x, i) => Object.is(x, grad[i])) ? null : correctGrad,
+    local_grad: trace.edges.map((edge) => edge.local_grad),
+    step_grad: backward.map((step) => step.grad),
+    contribution: contributions.map((c) => c.contribution),
+    grad_before: contributions.map((c) => c.grad_before),
+    grad_after: contributions.map((c) => c.grad_after),
+    gradcheck: trace.gradcheck,
+    warnings: trace.warnings,
+    node_warnings: nodeWarnings,
+  };
 }

@@ -14,6 +14,30 @@ export function useOpTable(table) {
   OPS = table;
 }
 
+// The rows of the functions a program defines (`softplus(x) = log(1 + exp(x))`): a reply's
+// `functions`, made rows of the table's shape (each spelled as a call of its name; its local
+// derivatives are the engine's, through its body). By node, for every trace indexed (frames.js
+// traceIndex), and by name, those of the trace indexed last.
+const FUNCTION_ROWS = new WeakMap();
+let functionsByName = new Map();
+
+/** The row of one of a reply's `functions`. */
+export function functionRow(fn) {
+  return {
+    arity: fn.params.length, public: fn.name, glyph: fn.name, formula: fn.formula, locals: fn.locals,
+    micrograd: fn.formula, torch: fn.formula, helper: null, call: true, precedence: CALL, right: false,
+    dead_at_or_below: null, script: null, prelude: {}, function: fn,
+  };
+}
+
+/** Know the rows of the functions `trace` defines, for its nodes that call them. */
+export function useFunctions(trace) {
+  if (!trace.functions?.length) return;
+  const rows = new Map(trace.functions.map((fn) => [fn.name, functionRow(fn)]));
+  for (const node of trace.nodes) if (rows.has(node.op)) FUNCTION_ROWS.set(node, rows.get(node.op));
+  functionsByName = rows;
+}
+
 // The precedence of a call `f(x)` or a method call `x.f()` in the table (engine/ops.py CALL): the
 // `precedence` of every function's row.
 export const CALL = 50;
@@ -29,16 +53,26 @@ export function opRows() {
  * ("NaN", unknown) is not dead.
  */
 export function isDead(node) {
-  const limit = opRowOrNull(node)?.dead_at_or_below;
-  return limit !== null && limit !== undefined && typeof node.data === "number" && node.data <= limit;
+  return canDie(node) && typeof node.data === "number" && node.data <= opRow(node).dead_at_or_below;
 }
+
+/** Whether a node's op can pass no gradient at some data (its row has `dead_at_or_below`). */
+export function canDie(node) {
+  const limit = opRowOrNull(node)?.dead_at_or_below;
+  return limit !== null && limit !== undefined;
+}
+
+/** The table's row of `key` (`**k`, `tanh`, …). */
+export const opRowOf = (key) => (Object.hasOwn(OPS, key) ? OPS[key] : undefined);
 
 const opRowOrNull = (node) => (node.op ? opRow(node) : null);
 
-/** The table's row of a node's op (`**` with a constant exponent is the row `**k`). */
+/** The table's row of a node's op (`**` with a constant exponent is the row `**k`; a call of
+ * the program's own function, that function's row). */
 export function opRow(node) {
   const key = node.op === "**" && node.exponent !== null && node.exponent !== undefined ? "**k" : node.op;
-  const row = OPS[key];
+  // Own keys only: a program's function may be called `toString`.
+  const row = (Object.hasOwn(OPS, key) ? OPS[key] : null) ?? FUNCTION_ROWS.get(node) ?? functionsByName.get(key);
   if (!row) throw new Error(`the table of operations has no row for ${JSON.stringify(node.op)}`);
   return row;
 }

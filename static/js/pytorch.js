@@ -4,7 +4,7 @@
 // micrograd); display labels that differ from the names are written as comments, since a tensor
 // has no label.
 
-import { commentText, expressions, programComment, pyNumber, relabelled, topoOrder, variableNames } from "./micrograd.js";
+import { commentText, expressions, functionDefs, programComment, pyNumber, relabelled, topoOrder, variableNames } from "./micrograd.js";
 
 /** A leaf as a tensor that PyTorch computes gradients for. */
 const leafTensor = (data) => `torch.tensor(${pyNumber(data)}, dtype=torch.float64, requires_grad=True)`;
@@ -37,6 +37,7 @@ export function pytorchScript(trace) {
     programComment(trace.source),
     "import torch",
     "",
+    ...functionDefs(trace, "torch"),
     ...body,
     "",
     `${root}.backward()`,

@@ -7,7 +7,7 @@
 //   root:   the element that carries data-step-index, data-phase and data-api-step, and the
 //           classes of its modes (presenting, in-lesson, training, hide-*);
 //   host:   where its dialogs and popovers go (the page's body, a player's root in its shadow root);
-//   server: the server's endpoints ({descend}: api.js) where there is one, else null (an
+//   server: the server's endpoints ({descend, landscape}: api.js) where there is one, else null (an
 //           embedded player: the features that need it are not mounted);
 //   graph:  the graph pane once mounted (graph-view.js mountGraph: fit, zoom, marks, cardOf).
 

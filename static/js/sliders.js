@@ -1,6 +1,6 @@
 // One slider per leaf (range + number box + editable min/max), keyed by leaf name so a recompute
 // updates rows in place. Moving a slider sets `state.values[name]` and asks for a recompute.
-// Read-only sliders (an embedded player that cannot recompute) show the values, disabled.
+// Read-only sliders (`readOnly`) show the values, disabled.
 // With many leaves the rows are compact, grouped by name prefix and filtered (leaf-groups.js).
 
 import { groupLeaves, groupTitle, MANY_LEAVES, passesFilter } from "./leaf-groups.js";
@@ -227,4 +227,21 @@ export function mountSliders(container, { onValue, readOnly = false }, scope) {
     applyFilter();
     container.classList.toggle("empty", leaves.length === 0);
   });
+}
+
+/**
+ * Some leaves' rows in `container`, the leaves panel's own rows (range, number box, editable
+ * bounds: the same ranges in state.ranges), each with the test id `${testPrefix}-${name}`: the
+ * Train lab's guesses. Returns `show(leaves, state)`, which makes, updates and drops the rows.
+ */
+export function mountSliderRows(container, { onValue, testPrefix }, store) {
+  const rows = new Map();
+  return (leaves, s) => {
+    showRows(rows, leaves, s, (name) => {
+      const row = createRow(name, { onValue, readOnly: false }, store);
+      row.dataset.testid = `${testPrefix}-${name}`;
+      return row;
+    });
+    arrange(container, leaves.map((leaf) => rows.get(leaf.name)));
+  };
 }

@@ -27,6 +27,11 @@ function initialState() {
     finalGrads: false,    // show every final gradient at once (off by default)
     foldConstants: false, // draw constants inside their consumer's card
     gradMap: false,       // colour every card by |grad| at the frame shown (gradmap.js)
+    target: null,         // request field: the node whose gradients are asked (target.js), null: the root
+    pass: "reverse",      // request field: "reverse" | "forward" (forward-mode.js)
+    wrt: "",              // request field: forward mode's leaf (its name); "" until a trace names the first
+    everyLeaf: null,      // the "forward for every leaf" run: null | {done: {leaf id: ∂root/∂leaf}, finished}
+    litPath: null,        // the chain-rule path pointed at in the Paths panel, lit on the graph: {nodes, edges} ids
     presenting: false,    // presentation mode (present.js): large type, editor hidden
     view3d: false,        // the 3D view (view-3d.js) instead of the SVG; without WebGL it stays off
     lang: "",             // the language a link asked for (?lang=, the header's menu: language.js);

@@ -6,7 +6,8 @@
 /** What a request answers when its run was replaced while it was in flight: nothing of it shows. */
 export const SUPERSEDED = Symbol("superseded");
 
-const freshRun = () => ({ losses: [], velocity: null, queue: [], applied: null });
+// path: the parameters' values after each step shown ({name: value}), for the landscape.
+const freshRun = () => ({ losses: [], path: [], velocity: null, queue: [], applied: null });
 
 /** The reply's steps, queued in `run` to be shown (the root that made descent stop comes with the last). */
 function queueReply(run, reply) {
@@ -61,10 +62,11 @@ class Descent {
     }
   }
 
-  /** The next queued step, its root now on the curve; undefined when none is queued. */
+  /** The next queued step, its root now on the curve (its values on the path); undefined when none is queued. */
   next() {
     const next = this.run.queue.shift();
     if (next) this.run.losses.push(next.root);
+    if (next?.values) this.run.path.push(next.values);
     return next;
   }
 
@@ -89,6 +91,7 @@ class Descent {
       taken += rows.length;
       last = { ...last, ...rows.at(-1).values };
       this.run.losses.push(...this.run.queue.map((next) => next.root));
+      this.run.path.push(...rows.map((next) => next.values));
       this.run.queue = [];
     }
     return { taken, last, stopped };

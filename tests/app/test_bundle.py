@@ -104,3 +104,12 @@ def test_the_bundle_is_one_es_module_exporting_the_player_and_the_widget():
     assert "mountPlayer" in text.rsplit("export{", 1)[1]
     assert " as default" in text.rsplit("export{", 1)[1]
     assert not re.search(r"\bimport\s*(?:[{(*\"']|\w+\s*from)", text), "nothing left to fetch"
+
+
+def test_the_op_functions_module_is_the_op_tables():
+    """static/js/op-functions.js (the page's evaluator runs it) is engine/ops.py's
+    javascript_module as it is today: a row changed since `make bundle` fails here."""
+    from chainrule.engine.ops import javascript_module
+
+    written = bundle.OP_FUNCTIONS.read_text(encoding="utf-8")
+    assert written == javascript_module(), "static/js/op-functions.js is stale: run make bundle"

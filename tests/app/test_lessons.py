@@ -33,16 +33,20 @@ def test_the_api_serves_the_lessons_the_app_loaded(client):
 @pytest.mark.parametrize("lesson_id", LESSON_IDS)
 def test_each_stop_shows_what_it_names_and_asks_before_the_answer_shows(lesson_id):
     lesson = load_lesson(LESSONS_DIR / f"{lesson_id}.json")
-    trace = engine.trace(lesson["source"], lesson["values"]).to_dict()
-    steps = trace["steps"]
-    nodes = {node["id"]: node for node in trace["nodes"]}
     raw = json.loads((LESSONS_DIR / f"{lesson_id}.json").read_text())
     for stop, written in zip(lesson["stops"], raw["stops"], strict=True):
+        # The stop's own timeline: forward mode's by its leaf, or reverse mode's.
+        pass_, wrt = written.get("pass", "reverse"), written.get("wrt")
+        assert (stop["pass"], stop["wrt"]) == (pass_, wrt)
+        traced = engine.trace(lesson["source"], lesson["values"], pass_=pass_, wrt=wrt)
+        trace = traced.to_dict()
+        steps = trace["steps"]
+        nodes = {node["id"]: node for node in trace["nodes"]}
         at = written.get("at", "start")
         step = steps[stop["step"]]
         if at == "end":
             assert stop["step"] == len(steps) - 1
-        elif at != "start" and at["phase"] in ("forward", "backward"):
+        elif at != "start" and at["phase"] in ("forward", "backward", "tangent"):
             assert step["phase"] == at["phase"]
             assert at["node"] in (nodes[step["node"]]["label"], nodes[step["node"]]["text"])
         question = stop["question"]

@@ -365,18 +365,42 @@ def test_answers_are_rate_limited(running):
 # The stores, in this process and in Redis: the same behaviour.
 
 
-class Heard:
+class Changes:
+    """Something the event loop's other tasks change: they call `note()` after each change, and
+    `until(predicate)` waits for those signals (never a timer) until the predicate holds."""
+
     def __init__(self) -> None:
+        self._noted = asyncio.Event()
+
+    def note(self) -> None:
+        self._noted.set()
+
+    async def until(self, predicate, timeout_s: float = 5.0) -> None:
+        async def held() -> None:
+            while not predicate():
+                self._noted.clear()  # only another task can set it: this one waits next
+                await self._noted.wait()
+
+        await asyncio.wait_for(held(), timeout_s)
+
+
+class Heard(Changes):
+    def __init__(self) -> None:
+        super().__init__()
         self.notices: list[tuple] = []
 
+    def heard(self, *notice) -> None:
+        self.notices.append(notice)
+        self.note()
+
     def changed(self, code: str) -> None:
-        self.notices.append(("changed", code))
+        self.heard("changed", code)
 
     def counted(self, code: str, question: str, count: int) -> None:
-        self.notices.append(("counted", code, question, count))
+        self.heard("counted", code, question, count)
 
     def ended(self, code: str) -> None:
-        self.notices.append(("ended", code))
+        self.heard("ended", code)
 
     def codes(self) -> list[str]:
         return []
@@ -390,14 +414,6 @@ def make_store(request):
         return RedisStore(request.getfixturevalue("redis_url"))
 
     return make
-
-
-async def _eventually(predicate, timeout_s: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    while not predicate():
-        assert loop.time() < deadline, "not within the time"
-        await asyncio.sleep(0.01)
 
 
 FIELDS = {"view": "{}", "mode": "follow", "question": "null", "key": "null", "board": "null",
@@ -415,14 +431,14 @@ def test_a_store_versions_writes_and_keeps_answers_of_open_questions_only(make_s
         assert (await store.read(code))["version"] == "1"
         assert await store.write(code, {"mode": "paused"}, 60) == 2
         assert (await store.read(code))["mode"] == "paused"
-        await _eventually(lambda: ("changed", code) in heard.notices)
+        await heard.until(lambda: ("changed", code) in heard.notices)
         assert await store.add_answer(code, "q1", "s1", "1") is None  # not open yet
         await store.write(code, {"open": "q1"}, 60)
         assert await store.add_answer(code, "q1", "s1", "1") == 1
         assert await store.add_answer(code, "q1", "s1", "2") == 1  # replaced, not added
         assert await store.add_answer(code, "q1", "s2", "3") == 2
         assert await store.answer_of(code, "q1", "s1") == "2"
-        await _eventually(lambda: ("counted", code, "q1", 2) in heard.notices)
+        await heard.until(lambda: ("counted", code, "q1", 2) in heard.notices)
         assert sorted(await store.close_question(code, "q1")) == ["2", "3"]
         assert await store.close_question(code, "q1") is None
         assert await store.add_answer(code, "q1", "s3", "4") is None  # closed: refused, not lost
@@ -433,7 +449,7 @@ def test_a_store_versions_writes_and_keeps_answers_of_open_questions_only(make_s
         assert await store.present(code) == 1
         await store.end(code)
         assert await store.read(code) is None and await store.write(code, {}, 60) is None
-        await _eventually(lambda: ("ended", code) in heard.notices)
+        await heard.until(lambda: ("ended", code) in heard.notices)
         assert await store.read(new_code()) is None
         await store.close()
 
@@ -474,26 +490,33 @@ def test_memory_classes_expire():
 # The hub: one slow client is dropped, never buffered without bound.
 
 
-class StalledSocket:
+class StalledSocket(Changes):
     """A socket whose sends never finish (a phone that stopped reading)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.closed_with: int | None = None
-        self.stalled = asyncio.Event()
 
     async def send_text(self, text: str) -> None:
         await asyncio.Event().wait()
 
     async def close(self, code: int = 1000) -> None:
         self.closed_with = code
+        self.note()
 
 
-class ReadingSocket:
+class ReadingSocket(Changes):
     def __init__(self) -> None:
+        super().__init__()
         self.received: list[str] = []
 
     async def send_text(self, text: str) -> None:
         self.received.append(text)
+        self.note()
+
+    def version(self) -> int | None:
+        """The version of the last state received."""
+        return json.loads(self.received[-1])["version"] if self.received else None
 
     async def close(self, code: int = 1000) -> None:
         pass
@@ -512,14 +535,15 @@ def test_a_slow_client_is_dropped_and_the_others_get_everything():
         hub.attach(code, slow, fields)
         hub.attach(code, fast, fields)
         for k in range(10):
-            await hub.store.write(code, {"mode": "paused" if k % 2 else "free"}, 60)
-            await asyncio.sleep(0)  # the fast client's sender runs between writes
-        await _eventually(lambda: slow_socket.closed_with is not None)
+            version = await hub.store.write(code, {"mode": "paused" if k % 2 else "free"}, 60)
+            # Each state is sent before the next write (not one coalesced refresh): the fast
+            # client reads them all while the stalled one's queue fills.
+            await fast_socket.until(lambda v=version: fast_socket.version() == v)
+        await slow_socket.until(lambda: slow_socket.closed_with is not None)
         assert slow_socket.closed_with == TOO_SLOW and slow.dropped
         assert slow.queue.qsize() <= 4  # bounded: nothing more was queued for it
-        await _eventually(lambda: json.loads(fast_socket.received[-1])["version"] == 11)
         versions = [json.loads(text)["version"] for text in fast_socket.received]
-        assert versions == sorted(versions) and versions[0] == 1
+        assert versions == list(range(1, 12))  # the fast client got every state, in order
         await fast.stop()
         await hub.close()
 

@@ -153,7 +153,8 @@ def test_the_openapi_schema_describes_the_api(client):
     schema = client.get("/openapi.json").json()
     assert set(schema["paths"]) == {
         "/api/graph", "/api/values", "/api/descend", "/api/export", "/api/presets",
-        "/api/lessons", "/api/class", "/api/class/{code}", "/healthz",
+        "/api/lessons", "/api/paths", "/api/class", "/api/class/{code}", "/healthz",
+        "/api/landscape",
     }  # fmt: skip
     graph = schema["paths"]["/api/graph"]["post"]
     assert graph["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith(

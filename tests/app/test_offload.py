@@ -28,30 +28,55 @@ def manager() -> Iterator[Any]:
         yield shared
 
 
+@pytest.fixture(scope="module")
+def helpers() -> Iterator[Offload]:
+    """Helper processes (one a lane) started once for the module: a spawned helper imports the
+    app, seconds on a busy machine, and every test's lanes lend the same ones."""
+    started = Offload(processes=1, max_waiting=1, big_source_chars=1)
+    jobs = [lane.executor().submit(log_name, [], "up") for lane in started.lanes.values()]
+    assert [job.result(timeout=120) for job in jobs] == ["up", "up"]  # both start at once
+    yield started
+    started.close()
+
+
 @pytest.fixture
-def offloads(manager) -> Iterator[Any]:
-    """`offloads(max_waiting=…, big_source_chars=…)`: an Offload (one helper a lane), an event
-    and a log its helpers share with the test; every one made is closed after the test."""
+def offloads(manager, helpers) -> Iterator[Any]:
+    """`offloads(max_waiting=…, big_source_chars=…)`: an Offload (one helper a lane, the
+    module's), an event and a log its helpers share with the test; every gate it held is free
+    again after the test, every job ended."""
     made: list[Offload] = []
 
     def make(max_waiting: int = 8, big_source_chars: int = 10**9) -> tuple[Offload, Any, Any]:
-        made.append(
-            Offload(processes=1, max_waiting=max_waiting, big_source_chars=big_source_chars)
-        )
-        return made[-1], manager.Event(), manager.list()
+        offload = Offload(processes=1, max_waiting=max_waiting, big_source_chars=big_source_chars)
+        for name, lane in offload.lanes.items():
+            lane.pool = helpers.lanes[name].pool
+        made.append(offload)
+        return offload, manager.Event(), manager.list()
 
     yield make
     for offload in made:
-        offload.close()
+        for lane in offload.lanes.values():
+            assert lane.depth() == {"waiting": 0, "running": 0}
+            lane.pool = None  # the module's helpers: not this test's to stop
 
 
-async def until(condition: Any) -> None:
-    """Let the event loop run until `condition()` holds."""
-    for _ in range(10_000):
-        if condition():
+async def until(condition: Any, timeout_s: float = 30.0) -> None:
+    """Wait until `condition()` holds. Every condition here is the gates' state, which only this
+    event loop's tasks change: it is checked again each time the loop turns (a callback, not a
+    timer), and a condition that never holds fails after `timeout_s`."""
+    loop = asyncio.get_running_loop()
+    held = loop.create_future()
+
+    def check() -> None:
+        if held.done():  # timed out meanwhile
             return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the condition never held")
+        if condition():
+            held.set_result(None)
+        else:
+            loop.call_soon(check)
+
+    check()
+    await asyncio.wait_for(held, timeout_s)
 
 
 def run(coroutine: Any) -> Any:
@@ -173,7 +198,7 @@ def test_short_programs_are_traced_a_few_threads_at_once_the_shortest_first():
     """In the worker's own threads too: each trace holds the GIL, so at most `threads` run,
     and a preset never waits behind a queue of long programs."""
     offload = Offload(processes=1, max_waiting=8, big_source_chars=10**9, threads=2)
-    gate = threading.Event()
+    first, then = threading.Event(), threading.Event()  # the first two traces, the others
     started: list[str] = []
     lock = threading.Lock()
     running = [0, 0]  # now, most at once
@@ -183,21 +208,29 @@ def test_short_programs_are_traced_a_few_threads_at_once_the_shortest_first():
             started.append(name)
             running[0] += 1
             running[1] = max(running)
-        gate.wait(30)
+        (first if name in ("long0", "long1") else then).wait(30)
         with lock:
             running[0] -= 1
         return name
 
     async def scenario() -> list[str]:
         jobs = [asyncio.create_task(offload.in_thread(400, trace, f"long{i}")) for i in range(4)]
+        # Both long traces started (in their threads, held), two more wait.
         await until(lambda: offload.threads.depth() == {"waiting": 2, "running": 2})
+        await until(lambda: len(started) == 2)
         jobs.append(asyncio.create_task(offload.in_thread(30, trace, "preset")))
         await until(lambda: len(offload.threads.waiting) == 3)
-        gate.set()
-        return await asyncio.gather(*jobs)
+        first.set()
+        # The two slots freed go to two of the waiting three, which hold them: which two does
+        # not depend on which of their threads happens to start first.
+        await until(lambda: len(started) == 4)
+        admitted = set(started[2:4])
+        then.set()
+        return admitted, await asyncio.gather(*jobs)
 
-    assert run(scenario()) == ["long0", "long1", "long2", "long3", "preset"]
+    admitted, done = run(scenario())
+    assert done == ["long0", "long1", "long2", "long3", "preset"]
     # The two slots freed at once went to the preset and the first long one queued: the preset
     # went ahead of long3, queued before it (first come, first served would start it last).
-    assert set(started[2:4]) == {"preset", "long2"} and started[4] == "long3"
+    assert admitted == {"preset", "long2"} and started[4] == "long3", started
     assert running[1] == 2

@@ -27,7 +27,15 @@ JSON = {"content-type": "application/json"}
 OPENAPI_URI = "urn:chainrule:openapi"
 SCHEMATHESIS_EXAMPLES = 100
 # Models that describe a request, where optional fields are optional.
-REQUEST_SCHEMAS = {"GraphRequest", "DescendRequest", "ValuesRequest", "ClassCreate", "View"}
+REQUEST_SCHEMAS = {
+    "GraphRequest",
+    "DescendRequest",
+    "LandscapeRequest",
+    "ValuesRequest",
+    "ClassCreate",
+    "View",
+    "PathsRequest",
+}
 
 
 class Contract:
@@ -142,7 +150,9 @@ def test_every_route_documents_every_status_it_can_answer(contract):
         ("/api/graph", "post"): everything,
         ("/api/export", "post"): everything,
         ("/api/descend", "post"): everything,  # 503: a long program waits for a helper
+        ("/api/landscape", "post"): everything,
         ("/api/values", "post"): everything | {"409"},
+        ("/api/paths", "post"): everything,
         ("/api/presets", "get"): {"200", "422", "429"},  # 422: an unknown ?lang=
         ("/api/lessons", "get"): {"200", "422", "429"},
         ("/api/class", "post"): {"200", "413", "422", "429", "503"},  # 503: too many classes
@@ -172,6 +182,21 @@ def test_every_route_documents_every_status_it_can_answer(contract):
 )  # fmt: skip
 def test_descend_answers_match_the_schema(client, contract, body):
     contract.check(client.post("/api/descend", json=body), "/api/descend")
+
+
+# Real responses of /api/landscape.
+
+LANDSCAPE = {"source": "loss = (w*2 + b - 5)**2", "parameters": ["w", "b"],
+             "x_range": [-1.0, 3.0], "y_range": [-2.0, 2.0], "points": 4}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{}, {"source": "y = log(w) + b"}, {"parameters": ["w"]}, {"x_range": [1.0, 0.0]},
+     {"points": 99}, {"source": "y = w +* b"}],
+)  # fmt: skip
+def test_landscape_answers_match_the_schema(client, contract, change):
+    contract.check(client.post("/api/landscape", json=LANDSCAPE | change), "/api/landscape")
 
 
 # Real responses of /api/graph.
@@ -220,6 +245,10 @@ EDGE_PROGRAMS = [
     ("gradcheck capped", {"source": " + ".join(f"x{i}" for i in range(70))}),
     ("a constant alone", {"source": "3"}),
     ("fallback layout, 1,500 nodes", {"source": chain(1_500)}),
+    ("a program's functions",
+     {"source": "softplus(x) = log(1 + exp(x))\nf(x, y) = softplus(x) * y\nf(a*b, b)"}),
+    ("a program's functions, expanded",
+     {"source": "softplus(x) = log(1 + exp(x))\nsoftplus(a) - a", "expand_derived": True}),
 ]  # fmt: skip
 
 
@@ -291,6 +320,8 @@ ERROR_BODIES = [
     ("program error", {"source": "a +"}, 400, "SyntaxError"),
     ("unknown function", {"source": "foo(2)"}, 400, "UnknownFunction"),
     ("bad order", {"source": "a", "order": ["n9"]}, 400, "BadOrder"),
+    ("unknown target", {"source": "a * 2", "target": "b"}, 400, "BadTarget"),
+    ("constant target", {"source": "a * 2", "target": "n1"}, 400, "BadTarget"),
     ("empty program", {"source": ""}, 400, "SyntaxError"),
     ("malformed field", {"source": 5}, 422, "InvalidRequest"),
     ("unknown field", {"source": "a", "x": 1}, 422, "InvalidRequest"),
@@ -318,7 +349,15 @@ MALFORMED = [
 
 
 @pytest.mark.parametrize(
-    "path", ["/api/graph", "/api/values", "/api/descend", "/api/export?format=dot"]
+    "path",
+    [
+        "/api/graph",
+        "/api/values",
+        "/api/descend",
+        "/api/landscape",
+        "/api/paths",
+        "/api/export?format=dot",
+    ],  # fmt: skip
 )
 @pytest.mark.parametrize(
     "body", MALFORMED, ids=["deep", "digits", "NaN", "utf-8", "empty", "array"]
@@ -327,6 +366,37 @@ def test_malformed_body_answers_match_the_schema(client, contract, path, body):
     response = client.post(path, content=body, headers=JSON)
     assert response.status_code == 422
     assert contract.check(response, path.split("?")[0])["error"]["type"] == "InvalidRequest"
+
+
+PATHS_BODIES = [
+    ({"source": "a = 2\nb = a + 1\nc = a * 3\nd = b * c", "leaf": "a"}, 200, None),
+    (
+        {
+            "source": "x0 = 0.5\n"
+            + "\n".join(f"x{k + 1} = x{k} * x{k} + x{k}" for k in range(250)),
+            "leaf": "x0",
+            "limit": 3,
+        },
+        200,
+        None,
+    ),
+    ({"source": "a = 2\nb = a + 1\nc = a * 3\nd = b * c", "leaf": "a", "target": "c"}, 200, None),
+    ({"source": "a * 2", "leaf": "q"}, 400, "BadLeaf"),
+    ({"source": "a * 2", "leaf": "n1"}, 400, "BadLeaf"),
+    ({"source": "a * 2", "leaf": "a", "target": "z"}, 400, "BadTarget"),
+    ({"source": "a * 2", "leaf": "a", "limit": 101}, 422, "InvalidRequest"),
+    ({"source": "a * 2", "leaf": ""}, 422, "InvalidRequest"),
+    ({"source": "a * 2"}, 422, "InvalidRequest"),
+]
+
+
+@pytest.mark.parametrize("body, status, type_", PATHS_BODIES)
+def test_paths_answers_match_the_schema(client, contract, body, status, type_):
+    response = client.post("/api/paths", json=body)
+    assert response.status_code == status
+    checked = contract.check(response, "/api/paths")
+    if type_ is not None:
+        assert checked["error"]["type"] == type_
 
 
 def test_a_bad_export_format_is_a_documented_422(client, contract):
@@ -478,6 +548,8 @@ def test_schemathesis_finds_no_5xx_and_no_schema_violation(live_server):
         "POST /api/descend",
         "POST /api/export",
         "POST /api/graph",
+        "POST /api/landscape",
+        "POST /api/paths",
         "POST /api/values",
     ]
     assert not failures, "\n\n".join(failures)

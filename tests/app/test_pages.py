@@ -172,6 +172,7 @@ def test_every_asset_of_the_page_is_under_the_versioned_prefix_and_immutable(cli
         f"{prefix}css/groups.css",
         f"{prefix}css/view-3d.css",
         f"{prefix}css/real-size.css",
+        f"{prefix}css/depth.css",
         f"{prefix}css/live-class.css",
         f"{prefix}css/sandbox.css",
         f"{prefix}favicon.svg",

@@ -70,6 +70,15 @@ EDGES = [
     # The helpers generated from the table: sin, and a ** b at a = 0 (where ∂/∂b is 0, not
     # 0 * log 0 = nan as a hand-written helper had it).
     {"source": "a = 0\nb = 2\nc = 0.5\na ** b + sin(c) * c ** b - log(c) / b"},
+    # The program's own functions (issue 27), written as Python `def`s: several parameters, a
+    # call inside a call, a body calling an earlier function, helpers only a body needs (sigmoid,
+    # a ** b), a method (relu) and constants inside a body.
+    {"source": "softplus(x) = log(1 + exp(x))\na = 2\nb = -0.5\ny = softplus(a*b)\ny * a"},
+    {
+        "source": "f(x, y) = x*y + sin(x) - y/x\ng(u) = f(u, u**2) * 2 + relu(u) - sigmoid(u)\n"
+        "a = 1.5\nb = 0.5\nL = g(f(a, b)) + f(a, b) ** b"
+    },
+    {"source": "sq(t) = t ** t - 3 * -t\nresult = 2\nsq(result) / sq(result + 1)"},
 ]
 
 
@@ -82,8 +91,8 @@ EDGES = [
     + [f"edge {i}" for i in range(len(EDGES))]
     + [cell.id for cell in CELLS],
 )
-def test_the_micrograd_script_pasted_back_is_the_same_graph(page, live_server, body, tmp_path):
-    script, original, pasted = paste_back(page, live_server, body, SCRIPT_JS)
+def test_the_micrograd_script_pasted_back_is_the_same_graph(app_page, live_server, body, tmp_path):
+    script, original, pasted = paste_back(app_page, live_server, body, SCRIPT_JS)
     assert shape(pasted) == shape(original)
     # And micrograd runs it: the root and every leaf's gradient, to the printed digits.
     path = tmp_path / "script.py"
@@ -93,13 +102,12 @@ def test_the_micrograd_script_pasted_back_is_the_same_graph(page, live_server, b
     assert_printed_grads(original, run.stdout)
 
 
-def paste_back(page, live_server: str, body: dict, writer_js: str) -> tuple[str, dict, dict]:
-    """The script the page writes for `body` (`writer_js`: a `script_js`), the server's reply
-    for `body`, and its reply for the script pasted back, which reads with notes of skipped
-    statements at most."""
-    page.goto("/")
-    page.wait_for_selector("svg[data-testid=graph][data-ready=true]")
-    script = page.evaluate(writer_js, body)
+def paste_back(app_page, live_server: str, body: dict, writer_js: str) -> tuple[str, dict, dict]:
+    """The script the page writes for `body` (`writer_js`: a `script_js`, run in the loaded
+    `app_page`), the server's reply for `body`, and its reply for the script pasted back, which
+    reads with notes of skipped statements at most."""
+    script = app_page.evaluate(writer_js, body)
+    assert app_page.errors == []
     original = httpx.post(f"{live_server}/api/graph", json=body).json()
     again = httpx.post(f"{live_server}/api/graph", json={"source": script})
     assert again.status_code == 200, again.text

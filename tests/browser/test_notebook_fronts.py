@@ -10,7 +10,7 @@ import os
 import socket
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import httpx
@@ -36,17 +36,31 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def wait_until_up(url: str, process: subprocess.Popen, seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "the server stopped"
-        try:
-            if httpx.get(url, timeout=2).status_code < 500:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)  # polled: the server answers when it is up
-    raise TimeoutError(url)
+def start_until_ready(
+    command: list[str], ready_line: str, env: dict | None = None, seconds: float = 120, **popen
+):
+    """Start a server (`command`) and wait until it prints a line holding `ready_line`, which it
+    prints once it listens: a thread reads its output line by line (and keeps draining it, so a
+    full pipe never stalls the server) and signals that line, or the output's end."""
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**(env or os.environ), "PYTHONUNBUFFERED": "1"}, **popen,
+    )  # fmt: skip
+    said: list[str] = []
+    signalled = threading.Event()
+
+    def read() -> None:
+        for line in process.stdout:
+            said.append(line)
+            if ready_line in line:
+                signalled.set()
+        signalled.set()  # the output ended: the server stopped
+
+    threading.Thread(target=read, daemon=True).start()
+    if not signalled.wait(seconds) or not any(ready_line in line for line in said):
+        process.kill()
+        raise AssertionError(f"no {ready_line!r} from {command[2:4]}: {''.join(said)[-2000:]}")
+    return process
 
 
 def executed_notebook(path: Path, keep_widget_state: bool) -> None:
@@ -79,13 +93,13 @@ def jupyterlab(tmp_path_factory):
     subprocess.run([*jupyter, "trust", "with-state.ipynb", "reopened.ipynb"], cwd=root, env=env,
                    check=True, capture_output=True)  # fmt: skip
     port = free_port()
-    process = subprocess.Popen(
+    # Jupyter Server logs "Jupyter Server <version> is running at:" after it bound the port.
+    process = start_until_ready(
         [*jupyter, "lab", "--no-browser", "--allow-root", f"--port={port}",
          "--IdentityProvider.token=", "--ServerApp.password=", f"--ServerApp.root_dir={root}"],
-        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        "is running at", cwd=root, env=env,
     )  # fmt: skip
     try:
-        wait_until_up(f"http://127.0.0.1:{port}/api", process)
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
@@ -158,14 +172,18 @@ def test_show_in_marimo_is_the_player(browser, tmp_path, screenshots_dir):
         "    return\n"
     )
     port = free_port()
-    process = subprocess.Popen(
+    # marimo prints its URL as its app starts, just before uvicorn binds the port (marimo's
+    # lifespans.py): the one request after it retries a refused connection (httpx's transport).
+    process = start_until_ready(
         [sys.executable, "-m", "marimo", "run", str(notebook), "--headless", f"--port={port}",
          "--no-token"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        f":{port}",
     )  # fmt: skip
     try:
-        wait_until_up(f"http://127.0.0.1:{port}/", process)
-        page = open_notebook(browser, f"http://127.0.0.1:{port}/")
+        url = f"http://127.0.0.1:{port}/"
+        with httpx.Client(transport=httpx.HTTPTransport(retries=5)) as client:
+            assert client.get(url, timeout=10).status_code == 200
+        page = open_notebook(browser, url)
         page.wait_for_selector('[data-testid=node][data-label="out"]')
         page.click("#to-end")
         page.wait_for_selector('[data-testid=node][data-label="v1"][data-grad="4"]')

@@ -99,6 +99,23 @@ def random_runs(count: int, seed: int) -> list[tuple[str, dict[str, float], dict
 
 RANDOM_RUNS = random_runs(30, seed=10)
 
+# What main added since the templates: the program's own functions (their backward steps say
+# where the local derivative comes from), any node as the target (its seed step), and forward
+# mode (tangent steps whose templates read the nodes' `tangent`).
+FUNCTION_PROGRAM = "softplus(x) = log(1 + exp(x))\na = 0.5\nb = -2\ny = softplus(a*b)\nz = y*a"
+DIAMOND = "a = 2\nb = -3\nc = a*b\nd = c + a\nf = d*c"
+NEWER_RUNS = [
+    (FUNCTION_PROGRAM, None, {}),
+    (FUNCTION_PROGRAM, {"a": -1.5}, {"pass_": "forward", "wrt": "a"}),
+    (DIAMOND, None, {"target": "c"}),
+    (DIAMOND, {"b": 0.0}, {"target": "d"}),
+    *[
+        (p["source"], p["values"] or None, {"pass_": "forward", "wrt": leaf})
+        for p in engine.PRESETS[:4]
+        for leaf in [name for name, _ in engine.build_graph(p["source"], p["values"]).leaves][:2]
+    ],
+]
+
 
 def json_ready(value: Any) -> Any:
     """As the server sends it: the JSON text read back (non-finite numbers are strings)."""
@@ -171,6 +188,11 @@ def test_the_page_fills_every_template_as_the_server_narrates_presets_and_varian
 def test_the_page_fills_every_template_as_the_server_narrates_random_programs(page):
     open_page(page)
     check_fill(page, RANDOM_RUNS, [repr(run) for run in RANDOM_RUNS])
+
+
+def test_the_page_fills_function_target_and_forward_mode_templates_as_the_server(page):
+    open_page(page)
+    check_fill(page, NEWER_RUNS, [repr(run) for run in NEWER_RUNS])
 
 
 FMT_JS = """async (xs) => {
@@ -294,6 +316,10 @@ def body(source: str, values: dict[str, float] | None, kwargs: dict[str, Any]) -
         out["mode"] = kwargs["mode"]
     if kwargs.get("order") is not None:
         out["order"] = list(kwargs["order"])
+    if kwargs.get("target") is not None:
+        out["target"] = kwargs["target"]
+    if kwargs.get("pass_", "reverse") != "reverse":
+        out["pass"], out["wrt"] = kwargs["pass_"], kwargs["wrt"]
     return out
 
 
@@ -382,6 +408,14 @@ def test_values_replies_merged_into_a_trace_equal_the_trace_of_the_new_values(pa
     ]
     runs = merge_runs(presets + variants + RANDOM_RUNS, seed=4)
     check_merges(page, runs, [run["after"]["source"][:30] for run in runs])
+
+
+def test_values_replies_merged_in_forward_mode_with_a_target_or_functions_equal_the_trace(page):
+    """The same for forward mode (the nodes' tangents and the tangent steps' numbers are
+    merged), a target other than the root, and the program's own functions."""
+    open_page(page)
+    runs = merge_runs(NEWER_RUNS, seed=5)
+    check_merges(page, runs, [repr(run["after"]) for run in runs])
 
 
 # ---------------------------------------------------------------------------- the page
@@ -578,7 +612,9 @@ def test_another_error_of_the_numbers_path_is_shown_as_any_request_error(page):
     press_on_slider(page, "a", "ArrowRight")
     page.wait_for_selector("[data-testid=error]:not([hidden])")
     assert page.text_content("[data-testid=error] .error-message") == busy["error"]["message"]
-    assert page.evaluate(ROOT_DATA) == "-10"  # the numbers shown stay the last good ones
+    # The numbers shown are the page's own for the new value (instant.js): the server's error
+    # takes nothing from them.
+    assert page.evaluate(ROOT_DATA) == F_MOVED
 
 
 LABELS_JS = """() => [...document.querySelectorAll('#graph .edge-label')]

@@ -125,8 +125,8 @@ BODY_IDS = (
 
 
 @pytest.mark.parametrize("body", BODIES, ids=BODY_IDS)
-def test_the_pytorch_script_pasted_back_is_the_same_graph(page, live_server, body):
-    script, original, pasted = paste_back(page, live_server, body, SCRIPT_JS)
+def test_the_pytorch_script_pasted_back_is_the_same_graph(app_page, live_server, body):
+    script, original, pasted = paste_back(app_page, live_server, body, SCRIPT_JS)
     assert shape(pasted) == shape(original)
     # A leaf whose name the program assigns again is gone by then: its gradient is not printed.
     assert_printed_grads(original, run_pytorch(script), every_leaf=False)

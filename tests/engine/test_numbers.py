@@ -37,6 +37,23 @@ def numbers_of_trace(out: dict[str, Any]) -> dict[str, Any]:
         "gradcheck": out["gradcheck"],
         "warnings": out["warnings"],
         "node_warnings": {node["id"]: node["warnings"] for node in nodes if node["warnings"]},
+        "grad_flags": out["grad_flags"],
+        **tangents_of_trace(out),
+    }
+
+
+def tangents_of_trace(out: dict[str, Any]) -> dict[str, Any]:
+    """Forward mode's numbers as read from a whole trace: each node's tangent and each edge's
+    tangent contribution (null in reverse mode)."""
+    if out["pass"] != "forward":
+        return {"tangent": None, "tangent_contribution": None}
+    tangent_steps = [step for step in out["steps"] if step["phase"] == "tangent"]
+    by_edge = {
+        c["edge"]: c["contribution"] for step in tangent_steps for c in step["contributions"]
+    }
+    return {
+        "tangent": [node["tangent"] for node in out["nodes"]],
+        "tangent_contribution": [by_edge[edge["id"]] for edge in out["edges"]],
     }
 
 
@@ -91,6 +108,9 @@ def test_the_overwrite_example() -> None:
         "gradcheck": numbers["gradcheck"],
         "warnings": [],
         "node_warnings": {},
+        "grad_flags": {},
+        "tangent": None,
+        "tangent_contribution": None,
     }
     assert [r["analytic"] for r in numbers["gradcheck"]["results"]] == [4.0, 2.0]
 

@@ -12,6 +12,15 @@ S = sp.symbols
 a, b, c, d, x, w, y = S("a b c d x w y")
 x1, x2, w1, w2, bias = S("x1 x2 w1 w2 b")
 
+
+def deep_chain(activation) -> sp.Expr:
+    """h10 of h_k = activation(2·h_{k−1}), h_0 = x."""
+    h = x
+    for _ in range(10):
+        h = activation(2 * h)
+    return h
+
+
 # preset id -> sympy expression of the root in the preset's leaves
 SYMPY = {
     "add-mul": (a + b) * c,
@@ -42,6 +51,8 @@ SYMPY = {
         - y
     )
     ** 2,
+    "deep-tanh": deep_chain(sp.tanh),
+    "deep-relu": deep_chain(lambda h: sp.Max(0, h)),
 }
 
 

@@ -1,0 +1,43 @@
+"""`POST /api/paths`: every path of the chain rule from one node to the target."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from chainrule import engine
+from chainrule.app.http_errors import JSONBodyRoute
+from chainrule.app.language import RequestLanguage
+from chainrule.app.paths_schemas import PathsRequest, PathsResponse
+from chainrule.app.responses import JSONBytes, dumps
+from chainrule.app.schemas import error_responses
+from chainrule.app.server_state import Server
+from chainrule.app.settings import AppSettings, Settings
+from chainrule.app.trace_body import run_options
+from chainrule.engine.paths import chain_paths, paths_reply, resolve_leaf
+
+router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)
+
+
+def paths_body(request: PathsRequest, settings: AppSettings, lang: str) -> bytes:
+    options = run_options(request, settings)
+    trace = engine.trace(request.source, request.values, **options, lang=lang)
+    found = chain_paths(trace, resolve_leaf(trace, request.leaf), request.limit)
+    return dumps(paths_reply(trace, found))
+
+
+@router.post(
+    "/api/paths",
+    response_model=PathsResponse,
+    responses=error_responses(400, 413, 422, 429, 503),
+)
+async def paths(
+    request: PathsRequest, settings: Settings, server: Server, language: RequestLanguage
+) -> JSONBytes:
+    """Each path from `leaf` to the target (the root, or `target`) as its chain of local
+    derivatives and their product; their sum is grad[leaf]. Paths multiply (2ⁿ through n
+    diamonds): they are counted, and the `limit` largest listed, in (edges × limit) time."""
+    lang = language.choose(request.lang)
+    size = len(request.source)
+    if size >= settings.offload_min_source_chars:  # a helper process, as /api/graph's
+        return JSONBytes(await server.offload.run(size, paths_body, request, settings, lang))
+    return JSONBytes(await server.offload.in_thread(size, paths_body, request, settings, lang))

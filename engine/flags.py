@@ -1,0 +1,77 @@
+"""Gradients that vanish, explode or die: a flag per node, from a trace's final gradients.
+
+- `exploding`: |grad| > EXPLODING (inf included).
+- `dead`: grad exactly 0 because every way to the target passes a closed gate: a ReLU at ≤ 0
+  or a tanh/sigmoid whose local derivative rounded to 0, or a node that is itself dead.
+- `vanishing`: |grad| < VANISHING × the largest |grad| of the cone (a 0 for another reason
+  too, such as a product with a 0), and not dead.
+- `saturated`: on a tanh with |t| > SATURATED (a sigmoid s with |2s − 1| > SATURATED, the same
+  curve scaled): its local derivative is below 0.002, so what flows through it nearly stops.
+
+Only the nodes the target depends on are flagged, never a constant (the page shows no gradient
+for one) nor the target (its gradient is the seed)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .tracing import Trace
+    from .value import Value
+
+VANISHING = 1e-6
+EXPLODING = 1e6
+SATURATED = 0.999
+GATES = ("relu", "tanh", "sigmoid")
+
+
+def saturated(node: Value) -> bool:
+    """Whether `node` is a tanh or sigmoid on the flat part of its curve."""
+    if node.op == "tanh":
+        return abs(node.data) > SATURATED
+    if node.op == "sigmoid":
+        return abs(2 * node.data - 1) > SATURATED
+    return False
+
+
+def grad_flags(trace: Trace) -> dict[int, list[str]]:
+    """The flags of each flagged node (by node id), from the correct pass's gradients."""
+    grads, target = trace.correct_grads, trace.target
+    shown = [node for node in trace.cone if node.kind != "const" and node is not target]
+    largest = max([abs(grads[n.id]) for n in shown if math.isfinite(grads[n.id])] + [1.0])
+    dead = _dead(trace)
+    flags: dict[int, list[str]] = {}
+    for node in shown:
+        grad = grads[node.id]
+        found = ["saturated"] if saturated(node) else []
+        if abs(grad) > EXPLODING:
+            found.append("exploding")
+        elif node.id in dead:
+            found.append("dead")
+        elif abs(grad) < VANISHING * largest:
+            found.append("vanishing")
+        if found:
+            flags[node.id] = found
+    if saturated(target):
+        flags[target.id] = ["saturated"]
+    return flags
+
+
+def _dead(trace: Trace) -> set[int]:
+    """Ids of the nodes whose gradient is exactly 0 because each of their consumers in the cone
+    is a closed gate (its local derivative for them is 0) or dead itself. Consumers come
+    before their inputs in reverse topological order, so one walk settles every node."""
+    grads = trace.correct_grads
+    consumers: dict[int, list[tuple[Value, float]]] = {}
+    for node in trace.cone:
+        for child, local in zip(node.inputs, node.local_grads, strict=True):
+            consumers.setdefault(child.id, []).append((node, local))
+    dead: set[int] = set()
+    for node in reversed(trace.cone):
+        uses = consumers.get(node.id)
+        if grads[node.id] != 0 or not uses:
+            continue
+        if all((user.op in GATES and local == 0) or user.id in dead for user, local in uses):
+            dead.add(node.id)
+    return dead

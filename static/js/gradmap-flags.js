@@ -1,0 +1,66 @@
+// The gradient flags on the gradient map (a mark, marks.js): when the map is on and the pass has
+// ended, each flagged card carries its flags (a vanishing, exploding or dead gradient, a saturated
+// tanh or sigmoid) as data-grad-flag and a word under it; the legend explains each flag shown. A
+// collapsed statement's card is flagged as its root, whose numbers it shows.
+//
+// The mark owns the cards' data-grad-flag, its layer of flag words and the legend's flag sentences.
+
+import { passComplete } from "./explain.js";
+import { flagNotes, flagsOf, flagsPresent, flagWords } from "./flag-words.js";
+import { groupIndex } from "./groups.js";
+import { attr, join, svgElement, text } from "./svg.js";
+
+const GAP = 13; // from a card's lower edge to the baseline of its flag words
+
+/** The flag words' places: one per card drawn for a flagged node, under its lower-left corner. */
+function wordPlaces(frame) {
+  const { byId } = groupIndex(frame.trace);
+  const places = [];
+  for (const card of frame.shown.nodes) {
+    const id = card.kind === "group" ? byId.get(card.id)?.root : card.id;
+    const flags = flagsOf(frame.trace, id);
+    if (!flags.length) continue;
+    places.push({ key: card.id, id, flags, x: card.x - card.width / 2, y: card.y + card.height / 2 + GAP });
+  }
+  return places;
+}
+
+const enterWords = () => svgElement("text", {}, "grad-flag");
+
+function updateWords(el, place) {
+  attr(el, "x", place.x);
+  attr(el, "y", place.y);
+  attr(el, "data-node-id", place.id);
+  text(el, flagWords(place.flags));
+}
+
+/** The legend's sentences for `present` (the flags shown), kept when they are the same. */
+function writeNotes(notes, present) {
+  const key = present.join();
+  if (notes.dataset.flags === key) return;
+  notes.dataset.flags = key;
+  notes.hidden = !present.length;
+  notes.replaceChildren(...(present.length ? [flagNotes(present, "grad-flags-legend")] : []));
+}
+
+/** The flags' mark, its sentences added to `legend` (the pane's legend list). */
+export function gradFlagsMark({ legend }) {
+  const notes = document.createElement("li");
+  notes.className = "legend-flags";
+  notes.hidden = true;
+  legend.append(notes);
+  return {
+    name: "grad-flags",
+    keys: ["gradMap"],
+    owns: { card: ["data-grad-flag"] },
+    layer: "over",
+    render(frame, layer) {
+      const { state, trace } = frame;
+      const on = state.gradMap && (state.finalGrads || passComplete(trace, frame.view.frame));
+      const places = on ? wordPlaces(frame) : [];
+      join(layer, places, (place) => place.key, enterWords, updateWords);
+      writeNotes(notes, on ? flagsPresent(trace) : []);
+      return { cards: new Map(places.map((place) => [place.id, { "data-grad-flag": place.flags.join(" ") }])) };
+    },
+  };
+}

@@ -1,0 +1,104 @@
+// Generated from engine/ops.py (javascript_module, by make bundle): do not edit.
+const pow = (x, y) => (x === 1 || (x === -1 && Math.abs(y) === Infinity) ? 1 : Math.pow(x, y));
+const divWarning = (x, y) => (y === 0 ? "division_by_zero" : null);
+const powWarning = (x, y) => {
+  if (!Number.isFinite(x) || !Number.isFinite(y)) return null;
+  const r = pow(x, y);
+  if (Number.isFinite(r)) return null;
+  return x === 0 ? "division_by_zero" : r !== r ? "domain" : "overflow";
+};
+const expWarning = (x) => (Number.isFinite(x) && Math.exp(x) === Infinity ? "overflow" : null);
+const logWarning = (x) => (x === 0 ? "division_by_zero" : x < 0 ? "domain" : null);
+export const OPS = {
+  '+': {
+    arity: 2,
+    exact: true,
+    forward: (a, b, k) => a + b,
+    locals: (a, b, k, out) => [1, 1],
+    warning: (a, b, k) => null,
+  },
+  '*': {
+    arity: 2,
+    exact: true,
+    forward: (a, b, k) => a * b,
+    locals: (a, b, k, out) => [b, a],
+    warning: (a, b, k) => null,
+  },
+  '**k': {
+    arity: 1,
+    exact: false,
+    forward: (a, b, k) => pow(a, k),
+    locals: (a, b, k, out) => [k === 0 ? 0 : k * pow(a, k - 1)],
+    warning: (a, b, k) => powWarning(a, k),
+  },
+  '**': {
+    arity: 2,
+    exact: false,
+    forward: (a, b, k) => pow(a, b),
+    locals: (a, b, k, out) => [b === 0 ? 0 : b * pow(a, b - 1), a > 0 ? out * Math.log(a) : (a === 0 && b >= 0 ? 0 : NaN)],
+    warning: (a, b, k) => powWarning(a, b),
+  },
+  '-': {
+    arity: 2,
+    exact: true,
+    forward: (a, b, k) => a + b * -1,
+    locals: (a, b, k, out) => [1, -1],
+    warning: (a, b, k) => null,
+  },
+  '/': {
+    arity: 2,
+    exact: false,
+    forward: (a, b, k) => a * pow(b, -1),
+    locals: (a, b, k, out) => [pow(b, -1), a * (-1 * pow(b, -2))],
+    warning: (a, b, k) => powWarning(b, -1),
+  },
+  'neg': {
+    arity: 1,
+    exact: true,
+    forward: (a, b, k) => a * -1,
+    locals: (a, b, k, out) => [-1],
+    warning: (a, b, k) => null,
+  },
+  'relu': {
+    arity: 1,
+    exact: true,
+    forward: (a, b, k) => a <= 0 ? 0 : a,
+    locals: (a, b, k, out) => [a > 0 ? 1 : 0],
+    warning: (a, b, k) => null,
+  },
+  'tanh': {
+    arity: 1,
+    exact: false,
+    forward: (a, b, k) => Math.tanh(a),
+    locals: (a, b, k, out) => [1 - out * out],
+    warning: (a, b, k) => null,
+  },
+  'exp': {
+    arity: 1,
+    exact: false,
+    forward: (a, b, k) => Math.exp(a),
+    locals: (a, b, k, out) => [out],
+    warning: (a, b, k) => expWarning(a),
+  },
+  'log': {
+    arity: 1,
+    exact: false,
+    forward: (a, b, k) => Math.log(a),
+    locals: (a, b, k, out) => [1 / a],
+    warning: (a, b, k) => logWarning(a),
+  },
+  'sigmoid': {
+    arity: 1,
+    exact: false,
+    forward: (a, b, k) => a >= 0 ? 1 / (1 + Math.exp(-a)) : Math.exp(a) / (1 + Math.exp(a)),
+    locals: (a, b, k, out) => [out * (1 - out)],
+    warning: (a, b, k) => (a >= 0 ? expWarning(-a) ?? divWarning(1, 1 + Math.exp(-a)) : expWarning(a) ?? expWarning(a) ?? divWarning(Math.exp(a), 1 + Math.exp(a))),
+  },
+  'sin': {
+    arity: 1,
+    exact: false,
+    forward: (a, b, k) => Math.sin(a),
+    locals: (a, b, k, out) => [Math.cos(a)],
+    warning: (a, b, k) => null,
+  },
+};

@@ -1,0 +1,119 @@
+"""Forward mode beside reverse mode in the page (issue 27, part 1): the Reverse | Forward switch,
+the leaf picker, the cost counter and the every-leaf run, read from data-* attributes and checked
+against the engine's own numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from chainrule import engine
+from chainrule.engine.presets import presets
+
+pytestmark = pytest.mark.browser
+
+READY = "svg[data-testid=graph][data-ready=true]"
+PRESET = {p["id"]: p for p in presets()}
+
+
+def card(page, label: str):
+    return page.locator(f'#graph .layer-nodes [data-label="{label}"]')
+
+
+def forward_on(page) -> None:
+    page.get_by_test_id("pass-switch").click()
+    page.locator("[data-testid=pass-counter][data-pass=forward]").wait_for()
+
+
+def test_the_switch_and_the_picker_carry_tangents_left_to_right(page, screenshots_dir):
+    page.goto("/?preset=add-mul")
+    page.wait_for_selector(READY)
+    counter = page.get_by_test_id("pass-counter")
+    assert (counter.get_attribute("data-pass"), counter.get_attribute("data-passes")) == (
+        "reverse",
+        "1",
+    )
+    assert counter.get_attribute("data-madds") == counter.get_attribute("data-edges")
+    forward_on(page)
+    page.wait_for_selector('#graph .layer-nodes .grad-name:text("∂/∂a")')
+    page.keyboard.press("End")
+    want = engine.trace(
+        PRESET["add-mul"]["source"], PRESET["add-mul"]["values"], pass_="forward", wrt="a"
+    )
+    for node in want.nodes:
+        if node.kind == "const" or not node.label:
+            continue
+        shown = card(page, node.label).get_attribute("data-grad")
+        assert float(shown) == want.tangents.tangent[node.id], node.label
+    assert page.get_by_test_id("phase").get_attribute("data-phase") == "tangent"
+    page.get_by_test_id("wrt").select_option("c")
+    page.wait_for_selector('#graph .layer-nodes .grad-name:text("∂/∂c")')
+    page.keyboard.press("End")
+    root = engine.trace(PRESET["add-mul"]["source"], PRESET["add-mul"]["values"]).grad("c")
+    assert float(card(page, "f").get_attribute("data-grad")) == root
+    assert page.get_by_test_id("narration").inner_text().endswith(f"= {root:g}")
+    page.screenshot(path=str(screenshots_dir / "forward-mode.png"))
+
+
+def test_every_leaf_runs_one_pass_each_and_ends_on_the_backward_gradients(page, screenshots_dir):
+    page.goto("/?preset=add-mul")
+    page.wait_for_selector(READY)
+    page.locator("#speed").select_option("16")
+    page.get_by_test_id("every-leaf").click()
+    counter = page.get_by_test_id("pass-counter")
+    page.locator("[data-testid=pass-counter][data-passes='2']").wait_for(timeout=30_000)
+    table = page.get_by_test_id("every-leaf-table")
+    table.wait_for(timeout=30_000)
+    reverse = engine.trace(PRESET["add-mul"]["source"], PRESET["add-mul"]["values"])
+    rows = table.locator("tbody tr").all()
+    assert [row.get_attribute("data-leaf") for row in rows] == ["a", "b", "c"]
+    for row in rows:
+        assert row.get_attribute("data-same") == "true"
+        assert float(row.get_attribute("data-tangent")) == reverse.grad(
+            row.get_attribute("data-leaf")
+        )
+    edges = int(counter.get_attribute("data-edges"))
+    assert (counter.get_attribute("data-passes"), counter.get_attribute("data-madds")) == (
+        "3",
+        str(3 * edges),
+    )
+    page.screenshot(path=str(screenshots_dir / "forward-every-leaf.png"))
+    page.get_by_test_id("present").click()
+    page.wait_for_selector("body.presenting")
+    page.screenshot(path=str(screenshots_dir / "forward-present.png"))
+
+
+def test_the_lesson_walks_forward_mode_beside_reverse_mode(page):
+    page.goto("/?lesson=forward-mode&stop=1")
+    page.get_by_test_id("lesson").wait_for()
+    page.wait_for_selector('#graph .layer-nodes .grad-name:text("∂/∂a")')
+    assert page.get_by_test_id("phase").get_attribute("data-phase") == "tangent"
+    assert page.get_by_test_id("wrt").input_value() == "a"
+    page.keyboard.press("ArrowRight")  # ∂e/∂a = 1 × 1 + 0 × 1 = 1
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=narration]').textContent.includes('∂e/∂a = 1 × 1 + 0 × 1 = 1')"
+    )
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")  # a pass of its own for c
+    page.wait_for_selector('#graph .layer-nodes .grad-name:text("∂/∂c")')
+    page.locator('#graph .layer-nodes [data-label="f"][data-grad="-1"]').wait_for()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")  # back to reverse mode's end
+    page.locator("[data-testid=pass-counter][data-pass=reverse]").wait_for()
+    page.locator('#graph .layer-nodes [data-label="a"][data-grad="10"]').wait_for()
+
+
+def test_the_neuron_lesson_s_every_leaf_stop_ends_on_the_backward_gradients(page, screenshots_dir):
+    page.goto("/?lesson=forward-neuron&stop=2")
+    page.get_by_test_id("lesson").wait_for()
+    page.locator("[data-testid=pass-counter][data-pass=forward]").wait_for()
+    page.locator("#speed").select_option("16")
+    page.get_by_test_id("every-leaf").click()
+    table = page.get_by_test_id("every-leaf-table")
+    table.wait_for(timeout=60_000)
+    rows = table.locator("tbody tr").all()
+    assert len(rows) == 7 and all(row.get_attribute("data-same") == "true" for row in rows)
+    counter = page.get_by_test_id("pass-counter")
+    assert counter.get_attribute("data-passes") == "7"
+    page.screenshot(path=str(screenshots_dir / "forward-lesson-neuron.png"))

@@ -1,0 +1,246 @@
+"""The page's evaluator (static/js/evaluator.js, running the op table's generated JavaScript,
+static/js/op-functions.js) under Node, against the engine: compiled once from a trace, given new
+leaf values, its numbers reply equals `engine.numbers` for those values within MATCH_ULPS units in
+the last place, bit for bit where no transcendental function (V8's Math.* against glibc's) is
+involved. On every preset, every lesson, every variant (overwrite, custom orders, expand_derived),
+the edge programs (non-finite numbers, -0.0, tiny and huge values) and random programs.
+tests/browser/test_evaluator_in_chromium.py runs the same module in Chromium against the server."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_cases import CASES, random_runs
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+
+from chainrule import engine
+from chainrule.app.lesson_files import load_lessons
+from chainrule.engine.ops import javascript_module
+
+NODE = shutil.which("node")
+JS = Path(__file__).resolve().parents[2] / "static" / "js"
+pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (make test-deps)")
+
+# Runs the evaluator on cases [{trace, runs: [{values, expected}]}]: per run the page's reply, the
+# differences `differences()` finds against the engine's, and the largest gap in ulps per array.
+DRIVER = """
+import {
+  compileStructure, evaluate, differences, tolerances, ulpsApart, fromJson,
+} from "./evaluator.js";
+import { readFileSync } from "node:fs";
+const cases = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const arrays = [
+  "data", "grad", "local_grad", "step_grad", "contribution", "grad_before", "grad_after",
+];
+const gap = (x, y) => ulpsApart(fromJson(x), fromJson(y));
+const widest = (page, server) => Object.fromEntries(arrays.map((name) => [name,
+  page[name].reduce((most, x, i) => Math.max(most, gap(x, server[name][i])), 0)]));
+// JSON writes -0 as 0: the sign of zero travels as the string "-0" (read back by `negative_zeros`).
+const signed = (key, x) => (Object.is(x, -0) ? "-0" : x);
+console.log(JSON.stringify(cases.map(({ trace, runs }) => {
+  const structure = compileStructure(trace);
+  return runs.map(({ values, expected }) => {
+    const page = evaluate(structure, values);
+    const found = differences(page, expected, tolerances(structure, values));
+    return { page, differences: found, ulps: widest(page, expected) };
+  });
+}), signed));
+"""
+
+# Programs whose numbers involve no Math function of V8: + − × and relu only (no ** and no ÷,
+# which is a · b ** −1: Math.pow is V8's own too).
+PLAIN = re.compile(r"\*\*|\^|/|tanh|exp|log|sigmoid|sin")
+NUMBER_ARRAYS = (
+    "data", "grad", "correct_grad", "local_grad", "step_grad", "contribution", "grad_before",
+    "grad_after",
+)  # fmt: skip
+
+
+def json_ready(value: Any) -> Any:
+    return json.loads(json.dumps(value))
+
+
+def moved(values: dict[str, float]) -> dict[str, float]:
+    """Every leaf moved as a slider would move it (one of them to 0: a relu's corner)."""
+    out = {name: x * 1.5 + 0.25 for name, x in values.items()}
+    if out:
+        out[next(iter(out))] = 0.0
+    return out
+
+
+def leaf_values(trace: engine.Trace) -> dict[str, float]:
+    return {name: node.data for name, node in trace.graph.leaves}
+
+
+def case_of(source: str, values: dict | None, kwargs: dict, runs: list[dict] | None = None) -> dict:
+    """The trace of `source` with `values` and the runs to evaluate on it: the same values and
+    moved ones (or `runs`' values), each with the engine's numbers reply for them."""
+    traced = engine.trace(source, values, **kwargs)
+    start = leaf_values(traced)
+    chosen = runs if runs is not None else [start, moved(start)]
+    return {
+        "source": source,
+        "kwargs": kwargs,
+        "trace": json_ready(traced.to_dict()),
+        "runs": [
+            {"values": run, "expected": json_ready(engine.numbers(source, run, **kwargs))}
+            for run in chosen
+        ],
+    }
+
+
+def run_node(tmp_path: Path, cases: list[dict], driver: str = DRIVER) -> list:
+    """`driver`'s results on `cases`, with a copy of the page's two modules, under Node."""
+    for name in ("evaluator.js", "op-functions.js"):
+        shutil.copyfile(JS / name, tmp_path / name)
+    (tmp_path / "package.json").write_text('{"type": "module"}')
+    (tmp_path / "driver.js").write_text(driver)
+    (tmp_path / "cases.json").write_text(json.dumps(cases))
+    done = subprocess.run(
+        [NODE, "driver.js", "cases.json"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    # JSON.stringify writes 4.8e16 as 48828657853843010: read integers as the doubles they are.
+    return negative_zeros(json.loads(done.stdout, parse_int=float))
+
+
+def negative_zeros(value: Any) -> Any:
+    """`value` with the driver's "-0" strings as -0.0."""
+    if value == "-0":
+        return -0.0
+    if isinstance(value, list):
+        return [negative_zeros(x) for x in value]
+    if isinstance(value, dict):
+        return {key: negative_zeros(x) for key, x in value.items()}
+    return value
+
+
+def same(x: Any, y: Any) -> bool:
+    """The same JSON number: equal strings, or equal floats with the same sign of zero."""
+    if isinstance(x, str) or isinstance(y, str):
+        return x == y
+    return x == y and math.copysign(1.0, x) == math.copysign(1.0, y)
+
+
+def check(cases: list[dict], results: list[list[dict]]) -> dict[str, float]:
+    """Every run agrees (no differences) and plain programs agree to the bit, every array and
+    the gradient check alike; returns the widest gap seen per array, in ulps."""
+    widest: dict[str, float] = {}
+    for case, outcomes in zip(cases, results, strict=True):
+        label = (case["source"], case["kwargs"])
+        for run, outcome in zip(case["runs"], outcomes, strict=True):
+            assert outcome["differences"] == [], (label, run["values"], outcome["differences"])
+            page, expected = outcome["page"], run["expected"]
+            for name, gap in outcome["ulps"].items():
+                widest[name] = max(widest.get(name, 0.0), gap)
+            if not PLAIN.search(case["source"]):
+                for name in NUMBER_ARRAYS:
+                    mine, theirs = page[name], expected[name]
+                    assert (mine is None) == (theirs is None), (label, name)
+                    assert len(mine or []) == len(theirs or []), (label, name)
+                    assert all(map(same, mine or [], theirs or [])), (label, name)
+                assert page["gradcheck"] == expected["gradcheck"], label
+            assert {k: [w["type"] for w in v] for k, v in page["node_warnings"].items()} == {
+                k: [w["type"] for w in v] for k, v in expected["node_warnings"].items()
+            }, label
+    return widest
+
+
+def test_match_ulps_is_what_the_tests_hold_it_to():
+    assert re.search(r"export const MATCH_ULPS = 4;", (JS / "evaluator.js").read_text())
+
+
+def test_the_evaluator_runs_the_op_tables_generated_functions():
+    assert (JS / "op-functions.js").read_text() == javascript_module()
+    assert 'from "./op-functions.js"' in (JS / "evaluator.js").read_text()
+
+
+def test_every_preset_edge_program_and_variant_gives_the_engines_numbers(tmp_path):
+    """engine_cases.CASES: every preset and edge program in both modes, plain and expanded, with
+    custom orders (everything late, one node never visited), at their values and moved ones."""
+    cases = [case_of(source, values, kwargs) for source, values, kwargs in CASES]
+    widest = check(cases, run_node(tmp_path, cases))
+    # The edge programs reach V8's Math functions (exp, log, tanh, pow): the gap is measured.
+    print("widest gaps in ulps, presets and edge programs:", widest)
+
+
+def test_every_lesson_gives_the_engines_numbers(tmp_path):
+    cases = [
+        case_of(lesson["source"], lesson["values"] or None, kwargs)
+        for lesson in load_lessons()
+        for kwargs in ({}, {"mode": "overwrite"}, {"expand_derived": True})
+    ]
+    assert cases
+    check(cases, run_node(tmp_path, cases))
+
+
+def test_a_slider_moved_to_non_finite_and_edge_values(tmp_path):
+    """log(0), 0 ** -1, overflow, nan and relu at exactly 0, reached by moving a slider."""
+    source = "a = 1\nb = 2\nc = log(a) + b ** -1 + exp(b * 400) * relu(a) + log(a - 3)"
+    runs = [
+        {"a": 0.0, "b": 0.0}, {"a": -0.0, "b": 2.0}, {"a": 1.0, "b": 2.0},
+        {"a": 5e-324, "b": -1e308},
+    ]  # fmt: skip
+    cases = [case_of(source, None, kwargs, runs) for kwargs in ({}, {"mode": "overwrite"})]
+    check(cases, run_node(tmp_path, cases))
+    types = {w[0]["type"] for w in cases[0]["runs"][0]["expected"]["node_warnings"].values()}
+    assert {"division_by_zero", "domain"} <= types  # the cases reach the warnings
+
+
+# A batch of programs per Node run; no shrinking (a batch is slow to shrink: the failing program
+# is named in the assertion).
+@settings(max_examples=8, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+@given(st.lists(random_runs(), min_size=25, max_size=25))
+def test_random_programs_in_random_variants_give_the_engines_numbers(tmp_path_factory, runs):
+    cases = []
+    for source, values, kwargs in runs:
+        traced_at = {name: 1.0 for name, _ in engine.build_graph(source).leaves}
+        every = {**traced_at, **{k: v for k, v in values.items() if k in traced_at}}
+        cases.append(case_of(source, traced_at, kwargs, [every]))
+    widest = check(cases, run_node(tmp_path_factory.mktemp("node"), cases))
+    print("widest gaps in ulps, random programs:", widest)
+
+
+TAMPER_DRIVER = """
+import { compileStructure, evaluate, differences, tolerances } from "./evaluator.js";
+import { readFileSync } from "node:fs";
+// Each case: the server's reply with one number moved by `factor`; what differences() reports.
+const cases = JSON.parse(readFileSync(process.argv[2], "utf8"));
+console.log(JSON.stringify(cases.map(({ trace, values, expected, array, index, factor }) => {
+  const structure = compileStructure(trace);
+  const tampered = { ...expected, [array]: expected[array].slice() };
+  tampered[array][index] *= factor;
+  const found = differences(evaluate(structure, values), tampered, tolerances(structure, values));
+  return found.map(({ array, index }) => [array, index]);
+})));
+"""
+
+
+def test_a_server_number_off_by_one_ulp_or_a_millionth_is_reported(tmp_path):
+    """The comparison can fail: in a program of arithmetic alone one ulp is a difference; in one
+    of tanh and exp a relative millionth is, in every array the reply has."""
+    plain = case_of("a = 2\nb = -3\nc = a * b + a * 0.1\nd = relu(c) + c * c", None, {})
+    curved = case_of("a = 0.5\nb = tanh(a) * exp(a) + a ** 3\nc = b / (a + 2)", None, {})
+    cases = []
+    for case, factor in ((plain, 1 + 2**-52), (curved, 1 + 1e-6)):
+        run = case["runs"][1]
+        for array in ("data", "grad", "local_grad", "step_grad", "contribution", "grad_after"):
+            index = max(
+                range(len(run["expected"][array])), key=lambda i: abs(run["expected"][array][i])
+            )
+            cases.append(
+                {
+                    "trace": case["trace"], "values": run["values"], "expected": run["expected"],
+                    "array": array, "index": index, "factor": factor,
+                }
+            )  # fmt: skip
+    for case, found in zip(cases, run_node(tmp_path, cases, TAMPER_DRIVER), strict=True):
+        assert [case["array"], case["index"]] in found, (case["array"], case["factor"], found)
