@@ -74,6 +74,12 @@ def name_slot(node: Value) -> str:
     return f"{{t:text:{node.id}}}"
 
 
+def name_slots(count: int) -> list[str]:
+    """`name_slot` of the nodes of ids 0 to `count` - 1, by id: for the loops that name nodes
+    tens of thousands of times (a timeline's steps)."""
+    return [f"{{t:text:{i}}}" for i in range(count)]
+
+
 def escape(text: str) -> str:
     """`text` as template text: its braces doubled."""
     if "{" in text or "}" in text:
@@ -222,6 +228,8 @@ class Narrator:
         self.helpers = helpers
         self._texts: list[str | None] = [None] * len(nodes)
         self._names: list[str | None] = [None] * len(nodes)
+        self._titles: list[str | None] = [None] * len(nodes)
+        self.slots = name_slots(len(nodes))  # each node's name slot, by id
 
     def text(self, node: Value) -> str:
         cached = self._texts[node.id]
@@ -256,7 +264,9 @@ class Narrator:
     def formula(self, node: Value, parts: list[str] | None = None) -> str:
         """`a + b`, `e·c`, `a^2`, `tanh(n)` from the inputs' texts (or the given parts)."""
         names = self._operands(node) if parts is None else parts
-        return row_of(node).shape.format(*names, k=fmt(node.exponent or 0.0))
+        if node.op == "**k":  # the one shape with a constant exponent
+            return row_of(node).shape.format(*names, k=fmt(node.exponent))  # type: ignore[arg-type]
+        return row_of(node).shape.format(*names)
 
     def _operands(self, node: Value) -> list[str]:
         """The texts of `node`'s inputs as its formula writes them."""
@@ -273,15 +283,23 @@ class Narrator:
 
     def title_of_slots(self, node: Value) -> str:
         """`title` as a template: each node in it named by its slot (`{t:text:ID}`), an operand
-        in brackets where the title brackets its text."""
+        in brackets where the title brackets its text. Made once a node: the forward, backward
+        and tangent steps each name it."""
+        cached = self._titles[node.id]
+        if cached is not None:
+            return cached
+        slots = self.slots
         if not node.inputs:
-            return name_slot(node)
-        operands = [
-            name_slot(c) if shown == self.text(c) else f"({name_slot(c)})"
-            for c, shown in zip(node.inputs, self._operands(node), strict=True)
-        ]
-        formula = self.formula(node, operands)
-        return f"{name_slot(node)} = {formula}" if node.label else formula
+            cached = slots[node.id]
+        else:
+            operands = [
+                slots[c.id] if shown == self.text(c) else f"({slots[c.id]})"
+                for c, shown in zip(node.inputs, self._operands(node), strict=True)
+            ]
+            formula = self.formula(node, operands)
+            cached = f"{slots[node.id]} = {formula}" if node.label else formula
+        self._titles[node.id] = cached
+        return cached
 
     def formula_of_numbers(self, node: Value) -> str:
         """The formula with the inputs' data in place of their names: `2 + (-3)`, `log(-1)`."""

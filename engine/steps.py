@@ -70,9 +70,9 @@ def steps(trace: Trace) -> list[Step]:
     events: list[TopoEvent] = []
     topo_order(trace.target, events)  # the order the backward pass walks: from its target
     if trace.tangents is not None:
-        return [*topo_steps(events, trace.lang), *tangent_steps(trace, say)]
+        return [*topo_steps(events, trace.lang, say.slots), *tangent_steps(trace, say)]
     return [
-        *topo_steps(events, trace.lang),
+        *topo_steps(events, trace.lang, say.slots),
         *forward_steps(trace.topo_order, say, trace.lang),
         SeedStep(trace.target, seed_template(trace)),
         *backward_steps(trace, say),
@@ -89,13 +89,13 @@ def seed_template(trace: Trace) -> str:
     return text(trace.lang, "narration.seed_target", name=name, count=others)
 
 
-def topo_steps(events: list[TopoEvent], lang: str) -> list[TopoStep]:
+def topo_steps(events: list[TopoEvent], lang: str, slots: list[str]) -> list[TopoStep]:
     """One step per event of the sort, with what it pushed and emitted.
 
     Steps carry deltas, not the whole stack: listing the stack after every step would make the
     timeline grow with the square of the graph. `replay_topo` rebuilds the stack and the sorted
     list after each step (the page does the same in `timeline.js`). The sort depends on no
-    number, so its templates hold no number slots, only the nodes' names.
+    number, so its templates hold no number slots, only the nodes' names (`slots`, by id).
     """
     words = templates(lang, "narration.topo.")
     found: list[TopoStep] = []
@@ -109,7 +109,7 @@ def topo_steps(events: list[TopoEvent], lang: str) -> list[TopoStep]:
             stack.append((child.id, 0))  # type: ignore[union-attr]
         elif action == "start":
             stack.append((node.id, 0))
-        template = _topo_template(words, action, node, index, child)
+        template = _topo_template(words, slots, action, node, index, child)
         found.append(
             TopoStep(
                 node.id, action, pop, None if child is None else child.id, tuple(stack[depth:]),
@@ -120,16 +120,21 @@ def topo_steps(events: list[TopoEvent], lang: str) -> list[TopoStep]:
 
 
 def _topo_template(
-    words: dict[str, str], action: str, node: Value, index: int, child: Value | None
+    words: dict[str, str],
+    slots: list[str],
+    action: str,
+    node: Value,
+    index: int,
+    child: Value | None,
 ) -> str:
-    name = name_slot(node)
+    name = slots[node.id]
     if action == "start":
         return words["start"].format(name=name)
     if action == "emit" and node.inputs:
         return words["emit"].format(name=name, index=index, count=len(node.inputs))
     if action == "emit":
         return words["emit_leaf"].format(name=name)
-    other = name_slot(child)  # type: ignore[arg-type]
+    other = slots[child.id]  # type: ignore[union-attr]
     return words[action].format(name=name, index=index, input=other, next=index + 1)
 
 
@@ -161,7 +166,7 @@ def forward_steps(order: tuple[Value, ...], say: Narrator, lang: str) -> list[Fo
             # A formula is read the same in every language: no words to translate.
             template = f"{say.title_of_slots(node)} = {say.formula_of_slots(node)} = {result}"
         else:
-            template = words[node.kind].format(name=name_slot(node), value=result)
+            template = words[node.kind].format(name=say.slots[node.id], value=result)
         found.append(ForwardStep(node, template))
     return found
 
@@ -180,7 +185,7 @@ def backward_steps(trace: Trace, say: Narrator) -> list[BackwardStep]:
             template = words["visit"].format(title=title, contributions=", ".join(parts))
         else:
             template = words["leaf" if node.kind == "leaf" else "const"].format(
-                title=title, name=name_slot(node), grad=slot("step_grad", visit)
+                title=title, name=say.slots[node_id], grad=slot("step_grad", visit)
             )
         found.append(BackwardStep(visit, node, template))
     return found
@@ -192,7 +197,7 @@ def _contribution(
     """Contribution `k` (of the visit `visit`) in words: `grad[a] += 2 × 3 = 6`, and what a
     variant did to it (overwrote an earlier one; arrived too late)."""
     record = trace.record
-    target = name_slot(trace.nodes[record.to[k]])
+    target = say.slots[record.to[k]]
     sign = "=" if trace.mode == "overwrite" else "+="
     added = slot("contribution", k)
     part = upstream_times_local(
