@@ -47,26 +47,41 @@ def check_source_size(source: str, limits: Limits) -> None:
 
 
 # Parsing depends on the source alone, and a dragged slider re-traces one program with new values
-# many times: recent parses are kept (programs up to PARSE_CACHE_MAX_CHARS characters). The
-# statements are read-only to everything after the parser, so sharing them is safe.
+# many times: recent parses are kept, 32 of programs up to PARSE_CACHE_MAX_CHARS characters and
+# 4 of longer ones up to PARSE_CACHE_MAX_LARGE_CHARS (a parse holds about 60 bytes a character:
+# 6 MiB for 100,000, so the large ones hold at most about 25 MiB). Reading a 24,000-character
+# program is half its trace. The statements are read-only to everything after the parser, so
+# sharing them is safe.
 PARSE_CACHE_MAX_CHARS = 20_000
+PARSE_CACHE_MAX_LARGE_CHARS = 100_000
 
 
 Parsed = tuple[Sequence[Statement], Sequence[dict[str, Any]]]
 
 
-@lru_cache(maxsize=32)
-def _parse_recent(source: str, max_depth: int | None) -> Parsed:
+def _parse_program(source: str, max_depth: int | None) -> Parsed:
     statements, notes = parse_program(source, max_depth)
     return tuple(statements), tuple(notes)
+
+
+_parse_recent = lru_cache(maxsize=32)(_parse_program)
+_parse_recent_large = lru_cache(maxsize=4)(_parse_program)
 
 
 def parsed(source: str, max_depth: int | None) -> Parsed:
     """`parse_program(source, max_depth)` (the statements and the notes of skipped lines), from
     the recent parses when the program is short enough."""
-    if len(source) > PARSE_CACHE_MAX_CHARS:
-        return parse_program(source, max_depth)
-    return _parse_recent(source, max_depth)
+    if len(source) <= PARSE_CACHE_MAX_CHARS:
+        return _parse_recent(source, max_depth)
+    if len(source) <= PARSE_CACHE_MAX_LARGE_CHARS:
+        return _parse_recent_large(source, max_depth)
+    return parse_program(source, max_depth)
+
+
+def clear_parse_cache() -> None:
+    """Forget the recent parses (a benchmark's cold runs)."""
+    _parse_recent.cache_clear()
+    _parse_recent_large.cache_clear()
 
 
 def build_graph(
@@ -106,7 +121,11 @@ def forward_backward(
     with cycle_collector_paused():
         graph = build_graph(source, values, limits=limits)
         graph.root.backward()
-    return ForwardBackward(graph.root.data, {name: node.grad for name, node in graph.leaves})
+        result = ForwardBackward(graph.root.data, {name: n.grad for name, n in graph.leaves})
+        # Freed while the collector is paused: the nodes that die then are never scanned, where
+        # resuming with the graph alive would scan every one of them once.
+        del graph
+    return result
 
 
 @dataclass(frozen=True)
