@@ -38,7 +38,8 @@ def trace(
     expand_derived: bool = False,
 ) -> dict[str, Any]:
     """The `POST /api/graph` reply for `source` (our language or micrograd's Python) with leaf
-    `values`: nodes with their boxes, edges, steps with narration, gradcheck (docs/api.md).
+    `values`: nodes with their boxes, edges, steps with narration templates (filled by
+    `chainrule.engine.narration.narrations(reply)`), gradcheck (docs/api.md).
     Raises `chainrule.engine.ProgramError` (with `line`, `column`, `caret`) for a bad program."""
     from chainrule.notebook.traces import traced
 

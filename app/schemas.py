@@ -217,10 +217,11 @@ class TangentContribution(Sent):
 
 
 TEMPLATE = Field(
-    description="The narration with its numbers as slots: `{n:ARRAY:INDEX}` (the number as "
-    "formatted) or `{f:ARRAY:INDEX}` (as a factor, parenthesised when negative), read from the "
-    "numbers arrays of `POST /api/values` (data, step_grad, local_grad, contribution, …). "
-    "Filled, it is `narration`."
+    description="The step's narration with its numbers as slots: `{n:ARRAY:INDEX}` (the number "
+    "as formatted) or `{f:ARRAY:INDEX}` (as a factor, parenthesised when negative), read from "
+    "the numbers arrays of `POST /api/values` (data, step_grad, local_grad, contribution, …), "
+    "and each node it names as `{t:text:INDEX}` (that node's `text`). The reader fills it: the "
+    "reply names each node once, not in every step (docs/api.md, Step)."
 )
 
 
@@ -231,7 +232,6 @@ class TopoStep(Sent):
     index: int
     phase: Literal["topo"]
     node: str
-    narration: str
     template: str = TEMPLATE
     action: Literal["start", "visit", "skip", "emit"]
     pop: StackEntry | None = Field(description="The (node id, input index) popped, or null.")
@@ -244,7 +244,6 @@ class ForwardStep(Sent):
     index: int
     phase: Literal["forward"]
     node: str
-    narration: str
     template: str = TEMPLATE
     op: Op | None
     inputs: list[str]
@@ -255,7 +254,6 @@ class SeedStep(Sent):
     index: int
     phase: Literal["seed"]
     node: str
-    narration: str
     template: str = TEMPLATE
     grad: Number
 
@@ -264,7 +262,6 @@ class BackwardStep(Sent):
     index: int
     phase: Literal["backward"]
     node: str
-    narration: str
     template: str = TEMPLATE
     grad: Number = Field(description="The node's gradient when it is visited.")
     contributions: list[Contribution]
@@ -277,7 +274,6 @@ class TangentStep(Sent):
     index: int
     phase: Literal["tangent"]
     node: str
-    narration: str
     template: str = TEMPLATE
     op: Op | None
     inputs: list[str]

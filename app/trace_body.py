@@ -154,6 +154,9 @@ def build_body(
         reply["structure"] = structure_id(request, settings)
         later = orjson.dumps({**reply, "layout": layout_reply(layout, True)})
         now = later if cached else orjson.dumps({**reply, "layout": layout_reply(layout, False)})
+        # Freed while the collector is paused: what dies then is never scanned, where resuming
+        # with the reply alive would scan each of its objects once (150,000 at 7,500 nodes).
+        del trace, reply
     return GraphBody(now, later)
 
 
@@ -161,8 +164,11 @@ def numbers_body(request: GraphRequest, settings: AppSettings, lang: str = DEFAU
     """The encoded body of `POST /api/values` (the route checked its structure id): the
     numbers of `request`'s trace only, its warnings in `lang` (raises `engine.ProgramError`)."""
     options = run_options(request, settings)
-    numbers = engine.numbers(request.source, request.values, **options, lang=lang)
-    return orjson.dumps({"structure": structure_id(request, settings), **numbers})
+    with cycle_collector_paused():  # as build_body: the numbers die before it resumes
+        numbers = engine.numbers(request.source, request.values, **options, lang=lang)
+        body = orjson.dumps({"structure": structure_id(request, settings), **numbers})
+        del numbers
+    return body
 
 
 def request_key(request: GraphRequest, settings: AppSettings, lang: str) -> tuple:

@@ -37,8 +37,9 @@ class BackwardRecord:
     """A recorded backward pass, as columns: per visit (in visit order) the node and its grad
     when visited (`upstream`: what it passes on), and `starts[i]:starts[i + 1]` its
     contributions; per contribution (`grad[to] += local × upstream`) the edge, the node it
-    reaches, its value and that node's grad before and after. Edges and nodes are indices (the
-    API writes them `e{edge}`, `n{to}`); a contribution's local is its edge's.
+    reaches, its value and that node's grad before and after; per node (by id) its grad after
+    the pass (`grads`). Edges and nodes are indices (the API writes them `e{edge}`, `n{to}`);
+    a contribution's local is its edge's.
 
     The variants' marks, by contribution index: `late` (it arrived after `to` was visited, so it
     is never passed on), `lost` (an overwrite replaced it before `to` was visited) and
@@ -52,6 +53,7 @@ class BackwardRecord:
     contribution: tuple[float, ...]
     grad_before: tuple[float, ...]
     grad_after: tuple[float, ...]
+    grads: tuple[float, ...]
     late: frozenset[int] = frozenset()
     lost: frozenset[int] = frozenset()
     replaced: Mapping[int, int] | None = None
@@ -71,24 +73,29 @@ def recorded_backward(
     root: Value, visit_order: list[Value], offsets: list[int], *, overwrite: bool = False
 ) -> BackwardRecord:
     """`backward` in `visit_order`, recording every visit and contribution (`=` instead of
-    `+=` when `overwrite`); needs sequential node ids and `offsets` (from `edge_offsets`)."""
-    root.grad = 1.0
+    `+=` when `overwrite`); needs sequential node ids and `offsets` (from `edge_offsets`).
+    Its grads are its own (a list by node id, from 0 but the root's 1): the nodes' `grad` is
+    not touched, so a record can be made at any time from a built graph."""
+    count = len(offsets)
+    grads = [0.0] * count
+    grads[root.id] = 1.0
     visits, upstreams, starts = [], [], [0]
     edges, tos, contributions, befores, afters = [], [], [], [], []
-    visited = [False] * len(offsets)
-    last = [-1] * len(offsets)  # each node's latest contribution, for the variants' marks
+    visited = [False] * count
+    last = [-1] * count  # each node's latest contribution, for the variants' marks
     late, lost, replaced = set(), set(), {}
     for node in visit_order:
-        upstream = node.grad
+        node_id = node.id
+        upstream = grads[node_id]
         inputs = node.inputs
         if inputs:  # leaves (half the nodes of most graphs) pass nothing on: no zip for them
-            edge = offsets[node.id]
+            edge = offsets[node_id]
             # Not strict: a Value's local_grads match its inputs, and this is the hot loop.
             for local, child in zip(node.local_grads, inputs):  # noqa: B905
                 to = child.id
                 contribution = local * upstream
-                before = child.grad
-                child.grad = after = contribution if overwrite else before + contribution
+                before = grads[to]
+                grads[to] = after = contribution if overwrite else before + contribution
                 index = len(contributions)
                 edges.append(edge)
                 tos.append(to)
@@ -102,12 +109,12 @@ def recorded_backward(
                     lost.add(last[to])
                     replaced[index] = last[to]
                 last[to] = index
-        visited[node.id] = True
-        visits.append(node.id)
+        visited[node_id] = True
+        visits.append(node_id)
         upstreams.append(upstream)
         starts.append(len(contributions))
     return BackwardRecord(
         tuple(visits), tuple(upstreams), tuple(starts), tuple(edges), tuple(tos),
-        tuple(contributions), tuple(befores), tuple(afters),
+        tuple(contributions), tuple(befores), tuple(afters), tuple(grads),
         frozenset(late), frozenset(lost), replaced,
     )  # fmt: skip

@@ -40,16 +40,20 @@ def grad_flags(trace: Trace) -> dict[int, list[str]]:
     grads, target = trace.correct_grads, trace.target
     shown = [node for node in trace.cone if node.kind != "const" and node is not target]
     largest = max([abs(grads[n.id]) for n in shown if math.isfinite(grads[n.id])] + [1.0])
+    smallest = VANISHING * largest
     dead = _dead(trace)
     flags: dict[int, list[str]] = {}
     for node in shown:
         grad = grads[node.id]
+        # Most nodes have no flag: a grad within bounds (a nan is not) on no tanh or sigmoid.
+        if smallest <= abs(grad) <= EXPLODING and node.op not in _SATURATING:
+            continue
         found = ["saturated"] if saturated(node) else []
         if abs(grad) > EXPLODING:
             found.append("exploding")
         elif node.id in dead:
             found.append("dead")
-        elif abs(grad) < VANISHING * largest:
+        elif abs(grad) < smallest:
             found.append("vanishing")
         if found:
             flags[node.id] = found
@@ -58,19 +62,27 @@ def grad_flags(trace: Trace) -> dict[int, list[str]]:
     return flags
 
 
+_SATURATING = frozenset(("tanh", "sigmoid"))
+
+
 def _dead(trace: Trace) -> set[int]:
     """Ids of the nodes whose gradient is exactly 0 because each of their consumers in the cone
     is a closed gate (its local derivative for them is 0) or dead itself. Consumers come
-    before their inputs in reverse topological order, so one walk settles every node."""
+    before their inputs in reverse topological order, so one walk settles every node. Only a
+    node whose grad is 0 can be dead: the walk looks at those alone."""
     grads = trace.correct_grads
+    zeros = {node.id for node in trace.cone if grads[node.id] == 0}
+    if not zeros:
+        return set()
     consumers: dict[int, list[tuple[Value, float]]] = {}
     for node in trace.cone:
         for child, local in zip(node.inputs, node.local_grads, strict=True):
-            consumers.setdefault(child.id, []).append((node, local))
+            if child.id in zeros:
+                consumers.setdefault(child.id, []).append((node, local))
     dead: set[int] = set()
     for node in reversed(trace.cone):
         uses = consumers.get(node.id)
-        if grads[node.id] != 0 or not uses:
+        if not uses:
             continue
         if all((user.op in GATES and local == 0) or user.id in dead for user, local in uses):
             dead.add(node.id)

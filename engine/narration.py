@@ -4,10 +4,13 @@ templates, filled with the numbers to give the narration.
 A template is a step's narration with each number that comes from the numbers arrays (the
 `data` of a node, a contribution's `upstream`, …) replaced by a slot `{FORMAT:ARRAY:INDEX}`:
 FORMAT `n` writes the number as `fmt` does, `f` as `factor` does (an operand: `(-3)`); ARRAY
-names one of the arrays of the numbers reply and INDEX is a 0-based index into it. Literal
-braces are written `{{` and `}}`. Numbers that are not in those arrays (input indexes, counts,
-the seed's 1, a constant exponent) are plain text. The grammar is a subset of Python's format
-strings (field `n` or `f`, format spec `ARRAY:INDEX`), which `fill` relies on.
+names one of the arrays of the numbers reply and INDEX is a 0-based index into it. A node is
+named by the slot `{t:text:INDEX}`, FORMAT `t` writing the text as it is: the array `text` is
+the nodes' `text` (by index), so a template refers to a node by its index instead of repeating
+its name (a reply names each node once, however many steps speak of it). Literal braces are
+written `{{` and `}}`. Numbers that are not in those arrays (input indexes, counts, the seed's
+1, a constant exponent) are plain text. The grammar is a subset of Python's format strings
+(field `n`, `f` or `t`, format spec `ARRAY:INDEX`), which `fill` relies on.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .formulas import Formula
 from .functions import ATOM, spelled
@@ -66,6 +69,17 @@ def operand_slot(array: str, index: int) -> str:
     return f"{{f:{array}:{index}}}"
 
 
+def name_slot(node: Value) -> str:
+    """The slot of `node`'s text (its name in narration)."""
+    return f"{{t:text:{node.id}}}"
+
+
+def name_slots(count: int) -> list[str]:
+    """`name_slot` of the nodes of ids 0 to `count` - 1, by id: for the loops that name nodes
+    tens of thousands of times (a timeline's steps)."""
+    return [f"{{t:text:{i}}}" for i in range(count)]
+
+
 def escape(text: str) -> str:
     """`text` as template text: its braces doubled."""
     if "{" in text or "}" in text:
@@ -114,6 +128,10 @@ class _WrittenNumbers:
         return self.written[array][int(index)]
 
 
+def _text(value: float | str) -> str:
+    return value  # type: ignore[return-value]  # the `text` array holds text
+
+
 def _fill_with(fields: Mapping[str, object]) -> Callable[[str], str]:
     def fill(template: str) -> str:
         if "{" in template or "}" in template:
@@ -126,13 +144,52 @@ def _fill_with(fields: Mapping[str, object]) -> Callable[[str], str]:
 def filler(numbers: Mapping[str, Sequence[float | str]]) -> Callable[[str], str]:
     """`fill` with `numbers` bound, for filling a whole timeline: each array a slot reads is
     written out once, whole (a single template is cheaper with `fill`)."""
-    return _fill_with({"n": _WrittenNumbers(numbers, fmt), "f": _WrittenNumbers(numbers, factor)})
+    return _fill_with(
+        {
+            "n": _WrittenNumbers(numbers, fmt),
+            "f": _WrittenNumbers(numbers, factor),
+            "t": _Numbers(numbers, _text),
+        }
+    )
 
 
 def fill(template: str, numbers: Mapping[str, Sequence[float | str]]) -> str:
     """The narration of `template` with its slots filled from `numbers` (arrays of floats, or
-    of the numbers reply's JSON values, where non-finite numbers are strings)."""
-    return _fill_with({"n": _Numbers(numbers, fmt), "f": _Numbers(numbers, factor)})(template)
+    of the numbers reply's JSON values, where non-finite numbers are strings; `text`, the
+    nodes' texts)."""
+    fields = {
+        "n": _Numbers(numbers, fmt),
+        "f": _Numbers(numbers, factor),
+        "t": _Numbers(numbers, _text),
+    }
+    return _fill_with(fields)(template)
+
+
+def reply_numbers(reply: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """The arrays the templates of a trace's reply (`Trace.to_dict()`, `POST /api/graph`) read,
+    gathered from it: the nodes' `text` (and in forward mode their `tangent`) and the numbers
+    arrays of `POST /api/values`."""
+    nodes = reply["nodes"]
+    visits = [step for step in reply["steps"] if step["phase"] == "backward"]
+    contributions = [c for step in visits for c in step["contributions"]]
+    arrays = {
+        "text": [node["text"] for node in nodes],
+        "data": [node["data"] for node in nodes],
+        "local_grad": [edge["local_grad"] for edge in reply["edges"]],
+        "step_grad": [step["grad"] for step in visits],
+        "contribution": [c["contribution"] for c in contributions],
+        "grad_before": [c["grad_before"] for c in contributions],
+        "grad_after": [c["grad_after"] for c in contributions],
+    }
+    if reply.get("pass") == "forward":  # forward mode's steps read each node's tangent
+        arrays["tangent"] = [node["tangent"] for node in nodes]
+    return arrays
+
+
+def narrations(reply: Mapping[str, Any]) -> list[str]:
+    """The narration of every step of a trace's reply, in order: each template filled."""
+    fill = filler(reply_numbers(reply))
+    return [fill(step["template"]) for step in reply["steps"]]
 
 
 # Runs of non-space, cut at TEXT_MAX + 1: enough to know the text must be truncated.
@@ -171,6 +228,8 @@ class Narrator:
         self.helpers = helpers
         self._texts: list[str | None] = [None] * len(nodes)
         self._names: list[str | None] = [None] * len(nodes)
+        self._titles: list[str | None] = [None] * len(nodes)
+        self.slots = name_slots(len(nodes))  # each node's name slot, by id
 
     def text(self, node: Value) -> str:
         cached = self._texts[node.id]
@@ -204,22 +263,43 @@ class Narrator:
 
     def formula(self, node: Value, parts: list[str] | None = None) -> str:
         """`a + b`, `e·c`, `a^2`, `tanh(n)` from the inputs' texts (or the given parts)."""
-        op = node.op
-        row = row_of(node)
-        if parts is not None:
-            names = parts
-        elif row.call:
-            names = [self.text(c) for c in node.inputs]
+        names = self._operands(node) if parts is None else parts
+        if node.op == "**k":  # the one shape with a constant exponent
+            return row_of(node).shape.format(*names, k=fmt(node.exponent))  # type: ignore[arg-type]
+        return row_of(node).shape.format(*names)
+
+    def _operands(self, node: Value) -> list[str]:
+        """The texts of `node`'s inputs as its formula writes them."""
+        op, inputs, row = node.op, node.inputs, row_of(node)
+        if row.call:
+            return [self.text(c) for c in inputs]
+        # The shapes expand_derived builds, X·(-1) and X^-1 (a power's base: the left operand
+        # of a right-associative op), bracket a compound X (as the expansion does): the source
+        # never wrote them, so its brackets cannot be relied on.
+        compound_first = row.right or (
+            op == "*" and inputs[1].kind == "const" and inputs[1].data < 0
+        )
+        return [self.operand(c, compound_first and i == 0) for i, c in enumerate(inputs)]
+
+    def title_of_slots(self, node: Value) -> str:
+        """`title` as a template: each node in it named by its slot (`{t:text:ID}`), an operand
+        in brackets where the title brackets its text. Made once a node: the forward, backward
+        and tangent steps each name it."""
+        cached = self._titles[node.id]
+        if cached is not None:
+            return cached
+        slots = self.slots
+        if not node.inputs:
+            cached = slots[node.id]
         else:
-            inputs = node.inputs
-            # The shapes expand_derived builds, X·(-1) and X^-1 (a power's base: the left operand
-            # of a right-associative op), bracket a compound X (as the expansion does): the
-            # source never wrote them, so its brackets cannot be relied on.
-            compound_first = row.right or (
-                op == "*" and inputs[1].kind == "const" and inputs[1].data < 0
-            )
-            names = [self.operand(c, compound_first and i == 0) for i, c in enumerate(inputs)]
-        return row.shape.format(*names, k=fmt(node.exponent or 0.0))
+            operands = [
+                slots[c.id] if shown == self.text(c) else f"({slots[c.id]})"
+                for c, shown in zip(node.inputs, self._operands(node), strict=True)
+            ]
+            formula = self.formula(node, operands)
+            cached = f"{slots[node.id]} = {formula}" if node.label else formula
+        self._titles[node.id] = cached
+        return cached
 
     def formula_of_numbers(self, node: Value) -> str:
         """The formula with the inputs' data in place of their names: `2 + (-3)`, `log(-1)`."""

@@ -172,7 +172,7 @@ def _named(say: Narrator, node: Value) -> str:
 def paths_reply(trace: Trace, found: Paths) -> dict[str, Any]:
     """The body of `POST /api/paths` (docs/api.md): the paths, each from the target back to
     the leaf, with their sum (math.fsum, so only the listed products' own rounding is in it)."""
-    say = Narrator(trace.source, trace.nodes, trace.graph.helpers)
+    say = trace.narrator
     listed = found.paths
     return {
         "leaf": f"n{found.leaf.id}",

@@ -14,7 +14,6 @@ from .flags import grad_flags
 from .functions import ops_used, script_body
 from .gradcheck import GradCheck
 from .i18n import render
-from .narration import Narrator, filler
 from .ops import DERIVED, row_of
 from .steps import BackwardStep, ForwardStep, SeedStep, Step, TangentStep, TopoStep
 
@@ -24,6 +23,13 @@ if TYPE_CHECKING:
     from .value import Value
 
 Box = tuple[float, float, float, float]  # x, y (the centre), width, height
+
+# The byte budget of a whole reply (`POST /api/graph`, layout included, as sent before
+# compression; docs/api.md "Reply size"): so much per node, and so much per character of the
+# program, whose names a reply sends in a few fields of their nodes (label, name, text, the
+# leaves, the groups) but never in every step (narration names nodes by index).
+REPLY_BYTES_PER_NODE = 2_000
+REPLY_BYTES_PER_SOURCE_CHAR = 8
 
 
 class Placement(NamedTuple):
@@ -112,7 +118,7 @@ def tangents_reply(trace: Trace) -> dict[str, Any]:
 
 def node_warnings_reply(trace: Trace) -> dict[str, list[dict[str, str]]]:
     """Each warned node's warning, by node id, its message in the trace's language."""
-    say = Narrator(trace.source, trace.nodes, trace.graph.helpers)
+    say = trace.narrator
     return {
         f"n{node.id}": [
             {"type": node.warning, "message": render(say.warning(node.warning, node), trace.lang)}
@@ -150,7 +156,7 @@ def graph_reply(
     correct_grad = numbers["correct_grad"] or grad
     tangent = numbers["tangent"]
     node_warnings = numbers["node_warnings"]
-    say = Narrator(trace.source, trace.nodes, trace.graph.helpers)
+    say = trace.narrator
     group_of = [0] * len(trace.nodes)
     for index, group in enumerate(trace.graph.groups):
         for member in group.nodes:
@@ -250,7 +256,7 @@ def groups_reply(trace: Trace, placement: Placement | None = None) -> list[dict[
     """The `groups` of the trace's reply (docs/api.md): each statement's nodes, each leaf alone;
     a group is named as narration names its root; with a placement, its `box` and `card`."""
     nodes = trace.nodes
-    say = Narrator(trace.source, nodes, trace.graph.helpers)
+    say = trace.narrator
     groups = []
     for index, group in enumerate(trace.graph.groups):
         written: dict[str, Any] = {
@@ -270,19 +276,19 @@ def groups_reply(trace: Trace, placement: Placement | None = None) -> list[dict[
 
 def steps_reply(trace: Trace, steps: list[Step], numbers: dict[str, Any]) -> list[dict[str, Any]]:
     """The `steps` of the trace's reply (docs/api.md, "Step"): each step of the timeline with
-    its numbers (from the numbers reply) and its narration, its template filled with them."""
-    fill = filler(numbers)
+    its numbers (from the numbers reply) and its narration's template (filled by the reader:
+    `narration.narrations`)."""
     return [
-        _STEP_REPLIES[type(step)](trace, step, numbers, fill(step.template), index)  # type: ignore[operator]
+        _STEP_REPLIES[type(step)](trace, step, numbers, index)  # type: ignore[operator]
         for index, step in enumerate(steps)
     ]
 
 
-def _topo_reply(trace: Trace, step: TopoStep, numbers: Any, narration: str, index: int) -> dict:
+def _topo_reply(trace: Trace, step: TopoStep, numbers: Any, index: int) -> dict:
     pop = step.pop
     return {
-        "phase": "topo", "node": f"n{step.node}", "narration": narration,
-        "template": step.template, "action": step.action,
+        "phase": "topo", "node": f"n{step.node}", "template": step.template,
+        "action": step.action,
         "pop": None if pop is None else [f"n{pop[0]}", pop[1]],
         "input": None if step.input is None else f"n{step.input}",
         "pushed": [[f"n{node}", at] for node, at in step.pushed],
@@ -291,41 +297,35 @@ def _topo_reply(trace: Trace, step: TopoStep, numbers: Any, narration: str, inde
     }  # fmt: skip
 
 
-def _forward_reply(
-    trace: Trace, step: ForwardStep, numbers: Any, narration: str, index: int
-) -> dict:
+def _forward_reply(trace: Trace, step: ForwardStep, numbers: Any, index: int) -> dict:
     node = step.node
     return {
-        "phase": "forward", "node": f"n{node.id}", "narration": narration,
-        "template": step.template, "op": op_name(node),
+        "phase": "forward", "node": f"n{node.id}", "template": step.template,
+        "op": op_name(node),
         "inputs": [f"n{c.id}" for c in node.inputs], "data": numbers["data"][node.id],
         "index": index,
     }  # fmt: skip
 
 
-def _seed_reply(trace: Trace, step: SeedStep, numbers: Any, narration: str, index: int) -> dict:
+def _seed_reply(trace: Trace, step: SeedStep, numbers: Any, index: int) -> dict:
     return {
-        "phase": "seed", "node": f"n{step.node.id}", "narration": narration,
-        "template": step.template, "grad": 1.0, "index": index,
+        "phase": "seed", "node": f"n{step.node.id}", "template": step.template, "grad": 1.0,
+        "index": index,
     }  # fmt: skip
 
 
-def _backward_reply(
-    trace: Trace, step: BackwardStep, numbers: Any, narration: str, index: int
-) -> dict:
+def _backward_reply(trace: Trace, step: BackwardStep, numbers: Any, index: int) -> dict:
     return {
-        "phase": "backward", "node": f"n{step.node.id}", "narration": narration,
-        "template": step.template, "grad": numbers["step_grad"][step.visit],
+        "phase": "backward", "node": f"n{step.node.id}", "template": step.template,
+        "grad": numbers["step_grad"][step.visit],
         "contributions": contributions_reply(trace, step.visit, numbers), "index": index,
     }  # fmt: skip
 
 
-def _tangent_reply(
-    trace: Trace, step: TangentStep, numbers: Any, narration: str, index: int
-) -> dict:
+def _tangent_reply(trace: Trace, step: TangentStep, numbers: Any, index: int) -> dict:
     node = step.node
     return {
-        **_forward_reply(trace, step, numbers, narration, index), "phase": "tangent",
+        **_forward_reply(trace, step, numbers, index), "phase": "tangent",
         "tangent": numbers["tangent"][node.id],
         "contributions": tangent_contributions_reply(trace, node, numbers),
     }  # fmt: skip

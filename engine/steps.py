@@ -1,8 +1,9 @@
 """The timeline of a trace: the steps of the sort, the forward pass, the seed and the backward
 pass, a function of the trace record (engine/tracing.py). A step holds what it is about (node
 ids, the visit it shows) and its narration template in the reader's language (the catalogue's
-`narration.*` sentences, engine/i18n.py) with slots for its numbers (engine/narration.py); the
-reply (engine/reply.py) writes it out with the numbers filled in."""
+`narration.*` sentences, engine/i18n.py) with slots for its numbers and the nodes it names
+(engine/narration.py); the reply (engine/reply.py) writes it out as it is, and whoever shows
+it fills it (`narration.narrations`, the page's narration.js)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .i18n import templates, text
-from .narration import Narrator, escape, operand_slot, slot
+from .narration import Narrator, escape, name_slot, operand_slot, slot
 from .topo import TopoEvent, topo_order
 from .value import Value
 
@@ -65,36 +66,36 @@ Step = TopoStep | ForwardStep | SeedStep | BackwardStep | TangentStep
 def steps(trace: Trace) -> list[Step]:
     """The timeline of `trace`: topo (every event of the sort), forward, seed, backward; in
     forward mode, topo then one tangent step per node."""
-    say = Narrator(trace.source, trace.nodes, trace.graph.helpers)
+    say = trace.narrator
     events: list[TopoEvent] = []
     topo_order(trace.target, events)  # the order the backward pass walks: from its target
     if trace.tangents is not None:
-        return [*topo_steps(events, say, trace.lang), *tangent_steps(trace, say)]
+        return [*topo_steps(events, trace.lang, say.slots), *tangent_steps(trace, say)]
     return [
-        *topo_steps(events, say, trace.lang),
+        *topo_steps(events, trace.lang, say.slots),
         *forward_steps(trace.topo_order, say, trace.lang),
-        SeedStep(trace.target, seed_template(trace, say)),
+        SeedStep(trace.target, seed_template(trace)),
         *backward_steps(trace, say),
     ]
 
 
-def seed_template(trace: Trace, say: Narrator) -> str:
+def seed_template(trace: Trace) -> str:
     """The seed's sentence: grad[root] = 1, or for another target, that it is the one seeded
     and how many nodes it does not depend on (they keep grad 0)."""
-    name = say.name(trace.target)
+    name = name_slot(trace.target)
     if trace.target is trace.root:
         return text(trace.lang, "narration.seed", name=name)
     others = len(trace.nodes) - len(trace.cone)
     return text(trace.lang, "narration.seed_target", name=name, count=others)
 
 
-def topo_steps(events: list[TopoEvent], say: Narrator, lang: str) -> list[TopoStep]:
+def topo_steps(events: list[TopoEvent], lang: str, slots: list[str]) -> list[TopoStep]:
     """One step per event of the sort, with what it pushed and emitted.
 
     Steps carry deltas, not the whole stack: listing the stack after every step would make the
     timeline grow with the square of the graph. `replay_topo` rebuilds the stack and the sorted
     list after each step (the page does the same in `timeline.js`). The sort depends on no
-    number, so its templates hold no slots.
+    number, so its templates hold no number slots, only the nodes' names (`slots`, by id).
     """
     words = templates(lang, "narration.topo.")
     found: list[TopoStep] = []
@@ -108,7 +109,7 @@ def topo_steps(events: list[TopoEvent], say: Narrator, lang: str) -> list[TopoSt
             stack.append((child.id, 0))  # type: ignore[union-attr]
         elif action == "start":
             stack.append((node.id, 0))
-        template = _topo_template(words, say, action, node, index, child)
+        template = _topo_template(words, slots, action, node, index, child)
         found.append(
             TopoStep(
                 node.id, action, pop, None if child is None else child.id, tuple(stack[depth:]),
@@ -119,16 +120,21 @@ def topo_steps(events: list[TopoEvent], say: Narrator, lang: str) -> list[TopoSt
 
 
 def _topo_template(
-    words: dict[str, str], say: Narrator, action: str, node: Value, index: int, child: Value | None
+    words: dict[str, str],
+    slots: list[str],
+    action: str,
+    node: Value,
+    index: int,
+    child: Value | None,
 ) -> str:
-    name = say.name(node)
+    name = slots[node.id]
     if action == "start":
         return words["start"].format(name=name)
     if action == "emit" and node.inputs:
         return words["emit"].format(name=name, index=index, count=len(node.inputs))
     if action == "emit":
         return words["emit_leaf"].format(name=name)
-    other = say.name(child)  # type: ignore[arg-type]
+    other = slots[child.id]  # type: ignore[union-attr]
     return words[action].format(name=name, index=index, input=other, next=index + 1)
 
 
@@ -158,9 +164,9 @@ def forward_steps(order: tuple[Value, ...], say: Narrator, lang: str) -> list[Fo
         result = slot("data", node.id)
         if node.kind == "op":
             # A formula is read the same in every language: no words to translate.
-            template = f"{escape(say.title(node))} = {say.formula_of_slots(node)} = {result}"
+            template = f"{say.title_of_slots(node)} = {say.formula_of_slots(node)} = {result}"
         else:
-            template = words[node.kind].format(name=say.name(node), value=result)
+            template = words[node.kind].format(name=say.slots[node.id], value=result)
         found.append(ForwardStep(node, template))
     return found
 
@@ -172,14 +178,14 @@ def backward_steps(trace: Trace, say: Narrator) -> list[BackwardStep]:
     found = []
     for visit, node_id in enumerate(record.visits):
         node = nodes[node_id]
-        title = escape(say.title(node))
+        title = say.title_of_slots(node)
         first, last = record.starts[visit], record.starts[visit + 1]
         parts = [_contribution(trace, say, words, visit, k, title) for k in range(first, last)]
         if parts:
             template = words["visit"].format(title=title, contributions=", ".join(parts))
         else:
             template = words["leaf" if node.kind == "leaf" else "const"].format(
-                title=title, name=say.name(node), grad=slot("step_grad", visit)
+                title=title, name=say.slots[node_id], grad=slot("step_grad", visit)
             )
         found.append(BackwardStep(visit, node, template))
     return found
@@ -191,7 +197,7 @@ def _contribution(
     """Contribution `k` (of the visit `visit`) in words: `grad[a] += 2 × 3 = 6`, and what a
     variant did to it (overwrote an earlier one; arrived too late)."""
     record = trace.record
-    target = say.name(trace.nodes[record.to[k]])
+    target = say.slots[record.to[k]]
     sign = "=" if trace.mode == "overwrite" else "+="
     added = slot("contribution", k)
     part = upstream_times_local(
@@ -212,7 +218,7 @@ def _contribution(
         source = trace.nodes[record.visits[bisect_right(record.starts, replaced) - 1]]
         part = words["overwritten"].format(
             contribution=part, target=target, lost=slot("contribution", replaced),
-            source=escape(say.title(source)), title=title, added=added,
+            source=say.title_of_slots(source), title=title, added=added,
         )  # fmt: skip
     if k in record.late:
         part = words["late"].format(contribution=part, target=target)
@@ -228,11 +234,11 @@ def tangent_steps(trace: Trace, say: Narrator) -> list[TangentStep]:
     """One step per node in topological order: its value and its tangent, the sum of its
     inputs' tangents times the local derivatives (`ṫ[c] = 1 × 3 + 0 × 2 = 3`)."""
     words = templates(trace.lang, "narration.tangent.")
-    wrt = say.name(trace.tangents.wrt)  # type: ignore[union-attr]
+    wrt = name_slot(trace.tangents.wrt)  # type: ignore[arg-type, union-attr]
     offsets = trace.tangents.first_edge  # type: ignore[union-attr]
     found = []
     for node in trace.topo_order:
-        name, tangent = say.name(node), slot("tangent", node.id)
+        name, tangent = name_slot(node), slot("tangent", node.id)
         if node.kind == "op":
             first = offsets[node.id]
             products = " + ".join(
@@ -240,7 +246,7 @@ def tangent_steps(trace: Trace, say: Narrator) -> list[TangentStep]:
                 for k, child in enumerate(node.inputs)
             )
             template = words["op"].format(
-                title=escape(say.title(node)), formula=say.formula_of_slots(node),
+                title=say.title_of_slots(node), formula=say.formula_of_slots(node),
                 data=slot("data", node.id), name=name, wrt=wrt, products=products, tangent=tangent,
             )  # fmt: skip
         else:

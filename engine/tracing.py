@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from .backward import BackwardRecord, backward, edge_offsets, recorded_backward
@@ -20,6 +20,7 @@ from .forward_mode import PASSES, TangentRecord, forward_tangents, resolve_wrt
 from .gc_pause import cycle_collector_paused
 from .gradcheck import GradCheck, gradcheck
 from .i18n import DEFAULT_LANG, Count, check_lang, msg
+from .narration import Narrator
 from .parser import Statement, parse_program
 from .reply import numbers_reply, trace_reply
 from .steps import steps
@@ -46,26 +47,41 @@ def check_source_size(source: str, limits: Limits) -> None:
 
 
 # Parsing depends on the source alone, and a dragged slider re-traces one program with new values
-# many times: recent parses are kept (programs up to PARSE_CACHE_MAX_CHARS characters). The
-# statements are read-only to everything after the parser, so sharing them is safe.
+# many times: recent parses are kept, 32 of programs up to PARSE_CACHE_MAX_CHARS characters and
+# 4 of longer ones up to PARSE_CACHE_MAX_LARGE_CHARS (a parse holds about 60 bytes a character:
+# 6 MiB for 100,000, so the large ones hold at most about 25 MiB). Reading a 24,000-character
+# program is half its trace. The statements are read-only to everything after the parser, so
+# sharing them is safe.
 PARSE_CACHE_MAX_CHARS = 20_000
+PARSE_CACHE_MAX_LARGE_CHARS = 100_000
 
 
 Parsed = tuple[Sequence[Statement], Sequence[dict[str, Any]]]
 
 
-@lru_cache(maxsize=32)
-def _parse_recent(source: str, max_depth: int | None) -> Parsed:
+def _parse_program(source: str, max_depth: int | None) -> Parsed:
     statements, notes = parse_program(source, max_depth)
     return tuple(statements), tuple(notes)
+
+
+_parse_recent = lru_cache(maxsize=32)(_parse_program)
+_parse_recent_large = lru_cache(maxsize=4)(_parse_program)
 
 
 def parsed(source: str, max_depth: int | None) -> Parsed:
     """`parse_program(source, max_depth)` (the statements and the notes of skipped lines), from
     the recent parses when the program is short enough."""
-    if len(source) > PARSE_CACHE_MAX_CHARS:
-        return parse_program(source, max_depth)
-    return _parse_recent(source, max_depth)
+    if len(source) <= PARSE_CACHE_MAX_CHARS:
+        return _parse_recent(source, max_depth)
+    if len(source) <= PARSE_CACHE_MAX_LARGE_CHARS:
+        return _parse_recent_large(source, max_depth)
+    return parse_program(source, max_depth)
+
+
+def clear_parse_cache() -> None:
+    """Forget the recent parses (a benchmark's cold runs)."""
+    _parse_recent.cache_clear()
+    _parse_recent_large.cache_clear()
 
 
 def build_graph(
@@ -105,10 +121,14 @@ def forward_backward(
     with cycle_collector_paused():
         graph = build_graph(source, values, limits=limits)
         graph.root.backward()
-    return ForwardBackward(graph.root.data, {name: node.grad for name, node in graph.leaves})
+        result = ForwardBackward(graph.root.data, {name: n.grad for name, n in graph.leaves})
+        # Freed while the collector is paused: the nodes that die then are never scanned, where
+        # resuming with the graph alive would scan every one of them once.
+        del graph
+    return result
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Trace:
     """Everything one run of a program computed, immutable: the built graph (its structure,
     and each node's data and local derivatives), the topological order, the grads of the pass
@@ -116,7 +136,11 @@ class Trace:
     (`correct_grads`), the shown pass recorded (`record`: every visit and contribution), the
     gradient check, and the warnings and order check (their messages in English, said in `lang`
     by the replies). The timeline (`steps.steps`) and the replies (`reply.*`) are functions of
-    it; `to_dict()` is `POST /api/graph`'s body without layout."""
+    it; `to_dict()` is `POST /api/graph`'s body without layout.
+
+    The correct pass is recorded when `record` is first read (`recorded` None until then): a
+    trace read for its grads alone costs one unrecorded pass, as the lean path does. Recording
+    reads the graph and changes nothing, so the record is the same whenever it is made."""
 
     graph: Graph
     mode: str
@@ -125,7 +149,7 @@ class Trace:
     topo_order: tuple[Value, ...]
     grads: tuple[float, ...]
     correct_grads: tuple[float, ...]
-    record: BackwardRecord
+    recorded: BackwardRecord | None
     gradcheck: GradCheck
     warnings: tuple[dict[str, Any], ...]
     order_check: dict[str, Any] | None
@@ -139,6 +163,21 @@ class Trace:
     @property
     def pass_(self) -> str:
         return "reverse" if self.tangents is None else "forward"
+
+    @property
+    def record(self) -> BackwardRecord:
+        """The shown pass, every visit and contribution (engine/backward.py)."""
+        if self.recorded is None:
+            nodes = self.graph.nodes
+            record = recorded_backward(self.target, self.cone[::-1], edge_offsets(nodes))
+            object.__setattr__(self, "recorded", record)  # a cache: the trace stays the same
+        return self.recorded  # type: ignore[return-value]
+
+    @cached_property
+    def narrator(self) -> Narrator:
+        """The names of the nodes, for the timeline and the replies (each node's text is found
+        once, however many steps and fields name it)."""
+        return Narrator(self.graph.source, self.graph.nodes, self.graph.helpers)
 
     @property
     def root(self) -> Value:
@@ -177,13 +216,17 @@ def run(
     target: str | None = None,
     pass_: str = "reverse",
     wrt: str | None = None,
+    *,
+    record: bool = True,
 ) -> Trace:
     """Run the passes of a built graph: the correct backward pass, the variant `mode` or
     `order` asks for (recorded instead), and the gradient check. With `target` (a node id or
     name) the pass starts there: grads are ∂target/∂x (engine/target.py). With `pass_`
     "forward", the forward-mode pass by leaf `wrt` as well (engine/forward_mode.py): the
-    timeline is then its. Raises BadOrder for an order naming unknown or repeated ids,
-    BadTarget for a target that cannot be one, BadWrt for a forward mode without its leaf."""
+    timeline is then its. With `record` False the correct pass runs unrecorded and is recorded
+    when the trace's `record` is first read. Raises BadOrder for an order naming unknown or
+    repeated ids, BadTarget for a target that cannot be one, BadWrt for a forward mode without
+    its leaf."""
     nodes = graph.nodes
     topo = topo_order(graph.root)
     tangents = _forward_mode(graph, topo, pass_, wrt, (mode, order, target))
@@ -193,30 +236,29 @@ def run(
         root = resolve_target(graph, target)
         cone = topo_order(root) if root is not graph.root else topo
     reverse = cone[::-1]
-    offsets = edge_offsets(nodes)
     warnings = list(graph.warnings)
     order_check = None
     visit_order = reverse
     if order is not None:
         visit_order = resolve_order(graph, list(order))
         order_check = check_order(graph, visit_order)
+    recorded = None
     if mode == "overwrite" or order is not None:
-        _zero(nodes)
-        backward(root, reverse)
-        correct_grads = _grads(nodes)
-        _zero(nodes)
-        record = recorded_backward(root, visit_order, offsets, overwrite=mode == "overwrite")
-        grads = _grads(nodes)
+        correct_grads = _correct_grads(root, nodes, reverse)
+        overwrite = mode == "overwrite"
+        recorded = recorded_backward(root, visit_order, edge_offsets(nodes), overwrite=overwrite)
+        grads = recorded.grads
+    elif record:
+        recorded = recorded_backward(root, reverse, edge_offsets(nodes))
+        grads = correct_grads = recorded.grads
     else:
-        _zero(nodes)
-        record = recorded_backward(root, reverse, offsets)
-        grads = correct_grads = _grads(nodes)
+        grads = correct_grads = _correct_grads(root, nodes, reverse)
     if order is not None:
-        warnings += limit_warnings(order_warnings(graph, record))
+        warnings += limit_warnings(order_warnings(graph, recorded))
     check = gradcheck(nodes, cone, root, graph.leaves, correct_grads)
     return Trace(
         graph, mode, None if order is None else tuple(order), check_lang(lang), tuple(topo),
-        grads, correct_grads, record, check, tuple(warnings), order_check, root, tuple(cone),
+        grads, correct_grads, recorded, check, tuple(warnings), order_check, root, tuple(cone),
         tangents,
     )  # fmt: skip
 
@@ -239,12 +281,12 @@ def _forward_mode(
     return forward_tangents(graph.nodes, topo, leaf, edge_offsets(graph.nodes))
 
 
-def _zero(nodes: list[Value]) -> None:
+def _correct_grads(root: Value, nodes: list[Value], reverse: list[Value]) -> tuple[float, ...]:
+    """The grads of the correct pass (unrecorded) from `root`, by node id; left in the nodes'
+    `grad`."""
     for node in nodes:
         node.grad = 0.0
-
-
-def _grads(nodes: list[Value]) -> tuple[float, ...]:
+    backward(root, reverse)
     return tuple([node.grad for node in nodes])
 
 
@@ -260,18 +302,20 @@ def trace(
     target: str | None = None,
     pass_: str = "reverse",
     wrt: str | None = None,
+    record: bool = False,
 ) -> Trace:
     """Parse, build, sort, run forward and backward (and the requested variant) and check the
     gradients of the root (or of `target`, a node id or name: engine/target.py); with `pass_`
     "forward", also the tangents ∂node/∂wrt of forward mode (engine/forward_mode.py), whose
-    timeline it becomes. The reply's words are in `lang` (`en`, `ru`, `et`). Raises a ProgramError
-    subclass for a bad program, values or order (its message in English: `message_in(lang)`
-    says it in another language); never anything else for any `source` string."""
+    timeline it becomes. The reply's words are in `lang` (`en`, `ru`, `et`). With `record` the
+    correct pass is recorded at once (the replies read the record) instead of when first read.
+    Raises a ProgramError subclass for a bad program, values or order (its message in English:
+    `message_in(lang)` says it in another language); never anything else for any `source`."""
     _check_mode(mode)
     check_lang(lang)
     with cycle_collector_paused():
         graph = build_graph(source, values, expand_derived=expand_derived, limits=limits)
-        return run(graph, mode, order, lang, target, pass_, wrt)
+        return run(graph, mode, order, lang, target, pass_, wrt, record=record)
 
 
 def numbers(source: str, values: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
@@ -280,7 +324,7 @@ def numbers(source: str, values: dict[str, Any] | None = None, **options: Any) -
     gradcheck and warnings (in `lang`), with no sort steps, narration or layout. Raises what
     `trace` raises."""
     with cycle_collector_paused():
-        return numbers_reply(trace(source, values, **options))
+        return numbers_reply(trace(source, values, **options, record=True))
 
 
 def _check_mode(mode: str) -> None:

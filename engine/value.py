@@ -148,10 +148,12 @@ def _operator(key: str) -> tuple[Method, Method]:
     assert constant or pick is not None, key
 
     def method(self: Value, other: Operand) -> Value:
-        if not isinstance(other, Value):  # a number: `a + 1`
-            other = Value.constant(other)
+        try:  # free when it holds (most calls), unlike an isinstance check
+            y = other.data  # type: ignore[union-attr]
+        except AttributeError:  # a number: `a + 1`
+            other = Value.constant(other)  # type: ignore[arg-type]
+            y = other.data
         x = self.data
-        y = other.data
         data = compute(x, y)
         out = Value(data, (self, other), constant or pick(x, y), key)  # type: ignore[misc]
         if data - data != 0:  # inf or nan

@@ -2,10 +2,8 @@
 // docs/api.md "The numbers reply") merged into the trace of the same structure gives the trace
 // /api/graph would answer for the new values. Everything that does not depend on the values
 // (layout, names, spans, the sort's steps, templates) is shared with the old trace; a node, edge,
-// contribution or step without numbers whose numbers did not change is the old object itself.
-// A step's narration is filled from its template when it is first read.
-
-import { filler } from "./narration.js";
+// contribution or step whose numbers did not change is the old object itself. Narration is
+// filled from the templates by whoever shows it (narration.js `narrationOf`).
 
 const NO_WARNINGS = [];
 const bases = new WeakMap(); // a merged trace → the trace the first merge of its line started from
@@ -20,47 +18,24 @@ export function sameDrawing(a, b) {
   return Boolean(a && b) && (bases.get(a) ?? a) === (bases.get(b) ?? b);
 }
 
-const hasSlots = (template) => template !== undefined && (template.includes("{") || template.includes("}"));
-
-/**
- * A copy of `step` with the fields of `numbers` replaced and its narration written by
- * `narrate()` when first read: the page reads the narration of the step it shows, so a drag
- * does not write thousands of sentences nobody reads. The narration is an enumerable property
- * like the others (JSON and deep equality see the sentence). An accessor of an object literal,
- * not defineProperty: the thousands of steps of a merge share one shape (a slider move on a
- * 1,000-node graph merges some 3,000 steps).
- */
-function withNumbers(step, numbers, narrate) {
-  let narration;
-  let written = false;
-  const out = "narration" in step ? {
-    get narration() {
-      if (!written) [narration, written] = [narrate(), true];
-      return narration;
-    },
-    set narration(text) {
-      [narration, written] = [text, true];
-    },
-  } : {};
-  for (const key in step) {
-    if (key !== "narration") out[key] = key in numbers ? numbers[key] : step[key]; // the old narration is never read
-  }
-  return out;
-}
-
 function sameWarnings(a, b) {
   if (a === b) return true;
   if (!a || !b || a.length !== b.length) return false;
   return a.every((w, i) => w.type === b[i].type && w.message === b[i].message);
 }
 
-/** Each array the merge reads, checked against the trace's counts (a mismatch is a bug, never silently merged). */
+/**
+ * Each array the merge reads, checked against the trace's counts (a mismatch is a bug, never
+ * silently merged). A forward-mode trace has no backward steps: the reply's backward arrays go
+ * into none, its tangents into the nodes and the tangent steps.
+ */
 function checkShape(trace, reply, contributions, visits) {
-  const expected = {
-    data: trace.nodes.length, grad: trace.nodes.length, local_grad: trace.edges.length,
-    step_grad: visits, contribution: contributions,
-    grad_before: contributions, grad_after: contributions,
-  };
+  const expected = { data: trace.nodes.length, grad: trace.nodes.length, local_grad: trace.edges.length };
+  if (trace.pass === "forward") {
+    Object.assign(expected, { tangent: trace.nodes.length, tangent_contribution: trace.edges.length });
+  } else {
+    Object.assign(expected, { step_grad: visits, contribution: contributions, grad_before: contributions, grad_after: contributions });
+  }
   if (reply.correct_grad !== null && reply.correct_grad !== undefined) expected.correct_grad = trace.nodes.length;
   for (const [array, count] of Object.entries(expected)) {
     if (!Array.isArray(reply[array]) || reply[array].length !== count) {
@@ -84,40 +59,53 @@ function backwardCounts(trace) {
 function mergedNodes(trace, reply) {
   const { data, grad } = reply;
   const correctGrad = reply.correct_grad ?? grad;
+  const tangent = reply.tangent ?? null; // forward mode's ∂node/∂wrt, null in reverse mode
   const nodeWarnings = reply.node_warnings ?? {};
   return trace.nodes.map((node, i) => {
     const warnings = nodeWarnings[node.id] ?? NO_WARNINGS;
-    if (Object.is(node.data, data[i]) && Object.is(node.grad, grad[i])
+    const nodeTangent = tangent === null ? node.tangent : tangent[i];
+    if (Object.is(node.data, data[i]) && Object.is(node.grad, grad[i]) && Object.is(node.tangent, nodeTangent)
       && Object.is(node.correct_grad, correctGrad[i]) && sameWarnings(node.warnings, warnings)) return node;
     return {
-      ...node, data: data[i], grad: grad[i], correct_grad: correctGrad[i],
+      ...node, data: data[i], grad: grad[i], correct_grad: correctGrad[i], tangent: nodeTangent,
       warnings: warnings === NO_WARNINGS ? [] : warnings,
     };
   });
 }
 
+/** A forward-mode step with `reply`'s value, tangent and the contributions of its input edges. */
+function mergedTangentStep(step, reply, position, edgeIndex) {
+  const { data, tangent, local_grad: localGrad, tangent_contribution: added } = reply;
+  const contributions = step.contributions.map((c) => {
+    const edge = edgeIndex.get(c.edge);
+    const numbers = { tangent_in: tangent[position.get(c.from)], local: localGrad[edge], contribution: added[edge] };
+    return Object.entries(numbers).every(([key, x]) => Object.is(c[key], x)) ? c : { ...c, ...numbers };
+  });
+  const at = position.get(step.node);
+  const same = Object.is(step.data, data[at]) && Object.is(step.tangent, tangent[at])
+    && contributions.every((c, i) => c === step.contributions[i]);
+  return same ? step : { ...step, data: data[at], tangent: tangent[at], contributions };
+}
+
 /**
- * The steps with `reply`'s numbers, each narration written from its template when first read.
+ * The steps with `reply`'s numbers (a step whose numbers did not change is the old object).
+ * Steps hold templates, not narration: `narrationOf` (narration.js) fills the one shown.
  * `position`: node id → its index in the node arrays.
  */
 function mergedSteps(trace, reply, position) {
   const { data, local_grad: localGrad, step_grad: stepGrad } = reply;
   const edgeIndex = new Map(trace.edges.map((edge, i) => [edge.id, i]));
-  const fill = filler(reply);
   let k = 0; // the next contribution's index in the flattened arrays
   let visit = 0;
   return trace.steps.map((step) => {
-    const { template } = step;
-    if (!hasSlots(template)) {
-      // The sort and the seed: nothing that depends on the values (the seed's grad is 1).
-      const narration = template === undefined ? step.narration : fill(template);
-      return step.narration === narration ? step : withNumbers(step, {}, () => narration);
+    if (step.phase === "forward") {
+      const value = data[position.get(step.node)];
+      return Object.is(step.data, value) ? step : { ...step, data: value };
     }
-    const narrate = () => fill(template);
-    if (step.phase === "forward") return withNumbers(step, { data: data[position.get(step.node)] }, narrate);
-    if (step.phase !== "backward") return withNumbers(step, {}, narrate);
-    const upstream = stepGrad[visit];
-    const contributions = step.contributions?.map((c) => {
+    if (step.phase === "tangent") return mergedTangentStep(step, reply, position, edgeIndex);
+    if (step.phase !== "backward") return step; // the sort and the seed: no numbers (the seed's grad is 1)
+    const upstream = stepGrad[visit++];
+    const contributions = step.contributions.map((c) => {
       // A contribution's upstream is its visit's grad, its local its edge's local_grad.
       const numbers = {
         upstream, local: localGrad[edgeIndex.get(c.edge)], contribution: reply.contribution[k],
@@ -126,7 +114,8 @@ function mergedSteps(trace, reply, position) {
       k += 1;
       return Object.entries(numbers).every(([key, x]) => Object.is(c[key], x)) ? c : { ...c, ...numbers };
     });
-    return withNumbers(step, { grad: stepGrad[visit++], contributions }, narrate);
+    const same = Object.is(step.grad, upstream) && contributions.every((c, i) => c === step.contributions[i]);
+    return same ? step : { ...step, grad: upstream, contributions };
   });
 }
 

@@ -10,6 +10,7 @@
 import { chainText, compactText } from "./format.js";
 import { t } from "./i18n.js";
 import { frameOfStep, framesOf, topoStateAt, traceIndex } from "./frames.js";
+import { narrationOf } from "./narration.js";
 import { nodeName } from "./names.js";
 
 const SORT_ROWS_MAX = 600; // topoStateAt replays from the start: keep the table linear-ish
@@ -207,7 +208,7 @@ function sortRows(trace) {
       label: step.action === "start" ? t("ui.sort.start_label") : String(k),
       cells: [
         { text: step.pop ? pairText(nodeById, step.pop) : t("ui.sort.start_pop"), className: "mono" },
-        { text: step.narration ?? "", className: "what" },
+        { text: narrationOf(trace, k), className: "what" },
         { text: listText(stack.map((e) => pairText(nodeById, e))), className: "mono stack" },
         { text: listText(sorted.map((id) => nameOf(nodeById, id))), className: "mono sorted" },
       ],

@@ -5,6 +5,7 @@
 
 import { t } from "./i18n.js";
 import { framesOf, phaseAt, phaseLabel, traceIndex } from "./frames.js";
+import { narrationOf } from "./narration.js";
 
 /** The length of the longest phase label `trace` can show (monospace: its width in ch). */
 function widestPhaseLabel(trace) {
@@ -63,7 +64,7 @@ function writePlace({ phase, part, jumpForward, jumpBackward, narration }, s, ro
   jumpForward.setAttribute("aria-pressed", String(Boolean(where.phase) && !backward));
   jumpBackward.setAttribute("aria-pressed", String(backward));
   const frame = s.trace ? framesOf(s.trace)[s.step] : null;
-  const sentence = frame ? s.trace.steps[frame.step].narration ?? "" : "";
+  const sentence = frame ? narrationOf(s.trace, frame.step) : "";
   if (narration.textContent !== sentence) narration.textContent = sentence;
   Object.assign(root.dataset, { stepIndex: String(s.step), phase: where.phase, apiStep: frame ? String(frame.step) : "" });
 }

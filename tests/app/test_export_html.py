@@ -14,6 +14,7 @@ import pytest
 
 from chainrule.app.onefile import build_html, build_players_html
 from chainrule.app.pages import ui_catalogue
+from chainrule.engine.narration import narrations
 from chainrule.engine.ops import page_table
 
 PROGRAM = {"source": "a = 2; b = -3; c = 10; e = a + b; f = e * c"}
@@ -101,10 +102,10 @@ def test_the_file_speaks_the_requests_language(client):
     assert json.loads(blocks["chainrule-ui"]) == ui_catalogue("et")
     trace = json.loads(blocks["chainrule-data-0"])["trace"]
     english = client.post("/api/graph", json=PROGRAM).json()
-    assert trace["steps"][-1]["narration"] != english["steps"][-1]["narration"]
+    assert narrations(trace)[-1] != narrations(english)[-1]
     assert (
-        trace["steps"][-1]["narration"]
-        == client.post("/api/graph?lang=et", json=PROGRAM).json()["steps"][-1]["narration"]
+        narrations(trace)[-1]
+        == narrations(client.post("/api/graph?lang=et", json=PROGRAM).json())[-1]
     )
 
 

@@ -12,6 +12,7 @@ from chainrule.app.language import accept_language
 from chainrule.app.lesson_files import load_lessons
 from chainrule.app.schemas import Lang
 from chainrule.engine.i18n import LANGS, text
+from chainrule.engine.narration import narrations
 from chainrule.engine.presets import presets
 
 PROGRAM = {"source": "a = 2\nb = -3\nc = a * b\nL = c + a"}
@@ -21,7 +22,7 @@ NARRATION_START = {
 
 
 def first_words(reply: dict) -> str:
-    return reply["steps"][0]["narration"].split("(")[0]
+    return narrations(reply)[0].split("(")[0]
 
 
 def test_the_schema_s_languages_are_the_catalogues():

@@ -130,8 +130,7 @@ def _subclasses(cls: type) -> list[type]:
 def test_the_schema_names_what_is_sent_and_nothing_else(contract):
     schemas = contract.spec["components"]["schemas"]
     assert set(schemas["TopoStep"]["properties"]) == {
-        "index", "phase", "node", "narration", "template", "action", "pop", "input", "pushed",
-        "emitted",
+        "index", "phase", "node", "template", "action", "pop", "input", "pushed", "emitted",
     }  # fmt: skip
     status = schemas["GradCheckResult"]["properties"]["status"]
     assert status["enum"] == ["pass", "fail", "kink", "imprecise", "nonfinite"]

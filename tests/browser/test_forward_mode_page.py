@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from chainrule import engine
+from chainrule.engine.narration import narrations
 from chainrule.engine.presets import presets
 
 pytestmark = pytest.mark.browser
@@ -117,3 +118,32 @@ def test_the_neuron_lesson_s_every_leaf_stop_ends_on_the_backward_gradients(page
     counter = page.get_by_test_id("pass-counter")
     assert counter.get_attribute("data-passes") == "7"
     page.screenshot(path=str(screenshots_dir / "forward-lesson-neuron.png"))
+
+
+def test_a_slider_move_in_forward_mode_refreshes_the_tangents_and_their_narration(
+    page, screenshots_dir
+):
+    """New values in forward mode come as numbers only (POST /api/values) merged into the trace
+    (numbers.js): the cards' tangents and the tangent step's sentence, filled from the merged
+    trace's own arrays (narration.js), read the new numbers: ∂f/∂c = a + b = 2.01 - 3."""
+    page.goto("/?preset=add-mul")
+    page.wait_for_selector(READY)
+    forward_on(page)
+    page.get_by_test_id("wrt").select_option("c")
+    page.wait_for_selector('#graph .layer-nodes .grad-name:text("∂/∂c")')
+    page.keyboard.press("End")
+    page.locator('#graph .layer-nodes [data-label="f"][data-grad="-1"]').wait_for()
+    page.locator("[data-testid=slider-a] input.slider-range").focus()
+    page.keyboard.press("ArrowRight")  # a = 2.01
+    moved = engine.trace(
+        PRESET["add-mul"]["source"], {**PRESET["add-mul"]["values"], "a": 2.01},
+        pass_="forward", wrt="c",
+    )  # fmt: skip
+    tangent = moved.tangents.tangent[moved.root.id]  # type: ignore[union-attr]
+    page.locator(f'#graph .layer-nodes [data-label="f"][data-grad="{tangent!r}"]').wait_for()
+    said = narrations(moved.to_dict())[-1]
+    page.wait_for_function(
+        "(said) => document.querySelector('[data-testid=narration]').textContent === said", arg=said
+    )
+    assert said.endswith(f"= {tangent:g}")
+    page.screenshot(path=str(screenshots_dir / "forward-mode-slider.png"))

@@ -13,6 +13,7 @@ import pytest
 
 from chainrule import engine
 from chainrule.engine.i18n import text
+from chainrule.engine.narration import narrations
 
 pytestmark = pytest.mark.browser
 
@@ -127,8 +128,8 @@ def test_the_page_speaks_the_language_of_its_link(page, live_server, lang):
     phase = ui(lang, "phase.backward", position=1, count=len(backward))
     assert page.locator("[data-testid=phase]").text_content() == phase
     assert shown_step(page) == backward[0]
-    english = add_mul(live_server, "en")["steps"][backward[0]]["narration"]
-    assert narration(page) == trace["steps"][backward[0]]["narration"] != english
+    english = narrations(add_mul(live_server, "en"))[backward[0]]
+    assert narration(page) == narrations(trace)[backward[0]] != english
 
     # A typed program's error, and where it is
     page.fill("[data-testid=source]", BAD_PROGRAM)
@@ -153,7 +154,7 @@ def test_the_browsers_language_is_the_pages_without_a_link_language(browser, liv
         open_page(page)
         assert page.evaluate("document.documentElement.lang") == "ru"
         assert page.locator("[data-testid=copy-link]").text_content() == ui("ru", "share.button")
-        assert narration(page) == add_mul(live_server, "ru")["steps"][0]["narration"]
+        assert narration(page) == narrations(add_mul(live_server, "ru"))[0]
         # The link leaves the language to whoever opens it: no lang= in it.
         page.click("[data-testid=step-forward]")
         page.wait_for_function("() => location.search.includes('step=1')")
@@ -200,7 +201,7 @@ def test_switching_the_language_keeps_the_program_its_values_and_the_step(page, 
         assert page.locator("[data-testid=lang]").input_value() == lang
         assert page.locator("[data-testid=copy-link]").text_content() == ui(lang, "share.button")
         trace = api_trace(live_server, lang, PROGRAM, {"w": float(before["w"])})
-        assert narration(page) == trace["steps"][shown_step(page)]["narration"]
+        assert narration(page) == narrations(trace)[shown_step(page)]
 
 
 def test_links_keep_the_language(page):
@@ -416,7 +417,7 @@ def test_the_one_file_player_speaks_the_language_it_was_exported_in(browser, liv
         assert page.locator(PLAYER).get_attribute("lang") == "ru"
         assert aria(page, f"{PLAYER} [data-testid=play]") == ui("ru", "transport.play")
         assert page.locator(f"{PLAYER} #tab-sort").text_content() == ui("ru", "tab.sort")
-        assert narration(page) == add_mul(live_server, "ru")["steps"][0]["narration"]
+        assert narration(page) == narrations(add_mul(live_server, "ru"))[0]
     finally:
         context.close()
 

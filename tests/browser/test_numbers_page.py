@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 import pytest
 
 from chainrule import engine
-from chainrule.engine.narration import factor, fmt
+from chainrule.engine.narration import factor, fmt, narrations
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
 from engine_cases import CASES, case_id  # noqa: E402
@@ -45,6 +45,12 @@ POST_JS = """const post = async (path, body) => {
 FILL_ALL_JS = """async (cases) => {
   const { fill } = await (IMPORT)('narration.js');
   return cases.map(({ templates, numbers }) => templates.map((t) => fill(t, numbers)));
+}""".replace("IMPORT", IMPORT_JS)
+
+# The narration the page shows: each step of a trace filled from the trace's own arrays.
+NARRATE_ALL_JS = """async (traces) => {
+  const { narrationOf } = await (IMPORT)('narration.js');
+  return traces.map((trace) => trace.steps.map((_, index) => narrationOf(trace, index)));
 }""".replace("IMPORT", IMPORT_JS)
 
 # ---------------------------------------------------------------------------- random programs
@@ -103,6 +109,23 @@ def random_runs(count: int, seed: int) -> list[tuple[str, dict[str, float], dict
 
 RANDOM_RUNS = random_runs(30, seed=10)
 
+# What main added since the templates: the program's own functions (their backward steps say
+# where the local derivative comes from), any node as the target (its seed step), and forward
+# mode (tangent steps whose templates read the nodes' `tangent`).
+FUNCTION_PROGRAM = "softplus(x) = log(1 + exp(x))\na = 0.5\nb = -2\ny = softplus(a*b)\nz = y*a"
+DIAMOND = "a = 2\nb = -3\nc = a*b\nd = c + a\nf = d*c"
+NEWER_RUNS = [
+    (FUNCTION_PROGRAM, None, {}),
+    (FUNCTION_PROGRAM, {"a": -1.5}, {"pass_": "forward", "wrt": "a"}),
+    (DIAMOND, None, {"target": "c"}),
+    (DIAMOND, {"b": 0.0}, {"target": "d"}),
+    *[
+        (p["source"], p["values"] or None, {"pass_": "forward", "wrt": leaf})
+        for p in engine.PRESETS[:4]
+        for leaf in [name for name, _ in engine.build_graph(p["source"], p["values"]).leaves][:2]
+    ],
+]
+
 
 def json_ready(value: Any) -> Any:
     """As the server sends it: the JSON text read back (non-finite numbers are strings)."""
@@ -138,12 +161,14 @@ def test_random_programs_cover_non_finite_tiny_and_huge_numbers():
 def fill_cases(runs) -> list[dict[str, Any]]:
     cases = []
     for source, values, kwargs in runs:
-        steps = engine.trace(source, values, **kwargs).to_dict()["steps"]
+        reply = engine.trace(source, values, **kwargs).to_dict()
+        numbers = engine.numbers(source, values, **kwargs)
         cases.append(
             {
-                "templates": [step["template"] for step in steps],
-                "narrations": [step["narration"] for step in steps],
-                "numbers": json_ready(engine.numbers(source, values, **kwargs)),
+                "templates": [step["template"] for step in reply["steps"]],
+                "narrations": narrations(reply),
+                "numbers": json_ready({**numbers, "text": [n["text"] for n in reply["nodes"]]}),
+                "trace": json_ready(reply),
             }
         )
     return cases
@@ -157,6 +182,10 @@ def check_fill(page, runs, ids) -> None:
     for case, got, name in zip(cases, filled, ids, strict=True):
         assert got == case["narrations"], name
     assert sum(len(c["templates"]) for c in cases) > 0
+    # What the page shows: a trace's own arrays fill its templates (narration.js narrationOf).
+    narrated = page.evaluate(NARRATE_ALL_JS, [c["trace"] for c in cases])
+    for case, got, name in zip(cases, narrated, ids, strict=True):
+        assert got == case["narrations"], name
 
 
 def test_the_page_fills_every_template_as_the_server_narrates_presets_and_variants(page):
@@ -169,6 +198,11 @@ def test_the_page_fills_every_template_as_the_server_narrates_presets_and_varian
 def test_the_page_fills_every_template_as_the_server_narrates_random_programs(page):
     open_page(page)
     check_fill(page, RANDOM_RUNS, [repr(run) for run in RANDOM_RUNS])
+
+
+def test_the_page_fills_function_target_and_forward_mode_templates_as_the_server(page):
+    open_page(page)
+    check_fill(page, NEWER_RUNS, [repr(run) for run in NEWER_RUNS])
 
 
 FMT_JS = """async (xs) => {
@@ -292,6 +326,10 @@ def body(source: str, values: dict[str, float] | None, kwargs: dict[str, Any]) -
         out["mode"] = kwargs["mode"]
     if kwargs.get("order") is not None:
         out["order"] = list(kwargs["order"])
+    if kwargs.get("target") is not None:
+        out["target"] = kwargs["target"]
+    if kwargs.get("pass_", "reverse") != "reverse":
+        out["pass"], out["wrt"] = kwargs["pass_"], kwargs["wrt"]
     return out
 
 
@@ -380,6 +418,14 @@ def test_values_replies_merged_into_a_trace_equal_the_trace_of_the_new_values(pa
     ]
     runs = merge_runs(presets + variants + RANDOM_RUNS, seed=4)
     check_merges(page, runs, [run["after"]["source"][:30] for run in runs])
+
+
+def test_values_replies_merged_in_forward_mode_with_a_target_or_functions_equal_the_trace(page):
+    """The same for forward mode (the nodes' tangents and the tangent steps' numbers are
+    merged), a target other than the root, and the program's own functions."""
+    open_page(page)
+    runs = merge_runs(NEWER_RUNS, seed=5)
+    check_merges(page, runs, [repr(run["after"]) for run in runs])
 
 
 # ---------------------------------------------------------------------------- the page

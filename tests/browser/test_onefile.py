@@ -18,6 +18,7 @@ from playwright.sync_api import expect
 from chainrule import engine
 from chainrule.app.onefile import build_players_html
 from chainrule.engine.i18n import text
+from chainrule.engine.narration import narrations
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
 from descent_cases import run  # noqa: E402
@@ -176,8 +177,9 @@ def test_the_exported_file_plays_from_file_url(
     middle = frames // 2
     page.locator("[data-testid=scrub]").fill(str(middle))
     assert step_index(page) == middle
-    shown = trace["steps"][int(page.locator(PLAYER).get_attribute("data-api-step"))]
-    assert page.locator("[data-testid=narration]").text_content() == shown["narration"]
+    shown_index = int(page.locator(PLAYER).get_attribute("data-api-step"))
+    shown = trace["steps"][shown_index]
+    assert page.locator("[data-testid=narration]").text_content() == narrations(trace)[shown_index]
     assert page.locator("[data-testid=phase]").text_content().startswith(shown["phase"])
 
     # Mid-backward: the picture for the note.

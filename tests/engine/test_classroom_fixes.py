@@ -12,6 +12,7 @@ import pytest
 
 from chainrule import engine
 from chainrule.engine.gc_pause import cycle_collector_paused
+from chainrule.engine.narration import narrations
 
 
 @pytest.fixture
@@ -222,10 +223,10 @@ def test_a_lone_carriage_return_shows_as_a_space_in_the_snippet() -> None:
 
 
 def _narrations(source: str, **kwargs: object) -> list[str]:
-    traced = engine.trace(source, **kwargs)  # type: ignore[arg-type]
+    reply = engine.trace(source, **kwargs).to_dict()  # type: ignore[arg-type]
     return [
-        step["narration"]
-        for step in traced.to_dict()["steps"]
+        narration
+        for step, narration in zip(reply["steps"], narrations(reply), strict=True)
         if step["phase"] == "forward"
         and step["op"] is not None
         or step["phase"] == "backward"

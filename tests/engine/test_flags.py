@@ -1,9 +1,14 @@
 """Gradients that vanish, explode or die, flagged per node (engine/flags.py)."""
 
+import math
+
 import pytest
+from hypothesis import given
 
 from chainrule import engine
+from chainrule.engine.flags import EXPLODING, GATES, SATURATED, VANISHING, grad_flags
 from chainrule.engine.presets import presets
+from tests.program_strategies import fuzz_settings, valid_programs
 
 PRESET = {p["id"]: p for p in presets()}
 
@@ -53,3 +58,66 @@ def test_flags_follow_the_target() -> None:
     source = "x = 2\nh = relu(x - 5)\ny = x * 3\nL = h + y"
     assert flags_of(source) == {"x - 5": ["dead"]}  # x still gets 3 through y
     assert flags_of(source, target="y") == {}
+
+
+def flags_by_definition(trace: engine.Trace) -> dict[int, list[str]]:
+    """The flags as the module's docstring defines them, node by node with no shortcut: the
+    oracle of grad_flags' fast path (most nodes skip every test there)."""
+    grads, cone = trace.correct_grads, trace.cone
+    shown = [n for n in cone if n.kind != "const" and n is not trace.target]
+    largest = max([abs(grads[n.id]) for n in shown if math.isfinite(grads[n.id])] + [1.0])
+    dead: set[int] = set()
+    for node in reversed(cone):  # consumers before inputs
+        uses = [
+            (user, local)
+            for user in cone
+            for child, local in zip(user.inputs, user.local_grads, strict=True)
+            if child is node
+        ]
+        if (
+            grads[node.id] == 0
+            and uses
+            and all((u.op in GATES and local == 0) or u.id in dead for u, local in uses)
+        ):
+            dead.add(node.id)
+
+    def saturated(node) -> bool:
+        return (node.op == "tanh" and abs(node.data) > SATURATED) or (
+            node.op == "sigmoid" and abs(2 * node.data - 1) > SATURATED
+        )
+
+    flags = {}
+    for node in shown:
+        grad, found = grads[node.id], ["saturated"] if saturated(node) else []
+        if abs(grad) > EXPLODING:
+            found.append("exploding")
+        elif node.id in dead:
+            found.append("dead")
+        elif abs(grad) < VANISHING * largest:
+            found.append("vanishing")
+        if found:
+            flags[node.id] = found
+    if saturated(trace.target):
+        flags[trace.target.id] = ["saturated"]
+    return flags
+
+
+@fuzz_settings
+@given(valid_programs(max_statements=6))
+def test_the_flags_are_their_definitions_on_random_programs(program) -> None:
+    trace = engine.trace(program.source, program.values)
+    assert grad_flags(trace) == flags_by_definition(trace)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = -1\nh = relu(x)\ny = relu(h*2) + tanh(x*30)",  # dead behind a closed gate, saturated
+        "a = 1e-9\nb = a*a*a\nc = b*1e12 + exp(a*800)",  # vanishing and exploding
+        "a = 0\nb = a*a + relu(a)",  # zeros that are not dead
+    ],
+)
+def test_the_flags_are_their_definitions_on_gates_and_extremes(source: str) -> None:
+    trace = engine.trace(source)
+    assert grad_flags(trace) == flags_by_definition(trace)
+    assert grad_flags(trace)  # each flags something

@@ -12,6 +12,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from chainrule import engine
+from chainrule.engine.narration import narrations
 from chainrule.engine.presets import presets
 from tests.program_strategies import (
     comparable_oracle,
@@ -120,18 +121,16 @@ def test_the_timeline_is_the_sort_then_one_tangent_step_per_node() -> None:
     assert (reply["pass"], reply["wrt"]) == ("forward", "n0")
     tangents = {node["text"]: node["tangent"] for node in reply["nodes"]}
     assert tangents == {"a": 1.0, "b": 0.0, "c": 0.0, "(a + b)": 1.0, "f": 10.0}
-    last = reply["steps"][-1]
-    assert last["narration"] == (
+    last, said = reply["steps"][-1], narrations(reply)
+    assert said[-1] == (
         "f = (a + b)·c = (-1)·10 = -10, and its tangent ∂f/∂a = 1 × 10 + 0 × (-1) = 10"
     )
     assert last["contributions"] == [
         {"edge": "e2", "from": "n3", "tangent_in": 1.0, "local": 10.0, "contribution": 10.0},
         {"edge": "e3", "from": "n2", "tangent_in": 0.0, "local": -1.0, "contribution": -0.0},
     ]
-    first = next(step for step in reply["steps"] if step["phase"] == "tangent")
-    assert first["narration"] == (
-        "Seed: a = 2 is the leaf forward mode follows, so its tangent ∂a/∂a = 1"
-    )
+    first = next(i for i, step in enumerate(reply["steps"]) if step["phase"] == "tangent")
+    assert said[first] == ("Seed: a = 2 is the leaf forward mode follows, so its tangent ∂a/∂a = 1")
 
 
 @pytest.mark.parametrize(
@@ -144,7 +143,7 @@ def test_the_timeline_is_the_sort_then_one_tangent_step_per_node() -> None:
 )
 def test_the_tangent_steps_are_narrated_in_each_language(lang, words) -> None:
     reply = engine.trace(ABC, pass_="forward", wrt="c", lang=lang).to_dict()
-    assert words in reply["steps"][-1]["narration"]
+    assert words in narrations(reply)[-1]
 
 
 def test_the_reverse_reply_says_its_pass_and_its_tangents_are_null() -> None:

@@ -26,6 +26,7 @@ from chainrule.engine import (
     trace,
 )
 from chainrule.engine.builder import Limits
+from chainrule.engine.narration import narrations
 
 X, Y = sp.symbols("x y", real=True)
 SYMBOLS = {"x": X, "y": Y}
@@ -155,8 +156,9 @@ def test_softplus_is_one_derived_node_whose_local_derivative_is_the_sigmoid():
     ]
     assert reply["functions"][0]["locals"] == ["\u2202softplus/\u2202x({0})"]
     # The timeline says where the local derivative comes from.
-    visit = next(step for step in reply["steps"] if step["phase"] == "backward")
-    assert "\u2202softplus/\u2202x = 0.268941" in visit["narration"]
+    said = narrations(reply)
+    visit = next(i for i, step in enumerate(reply["steps"]) if step["phase"] == "backward")
+    assert "\u2202softplus/\u2202x = 0.268941" in said[visit]
 
 
 def test_two_parameters_and_calls_inside_calls_match_sympy():

@@ -223,8 +223,8 @@ def test_the_narration_of_every_preset_has_no_english_left(lang, preset_id, opti
     for ours, theirs in zip(translated_steps, english_steps, strict=True):
         # The same step, numbers and slots: only the words differ.
         assert {**ours, "narration": 0, "template": 0} == {**theirs, "narration": 0, "template": 0}
-        assert set(re.findall(r"\{[nf]:\w+:\d+\}", ours["template"])) == set(
-            re.findall(r"\{[nf]:\w+:\d+\}", theirs["template"])
+        assert set(re.findall(r"\{[nft]:\w+:\d+\}", ours["template"])) == set(
+            re.findall(r"\{[nft]:\w+:\d+\}", theirs["template"])
         )
         formula_only = ours["phase"] == "forward" and theirs["template"] == ours["template"]
         if not formula_only:  # `c = a·b = 2·(-3) = -6` has no words to translate

@@ -13,6 +13,7 @@ import pytest
 from lecture_cells import CELLS, NEEDS_RUNNING, Cell, run
 
 from chainrule import engine
+from chainrule.engine.narration import narrations
 
 IDS = [cell.id for cell in CELLS]
 
@@ -70,7 +71,11 @@ def test_the_neuron_s_labels_name_the_cards_while_the_names_stay_the_handles():
         ("o", "o", "o"),
     ]
     assert reply["leaves"][0] == {"name": "x1", "label": "x1", "id": "n0", "value": 2.0}
-    narration = [step["narration"] for step in reply["steps"] if step["phase"] == "backward"]
+    narration = [
+        said
+        for step, said in zip(reply["steps"], narrations(reply), strict=True)
+        if step["phase"] == "backward"
+    ]
     assert narration[1].startswith("Visit n = x1*w1 + x2*w2 + b: grad[x1*w1 + x2*w2] += ")
 
 
@@ -297,12 +302,16 @@ def test_a_hundred_thousand_line_paste_reads():
 
 
 def test_a_label_is_text_in_the_narration_and_its_templates():
-    """Braces in a label are text: the templates double them, so filled they read as written."""
+    """Braces in a label are text: the templates name nodes by slot, never by their text, so
+    filled they read as written."""
     from chainrule.engine.narration import fill
 
     trace = engine.trace("a = Value(2.0, label='{n:data:0}')\nb = a * 3; b.label = '{x} }{'")
-    reply, numbers = trace.to_dict(), trace.numbers()
-    assert all(fill(step["template"], numbers) == step["narration"] for step in reply["steps"])
-    assert reply["steps"][-3]["narration"] == (
+    reply = trace.to_dict()
+    numbers = {**trace.numbers(), "text": [node["text"] for node in reply["nodes"]]}
+    said = narrations(reply)
+    assert [fill(step["template"], numbers) for step in reply["steps"]] == said
+    assert "{x}" not in "".join(step["template"] for step in reply["steps"])
+    assert said[-3] == (
         "Visit {x} }{ = {n:data:0}·3: grad[{n:data:0}] += 1 × 3 = 3, grad[3] += 1 × 2 = 2"
     )

@@ -15,6 +15,7 @@ from test_parser import NOTHING_TO_TRACE, needs_running  # noqa: E402
 
 from chainrule import engine
 from chainrule.engine.lexer import SUBSET
+from chainrule.engine.narration import narrations
 
 # micrograd's test/test_engine.py, as pasted: its micrograd half, with the `+=` lines and the
 # lines that compare with PyTorch after backward() (which chainrule does not read).
@@ -62,7 +63,7 @@ def test_micrograd_s_more_ops_give_pytorch_s_numbers_with_every_version_shown():
         assert math.isclose(ours, theirs, rel_tol=1e-14)
     labels = [node.label for node in trace.graph.nodes if node.kind == "op" and node.label]
     assert labels == ["c", "d", "c₂", "c₃", "d₂", "d₃", "e", "f", "g", "g₂"]
-    narration = " ".join(step["narration"] for step in trace.to_dict()["steps"])
+    narration = " ".join(narrations(trace.to_dict()))
     assert "c₃ = " in narration and "grad[c₂]" in narration
 
 

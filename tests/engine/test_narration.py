@@ -1,6 +1,7 @@
 """Narration templates (issue 10 contract, section 1): every step's narration is its template
-filled with the numbers, reads exactly as the narration written directly did before templates
-(a reference copy of that code is kept below), and fills the same from `engine.numbers`."""
+filled with the numbers and the nodes' texts (`narrations`), reads exactly as the narration
+written directly did before templates (a reference copy of that code is kept below), and fills
+the same from `engine.numbers`."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from hypothesis import given
 from program_strategies import fuzz_settings
 
 from chainrule import engine
-from chainrule.engine.narration import Narrator, fill
+from chainrule.engine.narration import Narrator, fill, narrations
 from chainrule.engine.topo import topo_order
 
 # ---------------------------------------------------------------------------- the reference
@@ -121,13 +122,16 @@ def reference_narrations(traced: engine.Trace) -> list[str]:
 
 def check_run(source: str, values: dict[str, float] | None, kwargs: dict[str, Any]) -> None:
     """Narration equals the reference; each template filled from `engine.numbers` of the same
-    arguments gives the step's narration; templates do not depend on the values."""
+    arguments (and the nodes' texts) gives the step's narration; templates do not depend on the
+    values."""
     traced = engine.trace(source, values, **kwargs)
-    steps = traced.to_dict()["steps"]
-    assert [step["narration"] for step in steps] == reference_narrations(traced)
-    numbers = engine.numbers(source, values, **kwargs)
-    for step in steps:
-        assert fill(step["template"], numbers) == step["narration"], step
+    reply = traced.to_dict()
+    steps = reply["steps"]
+    said = narrations(reply)
+    assert said == reference_narrations(traced)
+    numbers = {**engine.numbers(source, values, **kwargs), "text": texts(reply)}
+    for step, sentence in zip(steps, said, strict=True):
+        assert fill(step["template"], numbers) == sentence, step
     other = {name: 0.5 for name, _ in traced.graph.leaves}
     templates = [
         step["template"] for step in engine.trace(source, other, **kwargs).to_dict()["steps"]
@@ -146,38 +150,54 @@ def test_random_runs_narration_is_the_template_filled_and_reads_as_before(run: t
     check_run(*run)
 
 
+def texts(reply: dict[str, Any]) -> list[str]:
+    return [node["text"] for node in reply["nodes"]]
+
+
 def test_the_contract_example() -> None:
-    steps = engine.trace("a = 2\nb = -3\nc = a*b").to_dict()["steps"]
-    (step,) = [s for s in steps if s["phase"] == "forward" and s["node"] == "n2"]
-    assert step["template"] == "c = a·b = {f:data:0}·{f:data:1} = {n:data:2}"
-    assert step["narration"] == "c = a·b = 2·(-3) = -6"
+    reply = engine.trace("a = 2\nb = -3\nc = a*b").to_dict()
+    (index,) = [
+        i for i, s in enumerate(reply["steps"]) if s["phase"] == "forward" and s["node"] == "n2"
+    ]
+    assert reply["steps"][index]["template"] == (
+        "{t:text:2} = {t:text:0}·{t:text:1} = {f:data:0}·{f:data:1} = {n:data:2}"
+    )
+    assert narrations(reply)[index] == "c = a·b = 2·(-3) = -6"
+    assert "narration" not in reply["steps"][index]  # the reader fills it: no name repeated
 
 
 def test_templates_of_every_phase() -> None:
-    steps = engine.trace("a = 3\nb = a * a + 1", mode="overwrite").to_dict()["steps"]
+    reply = engine.trace("a = 3\nb = a * a + 1", mode="overwrite").to_dict()
+    steps = reply["steps"]
+    assert texts(reply) == ["a", "a * a", "1", "b"]
     templates = {(s["phase"], s["node"]): s["template"] for s in steps if s["phase"] != "topo"}
+    a, aa, one, b = (f"{{t:text:{i}}}" for i in range(4))
     assert templates == {
-        ("forward", "n0"): "a is a leaf: a = {n:data:0}",
-        ("forward", "n1"): "a·a = {f:data:0}·{f:data:0} = {n:data:1}",
-        ("forward", "n2"): "1 is a constant: {n:data:2}",
-        ("forward", "n3"): "b = a * a + 1 = {f:data:1} + {f:data:2} = {n:data:3}",
-        ("seed", "n3"): "Seed: grad[b] = 1 (b changes one-for-one with itself)",
-        ("backward", "n3"): "Visit b = a * a + 1: "
-        "grad[a * a] = {f:step_grad:0} × {f:local_grad:2} = {n:contribution:0}, "
-        "grad[1] = {f:step_grad:0} × {f:local_grad:3} = {n:contribution:1}",
-        ("backward", "n2"): "Visit 1: a constant, nothing to pass on (grad[1] = {n:step_grad:1})",
-        ("backward", "n1"): "Visit a·a: grad[a] = {f:step_grad:2} × {f:local_grad:0} = "
-        "{n:contribution:2}, grad[a] = {f:step_grad:2} × {f:local_grad:1} = {n:contribution:3} "
-        "(grad[a] was {n:contribution:2} from a·a; a·a overwrote it with "
-        "{n:contribution:3}: the {n:contribution:2} is lost)",
-        ("backward", "n0"): "Visit a: a leaf, nothing to pass on (grad[a] = {n:step_grad:3})",
+        ("forward", "n0"): f"{a} is a leaf: {a} = {{n:data:0}}",
+        ("forward", "n1"): f"{a}·{a} = {{f:data:0}}·{{f:data:0}} = {{n:data:1}}",
+        ("forward", "n2"): f"{one} is a constant: {{n:data:2}}",
+        ("forward", "n3"): f"{b} = {aa} + {one} = {{f:data:1}} + {{f:data:2}} = {{n:data:3}}",
+        ("seed", "n3"): f"Seed: grad[{b}] = 1 ({b} changes one-for-one with itself)",
+        ("backward", "n3"): f"Visit {b} = {aa} + {one}: "
+        f"grad[{aa}] = {{f:step_grad:0}} × {{f:local_grad:2}} = {{n:contribution:0}}, "
+        f"grad[{one}] = {{f:step_grad:0}} × {{f:local_grad:3}} = {{n:contribution:1}}",
+        ("backward", "n2"): f"Visit {one}: a constant, nothing to pass on "
+        f"(grad[{one}] = {{n:step_grad:1}})",
+        ("backward", "n1"): f"Visit {a}·{a}: grad[{a}] = {{f:step_grad:2}} × {{f:local_grad:0}} = "
+        f"{{n:contribution:2}}, grad[{a}] = {{f:step_grad:2}} × {{f:local_grad:1}} = "
+        f"{{n:contribution:3}} (grad[{a}] was {{n:contribution:2}} from {a}·{a}; {a}·{a} "
+        f"overwrote it with {{n:contribution:3}}: the {{n:contribution:2}} is lost)",
+        ("backward", "n0"): f"Visit {a}: a leaf, nothing to pass on "
+        f"(grad[{a}] = {{n:step_grad:3}})",
     }
-    topo = [s["template"] for s in steps if s["phase"] == "topo"]
-    assert topo[:2] == [
+    said = [n for s, n in zip(steps, narrations(reply), strict=True) if s["phase"] == "topo"]
+    assert said[:2] == [
         "Start: push (b, 0), the root with its input index 0",
         "Pop (b, 0): b's input 0 is a * a, not yet visited: push (b, 1) and (a * a, 0)",
     ]
-    assert [s["narration"] for s in steps if s["phase"] == "topo"] == topo
+    assert [s["template"] for s in steps if s["phase"] == "topo"][1] == (
+        f"Pop ({b}, 0): {b}'s input 0 is {aa}, not yet visited: push ({b}, 1) and ({aa}, 0)"
+    )
 
 
 def test_a_function_s_operand_is_not_bracketed() -> None:
@@ -186,7 +206,10 @@ def test_a_function_s_operand_is_not_bracketed() -> None:
         for s in engine.trace("tanh(-2)").to_dict()["steps"]
         if s["node"] == "n1" and s["phase"] == "forward"
     ]
-    assert step["template"] == "tanh(-2) = tanh({n:data:0}) = {n:data:1}"
+    assert step["template"] == "tanh({t:text:0}) = tanh({n:data:0}) = {n:data:1}"
+    assert fill(step["template"], {"text": ["-2"], "data": [-2.0, math.tanh(-2)]}) == (
+        "tanh(-2) = tanh(-2) = -0.964028"
+    )
 
 
 @pytest.mark.parametrize(

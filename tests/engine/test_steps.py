@@ -3,9 +3,14 @@
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chainrule import engine
+from chainrule.engine.narration import narrations
 from chainrule.engine.steps import replay_topo
+from chainrule.engine.topo import topo_order
+from tests.program_strategies import fuzz_settings, valid_programs
 
 # Seed 000: stack after each step and the sorted list, for a=2; b=3; c=a*b; L=c+a
 SEED_000 = [
@@ -35,15 +40,14 @@ def test_topo_steps_reproduce_seed_000() -> None:
         for s, (stack, done) in zip(topo, replay_topo(out["steps"]), strict=True)
     ]
     assert got == SEED_000
-    assert topo[1]["narration"] == (
+    assert narrations(out)[1] == (
         "Pop (L, 0): L's input 0 is c, not yet visited: push (L, 1) and (c, 0)"
     )
     assert topo[7]["input"] == "n0"
 
 
 def test_narrations_hold_the_numbers() -> None:
-    steps = engine.trace(engine.PRESETS[0]["source"]).to_dict()["steps"]
-    text = [s["narration"] for s in steps]
+    text = narrations(engine.trace(engine.PRESETS[0]["source"]).to_dict())
     assert "e = a + b = 2 + (-3) = -1" in text
     assert "Seed: grad[f] = 1 (f changes one-for-one with itself)" in text
     assert "Visit f = e·c: grad[e] += 1 × 10 = 10, grad[c] += 1 × (-1) = -1" in text
@@ -118,7 +122,9 @@ def test_overwrite_shared_loses_the_one_from_the_addition() -> None:
     ]
     assert lost == [("n3", "n0", 1.0)]
     narration = next(
-        s["narration"] for s in out["steps"] if s["node"] == "n2" and s["phase"] == "backward"
+        said
+        for s, said in zip(out["steps"], narrations(out), strict=True)
+        if s["node"] == "n2" and s["phase"] == "backward"
     )
     assert "grad[a] was 1 from L = c + a; c = a·b overwrote it with 3: the 1 is lost" in narration
     assert out["mode"] == "overwrite"
@@ -192,3 +198,28 @@ def test_gradcheck_caps() -> None:
     assert (check.checked, check.total, check.capped) == (64, 70, True)
     big = engine.trace(" + ".join(f"x{i % 50} * {i}" for i in range(2600))).gradcheck
     assert (big.checked, big.capped) == (0, True)
+
+
+# The unrecorded sort (topo.py `_order`, every trace's) walks as the recorded one (the timeline's)
+# does: the backward pass adds contributions in its order, so the grads depend on it bit for bit.
+@fuzz_settings
+@given(valid_programs(max_statements=6), st.booleans())
+def test_the_unrecorded_sort_gives_the_order_of_the_recorded_one(program, expand) -> None:
+    graph = engine.build_graph(program.source, program.values, expand_derived=expand)
+    events: list = []
+    assert topo_order(graph.root) == topo_order(graph.root, events)
+    assert [event[1] for event in events if event[0] == "emit"] == topo_order(graph.root)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = 1; y = 2; z = y*x",  # the ids' order is not the sort's: y first
+        "a = 2\nb = a*a\nc = b + a*b\nd = relu(c) - c/b",  # shared inputs, skips
+        " + ".join(f"a{i}*b{i}" for i in range(500)),  # deep: no recursion
+        "a",  # a root that is a leaf
+    ],
+)
+def test_the_unrecorded_sort_on_shared_deep_and_single_node_graphs(source: str) -> None:
+    root = engine.build_graph(source).root
+    assert topo_order(root) == topo_order(root, [])

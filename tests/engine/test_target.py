@@ -9,6 +9,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from chainrule import engine
+from chainrule.engine.narration import narrations
 from tests.program_strategies import (
     comparable_oracle,
     derivative_at,
@@ -60,9 +61,9 @@ def test_the_target_s_gradients_and_what_it_does_not_depend_on() -> None:
         "n4",
         "n5",
     ]  # fmt: skip  (every node's data is computed)
-    seed = next(step for step in reply["steps"] if step["phase"] == "seed")
-    assert seed["node"] == "n4"
-    assert seed["narration"] == (
+    seed = next(i for i, step in enumerate(reply["steps"]) if step["phase"] == "seed")
+    assert reply["steps"][seed]["node"] == "n4"
+    assert narrations(reply)[seed] == (
         "Seed at the target: grad[c] = 1, so every gradient below is ∂c/∂x; the nodes c does "
         "not depend on (greyed out: 3) keep grad 0"
     )

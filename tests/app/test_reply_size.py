@@ -1,0 +1,46 @@
+"""Issue 21 item 7: a reply stays proportional to its graph and within the byte budget of
+docs/api.md ("Reply size"), whatever the names: narration refers to nodes by index, so a long
+name is sent in its node's fields and not in every step that speaks of it. Sizes only: no timing
+here (bench/engine.py measures the time)."""
+
+from __future__ import annotations
+
+import pytest
+
+from chainrule.engine.narration import narrations
+from chainrule.engine.reply import REPLY_BYTES_PER_NODE, REPLY_BYTES_PER_SOURCE_CHAR
+
+LONG_NAME = "x" * 99_990  # issue 21: this name alone made a 2.9 MB reply
+
+
+def budget(nodes: int, source: str) -> int:
+    return REPLY_BYTES_PER_NODE * nodes + REPLY_BYTES_PER_SOURCE_CHAR * len(source)
+
+
+PROGRAMS = {
+    "a 20,000-node sum": " + ".join(f"x{i}" for i in range(10_000)),
+    "a 7,499-node sum of products": " + ".join(f"a{i}*b{i}" for i in range(1_875)),
+    "a 99,990-character name": f"{LONG_NAME} + 1",
+}
+
+
+@pytest.mark.parametrize("source", PROGRAMS.values(), ids=PROGRAMS.keys())
+def test_a_big_reply_stays_within_the_byte_budget(client, source: str) -> None:
+    response = client.post("/api/graph", json={"source": source})
+    assert response.status_code == 200
+    reply = response.json()
+    nodes = len(reply["nodes"])
+    assert len(response.content) <= budget(nodes, source), (len(response.content), nodes)
+
+
+def test_a_long_name_is_sent_in_its_node_and_not_in_every_step(client) -> None:
+    response = client.post("/api/graph", json={"source": f"{LONG_NAME} + 1"})
+    reply = response.json()
+    assert all(LONG_NAME not in step["template"] for step in reply["steps"])
+    # Its node's label, name and text, its leaf's name and label, its group's and its gradient
+    # check's names, the source.
+    assert response.text.count(LONG_NAME) == 8
+    # Filled, narration names it in full, as it did when every step carried it.
+    assert narrations(reply)[-1] == (
+        f"Visit {LONG_NAME}: a leaf, nothing to pass on (grad[{LONG_NAME}] = 1)"
+    )
