@@ -83,9 +83,9 @@ export function mountForwardMode({ leaves }, scope) {
     onSwitch: (on) => update({ pass: on ? "forward" : "reverse", wrt: state.wrt || (state.trace?.leaves[0]?.name ?? ""), everyLeaf: null }),
     onPick: (name) => update({ wrt: name, everyLeaf: null }),
     onEvery: () => {
+      // Before any trace has come (a lesson loading), the run starts on the first one to come.
       const first = state.trace?.leaves[0];
-      if (!first) return;
-      update({ pass: "forward", wrt: first.name, everyLeaf: { done: {}, finished: false }, playing: false });
+      update({ pass: "forward", ...(first ? { wrt: first.name } : {}), everyLeaf: { done: {}, finished: false }, playing: false });
       startPass();
     },
   });

@@ -149,6 +149,9 @@ export function mountLessonPanel({ after, menu }, scope, { loadProgram }) {
       update({ lessonId: "", lessonStop: 0 });
       return;
     }
+    // The reader started the every-leaf run before the stop's trace came: the run is theirs now
+    // (showing the stop would cancel it and put its leaf back).
+    if (waitingFor !== null && changed.has("everyLeaf") && s.everyLeaf) waitingFor = null;
     if (changed.has("trace") && lesson && waitingFor !== null && showsStop(lesson, lesson.stops[waitingFor], s.trace)) {
       const k = waitingFor;
       waitingFor = null;

@@ -120,6 +120,25 @@ def test_the_neuron_lesson_s_every_leaf_stop_ends_on_the_backward_gradients(page
     page.screenshot(path=str(screenshots_dir / "forward-lesson-neuron.png"))
 
 
+def test_the_every_leaf_run_started_while_the_lesson_loads_is_not_cancelled_by_it(page):
+    """A reader who presses "every leaf" before the lesson's trace has come keeps the run: the
+    stop shown on the trace's arrival used to cancel it (CI, under load, found the race)."""
+    held: list = []
+    page.route("**/api/graph", lambda route: held.append(route))
+    page.goto("/?lesson=forward-neuron&stop=2")
+    page.get_by_test_id("lesson").wait_for()
+    page.wait_for_function("() => document.querySelector('[data-testid=every-leaf]') !== null")
+    page.locator("#speed").select_option("16")
+    page.wait_for_function("() => performance.getEntriesByType('resource').length > 0")
+    assert held, "the lesson's trace is held back"
+    page.get_by_test_id("every-leaf").click()
+    page.unroute("**/api/graph")  # lets the held request through
+    table = page.get_by_test_id("every-leaf-table")
+    table.wait_for(timeout=60_000)
+    rows = table.locator("tbody tr").all()
+    assert len(rows) == 7 and all(row.get_attribute("data-same") == "true" for row in rows)
+
+
 def test_a_slider_move_in_forward_mode_refreshes_the_tangents_and_their_narration(
     page, screenshots_dir
 ):
