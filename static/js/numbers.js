@@ -26,16 +26,15 @@ function sameWarnings(a, b) {
 
 /**
  * Each array the merge reads, checked against the trace's counts (a mismatch is a bug, never
- * silently merged). A forward-mode trace has no backward steps: the reply's backward arrays go
- * into none, its tangents into the nodes and the tangent steps.
+ * silently merged). A forward-mode trace has no backward steps (its reply's backward arrays are
+ * empty); its tangents go into the nodes and the tangent steps.
  */
 function checkShape(trace, reply, contributions, visits) {
-  const expected = { data: trace.nodes.length, grad: trace.nodes.length, local_grad: trace.edges.length };
-  if (trace.pass === "forward") {
-    Object.assign(expected, { tangent: trace.nodes.length, tangent_contribution: trace.edges.length });
-  } else {
-    Object.assign(expected, { step_grad: visits, contribution: contributions, grad_before: contributions, grad_after: contributions });
-  }
+  const expected = {
+    data: trace.nodes.length, grad: trace.nodes.length, local_grad: trace.edges.length,
+    step_grad: visits, contribution: contributions, grad_before: contributions, grad_after: contributions,
+  };
+  if (trace.pass === "forward") Object.assign(expected, { tangent: trace.nodes.length, tangent_contribution: trace.edges.length });
   if (reply.correct_grad !== null && reply.correct_grad !== undefined) expected.correct_grad = trace.nodes.length;
   for (const [array, count] of Object.entries(expected)) {
     if (!Array.isArray(reply[array]) || reply[array].length !== count) {
