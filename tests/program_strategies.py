@@ -397,3 +397,49 @@ def _heaviside(x: Any, *_: Any) -> Any:
     if x == 0:
         return mpmath.nan
     return mpmath.mpf(1) if x > 0 else mpmath.mpf(0)
+
+
+# ---------------------------------------------------------------------------- sympy of a graph
+
+
+class Tanh(sp.Function):
+    """tanh that sympy does not try to simplify: sympy's own asks questions of every level below
+    it, which takes minutes on the deep-tanh preset's tanh(2·tanh(2·…)), ten levels deep. Its
+    derivative is the textbook one; evaluated as mpmath's tanh (`GRAPH_FUNCTIONS`)."""
+
+    def fdiff(self, argindex: int = 1) -> sp.Expr:
+        return 1 - Tanh(self.args[0]) ** 2
+
+
+# mpmath's versions of the sympy functions `sympy_of_graph` writes, for `derivative_at`.
+GRAPH_FUNCTIONS = {"Tanh": mpmath.tanh}
+
+_GRAPH_CALLS = {"relu": lambda v: sp.Max(0, v), "tanh": Tanh, "exp": sp.exp, "log": sp.log,
+                "sigmoid": lambda v: 1 / (1 + sp.exp(-v)), "sin": sp.sin,
+                "neg": lambda v: -v}  # fmt: skip
+_GRAPH_BINARY = {"+": lambda p, q: p + q, "-": lambda p, q: p - q, "*": lambda p, q: p * q,
+                 "/": lambda p, q: p / q, "**": lambda p, q: p**q}  # fmt: skip
+
+
+def sympy_of_graph(root: Any, symbols: dict[str, sp.Symbol]) -> dict[int, sp.Expr]:
+    """Each node's sympy expression (node id → expression) in the leaves' `symbols`, read from
+    the graph under `root` (each node once, in topological order): the math each op of the table
+    stands for, written again here with sympy's own functions. A program's own function (a call
+    node) raises KeyError: read those from the expanded graph."""
+    built: dict[int, sp.Expr] = {}
+    for node in root.backward():  # the topological order
+        inputs = [built[child.id] for child in node.inputs]
+        if node.kind == "leaf":
+            built[node.id] = symbols[node.name]
+        elif node.kind == "const":
+            built[node.id] = sp.Float(node.data, 30)
+        elif node.op == "**k":
+            built[node.id] = inputs[0] ** sp.Float(node.exponent, 30)
+        elif node.op in _GRAPH_BINARY:
+            try:
+                built[node.id] = _GRAPH_BINARY[node.op](*inputs)
+            except ZeroDivisionError:  # 0/0 of two constants: no number, as IEEE's nan
+                built[node.id] = sp.nan
+        else:
+            built[node.id] = _GRAPH_CALLS[node.op](*inputs)
+    return built

@@ -5,7 +5,6 @@ clear error."""
 
 import math
 
-import mpmath
 import pytest
 import sympy as sp
 from hypothesis import assume, given
@@ -15,10 +14,12 @@ from chainrule import engine
 from chainrule.engine.narration import narrations
 from chainrule.engine.presets import presets
 from tests.program_strategies import (
+    GRAPH_FUNCTIONS,
     comparable_oracle,
     derivative_at,
     fuzz_settings,
     sympy_of,
+    sympy_of_graph,
     valid_programs,
 )
 
@@ -73,44 +74,13 @@ def test_every_preset_s_tangents_equal_sympy_s(preset) -> None:
         forward = engine.trace(preset["source"], preset["values"], pass_="forward", wrt=name)
         root = forward.tangents.tangent[forward.root.id]
         symbols = {n: sp.Symbol(n) for n, _ in reverse.graph.leaves}
-        expression = _sympy_of_graph(forward.root, symbols)
+        expression = sympy_of_graph(forward.root, symbols)[forward.root.id]
         at = {symbols[n]: sp.Float(node.data, 30) for n, node in reverse.graph.leaves}
-        want = derivative_at(expression, symbols[name], at, {"Tanh": mpmath.tanh})
+        want = derivative_at(expression, symbols[name], at, GRAPH_FUNCTIONS)
         if not (math.isfinite(want.real) and abs(want.imag) < 1e-12):
             continue  # a kink (relu at 0) or a value off the reals: sympy has no number
         assert math.isclose(root, want.real, rel_tol=1e-7, abs_tol=1e-9), (name, root, want)
         assert root == pytest.approx(reverse.grads[leaf.id], rel=1e-9, abs=1e-12)
-
-
-class Tanh(sp.Function):
-    """tanh that sympy does not try to simplify: sympy's own asks questions of every level below
-    it, which takes minutes on the deep-tanh preset's tanh(2·tanh(2·…)), ten levels deep. Its
-    derivative is the textbook one; evaluated as mpmath's tanh (derivative_at's `functions`)."""
-
-    def fdiff(self, argindex: int = 1) -> sp.Expr:
-        return 1 - Tanh(self.args[0]) ** 2
-
-
-def _sympy_of_graph(root, symbols) -> sp.Expr:
-    """The root's sympy expression, read from the graph (each node once, in topological order)."""
-    calls = {"relu": lambda v: sp.Max(0, v), "tanh": Tanh, "exp": sp.exp, "log": sp.log,
-             "sigmoid": lambda v: 1 / (1 + sp.exp(-v)), "neg": lambda v: -v}  # fmt: skip
-    binary = {"+": lambda p, q: p + q, "-": lambda p, q: p - q, "*": lambda p, q: p * q,
-              "/": lambda p, q: p / q, "**": lambda p, q: p**q}  # fmt: skip
-    built: dict[int, sp.Expr] = {}
-    for node in root.backward():  # the topological order
-        inputs = [built[child.id] for child in node.inputs]
-        if node.kind == "leaf":
-            built[node.id] = symbols[node.name]
-        elif node.kind == "const":
-            built[node.id] = sp.Float(node.data, 30)
-        elif node.op == "**k":
-            built[node.id] = inputs[0] ** sp.Float(node.exponent, 30)
-        elif node.op in binary:
-            built[node.id] = binary[node.op](*inputs)
-        else:
-            built[node.id] = calls[node.op](*inputs)
-    return built[root.id]
 
 
 def test_the_timeline_is_the_sort_then_one_tangent_step_per_node() -> None:
