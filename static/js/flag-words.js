@@ -24,8 +24,11 @@ export function flagsPresent(trace) {
   return FLAGS.filter((flag) => present.has(flag));
 }
 
+/** ["vanishing", "saturated"]: a node's flags, each in a word. */
+export const flagWordList = (flags) => flags.map((flag) => t(WORDS[flag][0]));
+
 /** "vanishing, saturated": a node's flags in words. */
-export const flagWords = (flags) => flags.map((flag) => t(WORDS[flag][0])).join(", ");
+export const flagWords = (flags) => flagWordList(flags).join(", ");
 
 /** A list with one sentence per flag of `flags`: what it means, why it happens. */
 export function flagNotes(flags, testid) {

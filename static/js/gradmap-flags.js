@@ -6,11 +6,20 @@
 // The mark owns the cards' data-grad-flag, its layer of flag words and the legend's flag sentences.
 
 import { passComplete } from "./explain.js";
-import { flagNotes, flagsOf, flagsPresent, flagWords } from "./flag-words.js";
+import { flagNotes, flagsOf, flagsPresent, flagWordList } from "./flag-words.js";
 import { groupIndex } from "./groups.js";
-import { attr, join, svgElement, text } from "./svg.js";
+import { attr, join, svgElement } from "./svg.js";
 
-const GAP = 13; // from a card's lower edge to the baseline of its flag words
+// The words under a card, one flag a line, as large as the card's width allows its longest word
+// (within these bounds, in graph units): a zoomed-out chain still reads "vanishing" under a card.
+const MIN_SIZE = 11;
+const MAX_SIZE = 20;
+const LINE = 1.15; // line height, in font sizes
+const CHAR = 0.62; // a bold character's width, in font sizes (about: the face is the page's sans)
+
+/** The words' font size for a card `width` wide. */
+const wordSize = (width, words) =>
+  Math.max(MIN_SIZE, Math.min(MAX_SIZE, width / (CHAR * Math.max(...words.map((word) => word.length)))));
 
 /** The flag words' places: one per card drawn for a flagged node, under its lower-left corner. */
 function wordPlaces(frame) {
@@ -20,7 +29,9 @@ function wordPlaces(frame) {
     const id = card.kind === "group" ? byId.get(card.id)?.root : card.id;
     const flags = flagsOf(frame.trace, id);
     if (!flags.length) continue;
-    places.push({ key: card.id, id, flags, x: card.x - card.width / 2, y: card.y + card.height / 2 + GAP });
+    const words = flagWordList(flags);
+    const size = wordSize(card.width, words);
+    places.push({ key: card.id, id, flags, words, size, x: card.x - card.width / 2, y: card.y + card.height / 2 + size });
   }
   return places;
 }
@@ -30,8 +41,18 @@ const enterWords = () => svgElement("text", {}, "grad-flag");
 function updateWords(el, place) {
   attr(el, "x", place.x);
   attr(el, "y", place.y);
+  attr(el, "font-size", place.size.toFixed(1));
   attr(el, "data-node-id", place.id);
-  text(el, flagWords(place.flags));
+  const key = place.words.join("\n");
+  if (el.dataset.words !== key) {
+    el.dataset.words = key;
+    el.replaceChildren(...place.words.map((word, i) => {
+      const line = svgElement("tspan", { dy: i ? `${LINE}em` : "0" });
+      line.textContent = word;
+      return line;
+    }));
+  }
+  for (const line of el.children) attr(line, "x", place.x); // each line starts under the card's edge
 }
 
 /** The legend's sentences for `present` (the flags shown), kept when they are the same. */

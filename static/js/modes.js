@@ -2,12 +2,21 @@
 // mode: large type, editor hidden), `in-lesson` (a lesson is open), `training` (the Train lab: the
 // presentation keeps its card on screen), `class-teacher` / `class-student` (the page's role in a
 // live class: live-class.css) and `hide-<part>` for each part a teacher's link hides
-// (lessons.css takes those parts out of view and so out of the tab order). This module is the only
-// writer of the root's classes; the modes themselves are state.
+// (lessons.css takes those parts out of view and so out of the tab order), `forward-pass` (forward
+// mode, or a lesson that walks it: the presentation keeps the pass bar, its counter and the
+// every-leaf button on screen) and `paths-open` (the Paths tab is the one shown: the presentation
+// keeps it beside the graph). This module is the only writer of the root's classes; the modes
+// themselves are state.
 
 import { HIDE_KEYS } from "./links.js";
 
-const MODE_KEYS = ["presenting", "lessonId", "lab", "classRole", "hide"];
+const MODE_KEYS = ["presenting", "lessonId", "lessons", "lab", "classRole", "hide", "pass", "panel"];
+
+/** Whether forward mode is shown, or the open lesson has a stop in it. */
+function forwardPass(s) {
+  const lesson = s.lessonId ? s.lessons.find((l) => l.id === s.lessonId) : null;
+  return s.pass === "forward" || Boolean(lesson?.stops.some((stop) => stop.pass === "forward"));
+}
 
 /** The root's classes for state `s`: [class, on] pairs. */
 function modeClasses(s) {
@@ -17,6 +26,8 @@ function modeClasses(s) {
     ["training", s.lab === "train"],
     ["class-teacher", s.classRole === "teacher"],
     ["class-student", s.classRole === "student"],
+    ["forward-pass", forwardPass(s)],
+    ["paths-open", s.panel === "paths"],
     ...HIDE_KEYS.map((key) => [`hide-${key}`, s.hide.includes(key)]),
   ];
 }

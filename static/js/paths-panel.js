@@ -42,7 +42,7 @@ function pathItem(path, light) {
   });
 }
 
-/** The sentence under the list: the sum equals the gradient, or how many paths there are. */
+/** The sentence under the list (the sum equals the gradient), or above it: how many paths there are. */
 function summary(reply, trace) {
   const { nodeById } = traceIndex(trace);
   const leaf = nodeName(nodeById.get(reply.leaf));
@@ -106,6 +106,10 @@ export function registerPathsPanel(scope, { requestBody }) {
           light(null);
           parts.list.replaceChildren(...reply.paths.map((path) => pathItem(path, light)));
           parts.notes.replaceChildren(...summary(reply, trace));
+          // Too many to list: how many there are, and why reverse mode never lists them, come
+          // before the list of the largest; a complete list ends on its sum.
+          if (reply.complete) parts.list.after(parts.notes);
+          else parts.list.before(parts.notes);
           parts.error.hidden = true;
         } catch (err) {
           if (request !== asked) return;

@@ -151,3 +151,59 @@ def test_presenting_mode_shows_the_target_bar_and_the_flags(page, screenshots_di
     page.keyboard.press("End")
     page.screenshot(path=str(screenshots_dir / "depth-present.png"))
     assert page.locator('#graph [data-root="n30"]').get_attribute("data-off-target") == "true"
+
+
+def test_presenting_keeps_the_paths_panel_beside_the_graph(page, screenshots_dir):
+    open_preset(page, "diamond", "&step=999")
+    page.locator("#tab-paths").click()
+    page.get_by_test_id("path").nth(1).wait_for()
+    page.get_by_test_id("present").click()
+    page.wait_for_selector("body.presenting.paths-open")
+    panel = page.locator("#panel-paths")
+    assert panel.is_visible() and page.locator("#panel-labs").is_hidden()
+    graph = page.locator("#graph-wrap").bounding_box()
+    assert graph["x"] + graph["width"] <= panel.bounding_box()["x"] + 1  # beside, not over
+    page.get_by_test_id("path").nth(1).hover()  # ∂d/∂b · ∂b/∂a lights b's way
+    lit = page.locator("#graph [data-path-lit=true]")
+    assert sorted(e.get_attribute("data-edge-id") or e.get_attribute("data-label") for e in lit.all()) == [
+        "a", "b", "d", "e0", "e4"]  # fmt: skip
+    page.screenshot(path=str(screenshots_dir / "depth-paths-presenting.png"))
+
+
+def test_too_many_paths_say_how_many_and_why_before_the_list(page):
+    source = "x0 = -0.3\n" + "\n".join(f"x{k + 1} = x{k} * x{k} + x{k}" for k in range(30))
+    page.goto(f"/?source={quote(source)}&lang=et")
+    page.wait_for_selector(READY)
+    page.locator("#tab-paths").click()
+    why = page.get_by_test_id("paths-why")
+    why.wait_for()
+    before = page.evaluate(
+        "() => { const first = document.querySelector('[data-testid=path]');"
+        " const why = document.querySelector('[data-testid=paths-why]');"
+        " return Boolean(why.compareDocumentPosition(first) & Node.DOCUMENT_POSITION_FOLLOWING); }"
+    )
+    assert before  # read first: 3³⁰ paths, the 20 largest listed, and why reverse mode never lists
+    assert page.get_by_test_id("paths-sum").inner_text().startswith(
+        "Teid sõlmest x0: 205\u2009891\u2009132\u2009094\u2009649;")  # fmt: skip
+    assert why.inner_text().startswith("Teed paljunevad")
+    assert "Vastassuunaline režiim neid kunagi ei loetle" in why.inner_text()
+
+
+def test_each_flag_is_a_word_of_its_own_line_as_wide_as_its_card(page):
+    open_preset(page, "deep-tanh")
+    page.get_by_test_id("gradmap").check()
+    page.keyboard.press("End")
+    page.wait_for_selector("#graph text.grad-flag")
+    words = page.evaluate(
+        """() => [...document.querySelectorAll('#graph text.grad-flag')].map((el) => {
+          const card = document.querySelector(`#graph [data-root="${el.dataset.nodeId}"] .card,`
+            + ` #graph [data-node-id="${el.dataset.nodeId}"] .card`).getBoundingClientRect();
+          return {id: el.dataset.nodeId, size: Number(el.getAttribute('font-size')),
+                  lines: [...el.querySelectorAll('tspan')].map((t) => t.textContent),
+                  width: el.getBoundingClientRect().width, card: card.width}; })"""
+    )
+    assert {w["id"]: w["lines"] for w in words} == {
+        "n0": ["vanishing"], "n3": ["saturated", "vanishing"], "n6": ["vanishing"]}  # fmt: skip
+    for word in words:
+        assert 11 <= word["size"] <= 20 and word["width"] <= word["card"] + 1, word
+    assert max(word["size"] for word in words) > 11  # larger than before where the card allows

@@ -166,3 +166,50 @@ def test_a_slider_move_in_forward_mode_refreshes_the_tangents_and_their_narratio
     )
     assert said.endswith(f"= {tangent:g}")
     page.screenshot(path=str(screenshots_dir / "forward-mode-slider.png"))
+
+
+def test_presenting_keeps_the_pass_bar_the_counter_and_the_every_leaf_table(page, screenshots_dir):
+    """Presenting hides the sidebar; in forward mode its pass bar stays (alone) at the left, so
+    the class sees the cost and the teacher can press the button a lesson stop asks for."""
+    page.goto("/?preset=add-mul")
+    page.wait_for_selector(READY)
+    page.get_by_test_id("present").click()
+    page.wait_for_selector("body.presenting")
+    assert page.get_by_test_id("pass-bar").is_hidden()  # reverse mode: the graph alone
+    page.keyboard.press("p")
+    page.wait_for_selector("body:not(.presenting)")
+    page.locator("#speed").select_option("16")
+    page.get_by_test_id("every-leaf").click()
+    page.get_by_test_id("every-leaf-table").wait_for(timeout=30_000)
+    page.get_by_test_id("present").click()
+    page.wait_for_selector("body.presenting.forward-pass")
+    for shown in ("pass-bar", "pass-counter", "every-leaf", "every-leaf-table"):
+        assert page.get_by_test_id(shown).is_visible(), shown
+    assert page.get_by_test_id("source").is_hidden() and page.locator(".leaves").is_hidden()
+    bar = page.get_by_test_id("pass-bar").bounding_box()
+    graph = page.locator("#graph-wrap").bounding_box()
+    assert bar["x"] + bar["width"] <= graph["x"]  # beside the graph, not over it
+    transport = page.locator("#transport").bounding_box()
+    assert transport["height"] < 100  # one row: the phase switch gives way (F and B still jump)
+    page.screenshot(path=str(screenshots_dir / "forward-every-leaf-presenting.png"))
+
+
+def test_a_presented_lesson_stop_can_press_every_leaf_and_explains_the_name(page, screenshots_dir):
+    page.goto("/?lesson=forward-neuron&stop=2")
+    page.get_by_test_id("lesson").wait_for()
+    page.locator("[data-testid=pass-counter][data-pass=forward]").wait_for()
+    page.locator("#speed").select_option("16")  # presenting hides the speed; the run reads it
+    page.get_by_test_id("present").click()
+    page.wait_for_selector("body.presenting.in-lesson.forward-pass")
+    wrap = page.locator("#graph-wrap").bounding_box()
+    transport = page.locator("#transport").bounding_box()
+    assert wrap["y"] + wrap["height"] <= transport["y"] + 1  # the pane never spills over it
+    page.screenshot(path=str(screenshots_dir / "forward-lesson-neuron-presenting.png"))
+    page.get_by_test_id("every-leaf").click()
+    page.get_by_test_id("every-leaf-table").wait_for(timeout=60_000)
+    # The first lesson's last stop says why reverse mode is called so, on reverse mode's pulse.
+    page.goto("/?lesson=forward-mode&stop=5")
+    page.get_by_test_id("lesson").wait_for()
+    page.locator("[data-testid=pass-counter][data-pass=reverse]").wait_for()
+    assert page.get_by_test_id("lesson-text").inner_text().startswith("Why “reverse”?")
+    assert page.get_by_test_id("phase").get_attribute("data-phase") == "backward"
