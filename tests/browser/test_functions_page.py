@@ -86,3 +86,21 @@ def test_a_bad_definition_is_underlined_where_it_is(page):
     assert "'f' calls itself: recursion is not supported" in error.text_content()
     snippet = page.text_content("[data-testid=error] pre").splitlines()
     assert snippet[:2] == ["f(x) = f(x) * 2", "       ^"]
+
+
+def test_presenting_shows_the_whole_explanation_of_a_call(page, screenshots_dir):
+    """Presenting's large type made the call's explanation taller than the room under it: its
+    last lines (where the local derivative comes from) were cut off by the pane."""
+    page.goto("/")
+    page.wait_for_selector(READY)
+    type_program(page, PROGRAM, "[data-testid=node][data-op=softplus]")
+    page.click("#to-end")
+    page.get_by_test_id("present").click()
+    page.wait_for_selector("body.presenting")
+    page.click("[data-testid=node][data-op=softplus]")
+    panel = page.locator("[data-testid=explain]")
+    panel.wait_for(state="visible")
+    assert "backward pass through the body" in panel.text_content()
+    box, pane = panel.bounding_box(), page.locator("#graph-wrap").bounding_box()
+    assert pane["y"] <= box["y"] and box["y"] + box["height"] <= pane["y"] + pane["height"]
+    page.screenshot(path=str(screenshots_dir / "function-explained-presenting.png"))
