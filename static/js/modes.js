@@ -4,7 +4,8 @@
 // live class: live-class.css) and `hide-<part>` for each part a teacher's link hides
 // (lessons.css takes those parts out of view and so out of the tab order), `forward-pass` (forward
 // mode, or a lesson that walks it: the presentation keeps the pass bar, its counter and the
-// every-leaf button on screen) and `paths-open` (the Paths tab is the one shown: the presentation
+// every-leaf button on screen), `forward-mode` (forward mode is shown: the legend names the
+// tangent instead of the backward pass) and `paths-open` (the Paths tab is the one shown: the presentation
 // keeps it beside the graph). This module is the only writer of the root's classes; the modes
 // themselves are state.
 
@@ -27,6 +28,7 @@ function modeClasses(s) {
     ["class-teacher", s.classRole === "teacher"],
     ["class-student", s.classRole === "student"],
     ["forward-pass", forwardPass(s)],
+    ["forward-mode", s.pass === "forward"],
     ["paths-open", s.panel === "paths"],
     ...HIDE_KEYS.map((key) => [`hide-${key}`, s.hide.includes(key)]),
   ];

@@ -51,7 +51,8 @@ BAD_INPUT = [
      {"en": "'f' calls itself", "ru": "'f' вызывает саму себя", "et": "'f' kutsub iseennast"}),
     ("/api/paths", {"source": CHAIN_10_30, "leaf": "nope"}, "BadLeaf", None,
      {"en": "the paths start from 'nope', which names no node",
-      "ru": "пути начинаются с 'nope', но такого узла нет", "et": "teed algavad sõlmest 'nope', mida pole"}),
+      "ru": "пути начинаются с 'nope', но такого узла нет",
+      "et": "teed algavad sõlmest 'nope', mida pole"}),
 ]  # fmt: skip
 
 

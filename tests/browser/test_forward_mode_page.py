@@ -46,6 +46,12 @@ def test_the_switch_and_the_picker_carry_tangents_left_to_right(page, screenshot
         shown = card(page, node.label).get_attribute("data-grad")
         assert float(shown) == want.tangents.tangent[node.id], node.label
     assert page.get_by_test_id("phase").get_attribute("data-phase") == "tangent"
+    # The legend names the tangent the cards' second row holds; no gradient flows back.
+    assert (
+        page.locator(".legend .legend-tangent").inner_text()
+        == "∂/∂leaf: the tangent, carried forward"
+    )
+    assert page.locator(".legend .legend-backward").is_hidden()
     page.get_by_test_id("wrt").select_option("c")
     page.wait_for_selector('#graph .layer-nodes .grad-name:text("∂/∂c")')
     page.keyboard.press("End")
