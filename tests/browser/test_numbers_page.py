@@ -462,7 +462,9 @@ def test_a_merged_trace_shows_its_own_numbers_at_every_frame_from_one_play_index
     once per structure: a slider move rebuilds neither); the first trace still shows its own."""
     open_page(page)
     presets = [(p["source"], p["values"] or None, {}) for p in engine.PRESETS]
-    variants = [(p["source"], p["values"] or None, {"mode": "overwrite"}) for p in engine.PRESETS[:3]]
+    variants = [
+        (p["source"], p["values"] or None, {"mode": "overwrite"}) for p in engine.PRESETS[:3]
+    ]
     runs = merge_runs(presets + variants + RANDOM_RUNS[:12], seed=7)
     for run, result in zip(runs, page.evaluate(FRAMES_JS, runs), strict=True):
         name = run["after"]["source"][:30]

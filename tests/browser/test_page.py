@@ -188,9 +188,7 @@ def test_slider_changes_values_not_layout(page):
     )
     after = by_label(page)
     assert after["e"]["data"] == "1" and after["f"]["data"] == "10"
-    assert {k: v["place"] for k, v in after.items()} == {
-        k: v["place"] for k, v in before.items()
-    }
+    assert {k: v["place"] for k, v in after.items()} == {k: v["place"] for k, v in before.items()}
     assert page.get_attribute("body", "data-step-index") == step
 
     # A real mouse drag on the range: the root's data follows, the cards stay put.
@@ -214,9 +212,7 @@ def test_slider_changes_values_not_layout(page):
     )
     dragged = by_label(page)
     assert float(dragged["f"]["data"]) == pytest.approx(1 * c_value)
-    assert {k: v["place"] for k, v in dragged.items()} == {
-        k: v["place"] for k, v in before.items()
-    }
+    assert {k: v["place"] for k, v in dragged.items()} == {k: v["place"] for k, v in before.items()}
     assert page.get_attribute("svg .viewport", "transform") == viewport
     assert page.get_attribute("body", "data-step-index") == step
 
@@ -248,9 +244,12 @@ def test_cards_sit_at_their_corners_by_their_parts_and_move_whole(page, live_ser
             corner = [node["x"] - node["width"] / 2, node["y"] - node["height"] / 2]
             assert frame[1:] == pytest.approx(corner), node_id
         placed[source] = cards
-    relu = next(i for i, n in placed[first].items() if any(p[0] == "tag tag-dead" for p in n["parts"]))
+    relu = next(
+        i for i, n in placed[first].items() if any(p[0] == "tag tag-dead" for p in n["parts"])
+    )
     parts = {part[0]: part[1:] for part in placed[first][relu]["parts"]}
-    assert parts["tag tag-dead"][0] - parts["card"][0] == pytest.approx(2)  # over its top-left corner
+    # The dead tag sits over the card's top-left corner.
+    assert parts["tag tag-dead"][0] - parts["card"][0] == pytest.approx(2)
     moved = 0
     for node_id, before in placed[first].items():
         after = placed[second][node_id]
