@@ -8,15 +8,18 @@
 import { t } from "./i18n.js";
 import { nodeName } from "./names.js";
 import { useFunctions } from "./ops.js";
+import { drawingOf } from "./numbers.js";
 
 const indexCache = new WeakMap();
 const framesCache = new WeakMap();
 const playCache = new WeakMap();
 
-/** [{step, upto}]: frame → API step index and how many of its contributions are shown. */
+/** [{step, upto}]: frame → API step index and how many of its contributions are shown (once per
+ *  drawing: new numbers have the same frames). */
 export function framesOf(trace) {
-  let frames = framesCache.get(trace);
+  let frames = framesCache.get(drawingOf(trace));
   if (frames) return frames;
+  trace = drawingOf(trace);
   frames = [];
   trace.steps.forEach((step, k) => {
     const count = step.phase === "backward" ? (step.contributions ?? []).length : 0;
@@ -82,25 +85,41 @@ export function phaseLabel({ phase, position, count }) {
   return PHASE_LABELS[phase] ? t(PHASE_LABELS[phase], { position, count }) : `${phase} ${position} / ${count}`;
 }
 
+// Where an event's number is read in the trace shown (a grad event's `at`): the seed's grad or a
+// tangent step's tangent, else contribution `at` of the step (its grad_after).
+const STEP_GRAD = -1;
+const STEP_TANGENT = -2;
+
 /**
- * What the player needs to show any frame by lookups alone, computed once per trace:
+ * What the player needs to show any frame by lookups alone, computed once per drawing (a slider's
+ * new numbers share it: numbers.js drawingOf), numbers read from the trace shown (`eventGrad`,
+ * `eventContribution`, `forwardValue`):
  *   dataFrame: op node id → the frame its forward step computes it (its data appears there);
- *   gradEvents: id → [[frame, grad], …] in frame order (the seed, then each contribution's
- *               grad_after: the grad shown from that frame on);
+ *   forwardStep: id → that step's index (its data is the value shown);
+ *   gradEvents: id → [[frame, step index, at], …] in frame order (the seed, then each
+ *               contribution's grad_after: the grad shown from that frame on);
  *   visitFrame: id → the first frame of its backward step;
- *   edgeEvents: edge id → [{frame, until, backward, contribution}] in frame order: forward at
- *               its consumer's forward frame, backward at the frame its contribution is shown,
- *               active until the last frame of that step;
+ *   edgeEvents: edge id → [{frame, until, backward, step, at}] in frame order: forward at its
+ *               consumer's forward frame, backward at the frame contribution `at` of step `step`
+ *               is shown, active until the last frame of that step;
  *   active: frame → {node, edges}: the current node and the edges lit at that frame;
  *   touched: frame f → [node ids, edge ids] whose drawing may differ between f − 1 and f.
  */
 export function playIndex(trace) {
-  let index = playCache.get(trace);
-  if (index) return index;
+  const drawing = drawingOf(trace);
+  let index = playCache.get(drawing);
+  if (!index) {
+    index = buildPlayIndex(drawing);
+    playCache.set(drawing, index);
+  }
+  return index;
+}
+
+function buildPlayIndex(trace) {
   const frames = framesOf(trace);
   const { inputEdges } = traceIndex(trace);
   const dataFrame = new Map();
-  const forwardData = new Map();
+  const forwardStep = new Map();
   const gradEvents = new Map();
   const visitFrame = new Map();
   const edgeEvents = new Map();
@@ -117,21 +136,21 @@ export function playIndex(trace) {
     const last = first + Math.max(1, count) - 1;
     if (step.phase === "forward" || step.phase === "tangent") {
       // Forward mode's step computes the node's value and its tangent, shown in the grad row.
-      if (step.phase === "tangent") addEvent(gradEvents, step.node, [first, step.tangent]);
+      if (step.phase === "tangent") addEvent(gradEvents, step.node, [first, k, STEP_TANGENT]);
       dataFrame.set(step.node, first);
-      forwardData.set(step.node, step.data);
+      forwardStep.set(step.node, k);
       const lit = (inputEdges.get(step.node) ?? []).map((e) => e.id);
-      for (const id of lit) addEvent(edgeEvents, id, { frame: first, until: first, backward: false, contribution: null });
+      for (const id of lit) addEvent(edgeEvents, id, { frame: first, until: first, backward: false, step: k, at: -1 });
       active[first] = { node: step.node, edges: lit };
     } else if (step.phase === "seed") {
-      addEvent(gradEvents, step.node, [first, step.grad]);
+      addEvent(gradEvents, step.node, [first, k, STEP_GRAD]);
       active[first] = { node: step.node, edges: [] };
     } else if (step.phase === "backward") {
       visitFrame.set(step.node, first);
       const lit = [];
       (step.contributions ?? []).forEach((c, j) => {
-        addEvent(gradEvents, c.to, [first + j, c.grad_after]);
-        addEvent(edgeEvents, c.edge, { frame: first + j, until: last, backward: true, contribution: c });
+        addEvent(gradEvents, c.to, [first + j, k, j]);
+        addEvent(edgeEvents, c.edge, { frame: first + j, until: last, backward: true, step: k, at: j });
         lit.push(c.edge);
         active[first + j] = { node: step.node, edges: lit.slice() };
         touched[first + j][0].push(c.to);
@@ -150,9 +169,20 @@ export function playIndex(trace) {
       touched[f][1].push(...at.edges);
     }
   });
-  index = { dataFrame, forwardData, gradEvents, visitFrame, edgeEvents, active, touched };
-  playCache.set(trace, index);
-  return index;
+  return { dataFrame, forwardStep, gradEvents, visitFrame, edgeEvents, active, touched };
+}
+
+/** The grad a grad event ([frame, step index, at]) shows, read from `trace`. */
+function eventGrad(trace, [, k, at]) {
+  const step = trace.steps[k];
+  if (at === STEP_GRAD) return step.grad;
+  if (at === STEP_TANGENT) return step.tangent;
+  return step.contributions[at].grad_after;
+}
+
+/** The contribution a backward edge event shows, read from `trace` (null for a forward one). */
+function eventContribution(trace, event) {
+  return event.backward ? trace.steps[event.step].contributions[event.at] : null;
 }
 
 /** The last event of `list` at or before frame i (lists are in frame order and short). */
@@ -206,22 +236,26 @@ export function viewAt(trace, i, { finalGrads = false } = {}) {
     const node = nodeById.get(id);
     if (!node) return undefined;
     if (node.kind !== "op") return node.data;
-    return computed(id) ? play.forwardData.get(id) ?? node.data : undefined;
+    if (!computed(id)) return undefined;
+    const k = play.forwardStep.get(id);
+    return (k === undefined ? undefined : trace.steps[k].data) ?? node.data;
   };
   const gradOf = (id) => {
     const node = nodeById.get(id);
     if (!node || node.kind === "const") return undefined; // constants get a grad; the page hides it
     if (finalGrads) return trace.pass === "forward" ? node.tangent : node.grad;
-    return lastAt(play.gradEvents.get(id), shownFrame, gradFrame)?.[1];
+    const event = lastAt(play.gradEvents.get(id), shownFrame, gradFrame);
+    return event ? eventGrad(trace, event) : undefined;
   };
   const edgeOf = (id) => {
     const event = lastAt(play.edgeEvents.get(id), shownFrame, edgeFrame);
     if (!event) return undefined;
     const lit = shownFrame <= event.until;
     if (!event.backward) return lit ? { state: "forward-active", pulse: true } : { state: "forward" };
+    const contribution = eventContribution(trace, event);
     return lit
-      ? { state: "backward-active", contribution: event.contribution, pulse: event.frame === shownFrame }
-      : { state: "backward", contribution: event.contribution };
+      ? { state: "backward-active", contribution, pulse: event.frame === shownFrame }
+      : { state: "backward", contribution };
   };
   const step = trace.steps[frame.step];
   return {

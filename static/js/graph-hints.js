@@ -9,6 +9,7 @@ import { t } from "./i18n.js";
 import { traceIndex } from "./frames.js";
 import { nodeName } from "./names.js";
 import { canDie } from "./ops.js";
+import { cardCorner } from "./graph.js";
 
 /** The op line of a card whose constant inputs are folded into it: `× 3`, `+ 1`, `2 **`. */
 export function foldedOpText(node, nodeById) {
@@ -29,6 +30,9 @@ const hintsOf = new WeakMap(); // card → its hint elements, made once
 function hintParts(g, node) {
   if (hintsOf.has(g)) return hintsOf.get(g);
   const fs = fontSizeOf(g);
+  // A card's parts are drawn where the card is (graph.js places cards by their parts' x and y,
+  // and has just placed this one at its node's corner); the folded op copies the op's place.
+  const [x0, y0] = cardCorner(node);
   const op = g.querySelector(".op");
   const hints = {};
   if (op) {
@@ -36,12 +40,12 @@ function hintParts(g, node) {
     g.append(hints.folded);
   }
   if (canDie(node)) {
-    hints.dead = svgElement("text", { x: 2, y: -fs * 0.35, "font-size": fs * 0.72 }, "tag tag-dead");
+    hints.dead = svgElement("text", { x: x0 + 2, y: y0 - fs * 0.35, "font-size": fs * 0.72 }, "tag tag-dead");
     hints.dead.textContent = t("ui.card.dead");
     g.append(hints.dead);
   }
   // Under the card: above it sit the derived/const/dead tags, which a warning would overlap.
-  hints.warning = svgElement("text", { x: node.width - 2, y: node.height + fs * 0.85, "font-size": fs * 0.72, "text-anchor": "end" }, "tag tag-warning");
+  hints.warning = svgElement("text", { x: x0 + node.width - 2, y: y0 + node.height + fs * 0.85, "font-size": fs * 0.72, "text-anchor": "end" }, "tag tag-warning");
   g.append(hints.warning);
   hintsOf.set(g, hints);
   return hints;

@@ -154,7 +154,7 @@ function enterNode(node) {
   const h = node.height;
   g.append(
     svgElement("title"),
-    svgElement("rect", { class: "card", width: w, height: h, rx: Math.min(10, h / 5) }),
+    svgElement("rect", { class: "card", x: 0, y: 0, width: w, height: h, rx: Math.min(10, h / 5) }),
   );
   // Far out (semantic zoom), a card is its name alone, as big as the card allows.
   const compact = compactLabel("", node);
@@ -227,9 +227,40 @@ function cardClass(node, view, rootId, nodeById, dead) {
   return classes.join(" ");
 }
 
+/** The top-left corner of `node`'s card in graph units: [x, y]. */
+export function cardCorner(node) {
+  return [node.x - node.width / 2, node.y - node.height / 2];
+}
+
+const cardCorners = new WeakMap(); // card → the corner its parts are drawn at now ([0, 0]: as made)
+const partOffsets = new WeakMap(); // a card's part → its [x, y] from the card's corner
+
+/**
+ * Put card `g`'s parts (each element with x and y: the frame, texts, tags, hints) at `corner`.
+ * A card is placed by its parts' own x and y, not by a transform on it: a transform per card
+ * makes each card a paint chunk of its own, and a thousand of those made compositing most of a
+ * pulse frame's work (bench/profile_page.py). A part added later (graph-hints.js) is drawn at the
+ * card's corner of the moment; its offset from it is read once.
+ */
+function moveCard(g, [x, y]) {
+  const [x0, y0] = cardCorners.get(g) ?? [0, 0];
+  if (x === x0 && y === y0) return;
+  for (const part of g.children) {
+    if (!part.hasAttribute("x")) continue;
+    let offset = partOffsets.get(part);
+    if (!offset) {
+      offset = [Number(part.getAttribute("x")) - x0, Number(part.getAttribute("y") ?? 0) - y0];
+      partOffsets.set(part, offset);
+    }
+    attr(part, "x", x + offset[0]);
+    attr(part, "y", y + offset[1]);
+  }
+  cardCorners.set(g, [x, y]);
+}
+
 /** Write the card's place and names (once per layout: a slider move changes only numbers). */
 function placeCard(g, node, parts) {
-  attr(g, "transform", `translate(${node.x - node.width / 2},${node.y - node.height / 2})`);
+  moveCard(g, cardCorner(node));
   attr(g, "data-node-id", node.id);
   attr(g, "data-label", node.label);
   attr(g, "data-name", node.name ?? node.label);

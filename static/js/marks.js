@@ -25,7 +25,9 @@
 
 import { attr, svgElement } from "./svg.js";
 
-/** What the drawing itself writes on cards and edges: no mark may own these. */
+/** What the drawing itself writes on cards and edges: no mark may own these. No one writes a
+ *  card's transform (graph.js places cards by their parts' x and y: a transform per card splits
+ *  the paint into a chunk per card); it stays here so no mark claims it. */
 const DRAWN = {
   card: ["class", "transform", "data-testid", "data-node-id", "data-label", "data-data", "data-grad",
     "data-current", "data-dead", "tabindex", "role", "aria-label", "data-group", "data-collapsed", "data-root"],

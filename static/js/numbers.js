@@ -9,13 +9,21 @@ const NO_WARNINGS = [];
 const bases = new WeakMap(); // a merged trace → the trace the first merge of its line started from
 
 /**
+ * The trace whose structure `trace` shares (its steps, frames and events alike, numbers aside):
+ * the trace the first merge of its line started from, or `trace` itself.
+ */
+export function drawingOf(trace) {
+  return bases.get(trace) ?? trace;
+}
+
+/**
  * Whether traces `a` and `b` differ in their numbers alone: the same trace, or two merges
  * (mergeNumbers) of one trace. Their cards, edges, steps and layout are alike: a view of both
  * redraws the numbers that changed, not the graph.
  */
 export function sameDrawing(a, b) {
   if (a === b) return true;
-  return Boolean(a && b) && (bases.get(a) ?? a) === (bases.get(b) ?? b);
+  return Boolean(a && b) && drawingOf(a) === drawingOf(b);
 }
 
 function sameWarnings(a, b) {

@@ -420,6 +420,59 @@ def test_values_replies_merged_into_a_trace_equal_the_trace_of_the_new_values(pa
     check_merges(page, runs, [run["after"]["source"][:30] for run in runs])
 
 
+# Every frame of a trace as the player shows it (frames.js viewAt): each node's data and grad,
+# each edge's state and the numbers of its contribution; and whether a merged trace's play index
+# is its first trace's (built once per structure, not per slider move).
+FRAMES_JS = """async (runs) => {
+  const { mergeNumbers } = await (IMPORT)('numbers.js');
+  const { framesOf, playIndex, viewAt } = await (IMPORT)('frames.js');
+  const post = async (path, body) => (await fetch(path, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+  })).json();
+  const shown = (trace) => framesOf(trace).map((_, f) => {
+    const view = viewAt(trace, f);
+    return [
+      trace.nodes.map((n) => [view.data.get(n.id), view.grad.get(n.id)]),
+      trace.edges.map((e) => {
+        const edge = view.edges.get(e.id);
+        const c = edge?.contribution;
+        return edge && [edge.state, edge.pulse ?? null, c ? [c.upstream, c.local, c.contribution, c.grad_after] : null];
+      }),
+    ];
+  });
+  const out = [];
+  for (const run of runs) {
+    const trace = await post('/api/graph', run.before);
+    const before = shown(trace); // the play index of `trace` is built here
+    const expected = await post('/api/graph', run.after);
+    const merged = mergeNumbers(trace, await post('/api/values', { ...run.after, structure: trace.structure }));
+    out.push({
+      merged: JSON.stringify(shown(merged)), expected: JSON.stringify(shown(expected)),
+      before: JSON.stringify(before), again: JSON.stringify(shown(trace)),
+      shared: playIndex(merged) === playIndex(trace) && framesOf(merged) === framesOf(trace),
+    });
+  }
+  return out;
+}""".replace("IMPORT", IMPORT_JS)
+
+
+def test_a_merged_trace_shows_its_own_numbers_at_every_frame_from_one_play_index(page):
+    """The player's view of a merged trace (new numbers) equals the view of /api/graph's trace for
+    those values at every frame, while its play index and frames are the first trace's (built
+    once per structure: a slider move rebuilds neither); the first trace still shows its own."""
+    open_page(page)
+    presets = [(p["source"], p["values"] or None, {}) for p in engine.PRESETS]
+    variants = [
+        (p["source"], p["values"] or None, {"mode": "overwrite"}) for p in engine.PRESETS[:3]
+    ]
+    runs = merge_runs(presets + variants + RANDOM_RUNS[:12], seed=7)
+    for run, result in zip(runs, page.evaluate(FRAMES_JS, runs), strict=True):
+        name = run["after"]["source"][:30]
+        assert result["shared"], name
+        assert result["merged"] == result["expected"], name
+        assert result["again"] == result["before"], name
+
+
 def test_values_replies_merged_in_forward_mode_with_a_target_or_functions_equal_the_trace(page):
     """The same for forward mode (the nodes' tangents and the tangent steps' numbers are
     merged), a target other than the root, and the program's own functions."""

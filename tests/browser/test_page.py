@@ -12,7 +12,9 @@ pytestmark = pytest.mark.browser
 READY = "svg[data-testid=graph][data-ready=true]"
 NODE_ATTRS_JS = """() => [...document.querySelectorAll('[data-testid=node]')].map(n => ({
     id: n.dataset.nodeId, label: n.dataset.label, data: n.dataset.data, grad: n.dataset.grad,
-    transform: n.getAttribute('transform'), cls: n.getAttribute('class')}))"""
+    place: [...n.children].filter(c => c.hasAttribute('x'))
+      .map(c => `${c.getAttribute('class')}@${c.getAttribute('x')},${c.getAttribute('y')}`).join(' '),
+    cls: n.getAttribute('class')}))"""
 
 
 def api_graph(base_url: str, source: str, **extra) -> dict:
@@ -186,9 +188,7 @@ def test_slider_changes_values_not_layout(page):
     )
     after = by_label(page)
     assert after["e"]["data"] == "1" and after["f"]["data"] == "10"
-    assert {k: v["transform"] for k, v in after.items()} == {
-        k: v["transform"] for k, v in before.items()
-    }
+    assert {k: v["place"] for k, v in after.items()} == {k: v["place"] for k, v in before.items()}
     assert page.get_attribute("body", "data-step-index") == step
 
     # A real mouse drag on the range: the root's data follows, the cards stay put.
@@ -212,11 +212,53 @@ def test_slider_changes_values_not_layout(page):
     )
     dragged = by_label(page)
     assert float(dragged["f"]["data"]) == pytest.approx(1 * c_value)
-    assert {k: v["transform"] for k, v in dragged.items()} == {
-        k: v["transform"] for k, v in before.items()
-    }
+    assert {k: v["place"] for k, v in dragged.items()} == {k: v["place"] for k, v in before.items()}
     assert page.get_attribute("svg .viewport", "transform") == viewport
     assert page.get_attribute("body", "data-step-index") == step
+
+
+CARD_PARTS_JS = """() => Object.fromEntries([...document.querySelectorAll('[data-testid=node]')]
+  .map(n => [n.dataset.nodeId, {
+    transform: n.getAttribute('transform'),
+    parts: [...n.children].filter(c => c.hasAttribute('x'))
+      .map(c => [c.getAttribute('class'), Number(c.getAttribute('x')), Number(c.getAttribute('y'))]),
+  }]))"""
+
+
+def test_cards_sit_at_their_corners_by_their_parts_and_move_whole(page, live_server):
+    """Cards are placed by their parts' x and y (no transform per card: each would be a paint
+    chunk of its own); a card kept for a new layout moves every part with it, the dead tag that
+    graph-hints.js adds included."""
+    first = "a = -1.5\nb = relu(a)\nc = b * 2"
+    second = first + "\nd = c + a * 3\ne = d * d"
+    open_page(page)
+    placed = {}
+    for source in (first, second):
+        layout = {n["id"]: n for n in api_graph(live_server, source)["nodes"]}
+        type_program(page, source, len(layout))
+        cards = page.evaluate(CARD_PARTS_JS)
+        for node_id, card in cards.items():
+            node = layout[node_id]
+            assert card["transform"] is None
+            frame = next(part for part in card["parts"] if part[0] == "card")
+            corner = [node["x"] - node["width"] / 2, node["y"] - node["height"] / 2]
+            assert frame[1:] == pytest.approx(corner), node_id
+        placed[source] = cards
+    relu = next(
+        i for i, n in placed[first].items() if any(p[0] == "tag tag-dead" for p in n["parts"])
+    )
+    parts = {part[0]: part[1:] for part in placed[first][relu]["parts"]}
+    # The dead tag sits over the card's top-left corner.
+    assert parts["tag tag-dead"][0] - parts["card"][0] == pytest.approx(2)
+    moved = 0
+    for node_id, before in placed[first].items():
+        after = placed[second][node_id]
+        shift = [a - b for a, b in zip(after["parts"][0][1:], before["parts"][0][1:], strict=True)]
+        moved += shift != [0, 0]
+        assert [p[0] for p in after["parts"]] == [p[0] for p in before["parts"]]
+        for was, now in zip(before["parts"], after["parts"], strict=True):
+            assert [now[1] - was[1], now[2] - was[2]] == pytest.approx(shift), (node_id, now[0])
+    assert moved and placed[second][relu]["parts"] != placed[first][relu]["parts"]
 
 
 def test_parse_error_dims_the_graph_until_fixed(page):
