@@ -7,6 +7,7 @@ tests/engine/descent_check.js, as under Node (tests/engine/test_page_descend.py 
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,9 @@ COMPARE_JS = """async (cases) => {
     };
     served.push({ trace, ui, batches: await asked(batches), singles: await asked(singles) });
   }
-  // JSON (Playwright's too) writes -0 as 0: the sign of zero travels as the string "-0".
-  const signed = (x) => JSON.parse(JSON.stringify(x, (key, v) => (Object.is(v, -0) ? '-0' : v)));
+  // One JSON text (Playwright's serialisation of megabytes of objects costs minutes); JSON
+  // writes -0 as 0, so the sign of zero travels as the string "-0".
+  const signed = (x) => JSON.stringify(x, (key, v) => (Object.is(v, -0) ? '-0' : v));
   return signed({ results: checkCases(served), replies: served.map(({ batches, singles }) => ({ batches, singles })) });
 }""".replace("IMPORT", IMPORT_JS).replace("DEFINE_POST", POST_JS)
 
@@ -67,7 +69,9 @@ def compare(page, cases: list[dict[str, Any]]) -> dict[str, int]:
     # every step: its single steps would ask the server again for nothing.
     cases = [{**case, "singles": []} if case["exact"] else case for case in cases]
     sent = [{**case, "start": case["batches"][0]["body"]["values"]} for case in cases]
-    out = negative_zeros(page.evaluate(COMPARE_JS, [without_trace(case) for case in sent]))
+    out = negative_zeros(
+        json.loads(page.evaluate(COMPARE_JS, [without_trace(case) for case in sent]))
+    )
     # The server answers each body as the engine does (the cases' replies are the engine's).
     for case, replies in zip(cases, out["replies"], strict=True):
         for kind in ("batches", "singles"):

@@ -6,6 +6,7 @@ same module under Node against the engine and says how the tolerance is chosen."
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ COMPARE_JS = """async (runs) => {
     const page = evaluate(structure, moved);
     out.push({ found: differences(page, server, tolerances(structure, moved)), numbers: page.data.length + page.grad.length + page.contribution.length });
   }
-  return out;
+  return JSON.stringify(out);  // one text: Playwright's serialisation of big objects is slow
 }""".replace("IMPORT", IMPORT_JS).replace("DEFINE_POST", POST_JS)
 
 
@@ -59,7 +60,7 @@ def run_of(source: str, values: dict | None, kwargs: dict) -> dict[str, Any]:
 def compare(page, runs: list[dict[str, Any]]) -> None:
     page.goto("/")
     page.wait_for_selector(READY)
-    results = page.evaluate(COMPARE_JS, runs)
+    results = json.loads(page.evaluate(COMPARE_JS, runs))
     for run, result in zip(runs, results, strict=True):
         assert result["found"] == [], (run, result["found"])
     assert sum(result["numbers"] for result in results) > 0

@@ -42,15 +42,19 @@ POST_JS = """const post = async (path, body) => {
     return response.json();
   };"""
 
-FILL_ALL_JS = """async (cases) => {
+# Both take their cases as one JSON text and answer one: Playwright's own serialisation of
+# megabytes of nested objects costs minutes where JSON.parse costs milliseconds.
+FILL_ALL_JS = """async (text) => {
   const { fill } = await (IMPORT)('narration.js');
-  return cases.map(({ templates, numbers }) => templates.map((t) => fill(t, numbers)));
+  const cases = JSON.parse(text);
+  return JSON.stringify(cases.map(({ templates, numbers }) => templates.map((t) => fill(t, numbers))));
 }""".replace("IMPORT", IMPORT_JS)
 
 # The narration the page shows: each step of a trace filled from the trace's own arrays.
-NARRATE_ALL_JS = """async (traces) => {
+NARRATE_ALL_JS = """async (text) => {
   const { narrationOf } = await (IMPORT)('narration.js');
-  return traces.map((trace) => trace.steps.map((_, index) => narrationOf(trace, index)));
+  const traces = JSON.parse(text);
+  return JSON.stringify(traces.map((trace) => trace.steps.map((_, index) => narrationOf(trace, index))));
 }""".replace("IMPORT", IMPORT_JS)
 
 # ---------------------------------------------------------------------------- random programs
@@ -176,14 +180,17 @@ def fill_cases(runs) -> list[dict[str, Any]]:
 
 def check_fill(page, runs, ids) -> None:
     cases = fill_cases(runs)
-    filled = page.evaluate(
-        FILL_ALL_JS, [{"templates": c["templates"], "numbers": c["numbers"]} for c in cases]
+    filled = json.loads(
+        page.evaluate(
+            FILL_ALL_JS,
+            json.dumps([{"templates": c["templates"], "numbers": c["numbers"]} for c in cases]),
+        )
     )
     for case, got, name in zip(cases, filled, ids, strict=True):
         assert got == case["narrations"], name
     assert sum(len(c["templates"]) for c in cases) > 0
     # What the page shows: a trace's own arrays fill its templates (narration.js narrationOf).
-    narrated = page.evaluate(NARRATE_ALL_JS, [c["trace"] for c in cases])
+    narrated = json.loads(page.evaluate(NARRATE_ALL_JS, json.dumps([c["trace"] for c in cases])))
     for case, got, name in zip(cases, narrated, ids, strict=True):
         assert got == case["narrations"], name
 
@@ -312,7 +319,7 @@ MERGE_JS = """async (runs) => {
       untouched: JSON.stringify(trace) === beforeText,
     });
   }
-  return out;
+  return JSON.stringify(out);  // one text: see FILL_ALL_JS
 }""".replace("IMPORT", IMPORT_JS)
 
 
@@ -379,7 +386,7 @@ def merge_runs(runs, seed: int) -> list[dict[str, Any]]:
 
 
 def check_merges(page, runs, ids) -> None:
-    results = page.evaluate(MERGE_JS, runs)
+    results = json.loads(page.evaluate(MERGE_JS, runs))
     for result, name in zip(results, ids, strict=True):
         assert "error" not in result, (name, result)
         merged, expected = result["merged"], result["expected"]
