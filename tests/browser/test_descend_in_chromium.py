@@ -93,7 +93,9 @@ def test_every_stop_rule_in_every_language_as_the_server_says_it(page):
 
 
 @settings(
-    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(random_cases(20))
 def test_random_programs_train_in_the_page_as_the_server_does(page, cases):
