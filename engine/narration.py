@@ -3,7 +3,7 @@ templates, filled with the numbers to give the narration.
 
 A template is a step's narration with each number that comes from the numbers arrays (the
 `data` of a node, a contribution's `upstream`, …) replaced by a slot `{FORMAT:ARRAY:INDEX}`:
-FORMAT `n` writes the number as `fmt` does, `f` as `factor` does (an operand: `(-3)`); ARRAY
+FORMAT `n` writes the number as `fmt` does, `f` as `factor` does (an operand: `(−3)`); ARRAY
 names one of the arrays of the numbers reply and INDEX is a 0-based index into it. A node is
 named by the slot `{t:text:INDEX}`, FORMAT `t` writing the text as it is: the array `text` is
 the nodes' `text` (by index), so a template refers to a node by its index instead of repeating
@@ -37,26 +37,27 @@ _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 def fmt(x: float | str, decimals: int | None = None) -> str:
     """A number written for people, the one way chainrule writes numbers in Python: integers
-    plainly, else up to 6 significant digits (narration, warnings, messages); with `decimals`,
-    that many decimal places (micrograd's `draw_dot` writes `2.0000`). Non-finite numbers are
-    `nan`, `inf`, `-inf`; a reply's spellings of them ("Infinity", …) are read too."""
+    plainly, else up to 6 significant digits (narration, warnings, messages), with the page's
+    minus sign (`−3`, `1e−05`), as the page writes numbers; with `decimals`, that many decimal
+    places as micrograd's `draw_dot` writes them (`-2.0000`). Non-finite numbers are `nan`,
+    `inf`, `−inf`; a reply's spellings of them ("Infinity", …) are read too."""
     if type(x) is str:
         x = _NON_FINITE[x]
     if math.isnan(x):  # type: ignore[arg-type]
         return "nan"
     if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    if decimals is not None:
+        text = "inf" if x > 0 else "-inf"
+    elif decimals is not None:
         return f"{x:.{decimals}f}"
-    if x == int(x) and abs(x) < 1e15:
-        return str(int(x))
-    return f"{x:.6g}"
+    else:
+        text = str(int(x)) if x == int(x) and abs(x) < 1e15 else f"{x:.6g}"
+    return text if decimals is not None or "-" not in text else text.replace("-", MINUS)
 
 
 def factor(x: float | str) -> str:
-    """A number as an operand in narration: negatives in parentheses, `1 × (-1)`."""
+    """A number as an operand in narration: negatives in parentheses, `1 × (−1)`."""
     text = fmt(x)
-    return f"({text})" if text.startswith("-") else text
+    return f"({text})" if text.startswith(MINUS) else text
 
 
 def slot(array: str, index: int) -> str:
@@ -327,8 +328,8 @@ class Narrator:
             node.function,  # type: ignore[arg-type]
             "shape",
             lambda index: self._argument(node.inputs[index]),
-            lambda expr: (_constant(expr.value), ATOM),
-            _constant,
+            lambda expr: (factor(expr.value), ATOM),
+            factor,
         )
 
     def _argument(self, node: Value) -> tuple[str, int]:
@@ -341,14 +342,14 @@ class Narrator:
         if formula.head == "var":
             return self.operand(inputs["ab".index(formula.value)], bracket)  # type: ignore[arg-type]
         if formula.head == "num":
-            return _constant(formula.value)  # type: ignore[arg-type]
+            return factor(formula.value)  # type: ignore[arg-type]
         key, operands, exponent = expansion_step(formula)
         loosest = OPS[key].precedence == LOOSEST
         parts = [
             self._expanded(operand, inputs, index > 0 or not loosest)
             for index, operand in enumerate(operands)
         ]
-        return OPS[key].shape.format(*parts, k=_constant(exponent))
+        return OPS[key].shape.format(*parts, k=factor(exponent))
 
     def title(self, node: Value) -> str:
         """`f = e·c` for a named operation, `a*b` for an unnamed one, `a` for a leaf."""
@@ -367,11 +368,6 @@ class Narrator:
 def _called(node: Value) -> bool:
     """Whether the node's op is written as a call (`tanh(x)`, `softplus(x)`)."""
     return node.op is not None and row_of(node).call
-
-
-def _constant(x: float) -> str:
-    """A number of an expansion: `(−1)`, with the page's minus sign."""
-    return f"({MINUS}{fmt(-x)})" if x < 0 else fmt(x)
 
 
 def _bracketed(text: str) -> bool:
