@@ -10,6 +10,7 @@
 // output, notes). The autograd check (autograd-check.js) reads it beside the trace.
 
 import { h } from "./dom.js";
+import { compactText } from "./format.js";
 import { t } from "./i18n.js";
 
 // Loading Python the first time (a cold cache on a slow machine) may take long; the learner's
@@ -195,7 +196,9 @@ function statusText(run) {
   if (run.status === "starting") return t("ui.sandbox.starting");
   if (run.status === "running") return run.line ? t("ui.sandbox.running_line", { line: run.line }) : t("ui.sandbox.running");
   if (run.status === "failed") return t("ui.sandbox.failed");
-  return t("ui.sandbox.ran", { seconds: (run.ms / 1000).toFixed(run.ms < 1000 ? 2 : 1) });
+  // Hundredths of a second below one second, tenths above: as the page writes every number.
+  const seconds = run.ms < 1000 ? Math.round(run.ms / 10) / 100 : Math.round(run.ms / 100) / 10;
+  return t("ui.sandbox.ran", { seconds: compactText(seconds) });
 }
 
 /** The panel under the editor: status, which Value, the picker, notes, output, the program. */
