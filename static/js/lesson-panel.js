@@ -10,7 +10,7 @@ import { compactText } from "./format.js";
 import { framesOf } from "./frames.js";
 import { t } from "./i18n.js";
 import { isClose, parseGuess } from "./guess.js";
-import { currentLesson, isLessonTrace, showsStop, stopPass } from "./lesson-rings.js";
+import { currentLesson, isLessonTrace, showsStop, stopPass } from "./lesson-stops.js";
 
 /** The frame that shows API step `stepIndex` whole (a backward visit with all its contributions). */
 export function frameOfStop(trace, stepIndex) {
