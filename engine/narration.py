@@ -328,8 +328,8 @@ class Narrator:
             node.function,  # type: ignore[arg-type]
             "shape",
             lambda index: self._argument(node.inputs[index]),
-            lambda expr: (factor(expr.value), ATOM),
-            factor,
+            lambda expr: (_constant(expr.value), ATOM),
+            _constant,
         )
 
     def _argument(self, node: Value) -> tuple[str, int]:
@@ -342,14 +342,14 @@ class Narrator:
         if formula.head == "var":
             return self.operand(inputs["ab".index(formula.value)], bracket)  # type: ignore[arg-type]
         if formula.head == "num":
-            return factor(formula.value)  # type: ignore[arg-type]
+            return _constant(formula.value)  # type: ignore[arg-type]
         key, operands, exponent = expansion_step(formula)
         loosest = OPS[key].precedence == LOOSEST
         parts = [
             self._expanded(operand, inputs, index > 0 or not loosest)
             for index, operand in enumerate(operands)
         ]
-        return OPS[key].shape.format(*parts, k=factor(exponent))
+        return OPS[key].shape.format(*parts, k=_constant(exponent))
 
     def title(self, node: Value) -> str:
         """`f = e·c` for a named operation, `a*b` for an unnamed one, `a` for a leaf."""
@@ -368,6 +368,11 @@ class Narrator:
 def _called(node: Value) -> bool:
     """Whether the node's op is written as a call (`tanh(x)`, `softplus(x)`)."""
     return node.op is not None and row_of(node).call
+
+
+def _constant(x: float) -> str:
+    """A number of an expansion: `(−1)`, with the page's minus sign."""
+    return f"({MINUS}{fmt(-x)})" if x < 0 else fmt(x)
 
 
 def _bracketed(text: str) -> bool:
