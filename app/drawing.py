@@ -35,7 +35,7 @@ from chainrule.app.layout import POINTS_PER_INCH, dot_cost
 from chainrule.app.settings import AppSettings
 from chainrule.engine.i18n import Count, msg
 from chainrule.engine.narration import fmt
-from chainrule.engine.ops import OPS, key_of
+from chainrule.engine.ops import MINUS, OPS, key_of
 
 # What Graphviz draws (render below); an export is one of those or the interactive one-file
 # HTML (app/onefile.py), which plays the page's own trace and needs no Graphviz.
@@ -105,7 +105,8 @@ def op_text(node: dict[str, Any]) -> str:
     """The op node's text, the table's `dot` column: `+`, `*`, `**2` (micrograd writes the
     constant exponent), `relu`…"""
     exponent = node.get("exponent")
-    k = "" if exponent is None else fmt(exponent)
+    # As micrograd's `_op` spells it, with an ASCII minus like the drawing's other numbers.
+    k = "" if exponent is None else fmt(exponent).replace(MINUS, "-")
     row = OPS.get(key_of(node["op"], exponent))
     return node["op"] if row is None else row.dot.format(k=k)  # else the program's function
 

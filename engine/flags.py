@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from .ops import GATES, SATURATION
+
 if TYPE_CHECKING:
     from .tracing import Trace
     from .value import Value
@@ -23,16 +25,13 @@ if TYPE_CHECKING:
 VANISHING = 1e-6
 EXPLODING = 1e6
 SATURATED = 0.999
-GATES = ("relu", "tanh", "sigmoid")
 
 
 def saturated(node: Value) -> bool:
-    """Whether `node` is a tanh or sigmoid on the flat part of its curve."""
-    if node.op == "tanh":
-        return abs(node.data) > SATURATED
-    if node.op == "sigmoid":
-        return abs(2 * node.data - 1) > SATURATED
-    return False
+    """Whether `node` is a tanh or sigmoid (a row with `saturation`) on the flat part of its
+    curve."""
+    where = SATURATION.get(node.op)  # type: ignore[arg-type]
+    return where is not None and abs(where((node.inputs[0].data, 0.0, 0.0, node.data))) > SATURATED
 
 
 def grad_flags(trace: Trace) -> dict[int, list[str]]:
@@ -46,7 +45,7 @@ def grad_flags(trace: Trace) -> dict[int, list[str]]:
     for node in shown:
         grad = grads[node.id]
         # Most nodes have no flag: a grad within bounds (a nan is not) on no tanh or sigmoid.
-        if smallest <= abs(grad) <= EXPLODING and node.op not in _SATURATING:
+        if smallest <= abs(grad) <= EXPLODING and node.op not in SATURATION:
             continue
         found = ["saturated"] if saturated(node) else []
         if abs(grad) > EXPLODING:
@@ -60,9 +59,6 @@ def grad_flags(trace: Trace) -> dict[int, list[str]]:
     if saturated(target):
         flags[target.id] = ["saturated"]
     return flags
-
-
-_SATURATING = frozenset(("tanh", "sigmoid"))
 
 
 def _dead(trace: Trace) -> set[int]:

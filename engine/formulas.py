@@ -88,12 +88,9 @@ PRIMITIVES: dict[str, Primitive] = {
 # The helpers a micrograd script defines for the primitives it spells `_name(…)`: the engine's
 # own functions, by their source, so that the script computes exactly what the engine does.
 _SCRIPT_HELPERS = {
-    "_div": ieee.divide,
-    "_pow": ieee.power,
-    "_exp": ieee.exp,
-    "_log": ieee.log,
-    "_sin": ieee.sin,
-    "_cos": ieee.cos,
+    primitive.python.template.partition("(")[0]: primitive.run
+    for primitive in PRIMITIVES.values()
+    if primitive.python.template.startswith("_")
 }
 SCRIPT_HELPER_NAMES = tuple(_SCRIPT_HELPERS)
 
@@ -131,7 +128,11 @@ JAVASCRIPT_WARNINGS = {
 # Math.pow): not correctly rounded there, nor in the C library CPython calls, so the page and the
 # engine may differ in the last place of their results. Arithmetic and comparisons are IEEE in
 # both: the same operations on the same numbers give the same bits.
-JAVASCRIPT_INEXACT = frozenset({"pow", "exp", "log", "tanh", "sin", "cos"})
+JAVASCRIPT_INEXACT = frozenset(
+    name
+    for name, primitive in PRIMITIVES.items()
+    if primitive.javascript.template.startswith(("Math.", "pow("))
+)
 
 
 def javascript_exact(formula: Formula) -> bool:

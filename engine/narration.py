@@ -3,7 +3,7 @@ templates, filled with the numbers to give the narration.
 
 A template is a step's narration with each number that comes from the numbers arrays (the
 `data` of a node, a contribution's `upstream`, …) replaced by a slot `{FORMAT:ARRAY:INDEX}`:
-FORMAT `n` writes the number as `fmt` does, `f` as `factor` does (an operand: `(-3)`); ARRAY
+FORMAT `n` writes the number as `fmt` does, `f` as `factor` does (an operand: `(−3)`); ARRAY
 names one of the arrays of the numbers reply and INDEX is a 0-based index into it. A node is
 named by the slot `{t:text:INDEX}`, FORMAT `t` writing the text as it is: the array `text` is
 the nodes' `text` (by index), so a template refers to a node by its index instead of repeating
@@ -37,26 +37,27 @@ _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 def fmt(x: float | str, decimals: int | None = None) -> str:
     """A number written for people, the one way chainrule writes numbers in Python: integers
-    plainly, else up to 6 significant digits (narration, warnings, messages); with `decimals`,
-    that many decimal places (micrograd's `draw_dot` writes `2.0000`). Non-finite numbers are
-    `nan`, `inf`, `-inf`; a reply's spellings of them ("Infinity", …) are read too."""
+    plainly, else up to 6 significant digits (narration, warnings, messages), with the page's
+    minus sign (`−3`, `1e−05`), as the page writes numbers; with `decimals`, that many decimal
+    places as micrograd's `draw_dot` writes them (`-2.0000`). Non-finite numbers are `nan`,
+    `inf`, `−inf`; a reply's spellings of them ("Infinity", …) are read too."""
     if type(x) is str:
         x = _NON_FINITE[x]
     if math.isnan(x):  # type: ignore[arg-type]
         return "nan"
     if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    if decimals is not None:
+        text = "inf" if x > 0 else "-inf"
+    elif decimals is not None:
         return f"{x:.{decimals}f}"
-    if x == int(x) and abs(x) < 1e15:
-        return str(int(x))
-    return f"{x:.6g}"
+    else:
+        text = str(int(x)) if x == int(x) and abs(x) < 1e15 else f"{x:.6g}"
+    return text if decimals is not None or "-" not in text else text.replace("-", MINUS)
 
 
 def factor(x: float | str) -> str:
-    """A number as an operand in narration: negatives in parentheses, `1 × (-1)`."""
+    """A number as an operand in narration: negatives in parentheses, `1 × (−1)`."""
     text = fmt(x)
-    return f"({text})" if text.startswith("-") else text
+    return f"({text})" if text.startswith(MINUS) else text
 
 
 def slot(array: str, index: int) -> str:

@@ -72,7 +72,9 @@ class Op(NamedTuple):
     micrograd 0.1.0 has only `+ * ** relu - / neg`); `micrograd_ops` the `_op` a micrograd Value
     made by this op carries; `torch` PyTorch's spelling (a `torch.<name>({0})` call is also read in
     programs, as the lecture's PyTorch cell writes it); `dead_at_or_below` for an op that
-    passes no gradient wherever its result is at or below that value (relu: a dead unit).
+    passes no gradient wherever its result is at or below that value (relu: a dead unit);
+    `saturation` for an op with flat tails, a formula of `out` saying where the result is along
+    its curve, −1 and 1 at the flat ends (tanh: `out`), which engine/flags.py flags past 0.999.
 
     `apply` is the engine's function, made from the formulas (`compile_row`)."""
 
@@ -94,6 +96,7 @@ class Op(NamedTuple):
     helper: str | None = None
     micrograd_ops: tuple[str, ...] = ()
     dead_at_or_below: float | None = None
+    saturation: Formula | None = None
     apply: Callable[[Sequence[float], float], OpResult] | None = None
 
     @property
@@ -117,6 +120,7 @@ def function(
     micrograd: str | None = None,
     micrograd_ops: tuple[str, ...] | None = None,
     dead_at_or_below: float | None = None,
+    saturation: Formula | None = None,
 ) -> Op:
     """A row for a function of one input, spelled `name(x)` everywhere unless told otherwise
     (a micrograd script calls the helper `name` it defines)."""
@@ -126,7 +130,7 @@ def function(
         micrograd or called, f"torch.{name}({{0}})", forward, (local_grad,),
         helper=None if micrograd else name,
         micrograd_ops=(name,) if micrograd_ops is None else micrograd_ops,
-        dead_at_or_below=dead_at_or_below,
+        dead_at_or_below=dead_at_or_below, saturation=saturation,
     )  # fmt: skip
 
 
@@ -171,13 +175,13 @@ OPS: dict[str, Op] = {
         "relu", where(a <= 0, 0, a), where(a > 0, 1, 0), "1 if {0} > 0 else 0",
         micrograd="{0}.relu()", micrograd_ops=("ReLU", "relu"), dead_at_or_below=0.0,
     ),
-    "tanh": function("tanh", tanh(a), 1 - out * out, f"1 {MINUS} {{out}}²"),
+    "tanh": function("tanh", tanh(a), 1 - out * out, f"1 {MINUS} {{out}}²", saturation=out),
     "exp": function("exp", exp(a), out, "e^{0}"),
     "log": function("log", log(a), 1 / a, "1/{0}"),
     # Either branch keeps exp from overflowing.
     "sigmoid": function(
         "sigmoid", where(a >= 0, 1 / (1 + exp(-a)), exp(a) / (1 + exp(a))), out * (1 - out),
-        f"{{out}}·(1 {MINUS} {{out}})", glyph="σ",
+        f"{{out}}·(1 {MINUS} {{out}})", glyph="σ", saturation=2 * out - 1,
     ),
     "sin": function("sin", sin(a), cos(a), "cos({0})"),
 }  # fmt: skip
@@ -274,6 +278,13 @@ BINARY = {
     op.symbol: (op.precedence, op.right) for op in OPS.values() if op.arity == 2 and not op.call
 }
 NEGATION = OPS["neg"].precedence
+# The ops whose local derivative closes (is 0) on part of their inputs: a relu at or below 0,
+# a tanh or sigmoid whose flat tail rounded it to 0 (engine/flags.py: gradients that die there).
+GATES = frozenset(
+    name for name, op in OPS.items() if op.dead_at_or_below is not None or op.saturation
+)
+# Where a saturating op's result is along its curve, by op: a function of (a, b, k, out).
+SATURATION = {name: compile_formula(op.saturation) for name, op in OPS.items() if op.saturation}
 # micrograd's `_op` spellings → our op (`**2.0` and other constant powers are `**k`).
 MICROGRAD_OPS = {spelled: name for name, op in OPS.items() for spelled in op.micrograd_ops}
 

@@ -21,6 +21,7 @@ import { h } from "./dom.js";
 import { compactText, countText, fullText } from "./format.js";
 import { t } from "./i18n.js";
 import { setLab } from "./labs.js";
+import { nodeName } from "./names.js";
 import { svgElement } from "./svg.js";
 
 // The panel is redrawn when the trace, the run or the values change; a step changes none of it.
@@ -78,7 +79,7 @@ export function compareGrads(trace, result) {
     const traced = byId.get(ids[i]);
     if (!traced || traced.kind === "const" || theirs.has(traced.id)) return;
     theirs.set(traced.id, node.grad);
-    rows.push({ i, id: traced.id, node, traced, name: node.label || traced.label || traced.text || traced.id });
+    rows.push({ i, id: traced.id, node, traced, name: node.label || nodeName(traced) });
   });
   const wrong = rows.filter((r) => !near(r.node.grad, oursOf(r.traced)))
     .map((r) => ({ id: r.id, name: r.name, theirs: r.node.grad, ours: oursOf(r.traced) }));

@@ -19,7 +19,8 @@
 //   server writes a count (engine/i18n.py Count).
 // - "narration" (narration.js, the numbers in step sentences): exactly engine/narration.py's
 //   `fmt`, which the server's sentences use: integers plainly below 1e15, else Python's `%.6g`
-//   (ties to even, `e-05`), `nan`, `inf`, and the server's ASCII minus (its one field below).
+//   (ties to even, `e−05`), `nan`, `inf`, `−inf`; its minus is the page's (`(−3)` in a sentence
+//   and on the edge label alike).
 // - fullText (data-* attributes only, never shown): the JS/JSON number text, full precision,
 //   ASCII: -0.00099, 1e+21, "Infinity". Tests and scripts read these.
 // Numbers the page emits as code (micrograd.js's Python) follow Python's syntax, not these rules.
@@ -62,7 +63,7 @@ function displaySpecial(x) {
 /** Non-finite values as the server's narration writes them (Python's `%g`); null for a finite one. */
 function pythonSpecial(x) {
   if (typeof x !== "number" || Number.isNaN(x)) return "nan";
-  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : `${MINUS}inf`;
   return null;
 }
 
@@ -118,8 +119,8 @@ const STYLES = {
   compact: { ...DISPLAY, trim: true },
   narration: {
     special: pythonSpecial,
-    minus: "-", // as engine/narration.py writes it: the page shows the server's sentences
-    exponent: (e) => `${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`,
+    minus: MINUS,
+    exponent: (e) => `${e < 0 ? MINUS : "+"}${String(Math.abs(e)).padStart(2, "0")}`,
     scientific: (e) => e < -4 || e >= 6,
     digits: 6,
     ties: "even",
@@ -174,9 +175,9 @@ export const preciseText = (value) => formatNumber(value, "precise");
 /** A count grouped by thousands in the page's language. */
 export const countText = (count) => formatNumber(count, "count");
 
-/** A number's text as a factor in a product: a negative one in parentheses (`(−1)`, `(-3)`). */
+/** A number's text as a factor in a product: a negative one in parentheses (`(−1)`). */
 export function parenthesized(text) {
-  return text.startsWith(MINUS) || text.startsWith("-") ? `(${text})` : text;
+  return text.startsWith(MINUS) ? `(${text})` : text;
 }
 
 /** A number as a factor in a product: compact, negatives in parentheses (`1 × (−1)`). */

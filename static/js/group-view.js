@@ -142,6 +142,16 @@ function groupActions({ svg, bar, arrangements, plain, onArrangedAll }, { state,
   return { toggle, setAll };
 }
 
+/** The group tools: collapse all, expand all, and follow (the visited statement opens). */
+function listenToTools(bar, arrangements, setAll, redraw) {
+  bar.collapseAll.addEventListener("click", () => setAll("collapsed"));
+  bar.expandAll.addEventListener("click", () => setAll("expanded"));
+  bar.followBox.addEventListener("change", () => {
+    arrangements.follow = bar.followBox.checked;
+    redraw();
+  });
+}
+
 /**
  * Mount the groups on the graph: `layers` are graph-view.js's SVG layers (a layer for the boxes
  * goes under the edges, one for the cards over the nodes); `tools` is where the group tools go.
@@ -184,12 +194,7 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
     state, redraw: () => player?.redraw(), drawnArrangement: () => last?.arrangement,
   });
 
-  bar.collapseAll.addEventListener("click", () => setAll("collapsed"));
-  bar.expandAll.addEventListener("click", () => setAll("expanded"));
-  bar.followBox.addEventListener("change", () => {
-    arrangements.follow = bar.followBox.checked;
-    player?.redraw();
-  });
+  listenToTools(bar, arrangements, setAll, () => player?.redraw());
   listenToGroups(svg, cardLayer, toggle, scope.store.update);
 
   return {

@@ -18,6 +18,7 @@ import { compactText } from "./format.js";
 import { t } from "./i18n.js";
 import { h, toggleSwitch } from "./dom.js";
 import { mountLossChart } from "./loss-chart.js";
+import { leafName } from "./names.js";
 import { createDescent, SUPERSEDED } from "./train-run.js";
 import { bestIndex, freshTrail, guessBlock, recordTry, sameValues } from "./train-guess.js";
 
@@ -79,11 +80,28 @@ function paramBoxes(p, trace, chosen) {
   const ticked = new Set(chosen);
   p.params.replaceChildren(h("legend", { text: t("ui.train.parameters") }), ...trace.leaves.map((leaf) => h("label", { class: "train-param" },
     h("input", { type: "checkbox", "data-testid": `train-param-${leaf.name}`, "data-name": leaf.name, checked: ticked.has(leaf.name) }),
-    ` ${leaf.label || leaf.name}`)));
+    ` ${leafName(leaf)}`)));
 }
 
 /** The root's value in `trace` (the loss), as the API sends it. */
 const rootLoss = (trace) => trace.nodes.find((node) => node.id === trace.root)?.data;
+
+/** The lab's settings (state.train), or a fresh run's while the lab is off. */
+const settingsOf = (state) => state.train ?? { lr: DEFAULT_LR, momentum: 0, params: null, steps: 0, start: {} };
+
+/** The leaves trained on `trace`: the ticked ones, else the default ones. */
+const chosenOf = (state, trace) => settingsOf(state).params ?? defaultParams(trace);
+
+/** What the next request asks for, or throws a BadTraining ApiError the lab says. */
+function descentRequest(state, p) {
+  const rate = Number(p.lr.value);
+  const mu = Number(p.momentum.value || 0);
+  if (!(rate > 0) || !Number.isFinite(rate)) throw new ApiError({ type: "BadTraining", message: t("ui.train.bad_lr") });
+  if (!(mu >= 0 && mu < 1)) throw new ApiError({ type: "BadTraining", message: t("ui.train.bad_momentum") });
+  const parameters = chosenOf(state, state.trace);
+  if (parameters.length === 0) throw new ApiError({ type: "BadTraining", message: t("ui.train.no_params") });
+  return { source: state.source, values: leafValues(state.trace, state.values), parameters, lr: rate, momentum: mu, taken: settingsOf(state).steps };
+}
 
 /**
  * The lab's controller on `scope`: the settings (state.train), the run shown (train-run.js),
@@ -92,123 +110,117 @@ const rootLoss = (trace) => trace.nodes.find((node) => node.id === trace.root)?.
  */
 function createTrainer(scope, p, { setValues, guess, landscape }) {
   const { state, update } = scope.store;
-  const settings = () => state.train ?? { lr: DEFAULT_LR, momentum: 0, params: null, steps: 0, start: {} };
-  const chosen = (trace) => settings().params ?? defaultParams(trace);
-  const flags = { playing: false, busy: false, replaying: false, playToken: 0 };
-  const descent = createDescent(scope.server.descend, () => request());
+  const descent = createDescent(scope.server.descend, () => descentRequest(state, p));
   const trail = freshTrail();
-  // Guessing until the first step is shown: every point the graph shows is a try.
-  const phase = () => (settings().steps === 0 && descent.run.losses.length === 0 ? "guess" : "descent");
-  const bestTry = () => trail.tries[bestIndex(trail)] ?? null;
-
-  /** What the next request asks for, or throws a BadTraining ApiError the lab says. */
-  function request() {
-    const rate = Number(p.lr.value);
-    const mu = Number(p.momentum.value || 0);
-    if (!(rate > 0) || !Number.isFinite(rate)) throw new ApiError({ type: "BadTraining", message: t("ui.train.bad_lr") });
-    if (!(mu >= 0 && mu < 1)) throw new ApiError({ type: "BadTraining", message: t("ui.train.bad_momentum") });
-    const parameters = chosen(state.trace);
-    if (parameters.length === 0) throw new ApiError({ type: "BadTraining", message: t("ui.train.no_params") });
-    return { source: state.source, values: leafValues(state.trace, state.values), parameters, lr: rate, momentum: mu, taken: settings().steps };
-  }
-
-  const say = (text) => {
-    p.message.textContent = text;
-    p.message.hidden = !text;
-  };
-
-  function redraw() {
-    const { losses } = descent.run;
-    p.status.textContent = losses.length ? t("ui.train.status", { step: settings().steps, root: compactText(losses.at(-1)) }) : t("ui.train.status_start");
-    drawChart(losses, { log: p.log.checked, tries: trail.tries.map((tried) => tried.loss), best: bestTry()?.loss ?? null });
-    p.play.textContent = t(flags.playing ? "ui.transport.pause" : "ui.transport.play");
-    p.play.setAttribute("aria-pressed", String(flags.playing));
-    const off = state.lab !== "train" || !state.trace;
-    for (const el of [p.step, p.reset, p.lr, p.momentum]) el.disabled = off || flags.replaying;
-    p.step.disabled ||= flags.playing || flags.busy;
-    p.play.disabled = off || flags.replaying;
-    showGuesses(off);
-  }
   const drawChart = mountLossChart(p.chart);
-
-  /** The guessing block and the landscape: the tries, the best guess, the path from it. */
-  function showGuesses(off) {
-    if (off) return landscape.show({ on: false, params: [] });
-    const params = chosen(state.trace);
-    const values = leafValues(state.trace, state.values);
-    const pair = (v) => [v[params[0]], v[params[1]]];
-    const loss = rootLoss(state.trace);
-    guess.show({ phase: phase(), leaves: state.trace.leaves.filter((l) => params.includes(l.name)), state, loss, trail, params });
-    const { start } = settings();
-    const best = bestTry();
-    landscape.show({
-      on: true, params, source: state.source, values, nodeCount: state.trace.nodes.length, loss,
-      names: params.map((name) => state.trace.leaves.find((l) => l.name === name)?.label || name),
-      current: pair(values), best: best && pair(best.values), tries: trail.tries.map((tried) => pair(tried.values)),
-      path: descent.run.losses.length ? [start, ...descent.run.path].map((row) => pair({ ...start, ...row })) : [],
-    });
-  }
-
-  /** A trace shown while guessing: its point is a try. */
-  function recordTrace(trace) {
-    if (phase() !== "guess" || flags.busy || flags.playing || flags.replaying) return;
-    recordTry(trail, leafValues(trace, {}), rootLoss(trace), chosen(trace));
-  }
-
-  /** Descent is about to start: from the best try, the sliders moved there (the run's `start`). */
-  function startAtBest() {
-    if (phase() !== "guess" || !state.trace) return;
-    const here = leafValues(state.trace, state.values);
-    const best = bestTry();
-    const start = best && !sameValues(best.values, here) ? best.values : here;
-    update({ train: { ...settings(), start } });
-    if (start === here) return;
-    descent.run.applied = { ...state.values, ...start };
-    setValues(descent.run.applied);
-  }
-
-  /** The learner moved leaves (`moved`: {name: value}) by hand: the sliders, the landscape's point. */
-  const moveByHand = (moved) => setValues({ ...state.values, ...moved });
-
-  /** Show the next fetched step: the sliders move, the curve grows. */
-  function showNext() {
-    const next = descent.next();
-    if (!next) return;
-    if (next.values) {
-      descent.run.applied = { ...state.values, ...next.values };
-      update({ train: { ...settings(), steps: settings().steps + 1 } });
-      setValues(descent.run.applied);
-    }
-    redraw();
-  }
-
-  return {
-    settings, chosen, flags, descent, say, redraw, showNext, setValues, trail, recordTrace, startAtBest, moveByHand,
+  const trainer = {
+    state, update, p, guess, landscape, descent, trail, setValues,
+    flags: { playing: false, busy: false, replaying: false, playToken: 0 },
+    settings: () => settingsOf(state),
+    chosen: (trace) => chosenOf(state, trace),
+    // Guessing until the first step is shown: every point the graph shows is a try.
+    phase: () => (trainer.settings().steps === 0 && descent.run.losses.length === 0 ? "guess" : "descent"),
+    bestTry: () => trail.tries[bestIndex(trail)] ?? null,
+    say(text) {
+      p.message.textContent = text;
+      p.message.hidden = !text;
+    },
+    redraw: () => redrawCard(trainer, drawChart),
+    /** A trace shown while guessing: its point is a try. */
+    recordTrace(trace) {
+      const { flags } = trainer;
+      if (trainer.phase() !== "guess" || flags.busy || flags.playing || flags.replaying) return;
+      recordTry(trail, leafValues(trace, {}), rootLoss(trace), trainer.chosen(trace));
+    },
+    /** The learner moved leaves (`moved`: {name: value}) by hand: the sliders, the landscape's point. */
+    moveByHand: (moved) => setValues({ ...state.values, ...moved }),
     /** Back to the best guess (a move by hand, to a point tried already). */
-    toBest: () => bestTry() && moveByHand(bestTry().values),
+    toBest: () => trainer.bestTry() && trainer.moveByHand(trainer.bestTry().values),
     /** The landscape's point moved to (x, y): the two parameters it is drawn over. */
     moveTo({ x, y }) {
-      const [px, py] = chosen(state.trace);
-      moveByHand({ [px]: x, [py]: y });
+      const [px, py] = trainer.chosen(state.trace);
+      trainer.moveByHand({ [px]: x, [py]: y });
     },
     forgetTries() {
       trail.tries = [];
     },
   };
+  return trainer;
+}
+
+/** The card's status, curve, buttons, guessing block and landscape, from the trainer's run. */
+function redrawCard(trainer, drawChart) {
+  const { p, state, flags, descent, trail } = trainer;
+  const { losses } = descent.run;
+  p.status.textContent = losses.length ? t("ui.train.status", { step: trainer.settings().steps, root: compactText(losses.at(-1)) }) : t("ui.train.status_start");
+  drawChart(losses, { log: p.log.checked, tries: trail.tries.map((tried) => tried.loss), best: trainer.bestTry()?.loss ?? null });
+  p.play.textContent = t(flags.playing ? "ui.transport.pause" : "ui.transport.play");
+  p.play.setAttribute("aria-pressed", String(flags.playing));
+  const off = state.lab !== "train" || !state.trace;
+  for (const el of [p.step, p.reset, p.lr, p.momentum]) el.disabled = off || flags.replaying;
+  p.step.disabled ||= flags.playing || flags.busy;
+  p.play.disabled = off || flags.replaying;
+  showGuesses(trainer, off);
+}
+
+/** The guessing block and the landscape: the tries, the best guess, the path from it. */
+function showGuesses(trainer, off) {
+  const { state, guess, landscape, descent, trail } = trainer;
+  if (off) return landscape.show({ on: false, params: [] });
+  const params = trainer.chosen(state.trace);
+  const values = leafValues(state.trace, state.values);
+  const pair = (v) => [v[params[0]], v[params[1]]];
+  const loss = rootLoss(state.trace);
+  guess.show({ phase: trainer.phase(), leaves: state.trace.leaves.filter((l) => params.includes(l.name)), state, loss, trail, params });
+  const { start } = trainer.settings();
+  const best = trainer.bestTry();
+  const leafOf = (name) => state.trace.leaves.find((l) => l.name === name);
+  landscape.show({
+    on: true, params, source: state.source, values, nodeCount: state.trace.nodes.length, loss,
+    names: params.map((name) => leafName(leafOf(name) ?? { name })),
+    current: pair(values), best: best && pair(best.values), tries: trail.tries.map((tried) => pair(tried.values)),
+    path: descent.run.losses.length ? [start, ...descent.run.path].map((row) => pair({ ...start, ...row })) : [],
+  });
+}
+
+/** Descent is about to start: from the best try, the sliders moved there (the run's `start`). */
+function startAtBest(trainer) {
+  const { state, descent } = trainer;
+  if (trainer.phase() !== "guess" || !state.trace) return;
+  const here = leafValues(state.trace, state.values);
+  const best = trainer.bestTry();
+  const start = best && !sameValues(best.values, here) ? best.values : here;
+  trainer.update({ train: { ...trainer.settings(), start } });
+  if (start === here) return;
+  descent.run.applied = { ...state.values, ...start };
+  trainer.setValues(descent.run.applied);
+}
+
+/** Show the next fetched step: the sliders move, the curve grows. */
+function showNext(trainer) {
+  const { state, descent } = trainer;
+  const next = descent.next();
+  if (!next) return;
+  if (next.values) {
+    descent.run.applied = { ...state.values, ...next.values };
+    trainer.update({ train: { ...trainer.settings(), steps: trainer.settings().steps + 1 } });
+    trainer.setValues(descent.run.applied);
+  }
+  trainer.redraw();
 }
 
 /** Step: one step of descent, fetched and shown. */
 async function stepOnce(trainer) {
-  const { flags, descent, say, redraw, showNext } = trainer;
+  const { flags, descent, say, redraw } = trainer;
   if (flags.busy || flags.playing) return;
   flags.busy = true;
   say("");
-  trainer.startAtBest();
+  startAtBest(trainer);
   redraw();
   try {
     const stopped = await descent.fetch(1);
     if (stopped === SUPERSEDED) return;
-    while (descent.run.queue.length) showNext();
+    while (descent.run.queue.length) showNext(trainer);
     if (stopped) say(stopped.message);
   } catch (err) {
     say(err.detail?.message ?? String(err));
@@ -220,7 +232,7 @@ async function stepOnce(trainer) {
 
 /** Play (or pause): batches of steps fetched and shown one per tick, until the loss stops. */
 async function playOrPause(trainer) {
-  const { flags, descent, say, redraw, showNext } = trainer;
+  const { flags, descent, say, redraw } = trainer;
   flags.playToken += 1;
   if (flags.playing) {
     flags.playing = false;
@@ -231,7 +243,7 @@ async function playOrPause(trainer) {
   const current = () => token === flags.playToken && flags.playing;
   flags.playing = true;
   say("");
-  trainer.startAtBest();
+  startAtBest(trainer);
   redraw();
   let stopped = null;
   try {
@@ -243,7 +255,7 @@ async function playOrPause(trainer) {
         if (descent.run.queue.length === 0) break;
       }
       if (!current()) return;
-      showNext();
+      showNext(trainer);
       await new Promise((resolve) => setTimeout(resolve, PLAY_STEP_MS));
     }
   } catch (err) {

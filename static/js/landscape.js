@@ -133,13 +133,8 @@ function handleElement() {
   return group;
 }
 
-/**
- * Mount the landscape in `container`; returns `draw(grid, marks)` (grid: the server's reply;
- * marks: {names: [x label, y label], current: [x, y], best: [x, y] | null, tries: [[x, y]],
- * path: [[x, y]] from the best guess through every step, loss: the current root}) and
- * `clear()`. `onMove({x, y})` is called as the learner drags the point or moves it with keys.
- */
-export function mountLandscape(container, { onMove }) {
+/** The landscape's drawing: its svg, layers (bands, axes, marks: clipped) and point. */
+function landscapeElements() {
   const svg = svgElement("svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, class: "landscape", "data-testid": "landscape", role: "group" });
   // Tries and steps outside the grid (zoomed in) are cut at its frame.
   const clipId = `landscape-clip-${(clips += 1)}`;
@@ -149,34 +144,37 @@ export function mountLandscape(container, { onMove }) {
   const handle = handleElement();
   svg.append(clip, layers.bands, layers.axes, layers.marks, handle);
   const legend = h("ul", { class: "chart-legend landscape-legend", "data-testid": "landscape-legend" });
-  container.append(svg, legend);
-  let shown = null; // {grid, s, marks}
+  return { svg, layers, handle, legend, shown: null }; // shown: {grid, s, marks, names}
+}
 
-  /** A point from a pointer at (clientX, clientY), clamped to the grid and rounded to a tenth of a cell. */
-  function pointAt(event) {
-    const box = svg.getBoundingClientRect();
-    const [px, py] = [((event.clientX - box.left) / box.width) * WIDTH, ((event.clientY - box.top) / box.height) * HEIGHT];
-    const { s, grid } = shown;
-    const [vx, vy] = s.fromPixel(px, py);
-    return { x: tidy(clamp(vx, grid.xs[0], grid.xs.at(-1)), s.dx), y: tidy(clamp(vy, grid.ys[0], grid.ys.at(-1)), s.dy) };
-  }
+/** A point from a pointer at (clientX, clientY), clamped to the grid and rounded to a tenth of a cell. */
+function pointAt(view, event) {
+  const box = view.svg.getBoundingClientRect();
+  const [px, py] = [((event.clientX - box.left) / box.width) * WIDTH, ((event.clientY - box.top) / box.height) * HEIGHT];
+  const { s, grid } = view.shown;
+  const [vx, vy] = s.fromPixel(px, py);
+  return { x: tidy(clamp(vx, grid.xs[0], grid.xs.at(-1)), s.dx), y: tidy(clamp(vy, grid.ys[0], grid.ys.at(-1)), s.dy) };
+}
 
+/** Dragging the point (a press anywhere on the grid) or moving it with the arrow keys calls `onMove`. */
+function listenToMoves(view, onMove) {
+  const { svg, handle } = view;
   svg.addEventListener("pointerdown", (event) => {
-    if (!shown || event.button !== 0) return;
+    if (!view.shown || event.button !== 0) return;
     svg.setPointerCapture(event.pointerId);
     handle.focus({ preventScroll: true });
-    onMove(pointAt(event));
+    onMove(pointAt(view, event));
     event.preventDefault();
   });
   svg.addEventListener("pointermove", (event) => {
-    if (shown && svg.hasPointerCapture(event.pointerId)) onMove(pointAt(event));
+    if (view.shown && svg.hasPointerCapture(event.pointerId)) onMove(pointAt(view, event));
   });
   handle.addEventListener("keydown", (event) => {
     const move = ARROW_KEYS[event.key];
-    if (!move || !shown || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (!move || !view.shown || event.ctrlKey || event.metaKey || event.altKey) return;
     event.preventDefault();
     event.stopPropagation(); // the arrows move the point here, not the timeline (keys.js)
-    const { s, grid, marks } = shown;
+    const { s, grid, marks } = view.shown;
     const cells = event.shiftKey ? 5 : 1;
     const [vx, vy] = marks.current;
     onMove({
@@ -184,41 +182,60 @@ export function mountLandscape(container, { onMove }) {
       y: tidy(clamp(vy + move[1] * cells * s.dy, grid.ys[0], grid.ys.at(-1)), s.dy),
     });
   });
+}
 
-  function draw(grid, marks) {
-    // The contours only when the grid (or an axis's name) changed: the marks move far more often.
-    const same = shown && shown.grid === grid && shown.names === marks.names.join("\n");
-    const s = same ? shown.s : scalesOf(grid);
-    if (!same) {
-      layers.bands.replaceChildren();
-      layers.axes.replaceChildren();
-      Object.assign(svg.dataset, drawBands(layers.bands, grid, s));
-      drawAxes(layers.axes, s, marks.names);
-    }
-    shown = { grid, s, marks, names: marks.names.join("\n") };
-    layers.marks.replaceChildren();
-    drawMarks(layers.marks, handle, s, marks);
-    handle.removeAttribute("display");
-    const [vx, vy] = marks.current;
-    // A slider in two directions: its number is the first parameter's, its text says both.
-    for (const [name, value] of [["aria-valuenow", vx], ["aria-valuemin", grid.xs[0]], ["aria-valuemax", grid.xs.at(-1)]]) handle.setAttribute(name, String(value));
-    handle.setAttribute("aria-label", t("ui.landscape.point_label", { x: marks.names[0], y: marks.names[1] }));
-    handle.setAttribute("aria-valuetext", t("ui.landscape.point_value", { x: marks.names[0], xv: compactText(vx), y: marks.names[1], yv: compactText(vy), loss: compactText(marks.loss) }));
-    svg.setAttribute("aria-label", t("ui.landscape.label", { x: marks.names[0], y: marks.names[1], steps: Math.max(0, marks.path.length - 1) }));
-    Object.assign(svg.dataset, {
-      parameters: JSON.stringify(grid.parameters), xRange: JSON.stringify([grid.xs[0], grid.xs.at(-1)]),
-      yRange: JSON.stringify([grid.ys[0], grid.ys.at(-1)]), points: String(grid.xs.length),
-      current: JSON.stringify(marks.current), best: marks.best ? JSON.stringify(marks.best) : "", path: JSON.stringify(marks.path),
-      tries: String(marks.tries.length),
-    });
-    drawLegend(legend, marks, Number(svg.dataset.undefinedCells) > 0);
+/** Draw `grid` and `marks` (see mountLandscape) into the view. */
+function drawLandscape(view, grid, marks) {
+  const { svg, layers, handle, shown } = view;
+  // The contours only when the grid (or an axis's name) changed: the marks move far more often.
+  const same = shown && shown.grid === grid && shown.names === marks.names.join("\n");
+  const s = same ? shown.s : scalesOf(grid);
+  if (!same) {
+    layers.bands.replaceChildren();
+    layers.axes.replaceChildren();
+    Object.assign(svg.dataset, drawBands(layers.bands, grid, s));
+    drawAxes(layers.axes, s, marks.names);
   }
+  view.shown = { grid, s, marks, names: marks.names.join("\n") };
+  layers.marks.replaceChildren();
+  drawMarks(layers.marks, handle, s, marks);
+  handle.removeAttribute("display");
+  describe(view, grid, marks);
+  drawLegend(view.legend, marks, Number(svg.dataset.undefinedCells) > 0);
+}
 
+/** What the drawing says: the point as a slider in two directions, the grid and marks as data. */
+function describe({ svg, handle }, grid, marks) {
+  const [vx, vy] = marks.current;
+  // A slider in two directions: its number is the first parameter's, its text says both.
+  for (const [name, value] of [["aria-valuenow", vx], ["aria-valuemin", grid.xs[0]], ["aria-valuemax", grid.xs.at(-1)]]) handle.setAttribute(name, String(value));
+  handle.setAttribute("aria-label", t("ui.landscape.point_label", { x: marks.names[0], y: marks.names[1] }));
+  handle.setAttribute("aria-valuetext", t("ui.landscape.point_value", { x: marks.names[0], xv: compactText(vx), y: marks.names[1], yv: compactText(vy), loss: compactText(marks.loss) }));
+  svg.setAttribute("aria-label", t("ui.landscape.label", { x: marks.names[0], y: marks.names[1], steps: Math.max(0, marks.path.length - 1) }));
+  Object.assign(svg.dataset, {
+    parameters: JSON.stringify(grid.parameters), xRange: JSON.stringify([grid.xs[0], grid.xs.at(-1)]),
+    yRange: JSON.stringify([grid.ys[0], grid.ys.at(-1)]), points: String(grid.xs.length),
+    current: JSON.stringify(marks.current), best: marks.best ? JSON.stringify(marks.best) : "", path: JSON.stringify(marks.path),
+    tries: String(marks.tries.length),
+  });
+}
+
+/**
+ * Mount the landscape in `container`; returns `draw(grid, marks)` (grid: the server's reply;
+ * marks: {names: [x label, y label], current: [x, y], best: [x, y] | null, tries: [[x, y]],
+ * path: [[x, y]] from the best guess through every step, loss: the current root}) and
+ * `clear()`. `onMove({x, y})` is called as the learner drags the point or moves it with keys.
+ */
+export function mountLandscape(container, { onMove }) {
+  const view = landscapeElements();
+  const { svg, layers, handle, legend } = view;
+  container.append(svg, legend);
+  listenToMoves(view, onMove);
   return {
-    draw,
+    draw: (grid, marks) => drawLandscape(view, grid, marks),
     /** Nothing shown: no grid (yet), or not two parameters. */
     clear() {
-      shown = null;
+      view.shown = null;
       for (const layer of Object.values(layers)) layer.replaceChildren();
       handle.setAttribute("display", "none");
       legend.replaceChildren();
@@ -226,8 +243,8 @@ export function mountLandscape(container, { onMove }) {
     },
     /** Is the point at `point` ([x, y]) inside the grid shown? */
     covers([vx, vy]) {
-      if (!shown) return false;
-      const { xs, ys } = shown.grid;
+      if (!view.shown) return false;
+      const { xs, ys } = view.shown.grid;
       return vx >= xs[0] && vx <= xs.at(-1) && vy >= ys[0] && vy <= ys.at(-1);
     },
   };

@@ -10,7 +10,7 @@ import { compactText } from "./format.js";
 import { framesOf } from "./frames.js";
 import { t } from "./i18n.js";
 import { isClose, parseGuess } from "./guess.js";
-import { currentLesson, isLessonTrace, showsStop, stopPass } from "./lesson-rings.js";
+import { currentLesson, isLessonTrace, showsStop, stopPass } from "./lesson-stops.js";
 
 /** The frame that shows API step `stepIndex` whole (a backward visit with all its contributions). */
 export function frameOfStop(trace, stepIndex) {
@@ -106,7 +106,7 @@ export function mountLessonPanel({ after, menu }, scope, { loadProgram }) {
   const { state, subscribe, update, setStep } = scope.store;
   const parts = lessonSection();
   after.after(parts.panel);
-  let waitingFor = null; // the stop to show once the lesson's trace arrives
+  const waiting = { stop: null }; // the stop to show once the lesson's trace arrives
 
   /** Show stop `k` of the open lesson: its place on the timeline (now, or once traced). */
   function show(k) {
@@ -115,7 +115,7 @@ export function mountLessonPanel({ after, menu }, scope, { loadProgram }) {
     // The stop's pass: another pass (or leaf) of the lesson's program asks for its timeline.
     update({ lessonStop: k, playing: false, ...stopPass(lesson.stops[k]), everyLeaf: null });
     if (showsStop(lesson, lesson.stops[k], state.trace)) setStep(frameOfStop(state.trace, lesson.stops[k].step));
-    else waitingFor = k;
+    else waiting.stop = k;
   }
 
   function go(delta) {
@@ -132,8 +132,8 @@ export function mountLessonPanel({ after, menu }, scope, { loadProgram }) {
     if (!lesson) return;
     const stop = Math.min(Math.max(0, k), lesson.stops.length - 1);
     update({ lessonId: lesson.id, lessonStop: stop });
-    waitingFor = isLessonTrace(lesson, state.trace) ? null : stop;
-    if (waitingFor === null) show(stop);
+    waiting.stop = isLessonTrace(lesson, state.trace) ? null : stop;
+    if (waiting.stop === null) show(stop);
     else loadProgram({ source: lesson.source, values: lesson.values, ...stopPass(lesson.stops[stop]) });
   }
 
@@ -142,24 +142,27 @@ export function mountLessonPanel({ after, menu }, scope, { loadProgram }) {
   scope.keys.bindKeys({ " ": () => go(1), ArrowRight: () => go(1), ArrowLeft: () => go(-1) },
     { when: () => Boolean(currentLesson(state)) });
 
-  subscribe((s, changed) => {
-    const lesson = currentLesson(s);
-    // A lesson is about its program: editing the program ends it.
-    if (lesson && changed.has("source") && s.source !== lesson.source && s.trace) {
-      update({ lessonId: "", lessonStop: 0 });
-      return;
-    }
-    // The reader started the every-leaf run before the stop's trace came: the run is theirs now
-    // (showing the stop would cancel it and put its leaf back).
-    if (waitingFor !== null && changed.has("everyLeaf") && s.everyLeaf) waitingFor = null;
-    if (changed.has("trace") && lesson && waitingFor !== null && showsStop(lesson, lesson.stops[waitingFor], s.trace)) {
-      const k = waitingFor;
-      waitingFor = null;
-      show(k);
-    }
-    parts.panel.hidden = !lesson;
-    if (!lesson) delete parts.panel.dataset.lesson;
-    else if (["lessonId", "lessonStop", "lessons"].some((key) => changed.has(key))) writeStop(parts, lesson, s.lessonStop);
-  });
+  subscribe((s, changed) => followState(s, changed, { update, parts, waiting, show }));
   return { open };
+}
+
+/** The panel follows the state: the lesson ends with an edit, a waiting stop shows when its trace comes. */
+function followState(s, changed, { update, parts, waiting, show }) {
+  const lesson = currentLesson(s);
+  // A lesson is about its program: editing the program ends it.
+  if (lesson && changed.has("source") && s.source !== lesson.source && s.trace) {
+    update({ lessonId: "", lessonStop: 0 });
+    return;
+  }
+  // The reader started the every-leaf run before the stop's trace came: the run is theirs now
+  // (showing the stop would cancel it and put its leaf back).
+  if (waiting.stop !== null && changed.has("everyLeaf") && s.everyLeaf) waiting.stop = null;
+  if (changed.has("trace") && lesson && waiting.stop !== null && showsStop(lesson, lesson.stops[waiting.stop], s.trace)) {
+    const k = waiting.stop;
+    waiting.stop = null;
+    show(k);
+  }
+  parts.panel.hidden = !lesson;
+  if (!lesson) delete parts.panel.dataset.lesson;
+  else if (["lessonId", "lessonStop", "lessons"].some((key) => changed.has(key))) writeStop(parts, lesson, s.lessonStop);
 }

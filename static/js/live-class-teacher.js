@@ -10,7 +10,7 @@ import { h } from "./dom.js";
 import { countText } from "./format.js";
 import { lang, t } from "./i18n.js";
 import { createDialog, showModal } from "./keys.js";
-import { currentLesson } from "./lesson-rings.js";
+import { currentLesson } from "./lesson-stops.js";
 import { drawBoard } from "./live-class-board.js";
 import { askable } from "./live-class-questions.js";
 import { qrSvg } from "./live-class-qr.js";

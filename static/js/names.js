@@ -8,6 +8,12 @@ export function nodeName(node) {
   return node.label || node.text || node.id;
 }
 
+/** The name a learner reads for a leaf of `trace.leaves` (a slider's caption): its display label,
+ * else its variable name. */
+export function leafName(leaf) {
+  return leaf.label || leaf.name;
+}
+
 /** The name in a formula: a plain name as it is, anything else (`a*b`) in parentheses. */
 export function formulaName(node) {
   const name = nodeName(node);

@@ -13,7 +13,7 @@ import { numbersOf } from "./numbers.js";
 /** A number for narration (engine `fmt`): integers plainly, else up to 6 significant digits. */
 export const fmt = (value) => formatNumber(value, "narration");
 
-/** A number as an operand in narration (engine `factor`): negatives in parentheses, `(-3)`. */
+/** A number as an operand in narration (engine `factor`): negatives in parentheses, `(−3)`. */
 export const factor = (value) => parenthesized(fmt(value));
 
 const WRITERS = { n: fmt, f: factor, t: String };

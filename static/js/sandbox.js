@@ -10,6 +10,7 @@
 // output, notes). The autograd check (autograd-check.js) reads it beside the trace.
 
 import { h } from "./dom.js";
+import { compactText } from "./format.js";
 import { t } from "./i18n.js";
 
 // Loading Python the first time (a cold cache on a slow machine) may take long; the learner's
@@ -195,7 +196,9 @@ function statusText(run) {
   if (run.status === "starting") return t("ui.sandbox.starting");
   if (run.status === "running") return run.line ? t("ui.sandbox.running_line", { line: run.line }) : t("ui.sandbox.running");
   if (run.status === "failed") return t("ui.sandbox.failed");
-  return t("ui.sandbox.ran", { seconds: (run.ms / 1000).toFixed(run.ms < 1000 ? 2 : 1) });
+  // Hundredths of a second below one second, tenths above: as the page writes every number.
+  const seconds = run.ms < 1000 ? Math.round(run.ms / 10) / 100 : Math.round(run.ms / 100) / 10;
+  return t("ui.sandbox.ran", { seconds: compactText(seconds) });
 }
 
 /** The panel under the editor: status, which Value, the picker, notes, output, the program. */
@@ -239,58 +242,65 @@ function renderPanel(panel, run, onPick) {
 }
 
 /**
+ * Run `message` in the runner's worker (`runner`: {scope, worker, send, latest, busy, waiting}):
+ * one run at a time, the newest one asked for while another runs waits, older ones are dropped.
+ */
+async function execute(runner, message, meta) {
+  const { state, update } = runner.scope.store;
+  const id = ++runner.latest;
+  if (runner.busy) {
+    runner.waiting = { message, meta };
+    return;
+  }
+  runner.busy = true;
+  const began = performance.now();
+  const code = state.source;
+  update({ sandbox: { ...(state.sandbox ?? {}), code, status: runner.worker.warm ? "running" : "starting", line: null }, busy: true });
+  const reply = await runner.worker.request(message, (event) => {
+    if (id !== runner.latest || state.sandbox?.code !== code) return;
+    if (event.type === "started") {
+      update({ sandbox: { ...state.sandbox, status: "running", cold: event.cold, timings: event.timings ?? state.sandbox?.timings } });
+    }
+    if (event.type === "line") update({ sandbox: { ...state.sandbox, line: event.line } });
+  });
+  runner.busy = false;
+  if (runner.waiting) {
+    const next = runner.waiting;
+    runner.waiting = null;
+    execute(runner, next.message, next.meta);
+    return;
+  }
+  update({ busy: false });
+  if (id !== runner.latest || state.source !== code) return; // the program changed while it ran
+  showReply(runner, { code, ms: performance.now() - began, reply }, meta);
+}
+
+/** A finished run in the state: its error, or its result and the program's trace asked for. */
+function showReply({ scope, send }, { code, ms, reply }, meta) {
+  const { state, update, setError } = scope.store;
+  if (!reply.ok) {
+    update({ sandbox: { code, status: "failed", ms, result: reply } });
+    setError(sandboxError(reply.error, code));
+    return;
+  }
+  const timings = state.sandbox?.timings;
+  update({ sandbox: { code, status: "done", ms, result: reply, timings }, values: {} });
+  send(meta);
+}
+
+/**
  * Mount the sandbox on `panel` (under the editor), on `scope`'s store. `send(meta)` traces the
  * program (main.js: the graph channel with its request body). Returns the hooks main.js calls:
  * `intercept(source, meta)` runs `source` when it needs running (true: the sandbox took it),
  * `rescue(error)` runs the current program when the server says it needs running.
  */
 export function mountSandbox({ panel, send }, scope) {
-  const { state, subscribe, update, setError } = scope.store;
-  const worker = createWorkerClient();
-  let latest = 0; // the newest run asked for; an older one's reply is dropped
-  let busy = false;
-  let waiting = null;
+  const { state, subscribe, update } = scope.store;
+  // latest: the newest run asked for (an older one's reply is dropped); waiting: the run asked
+  // for while another runs.
+  const runner = { scope, send, worker: createWorkerClient(), latest: 0, busy: false, waiting: null };
 
-  async function execute(message, meta) {
-    const id = ++latest;
-    if (busy) {
-      waiting = { message, meta };
-      return;
-    }
-    busy = true;
-    const began = performance.now();
-    const code = state.source;
-    update({ sandbox: { ...(state.sandbox ?? {}), code, status: worker.warm ? "running" : "starting", line: null }, busy: true });
-    const reply = await worker.request(message, (event) => {
-      if (id !== latest || state.sandbox?.code !== code) return;
-      if (event.type === "started") {
-        update({ sandbox: { ...state.sandbox, status: "running", cold: event.cold, timings: event.timings ?? state.sandbox?.timings } });
-      }
-      if (event.type === "line") update({ sandbox: { ...state.sandbox, line: event.line } });
-    });
-    busy = false;
-    if (waiting) {
-      const next = waiting;
-      waiting = null;
-      execute(next.message, next.meta);
-      return;
-    }
-    update({ busy: false });
-    if (id !== latest || state.source !== code) return; // the program changed while it ran
-    const ms = performance.now() - began;
-    if (!reply.ok) {
-      update({ sandbox: { code, status: "failed", ms, result: reply } });
-      setError(sandboxError(reply.error, code));
-      return;
-    }
-    const timings = state.sandbox?.timings;
-    update({ sandbox: { code, status: "done", ms, result: reply, timings }, values: {} });
-    send(meta);
-  }
-
-  function pick(name) {
-    execute({ type: "pick", name }, { program: true });
-  }
+  const pick = (name) => execute(runner, { type: "pick", name }, { program: true });
 
   subscribe((s, changed) => {
     // An edit makes the run stale: its graph stays until the new program's trace arrives.
@@ -309,12 +319,12 @@ export function mountSandbox({ panel, send }, scope) {
     intercept(source, meta = {}) {
       if (!needsRunning(source)) return false;
       if (sandboxProgram(state) !== null) return false; // this code's program is read: trace it
-      execute({ type: "run", code: source }, { program: true, step: meta.step ?? 0 });
+      execute(runner, { type: "run", code: source }, { program: true, step: meta.step ?? 0 });
       return true;
     },
     rescue(error) {
       if (!needsRunning("", error) || state.sandbox) return false;
-      execute({ type: "run", code: state.source }, { program: true });
+      execute(runner, { type: "run", code: state.source }, { program: true });
       return true;
     },
   };

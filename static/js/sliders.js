@@ -6,6 +6,7 @@
 import { groupLeaves, groupTitle, MANY_LEAVES, passesFilter } from "./leaf-groups.js";
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
+import { leafName } from "./names.js";
 
 /** A default range around `value` (±max(2|v|, 5)) on a round step grid. */
 export function defaultRange(value) {
@@ -154,7 +155,7 @@ function showRows(rows, leaves, s, makeRow) {
     let row = rows.get(leaf.name);
     if (!row) rows.set(leaf.name, (row = makeRow(leaf.name)));
     if (row.dataset.leafId !== leaf.id) row.dataset.leafId = leaf.id;
-    caption(row, leaf.label || leaf.name);
+    caption(row, leafName(leaf));
     const value = typeof leaf.value === "number" ? leaf.value : Number(leaf.value);
     showValue(row, value, s.ranges[leaf.name]);
     seen.add(leaf.name);

@@ -42,13 +42,8 @@ export function rangeAround(points, zoom = 1) {
 
 const inside = (range, [x, y]) => x >= range.x[0] && x <= range.x[1] && y >= range.y[0] && y <= range.y[1];
 
-/**
- * The landscape's part of the Train card on `scope` (its server's `landscape` endpoint).
- * `onMove({x, y})`: the learner moved the point. Returns {element, show(view)}; view: {on,
- * params, names, source, values (every leaf), nodeCount, current, best, tries, path, loss}
- * (points as [x, y] in the parameters' order).
- */
-export function landscapeSection(scope, { onMove }) {
+/** The section's elements, its plot, and what it has asked for and shows. */
+function landscapeParts(onMove) {
   const title = h("h4", { class: "landscape-title" });
   const hint = h("p", { class: "lab-hint landscape-hint" });
   const message = h("p", { class: "train-message landscape-message", "data-testid": "landscape-message", role: "status" });
@@ -59,76 +54,92 @@ export function landscapeSection(scope, { onMove }) {
   const element = h("div", { class: "train-landscape", "data-testid": "train-landscape" }, title, hint, figure, tools, message);
   const plot = mountLandscape(figure, { onMove });
   plot.clear();
-  let asked = null; // {key, range}: the grid shown or on its way
-  let grid = null; // the grid shown, for asked.key
-  let latest = null; // the last view, drawn when a grid arrives
-  let requests = 0;
-  // Zoomed in (below 1), the grid is around the current point alone, so the marks it must hold
-  // do not pull it back out; zoom 1 holds the best guess and the whole path too.
-  let zoom = 1;
-  let refit = false; // the zoom changed: a new range, the grid shown kept meanwhile
-  const rezoom = (factor) => {
-    zoom = Math.min(4, Math.max(1 / 64, zoom * factor));
-    refit = true;
-    if (latest) show(latest);
+  return {
+    title, hint, message, figure, zoomIn, zoomOut, tools, element, plot,
+    asked: null, // {key, range}: the grid shown or on its way
+    grid: null, // the grid shown, for asked.key
+    latest: null, // the last view, drawn when a grid arrives
+    requests: 0,
+    // Zoomed in (below 1), the grid is around the current point alone, so the marks it must hold
+    // do not pull it back out; zoom 1 holds the best guess and the whole path too.
+    zoom: 1,
+    refit: false, // the zoom changed: a new range, the grid shown kept meanwhile
   };
-  zoomIn.addEventListener("click", () => rezoom(0.5));
-  zoomOut.addEventListener("click", () => rezoom(2));
+}
 
-  async function fetchGrid(view, key, range) {
-    const id = (requests += 1);
-    asked = { key, range };
-    try {
-      const reply = await scope.server.landscape({
-        source: view.source, values: view.values, parameters: view.params,
-        x_range: range.x, y_range: range.y, points: pointsFor(view.nodeCount),
-      });
-      if (id !== requests) return;
-      grid = reply;
-      message.textContent = "";
-      draw();
-    } catch (err) {
-      if (id !== requests) return;
-      grid = null;
-      plot.clear();
-      message.textContent = err.detail?.message ?? String(err);
-    }
+/** Ask `scope`'s server for the grid of `view` over `range`; the newest request wins. */
+async function fetchGrid(scope, parts, view, key, range) {
+  const id = (parts.requests += 1);
+  parts.asked = { key, range };
+  try {
+    const reply = await scope.server.landscape({
+      source: view.source, values: view.values, parameters: view.params,
+      x_range: range.x, y_range: range.y, points: pointsFor(view.nodeCount),
+    });
+    if (id !== parts.requests) return;
+    parts.grid = reply;
+    parts.message.textContent = "";
+    drawGrid(parts);
+  } catch (err) {
+    if (id !== parts.requests) return;
+    parts.grid = null;
+    parts.plot.clear();
+    parts.message.textContent = err.detail?.message ?? String(err);
   }
+}
 
-  function draw() {
-    if (!grid || !latest) return;
-    const { names, current, best, tries, path, loss } = latest;
-    plot.draw(grid, { names, current, best, tries, path, loss });
+function drawGrid({ grid, latest, plot }) {
+  if (!grid || !latest) return;
+  const { names, current, best, tries, path, loss } = latest;
+  plot.draw(grid, { names, current, best, tries, path, loss });
+}
+
+/** Show `view` (see landscapeSection): a new grid asked for when the old one no longer serves. */
+function showView(scope, parts, view) {
+  parts.latest = view;
+  const two = view.on && view.params.length === 2 && scope.server?.landscape;
+  parts.element.hidden = !view.on;
+  parts.figure.hidden = !two;
+  parts.tools.hidden = !two;
+  parts.title.textContent = two ? t("ui.landscape.title", { x: view.names[0], y: view.names[1] }) : t("ui.landscape.title_none");
+  parts.hint.textContent = two ? t("ui.landscape.hint") : t("ui.landscape.need_two");
+  if (!two) {
+    parts.requests += 1; // a reply on its way is for a landscape no longer asked for
+    [parts.asked, parts.grid] = [null, null];
+    parts.message.textContent = "";
+    parts.plot.clear();
+    return;
   }
-
-  function show(view) {
-    latest = view;
-    const two = view.on && view.params.length === 2 && scope.server?.landscape;
-    element.hidden = !view.on;
-    figure.hidden = !two;
-    tools.hidden = !two;
-    title.textContent = two ? t("ui.landscape.title", { x: view.names[0], y: view.names[1] }) : t("ui.landscape.title_none");
-    hint.textContent = two ? t("ui.landscape.hint") : t("ui.landscape.need_two");
-    if (!two) {
-      requests += 1; // a reply on its way is for a landscape no longer asked for
-      [asked, grid] = [null, null];
-      message.textContent = "";
-      plot.clear();
-      return;
+  const { asked } = parts;
+  const fixed = Object.entries(view.values).filter(([name]) => !view.params.includes(name));
+  const key = JSON.stringify([view.source, view.params, fixed, pointsFor(view.nodeCount)]);
+  const needed = (parts.zoom < 1 ? [view.current] : [view.current, view.best, ...view.path]).filter((p) => p && p.every(Number.isFinite));
+  if (!asked || asked.key !== key || parts.refit || !needed.every((p) => inside(asked.range, p))) {
+    parts.refit = false;
+    if (asked?.key !== key) {
+      parts.grid = null;
+      parts.plot.clear();
     }
-    const fixed = Object.entries(view.values).filter(([name]) => !view.params.includes(name));
-    const key = JSON.stringify([view.source, view.params, fixed, pointsFor(view.nodeCount)]);
-    const needed = (zoom < 1 ? [view.current] : [view.current, view.best, ...view.path]).filter((p) => p && p.every(Number.isFinite));
-    if (!asked || asked.key !== key || refit || !needed.every((p) => inside(asked.range, p))) {
-      refit = false;
-      if (asked?.key !== key) {
-        grid = null;
-        plot.clear();
-      }
-      fetchGrid(view, key, rangeAround(needed.length ? needed : [[0, 0]], zoom));
-    }
-    draw();
+    fetchGrid(scope, parts, view, key, rangeAround(needed.length ? needed : [[0, 0]], parts.zoom));
   }
+  drawGrid(parts);
+}
 
-  return { element, show };
+/**
+ * The landscape's part of the Train card on `scope` (its server's `landscape` endpoint).
+ * `onMove({x, y})`: the learner moved the point. Returns {element, show(view)}; view: {on,
+ * params, names, source, values (every leaf), nodeCount, current, best, tries, path, loss}
+ * (points as [x, y] in the parameters' order).
+ */
+export function landscapeSection(scope, { onMove }) {
+  const parts = landscapeParts(onMove);
+  const show = (view) => showView(scope, parts, view);
+  const rezoom = (factor) => {
+    parts.zoom = Math.min(4, Math.max(1 / 64, parts.zoom * factor));
+    parts.refit = true;
+    if (parts.latest) show(parts.latest);
+  };
+  parts.zoomIn.addEventListener("click", () => rezoom(0.5));
+  parts.zoomOut.addEventListener("click", () => rezoom(2));
+  return { element: parts.element, show };
 }

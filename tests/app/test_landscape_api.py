@@ -58,7 +58,7 @@ def test_points_outside_the_domain_are_the_api_s_non_finite_strings(client):
         ({"y_range": []},
          "the range of 'b' must be two finite numbers, the first below the second, got []"),
         ({"x_range": [-1e308, 1e308]},
-         "the range of 'w' from -1e+308 to 1e+308 is too wide to split into points; narrow it"),
+         "the range of 'w' from −1e+308 to 1e+308 is too wide to split into points; narrow it"),
         ({"x_range": [1.0, 1.0000000000000002]},
          "the range of 'w' from 1.0 to 1.0000000000000002 is too narrow to hold 9 different "
          "values; widen it"),

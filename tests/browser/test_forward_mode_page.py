@@ -57,7 +57,8 @@ def test_the_switch_and_the_picker_carry_tangents_left_to_right(page, screenshot
     page.keyboard.press("End")
     root = engine.trace(PRESET["add-mul"]["source"], PRESET["add-mul"]["values"]).grad("c")
     assert float(card(page, "f").get_attribute("data-grad")) == root
-    assert page.get_by_test_id("narration").inner_text().endswith(f"= {root:g}")
+    said = page.get_by_test_id("narration").inner_text()
+    assert said.endswith(f"= {root:g}".replace("-", "\u2212"))  # the page's minus sign
     page.screenshot(path=str(screenshots_dir / "forward-mode.png"))
 
 
@@ -170,7 +171,7 @@ def test_a_slider_move_in_forward_mode_refreshes_the_tangents_and_their_narratio
     page.wait_for_function(
         "(said) => document.querySelector('[data-testid=narration]').textContent === said", arg=said
     )
-    assert said.endswith(f"= {tangent:g}")
+    assert said.endswith(f"= {tangent:g}".replace("-", "\u2212"))
     page.screenshot(path=str(screenshots_dir / "forward-mode-slider.png"))
 
 

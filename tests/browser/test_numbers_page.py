@@ -240,19 +240,20 @@ def some_floats(count: int, seed: int) -> list[float]:
 
 def test_numbers_are_written_as_the_server_writes_them(page):
     """fmt's rules: integers plainly below 1e15, else %.6g (exponent below 1e-4 and from 1e6,
-    two-digit exponents, trailing zeros removed, ties to even); nan, inf, -inf; -0 is 0; a
-    negative operand in parentheses; `{{`/`}}` are braces."""
+    two-digit exponents, trailing zeros removed, ties to even); nan, inf, −inf; -0 is 0; the
+    page's minus sign U+2212 (in the exponent too); a negative operand in parentheses;
+    `{{`/`}}` are braces."""
     open_page(page)
     table = [
-        (2.0, "2"), (-3.0, "-3"), (-0.0, "0"), (0.1 + 0.2, "0.3"), (1e-5, "1e-05"),
-        (0.0001, "0.0001"), (-1.5e-7, "-1.5e-07"), (123456.5, "123456"), (12345.25, "12345.2"),
+        (2.0, "2"), (-3.0, "−3"), (-0.0, "0"), (0.1 + 0.2, "0.3"), (1e-5, "1e−05"),
+        (0.0001, "0.0001"), (-1.5e-7, "−1.5e−07"), (123456.5, "123456"), (12345.25, "12345.2"),
         (1234567.5, "1.23457e+06"), (12345678912.0, "12345678912"), (1e15, "1e+15"),
-        (99999999999999.5, "1e+14"), (5e-324, "4.94066e-324"), (1e308, "1e+308"),
+        (99999999999999.5, "1e+14"), (5e-324, "4.94066e−324"), (1e308, "1e+308"),
         (1.23456789e10 + 0.5, "1.23457e+10"), (999999.5, "1e+06"), (0.707106781, "0.707107"),
-        ("Infinity", "inf"), ("-Infinity", "-inf"), ("NaN", "nan"),
+        ("Infinity", "inf"), ("-Infinity", "−inf"), ("NaN", "nan"),
     ]  # fmt: skip
     got = page.evaluate(FMT_JS, [x for x, _ in table])
-    expected = [f"{n} {f'({n})' if n.startswith('-') else n} {{x}}" for _, n in table]
+    expected = [f"{n} {f'({n})' if n.startswith('−') else n} {{x}}" for _, n in table]
     assert got == expected
     floats = some_floats(20_000, seed=6)
     got = page.evaluate(FMT_JS, floats)

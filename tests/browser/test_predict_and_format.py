@@ -56,9 +56,11 @@ FORBIDDEN = {
 }
 
 # Every text the page writes about numbers on the graph: cards (with their tooltips, written as
-# the pointer reaches a card), edge labels, lab marks. Narration and server messages are the
-# server's and are not collected.
+# the pointer reaches a card), edge labels, lab marks, and the step's narration (the server's
+# template filled in the page: its minus sign is the page's, issue 23's `(−3)`; its exponents
+# stay Python's `%g`, `e+06`, which this program's numbers never reach).
 GRAPH_TEXTS_JS = """() => [
+  document.getElementById('narration').textContent,
   ...[...document.querySelectorAll('[data-testid=node]')].flatMap(g => {
       g.dispatchEvent(new PointerEvent('pointerenter'));
       return [...g.querySelectorAll('text, title')].map(t => t.textContent);

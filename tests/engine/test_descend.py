@@ -124,7 +124,7 @@ def test_a_root_that_overflows_stops_with_a_message_not_an_error():
     assert overflow.stopped == {
         "step": 1,
         "reason": "nonfinite",
-        "message": "Stopped at step 1: the root became -inf. "
+        "message": "Stopped at step 1: the root became −inf. "
         "The learning rate 1 is too large here; try 0.1.",
     }
 

@@ -7,6 +7,7 @@ from hypothesis import given
 
 from chainrule import engine
 from chainrule.engine.flags import EXPLODING, GATES, SATURATED, VANISHING, grad_flags
+from chainrule.engine.ops import OPS, SATURATION
 from chainrule.engine.presets import presets
 from tests.program_strategies import fuzz_settings, valid_programs
 
@@ -121,3 +122,13 @@ def test_the_flags_are_their_definitions_on_gates_and_extremes(source: str) -> N
     trace = engine.trace(source)
     assert grad_flags(trace) == flags_by_definition(trace)
     assert grad_flags(trace)  # each flags something
+
+
+@pytest.mark.parametrize("x", [-30.0, -4.0, -0.5, 0.0, 0.25, 3.8, 30.0])
+def test_where_a_tanh_or_sigmoid_is_on_its_curve_comes_from_the_table(x: float) -> None:
+    # The table's `saturation` column: tanh's result itself, and a sigmoid's 2s - 1, which is
+    # tanh(x/2) (the identity that makes the sigmoid a scaled tanh: σ(x) = (1 + tanh(x/2)) / 2).
+    assert SATURATION["tanh"]((x, 0.0, 0.0, math.tanh(x))) == math.tanh(x)
+    s = OPS["sigmoid"].apply((x,), 0.0)[0]  # type: ignore[misc]
+    assert SATURATION["sigmoid"]((x, 0.0, 0.0, s)) == pytest.approx(math.tanh(x / 2), abs=1e-15)
+    assert GATES == {"relu", "tanh", "sigmoid"}

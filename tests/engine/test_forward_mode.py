@@ -93,7 +93,7 @@ def test_the_timeline_is_the_sort_then_one_tangent_step_per_node() -> None:
     assert tangents == {"a": 1.0, "b": 0.0, "c": 0.0, "(a + b)": 1.0, "f": 10.0}
     last, said = reply["steps"][-1], narrations(reply)
     assert said[-1] == (
-        "f = (a + b)·c = (-1)·10 = -10, and its tangent ∂f/∂a = 1 × 10 + 0 × (-1) = 10"
+        "f = (a + b)·c = (−1)·10 = −10, and its tangent ∂f/∂a = 1 × 10 + 0 × (−1) = 10"
     )
     assert last["contributions"] == [
         {"edge": "e2", "from": "n3", "tangent_in": 1.0, "local": 10.0, "contribution": 10.0},

@@ -135,7 +135,7 @@ BAD = [
     ({"x_range": (1.0,)},
      "the range of 'w' must be two finite numbers, the first below the second, got [1.0]"),
     ({"x_range": (-1e308, 1e308)},
-     "the range of 'w' from -1e+308 to 1e+308 is too wide to split into points; narrow it"),
+     "the range of 'w' from −1e+308 to 1e+308 is too wide to split into points; narrow it"),
     ({"y_range": (1.0, 1.0000000000000002)},
      "the range of 'b' from 1.0 to 1.0000000000000002 is too narrow to hold 5 different "
      "values; widen it"),

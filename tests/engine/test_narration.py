@@ -25,18 +25,20 @@ from chainrule.engine.topo import topo_order
 
 
 def ref_fmt(x: float) -> str:
+    # Its one change since: the page's minus sign U+2212 (issue 23: `(−3)` in the narration as
+    # on the edge label).
     if math.isnan(x):
         return "nan"
     if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
+        return "inf" if x > 0 else "\u2212inf"
     if x == int(x) and abs(x) < 1e15:
-        return str(int(x))
-    return f"{x:.6g}"
+        return str(int(x)).replace("-", "\u2212")
+    return f"{x:.6g}".replace("-", "\u2212")
 
 
 def ref_factor(x: float) -> str:
     text = ref_fmt(x)
-    return f"({text})" if text.startswith("-") else text
+    return f"({text})" if text.startswith("\u2212") else text
 
 
 def reference_narrations(traced: engine.Trace) -> list[str]:
@@ -162,7 +164,7 @@ def test_the_contract_example() -> None:
     assert reply["steps"][index]["template"] == (
         "{t:text:2} = {t:text:0}·{t:text:1} = {f:data:0}·{f:data:1} = {n:data:2}"
     )
-    assert narrations(reply)[index] == "c = a·b = 2·(-3) = -6"
+    assert narrations(reply)[index] == "c = a·b = 2·(−3) = −6"
     assert "narration" not in reply["steps"][index]  # the reader fills it: no name repeated
 
 
@@ -208,7 +210,7 @@ def test_a_function_s_operand_is_not_bracketed() -> None:
     ]
     assert step["template"] == "tanh({t:text:0}) = tanh({n:data:0}) = {n:data:1}"
     assert fill(step["template"], {"text": ["-2"], "data": [-2.0, math.tanh(-2)]}) == (
-        "tanh(-2) = tanh(-2) = -0.964028"
+        "tanh(-2) = tanh(−2) = −0.964028"  # the node's text is code, its data a number
     )
 
 
@@ -216,26 +218,26 @@ def test_a_function_s_operand_is_not_bracketed() -> None:
     ("x", "n", "f"),
     [
         (2.0, "2", "2"),
-        (-3.0, "-3", "(-3)"),
+        (-3.0, "−3", "(−3)"),
         (-0.0, "0", "0"),
         (0.1 + 0.2, "0.3", "0.3"),
-        (1e-5, "1e-05", "1e-05"),
+        (1e-5, "1e−05", "1e−05"),
         (0.0001, "0.0001", "0.0001"),
-        (-1.5e-7, "-1.5e-07", "(-1.5e-07)"),
+        (-1.5e-7, "−1.5e−07", "(−1.5e−07)"),
         (123456.5, "123456", "123456"),  # %.6g rounds half to even
         (1234567.5, "1.23457e+06", "1.23457e+06"),
         (12345678912.0, "12345678912", "12345678912"),
         (1e15, "1e+15", "1e+15"),
         (99999999999999.5, "1e+14", "1e+14"),
-        (5e-324, "4.94066e-324", "4.94066e-324"),
+        (5e-324, "4.94066e−324", "4.94066e−324"),
         (1e308, "1e+308", "1e+308"),
         (2.5, "2.5", "2.5"),
         (0.707106781, "0.707107", "0.707107"),
         (math.inf, "inf", "inf"),
-        (-math.inf, "-inf", "(-inf)"),
+        (-math.inf, "−inf", "(−inf)"),
         (math.nan, "nan", "nan"),
         ("Infinity", "inf", "inf"),
-        ("-Infinity", "-inf", "(-inf)"),
+        ("-Infinity", "−inf", "(−inf)"),
         ("NaN", "nan", "nan"),
     ],
 )

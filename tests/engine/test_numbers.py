@@ -141,7 +141,7 @@ def test_non_finite_numbers_and_node_warnings() -> None:
     assert numbers["data"] == [0.0, "-Infinity", 0.0, "NaN"]
     assert numbers["correct_grad"] is None
     assert numbers["node_warnings"] == {
-        "n1": [{"type": "division_by_zero", "message": "log(0) divides by zero: -inf"}],
+        "n1": [{"type": "division_by_zero", "message": "log(0) divides by zero: −inf"}],
     }  # -inf·0 = nan warns of nothing new: its input already was not finite
 
 

@@ -48,9 +48,9 @@ def test_topo_steps_reproduce_seed_000() -> None:
 
 def test_narrations_hold_the_numbers() -> None:
     text = narrations(engine.trace(engine.PRESETS[0]["source"]).to_dict())
-    assert "e = a + b = 2 + (-3) = -1" in text
+    assert "e = a + b = 2 + (−3) = −1" in text
     assert "Seed: grad[f] = 1 (f changes one-for-one with itself)" in text
-    assert "Visit f = e·c: grad[e] += 1 × 10 = 10, grad[c] += 1 × (-1) = -1" in text
+    assert "Visit f = e·c: grad[e] += 1 × 10 = 10, grad[c] += 1 × (−1) = −1" in text
 
 
 PROGRAMS = [p["source"] for p in engine.PRESETS] + [
