@@ -140,7 +140,10 @@ function buildPlayIndex(trace) {
       dataFrame.set(step.node, first);
       forwardStep.set(step.node, k);
       const lit = (inputEdges.get(step.node) ?? []).map((e) => e.id);
-      for (const id of lit) addEvent(edgeEvents, id, { frame: first, until: first, backward: false, step: k, at: -1 });
+      // A tangent step's edge shows its term of the chain rule (tangent_in × local): `at` is its
+      // contribution; a value's forward edge shows the input's value (at −1).
+      const term = new Map((step.contributions ?? []).map((c, j) => [c.edge, j]));
+      for (const id of lit) addEvent(edgeEvents, id, { frame: first, until: first, backward: false, step: k, at: term.get(id) ?? -1 });
       active[first] = { node: step.node, edges: lit };
     } else if (step.phase === "seed") {
       addEvent(gradEvents, step.node, [first, k, STEP_GRAD]);
@@ -180,9 +183,12 @@ function eventGrad(trace, [, k, at]) {
   return step.contributions[at].grad_after;
 }
 
-/** The contribution a backward edge event shows, read from `trace` (null for a forward one). */
+/** The contribution an edge event shows, read from `trace`: a backward step's, or a tangent
+ * step's term as one ({upstream: tangent_in, local, contribution}); null for a value's edge. */
 function eventContribution(trace, event) {
-  return event.backward ? trace.steps[event.step].contributions[event.at] : null;
+  if (event.at < 0) return null;
+  const c = trace.steps[event.step].contributions[event.at];
+  return event.backward ? c : { upstream: c.tangent_in, local: c.local, contribution: c.contribution };
 }
 
 /** The last event of `list` at or before frame i (lists are in frame order and short). */
@@ -251,7 +257,9 @@ export function viewAt(trace, i, { finalGrads = false } = {}) {
     const event = lastAt(play.edgeEvents.get(id), shownFrame, edgeFrame);
     if (!event) return undefined;
     const lit = shownFrame <= event.until;
-    if (!event.backward) return lit ? { state: "forward-active", pulse: true } : { state: "forward" };
+    if (!event.backward) {
+      return lit ? { state: "forward-active", contribution: eventContribution(trace, event), pulse: true } : { state: "forward" };
+    }
     const contribution = eventContribution(trace, event);
     return lit
       ? { state: "backward-active", contribution, pulse: event.frame === shownFrame }

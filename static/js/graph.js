@@ -324,7 +324,9 @@ function edgeLabels(trace, view) {
     if (shown?.state === "backward-active") {
       labels.push({ id: edge.id, kind: "backward", text: chainText(shown.contribution), sourceKind: nodeById.get(edge.source).kind });
     } else if (shown?.state === "forward-active") {
-      labels.push({ id: edge.id, kind: "forward", text: compactText(nodeById.get(edge.source).data), sourceKind: nodeById.get(edge.source).kind });
+      // Forward mode's tangent step: the edge's term of the chain rule; a value: the input's value.
+      const text = shown.contribution ? chainText(shown.contribution) : compactText(nodeById.get(edge.source).data);
+      labels.push({ id: edge.id, kind: "forward", text, sourceKind: nodeById.get(edge.source).kind });
     }
   }
   return labels;

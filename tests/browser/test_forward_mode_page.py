@@ -62,6 +62,35 @@ def test_the_switch_and_the_picker_carry_tangents_left_to_right(page, screenshot
     page.screenshot(path=str(screenshots_dir / "forward-mode.png"))
 
 
+LABELS_JS = """() => [...document.querySelectorAll('#graph .edge-label.forward')]
+  .map((g) => g.querySelector('text').textContent).sort()"""
+
+
+def test_a_tangent_step_s_edges_read_tangent_in_times_local(page):
+    """The pulse carries tangents: at f = e·c's tangent step (by a), e → f reads ∂e/∂a × ∂f/∂e =
+    1 × 10 = 10 and c → f reads 0 × (−1) = 0, the terms the engine sums; a reverse-mode forward
+    step's edges still read their input's value."""
+    page.goto("/?preset=add-mul")
+    page.wait_for_selector(READY)
+    page.click("[data-testid=jump-backward]")  # f's visit, then its seed, then its forward step
+    page.click("[data-testid=step-back]")
+    page.click("[data-testid=step-back]")
+    page.wait_for_function(f"() => ({LABELS_JS})().length === 2")
+    assert page.evaluate(LABELS_JS) == ["10", "−1"]
+    forward_on(page)
+    page.keyboard.press("End")
+    assert page.get_by_test_id("phase").get_attribute("data-phase") == "tangent"
+    want = engine.trace(
+        PRESET["add-mul"]["source"], PRESET["add-mul"]["values"], pass_="forward", wrt="a"
+    ).to_dict()
+    terms = [
+        (c["tangent_in"], c["local"], c["contribution"]) for c in want["steps"][-1]["contributions"]
+    ]
+    assert sorted(terms) == [(0.0, -1.0, -0.0), (1.0, 10.0, 10.0)]
+    page.wait_for_function(f"() => ({LABELS_JS})().length === 2")
+    assert page.evaluate(LABELS_JS) == ["0 × (−1) = 0", "1 × 10 = 10"]
+
+
 def test_every_leaf_runs_one_pass_each_and_ends_on_the_backward_gradients(page, screenshots_dir):
     page.goto("/?preset=add-mul")
     page.wait_for_selector(READY)
