@@ -28,7 +28,7 @@ Box = tuple[float, float, float, float]  # x, y (the centre), width, height
 # compression; docs/api.md "Reply size"): so much per node, and so much per character of the
 # program, whose names a reply sends in a few fields of their nodes (label, name, text, the
 # leaves, the groups) but never in every step (narration names nodes by index).
-REPLY_BYTES_PER_NODE = 800  # about 600 since steps are sent as columns (1,560 before)
+REPLY_BYTES_PER_NODE = 1_500  # about 600 since steps are sent as columns (1,560-1,600 before)
 REPLY_BYTES_PER_SOURCE_CHAR = 8
 
 
