@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chainrule import engine
 from chainrule.engine.i18n import DEFAULT_LANG, LANGS
+from chainrule.engine.step_reader import step_objects
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS_DIR = ROOT / "lessons"  # package data, beside app/
@@ -125,7 +126,7 @@ class _Resolver:
 
     def __init__(self, name: str, trace: dict[str, Any]) -> None:
         self.name = name
-        self.steps = trace["steps"]
+        self.steps = step_objects(trace)
         self.ids: dict[str, list[str]] = {}
         for node in trace["nodes"]:
             for key in {node["label"], node["text"]} - {""}:

@@ -128,7 +128,6 @@ NodeWarningType = Literal["division_by_zero", "overflow", "domain"]
 WarningType = Literal[
     "unused", "alias", "unknown_value", "never_visited", "late", "skipped", "pasted"
 ]
-StackEntry = tuple[str, int]
 
 
 class NodeWarning(Sent):
@@ -194,97 +193,56 @@ class Leaf(Sent):
     value: Number
 
 
-class Contribution(Sent):
-    edge: str
-    to: str
-    upstream: Number
-    local: Number
-    contribution: Number
-    grad_before: Number
-    grad_after: Number
-    lost: bool = Field(description="Overwritten by a later contribution (mode `overwrite`).")
-    late: bool = Field(description="Arrived after its target was visited (a custom `order`).")
+class Steps(Sent):
+    """The timeline as columns (docs/api.md, "Steps"): one entry per step in `phase`, `node` and
+    `template`; one per step of the sort (the first steps) in `action` and `input_index`; the
+    backward pass's numbers as the numbers reply's arrays. Readers turn them into one object a
+    step: `engine.step_reader.step_objects` (Python), `stepObjects` (static/js/step-columns.js)."""
 
-
-class TangentContribution(Sent):
-    """What one input edge adds to its consumer's tangent in forward mode."""
-
-    edge: str
-    from_: str = Field(alias="from", description="The input's id.")
-    tangent_in: Number = Field(description="The input's tangent ∂input/∂wrt.")
-    local: Number = Field(description="The edge's local derivative.")
-    contribution: Number = Field(description="tangent_in × local.")
-
-
-TEMPLATE = Field(
-    description="The step's narration with its numbers as slots: `{n:ARRAY:INDEX}` (the number "
-    "as formatted) or `{f:ARRAY:INDEX}` (as a factor, parenthesised when negative), read from "
-    "the numbers arrays of `POST /api/values` (data, step_grad, local_grad, contribution, …), "
-    "and each node it names as `{t:text:INDEX}` (that node's `text`). The reader fills it: the "
-    "reply names each node once, not in every step (docs/api.md, Step)."
-)
-
-
-class TopoStep(Sent):
-    """One event of the depth-first topological sort. The stack and the sorted list are not
-    sent whole: `pop`, `pushed` and `emitted` are the changes this step makes to them."""
-
-    index: int
-    phase: Literal["topo"]
-    node: str
-    template: str = TEMPLATE
-    action: Literal["start", "visit", "skip", "emit"]
-    pop: StackEntry | None = Field(description="The (node id, input index) popped, or null.")
-    input: str | None = Field(description="The input looked at (`visit`, `skip`), or null.")
-    pushed: list[StackEntry] = Field(description="Entries pushed, bottom first.")
-    emitted: str | None = Field(description="The id added to the sorted list (`emit`).")
-
-
-class ForwardStep(Sent):
-    index: int
-    phase: Literal["forward"]
-    node: str
-    template: str = TEMPLATE
-    op: Op | None
-    inputs: list[str]
-    data: Number
-
-
-class SeedStep(Sent):
-    index: int
-    phase: Literal["seed"]
-    node: str
-    template: str = TEMPLATE
-    grad: Number
-
-
-class BackwardStep(Sent):
-    index: int
-    phase: Literal["backward"]
-    node: str
-    template: str = TEMPLATE
-    grad: Number = Field(description="The node's gradient when it is visited.")
-    contributions: list[Contribution]
-
-
-class TangentStep(Sent):
-    """A step of forward mode: the node's value and its tangent ∂node/∂wrt, the sum of its
-    input edges' contributions."""
-
-    index: int
-    phase: Literal["tangent"]
-    node: str
-    template: str = TEMPLATE
-    op: Op | None
-    inputs: list[str]
-    data: Number
-    tangent: Number = Field(description="∂node/∂wrt.")
-    contributions: list[TangentContribution]
-
-
-Step = Annotated[
-    TopoStep | ForwardStep | SeedStep | BackwardStep | TangentStep, Field(discriminator="phase")
-]
+    phase: list[Literal["topo", "forward", "seed", "backward", "tangent"]] = Field(
+        description="Per step: topo, then forward, seed, backward; in forward mode, topo and "
+        "tangent."
+    )
+    node: list[Annotated[int, Field(ge=0)]] = Field(
+        description="Per step: the index of its node (its id is `n` + the index)."
+    )
+    template: list[Annotated[int, Field(ge=0)]] = Field(
+        description="Per step: its narration's pattern, an index into `templates`."
+    )
+    templates: list[str] = Field(
+        description="The patterns: narration templates with their numbers as slots, "
+        "`{n:ARRAY:INDEX}` (the number as formatted) or `{f:ARRAY:INDEX}` (as a factor), read "
+        "from the numbers arrays of `POST /api/values`, and each node they name as "
+        "`{t:text:INDEX}` (its `text`). INDEX is a number or names a part of the step: `node`, "
+        "`in<j>` (its node's j-th input), `e<j>` (its j-th input edge), `c<j>` (the j-th "
+        "contribution of its visit), `visit` (its position among the backward steps)."
+    )
+    action: list[Literal["start", "visit", "skip", "emit"]] = Field(
+        description="Per step of the sort (steps 0 to len(action) - 1): what it does."
+    )
+    input_index: list[Annotated[int, Field(ge=0)] | None] = Field(
+        description="Per step of the sort: the input index it pops and looks at (null at the "
+        "start)."
+    )
+    step_grad: list[Number] = Field(
+        description="Per backward step: the node's gradient when visited (its contributions' "
+        "upstream); as in the numbers reply."
+    )
+    contribution: list[Number] = Field(
+        description="Per contribution (a backward step's, one per input edge of its node, in "
+        "order): upstream × local."
+    )
+    grad_before: list[Number] = Field(description="Per contribution.")
+    grad_after: list[Number] = Field(description="Per contribution.")
+    lost: list[Annotated[int, Field(ge=0)]] = Field(
+        description="The contributions overwritten by a later one (mode `overwrite`), by index."
+    )
+    late: list[Annotated[int, Field(ge=0)]] = Field(
+        description="The contributions that arrived after their target was visited (`order`)."
+    )
+    tangent_contribution: list[Number] | None = Field(
+        description="Forward mode: per edge, its input's tangent × local; null in reverse mode."
+    )
 
 
 class GradCheckResult(Sent):
@@ -409,9 +367,9 @@ class GraphResponse(Sent):
     functions: list[Function] = Field(
         description="The functions the program defines that the graph calls, by line."
     )
-    steps: list[Step] = Field(
-        description="The timeline: topo, forward, seed, backward; in forward mode, topo and "
-        "tangent."
+    steps: Steps = Field(
+        description="The timeline, as columns: topo, forward, seed, backward; in forward mode, "
+        "topo and tangent."
     )
     gradcheck: GradCheck
     warnings: list[ProgramWarning]

@@ -11,6 +11,11 @@ its name (a reply names each node once, however many steps speak of it). Literal
 written `{{` and `}}`. Numbers that are not in those arrays (input indexes, counts, the seed's
 1, a constant exponent) are plain text. The grammar is a subset of Python's format strings
 (field `n`, `f` or `t`, format spec `ARRAY:INDEX`), which `fill` relies on.
+
+The timeline is made of patterns (engine/step_reader.py): templates whose INDEX may name a part
+of their step instead (`node`, `in0`, `e0`, `c0`, `visit`), so that steps alike share one
+pattern (`{t:text:node} = {t:text:in0} + {t:text:in1} = …` for every sum of two names). The
+Narrator writes a node's title and formula as patterns.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from .formulas import Formula
 from .functions import ATOM, spelled
 from .i18n import Message, msg
 from .ops import MINUS, OPS, expansion_step, row_of
+from .step_reader import step_objects
 
 if TYPE_CHECKING:
     from .value import Value
@@ -60,25 +66,23 @@ def factor(x: float | str) -> str:
     return f"({text})" if text.startswith(MINUS) else text
 
 
-def slot(array: str, index: int) -> str:
-    """The slot of `array[index]` written as `fmt` does."""
+def slot(array: str, index: int | str) -> str:
+    """The slot of `array[index]` written as `fmt` does (a pattern's INDEX may be relative:
+    `node`, `in0`, …)."""
     return f"{{n:{array}:{index}}}"
 
 
-def operand_slot(array: str, index: int) -> str:
+def operand_slot(array: str, index: int | str) -> str:
     """The slot of `array[index]` written as an operand (`factor`)."""
     return f"{{f:{array}:{index}}}"
 
 
-def name_slot(node: Value) -> str:
-    """The slot of `node`'s text (its name in narration)."""
-    return f"{{t:text:{node.id}}}"
+def text_slot(index: int | str) -> str:
+    """The slot of the text of node `index` (its name in narration; `node`, `in0`: relative)."""
+    return f"{{t:text:{index}}}"
 
 
-def name_slots(count: int) -> list[str]:
-    """`name_slot` of the nodes of ids 0 to `count` - 1, by id: for the loops that name nodes
-    tens of thousands of times (a timeline's steps)."""
-    return [f"{{t:text:{i}}}" for i in range(count)]
+NODE_NAME = text_slot("node")  # a pattern's name of its step's node
 
 
 def escape(text: str) -> str:
@@ -166,21 +170,20 @@ def fill(template: str, numbers: Mapping[str, Sequence[float | str]]) -> str:
     return _fill_with(fields)(template)
 
 
+# The numbers arrays of the backward pass, which a reply's steps hold as they are.
+BACKWARD_ARRAYS = ("step_grad", "contribution", "grad_before", "grad_after")
+
+
 def reply_numbers(reply: Mapping[str, Any]) -> dict[str, list[Any]]:
     """The arrays the templates of a trace's reply (`Trace.to_dict()`, `POST /api/graph`) read,
     gathered from it: the nodes' `text` (and in forward mode their `tangent`) and the numbers
-    arrays of `POST /api/values`."""
-    nodes = reply["nodes"]
-    visits = [step for step in reply["steps"] if step["phase"] == "backward"]
-    contributions = [c for step in visits for c in step["contributions"]]
+    arrays of `POST /api/values` (the backward pass's are the steps' columns)."""
+    nodes, steps = reply["nodes"], reply["steps"]
     arrays = {
         "text": [node["text"] for node in nodes],
         "data": [node["data"] for node in nodes],
         "local_grad": [edge["local_grad"] for edge in reply["edges"]],
-        "step_grad": [step["grad"] for step in visits],
-        "contribution": [c["contribution"] for c in contributions],
-        "grad_before": [c["grad_before"] for c in contributions],
-        "grad_after": [c["grad_after"] for c in contributions],
+        **{name: steps[name] for name in BACKWARD_ARRAYS},
     }
     if reply.get("pass") == "forward":  # forward mode's steps read each node's tangent
         arrays["tangent"] = [node["tangent"] for node in nodes]
@@ -190,18 +193,35 @@ def reply_numbers(reply: Mapping[str, Any]) -> dict[str, list[Any]]:
 def narrations(reply: Mapping[str, Any]) -> list[str]:
     """The narration of every step of a trace's reply, in order: each template filled."""
     fill = filler(reply_numbers(reply))
-    return [fill(step["template"]) for step in reply["steps"]]
+    return [fill(step["template"]) for step in step_objects(reply)]
 
 
 # Runs of non-space, cut at TEXT_MAX + 1: enough to know the text must be truncated.
 WORDS = re.compile(rf"\S{{1,{TEXT_MAX + 1}}}")
+WINDOW = 2 * TEXT_MAX  # how much of a span `short_text` reads first
 
 
 def short_text(source: str, start: int, end: int) -> str:
     """`source[start:end]` with whitespace runs collapsed, at most TEXT_MAX characters.
 
     Reads only the first words of the span: a long sum's nodes each span most of the source,
-    so collapsing whole spans would make a 20,000-term sum quadratic (minutes)."""
+    so collapsing whole spans would make a 20,000-term sum quadratic (minutes). The first
+    WINDOW characters nearly always hold them (`str.split`, one call); a span that starts with
+    more blanks than that is read word by word."""
+    words = source[start : min(end, start + WINDOW)].split()
+    if end - start <= WINDOW:  # the whole span
+        text = " ".join(words)
+    else:  # the last word may go on past the window: enough without it?
+        text = " ".join(words[:-1])
+        if len(text) <= TEXT_MAX:
+            text = _first_words(source, start, end)
+    return text if len(text) <= TEXT_MAX else text[: TEXT_MAX - 1] + "…"
+
+
+def _first_words(source: str, start: int, end: int) -> str:
+    """The first words of `source[start:end]`, one space apart, a little over TEXT_MAX
+    characters when there are that many (a word longer than that is cut into pieces: the text
+    is truncated before the second one)."""
     words: list[str] = []
     length = -1
     for match in WORDS.finditer(source, start, end):
@@ -209,8 +229,7 @@ def short_text(source: str, start: int, end: int) -> str:
         length += len(words[-1]) + 1
         if length > TEXT_MAX:
             break
-    text = " ".join(words)
-    return text if len(text) <= TEXT_MAX else text[: TEXT_MAX - 1] + "…"
+    return " ".join(words)
 
 
 class Narrator:
@@ -230,7 +249,8 @@ class Narrator:
         self._texts: list[str | None] = [None] * len(nodes)
         self._names: list[str | None] = [None] * len(nodes)
         self._titles: list[str | None] = [None] * len(nodes)
-        self.slots = name_slots(len(nodes))  # each node's name slot, by id
+        self._formulas: dict[tuple[int, float | None], str] = {}  # by (row, exponent)
+        self._title_shapes: dict[tuple, str] = {}  # title patterns by their shape
 
     def text(self, node: Value) -> str:
         cached = self._texts[node.id]
@@ -256,11 +276,7 @@ class Narrator:
         with `bracket_compound` any text that is not one name, number, call or bracket
         (`(b**2)^-1`); a formula built from the source's own structure needs no more."""
         text = self.text(node)
-        if node.kind == "const":
-            return f"({text})" if text.startswith("-") else text
-        if not bracket_compound or node.kind == "leaf" or node.label or _called(node):
-            return text
-        return text if _bracketed(text) else f"({text})"
+        return f"({text})" if _bracketed_as_operand(node, text, bracket_compound) else text
 
     def formula(self, node: Value, parts: list[str] | None = None) -> str:
         """`a + b`, `e·c`, `a^2`, `tanh(n)` from the inputs' texts (or the given parts)."""
@@ -271,34 +287,49 @@ class Narrator:
 
     def _operands(self, node: Value) -> list[str]:
         """The texts of `node`'s inputs as its formula writes them."""
+        return [
+            f"({self.text(c)})" if bracketed else self.text(c)
+            for c, bracketed in zip(node.inputs, self._operand_brackets(node), strict=True)
+        ]
+
+    def _operand_brackets(self, node: Value) -> list[bool]:
+        """Whether `node`'s formula brackets each input's text."""
         op, inputs, row = node.op, node.inputs, row_of(node)
         if row.call:
-            return [self.text(c) for c in inputs]
+            return [False] * len(inputs)
         # The shapes expand_derived builds, X·(-1) and X^-1 (a power's base: the left operand
         # of a right-associative op), bracket a compound X (as the expansion does): the source
         # never wrote them, so its brackets cannot be relied on.
         compound_first = row.right or (
             op == "*" and inputs[1].kind == "const" and inputs[1].data < 0
         )
-        return [self.operand(c, compound_first and i == 0) for i, c in enumerate(inputs)]
+        text = self.text
+        return [
+            _bracketed_as_operand(c, text(c), compound_first and i == 0)
+            for i, c in enumerate(inputs)
+        ]
 
-    def title_of_slots(self, node: Value) -> str:
-        """`title` as a template: each node in it named by its slot (`{t:text:ID}`), an operand
-        in brackets where the title brackets its text. Made once a node: the forward, backward
-        and tangent steps each name it."""
+    def title_pattern(self, node: Value) -> str:
+        """`title` as a pattern: the node named `{t:text:node}`, its inputs `{t:text:in0}`, …,
+        in brackets where the title brackets their text. Made once a node: the forward,
+        backward and tangent steps each name it."""
         cached = self._titles[node.id]
         if cached is not None:
             return cached
-        slots = self.slots
         if not node.inputs:
-            cached = slots[node.id]
-        else:
-            operands = [
-                slots[c.id] if shown == self.text(c) else f"({slots[c.id]})"
-                for c, shown in zip(node.inputs, self._operands(node), strict=True)
-            ]
-            formula = self.formula(node, operands)
-            cached = f"{slots[node.id]} = {formula}" if node.label else formula
+            cached = NODE_NAME
+        else:  # the same for every node of one op, exponent, bracketing and labelling
+            brackets = tuple(self._operand_brackets(node))
+            shape = (id(row_of(node)), node.exponent, brackets, not node.label)
+            cached = self._title_shapes.get(shape)
+            if cached is None:
+                operands = [
+                    f"({text_slot(f'in{j}')})" if bracketed else text_slot(f"in{j}")
+                    for j, bracketed in enumerate(brackets)
+                ]
+                formula = self.formula(node, operands)
+                cached = f"{NODE_NAME} = {formula}" if node.label else formula
+                self._title_shapes[shape] = cached
         self._titles[node.id] = cached
         return cached
 
@@ -307,10 +338,17 @@ class Narrator:
         operand = fmt if _called(node) else factor  # a call's parentheses suffice
         return self.formula(node, [operand(c.data) for c in node.inputs])
 
-    def formula_of_slots(self, node: Value) -> str:
-        """`formula_of_numbers` as a template: the inputs' `data` slots in place of names."""
-        write = slot if _called(node) else operand_slot
-        return self.formula(node, [write("data", c.id) for c in node.inputs])
+    def formula_pattern(self, node: Value) -> str:
+        """`formula_of_numbers` as a pattern: the inputs' `data` slots (`{f:data:in0}`, …) in
+        place of their names; the same for every node of one op (and exponent)."""
+        row = row_of(node)
+        key = (id(row), node.exponent)
+        found = self._formulas.get(key)
+        if found is None:
+            write = slot if row.call else operand_slot  # a call's parentheses suffice
+            parts = [write("data", f"in{j}") for j in range(len(node.inputs))]
+            found = self._formulas[key] = self.formula(node, parts)
+        return found
 
     def expansion(self, node: Value) -> str | None:
         """A derived operation in micrograd's primitives, from its row's expansion, spelled as
@@ -363,6 +401,16 @@ class Narrator:
         """The message of a node's warning (domain, overflow, division_by_zero)."""
         shown = self.formula_of_numbers(node) if node.inputs else self.text(node)
         return msg(f"warning.node.{kind}", formula=shown, result=fmt(node.data))
+
+
+def _bracketed_as_operand(node: Value, text: str, bracket_compound: bool) -> bool:
+    """Whether an operand's `text` is written in brackets: a negative constant (`a·(-3)`), and
+    with `bracket_compound` a text that is not one name, number, call or bracket."""
+    if node.kind == "const":
+        return text.startswith("-")
+    if not bracket_compound or node.kind == "leaf" or node.label or _called(node):
+        return False
+    return not _bracketed(text)
 
 
 def _called(node: Value) -> bool:

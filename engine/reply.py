@@ -15,7 +15,7 @@ from .functions import ops_used, script_body
 from .gradcheck import GradCheck
 from .i18n import render
 from .ops import DERIVED, row_of
-from .steps import BackwardStep, ForwardStep, SeedStep, Step, TangentStep, TopoStep
+from .steps import Timeline
 
 if TYPE_CHECKING:
     from .backward import BackwardRecord
@@ -28,7 +28,7 @@ Box = tuple[float, float, float, float]  # x, y (the centre), width, height
 # compression; docs/api.md "Reply size"): so much per node, and so much per character of the
 # program, whose names a reply sends in a few fields of their nodes (label, name, text, the
 # leaves, the groups) but never in every step (narration names nodes by index).
-REPLY_BYTES_PER_NODE = 2_000
+REPLY_BYTES_PER_NODE = 1_500  # about 600 since steps are sent as columns (1,560-1,600 before)
 REPLY_BYTES_PER_SOURCE_CHAR = 8
 
 
@@ -154,18 +154,33 @@ def graph_reply(
     numbers reply: what a drawing of the graph needs, without the timeline."""
     data, grad, local_grad = numbers["data"], numbers["grad"], numbers["local_grad"]
     correct_grad = numbers["correct_grad"] or grad
-    tangent = numbers["tangent"]
+    tangent = numbers["tangent"] or [None] * len(data)
     node_warnings = numbers["node_warnings"]
     say = trace.narrator
-    group_of = [0] * len(trace.nodes)
+    ids = node_ids(len(trace.nodes))
+    group_of = [""] * len(trace.nodes)
     for index, group in enumerate(trace.graph.groups):
+        name = f"g{index}"
         for member in group.nodes:
-            group_of[member] = index
+            group_of[member] = name
     nodes = []
     edges = []
     for node in trace.nodes:
         i = node.id
-        nid = f"n{i}"
+        nid = ids[i]
+        inputs = []  # the node's input ids, and an edge from each (one loop for both)
+        for index, child in enumerate(node.inputs):
+            edge = len(edges)
+            inputs.append(ids[child.id])
+            edges.append(
+                {
+                    "id": f"e{edge}",
+                    "source": inputs[index],
+                    "target": nid,
+                    "index": index,
+                    "local_grad": local_grad[edge],
+                }
+            )
         derived = node.op in DERIVED or node.function is not None
         written = {
             "id": nid,
@@ -181,26 +196,20 @@ def graph_reply(
             "derived": derived,
             "expansion": say.expansion(node) if derived else None,
             "span": [node.start, node.end],
-            "inputs": [f"n{c.id}" for c in node.inputs],
+            "inputs": inputs,
             "warnings": node_warnings.get(nid, []),
-            "group": f"g{group_of[i]}",
+            "group": group_of[i],
+            "tangent": tangent[i],
         }
-        written["tangent"] = None if tangent is None else tangent[i]
         if placement is not None:
-            written.update(box_reply(placement.boxes[i]))
+            written["x"], written["y"], written["width"], written["height"] = placement.boxes[i]
         nodes.append(written)
-        for index, child in enumerate(node.inputs):
-            edge = len(edges)
-            edges.append(
-                {
-                    "id": f"e{edge}",
-                    "source": f"n{child.id}",
-                    "target": nid,
-                    "index": index,
-                    "local_grad": local_grad[edge],
-                }
-            )
     return {"nodes": nodes, "edges": edges}
+
+
+def node_ids(count: int) -> list[str]:
+    """The ids of nodes 0 to `count` - 1 (`n0`, `n1`, …), written once for a whole reply."""
+    return [f"n{i}" for i in range(count)]
 
 
 def op_name(node: Value) -> str | None:
@@ -257,14 +266,15 @@ def groups_reply(trace: Trace, placement: Placement | None = None) -> list[dict[
     a group is named as narration names its root; with a placement, its `box` and `card`."""
     nodes = trace.nodes
     say = trace.narrator
+    ids = node_ids(len(nodes))
     groups = []
     for index, group in enumerate(trace.graph.groups):
         written: dict[str, Any] = {
             "id": f"g{index}",
             "name": say.text(nodes[group.root]),
             "kind": group.kind,
-            "root": f"n{group.root}",
-            "nodes": [f"n{member}" for member in group.nodes],
+            "root": ids[group.root],
+            "nodes": [ids[member] for member in group.nodes],
         }
         if placement is not None:
             box = placement.group_boxes[index]
@@ -274,114 +284,31 @@ def groups_reply(trace: Trace, placement: Placement | None = None) -> list[dict[
     return groups
 
 
-def steps_reply(trace: Trace, steps: list[Step], numbers: dict[str, Any]) -> list[dict[str, Any]]:
-    """The `steps` of the trace's reply (docs/api.md, "Step"): each step of the timeline with
-    its numbers (from the numbers reply) and its narration's template (filled by the reader:
-    `narration.narrations`)."""
-    return [
-        _STEP_REPLIES[type(step)](trace, step, numbers, index)  # type: ignore[operator]
-        for index, step in enumerate(steps)
-    ]
-
-
-def _topo_reply(trace: Trace, step: TopoStep, numbers: Any, index: int) -> dict:
-    pop = step.pop
+def steps_reply(trace: Trace, timeline: Timeline, numbers: dict[str, Any]) -> dict[str, Any]:
+    """The `steps` of the trace's reply (docs/api.md, "Steps"): the timeline's columns and
+    patterns as they are, and the backward pass's numbers (the numbers reply's arrays) with the
+    contributions a variant lost or delivered late. Read by `step_reader.step_objects` (the
+    page: step-columns.js)."""
+    record = None if trace.tangents is not None else trace.record
     return {
-        "phase": "topo", "node": f"n{step.node}", "template": step.template,
-        "action": step.action,
-        "pop": None if pop is None else [f"n{pop[0]}", pop[1]],
-        "input": None if step.input is None else f"n{step.input}",
-        "pushed": [[f"n{node}", at] for node, at in step.pushed],
-        "emitted": None if step.emitted is None else f"n{step.emitted}",
-        "index": index,
-    }  # fmt: skip
-
-
-def _forward_reply(trace: Trace, step: ForwardStep, numbers: Any, index: int) -> dict:
-    node = step.node
-    return {
-        "phase": "forward", "node": f"n{node.id}", "template": step.template,
-        "op": op_name(node),
-        "inputs": [f"n{c.id}" for c in node.inputs], "data": numbers["data"][node.id],
-        "index": index,
-    }  # fmt: skip
-
-
-def _seed_reply(trace: Trace, step: SeedStep, numbers: Any, index: int) -> dict:
-    return {
-        "phase": "seed", "node": f"n{step.node.id}", "template": step.template, "grad": 1.0,
-        "index": index,
-    }  # fmt: skip
-
-
-def _backward_reply(trace: Trace, step: BackwardStep, numbers: Any, index: int) -> dict:
-    return {
-        "phase": "backward", "node": f"n{step.node.id}", "template": step.template,
-        "grad": numbers["step_grad"][step.visit],
-        "contributions": contributions_reply(trace, step.visit, numbers), "index": index,
-    }  # fmt: skip
-
-
-def _tangent_reply(trace: Trace, step: TangentStep, numbers: Any, index: int) -> dict:
-    node = step.node
-    return {
-        **_forward_reply(trace, step, numbers, index), "phase": "tangent",
-        "tangent": numbers["tangent"][node.id],
-        "contributions": tangent_contributions_reply(trace, node, numbers),
-    }  # fmt: skip
-
-
-_STEP_REPLIES = {
-    TopoStep: _topo_reply,
-    ForwardStep: _forward_reply,
-    SeedStep: _seed_reply,
-    BackwardStep: _backward_reply,
-    TangentStep: _tangent_reply,
-}
-
-
-def tangent_contributions_reply(
-    trace: Trace, node: Any, numbers: dict[str, Any]
-) -> list[dict[str, Any]]:
-    """What each input edge of `node` adds to its tangent: tangent_in × local = contribution."""
-    tangent, local_grad = numbers["tangent"], numbers["local_grad"]
-    contribution = numbers["tangent_contribution"]
-    first = trace.tangents.first_edge[node.id]  # type: ignore[union-attr]
-    return [
-        {
-            "edge": f"e{first + k}",
-            "from": f"n{child.id}",
-            "tangent_in": tangent[child.id],
-            "local": local_grad[first + k],
-            "contribution": contribution[first + k],
-        }  # fmt: skip
-        for k, child in enumerate(node.inputs)
-    ]
-
-
-def contributions_reply(trace: Trace, visit: int, numbers: dict[str, Any]) -> list[dict[str, Any]]:
-    """The contributions of the `visit`-th visit, as a backward step lists them."""
-    record = trace.record
-    edges, tos, lost, late = record.edge, record.to, record.lost, record.late
-    upstream = numbers["step_grad"][visit]
-    local_grad, contribution = numbers["local_grad"], numbers["contribution"]
-    before, after = numbers["grad_before"], numbers["grad_after"]
-    written = []
-    for k in range(record.starts[visit], record.starts[visit + 1]):
-        edge = edges[k]
-        written.append(
-            {
-                "edge": f"e{edge}", "to": f"n{tos[k]}", "upstream": upstream,
-                "local": local_grad[edge], "contribution": contribution[k],
-                "grad_before": before[k], "grad_after": after[k],
-                "lost": k in lost, "late": k in late,
-            }
-        )  # fmt: skip
-    return written
+        "phase": timeline.phase,
+        "node": timeline.node,
+        "template": timeline.template,
+        "templates": timeline.templates,
+        "action": timeline.action,
+        "input_index": timeline.input_index,
+        "step_grad": numbers["step_grad"],
+        "contribution": numbers["contribution"],
+        "grad_before": numbers["grad_before"],
+        "grad_after": numbers["grad_after"],
+        "lost": [] if record is None else sorted(record.lost),
+        "late": [] if record is None else sorted(record.late),
+        "tangent_contribution": numbers["tangent_contribution"],
+    }
 
 
 def trace_reply(
-    trace: Trace, steps: list[Step], placement: Placement | None = None
+    trace: Trace, timeline: Timeline, placement: Placement | None = None
 ) -> dict[str, Any]:
     """The JSON-ready trace described in docs/api.md; its numbers are the numbers reply's."""
     numbers = numbers_reply(trace)
@@ -398,7 +325,7 @@ def trace_reply(
             for name, node in trace.graph.leaves
         ],
         "functions": functions_reply(trace),
-        "steps": steps_reply(trace, steps, numbers),
+        "steps": steps_reply(trace, timeline, numbers),
         "gradcheck": numbers["gradcheck"],
         "warnings": numbers["warnings"],
         "grad_flags": numbers["grad_flags"],

@@ -1,146 +1,132 @@
 """The timeline of a trace: the steps of the sort, the forward pass, the seed and the backward
-pass, a function of the trace record (engine/tracing.py). A step holds what it is about (node
-ids, the visit it shows) and its narration template in the reader's language (the catalogue's
-`narration.*` sentences, engine/i18n.py) with slots for its numbers and the nodes it names
-(engine/narration.py); the reply (engine/reply.py) writes it out as it is, and whoever shows
-it fills it (`narration.narrations`, the page's narration.js)."""
+pass, a function of the trace record (engine/tracing.py), made as columns (`Timeline`): per step
+its phase, its node and its narration's pattern, an index into the timeline's table of patterns
+in the reader's language (the catalogue's `narration.*` sentences, engine/i18n.py, with slots
+for its numbers and the nodes it names, engine/narration.py). Steps alike share a pattern: the
+slots of a pattern name the step's own node, inputs, edges and contributions (`{t:text:node}`,
+`{f:local_grad:e0}`; engine/step_reader.py), so a timeline of 30,000 steps holds a few dozen
+sentences. The reply (engine/reply.py) writes the columns out as they are, and whoever shows
+them reads them with the one reader of each side (engine/step_reader.py, the page's
+step-columns.js) and fills the templates (`narration.narrations`, the page's narration.js)."""
 
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import TYPE_CHECKING, Any, NamedTuple
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from .i18n import templates, text
-from .narration import Narrator, escape, name_slot, operand_slot, slot
+from .narration import NODE_NAME, Narrator, escape, operand_slot, slot, text_slot
+from .step_reader import resolve
 from .topo import TopoEvent, topo_order
-from .value import Value
 
 if TYPE_CHECKING:
     from .tracing import Trace
-
-Entry = tuple[int, int]  # a stack entry of the sort: (node id, input index)
-
-
-class TopoStep(NamedTuple):
-    """A step of the sort: its `action` on `node` (start, visit, skip, emit), the entry it
-    popped, the input it looked at, the entries it pushed and the node it emitted."""
-
-    node: int
-    action: str
-    pop: Entry | None
-    input: int | None
-    pushed: tuple[Entry, ...]
-    emitted: int | None
-    template: str
+    from .value import Value
 
 
-class ForwardStep(NamedTuple):
-    node: Value
-    template: str
+@dataclass
+class Patterns:
+    """The table of a timeline's patterns: each one once, in the order first used."""
+
+    ids: dict[str, int] = field(default_factory=dict)
+
+    def id(self, pattern: str) -> int:
+        found = self.ids.get(pattern)
+        if found is None:
+            found = self.ids[pattern] = len(self.ids)
+        return found
 
 
-class SeedStep(NamedTuple):
-    node: Value
-    template: str
+@dataclass(frozen=True)
+class Timeline:
+    """The steps as columns: per step its `phase`, `node` (id) and `template` (an index into
+    `templates`, the patterns); per step of the sort (the first `len(action)` steps) its
+    `action` (start, visit, skip, emit) and `input_index`, the input it looks at (None at the
+    start). A backward step's numbers are the trace record's, in the timeline's order."""
+
+    phase: list[str]
+    node: list[int]
+    template: list[int]
+    templates: list[str]
+    action: list[str]
+    input_index: list[int | None]
+
+    def __len__(self) -> int:
+        return len(self.phase)
 
 
-class BackwardStep(NamedTuple):
-    """The `visit`-th visit of the recorded backward pass (its node and contributions are the
-    record's)."""
-
-    visit: int
-    node: Value
-    template: str
-
-
-class TangentStep(NamedTuple):
-    """A step of forward mode: `node`'s value and its tangent ∂node/∂wrt, from its inputs'."""
-
-    node: Value
-    template: str
-
-
-Step = TopoStep | ForwardStep | SeedStep | BackwardStep | TangentStep
-
-
-def steps(trace: Trace) -> list[Step]:
+def steps(trace: Trace) -> Timeline:
     """The timeline of `trace`: topo (every event of the sort), forward, seed, backward; in
     forward mode, topo then one tangent step per node."""
-    say = trace.narrator
+    say, patterns = trace.narrator, Patterns()
     events: list[TopoEvent] = []
     topo_order(trace.target, events)  # the order the backward pass walks: from its target
+    action, input_index, node, template = topo_columns(events, trace.lang, patterns)
+    phase = ["topo"] * len(node)
     if trace.tangents is not None:
-        return [*topo_steps(events, trace.lang, say.slots), *tangent_steps(trace, say)]
-    return [
-        *topo_steps(events, trace.lang, say.slots),
-        *forward_steps(trace.topo_order, say, trace.lang),
-        SeedStep(trace.target, seed_template(trace)),
-        *backward_steps(trace, say),
-    ]
+        nodes, ids = tangent_columns(trace, say, patterns)
+        phase += ["tangent"] * len(nodes)
+    else:
+        forward_nodes, forward_ids = forward_columns(trace.topo_order, say, trace.lang, patterns)
+        visits, visit_ids = backward_columns(trace, say, patterns)
+        nodes = [*forward_nodes, trace.target.id, *visits]
+        ids = [*forward_ids, patterns.id(seed_pattern(trace)), *visit_ids]
+        phase += ["forward"] * len(forward_nodes) + ["seed"] + ["backward"] * len(visits)
+    return Timeline(phase, node + nodes, template + ids, list(patterns.ids), action, input_index)
 
 
-def seed_template(trace: Trace) -> str:
+def seed_pattern(trace: Trace) -> str:
     """The seed's sentence: grad[root] = 1, or for another target, that it is the one seeded
     and how many nodes it does not depend on (they keep grad 0)."""
-    name = name_slot(trace.target)
     if trace.target is trace.root:
-        return text(trace.lang, "narration.seed", name=name)
+        return text(trace.lang, "narration.seed", name=NODE_NAME)
     others = len(trace.nodes) - len(trace.cone)
-    return text(trace.lang, "narration.seed_target", name=name, count=others)
+    return text(trace.lang, "narration.seed_target", name=NODE_NAME, count=others)
 
 
-def topo_steps(events: list[TopoEvent], lang: str, slots: list[str]) -> list[TopoStep]:
-    """One step per event of the sort, with what it pushed and emitted.
+def topo_columns(
+    events: list[TopoEvent], lang: str, patterns: Patterns
+) -> tuple[list[str], list[int | None], list[int], list[int]]:
+    """The sort's steps, one per event: action, input index, node and pattern.
 
-    Steps carry deltas, not the whole stack: listing the stack after every step would make the
-    timeline grow with the square of the graph. `replay_topo` rebuilds the stack and the sorted
-    list after each step (the page does the same in `timeline.js`). The sort depends on no
-    number, so its templates hold no number slots, only the nodes' names (`slots`, by id).
-    """
+    Steps carry what they look at, not the whole stack: listing the stack after every step would
+    make the timeline grow with the square of the graph. A reader rebuilds what each step pops
+    and pushes (engine/step_reader.py), and the stack and sorted list after each step by
+    replaying them (`replay_topo`; the page's `timeline.js`). The sort depends on no number,
+    so its patterns hold no number slots, only names; they differ by action and input index."""
     words = templates(lang, "narration.topo.")
-    found: list[TopoStep] = []
-    stack: list[Entry] = []
-    for action, node, index, child in events:
-        depth = len(stack) - (0 if action == "start" else 1)
-        pop = None if action == "start" else stack.pop()
-        if action in ("visit", "skip"):
-            stack.append((node.id, index + 1))
-        if action == "visit":
-            stack.append((child.id, 0))  # type: ignore[union-attr]
-        elif action == "start":
-            stack.append((node.id, 0))
-        template = _topo_template(words, slots, action, node, index, child)
-        found.append(
-            TopoStep(
-                node.id, action, pop, None if child is None else child.id, tuple(stack[depth:]),
-                node.id if action == "emit" else None, template,
-            )
-        )  # fmt: skip
-    return found
+    ids: dict[tuple[str, int], int] = {}
+    actions: list[str] = []
+    indices: list[int | None] = []
+    nodes: list[int] = []
+    used: list[int] = []
+    for action, node, index, _ in events:
+        key = (action, index)
+        found = ids.get(key)
+        if found is None:
+            found = ids[key] = patterns.id(_topo_pattern(words, action, index))
+        actions.append(action)
+        indices.append(None if action == "start" else index)
+        nodes.append(node.id)
+        used.append(found)
+    return actions, indices, nodes, used
 
 
-def _topo_template(
-    words: dict[str, str],
-    slots: list[str],
-    action: str,
-    node: Value,
-    index: int,
-    child: Value | None,
-) -> str:
-    name = slots[node.id]
+def _topo_pattern(words: dict[str, str], action: str, index: int) -> str:
     if action == "start":
-        return words["start"].format(name=name)
-    if action == "emit" and node.inputs:
-        return words["emit"].format(name=name, index=index, count=len(node.inputs))
+        return words["start"].format(name=NODE_NAME)
+    if action == "emit" and index:  # a node emits once all its `index` inputs are done
+        return words["emit"].format(name=NODE_NAME, index=index, count=index)
     if action == "emit":
-        return words["emit_leaf"].format(name=name)
-    other = slots[child.id]  # type: ignore[union-attr]
-    return words[action].format(name=name, index=index, input=other, next=index + 1)
+        return words["emit_leaf"].format(name=NODE_NAME)
+    other = text_slot(f"in{index}")
+    return words[action].format(name=NODE_NAME, index=index, input=other, next=index + 1)
 
 
 def replay_topo(steps: list[dict[str, Any]]) -> list[tuple[list[list[Any]], list[str]]]:
-    """The stack (bottom first) and the sorted ids after each `topo` step of a reply's steps,
-    rebuilt from their deltas."""
+    """The stack (bottom first) and the sorted ids after each `topo` step of a reply's steps
+    (`step_reader.step_objects`), rebuilt from what each pops, pushes and emits."""
     stack: list[list[Any]] = []
     done: list[str] = []
     states = []
@@ -156,73 +142,119 @@ def replay_topo(steps: list[dict[str, Any]]) -> list[tuple[list[list[Any]], list
     return states
 
 
-def forward_steps(order: tuple[Value, ...], say: Narrator, lang: str) -> list[ForwardStep]:
-    """One step per node in topological order: its inputs, operation and data."""
+def forward_columns(
+    order: tuple[Value, ...], say: Narrator, lang: str, patterns: Patterns
+) -> tuple[list[int], list[int]]:
+    """One step per node in topological order (its inputs, operation and data): nodes and
+    patterns."""
     words = templates(lang, "narration.forward.")
-    found = []
+    by_kind = {
+        kind: patterns.id(words[kind].format(name=NODE_NAME, value=slot("data", "node")))
+        for kind in ("leaf", "const")
+    }
+    result = slot("data", "node")
+    nodes, used = [], []
     for node in order:
-        result = slot("data", node.id)
+        nodes.append(node.id)
         if node.kind == "op":
             # A formula is read the same in every language: no words to translate.
-            template = f"{say.title_of_slots(node)} = {say.formula_of_slots(node)} = {result}"
+            pattern = f"{say.title_pattern(node)} = {say.formula_pattern(node)} = {result}"
+            used.append(patterns.id(pattern))
         else:
-            template = words[node.kind].format(name=say.slots[node.id], value=result)
-        found.append(ForwardStep(node, template))
-    return found
+            used.append(by_kind[node.kind])
+    return nodes, used
 
 
-def backward_steps(trace: Trace, say: Narrator) -> list[BackwardStep]:
-    """One step per visit of the recorded pass, its sentence holding its contributions."""
+def backward_columns(
+    trace: Trace, say: Narrator, patterns: Patterns
+) -> tuple[list[int], list[int]]:
+    """One step per visit of the recorded pass, its sentence holding its contributions: the
+    nodes visited and the patterns. Visits alike (a title, a count of contributions, nothing
+    late or overwritten) share one."""
     words = templates(trace.lang, "narration.backward.")
     record, nodes = trace.record, trace.nodes
-    found = []
+    marked = bool(record.late or record.replaced)
+    sign = "=" if trace.mode == "overwrite" else "+="
+    alike: dict[tuple[str, int], int] = {}
+    passing = {
+        kind: patterns.id(
+            words[kind].format(title=NODE_NAME, name=NODE_NAME, grad=slot("step_grad", "visit"))
+        )
+        for kind in ("leaf", "const")
+    }
+    used = []
     for visit, node_id in enumerate(record.visits):
         node = nodes[node_id]
-        title = say.title_of_slots(node)
         first, last = record.starts[visit], record.starts[visit + 1]
-        parts = [_contribution(trace, say, words, visit, k, title) for k in range(first, last)]
-        if parts:
-            template = words["visit"].format(title=title, contributions=", ".join(parts))
-        else:
-            template = words["leaf" if node.kind == "leaf" else "const"].format(
-                title=title, name=say.slots[node_id], grad=slot("step_grad", visit)
-            )
-        found.append(BackwardStep(visit, node, template))
-    return found
+        if first == last:
+            used.append(passing["leaf" if node.kind == "leaf" else "const"])
+            continue
+        title = say.title_pattern(node)
+        plain = node.function is None and not (
+            marked and any(_marked(record, k) for k in range(first, last))
+        )
+        key = (title, last - first)
+        if plain and key in alike:
+            used.append(alike[key])
+            continue
+        parts = [
+            _contribution(trace, say, words, (visit, first, j), title, sign)
+            for j in range(last - first)
+        ]
+        found = patterns.id(words["visit"].format(title=title, contributions=", ".join(parts)))
+        if plain:
+            alike[key] = found
+        used.append(found)
+    return list(record.visits), used
+
+
+def _marked(record: Any, k: int) -> bool:
+    return k in record.late or k in (record.replaced or {})
 
 
 def _contribution(
-    trace: Trace, say: Narrator, words: dict[str, str], visit: int, k: int, title: str
+    trace: Trace,
+    say: Narrator,
+    words: dict[str, str],
+    at: tuple[int, int, int],
+    title: str,
+    sign: str,
 ) -> str:
-    """Contribution `k` (of the visit `visit`) in words: `grad[a] += 2 × 3 = 6`, and what a
-    variant did to it (overwrote an earlier one; arrived too late)."""
-    record = trace.record
-    target = say.slots[record.to[k]]
-    sign = "=" if trace.mode == "overwrite" else "+="
-    added = slot("contribution", k)
+    """Contribution j of a visit (`at`: the visit, its first contribution, j) in words:
+    `grad[a] += 2 × 3 = 6`, and what a variant did to it (overwrote an earlier one; arrived too
+    late)."""
+    visit, first, j = at
+    record, k = trace.record, first + j
+    target = text_slot(f"in{j}")
+    added = slot("contribution", f"c{j}")
     part = upstream_times_local(
         f"grad[{target}] {sign}",
-        operand_slot("step_grad", visit),
-        operand_slot("local_grad", record.edge[k]),
+        operand_slot("step_grad", "visit"),
+        operand_slot("local_grad", f"e{j}"),
         added,
     )
     function = trace.nodes[record.visits[visit]].function
     if function is not None:  # where the local derivative of the program's function comes from
         part = words["function"].format(
-            contribution=part, name=escape(function.name),
-            param=escape(function.params[k - record.starts[visit]]),
-            local=slot("local_grad", record.edge[k]), body=escape(function.definition),
+            contribution=part, name=escape(function.name), param=escape(function.params[j]),
+            local=slot("local_grad", f"e{j}"), body=escape(function.definition),
         )  # fmt: skip
     replaced = (record.replaced or {}).get(k)
-    if replaced is not None:
-        source = trace.nodes[record.visits[bisect_right(record.starts, replaced) - 1]]
+    if replaced is not None:  # the one it overwrote: another visit's, named by plain indices
+        source = trace.nodes[record.visits[record_visit_of(record, replaced)]]
         part = words["overwritten"].format(
             contribution=part, target=target, lost=slot("contribution", replaced),
-            source=say.title_of_slots(source), title=title, added=added,
+            source=resolve(say.title_pattern(source), source.id, [c.id for c in source.inputs]),
+            title=title, added=added,
         )  # fmt: skip
     if k in record.late:
         part = words["late"].format(contribution=part, target=target)
     return part
+
+
+def record_visit_of(record: Any, contribution: int) -> int:
+    """The visit whose contributions include `contribution`."""
+    return bisect_right(record.starts, contribution) - 1
 
 
 def upstream_times_local(receiver: str, upstream: str, local: str, contribution: str) -> str:
@@ -230,27 +262,28 @@ def upstream_times_local(receiver: str, upstream: str, local: str, contribution:
     return f"{receiver} {upstream} × {local} = {contribution}"
 
 
-def tangent_steps(trace: Trace, say: Narrator) -> list[TangentStep]:
+def tangent_columns(trace: Trace, say: Narrator, patterns: Patterns) -> tuple[list[int], list[int]]:
     """One step per node in topological order: its value and its tangent, the sum of its
-    inputs' tangents times the local derivatives (`ṫ[c] = 1 × 3 + 0 × 2 = 3`)."""
+    inputs' tangents times the local derivatives (`ṫ[c] = 1 × 3 + 0 × 2 = 3`): nodes and
+    patterns."""
     words = templates(trace.lang, "narration.tangent.")
-    wrt = name_slot(trace.tangents.wrt)  # type: ignore[arg-type, union-attr]
-    offsets = trace.tangents.first_edge  # type: ignore[union-attr]
-    found = []
+    tangents = trace.tangents
+    wrt = text_slot(tangents.wrt.id)  # type: ignore[union-attr]  # one leaf for every step
+    value, tangent = slot("data", "node"), slot("tangent", "node")
+    nodes, used = [], []
     for node in trace.topo_order:
-        name, tangent = name_slot(node), slot("tangent", node.id)
+        nodes.append(node.id)
         if node.kind == "op":
-            first = offsets[node.id]
             products = " + ".join(
-                f"{operand_slot('tangent', child.id)} × {operand_slot('local_grad', first + k)}"
-                for k, child in enumerate(node.inputs)
+                f"{operand_slot('tangent', f'in{j}')} × {operand_slot('local_grad', f'e{j}')}"
+                for j in range(len(node.inputs))
             )
-            template = words["op"].format(
-                title=say.title_of_slots(node), formula=say.formula_of_slots(node),
-                data=slot("data", node.id), name=name, wrt=wrt, products=products, tangent=tangent,
+            pattern = words["op"].format(
+                title=say.title_pattern(node), formula=say.formula_pattern(node), data=value,
+                name=NODE_NAME, wrt=wrt, products=products, tangent=tangent,
             )  # fmt: skip
         else:
-            kind = "seed" if node is trace.tangents.wrt else node.kind  # type: ignore[union-attr]
-            template = words[kind].format(name=name, wrt=wrt, value=slot("data", node.id))
-        found.append(TangentStep(node, template))
-    return found
+            kind = "seed" if node is tangents.wrt else node.kind  # type: ignore[union-attr]
+            pattern = words[kind].format(name=NODE_NAME, wrt=wrt, value=value)
+        used.append(patterns.id(pattern))
+    return nodes, used

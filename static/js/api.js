@@ -5,6 +5,7 @@
 import { ApiError } from "./api-error.js";
 import { lang, t } from "./i18n.js";
 import { mergeNumbers } from "./numbers.js";
+import { withStepObjects } from "./step-columns.js";
 
 async function readJson(response) {
   try {
@@ -78,12 +79,15 @@ function postJson(path, body) {
   });
 }
 
+/** The trace of `body` (POST /api/graph), its steps read from the reply's columns (step-columns.js). */
 export async function postGraph(body) {
-  const trace = await postJson("api/graph", body);
-  if (!trace || !Array.isArray(trace.nodes) || !Array.isArray(trace.steps)) {
+  const reply = await postJson("api/graph", body);
+  try {
+    if (!reply || !Array.isArray(reply.nodes) || !Array.isArray(reply.edges)) throw new Error("no nodes or edges");
+    return withStepObjects(reply);
+  } catch {
     throw new ApiError({ type: "BadResponse", message: t("ui.api.graph_malformed") });
   }
-  return trace;
 }
 
 /** Every path of the chain rule from one node to the target (POST /api/paths; docs/api.md). */

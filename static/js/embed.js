@@ -9,7 +9,8 @@
 // with the player's CSS into static/embed/chainrule-embed.js (`make bundle`; static/vendor/README.md).
 //
 // mountPlayer(host, {trace, ops, ui, recompute = null, title = ""}) -> {setTrace, setError, destroy}
-//   trace      a POST /api/graph reply (nodes with x/y/width/height, `layout`, `structure`).
+//   trace      a POST /api/graph reply (nodes with x/y/width/height, `layout`, `structure`; its
+//              steps as columns, read by step-columns.js: so are setTrace's and recompute's).
 //   ops        engine/ops.py page_table(): the table of operations the cards and formulas use.
 //   ui         app/pages.py ui_catalogue(lang): the player's words, {lang, text: {key after
 //              "ui." → template}} from locales/<lang>.json (i18n.js); the trace's narration and
@@ -57,6 +58,7 @@ import { mountModes } from "./modes.js";
 import { useOpTable } from "./ops.js";
 import { createScope } from "./scope.js";
 import { mountMicrogradCopy } from "./share.js";
+import { withStepObjects } from "./step-columns.js";
 
 let sheet = null;
 
@@ -96,7 +98,7 @@ function createRecomputer(recompute, store) {
     running = true;
     try {
       const trace = await recompute(values);
-      if (!waiting && trace) store.setTrace(trace);
+      if (!waiting && trace) store.setTrace(withStepObjects(trace));
     } catch (err) {
       if (!waiting) store.setError(err?.detail ?? { type: err?.name ?? "Error", message: String(err?.message ?? err) });
     }
@@ -173,11 +175,11 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
       view.source.hidden = !source;
     }
   });
-  if (trace) store.setTrace(trace, { step: 0 });
+  if (trace) store.setTrace(withStepObjects(trace), { step: 0 });
 
   return {
     setTrace(next) {
-      store.setTrace(next);
+      store.setTrace(withStepObjects(next));
     },
     setError(error) {
       store.setError(error);

@@ -8,6 +8,7 @@ from test_graph_api import engine_json, without_layout
 from test_openapi_contract import contract  # noqa: F401  (the fixture)
 
 from chainrule import engine
+from chainrule.engine.step_reader import step_objects
 
 ABC = "a = 2\nb = -3\nc = 10\nf = (a + b) * c"
 WHOSE = "the leaf whose tangents it carries (a, b, c)"
@@ -26,7 +27,7 @@ def test_a_forward_reply_is_the_engine_s_and_matches_the_schema(client, contract
     response = client.post("/api/graph", json=body)
     assert response.status_code == 200
     reply = contract.check(response, "/api/graph")
-    assert reply["pass"] == "forward" and {step["phase"] for step in reply["steps"]} == {
+    assert reply["pass"] == "forward" and {step["phase"] for step in step_objects(reply)} == {
         "topo",
         "tangent",
     }

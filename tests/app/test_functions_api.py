@@ -7,6 +7,8 @@ import math
 
 import pytest
 
+from chainrule.engine.step_reader import step_objects
+
 SOFTPLUS = "softplus(x) = log(1 + exp(x))\na = 2\nb = -0.5\ny = softplus(a*b)"
 
 
@@ -33,7 +35,9 @@ def test_a_call_is_one_node_named_by_its_function_and_the_reply_lists_the_functi
             "uses": ["exp", "+", "log"],
         }
     ]
-    forward = next(s for s in reply["steps"] if s["phase"] == "forward" and s["node"] == call["id"])
+    forward = next(
+        s for s in step_objects(reply) if s["phase"] == "forward" and s["node"] == call["id"]
+    )
     assert forward["op"] == "softplus"
 
 

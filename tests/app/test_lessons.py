@@ -13,6 +13,7 @@ from chainrule import engine
 from chainrule.app.lesson_files import LESSONS_DIR, LessonError, load_lesson, load_lessons
 from chainrule.app.main import create_app
 from chainrule.app.settings import AppSettings
+from chainrule.engine.step_reader import step_objects
 
 LESSON_IDS = sorted(path.stem for path in LESSONS_DIR.glob("*.json"))
 SEEDS_EXERCISES = {"chain-rule", "neuron", "square", "diamond", "topo-sort", "dead-relu"}
@@ -40,7 +41,7 @@ def test_each_stop_shows_what_it_names_and_asks_before_the_answer_shows(lesson_i
         assert (stop["pass"], stop["wrt"]) == (pass_, wrt)
         traced = engine.trace(lesson["source"], lesson["values"], pass_=pass_, wrt=wrt)
         trace = traced.to_dict()
-        steps = trace["steps"]
+        steps = step_objects(trace)
         nodes = {node["id"]: node for node in trace["nodes"]}
         at = written.get("at", "start")
         step = steps[stop["step"]]

@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from chainrule import engine
+from chainrule.engine.step_reader import step_objects
 
 EXAMPLE = "a = 2\nb = -3\nc = a * b\nL = c + a"
 
@@ -19,7 +20,7 @@ def numbers_of(graph: dict[str, Any]) -> dict[str, Any]:
     nodes = graph["nodes"]
     grad = [node["grad"] for node in nodes]
     correct_grad = [node["correct_grad"] for node in nodes]
-    backward = [step for step in graph["steps"] if step["phase"] == "backward"]
+    backward = [step for step in step_objects(graph) if step["phase"] == "backward"]
     contributions = [c for step in backward for c in step["contributions"]]
     return {
         "structure": graph["structure"],

@@ -27,10 +27,11 @@ pytestmark = pytest.mark.browser
 COMPARE_JS = """async (runs) => {
   const { compileStructure, evaluate, differences, tolerances } = await (IMPORT)('evaluator.js');
   const { apiUrl } = await (IMPORT)('api.js');
+  const { withStepObjects } = await (IMPORT)('step-columns.js');
   DEFINE_POST
   const out = [];
   for (const { body, start, moved } of runs) {
-    const trace = await post('api/graph', { ...body, values: start });
+    const trace = withStepObjects(await post('api/graph', { ...body, values: start }));
     const structure = compileStructure(trace);
     const server = await post('api/values', { ...body, values: moved, structure: trace.structure });
     const page = evaluate(structure, moved);

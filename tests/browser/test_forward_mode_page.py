@@ -9,6 +9,7 @@ import pytest
 from chainrule import engine
 from chainrule.engine.narration import narrations
 from chainrule.engine.presets import presets
+from chainrule.engine.step_reader import step_objects
 
 pytestmark = pytest.mark.browser
 
@@ -83,9 +84,8 @@ def test_a_tangent_step_s_edges_read_tangent_in_times_local(page):
     want = engine.trace(
         PRESET["add-mul"]["source"], PRESET["add-mul"]["values"], pass_="forward", wrt="a"
     ).to_dict()
-    terms = [
-        (c["tangent_in"], c["local"], c["contribution"]) for c in want["steps"][-1]["contributions"]
-    ]
+    last = step_objects(want)[-1]
+    terms = [(c["tangent_in"], c["local"], c["contribution"]) for c in last["contributions"]]
     assert sorted(terms) == [(0.0, -1.0, -0.0), (1.0, 10.0, 10.0)]
     page.wait_for_function(f"() => ({LABELS_JS})().length === 2")
     assert page.evaluate(LABELS_JS) == ["0 × (−1) = 0", "1 × 10 = 10"]

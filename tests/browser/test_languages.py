@@ -14,6 +14,7 @@ import pytest
 from chainrule import engine
 from chainrule.engine.i18n import text
 from chainrule.engine.narration import narrations
+from chainrule.engine.step_reader import step_objects
 
 pytestmark = pytest.mark.browser
 
@@ -119,7 +120,7 @@ def test_the_page_speaks_the_language_of_its_link(page, live_server, lang):
 
     # A step's narration and phase: the seed, then the first visit.
     trace = add_mul(live_server, lang)
-    backward = [k for k, step in enumerate(trace["steps"]) if step["phase"] == "backward"]
+    backward = [k for k, step in enumerate(step_objects(trace)) if step["phase"] == "backward"]
     page.click("#jump-backward")
     page.click("[data-testid=step-back]")
     assert page.locator("[data-testid=phase]").text_content() == ui(lang, "phase.seed")

@@ -22,6 +22,8 @@ from chainrule.engine.narration import factor, fmt, narrations
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
 from engine_cases import CASES, case_id  # noqa: E402
 
+from chainrule.engine.step_reader import step_objects
+
 pytestmark = pytest.mark.browser
 
 
@@ -53,7 +55,8 @@ FILL_ALL_JS = """async (text) => {
 # The narration the page shows: each step of a trace filled from the trace's own arrays.
 NARRATE_ALL_JS = """async (text) => {
   const { narrationOf } = await (IMPORT)('narration.js');
-  const traces = JSON.parse(text);
+  const { withStepObjects } = await (IMPORT)('step-columns.js');
+  const traces = JSON.parse(text).map(withStepObjects); // the page reads every reply so (api.js)
   return JSON.stringify(traces.map((trace) => trace.steps.map((_, index) => narrationOf(trace, index))));
 }""".replace("IMPORT", IMPORT_JS)
 
@@ -169,7 +172,7 @@ def fill_cases(runs) -> list[dict[str, Any]]:
         numbers = engine.numbers(source, values, **kwargs)
         cases.append(
             {
-                "templates": [step["template"] for step in reply["steps"]],
+                "templates": [step["template"] for step in step_objects(reply)],
                 "narrations": narrations(reply),
                 "numbers": json_ready({**numbers, "text": [n["text"] for n in reply["nodes"]]}),
                 "trace": json_ready(reply),
@@ -280,6 +283,7 @@ def test_a_malformed_template_or_a_missing_number_is_an_error_not_a_sentence(pag
 
 MERGE_JS = """async (runs) => {
   const { mergeNumbers } = await (IMPORT)('numbers.js');
+  const { withStepObjects } = await (IMPORT)('step-columns.js');
   const post = async (path, body) => {
     const response = await fetch(path, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
@@ -295,8 +299,8 @@ MERGE_JS = """async (runs) => {
   };
   const out = [];
   for (const run of runs) {
-    const trace = (await post('/api/graph', run.before)).body;
-    const expected = (await post('/api/graph', run.after)).body;
+    const trace = withStepObjects((await post('/api/graph', run.before)).body);
+    const expected = withStepObjects((await post('/api/graph', run.after)).body);
     let merged;
     let back;
     const beforeText = JSON.stringify(trace);

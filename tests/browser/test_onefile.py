@@ -23,6 +23,8 @@ from chainrule.engine.narration import narrations
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
 from descent_cases import run  # noqa: E402
 
+from chainrule.engine.step_reader import step_objects
+
 pytestmark = pytest.mark.browser
 
 PLAYER = "[data-testid=player]"
@@ -178,7 +180,7 @@ def test_the_exported_file_plays_from_file_url(
     page.locator("[data-testid=scrub]").fill(str(middle))
     assert step_index(page) == middle
     shown_index = int(page.locator(PLAYER).get_attribute("data-api-step"))
-    shown = trace["steps"][shown_index]
+    shown = step_objects(trace)[shown_index]
     assert page.locator("[data-testid=narration]").text_content() == narrations(trace)[shown_index]
     assert page.locator("[data-testid=phase]").text_content().startswith(shown["phase"])
 
@@ -206,7 +208,7 @@ def test_the_exported_file_plays_from_file_url(
     # The tables: the propagation lists the seed and every backward step.
     page.click("#tab-propagation")
     rows = page.locator("#panel-propagation tbody tr")
-    assert rows.count() == sum(s["phase"] in ("seed", "backward") for s in trace["steps"])
+    assert rows.count() == sum(s["phase"] in ("seed", "backward") for s in step_objects(trace))
     assert page.locator("#panel-propagation tr.current").count() == 1
     page.click("#tab-gradients")
     page.click("#to-end")

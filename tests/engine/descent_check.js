@@ -14,6 +14,7 @@
 //   v ← μ·v + g and p ← p − lr·v, and the stop the same.
 
 import { compileStructure, fromJson, MATCH_ULPS, tolerances } from "./evaluator.js";
+import { withStepObjects } from "./step-columns.js";
 import { descend } from "./descend.js";
 import { useCatalogue } from "./i18n.js";
 
@@ -107,7 +108,7 @@ function stepDifferences(s, body, page, expected) {
 export function checkCases(cases) {
   return cases.map(({ trace, ui, batches, singles }) => {
     useCatalogue(ui);
-    const s = compileStructure(trace);
+    const s = compileStructure(withStepObjects(trace)); // an /api/graph reply: its steps as columns
     return {
       batches: batches.map(({ body, expected }) => {
         const page = descend(s, body);

@@ -13,6 +13,7 @@ import pytest
 from chainrule import engine
 from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.narration import narrations
+from chainrule.engine.step_reader import step_objects
 
 
 @pytest.fixture
@@ -226,7 +227,7 @@ def _narrations(source: str, **kwargs: object) -> list[str]:
     reply = engine.trace(source, **kwargs).to_dict()  # type: ignore[arg-type]
     return [
         narration
-        for step, narration in zip(reply["steps"], narrations(reply), strict=True)
+        for step, narration in zip(step_objects(reply), narrations(reply), strict=True)
         if step["phase"] == "forward"
         and step["op"] is not None
         or step["phase"] == "backward"

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from chainrule import engine
 from chainrule.engine.narration import narrations
 from chainrule.engine.presets import presets
+from chainrule.engine.step_reader import step_objects
 from tests.program_strategies import (
     GRAPH_FUNCTIONS,
     comparable_oracle,
@@ -85,13 +86,13 @@ def test_every_preset_s_tangents_equal_sympy_s(preset) -> None:
 
 def test_the_timeline_is_the_sort_then_one_tangent_step_per_node() -> None:
     reply = engine.trace(ABC, pass_="forward", wrt="a").to_dict()
-    phases = [step["phase"] for step in reply["steps"]]
+    phases = [step["phase"] for step in step_objects(reply)]
     topo = phases.count("topo")
     assert phases == ["topo"] * topo + ["tangent"] * len(reply["nodes"])
     assert (reply["pass"], reply["wrt"]) == ("forward", "n0")
     tangents = {node["text"]: node["tangent"] for node in reply["nodes"]}
     assert tangents == {"a": 1.0, "b": 0.0, "c": 0.0, "(a + b)": 1.0, "f": 10.0}
-    last, said = reply["steps"][-1], narrations(reply)
+    last, said = step_objects(reply)[-1], narrations(reply)
     assert said[-1] == (
         "f = (a + b)·c = (−1)·10 = −10, and its tangent ∂f/∂a = 1 × 10 + 0 × (−1) = 10"
     )
@@ -99,7 +100,7 @@ def test_the_timeline_is_the_sort_then_one_tangent_step_per_node() -> None:
         {"edge": "e2", "from": "n3", "tangent_in": 1.0, "local": 10.0, "contribution": 10.0},
         {"edge": "e3", "from": "n2", "tangent_in": 0.0, "local": -1.0, "contribution": -0.0},
     ]
-    first = next(i for i, step in enumerate(reply["steps"]) if step["phase"] == "tangent")
+    first = next(i for i, step in enumerate(step_objects(reply)) if step["phase"] == "tangent")
     assert said[first] == ("Seed: a = 2 is the leaf forward mode follows, so its tangent ∂a/∂a = 1")
 
 

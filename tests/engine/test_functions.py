@@ -27,6 +27,7 @@ from chainrule.engine import (
 )
 from chainrule.engine.builder import Limits
 from chainrule.engine.narration import narrations
+from chainrule.engine.step_reader import step_objects
 
 X, Y = sp.symbols("x y", real=True)
 SYMBOLS = {"x": X, "y": Y}
@@ -157,7 +158,7 @@ def test_softplus_is_one_derived_node_whose_local_derivative_is_the_sigmoid():
     assert reply["functions"][0]["locals"] == ["\u2202softplus/\u2202x({0})"]
     # The timeline says where the local derivative comes from.
     said = narrations(reply)
-    visit = next(i for i, step in enumerate(reply["steps"]) if step["phase"] == "backward")
+    visit = next(i for i, step in enumerate(step_objects(reply)) if step["phase"] == "backward")
     assert "\u2202softplus/\u2202x = 0.268941" in said[visit]
 
 

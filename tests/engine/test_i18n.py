@@ -28,6 +28,7 @@ from chainrule.engine.i18n import (
     text,
 )
 from chainrule.engine.presets import PRESETS, presets
+from chainrule.engine.step_reader import step_objects
 
 ENGINE_DIR = Path(engine.__file__).parent
 OTHERS = [lang for lang in LANGS if lang != "en"]
@@ -218,7 +219,10 @@ def test_the_narration_of_every_preset_has_no_english_left(lang, preset_id, opti
     names = {node.label for node in english.nodes} | {
         word for node in english.nodes for word in re.findall(r"\w+", node.label)
     }
-    translated_steps, english_steps = translated.to_dict()["steps"], english.to_dict()["steps"]
+    translated_steps, english_steps = (
+        step_objects(translated.to_dict()),
+        step_objects(english.to_dict()),
+    )
     assert len(translated_steps) == len(english_steps)
     for ours, theirs in zip(translated_steps, english_steps, strict=True):
         # The same step, numbers and slots: only the words differ.

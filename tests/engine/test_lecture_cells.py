@@ -14,6 +14,7 @@ from lecture_cells import CELLS, NEEDS_RUNNING, Cell, run
 
 from chainrule import engine
 from chainrule.engine.narration import narrations
+from chainrule.engine.step_reader import step_objects
 
 IDS = [cell.id for cell in CELLS]
 
@@ -73,7 +74,7 @@ def test_the_neuron_s_labels_name_the_cards_while_the_names_stay_the_handles():
     assert reply["leaves"][0] == {"name": "x1", "label": "x1", "id": "n0", "value": 2.0}
     narration = [
         said
-        for step, said in zip(reply["steps"], narrations(reply), strict=True)
+        for step, said in zip(step_objects(reply), narrations(reply), strict=True)
         if step["phase"] == "backward"
     ]
     assert narration[1].startswith("Visit n = x1*w1 + x2*w2 + b: grad[x1*w1 + x2*w2] += ")
@@ -310,8 +311,8 @@ def test_a_label_is_text_in_the_narration_and_its_templates():
     reply = trace.to_dict()
     numbers = {**trace.numbers(), "text": [node["text"] for node in reply["nodes"]]}
     said = narrations(reply)
-    assert [fill(step["template"], numbers) for step in reply["steps"]] == said
-    assert "{x}" not in "".join(step["template"] for step in reply["steps"])
+    assert [fill(step["template"], numbers) for step in step_objects(reply)] == said
+    assert "{x}" not in "".join(step["template"] for step in step_objects(reply))
     assert said[-3] == (
         "Visit {x} }{ = {n:data:0}·3: grad[{n:data:0}] += 1 × 3 = 3, grad[3] += 1 × 2 = 2"
     )

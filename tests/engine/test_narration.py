@@ -16,6 +16,7 @@ from program_strategies import fuzz_settings
 
 from chainrule import engine
 from chainrule.engine.narration import Narrator, fill, narrations
+from chainrule.engine.step_reader import step_objects
 from chainrule.engine.topo import topo_order
 
 # ---------------------------------------------------------------------------- the reference
@@ -128,7 +129,7 @@ def check_run(source: str, values: dict[str, float] | None, kwargs: dict[str, An
     values."""
     traced = engine.trace(source, values, **kwargs)
     reply = traced.to_dict()
-    steps = reply["steps"]
+    steps = step_objects(reply)
     said = narrations(reply)
     assert said == reference_narrations(traced)
     numbers = {**engine.numbers(source, values, **kwargs), "text": texts(reply)}
@@ -136,7 +137,7 @@ def check_run(source: str, values: dict[str, float] | None, kwargs: dict[str, An
         assert fill(step["template"], numbers) == sentence, step
     other = {name: 0.5 for name, _ in traced.graph.leaves}
     templates = [
-        step["template"] for step in engine.trace(source, other, **kwargs).to_dict()["steps"]
+        step["template"] for step in step_objects(engine.trace(source, other, **kwargs).to_dict())
     ]
     assert templates == [step["template"] for step in steps]
 
@@ -159,18 +160,20 @@ def texts(reply: dict[str, Any]) -> list[str]:
 def test_the_contract_example() -> None:
     reply = engine.trace("a = 2\nb = -3\nc = a*b").to_dict()
     (index,) = [
-        i for i, s in enumerate(reply["steps"]) if s["phase"] == "forward" and s["node"] == "n2"
+        i
+        for i, s in enumerate(step_objects(reply))
+        if s["phase"] == "forward" and s["node"] == "n2"
     ]
-    assert reply["steps"][index]["template"] == (
+    assert step_objects(reply)[index]["template"] == (
         "{t:text:2} = {t:text:0}·{t:text:1} = {f:data:0}·{f:data:1} = {n:data:2}"
     )
     assert narrations(reply)[index] == "c = a·b = 2·(−3) = −6"
-    assert "narration" not in reply["steps"][index]  # the reader fills it: no name repeated
+    assert "narration" not in step_objects(reply)[index]  # the reader fills it: no name repeated
 
 
 def test_templates_of_every_phase() -> None:
     reply = engine.trace("a = 3\nb = a * a + 1", mode="overwrite").to_dict()
-    steps = reply["steps"]
+    steps = step_objects(reply)
     assert texts(reply) == ["a", "a * a", "1", "b"]
     templates = {(s["phase"], s["node"]): s["template"] for s in steps if s["phase"] != "topo"}
     a, aa, one, b = (f"{{t:text:{i}}}" for i in range(4))
@@ -205,7 +208,7 @@ def test_templates_of_every_phase() -> None:
 def test_a_function_s_operand_is_not_bracketed() -> None:
     (step,) = [
         s
-        for s in engine.trace("tanh(-2)").to_dict()["steps"]
+        for s in step_objects(engine.trace("tanh(-2)").to_dict())
         if s["node"] == "n1" and s["phase"] == "forward"
     ]
     assert step["template"] == "tanh({t:text:0}) = tanh({n:data:0}) = {n:data:1}"

@@ -14,6 +14,7 @@ from hypothesis import given
 from program_strategies import fuzz_settings
 
 from chainrule import engine
+from chainrule.engine.step_reader import step_objects
 
 # A contribution's upstream and local are not repeated: they are its step's grad and its edge's
 # local_grad (checked below).
@@ -25,7 +26,7 @@ def numbers_of_trace(out: dict[str, Any]) -> dict[str, Any]:
     nodes = out["nodes"]
     grad = [node["grad"] for node in nodes]
     correct_grad = [node["correct_grad"] for node in nodes]
-    backward = [step for step in out["steps"] if step["phase"] == "backward"]
+    backward = [step for step in step_objects(out) if step["phase"] == "backward"]
     contributions = [c for step in backward for c in step["contributions"]]
     return {
         "data": [node["data"] for node in nodes],
@@ -47,7 +48,7 @@ def tangents_of_trace(out: dict[str, Any]) -> dict[str, Any]:
     tangent contribution (null in reverse mode)."""
     if out["pass"] != "forward":
         return {"tangent": None, "tangent_contribution": None}
-    tangent_steps = [step for step in out["steps"] if step["phase"] == "tangent"]
+    tangent_steps = [step for step in step_objects(out) if step["phase"] == "tangent"]
     by_edge = {
         c["edge"]: c["contribution"] for step in tangent_steps for c in step["contributions"]
     }
@@ -64,7 +65,7 @@ def check_numbers(source: str, values: dict[str, float] | None, kwargs: dict[str
     # orjson would write a float nan as null, json refuses it).
     assert orjson.dumps(numbers) == orjson.dumps(numbers_of_trace(out))
     json.dumps(numbers, allow_nan=False)
-    backward = [step for step in out["steps"] if step["phase"] == "backward"]
+    backward = [step for step in step_objects(out) if step["phase"] == "backward"]
     for visit, step in enumerate(backward):
         for c in step["contributions"]:
             assert orjson.dumps(c["upstream"]) == orjson.dumps(numbers["step_grad"][visit])
@@ -74,7 +75,7 @@ def check_numbers(source: str, values: dict[str, float] | None, kwargs: dict[str
     assert [leaf["value"] for leaf in out["leaves"]] == [
         numbers["data"][int(leaf["id"][1:])] for leaf in out["leaves"]
     ]
-    for step in out["steps"]:
+    for step in step_objects(out):
         if step["phase"] == "forward":
             assert orjson.dumps(step["data"]) == orjson.dumps(
                 numbers["data"][int(step["node"][1:])]
@@ -184,10 +185,10 @@ def test_numbers_do_no_sort_steps_narration_or_second_pass(monkeypatch: pytest.M
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("numbers built a step or a narration")
 
-    for name in ("topo_steps", "forward_steps", "backward_steps"):
+    for name in ("topo_columns", "forward_columns", "backward_columns"):
         monkeypatch.setattr(engine.steps, name, refuse)
     monkeypatch.setattr(engine.tracing, "steps", refuse)
-    monkeypatch.setattr(engine.narration.Narrator, "formula_of_slots", refuse)
+    monkeypatch.setattr(engine.narration.Narrator, "formula_pattern", refuse)
     sorts: list[bool] = []
     passes: list[bool] = []  # recorded or not
     real_sort, real_backward = engine.tracing.topo_order, engine.tracing.backward

@@ -33,6 +33,7 @@ DRIVER = """
 import {
   compileStructure, evaluate, differences, tolerances, ulpsApart, fromJson,
 } from "./evaluator.js";
+import { withStepObjects } from "./step-columns.js";
 import { readFileSync } from "node:fs";
 const cases = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const arrays = [
@@ -44,7 +45,7 @@ const widest = (page, server) => Object.fromEntries(arrays.map((name) => [name,
 // JSON writes -0 as 0: the sign of zero travels as the string "-0" (read back by `negative_zeros`).
 const signed = (key, x) => (Object.is(x, -0) ? "-0" : x);
 console.log(JSON.stringify(cases.map(({ trace, runs }) => {
-  const structure = compileStructure(trace);
+  const structure = compileStructure(withStepObjects(trace));
   return runs.map(({ values, expected }) => {
     const page = evaluate(structure, values);
     const found = differences(page, expected, tolerances(structure, values));
@@ -98,7 +99,10 @@ def case_of(source: str, values: dict | None, kwargs: dict, runs: list[dict] | N
 def run_node(tmp_path: Path, cases: list[dict], driver: str = DRIVER) -> list:
     """`driver`'s results on `cases`, with a copy of the page's two modules, under Node."""
     return node_driver.run_node(
-        tmp_path, cases, driver, [JS / "evaluator.js", JS / "op-functions.js"]
+        tmp_path,
+        cases,
+        driver,
+        [JS / m for m in ("evaluator.js", "op-functions.js", "step-columns.js")],
     )
 
 
@@ -190,11 +194,12 @@ def test_random_programs_in_random_variants_give_the_engines_numbers(tmp_path_fa
 
 TAMPER_DRIVER = """
 import { compileStructure, evaluate, differences, tolerances } from "./evaluator.js";
+import { withStepObjects } from "./step-columns.js";
 import { readFileSync } from "node:fs";
 // Each case: the server's reply with one number moved by `factor`; what differences() reports.
 const cases = JSON.parse(readFileSync(process.argv[2], "utf8"));
 console.log(JSON.stringify(cases.map(({ trace, values, expected, array, index, factor }) => {
-  const structure = compileStructure(trace);
+  const structure = compileStructure(withStepObjects(trace));
   const tampered = { ...expected, [array]: expected[array].slice() };
   tampered[array][index] *= factor;
   const found = differences(evaluate(structure, values), tampered, tolerances(structure, values));

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from chainrule import engine
 from chainrule.engine.narration import narrations
+from chainrule.engine.step_reader import step_objects
 from chainrule.engine.steps import replay_topo
 from chainrule.engine.topo import topo_order
 from tests.program_strategies import fuzz_settings, valid_programs
@@ -29,7 +30,7 @@ SEED_000 = [
 def test_topo_steps_reproduce_seed_000() -> None:
     out = engine.trace("a = 2; b = 3; c = a * b; L = c + a").to_dict()
     label = {n["id"]: n["label"] for n in out["nodes"]}
-    topo = [s for s in out["steps"] if s["phase"] == "topo"]
+    topo = [s for s in step_objects(out) if s["phase"] == "topo"]
     got = [
         (
             s["action"],
@@ -37,7 +38,7 @@ def test_topo_steps_reproduce_seed_000() -> None:
             [(label[i], k) for i, k in stack],
             [label[i] for i in done],
         )
-        for s, (stack, done) in zip(topo, replay_topo(out["steps"]), strict=True)
+        for s, (stack, done) in zip(topo, replay_topo(step_objects(out)), strict=True)
     ]
     assert got == SEED_000
     assert narrations(out)[1] == (
@@ -68,7 +69,7 @@ def test_invariants(source: str, expand: bool) -> None:
 def check_invariants(out: dict) -> None:
     """Phases in order; indexes sequential; forward in topo order; every node's backward step
     after its consumers'; contributions to each node sum to its grad."""
-    steps = out["steps"]
+    steps = step_objects(out)
     assert [s["index"] for s in steps] == list(range(len(steps)))
     phases = [s["phase"] for s in steps]
     first = {p: phases.index(p) for p in ("forward", "seed", "backward")}
@@ -105,7 +106,7 @@ def test_overwrite_a_plus_a() -> None:
     out = result.to_dict()
     a = out["nodes"][0]
     assert (a["grad"], a["correct_grad"]) == (1.0, 2.0)
-    (visit,) = [s for s in out["steps"] if s["phase"] == "backward" and s["contributions"]]
+    (visit,) = [s for s in step_objects(out) if s["phase"] == "backward" and s["contributions"]]
     assert [c["lost"] for c in visit["contributions"]] == [True, False]
 
 
@@ -115,7 +116,7 @@ def test_overwrite_shared_loses_the_one_from_the_addition() -> None:
     assert (a["grad"], a["correct_grad"]) == (3.0, 4.0)
     lost = [
         (s["node"], c["to"], c["contribution"])
-        for s in out["steps"]
+        for s in step_objects(out)
         if s["phase"] == "backward"
         for c in s["contributions"]
         if c["lost"]
@@ -123,7 +124,7 @@ def test_overwrite_shared_loses_the_one_from_the_addition() -> None:
     assert lost == [("n3", "n0", 1.0)]
     narration = next(
         said
-        for s, said in zip(out["steps"], narrations(out), strict=True)
+        for s, said in zip(step_objects(out), narrations(out), strict=True)
         if s["node"] == "n2" and s["phase"] == "backward"
     )
     assert "grad[a] was 1 from L = c + a; c = a·b overwrote it with 3: the 1 is lost" in narration
@@ -160,7 +161,7 @@ def test_visit_order(order: list, grad_a: float, valid: bool) -> None:
     assert result.grad("a") == grad_a
     assert out["nodes"][0]["correct_grad"] == 15.0
     assert out["order_check"]["valid"] is valid
-    late = [c for s in out["steps"] for c in s.get("contributions", []) if c["late"]]
+    late = [c for s in step_objects(out) for c in s.get("contributions", []) if c["late"]]
     if valid:
         assert late == [] and out["order_check"]["message"].startswith("a valid")
     else:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from chainrule import engine
 from chainrule.engine.narration import narrations
+from chainrule.engine.step_reader import step_objects
 from tests.program_strategies import (
     comparable_oracle,
     derivative_at,
@@ -49,11 +50,11 @@ def test_the_target_s_gradients_and_what_it_does_not_depend_on() -> None:
     assert grads == {"a": 3.0, "b": 0.0, "c": 1.0, "d": 0.0}  # ∂c/∂a = 3; b and d: off target
     assert reply["target"] == "n4" and reply["root"] == "n5"
     assert reply["off_target"] == ["n1", "n2", "n5"]  # the 1 of a + 1, b, d
-    backward = [step["node"] for step in reply["steps"] if step["phase"] == "backward"]
+    backward = [step["node"] for step in step_objects(reply) if step["phase"] == "backward"]
     assert backward == ["n4", "n3", "n0"]  # only the cone: c, the 3, a
-    sorted_ids = [step["emitted"] for step in reply["steps"] if step["phase"] == "topo"]
+    sorted_ids = [step["emitted"] for step in step_objects(reply) if step["phase"] == "topo"]
     assert [i for i in sorted_ids if i] == ["n0", "n3", "n4"]  # the sort starts at the target
-    assert [step["node"] for step in reply["steps"] if step["phase"] == "forward"] == [
+    assert [step["node"] for step in step_objects(reply) if step["phase"] == "forward"] == [
         "n0",
         "n1",
         "n2",
@@ -61,8 +62,8 @@ def test_the_target_s_gradients_and_what_it_does_not_depend_on() -> None:
         "n4",
         "n5",
     ]  # fmt: skip  (every node's data is computed)
-    seed = next(i for i, step in enumerate(reply["steps"]) if step["phase"] == "seed")
-    assert reply["steps"][seed]["node"] == "n4"
+    seed = next(i for i, step in enumerate(step_objects(reply)) if step["phase"] == "seed")
+    assert step_objects(reply)[seed]["node"] == "n4"
     assert narrations(reply)[seed] == (
         "Seed at the target: grad[c] = 1, so every gradient below is ∂c/∂x; the nodes c does "
         "not depend on (greyed out: 3) keep grad 0"
