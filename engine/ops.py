@@ -294,6 +294,15 @@ def key_of(public: str, exponent: object = None) -> str:
     return "**k" if public == "**" and exponent is not None else public
 
 
+# key_of for a node of a reply, in the page's module (a null or absent exponent is none).
+JAVASCRIPT_KEY_OF = (
+    "/** The table's key of a node of a reply: its op, or `**k` for `**` with a constant"
+    " exponent. */\nexport const opKey = (node) =>"
+    ' (node.op === "**" && node.exponent !== null && node.exponent !== undefined'
+    ' ? "**k" : node.op);'
+)
+
+
 def row_of(node: object) -> Op:
     """The row of a node's op: the table's, or the row of the function the program defines
     that the node calls (engine/functions.py)."""
@@ -410,6 +419,7 @@ def javascript_module() -> str:
             "export const OPS = {",
             *rows,
             "};",
+            JAVASCRIPT_KEY_OF,
             "",
         ]
     )

@@ -21,7 +21,7 @@
 // `compileStructure` reads only documented fields of /api/graph's reply: nodes (id, op, exponent,
 // kind, data of constants, inputs), leaves, root, steps (phase, node), mode, order, structure.
 
-import { OPS } from "./op-functions.js";
+import { OPS, opKey } from "./op-functions.js";
 
 /**
  * The slack, in units in the last place, added to the measured spread of a number that V8's Math
@@ -57,12 +57,6 @@ export function toJson(x) {
 }
 
 const indexOf = (id) => Number(id.slice(1)); // "n17" → 17: ids are positions (docs/api.md)
-
-/** The op table's key of a node of the reply (`**` with an exponent is `**k`). */
-function opKey(node) {
-  if (node.op === "**" && node.exponent !== null && node.exponent !== undefined) return "**k";
-  return node.op;
-}
 
 /**
  * The trace's structure as flat typed arrays: per node its op code (LEAF for a leaf or a

@@ -90,15 +90,18 @@ export function mountForwardMode({ leaves }, scope) {
     },
   });
 
-  // A pass of the every-leaf run is due until it is seen playing: another subscriber may stop
-  // the player when the leaf's trace arrives, after startPass started it.
+  // A pass of the every-leaf run is due until it is seen stepping on from where it started:
+  // another subscriber may stop the player when the leaf's trace arrives, after startPass
+  // started it, and seeing it merely playing first (then stopped) left the run stalled.
   let due = false;
+  let startedAt = -1;
 
   function startPass() {
     due = true;
     const trace = state.trace;
     if (!state.everyLeaf || trace?.pass !== "forward" || trace.leaves.find((leaf) => leaf.id === trace.wrt)?.name !== state.wrt) return;
     jumpTo("tangent");
+    startedAt = state.step;
     update({ playing: true });
   }
 
@@ -115,7 +118,7 @@ export function mountForwardMode({ leaves }, scope) {
       if (s.everyLeaf && !s.everyLeaf.finished) startPass();
     }
     const running = s.everyLeaf && !s.everyLeaf.finished && s.trace?.pass === "forward";
-    if (running && s.playing) due = false;
+    if (running && s.playing && s.step > startedAt) due = false;
     else if (running && due && !(s.trace.wrt in s.everyLeaf.done)) queueMicrotask(() => !state.playing && due && startPass());
     if (running && !s.playing && s.step >= stepCount() - 1 && !(s.trace.wrt in s.everyLeaf.done)) passEnded(s);
     if (!["trace", "pass", "wrt", "everyLeaf"].some((key) => changed.has(key))) return;

@@ -102,3 +102,5 @@ export const OPS = {
     warning: (a, b, k) => null,
   },
 };
+/** The table's key of a node of a reply: its op, or `**k` for `**` with a constant exponent. */
+export const opKey = (node) => (node.op === "**" && node.exponent !== null && node.exponent !== undefined ? "**k" : node.op);

@@ -3,6 +3,8 @@
 // The page reads these columns here and writes none of them again. An embedded player, which
 // has no #op-table block, is given the same table (engine/ops.py page_table()) at mount time.
 
+import { opKey } from "./op-functions.js";
+
 const element = typeof document === "undefined" ? null : document.getElementById("op-table");
 let OPS = element ? JSON.parse(element.textContent) : {};
 
@@ -70,7 +72,7 @@ const opRowOrNull = (node) => (node.op ? opRow(node) : null);
 /** The table's row of a node's op (`**` with a constant exponent is the row `**k`; a call of
  * the program's own function, that function's row). */
 export function opRow(node) {
-  const key = node.op === "**" && node.exponent !== null && node.exponent !== undefined ? "**k" : node.op;
+  const key = opKey(node);
   // Own keys only: a program's function may be called `toString`.
   const row = (Object.hasOwn(OPS, key) ? OPS[key] : null) ?? FUNCTION_ROWS.get(node) ?? functionsByName.get(key);
   if (!row) throw new Error(`the table of operations has no row for ${JSON.stringify(node.op)}`);

@@ -121,6 +121,30 @@ function createPlayLoop({ state, setStep, stepCount, update }) {
  * other state keys it reads. `inView()` gives a test of node ids, whether the card showing one is
  * in view now (default: all are): a slider move writes the others after its frame.
  */
+/** A slider move's changed cards: those in view (and the root's) now, the others deferred to
+ * `later` (written after the frame). */
+function deferOutOfView([nodes, edges], trace, shown, later) {
+  const [now, rest] = [[], []];
+  for (const id of nodes) (id === trace.root || shown(id) ? now : rest).push(id);
+  later.defer(rest);
+  return [now, edges];
+}
+
+/**
+ * What may be drawn otherwise than in the `last` frame ([node ids, edge ids]), or null (all):
+ * another step of the same trace costs the frames between them; new numbers of the same
+ * drawing at the same step (a slider move) cost the cards whose numbers changed.
+ */
+function changedSince(last, s, changed, drawKeys) {
+  if (s.finalGrads !== last.finalGrads || drawKeys.some((key) => changed.has(key))) return null;
+  if (s.trace === last.trace) return changedBetween(s.trace, last.step, s.step);
+  if (s.step !== last.step || !sameDrawing(last.trace, s.trace)) return null;
+  return numbersChanged(last.trace, s.trace, s.step, { finalGrads: s.finalGrads });
+}
+
+/** Whether the frame drawn for `s` is new numbers of the drawing `last` shows (a slider move). */
+const numbersOnly = (last, s) => s.trace !== last.trace && s.step === last.step && sameDrawing(last.trace, s.trace);
+
 export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [], inView = () => () => true } = {}, scope) {
   const { state, subscribe } = scope.store;
   const frameKeys = [...FRAME_KEYS, ...drawKeys];
@@ -133,14 +157,7 @@ export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [], i
     const view = viewAt(trace, i, { finalGrads: state.finalGrads });
     takeWrites();
     let changed = later.including(asked);
-    if (deferrable && changed) {
-      // A slider move: the cards in view (and the root's) now, the others after the frame.
-      const shown = inView();
-      const [now, rest] = [[], []];
-      for (const id of changed[0]) (id === trace.root || shown(id) ? now : rest).push(id);
-      changed = [now, changed[1]];
-      later.defer(rest);
-    }
+    if (deferrable && changed) changed = deferOutOfView(changed, trace, inView(), later);
     const drawn = draw(layers, trace, view, changed);
     const frame = { ...drawn, trace, view, state, changed, changedKeys, edgeOf: (id) => edgeElement(layers, id) };
     marks.render(frame);
@@ -153,27 +170,13 @@ export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [], i
 
   const schedule = createPlayLoop(scope.store);
 
-  /**
-   * What may be drawn otherwise than in the last frame ([node ids, edge ids]), or null (all):
-   * another step of the same trace costs the frames between them; new numbers of the same
-   * drawing at the same step (a slider move) cost the cards whose numbers changed.
-   */
-  function changedSince(s, changed) {
-    if (s.finalGrads !== last.finalGrads || drawKeys.some((key) => changed.has(key))) return null;
-    if (s.trace === last.trace) return changedBetween(s.trace, last.step, s.step);
-    if (s.step !== last.step || !sameDrawing(last.trace, s.trace)) return null;
-    return numbersChanged(last.trace, s.trace, s.step, { finalGrads: s.finalGrads });
-  }
-
-  /** Whether the frame drawn for `s` is new numbers of the drawing shown (a slider move). */
-  const numbersOnly = (s) => s.trace !== last.trace && s.step === last.step && sameDrawing(last.trace, s.trace);
-
   function onChange(s, changed) {
     const stepMoved = s.step !== last.step;
     if (frameKeys.some((key) => changed.has(key))) {
       // Pulses travel only when the step moved, not when values or options changed under it.
       renderAt(s.trace, s.step, {
-        animate: stepMoved && s.trace === last.trace, changed: changedSince(s, changed), changedKeys: changed, deferrable: numbersOnly(s),
+        animate: stepMoved && s.trace === last.trace, changed: changedSince(last, s, changed, drawKeys), changedKeys: changed,
+        deferrable: numbersOnly(last, s),
       });
     } else if (last.frame && [...changed].some((key) => marks.keys.has(key))) {
       marks.render({ ...last.frame, changed: [[], []], changedKeys: changed, arranged: false }, { only: changed });

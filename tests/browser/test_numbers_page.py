@@ -438,6 +438,7 @@ def test_values_replies_merged_into_a_trace_equal_the_trace_of_the_new_values(pa
 FRAMES_JS = """async (runs) => {
   const { mergeNumbers } = await (IMPORT)('numbers.js');
   const { framesOf, playIndex, viewAt } = await (IMPORT)('frames.js');
+  const { withStepObjects } = await (IMPORT)('step-columns.js');
   const post = async (path, body) => (await fetch(path, {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
   })).json();
@@ -454,9 +455,9 @@ FRAMES_JS = """async (runs) => {
   });
   const out = [];
   for (const run of runs) {
-    const trace = await post('/api/graph', run.before);
+    const trace = withStepObjects(await post('/api/graph', run.before));
     const before = shown(trace); // the play index of `trace` is built here
-    const expected = await post('/api/graph', run.after);
+    const expected = withStepObjects(await post('/api/graph', run.after));
     const merged = mergeNumbers(trace, await post('/api/values', { ...run.after, structure: trace.structure }));
     out.push({
       merged: JSON.stringify(shown(merged)), expected: JSON.stringify(shown(expected)),
