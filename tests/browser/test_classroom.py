@@ -537,7 +537,8 @@ def test_micrograd_comments_cannot_end_their_line(page):
                headers: {'content-type': 'application/json'},
                body: JSON.stringify({source: 'a*b #\r__import__("os").system("id")'})});
              const { microgradScript } = await import('/static/js/micrograd.js');
-             return microgradScript(await reply.json());
+             const { withStepObjects } = await import('/static/js/step-columns.js');
+             return microgradScript(withStepObjects(await reply.json()));
            }"""
     )
     assert "\r" not in script

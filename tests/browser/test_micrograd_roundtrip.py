@@ -23,7 +23,8 @@ def script_js(module: str, writer: str) -> str:
     headers: {{'content-type': 'application/json'}}, body: JSON.stringify(body)}});
   const src = document.querySelector('script[type=module]').src;
   const {{ {writer} }} = await import(new URL('./{module}', src).href);
-  return {writer}(await reply.json());
+  const {{ withStepObjects }} = await import(new URL('./step-columns.js', src).href);
+  return {writer}(withStepObjects(await reply.json()));  // as api.js reads every reply
 }}"""
 
 
