@@ -24,10 +24,10 @@ from bench.page import (  # noqa: E402
     DRAG_JS,
     FPS_JS,
     LOAD_JS,
-    SLIDER_JS,
     node_counter,
     open_bench_page,
     sized_program,
+    slide,
 )
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.conftest import start_server, stop_server  # noqa: E402
@@ -143,7 +143,7 @@ def print_top(title: str, counts: Counter, total: float, top: int = 30) -> None:
 
 def run(page, cdp, what: str) -> object:
     if what == "slider":
-        return page.evaluate(SLIDER_JS, [20])["times"]
+        return slide(page, 20)["times"]
     if what == "drag":
         return page.evaluate(DRAG_JS, [3000])
     return page.evaluate(FPS_JS, [2500])
