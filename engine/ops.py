@@ -390,18 +390,23 @@ def page_table() -> dict[str, dict[str, object]]:
 
 
 def javascript_module() -> str:
-    """Every row as a JavaScript module (`export const OPS = {key: {arity, exact, forward(a, b,
-    k), locals(a, b, k, out), warning(a, b, k)}}`), IEEE as the engine (a derived row's formulas
-    are its primitives'). `warning` is `warning_of` the forward: the primitive a non-finite result
-    is blamed on, or null; `exact` says that the row's formulas use arithmetic alone (the page's
-    numbers are then the engine's to the bit). The page's evaluator (static/js/evaluator.js) runs
-    it; `make bundle` writes it to static/js/op-functions.js."""
+    """Every row as a JavaScript module (`export const OPS = {key: {arity, exact, gate, forward(a,
+    b, k), locals(a, b, k, out), warning(a, b, k), saturation}}`), IEEE as the engine (a derived
+    row's formulas are its primitives'). `warning` is `warning_of` the forward: the primitive a
+    non-finite result is blamed on, or null; `exact` says that the row's formulas use arithmetic
+    alone (the page's numbers are then the engine's to the bit); `gate` and `saturation` (a
+    function of (a, b, k, out), or null) are GATES and SATURATION, for the gradient flags
+    (engine/flags.py). The page's evaluator (static/js/evaluator.js) runs it; `make bundle`
+    writes it to static/js/op-functions.js."""
     names = {name: name for name in ("a", "b", "k", "out")}
     rows = []
     for key, op in OPS.items():
         formulas = [op.forward, *map(formula_of, op.local_grads)]
         local_grads = ", ".join(javascript(local, names) for local in formulas[1:])  # type: ignore[arg-type]
         exact = all(map(javascript_exact, formulas))  # type: ignore[arg-type]
+        saturation = (
+            f"(a, b, k, out) => {javascript(op.saturation, names)}" if op.saturation else "null"
+        )
         rows += [
             f"  {key!r}: {{",
             f"    arity: {op.arity},",
@@ -409,6 +414,8 @@ def javascript_module() -> str:
             f"    forward: (a, b, k) => {javascript(op.forward, names)},",  # type: ignore[arg-type]
             f"    locals: (a, b, k, out) => [{local_grads}],",
             f"    warning: (a, b, k) => {javascript_warning(op.forward, names)},",  # type: ignore[arg-type]
+            f"    gate: {str(key in GATES).lower()},",
+            f"    saturation: {saturation},",
             "  },",
         ]
     return "\n".join(

@@ -22,6 +22,7 @@
 // kind, data of constants, inputs), leaves, root, steps (phase, node), mode, order, structure.
 
 import { OPS, opKey } from "./op-functions.js";
+import { lazily } from "./numbers.js";
 
 /**
  * The slack, in units in the last place, added to the measured spread of a number that V8's Math
@@ -72,6 +73,7 @@ export function compileStructure(trace) {
   const exponent = new Float64Array(count);
   const edgeStart = new Int32Array(count + 1);
   const constant = new Float64Array(count);
+  const isConst = new Uint8Array(count);
   let edges = 0;
   trace.nodes.forEach((node, i) => {
     if (indexOf(node.id) !== i) throw new Error(`node ${node.id} is not at position ${i}`);
@@ -80,6 +82,7 @@ export function compileStructure(trace) {
     edges += inputs.length;
     if (node.kind !== "op") {
       op[i] = LEAF;
+      isConst[i] = node.kind === "const" ? 1 : 0;
       constant[i] = fromJson(node.data);
       return;
     }
@@ -98,7 +101,7 @@ export function compileStructure(trace) {
   const visits = phase("backward");
   const variant = trace.mode === "overwrite" || (trace.order !== null && trace.order !== undefined);
   return {
-    structure: trace.structure, count, edges, op, arity, first, second, exponent, edgeStart, constant,
+    structure: trace.structure, count, edges, op, arity, first, second, exponent, edgeStart, constant, isConst,
     topo, visits, reverse: topo.slice().reverse(), root: indexOf(trace.root),
     overwrite: trace.mode === "overwrite", variant,
     leaves: trace.leaves.map((leaf) => ({ name: leaf.name, index: indexOf(leaf.id), value: fromJson(leaf.value) })),
@@ -214,8 +217,9 @@ function passes(s, values) {
 /**
  * The numbers reply of POST /api/values for `values` ({leaf name: number}) on the compiled
  * structure `s`: data, grad, correct_grad, local_grad, step_grad, contribution, grad_before,
- * grad_after, gradcheck and node_warnings (each warning's `type`; its sentence is the server's to
- * write: `message` is null). No `warnings`: the program's warnings depend on the structure only.
+ * grad_after, gradcheck, node_warnings (each warning's `type`; its sentence is the server's to
+ * write: `message` is null) and grad_flags. No `warnings`: the program's warnings depend on the
+ * structure only.
  */
 export function evaluate(s, values) {
   const { data, warning, correct, arrays } = passes(s, values);
@@ -226,9 +230,75 @@ export function evaluate(s, values) {
   warning.forEach((type, i) => {
     if (type !== null) nodeWarnings[`n${i}`] = [{ type, message: null }];
   });
-  reply.gradcheck = gradcheck(s, data, correct);
+  // Checked when first read (numbers.js `lazily`): most moves show no check.
+  lazily(reply, "gradcheck", () => gradcheck(s, data, correct));
   reply.node_warnings = nodeWarnings;
+  reply.grad_flags = gradFlags(s, data, arrays.local_grad, correct);
   return reply;
+}
+
+// ---- Gradients that vanish, explode or die (engine/flags.py, its thresholds) ----
+
+const VANISHING = 1e-6;
+const EXPLODING = 1e6;
+const SATURATED = 0.999;
+
+/** Whether node `i` is a tanh or sigmoid on the flat part of its curve (flags.py `saturated`). */
+function saturated(s, data, i) {
+  if (s.op[i] === LEAF) return false;
+  const where = OPS[OP_KEYS[s.op[i]]].saturation;
+  return where !== null && Math.abs(where(data[s.first[i]], 0, 0, data[i])) > SATURATED;
+}
+
+/** The inputs of node `i` with the local derivative of each edge: [[input, local], …]. */
+function inputsOf(s, local, i) {
+  const out = [];
+  for (let j = 0; j < s.arity[i]; j += 1) out.push([j === 0 ? s.first[i] : s.second[i], local[s.edgeStart[i] + j]]);
+  return out;
+}
+
+/** flags.py `_dead`: the nodes whose grad is 0 because each of their consumers is a closed gate
+ *  (its local derivative for them is 0) or dead itself; consumers come first in reverse order. */
+function deadNodes(s, local, grad) {
+  const dead = new Set();
+  const consumers = new Map();
+  for (const i of s.topo) {
+    for (const [child, derivative] of inputsOf(s, local, i)) {
+      if (grad[child] !== 0) continue;
+      if (!consumers.has(child)) consumers.set(child, []);
+      consumers.get(child).push([i, derivative]);
+    }
+  }
+  for (const i of s.reverse) {
+    const uses = consumers.get(i);
+    if (uses && uses.every(([user, derivative]) => (OPS[OP_KEYS[s.op[user]]].gate && derivative === 0) || dead.has(user))) dead.add(i);
+  }
+  return dead;
+}
+
+/**
+ * The gradient flags of the root's cone (flags.py `grad_flags`, as the reply's `grad_flags`:
+ * {node id: [flag, …]}) from the correct grads `grad`: the nodes of the forward steps are the
+ * cone, in its order.
+ */
+function gradFlags(s, data, local, grad) {
+  const shown = Array.from(s.topo).filter((i) => !s.isConst[i] && i !== s.root);
+  const largest = shown.reduce((most, i) => (Number.isFinite(grad[i]) ? Math.max(most, Math.abs(grad[i])) : most), 1);
+  const smallest = VANISHING * largest;
+  const dead = deadNodes(s, local, grad);
+  const flags = {};
+  for (const i of shown) {
+    const size = Math.abs(grad[i]);
+    const gated = s.op[i] !== LEAF && OPS[OP_KEYS[s.op[i]]].saturation !== null;
+    if (smallest <= size && size <= EXPLODING && !gated) continue;
+    const found = saturated(s, data, i) ? ["saturated"] : [];
+    if (size > EXPLODING) found.push("exploding");
+    else if (dead.has(i)) found.push("dead");
+    else if (size < smallest) found.push("vanishing");
+    if (found.length) flags[`n${i}`] = found;
+  }
+  if (saturated(s, data, s.root)) flags[`n${s.root}`] = ["saturated"];
+  return flags;
 }
 
 // ---- How far the server's numbers may be from the page's ----
@@ -498,6 +568,8 @@ export function differences(page, server, tolerance) {
   }
   const types = (reply) => JSON.stringify(Object.entries(reply.node_warnings ?? {}).map(([id, ws]) => [id, ws.map((w) => w.type)]).sort());
   if (types(page) !== types(server)) found.push({ array: "node_warnings", index: -1, page: types(page), server: types(server) });
+  const flags = (reply) => JSON.stringify(Object.entries(reply.grad_flags ?? {}).sort());
+  if (flags(page) !== flags(server)) found.push({ array: "grad_flags", index: -1, page: flags(page), server: flags(server) });
   const checks = (reply) => reply.gradcheck?.results ?? [];
   const [mine, theirs] = [checks(page), checks(server)];
   if (mine.length !== theirs.length) found.push({ array: "gradcheck", index: -1, page: mine.length, server: theirs.length });

@@ -8,7 +8,7 @@
 import { t } from "./i18n.js";
 import { nodeName } from "./names.js";
 import { useFunctions } from "./ops.js";
-import { drawingOf } from "./numbers.js";
+import { drawingOf, sameDrawing } from "./numbers.js";
 
 const indexCache = new WeakMap();
 const framesCache = new WeakMap();
@@ -35,13 +35,24 @@ export function frameOfStep(trace, stepIndex) {
   return framesOf(trace).findIndex((f) => f.step === stepIndex);
 }
 
-/** Lookups computed once per trace: nodes/edges by id, phase ranges, each node's forward step. */
+/**
+ * Lookups computed once per trace: nodes/edges by id, phase ranges, each node's forward and backward
+ * step, the edges into each node (for their ids and count: a merged trace shares its drawing's).
+ */
 export function traceIndex(trace) {
   let index = indexCache.get(trace);
   if (index) return index;
   useFunctions(trace); // the rows of its own functions, for its calls' cards and formulas
   const nodeById = new Map(trace.nodes.map((n) => [n.id, n]));
   const edgeById = new Map(trace.edges.map((e) => [e.id, e]));
+  const drawing = drawingOf(trace);
+  if (drawing !== trace) {
+    // New numbers of a drawing (a slider move): its steps and edges are where they were.
+    const { inputEdges, phases, forwardStep, backwardStep } = traceIndex(drawing);
+    index = { nodeById, edgeById, inputEdges, phases, forwardStep, backwardStep };
+    indexCache.set(trace, index);
+    return index;
+  }
   const inputEdges = new Map(trace.nodes.map((n) => [n.id, []]));
   for (const edge of trace.edges) inputEdges.get(edge.target)?.push(edge);
   const phases = {};
@@ -347,6 +358,7 @@ export function topoStateAt(trace, stepIndex) {
  * A phase the new trace lacks falls back to the clamped frame index.
  */
 export function carryFrame(before, i, trace) {
+  if (sameDrawing(before, trace)) return i; // new numbers (a slider move): the same frames
   const frames = framesOf(trace);
   const last = Math.max(0, frames.length - 1);
   const where = phaseAt(before, i);

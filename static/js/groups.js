@@ -11,6 +11,8 @@
 //   and pushes what is left of it further left, what is right further right, and what shares
 //   its column up and down, by just what it needs.
 
+import { copied, drawingOf } from "./numbers.js";
+
 /** Graphs of at least this many nodes open with every group collapsed (README, "Page settings";
  * `?collapse_at=N` changes it for one page). */
 export const COLLAPSE_AT_NODES = 25;
@@ -165,54 +167,75 @@ export function shownTrace(trace, arrangement) {
   if (base === "expanded" && hiddenIn.size === 0 && frames.size === 0) return trace;
   let byKey = shownCache.get(trace);
   if (!byKey) shownCache.set(trace, (byKey = new Map()));
-  const cached = byKey.get(arrangement.key);
-  if (cached) return cached;
-  const { byId, ofNode } = groupIndex(trace);
-  const { cards } = arrangement;
-  const drawnAs = (id) => hiddenIn.get(id) ?? id;
-  const nodes = [];
-  const nodeById = new Map(trace.nodes.map((n) => [n.id, n]));
-  for (const node of trace.nodes) {
-    if (hiddenIn.has(node.id)) continue;
-    const place = cards.get(node.id);
-    const inputs = node.inputs.some((id) => hiddenIn.has(id)) ? node.inputs.map(drawnAs) : node.inputs;
-    const moved = place.x !== node.x || place.y !== node.y;
-    nodes.push(moved || inputs !== node.inputs ? { ...node, x: place.x, y: place.y, inputs } : node);
-  }
-  for (const [id, place] of cards) {
-    const group = byId.get(id);
-    if (!group) continue;
-    const root = nodeById.get(group.root);
-    nodes.push({
-      ...root, id, kind: "group", label: group.name, text: group.name, inputs: [], derived: false,
-      expansion: null, warnings: [], group: id, span: root.span, ...place,
-    });
-  }
-  // Edges into a group's card fan out by where they come from, top to bottom.
-  const edges = [];
-  const into = new Map();
-  for (const edge of trace.edges) {
-    const [source, target] = [drawnAs(edge.source), drawnAs(edge.target)];
-    if (source === target) continue; // inside a collapsed group
-    const box = frames.get(ofNode.get(edge.target)?.id);
-    const entering = box && ofNode.get(edge.source) !== ofNode.get(edge.target);
-    const entry = entering ? box.x - box.width / 2 : undefined;
-    const same = source === edge.source && target === edge.target && entry === undefined;
-    const shown = same ? edge : { ...edge, source, target, ...(entering ? { entry } : {}) };
-    edges.push(shown);
-    if (target !== edge.target) into.set(target, [...(into.get(target) ?? []), shown]);
-  }
-  for (const list of into.values()) {
-    list.sort((a, b) => cards.get(a.source).y - cards.get(b.source).y);
-    list.forEach((edge, i) => { edge.index = i; });
-  }
-  const shown = { ...trace, nodes, edges, structure: `${trace.structure ?? ""}\u0001${arrangement.key}` };
-  shownEdges.set(shown, new Set(edges.map((e) => e.id)));
+  let shown = byKey.get(arrangement.key);
+  if (shown) return shown;
+  // What the arrangement does to each node and edge depends on the drawing alone: found once per
+  // drawing and arrangement, then applied to each trace of new numbers (a slider move).
+  const drawing = drawingOf(trace);
+  if (!recipes.has(drawing)) recipes.set(drawing, new Map());
+  let recipe = recipes.get(drawing).get(arrangement.key);
+  if (!recipe) recipes.get(drawing).set(arrangement.key, (recipe = arrangedRecipe(drawing, arrangement)));
+  const nodes = recipe.nodes.map(({ from, patch }) => (patch ? { ...trace.nodes[from], ...patch } : trace.nodes[from]));
+  const edges = recipe.edges.map(({ from, patch }) => (patch ? { ...trace.edges[from], ...patch } : trace.edges[from]));
+  shown = Object.assign(copied(trace), { nodes, edges, structure: `${trace.structure ?? ""}\u0001${arrangement.key}` });
+  shownEdges.set(shown, recipe.edgeIds);
   byKey.set(arrangement.key, shown);
   return shown;
 }
 
 const shownEdges = new WeakMap(); // a trace drawn → the ids of its edges
+const recipes = new WeakMap(); // a drawing → arrangement key → its recipe (arrangedRecipe)
+
+/**
+ * How `arrangement` draws `trace`: per node and edge shown, the index of the trace's own (`from`)
+ * and what the arrangement changes in it (`patch`, null when nothing); the shown edges' ids.
+ */
+function arrangedRecipe(trace, arrangement) {
+  const { hiddenIn, frames, cards } = arrangement;
+  const { byId, ofNode } = groupIndex(trace);
+  const drawnAs = (id) => hiddenIn.get(id) ?? id;
+  const nodes = [];
+  const position = new Map(trace.nodes.map((n, i) => [n.id, i]));
+  trace.nodes.forEach((node, from) => {
+    if (hiddenIn.has(node.id)) return;
+    const place = cards.get(node.id);
+    const inputs = node.inputs.some((id) => hiddenIn.has(id)) ? node.inputs.map(drawnAs) : node.inputs;
+    const moved = place.x !== node.x || place.y !== node.y;
+    nodes.push({ from, patch: moved || inputs !== node.inputs ? { x: place.x, y: place.y, inputs } : null });
+  });
+  for (const [id, place] of cards) {
+    const group = byId.get(id);
+    if (!group) continue;
+    // A collapsed group's card: its root's numbers, the group's name and place.
+    const from = position.get(group.root);
+    nodes.push({
+      from,
+      patch: {
+        id, kind: "group", label: group.name, text: group.name, inputs: [], derived: false,
+        expansion: null, warnings: [], group: id, span: trace.nodes[from].span, ...place,
+      },
+    });
+  }
+  // Edges into a group's card fan out by where they come from, top to bottom.
+  const edges = [];
+  const into = new Map();
+  trace.edges.forEach((edge, from) => {
+    const [source, target] = [drawnAs(edge.source), drawnAs(edge.target)];
+    if (source === target) return; // inside a collapsed group
+    const box = frames.get(ofNode.get(edge.target)?.id);
+    const entering = box && ofNode.get(edge.source) !== ofNode.get(edge.target);
+    const entry = entering ? box.x - box.width / 2 : undefined;
+    const same = source === edge.source && target === edge.target && entry === undefined;
+    const shown = { from, id: edge.id, patch: same ? null : { source, target, ...(entering ? { entry } : {}) } };
+    edges.push(shown);
+    if (target !== edge.target) into.set(target, [...(into.get(target) ?? []), shown]);
+  });
+  for (const list of into.values()) {
+    list.sort((a, b) => cards.get(a.patch.source).y - cards.get(b.patch.source).y);
+    list.forEach((edge, i) => { edge.patch.index = i; });
+  }
+  return { nodes, edges, edgeIds: new Set(edges.map((e) => e.id)) };
+}
 
 /**
  * The changes of a step ([node ids, edge ids] from frames.js changedBetween, or null) in the

@@ -7,7 +7,7 @@
 
 import { compileStructure, differences, evaluate, fromJson, toJson, tolerances } from "./evaluator.js";
 import { t } from "./i18n.js";
-import { mergeNumbers, numbersOf } from "./numbers.js";
+import { copied, mergeNumbers, numbersOf } from "./numbers.js";
 
 // How long after the last slider move the server is asked for its numbers (a drag sends one
 // request when it pauses, not one per frame).
@@ -68,9 +68,9 @@ export function createInstantNumbers() {
       const all = Object.fromEntries(Object.entries({ ...leafValues(trace), ...values }).map(([name, x]) => [name, x === 0 ? 0 : x]));
       const reply = evaluate(structure, all);
       last = { values: all, reply, structure };
-      const merged = mergeNumbers(trace, {
-        ...reply, warnings: trace.warnings, node_warnings: withSentences(trace, reply),
-      });
+      const merged = mergeNumbers(trace, Object.assign(copied(reply), {
+        warnings: trace.warnings, node_warnings: withSentences(trace, reply),
+      }));
       merged.numbersFrom = "page"; // the merge itself, not a copy: numbers.js sameDrawing knows it
       return merged;
     },
@@ -84,13 +84,13 @@ export function createInstantNumbers() {
       // The reply of values the page has moved on from (a newer request follows): keep the page's.
       const moved = server.leaves.some((leaf) => !Object.is(leaf.value, toJson(fromJson(last.values[leaf.name]))));
       if (moved) return { trace: shown, found: [], stale: true };
+      // The numbers, the gradient check and the gradient flags (issue 27's grad_flags) alike.
       const found = differences(last.reply, numbersOf(server), tolerances(last.structure, last.values));
       // Agreed: keep the page's trace (nothing to repaint) but for what the page does not write:
-      // the sentences of warnings and the gradient flags (issue 27's grad_flags).
+      // the sentences of warnings.
       if (found.length) return { trace: { ...server, numbersFrom: "server" }, found };
       const warned = server.nodes.some((node) => node.warnings?.length);
-      const flagged = JSON.stringify(server.grad_flags ?? {}) !== JSON.stringify(shown.grad_flags ?? {});
-      return { trace: warned || flagged ? { ...server, numbersFrom: "server" } : shown, found };
+      return { trace: warned ? { ...server, numbersFrom: "server" } : shown, found };
     },
   };
 }

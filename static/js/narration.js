@@ -8,7 +8,7 @@
 // carry templates only: `narrationOf` fills the one shown.
 
 import { formatNumber, parenthesized } from "./format.js";
-import { numbersOf } from "./numbers.js";
+import { numberArrays } from "./numbers.js";
 
 /** A number for narration (engine `fmt`): integers plainly, else up to 6 significant digits. */
 export const fmt = (value) => formatNumber(value, "narration");
@@ -61,10 +61,10 @@ export function fill(template, numbers) {
 /**
  * The arrays a trace's templates read, gathered from the trace (an /api/graph reply, or one
  * merged with a numbers reply): the nodes' `text` (and, in forward mode, their `tangent`) and
- * the numbers arrays of POST /api/values (numbers.js `numbersOf`).
+ * the numbers arrays of POST /api/values (numbers.js `numberArrays`).
  */
 export function slotArraysOf(trace) {
-  const arrays = { ...numbersOf(trace), text: trace.nodes.map((node) => node.text) };
+  const arrays = { ...numberArrays(trace), text: trace.nodes.map((node) => node.text) };
   if (trace.pass === "forward") arrays.tangent = trace.nodes.map((node) => node.tangent);
   return arrays;
 }

@@ -7,6 +7,35 @@
 
 const NO_WARNINGS = [];
 const bases = new WeakMap(); // a merged trace → the trace the first merge of its line started from
+const replies = new WeakMap(); // a merged trace → the numbers reply merged into it
+
+/**
+ * Give `object` a property `key` computed by `compute()` when first read, then kept: a slider
+ * move's gradient check (evaluator.js) is computed only if something shows it. Enumerable, so
+ * JSON and spreads see it (a spread computes it: `copied` does not).
+ */
+export function lazily(object, key, compute) {
+  Object.defineProperty(object, key, {
+    configurable: true,
+    enumerable: true,
+    get() {
+      const value = compute();
+      Object.defineProperty(object, key, { value, configurable: true, enumerable: true, writable: true });
+      return value;
+    },
+  });
+  return object;
+}
+
+/** A shallow copy of `object` that keeps its `lazily` properties lazy (a spread computes them). */
+export function copied(object) {
+  return Object.defineProperties({}, Object.getOwnPropertyDescriptors(object));
+}
+
+/** Set `key` of `target` to `source`'s, as lazy as it is there. */
+function takeProperty(target, source, key) {
+  Object.defineProperty(target, key, Object.getOwnPropertyDescriptor(source, key));
+}
 
 /**
  * The trace whose structure `trace` shares (its steps, frames and events alike, numbers aside):
@@ -51,15 +80,36 @@ function checkShape(trace, reply, contributions, visits) {
   }
 }
 
-/** The backward pass's counts in `trace`: {contributions, visits} (the numbers reply's array lengths). */
-function backwardCounts(trace) {
+/**
+ * What a merge reads of a drawing's structure, found once per drawing (a slider move merges into
+ * the same one each time): node id → index, edge id → index, the backward pass's counts, and for
+ * each contribution of a backward or tangent step its edge's index.
+ */
+const structures = new WeakMap();
+
+function structureOf(trace) {
+  const base = drawingOf(trace);
+  let found = structures.get(base);
+  if (found) return found;
+  const position = new Map(base.nodes.map((node, i) => [node.id, i]));
+  const edgeIndex = new Map(base.edges.map((edge, i) => [edge.id, i]));
   let [contributions, visits] = [0, 0];
-  for (const step of trace.steps) {
-    if (step.phase !== "backward") continue;
-    contributions += (step.contributions ?? []).length;
-    visits += 1;
-  }
-  return { contributions, visits };
+  const edgesOf = base.steps.map((step) => {
+    if (step.phase === "backward") {
+      contributions += (step.contributions ?? []).length;
+      visits += 1;
+    }
+    return step.phase === "backward" || step.phase === "tangent" ? (step.contributions ?? []).map((c) => edgeIndex.get(c.edge)) : null;
+  });
+  found = { position, edgeIndex, contributions, visits, edgesOf };
+  structures.set(base, found);
+  return found;
+}
+
+/** `c` with `numbers` (an object of the same keys' new values), or `c` itself when none changed. */
+function withNumbers(c, numbers) {
+  for (const key in numbers) if (!Object.is(c[key], numbers[key])) return { ...c, ...numbers };
+  return c;
 }
 
 /** The nodes with `reply`'s data, grads and warnings (a node whose numbers did not change is kept). */
@@ -81,47 +131,45 @@ function mergedNodes(trace, reply) {
 }
 
 /** A forward-mode step with `reply`'s value, tangent and the contributions of its input edges. */
-function mergedTangentStep(step, reply, position, edgeIndex) {
+function mergedTangentStep(step, reply, position, edges) {
   const { data, tangent, local_grad: localGrad, tangent_contribution: added } = reply;
-  const contributions = step.contributions.map((c) => {
-    const edge = edgeIndex.get(c.edge);
-    const numbers = { tangent_in: tangent[position.get(c.from)], local: localGrad[edge], contribution: added[edge] };
-    return Object.entries(numbers).every(([key, x]) => Object.is(c[key], x)) ? c : { ...c, ...numbers };
+  let same = true;
+  const contributions = step.contributions.map((c, j) => {
+    const edge = edges[j];
+    const merged = withNumbers(c, { tangent_in: tangent[position.get(c.from)], local: localGrad[edge], contribution: added[edge] });
+    same &&= merged === c;
+    return merged;
   });
   const at = position.get(step.node);
-  const same = Object.is(step.data, data[at]) && Object.is(step.tangent, tangent[at])
-    && contributions.every((c, i) => c === step.contributions[i]);
-  return same ? step : { ...step, data: data[at], tangent: tangent[at], contributions };
+  return same && Object.is(step.data, data[at]) && Object.is(step.tangent, tangent[at])
+    ? step : { ...step, data: data[at], tangent: tangent[at], contributions };
 }
 
 /**
  * The steps with `reply`'s numbers (a step whose numbers did not change is the old object).
  * Steps hold templates, not narration: `narrationOf` (narration.js) fills the one shown.
- * `position`: node id → its index in the node arrays.
  */
-function mergedSteps(trace, reply, position) {
-  const { data, local_grad: localGrad, step_grad: stepGrad } = reply;
-  const edgeIndex = new Map(trace.edges.map((edge, i) => [edge.id, i]));
+function mergedSteps(trace, reply, { position, edgesOf }) {
+  const { data, local_grad: localGrad, step_grad: stepGrad, contribution, grad_before: before, grad_after: after } = reply;
   let k = 0; // the next contribution's index in the flattened arrays
   let visit = 0;
-  return trace.steps.map((step) => {
+  return trace.steps.map((step, i) => {
     if (step.phase === "forward") {
       const value = data[position.get(step.node)];
       return Object.is(step.data, value) ? step : { ...step, data: value };
     }
-    if (step.phase === "tangent") return mergedTangentStep(step, reply, position, edgeIndex);
+    if (step.phase === "tangent") return mergedTangentStep(step, reply, position, edgesOf[i]);
     if (step.phase !== "backward") return step; // the sort and the seed: no numbers (the seed's grad is 1)
     const upstream = stepGrad[visit++];
-    const contributions = step.contributions.map((c) => {
-      // A contribution's upstream is its visit's grad, its local its edge's local_grad.
-      const numbers = {
-        upstream, local: localGrad[edgeIndex.get(c.edge)], contribution: reply.contribution[k],
-        grad_before: reply.grad_before[k], grad_after: reply.grad_after[k],
-      };
+    const edges = edgesOf[i];
+    let same = Object.is(step.grad, upstream);
+    // A contribution's upstream is its visit's grad, its local its edge's local_grad.
+    const contributions = step.contributions.map((c, j) => {
+      const merged = withNumbers(c, { upstream, local: localGrad[edges[j]], contribution: contribution[k], grad_before: before[k], grad_after: after[k] });
       k += 1;
-      return Object.entries(numbers).every(([key, x]) => Object.is(c[key], x)) ? c : { ...c, ...numbers };
+      same &&= merged === c;
+      return merged;
     });
-    const same = Object.is(step.grad, upstream) && contributions.every((c, i) => c === step.contributions[i]);
     return same ? step : { ...step, grad: upstream, contributions };
   });
 }
@@ -132,47 +180,68 @@ function mergedSteps(trace, reply, position) {
  * changed; what the values do not change is shared with it.
  */
 export function mergeNumbers(trace, reply) {
-  const { contributions, visits } = backwardCounts(trace);
+  const structure = structureOf(trace);
+  const { position, contributions, visits } = structure;
   checkShape(trace, reply, contributions, visits);
-  const position = new Map(trace.nodes.map((node, i) => [node.id, i]));
   const edges = trace.edges.map((edge, i) => (Object.is(edge.local_grad, reply.local_grad[i])
     ? edge : { ...edge, local_grad: reply.local_grad[i] }));
   const leaves = trace.leaves.map((leaf) => {
     const value = reply.data[position.get(leaf.id)];
     return Object.is(leaf.value, value) ? leaf : { ...leaf, value };
   });
-  const steps = mergedSteps(trace, reply, position);
-  const merged = { ...trace, nodes: mergedNodes(trace, reply), edges, leaves, steps, gradcheck: reply.gradcheck, warnings: reply.warnings };
+  const steps = mergedSteps(trace, reply, structure);
+  const merged = Object.assign(copied(trace), { nodes: mergedNodes(trace, reply), edges, leaves, steps, warnings: reply.warnings });
+  takeProperty(merged, reply, "gradcheck");
   if (reply.grad_flags !== undefined) merged.grad_flags = reply.grad_flags;
   if (reply.structure !== undefined) merged.structure = reply.structure;
   bases.set(merged, bases.get(trace) ?? trace);
+  replies.set(merged, reply);
   return merged;
 }
 
 /**
- * The numbers reply of `trace` (the inverse of mergeNumbers): its data, grads, local grads, every
- * backward step's grad and contributions, gradcheck, warnings and node warnings, as the arrays of
- * POST /api/values. What the page compares its own numbers with (instant.js).
+ * The number arrays of `trace` as POST /api/values names them: data, grad, correct_grad (null
+ * when it is grad), local_grad, step_grad, contribution, grad_before, grad_after. A merged trace's
+ * are the reply's it was merged with (the same numbers: mergeNumbers put them there).
  */
-export function numbersOf(trace) {
+export function numberArrays(trace) {
+  const reply = replies.get(trace);
+  const grad = reply ? reply.grad : trace.nodes.map((node) => node.grad);
+  const correctGrad = reply ? reply.correct_grad ?? grad : trace.nodes.map((node) => node.correct_grad ?? node.grad);
+  const arrays = {
+    data: reply ? reply.data : trace.nodes.map((node) => node.data),
+    grad,
+    correct_grad: correctGrad === grad || correctGrad.every((x, i) => Object.is(x, grad[i])) ? null : correctGrad,
+  };
+  if (reply) {
+    for (const key of ["local_grad", "step_grad", "contribution", "grad_before", "grad_after"]) arrays[key] = reply[key];
+    return arrays;
+  }
   const backward = trace.steps.filter((step) => step.phase === "backward");
   const contributions = backward.flatMap((step) => step.contributions ?? []);
-  const grad = trace.nodes.map((node) => node.grad);
-  const correctGrad = trace.nodes.map((node) => node.correct_grad ?? node.grad);
-  const nodeWarnings = {};
-  for (const node of trace.nodes) if (node.warnings?.length) nodeWarnings[node.id] = node.warnings;
-  return {
-    structure: trace.structure,
-    data: trace.nodes.map((node) => node.data),
-    grad,
-    correct_grad: correctGrad.every((x, i) => Object.is(x, grad[i])) ? null : correctGrad,
+  return Object.assign(arrays, {
     local_grad: trace.edges.map((edge) => edge.local_grad),
     step_grad: backward.map((step) => step.grad),
     contribution: contributions.map((c) => c.contribution),
     grad_before: contributions.map((c) => c.grad_before),
     grad_after: contributions.map((c) => c.grad_after),
+  });
+}
+
+/**
+ * The numbers reply of `trace` (the inverse of mergeNumbers): its number arrays (numberArrays),
+ * gradcheck, warnings, node warnings and gradient flags, as POST /api/values answers. What the page compares its
+ * own numbers with (instant.js).
+ */
+export function numbersOf(trace) {
+  const nodeWarnings = {};
+  for (const node of trace.nodes) if (node.warnings?.length) nodeWarnings[node.id] = node.warnings;
+  return {
+    structure: trace.structure,
+    ...numberArrays(trace),
     gradcheck: trace.gradcheck,
     warnings: trace.warnings,
     node_warnings: nodeWarnings,
+    grad_flags: trace.grad_flags ?? {},
   };
 }

@@ -16,6 +16,8 @@ export const OPS = {
     forward: (a, b, k) => a + b,
     locals: (a, b, k, out) => [1, 1],
     warning: (a, b, k) => null,
+    gate: false,
+    saturation: null,
   },
   '*': {
     arity: 2,
@@ -23,6 +25,8 @@ export const OPS = {
     forward: (a, b, k) => a * b,
     locals: (a, b, k, out) => [b, a],
     warning: (a, b, k) => null,
+    gate: false,
+    saturation: null,
   },
   '**k': {
     arity: 1,
@@ -30,6 +34,8 @@ export const OPS = {
     forward: (a, b, k) => pow(a, k),
     locals: (a, b, k, out) => [k === 0 ? 0 : k * pow(a, k - 1)],
     warning: (a, b, k) => powWarning(a, k),
+    gate: false,
+    saturation: null,
   },
   '**': {
     arity: 2,
@@ -37,6 +43,8 @@ export const OPS = {
     forward: (a, b, k) => pow(a, b),
     locals: (a, b, k, out) => [b === 0 ? 0 : b * pow(a, b - 1), a > 0 ? out * Math.log(a) : (a === 0 && b >= 0 ? 0 : NaN)],
     warning: (a, b, k) => powWarning(a, b),
+    gate: false,
+    saturation: null,
   },
   '-': {
     arity: 2,
@@ -44,6 +52,8 @@ export const OPS = {
     forward: (a, b, k) => a + b * -1,
     locals: (a, b, k, out) => [1, -1],
     warning: (a, b, k) => null,
+    gate: false,
+    saturation: null,
   },
   '/': {
     arity: 2,
@@ -51,6 +61,8 @@ export const OPS = {
     forward: (a, b, k) => a * pow(b, -1),
     locals: (a, b, k, out) => [pow(b, -1), a * (-1 * pow(b, -2))],
     warning: (a, b, k) => powWarning(b, -1),
+    gate: false,
+    saturation: null,
   },
   'neg': {
     arity: 1,
@@ -58,6 +70,8 @@ export const OPS = {
     forward: (a, b, k) => a * -1,
     locals: (a, b, k, out) => [-1],
     warning: (a, b, k) => null,
+    gate: false,
+    saturation: null,
   },
   'relu': {
     arity: 1,
@@ -65,6 +79,8 @@ export const OPS = {
     forward: (a, b, k) => a <= 0 ? 0 : a,
     locals: (a, b, k, out) => [a > 0 ? 1 : 0],
     warning: (a, b, k) => null,
+    gate: true,
+    saturation: null,
   },
   'tanh': {
     arity: 1,
@@ -72,6 +88,8 @@ export const OPS = {
     forward: (a, b, k) => Math.tanh(a),
     locals: (a, b, k, out) => [1 - out * out],
     warning: (a, b, k) => null,
+    gate: true,
+    saturation: (a, b, k, out) => out,
   },
   'exp': {
     arity: 1,
@@ -79,6 +97,8 @@ export const OPS = {
     forward: (a, b, k) => Math.exp(a),
     locals: (a, b, k, out) => [out],
     warning: (a, b, k) => expWarning(a),
+    gate: false,
+    saturation: null,
   },
   'log': {
     arity: 1,
@@ -86,6 +106,8 @@ export const OPS = {
     forward: (a, b, k) => Math.log(a),
     locals: (a, b, k, out) => [1 / a],
     warning: (a, b, k) => logWarning(a),
+    gate: false,
+    saturation: null,
   },
   'sigmoid': {
     arity: 1,
@@ -93,6 +115,8 @@ export const OPS = {
     forward: (a, b, k) => a >= 0 ? 1 / (1 + Math.exp(-a)) : Math.exp(a) / (1 + Math.exp(a)),
     locals: (a, b, k, out) => [out * (1 - out)],
     warning: (a, b, k) => (a >= 0 ? expWarning(-a) ?? divWarning(1, 1 + Math.exp(-a)) : expWarning(a) ?? expWarning(a) ?? divWarning(Math.exp(a), 1 + Math.exp(a))),
+    gate: true,
+    saturation: (a, b, k, out) => 2 * out - 1,
   },
   'sin': {
     arity: 1,
@@ -100,6 +124,8 @@ export const OPS = {
     forward: (a, b, k) => Math.sin(a),
     locals: (a, b, k, out) => [Math.cos(a)],
     warning: (a, b, k) => null,
+    gate: false,
+    saturation: null,
   },
 };
 /** The table's key of a node of a reply: its op, or `**k` for `**` with a constant exponent. */

@@ -79,6 +79,33 @@ def test_a_slider_move_paints_the_pages_numbers_before_the_server_answers(page):
     assert page.is_hidden("[data-testid=error]")
 
 
+def test_a_slider_move_flags_a_saturated_tanh_before_the_server_answers(page):
+    """The page computes the gradient flags (engine/flags.py) with its numbers: x moved to 3.9
+    puts tanh(x) on its flat tail (|t| > 0.999), and its card is flagged at once on the gradient
+    map, with the server's /api/values held; released, the server's flags agree and nothing is
+    replaced."""
+    source = "x = 3.7\nt = x.tanh()\ny = t * 2"
+    open_page(page, urlencode({"source": source, "gradmap": "1"}))
+    tanh = next(n for n in engine.trace(source).nodes if n.op == "tanh")
+    card = f"[data-testid=node][data-node-id=n{tanh.id}]"
+    assert page.get_attribute(card, "data-grad-flag") is None  # tanh(3.7) = 0.99878…
+    held = []
+    page.route("**/api/values", lambda route: held.append(route))
+    with page.expect_request("**/api/values"):
+        page.fill("[data-testid=slider-x] input.slider-value", "3.9")
+    page.wait_for_function(
+        f"() => document.querySelector('{card}').dataset.gradFlag === 'saturated'"
+    )
+    assert engine.numbers(source, {"x": 3.9})["grad_flags"] == {f"n{tanh.id}": ["saturated"]}
+    assert page.evaluate(BODY, "numbers") == "page"
+    assert page.evaluate(BODY, "numbersChecked") == "0"
+    held[-1].continue_()
+    wait_checked(page, 1)
+    assert page.evaluate(BODY, "numbersMismatches") == "0"
+    assert page.evaluate(BODY, "numbers") == "page"
+    assert page.get_attribute(card, "data-grad-flag") == "saturated"
+
+
 def test_a_reply_that_disagrees_is_shown_and_reported(page):
     """The server's reply with the root's data moved by a millionth: the page shows the server's
     number, counts the disagreement and says so quietly."""

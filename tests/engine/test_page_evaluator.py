@@ -102,7 +102,7 @@ def run_node(tmp_path: Path, cases: list[dict], driver: str = DRIVER) -> list:
         tmp_path,
         cases,
         driver,
-        [JS / m for m in ("evaluator.js", "op-functions.js", "step-columns.js")],
+        [JS / m for m in ("evaluator.js", "op-functions.js", "numbers.js", "step-columns.js")],
     )
 
 
@@ -134,6 +134,8 @@ def check(cases: list[dict], results: list[list[dict]]) -> dict[str, float]:
             assert {k: [w["type"] for w in v] for k, v in page["node_warnings"].items()} == {
                 k: [w["type"] for w in v] for k, v in expected["node_warnings"].items()
             }, label
+            # The gradient flags (engine/flags.py), by node: the page flags as the server does.
+            assert page["grad_flags"] == expected["grad_flags"], (label, run["values"])
     return widest
 
 
