@@ -84,6 +84,7 @@ export function challengeSection(scope) {
     h("h3", { id: "lab-experiments-title", text: t("ui.challenges.title") }),
     h("p", { class: "lab-hint", text: t("ui.challenges.hint") }), list, announce);
   let shown = { presetId: null, done: new Set() };
+  let drawn = null; // the list's words as last written
 
   scope.store.subscribe((s, changed) => {
     if (!changed.has("trace") && !changed.has("presetId")) return;
@@ -91,6 +92,10 @@ export function challengeSection(scope) {
     const samePreset = shown.presetId === s.presetId;
     const newlyMet = samePreset ? status.filter((c) => c.done && !shown.done.has(c.id)) : [];
     shown = { presetId: s.presetId, done: new Set(status.filter((c) => c.done).map((c) => c.id)) };
+    // The same list in the same words: nothing to write (a slider move meets no new challenge).
+    const words = JSON.stringify(status.length ? status.map((c) => [c.id, c.done, t(c.key)]) : t("ui.challenges.empty"));
+    if (words === drawn) return;
+    drawn = words;
     if (status.length === 0) {
       list.replaceChildren(h("li", { class: "lab-empty", text: t("ui.challenges.empty") }));
       return;

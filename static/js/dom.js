@@ -14,6 +14,25 @@ export function h(tag, props = {}, ...children) {
   return el;
 }
 
+// The writers below write only a change. Chromium restyles an element whenever one of these is
+// written, even with the value it already had. The page writes them on every slider move, so
+// unchanged writes add up (issue 25).
+
+/** Set `el`'s text (a write replaces its text node, which is laid out again). */
+export function setText(el, text) {
+  if (el.textContent !== text) el.textContent = text;
+}
+
+/** Set `el`'s class attribute. */
+export function setClass(el, className = "") {
+  if (el.className !== className) el.className = className;
+}
+
+/** Show or hide `el`. */
+export function setHidden(el, hidden) {
+  if (el.hidden !== hidden) el.hidden = hidden;
+}
+
 /** `text` with `backticks` as <code> spans: DOM nodes only, never HTML from a string. */
 export function richText(element, text) {
   element.replaceChildren(...text.split("`").map((part, i) => {

@@ -8,7 +8,7 @@
 //
 // Owner of: the sidebar's pass bar (switch, picker, counter, button, the every-leaf table).
 
-import { h, toggleSwitch } from "./dom.js";
+import { h, setHidden, setText, toggleSwitch } from "./dom.js";
 import { compactText } from "./format.js";
 import { traceIndex } from "./frames.js";
 import { t } from "./i18n.js";
@@ -26,9 +26,9 @@ export function passCost(s) {
 
 function writeCounter(counter, s) {
   const cost = passCost(s);
-  for (const [key, value] of Object.entries(cost)) counter.dataset[key] = String(value);
+  for (const [key, value] of Object.entries(cost)) if (counter.dataset[key] !== String(value)) counter.dataset[key] = String(value);
   const key = cost.pass === "forward" ? "ui.pass.counter_forward" : "ui.pass.counter_reverse";
-  counter.textContent = t(key, cost);
+  setText(counter, t(key, cost));
 }
 
 /** The every-leaf run's table: ∂root/∂leaf from each forward pass beside grad[leaf] from one backward pass. */
@@ -124,9 +124,11 @@ export function mountForwardMode({ leaves }, scope) {
     if (!["trace", "pass", "wrt", "everyLeaf"].some((key) => changed.has(key))) return;
     bar.toggle.set(s.pass === "forward");
     if (s.trace) fillPicker(bar.picker, s.trace, s.wrt);
-    bar.pick.hidden = s.pass !== "forward";
+    setHidden(bar.pick, s.pass !== "forward");
     writeCounter(bar.counter, s);
-    bar.result.hidden = !s.everyLeaf?.finished;
-    bar.result.replaceChildren(...(s.everyLeaf?.finished && s.trace ? [resultTable(s.trace, s.everyLeaf.done), h("p", { text: t("ui.pass.every_leaf_done", { passes: s.trace.leaves.length }) })] : []));
+    setHidden(bar.result, !s.everyLeaf?.finished);
+    if (s.everyLeaf?.finished && s.trace) {
+      bar.result.replaceChildren(resultTable(s.trace, s.everyLeaf.done), h("p", { text: t("ui.pass.every_leaf_done", { passes: s.trace.leaves.length }) }));
+    } else if (bar.result.firstChild) bar.result.replaceChildren();
   });
 }

@@ -6,7 +6,7 @@ import { passComplete } from "./explain.js";
 import { flagNotes, flagsOf, flagsPresent, flagWords } from "./flag-words.js";
 import { formulaName } from "./names.js";
 import { compactText, isFiniteValue } from "./format.js";
-import { h } from "./dom.js";
+import { h, setClass, setText } from "./dom.js";
 import { t } from "./i18n.js";
 import { traceIndex } from "./frames.js";
 
@@ -18,14 +18,6 @@ export function meaningOf(name, rootName, grad) {
   if (grad === 0) return t("ui.meaning.zero", { root: rootName });
   const size = Math.abs(grad) === 1 ? "" : compactText(Math.abs(grad));
   return t(grad > 0 ? "ui.meaning.up" : "ui.meaning.down", { name, root: rootName, size });
-}
-
-function setText(el, text) {
-  if (el.textContent !== text) el.textContent = text;
-}
-
-function setClass(el, className) {
-  if (el.className !== className) el.className = className;
 }
 
 /** The rows of the table: `{id, className, cells: [[text, className]]}` per leaf and intermediate node. */

@@ -11,6 +11,7 @@
 // gradmap entry; a collapsed statement's card (group-cards.js) is coloured as its root, whose
 // numbers it shows. The toggle's checked state follows the state (mountGradmapToggle).
 
+import { setHidden } from "./dom.js";
 import { compactText } from "./format.js";
 import { groupIndex } from "./groups.js";
 import { t } from "./i18n.js";
@@ -157,7 +158,7 @@ export function gradmapMark({ legend }) {
     layer: "over",
     render(frame, layer) {
       const { state } = frame;
-      scale.item.hidden = !state.gradMap;
+      setHidden(scale.item, !state.gradMap);
       if (!state.gradMap) {
         join(layer, [], (place) => place.key, enterBadge, updateBadge);
         return null;

@@ -133,15 +133,22 @@ function createFit({ wrap, zoom, groups, reading, state }) {
  * `inView()`: a test of node ids, whether the card showing one (its own, its collapsed
  * statement's) overlaps the pane at the view of the moment, with half a pane of margin. The
  * pane's size comes from a ResizeObserver: asking the SVG in the middle of a draw would lay out
- * the page there and then. Before the first size every card counts as in view.
+ * the page there and then. Before the first size every card counts as in view. No card counts
+ * while the pane is scrolled out of the window (an IntersectionObserver says), nor while the
+ * view is too small for any text (`data-lod` 2: a card's numbers, the only thing a slider move
+ * changes on it, are not drawn then).
  */
 function cardsInView(svg, zoom, groups) {
-  const pane = { width: 0, height: 0 };
+  const pane = { width: 0, height: 0, onScreen: true };
   new ResizeObserver(([entry]) => {
     pane.width = entry.contentRect.width;
     pane.height = entry.contentRect.height;
   }).observe(svg);
+  new IntersectionObserver((entries) => {
+    pane.onScreen = entries.at(-1).isIntersecting;
+  }).observe(svg);
   return () => {
+    if (!pane.onScreen || svg.dataset.lod === "2") return () => false;
     if (!pane.width || !pane.height) return () => true;
     const { x, y, k } = zoom.transform;
     const [left, right] = [(-x - pane.width / 2) / k, (pane.width * 1.5 - x) / k];

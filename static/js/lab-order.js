@@ -4,7 +4,7 @@
 
 import { t } from "./i18n.js";
 import { wrongSentences } from "./lab-overwrite.js";
-import { h, toggleSwitch } from "./dom.js";
+import { h, setHidden, toggleSwitch } from "./dom.js";
 import { nodeName } from "./names.js";
 import { frameOfStep, traceIndex } from "./frames.js";
 import { onPlainClick } from "./svg.js";
@@ -112,7 +112,7 @@ export function orderSection(scope, setLab) {
     const on = s.lab === "order";
     parts.toggle.set(on);
     parts.section.classList.toggle("active", on);
-    parts.body.hidden = !on;
+    setHidden(parts.body, !on);
     if (!on || !s.trace) return;
     const ran = writeOrder(parts, s);
     if (ran && awaitingRun && changed.has("trace")) {

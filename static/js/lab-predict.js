@@ -8,7 +8,7 @@
 // take the timeline back to the first gradient to predict, as switching predict mode on does.
 
 import { compactText, factorText, preciseText, productText } from "./format.js";
-import { h, toggleSwitch } from "./dom.js";
+import { h, setHidden, toggleSwitch } from "./dom.js";
 import { isClose, parseGuess } from "./guess.js";
 import { t } from "./i18n.js";
 import { nodeName } from "./names.js";
@@ -142,7 +142,7 @@ function onState(s, changed, { p, answers, prompts, hideUnanswered, render }) {
   const on = s.lab === "predict";
   p.toggle.set(on);
   p.section.classList.toggle("active", on);
-  p.body.hidden = !on;
+  setHidden(p.body, !on);
   if (newQuestion || (changed.has("lab") && on)) {
     answers.clear();
     p.feedback.replaceChildren();

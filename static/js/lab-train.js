@@ -16,7 +16,7 @@
 import { ApiError } from "./api-error.js";
 import { compactText } from "./format.js";
 import { t } from "./i18n.js";
-import { h, toggleSwitch } from "./dom.js";
+import { h, setHidden, toggleSwitch } from "./dom.js";
 import { mountLossChart } from "./loss-chart.js";
 import { leafName } from "./names.js";
 import { createDescent, SUPERSEDED } from "./train-run.js";
@@ -368,7 +368,7 @@ export function trainSection(scope, setLab, { setValues, landscape: landscapeOf 
     const on = s.lab === "train";
     p.toggle.set(on);
     p.section.classList.toggle("active", on);
-    p.body.hidden = !on;
+    setHidden(p.body, !on);
     if (changed.has("lab")) onLab(trainer, store, s, on);
     // A link's Train lab (state.train set from the URL) opens the lab.
     if (changed.has("train") && s.train && !on && !changed.has("lab")) {
@@ -401,7 +401,8 @@ export function trainSection(scope, setLab, { setValues, landscape: landscapeOf 
     if (changed.has("trace") && s.trace) onTrace(trainer, p, store, s, on);
     // The point shown when the lab opens is the first try; each new one another.
     if ((changed.has("trace") || changed.has("lab")) && s.trace && on) trainer.recordTrace(s.trace);
-    trainer.redraw();
+    // A closed lab's card is hidden: drawn again when it opens, not on every slider move.
+    if (on || changed.has("lab")) trainer.redraw();
   });
   return p.section;
 }

@@ -5,7 +5,7 @@
 // moves the pulse inside a stop. This module builds and writes the lesson panel and moves its
 // scope's timeline; it is mounted where there is a server to load a lesson's program from.
 
-import { h, richText } from "./dom.js";
+import { h, richText, setHidden } from "./dom.js";
 import { compactText } from "./format.js";
 import { framesOf } from "./frames.js";
 import { t } from "./i18n.js";
@@ -162,7 +162,7 @@ function followState(s, changed, { update, parts, waiting, show }) {
     waiting.stop = null;
     show(k);
   }
-  parts.panel.hidden = !lesson;
+  setHidden(parts.panel, !lesson);
   if (!lesson) delete parts.panel.dataset.lesson;
   else if (["lessonId", "lessonStop", "lessons"].some((key) => changed.has(key))) writeStop(parts, lesson, s.lessonStop);
 }

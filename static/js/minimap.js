@@ -11,6 +11,7 @@
 import { gradBuckets } from "./gradmap.js";
 import { t } from "./i18n.js";
 import { playIndex, traceIndex } from "./frames.js";
+import { sameDrawing } from "./numbers.js";
 
 const MAX_WIDTH_REM = 13;
 const MAX_HEIGHT_REM = 8;
@@ -256,9 +257,12 @@ class Minimap {
   }
 
   /** The frame drawn: the boxes follow the drawing, and frame by frame the gradient map's colours. */
-  render({ changedKeys: changed, state: s, arranged }) {
+  render({ changedKeys: changed, state: s, arranged, trace }) {
     if (changed?.has("presenting")) this.fills.forget();
-    const boxes = !changed || arranged || ["trace", "gradMap", "presenting"].some((key) => changed.has(key)) || (s.gradMap && changed.has("step"));
+    // New numbers of the same drawing (a slider move) colour the boxes only on the gradient map.
+    const redrawn = changed?.has("trace") && (s.gradMap || !sameDrawing(this.drawn, trace));
+    this.drawn = trace;
+    const boxes = !changed || arranged || redrawn || ["gradMap", "presenting"].some((key) => changed.has(key)) || (s.gradMap && changed.has("step"));
     if (boxes) this.queue({ boxes: true });
     else this.placeMarks();
     return null;

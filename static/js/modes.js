@@ -7,7 +7,10 @@
 // every-leaf button on screen), `forward-mode` (forward mode is shown: the legend names the
 // tangent instead of the backward pass) and `paths-open` (the Paths tab is the one shown: the presentation
 // keeps it beside the graph). This module is the only writer of the root's classes; the modes
-// themselves are state.
+// themselves are state. The page's <html> carries `presenting` as well: its font size is the
+// page's rem (classroom.css). An `html:has(body.presenting)` rule did that before, and Chromium
+// matched it again on every change anywhere in the page. That restyled the whole page on every
+// slider move.
 
 import { HIDE_KEYS } from "./links.js";
 
@@ -38,5 +41,7 @@ export function mountModes(scope) {
   scope.store.subscribe((s, changed) => {
     if (!MODE_KEYS.some((key) => changed.has(key))) return;
     for (const [name, on] of modeClasses(s)) scope.root.classList.toggle(name, on);
+    const html = scope.root.ownerDocument?.documentElement;
+    if (scope.root === scope.root.ownerDocument?.body) html.classList.toggle("presenting", s.presenting);
   });
 }

@@ -8,7 +8,7 @@
 // target asks the server for a new trace: only the page mounts the picker (mountTargetPicker),
 // which owns the card menu.
 
-import { h } from "./dom.js";
+import { h, setHidden } from "./dom.js";
 import { traceIndex } from "./frames.js";
 import { t } from "./i18n.js";
 import { nodeName } from "./names.js";
@@ -30,8 +30,8 @@ function createBar(legend, scope) {
 /** The target bar for `trace`: hidden when its gradients are the root's. */
 function writeBar({ bar, words }, trace, offCount) {
   const target = trace.target ?? trace.root;
-  bar.hidden = target === trace.root;
-  bar.dataset.target = target;
+  setHidden(bar, target === trace.root);
+  if (bar.dataset.target !== target) bar.dataset.target = target;
   if (bar.hidden) return;
   const name = nodeName(traceIndex(trace).nodeById.get(target));
   const text = t("ui.target.shown", { name, count: offCount });

@@ -12,6 +12,8 @@ import { t } from "./i18n.js";
 import { frameOfStep, framesOf, topoStateAt, traceIndex } from "./frames.js";
 import { narrationOf } from "./narration.js";
 import { nodeName } from "./names.js";
+import { setClass, setText } from "./dom.js";
+import { drawingOf } from "./numbers.js";
 
 const SORT_ROWS_MAX = 600; // topoStateAt replays from the start: keep the table linear-ish
 const reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)");
@@ -31,14 +33,6 @@ function nameOf(nodeById, id) {
 // A row is `{step, label, cells}`; a cell `{text, className}` or `{lines: [{text, className}],
 // className}` (one div per line). A text the timeline reveals at a frame also has `frame` and
 // `hiddenText` (shown until then, in predict mode): those are written by `showUpTo`.
-
-function setText(el, text) {
-  if (el.textContent !== text) el.textContent = text;
-}
-
-function setClass(el, className = "") {
-  if (el.className !== className) el.className = className;
-}
 
 /** Write `spec` into `el` (a td or a line's div); a concealable text goes to `concealed` instead. */
 function writeText(el, spec, concealed) {
@@ -295,9 +289,10 @@ const revealLimit = (s) => (s.lab === "predict" ? s.step : Infinity);
 /**
  * A table in panel `id`'s `body`: its rows are built when a trace is shown in the panel (a hidden
  * tab costs nothing: big graphs), the current row marked as the step moves, and in predict mode
- * the texts past the step concealed.
+ * the texts past the step concealed. `rowsOf(trace)`: what the rows depend on (the trace, or for
+ * a table of no numbers its drawing: a slider move leaves the sort's 600 rows as they are).
  */
-function mountTable(id, body, options, buildRows, noteFor, { setStep, subscribe }) {
+function mountTable(id, body, options, { buildRows, noteFor, rowsOf = (trace) => trace }, { setStep, subscribe }) {
   const table = new StepTable(body, options, setStep);
   let filled = null;
   let cells = [];
@@ -309,16 +304,16 @@ function mountTable(id, body, options, buildRows, noteFor, { setStep, subscribe 
     shownLimit = limit;
   };
   const refill = (s) => {
-    filled = s.trace;
+    filled = rowsOf(s.trace);
     cells = table.fill(s.trace, buildRows(s.trace), noteFor(s.trace)).sort((x, y) => x.frame - y.frame);
     shownLimit = null; // every concealable text is to be written
     reveal(s);
   };
   subscribe((s, changed) => {
     if (!s.trace) return;
-    const refilled = s.panel === id && filled !== s.trace;
+    const refilled = s.panel === id && filled !== rowsOf(s.trace);
     if (refilled) refill(s);
-    if (filled !== s.trace) return; // built when shown
+    if (filled !== rowsOf(s.trace)) return; // built when shown
     if (refilled || changed.has("step")) table.mark(currentStep(s));
     if (changed.has("step") || changed.has("lab")) reveal(s);
   });
@@ -339,9 +334,13 @@ export function registerTraceTables(scope) {
         caption: t("ui.sort.caption"),
         headers: [t("ui.table.step"), t("ui.sort.pop"), t("ui.table.what"), t("ui.sort.stack"), t("ui.sort.sorted")],
         emptyText: t("ui.sort.empty"),
-      }, sortRows, (trace) => {
-        const count = trace.steps.filter((s) => s.phase === "topo").length;
-        return count > SORT_ROWS_MAX ? t("ui.sort.capped", { shown: SORT_ROWS_MAX, count }) : "";
+      }, {
+        buildRows: sortRows,
+        noteFor: (trace) => {
+          const count = trace.steps.filter((s) => s.phase === "topo").length;
+          return count > SORT_ROWS_MAX ? t("ui.sort.capped", { shown: SORT_ROWS_MAX, count }) : "";
+        },
+        rowsOf: drawingOf, // the sort's steps carry no numbers
       }, scope.store);
     },
   });
@@ -354,7 +353,7 @@ export function registerTraceTables(scope) {
         caption: t("ui.propagation.caption"),
         headers: [t("ui.table.step"), t("ui.table.node"), "grad", t("ui.table.what")],
         emptyText: t("ui.propagation.empty"),
-      }, propagationRows, () => "", scope.store);
+      }, { buildRows: propagationRows, noteFor: () => "" }, scope.store);
     },
   });
 }

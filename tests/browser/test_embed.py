@@ -257,6 +257,11 @@ def test_the_train_lab_trains_with_the_kernel_busy(harness, screenshots_dir):
     expected = engine.descend(SOURCE, {}, parameters=["a", "b", "c"], lr=0.001, steps=3)
     assert losses == expected.roots
     a, b, c = expected.values[-1]
+    # Cards off screen (the player's graph is scrolled away from its Train lab) are written just
+    # after the frame of the move: the graph counts those still waiting.
+    page.wait_for_function(
+        "() => host.shadowRoot.querySelector('svg[data-testid=graph]').dataset.cardsWaiting === '0'"
+    )
     assert card(page, "a").get_attribute("data-data") == str(a)
     assert card(page, "f").get_attribute("data-data") == str(expected.roots[-1])
     assert page.evaluate("calls.length") >= 1  # the kernel was asked (one call at a time)
