@@ -17,6 +17,7 @@ import hashlib
 import json
 import shutil
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from threading import Lock
 from typing import Any, Literal, TypeVar
@@ -291,12 +292,32 @@ class Layouter:
     def run_dot(self, source: str) -> bytes | None:
         """dot's JSON for DOT `source`, bounded (app/graphviz.py); None if every Graphviz slot
         is taken, or dot is too slow or fails (the caller falls back)."""
-        with self._dot_runs_lock:
-            self.dot_runs += 1
+        self._count_dot_run()
         try:
             return self.graphviz.run(["-Tjson0"], source.encode(), self.dot_timeout_s)
         except GraphvizError:
             return None
+
+    def start_dot(self, source: str) -> Future[bytes] | None:
+        """`run_dot(source)` started beside the caller's work when a Graphviz slot is free at
+        once, else None (nothing started: the caller runs it with its own); its answer is
+        `dot_answer`'s."""
+        future = self.graphviz.start(["-Tjson0"], source.encode(), self.dot_timeout_s)
+        if future is not None:
+            self._count_dot_run()
+        return future
+
+    @staticmethod
+    def dot_answer(started: Future[bytes]) -> bytes | None:
+        """The output of a `start_dot`, when it is done; None as `run_dot` says it."""
+        try:
+            return started.result()
+        except GraphvizError:
+            return None
+
+    def _count_dot_run(self) -> None:
+        with self._dot_runs_lock:
+            self.dot_runs += 1
 
 
 T = TypeVar("T")
