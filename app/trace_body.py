@@ -4,7 +4,9 @@ the reply with the layout in it and encode it."""
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +20,7 @@ from chainrule.app.settings import AppSettings
 from chainrule.app.shared_layouts import share_layouts
 from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.i18n import DEFAULT_LANG
-from chainrule.engine.reply import Placement, trace_reply
+from chainrule.engine.reply import Placement, place, trace_reply
 from chainrule.engine.steps import steps
 
 
@@ -149,8 +151,10 @@ def build_body(
     options = run_options(request, settings)
     with cycle_collector_paused():  # tens of thousands of new dicts, none in a cycle
         trace = engine.trace(request.source, request.values, **options, lang=lang)
-        layout, cached = layouter.layout(layout_structure(trace))
-        reply = trace_reply(trace, steps(trace), placement(layout, trace))
+        laying_out = layout_beside(layouter, layout_structure(trace))
+        reply = trace_reply(trace, steps(trace))
+        layout, cached = laying_out.result()
+        reply = place(reply, placement(layout, trace))
         reply["structure"] = structure_id(request, settings)
         later = orjson.dumps({**reply, "layout": layout_reply(layout, True)})
         now = later if cached else orjson.dumps({**reply, "layout": layout_reply(layout, False)})
@@ -158,6 +162,21 @@ def build_body(
         # with the reply alive would scan each of its objects once (150,000 at 7,500 nodes).
         del trace, reply
     return GraphBody(now, later)
+
+
+def layout_beside(layouter: Layouter, structure: Structure) -> Future[tuple[Layout, bool]]:
+    """`layouter.layout(structure)` in a thread of its own, while the caller writes the reply:
+    dot runs in processes of its own, so the reply is written while it draws."""
+    future: Future[tuple[Layout, bool]] = Future()
+
+    def lay_out() -> None:
+        try:
+            future.set_result(layouter.layout(structure))
+        except BaseException as error:  # the caller raises it, never left waiting
+            future.set_exception(error)
+
+    threading.Thread(target=lay_out, name="layout", daemon=True).start()
+    return future
 
 
 def numbers_body(request: GraphRequest, settings: AppSettings, lang: str = DEFAULT_LANG) -> bytes:
