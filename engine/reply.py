@@ -163,17 +163,20 @@ def graph_reply(trace: Trace, numbers: dict[str, Any]) -> dict[str, Any]:
             group_of[member] = name
     nodes = []
     edges = []
+    append_edge = edges.append
+    text = say.text
     for node in trace.nodes:
         i = node.id
         nid = ids[i]
         inputs = []  # the node's input ids, and an edge from each (one loop for both)
         for index, child in enumerate(node.inputs):
             edge = len(edges)
-            inputs.append(ids[child.id])
-            edges.append(
+            source = ids[child.id]
+            inputs.append(source)
+            append_edge(
                 {
                     "id": f"e{edge}",
-                    "source": inputs[index],
+                    "source": source,
                     "target": nid,
                     "index": index,
                     "local_grad": local_grad[edge],
@@ -184,7 +187,7 @@ def graph_reply(trace: Trace, numbers: dict[str, Any]) -> dict[str, Any]:
             "id": nid,
             "label": node.label,
             "name": node.name,
-            "text": say.text(node),
+            "text": text(node),
             "op": op_name(node),
             "exponent": number(node.exponent) if node.op == "**k" else None,  # type: ignore[arg-type]
             "kind": node.kind,
