@@ -22,6 +22,7 @@ from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.i18n import DEFAULT_LANG
 from chainrule.engine.reply import Placement, place, trace_reply
 from chainrule.engine.steps import steps
+from chainrule.engine.tracing import graph_to_trace
 
 
 def limits_of(settings: AppSettings) -> engine.Limits:
@@ -95,11 +96,11 @@ class GraphBody:
     later: bytes
 
 
-def layout_structure(trace: engine.Trace) -> Structure:
-    """What the layout of `trace`'s graph depends on: its cards' kinds, edges and groups."""
-    nodes = trace.nodes
+def layout_structure(graph: engine.Graph) -> Structure:
+    """What the layout of `graph` depends on: its cards' kinds, edges and groups."""
+    nodes = graph.nodes
     group_of = [0] * len(nodes)
-    for number, group in enumerate(trace.graph.groups):
+    for number, group in enumerate(graph.groups):
         for member in group.nodes:
             group_of[member] = number
     return structure(
@@ -150,8 +151,25 @@ def build_body(
     written (engine/reply.py), and the whole body is encoded once per `layout.cached`."""
     options = run_options(request, settings)
     with cycle_collector_paused():  # tens of thousands of new dicts, none in a cycle
-        trace = engine.trace(request.source, request.values, **options, lang=lang)
-        laying_out = layout_beside(layouter, layout_structure(trace))
+        graph = graph_to_trace(
+            request.source,
+            request.values,
+            options["expand_derived"],
+            options["limits"],
+            options["mode"],
+            lang,
+        )
+        laying_out = layout_beside(layouter, layout_structure(graph))  # while the passes run
+        trace = engine.run(
+            graph,
+            options["mode"],
+            options["order"],
+            lang,
+            options["target"],
+            options["pass_"],
+            options["wrt"],
+            record=False,
+        )
         reply = trace_reply(trace, steps(trace))
         layout, cached = laying_out.result()
         reply = place(reply, placement(layout, trace))
