@@ -200,11 +200,14 @@ class Graphviz:
             wait_s=settings.graphviz_wait_s,
         )
 
-    def run(self, args: list[str], source: bytes, timeout_s: float) -> bytes:
-        """Graphviz's output for `source` (run_bounded), in one of this process's slots."""
+    def run(
+        self, args: list[str], source: bytes, timeout_s: float, wait_s: float | None = None
+    ) -> bytes:
+        """Graphviz's output for `source` (run_bounded), in one of this process's slots (waiting
+        for one up to `wait_s`, default the Graphviz's own `wait_s`)."""
         if not self.binary:
             raise GraphvizFailed("no Graphviz")
-        if not self._free.acquire(timeout=self.wait_s):
+        if not self._free.acquire(timeout=self.wait_s if wait_s is None else wait_s):
             raise GraphvizBusy()
         return self._run_in_slot(args, source, timeout_s)
 

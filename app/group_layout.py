@@ -152,8 +152,9 @@ def dot_grouped(
     layouter: Layouter,
 ) -> Layout | None:
     """Both layouts by dot: one run for every shape of group's inside, then one for the
-    expanded graph of groups, and beside them one for the collapsed graph when a second
-    Graphviz slot is free (else it joins the insides' run); None if dot fails or is busy."""
+    expanded graph of groups, and beside them one for the collapsed graph when a Graphviz slot
+    is free at once (else it joins the insides' run; with it, the other two wait for a slot
+    as long as it may take); None if dot fails or is busy."""
     collapsed_source = dot_source(quotient, COLLAPSED_NODE_GAP)
     beside = layouter.start_dot(collapsed_source)  # it needs nothing of the insides
     shown = {group: graphs[group] for group in dict.fromkeys(shapes.values())}
@@ -169,7 +170,7 @@ def dot_grouped(
             for (group, graph), drawing in zip(shown.items(), drawings, strict=True)
         }
 
-    insides_output = layouter.run_dot("\n".join(sources))
+    insides_output = layouter.run_dot("\n".join(sources), beside=beside)
     laid_out = parse_dot(insides_output, parse)
     if laid_out is None:
         return None
@@ -177,7 +178,7 @@ def dot_grouped(
         group: same_inside(graph, laid_out[shapes[group]]) for group, graph in graphs.items()
     }
     sizes = expanded_sizes(quotient, insides)
-    output = layouter.run_dot(dot_source(quotient, NODE_GAP, sizes))
+    output = layouter.run_dot(dot_source(quotient, NODE_GAP, sizes), beside=beside)
     boxes = parse_dot(output, lambda drawings: parse_json0(quotient, drawings[0], sizes))
     if boxes is None:
         return None

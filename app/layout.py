@@ -289,12 +289,15 @@ class Layouter:
             layout = parse_dot(output, lambda drawings: parse_json0(structure, drawings[0]))
         return layout or sugiyama_layout(structure)
 
-    def run_dot(self, source: str) -> bytes | None:
+    def run_dot(self, source: str, *, beside: Future[bytes] | None = None) -> bytes | None:
         """dot's JSON for DOT `source`, bounded (app/graphviz.py); None if every Graphviz slot
-        is taken, or dot is too slow or fails (the caller falls back)."""
+        is taken, or dot is too slow or fails (the caller falls back). With the caller's own
+        run `beside` it (start_dot), it waits for a slot as long as that run may take: that
+        run's slot frees by then, so the caller never falls back for want of its own slot."""
         self._count_dot_run()
+        wait_s = None if beside is None or beside.done() else self.dot_timeout_s
         try:
-            return self.graphviz.run(["-Tjson0"], source.encode(), self.dot_timeout_s)
+            return self.graphviz.run(["-Tjson0"], source.encode(), self.dot_timeout_s, wait_s)
         except GraphvizError:
             return None
 
