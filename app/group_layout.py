@@ -116,46 +116,84 @@ def grouped_layout(structure: Structure, layouter: Layouter) -> Layout:
     quotient = collapsed_structure(structure)
     assert quotient is not None
     insides = inside_graphs(structure)
-    # dot lays out the graph of groups twice and every inside once: their costs add up.
+    shapes = same_shapes(insides)
+    # dot lays out the graph of groups twice and every inside once: their costs add up (an
+    # inside of a shape seen before costs what the first one did).
     costs = [dot_cost(len(quotient.ids), quotient.edges)] * 2
-    costs += [inside.cost() for inside in insides.values()]
+    shape_costs = {group: insides[group].cost() for group in set(shapes.values())}
+    costs += [shape_costs[shapes[group]] for group in insides]
     total = sum(costs, DotCost(0, 0, 0, 0))
     # dot_max_nodes counts the program's nodes, as for a graph without groups.
     affordable = layouter.dot_affordable(
         DotCost(len(structure.ids), total.edges, total.lanes, total.lane_squares)
     )
-    layout = dot_grouped(structure, quotient, insides, layouter) if affordable else None
+    layout = dot_grouped(structure, quotient, insides, shapes, layouter) if affordable else None
     return layout or layered_grouped(structure, quotient, insides)
+
+
+def same_shapes(graphs: dict[int, InsideGraph]) -> dict[int, int]:
+    """Each group's first group of the same shape (the same cards, ports, edges and weights in
+    the same order; only the names differ): its inside is laid out once for all of them, and
+    the cards of each are placed where that one's are (dot places by order, not by name)."""
+    first: dict[tuple, int] = {}
+    return {
+        group: first.setdefault(
+            (len(graph.members), graph.sizes, graph.edges, graph.weights), group
+        )
+        for group, graph in graphs.items()
+    }
 
 
 def dot_grouped(
     structure: Structure,
     quotient: Structure,
     graphs: dict[int, InsideGraph],
+    shapes: dict[int, int],
     layouter: Layouter,
 ) -> Layout | None:
-    """Both layouts by dot: one run for every group's inside and the collapsed graph, one for
-    the expanded; None if dot fails or is busy."""
-    sources = [inside_source(group, graph) for group, graph in graphs.items()]
-    sources.append(dot_source(quotient, COLLAPSED_NODE_GAP))
+    """Both layouts by dot: one run for every shape of group's inside, then one for the
+    expanded graph of groups, and beside them one for the collapsed graph when a Graphviz slot
+    is free at once (else it joins the insides' run; with it, the other two wait for a slot
+    as long as it may take); None if dot fails or is busy."""
+    collapsed_source = dot_source(quotient, COLLAPSED_NODE_GAP)
+    beside = layouter.start_dot(collapsed_source)  # it needs nothing of the insides
+    shown = {group: graphs[group] for group in dict.fromkeys(shapes.values())}
+    sources = [inside_source(group, graph) for group, graph in shown.items()]
+    if beside is None:
+        sources.append(collapsed_source)
 
-    def parse(drawings: list[dict[str, Any]]) -> tuple[Layout, dict[int, Inside]]:
-        insides = {
+    def parse(drawings: list[dict[str, Any]]) -> dict[int, Inside]:
+        if beside is None:
+            drawings = drawings[:-1]
+        return {
             group: inside_of(graph, dot_centres(drawing))
-            for (group, graph), drawing in zip(graphs.items(), drawings[:-1], strict=True)
+            for (group, graph), drawing in zip(shown.items(), drawings, strict=True)
         }
-        return parse_json0(quotient, drawings[-1]), insides
 
-    parsed = parse_dot(layouter.run_dot("\n".join(sources)), parse)
-    if parsed is None:
+    insides_output = layouter.run_dot("\n".join(sources), beside=beside)
+    laid_out = parse_dot(insides_output, parse)
+    if laid_out is None:
         return None
-    collapsed, insides = parsed
+    insides = {
+        group: same_inside(graph, laid_out[shapes[group]]) for group, graph in graphs.items()
+    }
     sizes = expanded_sizes(quotient, insides)
-    output = layouter.run_dot(dot_source(quotient, NODE_GAP, sizes))
+    output = layouter.run_dot(dot_source(quotient, NODE_GAP, sizes), beside=beside)
     boxes = parse_dot(output, lambda drawings: parse_json0(quotient, drawings[0], sizes))
     if boxes is None:
         return None
+    # Else the collapsed graph was the last drawing of the insides' run.
+    output = insides_output if beside is None else layouter.dot_answer(beside)
+    collapsed = parse_dot(output, lambda drawings: parse_json0(quotient, drawings[-1]))
+    if collapsed is None:
+        return None
     return with_collapsed(placed(structure, insides, boxes), collapsed)
+
+
+def same_inside(graph: InsideGraph, laid_out: Inside) -> Inside:
+    """The inside of `graph` laid out as `laid_out`, the inside of a group of the same shape."""
+    width, height, boxes = laid_out
+    return width, height, dict(zip(graph.members, boxes.values(), strict=True))
 
 
 def layered_grouped(

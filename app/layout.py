@@ -17,6 +17,7 @@ import hashlib
 import json
 import shutil
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from threading import Lock
 from typing import Any, Literal, TypeVar
@@ -288,15 +289,38 @@ class Layouter:
             layout = parse_dot(output, lambda drawings: parse_json0(structure, drawings[0]))
         return layout or sugiyama_layout(structure)
 
-    def run_dot(self, source: str) -> bytes | None:
+    def run_dot(self, source: str, *, beside: Future[bytes] | None = None) -> bytes | None:
         """dot's JSON for DOT `source`, bounded (app/graphviz.py); None if every Graphviz slot
-        is taken, or dot is too slow or fails (the caller falls back)."""
-        with self._dot_runs_lock:
-            self.dot_runs += 1
+        is taken, or dot is too slow or fails (the caller falls back). With the caller's own
+        run `beside` it (start_dot), it waits for a slot as long as that run may take: that
+        run's slot frees by then, so the caller never falls back for want of its own slot."""
+        self._count_dot_run()
+        wait_s = None if beside is None or beside.done() else self.dot_timeout_s
         try:
-            return self.graphviz.run(["-Tjson0"], source.encode(), self.dot_timeout_s)
+            return self.graphviz.run(["-Tjson0"], source.encode(), self.dot_timeout_s, wait_s)
         except GraphvizError:
             return None
+
+    def start_dot(self, source: str) -> Future[bytes] | None:
+        """`run_dot(source)` started beside the caller's work when a Graphviz slot is free at
+        once, else None (nothing started: the caller runs it with its own); its answer is
+        `dot_answer`'s."""
+        future = self.graphviz.start(["-Tjson0"], source.encode(), self.dot_timeout_s)
+        if future is not None:
+            self._count_dot_run()
+        return future
+
+    @staticmethod
+    def dot_answer(started: Future[bytes]) -> bytes | None:
+        """The output of a `start_dot`, when it is done; None as `run_dot` says it."""
+        try:
+            return started.result()
+        except GraphvizError:
+            return None
+
+    def _count_dot_run(self) -> None:
+        with self._dot_runs_lock:
+            self.dot_runs += 1
 
 
 T = TypeVar("T")

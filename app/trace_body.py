@@ -4,7 +4,9 @@ the reply with the layout in it and encode it."""
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,8 +20,9 @@ from chainrule.app.settings import AppSettings
 from chainrule.app.shared_layouts import share_layouts
 from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.i18n import DEFAULT_LANG
-from chainrule.engine.reply import Placement, trace_reply
+from chainrule.engine.reply import Placement, place, trace_reply
 from chainrule.engine.steps import steps
+from chainrule.engine.tracing import graph_to_trace
 
 
 def limits_of(settings: AppSettings) -> engine.Limits:
@@ -93,11 +96,11 @@ class GraphBody:
     later: bytes
 
 
-def layout_structure(trace: engine.Trace) -> Structure:
-    """What the layout of `trace`'s graph depends on: its cards' kinds, edges and groups."""
-    nodes = trace.nodes
+def layout_structure(graph: engine.Graph) -> Structure:
+    """What the layout of `graph` depends on: its cards' kinds, edges and groups."""
+    nodes = graph.nodes
     group_of = [0] * len(nodes)
-    for number, group in enumerate(trace.graph.groups):
+    for number, group in enumerate(graph.groups):
         for member in group.nodes:
             group_of[member] = number
     return structure(
@@ -148,9 +151,28 @@ def build_body(
     written (engine/reply.py), and the whole body is encoded once per `layout.cached`."""
     options = run_options(request, settings)
     with cycle_collector_paused():  # tens of thousands of new dicts, none in a cycle
-        trace = engine.trace(request.source, request.values, **options, lang=lang)
-        layout, cached = layouter.layout(layout_structure(trace))
-        reply = trace_reply(trace, steps(trace), placement(layout, trace))
+        graph = graph_to_trace(
+            request.source,
+            request.values,
+            options["expand_derived"],
+            options["limits"],
+            options["mode"],
+            lang,
+        )
+        laying_out = layout_beside(layouter, layout_structure(graph))  # while the passes run
+        trace = engine.run(
+            graph,
+            options["mode"],
+            options["order"],
+            lang,
+            options["target"],
+            options["pass_"],
+            options["wrt"],
+            record=False,
+        )
+        reply = trace_reply(trace, steps(trace))
+        layout, cached = laying_out.result()
+        reply = place(reply, placement(layout, trace))
         reply["structure"] = structure_id(request, settings)
         later = orjson.dumps({**reply, "layout": layout_reply(layout, True)})
         now = later if cached else orjson.dumps({**reply, "layout": layout_reply(layout, False)})
@@ -158,6 +180,21 @@ def build_body(
         # with the reply alive would scan each of its objects once (150,000 at 7,500 nodes).
         del trace, reply
     return GraphBody(now, later)
+
+
+def layout_beside(layouter: Layouter, structure: Structure) -> Future[tuple[Layout, bool]]:
+    """`layouter.layout(structure)` in a thread of its own, while the caller writes the reply:
+    dot runs in processes of its own, so the reply is written while it draws."""
+    future: Future[tuple[Layout, bool]] = Future()
+
+    def lay_out() -> None:
+        try:
+            future.set_result(layouter.layout(structure))
+        except BaseException as error:  # the caller raises it, never left waiting
+            future.set_exception(error)
+
+    threading.Thread(target=lay_out, name="layout", daemon=True).start()
+    return future
 
 
 def numbers_body(request: GraphRequest, settings: AppSettings, lang: str = DEFAULT_LANG) -> bytes:

@@ -106,20 +106,24 @@ def build(
     lines = LineIndex(source)
     builder = _Builder(source, lines, values, expand_derived, max_nodes)
     warnings: list[dict[str, Any]] = [dict(note) for note in notes]
-    assignments: Counter[str] = Counter()
+    assignments: dict[str, int] = {}  # (a dict: a Counter's first count of a name is a call)
+    nodes = builder.nodes
     for index, statement in enumerate(statements):
-        if statement.target is not None:
-            assignments[statement.target] += 1
+        target = statement.target
+        version = 1
+        if target is not None:
+            version = assignments[target] = assignments.get(target, 0) + 1
         if not kept[index]:
             builder.left_out(statement)
             warnings.append(_unused(statement, lines))
             continue
-        first = len(builder.nodes)
-        builder.statement(statement, assignments[statement.target] if statement.target else 1)
+        first = len(nodes)
+        builder.statement(statement, version)
         builder.group(first)
-        if statement.target is not None:
-            builder.pruned.discard(statement.target)
-        builder.labels(statement)
+        if target is not None and builder.pruned:
+            builder.pruned.discard(target)
+        if statement.labels:
+            builder.labels(statement)
     assert builder.last is not None
     warnings.extend(builder.warnings)
     leaf_names = {name for name, _ in builder.leaves}
@@ -397,14 +401,15 @@ class _Builder:
     def group(self, first: int) -> None:
         """Group the nodes the statement just built (ids `first` on): each new leaf on its own,
         the rest as the statement's group, whose root is the statement's value."""
+        nodes, groups = self.nodes, self.groups
         inner = []
-        for node in self.nodes[first:]:
-            if node.kind == "leaf":
-                self.groups.append(Group("leaf", node.id, (node.id,)))
+        for i in range(first, len(nodes)):
+            if nodes[i].kind == "leaf":
+                groups.append(Group("leaf", i, (i,)))
             else:
-                inner.append(node.id)
+                inner.append(i)
         if inner:  # built in post-order: the last node is the statement's value
-            self.groups.append(Group("statement", inner[-1], tuple(inner)))
+            groups.append(Group("statement", inner[-1], tuple(inner)))
 
     def name(self, expr: Expr) -> Value:
         """The node a name refers to; a new leaf (value 1 unless given) if it names none."""

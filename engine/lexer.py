@@ -79,7 +79,7 @@ _SIGNED_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 # lone carriage return (skipped), or any other character (an error). Matches are contiguous
 # (only blanks at the very end are left out), so a token's offset is the sum of the lengths
 # before it.
-_TOKEN = re.compile(
+_TOKEN = (
     r"([ \t\f\v]*)(?:"
     r"((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
     rf"|({_TORCH_NUMBER})"
@@ -89,9 +89,29 @@ _TOKEN = re.compile(
     r"|('[^'\\\r\n]*'|\"[^\"\\\r\n]*\")"
     r"|(\r?\n|;)"
     r"|(\#(?:[^\r\n]|\r(?!\n))*|\r(?!\n))"
-    r"|([^ \t\f\v]))",
+    r"|([^ \t\f\v]))"
+)
+# A line that is an assignment of one plain operand or of one operation (`+ - * /`) of two
+# (`y2 = y1 * 1.0001`, `x = 0.5`: what long programs are mostly made of), starting its line and
+# ending before its line's end, a `;` or a comment: one `line` token (value: see `_line_token`)
+# instead of its three or five, which the parser reads as one statement at once (a third of
+# the time of reading a 100,000-node chain). The operands are those the token pattern reads
+# alone (a name, a number without exponent) and nothing around them can join them into more:
+# anything else on the line fails the lookahead. tests/engine/test_line_tokens.py checks that
+# every program reads the same either way.
+_PLAIN = r"[A-Za-z_][A-Za-z0-9_]*|\d+\.?\d*|\.\d+"
+_LINE_END = r"(?=[ \t\f\v]*(?:\r?\n|;|\#|$))"
+# _TOKEN with such a line first (at a line's start only) in seven groups (target, `=` with its
+# blanks, operand, blanks, operator, blanks, operand), and _TOKEN alone with seven empty groups
+# first (never matched): the same groups either way.
+_LINE_OR_TOKEN = re.compile(
+    rf"(?<![^\n])([A-Za-z_][A-Za-z0-9_]*)([ \t]*=[ \t]*)({_PLAIN})"
+    rf"(?:([ \t]*)([-+*/])([ \t]*)({_PLAIN}))?{_LINE_END}|" + _TOKEN,
     re.ASCII,
 )
+_TOKEN_ALONE = re.compile(r"(?!)()()()()()()()|" + _TOKEN, re.ASCII)
+_DIGITS = frozenset("0123456789.")
+MAX_PLAIN_NUMBER = 24  # longer numbers are read by `_number`, which checks their digits
 _NUMBER_TAIL = frozenset("._abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
 
@@ -266,28 +286,62 @@ class _Separators:
             i = self.until
 
 
-def _tokenize_part(source: str, start: int, stop: int, tokens: list[Token]) -> None:
-    """Append the tokens of `source[start:stop]`."""
+def _tokenize_part(
+    source: str,
+    start: int,
+    stop: int,
+    tokens: list[Token],
+    pattern: re.Pattern[str] | None = None,
+) -> None:
+    """Append the tokens of `source[start:stop]`, a line of one operation as one `line` token
+    (`_LINE_OR_TOKEN`, the default `pattern`; with _TOKEN_ALONE, token by token)."""
     append = tokens.append
     i = start
-    for blanks, num, torch, function, name, op, string, newline, skipped, other in _TOKEN.findall(
-        source, start, stop
-    ):
+    pattern = pattern or _LINE_OR_TOKEN
+    for (
+        target,
+        equals,
+        first,
+        before_op,
+        op,
+        after_op,
+        second,
+        blanks,
+        num,
+        torch,
+        function,
+        name,
+        operator,
+        string,
+        newline,
+        skipped,
+        other,
+    ) in pattern.findall(source, start, stop):
+        if target:
+            line = _line_token(source, i, target, equals, first, before_op, op, after_op, second)
+            if line is None:
+                end = line_end(i, target, equals, first, before_op, op, after_op, second)
+                _tokenize_part(source, i, end, tokens, _TOKEN_ALONE)
+                i = end
+            else:
+                append(line)
+                i = line.end
+            continue
         i += len(blanks)
         if name:
             end = i + len(name)
             if name in _KEYWORDS or source.startswith(".", end):
                 _name(source, i, tokens)
             append(Token("name", name, i, end, name))
-        elif op:
-            end = i + len(op)
-            append(Token("op", op, i, end, "**" if op == "^" else op))
+        elif operator:
+            end = i + len(operator)
+            append(Token("op", operator, i, end, "**" if operator == "^" else operator))
         elif num:
             end = i + len(num)
             after = source[end : end + 1]
             if after and (after in _NUMBER_TAIL):
                 _number(source, i, tokens)
-            if len(num) > 24 or "e" in num or "E" in num:
+            if len(num) > MAX_PLAIN_NUMBER or "e" in num or "E" in num:
                 _number(source, i, tokens)  # checks digits and overflow, then appends
             else:
                 append(Token("num", num, i, end, float(num)))
@@ -313,6 +367,63 @@ def _tokenize_part(source: str, start: int, stop: int, tokens: list[Token]) -> N
             _reject(source, i)
             raise AssertionError(f"unreachable: {other!r}")  # pragma: no cover
         i = end
+
+
+def line_tokens(source: str, start: int, end: int) -> list[Token]:
+    """The tokens of the `line` token at `start:end` of `source`, one by one (the parser reads
+    them where the line is not what it reads at once)."""
+    tokens: list[Token] = []
+    _tokenize_part(source, start, end, tokens, _TOKEN_ALONE)
+    return tokens
+
+
+def line_end(start: int, *parts: str) -> int:
+    """Where a line of `parts` from `start` ends."""
+    return start + sum(map(len, parts))
+
+
+def _line_token(
+    source: str,
+    start: int,
+    target: str,
+    equals: str,
+    first: str,
+    before_op: str,
+    op: str,
+    after_op: str,
+    second: str,
+) -> Token | None:
+    """The `line` token of `target = first op second` (or `target = first`) from `start`, or
+    None when a word is a keyword or a number too long to be read at once. Its value: the
+    target's end, (text, start, end, the float of a number or None) of the first operand, the
+    operator and the second operand (None for a line of one operand)."""
+    if target in _KEYWORDS:
+        return None
+    at = start + len(target) + len(equals)
+    operand = _line_operand(first, at)
+    if operand is None:
+        return None
+    value: tuple = (start + len(target), operand, None, None)
+    end = at + len(first)
+    if op:
+        at = end + len(before_op) + len(op) + len(after_op)
+        other = _line_operand(second, at)
+        if other is None:
+            return None
+        value = (start + len(target), operand, op, other)
+        end = at + len(second)
+    return Token("line", source[start:end], start, end, value)
+
+
+def _line_operand(text: str, start: int) -> tuple[str, int, int, float | None] | None:
+    """A `line` token's operand at `start`: (text, start, end, its float if a number)."""
+    if text[0] in _DIGITS:
+        if len(text) > MAX_PLAIN_NUMBER:
+            return None
+        return text, start, start + len(text), float(text)
+    if text in _KEYWORDS:
+        return None
+    return text, start, start + len(text), None
 
 
 def _number(source: str, i: int, tokens: list[Token]) -> int:

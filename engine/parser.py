@@ -23,7 +23,7 @@ from .errors import (
 )
 from .functions import MAX_FUNCTION_NODES, Function
 from .i18n import Count, msg
-from .lexer import METHOD_LIST, SUBSET, Token, needs_running, tokenize
+from .lexer import METHOD_LIST, SUBSET, Token, line_tokens, needs_running, tokenize
 from .ops import BINARY, FUNCTIONS, NEGATION, OPS, SCRIPT_NAMES
 from .paste import clean, line_note, shown
 
@@ -293,6 +293,16 @@ class _Parser:
         self.later = self.definitions_ahead()
         while tokens[self.pos].kind != "eof":
             token = tokens[self.pos]
+            if token.kind == "line":
+                statement = self.line_statement(token)
+                if statement is None:  # read token by token, as `statement` says what is wrong
+                    tokens[self.pos : self.pos + 1] = line_tokens(
+                        self.source, token.start, token.end
+                    )
+                    continue
+                statements.append(statement)
+                self.pos += 1
+                continue
             if token.kind == "newline":
                 self.line += token.text != ";"
                 self.pos += 1
@@ -362,6 +372,34 @@ class _Parser:
         if target is None:
             return Statement(None, expr.start, expr.end, expr, self.line, postfix)
         return Statement(target.text, target.start, target.end, expr, self.line, postfix)
+
+    def line_statement(self, token: Token) -> Statement | None:
+        """The statement of a `line` token (`y = a * 2`, `x = 0.5`: engine/lexer.py), the same
+        as `statement` reads from its tokens; None where a name is a function's (`statement`
+        then says what is wrong)."""
+        target_end, first, op, second = token.value  # type: ignore[misc]
+        target = token.text[: target_end - token.start]
+        if target in _FUNCTIONS or self.is_function(target):
+            return None
+        left = self.line_operand(first)
+        if left is None:
+            return None
+        if op is None:
+            return Statement(target, token.start, target_end, left, self.line, [left])
+        right = self.line_operand(second)
+        if right is None:
+            return None
+        expr = Expr("binary", left.start, right.end, op, (left, right))
+        return Statement(target, token.start, target_end, expr, self.line, [left, right, expr])
+
+    def line_operand(self, operand: tuple[str, int, int, float | None]) -> Expr | None:
+        """An operand of a `line` token as `operand` reads it; None for a function's name."""
+        text, start, end, number = operand
+        if number is not None:
+            return Expr("num", start, end, None, (), text, number)
+        if text in _FUNCTIONS or self.is_function(text):
+            return None
+        return Expr("name", start, end, None, (), text)
 
     # ---- Functions the program defines: `softplus(x) = log(1 + exp(x))` ----------------------
 

@@ -147,9 +147,7 @@ def gradcheck_reply(check: GradCheck) -> dict[str, Any]:
     }
 
 
-def graph_reply(
-    trace: Trace, numbers: dict[str, Any], placement: Placement | None = None
-) -> dict[str, Any]:
+def graph_reply(trace: Trace, numbers: dict[str, Any]) -> dict[str, Any]:
     """The `nodes` and `edges` of the trace's reply (docs/api.md), their numbers from the
     numbers reply: what a drawing of the graph needs, without the timeline."""
     data, grad, local_grad = numbers["data"], numbers["grad"], numbers["local_grad"]
@@ -165,17 +163,20 @@ def graph_reply(
             group_of[member] = name
     nodes = []
     edges = []
+    append_edge = edges.append
+    text = say.text
     for node in trace.nodes:
         i = node.id
         nid = ids[i]
         inputs = []  # the node's input ids, and an edge from each (one loop for both)
         for index, child in enumerate(node.inputs):
             edge = len(edges)
-            inputs.append(ids[child.id])
-            edges.append(
+            source = ids[child.id]
+            inputs.append(source)
+            append_edge(
                 {
                     "id": f"e{edge}",
-                    "source": inputs[index],
+                    "source": source,
                     "target": nid,
                     "index": index,
                     "local_grad": local_grad[edge],
@@ -186,7 +187,7 @@ def graph_reply(
             "id": nid,
             "label": node.label,
             "name": node.name,
-            "text": say.text(node),
+            "text": text(node),
             "op": op_name(node),
             "exponent": number(node.exponent) if node.op == "**k" else None,  # type: ignore[arg-type]
             "kind": node.kind,
@@ -201,10 +202,22 @@ def graph_reply(
             "group": group_of[i],
             "tangent": tangent[i],
         }
-        if placement is not None:
-            written["x"], written["y"], written["width"], written["height"] = placement.boxes[i]
         nodes.append(written)
     return {"nodes": nodes, "edges": edges}
+
+
+def place(reply: dict[str, Any], placement: Placement) -> dict[str, Any]:
+    """`reply` (a trace reply written without a placement) with its cards and groups placed:
+    each node's box (`x`, `y`, `width`, `height`), each group's `box` and `card`, last in their
+    objects, as if written with the placement. The server writes the reply while its layout
+    is still being drawn, and places it then."""
+    for written, (x, y, width, height) in zip(reply["nodes"], placement.boxes, strict=True):
+        written["x"], written["y"], written["width"], written["height"] = x, y, width, height
+    boxes = zip(placement.group_boxes, placement.group_cards, strict=True)
+    for written, (box, card) in zip(reply["groups"], boxes, strict=True):
+        written["box"] = None if box is None else box_reply(box)
+        written["card"] = box_reply(card)
+    return reply
 
 
 def node_ids(count: int) -> list[str]:
@@ -261,9 +274,9 @@ def box_reply(box: Box) -> dict[str, float]:
     return {"x": x, "y": y, "width": width, "height": height}
 
 
-def groups_reply(trace: Trace, placement: Placement | None = None) -> list[dict[str, Any]]:
+def groups_reply(trace: Trace) -> list[dict[str, Any]]:
     """The `groups` of the trace's reply (docs/api.md): each statement's nodes, each leaf alone;
-    a group is named as narration names its root; with a placement, its `box` and `card`."""
+    a group is named as narration names its root (its `box` and `card`: `place`)."""
     nodes = trace.nodes
     say = trace.narrator
     ids = node_ids(len(nodes))
@@ -276,10 +289,6 @@ def groups_reply(trace: Trace, placement: Placement | None = None) -> list[dict[
             "root": ids[group.root],
             "nodes": [ids[member] for member in group.nodes],
         }
-        if placement is not None:
-            box = placement.group_boxes[index]
-            written["box"] = None if box is None else box_reply(box)
-            written["card"] = box_reply(placement.group_cards[index])
         groups.append(written)
     return groups
 
@@ -314,9 +323,9 @@ def trace_reply(
     numbers = numbers_reply(trace)
     data = numbers["data"]
     order_check = trace.order_check
-    return {
-        **graph_reply(trace, numbers, placement),
-        "groups": groups_reply(trace, placement),
+    reply = {
+        **graph_reply(trace, numbers),
+        "groups": groups_reply(trace),
         "root": f"n{trace.root.id}",
         **target_reply(trace),
         **pass_reply(trace),
@@ -338,3 +347,4 @@ def trace_reply(
         ),
         "source": trace.source,
     }
+    return reply if placement is None else place(reply, placement)

@@ -311,11 +311,24 @@ def trace(
     correct pass is recorded at once (the replies read the record) instead of when first read.
     Raises a ProgramError subclass for a bad program, values or order (its message in English:
     `message_in(lang)` says it in another language); never anything else for any `source`."""
+    with cycle_collector_paused():
+        graph = graph_to_trace(source, values, expand_derived, limits, mode, lang)
+        return run(graph, mode, order, lang, target, pass_, wrt, record=record)
+
+
+def graph_to_trace(
+    source: str,
+    values: dict[str, Any] | None,
+    expand_derived: bool,
+    limits: Limits | None,
+    mode: str,
+    lang: str,
+) -> Graph:
+    """The built graph `trace` runs (its arguments checked first, as `trace` checks them): for
+    a caller that starts on the graph (its layout) before the passes run."""
     _check_mode(mode)
     check_lang(lang)
-    with cycle_collector_paused():
-        graph = build_graph(source, values, expand_derived=expand_derived, limits=limits)
-        return run(graph, mode, order, lang, target, pass_, wrt, record=record)
+    return build_graph(source, values, expand_derived=expand_derived, limits=limits)
 
 
 def numbers(source: str, values: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:

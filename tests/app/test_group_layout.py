@@ -3,6 +3,8 @@ layout, one card per group in the collapsed one, both laid out once per structur
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from statement_programs import layered_program
 
@@ -141,3 +143,41 @@ def test_the_numbers_reply_has_no_groups(client) -> None:
         "/api/values", json={"source": MLP, "values": {"x1": 2.0}, "structure": reply["structure"]}
     ).json()
     assert "groups" not in numbers and "group" not in numbers
+
+
+def repeated_statements(count: int) -> str:
+    """`count` statements of one shape, then one of another (a 997-node program is 166 alike)."""
+    lines = ["p0 = 0.5"] + [f"p{i} = -w{i} * -x{i} + p{i - 1}" for i in range(1, count + 1)]
+    return "\n".join([*lines, f"L = tanh(p{count}) * p0"])
+
+
+def grouped_structure(source: str):  # noqa: ANN201
+    reply = engine.trace(source).to_dict()
+    return structure_of(reply["nodes"], reply["edges"], reply["groups"])
+
+
+def test_statements_of_one_shape_are_placed_as_if_each_were_laid_out_alone(monkeypatch) -> None:
+    """dot lays out each shape of a statement's inside once (group_layout.same_shapes) and the
+    others of that shape take its places, in order: the same boxes as one drawing each."""
+    from chainrule.app import group_layout
+
+    structure = grouped_structure(repeated_statements(12))
+    shared, _ = Layouter(dot_timeout_s=30, dot_max_nodes=1000, cache_size=0).layout(structure)
+    monkeypatch.setattr(group_layout, "same_shapes", lambda graphs: {g: g for g in graphs})
+    alone, _ = Layouter(dot_timeout_s=30, dot_max_nodes=1000, cache_size=0).layout(structure)
+    assert shared.engine == "dot" and shared.collapsed is not None
+    assert shared == alone
+
+
+def test_with_one_graphviz_slot_the_collapsed_graph_waits_its_turn() -> None:
+    """The collapsed graph is drawn beside the insides when a slot is free at once; with one
+    slot (or the other taken) the insides wait for it, never falling back for want of a slot."""
+    from chainrule.app.graphviz import Graphviz
+
+    structure = grouped_structure(repeated_statements(6))
+    two = Layouter(dot_timeout_s=30, dot_max_nodes=1000, cache_size=0)
+    one_slot = Graphviz(shutil.which("dot") or "", slots=1)
+    one = Layouter(dot_timeout_s=30, dot_max_nodes=1000, cache_size=0, graphviz=one_slot)
+    laid_out, _ = one.layout(structure)
+    assert laid_out == two.layout(structure)[0] and laid_out.engine == "dot"
+    assert (one.dot_runs, two.dot_runs, one_slot.running) == (3, 3, 0)

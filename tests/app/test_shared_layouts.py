@@ -52,8 +52,8 @@ def test_a_layout_read_back_from_redis_places_the_reply_as_the_one_laid_out(redi
     redis.Redis.from_url(redis_url).flushdb()
     traced = trace(PROGRAM)
     first, second = layouter(redis_url), layouter(redis_url)
-    laid_out, _ = first.layout(layout_structure(traced))
-    found, cached = second.layout(layout_structure(traced))
+    laid_out, _ = first.layout(layout_structure(traced.graph))
+    found, cached = second.layout(layout_structure(traced.graph))
     assert (cached, second.dot_runs) == (True, 0)
     want, got = placement(laid_out, traced), placement(found, traced)
     assert got == want

@@ -1,0 +1,104 @@
+"""A line of one operation (`y2 = y1 * 1.0001`) is one `line` token that the parser reads at
+once (engine/lexer.py `_LINE_OR_TOKEN`): every program must read exactly as token by token, the
+same statements with the same offsets, lines, labels and notes, or the same error, message,
+offsets and all. The programs are made of such lines and of their near misses (a keyword, a
+function's name, a long number, `**`, a name run into a `.` or a `(`, blanks before the line,
+`;`, comments, CRLF), so both ways are taken and every fallback is exercised."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chainrule.engine import lexer
+from chainrule.engine.errors import ProgramError
+from chainrule.engine.parser import Expr, parse_program
+
+NAMES = ["a", "b", "x1", "_y", "exp", "tanh", "Value", "vpow", "if", "True", "softplus", "torch"]
+NUMBERS = ["2", "0.5", ".5", "1.", "1.0001", "7" * 30, "0", "3e2", "1_0"]
+OPERATORS = ["+", "-", "*", "/", "**", "^", "=", "=="]
+BLANKS = ["", " ", "  ", "\t"]
+ENDS = ["\n", "\n", "\r\n", "; ", " # note\n", "\n\n"]
+
+
+@st.composite
+def lines(draw: st.DrawFn) -> str:
+    """A line that is mostly `name = operand op operand`, sometimes a near miss."""
+    blank = st.sampled_from(BLANKS)
+    operand = st.sampled_from(NAMES + NUMBERS + ["a.relu()", "exp(a)", "-a", "(a)"])
+    line = draw(st.sampled_from(["", "", "", "", " "])) + draw(st.sampled_from(NAMES))
+    line += draw(blank) + "=" + draw(blank) + draw(operand)
+    if draw(st.booleans()):
+        line += draw(blank) + draw(st.sampled_from(OPERATORS)) + draw(blank) + draw(operand)
+    return line + draw(st.sampled_from(ENDS))
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> str:
+    """A few lines, sometimes with a definition, a label or a skipped statement among them."""
+    extra = st.sampled_from(
+        ["softplus(x) = log(1 + exp(x))\n", "a.label = 'a'\n", "print(a)\n", "a * b\n", ""]
+    )
+    parts = draw(st.lists(st.one_of(lines(), extra), min_size=1, max_size=8))
+    return "".join(parts) + draw(st.sampled_from(["", "L = a * b", "a"]))
+
+
+def reading(source: str) -> object:
+    """Everything the parser says about `source`: each statement with its offsets, line, labels
+    and the offsets and values of every node of its expression, and the notes; or the error."""
+    try:
+        statements, notes = parse_program(source)
+    except ProgramError as error:
+        return ("error", type(error).__name__, error.to_dict())
+    return (
+        [
+            (s.target, s.target_start, s.target_end, s.line, s.labels, str(s), nodes(s.postfix))
+            for s in statements
+        ],
+        notes,
+    )
+
+
+def nodes(postfix: list[Expr]) -> list[tuple]:
+    return [(e.kind, e.op, e.start, e.end, e.text, e.value, e.parens) for e in postfix]
+
+
+def token_by_token(source: str, monkeypatch: pytest.MonkeyPatch) -> object:
+    with monkeypatch.context() as patched:
+        patched.setattr(lexer, "_LINE_OR_TOKEN", lexer._TOKEN_ALONE)
+        return reading(source)
+
+
+@settings(max_examples=400, deadline=None)
+@given(programs())
+def test_a_line_token_reads_as_its_tokens(source: str) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        assert reading(source) == token_by_token(source, monkeypatch)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = 1.0\ny1 = x * 1.0001\ny2 = y1 * 1.0001",
+        "a = 2\nb = a",  # an alias
+        "exp = 2\nb = exp * 3",  # a function's name: the error token by token
+        "a = 2\nb = a * tanh",
+        "if = 2",
+        "a = 2\nb = a * " + "9" * 30,  # a long number: its digits checked
+        "a = 2\r\nb = a / .5 # c\r\nc = b - 1.",
+        "f(x) = x * 2\nb = f * 2",  # a function of the program named as a variable
+        "a = 2\nb = g * 2\ng(x) = x * 2",  # one defined further on
+    ],
+)
+def test_these_programs_read_as_token_by_token(source: str) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        assert reading(source) == token_by_token(source, monkeypatch)
+
+
+def test_a_chain_is_read_as_line_tokens() -> None:
+    """The fast way is taken where it applies: one token a line, and a newline after it."""
+    tokens = lexer.tokenize("x = 1.0\ny1 = x * 1.0001\n  y2 = y1 * 2")
+    assert [t.kind for t in tokens[:4]] == ["line", "newline", "line", "newline"]
+    assert tokens[2].value == (10, ("x", 13, 14, None), "*", ("1.0001", 17, 23, 1.0001))
+    assert tokens[4].kind == "name"  # blanks before the line: token by token
