@@ -18,9 +18,17 @@ export function h(tag, props = {}, ...children) {
 // written, even with the value it already had. The page writes them on every slider move, so
 // unchanged writes add up (issue 25).
 
-/** Set `el`'s text (a write replaces its text node, which is laid out again). */
+/** Write `el`'s text: its one text node rewritten in place (textContent removes it and makes
+ *  another, both laid out again: thousands per redraw of a big graph). */
+export function writeText(el, text) {
+  const only = el.firstChild;
+  if (only && only === el.lastChild && only.nodeType === Node.TEXT_NODE) only.data = text;
+  else el.textContent = text;
+}
+
+/** Set `el`'s text. */
 export function setText(el, text) {
-  if (el.textContent !== text) el.textContent = text;
+  if (el.textContent !== text) writeText(el, text);
 }
 
 /** Set `el`'s class attribute. */

@@ -45,6 +45,7 @@
 //                 the player's error box; None shows nothing new.
 // render returns the cleanup function (listeners off, player destroyed).
 
+import { setText } from "./dom.js";
 import PLAYER_CSS from "../embed/chainrule-embed.css";
 import { ApiError } from "./api-error.js";
 import { descend } from "./descend.js";
@@ -171,7 +172,7 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
     if (changed.has("error")) renderError(view.errorBox, s.error);
     if (changed.has("trace")) {
       const source = typeof s.trace?.source === "string" ? s.trace.source.trim() : "";
-      if (view.source.textContent !== source) view.source.textContent = source;
+      setText(view.source, source);
       view.source.hidden = !source;
     }
   });

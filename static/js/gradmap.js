@@ -11,7 +11,7 @@
 // gradmap entry; a collapsed statement's card (group-cards.js) is coloured as its root, whose
 // numbers it shows. The toggle's checked state follows the state (mountGradmapToggle).
 
-import { setHidden } from "./dom.js";
+import { setHidden, setText } from "./dom.js";
 import { compactText } from "./format.js";
 import { groupIndex } from "./groups.js";
 import { t } from "./i18n.js";
@@ -139,7 +139,7 @@ function updateBadge(badge, place) {
 /** The legend's scale for `largest` (the numbers change with the frame). */
 function writeLegend({ item, numbers }, largest) {
   for (const [bucket, text] of legendTexts(largest)) {
-    if (numbers.get(bucket).textContent !== text) numbers.get(bucket).textContent = text;
+    setText(numbers.get(bucket), text);
   }
   item.dataset.largest = String(largest);
 }

@@ -2,6 +2,7 @@
 // with constants folded in, and the keyboard/screen-reader handles of nodes and edges.
 // Called by graph.js for every drawn node and edge; reads nothing but its arguments.
 
+import { setText } from "./dom.js";
 import { attr, join, svgElement } from "./svg.js";
 import { deadShown, edgeAriaLabel, warningWords } from "./explain.js";
 import { compactText, opGlyph, shortText } from "./format.js";
@@ -62,11 +63,11 @@ export function decorateNode(g, node, trace, view, shown = { data: shortText(vie
   if (hints.folded && hints.foldedFor !== node.inputs) {
     hints.foldedFor = node.inputs;
     const folded = foldedOpText(node, nodeById) ?? "";
-    if (hints.folded.textContent !== folded) hints.folded.textContent = folded;
+    setText(hints.folded, folded);
   }
   const warning = (node.warnings ?? []).map(warningWords).join(", ");
   const badge = warning ? `\u26a0 ${warning}` : "";
-  if (hints.warning.textContent !== badge) hints.warning.textContent = badge;
+  setText(hints.warning, badge);
   // Focusable for the node explanation (Enter), named for screen readers.
   const name = nodeName(node);
   attr(g, "tabindex", "0");

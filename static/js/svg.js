@@ -1,6 +1,8 @@
 // The SVG helpers every drawing layer shares: make an element, set an attribute or a text only
 // when it changed, and a keyed enter/update/exit join. No drawing knowledge here.
 
+import { writeText } from "./dom.js";
+
 const SVG = "http://www.w3.org/2000/svg";
 const joins = new WeakMap(); // layer element → Map key → element
 const written = new WeakMap(); // element → {attrs: {name: text}, text}: what attr() and text() last wrote
@@ -42,10 +44,7 @@ export function text(el, value) {
   if (record.text === value) return;
   record.text = value;
   writes += 1;
-  // Rewriting the one text node is cheaper than textContent's remove-and-create (1,000s per redraw).
-  const only = el.firstChild;
-  if (only && only === el.lastChild && only.nodeType === Node.TEXT_NODE) only.data = value;
-  else el.textContent = value;
+  writeText(el, value);
 }
 
 const shapes = new WeakMap(); // element → the shape of the item it was made for

@@ -8,7 +8,7 @@
 // target asks the server for a new trace: only the page mounts the picker (mountTargetPicker),
 // which owns the card menu.
 
-import { h, setHidden } from "./dom.js";
+import { h, setHidden, setText } from "./dom.js";
 import { traceIndex } from "./frames.js";
 import { t } from "./i18n.js";
 import { nodeName } from "./names.js";
@@ -35,7 +35,7 @@ function writeBar({ bar, words }, trace, offCount) {
   if (bar.hidden) return;
   const name = nodeName(traceIndex(trace).nodeById.get(target));
   const text = t("ui.target.shown", { name, count: offCount });
-  if (words.textContent !== text) words.textContent = text;
+  setText(words, text);
 }
 
 /** The target's mark, its bar added to `legend` (the pane's legend list). */

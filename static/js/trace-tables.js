@@ -279,7 +279,7 @@ function showUpTo(cells, limit, previous = null) {
   for (let i = from; i < to; i += 1) {
     const cell = cells[i];
     const text = cell.frame <= limit ? cell.text : cell.hiddenText;
-    if (cell.el.textContent !== text) cell.el.textContent = text;
+    setText(cell.el, text);
   }
 }
 

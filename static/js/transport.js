@@ -3,6 +3,7 @@
 // The scope's root (the page's body, an embedded player's own root) carries data-step-index,
 // data-phase and data-api-step.
 
+import { setText } from "./dom.js";
 import { t } from "./i18n.js";
 import { framesOf, phaseAt, phaseLabel, traceIndex } from "./frames.js";
 import { narrationOf } from "./narration.js";
@@ -56,16 +57,16 @@ function writeControls({ toStart, back, play, forward, toEnd, scrub, speed }, s,
 function writePlace({ phase, part, jumpForward, jumpBackward, narration }, s, root) {
   const where = s.trace ? phaseAt(s.trace, s.step) : { phase: "" };
   const label = phaseLabel(where);
-  if (phase.textContent !== label) phase.textContent = label;
+  setText(phase, label);
   phase.dataset.phase = where.phase;
   const partText = where.parts > 1 ? t("ui.transport.edge_part", { part: where.part, parts: where.parts }) : "";
-  if (part.textContent !== partText) part.textContent = partText;
+  setText(part, partText);
   const backward = where.phase === "seed" || where.phase === "backward";
   jumpForward.setAttribute("aria-pressed", String(Boolean(where.phase) && !backward));
   jumpBackward.setAttribute("aria-pressed", String(backward));
   const frame = s.trace ? framesOf(s.trace)[s.step] : null;
   const sentence = frame ? narrationOf(s.trace, frame.step) : "";
-  if (narration.textContent !== sentence) narration.textContent = sentence;
+  setText(narration, sentence);
   Object.assign(root.dataset, { stepIndex: String(s.step), phase: where.phase, apiStep: frame ? String(frame.step) : "" });
 }
 
