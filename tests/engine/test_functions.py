@@ -52,6 +52,10 @@ def sympy_of(tree: tuple) -> sp.Expr:
             "sigmoid": lambda e: 1 / (1 + sp.exp(-e)),
         }[tree[1]](inner)
     left, right = sympy_of(tree[1]), sympy_of(tree[2])
+    if kind == "**" and left.is_Number and right.is_Number:
+        # A power of two numbers at 50 digits, not exactly: sympy's exact `(15 ** 15) ** 15`
+        # builds integers of 10^17 digits (a run hung in Integer._eval_power for 25 minutes).
+        return sp.Float(left, 50) ** right
     return {
         "+": left + right,
         "-": left - right,
