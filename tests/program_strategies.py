@@ -39,6 +39,7 @@ def fuzz_settings(test: Any) -> Any:
     `make fuzz` (`-k fuzz`) runs this property long whatever its name."""
     return pytest.mark.fuzz(_FUZZ_SETTINGS(test))
 
+
 FUNCTIONS = ("relu", "tanh", "exp", "log", "sigmoid")
 LEAF_NAMES = ("a", "b", "c", "x1", "w_2", "bias")
 LANGUAGE_CHARS = "abcxyz_019.e+-*/^()=;#\n \t,relutanhexpogsigmd"
