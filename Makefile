@@ -92,7 +92,7 @@ bench: test-deps venv
 	$(PY) bench/classroom.py
 
 fuzz: venv
-	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100000} $(PY) -m pytest tests -k fuzz -p no:cacheprovider
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100000} $(PY) -m pytest tests -k fuzz -p no:cacheprovider --timeout=0
 
 # The embeddable player (static/embed/: the notebook widget's and the one-file HTML's script),
 # built with esbuild from npm at the version pinned in app/bundle.py. Run after changing any
