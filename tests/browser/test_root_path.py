@@ -39,10 +39,15 @@ def test_the_page_works_behind_a_root_path(browser, prefixed_server):
         page.goto(f"{prefixed_server}{PREFIX}/?preset=add-mul")
         page.wait_for_selector("[data-testid=node]")
         page.click("[data-testid=step-forward]")
-        # A value change posts to the API through the prefix as well.
+        # A value change posts to the API through the prefix as well. The page paints its own
+        # numbers at once: wait for the server's reply (through the proxy) to be compared, or
+        # the context would close with it still in the proxy (a teardown error).
         box = page.locator("[data-testid=slider-a] input.slider-value")
-        box.fill("4")
-        box.press("Enter")
+        with page.expect_response(f"{prefixed_server}{PREFIX}/api/values") as reply:
+            box.fill("4")
+            box.press("Enter")
+        assert reply.value.ok
+        page.wait_for_function("() => document.body.dataset.numbersChecked !== '0'")
         page.click("#to-end")
         page.wait_for_function(
             "() => [...document.querySelectorAll('[data-testid=node]')]"
