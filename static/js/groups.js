@@ -11,7 +11,7 @@
 //   and pushes what is left of it further left, what is right further right, and what shares
 //   its column up and down, by just what it needs.
 
-import { copied, drawingOf } from "./numbers.js";
+import { copied, drawingOf, drawnLike } from "./numbers.js";
 
 /** Graphs of at least this many nodes open with every group collapsed (README, "Page settings";
  * `?collapse_at=N` changes it for one page). */
@@ -180,6 +180,8 @@ export function shownTrace(trace, arrangement) {
   shown = Object.assign(copied(trace), { nodes, edges, structure: `${trace.structure ?? ""}\u0001${arrangement.key}` });
   shownEdges.set(shown, recipe.edgeIds);
   byKey.set(arrangement.key, shown);
+  // Its lookups (frames.js traceIndex, playIndex) are those of its drawing's showing.
+  if (drawing !== trace) drawnLike(shown, shownTrace(drawing, arrangement));
   return shown;
 }
 

@@ -46,6 +46,14 @@ export function drawingOf(trace) {
 }
 
 /**
+ * Record that `trace` is drawn as `like` with other numbers: groups.js's showing of a merged trace
+ * in an arrangement is that arrangement's showing of its drawing (their steps and edges alike).
+ */
+export function drawnLike(trace, like) {
+  bases.set(trace, drawingOf(like));
+}
+
+/**
  * Whether traces `a` and `b` differ in their numbers alone: the same trace, or two merges
  * (mergeNumbers) of one trace. Their cards, edges, steps and layout are alike: a view of both
  * redraws the numbers that changed, not the graph.
