@@ -112,6 +112,8 @@ def test_a_hanging_dot_is_killed_at_the_timeout_and_the_fallback_layout_answers(
     assert response.status_code == 200
     assert response.json()["layout"]["engine"] == "sugiyama"
     started = (tmp_path / "pids").read_text().split()
-    assert len(started) == 1
+    # The grouped layout's two runs (app/group_layout.py: the insides and the collapsed graph,
+    # and beside them the expanded graph when a second slot is free): each one was killed.
+    assert 1 <= len(started) <= 2
     assert not any(Path(f"/proc/{pid}").exists() for pid in started), "dot was left running"
     assert os.environ.get("CHAINRULE_DOT_BINARY") is None  # nothing leaked into this process
