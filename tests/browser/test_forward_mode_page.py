@@ -24,6 +24,9 @@ def card(page, label: str):
 def forward_on(page) -> None:
     page.get_by_test_id("pass-switch").click()
     page.locator("[data-testid=pass-counter][data-pass=forward]").wait_for()
+    # The forward trace itself, not the switch alone: its cards' grad row names the tangent (a key
+    # pressed before it came would move the reverse trace it then replaces).
+    page.wait_for_selector('#graph .layer-nodes .grad-name:text-matches("^∂/∂")')
 
 
 def test_the_switch_and_the_picker_carry_tangents_left_to_right(page, screenshots_dir):
