@@ -100,9 +100,12 @@ export function compileStructure(trace) {
   const topo = phase("forward");
   const visits = phase("backward");
   const variant = trace.mode === "overwrite" || (trace.order !== null && trace.order !== undefined);
+  const root = indexOf(trace.root);
   return {
     structure: trace.structure, count, edges, op, arity, first, second, exponent, edgeStart, constant, isConst,
-    topo, visits, reverse: topo.slice().reverse(), root: indexOf(trace.root),
+    topo, visits, reverse: topo.slice().reverse(), root,
+    contributionCount: visits.reduce((sum, i) => sum + arity[i], 0),
+    cone: topo.filter((i) => !isConst[i] && i !== root), // the nodes gradFlags judges
     overwrite: trace.mode === "overwrite", variant,
     leaves: trace.leaves.map((leaf) => ({ name: leaf.name, index: indexOf(leaf.id), value: fromJson(leaf.value) })),
   };
@@ -124,11 +127,12 @@ function leafData(s, values, data) {
 
 /** The forward pass: data, every edge's local derivative and each node's warning (or null). */
 export function forwardPass(s, values) {
-  const data = Float64Array.from(s.constant);
+  const data = s.constant.slice();
   const local = new Float64Array(s.edges);
   const warning = new Array(s.count).fill(null);
   leafData(s, values, data);
-  for (const i of s.topo) {
+  for (let n = 0; n < s.topo.length; n += 1) {
+    const i = s.topo[n];
     if (s.op[i] === LEAF) continue;
     const row = OPS[OP_KEYS[s.op[i]]];
     const a = data[s.first[i]];
@@ -158,7 +162,8 @@ function warningOf(row, a, b, k, out, arity) {
 export function correctGrads(s, local) {
   const grad = new Float64Array(s.count);
   grad[s.root] = 1;
-  for (const i of s.reverse) {
+  for (let n = 0; n < s.reverse.length; n += 1) {
+    const i = s.reverse[n];
     const upstream = grad[i];
     for (let j = 0; j < s.arity[i]; j += 1) {
       const to = j === 0 ? s.first[i] : s.second[i];
@@ -173,10 +178,12 @@ function recordedPass(s, local) {
   const grad = new Float64Array(s.count);
   grad[s.root] = 1;
   const stepGrad = new Float64Array(s.visits.length);
-  const contributions = [];
-  const befores = [];
-  const afters = [];
-  s.visits.forEach((i, visit) => {
+  const contributions = new Float64Array(s.contributionCount);
+  const befores = new Float64Array(s.contributionCount);
+  const afters = new Float64Array(s.contributionCount);
+  let k = 0;
+  for (let visit = 0; visit < s.visits.length; visit += 1) {
+    const i = s.visits[visit];
     const upstream = grad[i];
     stepGrad[visit] = upstream;
     for (let j = 0; j < s.arity[i]; j += 1) {
@@ -185,15 +192,21 @@ function recordedPass(s, local) {
       const before = grad[to];
       const after = s.overwrite ? contribution : before + contribution;
       grad[to] = after;
-      contributions.push(contribution);
-      befores.push(before);
-      afters.push(after);
+      contributions[k] = contribution;
+      befores[k] = before;
+      afters[k] = after;
+      k += 1;
     }
-  });
+  }
   return { grad, stepGrad, contributions, befores, afters };
 }
 
-const jsonArray = (xs) => Array.from(xs, toJson);
+/** `xs` as JSON numbers (a loop: Array.from would step an iterator, an object per element). */
+function jsonArray(xs) {
+  const out = new Array(xs.length);
+  for (let i = 0; i < xs.length; i += 1) out[i] = toJson(xs[i]);
+  return out;
+}
 
 /** Whether two JSON-ready arrays are the same JSON (engine/reply.py `_same`: −0 is not 0). */
 function sameJson(left, right) {
@@ -242,6 +255,8 @@ export function evaluate(s, values) {
 const VANISHING = 1e-6;
 const EXPLODING = 1e6;
 const SATURATED = 0.999;
+// A node's flags when it has one (most flagged nodes): one array each, not one per node and move.
+const ONLY = Object.freeze(Object.fromEntries(["saturated", "exploding", "dead", "vanishing"].map((flag) => [flag, Object.freeze([flag])])));
 
 /** Whether node `i` is a tanh or sigmoid on the flat part of its curve (flags.py `saturated`). */
 function saturated(s, data, i) {
@@ -250,23 +265,18 @@ function saturated(s, data, i) {
   return where !== null && Math.abs(where(data[s.first[i]], 0, 0, data[i])) > SATURATED;
 }
 
-/** The inputs of node `i` with the local derivative of each edge: [[input, local], …]. */
-function inputsOf(s, local, i) {
-  const out = [];
-  for (let j = 0; j < s.arity[i]; j += 1) out.push([j === 0 ? s.first[i] : s.second[i], local[s.edgeStart[i] + j]]);
-  return out;
-}
-
 /** flags.py `_dead`: the nodes whose grad is 0 because each of their consumers is a closed gate
  *  (its local derivative for them is 0) or dead itself; consumers come first in reverse order. */
 function deadNodes(s, local, grad) {
   const dead = new Set();
   const consumers = new Map();
-  for (const i of s.topo) {
-    for (const [child, derivative] of inputsOf(s, local, i)) {
-      if (grad[child] !== 0) continue;
+  for (let n = 0; n < s.topo.length; n += 1) {
+    const i = s.topo[n];
+    for (let j = 0; j < s.arity[i]; j += 1) {
+      const child = j === 0 ? s.first[i] : s.second[i];
+      if (grad[child] !== 0) continue; // most nodes: no array made for their inputs
       if (!consumers.has(child)) consumers.set(child, []);
-      consumers.get(child).push([i, derivative]);
+      consumers.get(child).push([i, local[s.edgeStart[i] + j]]);
     }
   }
   for (const i of s.reverse) {
@@ -282,20 +292,23 @@ function deadNodes(s, local, grad) {
  * cone, in its order.
  */
 function gradFlags(s, data, local, grad) {
-  const shown = Array.from(s.topo).filter((i) => !s.isConst[i] && i !== s.root);
-  const largest = shown.reduce((most, i) => (Number.isFinite(grad[i]) ? Math.max(most, Math.abs(grad[i])) : most), 1);
+  const shown = s.cone;
+  let largest = 1;
+  for (let n = 0; n < shown.length; n += 1) {
+    const size = Math.abs(grad[shown[n]]);
+    if (Number.isFinite(size) && size > largest) largest = size;
+  }
   const smallest = VANISHING * largest;
   const dead = deadNodes(s, local, grad);
   const flags = {};
-  for (const i of shown) {
+  for (let n = 0; n < shown.length; n += 1) {
+    const i = shown[n];
     const size = Math.abs(grad[i]);
     const gated = s.op[i] !== LEAF && OPS[OP_KEYS[s.op[i]]].saturation !== null;
     if (smallest <= size && size <= EXPLODING && !gated) continue;
-    const found = saturated(s, data, i) ? ["saturated"] : [];
-    if (size > EXPLODING) found.push("exploding");
-    else if (dead.has(i)) found.push("dead");
-    else if (size < smallest) found.push("vanishing");
-    if (found.length) flags[`n${i}`] = found;
+    const kind = size > EXPLODING ? "exploding" : dead.has(i) ? "dead" : size < smallest ? "vanishing" : null;
+    if (saturated(s, data, i)) flags[`n${i}`] = kind ? ["saturated", kind] : ONLY.saturated;
+    else if (kind) flags[`n${i}`] = ONLY[kind];
   }
   if (saturated(s, data, s.root)) flags[`n${s.root}`] = ["saturated"];
   return flags;
