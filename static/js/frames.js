@@ -8,7 +8,7 @@
 import { t } from "./i18n.js";
 import { nodeName } from "./names.js";
 import { useFunctions } from "./ops.js";
-import { drawingOf, sameDrawing } from "./numbers.js";
+import { drawingOf, mergedNumbersOf, sameDrawing } from "./numbers.js";
 
 const indexCache = new WeakMap();
 const framesCache = new WeakMap();
@@ -43,16 +43,18 @@ export function traceIndex(trace) {
   let index = indexCache.get(trace);
   if (index) return index;
   useFunctions(trace); // the rows of its own functions, for its calls' cards and formulas
-  const nodeById = new Map(trace.nodes.map((n) => [n.id, n]));
-  const edgeById = new Map(trace.edges.map((e) => [e.id, e]));
   const drawing = drawingOf(trace);
   if (drawing !== trace) {
-    // New numbers of a drawing (a slider move): its steps and edges are where they were.
-    const { inputEdges, phases, forwardStep, backwardStep } = traceIndex(drawing);
-    index = { nodeById, edgeById, inputEdges, phases, forwardStep, backwardStep };
+    // New numbers of a drawing (a slider move): its nodes, steps and edges are where they were.
+    const { nodeAt, edgeAt, inputEdges, phases, forwardStep, backwardStep } = traceIndex(drawing);
+    const [nodeById, edgeById] = [new ById(trace.nodes, nodeAt), new ById(trace.edges, edgeAt)];
+    index = { nodeAt, edgeAt, nodeById, edgeById, inputEdges, phases, forwardStep, backwardStep };
     indexCache.set(trace, index);
     return index;
   }
+  const nodeAt = new Map(trace.nodes.map((n, i) => [n.id, i]));
+  const edgeAt = new Map(trace.edges.map((e, i) => [e.id, i]));
+  const [nodeById, edgeById] = [new ById(trace.nodes, nodeAt), new ById(trace.edges, edgeAt)];
   const inputEdges = new Map(trace.nodes.map((n) => [n.id, []]));
   for (const edge of trace.edges) inputEdges.get(edge.target)?.push(edge);
   const phases = {};
@@ -64,9 +66,23 @@ export function traceIndex(trace) {
     if (step.phase === "forward") forwardStep.set(step.node, i);
     if (step.phase === "backward") backwardStep.set(step.node, i);
   });
-  index = { nodeById, edgeById, inputEdges, phases, forwardStep, backwardStep };
+  index = { nodeAt, edgeAt, nodeById, edgeById, inputEdges, phases, forwardStep, backwardStep };
   indexCache.set(trace, index);
   return index;
+}
+
+/** A trace's nodes or edges by id, as a Map's `get`: through `at` (id → position), which every
+ *  trace of one drawing shares, so a slider move's trace builds no map of its own. */
+class ById {
+  constructor(items, at) {
+    this.items = items;
+    this.at = at;
+  }
+
+  get(id) {
+    const i = this.at.get(id);
+    return i === undefined ? undefined : this.items[i];
+  }
 }
 
 /**
@@ -187,7 +203,11 @@ function buildPlayIndex(trace) {
 }
 
 /** The grad a grad event ([frame, step index, at]) shows, read from `trace`. */
-function eventGrad(trace, [, k, at]) {
+function eventGrad(trace, [, k, at], merged) {
+  if (merged && at !== STEP_TANGENT && merged.visitOf[k] >= 0) {
+    // A slider move's trace: the grad read where its merge would put it (numbers.js), unmerged.
+    return at === STEP_GRAD ? merged.reply.step_grad[merged.visitOf[k]] : merged.reply.grad_after[merged.firstOf[k] + at];
+  }
   const step = trace.steps[k];
   if (at === STEP_GRAD) return step.grad;
   if (at === STEP_TANGENT) return step.tangent;
@@ -243,6 +263,7 @@ function gradRowName(trace, nodeById) {
  */
 export function viewAt(trace, i, { finalGrads = false } = {}) {
   const { nodeById } = traceIndex(trace);
+  const merged = mergedNumbersOf(trace.steps); // a slider move's: its numbers, its steps unmerged
   const play = playIndex(trace);
   const frames = framesOf(trace);
   const at = Math.max(0, Math.min(i, frames.length - 1));
@@ -254,6 +275,7 @@ export function viewAt(trace, i, { finalGrads = false } = {}) {
     if (!node) return undefined;
     if (node.kind !== "op") return node.data;
     if (!computed(id)) return undefined;
+    if (merged) return node.data; // a merge's forward step has its node's data
     const k = play.forwardStep.get(id);
     return (k === undefined ? undefined : trace.steps[k].data) ?? node.data;
   };
@@ -262,7 +284,7 @@ export function viewAt(trace, i, { finalGrads = false } = {}) {
     if (!node || node.kind === "const") return undefined; // constants get a grad; the page hides it
     if (finalGrads) return trace.pass === "forward" ? node.tangent : node.grad;
     const event = lastAt(play.gradEvents.get(id), shownFrame, gradFrame);
-    return event ? eventGrad(trace, event) : undefined;
+    return event ? eventGrad(trace, event, merged) : undefined;
   };
   const edgeOf = (id) => {
     const event = lastAt(play.edgeEvents.get(id), shownFrame, edgeFrame);

@@ -1,13 +1,15 @@
 // New numbers for a trace the page already has: a numbers reply (POST /api/values, the arrays of
 // docs/api.md "The numbers reply") merged into the trace of the same structure gives the trace
 // /api/graph would answer for the new values. Everything that does not depend on the values
-// (layout, names, spans, the sort's steps, templates) is shared with the old trace; a node, edge,
-// contribution or step whose numbers did not change is the old object itself. Narration is
-// filled from the templates by whoever shows it (narration.js `narrationOf`).
+// (layout, names, spans, the sort's steps, templates) is shared with the old trace; a node, edge
+// or leaf whose numbers did not change is the old object itself, a step whose numbers are its
+// drawing's is the drawing's step. Narration is filled from the templates by whoever shows it
+// (narration.js `narrationOf`).
 
 const NO_WARNINGS = [];
 const bases = new WeakMap(); // a merged trace → the trace the first merge of its line started from
 const replies = new WeakMap(); // a merged trace → the numbers reply merged into it
+const stepNumbers = new WeakMap(); // a merge's steps → {reply, visitOf, firstOf} (mergedSteps)
 
 /**
  * Give `object` a property `key` computed by `compute()` when first read, then kept: a slider
@@ -90,8 +92,10 @@ function checkShape(trace, reply, contributions, visits) {
 
 /**
  * What a merge reads of a drawing's structure, found once per drawing (a slider move merges into
- * the same one each time): node id → index, edge id → index, the backward pass's counts, and for
- * each contribution of a backward or tangent step its edge's index.
+ * the same one each time): node id → index, edge id → index, the backward pass's counts, for
+ * each contribution of a backward or tangent step its edge's index, and for each backward step
+ * its visit (`visitOf`, its step_grad's index) and its first contribution's index in the
+ * flattened arrays (`firstOf`); -1 for the other steps.
  */
 const structures = new WeakMap();
 
@@ -102,14 +106,17 @@ function structureOf(trace) {
   const position = new Map(base.nodes.map((node, i) => [node.id, i]));
   const edgeIndex = new Map(base.edges.map((edge, i) => [edge.id, i]));
   let [contributions, visits] = [0, 0];
-  const edgesOf = base.steps.map((step) => {
+  const visitOf = new Int32Array(base.steps.length).fill(-1);
+  const firstOf = new Int32Array(base.steps.length).fill(-1);
+  const edgesOf = base.steps.map((step, i) => {
     if (step.phase === "backward") {
+      [visitOf[i], firstOf[i]] = [visits, contributions];
       contributions += (step.contributions ?? []).length;
       visits += 1;
     }
     return step.phase === "backward" || step.phase === "tangent" ? (step.contributions ?? []).map((c) => edgeIndex.get(c.edge)) : null;
   });
-  found = { position, edgeIndex, contributions, visits, edgesOf };
+  found = { position, edgeIndex, contributions, visits, edgesOf, visitOf, firstOf };
   structures.set(base, found);
   return found;
 }
@@ -153,33 +160,75 @@ function mergedTangentStep(step, reply, position, edges) {
     ? step : { ...step, data: data[at], tangent: tangent[at], contributions };
 }
 
+/** Step `step` (step i of the drawing) with `reply`'s numbers, or `step` itself when they are its own. */
+function mergedStep(step, i, reply, { position, edgesOf, visitOf, firstOf }) {
+  if (step.phase === "forward") {
+    const value = reply.data[position.get(step.node)];
+    return Object.is(step.data, value) ? step : { ...step, data: value };
+  }
+  if (step.phase === "tangent") return mergedTangentStep(step, reply, position, edgesOf[i]);
+  if (step.phase !== "backward") return step; // the sort and the seed: no numbers (the seed's grad is 1)
+  const { local_grad: localGrad, step_grad: stepGrad, contribution, grad_before: before, grad_after: after } = reply;
+  const upstream = stepGrad[visitOf[i]];
+  const edges = edgesOf[i];
+  let same = Object.is(step.grad, upstream);
+  // A contribution's upstream is its visit's grad, its local its edge's local_grad.
+  const contributions = step.contributions.map((c, j) => {
+    const k = firstOf[i] + j; // its index in the flattened arrays
+    const merged = withNumbers(c, { upstream, local: localGrad[edges[j]], contribution: contribution[k], grad_before: before[k], grad_after: after[k] });
+    same &&= merged === c;
+    return merged;
+  });
+  return same ? step : { ...step, grad: upstream, contributions };
+}
+
+/** The array index `key` names (a property key), or -1. */
+function indexIn(key, length) {
+  if (typeof key !== "string" || key === "" || key.charCodeAt(0) > 57) return -1; // not a digit
+  const i = Number(key);
+  return Number.isInteger(i) && i >= 0 && i < length && String(i) === key ? i : -1;
+}
+
 /**
- * The steps with `reply`'s numbers (a step whose numbers did not change is the old object).
+ * The steps of `drawing` with `reply`'s numbers, each merged when first read: an array to whoever
+ * reads it (indexing, length, map, iteration, JSON). A slider move reads few of them (the player
+ * reads the numbers from the reply: `mergedNumbersOf`), where merging all of them made a few thousand
+ * objects a move. A step whose numbers are the drawing's is the drawing's step object.
  * Steps hold templates, not narration: `narrationOf` (narration.js) fills the one shown.
  */
-function mergedSteps(trace, reply, { position, edgesOf }) {
-  const { data, local_grad: localGrad, step_grad: stepGrad, contribution, grad_before: before, grad_after: after } = reply;
-  let k = 0; // the next contribution's index in the flattened arrays
-  let visit = 0;
-  return trace.steps.map((step, i) => {
-    if (step.phase === "forward") {
-      const value = data[position.get(step.node)];
-      return Object.is(step.data, value) ? step : { ...step, data: value };
-    }
-    if (step.phase === "tangent") return mergedTangentStep(step, reply, position, edgesOf[i]);
-    if (step.phase !== "backward") return step; // the sort and the seed: no numbers (the seed's grad is 1)
-    const upstream = stepGrad[visit++];
-    const edges = edgesOf[i];
-    let same = Object.is(step.grad, upstream);
-    // A contribution's upstream is its visit's grad, its local its edge's local_grad.
-    const contributions = step.contributions.map((c, j) => {
-      const merged = withNumbers(c, { upstream, local: localGrad[edges[j]], contribution: contribution[k], grad_before: before[k], grad_after: after[k] });
-      k += 1;
-      same &&= merged === c;
-      return merged;
-    });
-    return same ? step : { ...step, grad: upstream, contributions };
+function mergedSteps(drawing, reply, structure) {
+  const steps = drawing.steps;
+  const made = new Array(steps.length);
+  const { visitOf, firstOf } = structure;
+  const at = (i) => made[i] ?? (made[i] = mergedStep(steps[i], i, reply, structure));
+  const descriptor = (i) => ({ value: at(i), writable: true, enumerable: true, configurable: true });
+  const merged = new Proxy(made, {
+    get(target, key, receiver) {
+      const i = indexIn(key, steps.length);
+      return i < 0 ? Reflect.get(target, key, receiver) : at(i);
+    },
+    has: (target, key) => indexIn(key, steps.length) >= 0 || Reflect.has(target, key),
+    getOwnPropertyDescriptor(target, key) {
+      const i = indexIn(key, steps.length);
+      return i < 0 ? Reflect.getOwnPropertyDescriptor(target, key) : descriptor(i);
+    },
+    ownKeys: () => [...steps.keys()].map(String).concat("length"),
+    set: () => false, // a trace is never changed
+    deleteProperty: () => false,
+    defineProperty: () => false,
   });
+  stepNumbers.set(merged, { reply, visitOf, firstOf });
+  return merged;
+}
+
+/**
+ * Where the numbers of `steps` (a trace's steps) are, when they are a merge's: {reply, visitOf,
+ * firstOf}, step k's step_grad is `reply.step_grad[visitOf[k]]` and its contribution j's numbers
+ * are at `firstOf[k] + j` of the flattened arrays. Undefined for steps that are not a merge's.
+ * What the player reads a slider move's numbers from, without merging the steps.
+ */
+export function mergedNumbersOf(steps) {
+  return stepNumbers.get(steps);
 }
 
 /**
@@ -197,7 +246,7 @@ export function mergeNumbers(trace, reply) {
     const value = reply.data[position.get(leaf.id)];
     return Object.is(leaf.value, value) ? leaf : { ...leaf, value };
   });
-  const steps = mergedSteps(trace, reply, structure);
+  const steps = mergedSteps(drawingOf(trace), reply, structure);
   const merged = Object.assign(copied(trace), { nodes: mergedNodes(trace, reply), edges, leaves, steps, warnings: reply.warnings });
   takeProperty(merged, reply, "gradcheck");
   if (reply.grad_flags !== undefined) merged.grad_flags = reply.grad_flags;
