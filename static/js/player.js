@@ -28,7 +28,11 @@ function drawWhole(layers, trace, view, changed) {
 
 /** Cards written at a time when the off-screen ones catch up after a slider move. */
 const LATER_CARDS_PER_TASK = 50;
-// Off-screen cards wait for idle time, but not longer than this (ms): a drag that never pauses.
+// Off-screen cards wait until the moves pause this long (ms): while a drag goes on, writing them
+// between its frames would fill the time the next frame needs (each written text is laid out again
+// in that frame, on screen or not).
+const LATER_CARDS_QUIET_MS = 120;
+// Then they wait for idle time, but not longer than this (ms).
 const LATER_CARDS_WAIT_MS = 200;
 
 /** `fn(deadline)` when the page is idle (requestIdleCallback; a timer where there is none). */
@@ -49,9 +53,9 @@ function countWrites(layers, refreshed) {
 
 /**
  * The cards a slider move leaves for after its frame: those out of view (`inView(id)`, the
- * pane's; the root's card always shows its new number at once), written in the page's idle time
- * (LATER_CARDS_PER_TASK at a time while it lasts, at most LATER_CARDS_WAIT_MS later), from the
- * frame the store shows then. Any draw that redraws every card settles them; a
+ * pane's; the root's card always shows its new number at once), written once the moves pause
+ * (LATER_CARDS_QUIET_MS), in the page's idle time (LATER_CARDS_PER_TASK at a time while it lasts,
+ * at most LATER_CARDS_WAIT_MS later), from the frame the store shows then. Any draw that redraws every card settles them; a
  * draw by difference takes along those still waiting. The graph's `data-cards-waiting` counts
  * them (0: every card shows the numbers of the frame shown).
  */
@@ -90,7 +94,9 @@ function createLaterCards(layers, redraw) {
       for (const id of later) waiting.add(id);
       mark();
       const at = ++token;
-      whenIdle((deadline) => write(at, deadline));
+      setTimeout(() => {
+        if (at === token) whenIdle((deadline) => write(at, deadline)); // else a later move came
+      }, LATER_CARDS_QUIET_MS);
     },
   };
 }
