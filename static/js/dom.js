@@ -41,6 +41,21 @@ export function setHidden(el, hidden) {
   if (el.hidden !== hidden) el.hidden = hidden;
 }
 
+/** Set `el`'s attribute `name` to `value` (a string). */
+export function setAttr(el, name, value) {
+  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+}
+
+/** Set `el`'s properties (`disabled`, `value`, `max`…) to those of `props`: {name: value}. */
+export function setProps(el, props) {
+  for (const key in props) if (el[key] !== props[key]) el[key] = props[key];
+}
+
+/** Set the `data-*` attributes of `el` to those of `data`: {name: string} (dataset's names). */
+export function setData(el, data) {
+  for (const key in data) if (el.dataset[key] !== data[key]) el.dataset[key] = data[key];
+}
+
 /** `text` with `backticks` as <code> spans: DOM nodes only, never HTML from a string. */
 export function richText(element, text) {
   element.replaceChildren(...text.split("`").map((part, i) => {

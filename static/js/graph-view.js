@@ -3,6 +3,7 @@
 // pane's and the graph's classes (the only module that does): stale while the program has an
 // error, the 3D view shown, many cards, constants folded, the gradient map on.
 
+import { setAttr } from "./dom.js";
 import { svgElement } from "./svg.js";
 import { compactLabel, fontSize } from "./graph.js";
 import { mountGroups } from "./group-view.js";
@@ -211,8 +212,8 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, whe
     if (changed.has("trace") && s.trace) {
       // Values-only updates keep the view; a different shape of graph is refitted.
       if (!sameBounds(groups.bounds(s.trace), fitted.fittedBounds())) fitted.fit();
-      svg.setAttribute("data-ready", "true");
-      svg.setAttribute("aria-label", t("ui.graph.label_count", { count: s.trace.nodes.length }));
+      setAttr(svg, "data-ready", "true");
+      setAttr(svg, "aria-label", t("ui.graph.label_count", { count: s.trace.nodes.length }));
     }
   });
 

@@ -138,6 +138,14 @@ function shift(item, mx, my) {
 
 /** The extent of an arrangement {x, y, width, height}, with room for the tags above cards. */
 export function arrangedBounds(arrangement) {
+  let bounds = boundsOf.get(arrangement);
+  if (!bounds) boundsOf.set(arrangement, (bounds = boundsAround(arrangement)));
+  return { ...bounds };
+}
+
+const boundsOf = new WeakMap(); // an arrangement → its bounds (asked on every slider move)
+
+function boundsAround(arrangement) {
   let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
   const extend = (b, headroom) => {
     x0 = Math.min(x0, b.x - b.width / 2);

@@ -6,6 +6,7 @@
 // page's numbers are the only ones.
 
 import { compileStructure, differences, evaluate, fromJson, toJson, tolerances } from "./evaluator.js";
+import { setData } from "./dom.js";
 import { t } from "./i18n.js";
 import { copied, mergeNumbers, numbersOf } from "./numbers.js";
 
@@ -21,10 +22,12 @@ function leafValues(trace) {
 /** `reply`'s node warnings, each with the sentence of `trace`'s warning of that node and type
  *  when it has one (the page writes no sentences: the server's next reply brings them). */
 function withSentences(trace, reply) {
-  const known = new Map(trace.nodes.map((node) => [node.id, node.warnings ?? []]));
   const out = {};
-  for (const [id, warnings] of Object.entries(reply.node_warnings)) {
-    out[id] = warnings.map((w) => known.get(id)?.find((old) => old.type === w.type) ?? w);
+  const ids = Object.keys(reply.node_warnings);
+  if (!ids.length) return out; // most moves: no map of the nodes made
+  const known = new Map(trace.nodes.map((node) => [node.id, node.warnings ?? []]));
+  for (const id of ids) {
+    out[id] = reply.node_warnings[id].map((w) => known.get(id)?.find((old) => old.type === w.type) ?? w);
   }
   return out;
 }
@@ -108,11 +111,7 @@ export function mountInstantNumbers({ notice, body }, { store }, { recompute }) 
   let timer = null;
   let checked = 0;
   let mismatches = 0;
-  const mark = (from) => {
-    body.dataset.numbers = from;
-    body.dataset.numbersChecked = String(checked);
-    body.dataset.numbersMismatches = String(mismatches);
-  };
+  const mark = (from) => setData(body, { numbers: from, numbersChecked: String(checked), numbersMismatches: String(mismatches) });
   mark("server");
 
   function report(found) {

@@ -101,8 +101,20 @@ function showValue(row, value, userRange) {
   }
   // Never fight the user: a field being edited keeps what they typed.
   const focused = row.getRootNode().activeElement; // the document's, or a shadow root's
-  if (focused !== box) box.value = String(value);
-  if (focused !== range) range.value = String(value);
+  if (focused !== box) writeValue(box, String(value));
+  if (focused !== range) writeValue(range, String(value));
+}
+
+const written = new WeakMap(); // input → [the text writeValue wrote, the value the input made of it]
+
+/** Set `input`'s value to `text`, unless it shows it already: Chromium lays a range out again on
+ *  every write, and a slider move rewrites every leaf's row (a range rounds to its step, so what
+ *  it holds is compared with what it made of the last write). */
+function writeValue(input, text) {
+  const last = written.get(input);
+  if (last && last[0] === text && last[1] === input.value) return;
+  input.value = text;
+  written.set(input, [text, input.value]);
 }
 
 function createGroup(prefix) {
@@ -216,10 +228,15 @@ export function mountSliders(container, { onValue, readOnly = false }, scope) {
     filter.count.textContent = text.trim() ? t("ui.leaves.filter_count", { shown, total: rows.size }) : "";
   }
 
+  let placed = null; // the leaves' names the rows were last placed for
   scope.store.subscribe((s, changed) => {
     if (!changed.has("trace") || !s.trace) return;
     const leaves = s.trace.leaves ?? [];
     showRows(rows, leaves, s, (name) => createRow(name, { onValue, readOnly }, scope.store));
+    // New values of the same leaves (a slider move): the rows stay where they are.
+    const names = leaves.map((leaf) => leaf.name).join("\n");
+    if (names === placed) return;
+    placed = names;
     const many = leaves.length >= MANY_LEAVES;
     placeRows(container, rows, sections, leaves.map((leaf) => leaf.name), many);
     container.classList.toggle("compact", many);

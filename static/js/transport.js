@@ -3,10 +3,11 @@
 // The scope's root (the page's body, an embedded player's own root) carries data-step-index,
 // data-phase and data-api-step.
 
-import { setText } from "./dom.js";
+import { setAttr, setData, setProps, setText } from "./dom.js";
 import { t } from "./i18n.js";
 import { framesOf, phaseAt, phaseLabel, traceIndex } from "./frames.js";
 import { narrationOf } from "./narration.js";
+import { sameDrawing } from "./numbers.js";
 
 /** The length of the longest phase label `trace` can show (monospace: its width in ch). */
 function widestPhaseLabel(trace) {
@@ -39,18 +40,15 @@ function wireControls(elements, scope) {
 /** The buttons' and scrub's state for step `s.step` of `count` frames. */
 function writeControls({ toStart, back, play, forward, toEnd, scrub, speed }, s, count) {
   const last = Math.max(0, count - 1);
-  back.disabled = count === 0 || s.step <= 0;
-  toStart.disabled = back.disabled;
-  forward.disabled = count === 0 || s.step >= last;
-  toEnd.disabled = forward.disabled;
-  play.disabled = count === 0;
-  play.classList.toggle("playing", s.playing);
-  play.setAttribute("aria-label", t(s.playing ? "ui.transport.pause" : "ui.transport.play"));
-  play.setAttribute("aria-pressed", String(s.playing));
-  scrub.max = String(last);
-  scrub.value = String(s.step);
-  scrub.disabled = count === 0;
-  if (speed.value !== String(s.speed)) speed.value = String(s.speed);
+  const [atStart, atEnd] = [count === 0 || s.step <= 0, count === 0 || s.step >= last];
+  for (const [button, disabled] of [[back, atStart], [toStart, atStart], [forward, atEnd], [toEnd, atEnd], [play, count === 0]]) {
+    setProps(button, { disabled });
+  }
+  play.classList.toggle("playing", s.playing); // a toggle that changes nothing writes nothing
+  setAttr(play, "aria-label", t(s.playing ? "ui.transport.pause" : "ui.transport.play"));
+  setAttr(play, "aria-pressed", String(s.playing));
+  setProps(scrub, { max: String(last), value: String(s.step), disabled: count === 0 });
+  setProps(speed, { value: String(s.speed) });
 }
 
 /** Where the timeline is: the phase label, the contribution shown, the switch, the narration. */
@@ -58,16 +56,16 @@ function writePlace({ phase, part, jumpForward, jumpBackward, narration }, s, ro
   const where = s.trace ? phaseAt(s.trace, s.step) : { phase: "" };
   const label = phaseLabel(where);
   setText(phase, label);
-  phase.dataset.phase = where.phase;
+  setData(phase, { phase: where.phase });
   const partText = where.parts > 1 ? t("ui.transport.edge_part", { part: where.part, parts: where.parts }) : "";
   setText(part, partText);
   const backward = where.phase === "seed" || where.phase === "backward";
-  jumpForward.setAttribute("aria-pressed", String(Boolean(where.phase) && !backward));
-  jumpBackward.setAttribute("aria-pressed", String(backward));
+  setAttr(jumpForward, "aria-pressed", String(Boolean(where.phase) && !backward));
+  setAttr(jumpBackward, "aria-pressed", String(backward));
   const frame = s.trace ? framesOf(s.trace)[s.step] : null;
   const sentence = frame ? narrationOf(s.trace, frame.step) : "";
   setText(narration, sentence);
-  Object.assign(root.dataset, { stepIndex: String(s.step), phase: where.phase, apiStep: frame ? String(frame.step) : "" });
+  setData(root, { stepIndex: String(s.step), phase: where.phase, apiStep: frame ? String(frame.step) : "" });
 }
 
 export function mountTransport(elements, scope) {
@@ -76,7 +74,7 @@ export function mountTransport(elements, scope) {
   // in Russian), so that the bar does not shift as the label changes.
   let sizedFor = null;
   scope.store.subscribe((s) => {
-    if (s.trace !== sizedFor) {
+    if (!sameDrawing(s.trace, sizedFor)) { // new numbers of one drawing have its phases
       sizedFor = s.trace;
       elements.phase.style.setProperty("--phase-chars", String(s.trace ? widestPhaseLabel(s.trace) : 0)); // app.css
     }
