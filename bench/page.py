@@ -470,7 +470,8 @@ def instant_rows(browser, page, base_url: str, load, count_nodes) -> list[tuple[
     rows.append(
         (
             f"drag at 60 Hz for 5 s, {nodes} nodes: frames over 33 ms",
-            f"{drag['long']} of {drag['frames']} ({drag['longer']} over 50 ms, worst {drag['worst']:.0f} ms)",
+            f"{drag['long']} of {drag['frames']}"
+            f" ({drag['longer']} over 50 ms, worst {drag['worst']:.0f} ms)",
             "0",
             "ok" if drag["long"] == 0 else "MISSED",
         )
