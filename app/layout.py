@@ -25,7 +25,7 @@ from typing import Any, Literal, TypeVar
 import orjson
 
 from chainrule.app.cache import BoundedCache, CacheStats
-from chainrule.app.graphviz import Graphviz, GraphvizError
+from chainrule.app.graphviz import Graphviz, GraphvizError, layout_environment
 from chainrule.app.layered import columns_from_the_root, layered_centres
 from chainrule.app.settings import AppSettings
 
@@ -306,7 +306,9 @@ class Layouter:
         self._count_dot_run()
         wait_s = None if beside is None or beside.done() else self.dot_timeout_s
         try:
-            return self.graphviz.run(["-Tjson0"], source.encode(), self.dot_timeout_s, wait_s)
+            return self.graphviz.run(
+                ["-Tjson0"], source.encode(), self.dot_timeout_s, wait_s, self._dot_env()
+            )
         except GraphvizError:
             return None
 
@@ -314,7 +316,9 @@ class Layouter:
         """`run_dot(source)` started beside the caller's work when a Graphviz slot is free at
         once, else None (nothing started: the caller runs it with its own); its answer is
         `dot_answer`'s."""
-        future = self.graphviz.start(["-Tjson0"], source.encode(), self.dot_timeout_s)
+        future = self.graphviz.start(
+            ["-Tjson0"], source.encode(), self.dot_timeout_s, self._dot_env()
+        )
         if future is not None:
             self._count_dot_run()
         return future
@@ -326,6 +330,10 @@ class Layouter:
             return started.result()
         except GraphvizError:
             return None
+
+    def _dot_env(self) -> dict[str, str] | None:
+        """The environment of a layout's dot: only the plugins it uses (app/graphviz.py)."""
+        return layout_environment(self.graphviz.binary)
 
     def _count_dot_run(self) -> None:
         with self._dot_runs_lock:
