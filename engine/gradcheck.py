@@ -24,23 +24,39 @@ def _agrees(analytic: float, numeric: float) -> bool:
     return abs(analytic - numeric) <= 1e-5 + 1e-3 * abs(numeric)
 
 
-def _downstream(order: list[Value], leaf: Value) -> tuple[list[Value], float]:
-    """Nodes of `order` (topological) whose data depends on `leaf`, in topological order, and
-    the largest finite magnitude among their inputs' unperturbed data (for the rounding bound)."""
-    dirty = {leaf.id}
-    found = []
-    largest = 0.0
+def _downstream(
+    order: list[Value], leaves: list[Value], count: int
+) -> list[tuple[list[Value], float]]:
+    """For each of `leaves`: the nodes of `order` (topological) whose data depends on it, in
+    topological order, and the largest finite magnitude among their inputs' unperturbed data
+    (for the rounding bound). One pass for all of them (`count`: nodes in the graph): each node
+    carries a bit per leaf it depends on, where a pass per leaf walked the whole graph again."""
+    masks = [0] * count
+    for bit, leaf in enumerate(leaves):
+        masks[leaf.id] |= 1 << bit
+    found: list[list[Value]] = [[] for _ in leaves]
+    largest = [0.0] * len(leaves)
     for node in order:
-        for child in node.inputs:
-            if child.id in dirty:
-                dirty.add(node.id)
-                found.append(node)
-                for other in node.inputs:
-                    size = abs(other.data)
-                    if size > largest and size != math.inf:
-                        largest = size
-                break
-    return found, largest
+        inputs = node.inputs
+        mask = 0
+        for child in inputs:
+            mask |= masks[child.id]
+        if not mask:
+            continue
+        masks[node.id] |= mask
+        own = 0.0
+        for other in inputs:
+            size = abs(other.data)
+            if size > own and size != math.inf:
+                own = size
+        while mask:
+            low = mask & -mask
+            bit = low.bit_length() - 1
+            found[bit].append(node)
+            if own > largest[bit]:
+                largest[bit] = own
+            mask ^= low
+    return list(zip(found, largest, strict=True))
 
 
 # The ops whose forward is one operator on two inputs (`+`, `*`), as C functions: the hot path
@@ -105,19 +121,27 @@ def gradcheck(
     capped = len(nodes) > MAX_NODES or len(leaves) > MAX_LEAVES
     checked = [] if len(nodes) > MAX_NODES else leaves[:MAX_LEAVES]
     base = [node.data for node in nodes] if checked else []
+    downstream = _downstream(order, [leaf for _, leaf in checked], len(nodes)) if checked else []
     results = tuple(
-        _check_leaf(name, leaf, order, root, base, analytic[leaf.id]) for name, leaf in checked
+        _check_leaf(name, leaf, affected, root, base, analytic[leaf.id])
+        for (name, leaf), affected in zip(checked, downstream, strict=True)
     )
     return GradCheck(EPS_RULE, len(checked), len(leaves), capped, results)
 
 
 def _check_leaf(
-    name: str, leaf: Value, order: list[Value], root: Value, base: list[float], grad: float
+    name: str,
+    leaf: Value,
+    downstream: tuple[list[Value], float],
+    root: Value,
+    base: list[float],
+    grad: float,
 ) -> LeafCheck:
-    """Nudge `leaf` by ±h, recompute what depends on it, and judge the difference quotient."""
+    """Nudge `leaf` by ±h, recompute what depends on it (`downstream`, with the largest
+    magnitude of their inputs), and judge the difference quotient."""
     x = leaf.data
     h = 1e-6 * max(1.0, abs(x))
-    affected, largest_input = _downstream(order, leaf)
+    affected, largest_input = downstream
     datas = list(base)
     datas[leaf.id] = x + h
     f_plus, largest_plus = evaluate(root, datas, affected)
