@@ -262,15 +262,17 @@ class Graphviz:
 
 # The plugins a layout run uses: dot's layout and its JSON output (both in the core plugin).
 LAYOUT_PLUGINS = ("libgvplugin_core.so*", "libgvplugin_dot_layout.so*")
+HUGE_PAGES = "glibc.malloc.hugetlb=1"  # glibc 2.35+; an older one ignores it
 _layout_environments: dict[str, dict[str, str] | None] = {}
 _layout_environments_lock = threading.Lock()
 
 
 def layout_environment(binary: str) -> dict[str, str] | None:
     """An environment in which Graphviz's `binary` loads only LAYOUT_PLUGINS (GVBINDIR, a
-    directory of this process holding them and their configuration), or None when that cannot
-    be made (then the usual environment). A dot loading every plugin spends ~20 ms of CPU on
-    starting (pango, fontconfig) before it draws; our layouts have no text, and draw the same."""
+    directory of this process holding them and their configuration) and allocates on huge
+    pages, or None when that cannot be made (then the usual environment). A dot loading every
+    plugin spends ~20 ms of CPU on starting (pango, fontconfig) before it draws; our layouts
+    have no text, and draw the same."""
     with _layout_environments_lock:
         if binary not in _layout_environments:
             _layout_environments[binary] = _trimmed_environment(binary)
@@ -286,7 +288,9 @@ def _trimmed_environment(binary: str) -> dict[str, str] | None:
     for pattern in LAYOUT_PLUGINS:
         for library in plugins.glob(pattern):
             os.symlink(library, os.path.join(directory, library.name))
-    env = {**os.environ, "GVBINDIR": directory}
+    # glibc's malloc on huge pages: a third of the page faults, half the system time of a run.
+    tunables = ":".join(filter(None, (os.environ.get("GLIBC_TUNABLES"), HUGE_PAGES)))
+    env = {**os.environ, "GVBINDIR": directory, "GLIBC_TUNABLES": tunables}
     try:  # `dot -c` writes the configuration of the plugins it finds there; then a trial run
         run_bounded([binary, "-c"], b"", timeout_s=10.0, memory_bytes=256 << 20,
                     output_bytes=4096, env=env)  # fmt: skip

@@ -1,6 +1,6 @@
 """A layout's dot loads only the plugins it uses (app/graphviz.py `layout_environment`): its own
 GVBINDIR with dot's layout and the JSON output, none of the text plugins (pango, fontconfig)
-whose loading is most of a small drawing's CPU time. It draws exactly what a dot with every
+whose loading is most of a small drawing's CPU time; and its malloc uses huge pages. It draws exactly what a dot with every
 plugin draws: our boxes carry no text."""
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ def test_the_layout_environment_holds_only_the_layout_plugins() -> None:
         "libgvplugin_dot_layout",
     }
     assert any(name.startswith("config6") for name in names)  # written by `dot -c` there
+    assert "glibc.malloc.hugetlb=1" in env["GLIBC_TUNABLES"].split(":")
 
 
 @needs_dot
