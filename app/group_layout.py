@@ -123,7 +123,7 @@ def grouped_layout(structure: Structure, layouter: Layouter) -> Layout:
     shapes = same_shapes(insides)
     # dot lays out the graph of groups twice and every inside once: their costs add up (an
     # inside of a shape seen before costs what the first one did).
-    costs = [dot_cost(len(quotient.ids), quotient.edges)] * 2
+    costs = [quotient.cost] * 2
     shape_costs = {group: insides[group].cost() for group in set(shapes.values())}
     costs += [shape_costs[shapes[group]] for group in insides]
     total = sum(costs, DotCost(0, 0, 0, 0))

@@ -19,7 +19,8 @@ import shutil
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from threading import Lock
+from functools import cached_property
+from threading import Lock, local
 from typing import Any, Literal, TypeVar
 
 import orjson
@@ -142,6 +143,11 @@ class Structure:
     # The group of each node (an index into the groups), or () when every node is its own.
     groups: tuple[int, ...] = ()
 
+    @cached_property
+    def cost(self) -> DotCost:
+        """dot's work on this graph (dot_cost), predicted once: the layout asks several times."""
+        return dot_cost(len(self.ids), self.edges)
+
     def group_members(self) -> list[list[int]]:
         """The node indices of each group, in node order."""
         if not self.groups:
@@ -250,6 +256,7 @@ class Layouter:
             sizeof=lambda inside: len(inside[2]),
         )
         self._dot_runs_lock = Lock()
+        self._waiting = local()  # per thread: what `layout` calls when it first waits for dot
         self.dot_runs = 0
 
     @classmethod
@@ -263,18 +270,25 @@ class Layouter:
             graphviz=graphviz or Graphviz.from_settings(settings),
         )
 
-    def layout(self, structure: Structure) -> tuple[Layout, bool]:
+    def layout(
+        self, structure: Structure, drawing: Callable[[], None] | None = None
+    ) -> tuple[Layout, bool]:
         """The layout of `structure` (with its collapsed layout when it has groups of several
-        cards) and whether it came from the cache."""
+        cards) and whether it came from the cache. `drawing` is called when this thread first
+        waits for dot (the rest is mostly dot's, in processes of its own), if it does."""
         cached = self.cache.get(structure.key)
         if cached is not None:
             return cached, True
-        if collapsed_structure(structure) is None:
-            layout = self._flat(structure)
-        else:
-            from chainrule.app.group_layout import grouped_layout  # it builds on this module
+        self._waiting.drawing = drawing
+        try:
+            if collapsed_structure(structure) is None:
+                layout = self._flat(structure)
+            else:
+                from chainrule.app.group_layout import grouped_layout  # it builds on this module
 
-            layout = grouped_layout(structure, self)
+                layout = grouped_layout(structure, self)
+        finally:
+            self._waiting.drawing = None
         self.cache.put(structure.key, layout)
         return layout, False
 
@@ -293,7 +307,7 @@ class Layouter:
     def _flat(self, structure: Structure) -> Layout:
         """dot when the graph is affordable and dot answers, else the fallback."""
         layout = None
-        if self.dot_affordable(dot_cost(len(structure.ids), structure.edges)):
+        if self.dot_affordable(structure.cost):
             output = self.run_dot(dot_source(structure))
             layout = parse_dot(output, lambda drawings: parse_json0(structure, drawings[0]))
         return layout or sugiyama_layout(structure)
@@ -304,6 +318,10 @@ class Layouter:
         run `beside` it (start_dot), it waits for a slot as long as that run may take: that
         run's slot frees by then, so the caller never falls back for want of its own slot."""
         self._count_dot_run()
+        drawing = getattr(self._waiting, "drawing", None)
+        if drawing is not None:  # once: this thread now waits for dot
+            self._waiting.drawing = None
+            drawing()
         wait_s = None if beside is None or beside.done() else self.dot_timeout_s
         try:
             return self.graphviz.run(
@@ -382,7 +400,7 @@ def dot_source(
     `sizes`), dot's work bounded by the graph's cost; no user text at all."""
     lines = [
         "digraph {",
-        dot_graph_attributes(node_gap, dot_cost(len(structure.ids), structure.edges)),
+        dot_graph_attributes(node_gap, structure.cost),
         'node [shape=box fixedsize=true label=""]',
     ]
     sizes = sizes or [CARD_SIZE[kind] for kind in structure.kinds]
@@ -466,7 +484,10 @@ def _bounded(
         x, y, w, h = box
         return (round(x + dx, 2), round(y + dy, 2), round(w, 2), round(h, 2))
 
-    shifted = tuple(map(shift, boxes))
+    # Inline for the boxes (thousands a drawing; a call each was most of this function).
+    shifted = tuple(
+        (round(x + dx, 2), round(y + dy, 2), round(w, 2), round(h, 2)) for x, y, w, h in boxes
+    )
     shifted_frames = tuple(None if frame is None else shift(frame) for frame in frames)
     every = [*shifted, *(frame for frame in shifted_frames if frame is not None)]
     width = max(x + w / 2 for x, _, w, _ in every) + MARGIN

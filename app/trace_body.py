@@ -184,16 +184,22 @@ def build_body(
 
 def layout_beside(layouter: Layouter, structure: Structure) -> Future[tuple[Layout, bool]]:
     """`layouter.layout(structure)` in a thread of its own, while the caller writes the reply:
-    dot runs in processes of its own, so the reply is written while it draws."""
+    dot runs in processes of its own, so the reply is written while it draws. Returns once dot
+    is drawing (or the layout is done): the layout's own Python, which starts dot, then has
+    the interpreter to itself instead of taking turns with the caller's (~10 ms sooner)."""
     future: Future[tuple[Layout, bool]] = Future()
+    drawing = threading.Event()
 
     def lay_out() -> None:
         try:
-            future.set_result(layouter.layout(structure))
+            future.set_result(layouter.layout(structure, drawing.set))
         except BaseException as error:  # the caller raises it, never left waiting
             future.set_exception(error)
+        finally:
+            drawing.set()
 
     threading.Thread(target=lay_out, name="layout", daemon=True).start()
+    drawing.wait()
     return future
 
 
