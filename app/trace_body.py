@@ -168,7 +168,7 @@ def build_body(
             options["target"],
             options["pass_"],
             options["wrt"],
-            record=False,
+            record=True,  # the reply reads the record: one recorded pass, not two passes
         )
         reply = trace_reply(trace, steps(trace))
         layout, cached = laying_out.result()
