@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .formulas import operator_of
 from .ops import OPS, row_of
@@ -64,21 +64,37 @@ def _downstream(
 _OPERATORS = {name: f for name, op in OPS.items() if op.forward and (f := operator_of(op.forward))}
 
 
-def evaluate(root: Value, datas: list[float], nodes: list[Value]) -> tuple[float, float]:
-    """Recompute `nodes` (topological) into `datas` (by node id) with the op table's own
-    arithmetic, as building the graph computed them; the root's data and the largest finite
-    magnitude computed on the way. (The gradient check and the loss landscape use it.)"""
-    largest = 0.0
-    operators = _OPERATORS
+# How to recompute one node: its id, then the C operator and its two inputs' ids, or None, the
+# op's `apply` and (its inputs' ids, its exponent). Made once, run for every nudge.
+Step = tuple[int, Any, Any, Any]
+
+
+def recomputation(nodes: Sequence[Value]) -> list[Step]:
+    """The steps recomputing `nodes` (topological) with the op table's own arithmetic, as
+    building the graph computed them (`evaluate` runs them)."""
+    steps: list[Step] = []
     for node in nodes:
-        op, inputs = node.op, node.inputs
-        compute = operators.get(op)  # type: ignore[arg-type]
+        inputs = node.inputs
+        compute = _OPERATORS.get(node.op)  # type: ignore[arg-type]
         if compute is not None:
-            value = compute(datas[inputs[0].id], datas[inputs[1].id])
+            steps.append((node.id, compute, inputs[0].id, inputs[1].id))
         else:
-            apply = row_of(node).apply
-            value = apply([datas[c.id] for c in inputs], node.exponent or 0.0)[0]  # type: ignore[misc]
-        datas[node.id] = value
+            ids = tuple(child.id for child in inputs)
+            steps.append((node.id, None, row_of(node).apply, (ids, node.exponent or 0.0)))
+    return steps
+
+
+def evaluate(root: Value, datas: list[float], steps: Sequence[Step]) -> tuple[float, float]:
+    """Run `steps` (`recomputation`) into `datas` (by node id): the root's data and the largest
+    finite magnitude computed on the way. (The gradient check and the loss landscape use it.)"""
+    largest = 0.0
+    for node_id, compute, first, second in steps:
+        if compute is not None:
+            value = compute(datas[first], datas[second])
+        else:
+            ids, exponent = second
+            value = first([datas[i] for i in ids], exponent)[0]
+        datas[node_id] = value
         if value - value == 0 and abs(value) > largest:  # finite and larger
             largest = abs(value)
     return datas[root.id], largest
@@ -122,9 +138,13 @@ def gradcheck(
     checked = [] if len(nodes) > MAX_NODES else leaves[:MAX_LEAVES]
     base = [node.data for node in nodes] if checked else []
     downstream = _downstream(order, [leaf for _, leaf in checked], len(nodes)) if checked else []
+    operations = [node for node in order if node.inputs] if checked else []
+    steps = dict(zip([node.id for node in operations], recomputation(operations), strict=True))
     results = tuple(
-        _check_leaf(name, leaf, affected, root, base, analytic[leaf.id])
-        for (name, leaf), affected in zip(checked, downstream, strict=True)
+        _check_leaf(
+            name, leaf, ([steps[n.id] for n in found], largest), root, base, analytic[leaf.id]
+        )
+        for (name, leaf), (found, largest) in zip(checked, downstream, strict=True)
     )
     return GradCheck(EPS_RULE, len(checked), len(leaves), capped, results)
 
@@ -132,13 +152,13 @@ def gradcheck(
 def _check_leaf(
     name: str,
     leaf: Value,
-    downstream: tuple[list[Value], float],
+    downstream: tuple[list[Step], float],
     root: Value,
     base: list[float],
     grad: float,
 ) -> LeafCheck:
-    """Nudge `leaf` by ±h, recompute what depends on it (`downstream`, with the largest
-    magnitude of their inputs), and judge the difference quotient."""
+    """Nudge `leaf` by ±h, recompute what depends on it (`downstream`: its steps, and the
+    largest magnitude of their inputs), and judge the difference quotient."""
     x = leaf.data
     h = 1e-6 * max(1.0, abs(x))
     affected, largest_input = downstream
