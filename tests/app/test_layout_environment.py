@@ -1,7 +1,7 @@
 """A layout's dot loads only the plugins it uses (app/graphviz.py `layout_environment`): its own
 GVBINDIR with dot's layout and the JSON output, none of the text plugins (pango, fontconfig)
-whose loading is most of a small drawing's CPU time; and its malloc uses huge pages. It draws exactly what a dot with every
-plugin draws: our boxes carry no text."""
+whose loading is most of a small drawing's CPU time; and its malloc uses huge pages. It draws
+exactly what a dot with every plugin draws: our boxes carry no text."""
 
 from __future__ import annotations
 
