@@ -70,6 +70,10 @@ class InsideGraph:
     def cost(self) -> DotCost:
         return dot_cost(len(self.names), self.edges, pinned=self.ports)
 
+    def shape(self) -> tuple:
+        """What dot's drawing of this inside depends on: everything but the names."""
+        return (len(self.members), self.sizes, self.edges, self.weights)
+
 
 def inside_graphs(structure: Structure) -> dict[int, InsideGraph]:
     """The graph of each framed group's inside (see InsideGraph), edges in the trace's order;
@@ -119,7 +123,7 @@ def grouped_layout(structure: Structure, layouter: Layouter) -> Layout:
     shapes = same_shapes(insides)
     # dot lays out the graph of groups twice and every inside once: their costs add up (an
     # inside of a shape seen before costs what the first one did).
-    costs = [dot_cost(len(quotient.ids), quotient.edges)] * 2
+    costs = [quotient.cost] * 2
     shape_costs = {group: insides[group].cost() for group in set(shapes.values())}
     costs += [shape_costs[shapes[group]] for group in insides]
     total = sum(costs, DotCost(0, 0, 0, 0))
@@ -136,12 +140,7 @@ def same_shapes(graphs: dict[int, InsideGraph]) -> dict[int, int]:
     the same order; only the names differ): its inside is laid out once for all of them, and
     the cards of each are placed where that one's are (dot places by order, not by name)."""
     first: dict[tuple, int] = {}
-    return {
-        group: first.setdefault(
-            (len(graph.members), graph.sizes, graph.edges, graph.weights), group
-        )
-        for group, graph in graphs.items()
-    }
+    return {group: first.setdefault(graph.shape(), group) for group, graph in graphs.items()}
 
 
 def dot_grouped(
@@ -151,13 +150,14 @@ def dot_grouped(
     shapes: dict[int, int],
     layouter: Layouter,
 ) -> Layout | None:
-    """Both layouts by dot: one run for every shape of group's inside, then one for the
-    expanded graph of groups, and beside them one for the collapsed graph when a Graphviz slot
-    is free at once (else it joins the insides' run; with it, the other two wait for a slot
-    as long as it may take); None if dot fails or is busy."""
+    """Both layouts by dot: one run for every shape of group's inside not drawn before (the
+    layouter keeps them by shape), then one for the expanded graph of groups, and beside them
+    one for the collapsed graph when a Graphviz slot is free at once (else it joins the
+    insides' run; with it, the other two wait for a slot as long as it may take); None if dot
+    fails or is busy."""
     collapsed_source = dot_source(quotient, COLLAPSED_NODE_GAP)
     beside = layouter.start_dot(collapsed_source)  # it needs nothing of the insides
-    shown = {group: graphs[group] for group in dict.fromkeys(shapes.values())}
+    laid_out, shown = known_insides(graphs, shapes, layouter)
     sources = [inside_source(group, graph) for group, graph in shown.items()]
     if beside is None:
         sources.append(collapsed_source)
@@ -170,10 +170,15 @@ def dot_grouped(
             for (group, graph), drawing in zip(shown.items(), drawings, strict=True)
         }
 
-    insides_output = layouter.run_dot("\n".join(sources), beside=beside)
-    laid_out = parse_dot(insides_output, parse)
-    if laid_out is None:
-        return None
+    insides_output = None
+    if sources:  # else every inside was known and the collapsed graph runs beside
+        insides_output = layouter.run_dot("\n".join(sources), beside=beside)
+        drawn = parse_dot(insides_output, parse)
+        if drawn is None:
+            return None
+        for group, inside in drawn.items():
+            layouter.insides.put(graphs[group].shape(), inside)
+        laid_out.update(drawn)
     insides = {
         group: same_inside(graph, laid_out[shapes[group]]) for group, graph in graphs.items()
     }
@@ -188,6 +193,22 @@ def dot_grouped(
     if collapsed is None:
         return None
     return with_collapsed(placed(structure, insides, boxes), collapsed)
+
+
+def known_insides(
+    graphs: dict[int, InsideGraph], shapes: dict[int, int], layouter: Layouter
+) -> tuple[dict[int, Inside], dict[int, InsideGraph]]:
+    """The insides of each shape's first group that dot drew before (in an earlier graph: the
+    layouter keeps them by shape), and the first groups of the shapes it has not drawn yet."""
+    known: dict[int, Inside] = {}
+    unknown: dict[int, InsideGraph] = {}
+    for group in dict.fromkeys(shapes.values()):
+        inside = layouter.insides.get(graphs[group].shape())
+        if inside is None:
+            unknown[group] = graphs[group]
+        else:
+            known[group] = inside
+    return known, unknown
 
 
 def same_inside(graph: InsideGraph, laid_out: Inside) -> Inside:

@@ -19,13 +19,14 @@ import shutil
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from threading import Lock
+from functools import cached_property
+from threading import Lock, local
 from typing import Any, Literal, TypeVar
 
 import orjson
 
 from chainrule.app.cache import BoundedCache, CacheStats
-from chainrule.app.graphviz import Graphviz, GraphvizError
+from chainrule.app.graphviz import Graphviz, GraphvizError, layout_environment
 from chainrule.app.layered import columns_from_the_root, layered_centres
 from chainrule.app.settings import AppSettings
 
@@ -56,6 +57,7 @@ DOT_BUDGET = 1_000_000
 # placement, which is plainer, and the page's layout takes the layered fallback instead.
 DOT_MAX_LANE_SQUARES = 200_000
 DOT_LANES_FOR_MINCROSS = 10_000  # beyond, fewer crossing-minimisation passes (mclimit)
+INSIDES_PER_LAYOUT = 4  # statement shapes kept per cached layout
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,11 @@ class Structure:
     key: bytes
     # The group of each node (an index into the groups), or () when every node is its own.
     groups: tuple[int, ...] = ()
+
+    @cached_property
+    def cost(self) -> DotCost:
+        """dot's work on this graph (dot_cost), predicted once: the layout asks several times."""
+        return dot_cost(len(self.ids), self.edges)
 
     def group_members(self) -> list[list[int]]:
         """The node indices of each group, in node order."""
@@ -240,7 +247,16 @@ class Layouter:
         self.cache: BoundedCache[Layout] = BoundedCache(
             cache_size, max_size=2_000_000, sizeof=lambda layout: layout.size() + 1
         )
+        # dot's drawing of a statement's inside, by its shape (app/group_layout.py): statements
+        # of one shape recur across programs, and a graph whose insides are all known is drawn
+        # in one dot run instead of two one after the other (~45 ms of a 1,000-node POST).
+        self.insides: BoundedCache[Any] = BoundedCache(
+            cache_size * INSIDES_PER_LAYOUT,
+            max_size=1_000_000,
+            sizeof=lambda inside: len(inside[2]),
+        )
         self._dot_runs_lock = Lock()
+        self._waiting = local()  # per thread: what `layout` calls when it first waits for dot
         self.dot_runs = 0
 
     @classmethod
@@ -254,18 +270,25 @@ class Layouter:
             graphviz=graphviz or Graphviz.from_settings(settings),
         )
 
-    def layout(self, structure: Structure) -> tuple[Layout, bool]:
+    def layout(
+        self, structure: Structure, drawing: Callable[[], None] | None = None
+    ) -> tuple[Layout, bool]:
         """The layout of `structure` (with its collapsed layout when it has groups of several
-        cards) and whether it came from the cache."""
+        cards) and whether it came from the cache. `drawing` is called when this thread first
+        waits for dot (the rest is mostly dot's, in processes of its own), if it does."""
         cached = self.cache.get(structure.key)
         if cached is not None:
             return cached, True
-        if collapsed_structure(structure) is None:
-            layout = self._flat(structure)
-        else:
-            from chainrule.app.group_layout import grouped_layout  # it builds on this module
+        self._waiting.drawing = drawing
+        try:
+            if collapsed_structure(structure) is None:
+                layout = self._flat(structure)
+            else:
+                from chainrule.app.group_layout import grouped_layout  # it builds on this module
 
-            layout = grouped_layout(structure, self)
+                layout = grouped_layout(structure, self)
+        finally:
+            self._waiting.drawing = None
         self.cache.put(structure.key, layout)
         return layout, False
 
@@ -284,7 +307,7 @@ class Layouter:
     def _flat(self, structure: Structure) -> Layout:
         """dot when the graph is affordable and dot answers, else the fallback."""
         layout = None
-        if self.dot_affordable(dot_cost(len(structure.ids), structure.edges)):
+        if self.dot_affordable(structure.cost):
             output = self.run_dot(dot_source(structure))
             layout = parse_dot(output, lambda drawings: parse_json0(structure, drawings[0]))
         return layout or sugiyama_layout(structure)
@@ -295,9 +318,15 @@ class Layouter:
         run `beside` it (start_dot), it waits for a slot as long as that run may take: that
         run's slot frees by then, so the caller never falls back for want of its own slot."""
         self._count_dot_run()
+        drawing = getattr(self._waiting, "drawing", None)
+        if drawing is not None:  # once: this thread now waits for dot
+            self._waiting.drawing = None
+            drawing()
         wait_s = None if beside is None or beside.done() else self.dot_timeout_s
         try:
-            return self.graphviz.run(["-Tjson0"], source.encode(), self.dot_timeout_s, wait_s)
+            return self.graphviz.run(
+                ["-Tjson0"], source.encode(), self.dot_timeout_s, wait_s, self._dot_env()
+            )
         except GraphvizError:
             return None
 
@@ -305,7 +334,9 @@ class Layouter:
         """`run_dot(source)` started beside the caller's work when a Graphviz slot is free at
         once, else None (nothing started: the caller runs it with its own); its answer is
         `dot_answer`'s."""
-        future = self.graphviz.start(["-Tjson0"], source.encode(), self.dot_timeout_s)
+        future = self.graphviz.start(
+            ["-Tjson0"], source.encode(), self.dot_timeout_s, self._dot_env()
+        )
         if future is not None:
             self._count_dot_run()
         return future
@@ -317,6 +348,10 @@ class Layouter:
             return started.result()
         except GraphvizError:
             return None
+
+    def _dot_env(self) -> dict[str, str] | None:
+        """The environment of a layout's dot: only the plugins it uses (app/graphviz.py)."""
+        return layout_environment(self.graphviz.binary)
 
     def _count_dot_run(self) -> None:
         with self._dot_runs_lock:
@@ -365,7 +400,7 @@ def dot_source(
     `sizes`), dot's work bounded by the graph's cost; no user text at all."""
     lines = [
         "digraph {",
-        dot_graph_attributes(node_gap, dot_cost(len(structure.ids), structure.edges)),
+        dot_graph_attributes(node_gap, structure.cost),
         'node [shape=box fixedsize=true label=""]',
     ]
     sizes = sizes or [CARD_SIZE[kind] for kind in structure.kinds]
@@ -449,7 +484,10 @@ def _bounded(
         x, y, w, h = box
         return (round(x + dx, 2), round(y + dy, 2), round(w, 2), round(h, 2))
 
-    shifted = tuple(map(shift, boxes))
+    # Inline for the boxes (thousands a drawing; a call each was most of this function).
+    shifted = tuple(
+        (round(x + dx, 2), round(y + dy, 2), round(w, 2), round(h, 2)) for x, y, w, h in boxes
+    )
     shifted_frames = tuple(None if frame is None else shift(frame) for frame in frames)
     every = [*shifted, *(frame for frame in shifted_frames if frame is not None)]
     width = max(x + w / 2 for x, _, w, _ in every) + MARGIN

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .formulas import operator_of
 from .ops import OPS, row_of
@@ -24,23 +24,39 @@ def _agrees(analytic: float, numeric: float) -> bool:
     return abs(analytic - numeric) <= 1e-5 + 1e-3 * abs(numeric)
 
 
-def _downstream(order: list[Value], leaf: Value) -> tuple[list[Value], float]:
-    """Nodes of `order` (topological) whose data depends on `leaf`, in topological order, and
-    the largest finite magnitude among their inputs' unperturbed data (for the rounding bound)."""
-    dirty = {leaf.id}
-    found = []
-    largest = 0.0
+def _downstream(
+    order: list[Value], leaves: list[Value], count: int
+) -> list[tuple[list[Value], float]]:
+    """For each of `leaves`: the nodes of `order` (topological) whose data depends on it, in
+    topological order, and the largest finite magnitude among their inputs' unperturbed data
+    (for the rounding bound). One pass for all of them (`count`: nodes in the graph): each node
+    carries a bit per leaf it depends on, where a pass per leaf walked the whole graph again."""
+    masks = [0] * count
+    for bit, leaf in enumerate(leaves):
+        masks[leaf.id] |= 1 << bit
+    found: list[list[Value]] = [[] for _ in leaves]
+    largest = [0.0] * len(leaves)
     for node in order:
-        for child in node.inputs:
-            if child.id in dirty:
-                dirty.add(node.id)
-                found.append(node)
-                for other in node.inputs:
-                    size = abs(other.data)
-                    if size > largest and size != math.inf:
-                        largest = size
-                break
-    return found, largest
+        inputs = node.inputs
+        mask = 0
+        for child in inputs:
+            mask |= masks[child.id]
+        if not mask:
+            continue
+        masks[node.id] |= mask
+        own = 0.0
+        for other in inputs:
+            size = abs(other.data)
+            if size > own and size != math.inf:
+                own = size
+        while mask:
+            low = mask & -mask
+            bit = low.bit_length() - 1
+            found[bit].append(node)
+            if own > largest[bit]:
+                largest[bit] = own
+            mask ^= low
+    return list(zip(found, largest, strict=True))
 
 
 # The ops whose forward is one operator on two inputs (`+`, `*`), as C functions: the hot path
@@ -48,21 +64,37 @@ def _downstream(order: list[Value], leaf: Value) -> tuple[list[Value], float]:
 _OPERATORS = {name: f for name, op in OPS.items() if op.forward and (f := operator_of(op.forward))}
 
 
-def evaluate(root: Value, datas: list[float], nodes: list[Value]) -> tuple[float, float]:
-    """Recompute `nodes` (topological) into `datas` (by node id) with the op table's own
-    arithmetic, as building the graph computed them; the root's data and the largest finite
-    magnitude computed on the way. (The gradient check and the loss landscape use it.)"""
-    largest = 0.0
-    operators = _OPERATORS
+# How to recompute one node: its id, then the C operator and its two inputs' ids, or None, the
+# op's `apply` and (its inputs' ids, its exponent). Made once, run for every nudge.
+Step = tuple[int, Any, Any, Any]
+
+
+def recomputation(nodes: Sequence[Value]) -> list[Step]:
+    """The steps recomputing `nodes` (topological) with the op table's own arithmetic, as
+    building the graph computed them (`evaluate` runs them)."""
+    steps: list[Step] = []
     for node in nodes:
-        op, inputs = node.op, node.inputs
-        compute = operators.get(op)  # type: ignore[arg-type]
+        inputs = node.inputs
+        compute = _OPERATORS.get(node.op)  # type: ignore[arg-type]
         if compute is not None:
-            value = compute(datas[inputs[0].id], datas[inputs[1].id])
+            steps.append((node.id, compute, inputs[0].id, inputs[1].id))
         else:
-            apply = row_of(node).apply
-            value = apply([datas[c.id] for c in inputs], node.exponent or 0.0)[0]  # type: ignore[misc]
-        datas[node.id] = value
+            ids = tuple(child.id for child in inputs)
+            steps.append((node.id, None, row_of(node).apply, (ids, node.exponent or 0.0)))
+    return steps
+
+
+def evaluate(root: Value, datas: list[float], steps: Sequence[Step]) -> tuple[float, float]:
+    """Run `steps` (`recomputation`) into `datas` (by node id): the root's data and the largest
+    finite magnitude computed on the way. (The gradient check and the loss landscape use it.)"""
+    largest = 0.0
+    for node_id, compute, first, second in steps:
+        if compute is not None:
+            value = compute(datas[first], datas[second])
+        else:
+            ids, exponent = second
+            value = first([datas[i] for i in ids], exponent)[0]
+        datas[node_id] = value
         if value - value == 0 and abs(value) > largest:  # finite and larger
             largest = abs(value)
     return datas[root.id], largest
@@ -105,19 +137,31 @@ def gradcheck(
     capped = len(nodes) > MAX_NODES or len(leaves) > MAX_LEAVES
     checked = [] if len(nodes) > MAX_NODES else leaves[:MAX_LEAVES]
     base = [node.data for node in nodes] if checked else []
+    downstream = _downstream(order, [leaf for _, leaf in checked], len(nodes)) if checked else []
+    operations = [node for node in order if node.inputs] if checked else []
+    steps = dict(zip([node.id for node in operations], recomputation(operations), strict=True))
     results = tuple(
-        _check_leaf(name, leaf, order, root, base, analytic[leaf.id]) for name, leaf in checked
+        _check_leaf(
+            name, leaf, ([steps[n.id] for n in found], largest), root, base, analytic[leaf.id]
+        )
+        for (name, leaf), (found, largest) in zip(checked, downstream, strict=True)
     )
     return GradCheck(EPS_RULE, len(checked), len(leaves), capped, results)
 
 
 def _check_leaf(
-    name: str, leaf: Value, order: list[Value], root: Value, base: list[float], grad: float
+    name: str,
+    leaf: Value,
+    downstream: tuple[list[Step], float],
+    root: Value,
+    base: list[float],
+    grad: float,
 ) -> LeafCheck:
-    """Nudge `leaf` by ±h, recompute what depends on it, and judge the difference quotient."""
+    """Nudge `leaf` by ±h, recompute what depends on it (`downstream`: its steps, and the
+    largest magnitude of their inputs), and judge the difference quotient."""
     x = leaf.data
     h = 1e-6 * max(1.0, abs(x))
-    affected, largest_input = _downstream(order, leaf)
+    affected, largest_input = downstream
     datas = list(base)
     datas[leaf.id] = x + h
     f_plus, largest_plus = evaluate(root, datas, affected)

@@ -16,7 +16,7 @@ from .builder import Limits, build, check_values
 from .descend import check_parameters
 from .errors import BadLandscape, BadTraining, quoted
 from .gc_pause import cycle_collector_paused
-from .gradcheck import evaluate
+from .gradcheck import evaluate, recomputation
 from .i18n import Count, msg
 from .narration import fmt
 from .reply import json_numbers
@@ -137,7 +137,7 @@ def _losses(
     root: Value, nodes: list[Value], x_leaf: Value, y_leaf: Value, xs: list[float], ys: list[float]
 ) -> list[list[float]]:
     """The root at every (x, y) of the grid, a row per y."""
-    affected = _depending_on(topo_order(root), {x_leaf.id, y_leaf.id})
+    affected = recomputation(_depending_on(topo_order(root), {x_leaf.id, y_leaf.id}))
     datas = [node.data for node in nodes]
     rows = []
     for y in ys:

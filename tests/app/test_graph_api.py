@@ -289,3 +289,17 @@ def test_a_graph_over_the_node_limit_is_400_not_a_hang(client):
     response = client.post("/api/graph", json={"source": "\n".join(lines)})
     assert response.status_code == 400
     assert response.json()["error"]["type"] == "LimitExceeded"
+
+
+@pytest.mark.parametrize("preset", [p["id"] for p in engine.PRESETS])
+def test_the_body_with_its_layout_added_is_the_whole_reply_encoded(preset: str) -> None:
+    """trace_body encodes the reply once and adds each body's layout to its bytes: the same
+    bytes as encoding the reply with its layout, on every preset."""
+    from chainrule.app.schemas import GraphRequest
+    from chainrule.app.trace_body import trace_dict, with_layout
+
+    source = next(p["source"] for p in engine.PRESETS if p["id"] == preset)
+    reply = trace_dict(GraphRequest(source=source), AppSettings())
+    layout = {"engine": "dot", "width": 1.5, "height": 2.0, "cached": False, "collapsed": None}
+    whole = orjson.dumps({**reply, "layout": layout})
+    assert with_layout(orjson.dumps(reply), layout) == whole

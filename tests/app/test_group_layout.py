@@ -181,3 +181,18 @@ def test_with_one_graphviz_slot_the_collapsed_graph_waits_its_turn() -> None:
     laid_out, _ = one.layout(structure)
     assert laid_out == two.layout(structure)[0] and laid_out.engine == "dot"
     assert (one.dot_runs, two.dot_runs, one_slot.running) == (3, 3, 0)
+
+
+def test_insides_drawn_for_one_graph_are_not_drawn_again_for_the_next() -> None:
+    """A layouter keeps dot's drawing of each statement shape's inside: a new graph made of
+    shapes it has drawn runs dot twice (the collapsed and the expanded graph of groups, side by
+    side), not three times, and gets the boxes a layouter that never saw them draws."""
+    first = grouped_structure(repeated_statements(8))
+    second = grouped_structure(repeated_statements(11))  # the same two shapes, more of them
+    warm = Layouter(dot_timeout_s=30, dot_max_nodes=1000, cache_size=8)
+    warm.layout(first)
+    runs = warm.dot_runs
+    reused, cached = warm.layout(second)
+    alone, _ = Layouter(dot_timeout_s=30, dot_max_nodes=1000, cache_size=0).layout(second)
+    assert cached is False and warm.dot_runs - runs == 2
+    assert reused == alone and reused.engine == "dot"

@@ -7,6 +7,7 @@ import os
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from program_strategies import Program, valid_programs
 
 from chainrule import engine
 
@@ -114,3 +115,30 @@ def test_fuzz_a_pasted_cell_is_a_trace_or_a_program_error(source: str) -> None:
     reply = trace_or_error(source)
     for warning in reply["warnings"] if reply else ():  # each note is about a line of the source
         assert warning["line"] is None or 1 <= warning["line"] <= source.count("\n") + 1
+
+
+def downstream_by_definition(order: list, leaf: object) -> tuple[list, float]:
+    """The nodes of `order` that reach back to `leaf` through their inputs, walked one leaf at
+    a time, and the largest finite |data| among their inputs: what the gradient check's
+    one-pass `_downstream` must find for every leaf."""
+
+    def depends(node: object) -> bool:
+        return any(child is leaf or depends(child) for child in node.inputs)
+
+    found = [node for node in order if depends(node)]
+    sizes = [abs(c.data) for node in found for c in node.inputs if abs(c.data) != math.inf]
+    return found, max([0.0, *(size for size in sizes if size == size)])
+
+
+@FUZZ
+@given(valid_programs(max_statements=5), st.booleans())
+def test_the_gradient_check_recomputes_exactly_what_depends_on_each_leaf(
+    program: Program, expand: bool
+) -> None:
+    from chainrule.engine.gradcheck import _downstream
+
+    result = engine.trace(program.source, expand_derived=expand)
+    leaves = [leaf for _, leaf in result.graph.leaves]
+    order = list(result.cone)
+    found = _downstream(order, leaves, len(result.nodes))
+    assert found == [downstream_by_definition(order, leaf) for leaf in leaves]

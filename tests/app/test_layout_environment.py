@@ -1,0 +1,77 @@
+"""A layout's dot loads only the plugins it uses (app/graphviz.py `layout_environment`): its own
+GVBINDIR with dot's layout and the JSON output, none of the text plugins (pango, fontconfig)
+whose loading is most of a small drawing's CPU time; and its malloc uses huge pages. It draws
+exactly what a dot with every plugin draws: our boxes carry no text."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from chainrule.app.graphviz import layout_environment, run_bounded
+from chainrule.app.layout import dot_source, structure
+
+DOT = shutil.which("dot")
+needs_dot = pytest.mark.skipif(DOT is None, reason="Graphviz is not installed")
+
+
+def draw(source: bytes, env: dict[str, str] | None) -> bytes:
+    return run_bounded(
+        [DOT or "dot", "-Tjson0"], source, timeout_s=30, memory_bytes=1 << 30,
+        output_bytes=64 << 20, env=env,
+    )  # fmt: skip
+
+
+@needs_dot
+def test_the_layout_environment_holds_only_the_layout_plugins() -> None:
+    env = layout_environment(DOT or "")
+    assert env is not None
+    names = sorted(os.listdir(env["GVBINDIR"]))
+    libraries = [name for name in names if name.startswith("libgvplugin_")]
+    assert {name.split(".so")[0] for name in libraries} == {
+        "libgvplugin_core",
+        "libgvplugin_dot_layout",
+    }
+    assert any(name.startswith("config6") for name in names)  # written by `dot -c` there
+    assert "glibc.malloc.hugetlb=1" in env["GLIBC_TUNABLES"].split(":")
+
+
+@needs_dot
+def test_dot_draws_the_same_with_only_the_layout_plugins() -> None:
+    # A branching graph of every card kind: the same bytes, positions and all.
+    kinds = ["leaf", "leaf", "const", "op", "op", "leaf", "op", "op"]
+    edges = [(0, 3), (1, 3), (2, 4), (3, 4), (5, 6), (4, 6), (3, 7), (6, 7)]
+    source = dot_source(structure([f"n{i}" for i in range(len(kinds))], kinds, edges)).encode()
+    assert draw(source, layout_environment(DOT or "")) == draw(source, None)
+
+
+def test_a_dot_that_is_not_a_graphviz_installation_runs_in_the_usual_environment(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "dot"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o755)
+    assert layout_environment(str(script)) is None
+    assert layout_environment(str(tmp_path / "missing")) is None
+
+
+@needs_dot
+def test_the_layouter_runs_dot_in_the_layout_environment(monkeypatch) -> None:
+    from chainrule.app import graphviz
+    from chainrule.app.layout import Layouter
+
+    environments = []
+    real = graphviz.run_bounded
+
+    def recorded(command, source, **options):  # noqa: ANN001, ANN202
+        environments.append(options.get("env"))
+        return real(command, source, **options)
+
+    monkeypatch.setattr(graphviz, "run_bounded", recorded)
+    layout, _ = Layouter(dot_timeout_s=30, dot_max_nodes=100, cache_size=0).layout(
+        structure(["a", "b", "c"], ["leaf", "leaf", "op"], [(0, 2), (1, 2)])
+    )
+    assert layout.engine == "dot" and environments == [layout_environment(DOT or "")]
