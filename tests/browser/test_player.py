@@ -32,6 +32,9 @@ def big_program(statements: int = 166) -> str:
 
 def load(page, source: str) -> None:
     # Every node drawn: a graph this big opens with its statements collapsed (test_groups.py).
+    # On ~1,000 nodes a wait or a click has 30 s, not 10: on a machine at load 15 the server's
+    # first layout of it (dot) outlasted 10 s, and so did a zoom click's redraw.
+    page.set_default_timeout(30_000)
     page.goto("/?collapse_at=never")
     page.wait_for_selector(READY)
     page.fill("[data-testid=source]", source)
