@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.page import LOAD_JS, sized_program  # noqa: E402
+from bench.page import LOAD_JS, open_bench_page, sized_program  # noqa: E402
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.conftest import start_server, stop_server  # noqa: E402
 
@@ -79,10 +79,7 @@ def main() -> None:
 
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1600, "height": 900})
-            page.set_default_timeout(60_000)
-            page.goto(base_url)
-            page.wait_for_selector("svg[data-ready=true]")
+            page = open_bench_page(browser, base_url)  # every node drawn: big graphs open collapsed
             source = sized_program(300, count_nodes)
             nodes = count_nodes(source)
             page.evaluate(LOAD_JS, source)
