@@ -34,6 +34,9 @@ const LATER_CARDS_PER_TASK = 50;
 const LATER_CARDS_QUIET_MS = 120;
 // Then they wait for idle time, but not longer than this (ms).
 const LATER_CARDS_WAIT_MS = 200;
+// Batches written by a callback that waited that long: the page had no idle time to give (headless
+// Chromium gave none for seconds after a drag), so 1,000 cards took 4 s at one batch a wait.
+const LATER_BATCHES_WHEN_LATE = 4;
 
 /** `fn(deadline)` when the page is idle (requestIdleCallback; a timer where there is none). */
 const whenIdle = (fn) => (typeof requestIdleCallback === "function"
@@ -68,6 +71,7 @@ function createLaterCards(layers, redraw) {
   };
   function write(at, deadline) {
     if (at !== token || !waiting.size) return; // a later move, or a draw of every card, took them
+    let batches = deadline.didTimeout ? LATER_BATCHES_WHEN_LATE : Infinity;
     do {
       const ids = [];
       for (const id of waiting) {
@@ -76,7 +80,8 @@ function createLaterCards(layers, redraw) {
         if (ids.length === LATER_CARDS_PER_TASK) break;
       }
       redraw(ids);
-    } while (waiting.size && deadline.timeRemaining() > 2);
+      batches -= 1;
+    } while (waiting.size && (deadline.didTimeout ? batches > 0 : deadline.timeRemaining() > 2));
     mark();
     if (waiting.size) whenIdle((next) => write(at, next));
   }
