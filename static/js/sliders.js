@@ -7,6 +7,7 @@ import { groupLeaves, groupTitle, MANY_LEAVES, passesFilter } from "./leaf-group
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
 import { leafName } from "./names.js";
+import { sameDrawing } from "./numbers.js";
 
 /** A default range around `value` (±max(2|v|, 5)) on a round step grid. */
 export function defaultRange(value) {
@@ -228,15 +229,14 @@ export function mountSliders(container, { onValue, readOnly = false }, scope) {
     filter.count.textContent = text.trim() ? t("ui.leaves.filter_count", { shown, total: rows.size }) : "";
   }
 
-  let placed = null; // the leaves' names the rows were last placed for
+  let placed = null; // the trace the rows were last placed for
   scope.store.subscribe((s, changed) => {
     if (!changed.has("trace") || !s.trace) return;
     const leaves = s.trace.leaves ?? [];
     showRows(rows, leaves, s, (name) => createRow(name, { onValue, readOnly }, scope.store));
-    // New values of the same leaves (a slider move): the rows stay where they are.
-    const names = leaves.map((leaf) => leaf.name).join("\n");
-    if (names === placed) return;
-    placed = names;
+    // New numbers of the same drawing (a slider move): its leaves, so the rows stay where they are.
+    if (sameDrawing(placed, s.trace)) return;
+    placed = s.trace;
     const many = leaves.length >= MANY_LEAVES;
     placeRows(container, rows, sections, leaves.map((leaf) => leaf.name), many);
     container.classList.toggle("compact", many);
