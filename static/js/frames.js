@@ -8,9 +8,10 @@
 import { t } from "./i18n.js";
 import { nodeName } from "./names.js";
 import { useFunctions } from "./ops.js";
+import { Attached } from "./attached.js";
 import { drawingOf, mergedNumbersOf, sameDrawing } from "./numbers.js";
 
-const indexCache = new WeakMap();
+const indexCache = new Attached("trace index"); // a slider move's trace has its own: attached.js
 const framesCache = new WeakMap();
 const playCache = new WeakMap();
 

@@ -7,10 +7,12 @@ import { decorateNode, drawEdgeHits } from "./graph-hints.js";
 import { t } from "./i18n.js";
 import { attr, join, joined, svgElement, text } from "./svg.js";
 import { traceIndex } from "./frames.js";
+import { Attached } from "./attached.js";
 import { nodeName } from "./names.js";
 
-const geometryCache = new WeakMap();
-const layoutKeys = new WeakMap();
+// Per trace, and a slider move makes a trace a frame: kept on it (attached.js), not in a WeakMap.
+const geometryCache = new Attached("edge geometry");
+const layoutKeys = new Attached("layout key");
 let lastLayoutKey = null; // equal keys are handed out as this one string: later compares are O(1)
 let lastGeometry = { key: null, geometry: null };
 
@@ -343,7 +345,7 @@ function overlaps(a, b) {
   return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
 }
 
-const boxesCache = new WeakMap();
+const boxesCache = new Attached("card boxes");
 
 /** The cards' boxes (with a 2 px margin), once per trace: labels and marks must not cover them. */
 export function cardBoxes(trace) {

@@ -8,6 +8,7 @@
 // carry templates only: `narrationOf` fills the one shown.
 
 import { formatNumber, parenthesized } from "./format.js";
+import { Attached } from "./attached.js";
 import { numberArrays } from "./numbers.js";
 
 /** A number for narration (engine `fmt`): integers plainly, else up to 6 significant digits. */
@@ -69,7 +70,7 @@ export function slotArraysOf(trace) {
   return arrays;
 }
 
-const fillers = new WeakMap(); // trace → its filler (a trace is never changed: new numbers make a new one)
+const fillers = new Attached("filler"); // trace → its filler (a trace is never changed: new numbers make a new one)
 
 /** The narration of step `index` of `trace`: its template filled from the trace's own arrays. */
 export function narrationOf(trace, index) {

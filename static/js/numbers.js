@@ -6,10 +6,12 @@
 // drawing's is the drawing's step. Narration is filled from the templates by whoever shows it
 // (narration.js `narrationOf`).
 
+import { Attached } from "./attached.js";
+
 const NO_WARNINGS = [];
-const bases = new WeakMap(); // a merged trace → the trace the first merge of its line started from
-const replies = new WeakMap(); // a merged trace → the numbers reply merged into it
-const stepNumbers = new WeakMap(); // a merge's steps → {reply, visitOf, firstOf} (mergedSteps)
+const bases = new Attached("drawing"); // a merged trace → the trace the first merge of its line started from
+const replies = new Attached("reply"); // a merged trace → the numbers reply merged into it
+const stepNumbers = new Attached("step numbers"); // a merge's steps → {reply, visitOf, firstOf} (mergedSteps)
 
 /**
  * Give `object` a property `key` computed by `compute()` when first read, then kept: a slider
@@ -29,9 +31,12 @@ export function lazily(object, key, compute) {
   return object;
 }
 
-/** A shallow copy of `object` that keeps its `lazily` properties lazy (a spread computes them). */
+/** A shallow copy of `object` that keeps its `lazily` properties lazy (a spread computes them), and
+ *  leaves behind what is attached to it (attached.js: a copy is another object). */
 export function copied(object) {
-  return Object.defineProperties({}, Object.getOwnPropertyDescriptors(object));
+  const copy = {};
+  for (const key of Object.getOwnPropertyNames(object)) Object.defineProperty(copy, key, Object.getOwnPropertyDescriptor(object, key));
+  return copy;
 }
 
 /** Set `key` of `target` to `source`'s, as lazy as it is there. */
@@ -202,6 +207,7 @@ function mergedSteps(drawing, reply, structure) {
   const { visitOf, firstOf } = structure;
   const at = (i) => made[i] ?? (made[i] = mergedStep(steps[i], i, reply, structure));
   const descriptor = (i) => ({ value: at(i), writable: true, enumerable: true, configurable: true });
+  stepNumbers.set(made, { reply, visitOf, firstOf }); // read through the proxy (a symbol: not an index)
   const merged = new Proxy(made, {
     get(target, key, receiver) {
       const i = indexIn(key, steps.length);
@@ -217,7 +223,6 @@ function mergedSteps(drawing, reply, structure) {
     deleteProperty: () => false,
     defineProperty: () => false,
   });
-  stepNumbers.set(merged, { reply, visitOf, firstOf });
   return merged;
 }
 

@@ -1,9 +1,10 @@
 // What the labs read off a trace (no DOM): every backward contribution with the timeline frame
 // that shows it, when a lost one was overwritten, and when each node's gradient is settled.
 
+import { Attached } from "./attached.js";
 import { framesOf, traceIndex } from "./frames.js";
 
-const cache = new WeakMap();
+const cache = new Attached("contributions"); // per trace: attached.js says why not a WeakMap
 
 /**
  * `{items, lastFrame}` for `trace`: items are `{frame, consumer, c, overwrittenAt}` in timeline

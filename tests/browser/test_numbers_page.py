@@ -432,6 +432,57 @@ def test_values_replies_merged_into_a_trace_equal_the_trace_of_the_new_values(pa
     check_merges(page, runs, [run["after"]["source"][:30] for run in runs])
 
 
+# What the page works out for a trace (its lookups, its merge's drawing and reply, its narration
+# filler) is kept on the trace under a symbol (attached.js), not in a WeakMap: a 60 Hz drag made V8's
+# scavenger promote every trace a WeakMap held. Kept so, it must still be the trace's own: a copy
+# or a spread has none of it, JSON and the keys do not show it, and merges of merges find their
+# drawing and reply.
+ATTACHED_JS = """async () => {
+  const { copied, drawingOf, mergeNumbers, mergedNumbersOf } = await (IMPORT)('numbers.js');
+  const { traceIndex } = await (IMPORT)('frames.js');
+  const { narrationOf } = await (IMPORT)('narration.js');
+  const { withStepObjects } = await (IMPORT)('step-columns.js');
+  const post = async (path, body) => (await fetch(path, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+  })).json();
+  const source = 'a = 2; b = -3; c = a * b + a';
+  const trace = withStepObjects(await post('/api/graph', { source }));
+  const first = await post('/api/values', { source, values: { a: 1.5 }, structure: trace.structure });
+  const second = await post('/api/values', { source, values: { a: 4 }, structure: trace.structure });
+  const merged = mergeNumbers(trace, first);
+  const again = mergeNumbers(merged, second);
+  const last = again.steps.findLastIndex((step) => step.phase === 'forward'); // the root's value
+  const told = narrationOf(again, last); // attaches a filler to `again`
+  const index = traceIndex(again);
+  const copy = copied(again);
+  const spread = { ...again };
+  return {
+    drawing: drawingOf(merged) === trace && drawingOf(again) === trace,
+    replies: mergedNumbersOf(merged.steps).reply === first && mergedNumbersOf(again.steps).reply === second,
+    plainSteps: mergedNumbersOf(trace.steps) === undefined,
+    ownIndex: traceIndex(again) === index && index !== traceIndex(merged) && index.nodeById.get(again.root) === again.nodes.at(-1),
+    root: [trace.nodes.at(-1).data, merged.nodes.at(-1).data, again.nodes.at(-1).data],
+    copies: [copy, spread].map((other) => drawingOf(other) === other && traceIndex(other) !== index),
+    keys: JSON.stringify(Object.keys(again)) === JSON.stringify(Object.keys(copy)),
+    json: JSON.stringify(again) === JSON.stringify(copy) && !JSON.stringify(again).includes('Symbol'),
+    told: [told === narrationOf(copy, last), told === narrationOf(merged, last), told],
+  };
+}""".replace("IMPORT", IMPORT_JS)
+
+
+def test_what_a_trace_works_out_stays_its_own_through_merges_copies_and_json(page):
+    open_page(page)
+    found = page.evaluate(ATTACHED_JS)
+    # a·b + a: 2·(−3)+2 = −4; 1.5·(−3)+1.5 = −3; 4·(−3)+4 = −8.
+    assert found.pop("root") == [-4, -3, -8]
+    same_as_copy, same_as_merged, told = found.pop("told")
+    assert (same_as_copy, same_as_merged) == (True, False) and "−8" in told, told
+    assert found == {
+        "drawing": True, "replies": True, "plainSteps": True, "ownIndex": True,
+        "copies": [True, True], "keys": True, "json": True,
+    }
+
+
 # Every frame of a trace as the player shows it (frames.js viewAt): each node's data and grad,
 # each edge's state and the numbers of its contribution; and whether a merged trace's play index
 # is its first trace's (built once per structure, not per slider move).
