@@ -15,16 +15,19 @@ const stepNumbers = new Attached("step numbers"); // a merge's steps → {reply,
 
 /**
  * Give `object` a property `key` computed by `compute()` when first read, then kept: a slider
- * move's gradient check (evaluator.js) is computed only if something shows it. Enumerable, so
- * JSON and spreads see it (a spread computes it: `copied` does not).
+ * move's gradient check and gradient flags (evaluator.js) are computed only if something shows
+ * them. Enumerable, so JSON and spreads see it (a spread computes it: `copied` does not). The
+ * value is kept by the getter, so a copy that took the getter (`copied`, `takeProperty`) computes
+ * it once with the object, not once a read.
  */
 export function lazily(object, key, compute) {
+  let value;
+  let computed = false;
   Object.defineProperty(object, key, {
     configurable: true,
     enumerable: true,
     get() {
-      const value = compute();
-      Object.defineProperty(object, key, { value, configurable: true, enumerable: true, writable: true });
+      if (!computed) [value, computed] = [compute(), true];
       return value;
     },
   });
@@ -254,7 +257,7 @@ export function mergeNumbers(trace, reply) {
   const steps = mergedSteps(drawingOf(trace), reply, structure);
   const merged = Object.assign(copied(trace), { nodes: mergedNodes(trace, reply), edges, leaves, steps, warnings: reply.warnings });
   takeProperty(merged, reply, "gradcheck");
-  if (reply.grad_flags !== undefined) merged.grad_flags = reply.grad_flags;
+  if (Object.hasOwn(reply, "grad_flags")) takeProperty(merged, reply, "grad_flags"); // lazy in the page's replies
   if (reply.structure !== undefined) merged.structure = reply.structure;
   bases.set(merged, bases.get(trace) ?? trace);
   replies.set(merged, reply);
