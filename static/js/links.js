@@ -85,7 +85,8 @@ export function toUrlParams(s) {
     if (value === "" || value === false || value == null || !when(s)) continue;
     if (type === "numbers" && Object.keys(value).length === 0) continue;
     if (type === "hide" && value.length === 0) continue;
-    params.set(name, codecs[type].encode(value));
+    const text = codecs[type].encode(value);
+    if (text !== "") params.set(name, text); // reverse mode, the default, is no `pass=`
   }
   return params;
 }

@@ -94,10 +94,19 @@ function recompute(meta = {}) {
 let sandbox = null;
 
 /** Show preset `id` (an unknown id: the first preset) at `step` (clamped once its trace arrives). */
-function loadPreset(id, step = 0) {
+/**
+ * Show preset `id` from frame `step`. `link`: the rest of a link that names the preset and not
+ * its program (`?preset=neuron&gradmap=1&values=x1:3`): its values over the preset's, its
+ * toggles, target and pass.
+ */
+function loadPreset(id, step = 0, link = {}) {
   const preset = state.presets.find((p) => p.id === id) ?? state.presets[0];
   if (!preset) return;
-  update({ presetId: preset.id, source: preset.source, values: { ...(preset.values ?? {}) }, playing: false, target: null, wrt: "", everyLeaf: null });
+  const { presetId: _id, source: _source, values = {}, ...shown } = link;
+  update({
+    presetId: preset.id, source: preset.source, values: { ...(preset.values ?? {}), ...values }, playing: false, target: null, wrt: "",
+    everyLeaf: null, ...shown,
+  });
   recompute({ program: true, step });
 }
 
@@ -220,7 +229,7 @@ async function start() {
     update({ ...patch, presetId: known(fromUrl.presetId) ? fromUrl.presetId : "" });
     recompute({ program: true, step });
   } else if (presetId) {
-    loadPreset(presetId, step);
+    loadPreset(presetId, step, patch);
   }
 }
 

@@ -259,6 +259,25 @@ def test_folded_constants_send_no_dot_over_the_graph(page):
     assert sorted(page.evaluate(PULSE_DISPLAY_JS)) == [["const", "inline"], ["leaf", "inline"]]
 
 
+def test_a_link_naming_only_a_preset_keeps_its_toggles_values_and_step(page):
+    """A hand-written link (`?preset=neuron&gradmap=1`) carries no program: the preset's is shown,
+    with the link's toggles, values over the preset's, and step (they were dropped before)."""
+    page.goto("/?preset=neuron&gradmap=1&final=1&fold=1&values=x1:3&step=4")
+    page.wait_for_selector(READY)
+    page.wait_for_function("() => document.body.dataset.stepIndex === '4'")
+    assert page.is_checked("#toggle-gradmap") and page.is_checked("#toggle-final-grads")
+    assert page.is_checked("#toggle-fold") and not page.is_checked("#toggle-expand")
+    assert "gradmap" in page.get_attribute("[data-testid=graph]", "class").split()
+    assert page.get_attribute("[data-label=x1]", "data-data") == "3"
+    assert page.get_attribute("[data-label=w1]", "data-data") == "-3"  # the preset's own
+    # The URL the page writes back keeps them, and says nothing of the default (reverse) pass.
+    page.wait_for_function("() => location.search.includes('source=')")
+    params = page.evaluate("() => Object.fromEntries(new URLSearchParams(location.search))")
+    assert params["preset"] == "neuron" and params["values"] == "x1:3" and params["step"] == "4"
+    assert (params["gradmap"], params["final"], params["fold"]) == ("1", "1", "1")
+    assert "pass" not in params
+
+
 def test_shared_link_restores_program_values_toggles_and_step(page, browser, live_server):
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     open_preset(page, "shared")
