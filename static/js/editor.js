@@ -122,6 +122,16 @@ export function renderError(box, error) {
   box.replaceChildren(...parts);
 }
 
+// Below this width the header's note would say a letter or two and an ellipsis ("Н…" beside the
+// Russian header's wider buttons at 1,280 px): it is not shown then (its menu names the preset).
+const NOTE_MIN_PX = 96;
+
+/** Hide `note` (keeping its place: its width is the header's leftover, not its text's) when the
+ *  header leaves it too little room to say anything. */
+function hideWhenCramped(note) {
+  new ResizeObserver(() => note.classList.toggle("cramped", note.clientWidth < NOTE_MIN_PX)).observe(note);
+}
+
 /** The presets' menu and the preset's note follow the state. */
 function writePresets({ presetSelect, presetNote }, s, changed) {
   if (changed.has("presets")) {
@@ -152,8 +162,9 @@ function sourceMarks(s) {
  * once on Ctrl/Cmd+Enter), `onPreset(id)` when a preset is chosen.
  */
 export function mountEditor(elements, scope, { onProgram, onPreset }) {
-  const { textarea, gutter, backdrop, errorBox, presetSelect } = elements;
+  const { textarea, gutter, backdrop, errorBox, presetSelect, presetNote } = elements;
   const { subscribe, update } = scope.store;
+  if (presetNote) hideWhenCramped(presetNote);
   let timer = null;
   let markedSource = null;
 

@@ -575,3 +575,20 @@ def test_the_export_menu_opens_whole_below_the_header(browser, live_server, lang
         assert screen_state(page)["header"] <= 0
     finally:
         context.close()
+
+
+def test_a_header_too_narrow_for_the_preset_note_hides_it_rather_than_cut_it_to_a_letter(page):
+    """Russian buttons are wider: at 1,280 px the header left the note two letters and an
+    ellipsis ("Н…"). Too narrow to say a word, it is not shown; given room, it is."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    open_page(page, "?preset=neuron&lang=ru")
+    note = page.locator("#preset-note")
+    cramped = "() => document.querySelector('#preset-note').classList.contains('cramped')"
+    page.wait_for_function(cramped)
+    assert note.bounding_box()["width"] < 96
+    assert note.evaluate("e => getComputedStyle(e).visibility") == "hidden"
+    page.set_viewport_size({"width": 1600, "height": 800})
+    page.wait_for_function(f"() => !({cramped})()")
+    assert note.bounding_box()["width"] >= 96
+    assert note.evaluate("e => getComputedStyle(e).visibility") == "visible"
+    assert len(note.inner_text()) > 10 and note.get_attribute("title") == note.inner_text()
