@@ -156,7 +156,11 @@ def dot_grouped(
     insides' run; with it, the other two wait for a slot as long as it may take); None if dot
     fails or is busy."""
     collapsed_source = dot_source(quotient, COLLAPSED_NODE_GAP)
-    beside = layouter.start_dot(collapsed_source)  # it needs nothing of the insides
+
+    def parse_collapsed(drawings: list[dict[str, Any]]) -> Layout:
+        return parse_json0(quotient, drawings[-1])
+
+    beside = layouter.start_dot(collapsed_source, parse_collapsed)  # it needs no inside
     laid_out, shown = known_insides(graphs, shapes, layouter)
     sources = [inside_source(group, graph) for group, graph in shown.items()]
     if beside is None:
@@ -187,12 +191,14 @@ def dot_grouped(
     boxes = parse_dot(output, lambda drawings: parse_json0(quotient, drawings[0], sizes))
     if boxes is None:
         return None
-    # Else the collapsed graph was the last drawing of the insides' run.
-    output = insides_output if beside is None else layouter.dot_answer(beside)
-    collapsed = parse_dot(output, lambda drawings: parse_json0(quotient, drawings[-1]))
+    expanded = placed(structure, insides, boxes)  # while the collapsed graph may be drawn
+    if beside is None:  # it was the last drawing of the insides' run
+        collapsed = parse_dot(insides_output, parse_collapsed)
+    else:  # parsed as soon as dot answered
+        collapsed = beside.result()
     if collapsed is None:
         return None
-    return with_collapsed(placed(structure, insides, boxes), collapsed)
+    return with_collapsed(expanded, collapsed)
 
 
 def known_insides(

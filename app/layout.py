@@ -110,6 +110,7 @@ def dot_cost(n: int, edges: Sequence[tuple[int, int]], pinned: Sequence[int] = (
 
 
 Box = tuple[float, float, float, float]  # (x, y, width, height), x and y the centre
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -312,7 +313,7 @@ class Layouter:
             layout = parse_dot(output, lambda drawings: parse_json0(structure, drawings[0]))
         return layout or sugiyama_layout(structure)
 
-    def run_dot(self, source: str, *, beside: Future[bytes] | None = None) -> bytes | None:
+    def run_dot(self, source: str, *, beside: Future[Any] | None = None) -> bytes | None:
         """dot's JSON for DOT `source`, bounded (app/graphviz.py); None if every Graphviz slot
         is taken, or dot is too slow or fails (the caller falls back). With the caller's own
         run `beside` it (start_dot), it waits for a slot as long as that run may take: that
@@ -330,20 +331,33 @@ class Layouter:
         except GraphvizError:
             return None
 
-    def start_dot(self, source: str) -> Future[bytes] | None:
-        """`run_dot(source)` started beside the caller's work when a Graphviz slot is free at
-        once, else None (nothing started: the caller runs it with its own); its answer is
-        `dot_answer`'s."""
-        future = self.graphviz.start(
+    def start_dot(
+        self, source: str, parse: Callable[[list[dict[str, Any]]], T]
+    ) -> Future[T | None] | None:
+        """`parse_dot(run_dot(source), parse)` started beside the caller's work when a Graphviz
+        slot is free at once, else None (nothing started: the caller runs it with its own).
+        dot's answer is parsed in the thread that waited for it as soon as it is there, while
+        the caller may still wait for its own run: not after it, on the reply's way."""
+        started = self.graphviz.start(
             ["-Tjson0"], source.encode(), self.dot_timeout_s, self._dot_env()
         )
-        if future is not None:
-            self._count_dot_run()
-        return future
+        if started is None:
+            return None
+        self._count_dot_run()
+        parsed: Future[T | None] = Future()
+
+        def parse_answer(done: Future[bytes]) -> None:
+            try:
+                parsed.set_result(parse_dot(self.dot_answer(done), parse))
+            except BaseException as error:  # the caller raises it, never left waiting
+                parsed.set_exception(error)
+
+        started.add_done_callback(parse_answer)
+        return parsed
 
     @staticmethod
     def dot_answer(started: Future[bytes]) -> bytes | None:
-        """The output of a `start_dot`, when it is done; None as `run_dot` says it."""
+        """The output of a dot run that is done; None as `run_dot` says it."""
         try:
             return started.result()
         except GraphvizError:
@@ -356,9 +370,6 @@ class Layouter:
     def _count_dot_run(self) -> None:
         with self._dot_runs_lock:
             self.dot_runs += 1
-
-
-T = TypeVar("T")
 
 
 def parse_dot(output: bytes | None, parse: Callable[[list[dict[str, Any]]], T]) -> T | None:
@@ -413,11 +424,13 @@ def dot_source(
 
 
 def dot_graph_attributes(node_gap: float, cost: DotCost) -> str:
-    """The graph line of our DOT: left to right, our gaps, straight edges, and the bounds on
-    dot's work for a graph of this cost (FIELD-NOTES: long edges otherwise cost seconds)."""
+    """The graph line of our DOT: left to right, our gaps, no edges drawn (`splines=""`: the
+    page draws its own; routing them was a tenth of dot's time and the boxes are the same),
+    and the bounds on dot's work for a graph of this cost (FIELD-NOTES: long edges otherwise
+    cost seconds)."""
     return (
         f"graph [rankdir=LR nodesep={node_gap / POINTS_PER_INCH:.4f}"
-        f" ranksep={RANK_GAP / POINTS_PER_INCH:.4f} splines=false"
+        f' ranksep={RANK_GAP / POINTS_PER_INCH:.4f} splines=""'
         + "".join(f" {name}={value}" for name, value in cost.limits().items())
         + "]"
     )
