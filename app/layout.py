@@ -198,22 +198,22 @@ def structure(
     return Structure(tuple(ids), tuple(kinds), tuple(map(tuple, edges)), digest.digest(), groups)
 
 
-def collapsed_structure(structure: Structure) -> Structure | None:
+def collapsed_structure(grouped: Structure) -> Structure | None:
     """The graph with each group as one vertex (kind "group" when it holds several cards, else
     its card's kind) and the edges between groups, in order; None when every group holds one
-    card (the collapsed graph is the graph itself)."""
-    members = structure.group_members()
+    card (the collapsed graph is the graph itself). Its key is its own: the collapsed graphs of
+    two graphs share it when only the insides of their groups differ."""
+    members = grouped.group_members()
     if all(len(nodes) == 1 for nodes in members):
         return None
-    kinds = tuple(structure.kinds[nodes[0]] if len(nodes) == 1 else "group" for nodes in members)
-    group_of = structure.groups
+    kinds = tuple(grouped.kinds[nodes[0]] if len(nodes) == 1 else "group" for nodes in members)
+    group_of = grouped.groups
     edges = tuple(
         (group_of[source], group_of[target])
-        for source, target in structure.edges
+        for source, target in grouped.edges
         if group_of[source] != group_of[target]
     )
-    ids = tuple(f"g{i}" for i in range(len(members)))
-    return Structure(ids, kinds, edges, b"")
+    return structure([f"g{i}" for i in range(len(members))], kinds, edges)
 
 
 def framed_groups(structure: Structure) -> list[tuple[int, list[int]]]:
@@ -255,6 +255,12 @@ class Layouter:
             cache_size * INSIDES_PER_LAYOUT,
             max_size=1_000_000,
             sizeof=lambda inside: len(inside[2]),
+        )
+        # dot's drawing of a collapsed graph, by its structure (kinds and edges in order): an
+        # edit inside statements changes the expanded graph, not the graph of statements, and
+        # the next POST draws one graph of groups instead of two side by side.
+        self.collapsed: BoundedCache[Layout] = BoundedCache(
+            cache_size, max_size=1_000_000, sizeof=lambda layout: layout.size() + 1
         )
         self._dot_runs_lock = Lock()
         self._waiting = local()  # per thread: what `layout` calls when it first waits for dot
