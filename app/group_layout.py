@@ -152,18 +152,26 @@ def dot_grouped(
 ) -> Layout | None:
     """Both layouts by dot: one run for every shape of group's inside not drawn before (the
     layouter keeps them by shape), then one for the expanded graph of groups, and beside them
-    one for the collapsed graph when a Graphviz slot is free at once (else it joins the
-    insides' run; with it, the other two wait for a slot as long as it may take); None if dot
-    fails or is busy."""
-    collapsed_source = dot_source(quotient, COLLAPSED_NODE_GAP)
-    beside = layouter.start_dot(collapsed_source)  # it needs nothing of the insides
+    one for the collapsed graph, unless the layouter drew that graph before, when a Graphviz
+    slot is free at once (else it joins the insides' run; with it, the other two wait for a
+    slot as long as it may take); None if dot fails or is busy."""
+    known_collapsed = layouter.collapsed.get(quotient.key)
+    collapsed_source = "" if known_collapsed else dot_source(quotient, COLLAPSED_NODE_GAP)
+
+    def parse_collapsed(drawings: list[dict[str, Any]]) -> Layout:
+        return parse_json0(quotient, drawings[-1])
+
+    beside = None
+    if collapsed_source:  # it needs no inside
+        beside = layouter.start_dot(collapsed_source, parse_collapsed)
     laid_out, shown = known_insides(graphs, shapes, layouter)
     sources = [inside_source(group, graph) for group, graph in shown.items()]
-    if beside is None:
+    joined = collapsed_source and beside is None  # the collapsed graph in the insides' run
+    if joined:
         sources.append(collapsed_source)
 
     def parse(drawings: list[dict[str, Any]]) -> dict[int, Inside]:
-        if beside is None:
+        if joined:
             drawings = drawings[:-1]
         return {
             group: inside_of(graph, dot_centres(drawing))
@@ -171,7 +179,7 @@ def dot_grouped(
         }
 
     insides_output = None
-    if sources:  # else every inside was known and the collapsed graph runs beside
+    if sources:  # else every inside was known and the collapsed graph runs beside, or is known
         insides_output = layouter.run_dot("\n".join(sources), beside=beside)
         drawn = parse_dot(insides_output, parse)
         if drawn is None:
@@ -187,12 +195,17 @@ def dot_grouped(
     boxes = parse_dot(output, lambda drawings: parse_json0(quotient, drawings[0], sizes))
     if boxes is None:
         return None
-    # Else the collapsed graph was the last drawing of the insides' run.
-    output = insides_output if beside is None else layouter.dot_answer(beside)
-    collapsed = parse_dot(output, lambda drawings: parse_json0(quotient, drawings[-1]))
+    expanded = placed(structure, insides, boxes)  # while the collapsed graph may be drawn
+    if known_collapsed:
+        return with_collapsed(expanded, known_collapsed)
+    if joined:  # it was the last drawing of the insides' run
+        collapsed = parse_dot(insides_output, parse_collapsed)
+    else:  # parsed as soon as dot answered
+        collapsed = beside.result()
     if collapsed is None:
         return None
-    return with_collapsed(placed(structure, insides, boxes), collapsed)
+    layouter.collapsed.put(quotient.key, collapsed)
+    return with_collapsed(expanded, collapsed)
 
 
 def known_insides(

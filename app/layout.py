@@ -110,6 +110,7 @@ def dot_cost(n: int, edges: Sequence[tuple[int, int]], pinned: Sequence[int] = (
 
 
 Box = tuple[float, float, float, float]  # (x, y, width, height), x and y the centre
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -197,22 +198,22 @@ def structure(
     return Structure(tuple(ids), tuple(kinds), tuple(map(tuple, edges)), digest.digest(), groups)
 
 
-def collapsed_structure(structure: Structure) -> Structure | None:
+def collapsed_structure(grouped: Structure) -> Structure | None:
     """The graph with each group as one vertex (kind "group" when it holds several cards, else
     its card's kind) and the edges between groups, in order; None when every group holds one
-    card (the collapsed graph is the graph itself)."""
-    members = structure.group_members()
+    card (the collapsed graph is the graph itself). Its key is its own: the collapsed graphs of
+    two graphs share it when only the insides of their groups differ."""
+    members = grouped.group_members()
     if all(len(nodes) == 1 for nodes in members):
         return None
-    kinds = tuple(structure.kinds[nodes[0]] if len(nodes) == 1 else "group" for nodes in members)
-    group_of = structure.groups
+    kinds = tuple(grouped.kinds[nodes[0]] if len(nodes) == 1 else "group" for nodes in members)
+    group_of = grouped.groups
     edges = tuple(
         (group_of[source], group_of[target])
-        for source, target in structure.edges
+        for source, target in grouped.edges
         if group_of[source] != group_of[target]
     )
-    ids = tuple(f"g{i}" for i in range(len(members)))
-    return Structure(ids, kinds, edges, b"")
+    return structure([f"g{i}" for i in range(len(members))], kinds, edges)
 
 
 def framed_groups(structure: Structure) -> list[tuple[int, list[int]]]:
@@ -254,6 +255,12 @@ class Layouter:
             cache_size * INSIDES_PER_LAYOUT,
             max_size=1_000_000,
             sizeof=lambda inside: len(inside[2]),
+        )
+        # dot's drawing of a collapsed graph, by its structure (kinds and edges in order): an
+        # edit inside statements changes the expanded graph, not the graph of statements, and
+        # the next POST draws one graph of groups instead of two side by side.
+        self.collapsed: BoundedCache[Layout] = BoundedCache(
+            cache_size, max_size=1_000_000, sizeof=lambda layout: layout.size() + 1
         )
         self._dot_runs_lock = Lock()
         self._waiting = local()  # per thread: what `layout` calls when it first waits for dot
@@ -312,7 +319,7 @@ class Layouter:
             layout = parse_dot(output, lambda drawings: parse_json0(structure, drawings[0]))
         return layout or sugiyama_layout(structure)
 
-    def run_dot(self, source: str, *, beside: Future[bytes] | None = None) -> bytes | None:
+    def run_dot(self, source: str, *, beside: Future[Any] | None = None) -> bytes | None:
         """dot's JSON for DOT `source`, bounded (app/graphviz.py); None if every Graphviz slot
         is taken, or dot is too slow or fails (the caller falls back). With the caller's own
         run `beside` it (start_dot), it waits for a slot as long as that run may take: that
@@ -330,20 +337,33 @@ class Layouter:
         except GraphvizError:
             return None
 
-    def start_dot(self, source: str) -> Future[bytes] | None:
-        """`run_dot(source)` started beside the caller's work when a Graphviz slot is free at
-        once, else None (nothing started: the caller runs it with its own); its answer is
-        `dot_answer`'s."""
-        future = self.graphviz.start(
+    def start_dot(
+        self, source: str, parse: Callable[[list[dict[str, Any]]], T]
+    ) -> Future[T | None] | None:
+        """`parse_dot(run_dot(source), parse)` started beside the caller's work when a Graphviz
+        slot is free at once, else None (nothing started: the caller runs it with its own).
+        dot's answer is parsed in the thread that waited for it as soon as it is there, while
+        the caller may still wait for its own run: not after it, on the reply's way."""
+        started = self.graphviz.start(
             ["-Tjson0"], source.encode(), self.dot_timeout_s, self._dot_env()
         )
-        if future is not None:
-            self._count_dot_run()
-        return future
+        if started is None:
+            return None
+        self._count_dot_run()
+        parsed: Future[T | None] = Future()
+
+        def parse_answer(done: Future[bytes]) -> None:
+            try:
+                parsed.set_result(parse_dot(self.dot_answer(done), parse))
+            except BaseException as error:  # the caller raises it, never left waiting
+                parsed.set_exception(error)
+
+        started.add_done_callback(parse_answer)
+        return parsed
 
     @staticmethod
     def dot_answer(started: Future[bytes]) -> bytes | None:
-        """The output of a `start_dot`, when it is done; None as `run_dot` says it."""
+        """The output of a dot run that is done; None as `run_dot` says it."""
         try:
             return started.result()
         except GraphvizError:
@@ -356,9 +376,6 @@ class Layouter:
     def _count_dot_run(self) -> None:
         with self._dot_runs_lock:
             self.dot_runs += 1
-
-
-T = TypeVar("T")
 
 
 def parse_dot(output: bytes | None, parse: Callable[[list[dict[str, Any]]], T]) -> T | None:
@@ -413,11 +430,13 @@ def dot_source(
 
 
 def dot_graph_attributes(node_gap: float, cost: DotCost) -> str:
-    """The graph line of our DOT: left to right, our gaps, straight edges, and the bounds on
-    dot's work for a graph of this cost (FIELD-NOTES: long edges otherwise cost seconds)."""
+    """The graph line of our DOT: left to right, our gaps, no edges drawn (`splines=""`: the
+    page draws its own; routing them was a tenth of dot's time and the boxes are the same),
+    and the bounds on dot's work for a graph of this cost (FIELD-NOTES: long edges otherwise
+    cost seconds)."""
     return (
         f"graph [rankdir=LR nodesep={node_gap / POINTS_PER_INCH:.4f}"
-        f" ranksep={RANK_GAP / POINTS_PER_INCH:.4f} splines=false"
+        f' ranksep={RANK_GAP / POINTS_PER_INCH:.4f} splines=""'
         + "".join(f" {name}={value}" for name, value in cost.limits().items())
         + "]"
     )

@@ -9,7 +9,7 @@ import pytest
 from statement_programs import layered_program
 
 from chainrule import engine
-from chainrule.app.layout import Layouter, structure_of
+from chainrule.app.layout import Layouter, collapsed_structure, structure_of
 
 MLP = next(p for p in engine.PRESETS if p["id"] == "mlp")["source"]
 
@@ -196,3 +196,27 @@ def test_insides_drawn_for_one_graph_are_not_drawn_again_for_the_next() -> None:
     alone, _ = Layouter(dot_timeout_s=30, dot_max_nodes=1000, cache_size=0).layout(second)
     assert cached is False and warm.dot_runs - runs == 2
     assert reused == alone and reused.engine == "dot"
+
+
+def test_a_graph_of_statements_drawn_before_is_not_drawn_again() -> None:
+    """An edit inside a statement (its operands swapped) changes the expanded graph but not the
+    graph of statements: the layouter keeps dot's drawing of that collapsed graph and runs dot
+    for the new inside and the expanded graph only, with the boxes of a layouter that never saw
+    either. An edit of what a statement reads changes the collapsed graph: it is drawn anew."""
+    source = repeated_statements(8)
+    swapped = grouped_structure(source.replace("p3 = -w3 * -x3 + p2", "p3 = p2 + -w3 * -x3"))
+    rewired = grouped_structure(source.replace("p3 = -w3 * -x3 + p2", "p3 = -w3 * -x3 + p1"))
+    first = grouped_structure(source)
+    assert collapsed_structure(swapped).key == collapsed_structure(first).key
+    assert collapsed_structure(rewired).key != collapsed_structure(first).key
+    warm = Layouter(dot_timeout_s=30, dot_max_nodes=1000, cache_size=8)
+    warm.layout(first)
+    runs = []
+    for edited in (swapped, rewired):
+        before = warm.dot_runs
+        reused, cached = warm.layout(edited)
+        alone, _ = Layouter(dot_timeout_s=30, dot_max_nodes=1000, cache_size=0).layout(edited)
+        assert cached is False and reused == alone and reused.engine == "dot"
+        runs.append(warm.dot_runs - before)
+    # swapped: its new inside, then the expanded graph; rewired: both graphs of groups.
+    assert runs == [2, 2]
