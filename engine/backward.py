@@ -76,6 +76,54 @@ def recorded_backward(
     `+=` when `overwrite`); needs sequential node ids and `offsets` (from `edge_offsets`).
     Its grads are its own (a list by node id, from 0 but the root's 1): the nodes' `grad` is
     not touched, so a record can be made at any time from a built graph."""
+    if overwrite:
+        return _recorded_overwrite(root, visit_order, offsets)
+    count = len(offsets)
+    grads = [0.0] * count
+    grads[root.id] = 1.0
+    visits, upstreams, starts = [], [], [0]
+    edges, tos, contributions, befores, afters = [], [], [], [], []
+    visited = [False] * count
+    late = set()
+    # The hot loop of every trace: bound appends, a visit's edges as one range.
+    visit, pass_on, start = visits.append, upstreams.append, starts.append
+    add_edges, reach, give = edges.extend, tos.append, contributions.append
+    was, now = befores.append, afters.append
+    for node in visit_order:
+        node_id = node.id
+        upstream = grads[node_id]
+        inputs = node.inputs
+        if inputs:  # leaves (half the nodes of most graphs) pass nothing on: no zip for them
+            edge = offsets[node_id]
+            add_edges(range(edge, edge + len(inputs)))
+            # Not strict: a Value's local_grads match its inputs, and this is the hot loop.
+            for local, child in zip(node.local_grads, inputs):  # noqa: B905
+                to = child.id
+                contribution = local * upstream
+                before = grads[to]
+                grads[to] = after = before + contribution
+                if visited[to]:
+                    late.add(len(contributions))
+                reach(to)
+                give(contribution)
+                was(before)
+                now(after)
+        visited[node_id] = True
+        visit(node_id)
+        pass_on(upstream)
+        start(len(contributions))
+    return BackwardRecord(
+        tuple(visits), tuple(upstreams), tuple(starts), tuple(edges), tuple(tos),
+        tuple(contributions), tuple(befores), tuple(afters), tuple(grads), frozenset(late),
+        frozenset(), {},
+    )  # fmt: skip
+
+
+def _recorded_overwrite(
+    root: Value, visit_order: list[Value], offsets: list[int]
+) -> BackwardRecord:
+    """`recorded_backward` with `=` instead of `+=`: each contribution replaces the grad it
+    reaches, and one that replaces another not yet passed on is marked (`lost`, `replaced`)."""
     count = len(offsets)
     grads = [0.0] * count
     grads[root.id] = 1.0
@@ -88,14 +136,13 @@ def recorded_backward(
         node_id = node.id
         upstream = grads[node_id]
         inputs = node.inputs
-        if inputs:  # leaves (half the nodes of most graphs) pass nothing on: no zip for them
+        if inputs:
             edge = offsets[node_id]
-            # Not strict: a Value's local_grads match its inputs, and this is the hot loop.
             for local, child in zip(node.local_grads, inputs):  # noqa: B905
                 to = child.id
                 contribution = local * upstream
                 before = grads[to]
-                grads[to] = after = contribution if overwrite else before + contribution
+                grads[to] = after = contribution
                 index = len(contributions)
                 edges.append(edge)
                 tos.append(to)
@@ -105,7 +152,7 @@ def recorded_backward(
                 edge += 1
                 if visited[to]:
                     late.add(index)
-                elif overwrite and last[to] >= 0:
+                elif last[to] >= 0:
                     lost.add(last[to])
                     replaced[index] = last[to]
                 last[to] = index

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from .i18n import templates, text
 from .narration import NODE_NAME, Narrator, escape, operand_slot, slot, text_slot
 from .step_reader import resolve
-from .topo import TopoEvent, topo_order
 
 if TYPE_CHECKING:
     from .tracing import Trace
@@ -60,9 +59,8 @@ def steps(trace: Trace) -> Timeline:
     """The timeline of `trace`: topo (every event of the sort), forward, seed, backward; in
     forward mode, topo then one tangent step per node."""
     say, patterns = trace.narrator, Patterns()
-    events: list[TopoEvent] = []
-    topo_order(trace.target, events)  # the order the backward pass walks: from its target
-    action, input_index, node, template = topo_columns(events, trace.lang, patterns)
+    # the order the backward pass walks: from its target
+    action, input_index, node, template = topo_columns(trace.target, trace.lang, patterns)
     phase = ["topo"] * len(node)
     if trace.tangents is not None:
         nodes, ids = tangent_columns(trace, say, patterns)
@@ -86,9 +84,11 @@ def seed_pattern(trace: Trace) -> str:
 
 
 def topo_columns(
-    events: list[TopoEvent], lang: str, patterns: Patterns
+    root: Value, lang: str, patterns: Patterns
 ) -> tuple[list[str], list[int | None], list[int], list[int]]:
-    """The sort's steps, one per event: action, input index, node and pattern.
+    """The sort's steps from `root`, one per event of `topo_order(root, events)` (the same walk,
+    made here without its event tuples: a 100,000-node chain has 300,000 events): action,
+    input index, node and pattern.
 
     Steps carry what they look at, not the whole stack: listing the stack after every step would
     make the timeline grow with the square of the graph. A reader rebuilds what each step pops
@@ -97,19 +97,52 @@ def topo_columns(
     so its patterns hold no number slots, only names; they differ by action and input index."""
     words = templates(lang, "narration.topo.")
     ids: dict[tuple[str, int], int] = {}
-    actions: list[str] = []
-    indices: list[int | None] = []
-    nodes: list[int] = []
-    used: list[int] = []
-    for action, node, index, _ in events:
-        key = (action, index)
-        found = ids.get(key)
+
+    def pattern(action: str, index: int) -> int:
+        found = ids.get((action, index))
         if found is None:
-            found = ids[key] = patterns.id(_topo_pattern(words, action, index))
-        actions.append(action)
-        indices.append(None if action == "start" else index)
-        nodes.append(node.id)
-        used.append(found)
+            found = ids[action, index] = patterns.id(_topo_pattern(words, action, index))
+        return found
+
+    actions: list[str] = ["start"]
+    indices: list[int | None] = [None]
+    nodes: list[int] = [root.id]
+    used: list[int] = [pattern("start", -1)]
+    act, at, node_of, use = actions.append, indices.append, nodes.append, used.append
+    # Each action's patterns by input index (a few): no (action, index) key made per event.
+    visit: dict[int, int] = {}
+    skip: dict[int, int] = {}
+    emit: dict[int, int] = {}
+    visited = {root}
+    mark = visited.add
+    stack: list[tuple[Value, int]] = [(root, 0)]
+    push, pop = stack.append, stack.pop
+    while stack:
+        node, index = pop()
+        inputs = node.inputs
+        if index < len(inputs):
+            push((node, index + 1))
+            child = inputs[index]
+            if child not in visited:
+                mark(child)
+                push((child, 0))
+                found = visit.get(index)
+                if found is None:
+                    found = visit[index] = pattern("visit", index)
+                act("visit")
+            else:
+                found = skip.get(index)
+                if found is None:
+                    found = skip[index] = pattern("skip", index)
+                act("skip")
+        else:
+            found = emit.get(index)
+            if found is None:
+                found = emit[index] = pattern("emit", index)
+            act("emit")
+        at(index)
+        node_of(node.id)
+        use(found)
     return actions, indices, nodes, used
 
 
