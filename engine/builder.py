@@ -100,7 +100,8 @@ def build(
     graph labels it `x₂`, `x₃`, … and later uses read the latest version.
     Raises AssignedTwice, UseBeforeAssign or LimitExceeded (more than `max_nodes` nodes).
     """
-    uses = [statement.names() for statement in statements]
+    # Statement.names() of each, inline: one call fewer a statement of a 50,000-line program.
+    uses = [[expr for expr in statement.postfix if expr.kind == "name"] for statement in statements]
     _check_names(source, statements, uses)
     kept = _used_statements(statements, uses)
     lines = LineIndex(source)
@@ -142,7 +143,7 @@ def called_functions(statements: Sequence[Statement], kept: list[bool]) -> list[
         for statement, keep in zip(statements, kept, strict=True)
         if keep
         for expr in statement.postfix
-        if (function := function_of(expr)) is not None
+        if expr.kind == "call" and (function := function_of(expr)) is not None
     ]
     while stack:
         function = stack.pop()
