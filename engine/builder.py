@@ -6,6 +6,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, NamedTuple
 
 from .errors import (
@@ -286,6 +287,11 @@ def versioned(name: str, version: int) -> str:
     return name if version == 1 else name + str(version).translate(_SUBSCRIPTS)
 
 
+# A Group from its three fields as one tuple: no call of the NamedTuple's own `__new__` (a
+# Python function) for each of a large program's statements.
+_group = partial(tuple.__new__, Group)
+
+
 class _Builder:
     def __init__(
         self,
@@ -402,15 +408,15 @@ class _Builder:
     def group(self, first: int) -> None:
         """Group the nodes the statement just built (ids `first` on): each new leaf on its own,
         the rest as the statement's group, whose root is the statement's value."""
-        nodes, groups = self.nodes, self.groups
+        nodes, append = self.nodes, self.groups.append
         inner = []
         for i in range(first, len(nodes)):
             if nodes[i].kind == "leaf":
-                groups.append(Group("leaf", i, (i,)))
+                append(_group(("leaf", i, (i,))))
             else:
                 inner.append(i)
         if inner:  # built in post-order: the last node is the statement's value
-            groups.append(Group("statement", inner[-1], tuple(inner)))
+            append(_group(("statement", inner[-1], tuple(inner))))
 
     def name(self, expr: Expr) -> Value:
         """The node a name refers to; a new leaf (value 1 unless given) if it names none."""

@@ -67,6 +67,8 @@ def _dead(trace: Trace) -> set[int]:
     before their inputs in reverse topological order, so one walk settles every node. Only a
     node whose grad is 0 can be dead: the walk looks at those alone."""
     grads = trace.correct_grads
+    if 0.0 not in grads:  # no grad is 0 (most graphs): one C scan, not a set of the cone
+        return set()
     zeros = {node.id for node in trace.cone if grads[node.id] == 0}
     if not zeros:
         return set()

@@ -186,13 +186,18 @@ def forward_columns(
         for kind in ("leaf", "const")
     }
     result = slot("data", "node")
+    made: dict[tuple[str, str], int] = {}  # each pattern's id by its title and formula
+    title, formula = say.title_pattern, say.formula_pattern
     nodes, used = [], []
     for node in order:
         nodes.append(node.id)
         if node.kind == "op":
-            # A formula is read the same in every language: no words to translate.
-            pattern = f"{say.title_pattern(node)} = {say.formula_pattern(node)} = {result}"
-            used.append(patterns.id(pattern))
+            key = (title(node), formula(node))
+            found = made.get(key)
+            if found is None:
+                # A formula is read the same in every language: no words to translate.
+                found = made[key] = patterns.id(f"{key[0]} = {key[1]} = {result}")
+            used.append(found)
         else:
             used.append(by_kind[node.kind])
     return nodes, used
