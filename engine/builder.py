@@ -431,6 +431,7 @@ class _Builder:
         push, pop = results.append, results.pop
         names = self.names
         add = self.add
+        nodes, unlimited = self.nodes, self.max_nodes is None
         for expr in postfix:
             kind = expr.kind
             if kind == "name":
@@ -442,8 +443,13 @@ class _Builder:
                 op = expr.op
                 if op == "+" or op == "*":  # the hot path of large graphs
                     right = pop()
-                    left = pop()
-                    push(add(left + right if op == "+" else left * right, expr.start, expr.end))
+                    node = pop() + right if op == "+" else pop() * right
+                    if unlimited:  # `add` inline: no limit to check (the server sets one)
+                        node.id, node.start, node.end = len(nodes), expr.start, expr.end
+                        nodes.append(node)
+                        push(node)
+                    else:
+                        push(add(node, expr.start, expr.end))
                 elif op == "**" and expr.args[1].kind == "num":
                     power = Value.make("**k", (pop(),), expr.args[1].value)
                     push(add(power, expr.start, expr.end))
