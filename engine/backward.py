@@ -78,12 +78,9 @@ def recorded_backward(
     not touched, so a record can be made at any time from a built graph."""
     if overwrite:
         return _recorded_overwrite(root, visit_order, offsets)
-    count = len(offsets)
-    grads = [0.0] * count
-    grads[root.id] = 1.0
+    grads, visited = _seeded(root, len(offsets))
     visits, upstreams, starts = [], [], [0]
     edges, tos, contributions, befores, afters = [], [], [], [], []
-    visited = [False] * count
     late = set()
     # The hot loop of every trace: bound appends, a visit's edges as one range.
     visit, pass_on, start = visits.append, upstreams.append, starts.append
@@ -119,18 +116,23 @@ def recorded_backward(
     )  # fmt: skip
 
 
+def _seeded(root: Value, count: int) -> tuple[list[float], list[bool]]:
+    """A recorded pass's start over `count` nodes: the grads (the root's 1, the rest 0) and
+    which nodes it visited (none yet)."""
+    grads = [0.0] * count
+    grads[root.id] = 1.0
+    return grads, [False] * count
+
+
 def _recorded_overwrite(
     root: Value, visit_order: list[Value], offsets: list[int]
 ) -> BackwardRecord:
     """`recorded_backward` with `=` instead of `+=`: each contribution replaces the grad it
     reaches, and one that replaces another not yet passed on is marked (`lost`, `replaced`)."""
-    count = len(offsets)
-    grads = [0.0] * count
-    grads[root.id] = 1.0
+    grads, visited = _seeded(root, len(offsets))
     visits, upstreams, starts = [], [], [0]
     edges, tos, contributions, befores, afters = [], [], [], [], []
-    visited = [False] * count
-    last = [-1] * count  # each node's latest contribution, for the variants' marks
+    last = [-1] * len(offsets)  # each node's latest contribution, for the variants' marks
     late, lost, replaced = set(), set(), {}
     for node in visit_order:
         node_id = node.id

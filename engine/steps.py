@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .i18n import templates, text
 from .narration import NODE_NAME, Narrator, escape, operand_slot, slot, text_slot
 from .step_reader import resolve
+from .topo import sort_steps
 
 if TYPE_CHECKING:
     from .tracing import Trace
@@ -86,64 +87,24 @@ def seed_pattern(trace: Trace) -> str:
 def topo_columns(
     root: Value, lang: str, patterns: Patterns
 ) -> tuple[list[str], list[int | None], list[int], list[int]]:
-    """The sort's steps from `root`, one per event of `topo_order(root, events)` (the same walk,
-    made here without its event tuples: a 100,000-node chain has 300,000 events): action,
-    input index, node and pattern.
+    """The sort's steps from `root` (`topo.sort_steps`): action, input index, node and pattern.
 
     Steps carry what they look at, not the whole stack: listing the stack after every step would
     make the timeline grow with the square of the graph. A reader rebuilds what each step pops
     and pushes (engine/step_reader.py), and the stack and sorted list after each step by
     replaying them (`replay_topo`; the page's `timeline.js`). The sort depends on no number,
     so its patterns hold no number slots, only names; they differ by action and input index."""
+    actions, indices, nodes = sort_steps(root)
     words = templates(lang, "narration.topo.")
-    ids: dict[tuple[str, int], int] = {}
-
-    def pattern(action: str, index: int) -> int:
-        found = ids.get((action, index))
-        if found is None:
-            found = ids[action, index] = patterns.id(_topo_pattern(words, action, index))
-        return found
-
-    actions: list[str] = ["start"]
-    indices: list[int | None] = [None]
-    nodes: list[int] = [root.id]
-    used: list[int] = [pattern("start", -1)]
-    act, at, node_of, use = actions.append, indices.append, nodes.append, used.append
-    # Each action's patterns by input index (a few): no (action, index) key made per event.
-    visit: dict[int, int] = {}
-    skip: dict[int, int] = {}
-    emit: dict[int, int] = {}
-    visited = {root}
-    mark = visited.add
-    stack: list[tuple[Value, int]] = [(root, 0)]
-    push, pop = stack.append, stack.pop
-    while stack:
-        node, index = pop()
-        inputs = node.inputs
-        if index < len(inputs):
-            push((node, index + 1))
-            child = inputs[index]
-            if child not in visited:
-                mark(child)
-                push((child, 0))
-                found = visit.get(index)
-                if found is None:
-                    found = visit[index] = pattern("visit", index)
-                act("visit")
-            else:
-                found = skip.get(index)
-                if found is None:
-                    found = skip[index] = pattern("skip", index)
-                act("skip")
-        else:
-            found = emit.get(index)
-            if found is None:
-                found = emit[index] = pattern("emit", index)
-            act("emit")
-        at(index)
-        node_of(node.id)
-        use(found)
-    return actions, indices, nodes, used
+    # Each (action, index) met, in the order first met: the patterns' ids in that order.
+    ids = {
+        key: patterns.id(_topo_pattern(words, *key))
+        for key in dict.fromkeys(zip(actions, indices, strict=True))
+    }
+    used = [ids[key] for key in zip(actions, indices, strict=True)]
+    shown: list[int | None] = list(indices)
+    shown[0] = None  # the start looks at no input
+    return actions, shown, [node.id for node in nodes], used
 
 
 def _topo_pattern(words: dict[str, str], action: str, index: int) -> str:
