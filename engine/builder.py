@@ -338,7 +338,12 @@ class _Builder:
         return node
 
     def leaf(self, name: str, declared: float, start: int, end: int) -> Value:
-        node = self.add(Value(self.values.get(name, declared)), start, end, "leaf")
+        node = Value(self.values.get(name, declared))  # a leaf: no inputs
+        if self.max_nodes is None:  # `add` inline: no limit to check (the server sets one)
+            node.id, node.start, node.end = len(self.nodes), start, end
+            self.nodes.append(node)
+        else:
+            self.add(node, start, end)
         node.label = node.name = name
         self.names[name] = node
         self.leaves.append((name, node))
