@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import accumulate
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -59,13 +61,13 @@ class BackwardRecord:
     replaced: Mapping[int, int] | None = None
 
 
+_inputs = attrgetter("inputs")
+
+
 def edge_offsets(nodes: list[Value]) -> list[int]:
     """Id of each node's first input edge; edges are numbered in (target, index) order."""
-    offsets = []
-    total = 0
-    for node in nodes:
-        offsets.append(total)
-        total += len(node.inputs)
+    offsets = list(accumulate(map(len, map(_inputs, nodes)), initial=0))  # in C, no loop here
+    offsets.pop()  # the total
     return offsets
 
 
@@ -76,26 +78,75 @@ def recorded_backward(
     `+=` when `overwrite`); needs sequential node ids and `offsets` (from `edge_offsets`).
     Its grads are its own (a list by node id, from 0 but the root's 1): the nodes' `grad` is
     not touched, so a record can be made at any time from a built graph."""
-    count = len(offsets)
-    grads = [0.0] * count
-    grads[root.id] = 1.0
+    if overwrite:
+        return _recorded_overwrite(root, visit_order, offsets)
+    grads, visited = _seeded(root, len(offsets))
     visits, upstreams, starts = [], [], [0]
     edges, tos, contributions, befores, afters = [], [], [], [], []
-    visited = [False] * count
-    last = [-1] * count  # each node's latest contribution, for the variants' marks
-    late, lost, replaced = set(), set(), {}
+    late = set()
+    # The hot loop of every trace: bound appends, a visit's edges as one range.
+    visit, pass_on, start = visits.append, upstreams.append, starts.append
+    add_edges, reach, give = edges.extend, tos.append, contributions.append
+    was, now = befores.append, afters.append
     for node in visit_order:
         node_id = node.id
         upstream = grads[node_id]
         inputs = node.inputs
         if inputs:  # leaves (half the nodes of most graphs) pass nothing on: no zip for them
             edge = offsets[node_id]
+            add_edges(range(edge, edge + len(inputs)))
             # Not strict: a Value's local_grads match its inputs, and this is the hot loop.
             for local, child in zip(node.local_grads, inputs):  # noqa: B905
                 to = child.id
                 contribution = local * upstream
                 before = grads[to]
-                grads[to] = after = contribution if overwrite else before + contribution
+                grads[to] = after = before + contribution
+                if visited[to]:
+                    late.add(len(contributions))
+                reach(to)
+                give(contribution)
+                was(before)
+                now(after)
+        visited[node_id] = True
+        visit(node_id)
+        pass_on(upstream)
+        start(len(contributions))
+    return BackwardRecord(
+        tuple(visits), tuple(upstreams), tuple(starts), tuple(edges), tuple(tos),
+        tuple(contributions), tuple(befores), tuple(afters), tuple(grads), frozenset(late),
+        frozenset(), {},
+    )  # fmt: skip
+
+
+def _seeded(root: Value, count: int) -> tuple[list[float], list[bool]]:
+    """A recorded pass's start over `count` nodes: the grads (the root's 1, the rest 0) and
+    which nodes it visited (none yet)."""
+    grads = [0.0] * count
+    grads[root.id] = 1.0
+    return grads, [False] * count
+
+
+def _recorded_overwrite(
+    root: Value, visit_order: list[Value], offsets: list[int]
+) -> BackwardRecord:
+    """`recorded_backward` with `=` instead of `+=`: each contribution replaces the grad it
+    reaches, and one that replaces another not yet passed on is marked (`lost`, `replaced`)."""
+    grads, visited = _seeded(root, len(offsets))
+    visits, upstreams, starts = [], [], [0]
+    edges, tos, contributions, befores, afters = [], [], [], [], []
+    last = [-1] * len(offsets)  # each node's latest contribution, for the variants' marks
+    late, lost, replaced = set(), set(), {}
+    for node in visit_order:
+        node_id = node.id
+        upstream = grads[node_id]
+        inputs = node.inputs
+        if inputs:
+            edge = offsets[node_id]
+            for local, child in zip(node.local_grads, inputs):  # noqa: B905
+                to = child.id
+                contribution = local * upstream
+                before = grads[to]
+                grads[to] = after = contribution
                 index = len(contributions)
                 edges.append(edge)
                 tos.append(to)
@@ -105,7 +156,7 @@ def recorded_backward(
                 edge += 1
                 if visited[to]:
                     late.add(index)
-                elif overwrite and last[to] >= 0:
+                elif last[to] >= 0:
                     lost.add(last[to])
                     replaced[index] = last[to]
                 last[to] = index

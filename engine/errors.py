@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+from functools import cached_property
 from typing import Any
 
 from .i18n import DEFAULT_LANG, render
@@ -78,17 +79,22 @@ class ProgramError(Exception):
 
 
 class LineIndex:
-    """The offsets where the lines of `source` start, found in one pass: the position of any
-    offset is then a binary search, not a count from the start of the source."""
+    """The offsets where the lines of `source` start, found in one pass when first asked for
+    (a build makes one for its warnings, which most programs have none of): the position of
+    any offset is then a binary search, not a count from the start of the source."""
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self.starts = [0]
-        find = source.find
+
+    @cached_property
+    def starts(self) -> list[int]:
+        starts = [0]
+        find = self.source.find
         newline = find("\n")
         while newline != -1:
-            self.starts.append(newline + 1)
+            starts.append(newline + 1)
             newline = find("\n", newline + 1)
+        return starts
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of an offset (the offset just past the source included)."""

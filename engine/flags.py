@@ -38,10 +38,16 @@ def grad_flags(trace: Trace) -> dict[int, list[str]]:
     """The flags of each flagged node (by node id), from the correct pass's gradients."""
     grads, target = trace.correct_grads, trace.target
     shown = [node for node in trace.cone if node.kind != "const" and node is not target]
-    largest = max([abs(grads[n.id]) for n in shown if math.isfinite(grads[n.id])] + [1.0])
+    sizes = [abs(grads[node.id]) for node in shown]
+    largest = max(1.0, max(filter(math.isfinite, sizes), default=1.0))
     smallest = VANISHING * largest
-    dead = _dead(trace)
     flags: dict[int, list[str]] = {}
+    if shown and smallest <= min(sizes) and max(sizes) <= EXPLODING:
+        # Every grad within bounds (min and max pass over a nan, which no bound flags): only
+        # a tanh or sigmoid can be flagged (most graphs have none), and only as saturated.
+        if SATURATION.keys().isdisjoint({node.op for node in shown}):
+            shown = []
+    dead = _dead(trace) if shown else set()
     for node in shown:
         grad = grads[node.id]
         # Most nodes have no flag: a grad within bounds (a nan is not) on no tanh or sigmoid.
@@ -67,6 +73,8 @@ def _dead(trace: Trace) -> set[int]:
     before their inputs in reverse topological order, so one walk settles every node. Only a
     node whose grad is 0 can be dead: the walk looks at those alone."""
     grads = trace.correct_grads
+    if 0.0 not in grads:  # no grad is 0 (most graphs): one C scan, not a set of the cone
+        return set()
     zeros = {node.id for node in trace.cone if grads[node.id] == 0}
     if not zeros:
         return set()

@@ -304,10 +304,12 @@ class Narrator:
             op == "*" and inputs[1].kind == "const" and inputs[1].data < 0
         )
         text = self.text
-        return [
-            _bracketed_as_operand(c, text(c), compound_first and i == 0)
-            for i, c in enumerate(inputs)
-        ]
+        # `_bracketed_as_operand` of each input, without a call for most: only a negative
+        # constant is bracketed, but for the first input of those shapes.
+        brackets = [c.kind == "const" and text(c).startswith("-") for c in inputs]
+        if compound_first and not brackets[0]:
+            brackets[0] = _bracketed_as_operand(inputs[0], text(inputs[0]), True)
+        return brackets
 
     def title_pattern(self, node: Value) -> str:
         """`title` as a pattern: the node named `{t:text:node}`, its inputs `{t:text:in0}`, …,

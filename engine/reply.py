@@ -163,46 +163,53 @@ def graph_reply(trace: Trace, numbers: dict[str, Any]) -> dict[str, Any]:
             group_of[member] = name
     nodes = []
     edges = []
-    append_edge = edges.append
-    text = say.text
+    append_node, append_edge = nodes.append, edges.append
+    text, get_warnings = say.text, node_warnings.get
     for node in trace.nodes:
         i = node.id
         nid = ids[i]
         inputs = []  # the node's input ids, and an edge from each (one loop for both)
-        for index, child in enumerate(node.inputs):
-            edge = len(edges)
-            source = ids[child.id]
-            inputs.append(source)
-            append_edge(
-                {
-                    "id": f"e{edge}",
-                    "source": source,
-                    "target": nid,
-                    "index": index,
-                    "local_grad": local_grad[edge],
-                }
-            )
-        derived = node.op in DERIVED or node.function is not None
-        written = {
-            "id": nid,
-            "label": node.label,
-            "name": node.name,
-            "text": text(node),
-            "op": op_name(node),
-            "exponent": number(node.exponent) if node.op == "**k" else None,  # type: ignore[arg-type]
-            "kind": node.kind,
-            "data": data[i],
-            "grad": grad[i],
-            "correct_grad": correct_grad[i],
-            "derived": derived,
-            "expansion": say.expansion(node) if derived else None,
-            "span": [node.start, node.end],
-            "inputs": inputs,
-            "warnings": node_warnings.get(nid, []),
-            "group": group_of[i],
-            "tangent": tangent[i],
-        }
-        nodes.append(written)
+        op = node.op
+        if op is None:  # a leaf or a constant: no input, no op (the most common nodes)
+            derived = False
+        else:
+            index = 0
+            for child in node.inputs:
+                edge = len(edges)
+                source = ids[child.id]
+                inputs.append(source)
+                append_edge(
+                    {
+                        "id": f"e{edge}",
+                        "source": source,
+                        "target": nid,
+                        "index": index,
+                        "local_grad": local_grad[edge],
+                    }
+                )
+                index += 1
+            derived = op in DERIVED or node.function is not None
+        append_node(
+            {
+                "id": nid,
+                "label": node.label,
+                "name": node.name,
+                "text": text(node),
+                "op": None if op is None else row_of(node).public,
+                "exponent": number(node.exponent) if op == "**k" else None,  # type: ignore[arg-type]
+                "kind": node.kind,
+                "data": data[i],
+                "grad": grad[i],
+                "correct_grad": correct_grad[i],
+                "derived": derived,
+                "expansion": say.expansion(node) if derived else None,
+                "span": [node.start, node.end],
+                "inputs": inputs,
+                "warnings": get_warnings(nid, []),
+                "group": group_of[i],
+                "tangent": tangent[i],
+            }
+        )
     return {"nodes": nodes, "edges": edges}
 
 
@@ -278,19 +285,18 @@ def groups_reply(trace: Trace) -> list[dict[str, Any]]:
     """The `groups` of the trace's reply (docs/api.md): each statement's nodes, each leaf alone;
     a group is named as narration names its root (its `box` and `card`: `place`)."""
     nodes = trace.nodes
-    say = trace.narrator
-    ids = node_ids(len(nodes))
-    groups = []
-    for index, group in enumerate(trace.graph.groups):
-        written: dict[str, Any] = {
+    text = trace.narrator.text
+    id_of = node_ids(len(nodes)).__getitem__
+    return [
+        {
             "id": f"g{index}",
-            "name": say.text(nodes[group.root]),
-            "kind": group.kind,
-            "root": ids[group.root],
-            "nodes": [ids[member] for member in group.nodes],
+            "name": text(nodes[root]),
+            "kind": kind,
+            "root": id_of(root),
+            "nodes": list(map(id_of, members)),
         }
-        groups.append(written)
-    return groups
+        for index, (kind, root, members) in enumerate(trace.graph.groups)
+    ]
 
 
 def steps_reply(trace: Trace, timeline: Timeline, numbers: dict[str, Any]) -> dict[str, Any]:

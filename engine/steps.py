@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .i18n import templates, text
 from .narration import NODE_NAME, Narrator, escape, operand_slot, slot, text_slot
 from .step_reader import resolve
-from .topo import TopoEvent, topo_order
+from .topo import sort_steps
 
 if TYPE_CHECKING:
     from .tracing import Trace
@@ -60,9 +60,8 @@ def steps(trace: Trace) -> Timeline:
     """The timeline of `trace`: topo (every event of the sort), forward, seed, backward; in
     forward mode, topo then one tangent step per node."""
     say, patterns = trace.narrator, Patterns()
-    events: list[TopoEvent] = []
-    topo_order(trace.target, events)  # the order the backward pass walks: from its target
-    action, input_index, node, template = topo_columns(events, trace.lang, patterns)
+    # the order the backward pass walks: from its target
+    action, input_index, node, template = topo_columns(trace.target, trace.lang, patterns)
     phase = ["topo"] * len(node)
     if trace.tangents is not None:
         nodes, ids = tangent_columns(trace, say, patterns)
@@ -86,31 +85,26 @@ def seed_pattern(trace: Trace) -> str:
 
 
 def topo_columns(
-    events: list[TopoEvent], lang: str, patterns: Patterns
+    root: Value, lang: str, patterns: Patterns
 ) -> tuple[list[str], list[int | None], list[int], list[int]]:
-    """The sort's steps, one per event: action, input index, node and pattern.
+    """The sort's steps from `root` (`topo.sort_steps`): action, input index, node and pattern.
 
     Steps carry what they look at, not the whole stack: listing the stack after every step would
     make the timeline grow with the square of the graph. A reader rebuilds what each step pops
     and pushes (engine/step_reader.py), and the stack and sorted list after each step by
     replaying them (`replay_topo`; the page's `timeline.js`). The sort depends on no number,
     so its patterns hold no number slots, only names; they differ by action and input index."""
+    actions, indices, nodes = sort_steps(root)
     words = templates(lang, "narration.topo.")
-    ids: dict[tuple[str, int], int] = {}
-    actions: list[str] = []
-    indices: list[int | None] = []
-    nodes: list[int] = []
-    used: list[int] = []
-    for action, node, index, _ in events:
-        key = (action, index)
-        found = ids.get(key)
-        if found is None:
-            found = ids[key] = patterns.id(_topo_pattern(words, action, index))
-        actions.append(action)
-        indices.append(None if action == "start" else index)
-        nodes.append(node.id)
-        used.append(found)
-    return actions, indices, nodes, used
+    # Each (action, index) met, in the order first met: the patterns' ids in that order.
+    ids = {
+        key: patterns.id(_topo_pattern(words, *key))
+        for key in dict.fromkeys(zip(actions, indices, strict=True))
+    }
+    used = [ids[key] for key in zip(actions, indices, strict=True)]
+    shown: list[int | None] = list(indices)
+    shown[0] = None  # the start looks at no input
+    return actions, shown, [node.id for node in nodes], used
 
 
 def _topo_pattern(words: dict[str, str], action: str, index: int) -> str:
@@ -153,13 +147,18 @@ def forward_columns(
         for kind in ("leaf", "const")
     }
     result = slot("data", "node")
+    made: dict[tuple[str, str], int] = {}  # each pattern's id by its title and formula
+    title, formula = say.title_pattern, say.formula_pattern
     nodes, used = [], []
     for node in order:
         nodes.append(node.id)
         if node.kind == "op":
-            # A formula is read the same in every language: no words to translate.
-            pattern = f"{say.title_pattern(node)} = {say.formula_pattern(node)} = {result}"
-            used.append(patterns.id(pattern))
+            key = (title(node), formula(node))
+            found = made.get(key)
+            if found is None:
+                # A formula is read the same in every language: no words to translate.
+                found = made[key] = patterns.id(f"{key[0]} = {key[1]} = {result}")
+            used.append(found)
         else:
             used.append(by_kind[node.kind])
     return nodes, used

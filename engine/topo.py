@@ -15,19 +15,35 @@ TopoEvent = tuple[str, "Value", int, "Value | None"]
 def topo_order(root: Value, events: list[TopoEvent] | None = None) -> list[Value]:
     """Nodes reachable from `root`, every node after all of its inputs, root last.
 
-    If `events` is given, appends one entry per step of the sort: ("start", root, -1, None),
-    then for each pop ("visit", node, index, input) when the input is new and pushed,
+    If `events` is given, appends one entry per step of the sort (`sort_steps`): ("start", root,
+    -1, None), then for each pop ("visit", node, index, input) when the input is new and pushed,
     ("skip", node, index, input) when it was already visited, or ("emit", node, index, None)
     when all inputs are done and the node joins the order.
     """
     if events is None:
         return _order(root)
-    record = events.append
-    order: list[Value] = []
+    actions, indices, nodes = sort_steps(root)
+    looks = ("visit", "skip")
+    events.extend(
+        (action, node, index, node.inputs[index] if action in looks else None)
+        for action, index, node in zip(actions, indices, nodes, strict=True)
+    )
+    return [node for action, node in zip(actions, nodes, strict=True) if action == "emit"]
+
+
+def sort_steps(root: Value) -> tuple[list[str], list[int], list[Value]]:
+    """Every step of the sort from `root` as columns: its action (start, visit, skip, emit),
+    the input index it pops (-1 at the start) and its node. The timeline's sort steps
+    (engine/steps.py) are these: columns, not a tuple a step (300,000 for a 100,000-node
+    chain)."""
+    actions: list[str] = ["start"]
+    indices: list[int] = [-1]
+    nodes: list[Value] = [root]
+    act, at, node_of = actions.append, indices.append, nodes.append
     visited = {root}
+    mark = visited.add
     stack: list[tuple[Value, int]] = [(root, 0)]
-    push, pop, emit = stack.append, stack.pop, order.append
-    record(("start", root, -1, None))
+    push, pop = stack.append, stack.pop
     while stack:
         node, index = pop()
         inputs = node.inputs
@@ -35,15 +51,16 @@ def topo_order(root: Value, events: list[TopoEvent] | None = None) -> list[Value
             push((node, index + 1))
             child = inputs[index]
             if child not in visited:
-                visited.add(child)
+                mark(child)
                 push((child, 0))
-                record(("visit", node, index, child))
+                act("visit")
             else:
-                record(("skip", node, index, child))
+                act("skip")
         else:
-            emit(node)
-            record(("emit", node, index, None))
-    return order
+            act("emit")
+        at(index)
+        node_of(node)
+    return actions, indices, nodes
 
 
 def _order(root: Value) -> list[Value]:
