@@ -20,7 +20,6 @@ from .steps import Timeline
 if TYPE_CHECKING:
     from .backward import BackwardRecord
     from .tracing import Trace
-    from .value import Value
 
 Box = tuple[float, float, float, float]  # x, y (the centre), width, height
 
@@ -230,12 +229,6 @@ def place(reply: dict[str, Any], placement: Placement) -> dict[str, Any]:
 def node_ids(count: int) -> list[str]:
     """The ids of nodes 0 to `count` - 1 (`n0`, `n1`, …), written once for a whole reply."""
     return [f"n{i}" for i in range(count)]
-
-
-def op_name(node: Value) -> str | None:
-    """The node's op as the API names it (`**` with `exponent` set for `**k`; the name of the
-    program's function a call applies); None for a leaf or a constant."""
-    return None if node.op is None else row_of(node).public
 
 
 def functions_reply(trace: Trace) -> list[dict[str, Any]]:

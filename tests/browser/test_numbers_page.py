@@ -478,8 +478,13 @@ def test_what_a_trace_works_out_stays_its_own_through_merges_copies_and_json(pag
     same_as_copy, same_as_merged, told = found.pop("told")
     assert (same_as_copy, same_as_merged) == (True, False) and "−8" in told, told
     assert found == {
-        "drawing": True, "replies": True, "plainSteps": True, "ownIndex": True,
-        "copies": [True, True], "keys": True, "json": True,
+        "drawing": True,
+        "replies": True,
+        "plainSteps": True,
+        "ownIndex": True,
+        "copies": [True, True],
+        "keys": True,
+        "json": True,
     }
 
 
