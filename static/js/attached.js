@@ -9,7 +9,7 @@
 // with it.
 
 /**
- * A WeakMap's `get`, `set` and `has` on objects that are made and dropped by the thousand (traces
+ * A WeakMap's `get` and `set` on objects that are made and dropped by the thousand (traces
  * and their steps): the value is a property of the object under a symbol of its own, not
  * enumerable, so spreads, `Object.assign`, JSON and numbers.js `copied` leave it behind (a copy is
  * another trace, with lookups of its own).
@@ -23,10 +23,6 @@ export class Attached {
 
   get(object) {
     return object == null ? undefined : object[this.#key];
-  }
-
-  has(object) {
-    return object != null && Object.hasOwn(object, this.#key);
   }
 
   set(object, value) {
