@@ -93,11 +93,11 @@ function recompute(meta = {}) {
 
 let sandbox = null;
 
-/** Show preset `id` (an unknown id: the first preset) at `step` (clamped once its trace arrives). */
 /**
- * Show preset `id` from frame `step`. `link`: the rest of a link that names the preset and not
- * its program (`?preset=neuron&gradmap=1&values=x1:3`): its values over the preset's, its
- * toggles, target and pass.
+ * Show preset `id` (an unknown id: the first preset) at `step` (clamped once its trace arrives).
+ * `link`: the rest of a link that names the preset and not its program
+ * (`?preset=neuron&gradmap=1&values=x1:3`): its values over the preset's, its toggles, target
+ * and pass.
  */
 function loadPreset(id, step = 0, link = {}) {
   const preset = state.presets.find((p) => p.id === id) ?? state.presets[0];

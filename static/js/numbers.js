@@ -254,12 +254,13 @@ export function mergeNumbers(trace, reply) {
     const value = reply.data[position.get(leaf.id)];
     return Object.is(leaf.value, value) ? leaf : { ...leaf, value };
   });
-  const steps = mergedSteps(drawingOf(trace), reply, structure);
+  const drawing = drawingOf(trace);
+  const steps = mergedSteps(drawing, reply, structure);
   const merged = Object.assign(copied(trace), { nodes: mergedNodes(trace, reply), edges, leaves, steps, warnings: reply.warnings });
   takeProperty(merged, reply, "gradcheck");
   if (Object.hasOwn(reply, "grad_flags")) takeProperty(merged, reply, "grad_flags"); // lazy in the page's replies
   if (reply.structure !== undefined) merged.structure = reply.structure;
-  bases.set(merged, bases.get(trace) ?? trace);
+  bases.set(merged, drawing);
   replies.set(merged, reply);
   return merged;
 }
