@@ -5,9 +5,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from functools import cached_property
+from itertools import accumulate, chain
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
@@ -34,7 +35,7 @@ def backward(root: Value, visit_order: list[Value]) -> None:
                 child.grad += local_grad * upstream
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class BackwardRecord:
     """A recorded backward pass, as columns: per visit (in visit order) the node and its grad
     when visited (`upstream`: what it passes on), and `starts[i]:starts[i + 1]` its
@@ -45,26 +46,66 @@ class BackwardRecord:
 
     The variants' marks, by contribution index: `late` (it arrived after `to` was visited, so it
     is never passed on), `lost` (an overwrite replaced it before `to` was visited) and
-    `replaced` (the contribution each overwriting one replaced)."""
+    `replaced` (the contribution each overwriting one replaced).
 
-    visits: tuple[int, ...]
+    The pass records its numbers; the columns that follow from the visit order alone (visits,
+    starts, edges, the nodes reached, which contributions are late) are worked out from `order`
+    when first read: the numbers reply never reads them."""
+
+    order: Sequence[Value]  # the nodes in visit order
+    nodes: Sequence[Value]  # every node, by id
     upstream: tuple[float, ...]
-    starts: tuple[int, ...]
-    edge: tuple[int, ...]
-    to: tuple[int, ...]
     contribution: tuple[float, ...]
     grad_before: tuple[float, ...]
     grad_after: tuple[float, ...]
     grads: tuple[float, ...]
-    late: frozenset[int] = frozenset()
     lost: frozenset[int] = frozenset()
     replaced: Mapping[int, int] | None = None
+    # None until read (`late`), unless the pass knows it: a pass in reverse topological order
+    # reaches every node before visiting it, so none of its contributions is late.
+    known_late: frozenset[int] | None = None
+
+    @cached_property
+    def visits(self) -> tuple[int, ...]:
+        return tuple([node.id for node in self.order])
+
+    @cached_property
+    def starts(self) -> tuple[int, ...]:
+        return tuple(accumulate(map(len, map(_inputs, self.order)), initial=0))
+
+    @cached_property
+    def edge(self) -> tuple[int, ...]:
+        offsets = edge_offsets(self.nodes)
+        return tuple(
+            chain.from_iterable(
+                range(offsets[node.id], offsets[node.id] + len(node.inputs)) for node in self.order
+            )
+        )
+
+    @cached_property
+    def to(self) -> tuple[int, ...]:
+        return tuple([child.id for node in self.order for child in node.inputs])
+
+    @cached_property
+    def late(self) -> frozenset[int]:
+        if self.known_late is not None:
+            return self.known_late
+        visited_at = [len(self.order)] * len(self.nodes)  # never visited: never late
+        for visit, node in enumerate(self.order):
+            visited_at[node.id] = visit
+        late, index = set(), 0
+        for visit, node in enumerate(self.order):
+            for child in node.inputs:
+                if visited_at[child.id] < visit:
+                    late.add(index)
+                index += 1
+        return frozenset(late)
 
 
 _inputs = attrgetter("inputs")
 
 
-def edge_offsets(nodes: list[Value]) -> list[int]:
+def edge_offsets(nodes: Sequence[Value]) -> list[int]:
     """Id of each node's first input edge; edges are numbered in (target, index) order."""
     offsets = list(accumulate(map(len, map(_inputs, nodes)), initial=0))  # in C, no loop here
     offsets.pop()  # the total
@@ -72,100 +113,80 @@ def edge_offsets(nodes: list[Value]) -> list[int]:
 
 
 def recorded_backward(
-    root: Value, visit_order: list[Value], offsets: list[int], *, overwrite: bool = False
+    root: Value,
+    visit_order: Sequence[Value],
+    nodes: Sequence[Value],
+    *,
+    overwrite: bool = False,
+    topological: bool = False,
 ) -> BackwardRecord:
     """`backward` in `visit_order`, recording every visit and contribution (`=` instead of
-    `+=` when `overwrite`); needs sequential node ids and `offsets` (from `edge_offsets`).
-    Its grads are its own (a list by node id, from 0 but the root's 1): the nodes' `grad` is
-    not touched, so a record can be made at any time from a built graph."""
+    `+=` when `overwrite`); needs sequential node ids (`nodes`, every node by id). Its grads
+    are its own (a list by node id, from 0 but the root's 1): the nodes' `grad` is not
+    touched, so a record can be made at any time from a built graph. `topological` says that
+    `visit_order` is a reverse topological order (the correct pass): then nothing is late."""
     if overwrite:
-        return _recorded_overwrite(root, visit_order, offsets)
-    grads, visited = _seeded(root, len(offsets))
-    visits, upstreams, starts = [], [], [0]
-    edges, tos, contributions, befores, afters = [], [], [], [], []
-    late = set()
-    # The hot loop of every trace: bound appends, a visit's edges as one range.
-    visit, pass_on, start = visits.append, upstreams.append, starts.append
-    add_edges, reach, give = edges.extend, tos.append, contributions.append
-    was, now = befores.append, afters.append
+        return _recorded_overwrite(root, visit_order, nodes)
+    grads = _seeded(root, len(nodes))
+    upstreams, contributions, befores, afters = [], [], [], []
+    # The hot loop of every trace: bound appends, only the numbers (the rest is the order's).
+    pass_on, give, was, now = upstreams.append, contributions.append, befores.append, afters.append
     for node in visit_order:
-        node_id = node.id
-        upstream = grads[node_id]
+        upstream = grads[node.id]
+        pass_on(upstream)
         inputs = node.inputs
         if inputs:  # leaves (half the nodes of most graphs) pass nothing on: no zip for them
-            edge = offsets[node_id]
-            add_edges(range(edge, edge + len(inputs)))
             # Not strict: a Value's local_grads match its inputs, and this is the hot loop.
             for local, child in zip(node.local_grads, inputs):  # noqa: B905
                 to = child.id
                 contribution = local * upstream
                 before = grads[to]
                 grads[to] = after = before + contribution
-                if visited[to]:
-                    late.add(len(contributions))
-                reach(to)
                 give(contribution)
                 was(before)
                 now(after)
-        visited[node_id] = True
-        visit(node_id)
-        pass_on(upstream)
-        start(len(contributions))
     return BackwardRecord(
-        tuple(visits), tuple(upstreams), tuple(starts), tuple(edges), tuple(tos),
-        tuple(contributions), tuple(befores), tuple(afters), tuple(grads), frozenset(late),
-        frozenset(), {},
+        visit_order, nodes, tuple(upstreams), tuple(contributions), tuple(befores),
+        tuple(afters), tuple(grads), known_late=frozenset() if topological else None,
     )  # fmt: skip
 
 
-def _seeded(root: Value, count: int) -> tuple[list[float], list[bool]]:
-    """A recorded pass's start over `count` nodes: the grads (the root's 1, the rest 0) and
-    which nodes it visited (none yet)."""
+def _seeded(root: Value, count: int) -> list[float]:
+    """A recorded pass's grads over `count` nodes at its start: the root's 1, the rest 0."""
     grads = [0.0] * count
     grads[root.id] = 1.0
-    return grads, [False] * count
+    return grads
 
 
 def _recorded_overwrite(
-    root: Value, visit_order: list[Value], offsets: list[int]
+    root: Value, visit_order: Sequence[Value], nodes: Sequence[Value]
 ) -> BackwardRecord:
     """`recorded_backward` with `=` instead of `+=`: each contribution replaces the grad it
     reaches, and one that replaces another not yet passed on is marked (`lost`, `replaced`)."""
-    grads, visited = _seeded(root, len(offsets))
-    visits, upstreams, starts = [], [], [0]
-    edges, tos, contributions, befores, afters = [], [], [], [], []
-    last = [-1] * len(offsets)  # each node's latest contribution, for the variants' marks
+    grads = _seeded(root, len(nodes))
+    visited = [False] * len(nodes)
+    upstreams, contributions, befores, afters = [], [], [], []
+    last = [-1] * len(nodes)  # each node's latest contribution, for the variants' marks
     late, lost, replaced = set(), set(), {}
     for node in visit_order:
-        node_id = node.id
-        upstream = grads[node_id]
-        inputs = node.inputs
-        if inputs:
-            edge = offsets[node_id]
-            for local, child in zip(node.local_grads, inputs):  # noqa: B905
-                to = child.id
-                contribution = local * upstream
-                before = grads[to]
-                grads[to] = after = contribution
-                index = len(contributions)
-                edges.append(edge)
-                tos.append(to)
-                contributions.append(contribution)
-                befores.append(before)
-                afters.append(after)
-                edge += 1
-                if visited[to]:
-                    late.add(index)
-                elif last[to] >= 0:
-                    lost.add(last[to])
-                    replaced[index] = last[to]
-                last[to] = index
-        visited[node_id] = True
-        visits.append(node_id)
+        upstream = grads[node.id]
         upstreams.append(upstream)
-        starts.append(len(contributions))
+        for local, child in zip(node.local_grads, node.inputs):  # noqa: B905
+            to = child.id
+            contribution = local * upstream
+            index = len(contributions)
+            contributions.append(contribution)
+            befores.append(grads[to])
+            afters.append(contribution)
+            grads[to] = contribution
+            if visited[to]:
+                late.add(index)
+            elif last[to] >= 0:
+                lost.add(last[to])
+                replaced[index] = last[to]
+            last[to] = index
+        visited[node.id] = True
     return BackwardRecord(
-        tuple(visits), tuple(upstreams), tuple(starts), tuple(edges), tuple(tos),
-        tuple(contributions), tuple(befores), tuple(afters), tuple(grads),
-        frozenset(late), frozenset(lost), replaced,
+        visit_order, nodes, tuple(upstreams), tuple(contributions), tuple(befores),
+        tuple(afters), tuple(grads), frozenset(lost), replaced, frozenset(late),
     )  # fmt: skip

@@ -169,7 +169,7 @@ class Trace:
         """The shown pass, every visit and contribution (engine/backward.py)."""
         if self.recorded is None:
             nodes = self.graph.nodes
-            record = recorded_backward(self.target, self.cone[::-1], edge_offsets(nodes))
+            record = recorded_backward(self.target, self.cone[::-1], nodes, topological=True)
             object.__setattr__(self, "recorded", record)  # a cache: the trace stays the same
         return self.recorded  # type: ignore[return-value]
 
@@ -246,10 +246,10 @@ def run(
     if mode == "overwrite" or order is not None:
         correct_grads = _correct_grads(root, nodes, reverse)
         overwrite = mode == "overwrite"
-        recorded = recorded_backward(root, visit_order, edge_offsets(nodes), overwrite=overwrite)
+        recorded = recorded_backward(root, visit_order, nodes, overwrite=overwrite)
         grads = recorded.grads
     elif record:
-        recorded = recorded_backward(root, reverse, edge_offsets(nodes))
+        recorded = recorded_backward(root, reverse, nodes, topological=True)
         grads = correct_grads = recorded.grads
     else:
         grads = correct_grads = _correct_grads(root, nodes, reverse)
