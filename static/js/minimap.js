@@ -246,8 +246,11 @@ class Minimap {
     });
   }
 
-  /** The minimap's box in the pane's pixels (the SVG's local ones), or null while hidden. */
+  /** The minimap's box in the pane's pixels (the SVG's local ones), or null while hidden: as the
+   *  frame being drawn shows it (a new program's minimap, queued, is refreshed now, so that the
+   *  view follow chooses in this frame keeps the current card clear of it). */
   box() {
+    if (this.paintQueued) this.refresh();
     const { frame } = this;
     if (this.parts.root.hidden || !frame) return null;
     const { width, height, rem } = this.metrics();

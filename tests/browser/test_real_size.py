@@ -256,6 +256,32 @@ def test_a_wheel_drag_or_zoom_button_takes_control_and_fit_or_follow_gives_it_ba
     assert follow_pressed(page) == "true"
 
 
+CURRENT_AND_MINIMAP_JS = """() => {
+  const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const minimap = document.querySelector('[data-testid=minimap]');
+  return { card: box(document.querySelector('[data-current="true"] .card')),
+           minimap: minimap.hidden ? null : box(minimap) };
+}"""
+
+
+def test_a_new_big_program_opens_with_its_first_card_clear_of_the_minimap(page):
+    """Typed after a small program, a 1,000-node chain of statements opens collapsed with its
+    root, the sort's first card, at the pane's bottom right: the minimap that appears there with
+    it must not cover it (follow once reckoned with the last program's minimap, hidden)."""
+    page.emulate_media(reduced_motion="reduce")  # follow's moves land at once
+    page.goto("/?preset=add-mul")
+    page.wait_for_selector(READY)
+    chain = "\n".join(["p0 = 0.5"] + [f"p{i}=-w{i}*-x{i}+p{i - 1}" for i in range(1, 166)])
+    page.fill("[data-testid=source]", chain)
+    page.press("[data-testid=source]", "Control+Enter")
+    page.wait_for_selector(READY + " .group-card.root[data-current=true]")
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    shown = page.evaluate(CURRENT_AND_MINIMAP_JS)
+    assert shown["minimap"] is not None  # the graph outgrew the pane
+    (left, top, right, bottom), (m_left, m_top, m_right, m_bottom) = shown["card"], shown["minimap"]
+    assert right <= m_left or left >= m_right or bottom <= m_top or top >= m_bottom, shown
+
+
 def test_the_minimap_shows_only_a_graph_larger_than_the_pane_and_moves_the_view(page):
     page.goto("/?preset=add-mul")
     page.wait_for_selector(READY + " [data-testid=node]")
