@@ -13,6 +13,7 @@ from .i18n import Count, msg
 from .ops import FUNCTIONS, SCRIPT_NAMES, TORCH_FUNCTIONS
 
 MAX_NUMBER_DIGITS = 400
+MAX_PLAIN_NUMBER = 24  # longer numbers are read by `_number`, which checks their digits
 
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 # A number written with _ between digits (`1_000`, `2_5.5`, `1e_5`): said as what it means.
@@ -74,14 +75,28 @@ _TORCH_NUMBER = (
 ).replace("NUMBER", r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _TORCH_FUNCTION = "|".join(re.escape(name) for name in TORCH_FUNCTIONS)
 _SIGNED_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+# A run of plain operands (a name, a number without exponent) joined by binary operators
+# (`a0*b0 + a1*b1`, what long expressions are mostly made of): one `run` token instead of its
+# tokens, which the parser reads in one loop (engine/parser.py `_Parser.run`). Nothing around an
+# operand can join it into more (a name run into a `.`, a number into letters), and the last is
+# no call's name and no target (no `(` or `=` follows): each part is the token that reading token
+# by token gives. A run holding a keyword or a long number (which `_name` and `_number` check) is
+# read token by token. tests/engine/test_run_tokens.py checks that every program reads the same
+# either way.
+_RUN_OPERAND = r"(?:[A-Za-z_][A-Za-z0-9_]*|\d+\.?\d*|\.\d+)(?![A-Za-z0-9_.])"
+_RUN = (
+    rf"({_RUN_OPERAND}(?:[ \t\f\v]*(?:\*\*|[-+*/^])[ \t\f\v]*{_RUN_OPERAND})+"
+    r"(?![ \t\f\v]*[(=]))"
+)
 # One match per token, as the tuple of its groups: the blanks before it, then the token in the
-# group of its kind (num, PyTorch number, PyTorch function, name, op, newline), or a comment or
-# lone carriage return (skipped), or any other character (an error). Matches are contiguous
-# (only blanks at the very end are left out), so a token's offset is the sum of the lengths
-# before it.
+# group of its kind (run, num, PyTorch number, PyTorch function, name, op, newline), or a
+# comment or lone carriage return (skipped), or any other character (an error). Matches are
+# contiguous (only blanks at the very end are left out), so a token's offset is the sum of the
+# lengths before it. RUN stands for the run's group (`_TOKEN_ONE_BY_ONE` never matches one).
 _TOKEN = (
     r"([ \t\f\v]*)(?:"
-    r"((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
+    r"RUN"
+    r"|((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
     rf"|({_TORCH_NUMBER})"
     rf"|({_TORCH_FUNCTION})(?=[ \t]*\()"
     r"|([A-Za-z_][A-Za-z0-9_]*)"
@@ -106,19 +121,24 @@ _LINE_END = r"(?=[ \t\f\v]*(?:\r?\n|;|\#|$))"
 # first (never matched): the same groups either way.
 _LINE_OR_TOKEN = re.compile(
     rf"(?<![^\n])([A-Za-z_][A-Za-z0-9_]*)([ \t]*=[ \t]*)({_PLAIN})"
-    rf"(?:([ \t]*)([-+*/])([ \t]*)({_PLAIN}))?{_LINE_END}|" + _TOKEN,
+    rf"(?:([ \t]*)([-+*/])([ \t]*)({_PLAIN}))?{_LINE_END}|" + _TOKEN.replace("RUN", _RUN),
     re.ASCII,
 )
-_TOKEN_ALONE = re.compile(r"(?!)()()()()()()()|" + _TOKEN, re.ASCII)
+_TOKEN_ALONE = re.compile(r"(?!)()()()()()()()|" + _TOKEN.replace("RUN", _RUN), re.ASCII)
+# _TOKEN_ALONE without runs: the tokens of a run, one by one.
+_TOKEN_ONE_BY_ONE = re.compile(r"(?!)()()()()()()()|" + _TOKEN.replace("RUN", "((?!))"), re.ASCII)
+# A run split at its operators: its operands, each operator with its blanks between them (a
+# `run` token's value).
+_RUN_SPLIT = re.compile(r"([ \t\f\v]*(?:\*\*|[-+*/^])[ \t\f\v]*)")
 _DIGITS = frozenset("0123456789.")
-MAX_PLAIN_NUMBER = 24  # longer numbers are read by `_number`, which checks their digits
 _NUMBER_TAIL = frozenset("._abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
 
 class Token:
     """One token: `kind` is `num`, `name`, `op`, `newline` (`\n`, `\r\n` or `;`) or `eof`;
     `value` is the operator (`^` reads as `**`), the name, the float of a number, the text of a
-    newline, or None at `eof`."""
+    newline, or None at `eof`. A `line` or `run` token stands for several (see `_line_token`,
+    `_RUN`); `skip` and `label` tokens for statements read as notes (see `tokenize`)."""
 
     __slots__ = ("kind", "text", "start", "end", "value")
 
@@ -328,6 +348,7 @@ def _tokenize_part(
         after_op,
         second,
         blanks,
+        run,
         num,
         torch,
         function,
@@ -349,7 +370,14 @@ def _tokenize_part(
                 i = line.end
             continue
         i += len(blanks)
-        if name:
+        if run:
+            end = i + len(run)
+            parts = _RUN_SPLIT.split(run)
+            if _read_at_once(parts):
+                append(Token("run", run, i, end, parts))
+            else:
+                _tokenize_part(source, i, end, tokens, _TOKEN_ONE_BY_ONE)
+        elif name:
             end = i + len(name)
             if name in _KEYWORDS or source.startswith(".", end):
                 _name(source, i, tokens)
@@ -395,6 +423,24 @@ def line_tokens(source: str, start: int, end: int) -> list[Token]:
     them where the line is not what it reads at once)."""
     tokens: list[Token] = []
     _tokenize_part(source, start, end, tokens, _TOKEN_ALONE)
+    return tokens
+
+
+def _read_at_once(parts: list[str]) -> bool:
+    """Whether a run of these parts is one token: it holds no keyword and no number longer than
+    MAX_PLAIN_NUMBER (which `_name` and `_number` check)."""
+    if not _KEYWORDS.isdisjoint(parts):
+        return False
+    if max(map(len, parts)) <= MAX_PLAIN_NUMBER:
+        return True
+    return all(len(part) <= MAX_PLAIN_NUMBER or part[0] not in _DIGITS for part in parts[::2])
+
+
+def run_tokens(source: str, start: int, end: int) -> list[Token]:
+    """The tokens of the `run` token at `start:end` of `source`, one by one (the parser reads
+    them where the run is not what it reads at once)."""
+    tokens: list[Token] = []
+    _tokenize_part(source, start, end, tokens, _TOKEN_ONE_BY_ONE)
     return tokens
 
 
