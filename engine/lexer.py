@@ -116,17 +116,18 @@ _TOKEN = (
 # every program reads the same either way.
 _PLAIN = r"[A-Za-z_][A-Za-z0-9_]*|\d+\.?\d*|\.\d+"
 _LINE_END = r"(?=[ \t\f\v]*(?:\r?\n|;|\#|$))"
-# _TOKEN with such a line first (at a line's start only) in seven groups (target, `=` with its
-# blanks, operand, blanks, operator, blanks, operand), and _TOKEN alone with seven empty groups
-# first (never matched): the same groups either way.
+# _TOKEN with such a line first (at a line's start only) in eight groups (target, `=` with its
+# blanks, operand, blanks, operator, blanks, operand, and the newline right after it, matched
+# with it to save a match a line), and _TOKEN alone with eight empty groups first (never
+# matched): the same groups either way.
 _LINE_OR_TOKEN = re.compile(
     rf"(?<![^\n])([A-Za-z_][A-Za-z0-9_]*)([ \t]*=[ \t]*)({_PLAIN})"
-    rf"(?:([ \t]*)([-+*/])([ \t]*)({_PLAIN}))?{_LINE_END}|" + _TOKEN.replace("RUN", _RUN),
+    rf"(?:([ \t]*)([-+*/])([ \t]*)({_PLAIN}))?{_LINE_END}(\r?\n)?|" + _TOKEN.replace("RUN", _RUN),
     re.ASCII,
 )
-_TOKEN_ALONE = re.compile(r"(?!)()()()()()()()|" + _TOKEN.replace("RUN", _RUN), re.ASCII)
+_TOKEN_ALONE = re.compile(r"(?!)()()()()()()()()|" + _TOKEN.replace("RUN", _RUN), re.ASCII)
 # _TOKEN_ALONE without runs: the tokens of a run, one by one.
-_TOKEN_ONE_BY_ONE = re.compile(r"(?!)()()()()()()()|" + _TOKEN.replace("RUN", "((?!))"), re.ASCII)
+_TOKEN_ONE_BY_ONE = re.compile(r"(?!)()()()()()()()()|" + _TOKEN.replace("RUN", "((?!))"), re.ASCII)
 # A run split at its operators: its operands, each operator with its blanks between them (a
 # `run` token's value).
 _RUN_SPLIT = re.compile(r"([ \t\f\v]*(?:\*\*|[-+*/^])[ \t\f\v]*)")
@@ -347,6 +348,7 @@ def _tokenize_part(
         op,
         after_op,
         second,
+        ends,
         blanks,
         run,
         num,
@@ -362,12 +364,15 @@ def _tokenize_part(
         if target:
             line = _line_token(source, i, target, equals, first, before_op, op, after_op, second)
             if line is None:
-                end = line_end(i, target, equals, first, before_op, op, after_op, second)
+                end = line_end(i, target, equals, first, before_op, op, after_op, second, ends)
                 _tokenize_part(source, i, end, tokens, _TOKEN_ALONE)
                 i = end
             else:
                 append(line)
                 i = line.end
+                if ends:  # the line's end, matched with it
+                    append(Token("newline", ends, i, i + len(ends), ends))
+                    i += len(ends)
             continue
         i += len(blanks)
         if run:
@@ -464,33 +469,28 @@ def _line_token(
     None when a word is a keyword or a number too long to be read at once. Its value: the
     target's end, (text, start, end, the float of a number or None) of the first operand, the
     operator and the second operand (None for a line of one operand)."""
-    if target in _KEYWORDS:
+    if target in _KEYWORDS or first in _KEYWORDS or second in _KEYWORDS:
         return None
     at = start + len(target) + len(equals)
-    operand = _line_operand(first, at)
-    if operand is None:
-        return None
-    value: tuple = (start + len(target), operand, None, None)
     end = at + len(first)
-    if op:
-        at = end + len(before_op) + len(op) + len(after_op)
-        other = _line_operand(second, at)
-        if other is None:
-            return None
-        value = (start + len(target), operand, op, other)
-        end = at + len(second)
-    return Token("line", source[start:end], start, end, value)
-
-
-def _line_operand(text: str, start: int) -> tuple[str, int, int, float | None] | None:
-    """A `line` token's operand at `start`: (text, start, end, its float if a number)."""
-    if text[0] in _DIGITS:
-        if len(text) > MAX_PLAIN_NUMBER:
-            return None
-        return text, start, start + len(text), float(text)
-    if text in _KEYWORDS:
+    if first[0] not in _DIGITS:
+        operand = (first, at, end, None)
+    elif len(first) <= MAX_PLAIN_NUMBER:
+        operand = (first, at, end, float(first))
+    else:
         return None
-    return text, start, start + len(text), None
+    if not op:
+        value = (start + len(target), operand, None, None)
+        return Token("line", source[start:end], start, end, value)
+    at = end + len(before_op) + len(op) + len(after_op)
+    end = at + len(second)
+    if second[0] not in _DIGITS:
+        other = (second, at, end, None)
+    elif len(second) <= MAX_PLAIN_NUMBER:
+        other = (second, at, end, float(second))
+    else:
+        return None
+    return Token("line", source[start:end], start, end, (start + len(target), operand, op, other))
 
 
 def _number(source: str, i: int, tokens: list[Token]) -> int:

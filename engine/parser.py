@@ -400,27 +400,27 @@ class _Parser:
         then says what is wrong)."""
         target_end, first, op, second = token.value  # type: ignore[misc]
         target = token.text[: target_end - token.start]
-        if target in _FUNCTIONS or self.is_function(target):
+        functions = self.special()  # no function is being defined: the table's and the program's
+        if target in functions:
             return None
-        left = self.line_operand(first)
-        if left is None:
+        text, start, end, number = first  # an operand: (text, start, end, its float if a number)
+        if number is not None:
+            left = Expr("num", start, end, None, (), text, number)
+        elif text in functions:
             return None
+        else:
+            left = Expr("name", start, end, None, (), text)
         if op is None:
             return Statement(target, token.start, target_end, left, self.line, [left])
-        right = self.line_operand(second)
-        if right is None:
+        text, start, end, number = second
+        if number is not None:
+            right = Expr("num", start, end, None, (), text, number)
+        elif text in functions:
             return None
+        else:
+            right = Expr("name", start, end, None, (), text)
         expr = Expr("binary", left.start, right.end, op, (left, right))
         return Statement(target, token.start, target_end, expr, self.line, [left, right, expr])
-
-    def line_operand(self, operand: tuple[str, int, int, float | None]) -> Expr | None:
-        """An operand of a `line` token as `operand` reads it; None for a function's name."""
-        text, start, end, number = operand
-        if number is not None:
-            return Expr("num", start, end, None, (), text, number)
-        if text in _FUNCTIONS or self.is_function(text):
-            return None
-        return Expr("name", start, end, None, (), text)
 
     # ---- Functions the program defines: `softplus(x) = log(1 + exp(x))` ----------------------
 
@@ -452,8 +452,10 @@ class _Parser:
         found: dict[str, Token] = {}
         tokens = self.tokens
         for pos, token in enumerate(tokens):
+            if token.kind != "name":  # most tokens: what follows needs no look
+                continue
             starts = pos == 0 or tokens[pos - 1].kind in ("newline", "skip", "label")
-            if starts and token.kind == "name" and self.head_end(pos) is not None:
+            if starts and self.head_end(pos) is not None:
                 found.setdefault(token.text, token)
         return found
 
