@@ -108,12 +108,13 @@ _TOKEN = (
 )
 # A line that is an assignment of one plain operand or of one operation (`+ - * /`) of two
 # (`y2 = y1 * 1.0001`, `x = 0.5`: what long programs are mostly made of), starting its line and
-# ending before its line's end, a `;` or a comment: one `line` token (value: see `_line_token`)
-# instead of its three or five, which the parser reads as one statement at once (a third of
-# the time of reading a 100,000-node chain). The operands are those the token pattern reads
-# alone (a name, a number without exponent) and nothing around them can join them into more:
-# anything else on the line fails the lookahead. tests/engine/test_line_tokens.py checks that
-# every program reads the same either way.
+# ending before its line's end, a `;` or a comment: such lines in a row are one `line` token
+# (value: see `_line_token`) instead of four or six tokens a line, which the parser reads as
+# one statement a line at once (most of the time of reading a 100,000-node chain). The operands
+# are those the token pattern reads alone (a name, a number without exponent) and nothing around
+# them can join them into more: anything else on the line fails the lookahead. A line holding a
+# keyword or a long word is read token by token (which checks them). tests/engine/
+# test_line_tokens.py checks that every program reads the same either way.
 _PLAIN = r"[A-Za-z_][A-Za-z0-9_]*|\d+\.?\d*|\.\d+"
 _LINE_END = r"(?=[ \t\f\v]*(?:\r?\n|;|\#|$))"
 # _TOKEN with such a line first (at a line's start only) in eight groups (target, `=` with its
@@ -340,40 +341,52 @@ def _tokenize_part(
     append = tokens.append
     i = start
     pattern = pattern or _LINE_OR_TOKEN
-    for (
-        target,
-        equals,
-        first,
-        before_op,
-        op,
-        after_op,
-        second,
-        ends,
-        blanks,
-        run,
-        num,
-        torch,
-        function,
-        name,
-        operator,
-        string,
-        newline,
-        skipped,
-        other,
-    ) in pattern.findall(source, start, stop):
+    lines: list[tuple[str, ...]] = []  # the lines of the `line` token being read
+    lines_start = start  # where they start
+    for groups in pattern.findall(source, start, stop):
+        (
+            target,
+            equals,
+            first,
+            before_op,
+            op,
+            after_op,
+            second,
+            ends,
+            blanks,
+            run,
+            num,
+            torch,
+            function,
+            name,
+            operator,
+            string,
+            newline,
+            skipped,
+            other,
+        ) = groups
         if target:
-            line = _line_token(source, i, target, equals, first, before_op, op, after_op, second)
-            if line is None:
-                end = line_end(i, target, equals, first, before_op, op, after_op, second, ends)
-                _tokenize_part(source, i, end, tokens, _TOKEN_ALONE)
+            line = groups[:8]
+            end = i + len("".join(line))
+            plain = not (target in _KEYWORDS or first in _KEYWORDS or second in _KEYWORDS)
+            if plain and len(first) <= MAX_PLAIN_NUMBER and len(second) <= MAX_PLAIN_NUMBER:
+                if not lines:
+                    lines_start = i
+                lines.append(line)
                 i = end
-            else:
-                append(line)
-                i = line.end
-                if ends:  # the line's end, matched with it
-                    append(Token("newline", ends, i, i + len(ends), ends))
-                    i += len(ends)
+                if not ends:
+                    _line_token(source, lines_start, i, lines, tokens)
+                    lines = []
+                continue
+            if lines:
+                _line_token(source, lines_start, i, lines, tokens)
+                lines = []
+            _tokenize_part(source, i, end, tokens, _TOKEN_ALONE)  # checks the words
+            i = end
             continue
+        if lines:
+            _line_token(source, lines_start, i, lines, tokens)
+            lines = []
         i += len(blanks)
         if run:
             end = i + len(run)
@@ -421,6 +434,8 @@ def _tokenize_part(
             _reject(source, i)
             raise AssertionError(f"unreachable: {other!r}")  # pragma: no cover
         i = end
+    if lines:
+        _line_token(source, lines_start, i, lines, tokens)
 
 
 def line_tokens(source: str, start: int, end: int) -> list[Token]:
@@ -449,48 +464,17 @@ def run_tokens(source: str, start: int, end: int) -> list[Token]:
     return tokens
 
 
-def line_end(start: int, *parts: str) -> int:
-    """Where a line of `parts` from `start` ends."""
-    return start + sum(map(len, parts))
-
-
 def _line_token(
-    source: str,
-    start: int,
-    target: str,
-    equals: str,
-    first: str,
-    before_op: str,
-    op: str,
-    after_op: str,
-    second: str,
-) -> Token | None:
-    """The `line` token of `target = first op second` (or `target = first`) from `start`, or
-    None when a word is a keyword or a number too long to be read at once. Its value: the
-    target's end, (text, start, end, the float of a number or None) of the first operand, the
-    operator and the second operand (None for a line of one operand)."""
-    if target in _KEYWORDS or first in _KEYWORDS or second in _KEYWORDS:
-        return None
-    at = start + len(target) + len(equals)
-    end = at + len(first)
-    if first[0] not in _DIGITS:
-        operand = (first, at, end, None)
-    elif len(first) <= MAX_PLAIN_NUMBER:
-        operand = (first, at, end, float(first))
-    else:
-        return None
-    if not op:
-        value = (start + len(target), operand, None, None)
-        return Token("line", source[start:end], start, end, value)
-    at = end + len(before_op) + len(op) + len(after_op)
-    end = at + len(second)
-    if second[0] not in _DIGITS:
-        other = (second, at, end, None)
-    elif len(second) <= MAX_PLAIN_NUMBER:
-        other = (second, at, end, float(second))
-    else:
-        return None
-    return Token("line", source[start:end], start, end, (start + len(target), operand, op, other))
+    source: str, start: int, end: int, lines: list[tuple[str, ...]], tokens: list[Token]
+) -> None:
+    """Append the `line` token of `lines` at `start:end` (each the first eight groups of
+    `_LINE_OR_TOKEN`'s match: its parts and the newline matched with it), then the `newline`
+    token of the last line's newline, if it has one; its value is `lines`."""
+    last = lines[-1][7]
+    stop = end - len(last)
+    tokens.append(Token("line", source[start:stop], start, stop, lines))
+    if last:
+        tokens.append(Token("newline", last, stop, end, last))
 
 
 def _number(source: str, i: int, tokens: list[Token]) -> int:

@@ -290,8 +290,11 @@ class _Parser:
         cell ends with `L`), with a note each, but for the last one, which is the result, as in
         the cell; a name a skipped `draw_dot` assigned is always dropped. Labels set after a
         dropped statement move to the one before it."""
-        kept: list[Statement] = []
         last = len(statements) - 1
+        if all(statement.target is not None for statement in statements[:last]):
+            if last < 0 or statements[last].expr.text not in self.drawings:
+                return statements  # most programs: every statement but the last assigns
+        kept: list[Statement] = []
         for index, statement in enumerate(statements):
             alone = statement.target is None and statement.expr.kind == "name"
             name = statement.expr.text
@@ -315,14 +318,7 @@ class _Parser:
         while tokens[self.pos].kind != "eof":
             token = tokens[self.pos]
             if token.kind == "line":
-                statement = self.line_statement(token)
-                if statement is None:  # read token by token, as `statement` says what is wrong
-                    tokens[self.pos : self.pos + 1] = line_tokens(
-                        self.source, token.start, token.end
-                    )
-                    continue
-                statements.append(statement)
-                self.pos += 1
+                self.line_statements(token, statements)
                 continue
             if token.kind == "newline":
                 self.line += token.text != ";"
@@ -394,33 +390,49 @@ class _Parser:
             return Statement(None, expr.start, expr.end, expr, self.line, postfix)
         return Statement(target.text, target.start, target.end, expr, self.line, postfix)
 
-    def line_statement(self, token: Token) -> Statement | None:
-        """The statement of a `line` token (`y = a * 2`, `x = 0.5`: engine/lexer.py), the same
-        as `statement` reads from its tokens; None where a name is a function's (`statement`
-        then says what is wrong)."""
-        target_end, first, op, second = token.value  # type: ignore[misc]
-        target = token.text[: target_end - token.start]
+    def line_statements(self, token: Token, statements: list[Statement]) -> None:
+        """The statements of a `line` token (`y = a * 2`, `x = 0.5`, one a line: engine/lexer.py),
+        the same as `statement` reads from their tokens, up to one where a name is a function's:
+        that line and those after it are then read token by token (as `statement` says what is
+        wrong)."""
         functions = self.special()  # no function is being defined: the table's and the program's
-        if target in functions:
-            return None
-        text, start, end, number = first  # an operand: (text, start, end, its float if a number)
-        if number is not None:
-            left = Expr("num", start, end, None, (), text, number)
-        elif text in functions:
-            return None
+        append = statements.append
+        start = token.start  # of the line being read
+        line = self.line
+        for target, equals, first, before_op, op, after_op, second, ends in token.value:
+            at = start + len(target) + len(equals)
+            end = at + len(first)
+            if target in functions:
+                break
+            if first[0] in _DIGITS:
+                left = Expr("num", at, end, None, (), first, float(first))
+            elif first in functions:
+                break
+            else:
+                left = Expr("name", at, end, None, (), first)
+            if op:
+                at = end + len(before_op) + len(op) + len(after_op)
+                end = at + len(second)
+                if second[0] in _DIGITS:
+                    right = Expr("num", at, end, None, (), second, float(second))
+                elif second in functions:
+                    break
+                else:
+                    right = Expr("name", at, end, None, (), second)
+                expr = Expr("binary", left.start, end, op, (left, right))
+                postfix = [left, right, expr]
+            else:
+                expr = left
+                postfix = [left]
+            append(Statement(target, start, start + len(target), expr, line, postfix))
+            start = end + len(ends)
+            line += 1
         else:
-            left = Expr("name", start, end, None, (), text)
-        if op is None:
-            return Statement(target, token.start, target_end, left, self.line, [left])
-        text, start, end, number = second
-        if number is not None:
-            right = Expr("num", start, end, None, (), text, number)
-        elif text in functions:
-            return None
-        else:
-            right = Expr("name", start, end, None, (), text)
-        expr = Expr("binary", left.start, right.end, op, (left, right))
-        return Statement(target, token.start, target_end, expr, self.line, [left, right, expr])
+            self.line = line - 1  # the last line's end is the next token
+            self.pos += 1
+            return
+        self.line = line
+        self.tokens[self.pos : self.pos + 1] = line_tokens(self.source, start, token.end)
 
     # ---- Functions the program defines: `softplus(x) = log(1 + exp(x))` ----------------------
 
