@@ -83,7 +83,9 @@ _SIGNED_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 # by token gives. A run holding a keyword or a long number (which `_name` and `_number` check) is
 # read token by token. tests/engine/test_run_tokens.py checks that every program reads the same
 # either way.
-_RUN_OPERAND = r"(?:[A-Za-z_][A-Za-z0-9_]*|\d+\.?\d*|\.\d+)(?![A-Za-z0-9_.])"
+# Each operand is matched once, atomically (`(?>…)`): a shorter one would fail the look at what
+# follows anyway, and trying them all makes a long number run into a letter quadratic.
+_RUN_OPERAND = r"(?>[A-Za-z_][A-Za-z0-9_]*|\d+\.?\d*|\.\d+)(?![A-Za-z0-9_.])"
 _RUN = (
     rf"({_RUN_OPERAND}(?:[ \t\f\v]*(?:\*\*|[-+*/^])[ \t\f\v]*{_RUN_OPERAND})+"
     r"(?![ \t\f\v]*[(=]))"
@@ -115,7 +117,8 @@ _TOKEN = (
 # them can join them into more: anything else on the line fails the lookahead. A line holding a
 # keyword or a long word is read token by token (which checks them). tests/engine/
 # test_line_tokens.py checks that every program reads the same either way.
-_PLAIN = r"[A-Za-z_][A-Za-z0-9_]*|\d+\.?\d*|\.\d+"
+# Matched atomically, as a run's operand (`_RUN_OPERAND`): a shorter one fails the lookahead.
+_PLAIN = r"(?>[A-Za-z_][A-Za-z0-9_]*|\d+\.?\d*|\.\d+)"
 _LINE_END = r"(?=[ \t\f\v]*(?:\r?\n|;|\#|$))"
 # _TOKEN with such a line first (at a line's start only) in eight groups (target, `=` with its
 # blanks, operand, blanks, operator, blanks, operand, and the newline right after it, matched

@@ -169,3 +169,19 @@ def test_a_sum_of_products_is_one_run_token() -> None:
         17,
         ["a0", " * ", "b0", " + ", "1.5"],
     )
+
+
+@pytest.mark.parametrize("before", ["x = ", "L = a + ", "L = "])
+def test_a_long_number_run_into_a_letter_is_read_in_one_pass(before: str) -> None:
+    """An operand of a line or a run is matched once (no shorter one is tried: it could only
+    fail), so 50,000 digits run into a letter take a moment, not minutes, to refuse."""
+    source = before + "1" * 50_000 + "x + 2"
+    with pytest.raises(ProgramError) as raised:
+        parse_program(source)
+    error = raised.value.to_dict()
+    assert error["type"] == "SyntaxError"
+    assert (error["line"], error["column"], error["end_column"]) == (
+        1,
+        len(before) + 1,
+        len(before) + 50_002,
+    )
