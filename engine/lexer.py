@@ -231,6 +231,9 @@ def _starting(
 _STATEMENT_WORDS = ("import", "from", "print", "draw_dot", "trace", "display", "def")
 _FIRST_NAME_DOT = re.compile(r"[ \t]*[A-Za-z_]\w*[ \t]*\.", re.ASCII)
 _NAME_DOT = re.compile(r"[\n;][ \t]*[A-Za-z_]\w*[ \t]*\.", re.ASCII)
+# What follows that `.`: a word (`grad`, `label`, …), which a number's `.` never is: looked for
+# first, in one quick scan, as most long programs' `.` are decimal points.
+_DOT_WORD = re.compile(r"\.[ \t]*[A-Za-z_]", re.ASCII)
 
 
 def _may_hold_statements(source: str) -> bool:
@@ -240,7 +243,7 @@ def _may_hold_statements(source: str) -> bool:
     return (
         any(word in source for word in _STATEMENT_WORDS)
         or _FIRST_NAME_DOT.match(source) is not None
-        or _NAME_DOT.search(source) is not None
+        or (_DOT_WORD.search(source) is not None and _NAME_DOT.search(source) is not None)
     )
 
 
