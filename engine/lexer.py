@@ -13,6 +13,7 @@ from .i18n import Count, msg
 from .ops import FUNCTIONS, SCRIPT_NAMES, TORCH_FUNCTIONS
 
 MAX_NUMBER_DIGITS = 400
+MAX_PLAIN_NUMBER = 24  # longer numbers are read by `_number`, which checks their digits
 
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 # A number written with _ between digits (`1_000`, `2_5.5`, `1e_5`): said as what it means.
@@ -74,14 +75,30 @@ _TORCH_NUMBER = (
 ).replace("NUMBER", r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _TORCH_FUNCTION = "|".join(re.escape(name) for name in TORCH_FUNCTIONS)
 _SIGNED_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+# A run of plain operands (a name, a number without exponent) joined by binary operators
+# (`a0*b0 + a1*b1`, what long expressions are mostly made of): one `run` token instead of its
+# tokens, which the parser reads in one loop (engine/parser.py `_Parser.run`). Nothing around an
+# operand can join it into more (a name run into a `.`, a number into letters), and the last is
+# no call's name and no target (no `(` or `=` follows): each part is the token that reading token
+# by token gives. A run holding a keyword or a long number (which `_name` and `_number` check) is
+# read token by token. tests/engine/test_run_tokens.py checks that every program reads the same
+# either way.
+# Each operand is matched once, atomically (`(?>…)`): a shorter one would fail the look at what
+# follows anyway, and trying them all makes a long number run into a letter quadratic.
+_RUN_OPERAND = r"(?>[A-Za-z_][A-Za-z0-9_]*|\d+\.?\d*|\.\d+)(?![A-Za-z0-9_.])"
+_RUN = (
+    rf"({_RUN_OPERAND}(?:[ \t\f\v]*(?:\*\*|[-+*/^])[ \t\f\v]*{_RUN_OPERAND})+"
+    r"(?![ \t\f\v]*[(=]))"
+)
 # One match per token, as the tuple of its groups: the blanks before it, then the token in the
-# group of its kind (num, PyTorch number, PyTorch function, name, op, newline), or a comment or
-# lone carriage return (skipped), or any other character (an error). Matches are contiguous
-# (only blanks at the very end are left out), so a token's offset is the sum of the lengths
-# before it.
+# group of its kind (run, num, PyTorch number, PyTorch function, name, op, newline), or a
+# comment or lone carriage return (skipped), or any other character (an error). Matches are
+# contiguous (only blanks at the very end are left out), so a token's offset is the sum of the
+# lengths before it. RUN stands for the run's group (`_TOKEN_ONE_BY_ONE` never matches one).
 _TOKEN = (
     r"([ \t\f\v]*)(?:"
-    r"((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
+    r"RUN"
+    r"|((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
     rf"|({_TORCH_NUMBER})"
     rf"|({_TORCH_FUNCTION})(?=[ \t]*\()"
     r"|([A-Za-z_][A-Za-z0-9_]*)"
@@ -93,32 +110,40 @@ _TOKEN = (
 )
 # A line that is an assignment of one plain operand or of one operation (`+ - * /`) of two
 # (`y2 = y1 * 1.0001`, `x = 0.5`: what long programs are mostly made of), starting its line and
-# ending before its line's end, a `;` or a comment: one `line` token (value: see `_line_token`)
-# instead of its three or five, which the parser reads as one statement at once (a third of
-# the time of reading a 100,000-node chain). The operands are those the token pattern reads
-# alone (a name, a number without exponent) and nothing around them can join them into more:
-# anything else on the line fails the lookahead. tests/engine/test_line_tokens.py checks that
-# every program reads the same either way.
-_PLAIN = r"[A-Za-z_][A-Za-z0-9_]*|\d+\.?\d*|\.\d+"
+# ending before its line's end, a `;` or a comment: such lines in a row are one `line` token
+# (value: see `_line_token`) instead of four or six tokens a line, which the parser reads as
+# one statement a line at once (most of the time of reading a 100,000-node chain). The operands
+# are those the token pattern reads alone (a name, a number without exponent) and nothing around
+# them can join them into more: anything else on the line fails the lookahead. A line holding a
+# keyword or a long word is read token by token (which checks them). tests/engine/
+# test_line_tokens.py checks that every program reads the same either way.
+# Matched atomically, as a run's operand (`_RUN_OPERAND`): a shorter one fails the lookahead.
+_PLAIN = r"(?>[A-Za-z_][A-Za-z0-9_]*|\d+\.?\d*|\.\d+)"
 _LINE_END = r"(?=[ \t\f\v]*(?:\r?\n|;|\#|$))"
-# _TOKEN with such a line first (at a line's start only) in seven groups (target, `=` with its
-# blanks, operand, blanks, operator, blanks, operand), and _TOKEN alone with seven empty groups
-# first (never matched): the same groups either way.
+# _TOKEN with such a line first (at a line's start only) in eight groups (target, `=` with its
+# blanks, operand, blanks, operator, blanks, operand, and the newline right after it, matched
+# with it to save a match a line), and _TOKEN alone with eight empty groups first (never
+# matched): the same groups either way.
 _LINE_OR_TOKEN = re.compile(
     rf"(?<![^\n])([A-Za-z_][A-Za-z0-9_]*)([ \t]*=[ \t]*)({_PLAIN})"
-    rf"(?:([ \t]*)([-+*/])([ \t]*)({_PLAIN}))?{_LINE_END}|" + _TOKEN,
+    rf"(?:([ \t]*)([-+*/])([ \t]*)({_PLAIN}))?{_LINE_END}(\r?\n)?|" + _TOKEN.replace("RUN", _RUN),
     re.ASCII,
 )
-_TOKEN_ALONE = re.compile(r"(?!)()()()()()()()|" + _TOKEN, re.ASCII)
+_TOKEN_ALONE = re.compile(r"(?!)()()()()()()()()|" + _TOKEN.replace("RUN", _RUN), re.ASCII)
+# _TOKEN_ALONE without runs: the tokens of a run, one by one.
+_TOKEN_ONE_BY_ONE = re.compile(r"(?!)()()()()()()()()|" + _TOKEN.replace("RUN", "((?!))"), re.ASCII)
+# A run split at its operators: its operands, each operator with its blanks between them (a
+# `run` token's value).
+_RUN_SPLIT = re.compile(r"([ \t\f\v]*(?:\*\*|[-+*/^])[ \t\f\v]*)")
 _DIGITS = frozenset("0123456789.")
-MAX_PLAIN_NUMBER = 24  # longer numbers are read by `_number`, which checks their digits
 _NUMBER_TAIL = frozenset("._abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
 
 class Token:
     """One token: `kind` is `num`, `name`, `op`, `newline` (`\n`, `\r\n` or `;`) or `eof`;
     `value` is the operator (`^` reads as `**`), the name, the float of a number, the text of a
-    newline, or None at `eof`."""
+    newline, or None at `eof`. A `line` or `run` token stands for several (see `_line_token`,
+    `_RUN`); `skip` and `label` tokens for statements read as notes (see `tokenize`)."""
 
     __slots__ = ("kind", "text", "start", "end", "value")
 
@@ -206,6 +231,9 @@ def _starting(
 _STATEMENT_WORDS = ("import", "from", "print", "draw_dot", "trace", "display", "def")
 _FIRST_NAME_DOT = re.compile(r"[ \t]*[A-Za-z_]\w*[ \t]*\.", re.ASCII)
 _NAME_DOT = re.compile(r"[\n;][ \t]*[A-Za-z_]\w*[ \t]*\.", re.ASCII)
+# What follows that `.`: a word (`grad`, `label`, …), which a number's `.` never is: looked for
+# first, in one quick scan, as most long programs' `.` are decimal points.
+_DOT_WORD = re.compile(r"\.[ \t]*[A-Za-z_]", re.ASCII)
 
 
 def _may_hold_statements(source: str) -> bool:
@@ -215,7 +243,7 @@ def _may_hold_statements(source: str) -> bool:
     return (
         any(word in source for word in _STATEMENT_WORDS)
         or _FIRST_NAME_DOT.match(source) is not None
-        or _NAME_DOT.search(source) is not None
+        or (_DOT_WORD.search(source) is not None and _NAME_DOT.search(source) is not None)
     )
 
 
@@ -319,37 +347,61 @@ def _tokenize_part(
     append = tokens.append
     i = start
     pattern = pattern or _LINE_OR_TOKEN
-    for (
-        target,
-        equals,
-        first,
-        before_op,
-        op,
-        after_op,
-        second,
-        blanks,
-        num,
-        torch,
-        function,
-        name,
-        operator,
-        string,
-        newline,
-        skipped,
-        other,
-    ) in pattern.findall(source, start, stop):
+    lines: list[tuple[str, ...]] = []  # the lines of the `line` token being read
+    lines_start = start  # where they start
+    for groups in pattern.findall(source, start, stop):
+        (
+            target,
+            equals,
+            first,
+            before_op,
+            op,
+            after_op,
+            second,
+            ends,
+            blanks,
+            run,
+            num,
+            torch,
+            function,
+            name,
+            operator,
+            string,
+            newline,
+            skipped,
+            other,
+        ) = groups
         if target:
-            line = _line_token(source, i, target, equals, first, before_op, op, after_op, second)
-            if line is None:
-                end = line_end(i, target, equals, first, before_op, op, after_op, second)
-                _tokenize_part(source, i, end, tokens, _TOKEN_ALONE)
+            line = groups[:8]
+            end = i + len("".join(line))
+            plain = not (target in _KEYWORDS or first in _KEYWORDS or second in _KEYWORDS)
+            if plain and len(first) <= MAX_PLAIN_NUMBER and len(second) <= MAX_PLAIN_NUMBER:
+                if not lines:
+                    lines_start = i
+                lines.append(line)
                 i = end
-            else:
-                append(line)
-                i = line.end
+                if not ends:
+                    _line_token(source, lines_start, i, lines, tokens)
+                    lines = []
+                continue
+            if lines:
+                _line_token(source, lines_start, i, lines, tokens)
+                lines = []
+            _tokenize_part(source, i, end, tokens, _TOKEN_ALONE)  # checks the words
+            i = end
             continue
+        if lines:
+            _line_token(source, lines_start, i, lines, tokens)
+            lines = []
         i += len(blanks)
-        if name:
+        if run:
+            end = i + len(run)
+            parts = _RUN_SPLIT.split(run)
+            if _read_at_once(parts):
+                append(Token("run", run, i, end, parts))
+            else:
+                _tokenize_part(source, i, end, tokens, _TOKEN_ONE_BY_ONE)
+        elif name:
             end = i + len(name)
             if name in _KEYWORDS or source.startswith(".", end):
                 _name(source, i, tokens)
@@ -388,6 +440,8 @@ def _tokenize_part(
             _reject(source, i)
             raise AssertionError(f"unreachable: {other!r}")  # pragma: no cover
         i = end
+    if lines:
+        _line_token(source, lines_start, i, lines, tokens)
 
 
 def line_tokens(source: str, start: int, end: int) -> list[Token]:
@@ -398,53 +452,35 @@ def line_tokens(source: str, start: int, end: int) -> list[Token]:
     return tokens
 
 
-def line_end(start: int, *parts: str) -> int:
-    """Where a line of `parts` from `start` ends."""
-    return start + sum(map(len, parts))
+def _read_at_once(parts: list[str]) -> bool:
+    """Whether a run of these parts is one token: it holds no keyword and no number longer than
+    MAX_PLAIN_NUMBER (which `_name` and `_number` check)."""
+    if not _KEYWORDS.isdisjoint(parts):
+        return False
+    if max(map(len, parts)) <= MAX_PLAIN_NUMBER:
+        return True
+    return all(len(part) <= MAX_PLAIN_NUMBER or part[0] not in _DIGITS for part in parts[::2])
+
+
+def run_tokens(source: str, start: int, end: int) -> list[Token]:
+    """The tokens of the `run` token at `start:end` of `source`, one by one (the parser reads
+    them where the run is not what it reads at once)."""
+    tokens: list[Token] = []
+    _tokenize_part(source, start, end, tokens, _TOKEN_ONE_BY_ONE)
+    return tokens
 
 
 def _line_token(
-    source: str,
-    start: int,
-    target: str,
-    equals: str,
-    first: str,
-    before_op: str,
-    op: str,
-    after_op: str,
-    second: str,
-) -> Token | None:
-    """The `line` token of `target = first op second` (or `target = first`) from `start`, or
-    None when a word is a keyword or a number too long to be read at once. Its value: the
-    target's end, (text, start, end, the float of a number or None) of the first operand, the
-    operator and the second operand (None for a line of one operand)."""
-    if target in _KEYWORDS:
-        return None
-    at = start + len(target) + len(equals)
-    operand = _line_operand(first, at)
-    if operand is None:
-        return None
-    value: tuple = (start + len(target), operand, None, None)
-    end = at + len(first)
-    if op:
-        at = end + len(before_op) + len(op) + len(after_op)
-        other = _line_operand(second, at)
-        if other is None:
-            return None
-        value = (start + len(target), operand, op, other)
-        end = at + len(second)
-    return Token("line", source[start:end], start, end, value)
-
-
-def _line_operand(text: str, start: int) -> tuple[str, int, int, float | None] | None:
-    """A `line` token's operand at `start`: (text, start, end, its float if a number)."""
-    if text[0] in _DIGITS:
-        if len(text) > MAX_PLAIN_NUMBER:
-            return None
-        return text, start, start + len(text), float(text)
-    if text in _KEYWORDS:
-        return None
-    return text, start, start + len(text), None
+    source: str, start: int, end: int, lines: list[tuple[str, ...]], tokens: list[Token]
+) -> None:
+    """Append the `line` token of `lines` at `start:end` (each the first eight groups of
+    `_LINE_OR_TOKEN`'s match: its parts and the newline matched with it), then the `newline`
+    token of the last line's newline, if it has one; its value is `lines`."""
+    last = lines[-1][7]
+    stop = end - len(last)
+    tokens.append(Token("line", source[start:stop], start, stop, lines))
+    if last:
+        tokens.append(Token("newline", last, stop, end, last))
 
 
 def _number(source: str, i: int, tokens: list[Token]) -> int:

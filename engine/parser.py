@@ -23,7 +23,15 @@ from .errors import (
 )
 from .functions import MAX_FUNCTION_NODES, Function
 from .i18n import Count, msg
-from .lexer import METHOD_LIST, SUBSET, Token, line_tokens, needs_running, tokenize
+from .lexer import (
+    METHOD_LIST,
+    SUBSET,
+    Token,
+    line_tokens,
+    needs_running,
+    run_tokens,
+    tokenize,
+)
 from .ops import BINARY, FUNCTIONS, NEGATION, OPS, SCRIPT_NAMES
 from .paste import clean, line_note, shown
 
@@ -34,6 +42,17 @@ NEG_PRECEDENCE = NEGATION
 POWER_HELPER = OPS["**"].helper
 _FUNCTIONS = frozenset(FUNCTIONS)
 AUGMENTED = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "**=": "**"}
+_DIGITS = frozenset("0123456789.")  # what a number starts with
+_BLANKS = " \t\f\v"  # the blanks around an operator of a `run` token
+# A run's operator, by the text between two operands (alone, or with a space either side, as
+# most are written): (its op, its precedence, the precedence above which an operator before it
+# is reduced first: its own for a right-associative one, else just below it).
+_RUN_OPS = {
+    f"{before}{symbol}{after}": (op, BINARY[op][0], BINARY[op][0] - (0 if BINARY[op][1] else 0.5))
+    for symbol, op in (("+", "+"), ("-", "-"), ("*", "*"), ("/", "/"), ("**", "**"), ("^", "**"))
+    for before in ("", " ")
+    for after in ("", " ")
+}
 # Where a statement ends too early, as its error says it: `error.end_of_input.needs_right`, …
 _END = {"eof": "end_of_input", "newline": "end_of_line"}
 # The micrograd dialect's statements that are read as notes are said by
@@ -224,6 +243,7 @@ class _Parser:
         self.functions: dict[str, Function] = {}  # the functions defined so far
         self.later: dict[str, Token] = {}  # functions defined further on: their names' tokens
         self.defining_name: Token | None = None  # the function whose body is being read
+        self.taken: frozenset[str] | None = None  # names no run may hold (`special`), if known
 
     def at(self, pos: int) -> Token:
         """The token at `pos`, or the `eof` token past the end (a look-ahead never overruns)."""
@@ -270,8 +290,11 @@ class _Parser:
         cell ends with `L`), with a note each, but for the last one, which is the result, as in
         the cell; a name a skipped `draw_dot` assigned is always dropped. Labels set after a
         dropped statement move to the one before it."""
-        kept: list[Statement] = []
         last = len(statements) - 1
+        if all(statement.target is not None for statement in statements[:last]):
+            if last < 0 or statements[last].expr.text not in self.drawings:
+                return statements  # most programs: every statement but the last assigns
+        kept: list[Statement] = []
         for index, statement in enumerate(statements):
             alone = statement.target is None and statement.expr.kind == "name"
             name = statement.expr.text
@@ -291,17 +314,11 @@ class _Parser:
         statements: list[Statement] = []
         backward: tuple[int, str, int] | None = None  # statements before it, root name, line
         self.later = self.definitions_ahead()
+        self.taken = None
         while tokens[self.pos].kind != "eof":
             token = tokens[self.pos]
             if token.kind == "line":
-                statement = self.line_statement(token)
-                if statement is None:  # read token by token, as `statement` says what is wrong
-                    tokens[self.pos : self.pos + 1] = line_tokens(
-                        self.source, token.start, token.end
-                    )
-                    continue
-                statements.append(statement)
-                self.pos += 1
+                self.line_statements(token, statements)
                 continue
             if token.kind == "newline":
                 self.line += token.text != ";"
@@ -373,33 +390,49 @@ class _Parser:
             return Statement(None, expr.start, expr.end, expr, self.line, postfix)
         return Statement(target.text, target.start, target.end, expr, self.line, postfix)
 
-    def line_statement(self, token: Token) -> Statement | None:
-        """The statement of a `line` token (`y = a * 2`, `x = 0.5`: engine/lexer.py), the same
-        as `statement` reads from its tokens; None where a name is a function's (`statement`
-        then says what is wrong)."""
-        target_end, first, op, second = token.value  # type: ignore[misc]
-        target = token.text[: target_end - token.start]
-        if target in _FUNCTIONS or self.is_function(target):
-            return None
-        left = self.line_operand(first)
-        if left is None:
-            return None
-        if op is None:
-            return Statement(target, token.start, target_end, left, self.line, [left])
-        right = self.line_operand(second)
-        if right is None:
-            return None
-        expr = Expr("binary", left.start, right.end, op, (left, right))
-        return Statement(target, token.start, target_end, expr, self.line, [left, right, expr])
-
-    def line_operand(self, operand: tuple[str, int, int, float | None]) -> Expr | None:
-        """An operand of a `line` token as `operand` reads it; None for a function's name."""
-        text, start, end, number = operand
-        if number is not None:
-            return Expr("num", start, end, None, (), text, number)
-        if text in _FUNCTIONS or self.is_function(text):
-            return None
-        return Expr("name", start, end, None, (), text)
+    def line_statements(self, token: Token, statements: list[Statement]) -> None:
+        """The statements of a `line` token (`y = a * 2`, `x = 0.5`, one a line: engine/lexer.py),
+        the same as `statement` reads from their tokens, up to one where a name is a function's:
+        that line and those after it are then read token by token (as `statement` says what is
+        wrong)."""
+        functions = self.special()  # no function is being defined: the table's and the program's
+        append = statements.append
+        start = token.start  # of the line being read
+        line = self.line
+        for target, equals, first, before_op, op, after_op, second, ends in token.value:
+            at = start + len(target) + len(equals)
+            end = at + len(first)
+            if target in functions:
+                break
+            if first[0] in _DIGITS:
+                left = Expr("num", at, end, None, (), first, float(first))
+            elif first in functions:
+                break
+            else:
+                left = Expr("name", at, end, None, (), first)
+            if op:
+                at = end + len(before_op) + len(op) + len(after_op)
+                end = at + len(second)
+                if second[0] in _DIGITS:
+                    right = Expr("num", at, end, None, (), second, float(second))
+                elif second in functions:
+                    break
+                else:
+                    right = Expr("name", at, end, None, (), second)
+                expr = Expr("binary", left.start, end, op, (left, right))
+                postfix = [left, right, expr]
+            else:
+                expr = left
+                postfix = [left]
+            append(Statement(target, start, start + len(target), expr, line, postfix))
+            start = end + len(ends)
+            line += 1
+        else:
+            self.line = line - 1  # the last line's end is the next token
+            self.pos += 1
+            return
+        self.line = line
+        self.tokens[self.pos : self.pos + 1] = line_tokens(self.source, start, token.end)
 
     # ---- Functions the program defines: `softplus(x) = log(1 + exp(x))` ----------------------
 
@@ -431,8 +464,10 @@ class _Parser:
         found: dict[str, Token] = {}
         tokens = self.tokens
         for pos, token in enumerate(tokens):
+            if token.kind != "name":  # most tokens: what follows needs no look
+                continue
             starts = pos == 0 or tokens[pos - 1].kind in ("newline", "skip", "label")
-            if starts and token.kind == "name" and self.head_end(pos) is not None:
+            if starts and self.head_end(pos) is not None:
                 found.setdefault(token.text, token)
         return found
 
@@ -460,6 +495,7 @@ class _Parser:
         params = [t for t in tokens[self.pos + 2 : equals_at] if t.kind == "name"]
         self.check_function_name(name, params)
         self.later.pop(name.text, None)
+        self.taken = None
         equals = tokens[equals_at]
         self.pos = equals_at + 1
         after = tokens[self.pos]
@@ -474,6 +510,7 @@ class _Parser:
             body = self.expression()
         finally:
             self.defining_name = None
+            self.taken = None
         for use in postfix:
             if use.kind == "name" and use.text not in names:
                 raise self.function_error("unknown_parameter", use, name.text, params, use.text)
@@ -494,6 +531,7 @@ class _Parser:
             )
             raise LimitExceeded(message, self.source, name.start, name.end)
         self.functions[name.text] = function
+        self.taken = None
 
     @staticmethod
     def params_of(params: list[Token]) -> list[str]:
@@ -637,6 +675,8 @@ class _Parser:
         an operand is still expected (after an opening or a minus)."""
         token = self.tokens[pos]
         kind, value = token.kind, token.value
+        if kind == "run":
+            return self.run(pos, operands, pending), False
         if kind == "num":
             self.push(operands, Expr("num", token.start, token.end, None, (), token.text, value))
             return pos, False
@@ -680,6 +720,75 @@ class _Parser:
         self.push(operands, Expr("name", token.start, token.end, None, (), token.text))
         return pos, False
 
+    def special(self) -> frozenset[str]:
+        """The names `name_operand` refuses where no `(` follows: functions (the table's, the
+        program's, those defined further on) and the one whose body is being read."""
+        if self.taken is None:
+            defining = () if self.defining_name is None else (self.defining_name.text,)
+            self.taken = _FUNCTIONS.union(self.functions, self.later, defining)
+        return self.taken
+
+    def run(self, pos: int, operands: list[Expr], pending: list[_Pending]) -> int:
+        """The `run` token at `pos` (`a0*b0 + a1*b1`: engine/lexer.py), where an operand
+        belongs: each operand and operator as `operand` and `binary` read them, in one loop,
+        the run's own operators on a stack of its own; those left on it go on `pending` at the
+        end. A run holding a function's name is read token by token (which says what is
+        wrong). Returns `pos`."""
+        token = self.tokens[pos]
+        parts: list[str] = token.value  # type: ignore[assignment]
+        if not self.special().isdisjoint(parts):
+            self.tokens[pos : pos + 1] = run_tokens(self.source, token.start, token.end)
+            return self.operand(pos, operands, pending)[0]
+        postfix = self.postfix
+        push_operand = operands.append
+        push_node = postfix.append
+        # The run's operators not reduced yet: (op, precedence, offset of its blanks, them).
+        own: list[tuple[str, float, int, str]] = []
+        text = parts[0]
+        at = token.start + len(text)
+        if text[0] in _DIGITS:
+            leaf = Expr("num", token.start, at, None, (), text, float(text))
+        else:
+            leaf = Expr("name", token.start, at, None, (), text)
+        push_operand(leaf)
+        push_node(leaf)
+        for between, text in zip(parts[1::2], parts[2::2], strict=True):
+            read = _RUN_OPS.get(between)
+            op, precedence, above = read or _RUN_OPS[between.strip(_BLANKS)]
+            while True:
+                if own:
+                    if own[-1][1] <= above:
+                        break
+                    before = own.pop()[0]
+                    right = operands.pop()
+                    left = operands.pop()
+                    if before == "**" and right.kind == "num":
+                        postfix.pop()  # a literal exponent is part of its node
+                    node = Expr("binary", left.start, right.end, before, (left, right))
+                    push_operand(node)
+                    push_node(node)
+                elif pending and pending[-1].kind in ("binary", "neg"):
+                    if pending[-1].precedence <= above:
+                        break
+                    self.reduce(operands, pending.pop())
+                else:
+                    break
+            own.append((op, precedence, at, between))
+            start = at + len(between)
+            at = start + len(text)
+            if text[0] in _DIGITS:
+                leaf = Expr("num", start, at, None, (), text, float(text))
+            else:
+                leaf = Expr("name", start, at, None, (), text)
+            push_operand(leaf)
+            push_node(leaf)
+        for op, precedence, at, between in own:
+            symbol = between.strip(_BLANKS)
+            start = at + between.index(symbol)
+            operator = Token("op", symbol, start, start + len(symbol), op)
+            pending.append(_Pending("binary", precedence, operator))
+        return pos
+
     def push(self, operands: list[Expr], operand: Expr) -> None:
         operands.append(operand)
         self.postfix.append(operand)
@@ -717,6 +826,10 @@ class _Parser:
 
     def unexpected(self, token: Token, previous: Token) -> SyntaxError_:
         """The error for `token` where an operator, `)` or the end of the statement belongs."""
+        if token.kind == "run":  # its first operand is the token
+            token = run_tokens(self.source, token.start, token.end)[0]
+        if previous.kind == "run":  # its last operand is the token before
+            previous = run_tokens(self.source, previous.start, previous.end)[-1]
         if token.value == "=":
             return self.error(msg("error.bad_assignment"), token)
         left, right = quoted(previous.text), quoted(token.text)
@@ -824,6 +937,7 @@ class _Parser:
     def value_literal(self, pos: int) -> tuple[Expr, int]:
         """`Value(2.0)` or `Value(-3.0, label='b')` at `pos`: a number (a leaf when it is all a
         statement assigns, else a constant); returns it and the position of its `)`."""
+        self.one_by_one(pos, 8)
         at = self.at
         start = at(pos)
         i = pos + 2
@@ -851,6 +965,7 @@ class _Parser:
     def method_call(self, operands: list[Expr], pos: int) -> int:
         """`x.relu()` (any method of the table's functions) is `relu(x)`, binding tighter than
         every operator; returns the position of its `)`."""
+        self.one_by_one(pos, 4)
         dot, method, opener, close = (self.at(pos + k) for k in range(4))
         if method.kind != "name":
             raise self.error(msg("error.dot_needs_method", methods=METHOD_LIST), dot)
@@ -874,6 +989,15 @@ class _Parser:
         operands.append(call)
         self.postfix.append(call)
         return pos + 3
+
+    def one_by_one(self, pos: int, count: int) -> None:
+        """The `run` tokens among the `count` tokens from `pos` as their tokens, one by one,
+        for a reading that looks at each of them."""
+        tokens = self.tokens
+        for at in range(pos, min(pos + count, len(tokens))):
+            token = tokens[at]
+            if token.kind == "run":
+                tokens[at : at + 1] = run_tokens(self.source, token.start, token.end)
 
     def finish_call(self, operands: list[Expr], opener: _Pending, close: Token) -> None:
         name = opener.name

@@ -89,6 +89,8 @@ def test_a_line_token_reads_as_its_tokens(source: str) -> None:
         "a = 2\r\nb = a / .5 # c\r\nc = b - 1.",
         "f(x) = x * 2\nb = f * 2",  # a function of the program named as a variable
         "a = 2\nb = g * 2\ng(x) = x * 2",  # one defined further on
+        "a = 2\r\nb = a * 3\r\nc = b - exp\r\nd = c",  # the third line of a row token by token
+        "a = 2\nb = a * 3 # c\nc = b - 1;d = c\ne = d",  # rows ended by a comment, a `;`
     ],
 )
 def test_these_programs_read_as_token_by_token(source: str) -> None:
@@ -97,8 +99,21 @@ def test_these_programs_read_as_token_by_token(source: str) -> None:
 
 
 def test_a_chain_is_read_as_line_tokens() -> None:
-    """The fast way is taken where it applies: one token a line, and a newline after it."""
-    tokens = lexer.tokenize("x = 1.0\ny1 = x * 1.0001\n  y2 = y1 * 2")
-    assert [t.kind for t in tokens[:4]] == ["line", "newline", "line", "newline"]
-    assert tokens[2].value == (10, ("x", 13, 14, None), "*", ("1.0001", 17, 23, 1.0001))
-    assert tokens[4].kind == "name"  # blanks before the line: token by token
+    """The fast way is taken where it applies: one token for the lines in a row (the parts of
+    each, its newline matched with it), and the last one's newline after it."""
+    source = "x = 1.0\ny1 = x * 1.0001\n  y2 = y1 * 2"
+    tokens = lexer.tokenize(source)
+    assert [t.kind for t in tokens[:2]] == ["line", "newline"]
+    assert tokens[0].value == [
+        ("x", " = ", "1.0", "", "", "", "", "\n"),
+        ("y1", " = ", "x", " ", "*", " ", "1.0001", "\n"),
+    ]
+    assert (tokens[0].start, tokens[0].end, tokens[1].start, tokens[1].end) == (0, 23, 23, 24)
+    assert tokens[2].kind == "name"  # blanks before the line: token by token
+    second = parse_program(source)[0][1]
+    assert (second.line, second.target_start, second.target_end) == (2, 8, 10)
+    assert nodes(second.postfix) == [
+        ("name", None, 13, 14, "x", 0.0, False),
+        ("num", None, 17, 23, "1.0001", 1.0001, False),
+        ("binary", "*", 13, 23, "", 0.0, False),
+    ]
