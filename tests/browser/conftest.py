@@ -149,6 +149,15 @@ def app_page(browser, live_server) -> Iterator:
     context.close()
 
 
+@pytest.fixture
+def modules_page(app_page) -> Iterator:
+    """`app_page` for a test that only calls the page's modules (and the API from it): no page
+    load of its own. An uncaught error in the page during the test fails it, as `page`'s do."""
+    before = len(app_page.errors)
+    yield app_page
+    assert app_page.errors[before:] == [], f"uncaught errors in the page: {app_page.errors}"
+
+
 @pytest.fixture(scope="session")
 def screenshots_dir() -> Path:
     SCREENSHOTS.mkdir(exist_ok=True)
