@@ -110,6 +110,29 @@ def page(shared_context, live_server) -> Iterator:
     assert errors == [], f"uncaught errors in the page: {errors}"
 
 
+@pytest.fixture
+def page_at(shared_context) -> Iterator:
+    """`page_at(width, height)`: a new page of the shared context at that size (a new context
+    a size would fetch the page's files and start a renderer again: about 1.2 s a page). Its
+    uncaught errors are in `.errors`, and fail the test after it; the context is then forgotten
+    (`forget`)."""
+    pages = []
+
+    def make(width: int, height: int, timeout: float = 10_000):
+        page = shared_context.new_page()
+        page.set_viewport_size({"width": width, "height": height})
+        page.set_default_timeout(timeout)
+        page.errors = []
+        page.on("pageerror", lambda error: page.errors.append(str(error)))
+        pages.append(page)
+        return page
+
+    yield make
+    errors = [error for page in pages for error in page.errors]
+    forget(shared_context)
+    assert errors == [], f"uncaught errors in the page: {errors}"
+
+
 @pytest.fixture(scope="session")
 def app_page(browser, live_server) -> Iterator:
     """The app's page, loaded once a session (in a context of its own), for tests that only call
@@ -124,6 +147,15 @@ def app_page(browser, live_server) -> Iterator:
     page.wait_for_selector("svg[data-testid=graph][data-ready=true]")
     yield page
     context.close()
+
+
+@pytest.fixture
+def modules_page(app_page) -> Iterator:
+    """`app_page` for a test that only calls the page's modules (and the API from it): no page
+    load of its own. An uncaught error in the page during the test fails it, as `page`'s do."""
+    before = len(app_page.errors)
+    yield app_page
+    assert app_page.errors[before:] == [], f"uncaught errors in the page: {app_page.errors}"
 
 
 @pytest.fixture(scope="session")

@@ -484,28 +484,24 @@ def test_focus_is_visible_on_every_control(page):
     assert outlines == []
 
 
-def test_presentation_mode_at_1920(browser, live_server, screenshots_dir):
-    context = browser.new_context(viewport={"width": 1920, "height": 1080}, base_url=live_server)
-    page = context.new_page()
-    try:
-        page.goto("/?preset=add-mul")
-        page.wait_for_selector(READY)
-        page.click("[data-testid=present]")
-        assert page.is_hidden(".sidebar") and page.is_hidden("#panels")
-        page.keyboard.press("b")
-        page.keyboard.press("ArrowRight")
-        size = page.evaluate(
-            "parseFloat(getComputedStyle(document.querySelector('[data-testid=narration]')).fontSize)"
-        )
-        assert size >= 28
-        page.screenshot(path=str(screenshots_dir / "classroom-presentation-1920.png"))
-        edge(page, "edge e \u2192 f").click()
-        page.screenshot(path=str(screenshots_dir / "classroom-presentation-edge-1920.png"))
-        page.keyboard.press("Escape")
-        page.keyboard.press("p")
-        assert page.is_visible(".sidebar")
-    finally:
-        context.close()
+def test_presentation_mode_at_1920(page_at, screenshots_dir):
+    page = page_at(1920, 1080)
+    page.goto("/?preset=add-mul")
+    page.wait_for_selector(READY)
+    page.click("[data-testid=present]")
+    assert page.is_hidden(".sidebar") and page.is_hidden("#panels")
+    page.keyboard.press("b")
+    page.keyboard.press("ArrowRight")
+    size = page.evaluate(
+        "parseFloat(getComputedStyle(document.querySelector('[data-testid=narration]')).fontSize)"
+    )
+    assert size >= 28
+    page.screenshot(path=str(screenshots_dir / "classroom-presentation-1920.png"))
+    edge(page, "edge e \u2192 f").click()
+    page.screenshot(path=str(screenshots_dir / "classroom-presentation-edge-1920.png"))
+    page.keyboard.press("Escape")
+    page.keyboard.press("p")
+    assert page.is_visible(".sidebar")
 
 
 def test_reduced_motion_runs_no_long_animation(browser, live_server):

@@ -24,7 +24,7 @@ from descent_cases import (  # noqa: E402
     stop_cases,
 )
 from node_driver import negative_zeros  # noqa: E402
-from test_numbers_page import IMPORT_JS, POST_JS, READY  # noqa: E402
+from test_numbers_page import IMPORT_JS, POST_JS  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -54,17 +54,20 @@ CHECK_MODULE = ENGINE_TESTS / "descent_check.js"
 
 
 def served_check(page) -> None:
-    """descent_check.js served beside the page's modules (it imports them by relative URL)."""
+    """descent_check.js served beside the page's modules (it imports them by relative URL), once
+    a page."""
+    if getattr(page, "serves_descent_check", False):
+        return
     page.route(
         "**/static/*/js/descent_check.js",
         lambda route: route.fulfill(path=str(CHECK_MODULE), content_type="text/javascript"),
     )
+    page.serves_descent_check = True
 
 
 def compare(page, cases: list[dict[str, Any]]) -> dict[str, int]:
+    """`page`: the app's page loaded once (conftest modules_page); the cases call its modules."""
     served_check(page)
-    page.goto("/")
-    page.wait_for_selector(READY)
     # A program of IEEE arithmetic alone must give the server's batches to the bit, which says
     # every step: its single steps would ask the server again for nothing.
     cases = [{**case, "singles": []} if case["exact"] else case for case in cases]
@@ -84,12 +87,12 @@ def without_trace(case: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in case.items() if key not in ("trace", "exact")}
 
 
-def test_every_preset_and_lesson_trains_in_the_page_as_the_server_does(page):
-    print("programs with V8 Math functions:", compare(page, program_cases()))
+def test_every_preset_and_lesson_trains_in_the_page_as_the_server_does(modules_page):
+    print("programs with V8 Math functions:", compare(modules_page, program_cases()))
 
 
-def test_every_stop_rule_in_every_language_as_the_server_says_it(page):
-    compare(page, stop_cases())
+def test_every_stop_rule_in_every_language_as_the_server_says_it(modules_page):
+    compare(modules_page, stop_cases())
 
 
 @settings(
@@ -98,5 +101,5 @@ def test_every_stop_rule_in_every_language_as_the_server_says_it(page):
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(random_cases(20))
-def test_random_programs_train_in_the_page_as_the_server_does(page, cases):
-    print("random programs with V8 Math functions:", compare(page, cases))
+def test_random_programs_train_in_the_page_as_the_server_does(modules_page, cases):
+    print("random programs with V8 Math functions:", compare(modules_page, cases))

@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
 from engine_cases import CASES  # noqa: E402
-from test_numbers_page import IMPORT_JS, POST_JS, RANDOM_RUNS, READY  # noqa: E402
+from test_numbers_page import IMPORT_JS, POST_JS, RANDOM_RUNS  # noqa: E402
 
 from chainrule import engine  # noqa: E402
 from chainrule.app.lesson_files import load_lessons  # noqa: E402
@@ -59,28 +59,29 @@ def run_of(source: str, values: dict | None, kwargs: dict) -> dict[str, Any]:
 
 
 def compare(page, runs: list[dict[str, Any]]) -> None:
-    page.goto("/")
-    page.wait_for_selector(READY)
+    """`page`: the app's page loaded once (conftest modules_page); the runs call its modules."""
     results = json.loads(page.evaluate(COMPARE_JS, runs))
     for run, result in zip(runs, results, strict=True):
         assert result["found"] == [], (run, result["found"])
     assert sum(result["numbers"] for result in results) > 0
 
 
-def test_every_preset_and_edge_program_in_every_variant_agrees_with_the_server(page):
-    compare(page, [run_of(source, values, kwargs) for source, values, kwargs in CASES])
+def test_every_preset_and_edge_program_in_every_variant_agrees_with_the_server(modules_page):
+    compare(modules_page, [run_of(source, values, kwargs) for source, values, kwargs in CASES])
 
 
-def test_every_lesson_agrees_with_the_server(page):
+def test_every_lesson_agrees_with_the_server(modules_page):
     runs = [
         run_of(lesson["source"], lesson["values"] or None, kwargs)
         for lesson in load_lessons()
         for kwargs in ({}, {"mode": "overwrite"}, {"expand_derived": True})
     ]
-    compare(page, runs)
+    compare(modules_page, runs)
 
 
-def test_random_programs_agree_with_the_server(page):
+def test_random_programs_agree_with_the_server(modules_page):
     """Seeded random programs of test_numbers_page (every op, nan, inf, tiny and huge values) in
     random variants, moved to other values."""
-    compare(page, [run_of(source, values, kwargs) for source, values, kwargs in RANDOM_RUNS])
+    compare(
+        modules_page, [run_of(source, values, kwargs) for source, values, kwargs in RANDOM_RUNS]
+    )

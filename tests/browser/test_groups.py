@@ -256,16 +256,9 @@ def test_follow_inside_opens_the_group_the_step_is_in(page):
 
 
 @pytest.fixture
-def sized_page(browser, live_server, request):
+def sized_page(page_at, request):
     width, height = request.param
-    context = browser.new_context(viewport={"width": width, "height": height}, base_url=live_server)
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    yield page
-    context.close()
-    assert errors == []
+    return page_at(width, height, timeout=15_000)
 
 
 def settle(page) -> None:
@@ -376,9 +369,8 @@ def test_collapsed_frames_drawn_by_difference_equal_a_full_redraw(page):
 
 
 @pytest.mark.parametrize("state", ["collapsed", "expanded"])
-def test_screenshot_mlp_mid_backward(browser, live_server, screenshots_dir, state):
-    context = browser.new_context(viewport={"width": 1280, "height": 720}, base_url=live_server)
-    page = context.new_page()
+def test_screenshot_mlp_mid_backward(page_at, screenshots_dir, state):
+    page = page_at(1280, 720)
     open_preset(page)
     if state == "expanded":
         page.click("[data-testid=expand-all]")
@@ -387,4 +379,3 @@ def test_screenshot_mlp_mid_backward(browser, live_server, screenshots_dir, stat
         page.keyboard.press("ArrowRight")
     settle(page)
     page.screenshot(path=str(screenshots_dir / f"groups-mlp-{state}-1280x720.png"))
-    context.close()

@@ -440,26 +440,20 @@ def screen_state(page) -> dict:
     [("ru", (1280, 720), "propagation"), ("et", (1280, 720), "labs"), ("et", (390, 844), "sort")],
     ids=["ru-1280", "et-1280", "et-390"],
 )
-def test_screenshots_mid_backward_with_a_panel_open(
-    browser, live_server, screenshots_dir, lang, size, tab
-):
+def test_screenshots_mid_backward_with_a_panel_open(page_at, screenshots_dir, lang, size, tab):
     width, height = size
-    context = browser.new_context(base_url=live_server, viewport={"width": width, "height": height})
-    page = context.new_page()
-    try:
-        open_page(page, f"?lang={lang}&preset=diamond")
-        page.click("#jump-backward")
-        page.click("[data-testid=step-forward]")
-        page.click(f"#tab-{tab}")
-        page.evaluate("window.scrollTo(0, 0)")
-        seen = screen_state(page)
-        assert seen["header"] <= 0 and seen["page"] <= 0, seen  # nothing runs off to the side
-        assert max(seen["items"]) <= width, seen
-        if width >= 1280:
-            assert seen["transport"] < 70, seen  # the transport bar keeps to one row
-        page.screenshot(path=str(screenshots_dir / f"lang-{lang}-{width}.png"), full_page=True)
-    finally:
-        context.close()
+    page = page_at(width, height)
+    open_page(page, f"?lang={lang}&preset=diamond")
+    page.click("#jump-backward")
+    page.click("[data-testid=step-forward]")
+    page.click(f"#tab-{tab}")
+    page.evaluate("window.scrollTo(0, 0)")
+    seen = screen_state(page)
+    assert seen["header"] <= 0 and seen["page"] <= 0, seen  # nothing runs off to the side
+    assert max(seen["items"]) <= width, seen
+    if width >= 1280:
+        assert seen["transport"] < 70, seen  # the transport bar keeps to one row
+    page.screenshot(path=str(screenshots_dir / f"lang-{lang}-{width}.png"), full_page=True)
 
 
 # The graph pane's overlays: the group tools (top left), the view's tools (top right), the
@@ -509,34 +503,30 @@ def overlap(a: dict, b: dict) -> bool:
     ids=["ru-mlp", "et-layer"],
 )
 def test_screenshots_of_the_graph_tools_in_each_language(
-    browser, live_server, screenshots_dir, lang, preset, gradmap
+    page_at, screenshots_dir, lang, preset, gradmap
 ):
-    context = browser.new_context(base_url=live_server, viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    try:
-        open_page(page, f"?lang={lang}&preset={preset}")
-        assert page.locator(".group-tools").is_visible()
-        page.click("#jump-backward")
-        for _ in range(4):
-            page.click("[data-testid=step-forward]")
-        if gradmap:
-            page.locator("[data-testid=gradmap]").check()
-            page.locator("[data-testid=gradmap-legend]").wait_for()
-        page.wait_for_timeout(400)  # a glide of follow ends
-        page.screenshot(path=str(screenshots_dir / f"lang-{lang}-{preset}.png"))
-        seen = page.evaluate(PANE_STATE)
-        assert seen["cut"] == [], seen  # no word of a tool or of the legend cut or wrapped
-        boxes, pane = seen["boxes"], seen["pane"]
-        for name, box in boxes.items():  # everything inside the pane
-            assert box["left"] >= pane["left"] and box["right"] <= pane["right"] + 0.5, (name, seen)
-        names = sorted(boxes)
-        for k, first in enumerate(names):
-            for second in names[k + 1 :]:
-                assert not overlap(boxes[first], boxes[second]), (first, second, seen)
-        state = screen_state(page)
-        assert state["header"] <= 0 and state["page"] <= 0, state
-    finally:
-        context.close()
+    page = page_at(1280, 720)
+    open_page(page, f"?lang={lang}&preset={preset}")
+    assert page.locator(".group-tools").is_visible()
+    page.click("#jump-backward")
+    for _ in range(4):
+        page.click("[data-testid=step-forward]")
+    if gradmap:
+        page.locator("[data-testid=gradmap]").check()
+        page.locator("[data-testid=gradmap-legend]").wait_for()
+    page.wait_for_timeout(400)  # a glide of follow ends
+    page.screenshot(path=str(screenshots_dir / f"lang-{lang}-{preset}.png"))
+    seen = page.evaluate(PANE_STATE)
+    assert seen["cut"] == [], seen  # no word of a tool or of the legend cut or wrapped
+    boxes, pane = seen["boxes"], seen["pane"]
+    for name, box in boxes.items():  # everything inside the pane
+        assert box["left"] >= pane["left"] and box["right"] <= pane["right"] + 0.5, (name, seen)
+    names = sorted(boxes)
+    for k, first in enumerate(names):
+        for second in names[k + 1 :]:
+            assert not overlap(boxes[first], boxes[second]), (first, second, seen)
+    state = screen_state(page)
+    assert state["header"] <= 0 and state["page"] <= 0, state
 
 
 # Every entry of the header's Export menu is on screen and is what a click there reaches. The
@@ -556,25 +546,21 @@ MENU_ON_SCREEN = """() => {
 
 
 @pytest.mark.parametrize("lang", ["en", "ru", "et"])
-def test_the_export_menu_opens_whole_below_the_header(browser, live_server, lang):
-    context = browser.new_context(base_url=live_server, viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    try:
-        open_page(page, f"?lang={lang}&preset=mlp")
-        page.click("#export-button")
-        seen = page.evaluate(MENU_ON_SCREEN)
-        assert seen["scrolled"] == 0, seen
-        assert [item["text"] for item in seen["items"]] == [
-            "SVG",
-            "PNG",
-            "PDF",
-            ui(lang, "export.html"),
-            "torch.py",
-        ]
-        assert all(item["reached"] and item["bottom"] <= 720 for item in seen["items"]), seen
-        assert screen_state(page)["header"] <= 0
-    finally:
-        context.close()
+def test_the_export_menu_opens_whole_below_the_header(page_at, lang):
+    page = page_at(1280, 720)
+    open_page(page, f"?lang={lang}&preset=mlp")
+    page.click("#export-button")
+    seen = page.evaluate(MENU_ON_SCREEN)
+    assert seen["scrolled"] == 0, seen
+    assert [item["text"] for item in seen["items"]] == [
+        "SVG",
+        "PNG",
+        "PDF",
+        ui(lang, "export.html"),
+        "torch.py",
+    ]
+    assert all(item["reached"] and item["bottom"] <= 720 for item in seen["items"]), seen
+    assert screen_state(page)["header"] <= 0
 
 
 def test_a_header_too_narrow_for_the_preset_note_hides_it_rather_than_cut_it_to_a_letter(page):

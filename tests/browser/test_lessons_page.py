@@ -223,24 +223,19 @@ def test_the_share_dialog_builds_a_teacher_link(page, browser, live_server):
         context.close()
 
 
-def test_screenshots_of_a_lesson_stop(browser, live_server, screenshots_dir):
+def test_screenshots_of_a_lesson_stop(page_at, screenshots_dir):
     for (width, height), present, name in [
         ((1280, 720), False, "lesson-1280x720.png"),
         ((3840, 2160), True, "lesson-presenting-3840x2160.png"),
     ]:
-        context = browser.new_context(
-            viewport={"width": width, "height": height}, base_url=live_server
-        )
-        page = context.new_page()
-        try:
-            page.goto("/?lesson=neuron&stop=4" + ("&present=1" if present else ""))
-            wait_for_stop(page, 4, BY_ID["neuron"])
-            page.wait_for_selector("[data-lesson=highlight]")
-            panel = page.locator(LESSON_PANEL).bounding_box()
-            assert panel["y"] + panel["height"] <= height + 0.5  # the stop's text is on screen
-            page.screenshot(path=str(screenshots_dir / name))
-        finally:
-            context.close()
+        page = page_at(width, height)
+        page.goto("/?lesson=neuron&stop=4" + ("&present=1" if present else ""))
+        wait_for_stop(page, 4, BY_ID["neuron"])
+        page.wait_for_selector("[data-lesson=highlight]")
+        panel = page.locator(LESSON_PANEL).bounding_box()
+        assert panel["y"] + panel["height"] <= height + 0.5  # the stop's text is on screen
+        page.screenshot(path=str(screenshots_dir / name))
+        page.close()
 
 
 def test_reopening_the_open_lesson_then_moving_a_slider_keeps_the_step(page):

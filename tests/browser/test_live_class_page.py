@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.browser.conftest import VIEWPORT, forget, keep_renderer
 from tests.conftest import start_server, stop_server
 
 pytestmark = pytest.mark.browser
@@ -24,8 +25,13 @@ DIAMOND = "a = 2\nb = a + 1\nc = a * 3\nd = b * c"
 
 
 def new_page(browser, base_url: str, width: int = 1280, height: int = 720, errors=None):
+    """A page in a new context of its own (the two servers' test: another origin a role)."""
     context = browser.new_context(viewport={"width": width, "height": height}, base_url=base_url)
-    page = context.new_page()
+    return watched(context.new_page(), errors)
+
+
+def watched(page, errors=None):
+    """`page` with a 10 s timeout, its uncaught errors and CSP violations in `page.errors`."""
     page.set_default_timeout(10_000)
     page.errors = [] if errors is None else errors
     page.on("pageerror", lambda error: page.errors.append(str(error)))
@@ -34,6 +40,38 @@ def new_page(browser, base_url: str, width: int = 1280, height: int = 720, error
         lambda m: page.errors.append(m.text) if "Content Security Policy" in m.text else None,
     )
     return page
+
+
+@pytest.fixture(scope="module")
+def roles(browser, live_server) -> Iterator[dict]:
+    """A browser context for each role of a class (the teacher, three students), kept for the
+    module: a role's storage is its own, as on four machines, while its HTTP cache and its
+    renderer (a keeper page, conftest.keep_renderer) serve each test's pages, instead of ~90
+    files fetched and a renderer started for each of four pages a test."""
+    made = {}
+    for role in ("teacher", "student0", "student1", "student2"):
+        made[role] = browser.new_context(viewport=VIEWPORT, base_url=live_server)
+        made[role].keeper = keep_renderer(made[role])
+    yield made
+    for context in made.values():
+        context.close()
+
+
+@pytest.fixture
+def role_page(roles) -> Iterator:
+    """`role_page(role, width, height)`: a new page in the role's context, at that size. After
+    the test, each role's context is left as it found it (conftest.forget: no page but its
+    keeper, no local storage such as the student's name, no cookie, no permission)."""
+
+    def make(role: str, width: int = 1280, height: int = 720):
+        page = roles[role].new_page()
+        if (width, height) != (VIEWPORT["width"], VIEWPORT["height"]):
+            page.set_viewport_size({"width": width, "height": height})
+        return watched(page)
+
+    yield make
+    for context in roles.values():
+        forget(context)
 
 
 def step_of(page) -> int:
@@ -61,14 +99,14 @@ def start_class(teacher, preset: str = "diamond") -> str:
 
 
 @pytest.fixture
-def classroom(browser, live_server) -> Iterator[dict]:
+def classroom(role_page) -> Iterator[dict]:
     """A teacher page with a class started on the diamond, and three students following it."""
-    teacher = new_page(browser, live_server)
+    teacher = role_page("teacher")
     code = start_class(teacher)
     students = [
-        new_page(browser, live_server),
-        new_page(browser, live_server, 390, 844),  # a phone
-        new_page(browser, live_server, 800, 600),
+        role_page("student0"),
+        role_page("student1", 390, 844),  # a phone
+        role_page("student2", 800, 600),
     ]
     paths = [f"/c/{code}", f"/c/{code.lower()}?lang=ru", f"/c/{code.replace('-', '')}"]
     for student, path in zip(students, paths, strict=True):
@@ -81,7 +119,6 @@ def classroom(browser, live_server) -> Iterator[dict]:
     yield {"teacher": teacher, "students": students, "code": code}
     for page in (teacher, *students):
         assert page.errors == [], page.errors
-        page.context.close()
 
 
 def grad_of(base_url: str, source: str, node: str, mode: str = "correct") -> float:
@@ -256,15 +293,15 @@ OWN_MOVES = """async () => {
 }"""
 
 
-def test_a_following_student_never_leaves_the_teachers_step(browser, live_server):
+def test_a_following_student_never_leaves_the_teachers_step(role_page):
     """The store's step guard holds a following student's timeline: a move of its own (a key, an
     action) ends on the teacher's step, or before an open question's answer, and no other frame
     is ever shown (when the follower put the page back after it moved, End showed the last frame
     and then 3 again)."""
-    teacher = new_page(browser, live_server)
+    teacher = role_page("teacher")
     code = start_class(teacher)
     teacher.click("[data-testid=class-join-close]")
-    student = new_page(browser, live_server)
+    student = role_page("student0")
     student.goto(f"/c/{code}")
     wait_state(student, "following")
     student.wait_for_selector(READY)
@@ -292,7 +329,6 @@ def test_a_following_student_never_leaves_the_teachers_step(browser, live_server
     assert student.get_attribute("[data-testid=node][data-node-id=n0]", "data-grad") == ""
     for page in (teacher, student):
         assert page.errors == [], page.errors
-        page.context.close()
 
 
 def test_a_student_cannot_drive_the_class(classroom, live_server):
@@ -350,8 +386,8 @@ def test_an_unknown_code_says_so_and_asks_for_another(page):
     assert page.locator("[data-testid=class-join-code]").is_visible()
 
 
-def test_the_teacher_page_with_the_code_and_qr(browser, live_server, screenshots_dir):
-    teacher = new_page(browser, live_server)
+def test_the_teacher_page_with_the_code_and_qr(role_page, live_server, screenshots_dir):
+    teacher = role_page("teacher")
     code = start_class(teacher)
     qr = teacher.locator("[data-testid=class-qr] svg")
     assert int(qr.get_attribute("data-modules")) >= 21  # a version-1 code or larger
@@ -369,7 +405,6 @@ def test_the_teacher_page_with_the_code_and_qr(browser, live_server, screenshots
     teacher.click("[data-testid=class-end]")
     teacher.wait_for_selector("[data-testid=class-start]")
     assert teacher.errors == []
-    teacher.context.close()
 
 
 @pytest.fixture

@@ -198,20 +198,20 @@ def check_fill(page, runs, ids) -> None:
         assert got == case["narrations"], name
 
 
-def test_the_page_fills_every_template_as_the_server_narrates_presets_and_variants(page):
+def test_the_page_fills_every_template_as_the_server_narrates_presets_and_variants(modules_page):
     """Every preset and edge program (non-finite, -0.0, tiny, huge, ties) in every variant:
     overwrite, custom visit orders, expand_derived."""
-    open_page(page)
+    page = modules_page
     check_fill(page, [case for case in CASES], [case_id(case) for case in CASES])
 
 
-def test_the_page_fills_every_template_as_the_server_narrates_random_programs(page):
-    open_page(page)
+def test_the_page_fills_every_template_as_the_server_narrates_random_programs(modules_page):
+    page = modules_page
     check_fill(page, RANDOM_RUNS, [repr(run) for run in RANDOM_RUNS])
 
 
-def test_the_page_fills_function_target_and_forward_mode_templates_as_the_server(page):
-    open_page(page)
+def test_the_page_fills_function_target_and_forward_mode_templates_as_the_server(modules_page):
+    page = modules_page
     check_fill(page, NEWER_RUNS, [repr(run) for run in NEWER_RUNS])
 
 
@@ -241,12 +241,12 @@ def some_floats(count: int, seed: int) -> list[float]:
     return out
 
 
-def test_numbers_are_written_as_the_server_writes_them(page):
+def test_numbers_are_written_as_the_server_writes_them(modules_page):
     """fmt's rules: integers plainly below 1e15, else %.6g (exponent below 1e-4 and from 1e6,
     two-digit exponents, trailing zeros removed, ties to even); nan, inf, −inf; -0 is 0; the
     page's minus sign U+2212 (in the exponent too); a negative operand in parentheses;
     `{{`/`}}` are braces."""
-    open_page(page)
+    page = modules_page
     table = [
         (2.0, "2"), (-3.0, "−3"), (-0.0, "0"), (0.1 + 0.2, "0.3"), (1e-5, "1e−05"),
         (0.0001, "0.0001"), (-1.5e-7, "−1.5e−07"), (123456.5, "123456"), (12345.25, "12345.2"),
@@ -270,8 +270,8 @@ MALFORMED_JS = """async () => {
 }""".replace("IMPORT", IMPORT_JS)
 
 
-def test_a_malformed_template_or_a_missing_number_is_an_error_not_a_sentence(page):
-    open_page(page)
+def test_a_malformed_template_or_a_missing_number_is_an_error_not_a_sentence(modules_page):
+    page = modules_page
     assert page.evaluate(MALFORMED_JS) == [
         "error: malformed narration template: a single '}' in \"a } b\"",
         "error: narration slot {n:data:3} is outside the numbers",
@@ -403,8 +403,8 @@ def check_merges(page, runs, ids) -> None:
         assert result["untouched"], name
 
 
-def test_engine_numbers_merged_into_a_trace_equal_the_trace_of_the_new_values(page):
-    open_page(page)
+def test_engine_numbers_merged_into_a_trace_equal_the_trace_of_the_new_values(modules_page):
+    page = modules_page
     presets = [(p["source"], p["values"] or None, {}) for p in engine.PRESETS]
     runs = merge_runs(presets + RANDOM_RUNS, seed=3)
     for run in runs:
@@ -417,11 +417,11 @@ def test_engine_numbers_merged_into_a_trace_equal_the_trace_of_the_new_values(pa
     check_merges(page, runs, [run["after"]["source"][:30] for run in runs])
 
 
-def test_values_replies_merged_into_a_trace_equal_the_trace_of_the_new_values(page):
+def test_values_replies_merged_into_a_trace_equal_the_trace_of_the_new_values(modules_page):
     """POST /api/values with the structure of /api/graph(values1), merged in the page, deep-equals
     /api/graph(values2): every preset, in the plain and in variants, and 30 random programs in
     random variants (overwrite, custom orders, expand_derived)."""
-    open_page(page)
+    page = modules_page
     presets = [(p["source"], p["values"] or None, {}) for p in engine.PRESETS]
     variants = [
         (p["source"], p["values"] or None, kwargs)
@@ -470,8 +470,8 @@ ATTACHED_JS = """async () => {
 }""".replace("IMPORT", IMPORT_JS)
 
 
-def test_what_a_trace_works_out_stays_its_own_through_merges_copies_and_json(page):
-    open_page(page)
+def test_what_a_trace_works_out_stays_its_own_through_merges_copies_and_json(modules_page):
+    page = modules_page
     found = page.evaluate(ATTACHED_JS)
     # a·b + a: 2·(−3)+2 = −4; 1.5·(−3)+1.5 = −3; 4·(−3)+4 = −8.
     assert found.pop("root") == [-4, -3, -8]
@@ -525,11 +525,11 @@ FRAMES_JS = """async (runs) => {
 }""".replace("IMPORT", IMPORT_JS)
 
 
-def test_a_merged_trace_shows_its_own_numbers_at_every_frame_from_one_play_index(page):
+def test_a_merged_trace_shows_its_own_numbers_at_every_frame_from_one_play_index(modules_page):
     """The player's view of a merged trace (new numbers) equals the view of /api/graph's trace for
     those values at every frame, while its play index and frames are the first trace's (built
     once per structure: a slider move rebuilds neither); the first trace still shows its own."""
-    open_page(page)
+    page = modules_page
     presets = [(p["source"], p["values"] or None, {}) for p in engine.PRESETS]
     variants = [
         (p["source"], p["values"] or None, {"mode": "overwrite"}) for p in engine.PRESETS[:3]
@@ -542,10 +542,12 @@ def test_a_merged_trace_shows_its_own_numbers_at_every_frame_from_one_play_index
         assert result["again"] == result["before"], name
 
 
-def test_values_replies_merged_in_forward_mode_with_a_target_or_functions_equal_the_trace(page):
+def test_values_replies_merged_in_forward_mode_with_a_target_or_functions_equal_the_trace(
+    modules_page,
+):
     """The same for forward mode (the nodes' tangents and the tangent steps' numbers are
     merged), a target other than the root, and the program's own functions."""
-    open_page(page)
+    page = modules_page
     runs = merge_runs(NEWER_RUNS, seed=5)
     check_merges(page, runs, [repr(run["after"]) for run in runs])
 

@@ -323,21 +323,17 @@ def test_every_asset_is_local(page, live_server):
 
 
 @pytest.mark.parametrize("size", [(1280, 720), (3840, 2160)], ids=["1280x720", "3840x2160"])
-def test_screenshot_neuron_mid_backward(browser, live_server, screenshots_dir, size):
+def test_screenshot_neuron_mid_backward(page_at, screenshots_dir, size):
     width, height = size
-    context = browser.new_context(viewport={"width": width, "height": height}, base_url=live_server)
-    page = context.new_page()
-    try:
-        open_page(page, "neuron")
-        page.click("[data-testid=jump-backward]")
-        for _ in range(4):
-            page.click("[data-testid=step-forward]")
-        assert page.text_content("[data-testid=phase]").startswith("backward")
-        grads = [n["grad"] for n in nodes(page)]
-        assert "" in grads and any(grads)  # mid-pulse: some reached, some not
-        page.screenshot(path=str(screenshots_dir / f"neuron-mid-backward-{width}x{height}.png"))
-        # Nothing may overflow the window at either size.
-        overflow = page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth")
-        assert not overflow
-    finally:
-        context.close()
+    page = page_at(width, height)
+    open_page(page, "neuron")
+    page.click("[data-testid=jump-backward]")
+    for _ in range(4):
+        page.click("[data-testid=step-forward]")
+    assert page.text_content("[data-testid=phase]").startswith("backward")
+    grads = [n["grad"] for n in nodes(page)]
+    assert "" in grads and any(grads)  # mid-pulse: some reached, some not
+    page.screenshot(path=str(screenshots_dir / f"neuron-mid-backward-{width}x{height}.png"))
+    # Nothing may overflow the window at either size.
+    overflow = page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth")
+    assert not overflow

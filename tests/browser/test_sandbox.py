@@ -402,15 +402,16 @@ def test_the_diagnosis_is_said_in_the_pages_language(
 
 
 def test_a_live_class_follows_the_program_the_teachers_code_ran_as(
-    browser, live_server, screenshots_dir
+    sandbox, page_at, screenshots_dir
 ):
     """A teacher whose code ran in the sandbox starts a live class on its graph (issue 26): the
     class is sent the straight-line program, so a student's page traces it with the code's
-    numbers and runs nothing; neither the server nor the class's socket gets the code."""
-    pages = []
-    for _ in range(2):  # the teacher, a student
-        context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=live_server)
-        page = context.new_page()
+    numbers and runs nothing; neither the server nor the class's socket gets the code.
+
+    The teacher's page is a second page of the sandbox's context (Pyodide is in its cache), the
+    student's one of the shared context's: a browser each, as on two machines."""
+    pages = [sandbox.context.new_page(), page_at(1280, 800, timeout=30_000)]
+    for page in pages:
         page.set_default_timeout(30_000)
         page.errors, page.posted, page.frames_sent = [], [], []
         page.on("pageerror", lambda error, page=page: page.errors.append(str(error)))
@@ -422,7 +423,6 @@ def test_a_live_class_follows_the_program_the_teachers_code_ran_as(
             "websocket",
             lambda ws, page=page: ws.on("framesent", lambda f: page.frames_sent.append(str(f))),
         )
-        pages.append(page)
     teacher, student = pages
     teacher.goto("/?collapse_at=never")
     teacher.wait_for_selector("[data-testid=node]")
@@ -452,6 +452,6 @@ def test_a_live_class_follows_the_program_the_teachers_code_ran_as(
     )
     for words in (*posted_by_teacher, *class_post, *teacher.frames_sent, *student.posted):
         assert not any(word in words for word in ("class ", "def ", "import ")), words
+    teacher.close()
     for page in pages:
         assert page.errors == []
-        page.context.close()

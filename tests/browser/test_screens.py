@@ -68,17 +68,11 @@ def open_program(page, source: str) -> dict:
 
 
 @pytest.fixture
-def sized_page(browser, live_server, request):
+def sized_page(page_at, request):
     width, height = request.param
-    context = browser.new_context(viewport={"width": width, "height": height}, base_url=live_server)
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
+    page = page_at(width, height)
     page.size = (width, height)
-    yield page
-    context.close()
-    assert errors == []
+    return page
 
 
 @pytest.mark.parametrize("sized_page", DESKTOPS, indirect=True, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -166,6 +160,18 @@ def test_refit_fits_the_part_of_the_pane_on_screen(sized_page):
         assert inside(card, seen), (card, seen)
 
 
+# What a step shows, read in one call a step (five reads of their own cost a round trip each,
+# on about a hundred steps): the boxes, the narration's length and overflow, whether the
+# forward button is disabled (the last step), and the step.
+STEP_SHOWN = """() => ({
+  box: (BOXES)(),
+  text: document.querySelector('[data-testid=narration]').textContent.length,
+  overflow: (n => n.scrollHeight - n.clientHeight)(document.querySelector('#narration')),
+  last: document.querySelector('[data-testid=step-forward]').matches(':disabled'),
+  step: document.body.dataset.stepIndex,
+})""".replace("BOXES", BOXES)
+
+
 @pytest.mark.parametrize("sized_page", [(1280, 720)], indirect=True, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_graph_pane_does_not_jump_while_stepping(sized_page):
     """Short and long narrations, narrow and wide numbers: the pane and the transport stay put."""
@@ -176,7 +182,8 @@ def test_graph_pane_does_not_jump_while_stepping(sized_page):
     overflow = set()
     forward = page.locator("[data-testid=step-forward]")
     for _ in range(200):
-        box = page.evaluate(BOXES)
+        shown = page.evaluate(STEP_SHOWN)
+        box = shown["box"]
         seen.add(
             (
                 round(box["pane"]["height"]),
@@ -184,17 +191,12 @@ def test_graph_pane_does_not_jump_while_stepping(sized_page):
                 round(box["narration"]["bottom"]),
             )
         )
-        texts.add(len(page.text_content("[data-testid=narration]")))
-        overflow.add(
-            page.evaluate(
-                "(n => n.scrollHeight - n.clientHeight)(document.querySelector('#narration'))"
-            )
-        )
-        if forward.is_disabled():
+        texts.add(shown["text"])
+        overflow.add(shown["overflow"])
+        if shown["last"]:
             break
-        before = page.get_attribute("body", "data-step-index")
         forward.click()
-        page.wait_for_function("(s) => document.body.dataset.stepIndex !== s", arg=before)
+        page.wait_for_function("(s) => document.body.dataset.stepIndex !== s", arg=shown["step"])
     assert max(texts) > 2 * min(texts)
     # Following the current row of a table never scrolls the graph off the first screen.
     assert page.evaluate("window.scrollY") == 0

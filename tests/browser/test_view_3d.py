@@ -349,22 +349,15 @@ def test_a_graph_over_the_size_limit_gets_a_note_suggesting_2d(page):
 
 
 @pytest.mark.parametrize("size", [(1280, 720), (3840, 2160)], ids=["1280x720", "3840x2160"])
-def test_screenshot_3d_mid_backward(browser, live_server, screenshots_dir, size):
+def test_screenshot_3d_mid_backward(page_at, screenshots_dir, size):
     width, height = size
-    context = browser.new_context(viewport={"width": width, "height": height}, base_url=live_server)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        open_preset(page, "neuron")
-        switch_to_3d(page)
-        step(page, "b")
-        for _ in range(4):
-            step(page, "ArrowRight")
-        assert page.text_content("[data-testid=phase]").startswith("backward")
-        page.wait_for_timeout(800)  # the pulse has arrived
-        page.screenshot(path=str(screenshots_dir / f"3d-neuron-mid-backward-{width}x{height}.png"))
-        assert not page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth")
-    finally:
-        context.close()
-    assert errors == []
+    page = page_at(width, height)
+    open_preset(page, "neuron")
+    switch_to_3d(page)
+    step(page, "b")
+    for _ in range(4):
+        step(page, "ArrowRight")
+    assert page.text_content("[data-testid=phase]").startswith("backward")
+    page.wait_for_timeout(800)  # the pulse has arrived
+    page.screenshot(path=str(screenshots_dir / f"3d-neuron-mid-backward-{width}x{height}.png"))
+    assert not page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth")

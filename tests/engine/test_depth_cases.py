@@ -86,6 +86,22 @@ def sympy_number(expression: sp.Expr, leaf: str, at: dict) -> float | None:
     return want.real
 
 
+# sympy's ∂node/∂leaf of a case, by (case, node id, leaf): both tests below ask for the same
+# numbers (a node's tangent by a leaf is the leaf's gradient with the node as the target), and
+# sympy's derivative is most of their time. Kept for the module (its file runs on one worker).
+SYMPY_NUMBERS: dict[tuple, float | None] = {}
+
+
+def sympy_number_of(case: tuple, built: dict, node_id: int, leaf: str, at: dict) -> float | None:
+    """sympy_number of `case`'s node `node_id` (its expression `built[node_id]`) by `leaf`,
+    computed once a module."""
+    source, values, expand = case
+    key = (source, repr(values), expand, node_id, leaf)
+    if key not in SYMPY_NUMBERS:
+        SYMPY_NUMBERS[key] = sympy_number(built[node_id], leaf, at)
+    return SYMPY_NUMBERS[key]
+
+
 def agrees(got: float, want: float) -> bool:
     return math.isclose(got, want, rel_tol=1e-7, abs_tol=1e-9)
 
@@ -102,7 +118,7 @@ def test_every_node_s_tangent_by_every_leaf_is_sympy_s(case) -> None:
         for node in forward.nodes:
             if node.kind == "const" or node.id not in built or node.id not in finite:
                 continue
-            want = sympy_number(built[node.id], name, at)
+            want = sympy_number_of(case, built, node.id, name, at)
             if want is None:
                 continue
             got = forward.tangents.tangent[node.id]
@@ -124,7 +140,7 @@ def test_every_node_as_the_target_gives_sympy_s_gradients(case) -> None:
         traced = engine.trace(source, values, expand_derived=expand, target=f"n{node.id}")
         assert traced.target.id == node.id
         for name, leaf in traced.graph.leaves:
-            want = sympy_number(built[node.id], name, at)
+            want = sympy_number_of(case, built, node.id, name, at)
             if want is None:
                 continue
             got = traced.grads[leaf.id]
