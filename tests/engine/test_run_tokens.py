@@ -13,10 +13,11 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_line_tokens import reading  # the parser's whole reading of a source, or its error
 
 from chainrule.engine import lexer
 from chainrule.engine.errors import ProgramError
-from chainrule.engine.parser import Expr, parse_program
+from chainrule.engine.parser import parse_program
 
 OPERANDS = ["a", "b", "x1", "_y", "L", "2", "0.5", ".5", "1.", "1.0001", "3e2", "7" * 30, "1_0"]
 NEAR = ["exp", "tanh", "Value", "vpow", "if", "True", "softplus", "a.relu()", "exp(a)", "(a)"]
@@ -69,26 +70,6 @@ def programs(draw: st.DrawFn) -> str:
         draw(extra)
         + "".join(line + draw(ends) for line in lines)
         + draw(st.sampled_from(["", "L", "a * b + c"]))
-    )
-
-
-def nodes(postfix: list[Expr]) -> list[tuple]:
-    return [(e.kind, e.op, e.start, e.end, e.text, e.value, e.parens) for e in postfix]
-
-
-def reading(source: str) -> object:
-    """Everything the parser says about `source`: each statement with its offsets, line, labels
-    and the offsets and values of every node of its expression, and the notes; or the error."""
-    try:
-        statements, notes = parse_program(source)
-    except ProgramError as error:
-        return ("error", type(error).__name__, error.to_dict())
-    return (
-        [
-            (s.target, s.target_start, s.target_end, s.line, s.labels, str(s), nodes(s.postfix))
-            for s in statements
-        ],
-        notes,
     )
 
 
