@@ -150,6 +150,14 @@ class FunctionCall(Expr):
     __slots__ = ("function",)
 
 
+def plain_operand(text: str, start: int, end: int) -> Expr:
+    """A plain operand as a `line` or `run` token holds it (engine/lexer.py): a number (it
+    starts with a digit or a `.`) or a name."""
+    if text[0] in _DIGITS:
+        return Expr("num", start, end, None, (), text, float(text))
+    return Expr("name", start, end, None, (), text)
+
+
 class Statement:
     """`target = expr` (target is None for a bare expression), with the 1-based line.
 
@@ -402,23 +410,13 @@ class _Parser:
         for target, equals, first, before_op, op, after_op, second, ends in token.value:
             at = start + len(target) + len(equals)
             end = at + len(first)
-            if target in functions:
+            if target in functions or first in functions or second in functions:
                 break
-            if first[0] in _DIGITS:
-                left = Expr("num", at, end, None, (), first, float(first))
-            elif first in functions:
-                break
-            else:
-                left = Expr("name", at, end, None, (), first)
+            left = plain_operand(first, at, end)
             if op:
                 at = end + len(before_op) + len(op) + len(after_op)
                 end = at + len(second)
-                if second[0] in _DIGITS:
-                    right = Expr("num", at, end, None, (), second, float(second))
-                elif second in functions:
-                    break
-                else:
-                    right = Expr("name", at, end, None, (), second)
+                right = plain_operand(second, at, end)
                 expr = Expr("binary", left.start, end, op, (left, right))
                 postfix = [left, right, expr]
             else:
@@ -746,10 +744,7 @@ class _Parser:
         own: list[tuple[str, float, int, str]] = []
         text = parts[0]
         at = token.start + len(text)
-        if text[0] in _DIGITS:
-            leaf = Expr("num", token.start, at, None, (), text, float(text))
-        else:
-            leaf = Expr("name", token.start, at, None, (), text)
+        leaf = plain_operand(text, token.start, at)
         push_operand(leaf)
         push_node(leaf)
         for between, text in zip(parts[1::2], parts[2::2], strict=True):
@@ -776,10 +771,7 @@ class _Parser:
             own.append((op, precedence, at, between))
             start = at + len(between)
             at = start + len(text)
-            if text[0] in _DIGITS:
-                leaf = Expr("num", start, at, None, (), text, float(text))
-            else:
-                leaf = Expr("name", start, at, None, (), text)
+            leaf = plain_operand(text, start, at)
             push_operand(leaf)
             push_node(leaf)
         for op, precedence, at, between in own:
