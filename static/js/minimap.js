@@ -240,17 +240,21 @@ class Minimap {
     if (boxes) this.boxesStale = true;
     if (this.paintQueued) return;
     this.paintQueued = true;
-    requestAnimationFrame(() => {
-      this.paintQueued = false;
-      this.refresh();
-    });
+    requestAnimationFrame(() => this.flush());
+  }
+
+  /** The queued refresh, now: once, whether the frame or box() asks first. */
+  flush() {
+    if (!this.paintQueued) return;
+    this.paintQueued = false;
+    this.refresh();
   }
 
   /** The minimap's box in the pane's pixels (the SVG's local ones), or null while hidden: as the
    *  frame being drawn shows it (a new program's minimap, queued, is refreshed now, so that the
    *  view follow chooses in this frame keeps the current card clear of it). */
   box() {
-    if (this.paintQueued) this.refresh();
+    this.flush();
     const { frame } = this;
     if (this.parts.root.hidden || !frame) return null;
     const { width, height, rem } = this.metrics();
