@@ -135,7 +135,7 @@ _TOKEN_ONE_BY_ONE = re.compile(r"(?!)()()()()()()()()|" + _TOKEN.replace("RUN", 
 # A run split at its operators: its operands, each operator with its blanks between them (a
 # `run` token's value).
 _RUN_SPLIT = re.compile(r"([ \t\f\v]*(?:\*\*|[-+*/^])[ \t\f\v]*)")
-_DIGITS = frozenset("0123456789.")
+NUMBER_STARTS = frozenset("0123456789.")  # what a number starts with
 _NUMBER_TAIL = frozenset("._abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
 
@@ -459,7 +459,7 @@ def _read_at_once(parts: list[str]) -> bool:
         return False
     if max(map(len, parts)) <= MAX_PLAIN_NUMBER:
         return True
-    return all(len(part) <= MAX_PLAIN_NUMBER or part[0] not in _DIGITS for part in parts[::2])
+    return all(len(part) <= MAX_PLAIN_NUMBER or part[0] not in NUMBER_STARTS for part in parts[::2])
 
 
 def run_tokens(source: str, start: int, end: int) -> list[Token]:

@@ -25,6 +25,7 @@ from .functions import MAX_FUNCTION_NODES, Function
 from .i18n import Count, msg
 from .lexer import (
     METHOD_LIST,
+    NUMBER_STARTS,
     SUBSET,
     Token,
     line_tokens,
@@ -42,7 +43,6 @@ NEG_PRECEDENCE = NEGATION
 POWER_HELPER = OPS["**"].helper
 _FUNCTIONS = frozenset(FUNCTIONS)
 AUGMENTED = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "**=": "**"}
-_DIGITS = frozenset("0123456789.")  # what a number starts with
 _BLANKS = " \t\f\v"  # the blanks around an operator of a `run` token
 # A run's operator, by the text between two operands (alone, or with a space either side, as
 # most are written): (its op, its precedence, the precedence above which an operator before it
@@ -153,7 +153,7 @@ class FunctionCall(Expr):
 def plain_operand(text: str, start: int, end: int) -> Expr:
     """A plain operand as a `line` or `run` token holds it (engine/lexer.py): a number (it
     starts with a digit or a `.`) or a name."""
-    if text[0] in _DIGITS:
+    if text[0] in NUMBER_STARTS:
         return Expr("num", start, end, None, (), text, float(text))
     return Expr("name", start, end, None, (), text)
 
