@@ -95,10 +95,10 @@ fuzz: venv
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100000} $(PY) -m pytest tests -k fuzz -p no:cacheprovider --timeout=0
 
 # The embeddable player (static/embed/: the notebook widget's and the one-file HTML's script),
-# built with esbuild from npm at the version pinned in app/bundle.py. Run after changing any
+# built with esbuild from npm at the version pinned in app/build/bundle.py. Run after changing any
 # module or style it is built from: tests/app/test_bundle.py fails until you do.
 bundle: venv
-	$(PY) -m chainrule.app.bundle
+	$(PY) -m chainrule.app.build.bundle
 
 # The sandbox's standard library compiled to bytecode by Pyodide itself (tools/pyodide_stdlib_pyc.mjs:
 # a cold start 10 s faster): from npm's python_stdlib.zip of the vendored Pyodide's version.

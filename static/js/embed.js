@@ -2,7 +2,7 @@
 // marks, the gradient map, minimap and Follow, transport and keys, narration, click-a-card
 // explanations, tables, the predict lab, the Train lab, leaf sliders, "copy as micrograd") mounted
 // on a scope of its own in a shadow root on any element: a Jupyter output (anywidget), a one-file
-// HTML export (app/onefile.py). The Train lab descends in the player (descend.js: offline, from
+// HTML export (app/export/onefile.py). The Train lab descends in the player (descend.js: offline, from
 // file://, with the kernel busy or gone); its landscape needs the server and is not shown. What
 // needs the server (the other labs, the lessons, the editor, exports) and the 3D view (three.js:
 // ~0.7 MB more in every output) stay the page's. Bundled
@@ -12,7 +12,7 @@
 //   trace      a POST /api/graph reply (nodes with x/y/width/height, `layout`, `structure`; its
 //              steps as columns, read by step-columns.js: so are setTrace's and recompute's).
 //   ops        engine/ops.py page_table(): the table of operations the cards and formulas use.
-//   ui         app/pages.py ui_catalogue(lang): the player's words, {lang, text: {key after
+//   ui         app/http/pages.py ui_catalogue(lang): the player's words, {lang, text: {key after
 //              "ui." → template}} from locales/<lang>.json (i18n.js); the trace's narration and
 //              notes are in the language it was traced in, so give both the same one. Without
 //              it the player shows catalogue keys. One language per document: the last given.

@@ -1,6 +1,6 @@
 // The header's language menu (English, Русский, Eesti, each named in itself). Choosing one opens
 // this view's link in that language: the page is the server's, rendered in the language of
-// `?lang=` (app/pages.py), and the link carries everything a share link does (links.js
+// `?lang=` (app/http/pages.py), and the link carries everything a share link does (links.js
 // URL_FIELDS: program, values, step, lesson and stop, the Train lab, what is hidden), so the
 // program, its values and the step survive while every word, the narration and the messages
 // change. The link keeps `lang`, so it opens in the same language for whoever it is sent to.

@@ -1,4 +1,4 @@
-// The table of operations (engine/ops.py `OPS`, embedded in the page as JSON by app/pages.py):
+// The table of operations (engine/ops.py `OPS`, embedded in the page as JSON by app/http/pages.py):
 // how each op is tagged on a card, written in a formula, differentiated and spelled for micrograd.
 // The page reads these columns here and writes none of them again. An embedded player, which
 // has no #op-table block, is given the same table (engine/ops.py page_table()) at mount time.

@@ -3,7 +3,7 @@
 // learner's code here, off the page's thread, so the page can stop it at its time limit by
 // terminating this worker (sandbox.js). Loaded only when a program needs running.
 //
-// Its response carries its own Content-Security-Policy (app/middleware.py), the page's plus
+// Its response carries its own Content-Security-Policy (app/http/middleware.py), the page's plus
 // 'wasm-unsafe-eval': Pyodide compiles WebAssembly. Once Python is loaded the worker has no
 // network at all: fetch, XMLHttpRequest, WebSocket, EventSource and importScripts are taken
 // away before the learner's first line runs, and no package is ever installed (the lock file

@@ -1,4 +1,5 @@
-"""static/embed/ (the embeddable player's bundle, app/bundle.py) is built from the sources as they
+"""static/embed/ (the embeddable player's bundle, app/build/bundle.py) is built from the sources as
+they
 are: each file's stamp is the sha256 of today's sources. No esbuild needed to check it."""
 
 from __future__ import annotations
@@ -6,7 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 
-from chainrule.app import bundle
+from chainrule.app.build import bundle
 
 STALE = "static/embed is stale: run make bundle"
 
@@ -61,7 +62,7 @@ def test_the_sources_are_the_players_modules_and_styles():
 
 
 def copy_sources(tmp_path, monkeypatch):
-    """The bundle's sources and built CSS copied under tmp_path; app/bundle.py looks there."""
+    """The bundle's sources and built CSS copied under tmp_path; app/build/bundle.py looks there."""
     root = tmp_path / "chainrule"
     for path in [*bundle.sources(), bundle.BUNDLE_CSS]:
         target = root / path.relative_to(bundle.ROOT)

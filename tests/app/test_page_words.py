@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from chainrule.app.pages import ROOT, STATIC_DIR, TEMPLATES_DIR, ui_catalogue
+from chainrule.app.http.pages import ROOT, STATIC_DIR, TEMPLATES_DIR, ui_catalogue
 from chainrule.engine.i18n import LANGS, catalogue
 
 KEY = re.compile(r"""["'](ui\.[a-z0-9_-]+(?:\.[a-z0-9_-]+)+)["']""")
@@ -23,9 +23,9 @@ def sources() -> list[Path]:
     """The files that name the page's words: its modules (not the built bundle), its template
     and the Python that fills the template."""
     return [
-        *sorted((STATIC_DIR / "js").glob("*.js")),
+        *sorted((STATIC_DIR / "js").rglob("*.js")),
         *sorted(TEMPLATES_DIR.glob("*.html")),
-        *sorted((ROOT / "app").glob("*.py")),
+        *sorted((ROOT / "app").rglob("*.py")),
     ]
 
 
@@ -65,7 +65,8 @@ def test_the_page_catalogue_is_the_ui_keys_of_one_language():
         }
 
 
-# The engine's sentences the page writes itself (app/pages.py PAGE_SENTENCES): `t("descent.…")`.
+# The engine's sentences the page writes itself (app/http/pages.py PAGE_SENTENCES):
+# `t("descent.…")`.
 SENTENCE_KEY = re.compile(r"""\bt\(\s*["'](descent\.[a-z0-9_]+)["']""")
 
 

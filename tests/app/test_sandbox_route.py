@@ -1,4 +1,5 @@
-"""The sandbox's files on the server (app/sandbox.py, app/middleware.py): the zip of the engine
+"""The sandbox's files on the server (app/api/sandbox.py, app/http/middleware.py): the zip of the
+engine
 and chainrule.sandbox that the page's worker loads holds exactly the package's own files (so it
 never lags the engine), under a URL that names its content; the worker's script alone may compile
 WebAssembly."""
@@ -12,9 +13,9 @@ import sys
 import zipfile
 from pathlib import Path
 
-from chainrule.app.middleware import CONTENT_SECURITY_POLICY, SANDBOX_WORKER_POLICY
-from chainrule.app.pages import IMMUTABLE, ROOT
-from chainrule.app.sandbox import python_zip, reader_modules, shipped_files
+from chainrule.app.api.sandbox import python_zip, reader_modules, shipped_files
+from chainrule.app.http.middleware import CONTENT_SECURITY_POLICY, SANDBOX_WORKER_POLICY
+from chainrule.app.http.pages import IMMUTABLE, ROOT
 
 
 def zip_url(client) -> str:

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from chainrule import engine
-from chainrule.app.pages import ui_catalogue
+from chainrule.app.http.pages import ui_catalogue
 from chainrule.engine.ops import page_table
 
 pytestmark = pytest.mark.browser

@@ -18,7 +18,7 @@ from engine_cases import CASES  # noqa: E402
 from test_numbers_page import IMPORT_JS, POST_JS, RANDOM_RUNS  # noqa: E402
 
 from chainrule import engine  # noqa: E402
-from chainrule.app.lesson_files import load_lessons  # noqa: E402
+from chainrule.app.api.lesson_files import load_lessons  # noqa: E402
 
 pytestmark = pytest.mark.browser
 

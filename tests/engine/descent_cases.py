@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from program_strategies import valid_programs
 
 from chainrule import engine
-from chainrule.app.lesson_files import load_lessons
-from chainrule.app.pages import ui_catalogue
+from chainrule.app.api.lesson_files import load_lessons
+from chainrule.app.http.pages import ui_catalogue
 from chainrule.engine.i18n import LANGS
 
 # Programs whose every number is IEEE arithmetic in both executions (+ − × and relu: no **, ÷,

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from node_driver import JS, NODE
 
 from chainrule import engine
-from chainrule.app.lesson_files import load_lessons
+from chainrule.app.api.lesson_files import load_lessons
 from chainrule.engine.ops import javascript_module
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (make test-deps)")

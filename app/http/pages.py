@@ -16,7 +16,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.responses import Response
 
 from chainrule import engine
-from chainrule.app.language import lang_of
+from chainrule.app.api.language import lang_of
 from chainrule.engine.i18n import LANGS, templates, text
 from chainrule.engine.ops import page_table
 
@@ -24,7 +24,7 @@ router = APIRouter(include_in_schema=False)
 
 # templates/ and static/ are package data beside app/: chainrule/templates in an installed package,
 # the repository's top-level folders in a checkout (the repository's root is the package).
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STATIC_DIR = ROOT / "static"
 TEMPLATES_DIR = ROOT / "templates"
 # What a versioned URL may be kept for: it names one content for good.
@@ -106,7 +106,7 @@ def page_response(
 ) -> HTMLResponse:
     """The app's page opening `preset`; with `class_code` (`/c/<code>`, "" when the code cannot
     be one) it is a student's page joining that live class."""
-    from chainrule.app.sandbox import python_zip_url  # it reads this module's ROOT
+    from chainrule.app.api.sandbox import python_zip_url  # it reads this module's ROOT
 
     ids = preset_ids()
     preset_id = preset if preset in ids else (ids[0] if ids else None)

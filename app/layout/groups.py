@@ -8,7 +8,7 @@ at 1,000; a group laid out by itself is small).
 2. The graph of groups (one vertex per group, the edges between groups) is laid out twice: with
    each group one card (the collapsed layout) and with each group the size of its inside (the
    expanded layout, each inside then placed in its group's box).
-Both engines, dot and the layered fallback (app/layered.py), rank and order a graph without
+Both engines, dot and the layered fallback (app/layout/layered.py), rank and order a graph without
 looking at the sizes of its boxes, so both layouts put every group in the same column and the
 same order: collapsing a group moves nothing across. One engine lays out all of a graph.
 """
@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from chainrule.app.layered import layered_centres
-from chainrule.app.layout import (
+from chainrule.app.layout.layered import layered_centres
+from chainrule.app.layout.layouter import (
     CARD_SIZE,
     FRAME_LABEL,
     FRAME_PAD,

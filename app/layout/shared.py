@@ -1,5 +1,5 @@
 """Layouts shared through Redis (`CHAINRULE_REDIS_URL`): a graph laid out by one worker or
-replica is not laid out again by another. Each process keeps its own LRU in front (app/cache.py
+replica is not laid out again by another. Each process keeps its own LRU in front (app/http/cache.py
 SharedCache); Redis keeps a layout `layout_cache_ttl_s` as JSON (coordinates only, no code), under
 `chainrule:layout:<structure key>`."""
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import orjson
 
-from chainrule.app.cache import SharedCache
-from chainrule.app.layout import Layout, Layouter
+from chainrule.app.http.cache import SharedCache
+from chainrule.app.layout.layouter import Layout, Layouter
 from chainrule.app.settings import AppSettings
 
 PREFIX = "chainrule:layout:"

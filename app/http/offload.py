@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 
-from chainrule.app.http_errors import ApiError
+from chainrule.app.http.errors import ApiError
 from chainrule.engine.i18n import msg
 
 T = TypeVar("T")

@@ -8,9 +8,9 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from chainrule.app.http_errors import ASKED_METHOD, error_body
-from chainrule.app.language import lang_of
-from chainrule.app.responses import JSONBytes
+from chainrule.app.api.language import lang_of
+from chainrule.app.http.errors import ASKED_METHOD, error_body
+from chainrule.app.http.responses import JSONBytes
 from chainrule.engine.i18n import Count, msg, render, text
 
 logger = logging.getLogger("chainrule")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from chainrule.app.schemas import GraphRequest, Number, Sent
+from chainrule.app.api.schemas import GraphRequest, Number, Sent
 from chainrule.engine.paths import MAX_LIMIT
 
 DEFAULT_LIMIT = 20

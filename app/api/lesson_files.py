@@ -22,7 +22,7 @@ from chainrule import engine
 from chainrule.engine.i18n import DEFAULT_LANG, LANGS
 from chainrule.engine.step_reader import step_objects
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LESSONS_DIR = ROOT / "lessons"  # package data, beside app/
 
 

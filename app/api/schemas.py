@@ -29,7 +29,7 @@ LANG_FIELD = Field(
     "`ru` or `et`. The query's `?lang=` wins over it; without either, `Accept-Language` "
     "decides, else English.",
 )
-# What `_require_text` says (app/http_errors.py says it in other languages too).
+# What `_require_text` says (app/http/errors.py says it in other languages too).
 LONE_SURROGATE = "must be valid Unicode text (it contains a lone surrogate)"
 
 

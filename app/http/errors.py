@@ -14,9 +14,9 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
-from chainrule.app.language import lang_of
-from chainrule.app.responses import JSONBytes
-from chainrule.app.schemas import LONE_SURROGATE
+from chainrule.app.api.language import lang_of
+from chainrule.app.api.schemas import LONE_SURROGATE
+from chainrule.app.http.responses import JSONBytes
 from chainrule.engine import ProgramError
 from chainrule.engine.errors import quoted
 from chainrule.engine.i18n import DEFAULT_LANG, Count, msg, render, text
@@ -331,7 +331,7 @@ class JSONBodyRoute(APIRoute):
         return parse_then_handle
 
 
-# Every handler says its message in the request's language (app/language.py): the one a route
+# Every handler says its message in the request's language (app/api/language.py): the one a route
 # chose, else `?lang=` or `Accept-Language`.
 
 

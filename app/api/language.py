@@ -15,7 +15,7 @@ from fastapi import Depends, Query, Request
 from starlette.datastructures import Headers
 from starlette.types import Scope
 
-from chainrule.app.schemas import Lang
+from chainrule.app.api.schemas import Lang
 from chainrule.engine.i18n import DEFAULT_LANG, LANGS
 
 LANG_DOC = (

@@ -1,5 +1,6 @@
 """Where every card goes: Graphviz `dot` for graphs it can lay out quickly, the layered
-fallback (app/layered.py, plain Python) for the rest, cached by graph structure so values never
+fallback (app/layout/layered.py, plain Python) for the rest, cached by graph structure so values
+never
 move cards.
 
 Whether dot is worth trying is predicted from the graph's shape before it runs (dot_cost): not
@@ -25,9 +26,9 @@ from typing import Any, Literal, TypeVar
 
 import orjson
 
-from chainrule.app.cache import BoundedCache, CacheStats
-from chainrule.app.graphviz import Graphviz, GraphvizError, layout_environment
-from chainrule.app.layered import columns_from_the_root, layered_centres
+from chainrule.app.http.cache import BoundedCache, CacheStats
+from chainrule.app.layout.graphviz import Graphviz, GraphvizError, layout_environment
+from chainrule.app.layout.layered import columns_from_the_root, layered_centres
 from chainrule.app.settings import AppSettings
 
 # Card sizes in px, as the page draws them; dot gets the same sizes so its positions fit them.
@@ -248,7 +249,7 @@ class Layouter:
         self.cache: BoundedCache[Layout] = BoundedCache(
             cache_size, max_size=2_000_000, sizeof=lambda layout: layout.size() + 1
         )
-        # dot's drawing of a statement's inside, by its shape (app/group_layout.py): statements
+        # dot's drawing of a statement's inside, by its shape (app/layout/groups.py): statements
         # of one shape recur across programs, and a graph whose insides are all known is drawn
         # in one dot run instead of two one after the other (~45 ms of a 1,000-node POST).
         self.insides: BoundedCache[Any] = BoundedCache(
@@ -291,7 +292,7 @@ class Layouter:
             if collapsed_structure(structure) is None:
                 layout = self._flat(structure)
             else:
-                from chainrule.app.group_layout import grouped_layout  # it builds on this module
+                from chainrule.app.layout.groups import grouped_layout  # it builds on this module
 
                 layout = grouped_layout(structure, self)
         finally:
@@ -320,7 +321,8 @@ class Layouter:
         return layout or sugiyama_layout(structure)
 
     def run_dot(self, source: str, *, beside: Future[Any] | None = None) -> bytes | None:
-        """dot's JSON for DOT `source`, bounded (app/graphviz.py); None if every Graphviz slot
+        """dot's JSON for DOT `source`, bounded (app/layout/graphviz.py); None if every Graphviz
+        slot
         is taken, or dot is too slow or fails (the caller falls back). With the caller's own
         run `beside` it (start_dot), it waits for a slot as long as that run may take: that
         run's slot frees by then, so the caller never falls back for want of its own slot."""
@@ -370,7 +372,7 @@ class Layouter:
             return None
 
     def _dot_env(self) -> dict[str, str] | None:
-        """The environment of a layout's dot: only the plugins it uses (app/graphviz.py)."""
+        """The environment of a layout's dot: only the plugins it uses (app/layout/graphviz.py)."""
         return layout_environment(self.graphviz.binary)
 
     def _count_dot_run(self) -> None:
@@ -480,7 +482,7 @@ def sugiyama_layout(structure: Structure) -> Layout:
 def layered_layout(
     structure: Structure, sizes: Sequence[tuple[float, float]], node_gap: float
 ) -> Layout:
-    """The layered fallback (app/layered.py) of `structure`, its cards of `sizes`."""
+    """The layered fallback (app/layout/layered.py) of `structure`, its cards of `sizes`."""
     centres = layered_centres(
         len(structure.ids), structure.edges, sizes, rank_gap=RANK_GAP, node_gap=node_gap
     )

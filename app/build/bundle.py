@@ -1,7 +1,8 @@
 """The embeddable player's bundle (static/embed/): what it is built from, how, and whether the
 committed files are current.
 
-`make bundle` runs `python -m chainrule.app.bundle`, which first writes static/js/op-functions.js
+`make bundle` runs `python -m chainrule.app.build.bundle`, which first writes
+static/js/op-functions.js
 (the op table's forward, local derivatives and warnings in JavaScript, engine/ops.py
 `javascript_module`: the page's evaluator runs them), then builds with esbuild from npm, pinned
 (ESBUILD_VERSION), in two steps: static/css/embed.css with the CSS files it imports, minified,
@@ -24,7 +25,7 @@ from pathlib import Path
 
 ESBUILD_VERSION = "0.28.2"
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STATIC_DIR = ROOT / "static"
 JS_ENTRY = STATIC_DIR / "js" / "embed.js"
 CSS_ENTRY = STATIC_DIR / "css" / "embed.css"

@@ -16,10 +16,10 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from chainrule.app.http_errors import error_body
-from chainrule.app.language import lang_of
-from chainrule.app.middleware import route_path
-from chainrule.app.responses import JSONBytes
+from chainrule.app.api.language import lang_of
+from chainrule.app.http.errors import error_body
+from chainrule.app.http.middleware import route_path
+from chainrule.app.http.responses import JSONBytes
 from chainrule.engine.i18n import text
 
 # Clients remembered at once; beyond this the least recently seen is forgotten, so memory stays

@@ -13,12 +13,12 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from chainrule.app.cache import BoundedCache
-from chainrule.app.graphviz import Graphviz, GraphvizError, run_bounded
-from chainrule.app.layout import Layouter
-from chainrule.app.offload import Offload
+from chainrule.app.http.cache import BoundedCache
+from chainrule.app.http.offload import Offload
+from chainrule.app.layout.graphviz import Graphviz, GraphvizError, run_bounded
+from chainrule.app.layout.layouter import Layouter
+from chainrule.app.layout.shared import share_layouts
 from chainrule.app.settings import AppSettings
-from chainrule.app.shared_layouts import share_layouts
 
 
 def graphviz_version(dot_binary: str | None) -> str | None:

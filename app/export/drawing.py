@@ -5,7 +5,8 @@ Every node is a record `{ name | data 2.0000 | grad 1.0000 }` (in forward mode t
 All text from the program is escaped, so labels can never change the DOT structure or inject
 markup into the SVG.
 
-How it is drawn is chosen before Graphviz runs, from the graph's shape (app/layout.py's dot_cost):
+How it is drawn is chosen before Graphviz runs, from the graph's shape (app/layout/layouter.py's
+dot_cost):
 dot with its work bounded, or, past `max_lanes` (long edges: `k*k*…*k`), the layered fallback
 places every node and Graphviz only draws them where they are (`neato -n2`). A PNG is drawn from
 positions too, at a resolution that keeps its bitmap within `png_max_pixels`.
@@ -23,22 +24,22 @@ from typing import Any, Literal
 import graphviz
 import orjson
 
-from chainrule.app.graphviz import (
+from chainrule.app.layout.graphviz import (
     Graphviz,
     GraphvizBusy,
     GraphvizError,
     GraphvizOutputTooLarge,
     GraphvizTimedOut,
 )
-from chainrule.app.layered import layered_centres
-from chainrule.app.layout import POINTS_PER_INCH, dot_cost
+from chainrule.app.layout.layered import layered_centres
+from chainrule.app.layout.layouter import POINTS_PER_INCH, dot_cost
 from chainrule.app.settings import AppSettings
 from chainrule.engine.i18n import Count, msg
 from chainrule.engine.narration import fmt
 from chainrule.engine.ops import MINUS, OPS, key_of
 
 # What Graphviz draws (render below); an export is one of those or the interactive one-file
-# HTML (app/onefile.py), which plays the page's own trace and needs no Graphviz.
+# HTML (app/export/onefile.py), which plays the page's own trace and needs no Graphviz.
 DrawingFormat = Literal["svg", "png", "pdf", "dot"]
 ExportFormat = Literal[DrawingFormat, "html"]
 

@@ -3,7 +3,7 @@
 Content-Security-Policy that allows exactly the inline script and style it carries (by hash), so
 it opens from `file://`, a course page, an LMS or an e-mail. Its sliders are live without the
 engine: the page computes the numbers (static/js/evaluator.js, from the op table). Its words
-are one language's: the player's (the catalogue's `ui.*`, app/pages.py ui_catalogue) and the
+are one language's: the player's (the catalogue's `ui.*`, app/http/pages.py ui_catalogue) and the
 trace's, which was traced in it.
 """
 
@@ -18,8 +18,8 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-from chainrule.app.bundle import BUNDLE_JS, STATIC_DIR
-from chainrule.app.pages import ui_catalogue
+from chainrule.app.build.bundle import BUNDLE_JS, STATIC_DIR
+from chainrule.app.http.pages import ui_catalogue
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang
 from chainrule.engine.ops import page_table
 
@@ -68,7 +68,7 @@ def player_module() -> str:
 
 def json_block(value: Any) -> str:
     """`value` as the text of a JSON data block: `<` escaped, so nothing in it (a label, a
-    program) can close the block (as app/pages.py does for the page's table of operations)."""
+    program) can close the block (as app/http/pages.py does for the page's table of operations)."""
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return text.replace("<", "\\u003c")
 

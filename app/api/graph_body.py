@@ -14,10 +14,10 @@ import orjson
 
 from chainrule import engine
 from chainrule.app import __version__
-from chainrule.app.layout import Layout, Layouter, Structure, structure
-from chainrule.app.schemas import GraphRequest
+from chainrule.app.api.schemas import GraphRequest
+from chainrule.app.layout.layouter import Layout, Layouter, Structure, structure
+from chainrule.app.layout.shared import share_layouts
 from chainrule.app.settings import AppSettings
-from chainrule.app.shared_layouts import share_layouts
 from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.i18n import DEFAULT_LANG
 from chainrule.engine.reply import Placement, place, trace_reply

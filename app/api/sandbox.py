@@ -16,7 +16,7 @@ from pathlib import Path
 from fastapi import APIRouter, HTTPException, Request
 from starlette.responses import Response
 
-from chainrule.app.pages import IMMUTABLE, ROOT
+from chainrule.app.http.pages import IMMUTABLE, ROOT
 
 router = APIRouter(include_in_schema=False)
 
