@@ -197,7 +197,8 @@ class Steps(Sent):
     """The timeline as columns (docs/api.md, "Steps"): one entry per step in `phase`, `node` and
     `template`; one per step of the sort (the first steps) in `action` and `input_index`; the
     backward pass's numbers as the numbers reply's arrays. Readers turn them into one object a
-    step: `engine.step_reader.step_objects` (Python), `stepObjects` (static/js/step-columns.js)."""
+    step: `engine.step_reader.step_objects` (Python), `stepObjects`
+    (static/js/core/step-columns.js)."""
 
     phase: list[Literal["topo", "forward", "seed", "backward", "tangent"]] = Field(
         description="Per step: topo, then forward, seed, backward; in forward mode, topo and "

@@ -2,7 +2,7 @@
 committed files are current.
 
 `make bundle` runs `python -m chainrule.app.build.bundle`, which first writes
-static/js/op-functions.js
+static/js/compute/op-functions.js
 (the op table's forward, local derivatives and warnings in JavaScript, engine/ops.py
 `javascript_module`: the page's evaluator runs them), then builds with esbuild from npm, pinned
 (ESBUILD_VERSION), in two steps: static/css/embed.css with the CSS files it imports, minified,
@@ -32,7 +32,7 @@ CSS_ENTRY = STATIC_DIR / "css" / "embed.css"
 BUNDLE_DIR = STATIC_DIR / "embed"
 BUNDLE_JS = BUNDLE_DIR / "chainrule-embed.js"
 BUNDLE_CSS = BUNDLE_DIR / "chainrule-embed.css"
-OP_FUNCTIONS = STATIC_DIR / "js" / "op-functions.js"
+OP_FUNCTIONS = STATIC_DIR / "js" / "compute" / "op-functions.js"
 
 # `import … from "./x.js"`, `export … from "./x.js"`, `import "./x.js"` (a statement's start).
 _JS_IMPORT = re.compile(r'^\s*(?:import|export)\b[^;"]*?(?:\bfrom\s*)?"(\.{1,2}/[^"]+)"', re.M)
@@ -100,7 +100,8 @@ def esbuild_command() -> list[str]:
 
 
 def write_op_functions() -> None:
-    """Write static/js/op-functions.js from the op table (tests/app/test_bundle.py checks it is
+    """Write static/js/compute/op-functions.js from the op table (tests/app/test_bundle.py checks
+    it is
     current)."""
     from chainrule.engine.ops import javascript_module
 

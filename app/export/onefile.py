@@ -2,7 +2,7 @@
 (static/embed/chainrule-embed.js, its CSS inside) and the trace inlined, nothing fetched, a
 Content-Security-Policy that allows exactly the inline script and style it carries (by hash), so
 it opens from `file://`, a course page, an LMS or an e-mail. Its sliders are live without the
-engine: the page computes the numbers (static/js/evaluator.js, from the op table). Its words
+engine: the page computes the numbers (static/js/compute/evaluator.js, from the op table). Its words
 are one language's: the player's (the catalogue's `ui.*`, app/http/pages.py ui_catalogue) and the
 trace's, which was traced in it.
 """

@@ -19,12 +19,12 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'; "
     "base-uri 'none'; form-action 'self'"
 )
-# The sandbox's worker (static/js/sandbox-worker.js) runs a learner's Python in Pyodide, which
+# The sandbox's worker (static/js/sandbox/worker.js) runs a learner's Python in Pyodide, which
 # compiles WebAssembly: its response, and only its, allows that ('wasm-unsafe-eval', never
 # 'unsafe-eval'). A dedicated worker from a same-origin URL is governed by the policy of its own
 # response, so the page keeps the policy above. No connect-src beyond 'self': the worker fetches
 # Pyodide's files from the app and nothing else (docs/sandbox.md).
-SANDBOX_WORKER_SUFFIX = "/js/sandbox-worker.js"
+SANDBOX_WORKER_SUFFIX = "/js/sandbox/worker.js"
 SANDBOX_WORKER_POLICY = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; frame-ancestors 'none'; "
     "base-uri 'none'; form-action 'none'"

@@ -29,18 +29,20 @@ STATIC_DIR = ROOT / "static"
 TEMPLATES_DIR = ROOT / "templates"
 # What a versioned URL may be kept for: it names one content for good.
 IMMUTABLE = "public, max-age=31536000, immutable"
-# The table of operations as the page reads it (static/js/ops.js), embedded in the page as a JSON
+# The table of operations as the page reads it (static/js/compute/ops.js), embedded in the page as
+# a JSON
 # data block; `<` is escaped so nothing in it can close the block.
 OP_TABLE_JSON = json.dumps(page_table(), ensure_ascii=False).replace("<", "\\u003c")
 
 
 # The engine's sentences that the page writes too, by the prefix of their keys: the Train lab's
-# descent runs in the page (static/js/descend.js) and says why it stopped as engine/descend.py does.
+# descent runs in the page (static/js/train/descend.js) and says why it stopped as
+# engine/descend.py does.
 PAGE_SENTENCES = "descent."
 
 
 def ui_catalogue(lang: str) -> dict[str, Any]:
-    """The words of the page (and of the embedded player) in `lang`, as static/js/i18n.js reads
+    """The words of the page (and of the embedded player) in `lang`, as static/js/core/i18n.js reads
     them: `{"lang": lang, "text": {key after "ui." → template}, "sentences": {key → template}}`
     from locales/<lang>.json (`sentences`: the keys starting with PAGE_SENTENCES, whole)."""
     sentences = {

@@ -47,7 +47,7 @@ from chainrule.app.layout.layouter import (
 COLLAPSED_NODE_GAP = 12.0
 PORT_SIZE = (2.0, 12.0)  # px: an input's way into a group, about one edge's lane
 # Heavy edges are kept straight: the lane from a port runs level with the card it feeds, so the
-# page draws an input's edge level along it, from the group's left edge (groups.js, `entry`).
+# page draws an input's edge level along it, from the group's left edge (graph/groups.js, `entry`).
 PORT_WEIGHT = 100
 Inside = tuple[float, float, dict[int, Box]]  # a group's inside: width, height, member → box
 

@@ -1,4 +1,5 @@
-"""The page's words (the `ui.*` keys of locales/*.json, static/js/i18n.js): every key the page's
+"""The page's words (the `ui.*` keys of locales/*.json, static/js/core/i18n.js): every key the
+page's
 sources name is in the catalogue, and the catalogue has no key that nothing names. Keys are
 written whole, as string literals (`t("ui.transport.play")`, `WORDS = {alias: "ui.notes.alias"}`),
 in the modules, the page's template and the Python that fills it; tests/engine/test_i18n.py
@@ -13,7 +14,7 @@ from chainrule.app.http.pages import ROOT, STATIC_DIR, TEMPLATES_DIR, ui_catalog
 from chainrule.engine.i18n import LANGS, catalogue
 
 KEY = re.compile(r"""["'](ui\.[a-z0-9_-]+(?:\.[a-z0-9_-]+)+)["']""")
-# A call of i18n.js's t() whose key is not a literal is fine when the key comes from a table of
+# A call of core/i18n.js's t() whose key is not a literal is fine when the key comes from a table of
 # literals (`t(WORDS[type])`); a key built from pieces (`t(`ui.${name}`)`) would hide from this
 # test, so none is.
 BUILT_KEY = re.compile(r"""\bt\(\s*`""")
@@ -75,12 +76,12 @@ def test_the_engines_sentences_the_page_writes_are_in_its_catalogue_and_no_other
         key for path in sources() for key in SENTENCE_KEY.findall(path.read_text(encoding="utf-8"))
     }
     descent = {key for key in catalogue("en") if key.startswith("descent.")}
-    assert named == descent  # static/js/descend.js says every one of engine/descend.py's
+    assert named == descent  # static/js/train/descend.js says every one of engine/descend.py's
     for lang in LANGS:
         assert ui_catalogue(lang)["sentences"] == {key: catalogue(lang)[key] for key in descent}
 
 
 def test_the_links_know_the_languages_of_the_catalogues():
-    links = (STATIC_DIR / "js" / "links.js").read_text(encoding="utf-8")
+    links = (STATIC_DIR / "js" / "core" / "core/links.js").read_text(encoding="utf-8")
     listed = re.search(r"const LANGS = \[([^\]]*)\];", links)
     assert listed and re.findall(r'"([a-z]+)"', listed.group(1)) == list(LANGS)

@@ -205,7 +205,7 @@ def test_every_module_main_js_imports_is_served_under_the_versioned_prefix(clien
             assert resolved.startswith(prefix), (url, specifier)
             pending.append(resolved)
     names = {url.removeprefix(prefix) for url in seen}
-    assert {"js/main.js", "js/store.js", "js/api.js"} <= names
+    assert {"js/main.js", "js/core/store.js", "js/core/api.js"} <= names
     assert len(names) >= 20  # the whole module graph, not main.js alone
 
 

@@ -116,17 +116,17 @@ def test_another_versions_zip_is_not_found_in_the_error_shape(client):
 def test_only_the_worker_may_compile_webassembly(client):
     page = client.get("/")
     static = re.search(r'src="(/static/[0-9a-f]+)/js/main.js"', page.text).group(1)
-    worker = client.get(f"{static}/js/sandbox-worker.js")
+    worker = client.get(f"{static}/js/sandbox/worker.js")
     assert worker.status_code == 200
     assert worker.headers["content-security-policy"] == SANDBOX_WORKER_POLICY
     assert "'wasm-unsafe-eval'" in SANDBOX_WORKER_POLICY and "'unsafe-eval'" not in (
         SANDBOX_WORKER_POLICY.replace("'wasm-unsafe-eval'", "")
     )
-    for other in ("/", f"{static}/js/main.js", f"{static}/js/sandbox.js", zip_url(client)):
+    for other in ("/", f"{static}/js/main.js", f"{static}/js/sandbox/sandbox.js", zip_url(client)):
         assert client.get(other).headers["content-security-policy"] == CONTENT_SECURITY_POLICY
     # The plain /static/ path (links from elsewhere) is the worker too.
     assert (
-        client.get("/static/js/sandbox-worker.js").headers["content-security-policy"]
+        client.get("/static/js/sandbox/worker.js").headers["content-security-policy"]
         == SANDBOX_WORKER_POLICY
     )
 
