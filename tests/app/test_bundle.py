@@ -95,7 +95,7 @@ def test_a_module_newly_imported_joins_the_sources(tmp_path, monkeypatch):
     static = copy_sources(tmp_path, monkeypatch)
     (static / "js" / "extra.js").write_text("export const extra = 1;\n")
     before = set(bundle.sources())
-    timeline = static / "js" / "core" / "core/frames.js"
+    timeline = static / "js" / "core" / "frames.js"
     timeline.write_text('import { extra } from "../extra.js";\n' + timeline.read_text())
     assert set(bundle.sources()) == before | {(static / "js" / "extra.js").resolve()}
 

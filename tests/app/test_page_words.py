@@ -82,6 +82,6 @@ def test_the_engines_sentences_the_page_writes_are_in_its_catalogue_and_no_other
 
 
 def test_the_links_know_the_languages_of_the_catalogues():
-    links = (STATIC_DIR / "js" / "core" / "core/links.js").read_text(encoding="utf-8")
+    links = (STATIC_DIR / "js" / "core" / "links.js").read_text(encoding="utf-8")
     listed = re.search(r"const LANGS = \[([^\]]*)\];", links)
     assert listed and re.findall(r'"([a-z]+)"', listed.group(1)) == list(LANGS)

@@ -50,7 +50,7 @@ def run_node(tmp_path: Path, cases: list[dict[str, Any]]) -> list[dict[str, Any]
 
 def test_max_steps_is_the_engines():
     assert re.search(
-        rf"export const MAX_STEPS = {MAX_STEPS};", (JS / "train" / "train/descend.js").read_text()
+        rf"export const MAX_STEPS = {MAX_STEPS};", (JS / "train" / "descend.js").read_text()
     )
 
 
