@@ -6,7 +6,7 @@
 // `data-collapsed`; a collapsed card holding the step shown has `data-current="true"`, and
 // `data-root`, the id of the node whose numbers it shows.
 
-import { compactLabel, fitLabel, fontSize } from "./draw.js";
+import { compactLabel, fitLabel, fontSize } from "./geometry.js";
 import { traceIndex } from "../core/frames.js";
 import { groupIndex } from "./groups.js";
 import { fullText, opGlyph, preciseText, shortText } from "../core/format.js";

@@ -10,7 +10,7 @@ import { t } from "../core/i18n.js";
 import { traceIndex } from "../core/frames.js";
 import { nodeName } from "../core/names.js";
 import { canDie } from "../compute/ops.js";
-import { cardCorner } from "./draw.js";
+import { cardCorner } from "./geometry.js";
 
 /** The op line of a card whose constant inputs are folded into it: `× 3`, `+ 1`, `2 **`. */
 export function foldedOpText(node, nodeById) {

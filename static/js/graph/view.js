@@ -5,7 +5,7 @@
 
 import { setAttr } from "../core/dom.js";
 import { svgElement } from "../core/svg.js";
-import { compactLabel, fontSize } from "./draw.js";
+import { compactLabel, fontSize } from "./geometry.js";
 import { mountGroups } from "./group-view.js";
 import { createMarks } from "./marks.js";
 import { createPlayer } from "../core/player.js";
@@ -26,19 +26,6 @@ function arrowMarker(id, { reverse = false } = {}) {
   });
   marker.append(svgElement("path", { d: "M0,0 L10,5 L0,10 z" }, `arrowhead ${id}`));
   return marker;
-}
-
-/** Bounds of the cards (with headroom for the tags above them), in graph coordinates. */
-export function graphBounds(trace) {
-  let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
-  for (const n of trace.nodes) {
-    x0 = Math.min(x0, n.x - n.width / 2);
-    x1 = Math.max(x1, n.x + n.width / 2);
-    y0 = Math.min(y0, n.y - n.height / 2 - 16);
-    y1 = Math.max(y1, n.y + n.height / 2);
-  }
-  if (!Number.isFinite(x0)) return { x: 0, y: 0, width: 1, height: 1 };
-  return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
 }
 
 function sameBounds(a, b) {

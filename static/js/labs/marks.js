@@ -6,7 +6,7 @@
 // `data-correct-grad`, `data-pickable`, `aria-description`).
 
 import { compactText, factorText, fullText } from "../core/format.js";
-import { cardBoxes, edgeGeometry, fontSize } from "../graph/draw.js";
+import { cardBoxes, edgeGeometry, fontSize } from "../graph/geometry.js";
 import { t } from "../core/i18n.js";
 import { svgElement } from "../core/svg.js";
 import { traceIndex } from "../core/frames.js";

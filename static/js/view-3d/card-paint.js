@@ -6,7 +6,7 @@
 import { deadShown, warningWords } from "../controls/explain.js";
 import { compactText, opGlyph, shortText } from "../core/format.js";
 import { foldedOpText } from "../graph/hints.js";
-import { fontSize } from "../graph/draw.js";
+import { fontSize } from "../graph/geometry.js";
 import { t } from "../core/i18n.js";
 import { nodeName } from "../core/names.js";
 

@@ -5,7 +5,7 @@
 
 import * as THREE from "../../vendor/three/three.module.js";
 import { labelBox, paintLabel } from "./card-paint.js";
-import { cardBoxes, edgeGeometry, placedEdgeLabels } from "../graph/draw.js";
+import { cardBoxes, edgeGeometry, placedEdgeLabels } from "../graph/geometry.js";
 import { t } from "../core/i18n.js";
 import { edgeMarks, freeSpot } from "../labs/marks.js";
 import { traceIndex } from "../core/frames.js";

@@ -6,7 +6,7 @@
 // explanations (controls/explain-view.js) and place the same visit order (labs/order.js).
 
 import { countText } from "../core/format.js";
-import { layoutKey } from "../graph/draw.js";
+import { layoutKey } from "../graph/geometry.js";
 import { t } from "../core/i18n.js";
 import { labCards } from "../labs/marks.js";
 import { placeNode } from "../labs/order.js";
