@@ -37,6 +37,10 @@ MAX_INLINE_CHARS = 16
 RESERVED = frozenset((*FUNCTIONS, *SCRIPT_NAMES, "Value", "print"))
 
 
+# The `_op` spellings the reader knows, in the table's order: what its messages list.
+KNOWN_OPS = " ".join(MICROGRAD_OPS)
+
+
 class NotAGraph(ValueError):
     """What was given is not a graph of Values, or holds what no program can say; `op` is the
     unknown op's spelling when that is why."""
@@ -201,9 +205,10 @@ def _describe(value: Any, inputs: list[int]) -> tuple[str | None, float | None, 
         return "**k", exponent, False
     op = MICROGRAD_OPS.get(spelled)
     if op is None:
-        known = ", ".join(sorted({*MICROGRAD_OPS, "**k"}))
         raise NotAGraph(
-            f"chainrule does not know micrograd's op {spelled!r} (it knows {known})", op=spelled
+            f"chainrule does not know micrograd's op {spelled!r} (it knows {KNOWN_OPS}, and "
+            "'**' with a number: '**2')",
+            op=spelled,
         )
     arity = OPS[op].arity
     if arity == 2 and len(inputs) == 1:

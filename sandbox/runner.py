@@ -32,7 +32,13 @@ from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any
 
-from chainrule.engine.value_reader import NotAGraph, NotAValue, TooManyNodes, program_of
+from chainrule.engine.value_reader import (
+    KNOWN_OPS,
+    NotAGraph,
+    NotAValue,
+    TooManyNodes,
+    program_of,
+)
 from chainrule.sandbox.stubs import Unavailable, _Nothing, sandbox_import, stub_modules
 from chainrule.sandbox.watch import (
     CODE_FILE,
@@ -230,7 +236,7 @@ class Session:
         except NotAGraph as error:
             kind = "UnknownOp" if error.op is not None else "NotAGraph"
             return {"ok": False, "error": error_at(kind, str(error), self.code, choice.line,
-                                                   op=error.op)}  # fmt: skip
+                                                   op=error.op, ops=KNOWN_OPS)}  # fmt: skip
         return {
             "ok": True,
             "program": {

@@ -100,12 +100,34 @@ def esbuild_command() -> list[str]:
 
 
 def write_op_functions() -> None:
-    """Write static/js/compute/op-functions.js from the op table (tests/app/test_bundle.py checks
-    it is
-    current)."""
+    """Write static/js/compute/op-functions.js from the op table, and the table's lists in the
+    docs (tests/app/test_bundle.py and tests/docs/test_docs.py check both are current)."""
     from chainrule.engine.ops import javascript_module
 
     OP_FUNCTIONS.write_text(javascript_module(), encoding="utf-8")
+    for path, text in documents_with_op_lists().items():
+        path.write_text(text, encoding="utf-8")
+
+
+# A list of the table's in a document: <!-- ops:functions -->`relu tanh …`<!-- /ops -->.
+OP_LIST = re.compile(r"(<!-- ops:(\w+) -->)`[^`]*`(<!-- /ops -->)")
+
+
+def documents_with_op_lists() -> dict[Path, str]:
+    """Every document of the repository's docs/ (and the README) that lists the table's
+    operations between OP_LIST's markers, with those lists as the table says now."""
+    from chainrule.engine.ops import op_lists
+
+    lists = op_lists()
+    documents = {}
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        if not path.exists():
+            continue
+        text = path.read_text(encoding="utf-8")
+        written = OP_LIST.sub(lambda m: f"{m[1]}`{lists[m[2]]}`{m[3]}", text)
+        if OP_LIST.search(text):
+            documents[path] = written
+    return documents
 
 
 def build() -> None:

@@ -10,6 +10,8 @@ from collections import Counter
 from pathlib import Path
 
 from chainrule.app.http.pages import STATIC_DIR
+from chainrule.engine.i18n import LANGS, catalogue
+from chainrule.engine.ops import FUNCTIONS, SCRIPT_NAMES
 
 JS = STATIC_DIR / "js"
 MAX_MODULES_A_FOLDER = 25
@@ -101,3 +103,54 @@ def test_the_3d_view_does_not_sit_on_the_2d_pane():
     under_3d = set().union(*(reaches(graph, m) for m in graph if m.startswith("view-3d/")))
     assert "graph/view.js" not in under_3d
     assert "graph/view.js" in graph["features.js"] | graph["main.js"]
+
+
+# A list of three or more of the table's functions or script helpers (`tanh|exp|log`,
+# `relu, tanh, exp`, `+ * ** relu tanh`): a copy of the table that goes stale with a new row.
+_NAMES = "|".join(sorted({*FUNCTIONS, *SCRIPT_NAMES}, key=len, reverse=True))
+OP_LIST = re.compile(rf"(?<![\w.])(?:{_NAMES})(?:(?:\s*[,|]\s*|\s+)(?:{_NAMES})){{2,}}(?![\w(])")
+# In the tests' prose three names may be an example ("exp, log, tanh"); four are a list.
+LONG_OP_LIST = re.compile(
+    rf"(?<![\w.])(?:{_NAMES})(?:(?:\s*[,|]\s*|\s+)(?:{_NAMES})){{3,}}(?![\w(])"
+)
+# `const X = 64; // engine/gradcheck.py MAX_LEAVES`: a hand copy naming its Python twin.
+TWIN = re.compile(r"=\s*[-+\d.e*\s]+;\s*//.*\bengine/\w+\.py\b")
+GENERATED = JS / "compute" / "op-functions.js"
+
+
+def code_of(text: str) -> str:
+    """JavaScript without its comments (line and block), for finding copies in code."""
+    return re.sub(r"/\*.*?\*/|(?<![:\"'\\])//[^\n]*", "", text, flags=re.S)
+
+
+def test_no_page_module_copies_an_engine_constant_or_an_op_list():
+    copies = []
+    for path in sorted(JS.rglob("*.js")):
+        if path == GENERATED:
+            continue
+        text = path.read_text(encoding="utf-8")
+        copies += [f"{path.name}: {m[0]}" for m in OP_LIST.finditer(code_of(text))]
+        copies += [
+            f"{path.name}: {line.strip()}" for line in text.splitlines() if TWIN.search(line)
+        ]
+    assert copies == []
+
+
+def test_no_catalogue_or_test_lists_the_table_by_hand():
+    root = JS.parents[1]
+    for lang in LANGS:
+        for key, sentence in catalogue(lang).items():
+            assert not OP_LIST.search(sentence), f"{lang} {key}: use a placeholder the table fills"
+    for path in sorted((root / "tests").rglob("*.py")):
+        if path.resolve() == Path(__file__).resolve():
+            continue  # the finders' own examples, below
+        found = LONG_OP_LIST.findall(path.read_text(encoding="utf-8"))
+        assert found == [], f"{path.relative_to(root)}: build it from the table"
+
+
+def test_the_finders_find_the_copies_they_are_for():
+    assert OP_LIST.search("(?:tanh|exp|log|sigmoid|vpow|_exp|_log)")
+    assert OP_LIST.search("did you mean one of: relu, tanh, exp, log, sigmoid, sin?")
+    assert OP_LIST.search("(it knows + * ** relu tanh exp log sigmoid)")
+    assert not OP_LIST.search("tanh(exp(log(sigmoid(x))))")
+    assert TWIN.search("const MAX_CHECK_LEAVES = 64; // engine/gradcheck.py MAX_LEAVES")

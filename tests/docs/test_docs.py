@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from chainrule.app.build.bundle import OP_LIST, documents_with_op_lists
+from chainrule.engine.ops import FUNCTIONS
+
 ROOT = Path(__file__).resolve().parents[2]
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 README_MAX_LINES = 150
@@ -60,8 +63,7 @@ def test_every_relative_link_leads_to_a_file(document):
     broken = [
         target
         for target in LINK.findall(path.read_text(encoding="utf-8"))
-        if not re.match(r"[a-z]+:|#", target)
-        and not (path.parent / target.split("#")[0]).exists()
+        if not re.match(r"[a-z]+:|#", target) and not (path.parent / target.split("#")[0]).exists()
     ]
     assert broken == []
 
@@ -86,3 +88,22 @@ def test_every_module_names_tests_that_exist(heading, folder):
         named = TEST_FILE.findall(tests)
         assert named, f"{folder}{module} names no tests"
         assert [t for t in named if not (ROOT / "tests" / t).exists()] == [], module
+
+
+def test_the_docs_lists_of_the_table_are_the_tables():
+    """`make bundle` writes every list of the table's operations in the docs (between
+    `<!-- ops:… -->` markers) from the table: a new row needs no doc edited by hand."""
+    for path, written in documents_with_op_lists().items():
+        assert path.read_text(encoding="utf-8") == written, f"{path.name}: run make bundle"
+    assert len(documents_with_op_lists()) >= 3
+
+
+def test_no_doc_lists_the_functions_by_hand():
+    """A run of three or more of the language's functions in backticks is a list of them: it
+    must be one the table writes (between markers), or it goes stale when a row is added."""
+    functions = set(FUNCTIONS)
+    for path in [ROOT / "README.md", *sorted(ROOT.glob("docs/*.md"))]:
+        text = OP_LIST.sub("", path.read_text(encoding="utf-8"))
+        for quoted in re.findall(r"`([^`\n]+)`", text):
+            words = re.split(r"[\s,|]+", quoted.strip())
+            assert len(functions.intersection(words)) < 3, f"{path.name}: {quoted}"

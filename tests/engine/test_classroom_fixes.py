@@ -13,7 +13,11 @@ import pytest
 from chainrule import engine
 from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.narration import narrations
+from chainrule.engine.ops import FUNCTIONS
 from chainrule.engine.step_reader import step_objects
+
+# The language's functions, as a message lists them (the table's order).
+ALL_FUNCTIONS = ", ".join(FUNCTIONS)
 
 
 @pytest.fixture
@@ -337,7 +341,7 @@ CUT = "x" * 39 + "…"
     [
         (
             LONG + "(1)",
-            f"unknown function '{CUT}' — did you mean one of: relu, tanh, exp, log, sigmoid, sin?",
+            f"unknown function '{CUT}' — did you mean one of: {ALL_FUNCTIONS}?",
         ),
         (LONG + " " + LONG, f"missing operator between '{CUT}' and '{CUT}'"),
         (

@@ -17,7 +17,6 @@ tests/browser/test_descend_in_chromium.py runs the same module in Chromium again
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,7 @@ import node_driver
 import pytest
 from descent_cases import check, program_cases, random_cases, stop_cases
 from hypothesis import Phase, given, settings
-from node_driver import JS, NODE
-
-from chainrule.engine.descend import MAX_STEPS
+from node_driver import NODE
 
 HERE = Path(__file__).resolve().parent
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (make test-deps)")
@@ -46,12 +43,6 @@ def run_node(tmp_path: Path, cases: list[dict[str, Any]]) -> list[dict[str, Any]
     """descent_check.js's results on `cases`, beside a copy of the page's modules, under Node."""
     modules = [HERE / "descent_check.js"]
     return node_driver.run_node(tmp_path, cases, DRIVER, modules)
-
-
-def test_max_steps_is_the_engines():
-    assert re.search(
-        rf"export const MAX_STEPS = {MAX_STEPS};", (JS / "train" / "descend.js").read_text()
-    )
 
 
 def test_every_preset_and_lesson_trains_as_the_engine_does(tmp_path):

@@ -4,7 +4,11 @@ import pytest
 
 from chainrule import engine
 from chainrule.engine.lexer import SUBSET
+from chainrule.engine.ops import FUNCTIONS
 from chainrule.engine.parser import parse
+
+# The language's functions, as a message lists them (the table's order).
+ALL_FUNCTIONS = ", ".join(FUNCTIONS)
 
 NOTHING_TO_TRACE = (
     "nothing to trace: every statement is skipped (imports, print(...), draw_dot(...), x.grad, "
@@ -68,7 +72,7 @@ ERRORS = [
     (
         "sqrtt(2)",
         "UnknownFunction",
-        "unknown function 'sqrtt' — did you mean one of: relu, tanh, exp, log, sigmoid, sin?",
+        f"unknown function 'sqrtt' — did you mean one of: {ALL_FUNCTIONS}?",
         1,
         1,
     ),
@@ -173,7 +177,7 @@ ERRORS = [
     (
         "__import__(os)",
         "UnknownFunction",
-        "unknown function '__import__' — did you mean one of: relu, tanh, exp, log, sigmoid, sin?",
+        f"unknown function '__import__' — did you mean one of: {ALL_FUNCTIONS}?",
         1,
         1,
     ),

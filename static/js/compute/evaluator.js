@@ -21,7 +21,10 @@
 // `compileStructure` reads only documented fields of /api/graph's reply: nodes (id, op, exponent,
 // kind, data of constants, inputs), leaves, root, steps (phase, node), mode, order, structure.
 
-import { OPS, opKey } from "./op-functions.js";
+import {
+  FLAG_EXPLODING, FLAG_SATURATED, FLAG_VANISHING, GRADCHECK_EPS_RULE, GRADCHECK_MAX_LEAVES, GRADCHECK_MAX_NODES,
+  GRADCHECK_ROUNDING, OPS, opKey,
+} from "./op-functions.js";
 import { lazily } from "./numbers.js";
 
 /**
@@ -36,10 +39,6 @@ export const MATCH_ULPS = 4;
 
 const OP_KEYS = Object.keys(OPS);
 const LEAF = -1;
-const MAX_CHECK_LEAVES = 64; // engine/gradcheck.py MAX_LEAVES
-const MAX_CHECK_NODES = 5000; // engine/gradcheck.py MAX_NODES
-const EPS_RULE = "1e-6·max(1,|x|)";
-const ROUNDING = 8 * 2 ** -53; // ROUNDING_OPS · UNIT_ROUNDOFF
 
 /** A number of a reply: "NaN", "Infinity", "-Infinity" or the number. */
 export function fromJson(x) {
@@ -253,9 +252,6 @@ export function evaluate(s, values) {
 
 // ---- Gradients that vanish, explode or die (engine/flags.py, its thresholds) ----
 
-const VANISHING = 1e-6;
-const EXPLODING = 1e6;
-const SATURATED = 0.999;
 // A node's flags when it has one (most flagged nodes): one array each, not one per node and move.
 const ONLY = Object.freeze(Object.fromEntries(["saturated", "exploding", "dead", "vanishing"].map((flag) => [flag, Object.freeze([flag])])));
 
@@ -263,7 +259,7 @@ const ONLY = Object.freeze(Object.fromEntries(["saturated", "exploding", "dead",
 function saturated(s, data, i) {
   if (s.op[i] === LEAF) return false;
   const where = OPS[OP_KEYS[s.op[i]]].saturation;
-  return where !== null && Math.abs(where(data[s.first[i]], 0, 0, data[i])) > SATURATED;
+  return where !== null && Math.abs(where(data[s.first[i]], 0, 0, data[i])) > FLAG_SATURATED;
 }
 
 /** flags.py `_dead`: the nodes whose grad is 0 because each of their consumers is a closed gate
@@ -299,15 +295,15 @@ function gradFlags(s, data, local, grad) {
     const size = Math.abs(grad[shown[n]]);
     if (Number.isFinite(size) && size > largest) largest = size;
   }
-  const smallest = VANISHING * largest;
+  const smallest = FLAG_VANISHING * largest;
   const dead = deadNodes(s, local, grad);
   const flags = {};
   for (let n = 0; n < shown.length; n += 1) {
     const i = shown[n];
     const size = Math.abs(grad[i]);
     const gated = s.op[i] !== LEAF && OPS[OP_KEYS[s.op[i]]].saturation !== null;
-    if (smallest <= size && size <= EXPLODING && !gated) continue;
-    const kind = size > EXPLODING ? "exploding" : dead.has(i) ? "dead" : size < smallest ? "vanishing" : null;
+    if (smallest <= size && size <= FLAG_EXPLODING && !gated) continue;
+    const kind = size > FLAG_EXPLODING ? "exploding" : dead.has(i) ? "dead" : size < smallest ? "vanishing" : null;
     if (saturated(s, data, i)) flags[`n${i}`] = kind ? ["saturated", kind] : ONLY.saturated;
     else if (kind) flags[`n${i}`] = ONLY[kind];
   }
@@ -504,7 +500,7 @@ function checkLeaf(s, leaf, data, grad) {
   const minus = recompute(s, datas, found);
   const numeric = (plus.root - minus.root) / (2 * h);
   const largest = pythonMax(plus.largest, minus.largest, largestInput, Math.abs(x));
-  const rounding = (ROUNDING * largest) / h;
+  const rounding = (GRADCHECK_ROUNDING * largest) / h;
   const root = data[s.root];
   const oneSided = [(plus.root - root) / h, (root - minus.root) / h];
   return {
@@ -522,10 +518,10 @@ function pythonMax(...xs) {
 /** engine/gradcheck.py `gradcheck` of the correct grads `grad`. */
 function gradcheck(s, data, grad) {
   const total = s.leaves.length;
-  const capped = s.count > MAX_CHECK_NODES || total > MAX_CHECK_LEAVES;
-  const checked = s.count > MAX_CHECK_NODES ? [] : s.leaves.slice(0, MAX_CHECK_LEAVES);
+  const capped = s.count > GRADCHECK_MAX_NODES || total > GRADCHECK_MAX_LEAVES;
+  const checked = s.count > GRADCHECK_MAX_NODES ? [] : s.leaves.slice(0, GRADCHECK_MAX_LEAVES);
   return {
-    eps_rule: EPS_RULE, checked: checked.length, total, capped,
+    eps_rule: GRADCHECK_EPS_RULE, checked: checked.length, total, capped,
     results: checked.map((leaf) => checkLeaf(s, leaf, data, grad[leaf.index])),
   };
 }

@@ -130,3 +130,14 @@ export const OPS = {
 };
 /** The table's key of a node of a reply: its op, or `**k` for `**` with a constant exponent. */
 export const opKey = (node) => (node.op === "**" && node.exponent !== null && node.exponent !== undefined ? "**k" : node.op);
+// The engine's constants the page computes with (engine/ops.py page_constants).
+export const GRADCHECK_MAX_LEAVES = 64;
+export const GRADCHECK_MAX_NODES = 5000;
+export const GRADCHECK_EPS_RULE = "1e-6·max(1,|x|)";
+export const GRADCHECK_ROUNDING = 8.881784197001252e-16;
+export const FLAG_VANISHING = 1e-06;
+export const FLAG_EXPLODING = 1000000.0;
+export const FLAG_SATURATED = 0.999;
+export const DESCENT_MAX_STEPS = 200;
+export const QUOTE_MAX = 40;
+export const SCRIPT_NAMES = ["vpow", "tanh", "exp", "log", "sigmoid", "sin", "_div", "_pow", "_exp", "_log", "_sin", "_cos"];

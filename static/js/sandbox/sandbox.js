@@ -9,6 +9,7 @@
 // where `result` is chainrule.sandbox.runner's reply (program, choice, choices, nodes, backward,
 // output, notes). The autograd check (sandbox/autograd-check.js) reads it beside the trace.
 
+import { SCRIPT_NAMES } from "../compute/op-functions.js";
 import { h } from "../core/dom.js";
 import { compactText } from "../core/format.js";
 import { t } from "../core/i18n.js";
@@ -40,9 +41,13 @@ const RUNS = [
 ];
 // The server reads `L.backward()` ending a line as the result: what follows is not read.
 const BACKWARD_LINE = /^[ \t]*[A-Za-z_]\w*\.backward\(\)[ \t]*$/m;
-// The helpers chainrule's own micrograd scripts define (io/micrograd.js), which the server skips: a
-// `def` of one of them at a line's start, with its indented (or blank) lines.
-const HELPER_DEF = /^[ \t]*def[ \t]+(?:tanh|exp|log|sigmoid|vpow|_exp|_log)[ \t]*\([^\n]*\):[ \t]*(?:\n(?:[ \t]*(?=\n|$)|[ \t]+[^\n]*))*/gm;
+// The helpers chainrule's own micrograd scripts define (io/micrograd.js; their names are the op
+// table's, engine/ops.py SCRIPT_NAMES), which the server skips: a `def` of one of them at a line's
+// start, with its indented (or blank) lines.
+const HELPER_DEF = new RegExp(
+  String.raw`^[ \t]*def[ \t]+(?:${SCRIPT_NAMES.join("|")})[ \t]*\([^\n]*\):[ \t]*(?:\n(?:[ \t]*(?=\n|$)|[ \t]+[^\n]*))*`,
+  "gm",
+);
 // A session's prompts (`>>> `, `... `, `In [3]:`), read as blanks by the server too.
 const PROMPT = /^[ \t]*(?:>>>|\.\.\.:?|In \[\d*\]:)(?: |$)/gm;
 // PyTorch's scalar in a list (`torch.Tensor([2.0])`) is a number to the server, not a list.
@@ -162,7 +167,7 @@ export function sandboxError(error, source = "") {
       : t("ui.sandbox.error.unavailable", { module: params.module })),
     NoValue: () => (params.name ? t("ui.sandbox.error.no_value_named", { name: params.name }) : t("ui.sandbox.error.no_value")),
     TooManyNodes: () => t("ui.sandbox.error.too_many", { limit: params.limit }),
-    UnknownOp: () => t("ui.sandbox.error.unknown_op", { op: params.op }),
+    UnknownOp: () => t("ui.sandbox.error.unknown_op", { op: params.op, ops: params.ops }),
     NotAGraph: () => t("ui.sandbox.error.not_a_graph", { message: error.message }),
     Timeout: () => (error.line
       ? t("ui.sandbox.error.timeout_line", { seconds: params.seconds, line: error.line })

@@ -16,11 +16,10 @@
 //   const reply = descend(structure, body);      // body: POST /api/descend's, or null: the server's
 
 import { correctGrads, forwardPass, toJson } from "../compute/evaluator.js";
+// What one reply may hold (engine/descend.py MAX_STEPS), and how long a name in a message may be.
+import { DESCENT_MAX_STEPS as MAX_STEPS, QUOTE_MAX } from "../compute/op-functions.js";
 import { t } from "../core/i18n.js";
 import { fmt } from "../core/narration.js";
-
-export const MAX_STEPS = 200; // engine/descend.py MAX_STEPS: what one reply may hold
-const QUOTE_MAX = 40; // engine/errors.py QUOTE_MAX: a name in a message is cut to this
 
 /** engine/errors.py `quoted`: a name for a message, at most QUOTE_MAX characters. */
 const quoted = (text) => (text.length <= QUOTE_MAX ? text : `${text.slice(0, QUOTE_MAX - 1)}…`);
