@@ -28,6 +28,21 @@ if TYPE_CHECKING:
 # trillion nodes to evaluate for one call.
 MAX_FUNCTION_NODES = 10_000
 
+# What a node of a call's body costs, in plain nodes, where work is bounded (docs/api.md,
+# "Limits"): a call evaluates its body through Value objects and its own backward pass, about
+# 45 µs a body node on this machine, where the gradient check and the loss landscape recompute
+# a plain node with a C operator (0.8 µs: 55 times less) and descent rebuilds a plain node with
+# its backward pass (12 µs: 4 times less). Measured with tests/scenarios/test_work_bounds.py's
+# composed functions (f12: 8,192 body nodes a call).
+CALL_COST_RECOMPUTED = 60
+CALL_COST_BUILT = 5
+
+# The most arguments a local derivative's formula names (then `…` and the last one), and the
+# most characters of a definition a step's narration repeats (cut with `…`): each of a call's
+# contributions says them, so a function of many parameters must not say all of them each time.
+SPELLED_ARGUMENTS = 4
+NARRATED_DEFINITION = 80
+
 # How a node of a body is made from its inputs (the builder's, or plain Values) and how a
 # constant of the body is.
 MakeNode = Callable[["Expr", tuple[Value, ...]], Value]
@@ -94,6 +109,13 @@ class Function:
         return results[0]
 
 
+def narrated_definition(function: Function) -> str:
+    """The definition as a step's narration repeats it: at most NARRATED_DEFINITION
+    characters, cut with `…` (the reply's `functions` holds it whole)."""
+    text = function.definition
+    return text if len(text) <= NARRATED_DEFINITION else text[: NARRATED_DEFINITION - 1] + "…"
+
+
 def operand_count(expr: Expr) -> int:
     """How many built nodes an operation of the tree takes: a literal exponent (`x ** 2`) is
     part of its node, not an input."""
@@ -139,8 +161,15 @@ def _row(function: Function) -> Op:
     """The function's row of the table: spelled as a call of its name everywhere (a micrograd
     or PyTorch script defines it with `def`), its local derivatives said as the partial
     derivative with respect to each parameter, at the call's arguments."""
-    arguments = ", ".join(f"{{{i}}}" for i in range(len(function.params)))
+    count = len(function.params)
+    arguments = ", ".join(f"{{{i}}}" for i in range(count))
     called = f"{function.name}({arguments})"
+    # A partial derivative names the first arguments and the last past SPELLED_ARGUMENTS: a
+    # function of 4,000 parameters has 4,000 of them, and each naming every argument made
+    # its `locals` (and the reply) grow with the square of the parameters.
+    if count > SPELLED_ARGUMENTS:
+        arguments = ", ".join([*(f"{{{i}}}" for i in range(SPELLED_ARGUMENTS - 1)), "…"])
+        arguments += f", {{{count - 1}}}"
     partials = tuple(f"\u2202{function.name}/\u2202{p}({arguments})" for p in function.params)
     return Op(
         len(function.params), function.name, CALL, function.name, called, called, partials,

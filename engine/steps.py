@@ -15,6 +15,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .functions import narrated_definition
 from .i18n import templates, text
 from .narration import NODE_NAME, Narrator, escape, operand_slot, slot, text_slot
 from .step_reader import resolve
@@ -236,7 +237,7 @@ def _contribution(
     if function is not None:  # where the local derivative of the program's function comes from
         part = words["function"].format(
             contribution=part, name=escape(function.name), param=escape(function.params[j]),
-            local=slot("local_grad", f"e{j}"), body=escape(function.definition),
+            local=slot("local_grad", f"e{j}"), body=escape(narrated_definition(function)),
         )  # fmt: skip
     replaced = (record.replaced or {}).get(k)
     if replaced is not None:  # the one it overwrote: another visit's, named by plain indices
