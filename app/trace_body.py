@@ -18,6 +18,7 @@ from chainrule.app.layout import Layout, Layouter, Structure, structure
 from chainrule.app.schemas import GraphRequest
 from chainrule.app.settings import AppSettings
 from chainrule.app.shared_layouts import share_layouts
+from chainrule.engine.cancel import check as check_cancelled
 from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.i18n import DEFAULT_LANG
 from chainrule.engine.reply import Placement, check_reply_size, place, trace_reply
@@ -170,7 +171,9 @@ def build_body(
             options["wrt"],
             record=True,  # the reply reads the record: one recorded pass, not two passes
         )
+        check_cancelled()
         reply = trace_reply(trace, steps(trace))
+        check_cancelled()
         layout, cached = laying_out.result()
         reply = place(reply, placement(layout, trace))
         reply["structure"] = structure_id(request, settings)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, NamedTuple
 
+from .cancel import check as check_cancelled
 from .errors import (
     AssignedTwice,
     BadValue,
@@ -121,6 +122,7 @@ def build(
     assignments: dict[str, int] = {}  # (a dict: a Counter's first count of a name is a call)
     nodes = builder.nodes
     for index, statement in enumerate(statements):
+        check_cancelled()
         target = statement.target
         version = 1
         if target is not None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .builder import Graph, Limits, build, check_values
+from .cancel import check as check_cancelled
 from .errors import BadTraining, quoted
 from .functions import CALL_COST_BUILT
 from .gc_pause import cycle_collector_paused
@@ -106,6 +107,7 @@ def descend(
         start = graph.root.data if baseline is None else baseline
         current = {name: node.data for name, node in graph.leaves}
         for step in range(steps + 1):
+            check_cancelled()
             root = graph.root.data
             descent.roots.append(root)
             previous = descent.roots[-2] if step > 0 and momentum == 0 else None

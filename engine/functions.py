@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from .cancel import check as check_cancelled
 from .ops import CALL, OPS, Op, OpResult
 from .value import Value
 
@@ -83,6 +84,7 @@ class Function:
         """(data, local grads, warning) of a call on `data`: the body built on leaves holding
         the arguments and differentiated by the one backward pass; the warning of the body's
         first node that warned, when the result is not finite (as a row's apply warns)."""
+        check_cancelled()
         params = tuple(Value(float(x)) for x in data)
         root = self.build(params, _plain_node, _plain_constant)
         order = root.backward()

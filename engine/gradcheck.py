@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from .cancel import check as check_cancelled
 from .formulas import operator_of
 from .functions import CALL_COST_RECOMPUTED
 from .ops import OPS, row_of
@@ -190,6 +191,7 @@ def _check_leaf(
 ) -> LeafCheck:
     """Nudge `leaf` by ±h, recompute what depends on it (`downstream`: its steps, and the
     largest magnitude of their inputs), and judge the difference quotient."""
+    check_cancelled()
     x = leaf.data
     h = 1e-6 * max(1.0, abs(x))
     affected, largest_input = downstream

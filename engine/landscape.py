@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .builder import Limits, build, check_values
+from .cancel import check as check_cancelled
 from .descend import check_parameters
 from .errors import BadLandscape, BadTraining, quoted
 from .functions import CALL_COST_RECOMPUTED
@@ -153,6 +154,7 @@ def _losses(
         datas[y_leaf.id] = y
         row = []
         for x in xs:
+            check_cancelled()
             datas[x_leaf.id] = x
             row.append(evaluate(root, datas, affected)[0])
         rows.append(row)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .backward import edge_offsets
+from .cancel import check as check_cancelled
 from .errors import BadLeaf, LimitExceeded, quoted
 from .i18n import Count, msg
 from .narration import Narrator, factor, fmt
@@ -90,6 +91,7 @@ def chain_paths(trace: Trace, leaf: Value, limit: int) -> Paths:
     counts = {leaf.id: 1}
     best: dict[int, list[Partial]] = {leaf.id: [Partial(1.0, 1.0, -1, -1)]}
     for node in between[1:]:
+        check_cancelled()
         total = 0
         candidates: list[Partial] = []
         for index, (child, local) in enumerate(zip(node.inputs, node.local_grads, strict=True)):

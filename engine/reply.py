@@ -50,8 +50,11 @@ def check_reply_size(size: int, nodes: int, source: str, expanded: bool = False)
         hint = msg("error.reply_too_large.expanded") if expanded else ""
         raise LimitExceeded(
             msg(
-                "error.reply_too_large", size=Count(size), budget=Count(budget),
-                per_node=Count(REPLY_BYTES_PER_NODE), per_char=REPLY_BYTES_PER_SOURCE_CHAR,
+                "error.reply_too_large",
+                size=Count(size),
+                budget=Count(budget),
+                per_node=Count(REPLY_BYTES_PER_NODE),
+                per_char=REPLY_BYTES_PER_SOURCE_CHAR,
                 hint=hint,
             )  # fmt: skip
         )
