@@ -47,16 +47,15 @@ def check_reply_size(size: int, nodes: int, source: str, expanded: bool = False)
     bytes is over the budget of its graph: never hundreds of MB, whatever the program."""
     budget = reply_budget(nodes, source)
     if size > max(budget, REPLY_BYTES_FLOOR):
-        hint = msg("error.reply_too_large.expanded") if expanded else ""
+        key = "error.reply_too_large_expanded" if expanded else "error.reply_too_large"
         raise LimitExceeded(
             msg(
-                "error.reply_too_large",
+                key,
                 size=Count(size),
                 budget=Count(budget),
                 per_node=Count(REPLY_BYTES_PER_NODE),
                 per_char=REPLY_BYTES_PER_SOURCE_CHAR,
-                hint=hint,
-            )  # fmt: skip
+            )
         )
 
 
