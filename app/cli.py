@@ -19,7 +19,13 @@ from pydantic import ValidationError
 from chainrule import engine
 from chainrule.app.api.graph_body import trace_dict
 from chainrule.app.api.schemas import GraphRequest
-from chainrule.app.export.drawing import DrawingFormat, ExportFailed, ExportLimits, render
+from chainrule.app.export.drawing import (
+    UNSAFE_TEXT,
+    DrawingFormat,
+    ExportFailed,
+    ExportLimits,
+    render,
+)
 from chainrule.app.layout.graphviz import Graphviz
 from chainrule.app.settings import get_settings
 
@@ -75,10 +81,10 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
-# What a terminal would act on rather than show: C0 and C1 controls (ESC starts a sequence that
-# can recolour, move the cursor, retitle the window or clear the screen) and the bidirectional
-# overrides that make text read in another order than it is written (U+202A-U+202E, U+2066-9).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# What a terminal would act on rather than show: the drawings' UNSAFE_TEXT (C0 and C1
+# controls: ESC starts a sequence that can recolour, move the cursor, retitle the window or
+# clear the screen; the bidirectional overrides that make text read in another order).
+_UNSAFE = UNSAFE_TEXT
 
 
 def _shown(match: re.Match[str]) -> str:

@@ -56,10 +56,15 @@ class AppSettings(BaseSettings):
     # first, at most 8 × offload_max_waiting waiting.
     trace_threads: int = 2
 
-    # Gradient descent (/api/descend): steps × nodes of one request, about 1 s of work.
-    descend_max_node_steps: int = 2_000_000
-    # The loss landscape (/api/landscape): grid points × nodes of one request (one forward pass
-    # of the nodes each point; about 1 s of work at 400,000 on the 2-core test machine).
+    # Gradient descent (/api/descend): steps × the graph's work of one request (a call of the
+    # program's function counts as its body's nodes × CALL_COST_BUILT, engine/functions.py).
+    # Each step rebuilds the graph and runs its backward pass, 10 to 13 µs a node on the 2-core
+    # test machine: 2,000,000 took 25 to 75 s, 200,000 takes 2 to 3 s (docs/api.md, "Limits").
+    # The page's Play asks for 10 steps at a time: 10 steps of a 20,000-node graph fit.
+    descend_max_node_steps: int = 200_000
+    # The loss landscape (/api/landscape): grid points × the graph's work of one request (one
+    # forward pass of the nodes each point, a call counting as its body's nodes ×
+    # CALL_COST_RECOMPUTED; about half a second of work at 400,000 on the 2-core test machine).
     landscape_max_node_points: int = 400_000
 
     # Export draws every node with dot, so it has its own ceiling. Above export_max_lanes (see

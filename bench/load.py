@@ -17,7 +17,13 @@
     probe; /healthz and preset p50/p99 beside the same without the hostile clients, and the
     peak RSS of every Graphviz process the server started;
 (f) hostile exports: 4 clients exporting the 2,000-factor `k*k*…*k` as PDF and least squares
-    over 100 points as PNG (issue 21: 4.2 GB of dot each), beside the same probes.
+    over 100 points as PNG (issue 21: 4.2 GB of dot each), beside the same probes;
+(g) the costliest bounded mix (issue 36): 16 clients sending, in turn, a landscape and a descent
+    at their work bounds, 3 paths through 16,000 × `y=y*y`, a 12,000-node graph, the 200-factor
+    `k*k*…*k` as PDF and the composed functions `f1` … `f12`, beside the same probes; when the
+    time is up the clients hang up mid-request (their work must end with them): how long until
+    every lane of both workers is empty, and the server's memory (its processes' RSS summed)
+    at the start and 10 s after the load.
 Everything targets 127.0.0.1 and stops by itself; the load generator shares the machine's cores
 with the server, so req/s is a floor for what the server alone can do.
 """
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import multiprocessing
 import os
 import random
@@ -586,16 +593,118 @@ def scenario_f(duration_s: float, clients: int = 4) -> list[str]:
     ]
 
 
+def costly_bodies(n: int) -> list[tuple[str, dict]]:
+    """The costliest requests the bounds let through (docs/api.md, "Limits"), `n` varying the
+    values so that no cache answers."""
+    x = 1 + n / 1000
+    leaves = 6000  # a 11,999-node sum: 16 steps of descent fit 200,000 node-steps
+    big_sum = (
+        "".join(f"a{i} = {i % 7}\n" for i in range(leaves))
+        + "L = "
+        + "+".join(f"a{i}" for i in range(leaves))
+    )
+    products = 2777  # an 11,107-node sum of products: 6 × 6 points fit 400,000 node-points
+    landscape_source = "L = " + " + ".join(f"a{i}*b{i}" for i in range(products))
+    composed = "\n".join(
+        ["f1(x) = x*0.5+0.25", *(f"f{k}(x) = f{k - 1}(f{k - 1}(x))" for k in range(2, 13))]
+    )
+    return [
+        ("/api/landscape", {"source": landscape_source, "parameters": ["a0", "b0"],
+                            "x_range": [-x, x], "y_range": [-x, x], "points": 6}),
+        ("/api/descend", {"source": big_sum, "parameters": ["a0"], "lr": 1e-3 * x, "steps": 16}),
+        ("/api/paths", {"source": "y=0.5\n" + "y=y*y\n" * 16_000, "values": {"y": x / 2},
+                        "leaf": "y", "limit": 3}),
+        ("/api/graph", {"source": big_sum, "values": {"a0": x}}),
+        ("/api/export?format=pdf", {"source": "k = 1\nL = " + "*".join(["k"] * 200),
+                                    "values": {"k": x}}),
+        ("/api/graph", {"source": f"{composed}\na = 0.1\nb = 0.2\nL = f12(a) + f12(b)",
+                        "values": {"a": x / 10}}),
+    ]  # fmt: skip
+
+
+def tree_rss_mb(pid: int) -> float:
+    """The resident memory of `pid` and every process below it, in MB."""
+    total = 0
+    for each in {pid} | descendants(pid):
+        try:
+            with open(f"/proc/{each}/status") as status:
+                line = next(line for line in status if line.startswith("VmRSS:"))
+            total += int(line.split()[1])
+        except (OSError, StopIteration):
+            pass
+    return total / 1024
+
+
+def lanes_empty_for(base_url: str, answers: int = 8, within_s: float = 30.0) -> float:
+    """Seconds until `answers` /healthz in a row (new connections: either worker answers) say
+    every lane of the worker that answered is empty; NaN if not within `within_s`."""
+    started = time.monotonic()
+    in_a_row = 0
+    fresh = httpx.Limits(max_keepalive_connections=0)
+    with httpx.Client(base_url=base_url, timeout=10, limits=fresh) as client:
+        while time.monotonic() - started < within_s:
+            offload = client.get("/healthz").json()["detail"]["offload"]
+            empty = all(lane["waiting"] == 0 and lane["running"] == 0 for lane in offload.values())
+            in_a_row = in_a_row + 1 if empty else 0
+            if in_a_row == answers:
+                return time.monotonic() - started
+    return float("nan")
+
+
+def scenario_g(duration_s: float, clients: int = HOSTILE_CLIENTS) -> list[str]:
+    process, base_url = start_server(workers=2)
+    warm_up(base_url)
+    start_mb = tree_rss_mb(process.pid)
+    presets, health, costly = Record(), Record(), Record()
+
+    async def mix(seconds: float) -> None:
+        async def send(client: httpx.AsyncClient, n: int) -> httpx.Response:
+            path, body = costly_bodies(n)[n % 6]
+            return await client.post(path, json=body)
+
+        # The clients hang up mid-request when the time is up: their work must end with them.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(hostile_loop(base_url, 3600, costly, clients, send), seconds)
+
+    async def run() -> None:
+        await asyncio.gather(
+            preset_clients(base_url, duration_s, presets, QUIET_PRESET_CLIENTS),
+            health_prober(base_url, duration_s, health),
+            mix(duration_s),
+        )
+
+    try:
+        asyncio.run(run())
+        ended = time.monotonic()
+        empty_s = lanes_empty_for(base_url)
+        time.sleep(max(0.0, ended + 10 - time.monotonic()))
+        after_mb = tree_rss_mb(process.pid)
+    finally:
+        stop_server(process)
+    memory = (
+        f"server RSS {start_mb:.0f} MB at the start, {after_mb:.0f} MB 10 s after the load "
+        f"({'≤' if after_mb <= 1.2 * start_mb else '>'} 120%)"
+    )
+    return [
+        row(f"(g) + {clients} clients of the costliest mix: presets", presets, duration_s),
+        row("(g) + costliest mix: /healthz every 50 ms", health, duration_s)
+        + f" {target_note(health, presets)}",
+        row(f"(g) costliest bounded mix, {clients} clients", costly, duration_s, ("200",))
+        + f" outcomes {dict(sorted(costly.statuses.items()))}; every lane empty "
+        f"{empty_s:.1f} s after the clients hung up ({'≤' if empty_s <= 5 else '>'} 5); {memory}",
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--duration",
         type=float,
         default=60.0,
-        help="seconds of scenario (a); (b), (c), (e) and (f) half as long (default 60)",
+        help="seconds of scenarios (a) and (g); (b), (c), (e) and (f) half as long (default 60)",
     )
     parser.add_argument(
-        "--scenarios", default="abcdef", help="which scenarios to run, e.g. 'c' (default abcdef)"
+        "--scenarios", default="abcdefg", help="which scenarios to run, e.g. 'c' (default abcdefg)"
     )
     args = parser.parse_args()
     lines = [
@@ -618,6 +727,8 @@ def main() -> None:
         lines += scenario_e(args.duration / 2)
     if "f" in args.scenarios:
         lines += scenario_f(args.duration / 2)
+    if "g" in args.scenarios:
+        lines += scenario_g(args.duration)
     lines += ["", f"Total bench time {time.monotonic() - started:.0f} s."]
     print("\n".join(lines))
 

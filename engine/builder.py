@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, NamedTuple
 
+from .cancel import check as check_cancelled
 from .errors import (
     AssignedTwice,
     BadValue,
@@ -68,6 +69,16 @@ class Graph:
     # The functions the program defines that the graph calls (with those they call), in the
     # order they are defined.
     functions: list[Function] = field(default_factory=list)
+    # The nodes the calls of the program's functions stand for beyond their own one node each
+    # (a call evaluates its body): `len(nodes) + called_nodes` is what one forward pass does.
+    called_nodes: int = 0
+
+    def work(self, call_cost: float = 1.0) -> int:
+        """What one pass over the graph costs, in plain nodes: each node once, and each node a
+        call of the program's function stands for (its body, calls in it expanded) `call_cost`
+        times (a body is evaluated through Value objects: dearer than a plain node where the
+        pass recomputes plain nodes with C operators)."""
+        return len(self.nodes) + math.ceil(self.called_nodes * call_cost)
 
 
 def check_values(values: dict[str, Any] | None) -> dict[str, float]:
@@ -111,6 +122,7 @@ def build(
     assignments: dict[str, int] = {}  # (a dict: a Counter's first count of a name is a call)
     nodes = builder.nodes
     for index, statement in enumerate(statements):
+        check_cancelled()
         target = statement.target
         version = 1
         if target is not None:
@@ -133,6 +145,7 @@ def build(
     return Graph(
         source, builder.nodes, builder.last, builder.leaves, limit_warnings(warnings),
         expand_derived, builder.helpers, builder.groups, called_functions(statements, kept),
+        builder.called_nodes,
     )  # fmt: skip
 
 

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .builder import Graph, Limits, build, check_values
+from .cancel import check as check_cancelled
 from .errors import BadTraining, quoted
+from .functions import CALL_COST_BUILT
 from .gc_pause import cycle_collector_paused
 from .i18n import DEFAULT_LANG, Count, msg, render
 from .narration import fmt
@@ -83,8 +85,9 @@ def descend(
     passes each batch the last batch's values and `velocity`, the first batch's first root as
     `baseline` and the steps taken so far as `first_step` (messages and `stopped["step"]` count
     from it). Raises what `trace` raises for the program and BadTraining for the settings, or
-    when `steps` times the graph's node count exceeds `max_node_steps` (the server's bound on
-    one request's work).
+    when `steps` times the graph's work (its nodes, a call of the program's function counting
+    as its body's nodes times CALL_COST_BUILT: `Graph.work`) exceeds `max_node_steps` (the
+    server's bound on one request's work).
     """
     limits = limits or Limits()
     lr, steps, momentum = check_settings(lr, steps, momentum)
@@ -98,12 +101,13 @@ def descend(
     with cycle_collector_paused():
         graph = built(check_values(values))
         check_parameters(parameters, dict(graph.leaves))
-        _check_work(len(graph.nodes), steps, max_node_steps)
+        _check_work(graph.work(CALL_COST_BUILT), steps, max_node_steps)
         speed = _velocity(parameters, velocity)
         descent = Descent(list(parameters))
         start = graph.root.data if baseline is None else baseline
         current = {name: node.data for name, node in graph.leaves}
         for step in range(steps + 1):
+            check_cancelled()
             root = graph.root.data
             descent.roots.append(root)
             previous = descent.roots[-2] if step > 0 and momentum == 0 else None
@@ -133,11 +137,17 @@ def _check_batch(first_step: Any, baseline: Any) -> None:
 
 
 def _check_work(size: int, steps: int, max_node_steps: int | None) -> None:
-    if max_node_steps is not None and size * steps > max_node_steps:
-        most = max(1, max_node_steps // size)
-        raise BadTraining(
-            msg("error.training.too_much_work", steps=steps, nodes=Count(size), most=most)
-        )
+    """Refuse `steps` steps of a graph whose one pass costs `size` (`Graph.work`) when they
+    cost more than `max_node_steps`, saying how many fit (or that none does)."""
+    if max_node_steps is None or size * steps <= max_node_steps:
+        return
+    limit = Count(max_node_steps)
+    if size > max_node_steps:
+        raise BadTraining(msg("error.training.too_big", nodes=Count(size), limit=limit))
+    most = max_node_steps // size
+    raise BadTraining(
+        msg("error.training.too_much_work", steps=steps, nodes=Count(size), limit=limit, most=most)
+    )
 
 
 def _velocity(parameters: list[str], velocity: dict[str, Any] | None) -> dict[str, float]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from .cancel import check as check_cancelled
 from .ops import CALL, OPS, Op, OpResult
 from .value import Value
 
@@ -27,6 +28,21 @@ if TYPE_CHECKING:
 # functions each calling the one before twice doubles at each line, and 40 lines would be a
 # trillion nodes to evaluate for one call.
 MAX_FUNCTION_NODES = 10_000
+
+# What a node of a call's body costs, in plain nodes, where work is bounded (docs/api.md,
+# "Limits"): a call evaluates its body through Value objects and its own backward pass, about
+# 45 µs a body node on this machine, where the gradient check and the loss landscape recompute
+# a plain node with a C operator (0.8 µs: 55 times less) and descent rebuilds a plain node with
+# its backward pass (12 µs: 4 times less). Measured with tests/scenarios/test_work_bounds.py's
+# composed functions (f12: 8,192 body nodes a call).
+CALL_COST_RECOMPUTED = 60
+CALL_COST_BUILT = 5
+
+# The most arguments a local derivative's formula names (then `…` and the last one), and the
+# most characters of a definition a step's narration repeats (cut with `…`): each of a call's
+# contributions says them, so a function of many parameters must not say all of them each time.
+SPELLED_ARGUMENTS = 4
+NARRATED_DEFINITION = 80
 
 # How a node of a body is made from its inputs (the builder's, or plain Values) and how a
 # constant of the body is.
@@ -68,6 +84,7 @@ class Function:
         """(data, local grads, warning) of a call on `data`: the body built on leaves holding
         the arguments and differentiated by the one backward pass; the warning of the body's
         first node that warned, when the result is not finite (as a row's apply warns)."""
+        check_cancelled()
         params = tuple(Value(float(x)) for x in data)
         root = self.build(params, _plain_node, _plain_constant)
         order = root.backward()
@@ -92,6 +109,13 @@ class Function:
                 del results[len(results) - count :]
                 results.append(make(expr, inputs))
         return results[0]
+
+
+def narrated_definition(function: Function) -> str:
+    """The definition as a step's narration repeats it: at most NARRATED_DEFINITION
+    characters, cut with `…` (the reply's `functions` holds it whole)."""
+    text = function.definition
+    return text if len(text) <= NARRATED_DEFINITION else text[: NARRATED_DEFINITION - 1] + "…"
 
 
 def operand_count(expr: Expr) -> int:
@@ -139,8 +163,15 @@ def _row(function: Function) -> Op:
     """The function's row of the table: spelled as a call of its name everywhere (a micrograd
     or PyTorch script defines it with `def`), its local derivatives said as the partial
     derivative with respect to each parameter, at the call's arguments."""
-    arguments = ", ".join(f"{{{i}}}" for i in range(len(function.params)))
+    count = len(function.params)
+    arguments = ", ".join(f"{{{i}}}" for i in range(count))
     called = f"{function.name}({arguments})"
+    # A partial derivative names the first arguments and the last past SPELLED_ARGUMENTS: a
+    # function of 4,000 parameters has 4,000 of them, and each naming every argument made
+    # its `locals` (and the reply) grow with the square of the parameters.
+    if count > SPELLED_ARGUMENTS:
+        arguments = ", ".join([*(f"{{{i}}}" for i in range(SPELLED_ARGUMENTS - 1)), "…"])
+        arguments += f", {{{count - 1}}}"
     partials = tuple(f"\u2202{function.name}/\u2202{p}({arguments})" for p in function.params)
     return Op(
         len(function.params), function.name, CALL, function.name, called, called, partials,

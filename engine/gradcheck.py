@@ -7,12 +7,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from .cancel import check as check_cancelled
 from .formulas import operator_of
+from .functions import CALL_COST_RECOMPUTED
 from .ops import OPS, row_of
 from .value import Value
 
 MAX_LEAVES = 64
 MAX_NODES = 5_000
+# The most nodes the check recomputes, summed over the leaves it checks (each leaf's nudges
+# recompute what depends on it twice): 64 leaves of a 5,000-node graph, about half a second.
+# A call of the program's function counts as its body's nodes times CALL_COST_RECOMPUTED, so
+# `f12(a0 + … + a59)` (8,192 body nodes a call) is checked for no leaf rather than for 24 s.
+MAX_WORK = MAX_LEAVES * MAX_NODES
 EPS_RULE = "1e-6·max(1,|x|)"
 UNIT_ROUNDOFF = 2.0**-53
 # Rounding error of one evaluation is taken as ROUNDING_OPS·u·(largest magnitude it touches).
@@ -26,16 +33,18 @@ def _agrees(analytic: float, numeric: float) -> bool:
 
 def _downstream(
     order: list[Value], leaves: list[Value], count: int
-) -> list[tuple[list[Value], float]]:
+) -> list[tuple[list[Value], float, int]]:
     """For each of `leaves`: the nodes of `order` (topological) whose data depends on it, in
-    topological order, and the largest finite magnitude among their inputs' unperturbed data
-    (for the rounding bound). One pass for all of them (`count`: nodes in the graph): each node
-    carries a bit per leaf it depends on, where a pass per leaf walked the whole graph again."""
+    topological order, the largest finite magnitude among their inputs' unperturbed data
+    (for the rounding bound) and what recomputing them costs in plain nodes (`node_cost`).
+    One pass for all of them (`count`: nodes in the graph): each node carries a bit per leaf
+    it depends on, where a pass per leaf walked the whole graph again."""
     masks = [0] * count
     for bit, leaf in enumerate(leaves):
         masks[leaf.id] |= 1 << bit
     found: list[list[Value]] = [[] for _ in leaves]
     largest = [0.0] * len(leaves)
+    costs = [0] * len(leaves)
     for node in order:
         inputs = node.inputs
         mask = 0
@@ -49,14 +58,33 @@ def _downstream(
             size = abs(other.data)
             if size > own and size != math.inf:
                 own = size
+        cost = node_cost(node)
         while mask:
             low = mask & -mask
             bit = low.bit_length() - 1
             found[bit].append(node)
+            costs[bit] += cost
             if own > largest[bit]:
                 largest[bit] = own
             mask ^= low
-    return list(zip(found, largest, strict=True))
+    return list(zip(found, largest, costs, strict=True))
+
+
+def node_cost(node: Value) -> int:
+    """What recomputing `node` costs, in plain nodes: 1, or for a call of the program's
+    function its body's nodes times CALL_COST_RECOMPUTED."""
+    function = node.function
+    return 1 if function is None else function.nodes * CALL_COST_RECOMPUTED
+
+
+def _within_work(downstream: list[tuple[list[Value], float, int]]) -> int:
+    """How many of the leaves (in order) fit in MAX_WORK together."""
+    total = 0
+    for fitting, (_, _, cost) in enumerate(downstream):
+        total += cost
+        if total > MAX_WORK:
+            return fitting
+    return len(downstream)
 
 
 # The ops whose forward is one operator on two inputs (`+`, `*`), as C functions: the hot path
@@ -133,18 +161,22 @@ def gradcheck(
     analytic: Sequence[float],
 ) -> GradCheck:
     """Check the `analytic` gradient of each leaf (by node id) against central differences.
-    Checks at most MAX_LEAVES leaves, and none on graphs over MAX_NODES nodes."""
+    Checks at most MAX_LEAVES leaves, as many as fit in MAX_WORK (the first ones), and none on
+    graphs over MAX_NODES nodes."""
     capped = len(nodes) > MAX_NODES or len(leaves) > MAX_LEAVES
     checked = [] if len(nodes) > MAX_NODES else leaves[:MAX_LEAVES]
-    base = [node.data for node in nodes] if checked else []
     downstream = _downstream(order, [leaf for _, leaf in checked], len(nodes)) if checked else []
+    fitting = _within_work(downstream)
+    if fitting < len(checked):
+        capped, checked, downstream = True, checked[:fitting], downstream[:fitting]
+    base = [node.data for node in nodes] if checked else []
     operations = [node for node in order if node.inputs] if checked else []
     steps = dict(zip([node.id for node in operations], recomputation(operations), strict=True))
     results = tuple(
         _check_leaf(
             name, leaf, ([steps[n.id] for n in found], largest), root, base, analytic[leaf.id]
         )
-        for (name, leaf), (found, largest) in zip(checked, downstream, strict=True)
+        for (name, leaf), (found, largest, _) in zip(checked, downstream, strict=True)
     )
     return GradCheck(EPS_RULE, len(checked), len(leaves), capped, results)
 
@@ -159,6 +191,7 @@ def _check_leaf(
 ) -> LeafCheck:
     """Nudge `leaf` by ±h, recompute what depends on it (`downstream`: its steps, and the
     largest magnitude of their inputs), and judge the difference quotient."""
+    check_cancelled()
     x = leaf.data
     h = 1e-6 * max(1.0, abs(x))
     affected, largest_input = downstream

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .builder import Limits, build, check_values
+from .cancel import check as check_cancelled
 from .descend import check_parameters
 from .errors import BadLandscape, BadTraining, quoted
+from .functions import CALL_COST_RECOMPUTED
 from .gc_pause import cycle_collector_paused
 from .gradcheck import evaluate, recomputation
 from .i18n import Count, msg
@@ -64,7 +66,9 @@ def landscape(
     other leaves at `values` (else their own). Raises what `trace` raises for the program and
     BadLandscape for the request: not two distinct leaves, a range that is not a finite
     interval wide enough for `points` distinct values, `points` outside 2 to MAX_POINTS, or
-    `points`² times the graph's node count above `max_node_points` (the server's bound)."""
+    `points`² times the graph's work above `max_node_points` (the server's bound): its nodes,
+    a call of the program's function counting as its body's nodes times CALL_COST_RECOMPUTED
+    (`Graph.work`)."""
     limits = limits or Limits()
     _check_points(points)
     if len(parameters) != 2:
@@ -81,7 +85,7 @@ def landscape(
             check_parameters(parameters, leaves)
         except BadTraining as err:  # the same words, said as the landscape's error
             raise BadLandscape(err.message) from None
-        _check_work(len(graph.nodes), points, max_node_points)
+        _check_work(graph.work(CALL_COST_RECOMPUTED), points, max_node_points)
         x_leaf, y_leaf = leaves[parameters[0]], leaves[parameters[1]]
         losses = _losses(graph.root, graph.nodes, x_leaf, y_leaf, xs, ys)
     return Landscape(list(parameters), xs, ys, losses)
@@ -115,11 +119,17 @@ def _check_points(points: Any) -> None:
 
 
 def _check_work(size: int, points: int, max_node_points: int | None) -> None:
-    if max_node_points is not None and size * points * points > max_node_points:
-        most = max(2, math.isqrt(max_node_points // size))
-        raise BadLandscape(
-            msg("error.landscape.too_much_work", points=points, nodes=Count(size), most=most)
-        )
+    """Refuse a `points` × `points` grid of a graph whose one pass costs `size` (`Graph.work`)
+    when it costs more than `max_node_points`, saying how many points a side fit (or that not
+    even the smallest grid does)."""
+    if max_node_points is None or size * points * points <= max_node_points:
+        return
+    limit = Count(max_node_points)
+    if size * 4 > max_node_points:
+        raise BadLandscape(msg("error.landscape.too_big", nodes=Count(size), limit=limit))
+    most = math.isqrt(max_node_points // size)
+    what = {"points": points, "nodes": Count(size), "limit": limit, "most": most}
+    raise BadLandscape(msg("error.landscape.too_much_work", **what))
 
 
 def _depending_on(order: list[Value], leaves: set[int]) -> list[Value]:
@@ -144,6 +154,7 @@ def _losses(
         datas[y_leaf.id] = y
         row = []
         for x in xs:
+            check_cancelled()
             datas[x_leaf.id] = x
             row.append(evaluate(root, datas, affected)[0])
         rows.append(row)

@@ -215,6 +215,11 @@ def short_text(source: str, start: int, end: int) -> str:
         text = " ".join(words[:-1])
         if len(text) <= TEXT_MAX:
             text = _first_words(source, start, end)
+    return _cut(text)
+
+
+def _cut(text: str) -> str:
+    """`text`, at most TEXT_MAX characters: cut with "…"."""
     return text if len(text) <= TEXT_MAX else text[: TEXT_MAX - 1] + "…"
 
 
@@ -257,8 +262,9 @@ class Narrator:
         if cached is None:
             if node.label:
                 cached = node.label
-            elif node.id in self.helpers:
-                cached = self.formula(node)
+            elif node.id in self.helpers:  # its formula, cut as a span's text is: a body
+                # expanded from nested calls would otherwise double its text at each level
+                cached = _cut(self.formula(node))
             else:
                 cached = short_text(self.source, node.start, node.end)
             self._texts[node.id] = cached

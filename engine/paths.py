@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .backward import edge_offsets
-from .errors import BadLeaf, quoted
-from .i18n import msg
+from .cancel import check as check_cancelled
+from .errors import BadLeaf, LimitExceeded, quoted
+from .i18n import Count, msg
 from .narration import Narrator, factor, fmt
 from .reply import number
 from .target import find_node
@@ -28,6 +29,10 @@ if TYPE_CHECKING:
 COUNT_CAP = 10**60  # counts are exact below it ("at least" from there: a number nobody reads)
 MAX_LIMIT = 100
 TEXT_FACTORS = 12  # a path's sentence writes at most this many factors, the middle elided
+# The most edges the listed paths may hold together, counted as `limit` times the longest path:
+# each edge is sent as its id, its node's id and its local derivative (about 40 bytes), so a
+# reply stays under about 2 MB. 100 paths through 16,000 × `y = y*y` were 33.6 MB.
+MAX_LISTED_EDGES = 50_000
 
 
 class Partial(NamedTuple):
@@ -82,9 +87,11 @@ def chain_paths(trace: Trace, leaf: Value, limit: int) -> Paths:
     """The paths from `leaf` to the trace's target, the `limit` largest by |product|."""
     offsets = edge_offsets(trace.nodes)
     between = _downstream(trace.cone, leaf)
+    _check_length(leaf, between, trace.target, limit)
     counts = {leaf.id: 1}
     best: dict[int, list[Partial]] = {leaf.id: [Partial(1.0, 1.0, -1, -1)]}
     for node in between[1:]:
+        check_cancelled()
         total = 0
         candidates: list[Partial] = []
         for index, (child, local) in enumerate(zip(node.inputs, node.local_grads, strict=True)):
@@ -102,6 +109,23 @@ def chain_paths(trace: Trace, leaf: Value, limit: int) -> Paths:
     edges = _edge_ends(trace.nodes)
     listed = tuple(_unwind(best, edges, target, k) for k in range(len(best.get(target, ()))))
     return Paths(leaf, count, count < COUNT_CAP, listed, trace.correct_grads[leaf.id])
+
+
+def _check_length(leaf: Value, between: list[Value], target: Value, limit: int) -> None:
+    """Refuse (LimitExceeded) when `limit` paths as long as the longest from `leaf` to
+    `target` would list more than MAX_LISTED_EDGES edges, saying how many paths fit."""
+    longest = {leaf.id: 0}
+    for node in between[1:]:
+        longest[node.id] = 1 + max(longest[c.id] for c in node.inputs if c.id in longest)
+    length = longest.get(target.id, 0)
+    if length * limit <= MAX_LISTED_EDGES:
+        return
+    shown, most = quoted(leaf.name or f"n{leaf.id}"), Count(MAX_LISTED_EDGES)
+    if length > MAX_LISTED_EDGES:
+        raise LimitExceeded(msg("error.path_too_long", leaf=shown, length=Count(length), most=most))
+    what = {"leaf": shown, "length": Count(length), "limit": limit, "most": most}
+    total, fits = Count(length * limit), MAX_LISTED_EDGES // length
+    raise LimitExceeded(msg("error.paths_too_long", **what, total=total, fits=fits))
 
 
 def _size(product: float) -> float:

@@ -10,10 +10,11 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .errors import LimitExceeded
 from .flags import grad_flags
 from .functions import ops_used, script_body
 from .gradcheck import GradCheck
-from .i18n import render
+from .i18n import Count, msg, render
 from .ops import DERIVED, row_of
 from .steps import Timeline
 
@@ -29,6 +30,33 @@ Box = tuple[float, float, float, float]  # x, y (the centre), width, height
 # leaves, the groups) but never in every step (narration names nodes by index).
 REPLY_BYTES_PER_NODE = 1_500  # about 600 since steps are sent as columns (1,560-1,600 before)
 REPLY_BYTES_PER_SOURCE_CHAR = 8
+
+
+# Below this a reply is never refused: a few nodes of a program of many short definitions
+# send each function's spellings (`functions`), more than its few characters' share.
+REPLY_BYTES_FLOOR = 1_000_000
+
+
+def reply_budget(nodes: int, source: str) -> int:
+    """The byte budget of the reply of a graph of `nodes` nodes traced from `source`."""
+    return REPLY_BYTES_PER_NODE * nodes + REPLY_BYTES_PER_SOURCE_CHAR * len(source)
+
+
+def check_reply_size(size: int, nodes: int, source: str, expanded: bool = False) -> None:
+    """Raise LimitExceeded (naming the budget and how to stay under it) when a reply of `size`
+    bytes is over the budget of its graph: never hundreds of MB, whatever the program."""
+    budget = reply_budget(nodes, source)
+    if size > max(budget, REPLY_BYTES_FLOOR):
+        key = "error.reply_too_large_expanded" if expanded else "error.reply_too_large"
+        raise LimitExceeded(
+            msg(
+                key,
+                size=Count(size),
+                budget=Count(budget),
+                per_node=Count(REPLY_BYTES_PER_NODE),
+                per_char=REPLY_BYTES_PER_SOURCE_CHAR,
+            )
+        )
 
 
 class Placement(NamedTuple):

@@ -15,6 +15,8 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .cancel import check as check_cancelled
+from .functions import narrated_definition
 from .i18n import templates, text
 from .narration import NODE_NAME, Narrator, escape, operand_slot, slot, text_slot
 from .step_reader import resolve
@@ -63,11 +65,13 @@ def steps(trace: Trace) -> Timeline:
     # the order the backward pass walks: from its target
     action, input_index, node, template = topo_columns(trace.target, trace.lang, patterns)
     phase = ["topo"] * len(node)
+    check_cancelled()
     if trace.tangents is not None:
         nodes, ids = tangent_columns(trace, say, patterns)
         phase += ["tangent"] * len(nodes)
     else:
         forward_nodes, forward_ids = forward_columns(trace.topo_order, say, trace.lang, patterns)
+        check_cancelled()
         visits, visit_ids = backward_columns(trace, say, patterns)
         nodes = [*forward_nodes, trace.target.id, *visits]
         ids = [*forward_ids, patterns.id(seed_pattern(trace)), *visit_ids]
@@ -236,7 +240,7 @@ def _contribution(
     if function is not None:  # where the local derivative of the program's function comes from
         part = words["function"].format(
             contribution=part, name=escape(function.name), param=escape(function.params[j]),
-            local=slot("local_grad", f"e{j}"), body=escape(function.definition),
+            local=slot("local_grad", f"e{j}"), body=escape(narrated_definition(function)),
         )  # fmt: skip
     replaced = (record.replaced or {}).get(k)
     if replaced is not None:  # the one it overwrote: another visit's, named by plain indices

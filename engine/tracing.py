@@ -15,6 +15,7 @@ from typing import Any
 
 from .backward import BackwardRecord, backward, edge_offsets, recorded_backward
 from .builder import Graph, Limits, build, check_values, limit_warnings
+from .cancel import check as check_cancelled
 from .errors import BadWrt, LimitExceeded
 from .forward_mode import PASSES, TangentRecord, forward_tangents, resolve_wrt
 from .gc_pause import cycle_collector_paused
@@ -255,6 +256,7 @@ def run(
         grads = correct_grads = _correct_grads(root, nodes, reverse)
     if order is not None:
         warnings += limit_warnings(order_warnings(graph, recorded))
+    check_cancelled()
     check = gradcheck(nodes, cone, root, graph.leaves, correct_grads)
     return Trace(
         graph, mode, None if order is None else tuple(order), check_lang(lang), tuple(topo),

@@ -16,6 +16,7 @@ from chainrule.app.api.graph_body import limits_of
 from chainrule.app.api.language import RequestLanguage
 from chainrule.app.api.schemas import ErrorResponse, GraphRequest
 from chainrule.app.export.drawing import (
+    MAX_LABEL_BYTES,
     MEDIA_TYPES,
     NO_GRAPHVIZ,
     DrawingFormat,
@@ -23,6 +24,7 @@ from chainrule.app.export.drawing import (
     ExportFailed,
     ExportFormat,
     ExportLimits,
+    label_bytes,
     render,
 )
 from chainrule.app.export.onefile import build_html
@@ -58,6 +60,16 @@ def too_large(size: int, settings: AppSettings) -> ApiError:
         "ExportTooLarge",
         msg("api.export_too_large", size=Count(size), limit=Count(settings.export_max_nodes)),
     )
+
+
+def check_labels(trace: dict[str, Any]) -> None:
+    """400 `ExportTooLarge` for a label longer than a drawing's record holds: the program's
+    own text, never Graphviz's failure (it used to answer 503 `ExportFailed`, "retry later")."""
+    node = max(trace["nodes"], key=lambda node: label_bytes(node["text"]), default=None)
+    if node is not None and label_bytes(node["text"]) > MAX_LABEL_BYTES:
+        size, limit = Count(label_bytes(node["text"])), Count(MAX_LABEL_BYTES)
+        message = msg("api.export_label_too_long", node=node["id"], size=size, limit=limit)
+        raise ApiError(400, "ExportTooLarge", message)
 
 
 def default_title(source: str, max_chars: int = 60) -> str:
@@ -130,6 +142,7 @@ async def export_bytes(
         raise ApiError(503, "GraphvizUnavailable", NO_GRAPHVIZ)
     size = len(request.source)
     trace = await server.offload.in_thread(size, export_trace, request, settings)
+    check_labels(trace)
     return await run_in_threadpool(drawing, trace, fmt, settings, server.graphviz)
 
 

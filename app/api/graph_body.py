@@ -18,9 +18,10 @@ from chainrule.app.api.schemas import GraphRequest
 from chainrule.app.layout.layouter import Layout, Layouter, Structure, structure
 from chainrule.app.layout.shared import share_layouts
 from chainrule.app.settings import AppSettings
+from chainrule.engine.cancel import check as check_cancelled
 from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.i18n import DEFAULT_LANG
-from chainrule.engine.reply import Placement, place, trace_reply
+from chainrule.engine.reply import Placement, check_reply_size, place, trace_reply
 from chainrule.engine.steps import steps
 from chainrule.engine.tracing import graph_to_trace
 
@@ -170,11 +171,15 @@ def build_body(
             options["wrt"],
             record=True,  # the reply reads the record: one recorded pass, not two passes
         )
+        check_cancelled()
         reply = trace_reply(trace, steps(trace))
+        check_cancelled()
         layout, cached = laying_out.result()
         reply = place(reply, placement(layout, trace))
         reply["structure"] = structure_id(request, settings)
         encoded = orjson.dumps(reply)  # once, its layout added to it as each body needs
+        # A backstop: every field is linear in the graph, and this says so if one ever is not.
+        check_reply_size(len(encoded), len(graph.nodes), request.source, request.expand_derived)
         later = with_layout(encoded, layout_reply(layout, True))
         now = later if cached else with_layout(encoded, layout_reply(layout, False))
         # Freed while the collector is paused: what dies then is never scanned, where resuming

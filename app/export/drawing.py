@@ -55,12 +55,21 @@ NO_GRAPHVIZ = msg("api.graphviz_missing")
 PNG_DPI = 96.0  # Graphviz's own resolution for bitmaps
 PAD_PT = 4.0  # Graphviz's margin around a drawing (pad), on each side
 # dot's gaps in points (its defaults: ranksep 0.5 in, nodesep 0.25 in), kept by the fallback.
+# The longest label a drawing's record holds, in bytes of its escaped UTF-8 text: Graphviz
+# refuses a record label past 16 KiB (a 16,350-character name failed; the record's other fields
+# take the rest).
+MAX_LABEL_BYTES = 16_000
 RANK_GAP_PT = 36.0
 NODE_GAP_PT = 18.0
 RETRY_AFTER_S = 2  # a busy Graphviz: most drawings take well under this
 
 _RECORD_SPECIAL = re.compile(r'([{}|<>"])')
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# What a reader's screen or terminal would act on rather than show: C0 and C1 controls (ESC
+# starts a sequence that can recolour, move the cursor or clear the screen; U+0085 is a line
+# break), the line and paragraph separators, and the bidirectional overrides and isolates that
+# make text read in another order than it is written (U+202A-U+202E, U+2066-U+2069). No export
+# carries them: a drawing shows a space for each, the one-file HTML escapes them.
+UNSAFE_TEXT = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 # dot writes big coordinates in exponent form: bb="0,0,1.1497e+05,16592".
 _NUMBER = rb"([-+\d.eE]+)"
 _BOUNDING_BOX = re.compile(rb'\bbb="' + rb",".join([_NUMBER] * 4) + rb'"')
@@ -97,9 +106,15 @@ class ExportLimits:
 
 def record_field(text: str) -> str:
     """`text` as one literal field of a record label: backslashes (graphviz.escape), the record
-    syntax `{ } | < >` and quotes are escaped; control characters become spaces."""
-    escaped = graphviz.escape(_CONTROL.sub(" ", text))
+    syntax `{ } | < >` and quotes are escaped; controls and bidirectional overrides
+    (UNSAFE_TEXT) become spaces."""
+    escaped = graphviz.escape(UNSAFE_TEXT.sub(" ", text))
     return _RECORD_SPECIAL.sub(r"\\\1", escaped)
+
+
+def label_bytes(text: str) -> int:
+    """How many bytes `text` takes in a drawing's record (escaped, UTF-8)."""
+    return len(record_field(text).encode())
 
 
 def op_text(node: dict[str, Any]) -> str:
@@ -184,7 +199,9 @@ def render(
     try:
         count, edges = export_graph(trace)
         cost = dot_cost(count, edges)
-        if cost.lanes > limits.max_lanes:
+        # Long edges (`k*k*…*k`) cost dot its rows' network simplex, or without it seconds of
+        # its other passes (200 factors: 8 s of a PDF): the fallback places those up front.
+        if cost.lanes > limits.max_lanes or not cost.rows_affordable:
             return draw_in_place(trace, dot, count, edges, fmt, graphviz, deadline, limits)
         dot.graph_attr.update(cost.limits())
         if fmt != "png":
@@ -247,11 +264,15 @@ def draw_in_place(
     limits: ExportLimits,
 ) -> bytes:
     """The drawing with every node placed by the layered fallback: Graphviz measures the
-    nodes (laid out without edges, which costs it nothing), then draws them where they are,
-    edges as straight lines."""
+    nodes (each where it stands, without edges: no layout at all), then draws them where
+    they are, edges as straight lines."""
     names = node_names(trace)
     measured = draw_dot(trace, edges=False)
-    drawing = orjson.loads(run(graphviz, ["-Tjson0"], measured.source, deadline))
+    # Measured where they stand (every node at the origin): dot would order them all in one
+    # rank first, 9 s for the 4,000 of a 2,000-factor `k*k*…*k`.
+    measured.node_attr["pos"] = "0,0!"
+    measuring = ["-Kneato", "-n2", "-Tjson0"]
+    drawing = orjson.loads(run(graphviz, measuring, measured.source, deadline))
     size_of = {
         obj["name"]: (float(obj["width"]) * POINTS_PER_INCH, float(obj["height"]) * POINTS_PER_INCH)
         for obj in drawing.get("objects", ())

@@ -2,7 +2,7 @@
 (static/embed/chainrule-embed.js, its CSS inside) and the trace inlined, nothing fetched, a
 Content-Security-Policy that allows exactly the inline script and style it carries (by hash), so
 it opens from `file://`, a course page, an LMS or an e-mail. Its sliders are live without the
-engine: the page computes the numbers (static/js/compute/evaluator.js, from the op table). Its words
+engine: the page computes the numbers (static/js/evaluator.js, from the op table). Its words
 are one language's: the player's (the catalogue's `ui.*`, app/http/pages.py ui_catalogue) and the
 trace's, which was traced in it.
 """
@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from chainrule.app.build.bundle import BUNDLE_JS, STATIC_DIR
+from chainrule.app.export.drawing import UNSAFE_TEXT
 from chainrule.app.http.pages import ui_catalogue
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang
 from chainrule.engine.ops import page_table
@@ -70,7 +71,13 @@ def json_block(value: Any) -> str:
     """`value` as the text of a JSON data block: `<` escaped, so nothing in it (a label, a
     program) can close the block (as app/http/pages.py does for the page's table of operations)."""
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return text.replace("<", "\\u003c")
+    return UNSAFE_TEXT.sub(_escaped, text.replace("<", "\\u003c"))
+
+
+def _escaped(match: re.Match[str]) -> str:
+    """A control or bidirectional override (UNSAFE_TEXT) as JSON writes it escaped: the file
+    holds none of them raw, and the player reads the same strings."""
+    return f"\\u{ord(match.group()):04x}"
 
 
 def csp_hash(text: str) -> str:
@@ -116,7 +123,7 @@ def build_players_html(
 <meta http-equiv="Content-Security-Policy" content="{csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="chainrule">
-<title>{escape(title)}</title>
+<title>{escape(UNSAFE_TEXT.sub(" ", title))}</title>
 <link rel="icon" href="{escape(_icon())}">
 <style>{PAGE_STYLE}</style>
 </head>

@@ -8,6 +8,13 @@ few at once: each holds the GIL while it traces, and the event loop needs it too
 shortest waiting program goes first; and a lane holds at most `max_waiting` programs waiting,
 past which a request is refused at once (503 `Busy`, with Retry-After), never queued without
 bound. The helpers end when their worker dies, however it dies (exit_with_parent).
+
+Work ends when nobody waits for it (issue 36): a request cancelled (its client went away, the
+server is stopping; app/http/inflight.py) leaves its lane's queue at once if it waits; if it runs
+in a
+trace thread, its cancel event is set and the engine stops at its next check (engine/cancel.py),
+the slot held until then (a fraction of a second); if it runs in a helper process, that process
+is killed and the lane starts a fresh one for the next program.
 """
 
 from __future__ import annotations
@@ -20,14 +27,13 @@ import multiprocessing.connection
 import os
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from starlette.concurrency import run_in_threadpool
-
 from chainrule.app.http.errors import ApiError
+from chainrule.engine.cancel import cancellable
 from chainrule.engine.i18n import msg
 
 T = TypeVar("T")
@@ -128,6 +134,15 @@ class Lane(Gate):
             self.pool = None
         pool.shutdown(wait=False, cancel_futures=True)
 
+    def kill(self, pool: ProcessPoolExecutor) -> None:
+        """End the pool's helpers now (their work is abandoned) and forget the pool. With more
+        than one helper in the lane, the others' programs fail as a dead helper's do and are
+        retried once in the fresh pool (Offload.run)."""
+        for process in list(getattr(pool, "_processes", {}).values()):
+            if process.is_alive():
+                process.kill()
+        self.discard(pool)
+
 
 class Offload:
     """The lanes of one worker: `threads` for short programs in this process (few at once, so
@@ -140,18 +155,41 @@ class Offload:
         self.big_source_chars = big_source_chars
         self.threads = Gate(threads, max_waiting * 8)
         self.lanes = {"small": Lane(1, max_waiting), "big": Lane(processes, max_waiting)}
+        # The trace threads' own executor: its threads are the `threads` slots' (the event
+        # loop's default executor serves Starlette's other blocking calls).
+        self.executor = ThreadPoolExecutor(threads, thread_name_prefix="trace")
+        self.warm_up: Callable[[], None] | None = None
 
     def lane(self, size: int) -> Lane:
         return self.lanes["big" if size >= self.big_source_chars else "small"]
 
     async def in_thread(self, size: int, work: Callable[..., T], *args: Any) -> T:
         """`work(*args)` in a worker thread of this process when one of the `threads` slots is
-        free for a program of `size` characters (ApiError 503 Busy when too many wait)."""
+        free for a program of `size` characters (ApiError 503 Busy when too many wait).
+        Cancelled (the request went away), the work is told to stop (engine/cancel.py) and the
+        slot is given back when it has: the thread is the slot's."""
         await self.threads.enter(size)
+        stop = threading.Event()
+
+        def run() -> T:
+            with cancellable(stop):
+                return work(*args)
+
+        job = asyncio.get_running_loop().run_in_executor(self.executor, run)
         try:
-            return await run_in_threadpool(work, *args)
-        finally:
+            result = await asyncio.shield(job)
+        except asyncio.CancelledError:
+            if job.done():
+                self.threads.leave()
+            else:  # the slot is free when the thread is
+                stop.set()
+                job.add_done_callback(lambda done: (_consume(done), self.threads.leave()))
+            raise
+        except BaseException:
             self.threads.leave()
+            raise
+        self.threads.leave()
+        return result
 
     async def run(self, size: int, work: Callable[..., T], *args: Any) -> T:
         """`work(*args)` in a helper process of the lane for a program of `size` characters,
@@ -163,22 +201,23 @@ class Offload:
             for _attempt in range(2):
                 pool = lane.executor()
                 try:
-                    return await self._in(lane, pool.submit(work, *args))
+                    return await self._in(lane, pool, pool.submit(work, *args))
                 except BrokenProcessPool:
                     lane.discard(pool)
             raise ApiError(503, "Unavailable", msg("api.unavailable"))
         finally:
             lane.leave()
 
-    async def _in(self, lane: Lane, job: Future[T]) -> T:
-        """The result of `job`; the lane's process stays counted as busy until the job really
-        ends, even if the request goes away first."""
+    async def _in(self, lane: Lane, pool: ProcessPoolExecutor, job: Future[T]) -> T:
+        """The result of `job`; if the request goes away first, the job is cancelled, or its
+        helper killed if it runs: nobody waits for what it would answer."""
         try:
             return await asyncio.shield(asyncio.wrap_future(job))
         except asyncio.CancelledError:
-            lane.running += 1  # given back by run()'s finally; held until the job is done
-            loop = asyncio.get_running_loop()
-            job.add_done_callback(lambda _: loop.call_soon_threadsafe(lane.leave))
+            if not job.cancel() and not job.done():
+                lane.kill(pool)
+                if self.warm_up is not None:  # a fresh helper, ready for the next program
+                    lane.executor().submit(self.warm_up)
             raise
 
     def depth(self) -> dict[str, dict[str, int]]:
@@ -189,12 +228,22 @@ class Offload:
 
     def start(self, warm_up: Callable[[], None]) -> None:
         """Start every helper now, so that the first big program does not pay for it."""
+        self.warm_up = warm_up
         for lane in self.lanes.values():
             lane.executor().submit(warm_up)
 
     def close(self) -> None:
-        """Stop the helpers (waiting for a running job, so none is left orphaned)."""
+        """Stop the helpers and the trace threads' executor. Work still running was cancelled
+        with its request (app/http/inflight.py); the helpers are killed, busy or not, never waited
+        for: a spawned helper's own exit took 7 s of a loaded machine's SIGTERM, 0.3 s killed."""
         for lane in self.lanes.values():
             if lane.pool is not None:
-                lane.pool.shutdown(wait=True, cancel_futures=True)
-                lane.pool = None
+                lane.kill(lane.pool)
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _consume(job: asyncio.Future[Any]) -> None:
+    """Read a cancelled request's job's outcome (its Cancelled, or a result nobody wants), so
+    asyncio does not log it as never retrieved."""
+    if not job.cancelled():
+        job.exception()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, TypeAdapter
 from pydantic.alias_generators import to_camel
 
 from chainrule.app.api.schemas import Lang, NonFinite, Sent
@@ -46,8 +46,9 @@ class View(Model):
     grad_map: bool = False
     view3d: bool = Field(default=False, alias="view3d")  # the store's key, not view3D
     lesson_id: ShortId = ""
-    lesson_stop: int = Field(default=0, ge=0, le=10_000)
-    step: int = Field(default=0, ge=0, le=MAX_STEP)
+    # Strict, as the schema's `integer` reads: 847.0 is a malformed view (422), not 847.
+    lesson_stop: StrictInt = Field(default=0, ge=0, le=10_000)
+    step: StrictInt = Field(default=0, ge=0, le=MAX_STEP)
 
 
 class Hello(Model):

@@ -121,4 +121,7 @@ def test_a_request_s_work_is_bounded(make_client):
     body = {"source": LINE, "parameters": ["w"], "lr": 0.1, "steps": 50}
     response = client.post("/api/descend", json=body)
     assert response.status_code == 400
-    assert "too much work for one request; ask for at most" in response.json()["error"]["message"]
+    assert (
+        "too much work for one request (at most 100 node-steps); ask for at most 12 steps"
+        in (response.json()["error"]["message"])
+    )

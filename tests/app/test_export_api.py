@@ -230,3 +230,65 @@ def test_a_forward_mode_export_without_its_leaf_is_the_graphs_own_400(client):
     export = client.post("/api/export?format=svg", json={**PROGRAM, "pass": "forward"})
     assert export.status_code == graph.status_code == 400
     assert export.json() == graph.json()
+
+
+# Issue 36: what each control or override would do to a reader's screen, and that no export
+# carries one (a drawing shows a space; the one-file HTML escapes it as JSON does).
+UNSAFE = "\u202e\u0085\u2066\u202a\x1b\u2028"
+UNSAFE_LABEL = "p" + "q".join(UNSAFE) + "r"
+
+
+def test_bidi_overrides_and_controls_reach_no_export(client):
+    program = {"source": f"a = Value(2.0, label='{UNSAFE_LABEL}')\nb = a * a"}
+    for fmt in ("svg", "dot", "html"):
+        response = client.post(f"/api/export?format={fmt}", json=program)
+        assert response.status_code == 200, fmt
+        text = response.content.decode()
+        assert [char for char in UNSAFE if char in text] == [], fmt
+    # PDF and PNG are drawn from the same DOT source as the SVG: it holds a space for each.
+    assert record_field(UNSAFE_LABEL) == "p q q q q q r"
+    html = client.post("/api/export?format=html", json=program).text
+    assert "\\u202e" in html and "\\u0085" in html  # escaped: the player reads the same label
+
+
+def test_a_label_past_what_a_drawing_holds_is_a_400_that_says_so(client):
+    """A 95,000-character name answered 503 ExportFailed ("try again later") for a program
+    that never draws: Graphviz refuses records past 16 KiB."""
+    program = {"source": "x" * 95_000 + " + 1"}
+    for fmt in ("svg", "png", "pdf", "dot"):
+        response = client.post(f"/api/export?format={fmt}", json=program)
+        assert response.status_code == 400, fmt
+        assert response.json()["error"]["type"] == "ExportTooLarge"
+        assert response.json()["error"]["message"] == (
+            "the label of n0 is 95,000 bytes of text: a drawing holds at most 16,000 in a node "
+            "(Graphviz draws no longer record); shorten it, or export html, which draws no record"
+        )
+    assert client.post("/api/export?format=html", json=program).status_code == 200
+    # Just under the bound, Graphviz draws it.
+    assert client.post("/api/export?format=svg", json={"source": "x" * 15_900}).status_code == 200
+
+
+def test_long_edges_go_to_the_fallback_before_dot_runs(monkeypatch):
+    """`k*k*…*k` of 200 factors: 19,900 lanes, under export_max_lanes, but their squares are far
+    past what dot's rows afford: 8 to 9 s of dot for a PDF. The fallback places the nodes up
+    front: Graphviz only measures them (neato -n2) and draws them."""
+    import chainrule.app.export.drawing as drawing
+    from chainrule import engine
+    from chainrule.app.api.export import export_trace
+    from chainrule.app.api.schemas import GraphRequest
+    from chainrule.app.settings import AppSettings
+
+    runs: list[list[str]] = []
+    real_run = drawing.run
+
+    def recorded(graphviz, args, source, deadline):
+        runs.append(args)
+        return real_run(graphviz, args, source, deadline)
+
+    monkeypatch.setattr(drawing, "run", recorded)
+    source = "k = 1.0001\nL = " + "*".join(["k"] * 200)
+    assert len(engine.build_graph(source).nodes) == 200
+    trace = export_trace(GraphRequest(source=source), AppSettings())
+    pdf = render(trace, "pdf", graphviz=Graphviz("dot"), limits=ExportLimits(timeout_s=30))
+    assert pdf.startswith(b"%PDF")
+    assert runs == [["-Kneato", "-n2", "-Tjson0"], ["-Kneato", "-n2", "-Tpdf"]]

@@ -119,8 +119,9 @@ def test_a_request_s_work_is_bounded(make_client):
     response = client.post("/api/landscape", json=BODY)
     assert response.status_code == 400
     assert response.json()["error"]["message"] == (
-        f"9 × 9 points of a {nodes}-node graph is too much work for one request; ask for at most "
-        f"{int((5 * 81 // nodes) ** 0.5)} points a side"
+        f"9 × 9 points of a graph that stands for {nodes} nodes (a call of the program's function "
+        "counts as its body's nodes) is too much work for one request (at most 405 node-points); "
+        f"ask for at most {int((5 * 81 // nodes) ** 0.5)} points a side"
     )
 
 

@@ -564,3 +564,42 @@ def test_schemathesis_finds_no_5xx_and_no_schema_violation(live_server):
         "POST /api/values",
     ]
     assert not failures, "\n\n".join(failures)
+
+
+# Issue 36: what schemathesis found valid by the schema and refused by the server. Each body is
+# now invalid by the served schema, and the server refuses it (its 400 says what to change).
+FINDINGS = [
+    ("/api/graph", "GraphRequest", {"source": "a * b", "wrt": ""}, 400, "BadWrt"),
+    ("/api/landscape", "LandscapeRequest",
+     {"source": "L = w * b", "parameters": ["w", "b"], "x_range": [0.0, 1.0], "y_range": [0.0],
+      "points": 5}, 400, "BadLandscape"),
+    ("/api/landscape", "LandscapeRequest",
+     {"source": "L = w * b", "parameters": [""], "x_range": [0.0, 1.0], "y_range": [0.0, 1.0],
+      "points": 5}, 400, "BadLandscape"),
+    ("/api/descend", "DescendRequest",
+     {"source": "L = w * b", "parameters": [""], "lr": 0.1, "steps": 1}, 400, "BadTraining"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("path", "model", "body", "status", "type_"), FINDINGS)
+def test_the_schema_refuses_what_the_server_refuses(
+    client, contract, path, model, body, status, type_
+):
+    schema = _rebase_refs({"$ref": f"#/components/schemas/{model}"})
+    assert not Draft202012Validator(schema, registry=contract.registry).is_valid(body)
+    response = client.post(path, json=body)
+    assert response.status_code == status
+    assert contract.check(response, path)["error"]["type"] == type_
+
+
+def test_a_views_step_is_an_integer_as_the_schema_says(client, contract):
+    """`view.step: 847.0` was taken as 847 where the schema says integer: a 422 now."""
+    schema = contract.spec["components"]["schemas"]["View"]["properties"]["step"]
+    assert schema["type"] == "integer"
+    response = client.post("/api/class", json={"view": {"source": "a * b", "step": 847.0}})
+    assert response.status_code == 422
+    assert contract.check(response, "/api/class")["error"]["type"] == "InvalidRequest"
+    assert (
+        client.post("/api/class", json={"view": {"source": "a * b", "step": 847}}).status_code
+        == 200
+    )

@@ -45,3 +45,20 @@ def test_a_long_name_is_sent_in_its_node_and_not_in_every_step(client) -> None:
     assert narrations(reply)[-1] == (
         f"Visit {LONG_NAME}: a leaf, nothing to pass on (grad[{LONG_NAME}] = 1)"
     )
+
+
+def test_a_reply_over_its_budget_is_a_400_naming_it() -> None:
+    """Issue 36: the budget is checked, not only documented (a backstop: every field is linear,
+    tests/scenarios/test_work_bounds.py); below 1 MB a reply is never refused."""
+    from chainrule.engine.errors import LimitExceeded
+    from chainrule.engine.reply import REPLY_BYTES_FLOOR, check_reply_size
+
+    check_reply_size(REPLY_BYTES_FLOOR, 5, "a * b")  # a few nodes of many definitions
+    check_reply_size(budget(1_000, "a" * 10), 1_000, "a" * 10)
+    with pytest.raises(LimitExceeded) as caught:
+        check_reply_size(327_000_000, 4_001, "f" * 68_681, expanded=True)
+    assert caught.value.message.render("en") == (
+        "the reply would be 327,000,000 bytes, over its budget of 6,550,948 (1,500 bytes a node "
+        "and 8 a character of the program): make the program smaller, or draw it without "
+        "expanding derived operations (expand_derived: false)"
+    )

@@ -221,7 +221,8 @@ def test_a_request_s_work_is_bounded_by_nodes_times_steps():
         descend(LINE, {"w": 0, "b": 0}, parameters=["w"], lr=0.1, steps=50, max_node_steps=300)
     nodes = len(engine.build_graph(LINE).nodes)
     assert caught.value.to_dict()["message"] == (
-        f"50 steps of a {nodes}-node graph is too much work for one request; "
+        f"50 steps of a graph that stands for {nodes} nodes (a call of the program's function "
+        "counts as its body's nodes) is too much work for one request (at most 300 node-steps); "
         f"ask for at most {300 // nodes} steps at a time"
     )
     assert descend(LINE, {}, parameters=["w"], lr=0.1, steps=300 // nodes, max_node_steps=300)

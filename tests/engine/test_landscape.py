@@ -161,8 +161,9 @@ def test_the_work_bound_names_the_points_that_fit():
         landscape(LINE, {}, parameters=["w", "b"], x_range=(0, 1), y_range=(0, 1), points=41,
                   max_node_points=100 * nodes)  # fmt: skip
     assert caught.value.message == (
-        f"41 × 41 points of a {nodes}-node graph is too much work for one request; ask for at "
-        "most 10 points a side"
+        f"41 × 41 points of a graph that stands for {nodes} nodes (a call of the program's "
+        "function counts as its body's nodes) is too much work for one request (at most "
+        f"{100 * nodes:,} node-points); ask for at most 10 points a side"
     )
     fits = landscape(LINE, {}, parameters=["w", "b"], x_range=(0, 1), y_range=(0, 1), points=10,
                      max_node_points=100 * nodes)  # fmt: skip
