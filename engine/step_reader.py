@@ -237,11 +237,6 @@ class Timeline:
         return written
 
 
-def step_templates(reply: Mapping[str, Any]) -> list[str]:
-    """Every step's template: its pattern with each relative INDEX resolved, in order."""
-    return Timeline(reply).templates()
-
-
 def step_objects(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The steps of a trace's reply, one dict per step (docs/api.md, "Step objects")."""
     columns, nodes, edges = reply["steps"], reply["nodes"], reply["edges"]
