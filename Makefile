@@ -90,6 +90,7 @@ test: test-deps test-venv
 # bench/sandbox.py 2, bench/classroom.py 3: it starts redis-server, which test-deps installs).
 bench: test-deps test-venv
 	$(PY) bench/engine.py
+	$(PY) bench/demo.py
 	$(PY) bench/api.py
 	$(PY) bench/layout_cost.py
 	$(PY) bench/page.py

@@ -20,6 +20,10 @@ class AppSettings(BaseSettings):
     max_nodes: int = 20_000
     max_depth: int = 200
     max_body_bytes: int = 1_048_576
+    # A graph read from a Value in the learner's own kernel (chainrule.trace_value, show,
+    # save_html) is no program the server parses: no character count, only its nodes are
+    # bounded (memory: about 8 KB a node while its reply is made, bench/demo.py; docs/python.md).
+    max_value_nodes: int = 100_000
 
     # Layout: dot is exact but slow (~0.5 s at 1,000 nodes) and far slower on long edges; above
     # dot_max_nodes, above dot_max_lanes (a vertex per column an edge crosses:

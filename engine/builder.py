@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, NamedTuple
@@ -118,7 +118,7 @@ def build(
     kept = _used_statements(statements, uses)
     lines = LineIndex(source)
     builder = _Builder(source, lines, values, expand_derived, max_nodes)
-    warnings: list[dict[str, Any]] = [dict(note) for note in notes]
+    warnings: list[dict[str, Any] | Deferred] = [dict(note) for note in notes]
     assignments: dict[str, int] = {}  # (a dict: a Counter's first count of a name is a call)
     nodes = builder.nodes
     for index, statement in enumerate(statements):
@@ -129,7 +129,8 @@ def build(
             version = assignments[target] = assignments.get(target, 0) + 1
         if not kept[index]:
             builder.left_out(statement)
-            warnings.append(_unused(statement, lines))
+            # Made only if sent: 50,000 unused statements send 11 warnings.
+            warnings.append(Deferred("unused", partial(_unused, statement, lines)))
             continue
         first = len(nodes)
         builder.statement(statement, version)
@@ -191,20 +192,30 @@ _MORE_FROM_LINE = ("unused", "alias", "skipped")
 _MORE = (*_MORE_FROM_LINE, "unknown_value", "never_visited", "late")
 
 
-def limit_warnings(warnings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+class Deferred(NamedTuple):
+    """A warning made only if `limit_warnings` keeps it (or summarises from it): its type, and
+    what makes it."""
+
+    type: str
+    make: Callable[[], dict[str, Any]]
+
+
+def limit_warnings(warnings: Sequence[dict[str, Any] | Deferred]) -> list[dict[str, Any]]:
     """At most MAX_WARNINGS_OF_A_KIND warnings of each type, in order; where a type has more,
     one warning of that type in their place says how many more there are (with the position
-    of the first of them), so 50,000 unused statements answer 11 warnings, not 50,000."""
-    totals = Counter(warning["type"] for warning in warnings)
+    of the first of them), so 50,000 unused statements answer 11 warnings, not 50,000 (and
+    make 11: a Deferred warning is made only when kept)."""
+    types = [w.type if type(w) is Deferred else w["type"] for w in warnings]
+    totals = Counter(types)
     seen: Counter[str] = Counter()
     kept = []
-    for warning in warnings:
-        kind = warning["type"]
+    for warning, kind in zip(warnings, types, strict=True):
         seen[kind] += 1
         if totals[kind] <= MAX_WARNINGS_OF_A_KIND + 1 or seen[kind] <= MAX_WARNINGS_OF_A_KIND:
-            kept.append(warning)
+            kept.append(warning.make() if type(warning) is Deferred else warning)
         elif seen[kind] == MAX_WARNINGS_OF_A_KIND + 1:
-            line = warning["line"]
+            first = warning.make() if type(warning) is Deferred else warning
+            line = first["line"]
             more = Count(totals[kind] - MAX_WARNINGS_OF_A_KIND)
             if kind in _MORE_FROM_LINE and line is not None:
                 message = msg(f"warning.more.{kind}", more=more, line=Count(line))
@@ -215,7 +226,7 @@ def limit_warnings(warnings: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "type": kind,
                     "message": message,
                     "line": line,
-                    "column": warning["column"],
+                    "column": first["column"],
                 }
             )
     return kept

@@ -23,13 +23,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
+from operator import getitem
 from typing import TYPE_CHECKING, Any
 
 from .formulas import Formula
 from .functions import ATOM, spelled
 from .i18n import Message, msg
 from .ops import MINUS, OPS, expansion_step, row_of
-from .step_reader import step_objects
+from .step_reader import Pattern, Timeline
 
 if TYPE_CHECKING:
     from .value import Value
@@ -106,31 +107,50 @@ class _Numbers:
         return self.write(self.numbers[array][int(index)])
 
 
-class _Written(dict):
-    """Every number of an array written once, the first time a slot reads that array."""
+_SIX_DIGITS = "{:.6g}".format
 
-    def __init__(self, numbers: Mapping[str, Sequence[float | str]], write: Callable) -> None:
+
+def fmt_all(values: Sequence[float | str]) -> list[str]:
+    """`fmt` of every number of an array (a timeline fills from whole arrays): written `.6g` in
+    one pass, then as `fmt` writes it where that differs: a minus sign, an exponent (an integer
+    of 7 to 15 digits is written whole), −0; an array with a non-finite number spelled as text
+    is written by `fmt`, number by number."""
+    try:
+        texts = list(map(_SIX_DIGITS, values))
+    except ValueError:  # "Infinity", "NaN": the reply's spellings
+        return list(map(fmt, values))
+    if "-" not in (joined := "".join(texts)) and "e" not in joined:
+        return texts
+    return [
+        text
+        if "-" not in text and "e" not in text
+        else (fmt(x) if "e" in text or text == "-0" else text.replace("-", MINUS))
+        for text, x in zip(texts, values, strict=True)
+    ]
+
+
+class _Written(dict):
+    """Every number of an array written once, the first time a slot reads that array: as `fmt`
+    writes it, or as `factor` does, from the numbers as `fmt` wrote them (`as_factors_of`)."""
+
+    def __init__(
+        self, numbers: Mapping[str, Sequence[float | str]], as_factors_of: _Written | None = None
+    ) -> None:
         super().__init__()
         self.numbers = numbers
-        self.write = write
+        self.as_factors_of = as_factors_of
 
     def __missing__(self, array: str) -> list[str]:
-        write = self.write
-        written = self[array] = [write(value) for value in self.numbers[array]]
+        if self.as_factors_of is None:
+            written = self[array] = fmt_all(self.numbers[array])
+        else:
+            texts = self.as_factors_of[array]
+            written = self[array] = (
+                [f"({text})" if text.startswith(MINUS) else text for text in texts]
+                if MINUS in "".join(texts)
+                else texts
+            )
         return written
-
-
-class _WrittenNumbers:
-    """A format field of `filler`: like `_Numbers`, each number written once for all slots."""
-
-    __slots__ = ("written",)
-
-    def __init__(self, numbers: Mapping[str, Sequence[float | str]], write: Callable) -> None:
-        self.written = _Written(numbers, write)
-
-    def __format__(self, spec: str) -> str:
-        array, _, index = spec.partition(":")
-        return self.written[array][int(index)]
 
 
 def _text(value: float | str) -> str:
@@ -144,18 +164,6 @@ def _fill_with(fields: Mapping[str, object]) -> Callable[[str], str]:
         return template  # no slot, no brace: most steps of the sort
 
     return fill
-
-
-def filler(numbers: Mapping[str, Sequence[float | str]]) -> Callable[[str], str]:
-    """`fill` with `numbers` bound, for filling a whole timeline: each array a slot reads is
-    written out once, whole (a single template is cheaper with `fill`)."""
-    return _fill_with(
-        {
-            "n": _WrittenNumbers(numbers, fmt),
-            "f": _WrittenNumbers(numbers, factor),
-            "t": _Numbers(numbers, _text),
-        }
-    )
 
 
 def fill(template: str, numbers: Mapping[str, Sequence[float | str]]) -> str:
@@ -191,9 +199,56 @@ def reply_numbers(reply: Mapping[str, Any]) -> dict[str, list[Any]]:
 
 
 def narrations(reply: Mapping[str, Any]) -> list[str]:
-    """The narration of every step of a trace's reply, in order: each template filled."""
-    fill = filler(reply_numbers(reply))
-    return [fill(step["template"]) for step in step_objects(reply)]
+    """The narration of every step of a trace's reply, in order: each template filled.
+
+    A pattern is bound once to the arrays its slots read (each array written once, whole): its
+    narration is a %-format of the texts of its relative slots, picked out of the arrays by
+    their indices among the step's parts (`step_reader.Timeline`), its plain slots written in;
+    no template is written (but for a step whose pattern names a part it lacks)."""
+    timeline = Timeline(reply)
+    numbers = reply_numbers(reply)
+    numbers_written = _Written(numbers)
+    written = {"n": numbers_written, "f": _Written(numbers, numbers_written), "t": numbers}
+    plain, visited = timeline.pickers()
+    bound: list[tuple[str, tuple[Sequence[Any], ...]] | None] = [None] * len(plain)
+    said: list[str] = []
+    append = said.append
+    for step, (phase, template, parts) in enumerate(
+        zip(timeline.phase, timeline.template, timeline.parts, strict=True)
+    ):
+        found = bound[template]
+        if found is None:
+            found = bound[template] = _bind(timeline.patterns[template], written)
+        narration, arrays = found
+        pick = visited[template] if phase == "backward" else plain[template]
+        try:
+            if pick is None:
+                append(narration)
+            elif len(arrays) == 1:
+                append(narration % arrays[0][pick(parts)])
+            else:
+                append(narration % tuple(map(getitem, arrays, pick(parts))))
+        except (LookupError, TypeError):  # a slot names a part this step lacks
+            append(fill(timeline.resolved(step), numbers))
+    return said
+
+
+def _bind(
+    pattern: Pattern, written: Mapping[str, Mapping[str, Sequence[Any]]]
+) -> tuple[str, tuple[Sequence[Any], ...]]:
+    """`pattern`'s narration as a %-format of its relative slots' texts, with its plain slots
+    written in, and the array each relative slot reads (as written)."""
+    text = [pattern.texts[0]]
+    arrays = []
+    for (letter, array, ref, index), after in zip(pattern.slots, pattern.texts[1:], strict=True):
+        if ref is None:
+            text.append(str(written[letter][array][index]).replace("%", "%%"))
+        else:
+            text.append("%s")
+            arrays.append(written[letter][array])
+        text.append(after)
+    narration = "".join(text)
+    return (narration % () if not arrays else narration), tuple(arrays)
 
 
 # Runs of non-space, cut at TEXT_MAX + 1: enough to know the text must be truncated.

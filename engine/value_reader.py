@@ -22,7 +22,7 @@ import hashlib
 import keyword
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,17 +169,19 @@ def _structural_keys(root: Any) -> dict[int, str]:
     return keys
 
 
-def _children(value: Any, keys: dict[int, str] | None) -> list[Any]:
-    """`value`'s operands in the program's order (module docstring)."""
+def _children(value: Any, keys_of: Callable[[], dict[int, str]]) -> list[Any]:
+    """`value`'s operands in the program's order (module docstring); `keys_of()`: the graph's
+    structural keys (made the first time a set's order is not its closure's)."""
     children = _raw_children(value)
     if len(children) < 2 or not _unordered(value):
         return children
     if (ordered := _closure_order(value, children)) is not None:
         return ordered
+    keys = keys_of()
 
     def canonical(child: Any) -> tuple[bool, str, str]:
         label = str(getattr(child, "label", "") or "")
-        return (not label, label, keys.get(id(child), "") if keys else "")
+        return (not label, label, keys.get(id(child), ""))
 
     return sorted(children, key=canonical)
 
@@ -224,7 +226,13 @@ def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[A
     index: dict[int, int] = {}
     nodes: list[_Node] = []
     keep: list[Any] = []  # the objects themselves, so no id() is reused while we read
-    keys: dict[int, str] | None = None  # structural keys, computed once a set needs them
+    keys: list[dict[int, str]] = []  # the structural keys, made once a set needs them
+
+    def keys_of() -> dict[int, str]:
+        if not keys:
+            keys.append(_structural_keys(root))
+        return keys[0]
+
     stack: list[tuple[Any, list[Any] | None]] = [(root, None)]
     on_path: set[int] = set()
     while stack:
@@ -237,9 +245,7 @@ def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[A
                 raise NotAGraph("the graph has a cycle: a Value is among its own inputs")
             if max_nodes is not None and len(index) + len(on_path) >= max_nodes:
                 raise TooManyNodes(f"the graph has more than {max_nodes} nodes")
-            if keys is None and len(_raw_children(value)) > 1 and _unordered(value):
-                keys = _structural_keys(root)
-            children = _children(value, keys)
+            children = _children(value, keys_of)
             on_path.add(key)
             stack.append((value, children))
             stack.extend((child, None) for child in reversed(children) if id(child) not in index)

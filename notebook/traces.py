@@ -13,6 +13,7 @@ from chainrule.app.api.graph_body import build_body
 from chainrule.app.api.schemas import GraphRequest
 from chainrule.app.layout.layouter import Layouter
 from chainrule.app.settings import get_settings
+from chainrule.engine import Limits
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang
 from chainrule.engine.value_reader import NotAValue, Program, program_of
 
@@ -22,21 +23,34 @@ def _layouter() -> Layouter:
     return Layouter.from_settings(get_settings())
 
 
+def value_limits() -> Limits:
+    """The limits of a graph read from a Value in the learner's own kernel: the program the
+    reader wrote for it is no program the server parses, so no character count (the demo's
+    65,818 nodes are written in 1,069,727 characters); its nodes are bounded
+    (`max_value_nodes`), its nesting as any program's (the reader nests little)."""
+    settings = get_settings()
+    return Limits(
+        max_source_chars=None, max_nodes=settings.max_value_nodes, max_depth=settings.max_depth
+    )
+
+
 def traced(
     source: str,
     values: dict[str, float] | None = None,
     *,
     expand_derived: bool = False,
     lang: str = DEFAULT_LANG,
+    limits: Limits | None = None,
 ) -> dict[str, Any]:
-    """The `/api/graph` reply for `source` under the server's limits, its words (narration,
-    warnings) in `lang` (raises ProgramError)."""
+    """The `/api/graph` reply for `source` under the server's limits (or `limits`), its words
+    (narration, warnings) in `lang` (raises ProgramError)."""
     request = GraphRequest(
         source=source,
         values={name: float(v) for name, v in values.items()} if values else None,
         expand_derived=expand_derived,
     )
-    return orjson.loads(build_body(request, get_settings(), _layouter(), check_lang(lang)).now)
+    body = build_body(request, get_settings(), _layouter(), check_lang(lang), limits)
+    return orjson.loads(body.now)
 
 
 def with_program(trace: dict[str, Any], program: Program) -> dict[str, Any]:
@@ -50,9 +64,12 @@ def with_program(trace: dict[str, Any], program: Program) -> dict[str, Any]:
 
 
 def traced_value(value: Any, *, expand_derived: bool = False) -> dict[str, Any]:
-    """`traced` of the program that builds the graph ending in `value`."""
-    program = program_of(value)
-    return with_program(traced(program.source, expand_derived=expand_derived), program)
+    """`traced` of the program that builds the graph ending in `value`, under `value_limits`
+    (more than `max_value_nodes` nodes: TooManyNodes, before any program is written)."""
+    limits = value_limits()
+    program = program_of(value, max_nodes=limits.max_nodes)
+    trace = traced(program.source, expand_derived=expand_derived, limits=limits)
+    return with_program(trace, program)
 
 
 def source_of(value_or_source: Any) -> tuple[str, Program | None]:
@@ -62,7 +79,7 @@ def source_of(value_or_source: Any) -> tuple[str, Program | None]:
     if isinstance(value_or_source, str):
         return value_or_source, None
     try:
-        program = program_of(value_or_source)
+        program = program_of(value_or_source, max_nodes=value_limits().max_nodes)
     except NotAValue as error:
         raise TypeError(f"expected a program (str) or a Value; {error}") from None
     return program.source, program
@@ -74,8 +91,9 @@ def trace_of(
     """The trace of a program text or of a graph of Values (with `values` for its leaves), its
     words in `lang`."""
     source, program = source_of(value_or_source)
-    trace = traced(source, values, lang=lang)
-    return with_program(trace, program) if program else trace
+    if program is None:
+        return traced(source, values, lang=lang)
+    return with_program(traced(source, values, lang=lang, limits=value_limits()), program)
 
 
 def save_html(

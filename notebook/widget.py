@@ -22,7 +22,7 @@ from chainrule.engine import ProgramError
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang
 from chainrule.engine.narration import fmt
 from chainrule.engine.ops import page_table
-from chainrule.notebook.traces import source_of, trace_of, traced, with_program
+from chainrule.notebook.traces import source_of, trace_of, traced, value_limits, with_program
 
 BUNDLE = STATIC_DIR / "embed" / "chainrule-embed.js"
 
@@ -120,7 +120,8 @@ def _widget_class() -> type:
         @traitlets.observe("values")
         def _recompute(self, change: dict[str, Any]) -> None:
             try:
-                trace = traced(self._source, change["new"] or None, lang=self._lang)
+                limits = value_limits() if self._program else None
+                trace = traced(self._source, change["new"] or None, lang=self._lang, limits=limits)
             except ProgramError as error:
                 self.error = error.to_dict(self._lang)
                 return
@@ -158,7 +159,8 @@ def widget(
     if _WIDGET is None:
         _WIDGET = _widget_class()
     source, program = source_of(value_or_source)
-    trace = traced(source, values, lang=check_lang(lang))
+    limits = value_limits() if program else None
+    trace = traced(source, values, lang=check_lang(lang), limits=limits)
     if program:
         trace = with_program(trace, program)
     return _WIDGET(source, program, trace, title, lang)

@@ -146,11 +146,18 @@ def layout_reply(layout: Layout, cached: bool) -> dict[str, Any]:
 
 
 def build_body(
-    request: GraphRequest, settings: AppSettings, layouter: Layouter, lang: str = DEFAULT_LANG
+    request: GraphRequest,
+    settings: AppSettings,
+    layouter: Layouter,
+    lang: str = DEFAULT_LANG,
+    limits: engine.Limits | None = None,
 ) -> GraphBody:
     """Trace, lay out and encode, the words in `lang`: the layout goes into the reply as it is
-    written (engine/reply.py), and the whole body is encoded once per `layout.cached`."""
+    written (engine/reply.py), and the whole body is encoded once per `layout.cached`. `limits`
+    replace the server's (a graph read from a Value in the learner's kernel: notebook/traces.py)."""
     options = run_options(request, settings)
+    if limits is not None:
+        options["limits"] = limits
     with cycle_collector_paused():  # tens of thousands of new dicts, none in a cycle
         graph = graph_to_trace(
             request.source,
