@@ -16,7 +16,6 @@ export, the micrograd scripts (their helpers generated from the formulas) and th
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
@@ -406,30 +405,6 @@ def exact_in_javascript(key: str) -> bool:
     return all(map(javascript_exact, [op.forward, *map(formula_of, op.local_grads)]))  # type: ignore[arg-type]
 
 
-def page_constants() -> dict[str, object]:
-    """The engine's constants the page computes with, by the name the generated module exports
-    them under: the gradient check's bounds and rounding, the flags' thresholds, descent's
-    steps a reply may hold, how long a quoted name may be, and every name a micrograd script of
-    ours defines (the sandbox reads such a script as data). Said here once, generated into the
-    page's module, never copied by hand."""
-    # They build on this module (and the package names a function `descend`): read when asked.
-    from . import errors, flags, gradcheck
-    from .descend import MAX_STEPS
-
-    return {
-        "GRADCHECK_MAX_LEAVES": gradcheck.MAX_LEAVES,
-        "GRADCHECK_MAX_NODES": gradcheck.MAX_NODES,
-        "GRADCHECK_EPS_RULE": gradcheck.EPS_RULE,
-        "GRADCHECK_ROUNDING": gradcheck.ROUNDING_OPS * gradcheck.UNIT_ROUNDOFF,
-        "FLAG_VANISHING": flags.VANISHING,
-        "FLAG_EXPLODING": flags.EXPLODING,
-        "FLAG_SATURATED": flags.SATURATED,
-        "DESCENT_MAX_STEPS": MAX_STEPS,
-        "QUOTE_MAX": errors.QUOTE_MAX,
-        "SCRIPT_NAMES": list(SCRIPT_NAMES),
-    }
-
-
 def javascript_module() -> str:
     """Every row as a JavaScript module (`export const OPS = {key: {arity, exact, gate, forward(a,
     b, k), locals(a, b, k, out), warning(a, b, k), saturation}}`), IEEE as the engine (a derived
@@ -468,11 +443,6 @@ def javascript_module() -> str:
             *rows,
             "};",
             JAVASCRIPT_KEY_OF,
-            "// The engine's constants the page computes with (engine/ops.py page_constants).",
-            *(
-                f"export const {name} = {json.dumps(value, ensure_ascii=False)};"
-                for name, value in page_constants().items()
-            ),
             "",
         ]
     )

@@ -2,9 +2,9 @@
 committed files are current.
 
 `make bundle` runs `python -m chainrule.app.build.bundle`, which first writes
-static/js/compute/op-functions.js
-(the op table's forward, local derivatives and warnings in JavaScript, engine/ops.py
-`javascript_module`: the page's evaluator runs them), then builds with esbuild from npm, pinned
+static/js/compute/op-functions.js (the op table's forward, local derivatives and warnings in
+JavaScript, and the engine's constants the page computes with: engine/page_module.py; the page's
+evaluator runs them) and the docs' lists of the table's ops, then builds with esbuild from npm, pinned
 (ESBUILD_VERSION), in two steps: static/css/embed.css with the CSS files it imports, minified,
 into chainrule-embed.css; then static/js/embed.js with every module it imports and that CSS (as
 text) into chainrule-embed.js, one ES module. Each file opens with a comment naming the sha256
@@ -102,9 +102,9 @@ def esbuild_command() -> list[str]:
 def write_op_functions() -> None:
     """Write static/js/compute/op-functions.js from the op table, and the table's lists in the
     docs (tests/app/test_bundle.py and tests/docs/test_docs.py check both are current)."""
-    from chainrule.engine.ops import javascript_module
+    from chainrule.engine.page_module import page_module
 
-    OP_FUNCTIONS.write_text(javascript_module(), encoding="utf-8")
+    OP_FUNCTIONS.write_text(page_module(), encoding="utf-8")
     for path, text in documents_with_op_lists().items():
         path.write_text(text, encoding="utf-8")
 

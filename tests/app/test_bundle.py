@@ -111,9 +111,7 @@ def test_the_bundle_is_one_es_module_exporting_the_player_and_the_widget():
 def test_the_op_functions_module_is_the_op_tables():
     """static/js/compute/op-functions.js (the page's evaluator runs it) is engine/ops.py's
     javascript_module as it is today: a row changed since `make bundle` fails here."""
-    from chainrule.engine.ops import javascript_module
+    from chainrule.engine.page_module import page_module
 
     written = bundle.OP_FUNCTIONS.read_text(encoding="utf-8")
-    assert written == javascript_module(), (
-        "static/js/compute/op-functions.js is stale: run make bundle"
-    )
+    assert written == page_module(), "static/js/compute/op-functions.js is stale: run make bundle"

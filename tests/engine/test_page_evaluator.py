@@ -25,7 +25,8 @@ from node_driver import JS, NODE
 
 from chainrule import engine
 from chainrule.app.api.lesson_files import load_lessons
-from chainrule.engine.ops import FUNCTIONS, exact_in_javascript, javascript_module
+from chainrule.engine.ops import FUNCTIONS, exact_in_javascript
+from chainrule.engine.page_module import page_module
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (make test-deps)")
 
@@ -143,7 +144,7 @@ def test_match_ulps_is_what_the_tests_hold_it_to():
 
 
 def test_the_evaluator_runs_the_op_tables_generated_functions():
-    assert (JS / "compute" / "op-functions.js").read_text() == javascript_module()
+    assert (JS / "compute" / "op-functions.js").read_text() == page_module()
     assert 'from "./op-functions.js"' in (JS / "compute" / "evaluator.js").read_text()
 
 

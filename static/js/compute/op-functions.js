@@ -130,7 +130,7 @@ export const OPS = {
 };
 /** The table's key of a node of a reply: its op, or `**k` for `**` with a constant exponent. */
 export const opKey = (node) => (node.op === "**" && node.exponent !== null && node.exponent !== undefined ? "**k" : node.op);
-// The engine's constants the page computes with (engine/ops.py page_constants).
+// The engine's constants the page computes with (engine/page_module.py).
 export const GRADCHECK_MAX_LEAVES = 64;
 export const GRADCHECK_MAX_NODES = 5000;
 export const GRADCHECK_EPS_RULE = "1e-6·max(1,|x|)";
