@@ -34,6 +34,7 @@ from chainrule.app.live_class.protocol import (
     client_message,
 )
 from chainrule.app.live_class.questions import BadQuestion, answer_key, board
+from chainrule.app.live_class.store import StoreUnavailable
 from chainrule.app.settings import AppSettings
 from chainrule.app.trace_body import limits_of
 from chainrule.engine import ProgramError
@@ -46,6 +47,7 @@ STUDENT_MESSAGE_BYTES = 4_096
 NOT_ALLOWED = 4403
 NO_CLASS = 4404
 FLOODED = 4429
+TRY_AGAIN = 1013  # the store is away: the page reconnects (and says so meanwhile)
 
 
 def error_message(lang: str, type_: str, key: str, **params: Any) -> str:
@@ -92,7 +94,10 @@ class Session:
         if handler is None:
             self.say("BadMessage", "api.class.hello_once")
             return True
-        await handler(message)
+        try:
+            await handler(message)
+        except StoreUnavailable:  # refused, visibly: the page sends it again when told "back"
+            self.say("StoreDown", "api.class.store_down")
         return True
 
     async def _write(self, changes: dict[str, str]) -> None:
@@ -214,6 +219,16 @@ async def serve(socket: WebSocket, code_text: str, hub: Hub, settings: AppSettin
     if hello is None:
         await refuse(socket, 1008, error_message("en", "BadMessage", "api.class.hello_first"))
         return
+    try:
+        await _serve(socket, code_text, hello, hub, settings)
+    except StoreUnavailable:  # before the page joined: it says so, and tries again
+        error = error_message(hello.lang, "StoreDown", "api.class.store_down")
+        await refuse(socket, TRY_AGAIN, error)
+
+
+async def _serve(
+    socket: WebSocket, code_text: str, hello: Hello, hub: Hub, settings: AppSettings
+) -> None:
     lang = hello.lang
     code = read_code(code_text)
     fields = await hub.store.read(code) if code else None
@@ -237,16 +252,17 @@ async def serve(socket: WebSocket, code_text: str, hub: Hub, settings: AppSettin
             socket, NOT_ALLOWED, error_message(lang, "ClassFull", "api.class.full", max=maximum)
         )
         return
+    mine = None
+    if hello.role == "student" and fields.get("open"):
+        record = await hub.store.answer_of(code, fields["open"], student)
+        if record is not None:
+            mine = {"question": fields["open"], "value": json.loads(record)["value"]}
     client = Client(socket, hello.role, student, clean_nickname(hello.name), lang, hub.queue_size)
     session = Session(hub, settings, code, client)
     welcome: dict[str, Any] = {
         "type": "welcome", "role": hello.role, "code": code, "student": student,
-        "name": client.name, "max": maximum, "answer": None,
+        "name": client.name, "max": maximum, "answer": mine,
     }  # fmt: skip
-    if hello.role == "student" and fields.get("open"):
-        record = await hub.store.answer_of(code, fields["open"], student)
-        if record is not None:
-            welcome["answer"] = {"question": fields["open"], "value": json.loads(record)["value"]}
     client.offer(json.dumps(welcome, ensure_ascii=False))
     hub.attach(code, client, fields)
     try:

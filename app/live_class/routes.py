@@ -19,6 +19,7 @@ from chainrule.app.live_class.codes import (
 from chainrule.app.live_class.connection import serve
 from chainrule.app.live_class.hub import Hub
 from chainrule.app.live_class.protocol import ClassCreate, ClassCreated, ClassInfo
+from chainrule.app.live_class.store import StoreUnavailable
 from chainrule.app.pages import page_response
 from chainrule.app.schemas import error_responses
 from chainrule.app.settings import Settings
@@ -27,6 +28,17 @@ from chainrule.engine.i18n import Count, msg
 router = APIRouter(tags=["class"], route_class=JSONBodyRoute)
 reads = APIRouter(tags=["class"])  # no body to parse
 pages = APIRouter(include_in_schema=False)
+
+STORE_RETRY_AFTER_S = 5  # a Redis restart takes a second or two; its clients retry meanwhile
+
+
+def store_away() -> ApiError:
+    """The class store (Redis) cannot be reached: 503, try again in a few seconds."""
+    return ApiError(
+        503, "Unavailable", msg("api.class.store_away"),
+        headers={"Retry-After": str(STORE_RETRY_AFTER_S)},
+    )  # fmt: skip
+
 
 CODE_PATH = Path(max_length=64, description="The join code, as shown (`K7Q-4MX`) or not.")
 
@@ -59,6 +71,8 @@ async def create_class(
             created = await hub.store.create(code, fields, settings.class_idle_expiry_s)
         except OverflowError:
             raise ApiError(503, "Unavailable", msg("api.class.too_many_classes")) from None
+        except StoreUnavailable:
+            raise store_away() from None
         if created:
             return ClassCreated(
                 code=code, shown_code=shown_code(code), join_path=f"/c/{shown_code(code)}",
@@ -68,7 +82,9 @@ async def create_class(
     raise ApiError(503, "Unavailable", msg("api.class.too_many_classes"))
 
 
-@reads.get("/api/class/{code}", response_model=ClassInfo, responses=error_responses(404, 422, 429))
+@reads.get(
+    "/api/class/{code}", response_model=ClassInfo, responses=error_responses(404, 422, 429, 503)
+)
 async def class_info(
     code: Annotated[str, CODE_PATH],
     request: Request,
@@ -80,12 +96,15 @@ async def class_info(
     language.choose()
     hub = hub_of(request)
     read = read_code(code)
-    fields = await hub.store.read(read) if read else None
-    if fields is None or read is None:
-        address = request.client.host if request.client else "unknown"
-        if not await hub.store.guess(address, settings.class_join_guesses_per_minute):
-            raise ApiError(429, "RateLimited", msg("api.class.too_many_guesses"))
-        raise ApiError(404, "NotFound", msg("api.class.no_class", code=code[:16]))
+    try:
+        fields = await hub.store.read(read) if read else None
+        if fields is None or read is None:
+            address = request.client.host if request.client else "unknown"
+            if not await hub.store.guess(address, settings.class_join_guesses_per_minute):
+                raise ApiError(429, "RateLimited", msg("api.class.too_many_guesses"))
+            raise ApiError(404, "NotFound", msg("api.class.no_class", code=code[:16]))
+    except StoreUnavailable:
+        raise store_away() from None
     return ClassInfo(code=read, shown_code=shown_code(read), max_students=int(fields["max"]))
 
 

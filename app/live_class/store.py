@@ -25,8 +25,13 @@ from chainrule.app.ratelimit import SlidingWindowLimiter
 PRESENCE_S = 30.0
 
 
+class StoreUnavailable(Exception):
+    """The store cannot be reached (Redis restarting, or away): nothing was done; try again."""
+
+
 class Listener(Protocol):
-    """The process's hub: told when a class changes, a question's count moves or a class ends."""
+    """The process's hub: told when a class changes, a question's count moves or a class ends,
+    and when the store is lost and back (Redis)."""
 
     def changed(self, code: str) -> None: ...
 
@@ -37,6 +42,12 @@ class Listener(Protocol):
     def codes(self) -> list[str]:
         """The classes this process has connections to."""
 
+    def store_lost(self) -> None:
+        """The store cannot be reached: every page is told, nothing is dropped in silence."""
+
+    def store_back(self) -> None:
+        """The store answers again (every class it serves is re-read next)."""
+
 
 class ClassStore(Protocol):
     async def create(self, code: str, fields: dict[str, str], ttl_s: int) -> bool:
@@ -44,6 +55,9 @@ class ClassStore(Protocol):
 
     async def read(self, code: str) -> dict[str, str] | None:
         """Every field of the class, or None if there is none (never was, ended, expired)."""
+
+    async def alive(self, code: str) -> bool:
+        """Whether the class is still there (not ended, expired or lost)."""
 
     async def write(self, code: str, changes: dict[str, str], ttl_s: int) -> int | None:
         """Set fields, bump the version, keep the class `ttl_s` more; the new version (None if
@@ -128,6 +142,9 @@ class MemoryStore:
     async def read(self, code: str) -> dict[str, str] | None:
         room = self._live(code)
         return dict(room.fields) if room is not None else None
+
+    async def alive(self, code: str) -> bool:
+        return self._live(code) is not None
 
     async def write(self, code: str, changes: dict[str, str], ttl_s: int) -> int | None:
         room = self._live(code)

@@ -94,12 +94,13 @@ function teacherBar(info) {
   const showCode = button(info.shown_code, "class-show-code", { class: "class-code-chip", title: t("ui.class.show_code") });
   const end = button(t("ui.class.end"), "class-end", { class: "ghost" });
   const hold = h("p", { class: "class-hold", "data-testid": "class-hold", hidden: true });
+  const lost = h("p", { class: "class-lost", "data-testid": "class-connection", role: "status", hidden: true, text: t("ui.class.status.offline") });
   const askGroup = h("span", { class: "class-ask-group" }, what, ask);
   const bar = h("section", { class: "class-bar teacher", "data-testid": "class-bar", "aria-label": t("ui.class.bar_label") },
     h("div", { class: "class-bar-row" }, showCode, students, pause, free, gather,
       askGroup, answers, h("label", { class: "toggle" }, names, ` ${t("ui.class.names")}`), reveal, boardButton, end),
-    hold);
-  return { bar, students, pause, free, gather, what, ask, askGroup, answers, names, reveal, boardButton, showCode, end, hold };
+    lost, hold);
+  return { bar, lost, students, pause, free, gather, what, ask, askGroup, answers, names, reveal, boardButton, showCode, end, hold };
 }
 
 /**
@@ -108,13 +109,15 @@ function teacherBar(info) {
  */
 export function mountTeacher({ actions, workspace }, scope) {
   const start = button(t("ui.class.start"), "class-start", { title: t("ui.class.start_title") });
-  const status = h("span", { class: "class-start-status", role: "status" });
+  const status = h("span", { class: "class-start-status", role: "status", "data-testid": "class-status", "data-state": "" });
   actions.append(start, status);
   const page = { scope, workspace, start, status };
   start.addEventListener("click", async () => {
     const view = currentView(scope.store.state);
     if (!view) return;
     start.disabled = true;
+    status.dataset.state = "";
+    status.textContent = "";
     try {
       const info = await createClass(view);
       sessionStorage.setItem(STORE_KEY, JSON.stringify(info));
@@ -230,7 +233,16 @@ function onTeacherMessage(message, { ui, session, views, show }) {
     showCount(ui.students, message.count, t("ui.class.students", { count: countText(message.count), max: countText(message.max) }));
   } else if (message.type === "answers" && session.snapshot?.question?.id === message.question) {
     showCount(ui.answers, message.count, t("ui.class.answers", { count: countText(message.count) }));
+  } else if (message.type === "ended") {
+    session.finish({ ended: true });
+  } else if (message.type === "store") { // the class's store lost, or back: the view goes again
+    session.showLost({ storeDown: !message.up });
+    if (message.up) {
+      views.resend();
+      views.schedule();
+    }
   } else if (message.type === "error") {
+    if (message.error.type === "StoreDown") views.resend(); // refused: sent again once the store is back
     ui.hold.hidden = false;
     ui.hold.textContent = message.error.message;
   }
@@ -247,7 +259,15 @@ function run(info, page, { fresh }) {
   update({ classRole: "teacher" });
   const join = joinDialog(info, scope.host);
   const boardView = boardDialog(scope.host);
-  const session = { snapshot: null, boardShown: null, asks: [] };
+  const session = { snapshot: null, boardShown: null, asks: [], finish: (how) => finish(how) };
+  // "Connection to the class lost" while this page's socket is down or the class's store is away.
+  const lostNow = { connection: "connecting", storeDown: false };
+  session.showLost = (changes) => {
+    for (const [key, value] of Object.entries(changes)) if (value !== undefined) lostNow[key] = value;
+    const lost = lostNow.storeDown || lostNow.connection === "retrying";
+    ui.lost.hidden = !lost;
+    ui.bar.dataset.lost = String(lost);
+  };
   const views = viewSender(() => socket, state);
   const refreshAsks = () => {
     session.asks = asksAt(state);
@@ -259,16 +279,17 @@ function run(info, page, { fresh }) {
   };
   const socket = openClassSocket(info.code, {
     hello: () => ({ type: "hello", role: "teacher", token: info.token, lang: lang() }),
-    onConnection: (connection) => {
+    onConnection: (connection, code) => {
       ui.bar.dataset.connection = connection;
+      session.showLost({ connection, storeDown: connection === "open" ? false : undefined });
       if (connection === "open") views.resend();
-      if (connection === "closed") finish();
+      if (connection === "closed") finish({ ended: code === 1000 || code === 4404 }); // ended, or gone while this tab was away
     },
     onMessage: (message) => onTeacherMessage(message, { ui, session, views, show }),
   });
   ui.students.textContent = t("ui.class.students", { count: "0", max: countText(info.max_students) });
   const asked = () => session.asks.find((a) => askKey(a) === ui.what.value);
-  listenToBar(ui, { socket, views, join, boardView, mode: () => session.snapshot?.mode, asked, end: () => finish() });
+  listenToBar(ui, { socket, views, join, boardView, mode: () => session.snapshot?.mode, asked, end: () => finish({ ended: true }) });
 
   const unsubscribe = subscribe((s, changed) => {
     if (!VIEW_KEYS.some((key) => changed.has(key))) return;
@@ -277,9 +298,15 @@ function run(info, page, { fresh }) {
   });
 
   let finished = false;
-  function finish() {
+  /** Take the bar down; `ended`: the class is over (here, or its end, expiry or loss heard), and the header says so. */
+  function finish({ ended = false } = {}) {
     if (finished) return;
     finished = true;
+    socket.close();
+    if (ended) {
+      status.dataset.state = "ended";
+      status.textContent = t("ui.class.status.ended");
+    }
     unsubscribe();
     views.stop();
     sessionStorage.removeItem(STORE_KEY);

@@ -8,6 +8,7 @@ import asyncio
 import json
 import math
 import secrets
+import time
 from typing import Any
 
 import pytest
@@ -567,3 +568,63 @@ def test_a_binary_frame_is_a_bad_message_not_a_crash(running):
         assert _next(socket, "error")["error"]["type"] == "BadMessage"
         socket.send_text(json.dumps({"type": "name", "name": "still here"}))
         assert _next(socket, "named")["name"] == "still here"
+
+
+# Endings (issue 37): every page hears that the class ended, before its socket closes.
+
+
+def _ended_then_closed(socket) -> float:
+    """Read until the class's `ended` message (the time it came), then the close: 1000."""
+    _next(socket, "ended")
+    at = time.monotonic()
+    with pytest.raises(WebSocketDisconnect) as closed:
+        socket.receive_json()
+    assert closed.value.code == 1000
+    return at
+
+
+@pytest.mark.timeout(20)
+def test_end_class_reaches_every_page_before_the_close(running):
+    # It was a close frame alone: `ended` was queued, then dropping the client cancelled the
+    # sender before it sent it, and a student's page stayed on "Following the teacher".
+    info = _start(running)
+    live = f"/api/class/{info['code']}/live"
+    with (
+        running.websocket_connect(live) as teacher,
+        running.websocket_connect(live) as first,
+        running.websocket_connect(live) as second,
+    ):
+        _hello(teacher, "teacher", token=info["token"])
+        _hello(first, "student")
+        _hello(second, "student")
+        teacher.send_text(json.dumps({"type": "end"}))
+        for socket in (first, second, teacher):
+            _ended_then_closed(socket)
+    assert running.get(f"/api/class/{info['code']}").status_code == 404
+
+
+@pytest.mark.timeout(20)
+def test_an_expired_class_ends_for_its_pages_within_two_seconds(make_client):
+    # It was silence: the class expired in the store and its pages followed it forever.
+    client = make_client(class_idle_expiry_s=1)
+    with client:
+        info = _start(client)
+        started = time.monotonic()
+        with client.websocket_connect(f"/api/class/{info['code']}/live") as student:
+            _hello(student, "student")
+            ended_at = _ended_then_closed(student)
+        assert ended_at - started <= 1 + 2
+
+
+@pytest.mark.timeout(30)
+def test_a_class_lost_from_redis_ends_for_its_pages(make_client, redis_url):
+    import redis
+
+    client = make_client(redis_url=redis_url)
+    with client:
+        info = _start(client)
+        with client.websocket_connect(f"/api/class/{info['code']}/live") as student:
+            _hello(student, "student")
+            redis.Redis.from_url(redis_url).delete(f"chainrule:class:{info['code']}")
+            lost_at = time.monotonic()
+            assert _ended_then_closed(student) - lost_at <= 2

@@ -454,3 +454,30 @@ def test_two_processes_share_a_class_through_redis(browser, two_servers):
     for page in (teacher, *students):
         assert page.errors == [], page.errors
         page.context.close()
+
+
+def test_end_class_ends_every_page_and_gives_it_back(classroom):
+    """End class: every page says so within 2 s and the student's page is theirs again, on the
+    last program shown (it was a close frame alone: the students stayed on "Following the
+    teacher", locked)."""
+    teacher, students = classroom["teacher"], classroom["students"]
+    for _ in range(3):
+        teacher.click("[data-testid=step-forward]")
+    for student in students:
+        wait_step(student, 3)
+    teacher.click("[data-testid=class-end]")
+    teacher.wait_for_selector("[data-testid=class-status][data-state=ended]", timeout=2_000)
+    assert teacher.locator("[data-testid=class-status]").inner_text() == "The class has ended."
+    assert teacher.locator("[data-testid=class-start]").is_visible()
+    ended = {"en": "The class has ended.", "ru": "Урок закончился."}
+    for student, language in zip(students, ["en", "ru", "en"], strict=True):
+        student.wait_for_selector("[data-testid=class-status][data-state=ended]", timeout=2_000)
+        assert student.locator("[data-testid=class-status]").inner_text() == ended[language]
+        assert student.evaluate("document.body.dataset.classState") == "ended"
+        assert student.locator("[data-testid=source]").is_visible()  # the page is theirs
+        assert "d = b * c" in student.locator("[data-testid=source]").input_value()
+    explorer = students[0]
+    explorer.keyboard.press("Home")
+    wait_step(explorer, 0)
+    explorer.keyboard.press("End")
+    explorer.wait_for_function("() => Number(document.body.dataset.stepIndex) > 3")
