@@ -29,7 +29,7 @@ from chainrule.app.live_class.hub import TOO_SLOW, Client, Hub
 from chainrule.app.live_class.protocol import Ask
 from chainrule.app.live_class.questions import answer_key, board, is_close
 from chainrule.app.live_class.redis_store import RedisStore
-from chainrule.app.live_class.store import MemoryStore
+from chainrule.app.live_class.store import MemoryStore, StoreUnavailable
 from chainrule.engine import Limits
 
 SQUARE = "a = 3\nb = a * a"
@@ -628,3 +628,57 @@ def test_a_class_lost_from_redis_ends_for_its_pages(make_client, redis_url):
             redis.Redis.from_url(redis_url).delete(f"chainrule:class:{info['code']}")
             lost_at = time.monotonic()
             assert _ended_then_closed(student) - lost_at <= 2
+
+
+# The store can restart (issue 37).
+
+
+def test_creating_a_class_while_the_store_is_away_is_a_503_with_retry_after(make_client):
+    # It was a 500: the Redis error went up as it was.
+    from tests.conftest import free_port
+
+    client = make_client(redis_url=f"redis://127.0.0.1:{free_port()}/0")  # nothing listens
+    created = client.post("/api/class", json={"view": {"source": SQUARE}})
+    assert created.status_code == 503, created.text
+    assert created.headers["retry-after"] == "5"
+    assert created.json()["error"]["type"] == "Unavailable"
+    assert "try again in a few seconds" in created.json()["error"]["message"]
+    found = client.get(f"/api/class/{new_code()}")
+    assert found.status_code == 503 and found.headers["retry-after"] == "5"
+
+
+class StoreHeard(Heard):
+    def store_lost(self) -> None:
+        self.heard("lost")
+
+    def store_back(self) -> None:
+        self.heard("back")
+
+
+def test_a_redis_restart_keeps_the_class_and_its_acknowledged_answers(own_redis):
+    # It was a class gone (no persistence) and, on every process, a stale pooled connection
+    # that failed its first command after the restart (`refresh failed`, never retried).
+    async def run() -> None:
+        store = RedisStore(own_redis.url)
+        listener = StoreHeard()
+        await store.start(listener)
+        assert await store.create("RESTART", FIELDS, 600)
+        await store.write("RESTART", {"open": "q1"}, 600)
+        assert await store.add_answer("RESTART", "q1", "ann", '{"value": 6}') == 1
+        assert await store.join("RESTART", "ann", 10)
+        own_redis.stop()
+        await listener.until(lambda: "lost" in [n[0] for n in listener.notices])
+        with pytest.raises(StoreUnavailable):
+            await store.read("RESTART")
+        own_redis.start()
+        await listener.until(lambda: "back" in [n[0] for n in listener.notices], timeout_s=10)
+        # The pool's connections all died with the server: each command still succeeds.
+        assert (await store.read("RESTART"))["open"] == "q1"
+        assert await store.add_answer("RESTART", "q1", "bob", '{"value": 9}') == 2
+        assert sorted(await store.close_question("RESTART", "q1")) == [
+            '{"value": 6}', '{"value": 9}'
+        ]
+        assert await store.present("RESTART") == 1
+        await store.close()
+
+    run_in_own_loop(run())
