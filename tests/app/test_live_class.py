@@ -676,7 +676,8 @@ def test_a_redis_restart_keeps_the_class_and_its_acknowledged_answers(own_redis)
         assert (await store.read("RESTART"))["open"] == "q1"
         assert await store.add_answer("RESTART", "q1", "bob", '{"value": 9}') == 2
         assert sorted(await store.close_question("RESTART", "q1")) == [
-            '{"value": 6}', '{"value": 9}'
+            '{"value": 6}',
+            '{"value": 9}',
         ]
         assert await store.present("RESTART") == 1
         await store.close()
