@@ -84,10 +84,21 @@ def stop_server(process: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="session")
 def live_server() -> Iterator[str]:
-    """Base URL of a real server shared by the whole session."""
+    """Base URL of a real server shared by the whole session (its `.pid`: the server's)."""
     process, base_url = start_server()
-    yield base_url
+    yield ServerUrl(base_url, process.pid)
     stop_server(process)
+
+
+class ServerUrl(str):
+    """A server's base URL that knows the server's process id (a test reads its memory)."""
+
+    pid: int
+
+    def __new__(cls, url: str, pid: int) -> ServerUrl:
+        made = super().__new__(cls, url)
+        made.pid = pid
+        return made
 
 
 def strict_json(text: str | bytes) -> Any:

@@ -50,6 +50,11 @@ FLOODED = 4429
 TRY_AGAIN = 1013  # the store is away: the page reconnects (and says so meanwhile)
 
 
+def teacher_message_bytes(settings: AppSettings) -> int:
+    """The longest message a teacher may send: a view with the longest program (UTF-8)."""
+    return settings.max_source_chars * 4 + 65_536
+
+
 def error_message(lang: str, type_: str, key: str, **params: Any) -> str:
     body = {"type": type_, "message": text(lang, key, **params)}
     return json.dumps({"type": "error", "error": body}, ensure_ascii=False)
@@ -74,7 +79,7 @@ class Session:
     @property
     def max_bytes(self) -> int:
         if self.client.role == "teacher":
-            return self.settings.max_source_chars * 4 + 65_536
+            return teacher_message_bytes(self.settings)
         return STUDENT_MESSAGE_BYTES
 
     async def handle(self, raw: str) -> bool:
@@ -212,8 +217,26 @@ async def refuse(socket: WebSocket, close_code: int, message: str) -> None:
         await socket.close(close_code)
 
 
+def bound_frames(socket: WebSocket, max_bytes: int) -> bool:
+    """Make the server refuse any message of this socket longer than `max_bytes` from its
+    header, before reading it (uvicorn's `websockets` protocols; it closes with 1009): the
+    size a message announces is checked as its first bytes arrive, so a student's megabyte is
+    never read or held. False where the server offers no such bound (the test client): there
+    `Session.handle` still checks the length of what it read."""
+    protocol = getattr(socket._receive, "__self__", None)  # uvicorn's protocol for this socket
+    connection = getattr(protocol, "conn", None)  # websockets-sansio (uvicorn's default)
+    if connection is not None and hasattr(connection, "max_message_size"):
+        connection.max_message_size = max_bytes
+        return True
+    if protocol is not None and hasattr(protocol, "max_size"):  # websockets' legacy protocol
+        protocol.max_size = max_bytes
+        return True
+    return False
+
+
 async def serve(socket: WebSocket, code_text: str, hub: Hub, settings: AppSettings) -> None:
     """Run one class connection until either side closes it."""
+    bound_frames(socket, STUDENT_MESSAGE_BYTES)  # until the teacher's token is shown
     await socket.accept()
     hello = await _hello(socket)
     if hello is None:
@@ -245,6 +268,8 @@ async def _serve(
             socket, NOT_ALLOWED, error_message(lang, "NotTeacher", "api.class.not_teacher")
         )
         return
+    if hello.role == "teacher":  # a program is larger than a student's answer
+        bound_frames(socket, teacher_message_bytes(settings))
     student = hello.student or secrets.token_urlsafe(16)
     maximum = int(fields["max"])
     if hello.role == "student" and not await hub.store.join(code, student, maximum):

@@ -5,6 +5,7 @@ the board, both stores (in this process and in a real Redis) and the hub's bound
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import secrets
@@ -683,3 +684,153 @@ def test_a_redis_restart_keeps_the_class_and_its_acknowledged_answers(own_redis)
         await store.close()
 
     run_in_own_loop(run())
+
+
+# Frames are bounded before they are read (issue 37), against a real uvicorn.
+
+
+class RawSocket:
+    """A class's WebSocket spoken by hand, so a test can announce a frame it does not send."""
+
+    def __init__(self, base_url: str, code: str, origin: str | None = None) -> None:
+        import base64
+        import os
+        import socket as sockets
+
+        host, port = base_url.removeprefix("http://").split(":")
+        self.sock = sockets.create_connection((host, int(port)), timeout=5)
+        key = base64.b64encode(os.urandom(16)).decode()
+        lines = [f"GET /api/class/{code}/live HTTP/1.1", f"Host: {host}:{port}",
+                 "Upgrade: websocket", "Connection: Upgrade", f"Sec-WebSocket-Key: {key}",
+                 "Sec-WebSocket-Version: 13"]  # fmt: skip
+        if origin is not None:
+            lines.append(f"Origin: {origin}")
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        self.buffer = b""
+        while b"\r\n\r\n" not in self.buffer:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                break
+            self.buffer += chunk
+        head, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
+        self.status = int(head.split(b" ")[1]) if head else 0
+
+    @staticmethod
+    def header(length: int, opcode: int = 1) -> bytes:
+        """A masked client frame's header announcing `length` bytes (mask 0: the payload as is)."""
+        if length < 126:
+            size = bytes([0x80 | length])
+        elif length < 65536:
+            size = bytes([0x80 | 126]) + length.to_bytes(2, "big")
+        else:
+            size = bytes([0x80 | 127]) + length.to_bytes(8, "big")
+        return bytes([0x80 | opcode]) + size + b"\0\0\0\0"
+
+    def send_json(self, message: dict) -> None:
+        payload = json.dumps(message).encode()
+        self.sock.sendall(self.header(len(payload)) + payload)
+
+    def _read(self, n: int) -> bytes:
+        while len(self.buffer) < n:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed without a close frame")
+            self.buffer += chunk
+        data, self.buffer = self.buffer[:n], self.buffer[n:]
+        return data
+
+    def receive(self) -> tuple[int, bytes]:
+        """The next frame from the server: (opcode, payload)."""
+        first, second = self._read(2)
+        length = second & 0x7F
+        if length == 126:
+            length = int.from_bytes(self._read(2), "big")
+        elif length == 127:
+            length = int.from_bytes(self._read(8), "big")
+        return first & 0x0F, self._read(length)
+
+    def close_code(self) -> int:
+        """Read until the server's close frame: its code."""
+        while True:
+            opcode, payload = self.receive()
+            if opcode == 8:
+                return int.from_bytes(payload[:2], "big")
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _class_on(base_url: str) -> dict:
+    import httpx
+
+    created = httpx.post(f"{base_url}/api/class", json={"view": {"source": SQUARE}}, timeout=10)
+    assert created.status_code == 200, created.text
+    return created.json()
+
+
+def _joined(base_url: str, code: str) -> RawSocket:
+    raw = RawSocket(base_url, code)
+    assert raw.status == 101
+    raw.send_json({"type": "hello", "role": "student"})
+    while json.loads(raw.receive()[1])["type"] != "snapshot":
+        pass
+    return raw
+
+
+@pytest.mark.timeout(30)
+def test_a_students_oversized_frame_closes_the_socket_from_its_header(live_server):
+    # It was read whole (up to uvicorn's --ws-max-size, 16 MiB by default) before its length
+    # was checked: the server waited here for the megabyte announced.
+    info = _class_on(live_server)
+    raw = _joined(live_server, info["code"])
+    raw.sock.sendall(RawSocket.header(1 << 20) + b"x" * 1024)  # 1 MiB announced, 1 KB sent
+    raw.sock.settimeout(3)
+    assert raw.close_code() == 1009  # message too big, from the header alone
+    raw.close()
+    # Before the hello, too: nobody's first message is longer than a student's.
+    raw = RawSocket(live_server, info["code"])
+    raw.sock.sendall(RawSocket.header(5000) + b"{")
+    raw.sock.settimeout(3)
+    assert raw.close_code() == 1009
+    raw.close()
+    # The teacher, once the token is shown, may send a program longer than 4 KB.
+    raw = RawSocket(live_server, info["code"])
+    raw.send_json({"type": "hello", "role": "teacher", "token": info["token"]})
+    long_source = "\n".join(f"v{i} = {i}" for i in range(1500))
+    raw.send_json({"type": "view", "view": {"source": long_source, "step": 0}})
+    message = {"type": ""}
+    while message["type"] != "snapshot" or message["version"] < 2:
+        message = json.loads(raw.receive()[1])
+    assert message["view"]["source"] == long_source
+    raw.close()
+
+
+def _rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        line = next(line for line in status if line.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024
+
+
+@pytest.mark.timeout(60)
+def test_two_hundred_megabyte_frames_leave_the_servers_memory_as_it_was(live_server):
+    # It was 110 → 316 MiB, never released: each frame read whole before its length was checked.
+    from concurrent.futures import ThreadPoolExecutor
+
+    pid = live_server.pid
+    info = _class_on(live_server)
+    sockets = [_joined(live_server, info["code"]) for _ in range(200)]
+    baseline = _rss_mib(pid)
+    frame = RawSocket.header(1 << 20) + b"x" * (1 << 20)
+
+    def flood(raw: RawSocket) -> None:
+        with contextlib.suppress(OSError):
+            raw.sock.sendall(frame)
+
+    with ThreadPoolExecutor(20) as pool:
+        list(pool.map(flood, sockets))
+    for raw in sockets:
+        raw.close()
+    deadline = time.monotonic() + 5
+    while _rss_mib(pid) > baseline + 16 and time.monotonic() < deadline:
+        time.sleep(0.2)  # polls the condition it then asserts
+    assert _rss_mib(pid) <= baseline + 16, (baseline, _rss_mib(pid))
