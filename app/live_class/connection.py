@@ -13,6 +13,7 @@ import json
 import logging
 import secrets
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -211,6 +212,16 @@ async def _hello(socket: WebSocket) -> Hello | None:
     return None
 
 
+async def _known(hub: Hub, code: str | None, fields: dict[str, str] | None, hello: Hello) -> bool:
+    """Whether this page belongs to class `code`: the teacher's token, or a student's id that
+    joined it before (a reconnection)."""
+    if fields is None or code is None:
+        return False
+    if hello.role == "teacher":
+        return is_teacher(hello.token, fields["token"])
+    return hello.student is not None and await hub.store.has_joined(code, hello.student)
+
+
 async def refuse(socket: WebSocket, close_code: int, message: str) -> None:
     with contextlib.suppress(Exception):
         await socket.send_text(message)
@@ -234,8 +245,21 @@ def bound_frames(socket: WebSocket, max_bytes: int) -> bool:
     return False
 
 
+def same_origin(socket: WebSocket) -> bool:
+    """Whether the page that opened `socket` is one of this site's (its Origin's host and port
+    are the Host it asked for). A client that is not a browser sends no Origin: no page of
+    another site is behind it, and nothing it could reach is the browser's to lend."""
+    origin = socket.headers.get("origin")
+    if origin is None:
+        return True
+    return urlsplit(origin).netloc.lower() == socket.headers.get("host", "").lower()
+
+
 async def serve(socket: WebSocket, code_text: str, hub: Hub, settings: AppSettings) -> None:
     """Run one class connection until either side closes it."""
+    if not same_origin(socket):  # a page of another site: refused before the handshake (403)
+        await socket.close(NOT_ALLOWED)
+        return
     bound_frames(socket, STUDENT_MESSAGE_BYTES)  # until the teacher's token is shown
     await socket.accept()
     hello = await _hello(socket)
@@ -255,9 +279,16 @@ async def _serve(
     lang = hello.lang
     code = read_code(code_text)
     fields = await hub.store.read(code) if code else None
+    address = socket.client.host if socket.client else "unknown"
+    limit = settings.class_join_guesses_per_minute
+    if await hub.store.guessed_out(address, limit) and not await _known(hub, code, fields, hello):
+        # Past the limit, a running class answers as an unknown code does (no oracle); a page
+        # that proves it belongs (the teacher's token, a student's id that joined) goes on.
+        error = error_message(lang, "RateLimited", "api.class.too_many_guesses")
+        await refuse(socket, NO_CLASS, error)
+        return
     if fields is None:
-        address = socket.client.host if socket.client else "unknown"
-        allowed = await hub.store.guess(address, settings.class_join_guesses_per_minute)
+        allowed = await hub.store.guess(address, limit)
         key = "api.class.no_class" if allowed else "api.class.too_many_guesses"
         kind = "NoClass" if allowed else "RateLimited"
         await refuse(socket, NO_CLASS, error_message(lang, kind, key, code=code_text[:16]))

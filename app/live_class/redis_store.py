@@ -7,6 +7,8 @@ Keys (all expire with the class, `ttl_s` after the teacher's last write):
 - `chainrule:class:<code>:answers:<question>` — a hash, student id → answer record;
 - `chainrule:class:<code>:present` — a sorted set, student id → until when they count as
   present (each process renews its own students; a dead process's expire);
+- `chainrule:class:<code>:joined` — a set of every student id admitted (a reconnection past
+  the guess limit is let back in);
 - `chainrule:guess:<address>:<minute>` — a counter of unknown codes tried.
 Notices go out on the channel `chainrule:class:<code>` (`v` changed, `a <question> <count>`,
 `e` ended); each process holds one pattern subscription and re-reads every class it serves
@@ -72,8 +74,12 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local known = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if not known and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return 0 end
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[1])
 local ttl = redis.call('TTL', KEYS[1])
-if ttl > 0 then redis.call('EXPIRE', KEYS[2], ttl) end
+if ttl > 0 then
+  redis.call('EXPIRE', KEYS[2], ttl)
+  redis.call('EXPIRE', KEYS[3], ttl)
+end
 return 1
 """
 
@@ -201,7 +207,7 @@ class RedisStore:
     async def end(self, code: str) -> None:
         key = class_key(code)
         async with self.client.pipeline(transaction=True) as pipe:
-            pipe.delete(key, f"{key}:present")
+            pipe.delete(key, f"{key}:present", f"{key}:joined")
             pipe.publish(key, "e")
             await pipe.execute()
 
@@ -230,9 +236,14 @@ class RedisStore:
         key = class_key(code)
         now_ms = int(time.time() * 1000)
         admitted = await self._join(
-            keys=[key, f"{key}:present"], args=[student, now_ms, cap, int(PRESENCE_S * 1000)]
+            keys=[key, f"{key}:present", f"{key}:joined"],
+            args=[student, now_ms, cap, int(PRESENCE_S * 1000)],
         )
         return bool(admitted)
+
+    @_reaching
+    async def has_joined(self, code: str, student: str) -> bool:
+        return bool(await self.client.sismember(f"{class_key(code)}:joined", student))
 
     @_reaching
     async def leave(self, code: str, student: str) -> None:
@@ -262,3 +273,8 @@ class RedisStore:
             pipe.expire(key, 120)
             count, _ = await pipe.execute()
         return int(count) <= per_minute
+
+    @_reaching
+    async def guessed_out(self, address: str, per_minute: int) -> bool:
+        count = await self.client.get(f"chainrule:guess:{address}:{int(time.time() // 60)}")
+        return count is not None and int(count) >= per_minute

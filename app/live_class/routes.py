@@ -96,11 +96,14 @@ async def class_info(
     language.choose()
     hub = hub_of(request)
     read = read_code(code)
+    address = request.client.host if request.client else "unknown"
+    limit = settings.class_join_guesses_per_minute
     try:
+        if await hub.store.guessed_out(address, limit):  # the same answer, class or not
+            raise ApiError(429, "RateLimited", msg("api.class.too_many_guesses"))
         fields = await hub.store.read(read) if read else None
         if fields is None or read is None:
-            address = request.client.host if request.client else "unknown"
-            if not await hub.store.guess(address, settings.class_join_guesses_per_minute):
+            if not await hub.store.guess(address, limit):
                 raise ApiError(429, "RateLimited", msg("api.class.too_many_guesses"))
             raise ApiError(404, "NotFound", msg("api.class.no_class", code=code[:16]))
     except StoreUnavailable:

@@ -88,6 +88,13 @@ class ClassStore(Protocol):
     async def guess(self, address: str, per_minute: int) -> bool:
         """Count a guess of an unknown code from `address`; False beyond the limit."""
 
+    async def guessed_out(self, address: str, per_minute: int) -> bool:
+        """Whether `address` has used up its guesses this minute (nothing counted): from then
+        on a running class and an unknown code get the same answer, so the limit is no oracle."""
+
+    async def has_joined(self, code: str, student: str) -> bool:
+        """Whether `student` (a page's own id) joined this class before (a reconnection)."""
+
     async def start(self, listener: Listener) -> None: ...
 
     async def close(self) -> None: ...
@@ -99,6 +106,7 @@ class _Class:
     expires_at: float
     answers: dict[str, dict[str, str]] = field(default_factory=dict)  # question → student → record
     present: dict[str, int] = field(default_factory=dict)  # student → connections
+    joined: set[str] = field(default_factory=set)  # every student ever admitted
 
 
 class MemoryStore:
@@ -190,7 +198,12 @@ class MemoryStore:
         if student not in room.present and len(room.present) >= cap:
             return False
         room.present[student] = room.present.get(student, 0) + 1
+        room.joined.add(student)
         return True
+
+    async def has_joined(self, code: str, student: str) -> bool:
+        room = self._live(code)
+        return room is not None and student in room.joined
 
     async def leave(self, code: str, student: str) -> None:
         room = self._classes.get(code)
@@ -212,3 +225,7 @@ class MemoryStore:
         if limiter is None:
             limiter = self._guesses[per_minute] = SlidingWindowLimiter(per_minute, 60.0)
         return limiter.hit(address) <= 0
+
+    async def guessed_out(self, address: str, per_minute: int) -> bool:
+        limiter = self._guesses.get(per_minute)
+        return limiter is not None and limiter.spent(address)

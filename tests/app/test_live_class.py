@@ -834,3 +834,52 @@ def test_two_hundred_megabyte_frames_leave_the_servers_memory_as_it_was(live_ser
     while _rss_mib(pid) > baseline + 16 and time.monotonic() < deadline:
         time.sleep(0.2)  # polls the condition it then asserts
     assert _rss_mib(pid) <= baseline + 16, (baseline, _rss_mib(pid))
+
+
+# Codes cannot be enumerated; the WebSocket checks Origin (issue 37).
+
+
+def test_past_the_guess_limit_a_running_class_answers_as_an_unknown_code(make_client):
+    # It was an oracle: unknown codes got 429, a running class still 200 and a snapshot.
+    client = make_client(class_join_guesses_per_minute=3)
+    with client:
+        info = _start(client)
+        live = f"/api/class/{info['code']}/live"
+        with client.websocket_connect(live) as socket:
+            welcome, _ = _hello(socket, "student")
+        joined = welcome["student"]
+        assert [client.get(f"/api/class/{new_code()}").status_code for _ in range(3)] == [404] * 3
+        running = client.get(f"/api/class/{info['code']}")
+        unknown = client.get(f"/api/class/{new_code()}")
+        assert running.status_code == unknown.status_code == 429
+        assert running.json() == unknown.json()
+        replies = []
+        for path in (live, f"/api/class/{new_code()}/live"):
+            with client.websocket_connect(path) as socket:
+                socket.send_text(json.dumps({"type": "hello", "role": "student"}))
+                message = socket.receive_json()
+                with pytest.raises(WebSocketDisconnect) as closed:
+                    socket.receive_json()
+                replies.append((message, closed.value.code))
+        assert replies[0] == replies[1]
+        assert replies[0][0]["error"]["type"] == "RateLimited" and replies[0][1] == 4404
+        # Who belongs gets back in: the teacher's token, a student's id that joined before.
+        with client.websocket_connect(live) as socket:
+            assert _hello(socket, "teacher", token=info["token"])[0]["type"] == "welcome"
+        with client.websocket_connect(live) as socket:
+            assert _hello(socket, "student", student=joined)[0]["type"] == "welcome"
+        with client.websocket_connect(live) as socket:  # a wrong token is told nothing more
+            socket.send_text(json.dumps({"type": "hello", "role": "teacher", "token": "x"}))
+            assert socket.receive_json()["error"]["type"] == "RateLimited"
+
+
+def test_the_socket_refuses_a_page_of_another_site(running):
+    # It was accepted: any site's page could open a class's socket in a visitor's browser.
+    info = _start(running)
+    live = f"/api/class/{info['code']}/live"
+    with pytest.raises(WebSocketDisconnect) as refused:
+        with running.websocket_connect(live, headers={"origin": "https://evil.example"}):
+            pass
+    assert refused.value.code == 4403
+    with running.websocket_connect(live, headers={"origin": "http://testserver"}) as socket:
+        assert _hello(socket, "student")[0]["type"] == "welcome"
