@@ -82,6 +82,11 @@ class AppSettings(BaseSettings):
     class_max_classes: int = 10_000  # per process, without Redis
     class_queue_size: int = 32  # messages waiting for one client; beyond, it is dropped
     class_join_guesses_per_minute: int = 20  # unknown codes tried, per client address
+    class_creations_per_minute: int = 20  # classes started, per client address (all workers)
+    class_creations_per_process_minute: int = 300  # classes started through this process
+    # The layout cache's Redis (default: `redis_url`). compose.yaml gives it a Redis of its own
+    # that may evict (allkeys-lru), so the classes' Redis never evicts (noeviction).
+    layout_cache_redis_url: str | None = None
     layout_cache_ttl_s: int = 7 * 24 * 3600  # layouts kept in Redis
 
     # The lessons' data files (one JSON file per lesson); default: `lessons/` of the checkout.

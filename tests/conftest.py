@@ -55,7 +55,9 @@ def start_server(
             *args,
         ],
         cwd=ROOT,
-        env={**os.environ, **(env or {})},
+        # Every browser test starts classes from 127.0.0.1: the per-address limit on starting
+        # them is tested in tests/app/test_live_class.py, not met here.
+        env={**os.environ, "CHAINRULE_CLASS_CREATIONS_PER_MINUTE": "1000", **(env or {})},
     )
     base_url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30

@@ -102,7 +102,7 @@ class Session:
             return True
         try:
             await handler(message)
-        except StoreUnavailable:  # refused, visibly: the page sends it again when told "back"
+        except (StoreUnavailable, OverflowError):  # refused, visibly: sent again when "back"
             self.say("StoreDown", "api.class.store_down")
         return True
 

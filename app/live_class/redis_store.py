@@ -9,7 +9,8 @@ Keys (all expire with the class, `ttl_s` after the teacher's last write):
   present (each process renews its own students; a dead process's expire);
 - `chainrule:class:<code>:joined` — a set of every student id admitted (a reconnection past
   the guess limit is let back in);
-- `chainrule:guess:<address>:<minute>` — a counter of unknown codes tried.
+- `chainrule:guess:<address>:<minute>` — a counter of unknown codes tried;
+- `chainrule:created:<address>:<minute>` — a counter of classes started.
 Notices go out on the channel `chainrule:class:<code>` (`v` changed, `a <question> <count>`,
 `e` ended); each process holds one pattern subscription and re-reads every class it serves
 whenever that subscription is re-established (pub/sub drops what is published meanwhile).
@@ -28,6 +29,7 @@ import redis.asyncio as redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import OutOfMemoryError as RedisOutOfMemory
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -86,12 +88,15 @@ return 1
 
 def _reaching(method):
     """`method`, with Redis unreachable said as `StoreUnavailable` (after the client's own
-    retries: a connection that went stale in a restart is replaced, not reported)."""
+    retries: a connection that went stale in a restart is replaced, not reported), and Redis
+    full as `OverflowError` (as the in-process store says it)."""
 
     @functools.wraps(method)
     async def call(self, *args, **kwargs):
         try:
             return await method(self, *args, **kwargs)
+        except RedisOutOfMemory as error:  # full (noeviction): nothing is evicted to fit
+            raise OverflowError(str(error)) from error
         except (RedisError, OSError) as error:
             raise StoreUnavailable(str(error)) from error
 
@@ -268,6 +273,15 @@ class RedisStore:
     @_reaching
     async def guess(self, address: str, per_minute: int) -> bool:
         key = f"chainrule:guess:{address}:{int(time.time() // 60)}"
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.incr(key)
+            pipe.expire(key, 120)
+            count, _ = await pipe.execute()
+        return int(count) <= per_minute
+
+    @_reaching
+    async def creation(self, address: str, per_minute: int) -> bool:
+        key = f"chainrule:created:{address}:{int(time.time() // 60)}"
         async with self.client.pipeline(transaction=True) as pipe:
             pipe.incr(key)
             pipe.expire(key, 120)

@@ -21,8 +21,9 @@ from chainrule.app.live_class.hub import Hub
 from chainrule.app.live_class.protocol import ClassCreate, ClassCreated, ClassInfo
 from chainrule.app.live_class.store import StoreUnavailable
 from chainrule.app.pages import page_response
+from chainrule.app.ratelimit import SlidingWindowLimiter
 from chainrule.app.schemas import error_responses
-from chainrule.app.settings import Settings
+from chainrule.app.settings import AppSettings, Settings
 from chainrule.engine.i18n import Count, msg
 
 router = APIRouter(tags=["class"], route_class=JSONBodyRoute)
@@ -38,6 +39,14 @@ def store_away() -> ApiError:
         503, "Unavailable", msg("api.class.store_away"),
         headers={"Retry-After": str(STORE_RETRY_AFTER_S)},
     )  # fmt: skip
+
+
+def creations_of(request: Request, settings: AppSettings) -> SlidingWindowLimiter:
+    """This process's bound on classes started a minute, whoever starts them."""
+    state = request.app.state
+    if getattr(state, "class_creations", None) is None:
+        state.class_creations = SlidingWindowLimiter(settings.class_creations_per_process_minute)
+    return state.class_creations
 
 
 CODE_PATH = Path(max_length=64, description="The join code, as shown (`K7Q-4MX`) or not.")
@@ -59,6 +68,15 @@ async def create_class(
         limit = Count(settings.max_source_chars)
         raise ApiError(422, "InvalidRequest", msg("api.class.source_too_long", limit=limit))
     hub = hub_of(request)
+    address = request.client.host if request.client else "unknown"
+    try:
+        allowed = await hub.store.creation(address, settings.class_creations_per_minute)
+    except StoreUnavailable:
+        raise store_away() from None
+    if not allowed or creations_of(request, settings).hit("process") > 0:
+        raise ApiError(
+            429, "RateLimited", msg("api.class.too_many_creations"), headers={"Retry-After": "60"}
+        )
     token = new_token()
     fields = {
         "view": body.view.model_dump_json(by_alias=True), "mode": "follow", "question": "null",

@@ -88,6 +88,9 @@ class ClassStore(Protocol):
     async def guess(self, address: str, per_minute: int) -> bool:
         """Count a guess of an unknown code from `address`; False beyond the limit."""
 
+    async def creation(self, address: str, per_minute: int) -> bool:
+        """Count a class started from `address`; False beyond `per_minute`."""
+
     async def guessed_out(self, address: str, per_minute: int) -> bool:
         """Whether `address` has used up its guesses this minute (nothing counted): from then
         on a running class and an unknown code get the same answer, so the limit is no oracle."""
@@ -118,6 +121,7 @@ class MemoryStore:
         self._classes: dict[str, _Class] = {}
         self._listener: Listener | None = None
         self._guesses: dict[int, SlidingWindowLimiter] = {}
+        self._creations: dict[int, SlidingWindowLimiter] = {}
 
     async def start(self, listener: Listener) -> None:
         self._listener = listener
@@ -224,6 +228,12 @@ class MemoryStore:
         limiter = self._guesses.get(per_minute)
         if limiter is None:
             limiter = self._guesses[per_minute] = SlidingWindowLimiter(per_minute, 60.0)
+        return limiter.hit(address) <= 0
+
+    async def creation(self, address: str, per_minute: int) -> bool:
+        limiter = self._creations.get(per_minute)
+        if limiter is None:
+            limiter = self._creations[per_minute] = SlidingWindowLimiter(per_minute, 60.0)
         return limiter.hit(address) <= 0
 
     async def guessed_out(self, address: str, per_minute: int) -> bool:

@@ -883,3 +883,76 @@ def test_the_socket_refuses_a_page_of_another_site(running):
     assert refused.value.code == 4403
     with running.websocket_connect(live, headers={"origin": "http://testserver"}) as socket:
         assert _hello(socket, "student")[0]["type"] == "welcome"
+
+
+# Starting classes is bounded (issue 37).
+
+
+def test_starting_classes_is_limited_per_address_and_per_process(make_client):
+    # It was unlimited: 10,000 classes a process in about 4 minutes, then 503 for every teacher.
+    client = make_client(class_creations_per_minute=3)
+    codes = [client.post("/api/class", json={"view": {"source": SQUARE}}) for _ in range(4)]
+    assert [c.status_code for c in codes] == [200, 200, 200, 429]
+    assert codes[3].headers["retry-after"] == "60"
+    assert codes[3].json()["error"]["message"] == (
+        "Too many classes started from this address, or on this server, in the last minute:"
+        " try again in a minute."
+    )
+    many = make_client(class_creations_per_minute=100, class_creations_per_process_minute=2)
+    statuses = [many.post("/api/class", json={"view": {"source": SQUARE}}).status_code
+                for _ in range(3)]  # fmt: skip
+    assert statuses == [200, 200, 429]
+
+
+def test_a_creation_flood_never_evicts_a_live_class(make_client, own_redis):
+    # It was compose's Redis with a memory cap and LRU eviction of keys with a TTL (a class's
+    # too): 400 large classes evicted a live one. The classes' Redis now never evicts
+    # (compose.yaml: noeviction, the layout cache on a Redis of its own); full, it refuses.
+    import redis
+
+    admin = redis.Redis.from_url(own_redis.url)
+    admin.config_set("maxmemory-policy", "noeviction")
+    admin.config_set("maxmemory", str(int(admin.info("memory")["used_memory"]) + 3_000_000))
+    client = make_client(
+        redis_url=own_redis.url, class_creations_per_minute=1000,
+        class_creations_per_process_minute=1000,
+    )  # fmt: skip
+    with client:
+        live = _start(client)
+        program = "\n".join(f"v{i} = {i} * 2" for i in range(6000))  # about 80 KB
+        statuses = []
+        for _ in range(60):
+            created = client.post("/api/class", json={"view": {"source": program}})
+            statuses.append(created.status_code)
+            if created.status_code != 200:
+                break
+        assert statuses[-1] == 503 and set(statuses) == {200, 503}, statuses
+        assert "running as many classes as it can" in created.json()["error"]["message"]
+        assert client.get(f"/api/class/{live['code']}").status_code == 200
+        assert admin.info("stats")["evicted_keys"] == 0
+
+
+def test_x_forwarded_for_is_believed_only_from_the_configured_proxy(monkeypatch):
+    # It was uvicorn's default (127.0.0.1 trusted) under `make run` and `chainrule serve`, and
+    # "*" under compose: rotating the header gave a fresh guess limit every time.
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    from chainrule.app.cli import uvicorn_options
+
+    seen: list[str] = []
+
+    async def app(scope, receive, send) -> None:
+        seen.append(scope["client"][0])
+
+    def client_of(peer: str) -> str:
+        trusted = uvicorn_options()["forwarded_allow_ips"]
+        scope = {"type": "http", "client": (peer, 5000), "scheme": "http",
+                 "headers": [(b"x-forwarded-for", b"203.0.113.9")]}  # fmt: skip
+        run_in_own_loop(ProxyHeadersMiddleware(app, trusted_hosts=trusted)(scope, None, None))
+        return seen.pop()
+
+    monkeypatch.delenv("FORWARDED_ALLOW_IPS", raising=False)
+    assert client_of("127.0.0.1") == "127.0.0.1"  # by default nobody's header is believed
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "172.30.0.10")  # compose.yaml's proxy
+    assert client_of("172.30.0.10") == "203.0.113.9"
+    assert client_of("172.30.0.11") == "172.30.0.11"  # another replica, a student's script
