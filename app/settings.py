@@ -78,6 +78,10 @@ class AppSettings(BaseSettings):
     # layouts are shared through it too.
     redis_url: str | None = None
     class_max_students: int = 1_000
+    # Students of one class joined from one client address (a classroom behind one NAT is one
+    # address): the largest lecture hall expected behind one, and below the class's cap, so one
+    # address never fills a class alone (docs/live-class.md, Safety).
+    class_max_students_per_address: int = 300
     class_idle_expiry_s: int = 4 * 3600  # a class ends this long after the teacher's last move
     class_max_classes: int = 10_000  # per process, without Redis
     class_queue_size: int = 32  # messages waiting for one client; beyond, it is dropped

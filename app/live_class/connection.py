@@ -301,13 +301,22 @@ async def _serve(
         return
     if hello.role == "teacher":  # a program is larger than a student's answer
         bound_frames(socket, teacher_message_bytes(settings))
-    student = hello.student or secrets.token_urlsafe(16)
+    # A student is who the server said it was: an id it gave at the first join, said again on
+    # reconnection; any other id (made up, or of another class) gets a new one.
+    known = hello.student is not None and await hub.store.has_joined(code, hello.student)
+    student = hello.student if known and hello.student else secrets.token_urlsafe(16)
     maximum = int(fields["max"])
-    if hello.role == "student" and not await hub.store.join(code, student, maximum):
-        await refuse(
-            socket, NOT_ALLOWED, error_message(lang, "ClassFull", "api.class.full", max=maximum)
-        )
-        return
+    if hello.role == "student":
+        per_address = settings.class_max_students_per_address
+        admission = await hub.store.join(code, student, maximum, address, per_address)
+        if admission == "full":
+            error = error_message(lang, "ClassFull", "api.class.full", max=maximum)
+            await refuse(socket, NOT_ALLOWED, error)
+            return
+        if admission == "address":
+            error = error_message(lang, "ClassFull", "api.class.address_full", max=per_address)
+            await refuse(socket, NOT_ALLOWED, error)
+            return
     mine = None
     if hello.role == "student" and fields.get("open"):
         record = await hub.store.answer_of(code, fields["open"], student)

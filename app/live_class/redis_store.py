@@ -7,8 +7,9 @@ Keys (all expire with the class, `ttl_s` after the teacher's last write):
 - `chainrule:class:<code>:answers:<question>` — a hash, student id → answer record;
 - `chainrule:class:<code>:present` — a sorted set, student id → until when they count as
   present (each process renews its own students; a dead process's expire);
-- `chainrule:class:<code>:joined` — a set of every student id admitted (a reconnection past
-  the guess limit is let back in);
+- `chainrule:class:<code>:joined` — a set of every student id admitted (ids the server gave:
+  a reconnection is the same student, and is let back in past the guess limit);
+- `chainrule:class:<code>:addresses` — a hash, client address → students joined from it;
 - `chainrule:guess:<address>:<minute>` — a counter of unknown codes tried;
 - `chainrule:created:<address>:<minute>` — a counter of classes started.
 Notices go out on the channel `chainrule:class:<code>` (`v` changed, `a <question> <count>`,
@@ -33,7 +34,7 @@ from redis.exceptions import OutOfMemoryError as RedisOutOfMemory
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from chainrule.app.live_class.store import PRESENCE_S, Listener, StoreUnavailable
+from chainrule.app.live_class.store import PRESENCE_S, Admission, Listener, StoreUnavailable
 
 logger = logging.getLogger("chainrule")
 PREFIX = "chainrule:class:"
@@ -75,12 +76,17 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local known = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if not known and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return 0 end
+if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 0 and tonumber(ARGV[6]) > 0 then
+  if tonumber(redis.call('HGET', KEYS[4], ARGV[5]) or '0') >= tonumber(ARGV[6]) then
+    return -1
+  end
+  redis.call('HINCRBY', KEYS[4], ARGV[5], 1)
+end
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[1])
 local ttl = redis.call('TTL', KEYS[1])
 if ttl > 0 then
-  redis.call('EXPIRE', KEYS[2], ttl)
-  redis.call('EXPIRE', KEYS[3], ttl)
+  for i = 2, 4 do redis.call('EXPIRE', KEYS[i], ttl) end
 end
 return 1
 """
@@ -212,7 +218,7 @@ class RedisStore:
     async def end(self, code: str) -> None:
         key = class_key(code)
         async with self.client.pipeline(transaction=True) as pipe:
-            pipe.delete(key, f"{key}:present", f"{key}:joined")
+            pipe.delete(key, f"{key}:present", f"{key}:joined", f"{key}:addresses")
             pipe.publish(key, "e")
             await pipe.execute()
 
@@ -237,14 +243,16 @@ class RedisStore:
         return list(answers) if answers is not None else None
 
     @_reaching
-    async def join(self, code: str, student: str, cap: int) -> bool:
+    async def join(
+        self, code: str, student: str, cap: int, address: str = "", per_address: int = 0
+    ) -> Admission:
         key = class_key(code)
         now_ms = int(time.time() * 1000)
         admitted = await self._join(
-            keys=[key, f"{key}:present", f"{key}:joined"],
-            args=[student, now_ms, cap, int(PRESENCE_S * 1000)],
+            keys=[key, f"{key}:present", f"{key}:joined", f"{key}:addresses"],
+            args=[student, now_ms, cap, int(PRESENCE_S * 1000), address, per_address],
         )
-        return bool(admitted)
+        return {1: "joined", 0: "full", -1: "address"}[int(admitted)]
 
     @_reaching
     async def has_joined(self, code: str, student: str) -> bool:

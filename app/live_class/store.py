@@ -16,13 +16,16 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 from chainrule.app.ratelimit import SlidingWindowLimiter
 
 # A student counts as present this long after their process last said so (a process that dies
 # stops saying so; its students reconnect elsewhere and are counted there).
 PRESENCE_S = 30.0
+
+
+Admission = Literal["joined", "full", "address"]
 
 
 class StoreUnavailable(Exception):
@@ -74,9 +77,12 @@ class ClassStore(Protocol):
     async def close_question(self, code: str, question: str) -> list[str] | None:
         """Stop taking answers to `question`: every answer stored, or None if it was not open."""
 
-    async def join(self, code: str, student: str, cap: int) -> bool:
-        """Count `student` present unless `cap` others are (a student already present is
-        always let back in)."""
+    async def join(
+        self, code: str, student: str, cap: int, address: str = "", per_address: int = 0
+    ) -> Admission:
+        """Count `student` present unless `cap` others are ("full"; a student already present
+        is always let back in); a student new to the class is refused ("address") when
+        `per_address` students (0: no limit) already joined it from `address`."""
 
     async def leave(self, code: str, student: str) -> None: ...
 
@@ -110,6 +116,7 @@ class _Class:
     answers: dict[str, dict[str, str]] = field(default_factory=dict)  # question → student → record
     present: dict[str, int] = field(default_factory=dict)  # student → connections
     joined: set[str] = field(default_factory=set)  # every student ever admitted
+    by_address: dict[str, int] = field(default_factory=dict)  # address → students joined from it
 
 
 class MemoryStore:
@@ -195,15 +202,21 @@ class MemoryStore:
         room.fields["open"] = ""
         return list(room.answers.get(question, {}).values())
 
-    async def join(self, code: str, student: str, cap: int) -> bool:
+    async def join(
+        self, code: str, student: str, cap: int, address: str = "", per_address: int = 0
+    ) -> Admission:
         room = self._live(code)
         if room is None:
-            return False
+            return "full"
         if student not in room.present and len(room.present) >= cap:
-            return False
+            return "full"
+        if student not in room.joined and per_address:
+            if room.by_address.get(address, 0) >= per_address:
+                return "address"
+            room.by_address[address] = room.by_address.get(address, 0) + 1
         room.present[student] = room.present.get(student, 0) + 1
         room.joined.add(student)
-        return True
+        return "joined"
 
     async def has_joined(self, code: str, student: str) -> bool:
         room = self._live(code)

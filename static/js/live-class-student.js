@@ -1,11 +1,11 @@
 // A student's page in a live class (`/c/<code>`): it follows the teacher (live-class-apply.js),
 // says so in a status line (`class-status`, data-state following | paused | free | connecting |
-// offline (the connection or the class's store lost) | ended | full | unknown), answers the teacher's questions and shows, on the reveal,
-// whether the answer was right and the class's board.
+// offline (the connection or the class's store lost) | ended | full | unknown), answers the
+// teacher's questions and shows, on the reveal, whether the answer was right and the board.
 //
-// The student's id is random and kept for this tab (sessionStorage): a reload is the same
-// student, with the same answer. An answer is shown as sent only once the server acknowledged
-// it; until then it is sent again on every reconnection.
+// The student's id is the server's (given at the first join) and kept for this tab
+// (sessionStorage): a reload is the same student, with the same answer. An answer is shown as
+// sent only once the server acknowledged it; until then it is sent again on every reconnection.
 
 import { apiUrl } from "./api.js";
 import { h, richText } from "./dom.js";
@@ -27,21 +27,8 @@ const STATUS = {
   ended: "ui.class.status.ended",
 };
 
-function randomId() {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-/** This tab's id in class `code` (the same across reloads). */
-function studentId(code) {
-  const key = `chainrule.class.${code}.student`;
-  let id = sessionStorage.getItem(key);
-  if (!id) {
-    id = randomId();
-    sessionStorage.setItem(key, id);
-  }
-  return id;
-}
+/** This tab's id in class `code` (the same across reloads): the one the server gave at the first join, or null before. */
+const studentKey = (code) => `chainrule.class.${code}.student`;
 
 // While the teacher drives, the page shows the graph and the narration alone (links.js HIDE_KEYS).
 const FOLLOWING_HIDES = HIDE_KEYS.filter((key) => key !== "narration");
@@ -179,6 +166,7 @@ function endClass({ ui, root, session, store }) {
 function onClassMessage(message, context) {
   const { ui, root, session, sendAnswer } = context;
   if (message.type === "welcome") {
+    context.keepId(message.student);
     if (message.answer) session.mine = { ...message.answer, seq: -1, acked: true };
     sendAnswer();
   } else if (message.type === "snapshot") {
@@ -214,16 +202,16 @@ export function mountStudent(code, { workspace, pane }, scope, { recompute }) {
     setStatus(ui, root, "unknown", t("ui.class.type_code"));
     return;
   }
-  const student = studentId(code);
+  const key = studentKey(code);
   // The last state of the class, this student's answer ({question, value, seq, acked}), the socket's state.
   const session = { snapshot: null, mine: null, seq: 0, connection: "connecting", follower: createFollower(store, { recompute }) };
   const sendAnswer = () => {
     const { mine } = session;
     if (mine && !mine.acked) socket.send({ type: "answer", question: mine.question, value: mine.value, seq: mine.seq });
   };
-  const context = { ui, root, session, store, sendAnswer };
+  const context = { ui, root, session, store, sendAnswer, keepId: (id) => sessionStorage.setItem(key, id) };
   const socket = openClassSocket(code, {
-    hello: () => ({ type: "hello", role: "student", student, name: ui.name.value, lang: lang() }),
+    hello: () => ({ type: "hello", role: "student", student: sessionStorage.getItem(key), name: ui.name.value, lang: lang() }),
     onConnection: (connection, code) => {
       session.connection = connection;
       if (connection === "open") session.storeDown = false; // a new connection is told again if it still is

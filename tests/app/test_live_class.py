@@ -445,8 +445,9 @@ def test_a_store_versions_writes_and_keeps_answers_of_open_questions_only(make_s
         assert sorted(await store.close_question(code, "q1")) == ["2", "3"]
         assert await store.close_question(code, "q1") is None
         assert await store.add_answer(code, "q1", "s3", "4") is None  # closed: refused, not lost
-        assert await store.join(code, "s1", 2) and await store.join(code, "s2", 2)
-        assert not await store.join(code, "s3", 2) and await store.join(code, "s1", 2)
+        assert await store.join(code, "s1", 2) == await store.join(code, "s2", 2) == "joined"
+        assert await store.join(code, "s3", 2) == "full"
+        assert await store.join(code, "s1", 2) == "joined"  # already present: let back in
         assert await store.present(code) == 2
         await store.leave(code, "s2")
         assert await store.present(code) == 1
@@ -666,7 +667,7 @@ def test_a_redis_restart_keeps_the_class_and_its_acknowledged_answers(own_redis)
         assert await store.create("RESTART", FIELDS, 600)
         await store.write("RESTART", {"open": "q1"}, 600)
         assert await store.add_answer("RESTART", "q1", "ann", '{"value": 6}') == 1
-        assert await store.join("RESTART", "ann", 10)
+        assert await store.join("RESTART", "ann", 10) == "joined"
         own_redis.stop()
         await listener.until(lambda: "lost" in [n[0] for n in listener.notices])
         with pytest.raises(StoreUnavailable):
@@ -956,3 +957,51 @@ def test_x_forwarded_for_is_believed_only_from_the_configured_proxy(monkeypatch)
     monkeypatch.setenv("FORWARDED_ALLOW_IPS", "172.30.0.10")  # compose.yaml's proxy
     assert client_of("172.30.0.10") == "203.0.113.9"
     assert client_of("172.30.0.11") == "172.30.0.11"  # another replica, a student's script
+
+
+# Who a student is: the server says (issue 37).
+
+
+@pytest.mark.timeout(60)
+def test_answers_count_once_per_student_the_server_admitted(make_client):
+    # It was the page's own id: a script looping connect → answer → close with a new id each
+    # time got 500 answers counted from one address, with 3 students in the room.
+    client = make_client(class_max_students_per_address=3)
+    with client:
+        info = _start(client)
+        live = f"/api/class/{info['code']}/live"
+        with client.websocket_connect(live) as teacher:
+            _hello(teacher, "teacher", token=info["token"])
+            teacher.send_text(json.dumps({"type": "ask", "kind": "data", "node": "n0",
+                                          "label": "a"}))  # fmt: skip
+            question = _next(teacher, "snapshot")["question"]["id"]
+            made_up = secrets.token_urlsafe(16)
+            ids = []
+            for value in range(6):  # the loop: a made-up id, an answer, gone
+                with client.websocket_connect(live) as socket:
+                    hello = {"type": "hello", "role": "student", "student": made_up}
+                    socket.send_text(json.dumps(hello))
+                    welcome = socket.receive_json()
+                    if welcome["type"] != "welcome":
+                        assert welcome["error"]["type"] == "ClassFull"
+                        assert welcome["error"]["message"] == (
+                            "This class already has 3 students from your network's address,"
+                            " the most it takes from one: ask the teacher."
+                        )
+                        continue
+                    ids.append(welcome["student"])
+                    answer = {"type": "answer", "question": question, "value": value, "seq": 1}
+                    socket.send_text(json.dumps(answer))
+                    _next(socket, "ack")
+            assert len(ids) == len(set(ids)) == 3 and made_up not in ids
+            # A student the server admitted comes back as itself: its answer replaced, not added.
+            with client.websocket_connect(live) as socket:
+                welcome, _ = _hello(socket, "student", student=ids[0])
+                assert welcome["student"] == ids[0] and welcome["answer"]["value"] == 0
+                socket.send_text(json.dumps({"type": "answer", "question": question,
+                                             "value": 7, "seq": 2}))  # fmt: skip
+                _next(socket, "ack")
+            teacher.send_text(json.dumps({"type": "reveal"}))
+            board = _next(teacher, "snapshot")["board"]
+            assert board["total"] == 3
+            assert sorted(b["value"] for b in board["bars"]) == [1.0, 2.0, 7.0]
