@@ -323,6 +323,12 @@ async def _serve(
         if record is not None:
             mine = {"question": fields["open"], "value": json.loads(record)["value"]}
     client = Client(socket, hello.role, student, clean_nickname(hello.name), lang, hub.queue_size)
+    if hello.role == "teacher":  # this page drives now: any other teacher page is told so
+        client.seat = secrets.token_hex(8)
+        expiry = settings.class_idle_expiry_s
+        version = await hub.store.write(code, {"teacher": client.seat}, expiry)
+        if version is not None:
+            fields = {**fields, "teacher": client.seat, "version": str(version)}
     session = Session(hub, settings, code, client)
     welcome: dict[str, Any] = {
         "type": "welcome", "role": hello.role, "code": code, "student": student,

@@ -29,6 +29,8 @@ FINISH_S = 1.0  # how long a client may take to receive the class's last word
 ENDED = '{"type":"ended"}'
 STORE_LOST = '{"type":"store","up":false}'  # every page says "Connection to the class lost"
 STORE_BACK = '{"type":"store","up":true}'
+MOVED = '{"type":"moved"}'  # to a teacher page: another page took the class (its link)
+CONTROL_MOVED = 4409  # close code: this teacher page no longer drives (final, no reconnecting)
 
 
 def snapshot_text(fields: dict[str, str]) -> str:
@@ -67,6 +69,7 @@ class Client:
 
     __slots__ = (
         "socket", "role", "student", "name", "lang", "queue", "sender", "dropped", "finishing",
+        "seat",
     )  # fmt: skip
 
     def __init__(
@@ -80,6 +83,7 @@ class Client:
         self.queue: asyncio.Queue[str] = asyncio.Queue(queue_size)
         self.dropped = False
         self.finishing: asyncio.Task | None = None
+        self.seat = ""  # a teacher page's: it drives while the class's `teacher` field says so
         self.sender = asyncio.create_task(self._send_all())
 
     async def _send_all(self) -> None:
@@ -265,7 +269,15 @@ class Hub:
             return
         room.version = version
         room.fields = fields
+        self.unseat(room)
         room.send(snapshot_text(fields))
+
+    def unseat(self, room: Room) -> None:
+        """Teacher pages that are no longer the class's teacher hear so, and go."""
+        seat = room.fields.get("teacher", "")
+        for client in list(room.clients):
+            if client.role == "teacher" and client.seat and seat and client.seat != seat:
+                client.finish(MOVED, CONTROL_MOVED)
 
     def _send_counts(self, room: Room) -> None:
         counts, room.counts = room.counts, {}
@@ -284,6 +296,7 @@ class Hub:
             room.version = int(fields["version"])
             room.fields = fields
         client.offer(snapshot_text(room.fields))
+        self.unseat(room)
         if not self.reachable:
             client.offer(STORE_LOST)
         if client.role == "teacher":

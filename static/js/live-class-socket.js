@@ -7,7 +7,7 @@
 import { apiUrl } from "./api.js";
 
 const RETRY_MS = [250, 500, 1000, 2000]; // the first wait is 0–250 ms, later ones ±50 %
-const FINAL_CLOSES = new Set([1000, 4403, 4404]);
+const FINAL_CLOSES = new Set([1000, 4403, 4404, 4409]); // 4409: another page took the class
 
 /** `ws://host/…/api/class/<code>/live` for this page's origin (wss: under https:). */
 export function socketUrl(code) {

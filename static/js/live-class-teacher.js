@@ -18,6 +18,28 @@ import { openClassSocket } from "./live-class-socket.js";
 import { sandboxProgram } from "./sandbox.js";
 
 const STORE_KEY = "chainrule.class.teacher";
+const LINK_PREFIX = "#teach=";
+
+/** The teacher link of class `info`: this page's address with the code and the token after `#` (a fragment never reaches a server, its logs or a Referer). */
+function teacherLink(info) {
+  return `${apiUrl("")}${LINK_PREFIX}${info.code}.${info.token}`;
+}
+
+/** The class a teacher link opened on this page ({code, token}), or null; the fragment is taken out of the address at once. */
+function linkedClass() {
+  if (!window.location.hash.startsWith(LINK_PREFIX)) return null;
+  const [code, token] = window.location.hash.slice(LINK_PREFIX.length).split(".");
+  history.replaceState(null, "", window.location.pathname + window.location.search);
+  return code && token ? { code, token } : null;
+}
+
+/** The class `linked` ({code, token}) as `run` takes it, from GET /api/class/{code}. */
+async function linkedInfo(linked) {
+  const response = await fetch(apiUrl(`api/class/${encodeURIComponent(linked.code)}`), { headers: { accept: "application/json" } });
+  const payload = await response.json().catch(() => null);
+  if (!response.ok) throw new Error(payload?.error?.message ?? `HTTP ${response.status}`);
+  return { ...payload, join_path: `/c/${payload.shown_code}`, token: linked.token };
+}
 const SEND_EVERY_MS = 50;
 const VIEW_KEYS = ["trace", "source", "values", "presetId", "expandDerived", "finalGrads", "foldConstants", "gradMap", "view3d", "lessonId", "lessonStop", "step"];
 
@@ -93,12 +115,13 @@ function teacherBar(info) {
   const boardButton = button(t("ui.class.board.open"), "class-board-open", { hidden: true });
   const showCode = button(info.shown_code, "class-show-code", { class: "class-code-chip", title: t("ui.class.show_code") });
   const end = button(t("ui.class.end"), "class-end", { class: "ghost" });
+  const link = h("a", { class: "class-teacher-link", "data-testid": "class-teacher-link", href: teacherLink(info), target: "_blank", rel: "noopener noreferrer", title: t("ui.class.teacher_link_title"), text: t("ui.class.teacher_link") });
   const hold = h("p", { class: "class-hold", "data-testid": "class-hold", hidden: true });
   const lost = h("p", { class: "class-lost", "data-testid": "class-connection", role: "status", hidden: true, text: t("ui.class.status.offline") });
   const askGroup = h("span", { class: "class-ask-group" }, what, ask);
   const bar = h("section", { class: "class-bar teacher", "data-testid": "class-bar", "aria-label": t("ui.class.bar_label") },
     h("div", { class: "class-bar-row" }, showCode, students, pause, free, gather,
-      askGroup, answers, h("label", { class: "toggle" }, names, ` ${t("ui.class.names")}`), reveal, boardButton, end),
+      askGroup, answers, h("label", { class: "toggle" }, names, ` ${t("ui.class.names")}`), reveal, boardButton, link, end),
     lost, hold);
   return { bar, lost, students, pause, free, gather, what, ask, askGroup, answers, names, reveal, boardButton, showCode, end, hold };
 }
@@ -127,6 +150,16 @@ export function mountTeacher({ actions, workspace }, scope) {
       start.disabled = false;
     }
   });
+  const linked = linkedClass();
+  if (linked) { // a teacher link: this page takes the class
+    linkedInfo(linked).then((info) => {
+      sessionStorage.setItem(STORE_KEY, JSON.stringify(info));
+      run(info, page, { fresh: false });
+    }).catch((err) => {
+      status.textContent = t("ui.class.start_failed", { message: err.message });
+    });
+    return;
+  }
   const kept = sessionStorage.getItem(STORE_KEY);
   if (kept) {
     try {
@@ -235,6 +268,8 @@ function onTeacherMessage(message, { ui, session, views, show }) {
     showCount(ui.answers, message.count, t("ui.class.answers", { count: countText(message.count) }));
   } else if (message.type === "ended") {
     session.finish({ ended: true });
+  } else if (message.type === "moved") {
+    session.finish({ moved: true });
   } else if (message.type === "store") { // the class's store lost, or back: the view goes again
     session.showLost({ storeDown: !message.up });
     if (message.up) {
@@ -283,7 +318,7 @@ function run(info, page, { fresh }) {
       ui.bar.dataset.connection = connection;
       session.showLost({ connection, storeDown: connection === "open" ? false : undefined });
       if (connection === "open") views.resend();
-      if (connection === "closed") finish({ ended: code === 1000 || code === 4404 }); // ended, or gone while this tab was away
+      if (connection === "closed") finish({ ended: code === 1000 || code === 4404, moved: code === 4409 }); // ended, or gone while this tab was away; or taken by another page
     },
     onMessage: (message) => onTeacherMessage(message, { ui, session, views, show }),
   });
@@ -299,13 +334,13 @@ function run(info, page, { fresh }) {
 
   let finished = false;
   /** Take the bar down; `ended`: the class is over (here, or its end, expiry or loss heard), and the header says so. */
-  function finish({ ended = false } = {}) {
+  function finish({ ended = false, moved = false } = {}) {
     if (finished) return;
     finished = true;
     socket.close();
-    if (ended) {
-      status.dataset.state = "ended";
-      status.textContent = t("ui.class.status.ended");
+    if (ended || moved) {
+      status.dataset.state = ended ? "ended" : "moved";
+      status.textContent = t(ended ? "ui.class.status.ended" : "ui.class.moved");
     }
     unsubscribe();
     views.stop();

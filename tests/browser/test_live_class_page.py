@@ -562,3 +562,43 @@ def test_redis_restarts_mid_question_and_every_page_says_so_and_comes_back(
     for page in (teacher, *students):
         assert page.errors == [], page.errors
         page.context.close()
+
+
+def test_the_teacher_takes_the_class_back_from_another_browser(role_page, browser, live_server):
+    """The teacher link (its token after `#`, never in the join link or the QR code) opened in
+    another browser makes that page the teacher; the old page says control moved and stops
+    driving. It was: the token lived in the closed tab alone, and /c/<code> made a student."""
+    teacher = role_page("teacher")
+    code = start_class(teacher)
+    token = teacher.evaluate("JSON.parse(sessionStorage.getItem('chainrule.class.teacher')).token")
+    join_url = teacher.locator("[data-testid=class-url]").inner_text()
+    teacher.click("[data-testid=class-join-close]")
+    link = teacher.get_attribute("[data-testid=class-teacher-link]", "href")
+    assert link == f"{live_server}/#teach={code.replace('-', '')}.{token}"
+    assert token not in join_url
+    student = role_page("student0")
+    student.goto(f"/c/{code}")
+    wait_state(student, "following")
+    elsewhere = new_page(browser, live_server)  # another browser: nothing of the old tab's
+    elsewhere.goto(link)
+    elsewhere.wait_for_selector("[data-testid=class-show-code]")
+    assert elsewhere.evaluate("location.hash") == ""  # the token leaves the address bar
+    assert elsewhere.locator("[data-testid=class-show-code]").inner_text() == code
+    teacher.wait_for_selector("[data-testid=class-status][data-state=moved]")
+    assert teacher.locator("[data-testid=class-status]").inner_text() == (
+        "Another page took this class with its teacher link: this page no longer drives it."
+    )
+    assert teacher.locator("[data-testid=class-bar]").count() == 0
+    elsewhere.wait_for_selector(READY)
+    for _ in range(2):
+        elsewhere.click("[data-testid=step-forward]")
+    wait_step(student, 2)
+    student.evaluate(RECORD_STEPS)
+    teacher.click("#to-end")  # the old page moves alone now: nothing of it reaches the class
+    teacher.wait_for_function("() => Number(document.body.dataset.stepIndex) > 3")
+    elsewhere.click("[data-testid=step-forward]")
+    wait_step(student, 3)
+    assert max(student.evaluate("window.stepsShown")) == 3  # never the old page's last step
+    for page in (teacher, student, elsewhere):
+        assert page.errors == [], page.errors
+    elsewhere.context.close()
