@@ -12,6 +12,7 @@ import { lang, t } from "./i18n.js";
 import { createDialog, showModal } from "./keys.js";
 import { currentLesson } from "./lesson-stops.js";
 import { drawBoard } from "./live-class-board.js";
+import { createFollower } from "./live-class-apply.js";
 import { askable } from "./live-class-questions.js";
 import { qrSvg } from "./live-class-qr.js";
 import { openClassSocket } from "./live-class-socket.js";
@@ -130,11 +131,11 @@ function teacherBar(info) {
  * Mount the Class button into `actions` (the header's) on `scope`; the class bar goes before
  * `workspace`. A class this tab started and has not ended is taken up again at once (a reload).
  */
-export function mountTeacher({ actions, workspace }, scope) {
+export function mountTeacher({ actions, workspace }, scope, { recompute } = {}) {
   const start = button(t("ui.class.start"), "class-start", { title: t("ui.class.start_title") });
   const status = h("span", { class: "class-start-status", role: "status", "data-testid": "class-status", "data-state": "" });
   actions.append(start, status);
-  const page = { scope, workspace, start, status };
+  const page = { scope, workspace, start, status, recompute };
   start.addEventListener("click", async () => {
     const view = currentView(scope.store.state);
     if (!view) return;
@@ -154,7 +155,7 @@ export function mountTeacher({ actions, workspace }, scope) {
   if (linked) { // a teacher link: this page takes the class
     linkedInfo(linked).then((info) => {
       sessionStorage.setItem(STORE_KEY, JSON.stringify(info));
-      run(info, page, { fresh: false });
+      run(info, page, { fresh: false, adopt: true });
     }).catch((err) => {
       status.textContent = t("ui.class.start_failed", { message: err.message });
     });
@@ -174,7 +175,7 @@ export function mountTeacher({ actions, workspace }, scope) {
  * The view goes to the class through `socketOf()`: schedule() at most every SEND_EVERY_MS, now()
  * before a question (it is about the view the class has), resend() after a reconnection.
  */
-function viewSender(socketOf, state) {
+function viewSender(socketOf, state, held = () => false) {
   let sent = "";
   let timer = null;
   let lastSent = 0;
@@ -182,6 +183,7 @@ function viewSender(socketOf, state) {
   function now() {
     clearTimeout(timer);
     timer = null;
+    if (held()) return; // this page is still taking on the class's view
     const view = currentView(state);
     if (!view) return;
     const text = JSON.stringify(view);
@@ -284,7 +286,7 @@ function onTeacherMessage(message, { ui, session, views, show }) {
 }
 
 /** Drive the class `info` ({code, shown_code, join_path, token, max_students}) from `page`'s scope. */
-function run(info, page, { fresh }) {
+function run(info, page, { fresh, adopt = false }) {
   const { scope, start, status } = page;
   const { state, subscribe, update } = scope.store;
   start.hidden = true;
@@ -303,12 +305,29 @@ function run(info, page, { fresh }) {
     ui.lost.hidden = !lost;
     ui.bar.dataset.lost = String(lost);
   };
-  const views = viewSender(() => socket, state);
+  // Taken with a teacher link, this page first shows the class's view (its program, values and
+  // step), as a student's page would, and only then drives: it never sends its own first.
+  const adopting = { on: adopt, follower: null, view: null };
+  const views = viewSender(() => socket, state, () => adopting.on);
+  const adopted = () => {
+    const v = adopting.view;
+    if (!adopting.on || !v || !state.trace || state.trace.source !== v.source || state.step !== v.step) return;
+    adopting.on = false;
+    adopting.follower.stop();
+    views.resend();
+    views.schedule();
+  };
   const refreshAsks = () => {
     session.asks = asksAt(state);
     fillAskMenu(ui, session.asks);
   };
   const show = (next) => {
+    if (adopting.on && !adopting.view) {
+      adopting.view = next.view;
+      adopting.follower = createFollower(scope.store, { recompute: page.recompute });
+      adopting.follower.follow(next.view, null);
+      adopted();
+    }
     showClass(next, { ui, session, boardView });
     refreshAsks();
   };
@@ -327,6 +346,7 @@ function run(info, page, { fresh }) {
   listenToBar(ui, { socket, views, join, boardView, mode: () => session.snapshot?.mode, asked, end: () => finish({ ended: true }) });
 
   const unsubscribe = subscribe((s, changed) => {
+    if (adopting.on) adopted();
     if (!VIEW_KEYS.some((key) => changed.has(key))) return;
     views.schedule();
     if (changed.has("trace") || changed.has("step") || changed.has("lessonStop")) refreshAsks();

@@ -503,7 +503,7 @@ LOST = "Connection to the class lost: reconnecting…"
 
 
 def test_redis_restarts_mid_question_and_every_page_says_so_and_comes_back(
-    browser, two_servers_on_own_redis
+    browser, two_servers_on_own_redis, screenshots_dir
 ):
     """Redis stops mid-question: every page says the connection to the class is lost within
     2 s; the teacher's moves meanwhile are delivered afterwards (the view) or refused visibly (a
@@ -545,6 +545,8 @@ def test_redis_restarts_mid_question_and_every_page_says_so_and_comes_back(
         ".includes('so this was not done')"
     )
     assert hold.is_visible()
+    teacher.screenshot(path=str(screenshots_dir / "live-class-teacher-store-lost.png"))
+    students[1].screenshot(path=str(screenshots_dir / "live-class-phone-store-lost.png"))
     teacher.click("#toggle-fold")
 
     store.start()
@@ -564,7 +566,9 @@ def test_redis_restarts_mid_question_and_every_page_says_so_and_comes_back(
         page.context.close()
 
 
-def test_the_teacher_takes_the_class_back_from_another_browser(role_page, browser, live_server):
+def test_the_teacher_takes_the_class_back_from_another_browser(
+    role_page, browser, live_server, screenshots_dir
+):
     """The teacher link (its token after `#`, never in the join link or the QR code) opened in
     another browser makes that page the teacher; the old page says control moved and stops
     driving. It was: the token lived in the closed tab alone, and /c/<code> made a student."""
@@ -585,14 +589,22 @@ def test_the_teacher_takes_the_class_back_from_another_browser(role_page, browse
     assert elsewhere.evaluate("location.hash") == ""  # the token leaves the address bar
     assert elsewhere.locator("[data-testid=class-show-code]").inner_text() == code
     teacher.wait_for_selector("[data-testid=class-status][data-state=moved]")
-    assert teacher.locator("[data-testid=class-status]").inner_text() == (
-        "Another page took this class with its teacher link: this page no longer drives it."
+    assert (
+        teacher.locator("[data-testid=class-status]").inner_text()
+        == "Control of the class moved to another page."
     )
     assert teacher.locator("[data-testid=class-bar]").count() == 0
+    teacher.screenshot(path=str(screenshots_dir / "live-class-control-moved.png"))
     elsewhere.wait_for_selector(READY)
+    # It opens on the class's program and step, not its own default, and sends nothing first.
+    elsewhere.wait_for_function("() => document.querySelector('[data-testid=source]').value"
+                                ".includes('d = b * c')")  # fmt: skip
+    assert student.locator("[data-testid=source]").input_value().endswith("d = b * c")
+    elsewhere.screenshot(path=str(screenshots_dir / "live-class-teacher-link.png"))
     for _ in range(2):
         elsewhere.click("[data-testid=step-forward]")
     wait_step(student, 2)
+    assert student.locator("[data-testid=source]").input_value().endswith("d = b * c")
     student.evaluate(RECORD_STEPS)
     teacher.click("#to-end")  # the old page moves alone now: nothing of it reaches the class
     teacher.wait_for_function("() => Number(document.body.dataset.stepIndex) > 3")
