@@ -29,4 +29,5 @@ HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
 # Shell form so that $WORKERS is expanded; exec so uvicorn gets the signals.
 # A live class's WebSocket messages are tiny (no zlib state per socket) and at most 1 MiB.
 CMD exec uvicorn chainrule.app.main:app --host 0.0.0.0 --port 8000 --workers ${WORKERS:-2} \
-    --ws-per-message-deflate false --ws-max-size 1048576
+    --ws-per-message-deflate false --ws-max-size 1048576 \
+    --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-}"

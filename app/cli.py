@@ -68,15 +68,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def uvicorn_options() -> dict[str, object]:
+    """How `chainrule serve` runs uvicorn (the Makefile and the image say the same).
+
+    No permessage-deflate on the live class's WebSockets: its messages are a few hundred bytes,
+    and each compressed socket holds zlib state (bench/classroom.py: 83 KB per student with it,
+    39 KB without). A message is at most 1 MiB, as a request body is (uvicorn: 16 MiB); a
+    class's socket bounds its own far lower (live_class/connection.py). `X-Forwarded-For` is
+    believed only from the addresses in `FORWARDED_ALLOW_IPS` (the proxy's; none by default:
+    uvicorn's own default trusts 127.0.0.1, so a header from any local client would pick the
+    address that the rate limits and the class's guess limit count)."""
+    return {
+        "ws_per_message_deflate": False,
+        "ws_max_size": 1_048_576,
+        "proxy_headers": True,
+        "forwarded_allow_ips": os.environ.get("FORWARDED_ALLOW_IPS", ""),
+    }
+
+
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    # No permessage-deflate on the live class's WebSockets: its messages are a few hundred bytes,
-    # and each compressed socket holds zlib state (bench/classroom.py: 83 KB per student with
-    # it, 39 KB without). A message is at most 1 MiB, as a request body is (uvicorn: 16 MiB).
     uvicorn.run(
         "chainrule.app.main:app", host=args.host, port=args.port, workers=args.workers,
-        ws_per_message_deflate=False, ws_max_size=1_048_576,
+        **uvicorn_options(),
     )  # fmt: skip
     return 0
 

@@ -88,10 +88,19 @@ class AppSettings(BaseSettings):
     # layouts are shared through it too.
     redis_url: str | None = None
     class_max_students: int = 1_000
+    # Students of one class joined from one client address (a classroom behind one NAT is one
+    # address): the largest lecture hall expected behind one, and below the class's cap, so one
+    # address never fills a class alone (docs/live-class.md, Safety).
+    class_max_students_per_address: int = 300
     class_idle_expiry_s: int = 4 * 3600  # a class ends this long after the teacher's last move
     class_max_classes: int = 10_000  # per process, without Redis
     class_queue_size: int = 32  # messages waiting for one client; beyond, it is dropped
     class_join_guesses_per_minute: int = 20  # unknown codes tried, per client address
+    class_creations_per_minute: int = 20  # classes started, per client address (all workers)
+    class_creations_per_process_minute: int = 300  # classes started through this process
+    # The layout cache's Redis (default: `redis_url`). compose.yaml gives it a Redis of its own
+    # that may evict (allkeys-lru), so the classes' Redis never evicts (noeviction).
+    layout_cache_redis_url: str | None = None
     layout_cache_ttl_s: int = 7 * 24 * 3600  # layouts kept in Redis
 
     # The lessons' data files (one JSON file per lesson); default: `lessons/` of the checkout.

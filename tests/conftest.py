@@ -55,7 +55,9 @@ def start_server(
             *args,
         ],
         cwd=ROOT,
-        env={**os.environ, **(env or {})},
+        # Every browser test starts classes from 127.0.0.1: the per-address limit on starting
+        # them is tested in tests/app/test_live_class.py, not met here.
+        env={**os.environ, "CHAINRULE_CLASS_CREATIONS_PER_MINUTE": "1000", **(env or {})},
     )
     base_url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
@@ -84,10 +86,21 @@ def stop_server(process: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="session")
 def live_server() -> Iterator[str]:
-    """Base URL of a real server shared by the whole session."""
+    """Base URL of a real server shared by the whole session (its `.pid`: the server's)."""
     process, base_url = start_server()
-    yield base_url
+    yield ServerUrl(base_url, process.pid)
     stop_server(process)
+
+
+class ServerUrl(str):
+    """A server's base URL that knows the server's process id (a test reads its memory)."""
+
+    pid: int
+
+    def __new__(cls, url: str, pid: int) -> ServerUrl:
+        made = super().__new__(cls, url)
+        made.pid = pid
+        return made
 
 
 def strict_json(text: str | bytes) -> Any:
@@ -132,15 +145,24 @@ def client(make_client: Callable[..., Any]) -> Any:
 REDIS_SERVER = "/usr/bin/redis-server"
 
 
-def start_redis() -> tuple[subprocess.Popen, str]:
-    """Debian's redis-server on a free loopback port, keeping nothing on disk; its process and
-    `redis://` URL once it answers PING."""
+def start_redis(
+    port: int | None = None, data_dir: Path | None = None
+) -> tuple[subprocess.Popen, str]:
+    """Debian's redis-server on a free loopback port (or `port`), keeping nothing on disk (or,
+    with `data_dir`, an append-only file there, written before each reply: the deployment's
+    persistence, so a restart on the same port and folder loses nothing acknowledged); its
+    process and `redis://` URL once it answers PING."""
     import redis
 
-    port = free_port()
+    port = port or free_port()
+    persistence = (
+        ["--appendonly", "yes", "--appendfsync", "always", "--dir", str(data_dir)]
+        if data_dir is not None
+        else ["--appendonly", "no"]
+    )
     process = subprocess.Popen(
-        [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-         "no", "--daemonize", "no", "--logfile", ""],
+        [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", *persistence,
+         "--daemonize", "no", "--logfile", ""],
         stdout=subprocess.DEVNULL,
     )  # fmt: skip
     url = f"redis://127.0.0.1:{port}/0"
@@ -170,3 +192,30 @@ def redis_url() -> Iterator[str]:
     process, url = start_redis()
     yield url
     stop_server(process)
+
+
+class RestartableRedis:
+    """A redis-server of a test's own, persisted as the deployment persists it (compose.yaml:
+    append-only, fsync before each reply), that the test stops and starts again on its port."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.process, self.url = start_redis(data_dir=data_dir)
+        self.port = int(self.url.rsplit(":", 1)[1].split("/")[0])
+
+    def stop(self) -> None:
+        """SIGTERM, as `systemctl restart` or `docker restart` sends it; its clients see the
+        connections close."""
+        stop_server(self.process)
+
+    def start(self) -> None:
+        self.process, _ = start_redis(port=self.port, data_dir=self.data_dir)
+
+
+@pytest.fixture
+def own_redis(tmp_path) -> Iterator[RestartableRedis]:
+    if not Path(REDIS_SERVER).exists():
+        pytest.skip(f"{REDIS_SERVER} is missing (make test-deps installs it)")
+    server = RestartableRedis(tmp_path)
+    yield server
+    server.stop()

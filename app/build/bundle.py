@@ -4,7 +4,8 @@ committed files are current.
 `make bundle` runs `python -m chainrule.app.build.bundle`, which first writes
 static/js/compute/op-functions.js (the op table's forward, local derivatives and warnings in
 JavaScript, and the engine's constants the page computes with: engine/page_module.py; the page's
-evaluator runs them) and the docs' lists of the table's ops, then builds with esbuild from npm, pinned
+evaluator runs them) and the docs' lists of the table's ops, then builds with esbuild from npm,
+pinned
 (ESBUILD_VERSION), in two steps: static/css/embed.css with the CSS files it imports, minified,
 into chainrule-embed.css; then static/js/embed.js with every module it imports and that CSS (as
 text) into chainrule-embed.js, one ES module. Each file opens with a comment naming the sha256

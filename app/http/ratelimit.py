@@ -62,6 +62,12 @@ class SlidingWindowLimiter:
         hits.append(now)
         return 0.0
 
+    def spent(self, client: str) -> bool:
+        """Whether `client` has no hit left in the window now (nothing recorded)."""
+        hits = self._hits.get(client)
+        now = self.clock()
+        return hits is not None and sum(1 for t in hits if t > now - self.window_s) >= self.limit
+
 
 class RateLimitMiddleware:
     """Answer 429 in the API's error shape, with `Retry-After`, once a client exceeds the limit."""

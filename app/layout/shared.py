@@ -46,10 +46,11 @@ def decode(data: bytes) -> Layout | None:
 
 def share_layouts(layouter: Layouter, settings: AppSettings) -> Layouter:
     """`layouter`, its cache shared through Redis when the settings name one."""
-    if settings.redis_url:
+    url = settings.layout_cache_redis_url or settings.redis_url
+    if url:
         import redis
 
-        remote = redis.Redis.from_url(settings.redis_url, socket_timeout=0.5)
+        remote = redis.Redis.from_url(url, socket_timeout=0.5)
         layouter.cache = SharedCache(
             layouter.cache, remote, PREFIX, encode, decode, settings.layout_cache_ttl_s
         )

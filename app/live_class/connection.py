@@ -13,6 +13,7 @@ import json
 import logging
 import secrets
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -35,6 +36,7 @@ from chainrule.app.live_class.protocol import (
     client_message,
 )
 from chainrule.app.live_class.questions import BadQuestion, answer_key, board
+from chainrule.app.live_class.store import StoreUnavailable
 from chainrule.app.settings import AppSettings
 from chainrule.engine import ProgramError
 from chainrule.engine.i18n import text
@@ -46,6 +48,12 @@ STUDENT_MESSAGE_BYTES = 4_096
 NOT_ALLOWED = 4403
 NO_CLASS = 4404
 FLOODED = 4429
+TRY_AGAIN = 1013  # the store is away: the page reconnects (and says so meanwhile)
+
+
+def teacher_message_bytes(settings: AppSettings) -> int:
+    """The longest message a teacher may send: a view with the longest program (UTF-8)."""
+    return settings.max_source_chars * 4 + 65_536
 
 
 def error_message(lang: str, type_: str, key: str, **params: Any) -> str:
@@ -72,7 +80,7 @@ class Session:
     @property
     def max_bytes(self) -> int:
         if self.client.role == "teacher":
-            return self.settings.max_source_chars * 4 + 65_536
+            return teacher_message_bytes(self.settings)
         return STUDENT_MESSAGE_BYTES
 
     async def handle(self, raw: str) -> bool:
@@ -92,7 +100,10 @@ class Session:
         if handler is None:
             self.say("BadMessage", "api.class.hello_once")
             return True
-        await handler(message)
+        try:
+            await handler(message)
+        except (StoreUnavailable, OverflowError):  # refused, visibly: sent again when "back"
+            self.say("StoreDown", "api.class.store_down")
         return True
 
     async def _write(self, changes: dict[str, str]) -> None:
@@ -201,25 +212,83 @@ async def _hello(socket: WebSocket) -> Hello | None:
     return None
 
 
+async def _known(hub: Hub, code: str | None, fields: dict[str, str] | None, hello: Hello) -> bool:
+    """Whether this page belongs to class `code`: the teacher's token, or a student's id that
+    joined it before (a reconnection)."""
+    if fields is None or code is None:
+        return False
+    if hello.role == "teacher":
+        return is_teacher(hello.token, fields["token"])
+    return hello.student is not None and await hub.store.has_joined(code, hello.student)
+
+
 async def refuse(socket: WebSocket, close_code: int, message: str) -> None:
     with contextlib.suppress(Exception):
         await socket.send_text(message)
         await socket.close(close_code)
 
 
+def bound_frames(socket: WebSocket, max_bytes: int) -> bool:
+    """Make the server refuse any message of this socket longer than `max_bytes` from its
+    header, before reading it (uvicorn's `websockets` protocols; it closes with 1009): the
+    size a message announces is checked as its first bytes arrive, so a student's megabyte is
+    never read or held. False where the server offers no such bound (the test client): there
+    `Session.handle` still checks the length of what it read."""
+    protocol = getattr(socket._receive, "__self__", None)  # uvicorn's protocol for this socket
+    connection = getattr(protocol, "conn", None)  # websockets-sansio (uvicorn's default)
+    if connection is not None and hasattr(connection, "max_message_size"):
+        connection.max_message_size = max_bytes
+        return True
+    if protocol is not None and hasattr(protocol, "max_size"):  # websockets' legacy protocol
+        protocol.max_size = max_bytes
+        return True
+    return False
+
+
+def same_origin(socket: WebSocket) -> bool:
+    """Whether the page that opened `socket` is one of this site's (its Origin's host and port
+    are the Host it asked for). A client that is not a browser sends no Origin: no page of
+    another site is behind it, and nothing it could reach is the browser's to lend."""
+    origin = socket.headers.get("origin")
+    if origin is None:
+        return True
+    return urlsplit(origin).netloc.lower() == socket.headers.get("host", "").lower()
+
+
 async def serve(socket: WebSocket, code_text: str, hub: Hub, settings: AppSettings) -> None:
     """Run one class connection until either side closes it."""
+    if not same_origin(socket):  # a page of another site: refused before the handshake (403)
+        await socket.close(NOT_ALLOWED)
+        return
+    bound_frames(socket, STUDENT_MESSAGE_BYTES)  # until the teacher's token is shown
     await socket.accept()
     hello = await _hello(socket)
     if hello is None:
         await refuse(socket, 1008, error_message("en", "BadMessage", "api.class.hello_first"))
         return
+    try:
+        await _serve(socket, code_text, hello, hub, settings)
+    except StoreUnavailable:  # before the page joined: it says so, and tries again
+        error = error_message(hello.lang, "StoreDown", "api.class.store_down")
+        await refuse(socket, TRY_AGAIN, error)
+
+
+async def _serve(
+    socket: WebSocket, code_text: str, hello: Hello, hub: Hub, settings: AppSettings
+) -> None:
     lang = hello.lang
     code = read_code(code_text)
     fields = await hub.store.read(code) if code else None
+    address = socket.client.host if socket.client else "unknown"
+    limit = settings.class_join_guesses_per_minute
+    if await hub.store.guessed_out(address, limit) and not await _known(hub, code, fields, hello):
+        # Past the limit, a running class answers as an unknown code does (no oracle); a page
+        # that proves it belongs (the teacher's token, a student's id that joined) goes on.
+        error = error_message(lang, "RateLimited", "api.class.too_many_guesses")
+        await refuse(socket, NO_CLASS, error)
+        return
     if fields is None:
-        address = socket.client.host if socket.client else "unknown"
-        allowed = await hub.store.guess(address, settings.class_join_guesses_per_minute)
+        allowed = await hub.store.guess(address, limit)
         key = "api.class.no_class" if allowed else "api.class.too_many_guesses"
         kind = "NoClass" if allowed else "RateLimited"
         await refuse(socket, NO_CLASS, error_message(lang, kind, key, code=code_text[:16]))
@@ -230,23 +299,41 @@ async def serve(socket: WebSocket, code_text: str, hub: Hub, settings: AppSettin
             socket, NOT_ALLOWED, error_message(lang, "NotTeacher", "api.class.not_teacher")
         )
         return
-    student = hello.student or secrets.token_urlsafe(16)
+    if hello.role == "teacher":  # a program is larger than a student's answer
+        bound_frames(socket, teacher_message_bytes(settings))
+    # A student is who the server said it was: an id it gave at the first join, said again on
+    # reconnection; any other id (made up, or of another class) gets a new one.
+    known = hello.student is not None and await hub.store.has_joined(code, hello.student)
+    student = hello.student if known and hello.student else secrets.token_urlsafe(16)
     maximum = int(fields["max"])
-    if hello.role == "student" and not await hub.store.join(code, student, maximum):
-        await refuse(
-            socket, NOT_ALLOWED, error_message(lang, "ClassFull", "api.class.full", max=maximum)
-        )
-        return
-    client = Client(socket, hello.role, student, clean_nickname(hello.name), lang, hub.queue_size)
-    session = Session(hub, settings, code, client)
-    welcome: dict[str, Any] = {
-        "type": "welcome", "role": hello.role, "code": code, "student": student,
-        "name": client.name, "max": maximum, "answer": None,
-    }  # fmt: skip
+    if hello.role == "student":
+        per_address = settings.class_max_students_per_address
+        admission = await hub.store.join(code, student, maximum, address, per_address)
+        if admission == "full":
+            error = error_message(lang, "ClassFull", "api.class.full", max=maximum)
+            await refuse(socket, NOT_ALLOWED, error)
+            return
+        if admission == "address":
+            error = error_message(lang, "ClassFull", "api.class.address_full", max=per_address)
+            await refuse(socket, NOT_ALLOWED, error)
+            return
+    mine = None
     if hello.role == "student" and fields.get("open"):
         record = await hub.store.answer_of(code, fields["open"], student)
         if record is not None:
-            welcome["answer"] = {"question": fields["open"], "value": json.loads(record)["value"]}
+            mine = {"question": fields["open"], "value": json.loads(record)["value"]}
+    client = Client(socket, hello.role, student, clean_nickname(hello.name), lang, hub.queue_size)
+    if hello.role == "teacher":  # this page drives now: any other teacher page is told so
+        client.seat = secrets.token_hex(8)
+        expiry = settings.class_idle_expiry_s
+        version = await hub.store.write(code, {"teacher": client.seat}, expiry)
+        if version is not None:
+            fields = {**fields, "teacher": client.seat, "version": str(version)}
+    session = Session(hub, settings, code, client)
+    welcome: dict[str, Any] = {
+        "type": "welcome", "role": hello.role, "code": code, "student": student,
+        "name": client.name, "max": maximum, "answer": mine,
+    }  # fmt: skip
     client.offer(json.dumps(welcome, ensure_ascii=False))
     hub.attach(code, client, fields)
     try:

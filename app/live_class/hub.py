@@ -17,7 +17,7 @@ import time
 
 from starlette.websockets import WebSocket
 
-from chainrule.app.live_class.store import ClassStore, MemoryStore
+from chainrule.app.live_class.store import ClassStore, MemoryStore, StoreUnavailable
 from chainrule.app.settings import AppSettings
 
 logger = logging.getLogger("chainrule")
@@ -25,6 +25,12 @@ logger = logging.getLogger("chainrule")
 TOO_SLOW = 4008  # close code: this client fell behind (the page reconnects and resyncs)
 COUNT_DELAY_S = 0.05  # answer counts to the teacher at most this often per class and process
 PRESENCE_EVERY_S = 1.0
+FINISH_S = 1.0  # how long a client may take to receive the class's last word
+ENDED = '{"type":"ended"}'
+STORE_LOST = '{"type":"store","up":false}'  # every page says "Connection to the class lost"
+STORE_BACK = '{"type":"store","up":true}'
+MOVED = '{"type":"moved"}'  # to a teacher page: another page took the class (its link)
+CONTROL_MOVED = 4409  # close code: this teacher page no longer drives (final, no reconnecting)
 
 
 def snapshot_text(fields: dict[str, str]) -> str:
@@ -61,7 +67,10 @@ class Bucket:
 class Client:
     """One connected page: a teacher's or a student's."""
 
-    __slots__ = ("socket", "role", "student", "name", "lang", "queue", "sender", "dropped")
+    __slots__ = (
+        "socket", "role", "student", "name", "lang", "queue", "sender", "dropped", "finishing",
+        "seat",
+    )  # fmt: skip
 
     def __init__(
         self, socket: WebSocket, role: str, student: str, name: str, lang: str, queue_size: int
@@ -73,12 +82,15 @@ class Client:
         self.lang = lang
         self.queue: asyncio.Queue[str] = asyncio.Queue(queue_size)
         self.dropped = False
+        self.finishing: asyncio.Task | None = None
+        self.seat = ""  # a teacher page's: it drives while the class's `teacher` field says so
         self.sender = asyncio.create_task(self._send_all())
 
     async def _send_all(self) -> None:
+        """Send what is queued, in order, until the queue says stop ("": see `finish`)."""
         with contextlib.suppress(Exception):
-            while True:
-                await self.socket.send_text(await self.queue.get())
+            while text := await self.queue.get():
+                await self.socket.send_text(text)
 
     def offer(self, text: str) -> None:
         """Queue `text` for this client; a full queue drops the client."""
@@ -97,11 +109,33 @@ class Client:
         self.sender.cancel()
         asyncio.create_task(self._close(code))
 
+    def finish(self, text: str, code: int) -> None:
+        """Send `text` last, then close with `code` (the class ended: the page must hear why
+        before the close). What is still queued goes first; a client that takes more than
+        `FINISH_S` to take it is closed anyway."""
+        if self.dropped:
+            return
+        self.dropped = True
+        while self.queue.qsize() > max(0, self.queue.maxsize - 2):
+            self.queue.get_nowait()  # states the last word supersedes
+        self.queue.put_nowait(text)
+        self.queue.put_nowait("")
+        self.finishing = asyncio.create_task(self._finish(code))
+
+    async def _finish(self, code: int) -> None:
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(self.sender, FINISH_S)
+        await self._close(code)
+
     async def _close(self, code: int) -> None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.socket.close(code), timeout=1.0)
 
     async def stop(self) -> None:
+        if self.finishing is not None:  # the last word is on its way: let it go out
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await self.finishing
+            return
         self.sender.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self.sender
@@ -146,6 +180,7 @@ class Hub:
         self.rooms: dict[str, Room] = {}
         self._tasks: set[asyncio.Task] = set()
         self._ticker: asyncio.Task | None = None
+        self.reachable = True  # the store answers (Redis); while not, pages are told so
 
     async def start(self) -> None:
         await self.store.start(self)
@@ -186,13 +221,28 @@ class Hub:
         if first:
             asyncio.get_running_loop().call_later(COUNT_DELAY_S, self._send_counts, room)
 
+    def store_lost(self) -> None:
+        if not self.reachable:
+            return
+        self.reachable = False
+        logger.warning("class store lost: telling %d rooms", len(self.rooms))
+        for room in self.rooms.values():
+            room.send(STORE_LOST)
+
+    def store_back(self) -> None:
+        if self.reachable:
+            return
+        self.reachable = True
+        logger.warning("class store back")
+        for room in self.rooms.values():
+            room.send(STORE_BACK)
+
     def ended(self, code: str) -> None:
         room = self.rooms.get(code)
         if room is None:
             return
-        room.send('{"type":"ended"}')
         for client in list(room.clients):
-            client.drop(1000)
+            client.finish(ENDED, 1000)
 
     async def _refresh(self, room: Room) -> None:
         """Read the class and send its state to this process's clients, once per burst of
@@ -205,6 +255,8 @@ class Hub:
                     self.ended(room.code)
                     return
                 self.deliver(room, fields)
+        except StoreUnavailable as error:  # read again when the store is back (store_back)
+            logger.warning("class %s: refresh waits for the store: %s", room.code, error)
         except Exception:
             logger.exception("class %s: refresh failed", room.code)
         finally:
@@ -217,7 +269,15 @@ class Hub:
             return
         room.version = version
         room.fields = fields
+        self.unseat(room)
         room.send(snapshot_text(fields))
+
+    def unseat(self, room: Room) -> None:
+        """Teacher pages that are no longer the class's teacher hear so, and go."""
+        seat = room.fields.get("teacher", "")
+        for client in list(room.clients):
+            if client.role == "teacher" and client.seat and seat and client.seat != seat:
+                client.finish(MOVED, CONTROL_MOVED)
 
     def _send_counts(self, room: Room) -> None:
         counts, room.counts = room.counts, {}
@@ -236,6 +296,9 @@ class Hub:
             room.version = int(fields["version"])
             room.fields = fields
         client.offer(snapshot_text(room.fields))
+        self.unseat(room)
+        if not self.reachable:
+            client.offer(STORE_LOST)
         if client.role == "teacher":
             room.students = -1  # the new teacher page hears the count at the next tick
         return room
@@ -249,21 +312,31 @@ class Hub:
             del self.rooms[code]
 
     async def _tick(self) -> None:
-        """Every second: the student count to each teacher; presence renewed; old classes
-        forgotten (in-process store)."""
+        """Every second: a class that expired or was lost ends for its pages; the student count
+        to each teacher; presence renewed; old classes forgotten (in-process store)."""
         ticks = 0
+        was_reachable = True
         while True:
             await asyncio.sleep(PRESENCE_EVERY_S)
             ticks += 1
+            if not self.reachable:
+                was_reachable = False
+                continue  # nothing to read; presence is renewed when the store is back
+            renew, was_reachable = ticks % 10 == 0 or not was_reachable, True
             for room in list(self.rooms.values()):
                 try:
-                    await self._tick_room(room, renew=ticks % 10 == 0)
+                    await self._tick_room(room, renew=renew)
+                except StoreUnavailable as error:
+                    logger.warning("class %s: presence waits for the store: %s", room.code, error)
                 except Exception:
                     logger.exception("class %s: presence failed", room.code)
             if isinstance(self.store, MemoryStore) and ticks % 60 == 0:
                 self.store.sweep()
 
     async def _tick_room(self, room: Room, renew: bool) -> None:
+        if not await self.store.alive(room.code):  # expired, or lost from the store
+            self.ended(room.code)
+            return
         if renew:
             students = [c.student for c in room.clients if c.role == "student"]
             await self.store.touch(room.code, students)

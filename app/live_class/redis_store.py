@@ -7,7 +7,11 @@ Keys (all expire with the class, `ttl_s` after the teacher's last write):
 - `chainrule:class:<code>:answers:<question>` — a hash, student id → answer record;
 - `chainrule:class:<code>:present` — a sorted set, student id → until when they count as
   present (each process renews its own students; a dead process's expire);
-- `chainrule:guess:<address>:<minute>` — a counter of unknown codes tried.
+- `chainrule:class:<code>:joined` — a set of every student id admitted (ids the server gave:
+  a reconnection is the same student, and is let back in past the guess limit);
+- `chainrule:class:<code>:addresses` — a hash, client address → students joined from it;
+- `chainrule:guess:<address>:<minute>` — a counter of unknown codes tried;
+- `chainrule:created:<address>:<minute>` — a counter of classes started.
 Notices go out on the channel `chainrule:class:<code>` (`v` changed, `a <question> <count>`,
 `e` ended); each process holds one pattern subscription and re-reads every class it serves
 whenever that subscription is re-established (pub/sub drops what is published meanwhile).
@@ -17,18 +21,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Iterable
 
 import redis.asyncio as redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import OutOfMemoryError as RedisOutOfMemory
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from chainrule.app.live_class.store import PRESENCE_S, Listener
+from chainrule.app.live_class.store import PRESENCE_S, Admission, Listener, StoreUnavailable
 
 logger = logging.getLogger("chainrule")
 PREFIX = "chainrule:class:"
 MAX_CONNECTIONS = 32  # per process, besides the one subscription
+RETRIES = 4  # a command on a lost connection: reconnect and run again, this many times
 
 CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -65,11 +76,37 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local known = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if not known and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return 0 end
+if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 0 and tonumber(ARGV[6]) > 0 then
+  if tonumber(redis.call('HGET', KEYS[4], ARGV[5]) or '0') >= tonumber(ARGV[6]) then
+    return -1
+  end
+  redis.call('HINCRBY', KEYS[4], ARGV[5], 1)
+end
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[1])
 local ttl = redis.call('TTL', KEYS[1])
-if ttl > 0 then redis.call('EXPIRE', KEYS[2], ttl) end
+if ttl > 0 then
+  for i = 2, 4 do redis.call('EXPIRE', KEYS[i], ttl) end
+end
 return 1
 """
+
+
+def _reaching(method):
+    """`method`, with Redis unreachable said as `StoreUnavailable` (after the client's own
+    retries: a connection that went stale in a restart is replaced, not reported), and Redis
+    full as `OverflowError` (as the in-process store says it)."""
+
+    @functools.wraps(method)
+    async def call(self, *args, **kwargs):
+        try:
+            return await method(self, *args, **kwargs)
+        except RedisOutOfMemory as error:  # full (noeviction): nothing is evicted to fit
+            raise OverflowError(str(error)) from error
+        except (RedisError, OSError) as error:
+            raise StoreUnavailable(str(error)) from error
+
+    return call
 
 
 def class_key(code: str) -> str:
@@ -84,10 +121,14 @@ class RedisStore:
     def __init__(self, url: str) -> None:
         self.url = url
         # A bounded pool that waits for a free connection: 300 students joining at once must
-        # queue for a few connections, not open 300 (or fail).
+        # queue for a few connections, not open 300 (or fail). A command on a connection that
+        # died (Redis restarted) reconnects and runs again, a few times over about a second,
+        # before the store says it is unavailable.
         pool = redis.BlockingConnectionPool.from_url(
             url, max_connections=MAX_CONNECTIONS, timeout=10, decode_responses=True,
-            health_check_interval=10,
+            health_check_interval=10, socket_connect_timeout=2, socket_timeout=5,
+            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), RETRIES),
+            retry_on_error=[RedisConnectionError, RedisTimeoutError, ConnectionResetError],
         )  # fmt: skip
         self.client = redis.Redis(connection_pool=pool)
         self._create = self.client.register_script(CREATE)
@@ -113,13 +154,17 @@ class RedisStore:
         """Hear every class's notices; after a lost connection, subscribe again and tell the
         hub to re-read every class (what was published meanwhile is lost)."""
         delay = 0.05
+        lost = False
         while True:
             pubsub = self.client.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.psubscribe(PREFIX + "*")
                 if self._listener is not None:
+                    if lost:
+                        self._listener.store_back()
                     for code in self._listener.codes():
                         self._listener.changed(code)
+                lost = False
                 delay = 0.05
                 async for message in pubsub.listen():
                     if message.get("type") == "pmessage":
@@ -130,6 +175,9 @@ class RedisStore:
                 raise
             except (RedisError, OSError) as error:
                 logger.warning("class notices: %s; subscribing again in %.2f s", error, delay)
+                if not lost and self._listener is not None:
+                    self._listener.store_lost()
+                lost = True
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
                 await asyncio.sleep(delay)
@@ -147,25 +195,34 @@ class RedisStore:
             _, question, count = data.split(" ")
             listener.counted(code, question, int(count))
 
+    @_reaching
     async def create(self, code: str, fields: dict[str, str], ttl_s: int) -> bool:
         return bool(await self._create(keys=[class_key(code)], args=[ttl_s, *_pairs(fields)]))
 
+    @_reaching
     async def read(self, code: str) -> dict[str, str] | None:
         fields = await self.client.hgetall(class_key(code))
         return fields or None
 
+    @_reaching
+    async def alive(self, code: str) -> bool:
+        return bool(await self.client.exists(class_key(code)))
+
+    @_reaching
     async def write(self, code: str, changes: dict[str, str], ttl_s: int) -> int | None:
         key = class_key(code)
         version = await self._write(keys=[key], args=[ttl_s, key, *_pairs(changes)])
         return int(version) if version is not None else None
 
+    @_reaching
     async def end(self, code: str) -> None:
         key = class_key(code)
         async with self.client.pipeline(transaction=True) as pipe:
-            pipe.delete(key, f"{key}:present")
+            pipe.delete(key, f"{key}:present", f"{key}:joined", f"{key}:addresses")
             pipe.publish(key, "e")
             await pipe.execute()
 
+    @_reaching
     async def add_answer(self, code: str, question: str, student: str, record: str) -> int | None:
         key = class_key(code)
         count = await self._add_answer(
@@ -173,9 +230,11 @@ class RedisStore:
         )
         return int(count) if count is not None else None
 
+    @_reaching
     async def answer_of(self, code: str, question: str, student: str) -> str | None:
         return await self.client.hget(f"{class_key(code)}:answers:{question}", student)
 
+    @_reaching
     async def close_question(self, code: str, question: str) -> list[str] | None:
         key = class_key(code)
         answers = await self._close_question(
@@ -183,23 +242,34 @@ class RedisStore:
         )
         return list(answers) if answers is not None else None
 
-    async def join(self, code: str, student: str, cap: int) -> bool:
+    @_reaching
+    async def join(
+        self, code: str, student: str, cap: int, address: str = "", per_address: int = 0
+    ) -> Admission:
         key = class_key(code)
         now_ms = int(time.time() * 1000)
         admitted = await self._join(
-            keys=[key, f"{key}:present"], args=[student, now_ms, cap, int(PRESENCE_S * 1000)]
+            keys=[key, f"{key}:present", f"{key}:joined", f"{key}:addresses"],
+            args=[student, now_ms, cap, int(PRESENCE_S * 1000), address, per_address],
         )
-        return bool(admitted)
+        return {1: "joined", 0: "full", -1: "address"}[int(admitted)]
 
+    @_reaching
+    async def has_joined(self, code: str, student: str) -> bool:
+        return bool(await self.client.sismember(f"{class_key(code)}:joined", student))
+
+    @_reaching
     async def leave(self, code: str, student: str) -> None:
         await self.client.zrem(f"{class_key(code)}:present", student)
 
+    @_reaching
     async def touch(self, code: str, students: Iterable[str]) -> None:
         until = int(time.time() * 1000 + PRESENCE_S * 1000)
         mapping = dict.fromkeys(students, until)
         if mapping:
-            await self.client.zadd(f"{class_key(code)}:present", mapping, xx=True)
+            await self.client.zadd(f"{class_key(code)}:present", mapping)
 
+    @_reaching
     async def present(self, code: str) -> int:
         key = f"{class_key(code)}:present"
         async with self.client.pipeline(transaction=True) as pipe:
@@ -208,6 +278,7 @@ class RedisStore:
             _, count = await pipe.execute()
         return int(count)
 
+    @_reaching
     async def guess(self, address: str, per_minute: int) -> bool:
         key = f"chainrule:guess:{address}:{int(time.time() // 60)}"
         async with self.client.pipeline(transaction=True) as pipe:
@@ -215,3 +286,17 @@ class RedisStore:
             pipe.expire(key, 120)
             count, _ = await pipe.execute()
         return int(count) <= per_minute
+
+    @_reaching
+    async def creation(self, address: str, per_minute: int) -> bool:
+        key = f"chainrule:created:{address}:{int(time.time() // 60)}"
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.incr(key)
+            pipe.expire(key, 120)
+            count, _ = await pipe.execute()
+        return int(count) <= per_minute
+
+    @_reaching
+    async def guessed_out(self, address: str, per_minute: int) -> bool:
+        count = await self.client.get(f"chainrule:guess:{address}:{int(time.time() // 60)}")
+        return count is not None and int(count) >= per_minute

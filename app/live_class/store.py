@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 from chainrule.app.http.ratelimit import SlidingWindowLimiter
 
@@ -25,8 +25,16 @@ from chainrule.app.http.ratelimit import SlidingWindowLimiter
 PRESENCE_S = 30.0
 
 
+Admission = Literal["joined", "full", "address"]
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be reached (Redis restarting, or away): nothing was done; try again."""
+
+
 class Listener(Protocol):
-    """The process's hub: told when a class changes, a question's count moves or a class ends."""
+    """The process's hub: told when a class changes, a question's count moves or a class ends,
+    and when the store is lost and back (Redis)."""
 
     def changed(self, code: str) -> None: ...
 
@@ -37,6 +45,12 @@ class Listener(Protocol):
     def codes(self) -> list[str]:
         """The classes this process has connections to."""
 
+    def store_lost(self) -> None:
+        """The store cannot be reached: every page is told, nothing is dropped in silence."""
+
+    def store_back(self) -> None:
+        """The store answers again (every class it serves is re-read next)."""
+
 
 class ClassStore(Protocol):
     async def create(self, code: str, fields: dict[str, str], ttl_s: int) -> bool:
@@ -44,6 +58,9 @@ class ClassStore(Protocol):
 
     async def read(self, code: str) -> dict[str, str] | None:
         """Every field of the class, or None if there is none (never was, ended, expired)."""
+
+    async def alive(self, code: str) -> bool:
+        """Whether the class is still there (not ended, expired or lost)."""
 
     async def write(self, code: str, changes: dict[str, str], ttl_s: int) -> int | None:
         """Set fields, bump the version, keep the class `ttl_s` more; the new version (None if
@@ -60,9 +77,12 @@ class ClassStore(Protocol):
     async def close_question(self, code: str, question: str) -> list[str] | None:
         """Stop taking answers to `question`: every answer stored, or None if it was not open."""
 
-    async def join(self, code: str, student: str, cap: int) -> bool:
-        """Count `student` present unless `cap` others are (a student already present is
-        always let back in)."""
+    async def join(
+        self, code: str, student: str, cap: int, address: str = "", per_address: int = 0
+    ) -> Admission:
+        """Count `student` present unless `cap` others are ("full"; a student already present
+        is always let back in); a student new to the class is refused ("address") when
+        `per_address` students (0: no limit) already joined it from `address`."""
 
     async def leave(self, code: str, student: str) -> None: ...
 
@@ -73,6 +93,16 @@ class ClassStore(Protocol):
 
     async def guess(self, address: str, per_minute: int) -> bool:
         """Count a guess of an unknown code from `address`; False beyond the limit."""
+
+    async def creation(self, address: str, per_minute: int) -> bool:
+        """Count a class started from `address`; False beyond `per_minute`."""
+
+    async def guessed_out(self, address: str, per_minute: int) -> bool:
+        """Whether `address` has used up its guesses this minute (nothing counted): from then
+        on a running class and an unknown code get the same answer, so the limit is no oracle."""
+
+    async def has_joined(self, code: str, student: str) -> bool:
+        """Whether `student` (a page's own id) joined this class before (a reconnection)."""
 
     async def start(self, listener: Listener) -> None: ...
 
@@ -85,6 +115,8 @@ class _Class:
     expires_at: float
     answers: dict[str, dict[str, str]] = field(default_factory=dict)  # question → student → record
     present: dict[str, int] = field(default_factory=dict)  # student → connections
+    joined: set[str] = field(default_factory=set)  # every student ever admitted
+    by_address: dict[str, int] = field(default_factory=dict)  # address → students joined from it
 
 
 class MemoryStore:
@@ -96,6 +128,7 @@ class MemoryStore:
         self._classes: dict[str, _Class] = {}
         self._listener: Listener | None = None
         self._guesses: dict[int, SlidingWindowLimiter] = {}
+        self._creations: dict[int, SlidingWindowLimiter] = {}
 
     async def start(self, listener: Listener) -> None:
         self._listener = listener
@@ -128,6 +161,9 @@ class MemoryStore:
     async def read(self, code: str) -> dict[str, str] | None:
         room = self._live(code)
         return dict(room.fields) if room is not None else None
+
+    async def alive(self, code: str) -> bool:
+        return self._live(code) is not None
 
     async def write(self, code: str, changes: dict[str, str], ttl_s: int) -> int | None:
         room = self._live(code)
@@ -166,14 +202,25 @@ class MemoryStore:
         room.fields["open"] = ""
         return list(room.answers.get(question, {}).values())
 
-    async def join(self, code: str, student: str, cap: int) -> bool:
+    async def join(
+        self, code: str, student: str, cap: int, address: str = "", per_address: int = 0
+    ) -> Admission:
         room = self._live(code)
         if room is None:
-            return False
+            return "full"
         if student not in room.present and len(room.present) >= cap:
-            return False
+            return "full"
+        if student not in room.joined and per_address:
+            if room.by_address.get(address, 0) >= per_address:
+                return "address"
+            room.by_address[address] = room.by_address.get(address, 0) + 1
         room.present[student] = room.present.get(student, 0) + 1
-        return True
+        room.joined.add(student)
+        return "joined"
+
+    async def has_joined(self, code: str, student: str) -> bool:
+        room = self._live(code)
+        return room is not None and student in room.joined
 
     async def leave(self, code: str, student: str) -> None:
         room = self._classes.get(code)
@@ -195,3 +242,13 @@ class MemoryStore:
         if limiter is None:
             limiter = self._guesses[per_minute] = SlidingWindowLimiter(per_minute, 60.0)
         return limiter.hit(address) <= 0
+
+    async def creation(self, address: str, per_minute: int) -> bool:
+        limiter = self._creations.get(per_minute)
+        if limiter is None:
+            limiter = self._creations[per_minute] = SlidingWindowLimiter(per_minute, 60.0)
+        return limiter.hit(address) <= 0
+
+    async def guessed_out(self, address: str, per_minute: int) -> bool:
+        limiter = self._guesses.get(per_minute)
+        return limiter is not None and limiter.spent(address)

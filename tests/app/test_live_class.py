@@ -5,9 +5,11 @@ the board, both stores (in this process and in a real Redis) and the hub's bound
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import secrets
+import time
 from typing import Any
 
 import pytest
@@ -28,7 +30,7 @@ from chainrule.app.live_class.hub import TOO_SLOW, Client, Hub
 from chainrule.app.live_class.protocol import Ask
 from chainrule.app.live_class.questions import answer_key, board, is_close
 from chainrule.app.live_class.redis_store import RedisStore
-from chainrule.app.live_class.store import MemoryStore
+from chainrule.app.live_class.store import MemoryStore, StoreUnavailable
 from chainrule.engine import Limits
 
 SQUARE = "a = 3\nb = a * a"
@@ -267,7 +269,8 @@ def test_students_follow_and_only_the_token_drives(running):
     live = f"/api/class/{info['code']}/live"
     with client.websocket_connect(live) as teacher, client.websocket_connect(live) as student:
         welcome, first = _hello(teacher, "teacher", token=info["token"])
-        assert welcome["role"] == "teacher" and first["version"] == 1
+        # 2: a teacher page's hello takes the class's seat (a write: an older teacher page goes)
+        assert welcome["role"] == "teacher" and first["version"] == 2
         welcome, first = _hello(student, "student", name=" Ann\u0000 ", lang="et")
         assert welcome["name"] == "Ann" and first["view"]["source"] == SQUARE
         student.send_text(json.dumps({"type": "mode", "mode": "paused"}))
@@ -279,7 +282,7 @@ def test_students_follow_and_only_the_token_drives(running):
         view = {"source": SQUARE, "values": {"a": 4}, "step": 7, "gradMap": True}
         teacher.send_text(json.dumps({"type": "view", "view": view}))
         seen = _next(student, "snapshot")
-        assert seen["version"] == 2 and seen["view"]["values"] == {"a": 4.0}
+        assert seen["version"] == 3 and seen["view"]["values"] == {"a": 4.0}
         assert seen["view"]["step"] == 7 and seen["view"]["gradMap"] is True
         teacher.send_text(json.dumps({"type": "mode", "mode": "free"}))
         assert _next(student, "snapshot")["mode"] == "free"
@@ -443,8 +446,9 @@ def test_a_store_versions_writes_and_keeps_answers_of_open_questions_only(make_s
         assert sorted(await store.close_question(code, "q1")) == ["2", "3"]
         assert await store.close_question(code, "q1") is None
         assert await store.add_answer(code, "q1", "s3", "4") is None  # closed: refused, not lost
-        assert await store.join(code, "s1", 2) and await store.join(code, "s2", 2)
-        assert not await store.join(code, "s3", 2) and await store.join(code, "s1", 2)
+        assert await store.join(code, "s1", 2) == await store.join(code, "s2", 2) == "joined"
+        assert await store.join(code, "s3", 2) == "full"
+        assert await store.join(code, "s1", 2) == "joined"  # already present: let back in
         assert await store.present(code) == 2
         await store.leave(code, "s2")
         assert await store.present(code) == 1
@@ -567,3 +571,438 @@ def test_a_binary_frame_is_a_bad_message_not_a_crash(running):
         assert _next(socket, "error")["error"]["type"] == "BadMessage"
         socket.send_text(json.dumps({"type": "name", "name": "still here"}))
         assert _next(socket, "named")["name"] == "still here"
+
+
+# Endings (issue 37): every page hears that the class ended, before its socket closes.
+
+
+def _ended_then_closed(socket) -> float:
+    """Read until the class's `ended` message (the time it came), then the close: 1000."""
+    _next(socket, "ended")
+    at = time.monotonic()
+    with pytest.raises(WebSocketDisconnect) as closed:
+        socket.receive_json()
+    assert closed.value.code == 1000
+    return at
+
+
+@pytest.mark.timeout(20)
+def test_end_class_reaches_every_page_before_the_close(running):
+    # It was a close frame alone: `ended` was queued, then dropping the client cancelled the
+    # sender before it sent it, and a student's page stayed on "Following the teacher".
+    info = _start(running)
+    live = f"/api/class/{info['code']}/live"
+    with (
+        running.websocket_connect(live) as teacher,
+        running.websocket_connect(live) as first,
+        running.websocket_connect(live) as second,
+    ):
+        _hello(teacher, "teacher", token=info["token"])
+        _hello(first, "student")
+        _hello(second, "student")
+        teacher.send_text(json.dumps({"type": "end"}))
+        for socket in (first, second, teacher):
+            _ended_then_closed(socket)
+    assert running.get(f"/api/class/{info['code']}").status_code == 404
+
+
+@pytest.mark.timeout(20)
+def test_an_expired_class_ends_for_its_pages_within_two_seconds(make_client):
+    # It was silence: the class expired in the store and its pages followed it forever.
+    client = make_client(class_idle_expiry_s=1)
+    with client:
+        info = _start(client)
+        started = time.monotonic()
+        with client.websocket_connect(f"/api/class/{info['code']}/live") as student:
+            _hello(student, "student")
+            ended_at = _ended_then_closed(student)
+        assert ended_at - started <= 1 + 2
+
+
+@pytest.mark.timeout(30)
+def test_a_class_lost_from_redis_ends_for_its_pages(make_client, redis_url):
+    import redis
+
+    client = make_client(redis_url=redis_url)
+    with client:
+        info = _start(client)
+        with client.websocket_connect(f"/api/class/{info['code']}/live") as student:
+            _hello(student, "student")
+            redis.Redis.from_url(redis_url).delete(f"chainrule:class:{info['code']}")
+            lost_at = time.monotonic()
+            assert _ended_then_closed(student) - lost_at <= 2
+
+
+# The store can restart (issue 37).
+
+
+def test_creating_a_class_while_the_store_is_away_is_a_503_with_retry_after(make_client):
+    # It was a 500: the Redis error went up as it was.
+    from tests.conftest import free_port
+
+    client = make_client(redis_url=f"redis://127.0.0.1:{free_port()}/0")  # nothing listens
+    created = client.post("/api/class", json={"view": {"source": SQUARE}})
+    assert created.status_code == 503, created.text
+    assert created.headers["retry-after"] == "5"
+    assert created.json()["error"]["type"] == "Unavailable"
+    assert "try again in a few seconds" in created.json()["error"]["message"]
+    found = client.get(f"/api/class/{new_code()}")
+    assert found.status_code == 503 and found.headers["retry-after"] == "5"
+
+
+class StoreHeard(Heard):
+    def store_lost(self) -> None:
+        self.heard("lost")
+
+    def store_back(self) -> None:
+        self.heard("back")
+
+
+def test_a_redis_restart_keeps_the_class_and_its_acknowledged_answers(own_redis):
+    # It was a class gone (no persistence) and, on every process, a stale pooled connection
+    # that failed its first command after the restart (`refresh failed`, never retried).
+    async def run() -> None:
+        store = RedisStore(own_redis.url)
+        listener = StoreHeard()
+        await store.start(listener)
+        assert await store.create("RESTART", FIELDS, 600)
+        await store.write("RESTART", {"open": "q1"}, 600)
+        assert await store.add_answer("RESTART", "q1", "ann", '{"value": 6}') == 1
+        assert await store.join("RESTART", "ann", 10) == "joined"
+        own_redis.stop()
+        await listener.until(lambda: "lost" in [n[0] for n in listener.notices])
+        with pytest.raises(StoreUnavailable):
+            await store.read("RESTART")
+        own_redis.start()
+        await listener.until(lambda: "back" in [n[0] for n in listener.notices], timeout_s=10)
+        # The pool's connections all died with the server: each command still succeeds.
+        assert (await store.read("RESTART"))["open"] == "q1"
+        assert await store.add_answer("RESTART", "q1", "bob", '{"value": 9}') == 2
+        assert sorted(await store.close_question("RESTART", "q1")) == [
+            '{"value": 6}',
+            '{"value": 9}',
+        ]
+        assert await store.present("RESTART") == 1
+        await store.close()
+
+    run_in_own_loop(run())
+
+
+# Frames are bounded before they are read (issue 37), against a real uvicorn.
+
+
+class RawSocket:
+    """A class's WebSocket spoken by hand, so a test can announce a frame it does not send."""
+
+    def __init__(self, base_url: str, code: str, origin: str | None = None) -> None:
+        import base64
+        import os
+        import socket as sockets
+
+        host, port = base_url.removeprefix("http://").split(":")
+        self.sock = sockets.create_connection((host, int(port)), timeout=5)
+        key = base64.b64encode(os.urandom(16)).decode()
+        lines = [f"GET /api/class/{code}/live HTTP/1.1", f"Host: {host}:{port}",
+                 "Upgrade: websocket", "Connection: Upgrade", f"Sec-WebSocket-Key: {key}",
+                 "Sec-WebSocket-Version: 13"]  # fmt: skip
+        if origin is not None:
+            lines.append(f"Origin: {origin}")
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        self.buffer = b""
+        while b"\r\n\r\n" not in self.buffer:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                break
+            self.buffer += chunk
+        head, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
+        self.status = int(head.split(b" ")[1]) if head else 0
+
+    @staticmethod
+    def header(length: int, opcode: int = 1) -> bytes:
+        """A masked client frame's header announcing `length` bytes (mask 0: the payload as is)."""
+        if length < 126:
+            size = bytes([0x80 | length])
+        elif length < 65536:
+            size = bytes([0x80 | 126]) + length.to_bytes(2, "big")
+        else:
+            size = bytes([0x80 | 127]) + length.to_bytes(8, "big")
+        return bytes([0x80 | opcode]) + size + b"\0\0\0\0"
+
+    def send_json(self, message: dict) -> None:
+        payload = json.dumps(message).encode()
+        self.sock.sendall(self.header(len(payload)) + payload)
+
+    def _read(self, n: int) -> bytes:
+        while len(self.buffer) < n:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed without a close frame")
+            self.buffer += chunk
+        data, self.buffer = self.buffer[:n], self.buffer[n:]
+        return data
+
+    def receive(self) -> tuple[int, bytes]:
+        """The next frame from the server: (opcode, payload)."""
+        first, second = self._read(2)
+        length = second & 0x7F
+        if length == 126:
+            length = int.from_bytes(self._read(2), "big")
+        elif length == 127:
+            length = int.from_bytes(self._read(8), "big")
+        return first & 0x0F, self._read(length)
+
+    def close_code(self) -> int:
+        """Read until the server's close frame: its code."""
+        while True:
+            opcode, payload = self.receive()
+            if opcode == 8:
+                return int.from_bytes(payload[:2], "big")
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _class_on(base_url: str) -> dict:
+    import httpx
+
+    created = httpx.post(f"{base_url}/api/class", json={"view": {"source": SQUARE}}, timeout=10)
+    assert created.status_code == 200, created.text
+    return created.json()
+
+
+def _joined(base_url: str, code: str) -> RawSocket:
+    raw = RawSocket(base_url, code)
+    assert raw.status == 101
+    raw.send_json({"type": "hello", "role": "student"})
+    while json.loads(raw.receive()[1])["type"] != "snapshot":
+        pass
+    return raw
+
+
+@pytest.mark.timeout(30)
+def test_a_students_oversized_frame_closes_the_socket_from_its_header(live_server):
+    # It was read whole (up to uvicorn's --ws-max-size, 16 MiB by default) before its length
+    # was checked: the server waited here for the megabyte announced.
+    info = _class_on(live_server)
+    raw = _joined(live_server, info["code"])
+    raw.sock.sendall(RawSocket.header(1 << 20) + b"x" * 1024)  # 1 MiB announced, 1 KB sent
+    raw.sock.settimeout(3)
+    assert raw.close_code() == 1009  # message too big, from the header alone
+    raw.close()
+    # Before the hello, too: nobody's first message is longer than a student's.
+    raw = RawSocket(live_server, info["code"])
+    raw.sock.sendall(RawSocket.header(5000) + b"{")
+    raw.sock.settimeout(3)
+    assert raw.close_code() == 1009
+    raw.close()
+    # The teacher, once the token is shown, may send a program longer than 4 KB.
+    raw = RawSocket(live_server, info["code"])
+    raw.send_json({"type": "hello", "role": "teacher", "token": info["token"]})
+    long_source = "\n".join(f"v{i} = {i}" for i in range(1500))
+    raw.send_json({"type": "view", "view": {"source": long_source, "step": 0}})
+    message = {"type": "", "view": {"source": ""}}
+    while message["type"] != "snapshot" or message["view"]["source"] != long_source:
+        message = json.loads(raw.receive()[1])
+    assert message["view"]["source"] == long_source
+    raw.close()
+
+
+def _rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        line = next(line for line in status if line.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024
+
+
+@pytest.mark.timeout(60)
+def test_two_hundred_megabyte_frames_leave_the_servers_memory_as_it_was(live_server):
+    # It was 110 → 316 MiB, never released: each frame read whole before its length was checked.
+    from concurrent.futures import ThreadPoolExecutor
+
+    pid = live_server.pid
+    info = _class_on(live_server)
+    sockets = [_joined(live_server, info["code"]) for _ in range(200)]
+    baseline = _rss_mib(pid)
+    frame = RawSocket.header(1 << 20) + b"x" * (1 << 20)
+
+    def flood(raw: RawSocket) -> None:
+        with contextlib.suppress(OSError):
+            raw.sock.sendall(frame)
+
+    with ThreadPoolExecutor(20) as pool:
+        list(pool.map(flood, sockets))
+    for raw in sockets:
+        raw.close()
+    deadline = time.monotonic() + 5
+    while _rss_mib(pid) > baseline + 16 and time.monotonic() < deadline:
+        time.sleep(0.2)  # polls the condition it then asserts
+    assert _rss_mib(pid) <= baseline + 16, (baseline, _rss_mib(pid))
+
+
+# Codes cannot be enumerated; the WebSocket checks Origin (issue 37).
+
+
+def test_past_the_guess_limit_a_running_class_answers_as_an_unknown_code(make_client):
+    # It was an oracle: unknown codes got 429, a running class still 200 and a snapshot.
+    client = make_client(class_join_guesses_per_minute=3)
+    with client:
+        info = _start(client)
+        live = f"/api/class/{info['code']}/live"
+        with client.websocket_connect(live) as socket:
+            welcome, _ = _hello(socket, "student")
+        joined = welcome["student"]
+        assert [client.get(f"/api/class/{new_code()}").status_code for _ in range(3)] == [404] * 3
+        running = client.get(f"/api/class/{info['code']}")
+        unknown = client.get(f"/api/class/{new_code()}")
+        assert running.status_code == unknown.status_code == 429
+        assert running.json() == unknown.json()
+        replies = []
+        for path in (live, f"/api/class/{new_code()}/live"):
+            with client.websocket_connect(path) as socket:
+                socket.send_text(json.dumps({"type": "hello", "role": "student"}))
+                message = socket.receive_json()
+                with pytest.raises(WebSocketDisconnect) as closed:
+                    socket.receive_json()
+                replies.append((message, closed.value.code))
+        assert replies[0] == replies[1]
+        assert replies[0][0]["error"]["type"] == "RateLimited" and replies[0][1] == 4404
+        # Who belongs gets back in: the teacher's token, a student's id that joined before.
+        with client.websocket_connect(live) as socket:
+            assert _hello(socket, "teacher", token=info["token"])[0]["type"] == "welcome"
+        with client.websocket_connect(live) as socket:
+            assert _hello(socket, "student", student=joined)[0]["type"] == "welcome"
+        with client.websocket_connect(live) as socket:  # a wrong token is told nothing more
+            socket.send_text(json.dumps({"type": "hello", "role": "teacher", "token": "x"}))
+            assert socket.receive_json()["error"]["type"] == "RateLimited"
+
+
+def test_the_socket_refuses_a_page_of_another_site(running):
+    # It was accepted: any site's page could open a class's socket in a visitor's browser.
+    info = _start(running)
+    live = f"/api/class/{info['code']}/live"
+    with pytest.raises(WebSocketDisconnect) as refused:
+        with running.websocket_connect(live, headers={"origin": "https://evil.example"}):
+            pass
+    assert refused.value.code == 4403
+    with running.websocket_connect(live, headers={"origin": "http://testserver"}) as socket:
+        assert _hello(socket, "student")[0]["type"] == "welcome"
+
+
+# Starting classes is bounded (issue 37).
+
+
+def test_starting_classes_is_limited_per_address_and_per_process(make_client):
+    # It was unlimited: 10,000 classes a process in about 4 minutes, then 503 for every teacher.
+    client = make_client(class_creations_per_minute=3)
+    codes = [client.post("/api/class", json={"view": {"source": SQUARE}}) for _ in range(4)]
+    assert [c.status_code for c in codes] == [200, 200, 200, 429]
+    assert codes[3].headers["retry-after"] == "60"
+    assert codes[3].json()["error"]["message"] == (
+        "Too many classes started from this address, or on this server, in the last minute:"
+        " try again in a minute."
+    )
+    many = make_client(class_creations_per_minute=100, class_creations_per_process_minute=2)
+    statuses = [many.post("/api/class", json={"view": {"source": SQUARE}}).status_code
+                for _ in range(3)]  # fmt: skip
+    assert statuses == [200, 200, 429]
+
+
+def test_a_creation_flood_never_evicts_a_live_class(make_client, own_redis):
+    # It was compose's Redis with a memory cap and LRU eviction of keys with a TTL (a class's
+    # too): 400 large classes evicted a live one. The classes' Redis now never evicts
+    # (compose.yaml: noeviction, the layout cache on a Redis of its own); full, it refuses.
+    import redis
+
+    admin = redis.Redis.from_url(own_redis.url)
+    admin.config_set("maxmemory-policy", "noeviction")
+    admin.config_set("maxmemory", str(int(admin.info("memory")["used_memory"]) + 3_000_000))
+    client = make_client(
+        redis_url=own_redis.url, class_creations_per_minute=1000,
+        class_creations_per_process_minute=1000,
+    )  # fmt: skip
+    with client:
+        live = _start(client)
+        program = "\n".join(f"v{i} = {i} * 2" for i in range(6000))  # about 80 KB
+        statuses = []
+        for _ in range(60):
+            created = client.post("/api/class", json={"view": {"source": program}})
+            statuses.append(created.status_code)
+            if created.status_code != 200:
+                break
+        assert statuses[-1] == 503 and set(statuses) == {200, 503}, statuses
+        assert "running as many classes as it can" in created.json()["error"]["message"]
+        assert client.get(f"/api/class/{live['code']}").status_code == 200
+        assert admin.info("stats")["evicted_keys"] == 0
+
+
+def test_x_forwarded_for_is_believed_only_from_the_configured_proxy(monkeypatch):
+    # It was uvicorn's default (127.0.0.1 trusted) under `make run` and `chainrule serve`, and
+    # "*" under compose: rotating the header gave a fresh guess limit every time.
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    from chainrule.app.cli import uvicorn_options
+
+    seen: list[str] = []
+
+    async def app(scope, receive, send) -> None:
+        seen.append(scope["client"][0])
+
+    def client_of(peer: str) -> str:
+        trusted = uvicorn_options()["forwarded_allow_ips"]
+        scope = {"type": "http", "client": (peer, 5000), "scheme": "http",
+                 "headers": [(b"x-forwarded-for", b"203.0.113.9")]}  # fmt: skip
+        run_in_own_loop(ProxyHeadersMiddleware(app, trusted_hosts=trusted)(scope, None, None))
+        return seen.pop()
+
+    monkeypatch.delenv("FORWARDED_ALLOW_IPS", raising=False)
+    assert client_of("127.0.0.1") == "127.0.0.1"  # by default nobody's header is believed
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "172.30.0.10")  # compose.yaml's proxy
+    assert client_of("172.30.0.10") == "203.0.113.9"
+    assert client_of("172.30.0.11") == "172.30.0.11"  # another replica, a student's script
+
+
+# Who a student is: the server says (issue 37).
+
+
+@pytest.mark.timeout(60)
+def test_answers_count_once_per_student_the_server_admitted(make_client):
+    # It was the page's own id: a script looping connect → answer → close with a new id each
+    # time got 500 answers counted from one address, with 3 students in the room.
+    client = make_client(class_max_students_per_address=3)
+    with client:
+        info = _start(client)
+        live = f"/api/class/{info['code']}/live"
+        with client.websocket_connect(live) as teacher:
+            _hello(teacher, "teacher", token=info["token"])
+            teacher.send_text(json.dumps({"type": "ask", "kind": "data", "node": "n0",
+                                          "label": "a"}))  # fmt: skip
+            question = _next(teacher, "snapshot")["question"]["id"]
+            made_up = secrets.token_urlsafe(16)
+            ids = []
+            for value in range(6):  # the loop: a made-up id, an answer, gone
+                with client.websocket_connect(live) as socket:
+                    hello = {"type": "hello", "role": "student", "student": made_up}
+                    socket.send_text(json.dumps(hello))
+                    welcome = socket.receive_json()
+                    if welcome["type"] != "welcome":
+                        assert welcome["error"]["type"] == "ClassFull"
+                        assert welcome["error"]["message"] == (
+                            "This class already has 3 students from your network's address,"
+                            " the most it takes from one: ask the teacher."
+                        )
+                        continue
+                    ids.append(welcome["student"])
+                    answer = {"type": "answer", "question": question, "value": value, "seq": 1}
+                    socket.send_text(json.dumps(answer))
+                    _next(socket, "ack")
+            assert len(ids) == len(set(ids)) == 3 and made_up not in ids
+            # A student the server admitted comes back as itself: its answer replaced, not added.
+            with client.websocket_connect(live) as socket:
+                welcome, _ = _hello(socket, "student", student=ids[0])
+                assert welcome["student"] == ids[0] and welcome["answer"]["value"] == 0
+                socket.send_text(json.dumps({"type": "answer", "question": question,
+                                             "value": 7, "seq": 2}))  # fmt: skip
+                _next(socket, "ack")
+            teacher.send_text(json.dumps({"type": "reveal"}))
+            board = _next(teacher, "snapshot")["board"]
+            assert board["total"] == 3
+            assert sorted(b["value"] for b in board["bars"]) == [1.0, 2.0, 7.0]

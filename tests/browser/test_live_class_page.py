@@ -454,3 +454,163 @@ def test_two_processes_share_a_class_through_redis(browser, two_servers):
     for page in (teacher, *students):
         assert page.errors == [], page.errors
         page.context.close()
+
+
+def test_end_class_ends_every_page_and_gives_it_back(classroom):
+    """End class: every page says so within 2 s and the student's page is theirs again, on the
+    last program shown (it was a close frame alone: the students stayed on "Following the
+    teacher", locked)."""
+    teacher, students = classroom["teacher"], classroom["students"]
+    for _ in range(3):
+        teacher.click("[data-testid=step-forward]")
+    for student in students:
+        wait_step(student, 3)
+    teacher.click("[data-testid=class-end]")
+    teacher.wait_for_selector("[data-testid=class-status][data-state=ended]", timeout=2_000)
+    assert teacher.locator("[data-testid=class-status]").inner_text() == "The class has ended."
+    assert teacher.locator("[data-testid=class-start]").is_visible()
+    ended = {"en": "The class has ended.", "ru": "Урок закончился."}
+    for student, language in zip(students, ["en", "ru", "en"], strict=True):
+        student.wait_for_selector("[data-testid=class-status][data-state=ended]", timeout=2_000)
+        assert student.locator("[data-testid=class-status]").inner_text() == ended[language]
+        assert student.evaluate("document.body.dataset.classState") == "ended"
+        assert student.locator("[data-testid=source]").is_visible()  # the page is theirs
+        assert "d = b * c" in student.locator("[data-testid=source]").input_value()
+    explorer = students[0]
+    explorer.keyboard.press("Home")
+    wait_step(explorer, 0)
+    explorer.keyboard.press("End")
+    explorer.wait_for_function("() => Number(document.body.dataset.stepIndex) > 3")
+
+
+@pytest.fixture
+def two_servers_on_own_redis(own_redis) -> Iterator[tuple[str, str, object]]:
+    """Two server processes sharing a Redis of this test's own, persisted as compose.yaml
+    persists it, that the test stops and starts again."""
+    env = {"CHAINRULE_REDIS_URL": own_redis.url}
+    first, first_url = start_server(env)
+    try:
+        second, second_url = start_server(env)
+    except Exception:
+        stop_server(first)
+        raise
+    yield first_url, second_url, own_redis
+    stop_server(first)
+    stop_server(second)
+
+
+LOST = "Connection to the class lost: reconnecting…"
+
+
+def test_redis_restarts_mid_question_and_every_page_says_so_and_comes_back(
+    browser, two_servers_on_own_redis, screenshots_dir
+):
+    """Redis stops mid-question: every page says the connection to the class is lost within
+    2 s; the teacher's moves meanwhile are delivered afterwards (the view) or refused visibly (a
+    mode); Redis comes back with the class, its open question and its acknowledged answers, and
+    every page follows again without a reload. It was: students frozen on "Following", the
+    teacher's bar "open" with a stale count, moves lost, an answer told its question was closed."""
+    teacher_url, student_url, store = two_servers_on_own_redis
+    teacher = new_page(browser, teacher_url)
+    code = start_class(teacher, "square")
+    teacher.click("[data-testid=class-join-close]")
+    sizes = [(1280, 720), (390, 844), (800, 600)]
+    students = [new_page(browser, student_url, w, h) for w, h in sizes]
+    for student in students:
+        student.goto(f"/c/{code}")
+        wait_state(student, "following")
+    for _ in range(4):
+        teacher.click("[data-testid=step-forward]")
+    teacher.select_option("[data-testid=class-ask-what]", "grad:n0:null")
+    teacher.click("[data-testid=class-ask]")
+    for student, answer in zip(students, ["6", "3", "6"], strict=True):
+        student.wait_for_selector("[data-testid=class-question][data-open=true]")
+        student.fill("[data-testid=class-answer]", answer)
+        student.click("[data-testid=class-answer-send]")
+        student.wait_for_selector("[data-testid=class-answer-status][data-acked=true]")
+    teacher.wait_for_selector("[data-testid=class-answers][data-count='3']")
+
+    store.stop()
+    lost = teacher.locator("[data-testid=class-connection]")
+    lost.wait_for(state="visible", timeout=2_000)
+    assert lost.inner_text() == LOST
+    for student in students:
+        student.wait_for_selector("[data-testid=class-status][data-state=offline]", timeout=2_000)
+        assert student.locator("[data-testid=class-status]").inner_text() == LOST
+    # Meanwhile: a mode is refused where the teacher sees it; the view waits and goes later.
+    teacher.click("[data-testid=class-pause]")
+    hold = teacher.locator("[data-testid=class-hold]")
+    teacher.wait_for_function(
+        "() => document.querySelector('[data-testid=class-hold]').textContent"
+        ".includes('so this was not done')"
+    )
+    assert hold.is_visible()
+    teacher.screenshot(path=str(screenshots_dir / "live-class-teacher-store-lost.png"))
+    students[1].screenshot(path=str(screenshots_dir / "live-class-phone-store-lost.png"))
+    teacher.click("#toggle-fold")
+
+    store.start()
+    lost.wait_for(state="hidden", timeout=5_000)
+    for student in students:
+        wait_state(student, "following")
+        student.wait_for_function("() => document.querySelector('#toggle-fold').checked")
+        assert student.locator("[data-testid=class-question]").get_attribute("data-open") == "true"
+    teacher.click("[data-testid=class-reveal]")
+    board = teacher.locator("#class-board-dialog [data-testid=class-board]")
+    board.wait_for()
+    assert board.get_attribute("data-total") == "3" and board.get_attribute("data-right") == "2"
+    for student, verdict in zip(students, ["right", "wrong", "right"], strict=True):
+        student.wait_for_selector(f"[data-testid=class-verdict][data-verdict={verdict}]")
+    for page in (teacher, *students):
+        assert page.errors == [], page.errors
+        page.context.close()
+
+
+def test_the_teacher_takes_the_class_back_from_another_browser(
+    role_page, browser, live_server, screenshots_dir
+):
+    """The teacher link (its token after `#`, never in the join link or the QR code) opened in
+    another browser makes that page the teacher; the old page says control moved and stops
+    driving. It was: the token lived in the closed tab alone, and /c/<code> made a student."""
+    teacher = role_page("teacher")
+    code = start_class(teacher)
+    token = teacher.evaluate("JSON.parse(sessionStorage.getItem('chainrule.class.teacher')).token")
+    join_url = teacher.locator("[data-testid=class-url]").inner_text()
+    teacher.click("[data-testid=class-join-close]")
+    link = teacher.get_attribute("[data-testid=class-teacher-link]", "href")
+    assert link == f"{live_server}/#teach={code.replace('-', '')}.{token}"
+    assert token not in join_url
+    student = role_page("student0")
+    student.goto(f"/c/{code}")
+    wait_state(student, "following")
+    elsewhere = new_page(browser, live_server)  # another browser: nothing of the old tab's
+    elsewhere.goto(link)
+    elsewhere.wait_for_selector("[data-testid=class-show-code]")
+    assert elsewhere.evaluate("location.hash") == ""  # the token leaves the address bar
+    assert elsewhere.locator("[data-testid=class-show-code]").inner_text() == code
+    teacher.wait_for_selector("[data-testid=class-status][data-state=moved]")
+    assert (
+        teacher.locator("[data-testid=class-status]").inner_text()
+        == "Control of the class moved to another page."
+    )
+    assert teacher.locator("[data-testid=class-bar]").count() == 0
+    teacher.screenshot(path=str(screenshots_dir / "live-class-control-moved.png"))
+    elsewhere.wait_for_selector(READY)
+    # It opens on the class's program and step, not its own default, and sends nothing first.
+    elsewhere.wait_for_function("() => document.querySelector('[data-testid=source]').value"
+                                ".includes('d = b * c')")  # fmt: skip
+    assert student.locator("[data-testid=source]").input_value().endswith("d = b * c")
+    elsewhere.screenshot(path=str(screenshots_dir / "live-class-teacher-link.png"))
+    for _ in range(2):
+        elsewhere.click("[data-testid=step-forward]")
+    wait_step(student, 2)
+    assert student.locator("[data-testid=source]").input_value().endswith("d = b * c")
+    student.evaluate(RECORD_STEPS)
+    teacher.click("#to-end")  # the old page moves alone now: nothing of it reaches the class
+    teacher.wait_for_function("() => Number(document.body.dataset.stepIndex) > 3")
+    elsewhere.click("[data-testid=step-forward]")
+    wait_step(student, 3)
+    assert max(student.evaluate("window.stepsShown")) == 3  # never the old page's last step
+    for page in (teacher, student, elsewhere):
+        assert page.errors == [], page.errors
+    elsewhere.context.close()

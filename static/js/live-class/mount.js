@@ -16,6 +16,6 @@ export function mountLiveClass({ actions, workspace, pane }, scope, { recompute 
   const joining = "classJoin" in scope.root.dataset; // set by the server on /c/<code>
   const code = scope.root.dataset.classCode ?? "";
   if (joining) mountStudent(code, { workspace, pane }, scope, { recompute });
-  else mountTeacher({ actions, workspace }, scope);
+  else mountTeacher({ actions, workspace }, scope, { recompute });
   return { joining };
 }

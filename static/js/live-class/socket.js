@@ -7,7 +7,7 @@
 import { apiUrl } from "../core/api.js";
 
 const RETRY_MS = [250, 500, 1000, 2000]; // the first wait is 0–250 ms, later ones ±50 %
-const FINAL_CLOSES = new Set([1000, 4403, 4404]);
+const FINAL_CLOSES = new Set([1000, 4403, 4404, 4409]); // 4409: another page took the class
 
 /** `ws://host/…/api/class/<code>/live` for this page's origin (wss: under https:). */
 export function socketUrl(code) {
@@ -19,7 +19,7 @@ export function socketUrl(code) {
 /**
  * Connect to class `code`. `hello()` is the hello message (read at every connection);
  * `onMessage(message)` gets every message; `onConnection(state)` hears "connecting", "open",
- * "retrying" and "closed" (final). Returns {send(message) → whether it went out, close()}.
+ * "retrying" and "closed" (final; with the close code as a second argument: 1000 is the class's end). Returns {send(message) → whether it went out, close()}.
  */
 export function openClassSocket(code, { hello, onMessage, onConnection = () => {} }) {
   let socket = null;
@@ -48,7 +48,7 @@ export function openClassSocket(code, { hello, onMessage, onConnection = () => {
       if (closed) return;
       if (FINAL_CLOSES.has(event.code)) {
         closed = true;
-        onConnection("closed");
+        onConnection("closed", event.code);
         return;
       }
       const base = RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)];

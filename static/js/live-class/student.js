@@ -1,11 +1,11 @@
 // A student's page in a live class (`/c/<code>`): it follows the teacher (live-class/apply.js),
 // says so in a status line (`class-status`, data-state following | paused | free | connecting |
-// offline | ended | full | unknown), answers the teacher's questions and shows, on the reveal,
-// whether the answer was right and the class's board.
+// offline (the connection or the class's store lost) | ended | full | unknown), answers the
+// teacher's questions and shows, on the reveal, whether the answer was right and the board.
 //
-// The student's id is random and kept for this tab (sessionStorage): a reload is the same
-// student, with the same answer. An answer is shown as sent only once the server acknowledged
-// it; until then it is sent again on every reconnection.
+// The student's id is the server's (given at the first join) and kept for this tab
+// (sessionStorage): a reload is the same student, with the same answer. An answer is shown as
+// sent only once the server acknowledged it; until then it is sent again on every reconnection.
 
 import { apiUrl } from "../core/api.js";
 import { h, richText } from "../core/dom.js";
@@ -27,21 +27,8 @@ const STATUS = {
   ended: "ui.class.status.ended",
 };
 
-function randomId() {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-/** This tab's id in class `code` (the same across reloads). */
-function studentId(code) {
-  const key = `chainrule.class.${code}.student`;
-  let id = sessionStorage.getItem(key);
-  if (!id) {
-    id = randomId();
-    sessionStorage.setItem(key, id);
-  }
-  return id;
-}
+/** This tab's id in class `code` (the same across reloads): the one the server gave at the first join, or null before. */
+const studentKey = (code) => `chainrule.class.${code}.student`;
 
 // While the teacher drives, the page shows the graph and the narration alone (core/links.js HIDE_KEYS).
 const FOLLOWING_HIDES = HIDE_KEYS.filter((key) => key !== "narration");
@@ -77,10 +64,10 @@ function studentBar(code) {
 }
 
 /** The status line's state and words: the connection's while it is not open, else the class's mode. */
-function statusOf(connection, snapshot) {
-  if (connection !== "open") {
-    if (connection === "closed") return null; // the last words stay (ended, refused)
-    return snapshot ? ["offline", STATUS.offline] : ["connecting", STATUS.connecting];
+function statusOf(connection, snapshot, storeDown) {
+  if (connection === "closed") return null; // the last words stay (ended, refused)
+  if (connection !== "open" || storeDown) {
+    return snapshot || storeDown ? ["offline", STATUS.offline] : ["connecting", STATUS.connecting];
   }
   if (!snapshot) return null;
   const shown = { follow: "following", paused: "paused", free: "free" }[snapshot.mode];
@@ -141,10 +128,10 @@ function setStatus(ui, root, state, text) {
 
 /** The status line and the paused cover for `session`'s connection and class. */
 function showStatus(ui, root, session) {
-  const status = statusOf(session.connection, session.snapshot);
+  const status = statusOf(session.connection, session.snapshot, session.storeDown);
   if (!status) return;
   setStatus(ui, root, status[0], t(status[1]));
-  if (session.connection === "open") ui.paused.hidden = status[0] !== "paused";
+  if (session.connection === "open" && !session.storeDown) ui.paused.hidden = status[0] !== "paused";
 }
 
 /**
@@ -165,10 +152,21 @@ function applySnapshot(next, { ui, root, session, store }) {
   showQuestion(ui, session.snapshot, session.mine);
 }
 
+/** The class is over: the page says so and is the student's again, on the last program shown. */
+function endClass({ ui, root, session, store }) {
+  session.follower.stop();
+  session.ended = true;
+  store.update({ hide: [] });
+  setStatus(ui, root, "ended", t(STATUS.ended));
+  ui.paused.hidden = true;
+  ui.form.hidden = true;
+}
+
 /** What the class says (docs/live-class.md, Messages) on this page; `sendAnswer()` resends an unacknowledged answer. */
 function onClassMessage(message, context) {
   const { ui, root, session, sendAnswer } = context;
   if (message.type === "welcome") {
+    context.keepId(message.student);
     if (message.answer) session.mine = { ...message.answer, seq: -1, acked: true };
     sendAnswer();
   } else if (message.type === "snapshot") {
@@ -177,9 +175,11 @@ function onClassMessage(message, context) {
     session.mine.acked = true;
     showQuestion(ui, session.snapshot, session.mine);
   } else if (message.type === "ended") {
-    session.follower.stop();
-    setStatus(ui, root, "ended", t(STATUS.ended));
-    ui.paused.hidden = true;
+    endClass(context);
+  } else if (message.type === "store") { // the class's store lost, or back: an unacknowledged answer goes again
+    session.storeDown = !message.up;
+    showStatus(ui, root, session);
+    if (message.up) sendAnswer();
   } else if (message.type === "error") {
     const final = ["NoClass", "ClassFull", "RateLimited"].includes(message.error.type) && !session.snapshot;
     if (final) setStatus(ui, root, message.error.type === "ClassFull" ? "full" : "unknown", message.error.message);
@@ -202,19 +202,21 @@ export function mountStudent(code, { workspace, pane }, scope, { recompute }) {
     setStatus(ui, root, "unknown", t("ui.class.type_code"));
     return;
   }
-  const student = studentId(code);
+  const key = studentKey(code);
   // The last state of the class, this student's answer ({question, value, seq, acked}), the socket's state.
   const session = { snapshot: null, mine: null, seq: 0, connection: "connecting", follower: createFollower(store, { recompute }) };
   const sendAnswer = () => {
     const { mine } = session;
     if (mine && !mine.acked) socket.send({ type: "answer", question: mine.question, value: mine.value, seq: mine.seq });
   };
-  const context = { ui, root, session, store, sendAnswer };
+  const context = { ui, root, session, store, sendAnswer, keepId: (id) => sessionStorage.setItem(key, id) };
   const socket = openClassSocket(code, {
-    hello: () => ({ type: "hello", role: "student", student, name: ui.name.value, lang: lang() }),
-    onConnection: (connection) => {
+    hello: () => ({ type: "hello", role: "student", student: sessionStorage.getItem(key), name: ui.name.value, lang: lang() }),
+    onConnection: (connection, code) => {
       session.connection = connection;
-      showStatus(ui, root, session);
+      if (connection === "open") session.storeDown = false; // a new connection is told again if it still is
+      if (connection === "closed" && code === 1000 && !session.ended) endClass(context); // the end, even if its word was lost
+      else showStatus(ui, root, session);
     },
     onMessage: (message) => onClassMessage(message, context),
   });

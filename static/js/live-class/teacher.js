@@ -12,12 +12,35 @@ import { lang, t } from "../core/i18n.js";
 import { createDialog, showModal } from "../core/keys.js";
 import { currentLesson } from "../lessons/stops.js";
 import { drawBoard } from "./board.js";
+import { createFollower } from "./apply.js";
 import { askable } from "./questions.js";
 import { qrSvg } from "./qr.js";
 import { openClassSocket } from "./socket.js";
 import { sandboxProgram } from "../sandbox/sandbox.js";
 
 const STORE_KEY = "chainrule.class.teacher";
+const LINK_PREFIX = "#teach=";
+
+/** The teacher link of class `info`: this page's address with the code and the token after `#` (a fragment never reaches a server, its logs or a Referer). */
+function teacherLink(info) {
+  return `${apiUrl("")}${LINK_PREFIX}${info.code}.${info.token}`;
+}
+
+/** The class a teacher link opened on this page ({code, token}), or null; the fragment is taken out of the address at once. */
+function linkedClass() {
+  if (!window.location.hash.startsWith(LINK_PREFIX)) return null;
+  const [code, token] = window.location.hash.slice(LINK_PREFIX.length).split(".");
+  history.replaceState(null, "", window.location.pathname + window.location.search);
+  return code && token ? { code, token } : null;
+}
+
+/** The class `linked` ({code, token}) as `run` takes it, from GET /api/class/{code}. */
+async function linkedInfo(linked) {
+  const response = await fetch(apiUrl(`api/class/${encodeURIComponent(linked.code)}`), { headers: { accept: "application/json" } });
+  const payload = await response.json().catch(() => null);
+  if (!response.ok) throw new Error(payload?.error?.message ?? `HTTP ${response.status}`);
+  return { ...payload, join_path: `/c/${payload.shown_code}`, token: linked.token };
+}
 const SEND_EVERY_MS = 50;
 const VIEW_KEYS = ["trace", "source", "values", "presetId", "expandDerived", "finalGrads", "foldConstants", "gradMap", "view3d", "lessonId", "lessonStop", "step"];
 
@@ -93,28 +116,32 @@ function teacherBar(info) {
   const boardButton = button(t("ui.class.board.open"), "class-board-open", { hidden: true });
   const showCode = button(info.shown_code, "class-show-code", { class: "class-code-chip", title: t("ui.class.show_code") });
   const end = button(t("ui.class.end"), "class-end", { class: "ghost" });
+  const link = h("a", { class: "class-teacher-link", "data-testid": "class-teacher-link", href: teacherLink(info), target: "_blank", rel: "noopener noreferrer", title: t("ui.class.teacher_link_title"), text: t("ui.class.teacher_link") });
   const hold = h("p", { class: "class-hold", "data-testid": "class-hold", hidden: true });
+  const lost = h("p", { class: "class-lost", "data-testid": "class-connection", role: "status", hidden: true, text: t("ui.class.status.offline") });
   const askGroup = h("span", { class: "class-ask-group" }, what, ask);
   const bar = h("section", { class: "class-bar teacher", "data-testid": "class-bar", "aria-label": t("ui.class.bar_label") },
     h("div", { class: "class-bar-row" }, showCode, students, pause, free, gather,
-      askGroup, answers, h("label", { class: "toggle" }, names, ` ${t("ui.class.names")}`), reveal, boardButton, end),
-    hold);
-  return { bar, students, pause, free, gather, what, ask, askGroup, answers, names, reveal, boardButton, showCode, end, hold };
+      askGroup, answers, h("label", { class: "toggle" }, names, ` ${t("ui.class.names")}`), reveal, boardButton, link, end),
+    lost, hold);
+  return { bar, lost, students, pause, free, gather, what, ask, askGroup, answers, names, reveal, boardButton, showCode, end, hold };
 }
 
 /**
  * Mount the Class button into `actions` (the header's) on `scope`; the class bar goes before
  * `workspace`. A class this tab started and has not ended is taken up again at once (a reload).
  */
-export function mountTeacher({ actions, workspace }, scope) {
+export function mountTeacher({ actions, workspace }, scope, { recompute } = {}) {
   const start = button(t("ui.class.start"), "class-start", { title: t("ui.class.start_title") });
-  const status = h("span", { class: "class-start-status", role: "status" });
+  const status = h("span", { class: "class-start-status", role: "status", "data-testid": "class-status", "data-state": "" });
   actions.append(start, status);
-  const page = { scope, workspace, start, status };
+  const page = { scope, workspace, start, status, recompute };
   start.addEventListener("click", async () => {
     const view = currentView(scope.store.state);
     if (!view) return;
     start.disabled = true;
+    status.dataset.state = "";
+    status.textContent = "";
     try {
       const info = await createClass(view);
       sessionStorage.setItem(STORE_KEY, JSON.stringify(info));
@@ -124,6 +151,16 @@ export function mountTeacher({ actions, workspace }, scope) {
       start.disabled = false;
     }
   });
+  const linked = linkedClass();
+  if (linked) { // a teacher link: this page takes the class
+    linkedInfo(linked).then((info) => {
+      sessionStorage.setItem(STORE_KEY, JSON.stringify(info));
+      run(info, page, { fresh: false, adopt: true });
+    }).catch((err) => {
+      status.textContent = t("ui.class.start_failed", { message: err.message });
+    });
+    return;
+  }
   const kept = sessionStorage.getItem(STORE_KEY);
   if (kept) {
     try {
@@ -138,7 +175,7 @@ export function mountTeacher({ actions, workspace }, scope) {
  * The view goes to the class through `socketOf()`: schedule() at most every SEND_EVERY_MS, now()
  * before a question (it is about the view the class has), resend() after a reconnection.
  */
-function viewSender(socketOf, state) {
+function viewSender(socketOf, state, held = () => false) {
   let sent = "";
   let timer = null;
   let lastSent = 0;
@@ -146,6 +183,7 @@ function viewSender(socketOf, state) {
   function now() {
     clearTimeout(timer);
     timer = null;
+    if (held()) return; // this page is still taking on the class's view
     const view = currentView(state);
     if (!view) return;
     const text = JSON.stringify(view);
@@ -230,14 +268,25 @@ function onTeacherMessage(message, { ui, session, views, show }) {
     showCount(ui.students, message.count, t("ui.class.students", { count: countText(message.count), max: countText(message.max) }));
   } else if (message.type === "answers" && session.snapshot?.question?.id === message.question) {
     showCount(ui.answers, message.count, t("ui.class.answers", { count: countText(message.count) }));
+  } else if (message.type === "ended") {
+    session.finish({ ended: true });
+  } else if (message.type === "moved") {
+    session.finish({ moved: true });
+  } else if (message.type === "store") { // the class's store lost, or back: the view goes again
+    session.showLost({ storeDown: !message.up });
+    if (message.up) {
+      views.resend();
+      views.schedule();
+    }
   } else if (message.type === "error") {
+    if (message.error.type === "StoreDown") views.resend(); // refused: sent again once the store is back
     ui.hold.hidden = false;
     ui.hold.textContent = message.error.message;
   }
 }
 
 /** Drive the class `info` ({code, shown_code, join_path, token, max_students}) from `page`'s scope. */
-function run(info, page, { fresh }) {
+function run(info, page, { fresh, adopt = false }) {
   const { scope, start, status } = page;
   const { state, subscribe, update } = scope.store;
   start.hidden = true;
@@ -247,39 +296,72 @@ function run(info, page, { fresh }) {
   update({ classRole: "teacher" });
   const join = joinDialog(info, scope.host);
   const boardView = boardDialog(scope.host);
-  const session = { snapshot: null, boardShown: null, asks: [] };
-  const views = viewSender(() => socket, state);
+  const session = { snapshot: null, boardShown: null, asks: [], finish: (how) => finish(how) };
+  // "Connection to the class lost" while this page's socket is down or the class's store is away.
+  const lostNow = { connection: "connecting", storeDown: false };
+  session.showLost = (changes) => {
+    for (const [key, value] of Object.entries(changes)) if (value !== undefined) lostNow[key] = value;
+    const lost = lostNow.storeDown || lostNow.connection === "retrying";
+    ui.lost.hidden = !lost;
+    ui.bar.dataset.lost = String(lost);
+  };
+  // Taken with a teacher link, this page first shows the class's view (its program, values and
+  // step), as a student's page would, and only then drives: it never sends its own first.
+  const adopting = { on: adopt, follower: null, view: null };
+  const views = viewSender(() => socket, state, () => adopting.on);
+  const adopted = () => {
+    const v = adopting.view;
+    if (!adopting.on || !v || !state.trace || state.trace.source !== v.source || state.step !== v.step) return;
+    adopting.on = false;
+    adopting.follower.stop();
+    views.resend();
+    views.schedule();
+  };
   const refreshAsks = () => {
     session.asks = asksAt(state);
     fillAskMenu(ui, session.asks);
   };
   const show = (next) => {
+    if (adopting.on && !adopting.view) {
+      adopting.view = next.view;
+      adopting.follower = createFollower(scope.store, { recompute: page.recompute });
+      adopting.follower.follow(next.view, null);
+      adopted();
+    }
     showClass(next, { ui, session, boardView });
     refreshAsks();
   };
   const socket = openClassSocket(info.code, {
     hello: () => ({ type: "hello", role: "teacher", token: info.token, lang: lang() }),
-    onConnection: (connection) => {
+    onConnection: (connection, code) => {
       ui.bar.dataset.connection = connection;
+      session.showLost({ connection, storeDown: connection === "open" ? false : undefined });
       if (connection === "open") views.resend();
-      if (connection === "closed") finish();
+      if (connection === "closed") finish({ ended: code === 1000 || code === 4404, moved: code === 4409 }); // ended, or gone while this tab was away; or taken by another page
     },
     onMessage: (message) => onTeacherMessage(message, { ui, session, views, show }),
   });
   ui.students.textContent = t("ui.class.students", { count: "0", max: countText(info.max_students) });
   const asked = () => session.asks.find((a) => askKey(a) === ui.what.value);
-  listenToBar(ui, { socket, views, join, boardView, mode: () => session.snapshot?.mode, asked, end: () => finish() });
+  listenToBar(ui, { socket, views, join, boardView, mode: () => session.snapshot?.mode, asked, end: () => finish({ ended: true }) });
 
   const unsubscribe = subscribe((s, changed) => {
+    if (adopting.on) adopted();
     if (!VIEW_KEYS.some((key) => changed.has(key))) return;
     views.schedule();
     if (changed.has("trace") || changed.has("step") || changed.has("lessonStop")) refreshAsks();
   });
 
   let finished = false;
-  function finish() {
+  /** Take the bar down; `ended`: the class is over (here, or its end, expiry or loss heard), and the header says so. */
+  function finish({ ended = false, moved = false } = {}) {
     if (finished) return;
     finished = true;
+    socket.close();
+    if (ended || moved) {
+      status.dataset.state = ended ? "ended" : "moved";
+      status.textContent = t(ended ? "ui.class.status.ended" : "ui.class.moved");
+    }
     unsubscribe();
     views.stop();
     sessionStorage.removeItem(STORE_KEY);
