@@ -33,10 +33,14 @@ def free_port() -> int:
 
 
 def start_server(
-    env: dict[str, str] | None = None, workers: int = 1, args: tuple[str, ...] = ()
+    env: dict[str, str] | None = None,
+    workers: int = 1,
+    args: tuple[str, ...] = (),
+    log: Any = None,
 ) -> tuple[subprocess.Popen, str]:
     """Start `uvicorn app.main:app` on a free port (with more uvicorn `args`); return the
-    process and its base URL."""
+    process and its base URL. With `log` (a file), the server logs every request it receives
+    there (uvicorn's access log, at level info)."""
     port = free_port()
     process = subprocess.Popen(
         [
@@ -51,11 +55,13 @@ def start_server(
             "--workers",
             str(workers),
             "--log-level",
-            "warning",
+            "warning" if log is None else "info",
             *args,
         ],
         cwd=ROOT,
         env={**os.environ, **(env or {})},
+        stdout=log,
+        stderr=log,
     )
     base_url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30

@@ -34,6 +34,12 @@ const LOCK = {
 };
 const SITE = "/home/pyodide/lib";
 
+// Not a wall (the policy is), a guard against a browser bug: Chromium (156) crashes the whole
+// tab's renderer when a worker whose origin is opaque calls URL.createObjectURL, so the function
+// is gone before the learner's code runs (a blob URL would be no way out anyway: it is local,
+// and the policy lets nothing run from one). tests/sandbox_escapes.py's nested_worker tries it.
+delete URL.createObjectURL;
+
 let session = null; // the promise of chainrule.sandbox.runner's Session, once loading began
 
 /**

@@ -99,14 +99,16 @@ const runLimitSeconds = (() => {
 })();
 
 /**
- * Whether `data`, a message from the worker during `run` ({messages, since, started}), may be
- * acted on: null if so, else the error that ends the run (Flood, BadMessage).
+ * Whether a message from the worker during `run` ({messages, since, started}) may be acted on:
+ * null if so, else the error that ends the run. The count comes first and reads nothing, so a
+ * flood is stopped before its messages are copied into the page (`message()` reads one).
  */
-function refusal(run, data) {
+function refusal(run, message) {
   const now = performance.now();
   if (now - run.since >= 1000) Object.assign(run, { since: now, messages: 0 });
   run.messages += 1;
   if (run.messages > MESSAGES_PER_SECOND) return { type: "Flood", params: { limit: MESSAGES_PER_SECOND } };
+  const data = message();
   const bad = { type: "BadMessage", params: { limit: REPLY_MAX_CHARS } };
   if (data === null || typeof data !== "object") return bad;
   if (data.type === "line") return Number.isInteger(data.line) && data.line > 0 ? null : bad;
@@ -156,16 +158,17 @@ function createWorkerClient() {
 
   function start() {
     worker = new Worker(WORKER_URL, { type: "module" });
-    worker.onmessage = ({ data }) => {
+    worker.onmessage = (event) => {
       if (!pending) { // between runs the worker has nothing to say: code left running there
         stop(null);
         return;
       }
-      const refused = refusal(pending, data);
+      const refused = refusal(pending, () => event.data);
       if (refused) {
         stop({ ok: false, error: refused });
         return;
       }
+      const { data } = event;
       if (data.type === "line") pending.line = data.line;
       if (data.type === "started") {
         pending.started = true;
