@@ -22,7 +22,7 @@ CACHE_NAME = "escape-cache"
 
 # What every case starts with: the worker's `self.escapes`, the helpers that fill it, and the
 # case's own URL on the server (the worker's location is the app's: /static/…/sandbox-worker.js).
-PRELUDE = """\
+PRELUDE = f"""\
 import importlib
 import sys
 ffi = importlib.import_module("pyodide.ffi")
@@ -30,7 +30,7 @@ js = importlib.import_module("js")
 setattr(js.self, "escapes", js.Array.new())
 
 def url(case):
-    return js.URL.new("{marker}" + case, js.location.href).href
+    return js.URL.new("{MARKER}" + case, js.location.href).href
 
 def attempt(make):
     try:
@@ -43,7 +43,7 @@ def settled(target, *events):
         for event in events:
             target.addEventListener(event, ffi.create_proxy(lambda e, event=event: resolve(event)))
     return js.Promise.new(ffi.create_proxy(executor))
-""".format(marker=MARKER)
+"""
 
 # The fetch a case makes once it holds `js`: through the prototype, so no name taken away from
 # the worker's global would stop it.
@@ -52,8 +52,7 @@ FETCH_BY_PROTOTYPE = (
 )
 
 CASES: dict[str, str] = {
-    "builtins_import_js": "import builtins\njs_ = builtins.__import__('js')\n"
-    + FETCH_BY_PROTOTYPE,
+    "builtins_import_js": "import builtins\njs_ = builtins.__import__('js')\n" + FETCH_BY_PROTOTYPE,
     "importlib_js": "js_ = importlib.import_module('js')\n" + FETCH_BY_PROTOTYPE,
     "sys_modules_js": "js_ = sys.modules['js']\n" + FETCH_BY_PROTOTYPE,
     "pyodide_http": (
@@ -77,18 +76,23 @@ CASES: dict[str, str] = {
         "    return settled(js.WebSocket.new(address), 'open', 'error', 'close')\n"
         "attempt(socket)\n"
     ),
-    "eventsource": "attempt(lambda: settled(js.EventSource.new(url('eventsource')), 'open', 'error'))\n",
+    "eventsource": (
+        "attempt(lambda: settled(js.EventSource.new(url('eventsource')), 'open', 'error'))\n"
+    ),
     "importscripts": (
         "attempt(lambda: js.importScripts(url('importscripts')))\n"
-        "attempt(lambda: js.WorkerGlobalScope.prototype.importScripts.call(js.self, url('importscripts-prototype')))\n"
+        "by_prototype = js.WorkerGlobalScope.prototype.importScripts\n"
+        "attempt(lambda: by_prototype.call(js.self, url('importscripts-prototype')))\n"
     ),
     "caches": (
         "attempt(lambda: js.caches.open('{cache}').then("
         "ffi.create_proxy(lambda cache: cache.add(url('caches')))))\n"
     ).replace("{cache}", CACHE_NAME),
-    "fontface": "attempt(lambda: js.FontFace.new('escape', 'url(' + url('fontface') + ')').load())\n",
-    "indexeddb": "attempt(lambda: settled(js.indexedDB.open('{idb}'), 'success', 'error'))\n".replace(
-        "{idb}", IDB_NAME
+    "fontface": (
+        "attempt(lambda: js.FontFace.new('escape', 'url(' + url('fontface') + ')').load())\n"
+    ),
+    "indexeddb": (
+        f"attempt(lambda: settled(js.indexedDB.open('{IDB_NAME}'), 'success', 'error'))\n"
     ),
     "sendbeacon": "attempt(lambda: js.navigator.sendBeacon(url('sendbeacon'), 'x'))\n",
     "nested_worker": (

@@ -101,7 +101,9 @@ def test_an_escape_pasted_reaches_neither_the_server_nor_storage(walled, logged_
     _, log_path = logged_server
     since = log_path.stat().st_size
     facts = run(walled, escapes.payload(case))
-    assert facts["status"] == "failed", facts  # the payload leaves no Value to draw, or stops on a wall
+    assert facts["status"] == "failed", (
+        facts
+    )  # the payload leaves no Value to draw, or stops on a wall
     assert_walled(walled, log_path, since, settle(walled))
     assert walled.evaluate("() => document.body.isConnected")  # the tab lives
 
