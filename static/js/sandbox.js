@@ -287,7 +287,7 @@ function renderPanel(panel, run, { onPick, onRun }) {
   }
   const parts = [h("p", { class: "sandbox-status", "data-testid": "sandbox-status", text: statusText(run) })];
   if (run.status === "waiting") {
-    parts.push(h("button", { type: "button", class: "sandbox-run", "data-testid": "sandbox-run", text: t("ui.sandbox.run"), onclick: onRun }));
+    parts.push(h("button", { type: "button", class: "sandbox-run primary", "data-testid": "sandbox-run", text: t("ui.sandbox.run"), onclick: onRun }));
     panel.replaceChildren(...parts);
     return;
   }

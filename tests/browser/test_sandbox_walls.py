@@ -123,7 +123,7 @@ def test_a_share_link_waits_for_run_and_its_escapes_reach_nothing(
     page.wait_for_selector("#sandbox[data-status=waiting] [data-testid=sandbox-run]")
     assert page.input_value("[data-testid=source]") == code
     says = page.text_content("[data-testid=sandbox-status]")
-    assert "runs it in your browser, not on the server" in says
+    assert "runs only when you press Run, and then in your browser, not on the server" in says
     # Nothing ran: no worker, and the server was asked for none of the sandbox's files.
     assert sandbox_workers(page) == []
     asked = received(log_path, since)
