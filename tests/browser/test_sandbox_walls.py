@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlencode
 
+import httpx
 import pytest
 import sandbox_escapes as escapes
 from test_sandbox import RUN_TIMEOUT_MS, card, run
@@ -137,6 +138,31 @@ def test_a_share_link_waits_for_run_and_its_escapes_reach_nothing(
     assert_walled(page, log_path, since, settle(page))
     context.close()
     assert page.errors == []
+
+
+def test_a_live_class_on_code_that_must_run_waits_for_each_students_run(browser, logged_server):
+    """A class whose view holds code (a teacher's page sends the program its code ran as; a
+    hostile one can send code): a student's page runs nothing, no worker, no file of Python."""
+    base_url, log_path = logged_server
+    code = escapes.payload("fetch")
+    created = httpx.post(f"{base_url}/api/class", json={"view": {"source": code}}, timeout=10)
+    assert created.status_code == 200, created.text
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=base_url)
+    student = context.new_page()
+    student.set_default_timeout(30_000)
+    student.errors, student.posted = [], []
+    student.on("pageerror", lambda error: student.errors.append(str(error)))
+    since = log_path.stat().st_size
+    student.goto(f"/c/{created.json()['code']}")
+    # Following, a student's page shows no editor: the run waits, unseen, and nothing runs.
+    student.wait_for_selector("[data-testid=class-status][data-state=following]")
+    student.wait_for_selector("#sandbox[data-status=waiting]", state="attached")
+    assert student.input_value("[data-testid=source]") == code
+    assert sandbox_workers(student) == []
+    asked = received(log_path, since)
+    assert not [line for line in asked if any(name in line for name in SANDBOX_FILES)], asked
+    context.close()
+    assert student.errors == []
 
 
 @pytest.mark.parametrize(
