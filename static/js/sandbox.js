@@ -118,11 +118,15 @@ function refusal(run, message) {
   return bad;
 }
 
-/** The runner's reply in `text` (JSON), or a BadMessage error when it is not one. */
+/** The runner's reply in `text` (JSON), or a BadMessage error when it is not one (its shape:
+ *  chainrule.sandbox.runner's, as far as the page reads it before it shows it). */
 function parsedReply(text) {
   try {
     const reply = JSON.parse(text);
-    if (reply !== null && typeof reply === "object" && typeof reply.ok === "boolean") return reply;
+    const failed = reply?.ok === false && typeof reply.error?.type === "string";
+    const ran = reply?.ok === true && typeof reply.program?.source === "string" && Array.isArray(reply.choices)
+      && typeof reply.choice?.kind === "string";
+    if (failed || ran) return reply;
   } catch { /* not JSON: said below */ }
   return { ok: false, error: { type: "BadMessage", params: { limit: REPLY_MAX_CHARS } } };
 }
