@@ -9,18 +9,25 @@ PORT   ?= 8000
 WORKERS ?= 1
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test bench fuzz lint bundle pyodide-stdlib venv system-deps test-deps clean
+.PHONY: run test bench fuzz lint bundle pyodide-stdlib venv test-venv system-deps test-deps clean
 
+# `make run` installs the package and its runtime dependencies alone ($(VENV)/.installed);
+# `make test`, `make bench` and `make lint` add the test and dev extras ($(VENV)/.installed-test).
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -m venv --help >/dev/null 2>&1 || { \
 	  echo "Python's venv module is missing: run 'sudo apt-get install python3-venv' and retry."; exit 1; }
 	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV) || { \
 	  echo "Could not create $(VENV): install python3-venv (sudo apt-get install python3-venv)."; exit 1; }
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[test,dev]'
 	touch $@
 
 venv: $(VENV)/.installed
+test-venv: $(VENV)/.installed-test
 
 # Graphviz draws the layout; Chromium runs the browser tests. apt-get only when missing.
 system-deps:
@@ -76,12 +83,12 @@ run: system-deps venv
 # 2-core machine otherwise idle (2026-11-26): 7 min 40 s of tests on 2 workers.
 # TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
-test: test-deps venv
+test: test-deps test-venv
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # Each script prints a markdown table (about 12 minutes in all; bench/load.py takes 4.5 of them,
 # bench/sandbox.py 2, bench/classroom.py 3: it starts redis-server, which test-deps installs).
-bench: test-deps venv
+bench: test-deps test-venv
 	$(PY) bench/engine.py
 	$(PY) bench/api.py
 	$(PY) bench/layout_cost.py
@@ -91,14 +98,14 @@ bench: test-deps venv
 	$(PY) bench/load.py
 	$(PY) bench/classroom.py
 
-fuzz: venv
+fuzz: test-venv
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100000} $(PY) -m pytest tests -k fuzz -p no:cacheprovider --timeout=0
 
 # The embeddable player (static/embed/: the notebook widget's and the one-file HTML's script),
-# built with esbuild from npm at the version pinned in app/bundle.py. Run after changing any
+# built with esbuild from npm at the version pinned in app/build/bundle.py. Run after changing any
 # module or style it is built from: tests/app/test_bundle.py fails until you do.
 bundle: venv
-	$(PY) -m chainrule.app.bundle
+	$(PY) -m chainrule.app.build.bundle
 
 # The sandbox's standard library compiled to bytecode by Pyodide itself (tools/pyodide_stdlib_pyc.mjs:
 # a cold start 10 s faster): from npm's python_stdlib.zip of the vendored Pyodide's version.
@@ -109,7 +116,7 @@ pyodide-stdlib:
 	  && node $(CURDIR)/tools/pyodide_stdlib_pyc.mjs $$d/package/python_stdlib.zip \
 	     $(CURDIR)/static/vendor/pyodide/python_stdlib.zip && rm -rf $$d
 
-lint: venv
+lint: test-venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 

@@ -17,11 +17,11 @@ from typing import get_args
 from pydantic import ValidationError
 
 from chainrule import engine
-from chainrule.app.drawing import DrawingFormat, ExportFailed, ExportLimits, render
-from chainrule.app.graphviz import Graphviz
-from chainrule.app.schemas import GraphRequest
+from chainrule.app.api.graph_body import trace_dict
+from chainrule.app.api.schemas import GraphRequest
+from chainrule.app.export.drawing import DrawingFormat, ExportFailed, ExportLimits, render
+from chainrule.app.layout.graphviz import Graphviz
 from chainrule.app.settings import get_settings
-from chainrule.app.trace_body import trace_dict
 
 FORMATS = get_args(DrawingFormat)
 CLI_TIMEOUT_S = 60.0  # a drawing asked for at the terminal may take longer than a request

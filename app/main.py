@@ -22,11 +22,11 @@ from chainrule.app.api import (
     presets,
     values,
 )
-from chainrule.app.http_errors import install_error_handlers
-from chainrule.app.lesson_files import LESSONS_DIR, in_language, read_lessons
-from chainrule.app.live_class import routes as live_class
-from chainrule.app.live_class.hub import make_hub
-from chainrule.app.middleware import (
+from chainrule.app.api.graph_body import warm_up
+from chainrule.app.api.lesson_files import LESSONS_DIR, in_language, read_lessons
+from chainrule.app.api.sandbox import router as sandbox_router
+from chainrule.app.http.errors import install_error_handlers
+from chainrule.app.http.middleware import (
     BodyLimit,
     CacheControl,
     HeadAsGet,
@@ -34,14 +34,14 @@ from chainrule.app.middleware import (
     UnexpectedErrors,
     VaryOnLanguage,
 )
-from chainrule.app.pages import STATIC_DIR, TEMPLATES_DIR, VersionedStaticFiles, asset_version
-from chainrule.app.pages import router as pages_router
-from chainrule.app.ratelimit import RateLimitMiddleware
-from chainrule.app.responses import dumps
-from chainrule.app.sandbox import router as sandbox_router
-from chainrule.app.server_state import ServerState
+from chainrule.app.http.pages import STATIC_DIR, TEMPLATES_DIR, VersionedStaticFiles, asset_version
+from chainrule.app.http.pages import router as pages_router
+from chainrule.app.http.ratelimit import RateLimitMiddleware
+from chainrule.app.http.responses import dumps
+from chainrule.app.http.server_state import ServerState
+from chainrule.app.live_class import routes as live_class
+from chainrule.app.live_class.hub import make_hub
 from chainrule.app.settings import AppSettings, get_settings
-from chainrule.app.trace_body import warm_up
 from chainrule.engine.i18n import LANGS
 
 

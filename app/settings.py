@@ -22,7 +22,8 @@ class AppSettings(BaseSettings):
     max_body_bytes: int = 1_048_576
 
     # Layout: dot is exact but slow (~0.5 s at 1,000 nodes) and far slower on long edges; above
-    # dot_max_nodes, above dot_max_lanes (a vertex per column an edge crosses: app/layout.py's
+    # dot_max_nodes, above dot_max_lanes (a vertex per column an edge crosses:
+    # app/layout/layouter.py's
     # dot_cost, predicted before dot runs) or past the budget of its network simplex, with every
     # Graphviz slot taken or after dot_timeout_s, the layered fallback takes over.
     dot_timeout_s: float = 2.0
@@ -33,7 +34,7 @@ class AppSettings(BaseSettings):
     response_cache_size: int = 512
     response_cache_bytes: int = 64 * 1024 * 1024
 
-    # Every Graphviz process (layout and export) is bounded (app/graphviz.py): address space,
+    # Every Graphviz process (layout and export) is bounded (app/layout/graphviz.py): address space,
     # CPU time (its timeout), output read; at most graphviz_slots run at once per server
     # process, and a request that finds them taken gets the fallback layout or a 503 at once.
     graphviz_max_memory_mb: int = 512
@@ -43,7 +44,7 @@ class AppSettings(BaseSettings):
 
     # Programs this long (so possibly thousands of nodes) are traced and laid out in a worker
     # process: a big trace pauses its process for garbage collection, which would stall
-    # /healthz and every other request of this worker. Two lanes (app/offload.py): programs
+    # /healthz and every other request of this worker. Two lanes (app/http/offload.py): programs
     # shorter than offload_big_source_chars never wait behind longer ones; in each lane the
     # shortest waiting program goes first, and at most offload_max_waiting wait (then 503).
     offload_min_source_chars: int = 1_000

@@ -31,10 +31,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from conftest import start_server, stop_server  # noqa: E402
 
 from chainrule import engine  # noqa: E402
-from chainrule.app.layout import Layouter, structure_of  # noqa: E402
-from chainrule.app.schemas import GraphRequest  # noqa: E402
+from chainrule.app.api.graph_body import build_body  # noqa: E402
+from chainrule.app.api.schemas import GraphRequest  # noqa: E402
+from chainrule.app.layout.layouter import Layouter, structure_of  # noqa: E402
 from chainrule.app.settings import AppSettings  # noqa: E402
-from chainrule.app.trace_body import build_body  # noqa: E402
 from chainrule.engine.ops import FUNCTIONS  # noqa: E402
 
 WARM_REPEATS = 200  # per preset
@@ -75,7 +75,7 @@ COLD_TARGET_MS = 120.0
 def fresh_structure(nodes: int, k: int) -> str:
     """`sized_program(nodes)` with the two operands of line `k` (1 or more) swapped: the same
     node count and kinds, other edges, so the layout cache (keyed by kinds, edges and groups,
-    never names: app/layout.py `structure`) misses it, and so does the response cache."""
+    never names: app/layout/layouter.py `structure`) misses it, and so does the response cache."""
     lines = sized_program(nodes).split("\n")
     line = 1 + (k - 1) % (len(lines) - 1)
     lines[line] = f"p{line}=p{line - 1}+-w{line}*-x{line}"

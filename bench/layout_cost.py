@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from chainrule import engine
-from chainrule.app.drawing import ExportLimits, export_graph, render
-from chainrule.app.graphviz import Graphviz
-from chainrule.app.layout import Layouter, dot_cost, structure_of
+from chainrule.app.export.drawing import ExportLimits, export_graph, render
+from chainrule.app.layout.graphviz import Graphviz
+from chainrule.app.layout.layouter import Layouter, dot_cost, structure_of
 from chainrule.app.settings import AppSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))

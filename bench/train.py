@@ -1,5 +1,5 @@
 """Benchmark the Train lab's steps in headless Chromium: the page's own descent
-(static/js/descend.js on the compiled structure) against a round trip to POST /api/descend on
+(static/js/train/descend.js on the compiled structure) against a round trip to POST /api/descend on
 localhost, for a batch of 10 steps (Play's) and of 200 (a share link's replay); prints a markdown
 table of medians.
 
@@ -37,9 +37,9 @@ PROGRAMS = [
 TIME_JS = """async ({ source, lr, steps, samples }) => {
   const here = document.querySelector('script[type=module]').src;
   const url = (name) => new URL(`./${name}`, here).href;
-  const { compileStructure } = await import(url('evaluator.js'));
-  const { descend } = await import(url('descend.js'));
-  const { apiUrl, postGraph } = await import(url('api.js'));
+  const { compileStructure } = await import(url('compute/evaluator.js'));
+  const { descend } = await import(url('train/descend.js'));
+  const { apiUrl, postGraph } = await import(url('core/api.js'));
   const trace = await postGraph({ source });
   const values = Object.fromEntries(trace.leaves.map((leaf) => [leaf.name, leaf.value]));
   const parameters = trace.leaves.map((leaf) => leaf.name).filter((name) => !/^[xy]/i.test(name));

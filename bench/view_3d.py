@@ -37,7 +37,7 @@ SWITCH_JS = """async () => {
 }"""
 
 FPS_3D_JS = """async ([ms]) => {
-  // The 3D view's frame counters (view-3d.js), on the page's scope.
+  // The 3D view's frame counters (view-3d/view.js), on the page's scope.
   const box = (await import(document.querySelector('script[type=module]').src)).scope.view3d;
   document.querySelector('[data-testid=jump-backward]').click();
   document.querySelector('#speed').value = '16';

@@ -11,7 +11,7 @@ expression, the `_op` its Value graphs carry), PyTorch's and the exported drawin
 Everything that knows about ops reads this table: Value, the lexer's and the parser's names,
 the builder's expansion of derived ops, narration, the gradient check, the API schema, the
 export, the micrograd scripts (their helpers generated from the formulas) and the page (through
-`page_table`, static/js/ops.js). Adding an op is adding a row (docs/architecture.md).
+`page_table`, static/js/compute/ops.js). Adding an op is adding a row (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -396,8 +396,8 @@ def javascript_module() -> str:
     non-finite result is blamed on, or null; `exact` says that the row's formulas use arithmetic
     alone (the page's numbers are then the engine's to the bit); `gate` and `saturation` (a
     function of (a, b, k, out), or null) are GATES and SATURATION, for the gradient flags
-    (engine/flags.py). The page's evaluator (static/js/evaluator.js) runs it; `make bundle`
-    writes it to static/js/op-functions.js."""
+    (engine/flags.py). The page's evaluator (static/js/compute/evaluator.js) runs it; `make bundle`
+    writes it to static/js/compute/op-functions.js."""
     names = {name: name for name in ("a", "b", "k", "out")}
     rows = []
     for key, op in OPS.items():

@@ -32,7 +32,8 @@ REPLY_BYTES_PER_SOURCE_CHAR = 8
 
 
 class Placement(NamedTuple):
-    """Where the page draws the graph (the server's layout, app/layout.py): a box per node, and
+    """Where the page draws the graph (the server's layout, app/layout/layouter.py): a box per
+    node, and
     per group its labelled box (None for a group of one card) and its card when collapsed."""
 
     boxes: Sequence[Box]

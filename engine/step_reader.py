@@ -1,4 +1,4 @@
-"""The one reader of a reply's timeline in Python (the page's is static/js/step-columns.js).
+"""The one reader of a reply's timeline in Python (the page's is static/js/core/step-columns.js).
 
 A trace's reply (`POST /api/graph`, `Trace.to_dict()`) sends its `steps` as columns (docs/api.md,
 "Steps"): per step its phase, node and template (an index into `templates`, the patterns), the

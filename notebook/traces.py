@@ -9,10 +9,10 @@ from typing import Any
 
 import orjson
 
-from chainrule.app.layout import Layouter
-from chainrule.app.schemas import GraphRequest
+from chainrule.app.api.graph_body import build_body
+from chainrule.app.api.schemas import GraphRequest
+from chainrule.app.layout.layouter import Layouter
 from chainrule.app.settings import get_settings
-from chainrule.app.trace_body import build_body
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang
 from chainrule.engine.value_reader import NotAValue, Program, program_of
 
@@ -86,7 +86,7 @@ def save_html(
 ) -> Path:
     """Write the one-file interactive HTML of a program or a graph of Values to `path`, its
     words in `lang`."""
-    from chainrule.app.onefile import build_html
+    from chainrule.app.export.onefile import build_html
 
     trace = trace_of(value_or_source, values, lang)
     path = Path(path)

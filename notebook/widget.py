@@ -14,9 +14,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from chainrule.app.drawing import ExportLimits, render
-from chainrule.app.graphviz import Graphviz
-from chainrule.app.pages import STATIC_DIR, ui_catalogue
+from chainrule.app.export.drawing import ExportLimits, render
+from chainrule.app.http.pages import STATIC_DIR, ui_catalogue
+from chainrule.app.layout.graphviz import Graphviz
 from chainrule.app.settings import get_settings
 from chainrule.engine import ProgramError
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang

@@ -12,9 +12,9 @@ line, and every node's data and grad at that moment), and each `draw_dot(...)` a
 - the graph read as a program by the engine's reader (engine/value_reader.py), leaves at the data
   they had when `backward()` was called (a training loop updates them afterwards), nodes named
   by the variables that hold them when their label is no name;
-- for the autograd check (static/js/autograd-check.js): every node's own `grad` and `data`, and
-  what the code did that the check can name (an op whose `_backward` was never set; gradients
-  already there when `backward()` began).
+- for the autograd check (static/js/sandbox/autograd-check.js): every node's own `grad` and
+  `data`, and what the code did that the check can name (an op whose `_backward` was never
+  set; gradients already there when `backward()` began).
 
 Every result is a JSON-ready dict: {"ok": true, ...} or {"ok": false, "error": {...}}; numbers
 that JSON cannot hold are the API's strings ("NaN", "Infinity", "-Infinity").

@@ -21,7 +21,7 @@ IDB_NAME = "escape-idb"
 CACHE_NAME = "escape-cache"
 
 # What every case starts with: the worker's `self.escapes`, the helpers that fill it, and the
-# case's own URL on the server (the worker's location is the app's: /static/…/sandbox-worker.js).
+# case's own URL on the server (the worker's location is the app's: /static/…/js/sandbox/worker.js).
 PRELUDE = f"""\
 import importlib
 import sys

@@ -19,7 +19,7 @@ if (!source || !out) {
 }
 const vendor = fileURLToPath(new URL("../static/vendor/pyodide/", import.meta.url));
 const { loadPyodide } = await import(`${vendor}pyodide.mjs`);
-// The lock file the sandbox's worker passes (static/js/sandbox-worker.js): no packages.
+// The lock file the sandbox's worker passes (static/js/sandbox/worker.js): no packages.
 const lock = { info: { abi_version: "2026_0", arch: "wasm32", platform: "emscripten_5_0_3", python: "3.14.2" }, packages: {} };
 const pyodide = await loadPyodide({ indexURL: vendor, lockFileContents: JSON.stringify(lock), stdLibURL: source });
 pyodide.FS.writeFile("/tmp/source.zip", new Uint8Array(readFileSync(source)));

@@ -5,13 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from chainrule import engine
-from chainrule.app.http_errors import JSONBodyRoute
-from chainrule.app.language import RequestLanguage
-from chainrule.app.responses import JSONBytes, dumps
-from chainrule.app.schemas import DescendRequest, DescendResponse, error_responses
-from chainrule.app.server_state import Server
+from chainrule.app.api.graph_body import limits_of
+from chainrule.app.api.language import RequestLanguage
+from chainrule.app.api.schemas import DescendRequest, DescendResponse, error_responses
+from chainrule.app.http.errors import JSONBodyRoute
+from chainrule.app.http.responses import JSONBytes, dumps
+from chainrule.app.http.server_state import Server
 from chainrule.app.settings import AppSettings, Settings
-from chainrule.app.trace_body import limits_of
 
 router = APIRouter(tags=["train"], route_class=JSONBodyRoute)
 

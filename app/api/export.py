@@ -12,7 +12,10 @@ from starlette.responses import Response
 
 from chainrule import engine
 from chainrule.app.api.graph import graph_body
-from chainrule.app.drawing import (
+from chainrule.app.api.graph_body import limits_of
+from chainrule.app.api.language import RequestLanguage
+from chainrule.app.api.schemas import ErrorResponse, GraphRequest
+from chainrule.app.export.drawing import (
     MEDIA_TYPES,
     NO_GRAPHVIZ,
     DrawingFormat,
@@ -22,14 +25,11 @@ from chainrule.app.drawing import (
     ExportLimits,
     render,
 )
-from chainrule.app.graphviz import Graphviz
-from chainrule.app.http_errors import ApiError, JSONBodyRoute
-from chainrule.app.language import RequestLanguage
-from chainrule.app.onefile import build_html
-from chainrule.app.schemas import ErrorResponse, GraphRequest
-from chainrule.app.server_state import Server, ServerState
+from chainrule.app.export.onefile import build_html
+from chainrule.app.http.errors import ApiError, JSONBodyRoute
+from chainrule.app.http.server_state import Server, ServerState
+from chainrule.app.layout.graphviz import Graphviz
 from chainrule.app.settings import AppSettings, Settings
-from chainrule.app.trace_body import limits_of
 from chainrule.engine.i18n import Count, msg
 from chainrule.engine.reply import graph_reply, numbers_reply, pass_reply
 

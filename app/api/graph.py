@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from chainrule.app.http_errors import JSONBodyRoute
-from chainrule.app.language import RequestLanguage
-from chainrule.app.responses import JSONBytes
-from chainrule.app.schemas import GraphRequest, GraphResponse, error_responses
-from chainrule.app.server_state import Server, ServerState
+from chainrule.app.api.graph_body import build_body, build_body_in_worker, request_key
+from chainrule.app.api.language import RequestLanguage
+from chainrule.app.api.schemas import GraphRequest, GraphResponse, error_responses
+from chainrule.app.http.errors import JSONBodyRoute
+from chainrule.app.http.responses import JSONBytes
+from chainrule.app.http.server_state import Server, ServerState
 from chainrule.app.settings import AppSettings, Settings
-from chainrule.app.trace_body import build_body, build_body_in_worker, request_key
 
 router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)
 
@@ -29,7 +29,7 @@ async def graph_body(
     if size >= settings.offload_min_source_chars:
         # With that process's layout cache.
         body = await server.offload.run(size, build_body_in_worker, request, settings, lang)
-    else:  # in a thread of this process, a few at once (app/offload.py)
+    else:  # in a thread of this process, a few at once (app/http/offload.py)
         body = await server.offload.in_thread(
             size, build_body, request, settings, server.layouter, lang
         )

@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from chainrule.app import __version__
-from chainrule.app.schemas import Health, HealthDetail, OffloadLoad
-from chainrule.app.server_state import Server
+from chainrule.app.api.schemas import Health, HealthDetail, OffloadLoad
+from chainrule.app.http.server_state import Server
 
 router = APIRouter(tags=["health"])
 

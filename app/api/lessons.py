@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from chainrule.app.language import RequestLanguage
-from chainrule.app.responses import JSONBytes
-from chainrule.app.schemas import Lesson, error_responses
+from chainrule.app.api.language import RequestLanguage
+from chainrule.app.api.schemas import Lesson, error_responses
+from chainrule.app.http.responses import JSONBytes
 
 router = APIRouter(tags=["lessons"])
 

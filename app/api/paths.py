@@ -5,14 +5,14 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from chainrule import engine
-from chainrule.app.http_errors import JSONBodyRoute
-from chainrule.app.language import RequestLanguage
-from chainrule.app.paths_schemas import PathsRequest, PathsResponse
-from chainrule.app.responses import JSONBytes, dumps
-from chainrule.app.schemas import error_responses
-from chainrule.app.server_state import Server
+from chainrule.app.api.graph_body import run_options
+from chainrule.app.api.language import RequestLanguage
+from chainrule.app.api.paths_schemas import PathsRequest, PathsResponse
+from chainrule.app.api.schemas import error_responses
+from chainrule.app.http.errors import JSONBodyRoute
+from chainrule.app.http.responses import JSONBytes, dumps
+from chainrule.app.http.server_state import Server
 from chainrule.app.settings import AppSettings, Settings
-from chainrule.app.trace_body import run_options
 from chainrule.engine.paths import chain_paths, paths_reply, resolve_leaf
 
 router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)

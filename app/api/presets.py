@@ -6,9 +6,9 @@ from functools import cache
 
 from fastapi import APIRouter
 
-from chainrule.app.language import RequestLanguage
-from chainrule.app.responses import JSONBytes, dumps
-from chainrule.app.schemas import Preset, error_responses
+from chainrule.app.api.language import RequestLanguage
+from chainrule.app.api.schemas import Preset, error_responses
+from chainrule.app.http.responses import JSONBytes, dumps
 from chainrule.engine.presets import presets as presets_in
 
 router = APIRouter(tags=["presets"])

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from chainrule.app.http_errors import ApiError, JSONBodyRoute
-from chainrule.app.language import RequestLanguage
-from chainrule.app.responses import JSONBytes
-from chainrule.app.schemas import ValuesRequest, ValuesResponse, error_responses
-from chainrule.app.server_state import Server
+from chainrule.app.api.graph_body import numbers_body, structure_id
+from chainrule.app.api.language import RequestLanguage
+from chainrule.app.api.schemas import ValuesRequest, ValuesResponse, error_responses
+from chainrule.app.http.errors import ApiError, JSONBodyRoute
+from chainrule.app.http.responses import JSONBytes
+from chainrule.app.http.server_state import Server
 from chainrule.app.settings import Settings
-from chainrule.app.trace_body import numbers_body, structure_id
 from chainrule.engine.i18n import msg
 
 router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)

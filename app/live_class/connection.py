@@ -18,7 +18,8 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from chainrule.app.http_errors import describe_validation_error
+from chainrule.app.api.graph_body import limits_of
+from chainrule.app.http.errors import describe_validation_error
 from chainrule.app.live_class.codes import clean_nickname, is_teacher, read_code
 from chainrule.app.live_class.hub import Bucket, Client, Hub
 from chainrule.app.live_class.protocol import (
@@ -35,7 +36,6 @@ from chainrule.app.live_class.protocol import (
 )
 from chainrule.app.live_class.questions import BadQuestion, answer_key, board
 from chainrule.app.settings import AppSettings
-from chainrule.app.trace_body import limits_of
 from chainrule.engine import ProgramError
 from chainrule.engine.i18n import text
 

@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, TypeAdapter
 from pydantic.alias_generators import to_camel
 
-from chainrule.app.schemas import Lang, NonFinite, Sent
+from chainrule.app.api.schemas import Lang, NonFinite, Sent
 
 LeafName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
 ShortId = Annotated[str, Field(max_length=64, pattern=r"^[A-Za-z0-9_-]*$")]

@@ -7,8 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request, WebSocket
 from fastapi.responses import HTMLResponse
 
-from chainrule.app.http_errors import ApiError, JSONBodyRoute
-from chainrule.app.language import RequestLanguage
+from chainrule.app.api.language import RequestLanguage
+from chainrule.app.api.schemas import error_responses
+from chainrule.app.http.errors import ApiError, JSONBodyRoute
+from chainrule.app.http.pages import page_response
 from chainrule.app.live_class.codes import (
     new_code,
     new_token,
@@ -19,8 +21,6 @@ from chainrule.app.live_class.codes import (
 from chainrule.app.live_class.connection import serve
 from chainrule.app.live_class.hub import Hub
 from chainrule.app.live_class.protocol import ClassCreate, ClassCreated, ClassInfo
-from chainrule.app.pages import page_response
-from chainrule.app.schemas import error_responses
 from chainrule.app.settings import Settings
 from chainrule.engine.i18n import Count, msg
 

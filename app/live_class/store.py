@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from chainrule.app.ratelimit import SlidingWindowLimiter
+from chainrule.app.http.ratelimit import SlidingWindowLimiter
 
 # A student counts as present this long after their process last said so (a process that dies
 # stops saying so; its students reconnect elsewhere and are counted there).

@@ -4,9 +4,9 @@
 // player's actions, and a sidebar with the program as text, the error box, the leaves and the
 // display toggles.
 
-import { lang, t } from "./i18n.js";
-import { h } from "./dom.js";
-import { svgElement } from "./svg.js";
+import { lang, t } from "./core/i18n.js";
+import { h } from "./core/dom.js";
+import { svgElement } from "./core/svg.js";
 
 function icon(d) {
   const svg = svgElement("svg", { class: "icon", viewBox: "0 0 16 16", "aria-hidden": "true", focusable: "false" });
@@ -70,7 +70,7 @@ function toggle(id, text) {
 }
 
 /**
- * The player's elements (its sliders recompute in the page: instant.js). Returns the root and,
+ * The player's elements (its sliders recompute in the page: compute/instant.js). Returns the root and,
  * by part, what the views are mounted on.
  */
 export function playerLayout({ title }) {

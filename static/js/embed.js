@@ -2,7 +2,7 @@
 // marks, the gradient map, minimap and Follow, transport and keys, narration, click-a-card
 // explanations, tables, the predict lab, the Train lab, leaf sliders, "copy as micrograd") mounted
 // on a scope of its own in a shadow root on any element: a Jupyter output (anywidget), a one-file
-// HTML export (app/onefile.py). The Train lab descends in the player (descend.js: offline, from
+// HTML export (app/export/onefile.py). The Train lab descends in the player (train/descend.js: offline, from
 // file://, with the kernel busy or gone); its landscape needs the server and is not shown. What
 // needs the server (the other labs, the lessons, the editor, exports) and the 3D view (three.js:
 // ~0.7 MB more in every output) stay the page's. Bundled
@@ -10,15 +10,15 @@
 //
 // mountPlayer(host, {trace, ops, ui, recompute = null, title = ""}) -> {setTrace, setError, destroy}
 //   trace      a POST /api/graph reply (nodes with x/y/width/height, `layout`, `structure`; its
-//              steps as columns, read by step-columns.js: so are setTrace's and recompute's).
+//              steps as columns, read by core/step-columns.js: so are setTrace's and recompute's).
 //   ops        engine/ops.py page_table(): the table of operations the cards and formulas use.
-//   ui         app/pages.py ui_catalogue(lang): the player's words, {lang, text: {key after
-//              "ui." → template}} from locales/<lang>.json (i18n.js); the trace's narration and
+//   ui         app/http/pages.py ui_catalogue(lang): the player's words, {lang, text: {key after
+//              "ui." → template}} from locales/<lang>.json (core/i18n.js); the trace's narration and
 //              notes are in the language it was traced in, so give both the same one. Without
 //              it the player shows catalogue keys. One language per document: the last given.
 //   recompute  optional, `(values) => Promise<trace> | undefined` with values = {leaf name:
 //              number} for every leaf (the moved one changed). The sliders are live either way:
-//              a move is painted at once from the page's own numbers (instant.js, evaluator.js:
+//              a move is painted at once from the page's own numbers (compute/instant.js, compute/evaluator.js:
 //              offline, from file://, with the kernel busy or gone); with `recompute` the
 //              engine's trace then follows and is shown (it is the authority) if no later move
 //              was made (latest wins, one call at a time, the newest move waiting); a call that
@@ -45,21 +45,21 @@
 //                 the player's error box; None shows nothing new.
 // render returns the cleanup function (listeners off, player destroyed).
 
-import { setText } from "./dom.js";
+import { setText } from "./core/dom.js";
 import PLAYER_CSS from "../embed/chainrule-embed.css";
-import { ApiError } from "./api-error.js";
-import { descend } from "./descend.js";
-import { renderError } from "./editor.js";
+import { ApiError } from "./core/api-error.js";
+import { descend } from "./train/descend.js";
+import { renderError } from "./controls/editor.js";
 import { mountGraphPane, mountLeaves, mountNotes, mountPanels, mountReading, mountTransport, predictSection } from "./features.js";
-import { t, useCatalogue } from "./i18n.js";
-import { createInstantNumbers, pageStructure } from "./instant.js";
+import { t, useCatalogue } from "./core/i18n.js";
+import { createInstantNumbers, pageStructure } from "./compute/instant.js";
 import { playerLayout } from "./embed-layout.js";
-import { trainSection } from "./lab-train.js";
-import { mountModes } from "./modes.js";
-import { useOpTable } from "./ops.js";
-import { createScope } from "./scope.js";
-import { mountMicrogradCopy } from "./share.js";
-import { withStepObjects } from "./step-columns.js";
+import { trainSection } from "./train/lab.js";
+import { mountModes } from "./core/modes.js";
+import { useOpTable } from "./compute/ops.js";
+import { createScope } from "./core/scope.js";
+import { mountMicrogradCopy } from "./io/share.js";
+import { withStepObjects } from "./core/step-columns.js";
 
 let sheet = null;
 
@@ -118,7 +118,7 @@ function createRecomputer(recompute, store) {
 
 /**
  * The Train lab's steps (a POST /api/descend body) on the graph shown, computed by the player
- * (descend.js): there is no server to ask. A graph the page cannot evaluate (a program's own
+ * (train/descend.js): there is no server to ask. A graph the page cannot evaluate (a program's own
  * function) or a body the engine would refuse is said as a BadTraining error.
  */
 function descendHere(store, body) {

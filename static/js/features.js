@@ -1,4 +1,4 @@
-// What a player shows, mounted on its scope (scope.js): the graph pane and its marks, the
+// What a player shows, mounted on its scope (core/scope.js): the graph pane and its marks, the
 // transport, the leaves, the notes, the tables and the labs, the explanations and the toggles.
 // The page (main.js) and every embedded player (embed.js) mount them here, so that both show the
 // same features; the page adds what needs its editor, its header or its server.
@@ -6,24 +6,24 @@
 // The marks are registered below, one line each, in the order they draw (each over the one
 // before): adding a mark to every player is a module and a line here (docs/architecture.md).
 
-import { mountExplanations } from "./explain-view.js";
-import { followMark } from "./follow.js";
-import { registerGradTable } from "./grad-table.js";
-import { gradmapMark, mountGradmapToggle } from "./gradmap.js";
-import { gradFlagsMark } from "./gradmap-flags.js";
-import { mountGraph } from "./graph-view.js";
-import { labMark } from "./lab-marks.js";
-import { mountLabs } from "./labs.js";
-import { leafLinkMark, mountLeafRows } from "./leaf-link.js";
-import { lessonRingsMark } from "./lesson-rings.js";
-import { minimapMark } from "./minimap.js";
-import { mountNotes } from "./notes.js";
-import { mountPaneMetrics } from "./pane-metrics.js";
-import { mountSliders } from "./sliders.js";
-import { mountToggles } from "./toggles.js";
-import { targetMark } from "./target.js";
-import { registerTraceTables } from "./trace-tables.js";
-import { mountTransport } from "./transport.js";
+import { mountExplanations } from "./controls/explain-view.js";
+import { followMark } from "./graph/follow.js";
+import { registerGradTable } from "./controls/grad-table.js";
+import { gradmapMark, mountGradmapToggle } from "./gradients/gradmap.js";
+import { gradFlagsMark } from "./gradients/gradmap-flags.js";
+import { mountGraph } from "./graph/view.js";
+import { labMark } from "./labs/marks.js";
+import { mountLabs } from "./labs/panel.js";
+import { leafLinkMark, mountLeafRows } from "./controls/leaf-link.js";
+import { lessonRingsMark } from "./lessons/rings.js";
+import { minimapMark } from "./graph/minimap.js";
+import { mountNotes } from "./controls/notes.js";
+import { mountPaneMetrics } from "./graph/pane-metrics.js";
+import { mountSliders } from "./controls/sliders.js";
+import { mountToggles } from "./controls/toggles.js";
+import { targetMark } from "./gradients/target.js";
+import { registerTraceTables } from "./controls/trace-tables.js";
+import { mountTransport } from "./controls/transport.js";
 
 /**
  * The graph pane on `scope` with every mark. `pane`: {svg, overlay, wrap, fitButton, zoomIn,
@@ -52,7 +52,7 @@ export function mountLeaves(container, scope, { onValue, readOnly = false }) {
 
 /**
  * The panel area's tabs: the trace tables, the gradients and the labs (`labs`: the lab cards'
- * makers, labs.js; `labsFirst`: as the page orders the tabs).
+ * makers, labs/panel.js; `labsFirst`: as the page orders the tabs).
  */
 export function mountPanels(panels, scope, { labs, labsFirst = false, setValues }) {
   if (labsFirst) mountLabs(scope, { labs, setValues });
@@ -69,5 +69,5 @@ export function mountReading(graph, toggles, scope) {
   if (toggles.gradMap) mountGradmapToggle(toggles.gradMap, scope);
 }
 
-export { predictSection } from "./lab-predict.js";
+export { predictSection } from "./labs/predict.js";
 export { mountNotes, mountTransport };

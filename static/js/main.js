@@ -4,33 +4,33 @@
 // server (programs and slider values go out, traces and errors come back). `scope` is exported
 // for tests and scripts (the page's store, and the 3D view's probes).
 
-import { createGraphChannel, fetchLessons, fetchPresets, postDescend, postLandscape } from "./api.js";
-import { mountAutogradCheck } from "./autograd-check.js";
-import { challengeSection } from "./challenges.js";
-import { descend } from "./descend.js";
-import { mountEditor } from "./editor.js";
-import { mountExportMenu } from "./export-menu.js";
-import { mountForwardMode } from "./forward-mode.js";
+import { createGraphChannel, fetchLessons, fetchPresets, postDescend, postLandscape } from "./core/api.js";
+import { mountAutogradCheck } from "./sandbox/autograd-check.js";
+import { challengeSection } from "./labs/challenges.js";
+import { descend } from "./train/descend.js";
+import { mountEditor } from "./controls/editor.js";
+import { mountExportMenu } from "./io/export-menu.js";
+import { mountForwardMode } from "./gradients/forward-mode.js";
 import { mountGraphPane, mountLeaves, mountNotes, mountPanels, mountReading, mountTransport, predictSection } from "./features.js";
-import { collapseThreshold } from "./groups.js";
-import { mountInstantNumbers, pageStructure } from "./instant.js";
-import { orderSection } from "./lab-order.js";
-import { overwriteSection } from "./lab-overwrite.js";
-import { trainSection } from "./lab-train.js";
-import { mountLanguageMenu } from "./language.js";
-import { mountLessonPanel } from "./lesson-panel.js";
-import { fromUrlParams } from "./links.js";
-import { mountLiveClass } from "./live-class.js";
-import { mountModes } from "./modes.js";
-import { pathsMark, registerPathsPanel } from "./paths-panel.js";
-import { mountPresentation } from "./present.js";
-import { mountSandbox, sandboxProgram, withRun } from "./sandbox.js";
-import { createScope } from "./scope.js";
-import { mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy } from "./share.js";
-import { mountTargetPicker } from "./target.js";
-import { mountTheme } from "./theme.js";
-import { landscapeSection } from "./train-landscape.js";
-import { view3dMark } from "./view-3d.js";
+import { collapseThreshold } from "./graph/groups.js";
+import { mountInstantNumbers, pageStructure } from "./compute/instant.js";
+import { orderSection } from "./labs/order.js";
+import { overwriteSection } from "./labs/overwrite.js";
+import { trainSection } from "./train/lab.js";
+import { mountLanguageMenu } from "./core/language.js";
+import { mountLessonPanel } from "./lessons/panel.js";
+import { fromUrlParams } from "./core/links.js";
+import { mountLiveClass } from "./live-class/mount.js";
+import { mountModes } from "./core/modes.js";
+import { pathsMark, registerPathsPanel } from "./gradients/paths-panel.js";
+import { mountPresentation } from "./controls/present.js";
+import { mountSandbox, sandboxProgram, withRun } from "./sandbox/sandbox.js";
+import { createScope } from "./core/scope.js";
+import { mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy } from "./io/share.js";
+import { mountTargetPicker } from "./gradients/target.js";
+import { mountTheme } from "./core/theme.js";
+import { landscapeSection } from "./train/landscape-range.js";
+import { view3dMark } from "./view-3d/view.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -41,7 +41,7 @@ const { store } = scope;
 const { state, update } = store;
 
 /**
- * The Train lab's steps (a POST /api/descend body): computed in the page (descend.js) on the
+ * The Train lab's steps (a POST /api/descend body): computed in the page (train/descend.js) on the
  * graph shown when it is the graph of the body's program as the server would build it (not
  * expanded: descent never expands derived operations) and the page can evaluate it, else the
  * server's. The server also answers a body the engine refuses, in its words.
@@ -61,7 +61,7 @@ function requestBody() {
   if (state.mode === "overwrite") body.mode = "overwrite";
   if (state.order) body.order = [...state.order];
   if (state.target) body.target = state.target;
-  // Forward mode once its leaf is known (forward-mode.js names the first leaf of a new program).
+  // Forward mode once its leaf is known (gradients/forward-mode.js names the first leaf of a new program).
   if (state.pass === "forward" && state.wrt) Object.assign(body, { pass: "forward", wrt: state.wrt });
   return body;
 }
@@ -69,7 +69,7 @@ function requestBody() {
 const channel = createGraphChannel({
   // A new program opens at its first step (or a shared link's step); new values of the same
   // program keep the learner where they were (same phase, same position in it).
-  // New values: the page painted its own numbers already; the server's confirm them (instant.js).
+  // New values: the page painted its own numbers already; the server's confirm them (compute/instant.js).
   onResult: (trace, meta) => {
     const shown = meta.program ? trace : instant.result(trace, meta);
     if (shown) store.setTrace(withRun(shown, state), meta.program ? { step: meta.step ?? 0 } : {});
@@ -78,7 +78,7 @@ const channel = createGraphChannel({
     if (!sandbox?.rescue(error.detail)) store.setError(error.detail);
   },
   onBusy: (busy) => update({ busy }),
-  current: () => state.trace, // new values of it are asked as numbers only (api.js postValues)
+  current: () => state.trace, // new values of it are asked as numbers only (core/api.js postValues)
 });
 
 /**

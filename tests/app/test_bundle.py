@@ -1,4 +1,5 @@
-"""static/embed/ (the embeddable player's bundle, app/bundle.py) is built from the sources as they
+"""static/embed/ (the embeddable player's bundle, app/build/bundle.py) is built from the sources as
+they
 are: each file's stamp is the sha256 of today's sources. No esbuild needed to check it."""
 
 from __future__ import annotations
@@ -6,7 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 
-from chainrule.app import bundle
+from chainrule.app.build import bundle
 
 STALE = "static/embed is stale: run make bundle"
 
@@ -21,27 +22,27 @@ def test_the_sources_are_the_players_modules_and_styles():
     names = {path.relative_to(bundle.ROOT).as_posix() for path in bundle.sources()}
     assert {
         "static/js/embed.js",
-        "static/js/graph-view.js",
-        "static/js/player.js",
-        "static/js/transport.js",
-        "static/js/keys.js",
-        "static/js/explain-view.js",
-        "static/js/trace-tables.js",
-        "static/js/grad-table.js",
-        "static/js/sliders.js",
-        "static/js/store.js",
-        "static/js/ops.js",
+        "static/js/graph/view.js",
+        "static/js/core/player.js",
+        "static/js/controls/transport.js",
+        "static/js/core/keys.js",
+        "static/js/controls/explain-view.js",
+        "static/js/controls/trace-tables.js",
+        "static/js/controls/grad-table.js",
+        "static/js/controls/sliders.js",
+        "static/js/core/store.js",
+        "static/js/compute/ops.js",
         # The features the page has and that need no server (features.js): the marks, the
         # minimap, follow, the predict lab, and the Train lab with the page's own descent.
         "static/js/features.js",
-        "static/js/marks.js",
-        "static/js/gradmap.js",
-        "static/js/minimap.js",
-        "static/js/follow.js",
-        "static/js/labs.js",
-        "static/js/lab-predict.js",
-        "static/js/lab-train.js",
-        "static/js/descend.js",
+        "static/js/graph/marks.js",
+        "static/js/gradients/gradmap.js",
+        "static/js/graph/minimap.js",
+        "static/js/graph/follow.js",
+        "static/js/labs/panel.js",
+        "static/js/labs/predict.js",
+        "static/js/train/lab.js",
+        "static/js/train/descend.js",
         "static/css/embed.css",
         "static/css/app.css",
         "static/css/classroom.css",
@@ -52,16 +53,16 @@ def test_the_sources_are_the_players_modules_and_styles():
     # and three.js) stays out of the player.
     assert not names & {
         "static/js/main.js",
-        "static/js/api.js",
-        "static/js/lesson-panel.js",
-        "static/js/lab-order.js",
-        "static/js/lab-overwrite.js",
-        "static/js/view-3d.js",
+        "static/js/core/api.js",
+        "static/js/lessons/panel.js",
+        "static/js/labs/order.js",
+        "static/js/labs/overwrite.js",
+        "static/js/view-3d/view.js",
     }
 
 
 def copy_sources(tmp_path, monkeypatch):
-    """The bundle's sources and built CSS copied under tmp_path; app/bundle.py looks there."""
+    """The bundle's sources and built CSS copied under tmp_path; app/build/bundle.py looks there."""
     root = tmp_path / "chainrule"
     for path in [*bundle.sources(), bundle.BUNDLE_CSS]:
         target = root / path.relative_to(bundle.ROOT)
@@ -79,7 +80,7 @@ def test_any_change_to_a_source_or_to_the_pinned_esbuild_changes_the_digest(tmp_
     before = bundle.digest()
     static = copy_sources(tmp_path, monkeypatch)
     assert bundle.digest() == before  # the same bytes under another root
-    for name in ("js/frames.js", "css/classroom.css"):
+    for name in ("js/core/frames.js", "css/classroom.css"):
         path = static / name
         original = path.read_bytes()
         path.write_bytes(original + b"\n")
@@ -94,8 +95,8 @@ def test_a_module_newly_imported_joins_the_sources(tmp_path, monkeypatch):
     static = copy_sources(tmp_path, monkeypatch)
     (static / "js" / "extra.js").write_text("export const extra = 1;\n")
     before = set(bundle.sources())
-    timeline = static / "js" / "frames.js"
-    timeline.write_text('import { extra } from "./extra.js";\n' + timeline.read_text())
+    timeline = static / "js" / "core" / "frames.js"
+    timeline.write_text('import { extra } from "../extra.js";\n' + timeline.read_text())
     assert set(bundle.sources()) == before | {(static / "js" / "extra.js").resolve()}
 
 
@@ -108,9 +109,11 @@ def test_the_bundle_is_one_es_module_exporting_the_player_and_the_widget():
 
 
 def test_the_op_functions_module_is_the_op_tables():
-    """static/js/op-functions.js (the page's evaluator runs it) is engine/ops.py's
+    """static/js/compute/op-functions.js (the page's evaluator runs it) is engine/ops.py's
     javascript_module as it is today: a row changed since `make bundle` fails here."""
     from chainrule.engine.ops import javascript_module
 
     written = bundle.OP_FUNCTIONS.read_text(encoding="utf-8")
-    assert written == javascript_module(), "static/js/op-functions.js is stale: run make bundle"
+    assert written == javascript_module(), (
+        "static/js/compute/op-functions.js is stale: run make bundle"
+    )

@@ -1,4 +1,5 @@
-"""POST /api/export and app/drawing.py: valid files in four formats, user text always escaped."""
+"""POST /api/export and app/export/drawing.py: valid files in four formats, user text always
+escaped."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from chainrule.app.drawing import ExportLimits, draw_dot, record_field, render
-from chainrule.app.graphviz import Graphviz
+from chainrule.app.export.drawing import ExportLimits, draw_dot, record_field, render
+from chainrule.app.layout.graphviz import Graphviz
 
 SVG_TEXT = "{http://www.w3.org/2000/svg}text"
 PROGRAM = {"source": "a = 2; b = -3; c = 10; e = a + b; f = e * c"}

@@ -1,4 +1,5 @@
-"""POST /api/export?format=html and app/onefile.py: one self-contained file, the page's own trace,
+"""POST /api/export?format=html and app/export/onefile.py: one self-contained file, the page's own
+trace,
 a CSP that admits exactly its inline script and style, nothing from the program able to break
 out of its data block. (tests/browser/test_onefile.py opens such files in Chromium.)"""
 
@@ -12,8 +13,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from chainrule.app.onefile import build_html, build_players_html
-from chainrule.app.pages import ui_catalogue
+from chainrule.app.export.onefile import build_html, build_players_html
+from chainrule.app.http.pages import ui_catalogue
 from chainrule.engine.narration import narrations
 from chainrule.engine.ops import page_table
 

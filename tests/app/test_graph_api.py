@@ -9,8 +9,8 @@ import pytest
 from conftest import strict_json
 
 from chainrule import engine
-from chainrule.app.layout import Layouter, structure_of
-from chainrule.app.schemas import GraphResponse
+from chainrule.app.api.schemas import GraphResponse
+from chainrule.app.layout.layouter import Layouter, structure_of
 from chainrule.app.settings import AppSettings
 
 BOX_FIELDS = ("x", "y", "width", "height")
@@ -295,8 +295,8 @@ def test_a_graph_over_the_node_limit_is_400_not_a_hang(client):
 def test_the_body_with_its_layout_added_is_the_whole_reply_encoded(preset: str) -> None:
     """trace_body encodes the reply once and adds each body's layout to its bytes: the same
     bytes as encoding the reply with its layout, on every preset."""
-    from chainrule.app.schemas import GraphRequest
-    from chainrule.app.trace_body import trace_dict, with_layout
+    from chainrule.app.api.graph_body import trace_dict, with_layout
+    from chainrule.app.api.schemas import GraphRequest
 
     source = next(p["source"] for p in engine.PRESETS if p["id"] == preset)
     reply = trace_dict(GraphRequest(source=source), AppSettings())

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from chainrule import engine
-from chainrule.app.layout import Layouter, structure_of
+from chainrule.app.layout.layouter import Layouter, structure_of
 
 
 def gv() -> Any:
-    """app/graphviz.py, imported where it is used: the tests of behaviour below run (and
+    """app/layout/graphviz.py, imported where it is used: the tests of behaviour below run (and
     failed) on a server that had no such module."""
-    return import_module("chainrule.app.graphviz")
+    return import_module("chainrule.app.layout.graphviz")
 
 
 VERSION = 'if [ "$1" = "-V" ]; then echo "dot - graphviz version 2.43.0 (stand-in)" >&2; exit 0; fi'
@@ -112,7 +112,7 @@ def test_graphviz_runs_at_most_its_slots_at_once_and_says_busy_at_once(tmp_path)
 def test_the_cost_counts_long_edges_not_nodes():
     """`c*c*…*c` of 200 factors is 200 nodes but about 20,000 lanes: a vertex of dot's for
     every column an edge crosses; a chain of the same length has none."""
-    from chainrule.app.layout import dot_cost
+    from chainrule.app.layout.layouter import dot_cost
 
     trace = trace_of(product(200))
     count, edges = (
@@ -178,8 +178,8 @@ def test_least_squares_over_100_points_exports(make_client, fmt, magic):
 def test_a_2000_factor_product_is_placed_by_the_fallback_and_drawn(monkeypatch):
     """Issue 21: 3-4 KB of `k*k*…*k` drove dot to 4.2 GB. Past export_max_lanes dot never lays
     it out: Graphviz measures the nodes, then draws them where the fallback put them."""
-    from chainrule.app.drawing import ExportLimits, export_graph, render
-    from chainrule.app.layout import dot_cost
+    from chainrule.app.export.drawing import ExportLimits, export_graph, render
+    from chainrule.app.layout.layouter import dot_cost
 
     graphviz = gv().Graphviz("dot")
     asked: list[list[str]] = []
@@ -244,7 +244,7 @@ def test_an_export_with_every_slot_taken_is_a_503_busy_with_retry_after(make_cli
 
 def test_a_png_wider_than_99999_points_is_drawn(make_client):
     """dot writes such a drawing's bounding box in exponent form (`1.1497e+05`)."""
-    from chainrule.app.drawing import bounding_box
+    from chainrule.app.export.drawing import bounding_box
 
     assert bounding_box(b'graph [bb="0,0,1.1497e+05,16592",') == (114970.0, 16592.0)
     lines = ["p0 = 0.5"] + [f"p{k} = -w{k} * -x{k} + p{k - 1}" for k in range(1, 301)]

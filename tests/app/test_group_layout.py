@@ -9,7 +9,7 @@ import pytest
 from statement_programs import layered_program
 
 from chainrule import engine
-from chainrule.app.layout import Layouter, collapsed_structure, structure_of
+from chainrule.app.layout.layouter import Layouter, collapsed_structure, structure_of
 
 MLP = next(p for p in engine.PRESETS if p["id"] == "mlp")["source"]
 
@@ -159,7 +159,7 @@ def grouped_structure(source: str):  # noqa: ANN201
 def test_statements_of_one_shape_are_placed_as_if_each_were_laid_out_alone(monkeypatch) -> None:
     """dot lays out each shape of a statement's inside once (group_layout.same_shapes) and the
     others of that shape take its places, in order: the same boxes as one drawing each."""
-    from chainrule.app import group_layout
+    from chainrule.app.layout import groups as group_layout
 
     structure = grouped_structure(repeated_statements(12))
     shared, _ = Layouter(dot_timeout_s=30, dot_max_nodes=1000, cache_size=0).layout(structure)
@@ -172,7 +172,7 @@ def test_statements_of_one_shape_are_placed_as_if_each_were_laid_out_alone(monke
 def test_with_one_graphviz_slot_the_collapsed_graph_waits_its_turn() -> None:
     """The collapsed graph is drawn beside the insides when a slot is free at once; with one
     slot (or the other taken) the insides wait for it, never falling back for want of a slot."""
-    from chainrule.app.graphviz import Graphviz
+    from chainrule.app.layout.graphviz import Graphviz
 
     structure = grouped_structure(repeated_statements(6))
     two = Layouter(dot_timeout_s=30, dot_max_nodes=1000, cache_size=0)

@@ -1,4 +1,4 @@
-"""The API in English, Russian and Estonian (app/language.py): `?lang=` wins over the body's
+"""The API in English, Russian and Estonian (app/api/language.py): `?lang=` wins over the body's
 `lang`, then `Accept-Language`, then English; every reply's words and every error's message in
 that language, `type` unchanged; caches keep the languages apart."""
 
@@ -8,9 +8,9 @@ from typing import get_args
 
 import pytest
 
-from chainrule.app.language import accept_language
-from chainrule.app.lesson_files import load_lessons
-from chainrule.app.schemas import Lang
+from chainrule.app.api.language import accept_language
+from chainrule.app.api.lesson_files import load_lessons
+from chainrule.app.api.schemas import Lang
 from chainrule.engine.i18n import LANGS, text
 from chainrule.engine.narration import narrations
 from chainrule.engine.presets import presets

@@ -1,4 +1,5 @@
-"""app/layered.py, the layered fallback in plain Python (issue 21, item 1): on random graphs and
+"""app/layout/layered.py, the layered fallback in plain Python (issue 21, item 1): on random graphs
+and
 groupings, every edge runs left to right, no card overlaps another, every statement's box holds
 its cards and nothing else, collapsing moves nothing across, and the same structure gets the
 same layout. It imports no native layout code (python-igraph's layout_sugiyama read out of
@@ -14,8 +15,8 @@ from hypothesis import strategies as st
 from program_strategies import fuzz_settings
 from test_group_layout import check_groups_drawn_apart
 
-from chainrule.app.layout import CARD_SIZE, MARGIN, Layouter, structure_of
-from chainrule.app.trace_body import placement_of
+from chainrule.app.api.graph_body import placement_of
+from chainrule.app.layout.layouter import CARD_SIZE, MARGIN, Layouter, structure_of
 from chainrule.engine.reply import box_reply
 
 
@@ -129,7 +130,7 @@ def test_fuzz_the_same_structure_gets_the_same_layout(graph) -> None:
 def test_fuzz_isotonic_is_the_closest_non_decreasing_sequence(pairs) -> None:
     """Against the definition: non-decreasing, and no small move of a block of equal values
     lowers the weighted squared error (pool adjacent violators is exact)."""
-    from chainrule.app.layered import isotonic
+    from chainrule.app.layout.layered import isotonic
 
     values, weights = [v for v, _ in pairs], [w for _, w in pairs]
     fitted = isotonic(values, weights)
@@ -169,7 +170,7 @@ def test_a_long_chain_with_side_branches_stays_level():
 
 
 def test_columns_are_as_wide_as_their_widest_card_and_rank_gap_apart():
-    from chainrule.app.layered import layered_centres
+    from chainrule.app.layout.layered import layered_centres
 
     centres = layered_centres(
         3, [(0, 2), (1, 2)], [(56.0, 32.0), (150.0, 64.0), (150.0, 64.0)], rank_gap=60, node_gap=20
@@ -188,7 +189,7 @@ def test_no_native_layout_code_is_loaded():
         "import sys, chainrule\n"
         "lines = ['p0 = 0.5'] + [f'p{k} = -w{k} * -x{k} + p{k - 1}' for k in range(1, 200)]\n"
         "from chainrule.notebook.traces import traced\n"
-        "from chainrule.app.layout import Layouter\n"
+        "from chainrule.app.layout.layouter import Layouter\n"
         "trace = traced('\\n'.join(lines))\n"
         "assert trace['layout']['engine'] in ('dot', 'sugiyama')\n"
         "print(sorted(m for m in sys.modules if 'igraph' in m.lower()))\n"

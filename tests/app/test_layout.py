@@ -1,11 +1,12 @@
-"""app/layout.py: dot and the layered fallback in one coordinate system, cached by structure."""
+"""app/layout/layouter.py: dot and the layered fallback in one coordinate system, cached by
+structure."""
 
 from __future__ import annotations
 
 import pytest
 
-from chainrule.app.layered import columns_from_the_root
-from chainrule.app.layout import CARD_SIZE, MARGIN, Layouter, structure_of
+from chainrule.app.layout.layered import columns_from_the_root
+from chainrule.app.layout.layouter import CARD_SIZE, MARGIN, Layouter, structure_of
 
 
 def chain_graph(n: int, label: str = "") -> tuple[list[dict], list[dict]]:
@@ -113,7 +114,7 @@ def test_columns_put_each_node_as_far_right_as_its_consumers_allow():
 
 
 def test_dot_never_sees_user_text():
-    from chainrule.app.layout import dot_source
+    from chainrule.app.layout.layouter import dot_source
 
     nodes, edges = chain_graph(2, label='x" -> evil [label="')
     text = dot_source(structure_of(nodes, edges))

@@ -1,4 +1,4 @@
-"""The reply is written while dot draws (app/trace_body.py `layout_beside`): the caller gets
+"""The reply is written while dot draws (app/api/graph_body.py `layout_beside`): the caller gets
 its future back once the layout thread waits for dot, and only then, so that the layout's own
 Python, which starts dot, never takes turns with the passes."""
 
@@ -8,8 +8,8 @@ import os
 import threading
 from pathlib import Path
 
-from chainrule.app.layout import Layouter, structure
-from chainrule.app.trace_body import layout_beside
+from chainrule.app.api.graph_body import layout_beside
+from chainrule.app.layout.layouter import Layouter, structure
 
 
 def test_the_caller_goes_on_once_dot_is_drawing(tmp_path: Path) -> None:

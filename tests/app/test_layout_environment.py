@@ -1,4 +1,5 @@
-"""A layout's dot loads only the plugins it uses (app/graphviz.py `layout_environment`): its own
+"""A layout's dot loads only the plugins it uses (app/layout/graphviz.py `layout_environment`): its
+own
 GVBINDIR with dot's layout and the JSON output, none of the text plugins (pango, fontconfig)
 whose loading is most of a small drawing's CPU time; and its malloc uses huge pages. It draws
 exactly what a dot with every plugin draws: our boxes carry no text."""
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from chainrule.app.graphviz import layout_environment, run_bounded
-from chainrule.app.layout import dot_source, structure
+from chainrule.app.layout.graphviz import layout_environment, run_bounded
+from chainrule.app.layout.layouter import dot_source, structure
 
 DOT = shutil.which("dot")
 needs_dot = pytest.mark.skipif(DOT is None, reason="Graphviz is not installed")
@@ -60,8 +61,8 @@ def test_a_dot_that_is_not_a_graphviz_installation_runs_in_the_usual_environment
 
 @needs_dot
 def test_the_layouter_runs_dot_in_the_layout_environment(monkeypatch) -> None:
-    from chainrule.app import graphviz
-    from chainrule.app.layout import Layouter
+    from chainrule.app.layout import graphviz
+    from chainrule.app.layout.layouter import Layouter
 
     environments = []
     real = graphviz.run_bounded

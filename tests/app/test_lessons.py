@@ -1,4 +1,5 @@
-"""Lessons (app/lesson_files.py, lessons/*.json): every file loads and means what it says; a file
+"""Lessons (app/api/lesson_files.py, lessons/*.json): every file loads and means what it says; a
+file
 that cannot be used stops the app's start with the file and the field named."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from chainrule import engine
-from chainrule.app.lesson_files import LESSONS_DIR, LessonError, load_lesson, load_lessons
+from chainrule.app.api.lesson_files import LESSONS_DIR, LessonError, load_lesson, load_lessons
 from chainrule.app.main import create_app
 from chainrule.app.settings import AppSettings
 from chainrule.engine.step_reader import step_objects

@@ -1,10 +1,11 @@
-"""app/main.py and app/middleware.py: security headers everywhere, one error shape, body limit."""
+"""app/main.py and app/http/middleware.py: security headers everywhere, one error shape, body
+limit."""
 
 from __future__ import annotations
 
 import pytest
 
-from chainrule.app.middleware import CONTENT_SECURITY_POLICY
+from chainrule.app.http.middleware import CONTENT_SECURITY_POLICY
 
 SECURITY_HEADERS = {
     "content-security-policy": CONTENT_SECURITY_POLICY,

@@ -1,4 +1,4 @@
-"""app/offload.py (issue 21, items 4 and 6): big programs run in helper processes without
+"""app/http/offload.py (issue 21, items 4 and 6): big programs run in helper processes without
 starving the small ones (a lane of their own; the shortest waiting program first), at most
 `offload_max_waiting` wait (then a 503 Busy with Retry-After), /healthz says how many wait and
 run, and /api/descend's long programs are offloaded like the trace."""
@@ -17,9 +17,9 @@ from event_loops import run_in_own_loop
 from offload_jobs import log_name, wait_then_log
 
 from chainrule.app.api.health import healthz
-from chainrule.app.graphviz import Graphviz
-from chainrule.app.http_errors import ApiError
-from chainrule.app.offload import Offload
+from chainrule.app.http.errors import ApiError
+from chainrule.app.http.offload import Offload
+from chainrule.app.layout.graphviz import Graphviz
 
 
 @pytest.fixture(scope="module")

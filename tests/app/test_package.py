@@ -80,8 +80,8 @@ def test_an_installed_wheel_serves_the_page_from_another_directory(wheel, tmp_pa
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "CHAINRULE_"))}
 
     where = subprocess.run(
-        [python, "-c", "import chainrule.app.pages as p, chainrule; print(chainrule.__file__); "
-         "print(p.STATIC_DIR)"],
+        [python, "-c", "import chainrule.app.http.pages as p, chainrule; "
+         "print(chainrule.__file__); print(p.STATIC_DIR)"],
         cwd=elsewhere, env=env, check=True, capture_output=True, text=True,
     ).stdout.split()  # fmt: skip
     assert all(str(purelib) in line for line in where), where

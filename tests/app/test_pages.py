@@ -1,4 +1,4 @@
-"""app/pages.py: the page at / with ?preset=, and static files under a versioned path."""
+"""app/http/pages.py: the page at / with ?preset=, and static files under a versioned path."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from urllib.parse import urljoin
 import pytest
 
 from chainrule import engine
-from chainrule.app import pages
-from chainrule.app.pages import IMMUTABLE, STATIC_DIR, asset_version, ui_catalogue
+from chainrule.app.http import pages
+from chainrule.app.http.pages import IMMUTABLE, STATIC_DIR, asset_version, ui_catalogue
 from chainrule.engine.i18n import text
 
 # `import x from "./x.js"`, `import "./x.js"`, `export … from "./x.js"`, `import("./x.js")`.
@@ -205,7 +205,7 @@ def test_every_module_main_js_imports_is_served_under_the_versioned_prefix(clien
             assert resolved.startswith(prefix), (url, specifier)
             pending.append(resolved)
     names = {url.removeprefix(prefix) for url in seen}
-    assert {"js/main.js", "js/store.js", "js/api.js"} <= names
+    assert {"js/main.js", "js/core/store.js", "js/core/api.js"} <= names
     assert len(names) >= 20  # the whole module graph, not main.js alone
 
 

@@ -10,7 +10,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from chainrule.app.ratelimit import RateLimitMiddleware, SlidingWindowLimiter
+from chainrule.app.http.ratelimit import RateLimitMiddleware, SlidingWindowLimiter
 
 
 class FakeClock:

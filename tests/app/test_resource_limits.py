@@ -77,7 +77,7 @@ def test_big_programs_still_work_after_the_offload_process_is_killed():
         with httpx.Client(base_url=base_url, timeout=60) as client:
             assert client.post("/api/graph", json={"source": big}).status_code == 200
             helpers = [pid for pid, cmd in children(process.pid).items() if b"spawn_main" in cmd]
-            assert len(helpers) == 2  # the small and the big lane's (app/offload.py)
+            assert len(helpers) == 2  # the small and the big lane's (app/http/offload.py)
             for pid in helpers:
                 os.kill(pid, signal.SIGKILL)  # as the kernel's OOM killer would
             statuses = [
@@ -112,7 +112,7 @@ def test_a_hanging_dot_is_killed_at_the_timeout_and_the_fallback_layout_answers(
     assert response.status_code == 200
     assert response.json()["layout"]["engine"] == "sugiyama"
     started = (tmp_path / "pids").read_text().split()
-    # The grouped layout's two runs (app/group_layout.py: the insides and the collapsed graph,
+    # The grouped layout's two runs (app/layout/groups.py: the insides and the collapsed graph,
     # and beside them the expanded graph when a second slot is free): each one was killed.
     assert 1 <= len(started) <= 2
     assert not any(Path(f"/proc/{pid}").exists() for pid in started), "dot was left running"

@@ -1,4 +1,5 @@
-"""The sandbox's files on the server (app/sandbox.py, app/middleware.py): the zip of the engine
+"""The sandbox's files on the server (app/api/sandbox.py, app/http/middleware.py): the zip of the
+engine
 and chainrule.sandbox that the page's worker loads holds exactly the package's own files (so it
 never lags the engine), under a URL that names its content; the worker's script alone may compile
 WebAssembly."""
@@ -12,9 +13,9 @@ import sys
 import zipfile
 from pathlib import Path
 
-from chainrule.app.middleware import CONTENT_SECURITY_POLICY, SANDBOX_WORKER_POLICY
-from chainrule.app.pages import IMMUTABLE, ROOT
-from chainrule.app.sandbox import python_zip, reader_modules, shipped_files
+from chainrule.app.api.sandbox import python_zip, reader_modules, shipped_files
+from chainrule.app.http.middleware import CONTENT_SECURITY_POLICY, SANDBOX_WORKER_POLICY
+from chainrule.app.http.pages import IMMUTABLE, ROOT
 
 
 def zip_url(client) -> str:
@@ -115,7 +116,7 @@ def test_another_versions_zip_is_not_found_in_the_error_shape(client):
 def test_only_the_worker_may_compile_webassembly(client):
     page = client.get("/")
     static = re.search(r'src="(/static/[0-9a-f]+)/js/main.js"', page.text).group(1)
-    worker = client.get(f"{static}/js/sandbox-worker.js")
+    worker = client.get(f"{static}/js/sandbox/worker.js")
     assert worker.status_code == 200
     assert worker.headers["content-security-policy"] == SANDBOX_WORKER_POLICY
     assert "'wasm-unsafe-eval'" in SANDBOX_WORKER_POLICY and "'unsafe-eval'" not in (
@@ -130,11 +131,11 @@ def test_only_the_worker_may_compile_webassembly(client):
     assert directives["script-src"] == ["'wasm-unsafe-eval'"]
     assert directives["sandbox"] == ["allow-scripts"]
     assert not any(d.endswith("-src") for d in directives if d not in ("default-src", "script-src"))
-    for other in ("/", f"{static}/js/main.js", f"{static}/js/sandbox.js", zip_url(client)):
+    for other in ("/", f"{static}/js/main.js", f"{static}/js/sandbox/sandbox.js", zip_url(client)):
         assert client.get(other).headers["content-security-policy"] == CONTENT_SECURITY_POLICY
     # The plain /static/ path (links from elsewhere) is the worker too.
     assert (
-        client.get("/static/js/sandbox-worker.js").headers["content-security-policy"]
+        client.get("/static/js/sandbox/worker.js").headers["content-security-policy"]
         == SANDBOX_WORKER_POLICY
     )
 

@@ -34,7 +34,7 @@ def test_the_real_server_serves_versioned_assets_for_good_and_the_page_fresh(liv
         )
         assert match, page.text[:800]
         main = http.get(match.group(1))
-        state = http.get(match.group(1).replace("main.js", "store.js"))
+        state = http.get(match.group(1).replace("main.js", "core/store.js"))
         api = http.get("/api/presets")
     assert page.headers["cache-control"] == "no-cache"
     assert main.status_code == state.status_code == 200

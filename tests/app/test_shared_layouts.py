@@ -1,4 +1,4 @@
-"""Layouts shared through Redis (app/shared_layouts.py, app/cache.py SharedCache): what one
+"""Layouts shared through Redis (app/layout/shared.py, app/http/cache.py SharedCache): what one
 process laid out, another finds without running Graphviz; a store that fails is passed over."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import orjson
 import pytest
 import redis
 
-from chainrule.app.cache import BoundedCache, SharedCache
-from chainrule.app.layout import Layouter, structure_of
+from chainrule.app.api.graph_body import layout_structure, placement
+from chainrule.app.http.cache import BoundedCache, SharedCache
+from chainrule.app.layout.layouter import Layouter, structure_of
+from chainrule.app.layout.shared import decode, encode, share_layouts
 from chainrule.app.settings import AppSettings
-from chainrule.app.shared_layouts import decode, encode, share_layouts
-from chainrule.app.trace_body import layout_structure, placement
 from chainrule.engine import trace
 from chainrule.engine.reply import trace_reply
 from chainrule.engine.steps import steps

@@ -551,8 +551,8 @@ def test_micrograd_comments_cannot_end_their_line(page):
              const reply = await fetch('/api/graph', {method: 'POST',
                headers: {'content-type': 'application/json'},
                body: JSON.stringify({source: 'a*b #\r__import__("os").system("id")'})});
-             const { microgradScript } = await import('/static/js/micrograd.js');
-             const { withStepObjects } = await import('/static/js/step-columns.js');
+             const { microgradScript } = await import('/static/js/io/micrograd.js');
+             const { withStepObjects } = await import('/static/js/core/step-columns.js');
              return microgradScript(withStepObjects(await reply.json()));
            }"""
     )
@@ -567,7 +567,7 @@ def test_hover_span_counts_code_points_like_the_server(page):
     open_preset(page, "add-mul")
     index = page.evaluate(
         r"""async () => {
-             const { advanceCodePoints } = await import('/static/js/editor.js');
+             const { advanceCodePoints } = await import('/static/js/controls/editor.js');
              const source = '# \u{1F642} note\na*b + c';
              return source[advanceCodePoints(source, 0, 9)];
            }"""

@@ -1,4 +1,4 @@
-"""The page's gradient descent (static/js/descend.js) in Chromium, against the server: on a trace
+"""The page's gradient descent (static/js/train/descend.js) in Chromium, against the server: on a trace
 of POST /api/graph, each body of the Train lab's run gives POST /api/descend's reply (bit for bit
 where the program is IEEE arithmetic alone, step for step within the evaluator's tolerances where
 V8's Math functions take part), on every preset and lesson with plain and momentum descent and
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.browser
 # batches, the single steps), then descent_check.js on them, and the server's replies.
 COMPARE_JS = """async (cases) => {
   const { checkCases } = await (IMPORT)('descent_check.js');
-  const { apiUrl } = await (IMPORT)('api.js');
+  const { apiUrl } = await (IMPORT)('core/api.js');
   DEFINE_POST
   const served = [];
   for (const { source, start, ui, batches, singles } of cases) {

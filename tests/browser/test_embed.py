@@ -10,7 +10,7 @@ import json
 import pytest
 
 from chainrule import engine
-from chainrule.app.pages import ui_catalogue
+from chainrule.app.http.pages import ui_catalogue
 from chainrule.engine.ops import page_table
 
 pytestmark = pytest.mark.browser
@@ -87,7 +87,7 @@ def test_live_sliders_ask_recompute_and_the_newest_move_wins(harness):
     page.wait_for_function("() => calls.length === 2")
     newest = page.evaluate("calls[1].values")
     assert newest["a"] > first["a"]
-    # The cards already read the newest move, from the page's own numbers (instant.js), and the
+    # The cards already read the newest move, from the page's own numbers (compute/instant.js), and the
     # stale reply did not take them back.
     assert float(card(page, "a").get_attribute("data-data")) == newest["a"]
     page.evaluate("async () => calls[1].resolve(await api.post(calls[1].values))")

@@ -1,4 +1,4 @@
-"""The page's evaluator (static/js/evaluator.js) in Chromium, against the server: for a trace of
+"""The page's evaluator (static/js/compute/evaluator.js) in Chromium, against the server: for a trace of
 POST /api/graph and new leaf values, its numbers reply agrees with POST /api/values' for those
 values (`differences` finds nothing within its tolerances) on every preset and edge program in
 every variant, every lesson, and random programs. tests/engine/test_page_evaluator.py runs the
@@ -18,16 +18,16 @@ from engine_cases import CASES  # noqa: E402
 from test_numbers_page import IMPORT_JS, POST_JS, RANDOM_RUNS  # noqa: E402
 
 from chainrule import engine  # noqa: E402
-from chainrule.app.lesson_files import load_lessons  # noqa: E402
+from chainrule.app.api.lesson_files import load_lessons  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
 # For each run: /api/graph at the run's start values, the page's numbers for the moved values,
 # /api/values for them, and what `differences` reports (and how many numbers were compared).
 COMPARE_JS = """async (runs) => {
-  const { compileStructure, evaluate, differences, tolerances } = await (IMPORT)('evaluator.js');
-  const { apiUrl } = await (IMPORT)('api.js');
-  const { withStepObjects } = await (IMPORT)('step-columns.js');
+  const { compileStructure, evaluate, differences, tolerances } = await (IMPORT)('compute/evaluator.js');
+  const { apiUrl } = await (IMPORT)('core/api.js');
+  const { withStepObjects } = await (IMPORT)('core/step-columns.js');
   DEFINE_POST
   const out = [];
   for (const { body, start, moved } of runs) {

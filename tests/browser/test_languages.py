@@ -196,7 +196,7 @@ def test_switching_the_language_keeps_the_program_its_values_and_the_step(page, 
         page.wait_for_selector(READY)
         page.wait_for_function("s => document.body.dataset.stepIndex === s", arg=before["step"])
         assert page.evaluate("document.documentElement.lang") == lang
-        # The URL follows the state after a pause (share.js): wait for it rather than read it now.
+        # The URL follows the state after a pause (io/share.js): wait for it rather than read it now.
         page.wait_for_function("lang => location.search.includes('lang=' + lang)", arg=lang)
         assert state_of(page) == before
         assert page.locator("[data-testid=lang]").input_value() == lang
@@ -376,7 +376,7 @@ def test_the_3d_views_notes_speak_the_pages_language(page):
     grouped = page.evaluate(
         """async () => {
             const main = document.querySelector('script[type=module][src]').src;
-            const format = await import(new URL('format.js', main).href);
+            const format = await import(new URL('core/format.js', main).href);
             return [format.countText(1500), format.countText(20000), format.countText(999)];
         }"""
     )
@@ -390,7 +390,7 @@ def test_a_missing_word_shows_its_key_and_says_so_on_the_console(page):
     said = page.evaluate(
         """async () => {
             const main = document.querySelector('script[type=module][src]').src;
-            const i18n = await import(new URL('i18n.js', main).href);
+            const i18n = await import(new URL('core/i18n.js', main).href);
             return [i18n.lang(), i18n.t('ui.no.such.word'), i18n.t('ui.slider.value'),
                     i18n.t('ui.slider.value', { name: 'a' })];
         }"""

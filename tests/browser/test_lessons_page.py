@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from chainrule import engine
-from chainrule.app.lesson_files import load_lessons
+from chainrule.app.api.lesson_files import load_lessons
 
 pytestmark = pytest.mark.browser
 

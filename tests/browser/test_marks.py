@@ -1,6 +1,6 @@
-"""Issue 23, the page's render pass: the graph's marks (static/js/marks.js) each own the
+"""Issue 23, the page's render pass: the graph's marks (static/js/graph/marks.js) each own the
 attributes they write and are drawn by the player in one pass per frame; the store's update loop
-has a cap (static/js/store.js)."""
+has a cap (static/js/core/store.js)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def open_preset(page, preset: str = "add-mul") -> None:
 
 
 CAP_JS = f"""async () => {{
-  const {{ createStore, MAX_ROUNDS }} = await import(new URL('./store.js', {ENTRY}).href);
+  const {{ createStore, MAX_ROUNDS }} = await import(new URL('./core/store.js', {ENTRY}).href);
   const store = createStore();
   const seen = [];
   // A listener that answers every change of `count` with another: a loop between two views.

@@ -23,12 +23,12 @@ def script_js(module: str, writer: str) -> str:
     headers: {{'content-type': 'application/json'}}, body: JSON.stringify(body)}});
   const src = document.querySelector('script[type=module]').src;
   const {{ {writer} }} = await import(new URL('./{module}', src).href);
-  const {{ withStepObjects }} = await import(new URL('./step-columns.js', src).href);
+  const {{ withStepObjects }} = await import(new URL('./core/step-columns.js', src).href);
   return {writer}(withStepObjects(await reply.json()));  // as api.js reads every reply
 }}"""
 
 
-SCRIPT_JS = script_js("micrograd.js", "microgradScript")
+SCRIPT_JS = script_js("io/micrograd.js", "microgradScript")
 
 
 def shape(trace: dict) -> str:

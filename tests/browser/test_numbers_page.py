@@ -1,6 +1,6 @@
 """Issue 10, the page part: narration filled in the page reads exactly as the server's
-(static/js/narration.js), a numbers reply merged into a trace equals /api/graph's trace for the
-new values (static/js/numbers.js), and a slider drag fetches only numbers and repaints only what
+(static/js/core/narration.js), a numbers reply merged into a trace equals /api/graph's trace for the
+new values (static/js/compute/numbers.js), and a slider drag fetches only numbers and repaints only what
 changed."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ IMPORT_JS = (
 )
 
 # `post(path, body)` in a page function: the server's JSON reply to a POST, or an error naming
-# the path, the status and the reply (needs `apiUrl` from api.js in scope).
+# the path, the status and the reply (needs `apiUrl` from core/api.js in scope).
 POST_JS = """const post = async (path, body) => {
     const response = await fetch(apiUrl(path), {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
@@ -47,15 +47,15 @@ POST_JS = """const post = async (path, body) => {
 # Both take their cases as one JSON text and answer one: Playwright's own serialisation of
 # megabytes of nested objects costs minutes where JSON.parse costs milliseconds.
 FILL_ALL_JS = """async (text) => {
-  const { fill } = await (IMPORT)('narration.js');
+  const { fill } = await (IMPORT)('core/narration.js');
   const cases = JSON.parse(text);
   return JSON.stringify(cases.map(({ templates, numbers }) => templates.map((t) => fill(t, numbers))));
 }""".replace("IMPORT", IMPORT_JS)
 
 # The narration the page shows: each step of a trace filled from the trace's own arrays.
 NARRATE_ALL_JS = """async (text) => {
-  const { narrationOf } = await (IMPORT)('narration.js');
-  const { withStepObjects } = await (IMPORT)('step-columns.js');
+  const { narrationOf } = await (IMPORT)('core/narration.js');
+  const { withStepObjects } = await (IMPORT)('core/step-columns.js');
   const traces = JSON.parse(text).map(withStepObjects); // the page reads every reply so (api.js)
   return JSON.stringify(traces.map((trace) => trace.steps.map((_, index) => narrationOf(trace, index))));
 }""".replace("IMPORT", IMPORT_JS)
@@ -192,7 +192,7 @@ def check_fill(page, runs, ids) -> None:
     for case, got, name in zip(cases, filled, ids, strict=True):
         assert got == case["narrations"], name
     assert sum(len(c["templates"]) for c in cases) > 0
-    # What the page shows: a trace's own arrays fill its templates (narration.js narrationOf).
+    # What the page shows: a trace's own arrays fill its templates (core/narration.js narrationOf).
     narrated = json.loads(page.evaluate(NARRATE_ALL_JS, json.dumps([c["trace"] for c in cases])))
     for case, got, name in zip(cases, narrated, ids, strict=True):
         assert got == case["narrations"], name
@@ -216,7 +216,7 @@ def test_the_page_fills_function_target_and_forward_mode_templates_as_the_server
 
 
 FMT_JS = """async (xs) => {
-  const { fill } = await (IMPORT)('narration.js');
+  const { fill } = await (IMPORT)('core/narration.js');
   return xs.map((x) => fill('{n:data:0} {f:data:0} {{x}}', { data: [x] }));
 }""".replace("IMPORT", IMPORT_JS)
 
@@ -264,7 +264,7 @@ def test_numbers_are_written_as_the_server_writes_them(modules_page):
 
 
 MALFORMED_JS = """async () => {
-  const { fill } = await (IMPORT)('narration.js');
+  const { fill } = await (IMPORT)('core/narration.js');
   const attempt = (t, numbers) => { try { return fill(t, numbers); } catch (err) { return `error: ${err.message}`; } };
   return [attempt('a } b', {}), attempt('{n:data:3}', { data: [1] }), attempt('{n:grad:0}', { data: [1] })];
 }""".replace("IMPORT", IMPORT_JS)
@@ -282,8 +282,8 @@ def test_a_malformed_template_or_a_missing_number_is_an_error_not_a_sentence(mod
 # ---------------------------------------------------------------------------- (b) merging
 
 MERGE_JS = """async (runs) => {
-  const { mergeNumbers } = await (IMPORT)('numbers.js');
-  const { withStepObjects } = await (IMPORT)('step-columns.js');
+  const { mergeNumbers } = await (IMPORT)('compute/numbers.js');
+  const { withStepObjects } = await (IMPORT)('core/step-columns.js');
   const post = async (path, body) => {
     const response = await fetch(path, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
@@ -433,15 +433,15 @@ def test_values_replies_merged_into_a_trace_equal_the_trace_of_the_new_values(mo
 
 
 # What the page works out for a trace (its lookups, its merge's drawing and reply, its narration
-# filler) is kept on the trace under a symbol (attached.js), not in a WeakMap: a 60 Hz drag made V8's
+# filler) is kept on the trace under a symbol (core/attached.js), not in a WeakMap: a 60 Hz drag made V8's
 # scavenger promote every trace a WeakMap held. Kept so, it must still be the trace's own: a copy
 # or a spread has none of it, JSON and the keys do not show it, and merges of merges find their
 # drawing and reply.
 ATTACHED_JS = """async () => {
-  const { copied, drawingOf, mergeNumbers, mergedNumbersOf } = await (IMPORT)('numbers.js');
-  const { traceIndex } = await (IMPORT)('frames.js');
-  const { narrationOf } = await (IMPORT)('narration.js');
-  const { withStepObjects } = await (IMPORT)('step-columns.js');
+  const { copied, drawingOf, mergeNumbers, mergedNumbersOf } = await (IMPORT)('compute/numbers.js');
+  const { traceIndex } = await (IMPORT)('core/frames.js');
+  const { narrationOf } = await (IMPORT)('core/narration.js');
+  const { withStepObjects } = await (IMPORT)('core/step-columns.js');
   const post = async (path, body) => (await fetch(path, {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
   })).json();
@@ -488,13 +488,13 @@ def test_what_a_trace_works_out_stays_its_own_through_merges_copies_and_json(mod
     }
 
 
-# Every frame of a trace as the player shows it (frames.js viewAt): each node's data and grad,
+# Every frame of a trace as the player shows it (core/frames.js viewAt): each node's data and grad,
 # each edge's state and the numbers of its contribution; and whether a merged trace's play index
 # is its first trace's (built once per structure, not per slider move).
 FRAMES_JS = """async (runs) => {
-  const { mergeNumbers } = await (IMPORT)('numbers.js');
-  const { framesOf, playIndex, viewAt } = await (IMPORT)('frames.js');
-  const { withStepObjects } = await (IMPORT)('step-columns.js');
+  const { mergeNumbers } = await (IMPORT)('compute/numbers.js');
+  const { framesOf, playIndex, viewAt } = await (IMPORT)('core/frames.js');
+  const { withStepObjects } = await (IMPORT)('core/step-columns.js');
   const post = async (path, body) => (await fetch(path, {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
   })).json();
@@ -602,7 +602,7 @@ def test_a_slider_move_rewrites_only_the_numbers_that_changed(page):
     page.click("#to-end")
     before = page.evaluate(CARDS_JS)
     label = page.get_attribute("#graph", "aria-label")
-    # Focusing the slider links it to a's card (leaf-link.js): before the move is observed.
+    # Focusing the slider links it to a's card (controls/leaf-link.js): before the move is observed.
     page.locator("[data-testid=slider-a] input.slider-range").focus()
     page.wait_for_selector("[data-testid=node][data-linked]")
     page.evaluate(OBSERVE_JS)
@@ -746,7 +746,7 @@ def test_another_error_of_the_numbers_path_is_shown_as_any_request_error(page):
     press_on_slider(page, "a", "ArrowRight")
     page.wait_for_selector("[data-testid=error]:not([hidden])")
     assert page.text_content("[data-testid=error] .error-message") == busy["error"]["message"]
-    # The numbers shown are the page's own for the new value (instant.js): the server's error
+    # The numbers shown are the page's own for the new value (compute/instant.js): the server's error
     # takes nothing from them.
     assert page.evaluate(ROOT_DATA) == F_MOVED
 

@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from chainrule import engine
-from chainrule.app.onefile import build_players_html
+from chainrule.app.export.onefile import build_players_html
 from chainrule.engine.i18n import text
 from chainrule.engine.narration import narrations
 

@@ -87,7 +87,7 @@ def test_a_unicode_label_names_the_card_and_the_slider_as_text(page):
     )
 
 
-SCRIPT_JS = script_js("pytorch.js", "pytorchScript")
+SCRIPT_JS = script_js("io/pytorch.js", "pytorchScript")
 
 
 def shape(trace: dict) -> list:

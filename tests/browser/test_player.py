@@ -53,7 +53,7 @@ def scrub_to(page, frame: int) -> None:
 
 # The graph as drawn, then after drawing the same frame from scratch: "show final gradients"
 # switched on and off redraws every card and edge (the store draws at once on each change,
-# player.js). Clicked from the page itself, in one call: the toggle is the oracle's instrument
+# core/player.js). Clicked from the page itself, in one call: the toggle is the oracle's instrument
 # here, not what is tested, and a frame then costs one round trip instead of about ten.
 DRAWN_AND_REDRAWN_JS = """() => {
   const markup = (GRAPH_MARKUP_JS);
@@ -150,7 +150,7 @@ def test_a_step_changes_few_elements_of_the_whole_page(page):
 
 
 # A slider move as the number box makes it, and the graph drawn in its frame (the page paints
-# its own numbers at once, instant.js): [markup, refreshed, cards, edges].
+# its own numbers at once, compute/instant.js): [markup, refreshed, cards, edges].
 MOVE_JS = """([name, value]) => {
   const box = document.querySelector(`[data-testid=slider-${name}] input.slider-value`);
   box.value = String(value);
@@ -207,7 +207,7 @@ def test_a_slider_move_writes_the_cards_out_of_view_after_its_frame(page):
     after = page.evaluate(root)  # the root's card, out of view, has its number at once
     assert after != before
     assert refreshed < cards / 4
-    # Once the server's numbers confirmed the page's (instant.js), nothing else redraws the graph.
+    # Once the server's numbers confirmed the page's (compute/instant.js), nothing else redraws the graph.
     page.wait_for_function(
         "() => document.body.dataset.numbersChecked === '1'"
         " && document.querySelector('svg[data-testid=graph]').dataset.cardsWaiting === '0'"

@@ -13,9 +13,9 @@ pytestmark = pytest.mark.browser
 READY = "svg[data-testid=graph][data-ready=true]"
 MINUS = "\u2212"
 
-# format.js resolved against the page's own module URL (the static path is versioned).
+# core/format.js resolved against the page's own module URL (the static path is versioned).
 FORMAT_TABLE_JS = """async () => {
-  const url = new URL('./format.js', document.querySelector('script[type=module]').src);
+  const url = new URL('./core/format.js', document.querySelector('script[type=module]').src);
   const f = await import(url.href);
   const values = [0, -0, 1e-4, -9.9e-4, 12345, 123456, -1.5e-7, 1e21, Infinity, -Infinity, NaN,
     6.8813735870195432, 'Infinity', '-Infinity', 'NaN', null];

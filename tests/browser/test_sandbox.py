@@ -286,7 +286,7 @@ def test_the_page_and_the_server_agree_on_which_lecture_cells_must_run(page, liv
     page.goto("/")
     page_says = page.evaluate(
         """async (sources) => {
-          const { needsRunning } = await import('/static/js/sandbox.js');
+          const { needsRunning } = await import('/static/js/sandbox/sandbox.js');
           return sources.map((source) => needsRunning(source));
         }""",
         [source for _, source, _ in cells],

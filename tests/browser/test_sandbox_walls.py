@@ -24,7 +24,7 @@ from tests.conftest import start_server, stop_server
 pytestmark = pytest.mark.browser
 
 # What the sandbox's run loads (the worker and Python's files): none of it before Run.
-SANDBOX_FILES = ("sandbox-worker.js", "pyodide.asm.wasm", "python_stdlib.zip", "chainrule.zip")
+SANDBOX_FILES = ("sandbox/worker.js", "pyodide.asm.wasm", "python_stdlib.zip", "chainrule.zip")
 # Every attempt settles (a refusal, an error event, a reply) well within this; one that has not
 # is named in the test's failure rather than hanging it.
 SETTLE_MS = 20_000
@@ -64,7 +64,7 @@ def walled(browser, logged_server):
 
 
 def sandbox_workers(page) -> list:
-    return [worker for worker in page.workers if worker.url.endswith("/sandbox-worker.js")]
+    return [worker for worker in page.workers if worker.url.endswith("/js/sandbox/worker.js")]
 
 
 def settle(page) -> list[str]:
@@ -134,7 +134,7 @@ def test_a_share_link_waits_for_run_and_its_escapes_reach_nothing(
     page.click("[data-testid=sandbox-run]")
     page.wait_for_selector("#sandbox[data-status=failed]", timeout=RUN_TIMEOUT_MS)
     asked = received(log_path, since)
-    assert [line for line in asked if "sandbox-worker.js" in line], asked
+    assert [line for line in asked if "sandbox/worker.js" in line], asked
     assert_walled(page, log_path, since, settle(page))
     context.close()
     assert page.errors == []

@@ -7,6 +7,7 @@ import math
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -302,6 +303,11 @@ def test_a_step_answered_after_reset_is_dropped(page):
     page.route("**/api/descend", lambda route: held.append(route))
     page.click("[data-testid=train-step]")
     page.wait_for_function("() => document.querySelector('[data-testid=train-step]').disabled")
+    # Step is disabled when the request is sent; the route handler sees it when Playwright
+    # dispatches the route's event, which may come later: wait for that, as asserted.
+    deadline = time.monotonic() + 10
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(10)  # lets Playwright dispatch its events meanwhile
     assert len(held) == 1
     page.click("[data-testid=train-reset]")  # while the step's request is still out
     with page.expect_response("**/api/descend"):

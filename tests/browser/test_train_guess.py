@@ -308,9 +308,9 @@ def test_the_page_s_pieces_of_the_guess_and_the_landscape(page):
     page.wait_for_selector(READY)
     result = page.evaluate(
         """async () => {
-             const { levelsOf } = await import('/static/js/landscape.js');
-             const { rangeAround, pointsFor } = await import('/static/js/train-landscape.js');
-             const { freshTrail, recordTry, bestIndex } = await import('/static/js/train-guess.js');
+             const { levelsOf } = await import('/static/js/train/landscape.js');
+             const { rangeAround, pointsFor } = await import('/static/js/train/landscape-range.js');
+             const { freshTrail, recordTry, bestIndex } = await import('/static/js/train/guess.js');
              const trail = freshTrail();
              const tried = [
                recordTry(trail, {w: 0, x: 1}, 9, ['w']), recordTry(trail, {w: 1, x: 1}, 4, ['w']),

@@ -24,7 +24,7 @@ CANVAS = "[data-testid=graph-3d] canvas.graph-3d-canvas"
 # The 3D view has drawn the frame the page is at.
 DRAWN_JS = """() => { const box = document.querySelector('[data-testid=graph-3d]');
   return !box.hidden && box.dataset.frame === document.body.dataset.stepIndex; }"""
-# The 3D view's probes (view-3d.js: where a card or an edge is on screen), on the page's scope.
+# The 3D view's probes (view-3d/view.js: where a card or an edge is on screen), on the page's scope.
 VIEW3D_JS = "(await import(document.querySelector('script[type=module]').src)).scope.view3d"
 # Screen points of every card drawn, {id: {x, y}}, and the canvas's box.
 CARDS_JS = """async () => { const box = document.querySelector('[data-testid=graph-3d]');

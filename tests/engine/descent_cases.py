@@ -1,9 +1,10 @@
 """Runs of gradient descent that drive both executions of it, the engine's (engine/descend.py)
-and the page's (static/js/descend.js), with the same bodies: every preset and lesson (the Train
+and the page's (static/js/train/descend.js), with the same bodies: every preset and lesson (the
+Train
 lab opens on any program) with plain and momentum descent and diverging rates, a table of the
 stop rules (each rule, its numbering, its sentence in every language), and random programs.
 
-A run is asked for as the Train lab asks (static/js/train-run.js): batches, each body carrying
+A run is asked for as the Train lab asks (static/js/train/run.js): batches, each body carrying
 the last reply's values and velocity, the first root as `baseline` and the steps taken so far as
 `first_step`. `batches` are the engine's replies to the lab's bodies; `singles` one step from
 each state the engine's run went through (step for step)."""
@@ -19,8 +20,8 @@ from hypothesis import strategies as st
 from program_strategies import valid_programs
 
 from chainrule import engine
-from chainrule.app.lesson_files import load_lessons
-from chainrule.app.pages import ui_catalogue
+from chainrule.app.api.lesson_files import load_lessons
+from chainrule.app.http.pages import ui_catalogue
 from chainrule.engine.i18n import LANGS
 
 # Programs whose every number is IEEE arithmetic in both executions (+ − × and relu: no **, ÷,
@@ -131,7 +132,8 @@ def case(
         "source": source,
         "exact": not NOT_PLAIN.search(source),
         "trace": json_ready(engine.trace(source, start).to_dict()),
-        # The words descend.js says (i18n.js useCatalogue): the engine's sentences, in `lang`.
+        # The words train/descend.js says (core/i18n.js useCatalogue): the engine's sentences, in
+        # `lang`.
         "ui": {"lang": lang, "text": {}, "sentences": ui_catalogue(lang)["sentences"]},
         "batches": batches,
         "singles": singles,

@@ -1,4 +1,4 @@
-// The tests' side of the page's descent (not loaded by the page): static/js/descend.js run on the
+// The tests' side of the page's descent (not loaded by the page): static/js/train/descend.js run on the
 // bodies the engine answered, each reply compared with the engine's. Run by Node next to a copy
 // of the page's modules (tests/engine/test_page_descend.py) and by Chromium from the served page's
 // module folder (tests/browser/test_descend_in_chromium.py).
@@ -9,14 +9,14 @@
 //   engine's, number for number and word for word (`same`), where `exact` says every number of the
 //   program is IEEE arithmetic alone; else the steps that agree to the bit are counted.
 // - `singles`: one step from each state of the engine's run. Step for step the page's numbers
-//   must be within what evaluator.js `tolerances` allows the gradients and the root at that state
+//   must be within what compute/evaluator.js `tolerances` allows the gradients and the root at that state
 //   (0 where no V8 Math function took part: then to the bit), carried through
 //   v ← μ·v + g and p ← p − lr·v, and the stop the same.
 
-import { compileStructure, fromJson, MATCH_ULPS, tolerances } from "./evaluator.js";
-import { withStepObjects } from "./step-columns.js";
-import { descend } from "./descend.js";
-import { useCatalogue } from "./i18n.js";
+import { compileStructure, fromJson, MATCH_ULPS, tolerances } from "./compute/evaluator.js";
+import { withStepObjects } from "./core/step-columns.js";
+import { descend } from "./train/descend.js";
+import { useCatalogue } from "./core/i18n.js";
 
 /** The spacing of doubles at |x| (0 for a non-finite x). */
 function ulp(x) {

@@ -5,7 +5,6 @@ JSON output back as Python numbers."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 from collections.abc import Iterable
@@ -16,30 +15,13 @@ NODE = shutil.which("node")
 JS = Path(__file__).resolve().parents[2] / "static" / "js"
 
 
-# A page module's imports of its neighbours (`import { x } from "./y.js"`).
-LOCAL_IMPORT = re.compile(r'\bfrom\s+"\./([\w.-]+\.js)"')
-
-
-def with_imports(modules: Iterable[Path]) -> list[Path]:
-    """`modules` and every page module they import, directly or not: a module that gains an
-    import of its own (numbers.js of attached.js) needs no test's list changed."""
-    found: dict[str, Path] = {}
-    waiting = list(modules)
-    while waiting:
-        path = waiting.pop()
-        if path.name in found:
-            continue
-        found[path.name] = path
-        # Copied side by side: a test's own driver module imports the page's from static/js.
-        for name in LOCAL_IMPORT.findall(path.read_text()):
-            waiting.append(path.parent / name if (path.parent / name).exists() else JS / name)
-    return list(found.values())
-
-
-def run_node(tmp_path: Path, cases: Any, driver: str, modules: Iterable[Path]) -> Any:
-    """`driver`'s output on `cases` (its argv[2], as JSON), run in `tmp_path` beside copies of
-    `modules` and of the page modules they import."""
-    for path in with_imports(modules):
+def run_node(tmp_path: Path, cases: Any, driver: str, modules: Iterable[Path] = ()) -> Any:
+    """`driver`'s output on `cases` (its argv[2], as JSON), run in `tmp_path` beside a copy of
+    the page's modules as they are laid out in static/js (so `driver` imports
+    "./compute/evaluator.js", and a module's own imports resolve as in the page) and of the test's
+    own `modules` (which import the page's the same way)."""
+    shutil.copytree(JS, tmp_path, dirs_exist_ok=True)
+    for path in modules:
         shutil.copyfile(path, tmp_path / path.name)
     (tmp_path / "package.json").write_text('{"type": "module"}')
     (tmp_path / "driver.js").write_text(driver)

@@ -36,7 +36,8 @@ def inputs_of(name: str) -> list[tuple[float, ...]]:
 
 def script_namespace(name: str) -> dict:
     """The helper of op `name` as a micrograd script defines it (page_table's `prelude` and
-    `script` lines, as static/js/micrograd.js assembles them), executed with micrograd's Value."""
+    `script` lines, as static/js/io/micrograd.js assembles them), executed with micrograd's
+    Value."""
     row = page_table()[name]
     lines = ["import math", *(line for lines in row["prelude"].values() for line in lines)]
     namespace = {"Value": MicroValue}

@@ -1,4 +1,5 @@
-"""The page's gradient descent (static/js/descend.js, on the page's evaluator) under Node, against
+"""The page's gradient descent (static/js/train/descend.js, on the page's evaluator) under Node,
+against
 the engine's (engine/descend.py) on the same bodies (descent_cases.py): the Train lab's batches
 give the engine's replies, roots, values, velocity and stop, its sentence in en, ru and et word
 for word; one step from each state of the engine's run agrees step for step.
@@ -43,12 +44,14 @@ console.log(JSON.stringify(checkCases(cases), signed));
 
 def run_node(tmp_path: Path, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """descent_check.js's results on `cases`, beside a copy of the page's modules, under Node."""
-    modules = [*JS.glob("*.js"), HERE / "descent_check.js"]
+    modules = [HERE / "descent_check.js"]
     return node_driver.run_node(tmp_path, cases, DRIVER, modules)
 
 
 def test_max_steps_is_the_engines():
-    assert re.search(rf"export const MAX_STEPS = {MAX_STEPS};", (JS / "descend.js").read_text())
+    assert re.search(
+        rf"export const MAX_STEPS = {MAX_STEPS};", (JS / "train" / "descend.js").read_text()
+    )
 
 
 def test_every_preset_and_lesson_trains_as_the_engine_does(tmp_path):

@@ -1,5 +1,7 @@
-"""The page's evaluator (static/js/evaluator.js, running the op table's generated JavaScript,
-static/js/op-functions.js) under Node, against the engine: compiled once from a trace, given new
+"""The page's evaluator (static/js/compute/evaluator.js, running the op table's generated
+JavaScript,
+static/js/compute/op-functions.js) under Node, against the engine: compiled once from a trace,
+given new
 leaf values, its numbers reply equals `engine.numbers` for those values within MATCH_ULPS units in
 the last place, bit for bit where no transcendental function (V8's Math.* against glibc's) is
 involved. On every preset, every lesson, every variant (overwrite, custom orders, expand_derived),
@@ -22,7 +24,7 @@ from hypothesis import strategies as st
 from node_driver import JS, NODE
 
 from chainrule import engine
-from chainrule.app.lesson_files import load_lessons
+from chainrule.app.api.lesson_files import load_lessons
 from chainrule.engine.ops import javascript_module
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (make test-deps)")
@@ -32,8 +34,8 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (
 DRIVER = """
 import {
   compileStructure, evaluate, differences, tolerances, ulpsApart, fromJson,
-} from "./evaluator.js";
-import { withStepObjects } from "./step-columns.js";
+} from "./compute/evaluator.js";
+import { withStepObjects } from "./core/step-columns.js";
 import { readFileSync } from "node:fs";
 const cases = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const arrays = [
@@ -97,13 +99,8 @@ def case_of(source: str, values: dict | None, kwargs: dict, runs: list[dict] | N
 
 
 def run_node(tmp_path: Path, cases: list[dict], driver: str = DRIVER) -> list:
-    """`driver`'s results on `cases`, with a copy of the page's two modules, under Node."""
-    return node_driver.run_node(
-        tmp_path,
-        cases,
-        driver,
-        [JS / m for m in ("evaluator.js", "op-functions.js", "numbers.js", "step-columns.js")],
-    )
+    """`driver`'s results on `cases`, beside a copy of the page's modules, under Node."""
+    return node_driver.run_node(tmp_path, cases, driver)
 
 
 def same(x: Any, y: Any) -> bool:
@@ -140,12 +137,12 @@ def check(cases: list[dict], results: list[list[dict]]) -> dict[str, float]:
 
 
 def test_match_ulps_is_what_the_tests_hold_it_to():
-    assert re.search(r"export const MATCH_ULPS = 4;", (JS / "evaluator.js").read_text())
+    assert re.search(r"export const MATCH_ULPS = 4;", (JS / "compute" / "evaluator.js").read_text())
 
 
 def test_the_evaluator_runs_the_op_tables_generated_functions():
-    assert (JS / "op-functions.js").read_text() == javascript_module()
-    assert 'from "./op-functions.js"' in (JS / "evaluator.js").read_text()
+    assert (JS / "compute" / "op-functions.js").read_text() == javascript_module()
+    assert 'from "./op-functions.js"' in (JS / "compute" / "evaluator.js").read_text()
 
 
 def test_every_preset_edge_program_and_variant_gives_the_engines_numbers(tmp_path):
@@ -195,8 +192,8 @@ def test_random_programs_in_random_variants_give_the_engines_numbers(tmp_path_fa
 
 
 TAMPER_DRIVER = """
-import { compileStructure, evaluate, differences, tolerances } from "./evaluator.js";
-import { withStepObjects } from "./step-columns.js";
+import { compileStructure, evaluate, differences, tolerances } from "./compute/evaluator.js";
+import { withStepObjects } from "./core/step-columns.js";
 import { readFileSync } from "node:fs";
 // Each case: the server's reply with one number moved by `factor`; what differences() reports.
 const cases = JSON.parse(readFileSync(process.argv[2], "utf8"));

@@ -1,7 +1,8 @@
 """The timeline sent as columns (docs/api.md, "Steps") and its two readers: Python's
 (engine/step_reader.py) gives, step by step, what the trace record holds (the sort's events, the
 topological order, every visit and contribution with its variant's marks), and the page's
-(static/js/step-columns.js, under Node) gives exactly what Python's does, on every preset in every
+(static/js/core/step-columns.js, under Node) gives exactly what Python's does, on every preset in
+every
 variant, forward mode, a program's own function, another target and random programs. Steps alike
 share one pattern, so the reply holds a few dozen sentences however large the graph."""
 
@@ -16,7 +17,7 @@ import pytest
 from engine_cases import CASES, case_id, random_runs
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from node_driver import JS, NODE
+from node_driver import NODE
 
 from chainrule import engine
 from chainrule.engine.reply import number
@@ -130,7 +131,7 @@ def test_steps_alike_share_one_pattern_however_large_the_graph() -> None:
 
 # The page's reader on the same replies, under Node: its step objects, as JSON.
 DRIVER = """
-import { stepObjects } from "./step-columns.js";
+import { stepObjects } from "./core/step-columns.js";
 import { readFileSync } from "node:fs";
 const replies = JSON.parse(readFileSync(process.argv[2], "utf8"));
 console.log(JSON.stringify(replies.map(stepObjects)));
@@ -138,7 +139,7 @@ console.log(JSON.stringify(replies.map(stepObjects)));
 
 
 def node_step_objects(tmp_path: Path, replies: list[dict[str, Any]]) -> list[Any]:
-    done = node_driver.run_node(tmp_path, replies, DRIVER, [JS / "step-columns.js"])
+    done = node_driver.run_node(tmp_path, replies, DRIVER, [])
     return done
 
 
@@ -163,7 +164,7 @@ def test_the_page_s_reader_gives_what_python_s_gives_on_random_programs(
 
 
 MALFORMED = """
-import { stepObjects } from "./step-columns.js";
+import { stepObjects } from "./core/step-columns.js";
 import { readFileSync } from "node:fs";
 const [reply] = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const said = (change) => {
@@ -191,7 +192,7 @@ def test_the_page_s_reader_refuses_malformed_columns(tmp_path: Path) -> None:
     """api.js turns what it throws into a BadResponse error: a reply it cannot read is never
     half shown."""
     reply = json.loads(json.dumps(engine.trace("a = 2\nb = a * 3").to_dict()))
-    said = node_driver.run_node(tmp_path, [reply], MALFORMED, [JS / "step-columns.js"])
+    said = node_driver.run_node(tmp_path, [reply], MALFORMED, [])
     assert said == [
         "read",
         "the reply's steps lack templates",

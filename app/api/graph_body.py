@@ -1,0 +1,250 @@
+"""From a request to response bytes: trace with the server's limits, lay the graph out, write
+the reply with the layout in it and encode it."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from chainrule import engine
+from chainrule.app import __version__
+from chainrule.app.api.schemas import GraphRequest
+from chainrule.app.layout.layouter import Layout, Layouter, Structure, structure
+from chainrule.app.layout.shared import share_layouts
+from chainrule.app.settings import AppSettings
+from chainrule.engine.gc_pause import cycle_collector_paused
+from chainrule.engine.i18n import DEFAULT_LANG
+from chainrule.engine.reply import Placement, place, trace_reply
+from chainrule.engine.steps import steps
+from chainrule.engine.tracing import graph_to_trace
+
+
+def limits_of(settings: AppSettings) -> engine.Limits:
+    return engine.Limits(
+        max_source_chars=settings.max_source_chars,
+        max_nodes=settings.max_nodes,
+        max_depth=settings.max_depth,
+    )
+
+
+# Bumped when the order or meaning of the numbers arrays changes without a version change.
+STRUCTURE_FORMAT = 2
+
+
+def program_key(request: GraphRequest, settings: AppSettings) -> tuple:
+    """What a trace depends on besides the leaf values: the program, its options and the
+    limits it is traced under. Not the language: the structure (nodes, edges, steps, the order
+    of the numbers arrays) is the same in every language, only the words differ."""
+    order = tuple(request.order) if request.order is not None else None
+    return (
+        request.source,
+        request.expand_derived,
+        request.mode,
+        order,
+        request.target,
+        request.pass_,
+        request.wrt,
+        settings.max_source_chars,
+        settings.max_nodes,
+        settings.max_depth,
+    )
+
+
+def structure_id(request: GraphRequest, settings: AppSettings) -> str:
+    """The id of everything the nodes, edges and steps of a reply depend on besides the leaf
+    values: the program, its options, the limits and this server's engine. Equal ids mean the
+    numbers of `POST /api/values` line up with the arrays of the client's trace."""
+    key = (STRUCTURE_FORMAT, __version__, *program_key(request, settings))
+    return hashlib.sha256(orjson.dumps(key)).hexdigest()[:24]
+
+
+def run_options(request: GraphRequest, settings: AppSettings) -> dict[str, Any]:
+    """The engine's keyword arguments for `request` under the server's limits."""
+    return {
+        "expand_derived": request.expand_derived,
+        "mode": request.mode,
+        "order": request.order,
+        "target": request.target,
+        "pass_": request.pass_,
+        "wrt": request.wrt,
+        "limits": limits_of(settings),
+    }
+
+
+def trace_dict(
+    request: GraphRequest, settings: AppSettings, lang: str = DEFAULT_LANG
+) -> dict[str, Any]:
+    """The engine's JSON-ready trace of `request`, its words in `lang` (raises
+    `engine.ProgramError`)."""
+    options = run_options(request, settings)
+    return engine.trace(request.source, request.values, **options, lang=lang).to_dict()
+
+
+@dataclass(frozen=True)
+class GraphBody:
+    """The encoded body of `POST /api/graph`: as this request sends it (`now`), and as the
+    response cache sends it later (`later`, its `layout.cached` true): the same bytes unless
+    this request computed the layout."""
+
+    now: bytes
+    later: bytes
+
+
+def layout_structure(graph: engine.Graph) -> Structure:
+    """What the layout of `graph` depends on: its cards' kinds, edges and groups."""
+    nodes = graph.nodes
+    group_of = [0] * len(nodes)
+    for number, group in enumerate(graph.groups):
+        for member in group.nodes:
+            group_of[member] = number
+    return structure(
+        [f"n{node.id}" for node in nodes],
+        [node.kind for node in nodes],
+        [(child.id, node.id) for node in nodes for child in node.inputs],
+        group_of,
+    )
+
+
+def placement(layout: Layout, trace: engine.Trace) -> Placement:
+    """Where the reply puts every card and group of `trace`'s graph."""
+    return placement_of(layout, [group.root for group in trace.graph.groups])
+
+
+def placement_of(layout: Layout, roots: Sequence[int]) -> Placement:
+    """Where the reply puts every card and group (of these `roots`' indices): the layout's
+    boxes, each group's labelled box (None for a group of one card) and its card when
+    collapsed."""
+    frames = layout.frames or (None,) * len(roots)
+    if layout.collapsed is not None:
+        cards = layout.collapsed.boxes
+    else:  # every group is one card: collapsed, it stays where it is
+        cards = tuple(layout.boxes[root] for root in roots)
+    return Placement(layout.boxes, frames, cards)
+
+
+def layout_reply(layout: Layout, cached: bool) -> dict[str, Any]:
+    """The reply's `layout`: the drawing's engine and size, collapsed and not."""
+    collapsed = layout.collapsed or layout
+    return {
+        "engine": layout.engine,
+        "width": layout.width,
+        "height": layout.height,
+        "cached": cached,
+        "collapsed": {
+            "engine": collapsed.engine,
+            "width": collapsed.width,
+            "height": collapsed.height,
+        },
+    }
+
+
+def build_body(
+    request: GraphRequest, settings: AppSettings, layouter: Layouter, lang: str = DEFAULT_LANG
+) -> GraphBody:
+    """Trace, lay out and encode, the words in `lang`: the layout goes into the reply as it is
+    written (engine/reply.py), and the whole body is encoded once per `layout.cached`."""
+    options = run_options(request, settings)
+    with cycle_collector_paused():  # tens of thousands of new dicts, none in a cycle
+        graph = graph_to_trace(
+            request.source,
+            request.values,
+            options["expand_derived"],
+            options["limits"],
+            options["mode"],
+            lang,
+        )
+        laying_out = layout_beside(layouter, layout_structure(graph))  # while the passes run
+        trace = engine.run(
+            graph,
+            options["mode"],
+            options["order"],
+            lang,
+            options["target"],
+            options["pass_"],
+            options["wrt"],
+            record=True,  # the reply reads the record: one recorded pass, not two passes
+        )
+        reply = trace_reply(trace, steps(trace))
+        layout, cached = laying_out.result()
+        reply = place(reply, placement(layout, trace))
+        reply["structure"] = structure_id(request, settings)
+        encoded = orjson.dumps(reply)  # once, its layout added to it as each body needs
+        later = with_layout(encoded, layout_reply(layout, True))
+        now = later if cached else with_layout(encoded, layout_reply(layout, False))
+        # Freed while the collector is paused: what dies then is never scanned, where resuming
+        # with the reply alive would scan each of its objects once (150,000 at 7,500 nodes).
+        del trace, reply
+    return GraphBody(now, later)
+
+
+def with_layout(encoded: bytes, layout: dict[str, Any]) -> bytes:
+    """The bytes of `{**reply, "layout": layout}` from `encoded`, the reply's bytes (an object
+    without a `layout`): its members, then `layout` last, as orjson writes a dict in order."""
+    return b"".join((encoded[:-1], b',"layout":', orjson.dumps(layout), b"}"))
+
+
+def layout_beside(layouter: Layouter, structure: Structure) -> Future[tuple[Layout, bool]]:
+    """`layouter.layout(structure)` in a thread of its own, while the caller writes the reply:
+    dot runs in processes of its own, so the reply is written while it draws. Returns once dot
+    is drawing (or the layout is done): the layout's own Python, which starts dot, then has
+    the interpreter to itself instead of taking turns with the caller's (~10 ms sooner)."""
+    future: Future[tuple[Layout, bool]] = Future()
+    drawing = threading.Event()
+
+    def lay_out() -> None:
+        try:
+            future.set_result(layouter.layout(structure, drawing.set))
+        except BaseException as error:  # the caller raises it, never left waiting
+            future.set_exception(error)
+        finally:
+            drawing.set()
+
+    threading.Thread(target=lay_out, name="layout", daemon=True).start()
+    drawing.wait()
+    return future
+
+
+def numbers_body(request: GraphRequest, settings: AppSettings, lang: str = DEFAULT_LANG) -> bytes:
+    """The encoded body of `POST /api/values` (the route checked its structure id): the
+    numbers of `request`'s trace only, its warnings in `lang` (raises `engine.ProgramError`)."""
+    options = run_options(request, settings)
+    with cycle_collector_paused():  # as build_body: the numbers die before it resumes
+        numbers = engine.numbers(request.source, request.values, **options, lang=lang)
+        body = orjson.dumps({"structure": structure_id(request, settings), **numbers})
+        del numbers
+    return body
+
+
+def request_key(request: GraphRequest, settings: AppSettings, lang: str) -> tuple:
+    """Everything a response depends on: the request, the limits it was traced under and the
+    language of its words."""
+    # float.hex tells -0.0 from 0.0 (equal as dict keys, different to the engine: 1/a), and the
+    # order of `values` is kept because warnings about unknown names follow it.
+    values = (
+        tuple((name, float(value).hex()) for name, value in request.values.items())
+        if request.values is not None
+        else None
+    )
+    return (lang, values, *program_key(request, settings))
+
+
+# One Layouter per worker process of the offload pool, made from the settings of its first job.
+_worker_layouter: Layouter | None = None
+
+
+def build_body_in_worker(request: GraphRequest, settings: AppSettings, lang: str) -> GraphBody:
+    """`build_body` in a process of the offload pool, with that process's layout cache."""
+    global _worker_layouter
+    if _worker_layouter is None:
+        _worker_layouter = share_layouts(Layouter.from_settings(settings), settings)
+    return build_body(request, settings, _worker_layouter, lang)
+
+
+def warm_up() -> None:
+    """Run in a fresh worker process: importing this module has loaded the engine and layout."""

@@ -1,0 +1,102 @@
+"""The Python the page's sandbox runs in the learner's browser: the engine's reader of Value
+graphs (engine/value_reader.py) and every engine module it imports, chainrule.sandbox (which runs
+the learner's code there) and the catalogues, zipped from the package's own files when first
+asked for, so the worker always gets the reader this server runs (docs/sandbox.md). The server
+never imports chainrule.sandbox: it only serves its files."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import zipfile
+from functools import cache
+from pathlib import Path
+
+from fastapi import APIRouter, HTTPException, Request
+from starlette.responses import Response
+
+from chainrule.app.http.pages import IMMUTABLE, ROOT
+
+router = APIRouter(include_in_schema=False)
+
+# The reader, whose imports decide which engine modules ship; chainrule.sandbox and the
+# catalogues ship whole. The packages' own __init__ files do not: chainrule's is the notebook's
+# API (it needs the server's modules) and chainrule.engine's imports the whole engine, which
+# costs Pyodide seconds at a cold start on a busy machine; one-line ones stand in.
+READER = "engine/value_reader.py"
+SHIPPED = (("sandbox", "*.py"), ("locales", "*.json"))
+STAND_INS = {
+    "chainrule/__init__.py": '"""chainrule in the browser: the reader and the sandbox."""\n',
+    "chainrule/engine/__init__.py": '"""The engine modules the reader imports."""\n',
+}
+# Fixed entry times: the same files give the same bytes (and the same URL) on every server.
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def _entry(archive: zipfile.ZipFile, name: str, content: bytes) -> None:
+    info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    archive.writestr(info, content)
+
+
+def _imported(path: Path) -> list[Path]:
+    """The sibling modules `path` imports: `from .ops import OPS` and `from . import ieee`."""
+    found: list[Path] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ImportFrom) or node.level != 1:
+            continue
+        if node.module:
+            found.append(path.parent / f"{node.module.replace('.', '/')}.py")
+        else:
+            found.extend(path.parent / f"{alias.name}.py" for alias in node.names)
+    return found
+
+
+def reader_modules(root: Path = ROOT) -> list[Path]:
+    """The reader and every engine module it imports, directly or not (relative imports)."""
+    found: list[Path] = []
+    todo = [root / READER]
+    while todo:
+        path = todo.pop()
+        if path not in found:
+            found.append(path)
+            todo.extend(_imported(path))
+    return sorted(found)
+
+
+def shipped_files(root: Path = ROOT) -> dict[str, bytes]:
+    """{path in the zip: content} of every file the sandbox gets, from the package at `root`."""
+    files = {name: text.encode() for name, text in STAND_INS.items()}
+    for path in reader_modules(root):
+        files[f"chainrule/engine/{path.name}"] = path.read_bytes()
+    for folder, pattern in SHIPPED:
+        for path in sorted((root / folder).glob(pattern)):
+            files[f"chainrule/{folder}/{path.name}"] = path.read_bytes()
+    return files
+
+
+@cache
+def python_zip() -> tuple[bytes, str]:
+    """The zip of `shipped_files()` and its short content hash (its URL's version)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, content in sorted(shipped_files().items()):
+            _entry(archive, name, content)
+    data = buffer.getvalue()
+    return data, hashlib.blake2b(data, digest_size=6).hexdigest()
+
+
+def python_zip_url(request: Request) -> str:
+    """Where the page's worker gets the zip: a URL that names its content, kept for good."""
+    return f"{request.scope.get('root_path', '')}/sandbox/{python_zip()[1]}/chainrule.zip"
+
+
+@router.get("/sandbox/{version}/chainrule.zip")
+async def sandbox_python(version: str) -> Response:
+    """The zip (an old version's URL: 404, and the page that asked is older than the server)."""
+    data, current = python_zip()
+    if version != current:
+        raise HTTPException(404)  # said as the API's 404: no such page
+    return Response(data, media_type="application/zip", headers={"cache-control": IMMUTABLE})

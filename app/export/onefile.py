@@ -1,0 +1,137 @@
+"""One self-contained HTML file that plays a recorded trace: the embeddable player's bundle
+(static/embed/chainrule-embed.js, its CSS inside) and the trace inlined, nothing fetched, a
+Content-Security-Policy that allows exactly the inline script and style it carries (by hash), so
+it opens from `file://`, a course page, an LMS or an e-mail. Its sliders are live without the
+engine: the page computes the numbers (static/js/compute/evaluator.js, from the op table). Its words
+are one language's: the player's (the catalogue's `ui.*`, app/http/pages.py ui_catalogue) and the
+trace's, which was traced in it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from functools import cache
+from html import escape
+from typing import Any
+from urllib.parse import quote
+
+from chainrule.app.build.bundle import BUNDLE_JS, STATIC_DIR
+from chainrule.app.http.pages import ui_catalogue
+from chainrule.engine.i18n import DEFAULT_LANG, check_lang
+from chainrule.engine.ops import page_table
+
+# The bundle is one ES module ending in `export{a as default,b as mountPlayer};`: inlined, its
+# exports become the properties of one object that the boot code below calls.
+_EXPORTS = re.compile(r"export\s*\{([^}]*)\};?\s*$")
+# What would end an inline script early, or switch the HTML parser's script state.
+_UNSAFE_IN_SCRIPT = re.compile(r"</script|<!--", re.IGNORECASE)
+
+BOOT = """
+for (const host of document.querySelectorAll("[data-chainrule-data]")) {
+  const read = (id) => JSON.parse(document.getElementById(id).textContent);
+  const { title, trace } = read(host.dataset.chainruleData);
+  const [ops, ui] = [read("chainrule-ops"), read("chainrule-ui")];
+  chainrule.mountPlayer(host, { trace, ops, ui, title });
+}
+"""
+
+# The document around the players: the page's type scale and background, one player filling the
+# window (the graph, transport and narration on the first screen; the tables below it).
+PAGE_STYLE = """
+html { font-size: clamp(14px, 0.55vw + 8px, 32px); color-scheme: light dark; }
+body { margin: 0; background: #f4f5f2; }
+@media (prefers-color-scheme: dark) { body { background: #121417; } }
+.chainrule-player ~ .chainrule-player { margin-top: 1.5rem; }
+body.single .chainrule-player { --chainrule-height: calc(100vh - 2.9rem); }
+""".strip()
+
+
+@cache
+def player_module() -> str:
+    """The bundle as an inline module whose exports are the object `chainrule`, then BOOT."""
+    bundle = BUNDLE_JS.read_text(encoding="utf-8")
+    match = _EXPORTS.search(bundle)
+    if match is None:
+        raise ValueError(f"{BUNDLE_JS.name} does not end in an export clause: run make bundle")
+    pairs = []
+    for clause in match.group(1).split(","):
+        local, _, exported = clause.strip().partition(" as ")
+        pairs.append(f"{json.dumps(exported or local)}: {local}")
+    module = f"{bundle[: match.start()]}const chainrule = {{{', '.join(pairs)}}};\n{BOOT}"
+    if _UNSAFE_IN_SCRIPT.search(module):
+        raise ValueError(f"{BUNDLE_JS.name} holds text that cannot be inlined in a <script>")
+    return module
+
+
+def json_block(value: Any) -> str:
+    """`value` as the text of a JSON data block: `<` escaped, so nothing in it (a label, a
+    program) can close the block (as app/http/pages.py does for the page's table of operations)."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c")
+
+
+def csp_hash(text: str) -> str:
+    """A CSP source for an inline `<script>` or `<style>` whose content is exactly `text`."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def content_security_policy(script: str, style: str) -> str:
+    """Nothing but the inline script and style (by hash) and data: images (the icon)."""
+    return (
+        f"default-src 'none'; script-src {csp_hash(script)}; style-src {csp_hash(style)}; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+
+
+@cache
+def _icon() -> str:
+    svg = (STATIC_DIR / "favicon.svg").read_text(encoding="utf-8").strip()
+    return "data:image/svg+xml," + quote(svg)
+
+
+def build_players_html(
+    players: list[tuple[str, dict[str, Any]]], *, title: str, lang: str = DEFAULT_LANG
+) -> str:
+    """A document with one player per `(title, trace)`, titled `title`, its words in `lang`
+    (the traces' own words are the language they were traced in)."""
+    script = player_module()
+    ui = json_block(ui_catalogue(check_lang(lang)))
+    hosts = []
+    for i, (player_title, trace) in enumerate(players):
+        data_id = f"chainrule-data-{i}"
+        hosts.append(
+            f'<div class="chainrule-player" data-chainrule-data="{data_id}"></div>\n'
+            f'<script type="application/json" id="{data_id}">'
+            f"{json_block({'title': player_title, 'trace': trace})}</script>"
+        )
+    body_class = ' class="single"' if len(players) == 1 else ""
+    csp = escape(content_security_policy(script, PAGE_STYLE), quote=False)  # holds no `"`
+    return f"""<!doctype html>
+<html lang="{lang}">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="chainrule">
+<title>{escape(title)}</title>
+<link rel="icon" href="{escape(_icon())}">
+<style>{PAGE_STYLE}</style>
+</head>
+<body{body_class}>
+{chr(10).join(hosts)}
+<script type="application/json" id="chainrule-ops">{json_block(page_table())}</script>
+<script type="application/json" id="chainrule-ui">{ui}</script>
+<script type="module">{script}</script>
+</body>
+</html>
+"""
+
+
+def build_html(trace: dict[str, Any], *, title: str, lang: str = DEFAULT_LANG) -> str:
+    """One self-contained HTML document that plays `trace` (a POST /api/graph reply: nodes
+    with their boxes, `layout`) with stepping, scrubbing, explanations and tables, its words
+    in `lang` (trace it in the same language)."""
+    return build_players_html([(title, trace)], title=title, lang=lang)

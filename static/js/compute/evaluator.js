@@ -1,0 +1,601 @@
+// The page's own execution of the math: the numbers reply of POST /api/values (docs/api.md, "The
+// numbers reply"), computed here from a trace the page already has and new leaf values, so a
+// slider paints without a round trip and a file opened from file:// recomputes.
+//
+// The op table (engine/ops.py) is the one specification: compute/op-functions.js is generated from it
+// (javascript_module) and this file holds no op's math. What it holds is the engine's order of
+// work, so that the same IEEE operations run in the same order and the numbers are the
+// engine's to the bit, but where V8's Math.exp/log/tanh/pow/sin/cos round differently from the
+// C library CPython calls (`tolerances` says how far that can carry, MATCH_ULPS below):
+// - forward: each node in the forward steps' (topological) order, its op's `forward`, then its
+//   `locals` with `out`, and its warning as engine/ops.py `apply` decides it;
+// - backward: the root's grad seeded with 1, every other grad 0, then the visits of the backward
+//   steps in their order, each contribution `local × upstream` added (`=` in overwrite mode) to
+//   its input's grad in input order (engine/backward.py recorded_backward); in a variant (mode
+//   or order) the correct pass first, in reverse topological order (`correct_grad`);
+// - the gradient check, as engine/gradcheck.py: central differences per leaf.
+//
+//   const structure = compileStructure(trace);            // once per structure
+//   const reply = evaluate(structure, { a: 3, b: -1 });   // the numbers reply, same shape
+//
+// `compileStructure` reads only documented fields of /api/graph's reply: nodes (id, op, exponent,
+// kind, data of constants, inputs), leaves, root, steps (phase, node), mode, order, structure.
+
+import { OPS, opKey } from "./op-functions.js";
+import { lazily } from "./numbers.js";
+
+/**
+ * The slack, in units in the last place, added to the measured spread of a number that V8's Math
+ * functions took part in (`tolerances`): those functions (exp, log, tanh, pow, sin, cos) are not
+ * correctly rounded, in V8 or in the C library CPython calls, and the two differ by one ulp on
+ * some arguments; arithmetic (+, −, ×, ÷) is IEEE in both, so numbers made by it alone must agree
+ * to the bit. A fixed number of ulps on the result would not do: a last-place difference in
+ * tanh(x) becomes many ulps of tanh(x) − 0.76 (tests/engine/test_page_evaluator.py measures it).
+ */
+export const MATCH_ULPS = 4;
+
+const OP_KEYS = Object.keys(OPS);
+const LEAF = -1;
+const MAX_CHECK_LEAVES = 64; // engine/gradcheck.py MAX_LEAVES
+const MAX_CHECK_NODES = 5000; // engine/gradcheck.py MAX_NODES
+const EPS_RULE = "1e-6·max(1,|x|)";
+const ROUNDING = 8 * 2 ** -53; // ROUNDING_OPS · UNIT_ROUNDOFF
+
+/** A number of a reply: "NaN", "Infinity", "-Infinity" or the number. */
+export function fromJson(x) {
+  if (typeof x === "number") return x;
+  if (x === "NaN") return NaN;
+  if (x === "Infinity") return Infinity;
+  if (x === "-Infinity") return -Infinity;
+  throw new Error(`not a number of a reply: ${JSON.stringify(x)}`);
+}
+
+/** A number as a reply writes it (non-finite as its string). */
+export function toJson(x) {
+  if (Number.isFinite(x)) return x;
+  if (x !== x) return "NaN";
+  return x > 0 ? "Infinity" : "-Infinity";
+}
+
+const indexOf = (id) => Number(id.slice(1)); // "n17" → 17: ids are positions (docs/api.md)
+
+/**
+ * The trace's structure as flat typed arrays: per node its op code (LEAF for a leaf or a
+ * constant), inputs, constant exponent and first edge; the topological order; the visits of the
+ * backward steps; the leaves by name. Throws on a trace this page cannot evaluate (an unknown op).
+ */
+export function compileStructure(trace) {
+  const count = trace.nodes.length;
+  const op = new Int8Array(count);
+  const arity = new Uint8Array(count);
+  const first = new Int32Array(count);
+  const second = new Int32Array(count);
+  const exponent = new Float64Array(count);
+  const edgeStart = new Int32Array(count + 1);
+  const constant = new Float64Array(count);
+  const isConst = new Uint8Array(count);
+  let edges = 0;
+  trace.nodes.forEach((node, i) => {
+    if (indexOf(node.id) !== i) throw new Error(`node ${node.id} is not at position ${i}`);
+    edgeStart[i] = edges;
+    const inputs = node.inputs ?? [];
+    edges += inputs.length;
+    if (node.kind !== "op") {
+      op[i] = LEAF;
+      isConst[i] = node.kind === "const" ? 1 : 0;
+      constant[i] = fromJson(node.data);
+      return;
+    }
+    const key = opKey(node);
+    const code = OP_KEYS.indexOf(key);
+    if (code < 0 || OPS[key].arity !== inputs.length) throw new Error(`unknown op ${node.op} at ${node.id}`);
+    op[i] = code;
+    arity[i] = inputs.length;
+    first[i] = indexOf(inputs[0]);
+    second[i] = inputs.length > 1 ? indexOf(inputs[1]) : -1;
+    exponent[i] = key === "**k" ? fromJson(node.exponent) : 0;
+  });
+  edgeStart[count] = edges;
+  const phase = (name) => Int32Array.from(trace.steps.filter((s) => s.phase === name), (s) => indexOf(s.node));
+  const topo = phase("forward");
+  const visits = phase("backward");
+  const variant = trace.mode === "overwrite" || (trace.order !== null && trace.order !== undefined);
+  const root = indexOf(trace.root);
+  return {
+    structure: trace.structure, count, edges, op, arity, first, second, exponent, edgeStart, constant, isConst,
+    topo, visits, reverse: topo.slice().reverse(), root,
+    contributionCount: visits.reduce((sum, i) => sum + arity[i], 0),
+    cone: topo.filter((i) => !isConst[i] && i !== root), // the nodes gradFlags judges
+    overwrite: trace.mode === "overwrite", variant,
+    leaves: trace.leaves.map((leaf) => ({ name: leaf.name, index: indexOf(leaf.id), value: fromJson(leaf.value) })),
+  };
+}
+
+/** The data of node `i` from its inputs' in `data` (the op's forward). */
+function forwardOf(s, data, i) {
+  const row = OPS[OP_KEYS[s.op[i]]];
+  return row.forward(data[s.first[i]], s.arity[i] > 1 ? data[s.second[i]] : 0, s.exponent[i]);
+}
+
+/** The leaf values: `values[name]` where given, else the value the trace was made with. */
+function leafData(s, values, data) {
+  for (const leaf of s.leaves) {
+    const given = values?.[leaf.name];
+    data[leaf.index] = given === undefined || given === null ? leaf.value : fromJson(given);
+  }
+}
+
+/** The forward pass: data, every edge's local derivative and each node's warning (or null). */
+export function forwardPass(s, values) {
+  const data = s.constant.slice();
+  const local = new Float64Array(s.edges);
+  const warning = new Array(s.count).fill(null);
+  leafData(s, values, data);
+  for (let n = 0; n < s.topo.length; n += 1) {
+    const i = s.topo[n];
+    if (s.op[i] === LEAF) continue;
+    const row = OPS[OP_KEYS[s.op[i]]];
+    const a = data[s.first[i]];
+    const b = s.arity[i] > 1 ? data[s.second[i]] : 0;
+    const k = s.exponent[i];
+    const out = row.forward(a, b, k);
+    data[i] = out;
+    const locals = row.locals(a, b, k, out);
+    for (let j = 0; j < locals.length; j += 1) local[s.edgeStart[i] + j] = locals[j];
+    if (out - out !== 0) warning[i] = warningOf(row, a, b, k, out, s.arity[i]);
+  }
+  return { data, local, warning };
+}
+
+/** engine/ops.py `apply`'s warning of a non-finite result: the failing primitive's, else domain
+ *  (nan) or overflow (±inf) when the inputs were finite. */
+function warningOf(row, a, b, k, out, arity) {
+  const blamed = row.warning(a, b, k);
+  if (blamed !== null) return blamed;
+  const finite = Number.isFinite(a) && (arity < 2 || Number.isFinite(b));
+  if (!finite) return null;
+  return out !== out ? "domain" : "overflow";
+}
+
+/** The correct pass, unrecorded (engine/backward.py `backward`, as Value.backward runs it): the
+ *  grads of the root, from `local` (forwardPass's). */
+export function correctGrads(s, local) {
+  const grad = new Float64Array(s.count);
+  grad[s.root] = 1;
+  for (let n = 0; n < s.reverse.length; n += 1) {
+    const i = s.reverse[n];
+    const upstream = grad[i];
+    for (let j = 0; j < s.arity[i]; j += 1) {
+      const to = j === 0 ? s.first[i] : s.second[i];
+      grad[to] += local[s.edgeStart[i] + j] * upstream;
+    }
+  }
+  return grad;
+}
+
+/** The pass the trace shows, recorded (engine/backward.py `recorded_backward`). */
+function recordedPass(s, local) {
+  const grad = new Float64Array(s.count);
+  grad[s.root] = 1;
+  const stepGrad = new Float64Array(s.visits.length);
+  const contributions = new Float64Array(s.contributionCount);
+  const befores = new Float64Array(s.contributionCount);
+  const afters = new Float64Array(s.contributionCount);
+  let k = 0;
+  for (let visit = 0; visit < s.visits.length; visit += 1) {
+    const i = s.visits[visit];
+    const upstream = grad[i];
+    stepGrad[visit] = upstream;
+    for (let j = 0; j < s.arity[i]; j += 1) {
+      const to = j === 0 ? s.first[i] : s.second[i];
+      const contribution = local[s.edgeStart[i] + j] * upstream;
+      const before = grad[to];
+      const after = s.overwrite ? contribution : before + contribution;
+      grad[to] = after;
+      contributions[k] = contribution;
+      befores[k] = before;
+      afters[k] = after;
+      k += 1;
+    }
+  }
+  return { grad, stepGrad, contributions, befores, afters };
+}
+
+/** `xs` as JSON numbers (a loop: Array.from would step an iterator, an object per element). */
+function jsonArray(xs) {
+  const out = new Array(xs.length);
+  for (let i = 0; i < xs.length; i += 1) out[i] = toJson(xs[i]);
+  return out;
+}
+
+/** Whether two JSON-ready arrays are the same JSON (engine/reply.py `_same`: −0 is not 0). */
+function sameJson(left, right) {
+  return left.length === right.length && left.every((x, i) => Object.is(x, right[i]));
+}
+
+/** Every number of the passes as typed arrays (the numbers reply's arrays, unwritten). */
+function passes(s, values) {
+  const { data, local, warning } = forwardPass(s, values);
+  const shown = recordedPass(s, local);
+  const correct = s.variant ? correctGrads(s, local) : shown.grad;
+  return {
+    data, warning, correct,
+    arrays: {
+      data, grad: shown.grad, correct_grad: correct, local_grad: local, step_grad: shown.stepGrad,
+      contribution: shown.contributions, grad_before: shown.befores, grad_after: shown.afters,
+    },
+  };
+}
+
+/**
+ * The numbers reply of POST /api/values for `values` ({leaf name: number}) on the compiled
+ * structure `s`: data, grad, correct_grad, local_grad, step_grad, contribution, grad_before,
+ * grad_after, gradcheck, node_warnings (each warning's `type`; its sentence is the server's to
+ * write: `message` is null) and grad_flags. No `warnings`: the program's warnings depend on the
+ * structure only.
+ */
+export function evaluate(s, values) {
+  const { data, warning, correct, arrays } = passes(s, values);
+  const reply = { structure: s.structure };
+  for (const [name, array] of Object.entries(arrays)) reply[name] = jsonArray(array);
+  if (!s.variant || sameJson(reply.correct_grad, reply.grad)) reply.correct_grad = null;
+  const nodeWarnings = {};
+  warning.forEach((type, i) => {
+    if (type !== null) nodeWarnings[`n${i}`] = [{ type, message: null }];
+  });
+  // Checked and flagged when first read (compute/numbers.js `lazily`): most moves show neither (at 1,000
+  // exploding gradients, the flags alone took a tenth of a move).
+  lazily(reply, "gradcheck", () => gradcheck(s, data, correct));
+  reply.node_warnings = nodeWarnings;
+  lazily(reply, "grad_flags", () => gradFlags(s, data, arrays.local_grad, correct));
+  return reply;
+}
+
+// ---- Gradients that vanish, explode or die (engine/flags.py, its thresholds) ----
+
+const VANISHING = 1e-6;
+const EXPLODING = 1e6;
+const SATURATED = 0.999;
+// A node's flags when it has one (most flagged nodes): one array each, not one per node and move.
+const ONLY = Object.freeze(Object.fromEntries(["saturated", "exploding", "dead", "vanishing"].map((flag) => [flag, Object.freeze([flag])])));
+
+/** Whether node `i` is a tanh or sigmoid on the flat part of its curve (flags.py `saturated`). */
+function saturated(s, data, i) {
+  if (s.op[i] === LEAF) return false;
+  const where = OPS[OP_KEYS[s.op[i]]].saturation;
+  return where !== null && Math.abs(where(data[s.first[i]], 0, 0, data[i])) > SATURATED;
+}
+
+/** flags.py `_dead`: the nodes whose grad is 0 because each of their consumers is a closed gate
+ *  (its local derivative for them is 0) or dead itself; consumers come first in reverse order. */
+function deadNodes(s, local, grad) {
+  const dead = new Set();
+  const consumers = new Map();
+  for (let n = 0; n < s.topo.length; n += 1) {
+    const i = s.topo[n];
+    for (let j = 0; j < s.arity[i]; j += 1) {
+      const child = j === 0 ? s.first[i] : s.second[i];
+      if (grad[child] !== 0) continue; // most nodes: no array made for their inputs
+      if (!consumers.has(child)) consumers.set(child, []);
+      consumers.get(child).push([i, local[s.edgeStart[i] + j]]);
+    }
+  }
+  for (const i of s.reverse) {
+    const uses = consumers.get(i);
+    if (uses && uses.every(([user, derivative]) => (OPS[OP_KEYS[s.op[user]]].gate && derivative === 0) || dead.has(user))) dead.add(i);
+  }
+  return dead;
+}
+
+/**
+ * The gradient flags of the root's cone (flags.py `grad_flags`, as the reply's `grad_flags`:
+ * {node id: [flag, …]}) from the correct grads `grad`: the nodes of the forward steps are the
+ * cone, in its order.
+ */
+function gradFlags(s, data, local, grad) {
+  const shown = s.cone;
+  let largest = 1;
+  for (let n = 0; n < shown.length; n += 1) {
+    const size = Math.abs(grad[shown[n]]);
+    if (Number.isFinite(size) && size > largest) largest = size;
+  }
+  const smallest = VANISHING * largest;
+  const dead = deadNodes(s, local, grad);
+  const flags = {};
+  for (let n = 0; n < shown.length; n += 1) {
+    const i = shown[n];
+    const size = Math.abs(grad[i]);
+    const gated = s.op[i] !== LEAF && OPS[OP_KEYS[s.op[i]]].saturation !== null;
+    if (smallest <= size && size <= EXPLODING && !gated) continue;
+    const kind = size > EXPLODING ? "exploding" : dead.has(i) ? "dead" : size < smallest ? "vanishing" : null;
+    if (saturated(s, data, i)) flags[`n${i}`] = kind ? ["saturated", kind] : ONLY.saturated;
+    else if (kind) flags[`n${i}`] = ONLY[kind];
+  }
+  if (saturated(s, data, s.root)) flags[`n${s.root}`] = ["saturated"];
+  return flags;
+}
+
+// ---- How far the server's numbers may be from the page's ----
+
+// The last-place difference allowed to each result of a row that calls V8's Math (`exact: false`
+// in compute/op-functions.js) against the C library's: tests/engine/test_generated_ops.py finds at most
+// one on its edge values; two leaves room for a formula of two such calls (sigmoid's exp, then ÷).
+const MATH_ULPS = 2;
+
+/** The spacing of doubles at x (0 for a non-finite x: no spacing to speak of). */
+function ulpOf(x) {
+  return Number.isFinite(x) ? ulp(Math.abs(x)) : 0;
+}
+
+/** The values within `error` of x that bound a monotone function's reach: x alone when exact. */
+const around = (x, error) => (error > 0 ? [x - error, x + error] : [x]);
+
+/**
+ * The largest distance from `base` of `compute()` over the corners, plus the rounding the other
+ * side may do differently; Infinity when a corner's finiteness differs from `base`'s (the edge
+ * of overflow) or a non-finite base moves. 0 when nothing moved and the row is exact.
+ */
+function reach(base, values, slack) {
+  let most = 0;
+  for (const x of values) {
+    if (Number.isFinite(x) !== Number.isFinite(base)) return Infinity;
+    if (!Number.isFinite(base)) {
+      if (!Object.is(x, base) && !(x !== x && base !== base)) return Infinity;
+      continue;
+    }
+    most = Math.max(most, Math.abs(x - base));
+  }
+  return most + slack;
+}
+
+/** Error bounds of the forward pass: per node its data's, per edge its local derivative's. */
+function forwardBounds(s, data, local) {
+  const dataBound = new Float64Array(s.count);
+  const localBound = new Float64Array(s.edges);
+  for (const i of s.topo) {
+    if (s.op[i] === LEAF) continue;
+    const row = OPS[OP_KEYS[s.op[i]]];
+    const binary = s.arity[i] > 1;
+    const [a, b, k, out] = [data[s.first[i]], binary ? data[s.second[i]] : 0, s.exponent[i], data[i]];
+    const [ea, eb] = [dataBound[s.first[i]], binary ? dataBound[s.second[i]] : 0];
+    const moved = ea > 0 || eb > 0;
+    const own = row.exact ? 0 : MATH_ULPS;
+    const corners = [];
+    for (const x of around(a, ea)) for (const y of around(b, eb)) corners.push([x, y]);
+    const outs = corners.map(([x, y]) => row.forward(x, y, k));
+    const eo = reach(out, outs, (own + (moved ? 1 : 0)) * ulpOf(out));
+    dataBound[i] = eo;
+    const edge = s.edgeStart[i];
+    const localsAt = [];
+    for (const [x, y] of corners) for (const o of around(out, eo)) localsAt.push(row.locals(x, y, k, o));
+    for (let j = 0; j < s.arity[i]; j += 1) {
+      const base = local[edge + j];
+      const slack = (own + (moved || eo > 0 ? 1 : 0)) * ulpOf(base);
+      localBound[edge + j] = reach(base, localsAt.map((l) => l[j]), slack);
+    }
+  }
+  return { dataBound, localBound };
+}
+
+/** |x·y − (x ± ex)(y ± ey)| at most, and the product's own rounding when anything moved. */
+function productBound(x, ex, y, ey, product) {
+  if (ex === 0 && ey === 0) return 0;
+  if (!Number.isFinite(ex) || !Number.isFinite(ey) || !Number.isFinite(product)) return Infinity;
+  return Math.abs(x) * ey + Math.abs(y) * ex + ex * ey + ulpOf(product);
+}
+
+/** A sum's bound: its terms' and its own rounding when anything moved. */
+function sumBound(e1, e2, sum) {
+  if (e1 === 0 && e2 === 0) return 0;
+  return Number.isFinite(sum) ? e1 + e2 + ulpOf(sum) : Infinity;
+}
+
+/** Error bounds of a backward pass in `visits` order (`overwrite`: `=` instead of `+=`),
+ *  recorded per visit and contribution as the passes record their numbers. */
+function backwardBounds(s, local, localBound, visits, overwrite) {
+  const grad = new Float64Array(s.count);
+  const bound = new Float64Array(s.count);
+  grad[s.root] = 1;
+  const steps = [];
+  const contributions = [];
+  const befores = [];
+  const afters = [];
+  for (const i of visits) {
+    const [upstream, eu] = [grad[i], bound[i]];
+    steps.push(eu);
+    for (let j = 0; j < s.arity[i]; j += 1) {
+      const to = j === 0 ? s.first[i] : s.second[i];
+      const edge = s.edgeStart[i] + j;
+      const contribution = local[edge] * upstream;
+      const ec = productBound(local[edge], localBound[edge], upstream, eu, contribution);
+      const after = overwrite ? contribution : grad[to] + contribution;
+      const ea = overwrite ? ec : sumBound(bound[to], ec, after);
+      befores.push(bound[to]);
+      contributions.push(ec);
+      afters.push(ea);
+      grad[to] = after;
+      bound[to] = ea;
+    }
+  }
+  return { grad: bound, steps, contributions, befores, afters };
+}
+
+/**
+ * Per array of the numbers reply (as `passes` names them), how far each of the server's numbers
+ * may be from the page's. 0 where only IEEE arithmetic (the same operations on the same numbers,
+ * in the same order) made the number: the server must agree to the bit. Where a row that calls
+ * V8's Math took part, a bound carried forward and backward as interval arithmetic on each node's
+ * corners: MATH_ULPS for each such result, the reach of its inputs' bounds through the row's own
+ * forward and locals, one ulp of rounding per operation downstream (so a last-place difference
+ * in tanh(x) becomes many ulps of tanh(x) − 0.76 after a subtraction, and the bound says so);
+ * then doubled, plus MATCH_ULPS ulps of the number, for margin. Infinity at the edge of overflow.
+ */
+export function tolerances(s, values) {
+  const { data, local } = forwardPass(s, values);
+  const { dataBound, localBound } = forwardBounds(s, data, local);
+  const shown = backwardBounds(s, local, localBound, s.visits, s.overwrite);
+  const correct = s.variant ? backwardBounds(s, local, localBound, s.reverse, false) : shown;
+  const bounds = {
+    data: dataBound, grad: shown.grad, correct_grad: correct.grad, local_grad: localBound,
+    step_grad: shown.steps, contribution: shown.contributions, grad_before: shown.befores,
+    grad_after: shown.afters,
+  };
+  const base = passes(s, values).arrays;
+  const out = {};
+  for (const [name, bound] of Object.entries(bounds)) {
+    out[name] = Float64Array.from(bound, (e, i) => (e === 0 ? 0 : 2 * e + MATCH_ULPS * ulpOf(base[name][i])));
+  }
+  return out;
+}
+
+// ---- The numeric gradient check (engine/gradcheck.py, the same arithmetic in the same order) ----
+
+const agrees = (analytic, numeric) => Math.abs(analytic - numeric) <= 1e-5 + 1e-3 * Math.abs(numeric);
+
+/** The nodes (topological) whose data depends on `leaf`, and the largest finite magnitude among
+ *  their inputs' data. */
+function downstream(s, data, leaf) {
+  const dirty = new Uint8Array(s.count);
+  dirty[leaf] = 1;
+  const found = [];
+  let largest = 0;
+  for (const i of s.topo) {
+    if (s.op[i] === LEAF) continue;
+    const inputs = s.arity[i] > 1 ? [s.first[i], s.second[i]] : [s.first[i]];
+    if (!inputs.some((c) => dirty[c])) continue;
+    dirty[i] = 1;
+    found.push(i);
+    for (const c of inputs) {
+      const size = Math.abs(data[c]);
+      if (size > largest && size !== Infinity) largest = size;
+    }
+  }
+  return { found, largest };
+}
+
+/** Recompute `nodes` into `datas`: the root's data and the largest finite magnitude computed. */
+function recompute(s, datas, nodes) {
+  let largest = 0;
+  for (const i of nodes) {
+    const value = forwardOf(s, datas, i);
+    datas[i] = value;
+    if (value - value === 0 && Math.abs(value) > largest) largest = Math.abs(value);
+  }
+  return { root: datas[s.root], largest };
+}
+
+function status(grad, numeric, oneSided, rounding) {
+  if (!(Number.isFinite(numeric) && Number.isFinite(grad))) return "nonfinite";
+  if (agrees(grad, numeric)) return "pass";
+  if (Math.abs(grad - numeric) <= rounding) return "imprecise";
+  const [right, left] = oneSided;
+  if (Math.abs(right - left) > 2 * rounding && !agrees(right, left)) return "kink";
+  return "fail";
+}
+
+function checkLeaf(s, leaf, data, grad) {
+  const x = data[leaf.index];
+  const h = 1e-6 * Math.max(1, Math.abs(x));
+  const { found, largest: largestInput } = downstream(s, data, leaf.index);
+  const datas = Float64Array.from(data);
+  datas[leaf.index] = x + h;
+  const plus = recompute(s, datas, found);
+  datas[leaf.index] = x - h;
+  const minus = recompute(s, datas, found);
+  const numeric = (plus.root - minus.root) / (2 * h);
+  const largest = pythonMax(plus.largest, minus.largest, largestInput, Math.abs(x));
+  const rounding = (ROUNDING * largest) / h;
+  const root = data[s.root];
+  const oneSided = [(plus.root - root) / h, (root - minus.root) / h];
+  return {
+    name: leaf.name, id: `n${leaf.index}`, analytic: toJson(grad), numeric: toJson(numeric),
+    status: status(grad, numeric, oneSided, rounding),
+  };
+}
+
+/** Python's max: the first of the largest, a nan kept only where it comes first (comparisons with
+ *  nan are false), unlike Math.max's nan anywhere. */
+function pythonMax(...xs) {
+  return xs.reduce((best, x) => (x > best ? x : best));
+}
+
+/** engine/gradcheck.py `gradcheck` of the correct grads `grad`. */
+function gradcheck(s, data, grad) {
+  const total = s.leaves.length;
+  const capped = s.count > MAX_CHECK_NODES || total > MAX_CHECK_LEAVES;
+  const checked = s.count > MAX_CHECK_NODES ? [] : s.leaves.slice(0, MAX_CHECK_LEAVES);
+  return {
+    eps_rule: EPS_RULE, checked: checked.length, total, capped,
+    results: checked.map((leaf) => checkLeaf(s, leaf, data, grad[leaf.index])),
+  };
+}
+
+// ---- Agreement with the server's numbers ----
+
+/** How many units in the last place `x` and `y` are apart (0 for the same non-finite value or for
+ *  0 and −0, Infinity for different non-finite values). */
+export function ulpsApart(x, y) {
+  if (!Number.isFinite(x) || !Number.isFinite(y)) return Object.is(x, y) || (x !== x && y !== y) ? 0 : Infinity;
+  if (x === y) return 0;
+  return Math.abs(x - y) / ulp(Math.max(Math.abs(x), Math.abs(y)));
+}
+
+/** The spacing of doubles at x ≥ 0 (Python's math.ulp for a finite x). */
+function ulp(x) {
+  if (x < 2 ** -1021) return 2 ** -1074;
+  const exponent = Math.floor(Math.log2(x));
+  // log2 can round up just below a power of two: take the power that does not exceed x.
+  const power = 2 ** exponent > x ? 2 ** (exponent - 1) : 2 ** exponent;
+  return power * 2 ** -52;
+}
+
+// The arrays of a numbers reply compared number by number (correct_grad: null means "as grad").
+const COMPARED = ["data", "grad", "correct_grad", "local_grad", "step_grad", "contribution", "grad_before", "grad_after"];
+
+/** Whether `x` and `y` agree within `allowed` (the same value if not finite). */
+function within(x, y, allowed) {
+  if (allowed === Infinity) return true;
+  if (!Number.isFinite(x) || !Number.isFinite(y)) return Object.is(x, y) || (x !== x && y !== y);
+  return Math.abs(x - y) <= allowed;
+}
+
+/**
+ * Where the page's numbers reply `page` and the server's `server` (same structure) disagree,
+ * given `tolerance` (`tolerances()` of the same values): a list of {array, index, page, server},
+ * empty when every number is within its tolerance, every node warning has the same type and the
+ * gradient check the same statuses and analytic gradients (the numeric ones are difference
+ * quotients, which magnify a last-place difference by 1/eps: only their status is compared).
+ */
+export function differences(page, server, tolerance) {
+  const found = [];
+  for (const array of COMPARED) {
+    const mine = array === "correct_grad" ? page.correct_grad ?? page.grad : page[array];
+    const theirs = array === "correct_grad" ? server.correct_grad ?? server.grad : server[array];
+    if (mine.length !== theirs.length) {
+      found.push({ array, index: -1, page: mine.length, server: theirs.length });
+      continue;
+    }
+    const allowed = tolerance[array];
+    for (let i = 0; i < mine.length; i += 1) {
+      if (!within(fromJson(mine[i]), fromJson(theirs[i]), allowed[i])) found.push({ array, index: i, page: mine[i], server: theirs[i] });
+    }
+  }
+  const types = (reply) => JSON.stringify(Object.entries(reply.node_warnings ?? {}).map(([id, ws]) => [id, ws.map((w) => w.type)]).sort());
+  if (types(page) !== types(server)) found.push({ array: "node_warnings", index: -1, page: types(page), server: types(server) });
+  const flags = (reply) => JSON.stringify(Object.entries(reply.grad_flags ?? {}).sort());
+  if (flags(page) !== flags(server)) found.push({ array: "grad_flags", index: -1, page: flags(page), server: flags(server) });
+  const checks = (reply) => reply.gradcheck?.results ?? [];
+  const [mine, theirs] = [checks(page), checks(server)];
+  if (mine.length !== theirs.length) found.push({ array: "gradcheck", index: -1, page: mine.length, server: theirs.length });
+  else {
+    const grads = tolerance.correct_grad;
+    mine.forEach((result, i) => {
+      const other = theirs[i];
+      const allowed = grads[Number(result.id.slice(1))];
+      if (result.status !== other.status || !within(fromJson(result.analytic), fromJson(other.analytic), allowed)) {
+        found.push({ array: "gradcheck", index: i, page: result, server: other });
+      }
+    });
+  }
+  return found;
+}

@@ -1,0 +1,313 @@
+// New numbers for a trace the page already has: a numbers reply (POST /api/values, the arrays of
+// docs/api.md "The numbers reply") merged into the trace of the same structure gives the trace
+// /api/graph would answer for the new values. Everything that does not depend on the values
+// (layout, names, spans, the sort's steps, templates) is shared with the old trace; a node, edge
+// or leaf whose numbers did not change is the old object itself, a step whose numbers are its
+// drawing's is the drawing's step. Narration is filled from the templates by whoever shows it
+// (core/narration.js `narrationOf`).
+
+import { Attached } from "../core/attached.js";
+
+const NO_WARNINGS = [];
+const bases = new Attached("drawing"); // a merged trace → the trace the first merge of its line started from
+const replies = new Attached("reply"); // a merged trace → the numbers reply merged into it
+const stepNumbers = new Attached("step numbers"); // a merge's steps → {reply, visitOf, firstOf} (mergedSteps)
+
+/**
+ * Give `object` a property `key` computed by `compute()` when first read, then kept: a slider
+ * move's gradient check and gradient flags (compute/evaluator.js) are computed only if something shows
+ * them. Enumerable, so JSON and spreads see it (a spread computes it: `copied` does not). The
+ * value is kept by the getter, so a copy that took the getter (`copied`, `takeProperty`) computes
+ * it once with the object, not once a read.
+ */
+export function lazily(object, key, compute) {
+  let value;
+  let computed = false;
+  Object.defineProperty(object, key, {
+    configurable: true,
+    enumerable: true,
+    get() {
+      if (!computed) [value, computed] = [compute(), true];
+      return value;
+    },
+  });
+  return object;
+}
+
+/** A shallow copy of `object` that keeps its `lazily` properties lazy (a spread computes them), and
+ *  leaves behind what is attached to it (core/attached.js: a copy is another object). */
+export function copied(object) {
+  const copy = {};
+  for (const key of Object.getOwnPropertyNames(object)) Object.defineProperty(copy, key, Object.getOwnPropertyDescriptor(object, key));
+  return copy;
+}
+
+/** Set `key` of `target` to `source`'s, as lazy as it is there. */
+function takeProperty(target, source, key) {
+  Object.defineProperty(target, key, Object.getOwnPropertyDescriptor(source, key));
+}
+
+/**
+ * The trace whose structure `trace` shares (its steps, frames and events alike, numbers aside):
+ * the trace the first merge of its line started from, or `trace` itself.
+ */
+export function drawingOf(trace) {
+  return bases.get(trace) ?? trace;
+}
+
+/**
+ * Record that `trace` is drawn as `like` with other numbers: graph/groups.js's showing of a merged trace
+ * in an arrangement is that arrangement's showing of its drawing (their steps and edges alike).
+ */
+export function drawnLike(trace, like) {
+  bases.set(trace, drawingOf(like));
+}
+
+/**
+ * Whether traces `a` and `b` differ in their numbers alone: the same trace, or two merges
+ * (mergeNumbers) of one trace. Their cards, edges, steps and layout are alike: a view of both
+ * redraws the numbers that changed, not the graph.
+ */
+export function sameDrawing(a, b) {
+  if (a === b) return true;
+  return Boolean(a && b) && drawingOf(a) === drawingOf(b);
+}
+
+function sameWarnings(a, b) {
+  if (a === b) return true;
+  if (!a || !b || a.length !== b.length) return false;
+  return a.every((w, i) => w.type === b[i].type && w.message === b[i].message);
+}
+
+/**
+ * Each array the merge reads, checked against the trace's counts (a mismatch is a bug, never
+ * silently merged). A forward-mode trace has no backward steps (its reply's backward arrays are
+ * empty); its tangents go into the nodes and the tangent steps.
+ */
+function checkShape(trace, reply, contributions, visits) {
+  const expected = {
+    data: trace.nodes.length, grad: trace.nodes.length, local_grad: trace.edges.length,
+    step_grad: visits, contribution: contributions, grad_before: contributions, grad_after: contributions,
+  };
+  if (trace.pass === "forward") Object.assign(expected, { tangent: trace.nodes.length, tangent_contribution: trace.edges.length });
+  if (reply.correct_grad !== null && reply.correct_grad !== undefined) expected.correct_grad = trace.nodes.length;
+  for (const [array, count] of Object.entries(expected)) {
+    if (!Array.isArray(reply[array]) || reply[array].length !== count) {
+      throw new Error(`the numbers reply's ${array} does not fit the trace (${count} expected)`);
+    }
+  }
+}
+
+/**
+ * What a merge reads of a drawing's structure, found once per drawing (a slider move merges into
+ * the same one each time): node id → index, edge id → index, the backward pass's counts, for
+ * each contribution of a backward or tangent step its edge's index, and for each backward step
+ * its visit (`visitOf`, its step_grad's index) and its first contribution's index in the
+ * flattened arrays (`firstOf`); -1 for the other steps.
+ */
+const structures = new WeakMap();
+
+function structureOf(trace) {
+  const base = drawingOf(trace);
+  let found = structures.get(base);
+  if (found) return found;
+  const position = new Map(base.nodes.map((node, i) => [node.id, i]));
+  const edgeIndex = new Map(base.edges.map((edge, i) => [edge.id, i]));
+  let [contributions, visits] = [0, 0];
+  const visitOf = new Int32Array(base.steps.length).fill(-1);
+  const firstOf = new Int32Array(base.steps.length).fill(-1);
+  const edgesOf = base.steps.map((step, i) => {
+    if (step.phase === "backward") {
+      [visitOf[i], firstOf[i]] = [visits, contributions];
+      contributions += (step.contributions ?? []).length;
+      visits += 1;
+    }
+    return step.phase === "backward" || step.phase === "tangent" ? (step.contributions ?? []).map((c) => edgeIndex.get(c.edge)) : null;
+  });
+  found = { position, edgeIndex, contributions, visits, edgesOf, visitOf, firstOf };
+  structures.set(base, found);
+  return found;
+}
+
+/** `c` with `numbers` (an object of the same keys' new values), or `c` itself when none changed. */
+function withNumbers(c, numbers) {
+  for (const key in numbers) if (!Object.is(c[key], numbers[key])) return { ...c, ...numbers };
+  return c;
+}
+
+/** The nodes with `reply`'s data, grads and warnings (a node whose numbers did not change is kept). */
+function mergedNodes(trace, reply) {
+  const { data, grad } = reply;
+  const correctGrad = reply.correct_grad ?? grad;
+  const tangent = reply.tangent ?? null; // forward mode's ∂node/∂wrt, null in reverse mode
+  const nodeWarnings = reply.node_warnings ?? {};
+  return trace.nodes.map((node, i) => {
+    const warnings = nodeWarnings[node.id] ?? NO_WARNINGS;
+    const nodeTangent = tangent === null ? node.tangent : tangent[i];
+    if (Object.is(node.data, data[i]) && Object.is(node.grad, grad[i]) && Object.is(node.tangent, nodeTangent)
+      && Object.is(node.correct_grad, correctGrad[i]) && sameWarnings(node.warnings, warnings)) return node;
+    return {
+      ...node, data: data[i], grad: grad[i], correct_grad: correctGrad[i], tangent: nodeTangent,
+      warnings: warnings === NO_WARNINGS ? [] : warnings,
+    };
+  });
+}
+
+/** A forward-mode step with `reply`'s value, tangent and the contributions of its input edges. */
+function mergedTangentStep(step, reply, position, edges) {
+  const { data, tangent, local_grad: localGrad, tangent_contribution: added } = reply;
+  let same = true;
+  const contributions = step.contributions.map((c, j) => {
+    const edge = edges[j];
+    const merged = withNumbers(c, { tangent_in: tangent[position.get(c.from)], local: localGrad[edge], contribution: added[edge] });
+    same &&= merged === c;
+    return merged;
+  });
+  const at = position.get(step.node);
+  return same && Object.is(step.data, data[at]) && Object.is(step.tangent, tangent[at])
+    ? step : { ...step, data: data[at], tangent: tangent[at], contributions };
+}
+
+/** Step `step` (step i of the drawing) with `reply`'s numbers, or `step` itself when they are its own. */
+function mergedStep(step, i, reply, { position, edgesOf, visitOf, firstOf }) {
+  if (step.phase === "forward") {
+    const value = reply.data[position.get(step.node)];
+    return Object.is(step.data, value) ? step : { ...step, data: value };
+  }
+  if (step.phase === "tangent") return mergedTangentStep(step, reply, position, edgesOf[i]);
+  if (step.phase !== "backward") return step; // the sort and the seed: no numbers (the seed's grad is 1)
+  const { local_grad: localGrad, step_grad: stepGrad, contribution, grad_before: before, grad_after: after } = reply;
+  const upstream = stepGrad[visitOf[i]];
+  const edges = edgesOf[i];
+  let same = Object.is(step.grad, upstream);
+  // A contribution's upstream is its visit's grad, its local its edge's local_grad.
+  const contributions = step.contributions.map((c, j) => {
+    const k = firstOf[i] + j; // its index in the flattened arrays
+    const merged = withNumbers(c, { upstream, local: localGrad[edges[j]], contribution: contribution[k], grad_before: before[k], grad_after: after[k] });
+    same &&= merged === c;
+    return merged;
+  });
+  return same ? step : { ...step, grad: upstream, contributions };
+}
+
+/** The array index `key` names (a property key), or -1. */
+function indexIn(key, length) {
+  if (typeof key !== "string" || key === "" || key.charCodeAt(0) > 57) return -1; // not a digit
+  const i = Number(key);
+  return Number.isInteger(i) && i >= 0 && i < length && String(i) === key ? i : -1;
+}
+
+/**
+ * The steps of `drawing` with `reply`'s numbers, each merged when first read: an array to whoever
+ * reads it (indexing, length, map, iteration, JSON). A slider move reads few of them (the player
+ * reads the numbers from the reply: `mergedNumbersOf`), where merging all of them made a few thousand
+ * objects a move. A step whose numbers are the drawing's is the drawing's step object.
+ * Steps hold templates, not narration: `narrationOf` (core/narration.js) fills the one shown.
+ */
+function mergedSteps(drawing, reply, structure) {
+  const steps = drawing.steps;
+  const made = new Array(steps.length);
+  const { visitOf, firstOf } = structure;
+  const at = (i) => made[i] ?? (made[i] = mergedStep(steps[i], i, reply, structure));
+  const descriptor = (i) => ({ value: at(i), writable: true, enumerable: true, configurable: true });
+  stepNumbers.set(made, { reply, visitOf, firstOf }); // read through the proxy (a symbol: not an index)
+  const merged = new Proxy(made, {
+    get(target, key, receiver) {
+      const i = indexIn(key, steps.length);
+      return i < 0 ? Reflect.get(target, key, receiver) : at(i);
+    },
+    has: (target, key) => indexIn(key, steps.length) >= 0 || Reflect.has(target, key),
+    getOwnPropertyDescriptor(target, key) {
+      const i = indexIn(key, steps.length);
+      return i < 0 ? Reflect.getOwnPropertyDescriptor(target, key) : descriptor(i);
+    },
+    ownKeys: () => [...steps.keys()].map(String).concat("length"),
+    set: () => false, // a trace is never changed
+    deleteProperty: () => false,
+    defineProperty: () => false,
+  });
+  return merged;
+}
+
+/**
+ * Where the numbers of `steps` (a trace's steps) are, when they are a merge's: {reply, visitOf,
+ * firstOf}, step k's step_grad is `reply.step_grad[visitOf[k]]` and its contribution j's numbers
+ * are at `firstOf[k] + j` of the flattened arrays. Undefined for steps that are not a merge's.
+ * What the player reads a slider move's numbers from, without merging the steps.
+ */
+export function mergedNumbersOf(steps) {
+  return stepNumbers.get(steps);
+}
+
+/**
+ * The trace `trace` would be for the values of `reply` (a numbers reply of the same structure):
+ * deep-equal to /api/graph's answer for those values, except `layout.cached`. `trace` is not
+ * changed; what the values do not change is shared with it.
+ */
+export function mergeNumbers(trace, reply) {
+  const structure = structureOf(trace);
+  const { position, contributions, visits } = structure;
+  checkShape(trace, reply, contributions, visits);
+  const edges = trace.edges.map((edge, i) => (Object.is(edge.local_grad, reply.local_grad[i])
+    ? edge : { ...edge, local_grad: reply.local_grad[i] }));
+  const leaves = trace.leaves.map((leaf) => {
+    const value = reply.data[position.get(leaf.id)];
+    return Object.is(leaf.value, value) ? leaf : { ...leaf, value };
+  });
+  const drawing = drawingOf(trace);
+  const steps = mergedSteps(drawing, reply, structure);
+  const merged = Object.assign(copied(trace), { nodes: mergedNodes(trace, reply), edges, leaves, steps, warnings: reply.warnings });
+  takeProperty(merged, reply, "gradcheck");
+  if (Object.hasOwn(reply, "grad_flags")) takeProperty(merged, reply, "grad_flags"); // lazy in the page's replies
+  if (reply.structure !== undefined) merged.structure = reply.structure;
+  bases.set(merged, drawing);
+  replies.set(merged, reply);
+  return merged;
+}
+
+/**
+ * The number arrays of `trace` as POST /api/values names them: data, grad, correct_grad (null
+ * when it is grad), local_grad, step_grad, contribution, grad_before, grad_after. A merged trace's
+ * are the reply's it was merged with (the same numbers: mergeNumbers put them there).
+ */
+export function numberArrays(trace) {
+  const reply = replies.get(trace);
+  const grad = reply ? reply.grad : trace.nodes.map((node) => node.grad);
+  const correctGrad = reply ? reply.correct_grad ?? grad : trace.nodes.map((node) => node.correct_grad ?? node.grad);
+  const arrays = {
+    data: reply ? reply.data : trace.nodes.map((node) => node.data),
+    grad,
+    correct_grad: correctGrad === grad || correctGrad.every((x, i) => Object.is(x, grad[i])) ? null : correctGrad,
+  };
+  if (reply) {
+    for (const key of ["local_grad", "step_grad", "contribution", "grad_before", "grad_after"]) arrays[key] = reply[key];
+    return arrays;
+  }
+  const backward = trace.steps.filter((step) => step.phase === "backward");
+  const contributions = backward.flatMap((step) => step.contributions ?? []);
+  return Object.assign(arrays, {
+    local_grad: trace.edges.map((edge) => edge.local_grad),
+    step_grad: backward.map((step) => step.grad),
+    contribution: contributions.map((c) => c.contribution),
+    grad_before: contributions.map((c) => c.grad_before),
+    grad_after: contributions.map((c) => c.grad_after),
+  });
+}
+
+/**
+ * The numbers reply of `trace` (the inverse of mergeNumbers): its number arrays (numberArrays),
+ * gradcheck, warnings, node warnings and gradient flags, as POST /api/values answers. What the page compares its
+ * own numbers with (compute/instant.js).
+ */
+export function numbersOf(trace) {
+  const nodeWarnings = {};
+  for (const node of trace.nodes) if (node.warnings?.length) nodeWarnings[node.id] = node.warnings;
+  return {
+    structure: trace.structure,
+    ...numberArrays(trace),
+    gradcheck: trace.gradcheck,
+    warnings: trace.warnings,
+    node_warnings: nodeWarnings,
+    grad_flags: trace.grad_flags ?? {},
+  };
+}

@@ -1,0 +1,152 @@
+// The gradient table: every leaf and intermediate node with its final gradient, what that number
+// means in words, and the server's numeric check (central differences) for the leaves. New values
+// of the same graph rewrite the changed cells in place.
+
+import { passComplete } from "./explain.js";
+import { flagNotes, flagsOf, flagsPresent, flagWords } from "../gradients/flag-words.js";
+import { formulaName } from "../core/names.js";
+import { compactText, isFiniteValue } from "../core/format.js";
+import { h, setClass, setText } from "../core/dom.js";
+import { t } from "../core/i18n.js";
+import { traceIndex } from "../core/frames.js";
+
+const STATUS_TEXT = { pass: "ui.check.pass", kink: "ui.check.kink", fail: "ui.check.fail", nonfinite: "ui.check.nonfinite", imprecise: "ui.check.imprecise" };
+
+/** "if a increases by a small ε, f decreases by about 3ε". */
+export function meaningOf(name, rootName, grad) {
+  if (!isFiniteValue(grad)) return t("ui.meaning.not_finite", { name, root: rootName });
+  if (grad === 0) return t("ui.meaning.zero", { root: rootName });
+  const size = Math.abs(grad) === 1 ? "" : compactText(Math.abs(grad));
+  return t(grad > 0 ? "ui.meaning.up" : "ui.meaning.down", { name, root: rootName, size });
+}
+
+/** The rows of the table: `{id, className, cells: [[text, className]]}` per leaf and intermediate node. */
+function rowsOf(trace) {
+  const { nodeById } = traceIndex(trace);
+  const rootName = formulaName(nodeById.get(trace.root));
+  const checks = new Map(trace.gradcheck.results.map((r) => [r.id, r]));
+  const leafIds = new Set(trace.leaves.map((l) => l.id));
+  const nodes = [
+    ...trace.leaves.map((l) => nodeById.get(l.id)),
+    ...trace.nodes.filter((n) => n.kind === "op" && !leafIds.has(n.id) && n.id !== trace.root),
+  ];
+  return nodes.map((node) => {
+    const check = checks.get(node.id);
+    const name = formulaName(node);
+    const flags = flagsOf(trace, node.id);
+    return {
+      id: node.id,
+      flags: flags.join(" "),
+      className: node.kind === "leaf" ? "leaf" : "intermediate",
+      cells: [
+        [name, "mono"],
+        [compactText(node.grad), "mono grad"],
+        [meaningOf(name, rootName, node.grad), "what"],
+        [check ? compactText(check.numeric) : "\u2014", "mono"],
+        [check ? (STATUS_TEXT[check.status] ? t(STATUS_TEXT[check.status]) : check.status) : node.kind === "leaf" ? t("ui.check.not_checked") : "\u2014", check ? `status status-${check.status}` : ""],
+        [flagWords(flags), "flag"],
+      ],
+    };
+  });
+}
+
+function footText(gradcheck) {
+  const { checked, total, capped, eps_rule: eps } = gradcheck;
+  const which = capped ? t("ui.gradients.checked_some", { checked, total }) : t("ui.gradients.checked_all", { total });
+  return t("ui.gradients.foot", { eps, checked: which });
+}
+
+/** The note shown before the pass is over, with its "Go to the end" button (`toEnd`). */
+function pendingNote(toEnd) {
+  const note = h("p", { class: "table-note", text: t("ui.gradients.pending", { toggle: t("ui.toggles.final_grads") }) });
+  note.append(" ", h("button", { type: "button", text: t("ui.gradients.go_end"), onclick: toEnd }));
+  return note;
+}
+
+/** The table with its header row: {table, tbody}. */
+function gradTableElements() {
+  const headRow = h("tr", {}, ...["ui.table.node", "grad", "ui.gradients.meaning", "ui.gradients.numeric", "ui.gradients.check", "ui.gradients.flag"]
+    .map((key) => h("th", { scope: "col", text: key.startsWith("ui.") ? t(key) : key }))); // grad: the notation
+  const tbody = h("tbody");
+  return { table: h("table", { class: "trace-table grad-table" }, h("thead", {}, headRow), tbody), tbody };
+}
+
+function writeRow(tr, row) {
+  setClass(tr, row.className);
+  if (tr.dataset.flags !== row.flags) tr.dataset.flags = row.flags;
+  row.cells.forEach(([text, className], i) => {
+    setText(tr.cells[i], text);
+    setClass(tr.cells[i], className);
+  });
+}
+
+/** `rows` in `tbody`: written in place when they are the same nodes as `shownIds`, else made anew. Returns their ids. */
+function writeRows(tbody, rows, shownIds) {
+  if (rows.length === shownIds.length && rows.every((row, i) => row.id === shownIds[i])) {
+    rows.forEach((row, i) => writeRow(tbody.rows[i], row));
+    return shownIds;
+  }
+  tbody.replaceChildren(...rows.map((row) => {
+    const tr = h("tr", { "data-node-id": row.id }, ...row.cells.map(() => h("td")));
+    writeRow(tr, row);
+    return tr;
+  }));
+  return rows.map((row) => row.id);
+}
+
+/** The flag sentences under the table for `trace` (`last`: those shown, kept when the same). */
+function flagNotesOf(trace, last) {
+  const present = flagsPresent(trace);
+  if (present.join() === last.shown) return last;
+  return { shown: present.join(), list: present.length ? flagNotes(present, "grad-flag-notes") : null };
+}
+
+/**
+ * The table's elements, made once; `draw(s)` shows the state's trace. New values of the same
+ * nodes rewrite only the cell texts that changed, in place (an open table keeps its scroll
+ * position while a slider moves); other node lists rebuild the rows. `store`: its "Go to the
+ * end" moves that store's timeline.
+ */
+function createGradTable(body, store) {
+  const note = pendingNote(store.toEnd);
+  const { table, tbody } = gradTableElements();
+  const foot = h("p", { class: "table-note" });
+  let shownIds = [];
+  let notes = { shown: "", list: null }; // the sentences of the flags shown, under the table
+  const show = (...parts) => {
+    if (parts.length !== body.children.length || parts.some((part, i) => body.children[i] !== part)) body.replaceChildren(...parts);
+  };
+  return function draw(s) {
+    const { trace } = s;
+    if (!trace) show();
+    else if (!s.finalGrads && !passComplete(trace, s.step)) show(note);
+    else {
+      shownIds = writeRows(tbody, rowsOf(trace), shownIds);
+      setText(foot, footText(trace.gradcheck));
+      notes = flagNotesOf(trace, notes);
+      show(...[table, foot, notes.list].filter(Boolean));
+    }
+  };
+}
+
+/** The gradient table, as a panel of `scope`: drawn when shown, and when the pass ends. */
+export function registerGradTable(scope) {
+  scope.panels.register({
+    id: "gradients",
+    title: t("ui.tab.gradients"),
+    hideKey: "tables",
+    mount(body) {
+      const draw = createGradTable(body, scope.store);
+      let drawn = { trace: null, finalGrads: null, complete: null };
+      // A hidden tab is drawn when it is shown (big graphs: no work for an unseen table); step
+      // changes only matter when they cross "the pass is over".
+      scope.store.subscribe((s) => {
+        if (!s.trace || s.panel !== "gradients") return;
+        const complete = s.finalGrads || passComplete(s.trace, s.step);
+        if (drawn.trace === s.trace && drawn.finalGrads === s.finalGrads && drawn.complete === complete) return;
+        drawn = { trace: s.trace, finalGrads: s.finalGrads, complete };
+        draw(s);
+      });
+    },
+  });
+}

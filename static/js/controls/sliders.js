@@ -1,0 +1,265 @@
+// One slider per leaf (range + number box + editable min/max), keyed by leaf name so a recompute
+// updates rows in place. Moving a slider sets `state.values[name]` and asks for a recompute.
+// Read-only sliders (`readOnly`) show the values, disabled.
+// With many leaves the rows are compact, grouped by name prefix and filtered (controls/leaf-groups.js).
+
+import { groupLeaves, groupTitle, MANY_LEAVES, passesFilter } from "./leaf-groups.js";
+import { h } from "../core/dom.js";
+import { t } from "../core/i18n.js";
+import { leafName } from "../core/names.js";
+import { sameDrawing } from "../compute/numbers.js";
+
+/** A default range around `value` (±max(2|v|, 5)) on a round step grid. */
+export function defaultRange(value) {
+  const v = Number.isFinite(value) ? value : 0;
+  const reach = Math.max(2 * Math.abs(v), 5);
+  const step = 10 ** Math.floor(Math.log10((2 * reach) / 200));
+  const round = (x) => Number(x.toPrecision(12));
+  return {
+    min: round(Math.floor((v - reach) / step) * step),
+    max: round(Math.ceil((v + reach) / step) * step),
+    step: round(step),
+  };
+}
+
+const SLIDER_KEYS = new Set(["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"]);
+
+const numberInput = (className, label) => h("input", { type: "number", step: "any", class: className, "aria-label": label });
+
+/**
+ * Name a row's slider by the leaf's display label (`x1*w1`, `α`: what its card shows), in its
+ * caption and its inputs' names for screen readers; the row stays keyed by the leaf's name.
+ */
+function caption(row, shown) {
+  if (row.dataset.caption === shown) return;
+  row.dataset.caption = shown;
+  row.querySelector(".slider-name").textContent = shown;
+  row.querySelector(".slider-range").setAttribute("aria-label", t("ui.slider.value", { name: shown }));
+  for (const [className, key] of [["slider-value", "ui.slider.number"], ["slider-min", "ui.slider.min"], ["slider-max", "ui.slider.max"]]) {
+    row.querySelector(`.${className}`).setAttribute("aria-label", t(key, { name: shown }));
+  }
+}
+
+function createRow(name, { onValue, readOnly }, { state, update }) {
+  const row = h("div", { class: "slider", "data-testid": `slider-${name}` });
+  const label = h("span", { class: "slider-name" });
+  const range = h("input", { type: "range", class: "slider-range" });
+  const [box, min, max] = ["slider-value", "slider-min", "slider-max"].map((className) => numberInput(className, ""));
+  const bounds = document.createElement("div");
+  bounds.className = "slider-bounds";
+  bounds.append(min, max);
+  row.append(label, range, box, bounds);
+  caption(row, name);
+  for (const input of [range, box, min, max]) input.disabled = readOnly;
+
+  // A focused slider keeps its own keys (they move it), as a number box does: the document's
+  // timeline keys (core/keys.js) must not step the timeline and cancel the move.
+  range.addEventListener("keydown", (event) => {
+    if (SLIDER_KEYS.has(event.key) && !event.ctrlKey && !event.metaKey && !event.altKey) event.stopPropagation();
+  });
+  range.addEventListener("input", () => {
+    const value = range.valueAsNumber;
+    box.value = String(value);
+    onValue(name, value);
+  });
+  box.addEventListener("input", () => {
+    const value = box.valueAsNumber;
+    if (!Number.isFinite(value)) return;
+    if (value < Number(min.value)) min.value = String(value);
+    if (value > Number(max.value)) max.value = String(value);
+    setRange(row, Number(min.value), Number(max.value));
+    range.value = String(value);
+    onValue(name, value);
+  });
+  const onBounds = () => {
+    const [lo, hi] = [min.valueAsNumber, max.valueAsNumber];
+    if (!Number.isFinite(lo) || !Number.isFinite(hi) || lo >= hi) return;
+    setRange(row, lo, hi);
+    update({ ranges: { ...state.ranges, [name]: { min: lo, max: hi } } });
+  };
+  min.addEventListener("change", onBounds);
+  max.addEventListener("change", onBounds);
+  return row;
+}
+
+function setRange(row, lo, hi) {
+  const range = row.querySelector(".slider-range");
+  const step = defaultRange((lo + hi) / 2).step;
+  range.min = String(lo);
+  range.max = String(hi);
+  range.step = String(Math.min(step, (hi - lo) / 100));
+}
+
+function showValue(row, value, userRange) {
+  const [range, box, min, max] = ["range", "value", "min", "max"].map((k) => row.querySelector(`.slider-${k}`));
+  const inside = Number(range.min) <= value && value <= Number(range.max) && range.min !== "";
+  if (!inside) {
+    const { min: lo, max: hi } = userRange && userRange.min <= value && value <= userRange.max
+      ? userRange : defaultRange(value);
+    min.value = String(lo);
+    max.value = String(hi);
+    setRange(row, lo, hi);
+  }
+  // Never fight the user: a field being edited keeps what they typed.
+  const focused = row.getRootNode().activeElement; // the document's, or a shadow root's
+  if (focused !== box) writeValue(box, String(value));
+  if (focused !== range) writeValue(range, String(value));
+}
+
+const written = new WeakMap(); // input → [the text writeValue wrote, the value the input made of it]
+
+/** Set `input`'s value to `text`, unless it shows it already: Chromium lays a range out again on
+ *  every write, and a slider move rewrites every leaf's row (a range rounds to its step, so what
+ *  it holds is compared with what it made of the last write). */
+function writeValue(input, text) {
+  const last = written.get(input);
+  if (last && last[0] === text && last[1] === input.value) return;
+  input.value = text;
+  written.set(input, [text, input.value]);
+}
+
+function createGroup(prefix) {
+  const section = document.createElement("section");
+  section.className = "leaf-group";
+  section.dataset.testid = "leaf-group";
+  section.dataset.prefix = prefix;
+  const heading = document.createElement("h3");
+  heading.className = "leaf-group-title";
+  const title = document.createElement("span");
+  title.textContent = groupTitle(prefix);
+  const count = document.createElement("span");
+  count.className = "leaf-group-count";
+  heading.append(title, count);
+  section.append(heading);
+  return section;
+}
+
+/** Put `children` in `parent` in this order after its first `skip` children, moving only what is out of place. */
+function arrange(parent, children, skip = 0) {
+  children.forEach((child, i) => {
+    const at = parent.children[skip + i];
+    if (at !== child) parent.insertBefore(child, at ?? null);
+  });
+}
+
+function createFilter(onInput) {
+  const box = h("div", { class: "leaf-filter-box", hidden: true });
+  const input = h("input", {
+    type: "search", class: "leaf-filter", "data-testid": "leaf-filter", placeholder: t("ui.leaves.filter_placeholder"),
+    "aria-label": t("ui.leaves.filter_label"), autocomplete: "off", spellcheck: "false",
+  });
+  const count = h("span", { class: "leaf-filter-count", "aria-live": "polite" });
+  input.addEventListener("input", onInput);
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && input.value) {
+      input.value = "";
+      onInput();
+      event.stopPropagation();
+    }
+  });
+  box.append(input, count);
+  return { box, input, count };
+}
+
+/** The rows of `leaves` in `rows` (made, shown, dropped), each showing its leaf's value. */
+function showRows(rows, leaves, s, makeRow) {
+  const seen = new Set();
+  for (const leaf of leaves) {
+    let row = rows.get(leaf.name);
+    if (!row) rows.set(leaf.name, (row = makeRow(leaf.name)));
+    if (row.dataset.leafId !== leaf.id) row.dataset.leafId = leaf.id;
+    caption(row, leafName(leaf));
+    const value = typeof leaf.value === "number" ? leaf.value : Number(leaf.value);
+    showValue(row, value, s.ranges[leaf.name]);
+    seen.add(leaf.name);
+  }
+  for (const [name, row] of rows) {
+    if (!seen.has(name)) {
+      row.remove();
+      rows.delete(name);
+    }
+  }
+}
+
+/** The rows in `container`: in one list, or under one heading per name prefix (many leaves). */
+function placeRows(container, rows, sections, names, many) {
+  const groups = many ? groupLeaves(names) : [];
+  for (const { prefix, names: members } of groups) {
+    if (!sections.has(prefix)) sections.set(prefix, createGroup(prefix));
+    const section = sections.get(prefix);
+    section.querySelector(".leaf-group-count").textContent = String(members.length);
+    arrange(section, members.map((name) => rows.get(name)), 1);
+  }
+  if (many) arrange(container, groups.map((group) => sections.get(group.prefix)));
+  else arrange(container, names.map((name) => rows.get(name)));
+  const kept = new Set(groups.map((group) => group.prefix));
+  for (const [prefix, section] of sections) {
+    if (!kept.has(prefix)) {
+      section.remove();
+      sections.delete(prefix);
+    }
+  }
+}
+
+/**
+ * The leaves panel in `container`. From MANY_LEAVES leaves on (controls/leaf-groups.js): compact rows
+ * under one heading per name prefix, and a filter box above them. Each row carries its leaf's
+ * node id (data-leaf-id) for the slider ↔ card link (controls/leaf-link.js).
+ */
+export function mountSliders(container, { onValue, readOnly = false }, scope) {
+  const rows = new Map();
+  container.dataset.empty = t("ui.leaves.none"); // app.css shows it when there are no leaves
+  const sections = new Map(); // prefix → group section
+  const filter = createFilter(() => applyFilter());
+  container.before(filter.box);
+
+  /** Hide the rows the filter leaves out, and the groups left empty. */
+  function applyFilter() {
+    const text = filter.input.value;
+    let shown = 0;
+    for (const [name, row] of rows) {
+      const passes = passesFilter(name, text);
+      if (row.hidden === passes) row.hidden = !passes;
+      if (passes) shown += 1;
+    }
+    for (const section of sections.values()) {
+      const empty = ![...section.querySelectorAll(".slider")].some((row) => !row.hidden);
+      if (section.hidden !== empty) section.hidden = empty;
+    }
+    filter.count.textContent = text.trim() ? t("ui.leaves.filter_count", { shown, total: rows.size }) : "";
+  }
+
+  let placed = null; // the trace the rows were last placed for
+  scope.store.subscribe((s, changed) => {
+    if (!changed.has("trace") || !s.trace) return;
+    const leaves = s.trace.leaves ?? [];
+    showRows(rows, leaves, s, (name) => createRow(name, { onValue, readOnly }, scope.store));
+    // New numbers of the same drawing (a slider move): its leaves, so the rows stay where they are.
+    if (sameDrawing(placed, s.trace)) return;
+    placed = s.trace;
+    const many = leaves.length >= MANY_LEAVES;
+    placeRows(container, rows, sections, leaves.map((leaf) => leaf.name), many);
+    container.classList.toggle("compact", many);
+    filter.box.hidden = !many;
+    if (!many && filter.input.value) filter.input.value = "";
+    applyFilter();
+    container.classList.toggle("empty", leaves.length === 0);
+  });
+}
+
+/**
+ * Some leaves' rows in `container`, the leaves panel's own rows (range, number box, editable
+ * bounds: the same ranges in state.ranges), each with the test id `${testPrefix}-${name}`: the
+ * Train lab's guesses. Returns `show(leaves, state)`, which makes, updates and drops the rows.
+ */
+export function mountSliderRows(container, { onValue, testPrefix }, store) {
+  const rows = new Map();
+  return (leaves, s) => {
+    showRows(rows, leaves, s, (name) => {
+      const row = createRow(name, { onValue, readOnly: false }, store);
+      row.dataset.testid = `${testPrefix}-${name}`;
+      return row;
+    });
+    arrange(container, leaves.map((leaf) => rows.get(leaf.name)));
+  };
+}

@@ -1,0 +1,82 @@
+// Narration in the page: a step's template (its sentence with a slot per number) filled with the
+// numbers of a numbers reply, giving exactly the string the server writes (engine/narration.py:
+// `fill`, `fmt`, `factor`). A slot is `{n:ARRAY:INDEX}` (the number as `fmt` writes it) or
+// `{f:ARRAY:INDEX}` (as an operand, `factor`: a negative in parentheses); `{t:text:INDEX}` names
+// a node (its `text`, as it is: a reply names each node once, not in every step); `{{` and `}}`
+// are literal braces. Numbers arrive as in JSON replies: non-finite ones as "NaN", "Infinity",
+// "-Infinity". The numbers are written by core/format.js in its "narration" style. A trace's steps
+// carry templates only: `narrationOf` fills the one shown.
+
+import { formatNumber, parenthesized } from "./format.js";
+import { Attached } from "./attached.js";
+import { numberArrays } from "../compute/numbers.js";
+
+/** A number for narration (engine `fmt`): integers plainly, else up to 6 significant digits. */
+export const fmt = (value) => formatNumber(value, "narration");
+
+/** A number as an operand in narration (engine `factor`): negatives in parentheses, `(−3)`. */
+export const factor = (value) => parenthesized(fmt(value));
+
+const WRITERS = { n: fmt, f: factor, t: String };
+const SLOT = /\{\{|\}\}|\{([nft]):([a-z_]+):(\d+)\}|[{}]/g;
+
+/**
+ * `fill` with `numbers` bound, for filling many templates of one trace: each number is written
+ * at most once per format, however many slots read it.
+ */
+export function filler(numbers) {
+  const written = { n: new Map(), f: new Map(), t: new Map() };
+  const write = (format, array, index) => {
+    let texts = written[format].get(array);
+    if (!texts) written[format].set(array, (texts = []));
+    let text = texts[index];
+    if (text === undefined) {
+      const values = numbers[array];
+      if (!Array.isArray(values) || index >= values.length) {
+        throw new Error(`narration slot {${format}:${array}:${index}} is outside the numbers`);
+      }
+      text = texts[index] = WRITERS[format](values[index]);
+    }
+    return text;
+  };
+  return (template) => {
+    if (!template.includes("{") && !template.includes("}")) return template; // most sort steps
+    return template.replace(SLOT, (match, format, array, index) => {
+      if (match === "{{") return "{";
+      if (match === "}}") return "}";
+      if (!format) throw new Error(`malformed narration template: a single '${match}' in ${JSON.stringify(template)}`);
+      return write(format, array, Number(index));
+    });
+  };
+}
+
+/**
+ * The narration of `template` with its slots filled from `numbers` ({array: [number | "NaN" |
+ * "Infinity" | "-Infinity"]}, the numbers reply). Throws on a malformed template or a slot
+ * outside its array, as the server's fill does.
+ */
+export function fill(template, numbers) {
+  return filler(numbers)(template);
+}
+
+/**
+ * The arrays a trace's templates read, gathered from the trace (an /api/graph reply, or one
+ * merged with a numbers reply): the nodes' `text` (and, in forward mode, their `tangent`) and
+ * the numbers arrays of POST /api/values (compute/numbers.js `numberArrays`).
+ */
+export function slotArraysOf(trace) {
+  const arrays = { ...numberArrays(trace), text: trace.nodes.map((node) => node.text) };
+  if (trace.pass === "forward") arrays.tangent = trace.nodes.map((node) => node.tangent);
+  return arrays;
+}
+
+const fillers = new Attached("filler"); // trace → its filler (a trace is never changed: new numbers make a new one)
+
+/** The narration of step `index` of `trace`: its template filled from the trace's own arrays. */
+export function narrationOf(trace, index) {
+  const step = trace.steps[index];
+  if (!step) return "";
+  let fillStep = fillers.get(trace);
+  if (!fillStep) fillers.set(trace, (fillStep = filler(slotArraysOf(trace))));
+  return fillStep(step.template);
+}

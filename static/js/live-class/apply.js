@@ -1,0 +1,96 @@
+// The one place where the teacher's view becomes this page's state (a following student's page).
+// Everything goes through the scope's store: the program, values and toggles by update(), the
+// trace by the page's own recompute (main.js: /api/graph for a new program, /api/values — numbers
+// only — for new values of the same one), the step by setStep once the trace it belongs to is
+// shown. A page-side evaluator, when there is one, slots in here: `recompute` is the only way a
+// view turns into numbers.
+//
+// While following, the timeline is the teacher's: a step guard (the store's, as the predict lab
+// holds it) keeps every move of this page — its transport, keys, a lesson's arrows, the play
+// loop — on the teacher's step. While a question is open that step stops before the frame that
+// would show its answer (live-class/questions.js holdFrame), and "show final gradients" stays off.
+
+import { holdFrame } from "./questions.js";
+
+// The view's keys that are plain state (the rest: source, values, expandDerived, step).
+const SHOWN_KEYS = ["presetId", "finalGrads", "foldConstants", "gradMap", "view3d", "lessonId", "lessonStop"];
+
+const sameValues = (a, b) => {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.is(a[k], b[k]));
+};
+
+/** The view's value of a shown key (final gradients stay hidden while a question is open). */
+const wantedOf = (view, question, key) => (key === "finalGrads" && question?.open ? false : view[key]);
+
+/** The state patch that shows `view` (its trace and step come after: recompute, setStep). */
+function viewPatch(view, question) {
+  const patch = { playing: false, source: view.source, values: { ...view.values }, expandDerived: view.expandDerived };
+  for (const key of SHOWN_KEYS) patch[key] = wantedOf(view, question, key);
+  return patch;
+}
+
+/**
+ * A follower on `store` (a scope's): `follow(view, question)` shows the teacher's view
+ * (question: the open one, or null); `stop()` leaves the page as it is (the class is free, or
+ * over). `recompute(meta)` is main.js's: `{program: true, step}` for a new program, `{values:
+ * true}` for new values.
+ */
+export function createFollower(store, { recompute }) {
+  const { state, subscribe, update, setStep, addStepGuard } = store;
+  let view = null;       // the view being followed, null when not following
+  let question = null;
+  let awaiting = false;  // a recompute for `view` is in flight: its trace places the step
+
+  /** The teacher's step, or the frame before the open question's answer if that comes first. */
+  const target = () => {
+    const hold = holdFrame(state.trace, question);
+    return hold === null ? view.step : Math.min(view.step, hold);
+  };
+
+  // Following, no move leaves the teacher's step; while the view's trace is on its way, none
+  // moves at all (its step is a frame of that trace, not of the one shown).
+  addStepGuard((from, to) => {
+    if (!view) return to;
+    return awaiting ? from : target();
+  });
+
+  function place() {
+    if (view && !awaiting && state.trace) setStep(target());
+  }
+
+  function follow(next, open = null) {
+    const program = !state.trace || state.trace.source !== next.source || state.expandDerived !== next.expandDerived;
+    const values = !sameValues(state.values, next.values);
+    view = next;
+    question = open;
+    update(viewPatch(view, question));
+    if (program || values) {
+      awaiting = true;
+      recompute(program ? { program: true, step: next.step } : { values: true });
+    } else {
+      place();
+    }
+  }
+
+  subscribe((s, changed) => {
+    if (!view) return;
+    if (changed.has("trace") || changed.has("error")) awaiting = false;
+    // Keys and buttons of this page (Space, a lesson's arrows, a toggle) do not move it away.
+    const drifted = SHOWN_KEYS.filter((key) => changed.has(key) && s[key] !== wantedOf(view, question, key));
+    if (drifted.length || (changed.has("playing") && s.playing)) {
+      update({ playing: false, ...Object.fromEntries(drifted.map((key) => [key, wantedOf(view, question, key)])) });
+    }
+    // The view's trace arrived (setTrace placed it at the view's step, or carried the step over
+    // for new values): to the teacher's step, before an open question's answer.
+    if (changed.has("trace")) place();
+  });
+
+  function stop() {
+    view = null;
+    question = null;
+    awaiting = false;
+  }
+
+  return { follow, stop, following: () => view !== null };
+}

@@ -1,0 +1,246 @@
+// A student's page in a live class (`/c/<code>`): it follows the teacher (live-class/apply.js),
+// says so in a status line (`class-status`, data-state following | paused | free | connecting |
+// offline | ended | full | unknown), answers the teacher's questions and shows, on the reveal,
+// whether the answer was right and the class's board.
+//
+// The student's id is random and kept for this tab (sessionStorage): a reload is the same
+// student, with the same answer. An answer is shown as sent only once the server acknowledged
+// it; until then it is sent again on every reconnection.
+
+import { apiUrl } from "../core/api.js";
+import { h, richText } from "../core/dom.js";
+import { compactText, preciseText } from "../core/format.js";
+import { isClose, parseGuess } from "../labs/guess.js";
+import { lang, t } from "../core/i18n.js";
+import { HIDE_KEYS } from "../core/links.js";
+import { createFollower } from "./apply.js";
+import { barOf, DIAGNOSES, drawBoard } from "./board.js";
+import { openClassSocket } from "./socket.js";
+
+const NAME_KEY = "chainrule.class.nickname";
+const STATUS = {
+  connecting: "ui.class.status.connecting",
+  offline: "ui.class.status.offline",
+  following: "ui.class.status.following",
+  paused: "ui.class.status.paused",
+  free: "ui.class.status.free",
+  ended: "ui.class.status.ended",
+};
+
+function randomId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** This tab's id in class `code` (the same across reloads). */
+function studentId(code) {
+  const key = `chainrule.class.${code}.student`;
+  let id = sessionStorage.getItem(key);
+  if (!id) {
+    id = randomId();
+    sessionStorage.setItem(key, id);
+  }
+  return id;
+}
+
+// While the teacher drives, the page shows the graph and the narration alone (core/links.js HIDE_KEYS).
+const FOLLOWING_HIDES = HIDE_KEYS.filter((key) => key !== "narration");
+
+/** The class bar of a student's page (mounted before the workspace) and the pane's "eyes on the board" cover. */
+function studentBar(code) {
+  const status = h("p", { class: "class-status", "data-testid": "class-status", "data-state": "connecting", role: "status" });
+  const name = h("input", {
+    type: "text", maxlength: "24", autocomplete: "nickname", "data-testid": "class-name",
+    placeholder: t("ui.class.name_placeholder"), "aria-label": t("ui.class.name_label"),
+  });
+  const codeChip = h("span", { class: "class-code-chip", text: code });
+  const prompt = h("label", { class: "class-prompt", for: "class-answer" });
+  const answer = h("input", { id: "class-answer", type: "text", inputmode: "decimal", autocomplete: "off", spellcheck: "false", "data-testid": "class-answer" });
+  const send = h("button", { type: "submit", class: "primary", "data-testid": "class-answer-send", text: t("ui.class.answer_send") });
+  const answerStatus = h("p", { class: "class-answer-status", "data-testid": "class-answer-status", role: "status" });
+  const form = h("form", { class: "class-answer-form" }, prompt, answer, send);
+  const verdict = h("p", { class: "class-verdict", "data-testid": "class-verdict", role: "status" });
+  const board = h("section", { class: "class-board", "data-testid": "class-board", hidden: true });
+  const question = h("section", { class: "class-question", "data-testid": "class-question", hidden: true }, form, answerStatus, verdict, board);
+  const joinCode = h("input", { type: "text", autocomplete: "off", spellcheck: "false", maxlength: "16", "data-testid": "class-join-code", "aria-label": t("ui.class.join_label") });
+  const join = h("form", { class: "class-join-form", hidden: true }, joinCode, h("button", { type: "submit", text: t("ui.class.join") }));
+  join.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const typed = joinCode.value.trim();
+    if (typed) window.location.assign(apiUrl(`c/${encodeURIComponent(typed)}`));
+  });
+  const paused = h("div", { class: "class-paused", "data-testid": "class-paused", hidden: true },
+    h("p", { text: t("ui.class.paused_title") }), h("p", { class: "class-paused-hint", text: t("ui.class.paused_hint") }));
+  const bar = h("section", { class: "class-bar student", "data-testid": "class-bar", "aria-label": t("ui.class.bar_label") },
+    h("div", { class: "class-bar-row" }, status, codeChip, name), join, question);
+  return { bar, status, name, prompt, answer, form, answerStatus, verdict, board, question, paused, join };
+}
+
+/** The status line's state and words: the connection's while it is not open, else the class's mode. */
+function statusOf(connection, snapshot) {
+  if (connection !== "open") {
+    if (connection === "closed") return null; // the last words stay (ended, refused)
+    return snapshot ? ["offline", STATUS.offline] : ["connecting", STATUS.connecting];
+  }
+  if (!snapshot) return null;
+  const shown = { follow: "following", paused: "paused", free: "free" }[snapshot.mode];
+  return [shown, STATUS[shown]];
+}
+
+/** Whether `answered` (this student's answer, or null) to the revealed question `q` was right, and why not. */
+function showVerdict(ui, q, answered, board) {
+  const revealed = !q.open && q.truth !== null;
+  ui.verdict.hidden = !revealed;
+  if (!revealed) return;
+  const truth = compactText(q.truth);
+  if (!answered) {
+    ui.verdict.dataset.verdict = "none";
+    ui.verdict.textContent = t("ui.class.verdict.none", { label: q.label, truth });
+    return;
+  }
+  const right = isClose(answered.value, q.truth);
+  ui.verdict.dataset.verdict = right ? "right" : "wrong";
+  if (right) {
+    ui.verdict.textContent = t("ui.class.verdict.right", { label: q.label, truth });
+    return;
+  }
+  const match = board ? barOf(board, answered.value, isClose) : null;
+  const why = match?.diagnosis && DIAGNOSES[match.diagnosis] ? t(DIAGNOSES[match.diagnosis]) : "";
+  const guess = compactText(answered.value);
+  richText(ui.verdict, why
+    ? t("ui.class.verdict.wrong_because", { label: q.label, truth, guess, mistake: why })
+    : t("ui.class.verdict.wrong", { label: q.label, truth, guess }));
+}
+
+/** The question card for the class's state `snapshot` and this student's answer `mine`. */
+function showQuestion(ui, snapshot, mine) {
+  const q = snapshot?.question;
+  ui.question.hidden = !q;
+  if (!q) return;
+  ui.question.dataset.question = q.id;
+  ui.question.dataset.open = String(q.open);
+  ui.prompt.textContent = t("ui.class.prompt", { label: q.label });
+  ui.form.hidden = !q.open;
+  const answered = mine && mine.question === q.id ? mine : null;
+  ui.answerStatus.textContent = !answered || !q.open ? "" // revealed: the verdict says it
+    : answered.acked ? t("ui.class.answer_sent", { value: preciseText(answered.value) })
+      : t("ui.class.answer_sending", { value: preciseText(answered.value) });
+  ui.answerStatus.dataset.acked = String(Boolean(answered?.acked));
+  const board = snapshot.board?.question === q.id ? snapshot.board : null;
+  showVerdict(ui, q, answered, board);
+  drawBoard(ui.board, board, q);
+}
+
+/** The status line says `state` in `text`; the root's data-class-state (live-class.css) follows it. */
+function setStatus(ui, root, state, text) {
+  ui.status.dataset.state = state;
+  ui.status.textContent = text;
+  root.dataset.classState = state; // this page's own controls rest while the teacher drives
+  ui.join.hidden = !["unknown", "ended"].includes(state);
+}
+
+/** The status line and the paused cover for `session`'s connection and class. */
+function showStatus(ui, root, session) {
+  const status = statusOf(session.connection, session.snapshot);
+  if (!status) return;
+  setStatus(ui, root, status[0], t(status[1]));
+  if (session.connection === "open") ui.paused.hidden = status[0] !== "paused";
+}
+
+/**
+ * The class's state `next` (a snapshot, newer than the last) on this page: free, it is the
+ * student's (nothing hidden); otherwise it follows the teacher's view, the open question held.
+ */
+function applySnapshot(next, { ui, root, session, store }) {
+  if (session.snapshot && next.version <= session.snapshot.version) return;
+  session.snapshot = next;
+  if (next.mode === "free") {
+    session.follower.stop();
+    store.update({ hide: [] });
+  } else {
+    store.update({ hide: FOLLOWING_HIDES });
+    session.follower.follow(next.view, next.question?.open ? next.question : null);
+  }
+  showStatus(ui, root, session);
+  showQuestion(ui, session.snapshot, session.mine);
+}
+
+/** What the class says (docs/live-class.md, Messages) on this page; `sendAnswer()` resends an unacknowledged answer. */
+function onClassMessage(message, context) {
+  const { ui, root, session, sendAnswer } = context;
+  if (message.type === "welcome") {
+    if (message.answer) session.mine = { ...message.answer, seq: -1, acked: true };
+    sendAnswer();
+  } else if (message.type === "snapshot") {
+    applySnapshot(message, context);
+  } else if (message.type === "ack" && session.mine && message.seq === session.mine.seq) {
+    session.mine.acked = true;
+    showQuestion(ui, session.snapshot, session.mine);
+  } else if (message.type === "ended") {
+    session.follower.stop();
+    setStatus(ui, root, "ended", t(STATUS.ended));
+    ui.paused.hidden = true;
+  } else if (message.type === "error") {
+    const final = ["NoClass", "ClassFull", "RateLimited"].includes(message.error.type) && !session.snapshot;
+    if (final) setStatus(ui, root, message.error.type === "ClassFull" ? "full" : "unknown", message.error.message);
+    else ui.answerStatus.textContent = message.error.message;
+  }
+}
+
+/**
+ * Join class `code` as a student on `scope`: the class bar goes before `workspace`, the paused
+ * cover over `pane`; `recompute` is main.js's (see live-class/apply.js).
+ */
+export function mountStudent(code, { workspace, pane }, scope, { recompute }) {
+  const { root, store } = scope;
+  const ui = studentBar(code);
+  workspace.before(ui.bar);
+  pane.append(ui.paused);
+  store.update({ classRole: "student" });
+  ui.name.value = localStorage.getItem(NAME_KEY) ?? "";
+  if (!code) { // `/c` alone, or a code that cannot be one: ask for it
+    setStatus(ui, root, "unknown", t("ui.class.type_code"));
+    return;
+  }
+  const student = studentId(code);
+  // The last state of the class, this student's answer ({question, value, seq, acked}), the socket's state.
+  const session = { snapshot: null, mine: null, seq: 0, connection: "connecting", follower: createFollower(store, { recompute }) };
+  const sendAnswer = () => {
+    const { mine } = session;
+    if (mine && !mine.acked) socket.send({ type: "answer", question: mine.question, value: mine.value, seq: mine.seq });
+  };
+  const context = { ui, root, session, store, sendAnswer };
+  const socket = openClassSocket(code, {
+    hello: () => ({ type: "hello", role: "student", student, name: ui.name.value, lang: lang() }),
+    onConnection: (connection) => {
+      session.connection = connection;
+      showStatus(ui, root, session);
+    },
+    onMessage: (message) => onClassMessage(message, context),
+  });
+  listenToAnswers(ui, { socket, question: () => session.snapshot?.question, answer(value) {
+    session.seq += 1;
+    session.mine = { question: session.snapshot.question.id, value, seq: session.seq, acked: false }; // ∞ and NaN as the API names them
+    sendAnswer();
+    showQuestion(ui, session.snapshot, session.mine);
+  } });
+  showStatus(ui, root, session);
+}
+
+/** The answer form (`answer(value)` for a number typed while a question is open) and the nickname. */
+function listenToAnswers(ui, { socket, question, answer }) {
+  ui.form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const guess = parseGuess(ui.answer.value);
+    if (!question()?.open) return;
+    if (typeof guess === "number" && Number.isNaN(guess)) {
+      ui.answerStatus.textContent = t("ui.class.not_a_number");
+      return;
+    }
+    answer(guess);
+  });
+  ui.name.addEventListener("change", () => {
+    localStorage.setItem(NAME_KEY, ui.name.value);
+    socket.send({ type: "name", name: ui.name.value });
+  });
+}
