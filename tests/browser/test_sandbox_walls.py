@@ -169,7 +169,7 @@ def test_a_live_class_on_code_that_must_run_waits_for_each_students_run(browser,
     ("flood", "says"),
     [
         ("line_reports", "more than 100 messages in a second"),
-        ("strings", "a message it does not read"),
+        ("long_reports", "a message it does not read"),
     ],
 )
 def test_a_postmessage_flood_ends_the_run_with_a_message_and_the_tab_lives(walled, flood, says):

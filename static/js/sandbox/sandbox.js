@@ -110,13 +110,20 @@ function refusal(run, message) {
   if (run.messages > MESSAGES_PER_SECOND) return { type: "Flood", params: { limit: MESSAGES_PER_SECOND } };
   const data = message();
   const bad = { type: "BadMessage", params: { limit: REPLY_MAX_CHARS } };
-  if (data === null || typeof data !== "object") return bad;
+  if (data === null || typeof data !== "object" || !Object.hasOwn(SHAPES, data.type) || !only(data, SHAPES[data.type])) return bad;
   if (data.type === "line") return Number.isInteger(data.line) && data.line > 0 ? null : bad;
-  if (data.type === "started") return run.started ? bad : null; // the time limit starts once
+  if (data.type === "started") { // the time limit starts once
+    const timings = data.timings === null || (only(data.timings, ["pyodide", "python"]) && Object.values(data.timings).every(Number.isFinite));
+    return run.started || !timings ? bad : null;
+  }
   if (data.type === "result") return typeof data.result === "string" && data.result.length <= REPLY_MAX_CHARS ? null : bad;
-  if (data.type === "failed") return typeof data.message === "string" ? null : bad;
-  return bad;
+  return typeof data.message === "string" && data.message.length <= FAILED_MAX_CHARS ? null : bad; // failed
 }
+
+// The keys of each message the worker sends, and no others: only a reply may be long, so a flood
+// of long messages ends at its first (one message is read before the page can weigh it).
+const SHAPES = { line: ["type", "line"], started: ["type", "cold", "timings"], result: ["type", "result"], failed: ["type", "message"] };
+const only = (data, keys) => typeof data === "object" && data !== null && Object.keys(data).every((key) => keys.includes(key));
 
 /** The runner's reply in `text` (JSON), or a BadMessage error when it is not one (its shape:
  *  chainrule.sandbox.runner's, as far as the page reads it before it shows it). */
@@ -180,7 +187,7 @@ function createWorkerClient() {
         limit(seconds * 1000, () => ({ ok: false, error: { type: "Timeout", line: pending.line, params: { seconds } } }));
       }
       if (data.type === "result") finish(parsedReply(data.result));
-      else if (data.type === "failed") stop({ ok: false, error: { type: "SandboxFailed", message: data.message.slice(0, FAILED_MAX_CHARS) } });
+      else if (data.type === "failed") stop({ ok: false, error: { type: "SandboxFailed", message: data.message } });
       else pending.onEvent(data);
     };
     worker.onerror = (event) => {
