@@ -1,6 +1,8 @@
 """What a lecture cell imports and the sandbox does not ship: Graphviz and matplotlib draw
 nothing (chainrule draws the graph), numpy and torch say so when they are used, and what would
-need the network or the page (micropip, pyodide.http, js) is refused at the import."""
+need the network or the page (micropip, pyodide.http, js) is refused at the import: a courtesy
+that says so in words, not a wall (Python reaches `js` by other roads; the worker's own policy
+is the wall: docs/sandbox.md)."""
 
 from __future__ import annotations
 
@@ -76,7 +78,8 @@ def stub_modules() -> dict[str, types.ModuleType]:
     }
 
 
-# Importing these would reach the network or the page: refused with the module's name.
+# Importing these would reach for the network or the page: refused with the module's name (the
+# browser refuses the requests themselves, whatever road reaches them: docs/sandbox.md).
 REFUSED = ("micropip", "pyodide", "pyodide_js", "js")
 
 

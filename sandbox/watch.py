@@ -1,7 +1,7 @@
 """Watching the learner's code run: the line running (reported when it changes, looked at every
-REPORT_EVERY events, so a worker stopped at its time limit can say where it was), each
-`backward()` call (its Value, its line, every node's data and grad at that moment) and each
-`draw_dot(...)` argument.
+REPORT_EVERY events, at most once every REPORT_GAP_S seconds, so a worker stopped at its time
+limit can say where it was), each `backward()` call (its Value, its line, every node's data and
+grad at that moment) and each `draw_dot(...)` argument.
 
 Python 3.12+ (Pyodide) watches with `sys.monitoring`, cheaply: function starts everywhere, but
 switched off at once for every function that is not a `backward` or a `draw_dot` (micrograd's
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +25,9 @@ from typing import Any
 
 CODE_FILE = "<your code>"
 REPORT_EVERY = 256  # events between two looks at the running line (reported if it changed)
+# At most one report in this many seconds (a changed line waits for the next look after it): the
+# page stops a run whose worker sends it more messages a second than it expects (sandbox.js).
+REPORT_GAP_S = 0.05
 WATCHED = frozenset(("backward", "draw_dot"))
 TOOL_NAME = "chainrule sandbox"
 
@@ -82,6 +86,7 @@ class Watch:
         self.max_nodes = max_nodes
         self.line = 0  # the line running, as last looked at
         self.reported = 0
+        self.reported_at = -math.inf  # time.monotonic() of the last report
         self.jumped: tuple[CodeType, int] | None = None  # the last jump, if after the last line
         self.events = 0
         self.calls = 0
@@ -143,8 +148,11 @@ class Watch:
             code, offset = self.jumped
             self.line = _line_at(code, offset) or self.line
             self.jumped = None
-        if self.report_line is not None and self.line != self.reported:
-            self.reported = self.line
+        if self.report_line is None or self.line == self.reported:
+            return
+        now = time.monotonic()
+        if now - self.reported_at >= REPORT_GAP_S:
+            self.reported, self.reported_at = self.line, now
             self.report_line(self.line)
 
     def running_line(self) -> int:

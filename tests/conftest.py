@@ -33,10 +33,14 @@ def free_port() -> int:
 
 
 def start_server(
-    env: dict[str, str] | None = None, workers: int = 1, args: tuple[str, ...] = ()
+    env: dict[str, str] | None = None,
+    workers: int = 1,
+    args: tuple[str, ...] = (),
+    log: Any = None,
 ) -> tuple[subprocess.Popen, str]:
     """Start `uvicorn app.main:app` on a free port (with more uvicorn `args`); return the
-    process and its base URL."""
+    process and its base URL. With `log` (a file), the server logs every request it receives
+    there (uvicorn's access log, at level info)."""
     port = free_port()
     process = subprocess.Popen(
         [
@@ -51,13 +55,15 @@ def start_server(
             "--workers",
             str(workers),
             "--log-level",
-            "warning",
+            "warning" if log is None else "info",
             *args,
         ],
         cwd=ROOT,
         # Every browser test starts classes from 127.0.0.1: the per-address limit on starting
         # them is tested in tests/app/test_live_class.py, not met here.
         env={**os.environ, "CHAINRULE_CLASS_CREATIONS_PER_MINUTE": "1000", **(env or {})},
+        stdout=log,
+        stderr=log,
     )
     base_url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30

@@ -19,15 +19,18 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'; "
     "base-uri 'none'; form-action 'self'"
 )
-# The sandbox's worker (static/js/sandbox/worker.js) runs a learner's Python in Pyodide, which
-# compiles WebAssembly: its response, and only its, allows that ('wasm-unsafe-eval', never
-# 'unsafe-eval'). A dedicated worker from a same-origin URL is governed by the policy of its own
-# response, so the page keeps the policy above. No connect-src beyond 'self': the worker fetches
-# Pyodide's files from the app and nothing else (docs/sandbox.md).
+# The sandbox's worker (static/js/sandbox/worker.js) runs a learner's Python in Pyodide: its
+# response, and only its, carries this policy, which is the sandbox's wall (docs/sandbox.md). A
+# dedicated worker from a same-origin URL is governed by the policy of its own response (its
+# static imports are fetched with it, under the page's), so once it runs: no request to any URL
+# (`default-src 'none'`: fetch, XHR, WebSocket, EventSource, fonts, import(), nested workers),
+# WebAssembly compiled ('wasm-unsafe-eval', never 'unsafe-eval'), and an opaque origin
+# (`sandbox`: no IndexedDB, CacheStorage or other storage of the app's origin). The page keeps
+# the policy above and hands the worker the bytes of the files it needs.
 SANDBOX_WORKER_SUFFIX = "/js/sandbox/worker.js"
 SANDBOX_WORKER_POLICY = (
-    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; frame-ancestors 'none'; "
-    "base-uri 'none'; form-action 'none'"
+    "default-src 'none'; script-src 'wasm-unsafe-eval'; sandbox allow-scripts; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 )
 OTHER_HEADERS = [
     (b"x-content-type-options", b"nosniff"),

@@ -87,7 +87,7 @@ const channel = createGraphChannel({
  * options changed.
  */
 function recompute(meta = {}) {
-  if (meta.program && sandbox?.intercept(state.source, meta)) return; // it runs, then traces
+  if (meta.program && sandbox?.intercept(state.source, meta)) return; // it runs (or waits), then traces
   channel.send(requestBody(), meta.program ? { program: true, step: meta.step ?? 0 } : meta);
 }
 
@@ -107,7 +107,7 @@ function loadPreset(id, step = 0, link = {}) {
     presetId: preset.id, source: preset.source, values: { ...(preset.values ?? {}), ...values }, playing: false, target: null, wrt: "",
     everyLeaf: null, ...shown,
   });
-  recompute({ program: true, step });
+  recompute({ program: true, step, asked: true }); // the app's own program: it may run
 }
 
 /** Show a program that is no preset (a lesson's), from its first step, in `pass` (by leaf `wrt`). */
@@ -116,10 +116,11 @@ function loadProgram({ source, values, pass = state.pass, wrt = "" }) {
   recompute({ program: true });
 }
 
-/** An edited program: its node ids are new, so gradients are of its root again. */
+/** An edited program: its node ids are new, so gradients are of its root again. The viewer's
+ *  own: it runs without asking (code from anyone else waits for their Run: sandbox.js). */
 function newProgram() {
   update({ target: null, wrt: "", everyLeaf: null });
-  recompute({ program: true });
+  recompute({ program: true, asked: true });
 }
 
 let instant = null;

@@ -122,6 +122,15 @@ def test_only_the_worker_may_compile_webassembly(client):
     assert "'wasm-unsafe-eval'" in SANDBOX_WORKER_POLICY and "'unsafe-eval'" not in (
         SANDBOX_WORKER_POLICY.replace("'wasm-unsafe-eval'", "")
     )
+    # The walls (docs/sandbox.md): no URL of any kind for the worker's own requests, and an
+    # opaque origin. tests/browser/test_sandbox_walls.py holds Chromium to them.
+    directives = dict(
+        (part.split()[0], part.split()[1:]) for part in SANDBOX_WORKER_POLICY.split("; ")
+    )
+    assert directives["default-src"] == ["'none'"]
+    assert directives["script-src"] == ["'wasm-unsafe-eval'"]
+    assert directives["sandbox"] == ["allow-scripts"]
+    assert not any(d.endswith("-src") for d in directives if d not in ("default-src", "script-src"))
     for other in ("/", f"{static}/js/main.js", f"{static}/js/sandbox/sandbox.js", zip_url(client)):
         assert client.get(other).headers["content-security-policy"] == CONTENT_SECURITY_POLICY
     # The plain /static/ path (links from elsewhere) is the worker too.

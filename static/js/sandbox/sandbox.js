@@ -1,24 +1,35 @@
 // The sandbox: Python that the server's reader cannot read as data (a `class Value`, `def`,
 // loops, lists, `random`, `from micrograd import nn`) runs here, in the learner's own browser,
-// in Pyodide inside a Web Worker (sandbox/worker.js) with a time limit and no network. The
+// in Pyodide inside a Web Worker (sandbox/worker.js) with a time limit, walled by the browser
+// (its own policy: no request, no storage; docs/sandbox.md). The
 // worker reads the Value graph the code leaves as a straight-line program (the notebook's
 // reader); the page then traces that program through POST /api/graph like any other, so the
 // server only ever receives the program (docs/sandbox.md). The learner's code stays in the
 // editor; the store's `state.sandbox` holds the run:
-//   {code, status: "starting" | "running" | "done" | "failed", line, cold, ms, result}
+//   {code, status: "waiting" | "starting" | "running" | "done" | "failed", line, cold, ms, result}
 // where `result` is chainrule.sandbox.runner's reply (program, choice, choices, nodes, backward,
-// output, notes). The autograd check (sandbox/autograd-check.js) reads it beside the trace.
+// output, notes). The autograd check (sandbox/autograd-check.js) reads it beside the trace. Code the
+// viewer did not type (a link's, a lesson's, a live class's) waits in "waiting" for their Run.
 
 import { SCRIPT_NAMES } from "../compute/op-functions.js";
 import { h } from "../core/dom.js";
 import { compactText } from "../core/format.js";
 import { t } from "../core/i18n.js";
+import { fetchSandboxFiles } from "./files.js";
 
 // Loading Python the first time (a cold cache on a slow machine) may take long; the learner's
 // code gets RUN_LIMIT_S from its first line (`?sandbox_limit=<seconds>` changes it).
 const START_LIMIT_MS = 120_000;
 const RUN_LIMIT_S = 10;
 const WORKER_URL = new URL("./worker.js", import.meta.url);
+// What the page reads from the worker, whose code is the learner's too (it can post anything
+// through `js`): at most MESSAGES_PER_SECOND messages a second (the worker's own send at most 20
+// line reports a second: sandbox/watch.py), a reply of at most REPLY_MAX_CHARS characters, and
+// only the messages the worker sends, each checked before it is acted on. Anything else ends
+// the run and the worker, and says why; a message between runs ends the worker.
+export const MESSAGES_PER_SECOND = 100;
+export const REPLY_MAX_CHARS = 8_000_000;
+const FAILED_MAX_CHARS = 2_000;
 
 // What the server's reader cannot read and the sandbox runs, as the server's reader decides it
 // (engine/lexer.py, parser.py: a NeedsRunning error), so that code never reaches the server:
@@ -93,13 +104,55 @@ const runLimitSeconds = (() => {
 })();
 
 /**
+ * Whether a message from the worker during `run` ({messages, since, started}) may be acted on:
+ * null if so, else the error that ends the run. The count comes first and reads nothing, so a
+ * flood is stopped before its messages are copied into the page (`message()` reads one).
+ */
+function refusal(run, message) {
+  const now = performance.now();
+  if (now - run.since >= 1000) Object.assign(run, { since: now, messages: 0 });
+  run.messages += 1;
+  if (run.messages > MESSAGES_PER_SECOND) return { type: "Flood", params: { limit: MESSAGES_PER_SECOND } };
+  const data = message();
+  const bad = { type: "BadMessage", params: { limit: REPLY_MAX_CHARS } };
+  if (data === null || typeof data !== "object" || !Object.hasOwn(SHAPES, data.type) || !only(data, SHAPES[data.type])) return bad;
+  if (data.type === "line") return Number.isInteger(data.line) && data.line > 0 ? null : bad;
+  if (data.type === "started") { // the time limit starts once
+    const timings = data.timings === null || (only(data.timings, ["pyodide", "python"]) && Object.values(data.timings).every(Number.isFinite));
+    return run.started || !timings ? bad : null;
+  }
+  if (data.type === "result") return typeof data.result === "string" && data.result.length <= REPLY_MAX_CHARS ? null : bad;
+  return typeof data.message === "string" && data.message.length <= FAILED_MAX_CHARS ? null : bad; // failed
+}
+
+// The keys of each message the worker sends, and no others: only a reply may be long, so a flood
+// of long messages ends at its first (one message is read before the page can weigh it).
+const SHAPES = { line: ["type", "line"], started: ["type", "cold", "timings"], result: ["type", "result"], failed: ["type", "message"] };
+const only = (data, keys) => typeof data === "object" && data !== null && Object.keys(data).every((key) => keys.includes(key));
+
+/** The runner's reply in `text` (JSON), or a BadMessage error when it is not one (its shape:
+ *  chainrule.sandbox.runner's, as far as the page reads it before it shows it). */
+function parsedReply(text) {
+  try {
+    const reply = JSON.parse(text);
+    const failed = reply?.ok === false && typeof reply.error?.type === "string";
+    const ran = reply?.ok === true && typeof reply.program?.source === "string" && Array.isArray(reply.choices)
+      && typeof reply.choice?.kind === "string";
+    if (failed || ran) return reply;
+  } catch { /* not JSON: said below */ }
+  return { ok: false, error: { type: "BadMessage", params: { limit: REPLY_MAX_CHARS } } };
+}
+
+/**
  * The worker, made when first needed and made again after it was stopped: `request(message,
  * onEvent)` resolves with the runner's reply, or with {ok: false, error} when the code ran past
- * the limit (the worker is terminated: the line it was running is named) or Python failed.
+ * the limit (the worker is terminated: the line it was running is named), flooded the page or
+ * sent it what it does not read, or Python failed. A new worker is first given the bytes of
+ * Python's files (sandbox/files.js), which the page fetches: the worker may fetch nothing.
  */
 function createWorkerClient() {
   let worker = null;
-  let pending = null; // {resolve, onEvent, timer, line}
+  let pending = null; // {resolve, onEvent, timer, line, since, messages, started}
 
   function finish(reply) {
     const done = pending;
@@ -121,14 +174,24 @@ function createWorkerClient() {
 
   function start() {
     worker = new Worker(WORKER_URL, { type: "module" });
-    worker.onmessage = ({ data }) => {
-      if (!pending) return;
+    worker.onmessage = (event) => {
+      if (!pending) { // between runs the worker has nothing to say: code left running there
+        stop(null);
+        return;
+      }
+      const refused = refusal(pending, () => event.data);
+      if (refused) {
+        stop({ ok: false, error: refused });
+        return;
+      }
+      const { data } = event;
       if (data.type === "line") pending.line = data.line;
       if (data.type === "started") {
+        pending.started = true;
         const seconds = runLimitSeconds();
         limit(seconds * 1000, () => ({ ok: false, error: { type: "Timeout", line: pending.line, params: { seconds } } }));
       }
-      if (data.type === "result") finish(data.result);
+      if (data.type === "result") finish(parsedReply(data.result));
       else if (data.type === "failed") stop({ ok: false, error: { type: "SandboxFailed", message: data.message } });
       else pending.onEvent(data);
     };
@@ -138,16 +201,31 @@ function createWorkerClient() {
     };
   }
 
+  /** Post `message` to `sent` (a new worker first gets Python's files, transferred). */
+  async function post(sent, message, fresh) {
+    if (!fresh) {
+      sent.postMessage(message);
+      return;
+    }
+    try {
+      const files = await fetchSandboxFiles(document.body.dataset.sandboxPython);
+      if (worker === sent) sent.postMessage({ ...message, files }, Object.values(files));
+    } catch (err) {
+      if (worker === sent) stop({ ok: false, error: { type: "SandboxFailed", message: String(err?.message ?? err) } });
+    }
+  }
+
   return {
     get warm() {
       return worker !== null;
     },
     request(message, onEvent = () => {}) {
-      if (!worker) start();
+      const fresh = !worker;
+      if (fresh) start();
       return new Promise((resolve) => {
-        pending = { resolve, onEvent, timer: null, line: null };
+        pending = { resolve, onEvent, timer: null, line: null, since: performance.now(), messages: 0, started: false };
         limit(START_LIMIT_MS, () => ({ ok: false, error: { type: "SandboxFailed", message: "timeout" } }));
-        worker.postMessage({ ...message, python: document.body.dataset.sandboxPython });
+        post(worker, message, fresh);
       });
     },
   };
@@ -173,6 +251,8 @@ export function sandboxError(error, source = "") {
       ? t("ui.sandbox.error.timeout_line", { seconds: params.seconds, line: error.line })
       : t("ui.sandbox.error.timeout", { seconds: params.seconds })),
     SandboxFailed: () => t("ui.sandbox.error.failed", { message: error.message }),
+    Flood: () => t("ui.sandbox.error.flood", { limit: params.limit }),
+    BadMessage: () => t("ui.sandbox.error.bad_message", { limit: params.limit }),
   };
   const message = (says[error.type] ?? (() => error.message))();
   const line = error.line ?? null;
@@ -198,6 +278,7 @@ function choiceSentence(choice, program) {
 }
 
 function statusText(run) {
+  if (run.status === "waiting") return t("ui.sandbox.waiting");
   if (run.status === "starting") return t("ui.sandbox.starting");
   if (run.status === "running") return run.line ? t("ui.sandbox.running_line", { line: run.line }) : t("ui.sandbox.running");
   if (run.status === "failed") return t("ui.sandbox.failed");
@@ -206,8 +287,9 @@ function statusText(run) {
   return t("ui.sandbox.ran", { seconds: compactText(seconds) });
 }
 
-/** The panel under the editor: status, which Value, the picker, notes, output, the program. */
-function renderPanel(panel, run, onPick) {
+/** The panel under the editor: status, which Value, the picker, notes, output, the program; or,
+ *  for code waiting for the viewer, the sentence that says where it would run and Run. */
+function renderPanel(panel, run, { onPick, onRun }) {
   panel.hidden = !run;
   if (!run) {
     delete panel.dataset.status;
@@ -220,6 +302,11 @@ function renderPanel(panel, run, onPick) {
     panel.dataset.loadPythonMs = Math.round(run.timings.python);
   }
   const parts = [h("p", { class: "sandbox-status", "data-testid": "sandbox-status", text: statusText(run) })];
+  if (run.status === "waiting") {
+    parts.push(h("button", { type: "button", class: "sandbox-run primary", "data-testid": "sandbox-run", text: t("ui.sandbox.run"), onclick: onRun }));
+    panel.replaceChildren(...parts);
+    return;
+  }
   const result = run.status === "done" ? run.result : null;
   if (result) {
     const { choice, choices, program } = result;
@@ -296,8 +383,10 @@ function showReply({ scope, send }, { code, ms, reply }, meta) {
 /**
  * Mount the sandbox on `panel` (under the editor), on `scope`'s store. `send(meta)` traces the
  * program (main.js: the graph channel with its request body). Returns the hooks main.js calls:
- * `intercept(source, meta)` runs `source` when it needs running (true: the sandbox took it),
- * `rescue(error)` runs the current program when the server says it needs running.
+ * `intercept(source, meta)` takes `source` when it needs running (true: the sandbox took it),
+ * `rescue(error)` the current program when the server says it needs running. Code runs at once
+ * only when the viewer asked for it (`meta.asked`: they typed it or chose a preset) or clicked
+ * Run on it; any other (a link's, a lesson's, a live class's) is shown, waiting for that click.
  */
 export function mountSandbox({ panel, send }, scope) {
   const { state, subscribe, update } = scope.store;
@@ -306,6 +395,20 @@ export function mountSandbox({ panel, send }, scope) {
   const runner = { scope, send, worker: createWorkerClient(), latest: 0, busy: false, waiting: null };
 
   const pick = (name) => execute(runner, { type: "pick", name }, { program: true });
+  let asked = null; // the code the viewer typed, chose or clicked Run on: it runs without a click
+  let waiting = null; // the meta of the run that waits for Run
+  const run = () => {
+    asked = state.source;
+    execute(runner, { type: "run", code: state.source }, waiting ?? { program: true });
+  };
+  const take = (source, meta) => {
+    if (source === asked) {
+      execute(runner, { type: "run", code: source }, meta);
+      return;
+    }
+    waiting = meta;
+    update({ sandbox: { code: source, status: "waiting" } });
+  };
 
   subscribe((s, changed) => {
     // An edit makes the run stale: its graph stays until the new program's trace arrives.
@@ -315,21 +418,22 @@ export function mountSandbox({ panel, send }, scope) {
     }
     if (!changed.has("sandbox")) return;
     const before = panel.dataset.status;
-    renderPanel(panel, s.sandbox, pick);
+    renderPanel(panel, s.sandbox, { onPick: pick, onRun: run });
     // A long paste leaves the sidebar scrolled to its end: bring the result into view once.
     if (s.sandbox?.status === "done" && before !== "done") panel.scrollIntoView?.({ block: "nearest" });
   });
 
   return {
     intercept(source, meta = {}) {
+      if (meta.asked) asked = source;
       if (!needsRunning(source)) return false;
       if (sandboxProgram(state) !== null) return false; // this code's program is read: trace it
-      execute(runner, { type: "run", code: source }, { program: true, step: meta.step ?? 0 });
+      take(source, { program: true, step: meta.step ?? 0 });
       return true;
     },
     rescue(error) {
       if (!needsRunning("", error) || state.sandbox) return false;
-      execute(runner, { type: "run", code: state.source }, { program: true });
+      take(state.source, { program: true });
       return true;
     },
   };

@@ -3,22 +3,29 @@
 // learner's code here, off the page's thread, so the page can stop it at its time limit by
 // terminating this worker (sandbox/sandbox.js). Loaded only when a program needs running.
 //
-// Its response carries its own Content-Security-Policy (app/http/middleware.py), the page's plus
-// 'wasm-unsafe-eval': Pyodide compiles WebAssembly. Once Python is loaded the worker has no
-// network at all: fetch, XMLHttpRequest, WebSocket, EventSource and importScripts are taken
-// away before the learner's first line runs, and no package is ever installed (the lock file
-// lists none; micropip is not shipped).
+// Its walls are the browser's, not a list of names (docs/sandbox.md). Its response carries its
+// own Content-Security-Policy (app/http/middleware.py): `default-src 'none'` (no fetch, XHR,
+// WebSocket, EventSource, font, import or nested worker from any URL: the browser refuses each
+// before a request leaves), `'wasm-unsafe-eval'` (Pyodide compiles WebAssembly) and `sandbox`
+// (an opaque origin: no IndexedDB, no CacheStorage, no storage of the app's origin at all). Its
+// two static imports below are fetched with the script itself, under the page's policy; every
+// other file (Pyodide's wasm and standard library, micrograd's wheel, chainrule's zip) the page
+// fetches and hands over as bytes in the first message, and Pyodide reads them through
+// `servedFrom`, never the network.
 //
-// Messages in:  {type: "run", code, python} (python: the zip's URL), {type: "pick", name}
+// Messages in:  {type: "run", code, files?}, {type: "pick", name, files?} (`files`: the first
+//               message's, the bytes of every file Python loads: files.js)
 // Messages out: {type: "started", cold, timings} when the learner's code starts (after loading
-//               Python: the time limit counts from here; a cold start says where its time went), {type: "line", line} while it runs (the line
-//               running, when it changes), {type: "result", result} (chainrule.sandbox.runner's
-//               reply, parsed), {type: "failed", message} (Python could not be loaded).
+//               Python: the time limit counts from here; a cold start says where its time went),
+//               {type: "line", line} while it runs (the line running, when it changes, at most
+//               20 a second: sandbox/watch.py), {type: "result", result} (chainrule.sandbox.
+//               runner's reply as JSON text: the page checks its size before reading it),
+//               {type: "failed", message} (Python could not be loaded).
 
 import { loadPyodide } from "../../vendor/pyodide/pyodide.mjs";
-
-const PYODIDE = new URL("../../vendor/pyodide/", import.meta.url).href;
-const MICROGRAD = new URL("../../vendor/micrograd/micrograd-0.1.0-py3-none-any.whl", import.meta.url).href;
+// Emscripten's glue, which loadPyodide would otherwise import() from its URL (refused here).
+import createPyodideModule from "../../vendor/pyodide/pyodide.asm.mjs";
+import { SANDBOX_FILES } from "./files.js";
 // Pyodide's lock file lists the packages it may download; this one lists none (its `info` is the
 // vendored build's), so nothing is ever fetched from a CDN.
 const LOCK = {
@@ -27,37 +34,43 @@ const LOCK = {
 };
 const SITE = "/home/pyodide/lib";
 
+// Not a wall (the policy is), a guard against a browser bug: Chromium (156) crashes the whole
+// tab's renderer when a worker whose origin is opaque calls URL.createObjectURL, so the function
+// is gone before the learner's code runs (a blob URL would be no way out anyway: it is local,
+// and the policy lets nothing run from one). tests/sandbox_escapes.py's nested_worker tries it.
+delete URL.createObjectURL;
+
 let session = null; // the promise of chainrule.sandbox.runner's Session, once loading began
 
-async function bytes(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
-}
-
-/** Take the network away: nothing the learner's code reaches (through `js`) can use it. */
-function cutNetwork() {
-  const refused = () => {
-    throw new TypeError("the sandbox has no network");
+/**
+ * A stand-in for `fetch` while Pyodide loads: it answers the URLs of `files` (the bytes the page
+ * fetched) and refuses any other, so loading makes no request (the policy would refuse it anyway).
+ */
+function servedFrom(files) {
+  const byUrl = { [SANDBOX_FILES.wasm]: files.wasm, [SANDBOX_FILES.stdlib]: files.stdlib };
+  return async (url) => {
+    const bytes = byUrl[String(url)];
+    if (!bytes) throw new TypeError(`the sandbox was not given ${url}`);
+    return new Response(bytes, { headers: { "content-type": "application/wasm" } });
   };
-  self.fetch = () => Promise.reject(new TypeError("the sandbox has no network"));
-  self.importScripts = refused;
-  for (const name of ["XMLHttpRequest", "WebSocket", "EventSource", "WebTransport", "Worker", "SharedWorker"]) {
-    self[name] = undefined;
-  }
 }
 
-async function load(python) {
+async function load(files) {
   const began = performance.now();
-  const files = Promise.all([bytes(python), bytes(MICROGRAD)]); // beside Pyodide's own
-  const pyodide = await loadPyodide({
-    indexURL: PYODIDE, lockFileContents: JSON.stringify(LOCK), stdout: () => {}, stderr: () => {},
-  });
+  const browserFetch = self.fetch;
+  self.fetch = servedFrom(files);
+  let pyodide;
+  try {
+    pyodide = await loadPyodide({
+      indexURL: SANDBOX_FILES.pyodide, createPyodideModule, lockFileContents: JSON.stringify(LOCK),
+      stdout: () => {}, stderr: () => {},
+    });
+  } finally {
+    self.fetch = browserFetch;
+  }
   const loaded = performance.now();
-  const [zip, wheel] = await files;
-  pyodide.unpackArchive(zip, "zip", { extractDir: SITE });
-  pyodide.unpackArchive(wheel, "wheel", { extractDir: SITE });
-  cutNetwork();
+  pyodide.unpackArchive(files.python, "zip", { extractDir: SITE });
+  pyodide.unpackArchive(files.micrograd, "wheel", { extractDir: SITE });
   pyodide.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(SITE)})`);
   const runner = pyodide.pyimport("chainrule.sandbox.runner");
   const reportLine = (line) => self.postMessage({ type: "line", line });
@@ -69,7 +82,7 @@ async function load(python) {
 
 async function handle(message) {
   const cold = session === null;
-  session ??= load(message.python);
+  session ??= load(message.files);
   let loaded;
   try {
     loaded = await session;
@@ -82,7 +95,7 @@ async function handle(message) {
   const reply = message.type === "pick"
     ? loaded.runner.as_json(loaded.session.pick(message.name))
     : loaded.runner.as_json(loaded.session.run(message.code));
-  self.postMessage({ type: "result", result: JSON.parse(reply) });
+  self.postMessage({ type: "result", result: reply });
 }
 
 // One message at a time, in order: a run must not start while Python is still loading.
