@@ -1,4 +1,4 @@
-"""Issue 21 item 7: a reply stays proportional to its graph and within the byte budget of
+"""A reply stays proportional to its graph and within the byte budget of
 docs/api.md ("Reply size"), whatever the names: narration refers to nodes by index, so a long
 name is sent in its node's fields and not in every step that speaks of it. Sizes only: no timing
 here (bench/engine.py measures the time)."""

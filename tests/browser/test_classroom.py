@@ -1,4 +1,4 @@
-"""Issue 5 in a real Chromium: explanations, trace tables, toggles, sharing, export, the micrograd
+"""In a real Chromium: explanations, trace tables, toggles, sharing, export, the micrograd
 script, presentation mode, keyboard-only use, axe-core and reduced motion."""
 
 from __future__ import annotations

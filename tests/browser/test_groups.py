@@ -1,4 +1,4 @@
-"""Issue 11, parts 1 and 2: statements as groups, and semantic zoom, with a real mouse and keys.
+"""Statements as groups, and semantic zoom, with a real mouse and keys.
 
 A statement of several nodes is a labelled box (`[data-testid=group][data-collapsed=false]`) or,
 collapsed, one card (`data-collapsed=true`, lit with `data-current=true` while the step shown is

@@ -1,4 +1,4 @@
-"""Issue 15, item 1: one owner for the document's keys. Pick a preset with the mouse, press Space,
+"""One owner for the document's keys. Pick a preset with the mouse, press Space,
 it plays; only real text entry swallows the transport keys; the panel tabs take their arrows; an
 open dialog or menu takes every key."""
 

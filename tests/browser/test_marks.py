@@ -1,4 +1,4 @@
-"""Issue 23, the page's render pass: the graph's marks (static/js/graph/marks.js) each own the
+"""The page's render pass: the graph's marks (static/js/graph/marks.js) each own the
 attributes they write and are drawn by the player in one pass per frame; the store's update loop
 has a cap (static/js/core/store.js)."""
 

@@ -1,4 +1,4 @@
-"""Issue 10, the page part: narration filled in the page reads exactly as the server's
+"""Narration filled in the page reads exactly as the server's
 (static/js/core/narration.js), a numbers reply merged into a trace equals /api/graph's trace for the
 new values (static/js/compute/numbers.js), and a slider drag fetches only numbers and repaints only what
 changed."""

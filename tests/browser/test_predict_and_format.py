@@ -1,4 +1,4 @@
-"""Issue 15 item 5 in a real Chromium: one number format everywhere the page writes numbers, and
+"""In a real Chromium: one number format everywhere the page writes numbers, and
 predict mode that nothing spoils (slider moves clear the answers; final gradients, End, the
 tables and the explanations wait for the predictions)."""
 

@@ -1,4 +1,4 @@
-"""Issue 15, items 3 and 4 (page): the latest request wins, really; the step is carried across a
+"""The latest request wins, really; the step is carried across a
 new trace as (phase, position in phase); a new program starts at step 0; play survives a slider
 drag; an unknown preset in the URL opens the first preset."""
 

@@ -1,4 +1,4 @@
-"""Issue 15's engine fixes: linear work on long programs, a thread-safe collector pause,
+"""Linear work on long programs, a thread-safe collector pause,
 expand-mode teaching text, and the small messages (exact texts and positions)."""
 
 from __future__ import annotations
