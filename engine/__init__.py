@@ -24,11 +24,13 @@ from .errors import (
 )
 from .landscape import MAX_POINTS as MAX_LANDSCAPE_POINTS
 from .landscape import Landscape, landscape
+from .options import Options
 from .presets import PRESETS
 from .tracing import ForwardBackward, Trace, build_graph, forward_backward, numbers, run, trace
 from .value import Value
 
 __all__ = [
+    "Options",
     "ArgumentCount",
     "AssignedTwice",
     "BadFunction",

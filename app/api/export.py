@@ -100,20 +100,13 @@ def export_trace(request: GraphRequest, settings: AppSettings) -> dict[str, Any]
     graph = engine.build_graph(
         request.source,
         request.values,
-        expand_derived=request.expand_derived,
+        expand_derived=request.options().expand_derived,
         limits=limits_of(settings),
     )
     size = len(graph.nodes)
     if size > settings.export_max_nodes:
         raise too_large(size, settings)
-    traced = engine.run(
-        graph,
-        request.mode,
-        request.order,
-        target=request.target,
-        pass_=request.pass_,
-        wrt=request.wrt,
-    )
+    traced = engine.run(graph, **request.options().run_kwargs())
     return {**graph_reply(traced, numbers_reply(traced)), **pass_reply(traced)}  # no timeline
 
 

@@ -39,18 +39,13 @@ STRUCTURE_FORMAT = 2
 
 
 def program_key(request: GraphRequest, settings: AppSettings) -> tuple:
-    """What a trace depends on besides the leaf values: the program, its options and the
-    limits it is traced under. Not the language: the structure (nodes, edges, steps, the order
-    of the numbers arrays) is the same in every language, only the words differ."""
-    order = tuple(request.order) if request.order is not None else None
+    """What a trace depends on besides the leaf values: the program, its options (every field
+    of `engine.Options`) and the limits it is traced under. Not the language: the structure
+    (nodes, edges, steps, the order of the numbers arrays) is the same in every language, only
+    the words differ."""
     return (
         request.source,
-        request.expand_derived,
-        request.mode,
-        order,
-        request.target,
-        request.pass_,
-        request.wrt,
+        *request.options().key(),
         settings.max_source_chars,
         settings.max_nodes,
         settings.max_depth,
@@ -65,26 +60,16 @@ def structure_id(request: GraphRequest, settings: AppSettings) -> str:
     return hashlib.sha256(orjson.dumps(key)).hexdigest()[:24]
 
 
-def run_options(request: GraphRequest, settings: AppSettings) -> dict[str, Any]:
-    """The engine's keyword arguments for `request` under the server's limits."""
-    return {
-        "expand_derived": request.expand_derived,
-        "mode": request.mode,
-        "order": request.order,
-        "target": request.target,
-        "pass_": request.pass_,
-        "wrt": request.wrt,
-        "limits": limits_of(settings),
-    }
-
-
 def trace_dict(
     request: GraphRequest, settings: AppSettings, lang: str = DEFAULT_LANG
 ) -> dict[str, Any]:
     """The engine's JSON-ready trace of `request`, its words in `lang` (raises
     `engine.ProgramError`)."""
-    options = run_options(request, settings)
-    return engine.trace(request.source, request.values, **options, lang=lang).to_dict()
+    options = request.options().trace_kwargs()
+    limits = limits_of(settings)
+    return engine.trace(
+        request.source, request.values, **options, limits=limits, lang=lang
+    ).to_dict()
 
 
 @dataclass(frozen=True)
@@ -155,28 +140,18 @@ def build_body(
     """Trace, lay out and encode, the words in `lang`: the layout goes into the reply as it is
     written (engine/reply.py), and the whole body is encoded once per `layout.cached`. `limits`
     replace the server's (a graph read from a Value in the learner's kernel: notebook/traces.py)."""
-    options = run_options(request, settings)
-    if limits is not None:
-        options["limits"] = limits
+    options = request.options()
+    limits = limits_of(settings) if limits is None else limits
     with cycle_collector_paused():  # tens of thousands of new dicts, none in a cycle
         graph = graph_to_trace(
-            request.source,
-            request.values,
-            options["expand_derived"],
-            options["limits"],
-            options["mode"],
-            lang,
+            request.source, request.values, options.expand_derived, limits, options.mode, lang
         )
         laying_out = layout_beside(layouter, layout_structure(graph))  # while the passes run
         trace = engine.run(
             graph,
-            options["mode"],
-            options["order"],
-            lang,
-            options["target"],
-            options["pass_"],
-            options["wrt"],
+            lang=lang,
             record=True,  # the reply reads the record: one recorded pass, not two passes
+            **options.run_kwargs(),
         )
         check_cancelled()
         reply = trace_reply(trace, steps(trace))
@@ -225,9 +200,12 @@ def layout_beside(layouter: Layouter, structure: Structure) -> Future[tuple[Layo
 def numbers_body(request: GraphRequest, settings: AppSettings, lang: str = DEFAULT_LANG) -> bytes:
     """The encoded body of `POST /api/values` (the route checked its structure id): the
     numbers of `request`'s trace only, its warnings in `lang` (raises `engine.ProgramError`)."""
-    options = run_options(request, settings)
+    options = request.options().trace_kwargs()
+    limits = limits_of(settings)
     with cycle_collector_paused():  # as build_body: the numbers die before it resumes
-        numbers = engine.numbers(request.source, request.values, **options, lang=lang)
+        numbers = engine.numbers(
+            request.source, request.values, **options, limits=limits, lang=lang
+        )
         body = orjson.dumps({"structure": structure_id(request, settings), **numbers})
         del numbers
     return body

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from chainrule import engine
-from chainrule.app.api.graph_body import run_options
+from chainrule.app.api.graph_body import limits_of
 from chainrule.app.api.language import RequestLanguage
 from chainrule.app.api.paths_schemas import PathsRequest, PathsResponse
 from chainrule.app.api.schemas import error_responses
@@ -19,8 +19,9 @@ router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)
 
 
 def paths_body(request: PathsRequest, settings: AppSettings, lang: str) -> bytes:
-    options = run_options(request, settings)
-    trace = engine.trace(request.source, request.values, **options, lang=lang)
+    options = request.options().trace_kwargs()
+    limits = limits_of(settings)
+    trace = engine.trace(request.source, request.values, **options, limits=limits, lang=lang)
     found = chain_paths(trace, resolve_leaf(trace, request.leaf), request.limit)
     return dumps(paths_reply(trace, found))
 

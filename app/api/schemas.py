@@ -15,6 +15,7 @@ from pydantic import (
 )
 
 from chainrule.engine.ops import OPS
+from chainrule.engine.options import Options
 
 # The engine writes non-finite numbers as these strings so that the JSON is always valid.
 NonFinite = Literal["Infinity", "-Infinity", "NaN"]
@@ -67,22 +68,23 @@ class GraphRequest(BaseModel):
     )
     # Strict too: `0`, `"true"` or `"yes"` is a malformed request (422), as the schema says.
     expand_derived: StrictBool = Field(
-        default=False, description="Build `-`, `/` and unary minus from primitives."
+        default=Options.expand_derived,
+        description="Build `-`, `/` and unary minus from primitives.",
     )
     mode: Literal["correct", "overwrite"] = Field(
-        default="correct", description="`overwrite` shows the `=`-instead-of-`+=` bug."
+        default=Options.mode, description="`overwrite` shows the `=`-instead-of-`+=` bug."
     )
     order: list[str] | None = Field(
-        default=None, description="Backward visit order chosen by the student (node ids)."
+        default=Options.order, description="Backward visit order chosen by the student (node ids)."
     )
     target: str | None = Field(
-        default=None,
+        default=Options.target,
         max_length=200,
         description="The node whose gradients to compute (a node id such as `n4`, or a name "
         "such as `c`): grads are ∂target/∂x; the root when absent. Not with `mode` or `order`.",
     )
     pass_: Literal["reverse", "forward"] = Field(
-        default="reverse",
+        default=Options.pass_,
         alias="pass",
         description="`forward`: the timeline is forward mode's, each node's tangent ∂node/∂wrt "
         "carried from the leaves to the root with its value (needs `wrt`; not with `mode`, "
@@ -92,13 +94,18 @@ class GraphRequest(BaseModel):
     # leaf, and the server answers it a 400 `BadWrt` that says so (as it does `wrt` in reverse
     # mode, which a schema of independent fields cannot say).
     wrt: str | None = Field(
-        default=None,
+        default=Options.wrt,
         max_length=200,
         description="Forward mode's leaf: its name in the program (`a`) or its id (`n0`); "
         "null (or absent) in reverse mode.",
         json_schema_extra={"minLength": 1},
     )
     lang: Lang | None = LANG_FIELD
+
+    def options(self) -> Options:
+        """What this request asks besides its program and values (engine.Options: the cache
+        keys, the structure id and the engine's call are made of all of it)."""
+        return Options.of(self)
 
     @field_validator("values")
     @classmethod
