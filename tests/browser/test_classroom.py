@@ -11,11 +11,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from layout_check import axe_violations
 
 pytestmark = pytest.mark.browser
 
 READY = "svg[data-testid=graph][data-ready=true]"
-AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
 PYTHON = Path(sys.executable)
 
 EDGE_BY_NAME_JS = """name => [...document.querySelectorAll('[data-testid=edge]')]
@@ -383,19 +383,8 @@ def test_micrograd_script_reproduces_the_page_gradients(page, live_server, tmp_p
 
 
 def run_axe(page) -> list[dict]:
-    page.evaluate(AXE.read_text())
-    # One known false positive is dropped: axe joins an SVG card's <text> elements without
-    # spaces ("adata2.000grad--"), so no readable aria-label ("node a: data 2.000, grad --") can
-    # contain that; the rule still runs on every other element.
-    violations = page.evaluate(
-        """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
-             .map(v => ({...v, nodes: v.nodes.filter(n => !(v.id === 'label-content-name-mismatch'
-                 && document.querySelector(n.target.join(' '))?.matches('[data-testid=node]')))}))
-             .filter(v => v.nodes.length > 0)
-             .map(v => ({id: v.id, impact: v.impact, help: v.help,
-                         nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))"""
-    )
-    return [v for v in violations if v["impact"] in ("serious", "critical")]
+    """axe-core's serious and critical violations (every rule, the cards' label-in-name too)."""
+    return axe_violations(page)
 
 
 @pytest.mark.parametrize("phase", ["forward", "backward"])

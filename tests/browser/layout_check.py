@@ -1,0 +1,147 @@
+"""What a screen shows wrong, read in the page (issue 41): visible controls whose boxes overlap,
+controls the page cannot scroll to, text cut off, and axe-core's violations.
+
+`layout_problems(page)` returns a list of sentences (empty: the screen holds); `axe_violations(page)`
+the serious and critical violations axe-core finds. Both look into open shadow roots (the one-file
+HTML's player lives in one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
+
+# A control: what a keyboard or a pointer acts on. The graph's own cards and edges are drawn in a
+# pannable SVG (Fit and the pan reach them, not the page's scroll) and are checked as text instead
+# (their size, in test_layout_sizes.py); the 3D canvas is the pane itself.
+LAYOUT_PROBLEMS = r"""() => {
+  const CONTROL = 'a[href], button, input:not([type=hidden]), select, textarea, summary, ' +
+    '[role=button], [role=tab], [role=menuitem], [role=checkbox], [role=switch], [role=slider], [contenteditable=true]';
+  const TEXT = '#narration, [data-testid=narration], .topbar .brand, .section-title';
+  const all = (root, selector, out = []) => {
+    out.push(...root.querySelectorAll(selector));
+    for (const el of root.querySelectorAll('*')) if (el.shadowRoot) all(el.shadowRoot, selector, out);
+    return out;
+  };
+  const parentOf = (el) => el.parentElement ?? el.getRootNode().host ?? null;
+  const inGraph = (el) => Boolean(el.closest('svg[data-testid=graph], canvas, .graph-3d'));
+  const shown = (el) => {
+    if (!el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return false;
+    const r = el.getBoundingClientRect();
+    return r.width >= 1 && r.height >= 1;
+  };
+  const name = (el) => {
+    const id = el.id ? '#' + el.id : '';
+    const test = el.dataset?.testid ? `[data-testid=${el.dataset.testid}]` : '';
+    const text = (el.getAttribute('aria-label') || el.textContent || el.value || '').trim().replace(/\s+/g, ' ').slice(0, 30);
+    return `${el.tagName.toLowerCase()}${id}${test} "${text}"`;
+  };
+  // The part of `el`'s box that its clipping ancestors let show, and the scroll containers that
+  // could bring the rest into view.
+  const clipOf = (el) => {
+    const r = el.getBoundingClientRect();
+    let box = { left: r.left, top: r.top, right: r.right, bottom: r.bottom };
+    const seen = { ...box }; // the part no ancestor clips
+    let clippedBy = null;
+    const fixed = getComputedStyle(el).position === 'fixed';
+    for (let a = parentOf(el); a && a !== document.documentElement && a !== document.body; a = parentOf(a)) {
+      const style = getComputedStyle(a);
+      const ox = style.overflowX, oy = style.overflowY;
+      if (ox === 'visible' && oy === 'visible') continue;
+      const ar = a.getBoundingClientRect();
+      seen.left = Math.max(seen.left, ar.left); seen.right = Math.min(seen.right, ar.right);
+      seen.top = Math.max(seen.top, ar.top); seen.bottom = Math.min(seen.bottom, ar.bottom);
+      const scrolls = (o) => o === 'auto' || o === 'scroll';
+      // A scroll container scrolls to what is inside its scroll area: only clip by it when the
+      // element is out of that area (left of its origin, or right of scrollWidth).
+      if (scrolls(ox) || scrolls(oy)) {
+        const left = ar.left + a.clientLeft - a.scrollLeft, top = ar.top + a.clientTop - a.scrollTop;
+        if (box.left < left - 0.5 || box.top < top - 0.5 ||
+            box.right > left + a.scrollWidth + 0.5 || box.bottom > top + a.scrollHeight + 0.5) {
+          clippedBy = clippedBy ?? name(a);
+        }
+        // Scrolled into view, the element is where the container shows it.
+        box = { left: ar.left, top: ar.top, right: ar.left + Math.min(r.width, ar.width),
+                bottom: ar.top + Math.min(r.height, ar.height) };
+        continue;
+      }
+      if (box.left < ar.left - 0.5 || box.right > ar.right + 0.5 || box.top < ar.top - 0.5 || box.bottom > ar.bottom + 0.5) {
+        clippedBy = clippedBy ?? name(a);
+      }
+    }
+    return { clippedBy, fixed, seen };
+  };
+  const problems = [];
+  const width = document.documentElement.clientWidth;
+  const controls = all(document, CONTROL).filter((el) => !inGraph(el) && shown(el));
+  const texts = all(document, TEXT).filter(shown);
+  const y0 = window.scrollY, x0 = window.scrollX;
+  for (const el of controls) {
+    const r = el.getBoundingClientRect();
+    const { clippedBy, fixed } = clipOf(el);
+    if (clippedBy) problems.push(`${name(el)} is cut off by ${clippedBy}`);
+    // The page scrolls down, never sideways, and never above its top.
+    const top = fixed ? r.top : r.top + y0, left = fixed ? r.left : r.left + x0;
+    if (left < -0.5 || left + r.width > width + 0.5 || top < -0.5 ||
+        (fixed && r.bottom > window.innerHeight + 0.5)) {
+      problems.push(`${name(el)} is outside the page (${Math.round(r.left)},${Math.round(r.top)} ` +
+                    `${Math.round(r.width)}×${Math.round(r.height)}, viewport width ${width})`);
+    }
+  }
+  // Two boxes overlap: more than a pixel each way, and neither holds the other (a label and its
+  // own checkbox, a menu and its items).
+  const boxes = [...controls, ...texts].map((el) => ({ el, r: clipOf(el).seen }));
+  for (let i = 0; i < boxes.length; i++) {
+    for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i], b = boxes[j];
+      if (a.el.contains(b.el) || b.el.contains(a.el)) continue;
+      const w = Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left);
+      const h = Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top);
+      if (w > 1 && h > 1) problems.push(`${name(a.el)} overlaps ${name(b.el)} (${Math.round(w)}×${Math.round(h)} px)`);
+    }
+  }
+  // Text a reader needs, cut: the narration's lines past its box, a title past its width with no
+  // ellipsis and no full text on hover.
+  for (const el of texts) {
+    const style = getComputedStyle(el);
+    if (el.scrollHeight > el.clientHeight + 1) {
+      problems.push(`${name(el)} hides ${el.scrollHeight - el.clientHeight} px of its text`);
+    }
+  }
+  for (const el of all(document, 'select').filter((s) => shown(s) && !inGraph(s))) {
+    // A closed menu shows its chosen option: the whole of it, or an ellipsis with a title.
+    const option = el.selectedOptions[0];
+    if (!option) continue;
+    const probe = document.createElement('span');
+    const style = getComputedStyle(el);
+    probe.style.cssText = `position:absolute;visibility:hidden;white-space:pre;font:${style.font};letter-spacing:${style.letterSpacing}`;
+    probe.textContent = option.textContent;
+    document.body.append(probe);
+    const need = probe.getBoundingClientRect().width;
+    probe.remove();
+    const room = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    if (need > room + 1 && el.title !== option.textContent) {
+      problems.push(`${name(el)} cuts its choice "${option.textContent.slice(0, 40)}" (${Math.round(need)} px in ${Math.round(room)})`);
+    }
+  }
+  return problems;
+}"""
+
+
+def layout_problems(page) -> list[str]:
+    """What the page at its current size shows wrong (see LAYOUT_PROBLEMS)."""
+    return page.evaluate(LAYOUT_PROBLEMS)
+
+
+def axe_violations(page, context: str = "document") -> list[dict]:
+    """axe-core's serious and critical violations on the page (`context`: a JS expression of the
+    node to check), each {id, help, nodes: the first three targets}."""
+    if not page.evaluate("() => Boolean(window.axe)"):
+        page.evaluate(AXE.read_text())
+    violations = page.evaluate(
+        """async (context) => (await axe.run(eval(context), {resultTypes: ['violations']})).violations
+             .map(v => ({id: v.id, impact: v.impact, help: v.help,
+                         nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))""",
+        context,
+    )
+    return [v for v in violations if v["impact"] in ("serious", "critical")]
