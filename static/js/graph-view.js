@@ -118,7 +118,7 @@ function createFit({ wrap, zoom, groups, reading, state }) {
     const clear = (selector) => (wrap.querySelector(selector)?.offsetHeight ?? 0) + rem;
     Object.assign(reading, { px: READING_REM * rem, names: nameSizes(trace) });
     const card = groups.cardOf(currentNode(trace, state.step));
-    zoom.fit(bounds, 1.6 * (rem / 16), { top: clear(".graph-tools"), bottom: clear(".legend") },
+    zoom.fit(bounds, 1.6 * (rem / 16), { top: clear(".pane-tools, .graph-tools"), bottom: clear(".legend") },
       { minScale: reading.px / reading.names.far, focus: card });
     fitted = { bounds, transform: JSON.stringify(zoom.transform) };
   }
