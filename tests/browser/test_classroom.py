@@ -318,16 +318,30 @@ def test_shared_link_restores_program_values_toggles_and_step(page, browser, liv
         context.close()
 
 
-def test_export_downloads_svg_and_png(page):
+def export_download(page, fmt: str):
+    page.click("#export-button")
+    with page.expect_download() as info:
+        page.click(f"[role=menuitem][data-format={fmt}]")
+    return info.value
+
+
+def test_export_downloads_named_by_what_they_are(page):
+    """A preset's export is named by its id, a lesson's by its id, an edited program `program`;
+    then its format (issue 41: every export was chainrule-graph.<format> or chainrule.html)."""
     open_preset(page, "add-mul")
-    for fmt, magic in [("svg", b"<svg"), ("png", b"\x89PNG")]:
-        page.click("#export-button")
-        with page.expect_download() as info:
-            page.click(f"[role=menuitem][data-format={fmt}]")
-        download = info.value
-        assert download.suggested_filename == f"chainrule-graph.{fmt}"
+    for fmt, magic in [("svg", b"<svg"), ("png", b"\x89PNG"), ("pdf", b"%PDF")]:
+        download = export_download(page, fmt)
+        assert download.suggested_filename == f"add-mul.{fmt}"
         content = Path(download.path()).read_bytes()
         assert magic in content[:400], content[:80]
+    page.goto("/?lesson=neuron")
+    page.wait_for_selector(READY)
+    assert export_download(page, "svg").suggested_filename == "neuron.svg"
+    page.goto("/?preset=add-mul")
+    page.wait_for_selector(READY)
+    page.fill("[data-testid=source]", "u = 3\nv = u * u")
+    page.wait_for_selector("[data-testid=node][data-label=v]")
+    assert export_download(page, "svg").suggested_filename == "program.svg"
 
 
 MICROGRAD_PRESETS = [
