@@ -182,7 +182,7 @@ function writePresets({ presetSelect, presetNote }, s, changed) {
   if (changed.has("presets") || changed.has("presetId")) {
     presetSelect.value = s.presetId;
     const preset = s.presets.find((p) => p.id === s.presetId);
-    presetSelect.title = preset?.title ?? ""; // a narrow header cuts the title: the whole of it on hover
+    presetSelect.title = preset?.title ?? t("ui.presets.menu"); // a narrow header cuts it: the whole of it on hover
     presetNote.textContent = preset?.note ?? "";
     presetNote.title = preset?.note ?? ""; // the header cuts a long note: the whole of it on hover
   }

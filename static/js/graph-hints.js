@@ -71,7 +71,9 @@ export function decorateNode(g, node, trace, view, shown = { data: shortText(vie
   // Focusable for the node explanation (Enter), named for screen readers.
   // Named by what it shows, in the order it shows it (its name, its op, data, grad, its tags):
   // the visible words are a part of the accessible name.
-  const name = [nodeName(node), g.querySelector(".op-plain")?.textContent].filter(Boolean).join(" ");
+  // A constant shows its tag and its value alone.
+  const shownName = node.kind === "const" ? `${t("ui.card.const")} ${shown.data}` : nodeName(node);
+  const name = [shownName, g.querySelector(".op-plain")?.textContent].filter(Boolean).join(" ");
   attr(g, "tabindex", "0");
   attr(g, "role", "button");
   const label = [t("ui.card.aria", { name, data: shown.data, grad: shown.grad }), dead && t("ui.card.aria_dead"), badge && warning];

@@ -163,7 +163,7 @@ function enterNode(node) {
   g.append(svgElement("text", { x: w / 2, y: h / 2, "font-size": compact.size, "text-anchor": "middle", "dominant-baseline": "central" }, "label-compact"));
   if (node.kind === "const") {
     const value = svgElement("text", { x: w / 2, y: h / 2, "font-size": fs, "text-anchor": "middle", "dominant-baseline": "central" }, "value data");
-    g.append(value, tag("const", fs));
+    g.append(tag("const", fs), value); // the tag over the card, read first
     return spaceWords(g);
   }
   const rows = [h * 0.34, h * 0.64, h * 0.88];
