@@ -128,6 +128,28 @@ LAYOUT_PROBLEMS = r"""() => {
 }"""
 
 
+# What a projector must show without scrolling: the transport and the narration, whole.
+FIRST_SCREEN = r"""() => {
+  const find = (root, selector) => root.querySelector(selector) ??
+    [...root.querySelectorAll('*')].map((el) => el.shadowRoot && find(el.shadowRoot, selector)).find(Boolean) ?? null;
+  const problems = [];
+  for (const selector of ['#transport', '[data-testid=narration]']) {
+    const el = find(document, selector);
+    if (!el) { problems.push(`${selector} is missing`); continue; }
+    const r = el.getBoundingClientRect();
+    if (r.top < 0 || r.bottom > window.innerHeight + 0.5 || r.left < 0 || r.right > window.innerWidth + 0.5) {
+      problems.push(`${selector} is not on the first screen (${Math.round(r.top)}–${Math.round(r.bottom)} of ${window.innerHeight} px)`);
+    }
+  }
+  return problems;
+}"""
+
+
+def first_screen_problems(page) -> list[str]:
+    """What of the transport and the narration the window does not show, unscrolled."""
+    return page.evaluate(FIRST_SCREEN)
+
+
 def layout_problems(page) -> list[str]:
     """What the page at its current size shows wrong (see LAYOUT_PROBLEMS)."""
     return page.evaluate(LAYOUT_PROBLEMS)

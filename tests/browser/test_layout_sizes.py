@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from layout_check import axe_violations, layout_problems
+from layout_check import axe_violations, first_screen_problems, layout_problems
 
 from chainrule.engine.presets import presets
 
@@ -25,6 +25,8 @@ READY = "svg[data-testid=graph][data-ready=true] [data-testid=node]"
 # axe-core at the projector's size and the phone's: what it checks (names, roles, contrast) does
 # not change between sizes of the same layout.
 AXE_SIZES = {(390, 844), (1280, 720)}
+# A projector's: the transport and the narration on its first screen.
+PROJECTOR = (1280, 720)
 SETTLED = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
@@ -40,6 +42,8 @@ def walk_sizes(page, where: str, found: dict, axe_context: str = "document") -> 
         page.set_viewport_size({"width": width, "height": height})
         settle(page)
         problems = layout_problems(page)
+        if (width, height) == PROJECTOR:
+            problems += first_screen_problems(page)
         if (width, height) in AXE_SIZES:
             problems += [
                 f"axe {v['id']}: {v['help']} at {v['nodes']}"
