@@ -18,6 +18,7 @@
 
 import { postGraph } from "./api.js";
 import { h } from "./dom.js";
+import { fontSize } from "./graph.js";
 import { compactText, countText, fullText } from "./format.js";
 import { t } from "./i18n.js";
 import { setLab } from "./labs.js";
@@ -227,7 +228,7 @@ function numbersPill(wrong, node, fs) {
 /** The elements of one card's marks, placed over it: its ring and the pill with both numbers. */
 function cardMarks(node, wrong, ringed) {
   const g = svgElement("g", { "data-node-id": node.id, transform: `translate(${node.x - node.width / 2},${node.y - node.height / 2})` }, "check-mark");
-  const fs = Math.max(7, Math.min(node.height / 4.4, node.width / 8.5, 20)) * 0.72;
+  const fs = fontSize(node); // the card's own numbers' size: as readable as they are (issue 41)
   if (ringed) g.append(svgElement("rect", { x: -6, y: -6, width: node.width + 12, height: node.height + 12, rx: 10 }, "check-ring"));
   if (wrong) g.append(numbersPill(wrong, node, fs));
   return g;
