@@ -2,7 +2,7 @@
 controls the page cannot scroll to, text cut off, and axe-core's violations.
 
 `layout_problems(page)` returns a list of sentences (empty: the screen holds); `axe_violations(page)`
-the serious and critical violations axe-core finds. Both look into open shadow roots (the one-file
+the violations axe-core finds. Both look into open shadow roots (the one-file
 HTML's player lives in one)."""
 
 from __future__ import annotations
@@ -145,6 +145,32 @@ FIRST_SCREEN = r"""() => {
 }"""
 
 
+# The words of a card that must be read at the default zoom (Fit's): its name (whole, or alone far
+# out), its op badge, the check's "yours · rule" pill. Their size on screen: font size × scale.
+READING_PX = 11
+CARD_TEXT = r"""(least) => {
+  const all = (root, selector, out = []) => {
+    out.push(...root.querySelectorAll(selector));
+    for (const el of root.querySelectorAll('*')) if (el.shadowRoot) all(el.shadowRoot, selector, out);
+    return out;
+  };
+  const small = new Map();
+  const texts = all(document, '.node .label, .node .label-compact, .node .op, .check-numbers text');
+  for (const text of texts) {
+    if (!text.textContent.trim() || !text.checkVisibility({ visibilityProperty: true })) continue;
+    const px = parseFloat(getComputedStyle(text).fontSize) * text.getScreenCTM().a;
+    const kind = text.getAttribute('class') ?? 'check-numbers';
+    if (px < least - 0.05 && !(small.get(kind) <= px)) small.set(kind, px);
+  }
+  return [...small].map(([kind, px]) => `a card's ${kind} is drawn at ${px.toFixed(1)} px (under ${least})`);
+}"""
+
+
+def card_text_problems(page) -> list[str]:
+    """The cards' names and badges drawn under READING_PX at the view of the moment."""
+    return page.evaluate(CARD_TEXT, READING_PX)
+
+
 def first_screen_problems(page) -> list[str]:
     """What of the transport and the narration the window does not show, unscrolled."""
     return page.evaluate(FIRST_SCREEN)
@@ -155,15 +181,14 @@ def layout_problems(page) -> list[str]:
     return page.evaluate(LAYOUT_PROBLEMS)
 
 
-def axe_violations(page, context: str = "document") -> list[dict]:
-    """axe-core's serious and critical violations on the page (`context`: a JS expression of the
-    node to check), each {id, help, nodes: the first three targets}."""
+def axe_violations(page) -> list[dict]:
+    """axe-core's violations on the page, of every impact (into its open shadow roots), each
+    {id, impact, help, nodes: the first three targets}."""
     if not page.evaluate("() => Boolean(window.axe)"):
         page.evaluate(AXE.read_text())
     violations = page.evaluate(
-        """async (context) => (await axe.run(eval(context), {resultTypes: ['violations']})).violations
+        """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
              .map(v => ({id: v.id, impact: v.impact, help: v.help,
-                         nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))""",
-        context,
+                         nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))"""
     )
-    return [v for v in violations if v["impact"] in ("serious", "critical")]
+    return violations

@@ -397,7 +397,7 @@ def test_micrograd_script_reproduces_the_page_gradients(page, live_server, tmp_p
 
 
 def run_axe(page) -> list[dict]:
-    """axe-core's serious and critical violations (every rule, the cards' label-in-name too)."""
+    """axe-core's violations, of every impact (every rule, the cards' label-in-name too)."""
     return axe_violations(page)
 
 
