@@ -57,10 +57,13 @@ const TYPICAL_FONT = 14;
 // shrinks the graph below the scale where even those large names reach the reading size: past
 // it, Fit keeps that scale and pans to the step shown.
 const READING_REM = 2 / 3;
-// …and never below this (CSS px): a projector's 1280 px page has a rem of 15 px, and text under
-// 11 px is not read from the back of a room (issue 41). A whole card's smallest words that count,
-// its op badge, reach it too, or the card is drawn far (its name alone).
+// …and, on a screen read from afar (a laptop, a projector: FAR_SCREEN_PX wide or more), never
+// below READING_MIN_PX: a 1280 px page has a rem of 15 px, and text under 11 px is not read from
+// the back of a room (issue 41); a phone, read at arm's length, keeps the rem's 9 to 10 px and
+// fits whole graphs. A whole card's smallest words that count, its op badge, reach the reading
+// size too, or the card is drawn far (its name alone).
 const READING_MIN_PX = 11;
+const FAR_SCREEN_PX = 1024;
 // Fit zooms in to the reading size of whole cards when the graph then overflows the pane by at
 // most this much (a short pan, the step in view); a bigger graph is fitted far out, by its names.
 const NEAR_FIT_OVERFLOW = 1.25;
@@ -132,7 +135,8 @@ function createFit({ wrap, zoom, groups, reading, state }) {
     const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
     // The zoom buttons and the legend sit over the pane's top and bottom edges: fit between them.
     const clear = (selector) => (wrap.querySelector(selector)?.offsetHeight ?? 0) + rem;
-    Object.assign(reading, { px: Math.max(READING_MIN_PX, READING_REM * rem), names: nameSizes(trace) });
+    const floor = window.innerWidth >= FAR_SCREEN_PX ? READING_MIN_PX : 0;
+    Object.assign(reading, { px: Math.max(floor, READING_REM * rem), names: nameSizes(trace) });
     const card = groups.cardOf(currentNode(trace, state.step));
     zoom.fit(bounds, 1.6 * (rem / 16), { top: clear(".pane-tools, .graph-tools"), bottom: clear(".legend") },
       { minScale: fitMinScale(bounds, zoom.visibleBox(), reading), focus: card });
