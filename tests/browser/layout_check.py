@@ -147,7 +147,11 @@ FIRST_SCREEN = r"""() => {
 
 # The words of a card that must be read at the default zoom (Fit's): its name (whole, or alone far
 # out), its op badge, the check's "yours · rule" pill. Their size on screen: font size × scale.
+# 11 px on a screen read from afar (1024 px wide or more: a laptop, a projector), the page's
+# reading size of 2/3 rem (9 px and up) on a phone or tablet, read at arm's length.
 READING_PX = 11
+NEAR_READING_PX = 9
+FAR_SCREEN_PX = 1024
 CARD_TEXT = r"""(least) => {
   const all = (root, selector, out = []) => {
     out.push(...root.querySelectorAll(selector));
@@ -167,8 +171,9 @@ CARD_TEXT = r"""(least) => {
 
 
 def card_text_problems(page) -> list[str]:
-    """The cards' names and badges drawn under READING_PX at the view of the moment."""
-    return page.evaluate(CARD_TEXT, READING_PX)
+    """The cards' names and badges drawn under the reading size at the view of the moment."""
+    far = page.evaluate("window.innerWidth") >= FAR_SCREEN_PX
+    return page.evaluate(CARD_TEXT, READING_PX if far else NEAR_READING_PX)
 
 
 def first_screen_problems(page) -> list[str]:
@@ -192,3 +197,50 @@ def axe_violations(page) -> list[dict]:
                          nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))"""
     )
     return violations
+
+
+SIZES = [(360, 640), (390, 844), (768, 1024), (1280, 720), (1366, 768), (1920, 1080)]
+LANGS = ["en", "ru", "et"]
+# axe-core (a second or two a run, the layout checks a tenth) at the projector's size in every
+# language (the accessible names are the language's), and at the phone's too in English: what it
+# checks (names, roles, contrast) does not change between sizes of the same layout.
+AXE_SIZES = {"en": {(390, 844), (1280, 720)}, "ru": {(1280, 720)}, "et": {(1280, 720)}}
+# A projector's: the transport and the narration on its first screen.
+PROJECTOR = (1280, 720)
+SETTLED = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+
+
+def settle(page) -> None:
+    """Two frames: the resize observed, the graph refitted and drawn."""
+    page.evaluate(SETTLED)
+    page.evaluate(SETTLED)
+
+
+def walk_sizes(
+    page, where: str, lang: str, found: dict, first_screen: bool = True, sizes=SIZES
+) -> None:
+    """Resize `page` (in `lang`) through `sizes`; record what is wrong at each under `where`
+    (`first_screen`: the transport and narration on a projector's first screen too)."""
+    for width, height in sizes:
+        page.set_viewport_size({"width": width, "height": height})
+        settle(page)
+        problems = layout_problems(page) + card_text_problems(page)
+        if first_screen and (width, height) == PROJECTOR:
+            problems += first_screen_problems(page)
+        if (width, height) in AXE_SIZES[lang]:
+            problems += [
+                f"axe {v['id']}: {v['help']} at {v['nodes']}" for v in axe_violations(page)
+            ]
+        if problems:
+            found[f"{where} {width}x{height}"] = problems
+
+
+def report(found: dict) -> str:
+    """What walk_sizes found, a few problems a place."""
+    lines = []
+    for where, problems in found.items():
+        lines.append(where)
+        lines.extend(f"  {problem}" for problem in problems[:8])
+        if len(problems) > 8:
+            lines.append(f"  … and {len(problems) - 8} more")
+    return "\n".join(lines)

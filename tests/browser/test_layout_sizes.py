@@ -4,8 +4,9 @@ At each size and in en, ru and et, the page with a preset, the MLP preset, a les
 class's teacher and student views and the one-file HTML: no two visible controls overlap, none
 is out of the page's reach or cut by its box, the narration shows all its lines, a menu shows the
 whole of its choice, no card's name or badge is drawn under 11 px at Fit's zoom (layout_check.py),
-and axe-core finds no violation; at 1280×720 the transport and narration are on the first screen. One page a view and
-language, resized through the sizes (a resize refits the graph: two frames settle it)."""
+and axe-core finds no violation; at 1280×720 the transport and narration are on the first screen.
+One page a view and language, resized through the sizes (a resize refits the graph: two frames
+settle it)."""
 
 from __future__ import annotations
 
@@ -14,60 +15,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from layout_check import (
-    axe_violations,
-    card_text_problems,
-    first_screen_problems,
-    layout_problems,
-)
+from layout_check import LANGS, report, walk_sizes
 
 from chainrule.engine.presets import presets
 
 pytestmark = pytest.mark.browser
 
-SIZES = [(360, 640), (390, 844), (768, 1024), (1280, 720), (1366, 768), (1920, 1080)]
-LANGS = ["en", "ru", "et"]
 READY = "svg[data-testid=graph][data-ready=true] [data-testid=node]"
-# axe-core (a second or two a run, the layout checks a tenth) at the projector's size in every
-# language (the accessible names are the language's), and at the phone's too in English: what it
-# checks (names, roles, contrast) does not change between sizes of the same layout.
-AXE_SIZES = {"en": {(390, 844), (1280, 720)}, "ru": {(1280, 720)}, "et": {(1280, 720)}}
-# A projector's: the transport and the narration on its first screen.
-PROJECTOR = (1280, 720)
-SETTLED = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
-
-
-def settle(page) -> None:
-    """Two frames: the resize observed, the graph refitted and drawn."""
-    page.evaluate(SETTLED)
-    page.evaluate(SETTLED)
-
-
-def walk_sizes(page, where: str, lang: str, found: dict, first_screen: bool = True) -> None:
-    """Resize `page` (in `lang`) through SIZES; record what is wrong at each under `where`
-    (`first_screen`: the transport and narration on a projector's first screen too)."""
-    for width, height in SIZES:
-        page.set_viewport_size({"width": width, "height": height})
-        settle(page)
-        problems = layout_problems(page) + card_text_problems(page)
-        if first_screen and (width, height) == PROJECTOR:
-            problems += first_screen_problems(page)
-        if (width, height) in AXE_SIZES[lang]:
-            problems += [
-                f"axe {v['id']}: {v['help']} at {v['nodes']}" for v in axe_violations(page)
-            ]
-        if problems:
-            found[f"{where} {width}x{height}"] = problems
-
-
-def report(found: dict) -> str:
-    lines = []
-    for where, problems in found.items():
-        lines.append(where)
-        lines.extend(f"  {problem}" for problem in problems[:8])
-        if len(problems) > 8:
-            lines.append(f"  … and {len(problems) - 8} more")
-    return "\n".join(lines)
 
 
 @pytest.fixture
