@@ -199,7 +199,7 @@ function renderCheck(slot, view, onOpenLab) {
     }
   }
   if (report.wrong.length) {
-    box.append(h("ul", { class: "check-wrong" }, ...report.wrong.map((w) => h("li", {
+    box.append(h("ul", { class: "check-wrong", tabindex: "0" }, ...report.wrong.map((w) => h("li", { // it may scroll: by keys too
       "data-node": w.name, "data-node-id": w.id, "data-theirs": fullText(w.theirs), "data-ours": fullText(w.ours),
       text: t("ui.check.item", { name: w.name, theirs: compactText(w.theirs), ours: compactText(w.ours) }),
     }))));
