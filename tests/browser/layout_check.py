@@ -69,7 +69,7 @@ LAYOUT_PROBLEMS = r"""() => {
         clippedBy = clippedBy ?? name(a);
       }
     }
-    return { clippedBy, fixed, seen };
+    return { clippedBy, fixed, seen, reach: box };
   };
   const problems = [];
   const width = document.documentElement.clientWidth;
@@ -77,15 +77,16 @@ LAYOUT_PROBLEMS = r"""() => {
   const texts = all(document, TEXT).filter(shown);
   const y0 = window.scrollY, x0 = window.scrollX;
   for (const el of controls) {
-    const r = el.getBoundingClientRect();
-    const { clippedBy, fixed } = clipOf(el);
+    // Where the element is once its scroll containers show it (reach), then where the page is.
+    const { clippedBy, fixed, reach } = clipOf(el);
+    const r = { left: reach.left, top: reach.top, width: reach.right - reach.left, bottom: reach.bottom };
     if (clippedBy) problems.push(`${name(el)} is cut off by ${clippedBy}`);
     // The page scrolls down, never sideways, and never above its top.
     const top = fixed ? r.top : r.top + y0, left = fixed ? r.left : r.left + x0;
     if (left < -0.5 || left + r.width > width + 0.5 || top < -0.5 ||
         (fixed && r.bottom > window.innerHeight + 0.5)) {
       problems.push(`${name(el)} is outside the page (${Math.round(r.left)},${Math.round(r.top)} ` +
-                    `${Math.round(r.width)}×${Math.round(r.height)}, viewport width ${width})`);
+                    `${Math.round(r.width)}×${Math.round(r.bottom - r.top)}, viewport width ${width})`);
     }
   }
   // Two boxes overlap: more than a pixel each way, and neither holds the other (a label and its
