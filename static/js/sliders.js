@@ -35,12 +35,14 @@ export function alignedMin(value, lo, step) {
 }
 
 /**
- * The value a move of `range` means: whole steps from `anchor`, the exact value it moved from
- * (the range itself holds fewer digits than a leaf may have); at its ends, the end.
+ * The value a move of `range` means: whole steps from `anchor`, the exact value it moved from,
+ * when that has more digits than the range holds (15); at its ends, the end.
  */
 export function stepFrom(anchor, range) {
   const [moved, step] = [range.valueAsNumber, Number(range.step)];
-  if (!Number.isFinite(anchor) || !(step > 0)) return moved;
+  // A value of up to 15 digits the range holds exactly, and steps in decimal (2 → 2.01 → 2, where
+  // adding doubles would give 1.9999999999999998): its own value is then the one meant.
+  if (!Number.isFinite(anchor) || !(step > 0) || Number(anchor.toPrecision(15)) === anchor) return moved;
   const steps = Math.round((moved - anchor) / step);
   const value = steps === 0 ? anchor : anchor + steps * step;
   return value < Number(range.min) || value > Number(range.max) ? moved : value;
