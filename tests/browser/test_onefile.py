@@ -231,6 +231,7 @@ ROOT_IS = """(x) => [...document.querySelectorAll('*')].some((e) => e.shadowRoot
 
 def drag(page, slider, fraction: float) -> None:
     """Drag the range's thumb with the mouse from its middle to `fraction` of its width."""
+    slider.locator("input[type=range]").scroll_into_view_if_needed()
     box = slider.locator("input[type=range]").bounding_box()
     y = box["y"] + box["height"] / 2
     page.mouse.move(box["x"] + box["width"] / 2, y)
