@@ -51,7 +51,16 @@ ERRORS = {
 }
 CONTENT = {"content": {media_type: {} for media_type in MEDIA_TYPES.values()}}
 TITLE_MAX_CHARS = 200
-FILENAMES = {"html": "chainrule.html"}  # an interactive file, not a picture of the graph
+# The file's name says what it is: a preset's or a lesson's slug (their ids are slugs), else
+# `program`; then its format. The slug's characters are safe in a Content-Disposition header.
+NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+NAME_MAX_CHARS = 60
+DEFAULT_NAME = "program"
+
+
+def file_name(name: str | None, fmt: str) -> str:
+    """The download's file name: `name` (a slug, `program` when none) and the format."""
+    return f"{name or DEFAULT_NAME}.{fmt}"
 
 
 def too_large(size: int, settings: AppSettings) -> ApiError:
@@ -153,6 +162,15 @@ async def export(
             description="html only: the file's title (default: the program on one line)",
         ),
     ] = None,
+    name: Annotated[
+        str | None,
+        Query(
+            max_length=NAME_MAX_CHARS,
+            pattern=NAME_PATTERN,
+            description="the file's name before its format, a slug such as a preset's or a "
+            "lesson's id (lowercase letters, digits and single hyphens; default `program`)",
+        ),
+    ] = None,
 ) -> Response:
     """Draw the program's graph in micrograd's `draw_dot` style (label | data | grad), or
     (`html`) write one self-contained HTML file that plays its trace (narration and notes in
@@ -164,7 +182,7 @@ async def export(
         content = await export_html(request, title, settings, server, lang)
     else:
         content = await export_bytes(request, format, settings, server)
-    filename = FILENAMES.get(format, f"chainrule-graph.{format}")
+    filename = file_name(name, format)
     return Response(
         content,
         media_type=MEDIA_TYPES[format],

@@ -39,14 +39,19 @@ for (const host of document.querySelectorAll("[data-chainrule-data]")) {
 }
 """
 
-# The document around the players: the page's type scale and background, one player filling the
-# window (the graph, transport and narration on the first screen; the tables below it).
+# The document around the players: the page's type scale and background, its title as the page's
+# heading (read out, not shown: each player shows its own), one player filling the
+# window (the graph, transport and narration on the first screen, under the player's head of about
+# 3.1rem; the tables below it).
 PAGE_STYLE = """
 html { font-size: clamp(14px, 0.55vw + 8px, 32px); color-scheme: light dark; }
 body { margin: 0; background: #f4f5f2; }
 @media (prefers-color-scheme: dark) { body { background: #121417; } }
 .chainrule-player ~ .chainrule-player { margin-top: 1.5rem; }
-body.single .chainrule-player { --chainrule-height: calc(100vh - 2.9rem); }
+.page-title { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+body.single .chainrule-player {
+  --chainrule-stage-height: calc(100svh - 3.3rem); --chainrule-height: auto;
+}
 """.strip()
 
 
@@ -128,7 +133,10 @@ def build_players_html(
 <style>{PAGE_STYLE}</style>
 </head>
 <body{body_class}>
+<main>
+<h1 class="page-title">{escape(title)}</h1>
 {chr(10).join(hosts)}
+</main>
 <script type="application/json" id="chainrule-ops">{json_block(page_table())}</script>
 <script type="application/json" id="chainrule-ui">{ui}</script>
 <script type="module">{script}</script>

@@ -76,7 +76,7 @@ function toggle(id, text) {
 export function playerLayout({ title }) {
   const { wrap, graph } = graphPane();
   const { bar, transport } = transportBar();
-  const source = h("pre", { class: "player-source", "data-testid": "program" });
+  const source = h("pre", { class: "player-source", "data-testid": "program", tabindex: "0" }); // it scrolls sideways: by keys too
   const errorBox = h("div", { id: "error", class: "error-box", "data-testid": "error", role: "alert", hidden: true });
   const notes = h("ul", { id: "program-notes", class: "program-notes", "data-testid": "program-notes", "aria-label": t("ui.notes.label"), hidden: true });
   const sliders = h("div", { id: "sliders", class: "sliders" });

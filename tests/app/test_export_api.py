@@ -29,9 +29,28 @@ def test_every_format_is_a_valid_download(client, fmt, media_type, magic):
     response = client.post(f"/api/export?format={fmt}", json=PROGRAM)
     assert response.status_code == 200
     assert response.headers["content-type"] == media_type
-    disposition = f'attachment; filename="chainrule-graph.{fmt}"'
+    disposition = f'attachment; filename="program.{fmt}"'
     assert response.headers["content-disposition"] == disposition
     assert response.content.startswith(magic)
+
+
+@pytest.mark.parametrize("fmt", ["svg", "png", "pdf", "dot", "html"])
+def test_the_file_is_named_by_its_slug_and_format(client, fmt):
+    response = client.post(f"/api/export?format={fmt}&name=shared-variable", json=PROGRAM)
+    assert response.status_code == 200
+    disposition = f'attachment; filename="shared-variable.{fmt}"'
+    assert response.headers["content-disposition"] == disposition
+
+
+@pytest.mark.parametrize(
+    "name",
+    ['a"b', "../etc", "Neuron", "two words", "-lead", "trail-", "a--b", "a.svg", "", "x" * 61],
+)
+def test_a_name_that_is_not_a_slug_is_422(client, name):
+    """A quote or a path would break the header or the file system: only a slug is taken."""
+    response = client.post("/api/export", params={"format": "svg", "name": name}, json=PROGRAM)
+    assert response.status_code == 422, name
+    assert response.json()["error"]["message"].startswith("query.name: "), response.json()
 
 
 def test_the_svg_is_micrograds_picture(client):

@@ -78,7 +78,7 @@ def test_the_export_is_an_html_download(client):
     response = client.post("/api/export?format=html", json=PROGRAM)
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/html; charset=utf-8"
-    assert response.headers["content-disposition"] == 'attachment; filename="chainrule.html"'
+    assert response.headers["content-disposition"] == 'attachment; filename="program.html"'
     assert response.text.startswith("<!doctype html>")
 
 

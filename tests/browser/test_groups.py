@@ -82,7 +82,7 @@ def test_the_mlp_opens_with_each_statement_a_collapsed_card(page):
     h1 = page.locator(GROUP.format("h1"))
     assert h1.get_attribute("role") == "button"
     assert re.match(
-        r"group h1, 5 steps, collapsed: data --, grad --", h1.get_attribute("aria-label")
+        r"group h1 tanh: data --, grad --; 5 steps, collapsed", h1.get_attribute("aria-label")
     )
     # A small graph opens with every node and no box around one-node statements.
     page.goto("/?preset=add-mul")

@@ -58,7 +58,7 @@ def export_html(live_server: str, preset_id: str) -> str:
     )
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == "text/html; charset=utf-8"
-    assert response.headers["content-disposition"] == 'attachment; filename="chainrule.html"'
+    assert response.headers["content-disposition"] == 'attachment; filename="program.html"'
     return response.text
 
 
@@ -231,6 +231,7 @@ ROOT_IS = """(x) => [...document.querySelectorAll('*')].some((e) => e.shadowRoot
 
 def drag(page, slider, fraction: float) -> None:
     """Drag the range's thumb with the mouse from its middle to `fraction` of its width."""
+    slider.locator("input[type=range]").scroll_into_view_if_needed()
     box = slider.locator("input[type=range]").bounding_box()
     y = box["y"] + box["height"] / 2
     page.mouse.move(box["x"] + box["width"] / 2, y)
@@ -278,7 +279,7 @@ def test_the_page_exports_interactive_html(page, tmp_path, file_page):
     with page.expect_download() as info:
         page.click("[role=menuitem][data-format=html]")
     download = info.value
-    assert download.suggested_filename == "chainrule.html"
+    assert download.suggested_filename == "add-mul.html"
     path = tmp_path / "chainrule.html"
     download.save_as(path)
     html = path.read_text(encoding="utf-8")

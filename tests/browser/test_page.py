@@ -217,6 +217,35 @@ def test_slider_changes_values_not_layout(page):
     assert page.get_attribute("body", "data-step-index") == step
 
 
+def test_a_slider_keeps_a_leafs_exact_value_and_steps_from_it(page):
+    """The lecture's b = 6.8813735870195432 (issue 41): the number box shows it as given, the
+    range holds it (not 6.9, a point of its 0.1 grid from -6.9), and one step (ArrowRight) moves
+    the leaf to b + 0.1, not to 7."""
+    b = 6.8813735870195432
+    open_page(page, "neuron")
+    row = "[data-testid=slider-b]"
+    box, slider = f"{row} input.slider-value", f"{row} input[type=range]"
+    assert page.input_value(box) == repr(b) == "6.881373587019543"
+    assert float(page.input_value(slider)) == pytest.approx(b, abs=1e-13)  # a range: 15 digits
+    step = float(page.get_attribute(slider, "step"))
+    assert step == 0.1
+    page.focus(slider)
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "b => Number(document.querySelector('[data-testid=node][data-label=b]').dataset.data) !== b",
+        arg=b,
+    )
+    moved = float(page.input_value(box))
+    assert moved == b + step, moved  # 6.981373587019543, not 7.0
+    assert float(page.get_attribute("[data-testid=node][data-label=b]", "data-data")) == moved
+    page.keyboard.press("ArrowRight")  # the range still focused: a second step from the first
+    page.wait_for_function(
+        "v => Number(document.querySelector('[data-testid=node][data-label=b]').dataset.data) !== v",
+        arg=moved,
+    )
+    assert float(page.input_value(box)) == (b + step) + step  # 7.0813735870195424
+
+
 CARD_PARTS_JS = """() => Object.fromEntries([...document.querySelectorAll('[data-testid=node]')]
   .map(n => [n.dataset.nodeId, {
     transform: n.getAttribute('transform'),

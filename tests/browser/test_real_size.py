@@ -204,10 +204,11 @@ def test_while_playing_the_view_glides_to_each_card_before_its_step_ends(page):
     assert follow_pressed(page) == "true"
 
 
-@pytest.mark.parametrize(("preset", "stays_put"), [("four-examples", False), ("mlp", True)])
+@pytest.mark.parametrize(("preset", "stays_put"), [("four-examples", False), ("diamond", True)])
 def test_a_fitted_view_stays_put_while_following(page, preset, stays_put):
-    # The MLP's fitted graph is clear of the pane's tools and legend: following has nothing to
-    # move, top row included. four-examples' fitted graph reaches under the gradient map's
+    # The diamond's fitted graph is clear of the pane's tools and legend: following has nothing to
+    # move, top row included (the MLP's, at 1280 × 720, is fitted at the reading size of its
+    # cards, a little larger than the pane: following pans it, issue 41). four-examples' fitted graph reaches under the gradient map's
     # legend, so follow lifts the cards it visits there clear of it; they never leave the pane.
     page.emulate_media(reduced_motion="reduce")
     page.goto(f"/?preset={preset}")

@@ -85,15 +85,55 @@ function renderBackdrop(backdrop, source, marks) {
   backdrop.replaceChildren(...parts);
 }
 
-function renderGutter(gutter, lineCount) {
-  if (gutter.childElementCount === lineCount) return;
-  const lines = [];
-  for (let i = 1; i <= lineCount; i++) {
-    const div = document.createElement("div");
-    div.textContent = String(i);
-    lines.push(div);
+/**
+ * The line numbers in `gutter`, one a line of `source`, each as tall as its line is drawn in
+ * `backdrop` (the textarea wraps long lines, and the backdrop wraps them the same way): a number
+ * stays beside the first row of its line.
+ */
+function renderGutter(gutter, backdrop, source) {
+  const lineCount = source.split("\n").length;
+  if (gutter.childElementCount !== lineCount) {
+    const lines = [];
+    for (let i = 1; i <= lineCount; i++) {
+      const div = document.createElement("div");
+      div.textContent = String(i);
+      lines.push(div);
+    }
+    gutter.replaceChildren(...lines);
   }
-  gutter.replaceChildren(...lines);
+  const tops = lineTops(backdrop, source);
+  [...gutter.children].forEach((div, i) => {
+    const height = i + 1 < tops.length ? `${tops[i + 1] - tops[i]}px` : "";
+    if (div.style.height !== height) div.style.height = height;
+  });
+}
+
+/** The top (px, from the backdrop's top) of each line of `source` as `backdrop` draws it. */
+function lineTops(backdrop, source) {
+  const starts = [0];
+  for (let i = source.indexOf("\n"); i !== -1; i = source.indexOf("\n", i + 1)) starts.push(i + 1);
+  // The text of the source: not the one-space mark of an error past a line's end (renderBackdrop).
+  const walker = document.createTreeWalker(backdrop, NodeFilter.SHOW_TEXT, {
+    acceptNode: (text) => (text.parentElement.classList.contains("at-end") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+  });
+  const range = document.createRange();
+  const origin = backdrop.getBoundingClientRect().top - backdrop.scrollTop;
+  const tops = [];
+  let node = walker.nextNode();
+  let from = 0; // the offset in the source where `node` starts
+  for (const start of starts) {
+    while (node && from + node.length <= start) {
+      from += node.length;
+      node = walker.nextNode();
+    }
+    if (!node) break;
+    // The line's first character (an empty line's is its "\n"): its box is on the line's first row.
+    range.setStart(node, start - from);
+    range.setEnd(node, start - from + 1);
+    const rect = range.getClientRects()[0] ?? range.getBoundingClientRect();
+    tops.push(rect.top - origin);
+  }
+  return tops;
 }
 
 /** Show `error` ({type, message, line, column, snippet, caret}) in `box`; null empties and hides it. */
@@ -142,6 +182,7 @@ function writePresets({ presetSelect, presetNote }, s, changed) {
   if (changed.has("presets") || changed.has("presetId")) {
     presetSelect.value = s.presetId;
     const preset = s.presets.find((p) => p.id === s.presetId);
+    presetSelect.title = preset?.title ?? t("ui.presets.menu"); // a narrow header cuts it: the whole of it on hover
     presetNote.textContent = preset?.note ?? "";
     presetNote.title = preset?.note ?? ""; // the header cuts a long note: the whole of it on hover
   }
@@ -200,7 +241,14 @@ export function mountEditor(elements, scope, { onProgram, onPreset }) {
     if (key === markedSource) return;
     markedSource = key;
     renderBackdrop(backdrop, s.source, marks);
-    renderGutter(gutter, s.source.split("\n").length);
+    renderGutter(gutter, backdrop, s.source);
     syncScroll();
   });
+  // A narrower or wider editor wraps its lines again: the numbers follow.
+  let width = 0;
+  new ResizeObserver(() => {
+    if (backdrop.clientWidth === width) return;
+    width = backdrop.clientWidth;
+    renderGutter(gutter, backdrop, scope.store.state.source);
+  }).observe(backdrop);
 }

@@ -22,6 +22,34 @@ export function defaultRange(value) {
   };
 }
 
+/**
+ * The range's `min`: at or below `lo`, and a whole number of steps below `value`, so that the
+ * range's grid (min + n·step) goes through `value`: 6.8813735870195432 in steps of 0.1 from -6.9
+ * would be shown at 6.9. (A range keeps about 15 digits; the leaf's value is kept by stepFrom.)
+ */
+export function alignedMin(value, lo, step) {
+  if (!Number.isFinite(value) || !Number.isFinite(lo) || !(step > 0) || value < lo) return String(lo);
+  let min = value - Math.ceil((value - lo) / step - 1e-9) * step;
+  if (min > lo) min -= step;
+  return String(min);
+}
+
+/**
+ * The value a move of `range` means: whole steps from `anchor`, the exact value it moved from,
+ * when that has more digits than the range holds (15); at its ends, the end.
+ */
+export function stepFrom(anchor, range) {
+  const [moved, step] = [range.valueAsNumber, Number(range.step)];
+  // A value of up to 15 digits the range holds exactly, and steps in decimal (2 → 2.01 → 2, where
+  // adding doubles would give 1.9999999999999998): its own value is then the one meant.
+  if (!Number.isFinite(anchor) || !(step > 0) || Number(anchor.toPrecision(15)) === anchor) return moved;
+  const steps = Math.round((moved - anchor) / step);
+  const value = steps === 0 ? anchor : anchor + steps * step;
+  return value < Number(range.min) || value > Number(range.max) ? moved : value;
+}
+
+const anchors = new WeakMap(); // range → the exact value its last move or write was
+
 const SLIDER_KEYS = new Set(["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"]);
 
 const numberInput = (className, label) => h("input", { type: "number", step: "any", class: className, "aria-label": label });
@@ -58,7 +86,8 @@ function createRow(name, { onValue, readOnly }, { state, update }) {
     if (SLIDER_KEYS.has(event.key) && !event.ctrlKey && !event.metaKey && !event.altKey) event.stopPropagation();
   });
   range.addEventListener("input", () => {
-    const value = range.valueAsNumber;
+    const value = stepFrom(anchors.get(range), range);
+    anchors.set(range, value);
     box.value = String(value);
     onValue(name, value);
   });
@@ -67,14 +96,15 @@ function createRow(name, { onValue, readOnly }, { state, update }) {
     if (!Number.isFinite(value)) return;
     if (value < Number(min.value)) min.value = String(value);
     if (value > Number(max.value)) max.value = String(value);
-    setRange(row, Number(min.value), Number(max.value));
+    setRange(row, Number(min.value), Number(max.value), value);
     range.value = String(value);
+    anchors.set(range, value);
     onValue(name, value);
   });
   const onBounds = () => {
     const [lo, hi] = [min.valueAsNumber, max.valueAsNumber];
     if (!Number.isFinite(lo) || !Number.isFinite(hi) || lo >= hi) return;
-    setRange(row, lo, hi);
+    setRange(row, lo, hi, box.valueAsNumber);
     update({ ranges: { ...state.ranges, [name]: { min: lo, max: hi } } });
   };
   min.addEventListener("change", onBounds);
@@ -82,12 +112,13 @@ function createRow(name, { onValue, readOnly }, { state, update }) {
   return row;
 }
 
-function setRange(row, lo, hi) {
+/** The range from `lo` to `hi` on a round step, holding `value` exactly (alignedMin). */
+function setRange(row, lo, hi, value) {
   const range = row.querySelector(".slider-range");
-  const step = defaultRange((lo + hi) / 2).step;
-  range.min = String(lo);
+  const step = Math.min(defaultRange((lo + hi) / 2).step, (hi - lo) / 100);
+  range.min = alignedMin(value, lo, step);
   range.max = String(hi);
-  range.step = String(Math.min(step, (hi - lo) / 100));
+  range.step = String(step);
 }
 
 function showValue(row, value, userRange) {
@@ -98,12 +129,21 @@ function showValue(row, value, userRange) {
       ? userRange : defaultRange(value);
     min.value = String(lo);
     max.value = String(hi);
-    setRange(row, lo, hi);
+    setRange(row, lo, hi, value);
   }
   // Never fight the user: a field being edited keeps what they typed.
   const focused = row.getRootNode().activeElement; // the document's, or a shadow root's
   if (focused !== box) writeValue(box, String(value));
-  if (focused !== range) writeValue(range, String(value));
+  if (focused !== range) {
+    anchors.set(range, value);
+    writeValue(range, String(value));
+    // A value off the range's steps (typed, or a program's 6.8813735870195432): steps from it.
+    if (range.valueAsNumber !== value) {
+      setRange(row, Number(min.value), Number(max.value), value);
+      range.value = String(value);
+      written.set(range, [String(value), range.value]);
+    }
+  }
 }
 
 const written = new WeakMap(); // input → [the text writeValue wrote, the value the input made of it]

@@ -58,8 +58,8 @@ function enterNode(node) {
   g.append(svgElement("text", { x: w / 2, y: h / 2, "font-size": compact.size, "text-anchor": "middle", "dominant-baseline": "central" }, "label-compact"));
   if (node.kind === "const") {
     const value = svgElement("text", { x: w / 2, y: h / 2, "font-size": fs, "text-anchor": "middle", "dominant-baseline": "central" }, "value data");
-    g.append(value, tag("const", fs));
-    return g;
+    g.append(tag("const", fs), value); // the tag over the card, read first
+    return spaceWords(g);
   }
   const rows = [h * 0.34, h * 0.64, h * 0.88];
   const label = svgElement("text", { x: pad, y: rows[0], "font-size": fs * 1.05 }, "label");
@@ -77,6 +77,16 @@ function enterNode(node) {
   const tags = [];
   if (node.derived) tags.push("derived");
   g.append(...tags.map((t, i) => tag(t, fs, i)));
+  return spaceWords(g);
+}
+
+/**
+ * A space between the card's texts, in the card's own text (SVG draws no text outside a <text>):
+ * what assistive technology reads as the card's visible words is then "a data 2.000 grad --",
+ * words its accessible name holds in the same order, not "adata2.000grad--".
+ */
+export function spaceWords(g) {
+  for (const text of g.querySelectorAll(":scope > text:not(:first-of-type)")) text.before(" ");
   return g;
 }
 

@@ -6,6 +6,7 @@
 // `data-collapsed`; a collapsed card holding the step shown has `data-current="true"`, and
 // `data-root`, the id of the node whose numbers it shows.
 
+import { spaceWords } from "./draw.js";
 import { compactLabel, fitLabel, fontSize } from "./geometry.js";
 import { traceIndex } from "../core/frames.js";
 import { groupIndex } from "./groups.js";
@@ -51,7 +52,7 @@ function enterCard(group) {
     svgElement("text", { x: w - pad, y: rows[2], "font-size": fs, "text-anchor": "end" }, "value grad"),
     svgElement("text", { x: w / 2, y: h / 2, "font-size": compact.size, "text-anchor": "middle", "dominant-baseline": "central" }, "label-compact"),
   );
-  return g;
+  return spaceWords(g);
 }
 
 /**
@@ -89,7 +90,8 @@ function updateCard(g, group, place, view, inside, placed) {
   const [dataText, gradText] = [shortText(data), shortText(grad)];
   text(g.querySelector(".value.data"), dataText);
   text(g.querySelector(".value.grad"), gradText);
-  const said = { name: group.name, count: group.nodes.length, data: dataText, grad: gradText };
+  // Its name and op first, then its numbers: the order the card shows them in (spaceWords).
+  const said = { name: `${group.name} ${g.querySelector(".op").textContent}`.trim(), count: group.nodes.length, data: dataText, grad: gradText };
   attr(g, "aria-label", current ? t("ui.groups.card_aria_inside", said) : t("ui.groups.card_aria", said));
   tooltips.set(g, () => [
     placed.statement, t("ui.groups.card_tooltip", { count: group.nodes.length }),

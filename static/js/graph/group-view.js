@@ -15,6 +15,22 @@ import { onPlainClick, svgElement } from "../core/svg.js";
 
 const EMPTY = new Set();
 
+/**
+ * The row of the pane's tools: the group tools, then the zoom tools (`.graph-tools`) at its right
+ * end, wrapping under each other when the pane is too narrow for both (a phone, a long language):
+ * two bars placed in two corners would overlap there.
+ */
+function toolsRow(tools) {
+  const zoomTools = tools.querySelector(".graph-tools");
+  if (!zoomTools) return tools;
+  const row = zoomTools.closest(".pane-tools") ?? h("div", { class: "pane-tools" });
+  if (!row.isConnected) {
+    zoomTools.before(row);
+    row.append(zoomTools);
+  }
+  return row;
+}
+
 /** The group tools' bar in `tools`: {bar, collapseAll, expandAll, followBox}. */
 function groupTools(tools) {
   const button = (testid, label, title) => h("button", { type: "button", class: "ghost", text: label, title, "data-testid": testid });
@@ -25,7 +41,7 @@ function groupTools(tools) {
     followBox, ` ${t("ui.groups.follow_inside")}`);
   const bar = h("div", { class: "group-tools", role: "group", "aria-label": t("ui.groups.label"), hidden: true },
     collapseAll, expandAll, followLabel);
-  tools.append(bar);
+  toolsRow(tools).prepend(bar);
   return { bar, collapseAll, expandAll, followBox };
 }
 

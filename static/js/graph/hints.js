@@ -38,16 +38,16 @@ function hintParts(g, node) {
   const hints = {};
   if (op) {
     hints.folded = svgElement("text", { x: op.getAttribute("x"), y: op.getAttribute("y"), "font-size": fs, "text-anchor": "end" }, "op op-folded");
-    g.append(hints.folded);
+    op.after(" ", hints.folded); // read after the op it stands for (see spaceWords in graph.js)
   }
   if (canDie(node)) {
     hints.dead = svgElement("text", { x: x0 + 2, y: y0 - fs * 0.35, "font-size": fs * 0.72 }, "tag tag-dead");
     hints.dead.textContent = t("ui.card.dead");
-    g.append(hints.dead);
+    g.append(" ", hints.dead);
   }
   // Under the card: above it sit the derived/const/dead tags, which a warning would overlap.
   hints.warning = svgElement("text", { x: x0 + node.width - 2, y: y0 + node.height + fs * 0.85, "font-size": fs * 0.72, "text-anchor": "end" }, "tag tag-warning");
-  g.append(hints.warning);
+  g.append(" ", hints.warning);
   hintsOf.set(g, hints);
   return hints;
 }
@@ -69,7 +69,11 @@ export function decorateNode(g, node, trace, view, shown = { data: shortText(vie
   const badge = warning ? `\u26a0 ${warning}` : "";
   setText(hints.warning, badge);
   // Focusable for the node explanation (Enter), named for screen readers.
-  const name = nodeName(node);
+  // Named by what it shows, in the order it shows it (its name, its op, data, grad, its tags):
+  // the visible words are a part of the accessible name.
+  // A constant shows its tag and its value alone.
+  const shownName = node.kind === "const" ? `${t("ui.card.const")} ${shown.data}` : nodeName(node);
+  const name = [shownName, g.querySelector(".op-plain")?.textContent].filter(Boolean).join(" ");
   attr(g, "tabindex", "0");
   attr(g, "role", "button");
   const label = [t("ui.card.aria", { name, data: shown.data, grad: shown.grad }), dead && t("ui.card.aria_dead"), badge && warning];

@@ -32,17 +32,22 @@ function paneMetrics({ wrap, zoom, legend, refit }) {
   return () => {
     if (metrics) return metrics;
     const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
-    const tools = wrap.querySelector(".graph-tools");
-    const boxOf = (el) => (el?.offsetHeight
-      ? { left: el.offsetLeft, top: el.offsetTop, right: el.offsetLeft + el.offsetWidth, bottom: el.offsetTop + el.offsetHeight }
-      : null);
+    const tools = wrap.querySelector(".pane-tools, .graph-tools"); // the row of both bars (group-view.js), or the zoom bar
+    // Boxes in the pane's own pixels (a bar inside the row of tools is placed in that row).
+    const paneBox = wrap.getBoundingClientRect();
+    const boxOf = (el) => {
+      if (!el?.offsetHeight) return null;
+      const r = el.getBoundingClientRect();
+      const [left, top] = [r.left - paneBox.left - wrap.clientLeft, r.top - paneBox.top - wrap.clientTop];
+      return { left, top, right: left + r.width, bottom: top + r.height };
+    };
     metrics = {
       box: zoom.visibleBox(),
       covers: {
-        top: tools ? tools.offsetTop + tools.offsetHeight + rem / 2 : 0,
+        top: (boxOf(tools)?.bottom ?? 0) + (tools ? rem / 2 : 0),
         bottom: legend.offsetHeight ? wrap.clientHeight - legend.offsetTop + rem / 2 : 0,
       },
-      overlays: [boxOf(tools), boxOf(legend)].filter(Boolean),
+      overlays: [...wrap.querySelectorAll(".graph-tools, .group-tools"), legend].map(boxOf).filter(Boolean),
       rem,
       width: wrap.clientWidth,
       height: wrap.clientHeight,

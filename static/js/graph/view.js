@@ -44,11 +44,30 @@ const TYPICAL_FONT = 14;
 // shrinks the graph below the scale where even those large names reach the reading size: past
 // it, Fit keeps that scale and pans to the step shown.
 const READING_REM = 2 / 3;
+// …and, on a screen read from afar (a laptop, a projector: FAR_SCREEN_PX wide or more), never
+// below READING_MIN_PX: a 1280 px page has a rem of 15 px, and text under 11 px is not read from
+// the back of a room (issue 41); a phone, read at arm's length, keeps the rem's 9 to 10 px and
+// fits whole graphs. A whole card's smallest words that count, its op badge, reach the reading
+// size too, or the card is drawn far (its name alone).
+const READING_MIN_PX = 11;
+const FAR_SCREEN_PX = 1024;
+// Fit zooms in to the reading size of whole cards when the graph then overflows the pane by at
+// most this much (a short pan, the step in view); a bigger graph is fitted far out, by its names.
+const NEAR_FIT_OVERFLOW = 1.25;
 
-/** The on-screen size of a card's name per unit of scale (graph units): full and far out. */
+/** The on-screen size of a card's texts per unit of scale (graph units): its op badge (smaller
+ *  than its name: `near`), and its name far out. */
 function nameSizes(trace) {
   const typical = trace?.nodes.find((n) => n.kind === "op") ?? trace?.nodes[0] ?? { width: 150, height: 64 };
-  return { full: fontSize(typical) * 1.05, far: compactLabel("", typical).size };
+  return { near: fontSize(typical), far: compactLabel("", typical).size };
+}
+
+/** The least scale Fit may use for `bounds` in `box`: whole cards at the reading size when the
+ *  graph then overflows the pane only a little, else names far out at the reading size. */
+function fitMinScale(bounds, box, reading) {
+  const near = reading.px / reading.names.near;
+  const overflow = Math.max((bounds.width * near) / box.width, (bounds.height * near) / box.height);
+  return overflow <= NEAR_FIT_OVERFLOW ? near : reading.px / reading.names.far;
 }
 
 /** The step's current node at frame `step` of `trace`, or null. */
@@ -85,7 +104,7 @@ function paneZoom(svg, viewports, reading, wheelZooms) {
     const px = TYPICAL_FONT * k;
     const lod = px < TEXT_MIN_PX ? "2" : px < SMALL_TEXT_MIN_PX ? "1" : "0";
     if (svg.dataset.lod !== lod) svg.dataset.lod = lod;
-    const level = k * reading.names.full < reading.px ? "far" : "near";
+    const level = k * reading.names.near < reading.px - 0.01 ? "far" : "near";
     if (svg.dataset.zoom !== level) svg.dataset.zoom = level;
   }, { wheelZooms });
 }
@@ -103,10 +122,11 @@ function createFit({ wrap, zoom, groups, reading, state }) {
     const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
     // The zoom buttons and the legend sit over the pane's top and bottom edges: fit between them.
     const clear = (selector) => (wrap.querySelector(selector)?.offsetHeight ?? 0) + rem;
-    Object.assign(reading, { px: READING_REM * rem, names: nameSizes(trace) });
+    const floor = window.innerWidth >= FAR_SCREEN_PX ? READING_MIN_PX : 0;
+    Object.assign(reading, { px: Math.max(floor, READING_REM * rem), names: nameSizes(trace) });
     const card = groups.cardOf(currentNode(trace, state.step));
-    zoom.fit(bounds, 1.6 * (rem / 16), { top: clear(".graph-tools"), bottom: clear(".legend") },
-      { minScale: reading.px / reading.names.far, focus: card });
+    zoom.fit(bounds, 1.6 * (rem / 16), { top: clear(".pane-tools, .graph-tools"), bottom: clear(".legend") },
+      { minScale: fitMinScale(bounds, zoom.visibleBox(), reading), focus: card });
     fitted = { bounds, transform: JSON.stringify(zoom.transform) };
   }
   // The graph area changes size when panels, labs or the error box change height, or the
@@ -171,7 +191,7 @@ const CLASS_KEYS = ["error", "trace", "view3d", "foldConstants", "gradMap"];
 export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, wheelZooms, collapseAt }, scope) {
   const { state, subscribe, update } = scope.store;
   const { layers, viewports } = graphLayers(svg, overlay);
-  const reading = { px: 10, names: nameSizes(null) }; // refreshed by each fit (type size, trace)
+  const reading = { px: READING_MIN_PX, names: nameSizes(null) }; // refreshed by each fit (type size, trace)
   const zoom = paneZoom(svg, viewports, reading, wheelZooms);
   const groups = mountGroups({ svg, layers, tools: wrap, threshold: collapseAt, onArrangedAll: () => fitted.fit() }, scope);
   const marks = createMarks(layers);

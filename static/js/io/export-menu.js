@@ -7,6 +7,7 @@ import { apiUrl, withLang } from "../core/api.js";
 import { h } from "../core/dom.js";
 import { t } from "../core/i18n.js";
 
+const SLUG = /^(?=.{1,60}$)[a-z0-9]+(-[a-z0-9]+)*$/; // what the server takes as a file's name (app/api/export.py)
 let latestExport = 0; // only the latest export may write the status line (latest request wins)
 
 const EXPORTS = [
@@ -16,18 +17,23 @@ const EXPORTS = [
   { format: "html", label: "ui.export.html", title: "ui.export.html_title" }, // catalogue keys
 ];
 
-/** The export's query: its format, and for the HTML file the preset's title (if it is one). */
+/**
+ * The export's query: its format; the file's name, the lesson's or the preset's id (slugs), else
+ * the server's `program`; for the HTML file the preset's title (if it is one).
+ */
 function exportQuery(format, state) {
   const query = new URLSearchParams({ format });
+  const name = state.lessonId || state.presetId;
+  if (SLUG.test(name)) query.set("name", name); // a lesson from a file may have another id
   const preset = state.presets.find((p) => p.id === state.presetId);
   if (format === "html" && preset) query.set("title", preset.title);
   return query;
 }
 
-/** The file name the server gives (Content-Disposition), else chainrule-graph.<format>. */
+/** The file name the server gives (Content-Disposition), else program.<format>. */
 function fileName(response, format) {
   const match = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") ?? "");
-  return match ? match[1] : `chainrule-graph.${format}`;
+  return match ? match[1] : `program.${format}`;
 }
 
 async function download(requestBody, format, status, state) {

@@ -79,6 +79,7 @@ function lessonMenu(menu, open, subscribe) {
     if (!changed.has("lessons")) return;
     menu.replaceChildren(new Option(t("ui.lessons.menu"), ""), ...s.lessons.map((l) => new Option(l.title, l.id)));
     menu.hidden = s.lessons.length === 0;
+    menu.title = t("ui.lessons.menu"); // a phone's header cuts the menu's name: the whole of it on hover
   });
 }
 

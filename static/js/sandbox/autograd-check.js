@@ -18,6 +18,7 @@
 
 import { postGraph } from "../core/api.js";
 import { h } from "../core/dom.js";
+import { fontSize } from "../graph/geometry.js";
 import { compactText, countText, fullText } from "../core/format.js";
 import { t } from "../core/i18n.js";
 import { setLab } from "../labs/panel.js";
@@ -198,7 +199,7 @@ function renderCheck(slot, view, onOpenLab) {
     }
   }
   if (report.wrong.length) {
-    box.append(h("ul", { class: "check-wrong" }, ...report.wrong.map((w) => h("li", {
+    box.append(h("ul", { class: "check-wrong", tabindex: "0" }, ...report.wrong.map((w) => h("li", { // it may scroll: by keys too
       "data-node": w.name, "data-node-id": w.id, "data-theirs": fullText(w.theirs), "data-ours": fullText(w.ours),
       text: t("ui.check.item", { name: w.name, theirs: compactText(w.theirs), ours: compactText(w.ours) }),
     }))));
@@ -227,7 +228,7 @@ function numbersPill(wrong, node, fs) {
 /** The elements of one card's marks, placed over it: its ring and the pill with both numbers. */
 function cardMarks(node, wrong, ringed) {
   const g = svgElement("g", { "data-node-id": node.id, transform: `translate(${node.x - node.width / 2},${node.y - node.height / 2})` }, "check-mark");
-  const fs = Math.max(7, Math.min(node.height / 4.4, node.width / 8.5, 20)) * 0.72;
+  const fs = fontSize(node); // the card's own numbers' size: as readable as they are (issue 41)
   if (ringed) g.append(svgElement("rect", { x: -6, y: -6, width: node.width + 12, height: node.height + 12, rx: 10 }, "check-ring"));
   if (wrong) g.append(numbersPill(wrong, node, fs));
   return g;
