@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import start_server, stop_server
+from event_loops import run_in_own_loop
 
 from chainrule.app.main import create_app
 from chainrule.app.settings import AppSettings
@@ -115,7 +116,7 @@ async def until(condition: Callable[[], bool], seconds: float) -> float:
 def in_loop(test: Callable[[Any], Any], **settings: Any) -> None:
     app = create_app(AppSettings(descend_max_node_steps=10**9, **settings))
     try:
-        asyncio.run(test(app))
+        run_in_own_loop(test(app))
     finally:
         app.state.server.close()
 
@@ -184,6 +185,23 @@ def test_a_disconnected_client_s_request_leaves_the_trace_threads(server) -> Non
     assert reply.status_code == 200
 
 
+def whole_answer(sock: socket.socket) -> str:
+    """An HTTP answer read until its body is whole (its headers and its body may come in
+    separate segments) or the server closes the connection."""
+    received = b""
+    while True:
+        chunk = sock.recv(65536)
+        received += chunk
+        head, _, body = received.partition(b"\r\n\r\n")
+        length = next(
+            (int(line.split(b":")[1]) for line in head.split(b"\r\n")
+             if line.lower().startswith(b"content-length:")),
+            None,
+        )  # fmt: skip
+        if not chunk or (length is not None and len(body) >= length):
+            return received.decode()
+
+
 def test_sigterm_under_work_answers_503_and_exits_within_the_grace_period(server) -> None:
     process, base_url = server
     working = post(base_url, LONG)
@@ -191,7 +209,7 @@ def test_sigterm_under_work_answers_503_and_exits_within_the_grace_period(server
     started = time.monotonic()
     process.send_signal(signal.SIGTERM)
     working.settimeout(GRACE_S)
-    answer = working.recv(65536).decode()
+    answer = whole_answer(working)
     assert answer.startswith("HTTP/1.1 503 ")
     assert '"type":"Unavailable"' in answer
     assert "the server is restarting and stopped this request; send it again in 5 s" in answer

@@ -117,17 +117,22 @@ def test_fuzz_a_pasted_cell_is_a_trace_or_a_program_error(source: str) -> None:
         assert warning["line"] is None or 1 <= warning["line"] <= source.count("\n") + 1
 
 
-def downstream_by_definition(order: list, leaf: object) -> tuple[list, float]:
+def downstream_by_definition(order: list, leaf: object) -> tuple[list, float, int]:
     """The nodes of `order` that reach back to `leaf` through their inputs, walked one leaf at
-    a time, and the largest finite |data| among their inputs: what the gradient check's
-    one-pass `_downstream` must find for every leaf."""
+    a time, the largest finite |data| among their inputs, and what recomputing them costs (a
+    plain node 1, a call its body's nodes times CALL_COST_RECOMPUTED): what the gradient
+    check's one-pass `_downstream` must find for every leaf."""
+    from chainrule.engine.gradcheck import CALL_COST_RECOMPUTED
 
     def depends(node: object) -> bool:
         return any(child is leaf or depends(child) for child in node.inputs)
 
     found = [node for node in order if depends(node)]
     sizes = [abs(c.data) for node in found for c in node.inputs if abs(c.data) != math.inf]
-    return found, max([0.0, *(size for size in sizes if size == size)])
+    cost = sum(
+        1 if node.function is None else node.function.nodes * CALL_COST_RECOMPUTED for node in found
+    )
+    return found, max([0.0, *(size for size in sizes if size == size)]), cost
 
 
 @FUZZ
