@@ -278,9 +278,10 @@ class RedisStore:
             _, count = await pipe.execute()
         return int(count)
 
-    @_reaching
-    async def guess(self, address: str, per_minute: int) -> bool:
-        key = f"chainrule:guess:{address}:{int(time.time() // 60)}"
+    async def _within_this_minute(self, kind: str, address: str, per_minute: int) -> bool:
+        """Count one more `kind` (a guess, a creation) from `address` this minute: whether it
+        is within `per_minute`."""
+        key = f"chainrule:{kind}:{address}:{int(time.time() // 60)}"
         async with self.client.pipeline(transaction=True) as pipe:
             pipe.incr(key)
             pipe.expire(key, 120)
@@ -288,13 +289,12 @@ class RedisStore:
         return int(count) <= per_minute
 
     @_reaching
+    async def guess(self, address: str, per_minute: int) -> bool:
+        return await self._within_this_minute("guess", address, per_minute)
+
+    @_reaching
     async def creation(self, address: str, per_minute: int) -> bool:
-        key = f"chainrule:created:{address}:{int(time.time() // 60)}"
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.incr(key)
-            pipe.expire(key, 120)
-            count, _ = await pipe.execute()
-        return int(count) <= per_minute
+        return await self._within_this_minute("created", address, per_minute)
 
     @_reaching
     async def guessed_out(self, address: str, per_minute: int) -> bool:
