@@ -120,6 +120,7 @@ def build_players_html(
             f"{json_block({'title': player_title, 'trace': trace})}</script>"
         )
     body_class = ' class="single"' if len(players) == 1 else ""
+    shown_title = escape(UNSAFE_TEXT.sub(" ", title))  # no control or override reaches the page
     csp = escape(content_security_policy(script, PAGE_STYLE), quote=False)  # holds no `"`
     return f"""<!doctype html>
 <html lang="{lang}">
@@ -128,13 +129,13 @@ def build_players_html(
 <meta http-equiv="Content-Security-Policy" content="{csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="chainrule">
-<title>{escape(UNSAFE_TEXT.sub(" ", title))}</title>
+<title>{shown_title}</title>
 <link rel="icon" href="{escape(_icon())}">
 <style>{PAGE_STYLE}</style>
 </head>
 <body{body_class}>
 <main>
-<h1 class="page-title">{escape(title)}</h1>
+<h1 class="page-title">{shown_title}</h1>
 {chr(10).join(hosts)}
 </main>
 <script type="application/json" id="chainrule-ops">{json_block(page_table())}</script>

@@ -62,7 +62,9 @@ function view3dElements(wrap, tools) {
   container.hidden = true;
   const note = element("p", "view-3d-note", { "data-testid": "view-3d-note", role: "status" });
   note.hidden = true;
-  tools.before(container); // under the pane's buttons and legend, which stay usable in 3D
+  // Under the pane's buttons and legend, which stay usable in 3D: before the row of the pane's
+  // tools when the zoom tools are in one (graph/group-view.js), never inside it.
+  (tools.closest(".pane-tools") ?? tools).before(container);
   wrap.append(note);
   return { button, container, note };
 }
