@@ -7,16 +7,26 @@ from __future__ import annotations
 
 import json
 
+from dataclasses import fields
+
 from . import errors, flags, gradcheck
 from .descend import MAX_STEPS
 from .ops import SCRIPT_NAMES, javascript_module
+from .options import Options
+
+
+def request_options() -> dict[str, object]:
+    """Every option of `POST /api/graph` by its name in a request body, with its default: what
+    the page's request table (static/js/core/request.js) is checked against and starts from."""
+    return {field.name.rstrip("_"): field.default for field in fields(Options)}
 
 
 def page_constants() -> dict[str, object]:
     """The engine's constants the page computes with, by the name the generated module exports
     them under: the gradient check's bounds and rounding, the flags' thresholds, descent's
-    steps a reply may hold, how long a quoted name may be, and every name a micrograd script of
-    ours defines (the sandbox reads such a script as data). Said here once, generated into the
+    steps a reply may hold, how long a quoted name may be, every name a micrograd script of
+    ours defines (the sandbox reads such a script as data), and the request's options with their
+    defaults. Said here once, generated into the
     page's module, never copied by hand."""
     return {
         "GRADCHECK_MAX_LEAVES": gradcheck.MAX_LEAVES,
@@ -29,6 +39,7 @@ def page_constants() -> dict[str, object]:
         "DESCENT_MAX_STEPS": MAX_STEPS,
         "QUOTE_MAX": errors.QUOTE_MAX,
         "SCRIPT_NAMES": list(SCRIPT_NAMES),
+        "REQUEST_OPTIONS": request_options(),
     }
 
 

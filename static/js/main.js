@@ -26,6 +26,7 @@ import { pathsMark, registerPathsPanel } from "./gradients/paths-panel.js";
 import { mountPresentation } from "./controls/present.js";
 import { mountSandbox, sandboxProgram, withRun } from "./sandbox/sandbox.js";
 import { createScope } from "./core/scope.js";
+import { requestBody as requestOf } from "./core/request.js";
 import { mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy } from "./io/share.js";
 import { mountTargetPicker } from "./gradients/target.js";
 import { mountTheme } from "./core/theme.js";
@@ -55,15 +56,7 @@ function descendSteps(body) {
 
 function requestBody() {
   // Code that ran in the sandbox is traced as the straight-line program its run was read as.
-  const body = { source: sandboxProgram(state) ?? state.source };
-  if (Object.keys(state.values).length) body.values = { ...state.values };
-  if (state.expandDerived) body.expand_derived = true;
-  if (state.mode === "overwrite") body.mode = "overwrite";
-  if (state.order) body.order = [...state.order];
-  if (state.target) body.target = state.target;
-  // Forward mode once its leaf is known (gradients/forward-mode.js names the first leaf of a new program).
-  if (state.pass === "forward" && state.wrt) Object.assign(body, { pass: "forward", wrt: state.wrt });
-  return body;
+  return requestOf(state, sandboxProgram(state) ?? state.source);
 }
 
 const channel = createGraphChannel({

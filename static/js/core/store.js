@@ -9,6 +9,7 @@
 // a subscriber is also called once, at subscription, with every key marked as changed.
 
 import { carryFrame, frameOfStep, framesOf, traceIndex } from "./frames.js";
+import { requestDefaults } from "./request.js";
 
 /** The state of a fresh view: every key the views read, at its default. */
 function initialState() {
@@ -23,12 +24,15 @@ function initialState() {
     source: "",           // the program text as typed
     values: {},           // slider overrides {leafName: number}; program edits reset it
     ranges: {},           // per-leaf slider range the user set {name: {min, max}}
-    expandDerived: false, // request option: build derived ops from primitives
     finalGrads: false,    // show every final gradient at once (off by default)
     foldConstants: false, // draw constants inside their consumer's card
     gradMap: false,       // colour every card by |grad| at the frame shown (gradients/gradmap.js)
-    target: null,         // request field: the node whose gradients are asked (gradients/target.js), null: the root
-    pass: "reverse",      // request field: "reverse" | "forward" (gradients/forward-mode.js)
+    // The request's options (core/request.js REQUEST_FIELDS), at the engine's defaults:
+    //   expandDerived: build derived ops from primitives; target: the node whose gradients are
+    //   asked (gradients/target.js), null: the root; pass: "reverse" | "forward"
+    //   (gradients/forward-mode.js); mode: "correct" | "overwrite" (the = bug, labs/overwrite.js);
+    //   order: null | [node ids] (the visit order that was run, labs/order.js).
+    ...requestDefaults(),
     wrt: "",              // request field: forward mode's leaf (its name); "" until a trace names the first
     everyLeaf: null,      // the "forward for every leaf" run: null | {done: {leaf id: ∂root/∂leaf}, finished}
     litPath: null,        // the chain-rule path pointed at in the Paths panel, lit on the graph: {nodes, edges} ids
@@ -47,14 +51,11 @@ function initialState() {
     // Labs (labs/panel.js): which lab owns the page, and the request options of the teaching variants.
     //   lab: null | "overwrite" (the = bug) | "order" (node clicks place a visit order; other
     //        node-click behaviour stays quiet) | "predict" (the learner guesses each gradient).
-    //   mode: request field, "correct" | "overwrite"; order: request field, null | [node ids]
-    //   (the visit order that was run); orderDraft: the ids placed so far, not yet run.
+    //   orderDraft: the ids of a visit order placed so far, not yet run.
     lab: null,
-    mode: "correct",
     // The Train lab (train/lab.js), null while it is off: {lr, momentum, params (null: the default
     // leaves), steps (taken so far), start (the leaf values at step 0)}.
     train: null,
-    order: null,
     orderDraft: [],
     // A run of the learner's code in the browser (sandbox/sandbox.js), null when the program is read as data.
     sandbox: null,
