@@ -126,65 +126,144 @@ def function(
     (a micrograd script calls the helper `name` it defines)."""
     called = f"{name}({{0}})"
     return Op(
-        1, name, CALL, name, called, called, (local_text,), glyph or name, name,
-        micrograd or called, f"torch.{name}({{0}})", forward, (local_grad,),
+        arity=1,
+        symbol=name,
+        precedence=CALL,
+        public=name,
+        shape=called,
+        formula=called,
+        locals=(local_text,),
+        glyph=glyph or name,
+        dot=name,
+        micrograd=micrograd or called,
+        torch=f"torch.{name}({{0}})",
+        forward=forward,
+        local_grads=(local_grad,),
         helper=None if micrograd else name,
         micrograd_ops=(name,) if micrograd_ops is None else micrograd_ops,
-        dead_at_or_below=dead_at_or_below, saturation=saturation,
-    )  # fmt: skip
+        dead_at_or_below=dead_at_or_below,
+        saturation=saturation,
+    )
+
+
+def operator(
+    symbol: str,
+    precedence: int,
+    local_texts: tuple[str, str],
+    *,
+    shape: str | None = None,
+    formula: str | None = None,
+    glyph: str | None = None,
+    micrograd: str | None = None,
+    forward: Formula | None = None,
+    local_grads: tuple[Formula, ...] = (),
+    expansion: Formula | None = None,
+    right: bool = False,
+    helper: str | None = None,
+) -> Op:
+    """A row for an infix operator `a <symbol> b`, written so everywhere unless told otherwise
+    (narration's `shape`, the page's `formula` with its minus sign, the micrograd script, PyTorch,
+    the drawing's label). A primitive gives its `forward` and `local_grads` (a micrograd Value
+    made by it carries `_op` = the symbol); a derived one its `expansion`."""
+    written = f"{{0}} {symbol} {{1}}"
+    shape = shape or written
+    return Op(
+        arity=2,
+        symbol=symbol,
+        precedence=precedence,
+        public=symbol,
+        shape=shape,
+        formula=formula or shape.replace("-", MINUS),
+        locals=local_texts,
+        glyph=glyph or symbol,
+        dot=symbol,
+        micrograd=micrograd or written,
+        torch=written,
+        forward=forward,
+        local_grads=local_grads,
+        expansion=expansion,
+        right=right,
+        helper=helper,
+        micrograd_ops=() if expansion is not None else (symbol,),
+    )
 
 
 OPS: dict[str, Op] = {
-    "+": Op(
-        2, "+", 10, "+", "{0} + {1}", "{0} + {1}", ("1", "1"), "+", "+", "{0} + {1}",
-        "{0} + {1}", a + b, (1.0, 1.0), micrograd_ops=("+",),
-    ),
-    "*": Op(
-        2, "*", 20, "*", "{0}·{1}", "{0}·{1}", ("{1}", "{0}"), "×", "*", "{0} * {1}",
-        "{0} * {1}", a * b, (b, a), micrograd_ops=("*",),
+    "+": operator("+", 10, ("1", "1"), forward=a + b, local_grads=(1.0, 1.0)),
+    "*": operator(
+        "*", 20, ("{1}", "{0}"), shape="{0}·{1}", glyph="×", forward=a * b, local_grads=(b, a)
     ),
     "**k": Op(
-        1, "**", 40, "**", "{0}^{k}", "{0} ** {k}", (f"{{k}}·{{0}}^({{k}} {MINUS} 1)",),
-        "**{k}", "**{k}", "{0} ** {k}", "{0} ** {k}",
-        a ** k, (where(equal(k, 0), 0, k * a ** (k - 1)),), right=True,
+        arity=1,
+        symbol="**",
+        precedence=40,
+        public="**",
+        shape="{0}^{k}",
+        formula="{0} ** {k}",
+        locals=(f"{{k}}·{{0}}^({{k}} {MINUS} 1)",),
+        glyph="**{k}",
+        dot="**{k}",
+        micrograd="{0} ** {k}",
+        torch="{0} ** {k}",
+        forward=a**k,
+        local_grads=(where(equal(k, 0), 0, k * a ** (k - 1)),),
+        right=True,
     ),
-    "**": Op(
-        2, "**", 40, "**", "{0}^{1}", "{0} ** {1}",
-        (f"{{1}}·{{0}}^({{1}} {MINUS} 1)", "{0}^{1}·ln {0}"), "**", "**", "vpow({0}, {1})",
-        "{0} ** {1}", a ** b,
-        (
+    "**": operator(
+        "**",
+        40,
+        (f"{{1}}·{{0}}^({{1}} {MINUS} 1)", "{0}^{1}·ln {0}"),
+        shape="{0}^{1}",
+        formula="{0} ** {1}",
+        micrograd="vpow({0}, {1})",
+        forward=a**b,
+        local_grads=(
             where(equal(b, 0), 0, b * a ** (b - 1)),
             # At a = 0 the result stays 0 (or 1 at b = 0) as b moves: PyTorch's convention.
             where(a > 0, out * log(a), where(equal(a, 0) & (b >= 0), 0, math.nan)),
         ),
-        right=True, helper="vpow", micrograd_ops=("**",),
+        right=True,
+        helper="vpow",
     ),
-    "-": Op(
-        2, "-", 10, "-", "{0} - {1}", f"{{0}} {MINUS} {{1}}", ("1", f"{MINUS}1"), MINUS, "-",
-        "{0} - {1}", "{0} - {1}", expansion=a + b * -1,
-    ),
-    "/": Op(
-        2, "/", 20, "/", "{0} / {1}", "{0} / {1}", ("1/{1}", f"{MINUS}{{0}}/{{1}}²"), "÷", "/",
-        "{0} / {1}", "{0} / {1}", expansion=a * b ** -1,
-    ),
+    "-": operator("-", 10, ("1", f"{MINUS}1"), glyph=MINUS, expansion=a + b * -1),
+    "/": operator("/", 20, ("1/{1}", f"{MINUS}{{0}}/{{1}}²"), glyph="÷", expansion=a * b**-1),
     "neg": Op(
-        1, "-", 30, "neg", "-{0}", f"{MINUS}{{0}}", (f"{MINUS}1",), "neg", "neg", "-{0}", "-{0}",
+        arity=1,
+        symbol="-",
+        precedence=30,
+        public="neg",
+        shape="-{0}",
+        formula=f"{MINUS}{{0}}",
+        locals=(f"{MINUS}1",),
+        glyph="neg",
+        dot="neg",
+        micrograd="-{0}",
+        torch="-{0}",
         expansion=a * -1,
     ),
     "relu": function(
-        "relu", where(a <= 0, 0, a), where(a > 0, 1, 0), "1 if {0} > 0 else 0",
-        micrograd="{0}.relu()", micrograd_ops=("ReLU", "relu"), dead_at_or_below=0.0,
+        "relu",
+        where(a <= 0, 0, a),
+        where(a > 0, 1, 0),
+        "1 if {0} > 0 else 0",
+        micrograd="{0}.relu()",
+        micrograd_ops=("ReLU", "relu"),
+        dead_at_or_below=0.0,
     ),
     "tanh": function("tanh", tanh(a), 1 - out * out, f"1 {MINUS} {{out}}²", saturation=out),
     "exp": function("exp", exp(a), out, "e^{0}"),
     "log": function("log", log(a), 1 / a, "1/{0}"),
     # Either branch keeps exp from overflowing.
     "sigmoid": function(
-        "sigmoid", where(a >= 0, 1 / (1 + exp(-a)), exp(a) / (1 + exp(a))), out * (1 - out),
-        f"{{out}}·(1 {MINUS} {{out}})", glyph="σ", saturation=2 * out - 1,
+        "sigmoid",
+        where(a >= 0, 1 / (1 + exp(-a)), exp(a) / (1 + exp(a))),
+        out * (1 - out),
+        f"{{out}}·(1 {MINUS} {{out}})",
+        glyph="σ",
+        saturation=2 * out - 1,
     ),
     "sin": function("sin", sin(a), cos(a), "cos({0})"),
-}  # fmt: skip
+}
 
 
 # ---- Derived rows: their formulas from the primitives', by the chain rule -----------------
