@@ -13,7 +13,6 @@ from collections.abc import Iterator
 
 import mpmath
 import pytest
-from conftest import strict_json
 from fastapi.testclient import TestClient
 from hypothesis import assume, given, note
 from hypothesis import strategies as st
@@ -26,6 +25,7 @@ from program_strategies import (
     hostile_text,
     valid_programs,
 )
+from servers import strict_json
 
 from chainrule.app.main import create_app
 from chainrule.app.settings import AppSettings

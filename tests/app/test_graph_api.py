@@ -6,7 +6,7 @@ import json
 
 import orjson
 import pytest
-from conftest import strict_json
+from servers import strict_json
 
 from chainrule import engine
 from chainrule.app.api.schemas import GraphResponse

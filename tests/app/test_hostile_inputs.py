@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from conftest import strict_json
+from servers import strict_json
 
 JSON = {"content-type": "application/json"}
 MIB = 1 << 20

@@ -5,7 +5,7 @@ its grace period instead of waiting for the work without end.
 
 The second is measured in the app's own event loop (the ASGI messages a server sends: the
 request, then `http.disconnect`), where nothing but the work stands between the disconnect and
-the free lane; against a real uvicorn server on loopback (tests/conftest.py `start_server`) the
+the free lane; against a real uvicorn server on loopback (tests/servers.py `start_server`) the
 same is checked end to end, where each /healthz poll of a loaded 2-core machine takes its own
 second. The work: a descent long enough to be cut short (the work bound raised for the test:
 200 steps of the composed functions, about a minute)."""
@@ -23,8 +23,8 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import start_server, stop_server
 from event_loops import run_in_own_loop
+from servers import start_server, stop_server
 
 from chainrule.app.main import create_app
 from chainrule.app.settings import AppSettings

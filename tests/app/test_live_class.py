@@ -638,7 +638,7 @@ def test_a_class_lost_from_redis_ends_for_its_pages(make_client, redis_url):
 
 def test_creating_a_class_while_the_store_is_away_is_a_503_with_retry_after(make_client):
     # It was a 500: the Redis error went up as it was.
-    from tests.conftest import free_port
+    from servers import free_port
 
     client = make_client(redis_url=f"redis://127.0.0.1:{free_port()}/0")  # nothing listens
     created = client.post("/api/class", json={"view": {"source": SQUARE}})

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import start_server, stop_server
+from servers import start_server, stop_server
 
 # Over the offload threshold (CHAINRULE_OFFLOAD_MIN_SOURCE_CHARS, 1,000): traced in the helper.
 BIG_PROGRAM = "c = 1\ns = c" + " + c" * 400

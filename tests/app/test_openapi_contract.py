@@ -16,10 +16,10 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 import pytest
-from conftest import strict_json
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
+from servers import strict_json
 
 from chainrule import engine
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import ROOT, free_port
+from servers import ROOT, free_port
 
 
 @pytest.fixture(scope="module")

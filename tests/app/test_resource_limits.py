@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import httpx
-from conftest import start_server, stop_server
+from servers import start_server, stop_server
 
 HANGING_DOT = """#!/bin/sh
 # A Graphviz that answers `dot -V` and then hangs on every layout.

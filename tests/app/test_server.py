@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import httpx
-from conftest import strict_json
+from servers import strict_json
 
 
 def test_the_real_server_answers_over_http(live_server):

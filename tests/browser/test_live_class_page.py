@@ -14,9 +14,9 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from servers import start_server, stop_server
 
 from tests.browser.conftest import VIEWPORT, forget, keep_renderer
-from tests.conftest import start_server, stop_server
 
 pytestmark = pytest.mark.browser
 

@@ -4,8 +4,7 @@ and every API call goes through the prefix, so nothing leaves it."""
 from __future__ import annotations
 
 import pytest
-
-from tests.conftest import start_server, stop_server
+from servers import start_server, stop_server
 
 PREFIX = "/chainrule"
 

@@ -17,9 +17,8 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 import sandbox_escapes as escapes
+from servers import start_server, stop_server
 from test_sandbox import RUN_TIMEOUT_MS, card, run
-
-from tests.conftest import start_server, stop_server
 
 pytestmark = pytest.mark.browser
 
