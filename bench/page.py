@@ -7,7 +7,7 @@ Run: .venv/bin/python bench/page.py        (about a minute)
 - slider latency: a leaf slider's `input` event → the root card's new number painted (p50/p95:
   the mutation of its text, then the frame that paints it), on a 100-node and a 1,000-node graph
   (issue 25's targets: p50 ≤ 8 and p50 ≤ 16.7 / p95 ≤ 33 ms), from the page's own numbers
-  (static/js/compute/instant.js), the server's (POST /api/values) following;
+  (static/js/compute/instant-numbers.js), the server's (POST /api/values) following;
 - instant (issue 25): the same at 1,000 nodes with 100 ms of emulated latency (CDP
   Network.emulateNetworkConditions), a 5 s drag at 60 Hz (frames over 33 ms), and the one-file
   HTML opened from file://;
@@ -146,7 +146,7 @@ SLIDER_ARM_JS = """([inPlayer]) => {
           min: Number(range.min), max: Number(range.max), step: Number(range.step)};
 }"""
 
-# The requests the moves made (the server's numbers follow the last move: compute/instant.js asks
+# The requests the moves made (the server's numbers follow the last move: compute/instant-numbers.js asks
 # 120 ms
 # after it), from resource timing: the request alone (server + network + download) and its bytes.
 SLIDER_REQUESTS_JS = """async ([inPlayer]) => {

@@ -314,11 +314,11 @@ def trace(
     Raises a ProgramError subclass for a bad program, values or order (its message in English:
     `message_in(lang)` says it in another language); never anything else for any `source`."""
     with cycle_collector_paused():
-        graph = graph_to_trace(source, values, expand_derived, limits, mode, lang)
+        graph = build_for_trace(source, values, expand_derived, limits, mode, lang)
         return run(graph, mode, order, lang, target, pass_, wrt, record=record)
 
 
-def graph_to_trace(
+def build_for_trace(
     source: str,
     values: dict[str, Any] | None,
     expand_derived: bool,

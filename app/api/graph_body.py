@@ -23,7 +23,7 @@ from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.i18n import DEFAULT_LANG
 from chainrule.engine.reply import Placement, check_reply_size, place, trace_reply
 from chainrule.engine.steps import steps
-from chainrule.engine.tracing import graph_to_trace
+from chainrule.engine.tracing import build_for_trace
 
 
 def limits_of(settings: AppSettings) -> engine.Limits:
@@ -143,7 +143,7 @@ def build_body(
     options = request.options()
     limits = limits_of(settings) if limits is None else limits
     with cycle_collector_paused():  # tens of thousands of new dicts, none in a cycle
-        graph = graph_to_trace(
+        graph = build_for_trace(
             request.source, request.values, options.expand_derived, limits, options.mode, lang
         )
         laying_out = layout_beside(layouter, layout_structure(graph))  # while the passes run

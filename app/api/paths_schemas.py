@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from chainrule.app.api.schemas import GraphRequest, Number, Sent
+from chainrule.app.api.schemas import GraphRequest, Number, ResponsePart
 from chainrule.engine.paths import MAX_LIMIT
 
 DEFAULT_LIMIT = 20
@@ -33,7 +33,7 @@ class PathsRequest(GraphRequest):
     )
 
 
-class ChainPath(Sent):
+class ChainPath(ResponsePart):
     nodes: list[str] = Field(description="Node ids from the target back to the leaf.")
     edges: list[str] = Field(description="Edge ids from the target back to the leaf.")
     locals: list[Number] = Field(description="Each edge's local derivative, in `edges` order.")
@@ -41,7 +41,7 @@ class ChainPath(Sent):
     text: str = Field(description="`∂d/∂c · ∂c/∂a = 3 · 3 = 9`, the same in every language.")
 
 
-class PathsResponse(Sent):
+class PathsResponse(ResponsePart):
     """Every path from `leaf` to `target`, or the largest ones when there are too many."""
 
     leaf: str

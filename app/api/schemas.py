@@ -122,7 +122,7 @@ class GraphRequest(BaseModel):
         return order
 
 
-class Sent(BaseModel):
+class ResponsePart(BaseModel):
     """A part of a response: the schema lists every field that is sent and no other
     (`additionalProperties: false`), so a field the engine adds without documenting it here
     fails tests/app/test_openapi_contract.py. Responses are sent as pre-encoded bytes
@@ -142,7 +142,7 @@ WarningType = Literal[
 ]
 
 
-class NodeWarning(Sent):
+class NodeWarning(ResponsePart):
     type: NodeWarningType = Field(
         description="`division_by_zero` (±inf or nan from x/0, log(0), 0**-1), `overflow` "
         "(a finite input made ±inf) or `domain` (nan: log(-1), (-8)**(1/3))."
@@ -150,7 +150,7 @@ class NodeWarning(Sent):
     message: str
 
 
-class Node(Sent):
+class Node(ResponsePart):
     id: str = Field(description="`n0`, `n1`, … in the order the nodes were built.")
     label: str = Field(
         description="What the card shows (micrograd's `draw_dot` label): the label the program "
@@ -190,7 +190,7 @@ class Node(Sent):
     height: float = Field(description="Card height, px.")
 
 
-class Edge(Sent):
+class Edge(ResponsePart):
     id: str
     source: str = Field(description="The input's id.")
     target: str = Field(description="The consumer's id.")
@@ -198,14 +198,14 @@ class Edge(Sent):
     local_grad: Number
 
 
-class Leaf(Sent):
+class Leaf(ResponsePart):
     name: str = Field(description="The leaf's name: its key in `values`, its slider's id.")
     label: str = Field(description="Its display label (the slider's caption): the node's `label`.")
     id: str
     value: Number
 
 
-class Steps(Sent):
+class Steps(ResponsePart):
     """The timeline as columns (docs/api.md, "Steps"): one entry per step in `phase`, `node` and
     `template`; one per step of the sort (the first steps) in `action` and `input_index`; the
     backward pass's numbers as the numbers reply's arrays. Readers turn them into one object a
@@ -258,7 +258,7 @@ class Steps(Sent):
     )
 
 
-class GradCheckResult(Sent):
+class GradCheckResult(ResponsePart):
     name: str
     id: str
     analytic: Number
@@ -269,7 +269,7 @@ class GradCheckResult(Sent):
     )
 
 
-class GradCheck(Sent):
+class GradCheck(ResponsePart):
     eps_rule: str
     checked: int
     total: int
@@ -277,7 +277,7 @@ class GradCheck(Sent):
     results: list[GradCheckResult]
 
 
-class ProgramWarning(Sent):
+class ProgramWarning(ResponsePart):
     """A warning about the program. At most ten of one type are listed; where there are more,
     an eleventh of that type says how many (`and 40 more statements from line 11 on are not
     used by …`)."""
@@ -288,19 +288,19 @@ class ProgramWarning(Sent):
     column: int | None
 
 
-class OrderCheck(Sent):
+class OrderCheck(ResponsePart):
     valid: bool = Field(description="Whether `order` is a reverse topological order.")
     message: str
 
 
-class Box(Sent):
+class Box(ResponsePart):
     x: float = Field(description="Centre, px from the left.")
     y: float = Field(description="Centre, px from the top.")
     width: float
     height: float
 
 
-class Group(Sent):
+class Group(ResponsePart):
     """The nodes one statement built, or one leaf: drawn in a labelled box, collapsible to one
     card."""
 
@@ -318,13 +318,13 @@ class Group(Sent):
     card: Box = Field(description="Its card in the collapsed layout (`layout.collapsed`).")
 
 
-class CollapsedLayoutInfo(Sent):
+class CollapsedLayoutInfo(ResponsePart):
     engine: Literal["dot", "sugiyama"]
     width: float = Field(description="Width of the collapsed drawing, px.")
     height: float = Field(description="Height of the collapsed drawing, px.")
 
 
-class LayoutInfo(Sent):
+class LayoutInfo(ResponsePart):
     engine: Literal["dot", "sugiyama"] = Field(description="`sugiyama` is the fast fallback.")
     width: float = Field(description="Width of the drawing, px; every card fits inside.")
     height: float = Field(description="Height of the drawing, px.")
@@ -334,7 +334,7 @@ class LayoutInfo(Sent):
     )
 
 
-class Function(Sent):
+class Function(ResponsePart):
     """A function the program defines (`softplus(x) = log(1 + exp(x))`) that the graph calls."""
 
     name: str
@@ -363,7 +363,7 @@ GRAD_FLAGS = Field(
 )
 
 
-class GraphResponse(Sent):
+class GraphResponse(ResponsePart):
     """The engine's trace (docs/api.md) plus a box for every node and `layout`."""
 
     nodes: list[Node]
@@ -419,7 +419,7 @@ class ValuesRequest(GraphRequest):
     )
 
 
-class ValuesResponse(Sent):
+class ValuesResponse(ResponsePart):
     """The numbers of a trace the client already has, as arrays in its order (docs/api.md).
     (The schema's example is in the overwrite mode: FastAPI drops nulls from examples, and in
     the correct mode `correct_grad` is null.)"""
@@ -498,14 +498,14 @@ class ValuesResponse(Sent):
     )
 
 
-class LessonQuestion(Sent):
+class LessonQuestion(ResponsePart):
     node: str = Field(description="The id of the node whose number is asked.")
     name: str = Field(description="The node's name as the lesson writes it.")
     of: Literal["grad", "data"]
     why: str = Field(description="The computation, shown once the learner has answered.")
 
 
-class LessonStop(Sent):
+class LessonStop(ResponsePart):
     text: str = Field(description="The paragraph; `backticks` mark inline math.")
     step: int = Field(description="The index in `steps` (of /api/graph) the stop shows.")
     highlight: list[str] = Field(
@@ -518,7 +518,7 @@ class LessonStop(Sent):
     wrt: str | None = Field(description="Forward mode's leaf (a name); null in reverse mode.")
 
 
-class Lesson(Sent):
+class Lesson(ResponsePart):
     id: str
     title: str
     summary: str
@@ -527,7 +527,7 @@ class Lesson(Sent):
     stops: list[LessonStop]
 
 
-class Preset(Sent):
+class Preset(ResponsePart):
     id: str
     title: str
     source: str
@@ -569,7 +569,7 @@ ErrorType = Literal[
 ]
 
 
-class ErrorDetail(Sent):
+class ErrorDetail(ResponsePart):
     type: ErrorType = Field(
         description="Program errors (400): `SyntaxError`, `NeedsRunning` (Python that must run "
         "before its graph can be read: a class, a function, a loop, a list, a random number), "
@@ -592,18 +592,18 @@ class ErrorDetail(Sent):
     caret: str = Field(description="Spaces then `^^^` under the offending text.")
 
 
-class ErrorResponse(Sent):
+class ErrorResponse(ResponsePart):
     """The one error shape of every endpoint."""
 
     error: ErrorDetail
 
 
-class LaneLoad(Sent):
+class LaneLoad(ResponsePart):
     waiting: int = Field(description="Programs waiting for this lane's helper process.")
     running: int = Field(description="Programs being traced in it now.")
 
 
-class OffloadLoad(Sent):
+class OffloadLoad(ResponsePart):
     threads: LaneLoad = Field(
         description="Programs shorter than `offload_min_source_chars`, traced in this worker."
     )
@@ -611,13 +611,13 @@ class OffloadLoad(Sent):
     big: LaneLoad = Field(description="Helper process: the longer ones, never ahead of the rest.")
 
 
-class HealthDetail(Sent):
+class HealthDetail(ResponsePart):
     offload: OffloadLoad = Field(description="This worker's helper processes (docs/api.md).")
     graphviz_running: int = Field(description="Graphviz processes running for this worker.")
     graphviz_slots: int = Field(description="How many may run at once before a 503 `Busy`.")
 
 
-class Health(Sent):
+class Health(ResponsePart):
     status: Literal["ok"]
     version: str
     graphviz: bool
@@ -687,13 +687,13 @@ class DescendRequest(TrainingRequest):
     lang: Lang | None = LANG_FIELD
 
 
-class DescentStop(Sent):
+class DescentStop(ResponsePart):
     step: int = Field(description="The step at which descent stopped (0: it could not start).")
     reason: Literal["diverged", "nonfinite"]
     message: str = Field(description="What happened and the learning rate to try instead.")
 
 
-class DescendResponse(Sent):
+class DescendResponse(ResponsePart):
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={
@@ -773,7 +773,7 @@ class LandscapeRequest(TrainingRequest):
     lang: Lang | None = LANG_FIELD
 
 
-class LandscapeResponse(Sent):
+class LandscapeResponse(ResponsePart):
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={

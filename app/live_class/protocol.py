@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, TypeAdapter
 from pydantic.alias_generators import to_camel
 
-from chainrule.app.api.schemas import Lang, NonFinite, Sent
+from chainrule.app.api.schemas import Lang, NonFinite, ResponsePart
 
 LeafName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
 ShortId = Annotated[str, Field(max_length=64, pattern=r"^[A-Za-z0-9_-]*$")]
@@ -118,7 +118,7 @@ class ClassCreate(Model):
     lang: Lang | None = None
 
 
-class ClassCreated(Sent):
+class ClassCreated(ResponsePart):
     """A new class: its code (`K7Q4MX`), as shown (`K7Q-4MX`), the join path, and the teacher's
     token (kept by the teacher's page only; it is never part of a URL)."""
 
@@ -130,7 +130,7 @@ class ClassCreated(Sent):
     idle_expiry_s: int
 
 
-class ClassInfo(Sent):
+class ClassInfo(ResponsePart):
     """`GET /api/class/{code}`: the class exists; how many may join."""
 
     code: str

@@ -70,7 +70,7 @@ function toggle(id, text) {
 }
 
 /**
- * The player's elements (its sliders recompute in the page: compute/instant.js). Returns the root and,
+ * The player's elements (its sliders recompute in the page: compute/instant-numbers.js). Returns the root and,
  * by part, what the views are mounted on.
  */
 export function playerLayout({ title }) {

@@ -18,7 +18,7 @@
 //              it the player shows catalogue keys. One language per document: the last given.
 //   recompute  optional, `(values) => Promise<trace> | undefined` with values = {leaf name:
 //              number} for every leaf (the moved one changed). The sliders are live either way:
-//              a move is painted at once from the page's own numbers (compute/instant.js, compute/evaluator.js:
+//              a move is painted at once from the page's own numbers (compute/instant-numbers.js, compute/evaluator.js:
 //              offline, from file://, with the kernel busy or gone); with `recompute` the
 //              engine's trace then follows and is shown (it is the authority) if no later move
 //              was made (latest wins, one call at a time, the newest move waiting); a call that
@@ -52,10 +52,10 @@ import { descend } from "./train/descend.js";
 import { renderError } from "./controls/editor.js";
 import { mountGraphPane, mountLeaves, mountNotes, mountPanels, mountReading, mountTransport, predictSection } from "./features.js";
 import { t, useCatalogue } from "./core/i18n.js";
-import { createInstantNumbers, pageStructure } from "./compute/instant.js";
+import { createInstantNumbers, pageStructure } from "./compute/instant-numbers.js";
 import { playerLayout } from "./embed-layout.js";
 import { trainSection } from "./train/lab.js";
-import { mountModes } from "./core/modes.js";
+import { mountModes } from "./core/mode-classes.js";
 import { useOpTable } from "./compute/ops.js";
 import { createScope } from "./core/scope.js";
 import { mountMicrogradCopy } from "./io/share.js";

@@ -17,7 +17,7 @@ import { mountLabs } from "./labs/panel.js";
 import { leafLinkMark, mountLeafRows } from "./controls/leaf-link.js";
 import { lessonRingsMark } from "./lessons/rings.js";
 import { minimapMark } from "./graph/minimap.js";
-import { mountNotes } from "./controls/notes.js";
+import { mountNotes } from "./controls/program-notes.js";
 import { mountPaneMetrics } from "./graph/pane-metrics.js";
 import { mountSliders } from "./controls/sliders.js";
 import { mountToggles } from "./controls/toggles.js";

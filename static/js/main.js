@@ -13,7 +13,7 @@ import { mountExportMenu } from "./io/export-menu.js";
 import { mountForwardMode } from "./gradients/forward-mode.js";
 import { mountGraphPane, mountLeaves, mountNotes, mountPanels, mountReading, mountTransport, predictSection } from "./features.js";
 import { collapseThreshold } from "./graph/groups.js";
-import { mountInstantNumbers, pageStructure } from "./compute/instant.js";
+import { mountInstantNumbers, pageStructure } from "./compute/instant-numbers.js";
 import { orderSection } from "./labs/order.js";
 import { overwriteSection } from "./labs/overwrite.js";
 import { trainSection } from "./train/lab.js";
@@ -21,7 +21,7 @@ import { mountLanguageMenu } from "./core/language.js";
 import { mountLessonPanel } from "./lessons/panel.js";
 import { fromUrlParams } from "./core/links.js";
 import { mountLiveClass } from "./live-class/mount.js";
-import { mountModes } from "./core/modes.js";
+import { mountModes } from "./core/mode-classes.js";
 import { pathsMark, registerPathsPanel } from "./gradients/paths-panel.js";
 import { mountPresentation } from "./controls/present.js";
 import { mountSandbox, sandboxProgram, withRun } from "./sandbox/sandbox.js";
@@ -62,7 +62,7 @@ function requestBody() {
 const channel = createGraphChannel({
   // A new program opens at its first step (or a shared link's step); new values of the same
   // program keep the learner where they were (same phase, same position in it).
-  // New values: the page painted its own numbers already; the server's confirm them (compute/instant.js).
+  // New values: the page painted its own numbers already; the server's confirm them (compute/instant-numbers.js).
   onResult: (trace, meta) => {
     const shown = meta.program ? trace : instant.result(trace, meta);
     if (shown) store.setTrace(withRun(shown, state), meta.program ? { step: meta.step ?? 0 } : {});

@@ -87,7 +87,7 @@ def test_live_sliders_ask_recompute_and_the_newest_move_wins(harness):
     page.wait_for_function("() => calls.length === 2")
     newest = page.evaluate("calls[1].values")
     assert newest["a"] > first["a"]
-    # The cards already read the newest move, from the page's own numbers (compute/instant.js), and the
+    # The cards already read the newest move, from the page's own numbers (compute/instant-numbers.js), and the
     # stale reply did not take them back.
     assert float(card(page, "a").get_attribute("data-data")) == newest["a"]
     page.evaluate("async () => calls[1].resolve(await api.post(calls[1].values))")

@@ -195,7 +195,7 @@ def test_a_slider_move_in_forward_mode_refreshes_the_tangents_and_their_narratio
     page, screenshots_dir
 ):
     """New values in forward mode come as numbers only (POST /api/values) merged into the trace
-    (numbers.js): the cards' tangents and the tangent step's sentence, filled from the merged
+    (compute/merge-numbers.js): the cards' tangents and the tangent step's sentence, filled from the merged
     trace's own arrays (narration.js), read the new numbers: ∂f/∂c = a + b = 2.01 - 3."""
     page.goto("/?preset=add-mul")
     page.wait_for_selector(READY)

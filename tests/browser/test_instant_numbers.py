@@ -1,4 +1,4 @@
-"""A slider move paints the page's own numbers (static/js/compute/instant.js, evaluator.js) before the
+"""A slider move paints the page's own numbers (static/js/compute/instant-numbers.js, evaluator.js) before the
 server answers; the server's numbers follow and confirm them: the body counts the replies
 compared (`data-numbers-checked`) and those that disagreed (`data-numbers-mismatches`), and a
 disagreement shows the server's numbers and a quiet notice. Never on presets, lessons or random

@@ -1,6 +1,6 @@
 """Narration filled in the page reads exactly as the server's
 (static/js/core/narration.js), a numbers reply merged into a trace equals /api/graph's trace for the
-new values (static/js/compute/numbers.js), and a slider drag fetches only numbers and repaints only what
+new values (static/js/compute/merge-numbers.js), and a slider drag fetches only numbers and repaints only what
 changed."""
 
 from __future__ import annotations
@@ -282,7 +282,7 @@ def test_a_malformed_template_or_a_missing_number_is_an_error_not_a_sentence(mod
 # ---------------------------------------------------------------------------- (b) merging
 
 MERGE_JS = """async (runs) => {
-  const { mergeNumbers } = await (IMPORT)('compute/numbers.js');
+  const { mergeNumbers } = await (IMPORT)('compute/merge-numbers.js');
   const { withStepObjects } = await (IMPORT)('core/step-columns.js');
   const post = async (path, body) => {
     const response = await fetch(path, {
@@ -433,12 +433,12 @@ def test_values_replies_merged_into_a_trace_equal_the_trace_of_the_new_values(mo
 
 
 # What the page works out for a trace (its lookups, its merge's drawing and reply, its narration
-# filler) is kept on the trace under a symbol (core/attached.js), not in a WeakMap: a 60 Hz drag made V8's
+# filler) is kept on the trace under a symbol (core/trace-memo.js), not in a WeakMap: a 60 Hz drag made V8's
 # scavenger promote every trace a WeakMap held. Kept so, it must still be the trace's own: a copy
 # or a spread has none of it, JSON and the keys do not show it, and merges of merges find their
 # drawing and reply.
 ATTACHED_JS = """async () => {
-  const { copied, drawingOf, mergeNumbers, mergedNumbersOf } = await (IMPORT)('compute/numbers.js');
+  const { copied, drawingOf, mergeNumbers, mergedNumbersOf } = await (IMPORT)('compute/merge-numbers.js');
   const { traceIndex } = await (IMPORT)('core/frames.js');
   const { narrationOf } = await (IMPORT)('core/narration.js');
   const { withStepObjects } = await (IMPORT)('core/step-columns.js');
@@ -492,7 +492,7 @@ def test_what_a_trace_works_out_stays_its_own_through_merges_copies_and_json(mod
 # each edge's state and the numbers of its contribution; and whether a merged trace's play index
 # is its first trace's (built once per structure, not per slider move).
 FRAMES_JS = """async (runs) => {
-  const { mergeNumbers } = await (IMPORT)('compute/numbers.js');
+  const { mergeNumbers } = await (IMPORT)('compute/merge-numbers.js');
   const { framesOf, playIndex, viewAt } = await (IMPORT)('core/frames.js');
   const { withStepObjects } = await (IMPORT)('core/step-columns.js');
   const post = async (path, body) => (await fetch(path, {
@@ -746,7 +746,7 @@ def test_another_error_of_the_numbers_path_is_shown_as_any_request_error(page):
     press_on_slider(page, "a", "ArrowRight")
     page.wait_for_selector("[data-testid=error]:not([hidden])")
     assert page.text_content("[data-testid=error] .error-message") == busy["error"]["message"]
-    # The numbers shown are the page's own for the new value (compute/instant.js): the server's error
+    # The numbers shown are the page's own for the new value (compute/instant-numbers.js): the server's error
     # takes nothing from them.
     assert page.evaluate(ROOT_DATA) == F_MOVED
 

@@ -150,7 +150,7 @@ def test_a_step_changes_few_elements_of_the_whole_page(page):
 
 
 # A slider move as the number box makes it, and the graph drawn in its frame (the page paints
-# its own numbers at once, compute/instant.js): [markup, refreshed, cards, edges].
+# its own numbers at once, compute/instant-numbers.js): [markup, refreshed, cards, edges].
 MOVE_JS = """([name, value]) => {
   const box = document.querySelector(`[data-testid=slider-${name}] input.slider-value`);
   box.value = String(value);
@@ -167,7 +167,7 @@ MOVE_JS = """([name, value]) => {
 )
 def test_a_slider_move_drawn_by_difference_equals_a_full_redraw(page, preset, leaf, values):
     """A slider move redraws only the cards whose numbers changed (the page's numbers are the
-    same drawing with other numbers: numbers.js sameDrawing), in the forward pass, in the middle
+    same drawing with other numbers: merge-numbers.js sameDrawing), in the forward pass, in the middle
     of the backward pass and at the end; what it leaves equals a full redraw of the same frame.
     relu's a = 4 kills the relu (its card turns dead) and 1.5 brings it back."""
     page.goto(f"/?preset={preset}")
@@ -207,7 +207,7 @@ def test_a_slider_move_writes_the_cards_out_of_view_after_its_frame(page):
     after = page.evaluate(root)  # the root's card, out of view, has its number at once
     assert after != before
     assert refreshed < cards / 4
-    # Once the server's numbers confirmed the page's (compute/instant.js), nothing else redraws the graph.
+    # Once the server's numbers confirmed the page's (compute/instant-numbers.js), nothing else redraws the graph.
     page.wait_for_function(
         "() => document.body.dataset.numbersChecked === '1'"
         " && document.querySelector('svg[data-testid=graph]').dataset.cardsWaiting === '0'"

@@ -69,7 +69,7 @@ def test_a_superseded_reply_is_never_applied(page):
     type_value(page, "a", "5")  # ...and superseded: f = 20
     held[0].continue_()  # the stale reply arrives now, before the newer one
     page.wait_for_function(f"() => {ROOT_DATA} === '20'")
-    # The page paints its own numbers at each move (compute/instant.js): 10, then 20. The stale reply
+    # The page paints its own numbers at each move (compute/instant-numbers.js): 10, then 20. The stale reply
     # (10) must never be drawn after 20: give it the time of a few frames to (not) land.
     held_reply_settled = "() => new Promise((r) => setTimeout(r, 300))"
     page.evaluate(held_reply_settled)

@@ -357,7 +357,7 @@ OWN_FUNCTION = "softplus(x) = log(1 + exp(x))\nw = 0.5\nL = softplus(w * 2)"
 
 def test_a_graph_the_page_cannot_evaluate_trains_on_the_server(page):
     """A program's own function has no row in the op table: the page cannot evaluate its graph
-    (instant.js pageStructure), so the lab's steps are the server's, and the same."""
+    (compute/instant-numbers.js pageStructure), so the lab's steps are the server's, and the same."""
     page.goto(f"/?source={quote(OWN_FUNCTION)}")
     page.wait_for_selector(READY)
     page.click("#tab-labs")

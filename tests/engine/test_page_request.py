@@ -6,7 +6,6 @@ holds. A new option of `Options` without its row fails here."""
 from __future__ import annotations
 
 from dataclasses import fields
-from pathlib import Path
 
 import node_driver
 import pytest

@@ -25,7 +25,7 @@ import {
   FLAG_EXPLODING, FLAG_SATURATED, FLAG_VANISHING, GRADCHECK_EPS_RULE, GRADCHECK_MAX_LEAVES, GRADCHECK_MAX_NODES,
   GRADCHECK_ROUNDING, OPS, opKey,
 } from "./op-functions.js";
-import { lazily } from "./numbers.js";
+import { lazily } from "./merge-numbers.js";
 
 /**
  * The slack, in units in the last place, added to the measured spread of a number that V8's Math
@@ -242,7 +242,7 @@ export function evaluate(s, values) {
   warning.forEach((type, i) => {
     if (type !== null) nodeWarnings[`n${i}`] = [{ type, message: null }];
   });
-  // Checked and flagged when first read (compute/numbers.js `lazily`): most moves show neither (at 1,000
+  // Checked and flagged when first read (compute/merge-numbers.js `lazily`): most moves show neither (at 1,000
   // exploding gradients, the flags alone took a tenth of a move).
   lazily(reply, "gradcheck", () => gradcheck(s, data, correct));
   reply.node_warnings = nodeWarnings;

@@ -7,7 +7,7 @@ import { groupLeaves, groupTitle, MANY_LEAVES, passesFilter } from "./leaf-group
 import { h } from "../core/dom.js";
 import { t } from "../core/i18n.js";
 import { leafName } from "../core/names.js";
-import { sameDrawing } from "../compute/numbers.js";
+import { sameDrawing } from "../compute/merge-numbers.js";
 
 /** A default range around `value` (±max(2|v|, 5)) on a round step grid. */
 export function defaultRange(value) {

@@ -13,7 +13,7 @@ import { frameOfStep, framesOf, topoStateAt, traceIndex } from "../core/frames.j
 import { narrationOf } from "../core/narration.js";
 import { nodeName } from "../core/names.js";
 import { setClass, setText } from "../core/dom.js";
-import { drawingOf } from "../compute/numbers.js";
+import { drawingOf } from "../compute/merge-numbers.js";
 
 const SORT_ROWS_MAX = 600; // topoStateAt replays from the start: keep the table linear-ish
 const reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)");

@@ -7,7 +7,7 @@ import { setAttr, setData, setProps, setText } from "../core/dom.js";
 import { t } from "../core/i18n.js";
 import { framesOf, phaseAt, phaseLabel, traceIndex } from "../core/frames.js";
 import { narrationOf } from "../core/narration.js";
-import { sameDrawing } from "../compute/numbers.js";
+import { sameDrawing } from "../compute/merge-numbers.js";
 
 /** The length of the longest phase label `trace` can show (monospace: its width in ch). */
 function widestPhaseLabel(trace) {

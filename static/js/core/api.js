@@ -1,10 +1,10 @@
 // Talking to the server: one error shape for every failure, and a graph channel that keeps at
 // most one request in flight where the latest request wins. New values of the graph the page
-// has ask only for numbers (/api/values), merged into that graph (compute/numbers.js).
+// has ask only for numbers (/api/values), merged into that graph (compute/merge-numbers.js).
 
 import { ApiError } from "./api-error.js";
 import { lang, t } from "./i18n.js";
-import { mergeNumbers } from "../compute/numbers.js";
+import { mergeNumbers } from "../compute/merge-numbers.js";
 import { withStepObjects } from "./step-columns.js";
 
 async function readJson(response) {

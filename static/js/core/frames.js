@@ -8,10 +8,10 @@
 import { t } from "./i18n.js";
 import { nodeName } from "./names.js";
 import { useFunctions } from "../compute/ops.js";
-import { Attached } from "./attached.js";
-import { drawingOf, mergedNumbersOf, sameDrawing } from "../compute/numbers.js";
+import { TraceMemo } from "./trace-memo.js";
+import { drawingOf, mergedNumbersOf, sameDrawing } from "../compute/merge-numbers.js";
 
-const indexCache = new Attached("trace index"); // a slider move's trace has its own: core/attached.js
+const indexCache = new TraceMemo("trace index"); // a slider move's trace has its own: core/trace-memo.js
 const framesCache = new WeakMap();
 const playCache = new WeakMap();
 
@@ -120,7 +120,7 @@ const STEP_TANGENT = -2;
 
 /**
  * What the player needs to show any frame by lookups alone, computed once per drawing (a slider's
- * new numbers share it: compute/numbers.js drawingOf), numbers read from the trace shown (`eventGrad`,
+ * new numbers share it: compute/merge-numbers.js drawingOf), numbers read from the trace shown (`eventGrad`,
  * `eventContribution`, `forwardValue`):
  *   dataFrame: op node id → the frame its forward step computes it (its data appears there);
  *   forwardStep: id → that step's index (its data is the value shown);
@@ -206,7 +206,7 @@ function buildPlayIndex(trace) {
 /** The grad a grad event ([frame, step index, at]) shows, read from `trace`. */
 function eventGrad(trace, [, k, at], merged) {
   if (merged && at !== STEP_TANGENT && merged.visitOf[k] >= 0) {
-    // A slider move's trace: the grad read where its merge would put it (compute/numbers.js), unmerged.
+    // A slider move's trace: the grad read where its merge would put it (compute/merge-numbers.js), unmerged.
     return at === STEP_GRAD ? merged.reply.step_grad[merged.visitOf[k]] : merged.reply.grad_after[merged.firstOf[k] + at];
   }
   const step = trace.steps[k];
@@ -341,7 +341,7 @@ export function changedBetween(trace, from, to) {
 /**
  * The nodes and edges whose drawing at frame `i` may differ between `before` and `after`, two
  * traces of one layout (a slider's new numbers): [node ids, edge ids]. A node is in it when it is
- * another object (compute/numbers.js keeps a node whose numbers and warnings did not change) or shows
+ * another object (compute/merge-numbers.js keeps a node whose numbers and warnings did not change) or shows
  * other numbers at that frame; the edges are those lit there (their labels carry numbers).
  */
 export function numbersChanged(before, after, i, options = {}) {

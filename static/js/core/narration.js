@@ -8,8 +8,8 @@
 // carry templates only: `narrationOf` fills the one shown.
 
 import { formatNumber, parenthesized } from "./format.js";
-import { Attached } from "./attached.js";
-import { numberArrays } from "../compute/numbers.js";
+import { TraceMemo } from "./trace-memo.js";
+import { numberArrays } from "../compute/merge-numbers.js";
 
 /** A number for narration (engine `fmt`): integers plainly, else up to 6 significant digits. */
 export const fmt = (value) => formatNumber(value, "narration");
@@ -62,7 +62,7 @@ export function fill(template, numbers) {
 /**
  * The arrays a trace's templates read, gathered from the trace (an /api/graph reply, or one
  * merged with a numbers reply): the nodes' `text` (and, in forward mode, their `tangent`) and
- * the numbers arrays of POST /api/values (compute/numbers.js `numberArrays`).
+ * the numbers arrays of POST /api/values (compute/merge-numbers.js `numberArrays`).
  */
 export function slotArraysOf(trace) {
   const arrays = { ...numberArrays(trace), text: trace.nodes.map((node) => node.text) };
@@ -70,7 +70,7 @@ export function slotArraysOf(trace) {
   return arrays;
 }
 
-const fillers = new Attached("filler"); // trace → its filler (a trace is never changed: new numbers make a new one)
+const fillers = new TraceMemo("filler"); // trace → its filler (a trace is never changed: new numbers make a new one)
 
 /** The narration of step `index` of `trace`: its template filled from the trace's own arrays. */
 export function narrationOf(trace, index) {

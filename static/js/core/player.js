@@ -9,7 +9,7 @@
 import { drawGraph, drawPulses, cardElement, edgeElement } from "../graph/draw.js";
 import { takeWrites } from "./svg.js";
 import { changedBetween, numbersChanged, viewAt } from "./frames.js";
-import { sameDrawing } from "../compute/numbers.js";
+import { sameDrawing } from "../compute/merge-numbers.js";
 
 const BASE_INTERVAL_MS = 900;
 

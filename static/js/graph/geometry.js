@@ -3,13 +3,13 @@
 // The 2D drawing (draw.js, hints.js), the pane (view.js), the labs' marks and the 3D view read
 // them here, so the 3D view needs nothing of the 2D pane.
 
-import { Attached } from "../core/attached.js";
+import { TraceMemo } from "../core/trace-memo.js";
 import { chainText, compactText } from "../core/format.js";
 import { traceIndex } from "../core/frames.js";
 
-// Per trace, and a slider move makes a trace a frame: kept on it (core/attached.js), not in a WeakMap.
-const geometryCache = new Attached("edge geometry");
-const layoutKeys = new Attached("layout key");
+// Per trace, and a slider move makes a trace a frame: kept on it (core/trace-memo.js), not in a WeakMap.
+const geometryCache = new TraceMemo("edge geometry");
+const layoutKeys = new TraceMemo("layout key");
 
 let lastLayoutKey = null; // equal keys are handed out as this one string: later compares are O(1)
 let lastGeometry = { key: null, geometry: null };
@@ -148,7 +148,7 @@ function overlaps(a, b) {
   return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
 }
 
-const boxesCache = new Attached("card boxes");
+const boxesCache = new TraceMemo("card boxes");
 
 /** The cards' boxes (with a 2 px margin), once per trace: labels and marks must not cover them. */
 export function cardBoxes(trace) {

@@ -8,8 +8,8 @@ import { drawGraph, cardElement } from "./draw.js";
 import { drawGroupCards, drawGroupFrames, groupCardShowing, showCardTooltip } from "./group-cards.js";
 import { arrange, arrangedBounds, groupIndex, openingGroups, shownChanges, shownTrace } from "./groups.js";
 import { h } from "../core/dom.js";
-import { isVariant } from "../labs/variant.js";
-import { sameDrawing } from "../compute/numbers.js";
+import { isVariant } from "../labs/contributions.js";
+import { sameDrawing } from "../compute/merge-numbers.js";
 import { t } from "../core/i18n.js";
 import { onPlainClick, svgElement } from "../core/svg.js";
 

@@ -11,8 +11,8 @@
 //   and pushes what is left of it further left, what is right further right, and what shares
 //   its column up and down, by just what it needs.
 
-import { Attached } from "../core/attached.js";
-import { copied, drawingOf, drawnLike } from "../compute/numbers.js";
+import { TraceMemo } from "../core/trace-memo.js";
+import { copied, drawingOf, drawnLike } from "../compute/merge-numbers.js";
 
 /** Graphs of at least this many nodes open with every group collapsed (README, "Page settings";
  * `?collapse_at=N` changes it for one page). */
@@ -160,7 +160,7 @@ function boundsAround(arrangement) {
   return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
 }
 
-const shownCache = new Attached("shown"); // trace → Map arrangement key → the trace drawn (core/attached.js)
+const shownCache = new TraceMemo("shown"); // trace → Map arrangement key → the trace drawn (core/trace-memo.js)
 
 /**
  * The trace as drawn in `arrangement`, for graph/draw.js: the nodes shown (moved where the arrangement
@@ -194,7 +194,7 @@ export function shownTrace(trace, arrangement) {
   return shown;
 }
 
-const shownEdges = new Attached("shown edges"); // a trace drawn → the ids of its edges
+const shownEdges = new TraceMemo("shown edges"); // a trace drawn → the ids of its edges
 const recipes = new WeakMap(); // a drawing → arrangement key → its recipe (arrangedRecipe)
 
 /**

@@ -11,7 +11,7 @@
 import { gradBuckets } from "../gradients/gradmap.js";
 import { t } from "../core/i18n.js";
 import { playIndex, traceIndex } from "../core/frames.js";
-import { sameDrawing } from "../compute/numbers.js";
+import { sameDrawing } from "../compute/merge-numbers.js";
 
 const MAX_WIDTH_REM = 13;
 const MAX_HEIGHT_REM = 8;

@@ -10,7 +10,7 @@ import { cardBoxes, edgeGeometry, fontSize } from "../graph/geometry.js";
 import { t } from "../core/i18n.js";
 import { svgElement } from "../core/svg.js";
 import { traceIndex } from "../core/frames.js";
-import { contributionsOf, isSettled, isVariant, sameNumber } from "./variant.js";
+import { contributionsOf, isSettled, isVariant, sameNumber } from "./contributions.js";
 
 /**
  * What the labs mark on each node at `view`, or null when no lab marks anything: Map node id →

@@ -5,7 +5,7 @@ import { compactText } from "../core/format.js";
 import { t } from "../core/i18n.js";
 import { h, toggleSwitch } from "../core/dom.js";
 import { nodeName } from "../core/names.js";
-import { contributionsOf, nodeById, wrongNodes } from "./variant.js";
+import { contributionsOf, nodeById, wrongNodes } from "./contributions.js";
 
 /** One sentence per lost contribution: who passed it, who overwrote it. */
 export function lostSentences(trace) {

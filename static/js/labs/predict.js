@@ -12,7 +12,7 @@ import { h, setHidden, toggleSwitch } from "../core/dom.js";
 import { isClose, parseGuess } from "./guess.js";
 import { t } from "../core/i18n.js";
 import { nodeName } from "../core/names.js";
-import { contributionsOf, nodeById, sameNumber } from "./variant.js";
+import { contributionsOf, nodeById, sameNumber } from "./contributions.js";
 
 /** The sentence that answers a prompt: `grad[a] = 1 × 3 = 3`, with the sum so far if any. */
 function computation(name, scope, earlier, c) {

@@ -5,7 +5,7 @@
 
 import { frameOfStep, framesOf, traceIndex } from "../core/frames.js";
 import { formulaName } from "../core/names.js";
-import { contributionsOf } from "../labs/variant.js";
+import { contributionsOf } from "../labs/contributions.js";
 
 /** The frame at which `question` ({kind, node, edge}) is first shown, or null. */
 export function revealFrame(trace, question) {

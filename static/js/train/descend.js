@@ -12,7 +12,7 @@
 // by its `fmt` (core/narration.js). tests/engine/test_page_descend.py and
 // tests/browser/test_descend_in_chromium.py run both executions on the same cases.
 //
-//   const structure = compileStructure(trace);   // once per structure (compute/instant.js pageStructure)
+//   const structure = compileStructure(trace);   // once per structure (compute/instant-numbers.js pageStructure)
 //   const reply = descend(structure, body);      // body: POST /api/descend's, or null: the server's
 
 import { correctGrads, forwardPass, toJson } from "../compute/evaluator.js";

@@ -10,7 +10,7 @@ import { layoutKey } from "../graph/geometry.js";
 import { t } from "../core/i18n.js";
 import { labCards } from "../labs/marks.js";
 import { placeNode } from "../labs/order.js";
-import { isVariant } from "../labs/variant.js";
+import { isVariant } from "../labs/contributions.js";
 import { stepInterval } from "../core/player.js";
 import { changedBetween, viewAt } from "../core/frames.js";
 

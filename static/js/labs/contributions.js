@@ -1,10 +1,10 @@
 // What the labs read off a trace (no DOM): every backward contribution with the timeline frame
 // that shows it, when a lost one was overwritten, and when each node's gradient is settled.
 
-import { Attached } from "../core/attached.js";
+import { TraceMemo } from "../core/trace-memo.js";
 import { framesOf, traceIndex } from "../core/frames.js";
 
-const cache = new Attached("contributions"); // per trace: core/attached.js says why not a WeakMap
+const cache = new TraceMemo("contributions"); // per trace: core/trace-memo.js says why not a WeakMap
 
 /**
  * `{items, lastFrame}` for `trace`: items are `{frame, consumer, c, overwrittenAt}` in timeline

@@ -6,12 +6,12 @@
 // drawing's is the drawing's step. Narration is filled from the templates by whoever shows it
 // (core/narration.js `narrationOf`).
 
-import { Attached } from "../core/attached.js";
+import { TraceMemo } from "../core/trace-memo.js";
 
 const NO_WARNINGS = [];
-const bases = new Attached("drawing"); // a merged trace → the trace the first merge of its line started from
-const replies = new Attached("reply"); // a merged trace → the numbers reply merged into it
-const stepNumbers = new Attached("step numbers"); // a merge's steps → {reply, visitOf, firstOf} (mergedSteps)
+const bases = new TraceMemo("drawing"); // a merged trace → the trace the first merge of its line started from
+const replies = new TraceMemo("reply"); // a merged trace → the numbers reply merged into it
+const stepNumbers = new TraceMemo("step numbers"); // a merge's steps → {reply, visitOf, firstOf} (mergedSteps)
 
 /**
  * Give `object` a property `key` computed by `compute()` when first read, then kept: a slider
@@ -35,7 +35,7 @@ export function lazily(object, key, compute) {
 }
 
 /** A shallow copy of `object` that keeps its `lazily` properties lazy (a spread computes them), and
- *  leaves behind what is attached to it (core/attached.js: a copy is another object). */
+ *  leaves behind what is attached to it (core/trace-memo.js: a copy is another object). */
 export function copied(object) {
   const copy = {};
   for (const key of Object.getOwnPropertyNames(object)) Object.defineProperty(copy, key, Object.getOwnPropertyDescriptor(object, key));
@@ -297,7 +297,7 @@ export function numberArrays(trace) {
 /**
  * The numbers reply of `trace` (the inverse of mergeNumbers): its number arrays (numberArrays),
  * gradcheck, warnings, node warnings and gradient flags, as POST /api/values answers. What the page compares its
- * own numbers with (compute/instant.js).
+ * own numbers with (compute/instant-numbers.js).
  */
 export function numbersOf(trace) {
   const nodeWarnings = {};

@@ -8,7 +8,7 @@
 import { compileStructure, differences, evaluate, fromJson, toJson, tolerances } from "./evaluator.js";
 import { setData } from "../core/dom.js";
 import { t } from "../core/i18n.js";
-import { copied, mergeNumbers, numbersOf } from "./numbers.js";
+import { copied, mergeNumbers, numbersOf } from "./merge-numbers.js";
 
 // How long after the last slider move the server is asked for its numbers (a drag sends one
 // request when it pauses, not one per frame).
@@ -74,7 +74,7 @@ export function createInstantNumbers() {
       const merged = mergeNumbers(trace, Object.assign(copied(reply), {
         warnings: trace.warnings, node_warnings: withSentences(trace, reply),
       }));
-      merged.numbersFrom = "page"; // the merge itself, not a copy: compute/numbers.js sameDrawing knows it
+      merged.numbersFrom = "page"; // the merge itself, not a copy: compute/merge-numbers.js sameDrawing knows it
       return merged;
     },
     /**

@@ -11,10 +11,10 @@
 /**
  * A WeakMap's `get` and `set` on objects that are made and dropped by the thousand (traces
  * and their steps): the value is a property of the object under a symbol of its own, not
- * enumerable, so spreads, `Object.assign`, JSON and compute/numbers.js `copied` leave it behind (a copy is
+ * enumerable, so spreads, `Object.assign`, JSON and compute/merge-numbers.js `copied` leave it behind (a copy is
  * another trace, with lookups of its own).
  */
-export class Attached {
+export class TraceMemo {
   #key;
 
   constructor(name) {
