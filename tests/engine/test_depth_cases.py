@@ -18,7 +18,7 @@ from engine_cases import EDGE_PROGRAMS
 
 from chainrule import engine
 from chainrule.engine.ops import DERIVED
-from tests.program_strategies import GRAPH_FUNCTIONS, derivative_at, sympy_of_graph
+from tests.program_strategies import GRAPH_FUNCTIONS, derivatives_at, sympy_of_graph
 
 # A program's own functions (part 4): several parameters, a call inside a call, sin in a body.
 FUNCTION_PROGRAMS = [
@@ -77,29 +77,33 @@ def leaf_point(traced) -> dict[sp.Symbol, sp.Float]:
     return {sp.Symbol(name): sp.Float(leaf.data, 30) for name, leaf in traced.graph.leaves}
 
 
-def sympy_number(expression: sp.Expr, leaf: str, at: dict) -> float | None:
-    """∂expression/∂leaf at `at`, or None where sympy has no finite real number (a kink, a
-    value off the reals, an infinity)."""
-    want = derivative_at(expression, sp.Symbol(leaf), at, GRAPH_FUNCTIONS)
-    if not (math.isfinite(want.real) and abs(want.imag) <= 1e-12 * max(1.0, abs(want.real))):
-        return None
-    return want.real
+def sympy_numbers(expression: sp.Expr, leaves: list[str], at: dict) -> dict[str, float | None]:
+    """∂expression/∂leaf at `at` for each leaf, or None where sympy has no finite real number
+    (a kink, a value off the reals, an infinity)."""
+    wants = derivatives_at(expression, [sp.Symbol(leaf) for leaf in leaves], at, GRAPH_FUNCTIONS)
+    return {
+        leaf: want.real
+        if math.isfinite(want.real) and abs(want.imag) <= 1e-12 * max(1.0, abs(want.real))
+        else None
+        for leaf, want in zip(leaves, wants, strict=True)
+    }
 
 
-# sympy's ∂node/∂leaf of a case, by (case, node id, leaf): both tests below ask for the same
-# numbers (a node's tangent by a leaf is the leaf's gradient with the node as the target), and
-# sympy's derivative is most of their time. Kept for the module (its file runs on one worker).
-SYMPY_NUMBERS: dict[tuple, float | None] = {}
+# sympy's ∂node/∂leaf of a case, by (case, node id): both tests below ask for the same numbers
+# (a node's tangent by a leaf is the leaf's gradient with the node as the target), and sympy's
+# derivative is most of their time. Kept for the module (its file runs on one worker).
+SYMPY_NUMBERS: dict[tuple, dict[str, float | None]] = {}
 
 
 def sympy_number_of(case: tuple, built: dict, node_id: int, leaf: str, at: dict) -> float | None:
-    """sympy_number of `case`'s node `node_id` (its expression `built[node_id]`) by `leaf`,
-    computed once a module."""
+    """∂(`case`'s node `node_id`)/∂leaf (its expression `built[node_id]`), computed with every
+    leaf's once a module."""
     source, values, expand = case
-    key = (source, repr(values), expand, node_id, leaf)
+    key = (source, repr(values), expand, node_id)
     if key not in SYMPY_NUMBERS:
-        SYMPY_NUMBERS[key] = sympy_number(built[node_id], leaf, at)
-    return SYMPY_NUMBERS[key]
+        leaves = [symbol.name for symbol in at]
+        SYMPY_NUMBERS[key] = sympy_numbers(built[node_id], leaves, at)
+    return SYMPY_NUMBERS[key][leaf]
 
 
 def agrees(got: float, want: float) -> bool:
