@@ -1,8 +1,8 @@
 """The page's gradient descent (static/js/train/descend.js) in Chromium, against the server: on a trace
 of POST /api/graph, each body of the Train lab's run gives POST /api/descend's reply (bit for bit
 where the program is IEEE arithmetic alone, step for step within the evaluator's tolerances where
-V8's Math functions take part), on every preset and lesson with plain and momentum descent and
-diverging rates, every stop rule in every language, and random programs. The comparison is
+V8's Math functions take part), on every preset and lesson (each with one of plain and momentum
+descent and diverging rates, in turn), every stop rule in every language, and random programs. The comparison is
 tests/engine/descent_check.js, as under Node (tests/engine/test_page_descend.py says why)."""
 
 from __future__ import annotations
@@ -88,7 +88,9 @@ def without_trace(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_every_preset_and_lesson_trains_in_the_page_as_the_server_does(modules_page):
-    print("programs with V8 Math functions:", compare(modules_page, program_cases()))
+    # Each program with one of the settings, in turn (every setting is met): under Node,
+    # tests/engine/test_page_descend.py runs every program with every setting against the engine.
+    print("programs with V8 Math functions:", compare(modules_page, program_cases(1)))
 
 
 def test_every_stop_rule_in_every_language_as_the_server_says_it(modules_page):

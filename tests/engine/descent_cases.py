@@ -150,11 +150,13 @@ def programs() -> list[tuple[str, dict[str, float] | None]]:
     return presets + lessons
 
 
-def program_cases() -> list[dict[str, Any]]:
+def program_cases(settings_each: int = len(SETTINGS)) -> list[dict[str, Any]]:
+    """Every preset's and lesson's program, each with `settings_each` of SETTINGS, taken in turn
+    from program to program (every setting for every program by default)."""
     return [
-        case(source, values, None, lr, momentum)
-        for source, values in programs()
-        for lr, momentum in SETTINGS
+        case(source, values, None, *SETTINGS[(index + offset) % len(SETTINGS)])
+        for index, (source, values) in enumerate(programs())
+        for offset in range(settings_each)
     ]
 
 
