@@ -211,13 +211,13 @@ class Trace:
 
 def run(
     graph: Graph,
+    *,
     mode: str = "correct",
     order: Sequence[str] | None = None,
     lang: str = DEFAULT_LANG,
     target: str | None = None,
     pass_: str = "reverse",
     wrt: str | None = None,
-    *,
     record: bool = True,
 ) -> Trace:
     """Run the passes of a built graph: the correct backward pass, the variant `mode` or
@@ -259,10 +259,21 @@ def run(
     check_cancelled()
     check = gradcheck(nodes, cone, root, graph.leaves, correct_grads)
     return Trace(
-        graph, mode, None if order is None else tuple(order), check_lang(lang), tuple(topo),
-        grads, correct_grads, recorded, check, tuple(warnings), order_check, root, tuple(cone),
-        tangents,
-    )  # fmt: skip
+        graph=graph,
+        mode=mode,
+        order=None if order is None else tuple(order),
+        lang=check_lang(lang),
+        topo_order=tuple(topo),
+        grads=grads,
+        correct_grads=correct_grads,
+        recorded=recorded,
+        gradcheck=check,
+        warnings=tuple(warnings),
+        order_check=order_check,
+        target=root,
+        cone=tuple(cone),
+        tangents=tangents,
+    )
 
 
 def _forward_mode(
@@ -315,7 +326,10 @@ def trace(
     `message_in(lang)` says it in another language); never anything else for any `source`."""
     with cycle_collector_paused():
         graph = build_for_trace(source, values, expand_derived, limits, mode, lang)
-        return run(graph, mode, order, lang, target, pass_, wrt, record=record)
+        return run(
+            graph, mode=mode, order=order, lang=lang, target=target, pass_=pass_, wrt=wrt,
+            record=record,
+        )  # fmt: skip
 
 
 def build_for_trace(
