@@ -14,17 +14,15 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from chainrule.app.build.bundle import BUNDLE_JS
 from chainrule.app.export.drawing import ExportLimits, render
-from chainrule.app.http.pages import STATIC_DIR, ui_catalogue
 from chainrule.app.layout.graphviz import Graphviz
 from chainrule.app.settings import get_settings
 from chainrule.engine import ProgramError
-from chainrule.engine.i18n import DEFAULT_LANG, check_lang
+from chainrule.engine.i18n import DEFAULT_LANG, check_lang, ui_catalogue
 from chainrule.engine.narration import fmt
 from chainrule.engine.ops import page_table
 from chainrule.notebook.traces import source_of, trace_of, traced, value_limits, with_program
-
-BUNDLE = STATIC_DIR / "embed" / "chainrule-embed.js"
 
 # The player after a kernel restart. ipywidgets' renderer has no fallback: a saved output whose
 # widget model is gone (the kernel restarted, the notebook was reopened without its widget state)
@@ -103,7 +101,7 @@ def _widget_class() -> type:
     class Widget(anywidget.AnyWidget):
         """The player: graph, pulse, transport, narration, explanations, tables, sliders."""
 
-        _esm = BUNDLE
+        _esm = BUNDLE_JS
         trace = traitlets.Dict().tag(sync=True)
         ops = traitlets.Dict().tag(sync=True)
         title = traitlets.Unicode("").tag(sync=True)

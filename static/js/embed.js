@@ -12,7 +12,7 @@
 //   trace      a POST /api/graph reply (nodes with x/y/width/height, `layout`, `structure`; its
 //              steps as columns, read by core/step-columns.js: so are setTrace's and recompute's).
 //   ops        engine/ops.py page_table(): the table of operations the cards and formulas use.
-//   ui         app/http/pages.py ui_catalogue(lang): the player's words, {lang, text: {key after
+//   ui         engine/i18n.py ui_catalogue(lang): the player's words, {lang, text: {key after
 //              "ui." → template}} from locales/<lang>.json (core/i18n.js); the trace's narration and
 //              notes are in the language it was traced in, so give both the same one. Without
 //              it the player shows catalogue keys. One language per document: the last given.
