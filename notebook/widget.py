@@ -4,7 +4,8 @@ front end (a plain IPython terminal, a notebook viewer).
 
 The widget's traits are the contract with static/js/embed.js (its anywidget `render`):
 `trace` (the `/api/graph` reply), `ops` (the table of operations), `title`, `ui` (the player's
-words in the widget's language, English unless `lang` says otherwise); the page sets
+words in the widget's language, English unless `lang` says otherwise), `drawing` (the id of the
+drawing output shown before it, which the player hides while it works); the page sets
 `values` ({leaf: number}) when a slider moves, and the kernel answers with a new `trace`, or
 with `error` (the API's error object) for values the engine refuses.
 """
@@ -12,6 +13,8 @@ with `error` (the API's error object) for values the engine refuses.
 from __future__ import annotations
 
 import sys
+import uuid
+from html import escape
 from typing import Any
 
 from chainrule.app.build.bundle import BUNDLE_JS
@@ -19,7 +22,7 @@ from chainrule.app.export.drawing import ExportLimits, render
 from chainrule.app.layout.graphviz import Graphviz
 from chainrule.app.settings import get_settings
 from chainrule.engine import ProgramError
-from chainrule.engine.i18n import DEFAULT_LANG, check_lang, ui_catalogue
+from chainrule.engine.i18n import DEFAULT_LANG, check_lang, text, ui_catalogue
 from chainrule.engine.narration import fmt
 from chainrule.engine.ops import page_table
 from chainrule.notebook.traces import source_of, trace_of, traced, value_limits, with_program
@@ -27,16 +30,17 @@ from chainrule.notebook.traces import source_of, trace_of, traced, value_limits,
 # The player after a kernel restart. ipywidgets' renderer has no fallback: a saved output whose
 # widget model is gone (the kernel restarted, the notebook was reopened without its widget state)
 # shows "Error displaying widget: model not found" whatever other data it holds. So the player's
-# drawing is an output of its own, just before the player's, with a style that JupyterLab and
-# Notebook 7 apply to trusted outputs: the drawing is hidden, and shown (with the player's error
-# line hidden) only when the output after it is that error, which the renderer marks by adding
-# the class `jupyter-widgets` to the output element itself (a player that works has it on its
-# own elements inside). A live player, or a front end where the rules do not apply, shows one
-# drawing, never two; viewers without styles show the drawing. docs/python.md says so.
+# drawing is an output of its own, just before the player's: shown by default (nbconvert's HTML,
+# nbviewer, GitHub, an untrusted notebook, a dead model), and hidden by this style (JupyterLab,
+# Notebook 7 and nbconvert's lab template apply it to trusted outputs) when the output after it
+# holds a live player, whose host static/js/embed.js marks `data-chainrule-player`; where the
+# style does not reach (VS Code), the player hides the drawing it follows itself (embed.js, by the
+# drawing's `data-chainrule-drawing`, the widget's model id). The error line of a dead model
+# (the renderer adds the class `jupyter-widgets` to the output element itself; a player that works
+# has it on its own elements inside) is hidden. docs/python.md says so.
 FALLBACK_STYLE = (
-    "<style>.chainrule-static{display:none}"
-    ".jp-OutputArea-child:has(.chainrule-static):has(+ .jp-OutputArea-child"
-    " > .jp-OutputArea-output.jupyter-widgets) .chainrule-static{display:block}"
+    "<style>.jp-OutputArea-child:has(.chainrule-static):has(+ .jp-OutputArea-child"
+    " [data-chainrule-player]) .chainrule-static{display:none}"
     ".jp-OutputArea-child:has(.chainrule-static) + .jp-OutputArea-child:has("
     "> .jp-OutputArea-output.jupyter-widgets){display:none}</style>"
 )
@@ -59,13 +63,19 @@ class StaticGraph:
     def _repr_svg_(self) -> str:
         return self.svg()
 
-    def fallback_bundle(self) -> dict[str, str]:
-        """The drawing as the output shown before a player: hidden while the player works
-        (FALLBACK_STYLE), the SVG for viewers without styles or widgets."""
+    def fallback_bundle(self, drawing_id: str = "", lang: str = DEFAULT_LANG) -> dict[str, str]:
+        """The drawing as the output shown before the player `drawing_id` names (its model id):
+        hidden while the player works (FALLBACK_STYLE), shown with a line saying how to play it
+        where the player cannot run. One copy of the SVG, inline in the HTML (an
+        `image/svg+xml` copy beside it doubled every saved output)."""
         svg = self.svg()
         inline = svg[svg.find("<svg") :]  # without the XML prolog, which HTML does not take
-        html = f'{FALLBACK_STYLE}<div class="chainrule-static">{inline}</div>'
-        return {"text/html": html, "image/svg+xml": svg, "text/plain": repr(self)}
+        hint = escape(text(lang, "notebook.static_hint"))
+        html = (
+            f'{FALLBACK_STYLE}<div class="chainrule-static" data-chainrule-drawing='
+            f'"{escape(drawing_id)}">{inline}<p><small>{hint}</small></p></div>'
+        )
+        return {"text/html": html, "text/plain": repr(self)}
 
     def summary(self) -> str:
         """`12 nodes, out = 4`: its size and its result."""
@@ -108,12 +118,18 @@ def _widget_class() -> type:
         ui = traitlets.Dict().tag(sync=True)
         values = traitlets.Dict().tag(sync=True)
         error = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
+        # The id of the drawing shown before the player (`data-chainrule-drawing`): the player
+        # hides it while it works, where FALLBACK_STYLE does not reach.
+        drawing = traitlets.Unicode("").tag(sync=True)
 
         def __init__(self, source: str, program: Any, trace: dict[str, Any], title: str, lang: str):
             self._source = source
             self._program = program
             self._lang = lang
-            super().__init__(trace=trace, ops=page_table(), title=title, ui=ui_catalogue(lang))
+            super().__init__(
+                trace=trace, ops=page_table(), title=title, ui=ui_catalogue(lang),
+                drawing=uuid.uuid4().hex,
+            )  # fmt: skip
 
         @traitlets.observe("values")
         def _recompute(self, change: dict[str, Any]) -> None:
@@ -130,14 +146,18 @@ def _widget_class() -> type:
             # In Jupyter: the drawing (an output of its own, see FALLBACK_STYLE), then the player.
             from IPython.display import display
 
-            display(StaticGraph(self.trace).fallback_bundle(), raw=True)
+            drawing = StaticGraph(self.trace).fallback_bundle(self.drawing, self._lang)
+            display(drawing, raw=True)
             bundle = self._repr_mimebundle_()
             if bundle is not None:
                 data, metadata = bundle
                 display(data, metadata=metadata, raw=True)
 
-        def __repr__(self) -> str:  # the text a front end shows while the player loads
-            return f"<chainrule player: {StaticGraph(self.trace).summary()}>"
+        def __repr__(self) -> str:
+            # The text a front end shows while the player loads, or instead of it: an untrusted
+            # notebook in JupyterLab, a viewer without widgets.
+            summary = StaticGraph(self.trace).summary()
+            return f"<chainrule player: {summary}. {text(self._lang, 'notebook.static_hint')}>"
 
     return Widget
 
