@@ -72,7 +72,8 @@ def start_until_ready(
 def executed_notebooks(folder: Path) -> None:
     """LECTURE_CELLS run once by nbclient (a real kernel), saved twice: with the widgets' state
     (`with-state.ipynb`, as nbclient saves it) and without (`reopened.ipynb`, as JupyterLab saves
-    a notebook by default: its "Save Jupyter widget state in notebooks" setting is off)."""
+    a notebook by default: its "Save Jupyter widget state in notebooks" setting is off); and
+    `untrusted.ipynb`, with the state, as a notebook from someone else."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -80,6 +81,7 @@ def executed_notebooks(folder: Path) -> None:
     notebook.cells = [nbformat.v4.new_code_cell(cell) for cell in LECTURE_CELLS]
     NotebookClient(notebook, timeout=180, kernel_name="python3").execute()
     nbformat.write(notebook, folder / "with-state.ipynb")
+    nbformat.write(notebook, folder / "untrusted.ipynb")  # never `jupyter trust`ed
     notebook.metadata.pop("widgets", None)
     nbformat.write(notebook, folder / "reopened.ipynb")
 
@@ -191,6 +193,17 @@ def test_a_notebook_reopened_without_its_widgets_shows_the_drawing(
     drawing = page.locator(".chainrule-static")
     drawing.scroll_into_view_if_needed()
     drawing.screenshot(path=str(screenshots_dir / "jupyterlab-reopened.png"))
+    page.close()
+
+
+def test_an_untrusted_notebook_shows_the_drawing_and_how_to_trust_it(browser, jupyterlab):
+    page = open_notebook(browser, f"{jupyterlab.url}/lab/tree/untrusted.ipynb?reset")
+    drawing = page.locator(".chainrule-static")
+    drawing.wait_for(state="attached")
+    drawing.scroll_into_view_if_needed()
+    # JupyterLab renders no widget of an untrusted notebook, and strips the output's style.
+    assert drawing.is_visible() and page.locator("[data-chainrule-player]").count() == 0
+    assert page.get_by_text("File ▸ Trust Notebook").is_visible()
     page.close()
 
 
