@@ -35,7 +35,7 @@ from chainrule.notebook.traces import source_of, trace_of, traced, value_limits,
 # Notebook 7 and nbconvert's lab template apply it to trusted outputs) when the output after it
 # holds a live player, whose host static/js/embed.js marks `data-chainrule-player`; where the
 # style does not reach (VS Code), the player hides the drawing it follows itself (embed.js, by the
-# drawing's `data-chainrule-drawing`, the widget's model id). The error line of a dead model
+# drawing's `data-chainrule-drawing`, the widget's `drawing` trait). The error line of a dead model
 # (the renderer adds the class `jupyter-widgets` to the output element itself; a player that works
 # has it on its own elements inside) is hidden. docs/python.md says so.
 FALLBACK_STYLE = (
@@ -64,7 +64,7 @@ class StaticGraph:
         return self.svg()
 
     def fallback_bundle(self, drawing_id: str = "", lang: str = DEFAULT_LANG) -> dict[str, str]:
-        """The drawing as the output shown before the player `drawing_id` names (its model id):
+        """The drawing as the output shown before the player whose `drawing` trait is `drawing_id`:
         hidden while the player works (FALLBACK_STYLE), shown with a line saying how to play it
         where the player cannot run. One copy of the SVG, inline in the HTML (an
         `image/svg+xml` copy beside it doubled every saved output)."""
