@@ -93,8 +93,7 @@ class StaticGraph:
 def _in_kernel() -> bool:
     """Whether a widget front end can show the player: a Jupyter kernel, or a marimo notebook
     (which wraps any anywidget it is given in `mo.ui.anywidget`)."""
-    marimo = sys.modules.get("marimo")  # a marimo notebook has imported it
-    if marimo is not None and getattr(marimo, "running_in_notebook", lambda: False)():
+    if _in_marimo():  # a marimo notebook has imported marimo
         return True
     try:
         from IPython import get_ipython
@@ -104,9 +103,46 @@ def _in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def _widget_class() -> type:
+# The player's script once per notebook. anywidget keeps a widget's script (`_esm`, the bundle's
+# 220 KB) in its model, so a notebook saved with its widgets' state held it once per player. In
+# Jupyter (JupyterLab, Notebook 7, VS Code, Colab, nbconvert's widget manager: the ipywidgets
+# manager's `get_model`) each player's script is this loader instead: it imports the bundle
+# that one `Library` widget of the kernel holds (saved once), at most once per document. marimo,
+# whose widgets are no ipywidgets models, gets the whole script in every player.
+LOADER = """\
+const modules = (globalThis.__chainrulePlayerModules ??= new Map()); // library id -> its module
+function playerModule(model) {
+  const id = model.get("library");
+  if (!modules.has(id)) {
+    modules.set(id, model.widget_manager.get_model(id).then((library) =>
+      import(URL.createObjectURL(new Blob([library.get("bundle")], { type: "text/javascript" })))));
+  }
+  return modules.get(id);
+}
+export default {
+  async render(context) {
+    return (await playerModule(context.model)).default.render(context);
+  },
+};
+"""
+
+
+def _in_marimo() -> bool:
+    marimo = sys.modules.get("marimo")
+    return marimo is not None and getattr(marimo, "running_in_notebook", lambda: False)()
+
+
+def _widget_classes() -> tuple[type, type]:
+    """The player (its whole script: marimo) and the player whose script is LOADER, with the
+    library's id (Jupyter)."""
     import anywidget
     import traitlets
+
+    class Library(anywidget.AnyWidget):
+        """The player's script, once per kernel; never shown."""
+
+        _esm = "export default {};"
+        bundle = traitlets.Unicode().tag(sync=True)
 
     class Widget(anywidget.AnyWidget):
         """The player: graph, pulse, transport, narration, explanations, tables, sliders."""
@@ -159,10 +195,29 @@ def _widget_class() -> type:
             summary = StaticGraph(self.trace).summary()
             return f"<chainrule player: {summary}. {text(self._lang, 'notebook.static_hint')}>"
 
-    return Widget
+    class SharedWidget(Widget):
+        """The player whose script is the library's (LOADER)."""
+
+        _esm = LOADER
+        library = traitlets.Unicode("").tag(sync=True)
+
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            self.library = _library(Library).model_id
+
+    return Widget, SharedWidget
 
 
-_WIDGET: type | None = None
+_WIDGETS: tuple[type, type] | None = None
+_LIBRARY: Any = None
+
+
+def _library(library_class: type) -> Any:
+    """The kernel's one Library (a new one if it was closed: `Widget.close_all()`)."""
+    global _LIBRARY
+    if _LIBRARY is None or getattr(_LIBRARY, "comm", None) is None:
+        _LIBRARY = library_class(bundle=BUNDLE_JS.read_text(encoding="utf-8"))
+    return _LIBRARY
 
 
 def widget(
@@ -173,15 +228,16 @@ def widget(
 ) -> Any:
     """The widget for a program or a graph of Values, its words in `lang` (needs anywidget:
     pip install 'chainrule[notebook]')."""
-    global _WIDGET
-    if _WIDGET is None:
-        _WIDGET = _widget_class()
+    global _WIDGETS
+    if _WIDGETS is None:
+        _WIDGETS = _widget_classes()
+    whole, shared = _WIDGETS
     source, program = source_of(value_or_source)
     limits = value_limits() if program else None
     trace = traced(source, values, lang=check_lang(lang), limits=limits)
     if program:
         trace = with_program(trace, program)
-    return _WIDGET(source, program, trace, title, lang)
+    return (whole if _in_marimo() else shared)(source, program, trace, title, lang)
 
 
 def show(

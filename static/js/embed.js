@@ -45,6 +45,8 @@
 //                 the player's error box; None shows nothing new.
 //   drawing str   (kernel -> page) the id of the static drawing output shown before the player
 //                 (`.chainrule-static[data-chainrule-drawing=id]`): hidden while the player lives.
+// In Jupyter this module is loaded by chainrule.notebook.widget's LOADER (the player's `_esm`),
+// from the one `Library` widget that holds it, and its render is called with the player's model.
 // render returns the cleanup function (listeners off, player destroyed).
 
 import { setText } from "./core/dom.js";

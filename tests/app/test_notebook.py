@@ -91,6 +91,15 @@ def test_the_example_notebook_runs_and_its_widgets_hold_micrograds_numbers(execu
     # one copy of it (the HTML alone, no image/svg+xml beside it), tagged with the id the
     # player's `drawing` trait holds (the player hides it while it works).
     state = notebook.metadata.widgets[WIDGET_STATE]["state"]
+    # The player's script is saved once: each player's is a loader of the kernel's one library.
+    bundle = (ROOT / "static" / "embed" / "chainrule-embed.js").read_text(encoding="utf-8")
+    scripts = [
+        model["state"].get("bundle") or model["state"].get("_esm") for model in state.values()
+    ]
+    assert scripts.count(bundle) == 1, [len(script or "") for script in scripts]
+    assert {state[view]["state"]["library"] for view in views} == {
+        model_id for model_id, model in state.items() if model["state"].get("bundle") == bundle
+    }
     for k, out in enumerate(outputs):
         if WIDGET_VIEW in out.get("data", {}):
             drawing = outputs[k - 1].data
