@@ -14,10 +14,15 @@ RUN apt-get update \
 
 RUN useradd --create-home --uid 10001 chainrule
 
-# The same installed package as `pip install chainrule`: templates, static files and lessons are
-# package data, so the server runs from any directory (.dockerignore keeps tests and caches out).
+# The same installed package as `pip install 'chainrule[server]'`: templates, static files and
+# lessons are package data, so the server runs from any directory (.dockerignore keeps tests and
+# caches out). The wheel leaves out Pyodide (the sandbox's Python in the browser; a notebook never
+# needs it): it is copied from the checkout beside the installed package's static files.
 COPY . /tmp/chainrule-src
-RUN pip install /tmp/chainrule-src && rm -rf /tmp/chainrule-src
+RUN pip install '/tmp/chainrule-src[server]' \
+    && cp -r /tmp/chainrule-src/static/vendor/pyodide \
+       "$(python -c 'import chainrule.app.build.bundle as b; print(b.STATIC_DIR)')/vendor/" \
+    && rm -rf /tmp/chainrule-src
 
 WORKDIR /home/chainrule
 USER chainrule

@@ -11,7 +11,7 @@ SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test bench fuzz lint bundle pyodide-stdlib venv test-venv system-deps test-deps clean
 
-# `make run` installs the package and its runtime dependencies alone ($(VENV)/.installed);
+# `make run` installs the package with its server (the `server` extra) alone ($(VENV)/.installed);
 # `make test`, `make bench` and `make lint` add the test and dev extras ($(VENV)/.installed-test).
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -m venv --help >/dev/null 2>&1 || { \
@@ -19,11 +19,11 @@ $(VENV)/.installed: pyproject.toml
 	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV) || { \
 	  echo "Could not create $(VENV): install python3-venv (sudo apt-get install python3-venv)."; exit 1; }
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -e '.[server]'
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PY) -m pip install -q -e '.[test,dev]'
+	$(PY) -m pip install -q -e '.[server,test,dev]'
 	touch $@
 
 venv: $(VENV)/.installed
@@ -90,7 +90,8 @@ TEST_WORKERS ?= 2
 test: test-deps test-venv
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
-# Each script prints a markdown table (about 12 minutes in all; bench/load.py takes 4.5 of them,
+# Each script prints a markdown table (about 13 minutes in all; bench/install.py half a minute to
+# one (pip fetches the wheel's dependencies); bench/load.py takes 4.5 of them,
 # bench/sandbox.py 2, bench/classroom.py 3: it starts redis-server, which test-deps installs).
 bench: test-deps test-venv
 	$(PY) bench/engine.py
@@ -102,6 +103,7 @@ bench: test-deps test-venv
 	$(PY) bench/sandbox.py
 	$(PY) bench/load.py
 	$(PY) bench/classroom.py
+	$(PY) bench/install.py
 
 fuzz: test-venv
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100000} $(PY) -m pytest tests -k fuzz -p no:cacheprovider --timeout=0

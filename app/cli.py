@@ -87,7 +87,10 @@ def uvicorn_options() -> dict[str, object]:
 
 
 def serve(args: argparse.Namespace) -> int:
-    import uvicorn
+    try:
+        import uvicorn
+    except ImportError:  # `pip install chainrule` is the Python API and the widget alone
+        return fail("chainrule serve needs the web app's packages: pip install 'chainrule[server]'")
 
     uvicorn.run(
         "chainrule.app.main:app", host=args.host, port=args.port, workers=args.workers,

@@ -1,19 +1,39 @@
-"""Every server setting in one object, read from `CHAINRULE_*` environment variables."""
+"""Every server setting in one object, read from `CHAINRULE_*` environment variables.
+
+Plain pydantic, no web framework: the notebook's widget (chainrule.show) reads these limits
+too, and `pip install chainrule` installs no server (the route's dependency that hands a request
+its settings is app/http/settings_dependency.py)."""
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Any
 
-from fastapi import Depends, Request
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
+
+ENV_PREFIX = "CHAINRULE_"
 
 
-class AppSettings(BaseSettings):
-    """Limits, timeouts and serving options; `CHAINRULE_MAX_NODES=5000` overrides `max_nodes`."""
+class AppSettings(BaseModel):
+    """Limits, timeouts and serving options; `CHAINRULE_MAX_NODES=5000` overrides `max_nodes`
+    (names in any case), and a value given to the constructor overrides both."""
 
-    model_config = SettingsConfigDict(env_prefix="CHAINRULE_", frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_environment(cls, given: Any) -> Any:
+        if not isinstance(given, dict):
+            return given
+        environment = {name.upper(): value for name, value in os.environ.items()}
+        from_environment = {
+            field: environment[ENV_PREFIX + field.upper()]
+            for field in cls.model_fields
+            if ENV_PREFIX + field.upper() in environment
+        }
+        return {**from_environment, **given}
 
     # Limits on what one request may ask for (PRODUCT §5).
     max_source_chars: int = 100_000
@@ -115,14 +135,3 @@ class AppSettings(BaseSettings):
 def get_settings() -> AppSettings:
     """The process-wide settings, read once from the environment."""
     return AppSettings()
-
-
-async def app_settings(request: Request) -> AppSettings:
-    """The settings the app was created with (a dependency; tests may override it).
-
-    Async on purpose: FastAPI runs sync dependencies in a thread, which costs more than the
-    whole warm request."""
-    return request.app.state.settings
-
-
-Settings = Annotated[AppSettings, Depends(app_settings)]

@@ -113,3 +113,19 @@ def templates(lang: str, prefix: str) -> dict[str, str]:
         for key, value in catalogue(lang).items()
         if key.startswith(prefix)
     }
+
+
+# The engine's sentences that the page writes too, by the prefix of their keys: the Train lab's
+# descent runs in the page (static/js/train/descend.js) and says why it stopped as
+# engine/descend.py does.
+PAGE_SENTENCES = "descent."
+
+
+def ui_catalogue(lang: str) -> dict[str, Any]:
+    """The words of the page (and of the embedded player) in `lang`, as static/js/core/i18n.js reads
+    them: `{"lang": lang, "text": {key after "ui." → template}, "sentences": {key → template}}`
+    from locales/<lang>.json (`sentences`: the keys starting with PAGE_SENTENCES, whole)."""
+    sentences = {
+        PAGE_SENTENCES + key: value for key, value in templates(lang, PAGE_SENTENCES).items()
+    }
+    return {"lang": lang, "text": templates(lang, "ui."), "sentences": sentences}

@@ -4,7 +4,8 @@ front end (a plain IPython terminal, a notebook viewer).
 
 The widget's traits are the contract with static/js/embed.js (its anywidget `render`):
 `trace` (the `/api/graph` reply), `ops` (the table of operations), `title`, `ui` (the player's
-words in the widget's language, English unless `lang` says otherwise); the page sets
+words in the widget's language, English unless `lang` says otherwise), `drawing` (the id of the
+drawing output shown before it, which the player hides while it works); the page sets
 `values` ({leaf: number}) when a slider moves, and the kernel answers with a new `trace`, or
 with `error` (the API's error object) for values the engine refuses.
 """
@@ -12,33 +13,34 @@ with `error` (the API's error object) for values the engine refuses.
 from __future__ import annotations
 
 import sys
+import uuid
+from html import escape
 from typing import Any
 
+from chainrule.app.build.bundle import BUNDLE_JS
 from chainrule.app.export.drawing import ExportLimits, render
-from chainrule.app.http.pages import STATIC_DIR, ui_catalogue
 from chainrule.app.layout.graphviz import Graphviz
 from chainrule.app.settings import get_settings
 from chainrule.engine import ProgramError
-from chainrule.engine.i18n import DEFAULT_LANG, check_lang
+from chainrule.engine.i18n import DEFAULT_LANG, check_lang, text, ui_catalogue
 from chainrule.engine.narration import fmt
 from chainrule.engine.ops import page_table
 from chainrule.notebook.traces import source_of, trace_of, traced, value_limits, with_program
 
-BUNDLE = STATIC_DIR / "embed" / "chainrule-embed.js"
-
 # The player after a kernel restart. ipywidgets' renderer has no fallback: a saved output whose
 # widget model is gone (the kernel restarted, the notebook was reopened without its widget state)
 # shows "Error displaying widget: model not found" whatever other data it holds. So the player's
-# drawing is an output of its own, just before the player's, with a style that JupyterLab and
-# Notebook 7 apply to trusted outputs: the drawing is hidden, and shown (with the player's error
-# line hidden) only when the output after it is that error, which the renderer marks by adding
-# the class `jupyter-widgets` to the output element itself (a player that works has it on its
-# own elements inside). A live player, or a front end where the rules do not apply, shows one
-# drawing, never two; viewers without styles show the drawing. docs/python.md says so.
+# drawing is an output of its own, just before the player's: shown by default (nbconvert's HTML,
+# nbviewer, GitHub, an untrusted notebook, a dead model), and hidden by this style (JupyterLab,
+# Notebook 7 and nbconvert's lab template apply it to trusted outputs) when the output after it
+# holds a live player, whose host static/js/embed.js marks `data-chainrule-player`; where the
+# style does not reach (VS Code), the player hides the drawing it follows itself (embed.js, by the
+# drawing's `data-chainrule-drawing`, the widget's `drawing` trait). The error line of a dead model
+# (the renderer adds the class `jupyter-widgets` to the output element itself; a player that works
+# has it on its own elements inside) is hidden. docs/python.md says so.
 FALLBACK_STYLE = (
-    "<style>.chainrule-static{display:none}"
-    ".jp-OutputArea-child:has(.chainrule-static):has(+ .jp-OutputArea-child"
-    " > .jp-OutputArea-output.jupyter-widgets) .chainrule-static{display:block}"
+    "<style>.jp-OutputArea-child:has(.chainrule-static):has(+ .jp-OutputArea-child"
+    " [data-chainrule-player]) .chainrule-static{display:none}"
     ".jp-OutputArea-child:has(.chainrule-static) + .jp-OutputArea-child:has("
     "> .jp-OutputArea-output.jupyter-widgets){display:none}</style>"
 )
@@ -61,13 +63,19 @@ class StaticGraph:
     def _repr_svg_(self) -> str:
         return self.svg()
 
-    def fallback_bundle(self) -> dict[str, str]:
-        """The drawing as the output shown before a player: hidden while the player works
-        (FALLBACK_STYLE), the SVG for viewers without styles or widgets."""
+    def fallback_bundle(self, drawing_id: str = "", lang: str = DEFAULT_LANG) -> dict[str, str]:
+        """The drawing as the output shown before the player whose `drawing` trait is `drawing_id`:
+        hidden while the player works (FALLBACK_STYLE), shown with a line saying how to play it
+        where the player cannot run. One copy of the SVG, inline in the HTML (an
+        `image/svg+xml` copy beside it doubled every saved output)."""
         svg = self.svg()
         inline = svg[svg.find("<svg") :]  # without the XML prolog, which HTML does not take
-        html = f'{FALLBACK_STYLE}<div class="chainrule-static">{inline}</div>'
-        return {"text/html": html, "image/svg+xml": svg, "text/plain": repr(self)}
+        hint = escape(text(lang, "notebook.static_hint"))
+        html = (
+            f'{FALLBACK_STYLE}<div class="chainrule-static" data-chainrule-drawing='
+            f'"{escape(drawing_id)}">{inline}<p><small>{hint}</small></p></div>'
+        )
+        return {"text/html": html, "text/plain": repr(self)}
 
     def summary(self) -> str:
         """`12 nodes, out = 4`: its size and its result."""
@@ -85,8 +93,7 @@ class StaticGraph:
 def _in_kernel() -> bool:
     """Whether a widget front end can show the player: a Jupyter kernel, or a marimo notebook
     (which wraps any anywidget it is given in `mo.ui.anywidget`)."""
-    marimo = sys.modules.get("marimo")  # a marimo notebook has imported it
-    if marimo is not None and getattr(marimo, "running_in_notebook", lambda: False)():
+    if _in_marimo():  # a marimo notebook has imported marimo
         return True
     try:
         from IPython import get_ipython
@@ -96,26 +103,69 @@ def _in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def _widget_class() -> type:
+# The player's script once per notebook. anywidget keeps a widget's script (`_esm`, the bundle's
+# 220 KB) in its model, so a notebook saved with its widgets' state held it once per player. In
+# Jupyter (JupyterLab, Notebook 7, VS Code, Colab, nbconvert's widget manager: the ipywidgets
+# manager's `get_model`) each player's script is this loader instead: it imports the bundle
+# that one `Library` widget of the kernel holds (saved once), at most once per document. marimo,
+# whose widgets are no ipywidgets models, gets the whole script in every player.
+LOADER = """\
+const modules = (globalThis.__chainrulePlayerModules ??= new Map()); // library id -> its module
+function playerModule(model) {
+  const id = model.get("library");
+  if (!modules.has(id)) {
+    modules.set(id, model.widget_manager.get_model(id).then((library) =>
+      import(URL.createObjectURL(new Blob([library.get("bundle")], { type: "text/javascript" })))));
+  }
+  return modules.get(id);
+}
+export default {
+  async render(context) {
+    return (await playerModule(context.model)).default.render(context);
+  },
+};
+"""
+
+
+def _in_marimo() -> bool:
+    marimo = sys.modules.get("marimo")
+    return marimo is not None and getattr(marimo, "running_in_notebook", lambda: False)()
+
+
+def _widget_classes() -> tuple[type, type]:
+    """The player (its whole script: marimo) and the player whose script is LOADER, with the
+    library's id (Jupyter)."""
     import anywidget
     import traitlets
+
+    class Library(anywidget.AnyWidget):
+        """The player's script, once per kernel; never shown."""
+
+        _esm = "export default {};"
+        bundle = traitlets.Unicode().tag(sync=True)
 
     class Widget(anywidget.AnyWidget):
         """The player: graph, pulse, transport, narration, explanations, tables, sliders."""
 
-        _esm = BUNDLE
+        _esm = BUNDLE_JS
         trace = traitlets.Dict().tag(sync=True)
         ops = traitlets.Dict().tag(sync=True)
         title = traitlets.Unicode("").tag(sync=True)
         ui = traitlets.Dict().tag(sync=True)
         values = traitlets.Dict().tag(sync=True)
         error = traitlets.Dict(allow_none=True, default_value=None).tag(sync=True)
+        # The id of the drawing shown before the player (`data-chainrule-drawing`): the player
+        # hides it while it works, where FALLBACK_STYLE does not reach.
+        drawing = traitlets.Unicode("").tag(sync=True)
 
         def __init__(self, source: str, program: Any, trace: dict[str, Any], title: str, lang: str):
             self._source = source
             self._program = program
             self._lang = lang
-            super().__init__(trace=trace, ops=page_table(), title=title, ui=ui_catalogue(lang))
+            super().__init__(
+                trace=trace, ops=page_table(), title=title, ui=ui_catalogue(lang),
+                drawing=uuid.uuid4().hex,
+            )  # fmt: skip
 
         @traitlets.observe("values")
         def _recompute(self, change: dict[str, Any]) -> None:
@@ -132,19 +182,42 @@ def _widget_class() -> type:
             # In Jupyter: the drawing (an output of its own, see FALLBACK_STYLE), then the player.
             from IPython.display import display
 
-            display(StaticGraph(self.trace).fallback_bundle(), raw=True)
+            drawing = StaticGraph(self.trace).fallback_bundle(self.drawing, self._lang)
+            display(drawing, raw=True)
             bundle = self._repr_mimebundle_()
             if bundle is not None:
                 data, metadata = bundle
                 display(data, metadata=metadata, raw=True)
 
-        def __repr__(self) -> str:  # the text a front end shows while the player loads
-            return f"<chainrule player: {StaticGraph(self.trace).summary()}>"
+        def __repr__(self) -> str:
+            # The text a front end shows while the player loads, or instead of it: an untrusted
+            # notebook in JupyterLab, a viewer without widgets.
+            summary = StaticGraph(self.trace).summary()
+            return f"<chainrule player: {summary}. {text(self._lang, 'notebook.static_hint')}>"
 
-    return Widget
+    class SharedWidget(Widget):
+        """The player whose script is the library's (LOADER)."""
+
+        _esm = LOADER
+        library = traitlets.Unicode("").tag(sync=True)
+
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            self.library = _library(Library).model_id
+
+    return Widget, SharedWidget
 
 
-_WIDGET: type | None = None
+_WIDGETS: tuple[type, type] | None = None
+_LIBRARY: Any = None
+
+
+def _library(library_class: type) -> Any:
+    """The kernel's one Library (a new one if it was closed: `Widget.close_all()`)."""
+    global _LIBRARY
+    if _LIBRARY is None or getattr(_LIBRARY, "comm", None) is None:
+        _LIBRARY = library_class(bundle=BUNDLE_JS.read_text(encoding="utf-8"))
+    return _LIBRARY
 
 
 def widget(
@@ -155,15 +228,16 @@ def widget(
 ) -> Any:
     """The widget for a program or a graph of Values, its words in `lang` (needs anywidget:
     pip install 'chainrule[notebook]')."""
-    global _WIDGET
-    if _WIDGET is None:
-        _WIDGET = _widget_class()
+    global _WIDGETS
+    if _WIDGETS is None:
+        _WIDGETS = _widget_classes()
+    whole, shared = _WIDGETS
     source, program = source_of(value_or_source)
     limits = value_limits() if program else None
     trace = traced(source, values, lang=check_lang(lang), limits=limits)
     if program:
         trace = with_program(trace, program)
-    return _WIDGET(source, program, trace, title, lang)
+    return (whole if _in_marimo() else shared)(source, program, trace, title, lang)
 
 
 def show(

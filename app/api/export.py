@@ -30,8 +30,9 @@ from chainrule.app.export.drawing import (
 from chainrule.app.export.onefile import build_html
 from chainrule.app.http.errors import ApiError, JSONBodyRoute
 from chainrule.app.http.server_state import Server, ServerState
+from chainrule.app.http.settings_dependency import Settings
 from chainrule.app.layout.graphviz import Graphviz
-from chainrule.app.settings import AppSettings, Settings
+from chainrule.app.settings import AppSettings
 from chainrule.engine.i18n import Count, msg
 from chainrule.engine.reply import graph_reply, numbers_reply, pass_reply
 

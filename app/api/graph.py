@@ -10,7 +10,8 @@ from chainrule.app.api.schemas import GraphRequest, GraphResponse, error_respons
 from chainrule.app.http.errors import JSONBodyRoute
 from chainrule.app.http.responses import JSONBytes
 from chainrule.app.http.server_state import Server, ServerState
-from chainrule.app.settings import AppSettings, Settings
+from chainrule.app.http.settings_dependency import Settings
+from chainrule.app.settings import AppSettings
 
 router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)
 

@@ -11,7 +11,8 @@ from chainrule.app.api.schemas import LandscapeRequest, LandscapeResponse, error
 from chainrule.app.http.errors import JSONBodyRoute
 from chainrule.app.http.responses import JSONBytes, dumps
 from chainrule.app.http.server_state import Server
-from chainrule.app.settings import AppSettings, Settings
+from chainrule.app.http.settings_dependency import Settings
+from chainrule.app.settings import AppSettings
 
 router = APIRouter(tags=["train"], route_class=JSONBodyRoute)
 

@@ -12,7 +12,8 @@ from chainrule.app.api.schemas import error_responses
 from chainrule.app.http.errors import JSONBodyRoute
 from chainrule.app.http.responses import JSONBytes, dumps
 from chainrule.app.http.server_state import Server
-from chainrule.app.settings import AppSettings, Settings
+from chainrule.app.http.settings_dependency import Settings
+from chainrule.app.settings import AppSettings
 from chainrule.engine.paths import chain_paths, paths_reply, resolve_leaf
 
 router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)

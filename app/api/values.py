@@ -10,7 +10,7 @@ from chainrule.app.api.schemas import ValuesRequest, ValuesResponse, error_respo
 from chainrule.app.http.errors import ApiError, JSONBodyRoute
 from chainrule.app.http.responses import JSONBytes
 from chainrule.app.http.server_state import Server
-from chainrule.app.settings import Settings
+from chainrule.app.http.settings_dependency import Settings
 from chainrule.engine.i18n import msg
 
 router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)

@@ -3,7 +3,7 @@
 Content-Security-Policy that allows exactly the inline script and style it carries (by hash), so
 it opens from `file://`, a course page, an LMS or an e-mail. Its sliders are live without the
 engine: the page computes the numbers (static/js/evaluator.js, from the op table). Its words
-are one language's: the player's (the catalogue's `ui.*`, app/http/pages.py ui_catalogue) and the
+are one language's: the player's (the catalogue's `ui.*`, engine/i18n.py ui_catalogue) and the
 trace's, which was traced in it.
 """
 
@@ -20,8 +20,7 @@ from urllib.parse import quote
 
 from chainrule.app.build.bundle import BUNDLE_JS, STATIC_DIR
 from chainrule.app.export.drawing import UNSAFE_TEXT
-from chainrule.app.http.pages import ui_catalogue
-from chainrule.engine.i18n import DEFAULT_LANG, check_lang
+from chainrule.engine.i18n import DEFAULT_LANG, check_lang, ui_catalogue
 from chainrule.engine.ops import page_table
 
 # The bundle is one ES module ending in `export{a as default,b as mountPlayer};`: inlined, its

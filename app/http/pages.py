@@ -17,7 +17,7 @@ from starlette.responses import Response
 
 from chainrule import engine
 from chainrule.app.api.language import lang_of
-from chainrule.engine.i18n import LANGS, templates, text
+from chainrule.engine.i18n import LANGS, text, ui_catalogue
 from chainrule.engine.ops import page_table
 
 router = APIRouter(include_in_schema=False)
@@ -33,22 +33,6 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 # a JSON
 # data block; `<` is escaped so nothing in it can close the block.
 OP_TABLE_JSON = json.dumps(page_table(), ensure_ascii=False).replace("<", "\\u003c")
-
-
-# The engine's sentences that the page writes too, by the prefix of their keys: the Train lab's
-# descent runs in the page (static/js/train/descend.js) and says why it stopped as
-# engine/descend.py does.
-PAGE_SENTENCES = "descent."
-
-
-def ui_catalogue(lang: str) -> dict[str, Any]:
-    """The words of the page (and of the embedded player) in `lang`, as static/js/core/i18n.js reads
-    them: `{"lang": lang, "text": {key after "ui." → template}, "sentences": {key → template}}`
-    from locales/<lang>.json (`sentences`: the keys starting with PAGE_SENTENCES, whole)."""
-    sentences = {
-        PAGE_SENTENCES + key: value for key, value in templates(lang, PAGE_SENTENCES).items()
-    }
-    return {"lang": lang, "text": templates(lang, "ui."), "sentences": sentences}
 
 
 @cache

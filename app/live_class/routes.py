@@ -12,6 +12,7 @@ from chainrule.app.api.schemas import error_responses
 from chainrule.app.http.errors import ApiError, JSONBodyRoute
 from chainrule.app.http.pages import page_response
 from chainrule.app.http.ratelimit import SlidingWindowLimiter
+from chainrule.app.http.settings_dependency import Settings
 from chainrule.app.live_class.codes import (
     new_code,
     new_token,
@@ -23,7 +24,7 @@ from chainrule.app.live_class.connection import serve
 from chainrule.app.live_class.hub import Hub
 from chainrule.app.live_class.protocol import ClassCreate, ClassCreated, ClassInfo
 from chainrule.app.live_class.store import StoreUnavailable
-from chainrule.app.settings import AppSettings, Settings
+from chainrule.app.settings import AppSettings
 from chainrule.engine.i18n import Count, msg
 
 router = APIRouter(tags=["class"], route_class=JSONBodyRoute)

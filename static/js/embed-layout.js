@@ -54,11 +54,13 @@ function transportBar() {
     jumpForward: h("button", { type: "button", id: "jump-forward", "data-testid": "jump-forward", "aria-pressed": "false", text: t("ui.transport.jump_forward") }),
     jumpBackward: h("button", { type: "button", id: "jump-backward", "data-testid": "jump-backward", "aria-pressed": "false", text: t("ui.transport.jump_backward") }),
     narration: h("p", { id: "narration", class: "narration", "data-testid": "narration", "aria-live": "polite" }),
+    sortNote: h("span", { class: "sort-note", "data-testid": "sort-note", hidden: true }),
   };
   const bar = h("div", { class: "transport", id: "transport", "aria-label": t("ui.transport.label") },
     h("div", { class: "transport-buttons" }, parts.toStart, parts.back, parts.play, parts.forward, parts.toEnd),
     parts.scrub,
     h("span", { class: "phase-box" }, parts.phase, parts.part),
+    parts.sortNote,
     h("label", { class: "speed" }, t("ui.transport.speed"), parts.speed),
     h("div", { class: "phase-switch", role: "group", "aria-label": t("ui.transport.jump") }, parts.jumpForward, parts.jumpBackward));
   return { bar, transport: parts };

@@ -12,7 +12,7 @@
 //   trace      a POST /api/graph reply (nodes with x/y/width/height, `layout`, `structure`; its
 //              steps as columns, read by core/step-columns.js: so are setTrace's and recompute's).
 //   ops        engine/ops.py page_table(): the table of operations the cards and formulas use.
-//   ui         app/http/pages.py ui_catalogue(lang): the player's words, {lang, text: {key after
+//   ui         engine/i18n.py ui_catalogue(lang): the player's words, {lang, text: {key after
 //              "ui." → template}} from locales/<lang>.json (core/i18n.js); the trace's narration and
 //              notes are in the language it was traced in, so give both the same one. Without
 //              it the player shows catalogue keys. One language per document: the last given.
@@ -43,6 +43,10 @@
 //                 the kernel answers by setting `trace` (and `error` to None) or `error`.
 //   error  dict | None  (kernel -> page) {type, message, line, column, snippet, caret}: shown in
 //                 the player's error box; None shows nothing new.
+//   drawing str   (kernel -> page) the id of the static drawing output shown before the player
+//                 (`.chainrule-static[data-chainrule-drawing=id]`): hidden while the player lives.
+// In Jupyter this module is loaded by chainrule.notebook.widget's LOADER (the player's `_esm`),
+// from the one `Library` widget that holds it, and its render is called with the player's model.
 // render returns the cleanup function (listeners off, player destroyed).
 
 import { setText } from "./core/dom.js";
@@ -60,6 +64,21 @@ import { useOpTable } from "./compute/ops.js";
 import { createScope } from "./core/scope.js";
 import { mountMicrogradCopy } from "./io/share.js";
 import { withStepObjects } from "./core/step-columns.js";
+import { frameOfStep, traceIndex } from "./core/frames.js";
+
+// A sort this long opens the player where the backward pass starts (the seed, root.grad = 1;
+// Home goes back to the sort, Forward to the forward pass): a big graph's sort is hundreds of
+// steps (the lecture's MLP loss: 967, 16 minutes at 1×) before anything flows, and a learner who
+// called loss.backward() came for the gradients, which start at the root, where the first view
+// is (graph/view.js fits on the step's node).
+const LONG_SORT_STEPS = 100;
+
+/** Where the player opens on `trace`: the first step, or past a long sort. */
+function openingFrame(trace) {
+  const { topo, seed } = traceIndex(trace).phases;
+  if (!topo || !seed || topo.last - topo.first + 1 < LONG_SORT_STEPS) return 0;
+  return Math.max(0, frameOfStep(trace, seed.first));
+}
 
 let sheet = null;
 
@@ -176,7 +195,17 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
       view.source.hidden = !source;
     }
   });
-  if (trace) store.setTrace(withStepObjects(trace), { step: 0 });
+  if (trace) {
+    const shown = withStepObjects(trace);
+    const opening = openingFrame(shown);
+    store.setTrace(shown, { step: opening });
+    if (opening > 0) {
+      // Said once, beside the phase: how long the sort is, and the key that shows it.
+      const { topo } = traceIndex(shown).phases;
+      setText(view.transport.sortNote, t("ui.transport.sort_skipped", { count: topo.last - topo.first + 1 }));
+      view.transport.sortNote.hidden = false;
+    }
+  }
 
   return {
     setTrace(next) {
@@ -200,6 +229,14 @@ function jupyterTheme() {
   return light === undefined ? null : light === "true" ? "light" : "dark";
 }
 
+/** The static drawing a notebook shows before this player (chainrule.notebook.widget): one copy
+ *  of the graph for viewers without widgets, in the same document in JupyterLab, Notebook 7 and
+ *  VS Code (a front end that puts each output in a frame of its own keeps it out of reach). */
+function staticDrawings(id) {
+  if (!id || typeof document === "undefined") return [];
+  return [...document.querySelectorAll(`.chainrule-static[data-chainrule-drawing="${CSS.escape(id)}"]`)];
+}
+
 export default {
   render({ model, el }) {
     const theme = jupyterTheme();
@@ -207,6 +244,9 @@ export default {
     // JupyterLab and Notebook 7 (Lumino) run their shortcuts for keys typed in an output unless
     // an element on the way up says not to: the player's keys (Space, arrows on a slider) are its own.
     el.setAttribute("data-lm-suppress-shortcuts", "true");
+    // A notebook's output: the player's own frame (embed.css: about 700 px, resizable), and a
+    // mark the drawing shown before the player reads (chainrule.notebook.widget FALLBACK_STYLE).
+    el.setAttribute("data-chainrule-player", "notebook");
     const player = mountPlayer(el, {
       trace: model.get("trace"),
       ops: model.get("ops"),
@@ -228,10 +268,13 @@ export default {
     model.on("change:trace", onTrace);
     model.on("change:error", onError);
     onError();
+    const drawings = staticDrawings(model.get("drawing"));
+    for (const drawing of drawings) drawing.hidden = true;
     return () => {
       model.off("change:trace", onTrace);
       model.off("change:error", onError);
       player.destroy();
+      for (const drawing of drawings) drawing.hidden = false;
     };
   },
 };

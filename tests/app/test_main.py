@@ -172,7 +172,8 @@ def test_no_cors_headers(client):
 
 
 def test_settings_can_be_overridden_through_the_dependency(client):
-    from chainrule.app.settings import AppSettings, app_settings
+    from chainrule.app.http.settings_dependency import app_settings
+    from chainrule.app.settings import AppSettings
 
     client.app.dependency_overrides[app_settings] = lambda: AppSettings(max_source_chars=3)
     response = client.post("/api/graph", json={"source": "a + b"})

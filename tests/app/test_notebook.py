@@ -87,13 +87,28 @@ def test_the_example_notebook_runs_and_its_widgets_hold_micrograds_numbers(execu
     views = [data[WIDGET_VIEW]["model_id"] for data in shown]
     assert len(views) == 3
     # Each player is preceded by its drawing, an output of its own (for viewers without widgets,
-    # and for JupyterLab once the player's model is gone: tests/browser/test_notebook_fronts.py).
+    # and for JupyterLab once the player's model is gone: tests/browser/test_notebook_fronts.py),
+    # one copy of it (the HTML alone, no image/svg+xml beside it), tagged with the id the
+    # player's `drawing` trait holds (the player hides it while it works).
+    state = notebook.metadata.widgets[WIDGET_STATE]["state"]
+    # The player's script is saved once: each player's is a loader of the kernel's one library.
+    bundle = (ROOT / "static" / "embed" / "chainrule-embed.js").read_text(encoding="utf-8")
+    scripts = [
+        model["state"].get("bundle") or model["state"].get("_esm") for model in state.values()
+    ]
+    assert scripts.count(bundle) == 1, [len(script or "") for script in scripts]
+    assert {state[view]["state"]["library"] for view in views} == {
+        model_id for model_id, model in state.items() if model["state"].get("bundle") == bundle
+    }
     for k, out in enumerate(outputs):
         if WIDGET_VIEW in out.get("data", {}):
             drawing = outputs[k - 1].data
-            assert '<div class="chainrule-static"><svg' in drawing["text/html"].replace("\n", "")
-            assert drawing["image/svg+xml"].lstrip().startswith(("<?xml", "<svg", "<!--"))
-    state = notebook.metadata.widgets[WIDGET_STATE]["state"]
+            assert set(drawing) == {"text/html", "text/plain"}
+            html = drawing["text/html"].replace("\n", "")
+            tag = state[out.data[WIDGET_VIEW]["model_id"]]["state"]["drawing"]
+            assert f'<div class="chainrule-static" data-chainrule-drawing="{tag}"><svg' in html
+            assert html.count("<svg") == 1
+            assert "trusted notebook" in out.data["text/plain"]
     for model_id, root in zip(views, (neuron_out(), mlp_loss(), square()), strict=True):
         widget = state[model_id]["state"]
         trace = widget["trace"]

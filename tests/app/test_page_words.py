@@ -66,7 +66,7 @@ def test_the_page_catalogue_is_the_ui_keys_of_one_language():
         }
 
 
-# The engine's sentences the page writes itself (app/http/pages.py PAGE_SENTENCES):
+# The engine's sentences the page writes itself (engine/i18n.py PAGE_SENTENCES):
 # `t("descent.…")`.
 SENTENCE_KEY = re.compile(r"""\bt\(\s*["'](descent\.[a-z0-9_]+)["']""")
 

@@ -267,3 +267,46 @@ def test_the_train_lab_trains_with_the_kernel_busy(harness, screenshots_dir):
     assert page.evaluate("calls.length") >= 1  # the kernel was asked (one call at a time)
     player.screenshot(path=str(screenshots_dir / "embed-train-busy-kernel.png"))
     assert asked == []
+
+
+def test_a_900_step_mlp_graph_opens_past_the_sort_and_home_goes_back(harness):
+    """The lecture's MLP(3, [4, 4, 1]) on its 4 examples, in micrograd: a sort of more than 900
+    steps opens where the backward pass starts (the root), its length said; a small graph opens
+    at its first step."""
+    import random
+
+    from micrograd.engine import Value
+    from micrograd.nn import MLP
+
+    import chainrule
+
+    random.seed(39)
+    model = MLP(3, [4, 4, 1])
+    xs = [[2.0, 3.0, -1.0], [3.0, -1.0, 0.5], [0.5, 1.0, 1.0], [1.0, 1.0, -1.0]]
+    ys = [1.0, -1.0, -1.0, 1.0]
+    loss = sum(((model(x) - y) ** 2 for x, y in zip(xs, ys, strict=True)), Value(0.0))
+    loss.backward()
+    trace = chainrule.trace_value(loss)
+    sort_steps = trace["steps"]["phase"].count("topo")
+    assert sort_steps >= 900
+    page = harness
+    page.evaluate(
+        """(trace) => { window.player = api.bundle.mountPlayer(host, { trace, ops: api.ops, ui: api.ui }); }""",
+        trace,
+    )
+    player = page.locator(PLAYER)
+    assert player.get_attribute("data-phase") == "seed"
+    note = page.locator("[data-testid=sort-note]")
+    assert note.is_visible() and f"{sort_steps} steps" in note.text_content()
+    page.locator("[data-testid=graph]").click(position={"x": 8, "y": 8})
+    page.keyboard.press("Home")
+    assert player.get_attribute("data-phase") == "topo"
+    # A small graph opens at its first step, with nothing to say.
+    page.evaluate(
+        """() => { player.destroy(); window.player = api.bundle.mountPlayer(host, { trace: api.trace, ops: api.ops, ui: api.ui }); }"""
+    )
+    assert (
+        player.get_attribute("data-phase") == "topo"
+        and player.get_attribute("data-step-index") == "0"
+    )
+    assert not note.is_visible()

@@ -2,7 +2,7 @@
 // (locales/<lang>.json; English is the source, Russian and Estonian have the same keys and
 // placeholders). The server embeds them in the page as the JSON data block #ui-text,
 // `{"lang": "ru", "text": {key after "ui." → template}, "sentences": {key → template}}`
-// (app/http/pages.py ui_catalogue); an embedded player is given the same object (embed.js
+// (engine/i18n.py ui_catalogue); an embedded player is given the same object (embed.js
 // mountPlayer's `ui`) and calls useCatalogue. `sentences` are the engine's own sentences that
 // the page also writes, by their whole keys (`descent.*`: the Train lab's descent in the page,
 // train/descend.js), filled as the engine fills them.

@@ -110,6 +110,7 @@ function moveFor(candidates, metrics, avoid, view) {
   const box = candidates.find((c) => fits(c, area)) ?? candidates[candidates.length - 1];
   if (!box) return null;
   const { box: pane, overlays } = metrics;
+  if (!(pane.width > 0 && pane.height > 0)) return null; // not laid out yet: nowhere to move to
   const covered = [...overlays, avoid].some((over) => overlaps(box, over));
   const seen = { left: pane.x, right: pane.x + pane.width, top: pane.y, bottom: pane.y + pane.height };
   if (inside(box, seen) && !covered) return null;

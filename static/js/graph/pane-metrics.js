@@ -41,7 +41,7 @@ function paneMetrics({ wrap, zoom, legend, refit }) {
       const [left, top] = [r.left - paneBox.left - wrap.clientLeft, r.top - paneBox.top - wrap.clientTop];
       return { left, top, right: left + r.width, bottom: top + r.height };
     };
-    metrics = {
+    const measured = {
       box: zoom.visibleBox(),
       covers: {
         top: (boxOf(tools)?.bottom ?? 0) + (tools ? rem / 2 : 0),
@@ -52,7 +52,12 @@ function paneMetrics({ wrap, zoom, legend, refit }) {
       width: wrap.clientWidth,
       height: wrap.clientHeight,
     };
-    return metrics;
+    // A pane not laid out yet measures nothing, and is not kept: a notebook renders its output
+    // before attaching it, and JupyterLab delays the ResizeObservers of a notebook's outputs, so
+    // a zero box kept would hold until long after the pane has its size (issue 39: Follow moved
+    // the root of the first view to the pane's corner, out of sight).
+    if (measured.box.width > 0 && measured.box.height > 0) metrics = measured;
+    return measured;
   };
 }
 
