@@ -37,6 +37,9 @@ from chainrule.engine.value_reader import (
     NotAGraph,
     NotAValue,
     TooManyNodes,
+    children_of,
+    is_value,
+    nodes_under,
     program_of,
 )
 from chainrule.sandbox.stubs import Unavailable, _Nothing, sandbox_import, stub_modules
@@ -45,9 +48,6 @@ from chainrule.sandbox.watch import (
     BackwardCall,
     Watch,
     as_float,
-    children_of,
-    is_value,
-    nodes_under,
 )
 
 MAX_NODES = 5_000  # the page draws graphs up to this size; a bigger one is refused, named
