@@ -185,7 +185,9 @@ class _Node:
 
 
 def _is_ours(value: Any) -> bool:
-    return hasattr(value, "inputs") and hasattr(value, "local_grads")
+    return isinstance(getattr(value, "local_grads", None), (tuple, list)) and hasattr(
+        value, "inputs"
+    )
 
 
 def _children_attribute(value: Any) -> str | None:

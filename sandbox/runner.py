@@ -30,6 +30,7 @@ import traceback
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
+from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from typing import Any
 
 from chainrule.engine.value_reader import (
@@ -53,6 +54,12 @@ from chainrule.sandbox.watch import (
 MAX_NODES = 5_000  # the page draws graphs up to this size; a bigger one is refused, named
 OUTPUT_CHARS = 4_000  # the end of what the code printed, shown under it
 MAGIC_PREFIXES = ("%", "!")  # notebook magics and shell lines: skipped, with a note
+# How far the names of Values are looked for from the namespace (n.layers[0].neurons[1].w[0]
+# is 7 steps), and how many objects at most.
+MAX_PLACE_DEPTH = 8
+MAX_PLACES = 200_000
+HOLDS_NO_VALUES = (str, bytes, int, float, complex, type, ModuleType, FunctionType, MethodType,
+                   BuiltinFunctionType)  # fmt: skip
 
 
 def json_number(x: Any) -> float | str | None:
@@ -220,13 +227,42 @@ class Session:
                 names.setdefault(id(value), name)
         return names
 
+    def _places(self) -> dict[int, str]:
+        """{id(value): where it lives} for every Value the namespace reaches: a variable (not
+        a loop's: the `p` of `for p in n.parameters()` names nothing), else the shortest path
+        through lists, tuples, dicts and objects' attributes (`n.layers[0].neurons[1].w[0]`),
+        the first found in the namespace's order: the same code gives the same names."""
+        loop_names = _loop_targets(self.code)
+        places: dict[int, str] = {}
+        seen: set[int] = set()
+        level = [
+            (name, value)
+            for name, value in self.namespace.items()
+            if not name.startswith("_") and name not in loop_names
+        ]
+        for _depth in range(MAX_PLACE_DEPTH):
+            deeper: list[tuple[str, Any]] = []
+            for path, obj in level:
+                if id(obj) in seen or len(seen) >= MAX_PLACES:
+                    continue
+                seen.add(id(obj))
+                if is_value(obj):
+                    places.setdefault(id(obj), path)
+                    continue
+                deeper.extend(_parts(path, obj))
+            level = deeper
+        return places
+
     def _read(self, choice: Choice) -> dict[str, Any]:
         backward = self.watch.backward if self.watch else None
         checked = backward is not None and choice.value is backward.root
         names = self._names()
+        places = self._places()
         try:
             with _data_at(backward.before if checked else {}, choice.value):
-                program = program_of(choice.value, names=names, max_nodes=self.max_nodes)
+                constants = _wrapped_numbers(choice.value, places, self.max_nodes)
+                program = program_of(choice.value, names=places, max_nodes=self.max_nodes,
+                                     constants=constants)  # fmt: skip
                 nodes = _node_facts(program, backward if checked else None)
         except TooManyNodes:
             return {"ok": False, "error": error_at("TooManyNodes", "", self.code, choice.line,
@@ -261,6 +297,57 @@ class Session:
             # The Value backward() was last called on, by name, when the graph is another one.
             "backward_root": names.get(id(backward.root)) if backward and not checked else None,
         }
+
+
+def _loop_targets(code: str) -> set[str]:
+    """The names a `for` of `code`'s top level binds (its loop variables; a function's own
+    loops bind its locals)."""
+    try:
+        statements = list(ast.parse(without_magics(code)[0]).body)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    while statements:
+        statement = statements.pop()
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(statement, (ast.For, ast.AsyncFor)):
+            names.update(n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name))
+        for block in ("body", "orelse", "finalbody", "handlers"):
+            statements.extend(getattr(statement, block, ()))
+    return names
+
+
+def _parts(path: str, obj: Any) -> list[tuple[str, Any]]:
+    """The places inside `obj` (a list's items, a dict's values, an object's attributes), each
+    with its path; none for modules, classes, functions and other objects that hold no data."""
+    if isinstance(obj, (list, tuple)):
+        return [(f"{path}[{i}]", item) for i, item in enumerate(obj)]
+    if isinstance(obj, dict):
+        return [(f"{path}[{key!r}]", item) for key, item in obj.items()
+                if isinstance(key, (str, int))]  # fmt: skip
+    if isinstance(obj, HOLDS_NO_VALUES):
+        return []
+    attributes = getattr(obj, "__dict__", None)
+    items = list(attributes.items()) if isinstance(attributes, dict) else []
+    for slot in getattr(type(obj), "__slots__", ()):
+        if isinstance(slot, str) and hasattr(obj, slot):
+            items.append((slot, getattr(obj, slot)))
+    return [(f"{path}.{name}", item) for name, item in items if not name.startswith("_")]
+
+
+def _wrapped_numbers(root: Any, places: dict[int, str], max_nodes: int) -> set[int]:
+    """The leaves under `root` that no variable or place reaches and no label names: numbers an
+    operator wrapped in a Value (micrograd's `Value(other)` in `__add__`): constants."""
+    nodes = nodes_under(root)
+    if len(nodes) > max_nodes:
+        return set()  # refused, named, when read
+    return {
+        id(node)
+        for node in nodes
+        if node is not root and not children_of(node) and id(node) not in places
+        and not getattr(node, "label", "")
+    }  # fmt: skip
 
 
 def as_json(result: dict[str, Any]) -> str:
