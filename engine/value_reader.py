@@ -47,6 +47,14 @@ from .ops import FUNCTIONS, MICROGRAD_OPS, OPS, SCRIPT_NAMES, apply, key_of
 POWER = re.compile(r"\*\*\s*(\S+)")
 # A number in an op's spelling (`'**2'`, `'pow-1'`, `'^0.5'`): the exponent of a constant power.
 NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+# Python's operators as the table's ops: method → (op, the position of the Value it is called
+# on): what the reader takes an op spelled like the method (`'sub'`, `'div'`) to be, and what the
+# autograd check calls on numbers to test a learner's class (sandbox/check.py).
+OPERATOR_METHODS: dict[str, tuple[str, int]] = {
+    "__add__": ("+", 0), "__radd__": ("+", 1), "__sub__": ("-", 0), "__rsub__": ("-", 1),
+    "__mul__": ("*", 0), "__rmul__": ("*", 1), "__truediv__": ("/", 0), "__rtruediv__": ("/", 1),
+    "__pow__": ("**k", 0), "__neg__": ("neg", 0),
+}  # fmt: skip
 # Where a Value-like object keeps its children, in the order they are looked for.
 CHILDREN_ATTRIBUTES = ("_prev", "_children", "children", "prev", "_parents", "parents", "inputs")
 # Where it keeps the name of its op (micrograd's `_op`); none at all is allowed.
@@ -393,27 +401,36 @@ def _op_from_numbers(
 
     def resembles(key: str) -> bool:
         row = OPS[key]
-        names = {key, row.public, row.symbol, row.dot, row.glyph, *row.micrograd_ops}
+        names = {
+            key,
+            row.public,
+            row.symbol,
+            row.dot,
+            row.glyph,
+            *row.micrograd_ops,
+            *(method.strip("_") for method, (op, _) in OPERATOR_METHODS.items() if op == key),
+        }
         return bool(hint) and any(
-            hint == n.lower() or hint.startswith(n.lower()) for n in names if n
-        )
+            hint == n.lower() or hint.startswith(n.lower()) or
+            (len(hint) >= 3 and n.lower().endswith(hint))
+            for n in names if n
+        )  # fmt: skip
 
     keys = sorted(OPS, key=lambda key: not resembles(key))  # stable: the table's order next
-    if len(inputs) == 1:
-        orders = [[0], [0, 0]]  # one input; or a binary op whose set merged its operand
+    if len(inputs) == 1:  # one input; else a binary op whose set merged its operand (a * a)
+        tries = [(key, [0]) for key in keys] + [(key, [0, 0]) for key in keys]
     else:
         orders = [list(range(len(inputs)))]
         if unordered and len(inputs) == 2:
             orders.append([1, 0])
-    for key in keys:
-        row = OPS[key]
-        for order in orders:
-            if row.arity != len(order):
-                continue
-            operands = [inputs[k] for k in order]
-            for exponent in _exponents(key, spelled, operands, data):
-                if near(apply(key, operands, exponent or 0.0)[0], data):
-                    return key, exponent, order
+        tries = [(key, order) for key in keys for order in orders]
+    for key, order in tries:
+        if OPS[key].arity != len(order):
+            continue
+        operands = [inputs[k] for k in order]
+        for exponent in _exponents(key, spelled, operands, data):
+            if near(apply(key, operands, exponent or 0.0)[0], data):
+                return key, exponent, order
     return None
 
 

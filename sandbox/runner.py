@@ -43,6 +43,7 @@ from chainrule.engine.value_reader import (
     nodes_under,
     program_of,
 )
+from chainrule.sandbox.check import Check, reflected_fix
 from chainrule.sandbox.stubs import Unavailable, _Nothing, sandbox_import, stub_modules
 from chainrule.sandbox.watch import (
     CODE_FILE,
@@ -146,6 +147,9 @@ def _python_error(error: BaseException, code: str) -> dict[str, Any]:
         end = None
     if isinstance(error, Unavailable):
         return error_at("Unavailable", message, code, line, column, end, module=error.module)
+    if isinstance(error, TypeError) and (fix := reflected_fix(message)) is not None:
+        # `sum(values)` starts from 0: `0 + Value` needs the class's __radd__ (or __rsub__ …).
+        return error_at("MissingReflected", message, code, line, column, end, **fix)
     return error_at("PythonError", message, code, line, column, end, name=type(error).__name__)
 
 
@@ -264,6 +268,8 @@ class Session:
                 program = program_of(choice.value, names=places, max_nodes=self.max_nodes,
                                      constants=constants)  # fmt: skip
                 nodes = _node_facts(program, backward if checked else None)
+                stale = _backward_facts(backward, program)["stale"] if checked else []
+                check = _json_ready(Check(program, self.code, stale).facts()) if checked else None
         except TooManyNodes:
             return {"ok": False, "error": error_at("TooManyNodes", "", self.code, choice.line,
                                                    limit=self.max_nodes)}  # fmt: skip
@@ -294,6 +300,7 @@ class Session:
             ],
             "nodes": nodes,
             "backward": _backward_facts(backward, program) if checked else None,
+            "check": check if checked else None,
             # The Value backward() was last called on, by name, when the graph is another one.
             "backward_root": names.get(id(backward.root)) if backward and not checked else None,
         }
@@ -348,6 +355,17 @@ def _wrapped_numbers(root: Any, places: dict[int, str], max_nodes: int) -> set[i
         if node is not root and not children_of(node) and id(node) not in places
         and not getattr(node, "label", "")
     }  # fmt: skip
+
+
+def _json_ready(facts: Any) -> Any:
+    """`facts` with every float as the API writes it (json_number)."""
+    if isinstance(facts, dict):
+        return {key: _json_ready(value) for key, value in facts.items()}
+    if isinstance(facts, list):
+        return [_json_ready(value) for value in facts]
+    if isinstance(facts, float):
+        return json_number(facts)
+    return facts
 
 
 def as_json(result: dict[str, Any]) -> str:
