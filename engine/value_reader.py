@@ -617,10 +617,20 @@ class _Writer:
         self.atomic = [True] * count
         self.line_of = [0] * count  # the 1-based line that writes a node (inline: its user's)
 
+    def opaque_name(self, node: _Node) -> str | None:
+        """An opaque node's name: its op's spelling (`max`) where that is a name, else None."""
+        if not node.unknown:
+            return None
+        name = identifier_of(node.unknown)
+        if _usable(name, self.taken):
+            self.taken.add(name)
+            return name
+        return self.fresh(name)
+
     def fresh(self, prefix: str) -> str:
         """A new name `v1`, `t2`, … that no label took."""
         while True:
-            self.counters[prefix] += 1
+            self.counters[prefix] = self.counters.get(prefix, 0) + 1
             if (name := f"{prefix}{self.counters[prefix]}") not in self.taken:
                 self.taken.add(name)
                 return name
@@ -636,7 +646,7 @@ class _Writer:
         # that holds it) is set on the node's own line.
         label = _label_literal(node.label) if node.label != self.names[i] else None
         if node.op is None:
-            name = self.names[i] or self.fresh("v")
+            name = self.names[i] or self.opaque_name(node) or self.fresh("v")
             self.lines.append(f"{name} = {_number(node.data)}")
             self.values[name] = node.data
         else:
