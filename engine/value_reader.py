@@ -32,13 +32,14 @@ A node's `label` is kept: as its name where it is one, else set on the node's li
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import keyword
 import math
 import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from types import ModuleType
+from types import CellType, FrameType, ModuleType
 from typing import Any
 
 from .lexer import tokenize
@@ -557,21 +558,78 @@ def program_of(
     root: Any,
     names: Mapping[int, str] | None = None,
     max_nodes: int | None = None,
-    constants: Collection[int] = (),
+    constants: Collection[int] | None = None,
 ) -> Program:
     """The program that builds the graph ending in `root` (a micrograd or chainrule Value).
     `names` ({id(value): name or place}, e.g. the variables of the code that built it) names
     the nodes whose label is no name; `constants` (ids) are leaves to write as numbers (a
-    number an operator wrapped in a Value); more than `max_nodes` nodes raise TooManyNodes."""
+    number an operator wrapped in a Value; by default, `wrapped_numbers`' leaves); more than
+    `max_nodes` nodes raise TooManyNodes."""
     nodes, objects = _graph(root, max_nodes)
-    for node, value in zip(nodes, objects, strict=True):
-        if node.op is None and not node.unknown and id(value) in constants:
+    if constants is None:
+        constants = wrapped_numbers(objects)
+    # An operator wraps a number for itself alone: a Value used twice was someone's variable.
+    uses = [0] * len(nodes)
+    for node in nodes:
+        for j in set(node.inputs):
+            uses[j] += 1
+    for i, (node, value) in enumerate(zip(nodes, objects, strict=True)):
+        if node.op is None and not node.unknown and id(value) in constants and uses[i] == 1:
             node.const = True
     writer = _Writer(nodes, objects, names)
     for i, node in enumerate(writer.nodes):
         if writer.reachable[i]:
             writer.write(i, node)
     return writer.program()
+
+
+def wrapped_numbers(objects: list[Any]) -> set[int]:
+    """The ids of the leaves among `objects` (a graph's Values, the root last) that nothing but
+    the graph holds (its nodes' children and `_backward` closures) and no label names: numbers
+    an operator wrapped in a Value (micrograd's `Value(other)` inside `__add__`), which the
+    program writes as constants, not sliders. A Value a variable, a list or an object's
+    attribute holds (a weight, an input) is a leaf."""
+    leaves = [
+        value
+        for value in objects[:-1]
+        if not _is_ours(value) and not children_of(value) and not getattr(value, "label", "")
+    ]
+    if not leaves:
+        return set()
+    wanted = {id(value) for value in leaves}
+    ours = {id(objects), id(leaves)}
+    for value in objects:
+        name = _children_attribute(value) if not _is_ours(value) else None
+        if name is not None:
+            ours.add(id(getattr(value, name)))
+    # A backward()'s own `topo` list is garbage in a cycle (its recursive `build_topo` closure)
+    # until the collector runs: collected first, it holds nothing.
+    gc.collect()
+    held: set[int] = set()
+    for referrer in gc.get_referrers(*leaves):
+        if id(referrer) in ours or isinstance(referrer, (CellType, FrameType)):
+            continue
+        held.update(id(x) for x in gc.get_referents(referrer) if id(x) in wanted)
+    return wanted - held - _operated_on(objects)
+
+
+def _operated_on(objects: list[Any]) -> set[int]:
+    """The ids of the Values some op's `_backward` closure holds as `self`: a method was called
+    on them (`a * a`), so they were never a plain number an operator wrapped (micrograd wraps
+    only `other`)."""
+    found: set[int] = set()
+    for value in objects:
+        backward = getattr(value, "_backward", None)
+        code, cells = getattr(backward, "__code__", None), getattr(backward, "__closure__", None)
+        if code is None or not cells:
+            continue
+        for name, cell in zip(code.co_freevars, cells, strict=False):
+            if name == "self":
+                try:
+                    found.add(id(cell.cell_contents))
+                except ValueError:  # an empty cell
+                    pass
+    return found
 
 
 def _inconsistent(nodes: list[_Node]) -> list[int]:

@@ -264,9 +264,7 @@ class Session:
         places = self._places()
         try:
             with _data_at(backward.before if checked else {}, choice.value):
-                constants = _wrapped_numbers(choice.value, places, self.max_nodes)
-                program = program_of(choice.value, names=places, max_nodes=self.max_nodes,
-                                     constants=constants)  # fmt: skip
+                program = program_of(choice.value, names=places, max_nodes=self.max_nodes)
                 nodes = _node_facts(program, backward if checked else None)
                 stale = _backward_facts(backward, program)["stale"] if checked else []
                 check = _json_ready(Check(program, self.code, stale).facts()) if checked else None
@@ -341,20 +339,6 @@ def _parts(path: str, obj: Any) -> list[tuple[str, Any]]:
         if isinstance(slot, str) and hasattr(obj, slot):
             items.append((slot, getattr(obj, slot)))
     return [(f"{path}.{name}", item) for name, item in items if not name.startswith("_")]
-
-
-def _wrapped_numbers(root: Any, places: dict[int, str], max_nodes: int) -> set[int]:
-    """The leaves under `root` that no variable or place reaches and no label names: numbers an
-    operator wrapped in a Value (micrograd's `Value(other)` in `__add__`): constants."""
-    nodes = nodes_under(root)
-    if len(nodes) > max_nodes:
-        return set()  # refused, named, when read
-    return {
-        id(node)
-        for node in nodes
-        if node is not root and not children_of(node) and id(node) not in places
-        and not getattr(node, "label", "")
-    }  # fmt: skip
 
 
 def _json_ready(facts: Any) -> Any:
