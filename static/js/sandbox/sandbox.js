@@ -239,6 +239,7 @@ export function sandboxError(error, source = "") {
   const params = error.params ?? {};
   const says = {
     PythonError: () => t("ui.sandbox.error.python", { message: error.message }),
+    MissingReflected: () => t("ui.sandbox.error.missing_reflected", { message: error.message, method: params.method, fix: params.fix }),
     PythonSyntaxError: () => t("ui.sandbox.error.syntax", { message: error.message }),
     Unavailable: () => (REFUSED_MODULES.has(params.module)
       ? t("ui.sandbox.error.refused", { module: params.module })
