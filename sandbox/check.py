@@ -142,8 +142,11 @@ class Check:
     """The diagnosis of one run (`facts()`): `program` is the reader's Program of the graph,
     `stale` the indices of nodes that held a gradient when backward() began."""
 
-    def __init__(self, program: Any, code: str, stale: list[int]) -> None:
+    def __init__(
+        self, program: Any, code: str, stale: list[int], backward_line: int | None = None
+    ) -> None:
         self.program, self.source, self.stale = program, _Source(code), stale
+        self.backward_line = backward_line  # the line that called backward()
         self.objects = program.objects
         self.count = len(self.objects)
         self.root = self.count - 1
@@ -245,7 +248,8 @@ class Check:
                     "method": "backward", "line": self._backward_line()}  # fmt: skip
         stale = [i for i in self.stale if i in wrong]
         if stale:
-            return {"kind": "not_reset", "nodes": stale, "count": len(stale)}
+            return {"kind": "not_reset", "nodes": stale, "count": len(stale),
+                    "line": self.backward_line}  # fmt: skip
         for i, op in enumerate(program.ops):
             if op is None or not program.inputs[i]:
                 continue
@@ -288,16 +292,16 @@ class Check:
             default = _backward_code(self._a_leaf())
             if default is not None and _backward_code(node) is default:
                 return self._cause("no_backward", i, op, method, code)
+        for m, a in zip(measured, again, strict=True):
+            if not near(a, m):  # the operand's grad before it was not kept: `=`, not `+=`
+                return self._cause("overwrite", i, op, method, _backward_code(node) or code,
+                                   operand=None)  # fmt: skip
         for k, (m, e) in enumerate(zip(measured, expected, strict=True)):
             if not near(m, e):
                 names = _closure_names(node, values)
                 return self._cause("local", i, op, method, _backward_code(node) or code,
                                    theirs=m, ours=e, operand=names[k],
                                    did=self._did(i, children[k], m))  # fmt: skip
-        for m, a in zip(measured, again, strict=True):
-            if not near(a, m):  # the operand's grad before it was not kept: `=`, not `+=`
-                return self._cause("overwrite", i, op, method, _backward_code(node) or code,
-                                   operand=None)  # fmt: skip
         return None
 
     def _did(self, i: int, j: int, used: float) -> str | None:

@@ -267,7 +267,11 @@ class Session:
                 program = program_of(choice.value, names=places, max_nodes=self.max_nodes)
                 nodes = _node_facts(program, backward if checked else None)
                 stale = _backward_facts(backward, program)["stale"] if checked else []
-                check = _json_ready(Check(program, self.code, stale).facts()) if checked else None
+                check = (
+                    _json_ready(Check(program, self.code, stale, backward.line).facts())
+                    if checked
+                    else None
+                )
         except TooManyNodes:
             return {"ok": False, "error": error_at("TooManyNodes", "", self.code, choice.line,
                                                    limit=self.max_nodes)}  # fmt: skip

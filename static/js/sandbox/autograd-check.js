@@ -192,6 +192,7 @@ function codeCauseText(cause) {
       break;
     case "overwrite":
       text = t("ui.check.code.overwrite", at);
+      if (cause.exact === true) text += " " + t("ui.check.code.overwrite_exact", { count: countText(cause.count) });
       break;
     case "no_backward":
       text = t("ui.check.code.no_backward", at);
@@ -260,7 +261,8 @@ function renderCheck(slot, view, { onOpenLab, onGoToLine }) {
   if (note) box.append(h("p", { class: "check-note", text: note }));
   box.append(h("p", { class: "check-summary", text: report.wrong.length
     ? t("ui.check.disagree", { wrong: countText(report.wrong.length), count: countText(report.checked) })
-    : t("ui.check.agree", { count: countText(report.checked) }) }));
+    : report.cause ? t("ui.check.agree_wrong_graph", { count: countText(report.checked) })
+      : t("ui.check.agree", { count: countText(report.checked) }) }));
   if (report.cause) {
     box.append(h("p", { class: "check-cause", "data-testid": "check-cause", "data-method": report.cause.method ?? null, "data-line": report.cause.line ?? null, text: causeText(report.cause) }));
     const actions = [];
@@ -383,7 +385,7 @@ export function mountAutogradCheck({ panel, graph }, scope) {
     }
     const moved = Object.keys(s.values).length > 0;
     const view = report ? {
-      report, status: moved ? "stale" : report.wrong.length ? "disagree" : "agree",
+      report, status: moved ? "stale" : report.wrong.length || report.cause ? "disagree" : "agree",
       note: moved ? t("ui.check.values_moved") : null,
     } : result?.backward_root ? { otherRoot: result.backward_root } : null;
     last = { trace: s.trace, sandbox: s.sandbox, values: s.values, view };
