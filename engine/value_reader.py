@@ -609,6 +609,9 @@ def wrapped_numbers(objects: list[Any]) -> set[int]:
     for referrer in gc.get_referrers(*leaves):
         if id(referrer) in ours or isinstance(referrer, (CellType, FrameType)):
             continue
+        if isinstance(referrer, tuple) and len(referrer) == len(leaves):
+            if all(a is b for a, b in zip(referrer, leaves, strict=True)):
+                continue  # the call's own arguments (Python 3.13 and later see them)
         held.update(id(x) for x in gc.get_referents(referrer) if id(x) in wanted)
     return wanted - held - _operated_on(objects)
 
