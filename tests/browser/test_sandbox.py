@@ -456,6 +456,41 @@ def test_code_that_never_ends_is_stopped_and_its_line_named(page):
     assert math.isclose(card(sandbox, "o")["data"], 0.7071067811865476, rel_tol=1e-12)
 
 
+def test_a_cold_start_says_its_stages_and_a_run_can_be_cancelled(page):
+    """A new worker: downloading the runtime (MB of MB), starting Python, running the code, each
+    said in the status line; Cancel stops a run (the worker with it), and the next run works."""
+    page.set_default_timeout(30_000)
+    page.posted, page.requested = [], []
+    page.goto("/")
+    page.wait_for_selector("[data-testid=node]")
+    page.evaluate(
+        """() => {
+          window.stages = [];
+          const record = () => {
+            const status = document.querySelector('[data-testid=sandbox-status]');
+            const said = status && `${status.dataset.stage}|${status.textContent}`;
+            if (said && window.stages.at(-1) !== said) window.stages.push(said);
+          };
+          new MutationObserver(record).observe(document.querySelector('#sandbox'),
+            {subtree: true, childList: true, characterData: true, attributes: true});
+        }"""
+    )
+    facts = run(page, "import math\n" + lecture.VALUE_CLASS + lecture.NEURON_CELL_9)
+    assert facts["status"] == "done"
+    stages = [said.split("|", 1) for said in page.evaluate("window.stages")]
+    order = [stage for stage, _ in stages]
+    assert order.index("download") < order.index("python") < order.index("running")
+    download = next(text for stage, text in stages if stage == "download")
+    assert " MB of " in download, download
+    # A run that never ends, cancelled: the worker goes, the page says so, the next run works.
+    page.fill("[data-testid=source]", "x = 0\nwhile True:\n    x += 1\n")
+    page.click("[data-testid=sandbox-cancel]")
+    page.wait_for_selector("#sandbox[data-status=failed]")
+    assert "You stopped the run" in page.text_content("[data-testid=error]")
+    facts = run(page, "import math\n" + lecture.VALUE_CLASS + lecture.NEURON_CELL_9 + "\n")
+    assert facts["status"] == "done"
+
+
 def test_grads_left_by_an_earlier_backward_are_diagnosed_as_not_reset(sandbox):
     code = "import math\n" + lecture.VALUE_CLASS + lecture.NEURON_CELL_9 + "\no.backward()\n"
     run(sandbox, code)
