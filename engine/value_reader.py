@@ -37,6 +37,7 @@ import hashlib
 import keyword
 import math
 import re
+import sys
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from types import CellType, FrameType, ModuleType
@@ -70,6 +71,13 @@ LIKELY_EXPONENTS = (2.0, -1.0, 0.5, 3.0, -2.0, -0.5, 4.0)
 # card, the narration and the tables name a node by its text); a longer one gets a name (t1, …).
 MAX_INLINE_CHARS = 16
 MAX_LISTED = 8  # the leaves a warning names before "…"
+# wrapped_numbers: a bound on the references beside the graph's that a number wrapped in a Value
+# may have while it is read (the reader's lists and variables, sys.getrefcount's argument, the
+# interpreter's own: a candidate is checked exactly afterwards, so the bound only needs to be
+# high enough), and above how many candidates one pass over the heap is cheaper than asking
+# gc.get_referrers (which compares each reference in the heap with each of its arguments).
+OUR_REFERENCES = 16
+MAX_REFERRER_ARGUMENTS = 256
 # Names a program cannot give a leaf: the table's functions and what its scripts define.
 RESERVED = frozenset((*FUNCTIONS, *SCRIPT_NAMES, "Value", "print"))
 
@@ -589,31 +597,59 @@ def wrapped_numbers(objects: list[Any]) -> set[int]:
     an operator wrapped in a Value (micrograd's `Value(other)` inside `__add__`), which the
     program writes as constants, not sliders. A Value a variable, a list or an object's
     attribute holds (a weight, an input) is a leaf."""
-    leaves = [
-        value
-        for value in objects[:-1]
-        if not _is_ours(value) and not children_of(value) and not getattr(value, "label", "")
-    ]
-    if not leaves:
-        return set()
-    wanted = {id(value) for value in leaves}
-    ours = {id(objects), id(leaves)}
+    operated_on = _operated_on(objects)
+    graph_refs: dict[int, int] = {}  # the references the graph itself holds to each Value
+    ours = {id(objects)}
     for value in objects:
         name = _children_attribute(value) if not _is_ours(value) else None
         if name is not None:
-            ours.add(id(getattr(value, name)))
+            container = getattr(value, name)
+            ours.add(id(container))
+            for child in container:
+                graph_refs[id(child)] = graph_refs.get(id(child), 0) + 1
+        for held in _closure_values(value):
+            graph_refs[id(held)] = graph_refs.get(id(held), 0) + 1
     # A backward()'s own `topo` list is garbage in a cycle (its recursive `build_topo` closure)
     # until the collector runs: collected first, it holds nothing.
     gc.collect()
+    # Candidates: no more references than the graph's and the few this function holds (a
+    # variable, a list, an object's attribute add one each); then checked one by one below.
+    leaves = [
+        value
+        for value in objects
+        if value is not objects[-1] and id(value) not in operated_on and not _is_ours(value)
+        and not children_of(value) and not getattr(value, "label", "")
+        and sys.getrefcount(value) <= graph_refs.get(id(value), 0) + OUR_REFERENCES
+    ]  # fmt: skip
+    if not leaves:
+        return set()
+    wanted = {id(value) for value in leaves}
+    ours.add(id(leaves))
+    if len(leaves) <= MAX_REFERRER_ARGUMENTS:
+        referrers = gc.get_referrers(*leaves)
+    else:
+        referrers = gc.get_objects()
     held: set[int] = set()
-    for referrer in gc.get_referrers(*leaves):
+    for referrer in referrers:
         if id(referrer) in ours or isinstance(referrer, (CellType, FrameType)):
             continue
         if isinstance(referrer, tuple) and len(referrer) == len(leaves):
             if all(a is b for a, b in zip(referrer, leaves, strict=True)):
                 continue  # the call's own arguments (Python 3.13 and later see them)
-        held.update(id(x) for x in gc.get_referents(referrer) if id(x) in wanted)
-    return wanted - held - _operated_on(objects)
+        held.update(wanted.intersection(map(id, gc.get_referents(referrer))))
+    return wanted - held
+
+
+def _closure_values(value: Any) -> list[Any]:
+    """What `value._backward`'s closure cells hold."""
+    cells = getattr(getattr(value, "_backward", None), "__closure__", None) or ()
+    held = []
+    for cell in cells:
+        try:
+            held.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue
+    return held
 
 
 def _operated_on(objects: list[Any]) -> set[int]:
