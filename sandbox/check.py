@@ -268,7 +268,10 @@ class Check:
         backward = getattr(node, "_backward", None)
         if not callable(backward):
             return None
-        saved = [(v, v.grad) for v in (node, *values)]
+        try:
+            saved = [(v, v.grad) for v in (node, *values)]
+        except Exception:  # noqa: BLE001 - a Value without a grad: nothing to replay
+            return None
         try:
             for v in values:
                 v.grad = 0.0

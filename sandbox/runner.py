@@ -253,13 +253,21 @@ class Session:
                 if is_value(obj):
                     places.setdefault(id(obj), path)
                     continue
-                deeper.extend(_parts(path, obj))
+                try:
+                    deeper.extend(_parts(path, obj))
+                except Exception:  # noqa: BLE001 - an object whose attributes raise names nothing
+                    continue
             level = deeper
         return places
 
     def _read(self, choice: Choice) -> dict[str, Any]:
         backward = self.watch.backward if self.watch else None
-        checked = backward is not None and choice.value is backward.root
+        # A class that keeps no number `grad` has none to check.
+        checked = (
+            backward is not None
+            and choice.value is backward.root
+            and isinstance(getattr(choice.value, "grad", None), (int, float))
+        )
         names = self._names()
         places = self._places()
         try:
