@@ -312,7 +312,11 @@ class Session:
             "backward": _backward_facts(backward, program) if checked else None,
             "check": check if checked else None,
             # The Value backward() was last called on, by name, when the graph is another one.
-            "backward_root": names.get(id(backward.root)) if backward and not checked else None,
+            "backward_root": (
+                names.get(id(backward.root))
+                if backward and choice.value is not backward.root
+                else None
+            ),
         }
 
 
