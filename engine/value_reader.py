@@ -71,6 +71,11 @@ LIKELY_EXPONENTS = (2.0, -1.0, 0.5, 3.0, -2.0, -0.5, 4.0)
 # card, the narration and the tables name a node by its text); a longer one gets a name (t1, …).
 MAX_INLINE_CHARS = 16
 MAX_LISTED = 8  # the leaves a warning names before "…"
+# A node the program must name (used twice, or long) but the code did not is labelled with its
+# expression, in the names its operands' cards show, while it stays this short; else it is `t1`.
+MAX_LABEL_CHARS = 24
+# A card's name that needs no parentheses inside an expression: a name, a place, a number.
+ATOMIC_LABEL = re.compile(r"[\w.\[\]']+")
 # wrapped_numbers: a bound on the references beside the graph's that a number wrapped in a Value
 # may have while it is read (the reader's lists and variables, sys.getrefcount's argument, the
 # interpreter's own: a candidate is checked exactly afterwards, so the bound only needs to be
@@ -711,6 +716,8 @@ class _Writer:
         self.lines: list[str] = []
         self.values: dict[str, float] = {}
         self.text = [""] * count  # how a node is written where it is used
+        self.shown = [""] * count  # how its card names it: its label, else its text
+        self.shown_atomic = [True] * count
         self.atomic = [True] * count
         self.line_of = [0] * count  # the 1-based line that writes a node (inline: its user's)
 
@@ -738,6 +745,7 @@ class _Writer:
             raise NotAGraph(f"a leaf's data is {node.data}: a program's numbers are finite")
         if node.op is None and node.const and i != self.last:
             self.text[i], self.atomic[i] = _number(node.data), node.data >= 0
+            self.shown[i], self.shown_atomic[i] = self.text[i], self.atomic[i]
             return
         # A label that is not the node's name (`x1*w1`, or a label beside the name of the variable
         # that holds it) is set on the node's own line.
@@ -753,14 +761,24 @@ class _Writer:
             if alone and i != self.last and short:
                 # A call or a method call (`tanh(x)`, `x.relu()`) binds tightest.
                 self.text[i] = expression
+                self.shown[i] = _expression(node, self.shown, self.shown_atomic)
                 self.atomic[i] = OPS[node.op].micrograd.endswith(")")
+                self.shown_atomic[i] = self.atomic[i]
                 return
             last = i == self.last and "out" not in self.taken
             name = self.names[i] or ("out" if last else self.fresh("t"))
             self.lines.append(f"{name} = {expression}")
+            if label is None and not self.names[i] and not last:
+                # Never only `t1` on a card: the expression, in the names the cards show.
+                shown = _expression(node, self.shown, self.shown_atomic)
+                label = _label_literal(shown) if len(shown) <= MAX_LABEL_CHARS else None
+                if label is not None:
+                    node.label = shown
         if label is not None:
             self.lines[-1] += f"; {name}.label = {label}"
         self.names[i] = self.text[i] = name
+        self.shown[i] = node.label or name
+        self.shown_atomic[i] = bool(ATOMIC_LABEL.fullmatch(self.shown[i]))
         self.line_of[i] = len(self.lines)
 
     def program(self) -> Program:

@@ -475,3 +475,13 @@ def test_a_training_loops_graph_is_the_last_loss_printed_with_places_as_names():
     assert result["program"]["warnings"] == []  # the leaves are put back where backward() saw them
     labels = [n.label for n in trace.nodes if n.kind == "leaf"]
     assert len(labels) == 13 and all(label.startswith("net.layers[") for label in labels)
+
+
+def test_a_node_the_code_did_not_name_is_labelled_with_its_expression_while_short():
+    """`c = a + b; c += c + 1`: the first `c` is used twice, so the program names it (`t1`); its
+    card shows `a + b`, not `t1`. A longer expression keeps the generated name."""
+    result = Session().run(MICROGRAD_README)
+    trace = engine.trace(result["program"]["source"])
+    labels = {node.name: node.label for node in trace.nodes}
+    assert labels["t1"] == "a + b" and labels["t4"] == "(a * b) + (b ** 3.0)"
+    assert labels["t3"] == "t3"  # (a + b + (a + b + 1.0)) + 1.0 + (a * -1.0): too long
