@@ -634,7 +634,9 @@ def wrapped_numbers(objects: list[Any]) -> set[int]:
         referrers = gc.get_referrers(*leaves)
     else:
         referrers = gc.get_objects()
-    held: set[int] = set()
+    # A running function's variables (a marimo cell is one, so is a function that calls
+    # chainrule.show) hold their Values from the stack, where no referrer shows them.
+    held = wanted.intersection(_stack_variables())
     for referrer in referrers:
         if id(referrer) in ours or isinstance(referrer, (CellType, FrameType)):
             continue
@@ -643,6 +645,17 @@ def wrapped_numbers(objects: list[Any]) -> set[int]:
                 continue  # the call's own arguments (Python 3.13 and later see them)
         held.update(wanted.intersection(map(id, gc.get_referents(referrer))))
     return wanted - held
+
+
+def _stack_variables() -> set[int]:
+    """The ids of the values the variables of every running function hold (but this module's)."""
+    found: set[int] = set()
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename != __file__:
+            found.update(map(id, frame.f_locals.values()))
+        frame = frame.f_back
+    return found
 
 
 def _closure_values(value: Any) -> list[Any]:

@@ -17,6 +17,7 @@ from chainrule import engine
 from chainrule.engine.value_reader import (
     NotAGraph,
     NotAValue,
+    Program,
     TooManyNodes,
     program_of,
 )
@@ -336,3 +337,15 @@ def test_a_graph_whose_leaves_moved_after_its_forward_pass_says_which():
     assert not [w for w in again["warnings"] if w["type"] == "stale_graph"]
     root = next(n for n in again["nodes"] if n["id"] == again["root"])
     assert math.isclose(root["data"], loss.data, rel_tol=1e-9)
+
+
+def test_a_value_a_running_functions_variable_holds_is_a_leaf_not_a_constant():
+    """A marimo cell is a function: its Values are held by its variables, on the stack, until it
+    returns. Read while it runs, `b` (the `other` of `a * b`) is a leaf; the 3 micrograd wrapped
+    inside `__add__` is a constant."""
+
+    def cell() -> Program:
+        a, b = MG(2.0), MG(-1.5)
+        return program_of(a * b + 3)
+
+    assert cell().source == "v1 = 2.0\nv2 = -1.5\nout = (v1 * v2) + 3.0\n"
