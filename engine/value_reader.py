@@ -40,7 +40,7 @@ import re
 import sys
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from types import CellType, FrameType, ModuleType
+from types import BuiltinFunctionType, CellType, FrameType, FunctionType, MethodType, ModuleType
 from typing import Any
 
 from .lexer import tokenize
@@ -71,6 +71,12 @@ LIKELY_EXPONENTS = (2.0, -1.0, 0.5, 3.0, -2.0, -0.5, 4.0)
 # card, the narration and the tables name a node by its text); a longer one gets a name (t1, …).
 MAX_INLINE_CHARS = 16
 MAX_LISTED = 8  # the leaves a warning names before "…"
+# How far the names of Values are looked for from the namespace (n.layers[0].neurons[1].w[0]
+# is 7 steps), and how many objects at most.
+MAX_PLACE_DEPTH = 8
+MAX_PLACES = 200_000
+HOLDS_NO_VALUES = (str, bytes, int, float, complex, type, ModuleType, FunctionType, MethodType,
+                   BuiltinFunctionType)  # fmt: skip
 # A node the program must name (used twice, or long) but the code did not is labelled with its
 # expression, in the names its operands' cards show, while it stays this short; else it is `t1`.
 MAX_LABEL_CHARS = 24
@@ -532,6 +538,54 @@ def _label_literal(label: str) -> str | None:
     if "'" not in label:
         return f"'{label}'"
     return None if '"' in label else f'"{label}"'
+
+
+def places_in(namespace: Mapping[str, Any], exclude: Collection[str] = ()) -> dict[int, str]:
+    """{id(value): where it lives} for every Value `namespace` (a notebook's or the sandbox's
+    variables) reaches: a variable (but those in `exclude`, a loop's), else the shortest path
+    through lists, tuples, dicts and objects' attributes (`n.layers[0].neurons[1].w[0]`), the
+    first found in the namespace's order: the same code gives the same names. `program_of`
+    takes it as `names`."""
+    places: dict[int, str] = {}
+    seen: set[int] = set()
+    level = [
+        (name, value)
+        for name, value in namespace.items()
+        if not name.startswith("_") and name not in exclude
+    ]
+    for _depth in range(MAX_PLACE_DEPTH):
+        deeper: list[tuple[str, Any]] = []
+        for path, obj in level:
+            if id(obj) in seen or len(seen) >= MAX_PLACES:
+                continue
+            seen.add(id(obj))
+            if is_value(obj):
+                places.setdefault(id(obj), path)
+                continue
+            try:
+                deeper.extend(_parts(path, obj))
+            except Exception:  # noqa: BLE001 - an object whose attributes raise names nothing
+                continue
+        level = deeper
+    return places
+
+
+def _parts(path: str, obj: Any) -> list[tuple[str, Any]]:
+    """The places inside `obj` (a list's items, a dict's values, an object's attributes), each
+    with its path; none for modules, classes, functions and other objects that hold no data."""
+    if isinstance(obj, (list, tuple)):
+        return [(f"{path}[{i}]", item) for i, item in enumerate(obj)]
+    if isinstance(obj, dict):
+        return [(f"{path}[{key!r}]", item) for key, item in obj.items()
+                if isinstance(key, (str, int))]  # fmt: skip
+    if isinstance(obj, HOLDS_NO_VALUES):
+        return []
+    attributes = getattr(obj, "__dict__", None)
+    items = list(attributes.items()) if isinstance(attributes, dict) else []
+    for slot in getattr(type(obj), "__slots__", ()):
+        if isinstance(slot, str) and hasattr(obj, slot):
+            items.append((slot, getattr(obj, slot)))
+    return [(f"{path}.{name}", item) for name, item in items if not name.startswith("_")]
 
 
 def identifier_of(path: str) -> str:

@@ -30,7 +30,6 @@ import traceback
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
-from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from typing import Any
 
 from chainrule.engine.value_reader import (
@@ -41,6 +40,7 @@ from chainrule.engine.value_reader import (
     children_of,
     is_value,
     nodes_under,
+    places_in,
     program_of,
 )
 from chainrule.sandbox.check import Check, reflected_fix
@@ -55,12 +55,6 @@ from chainrule.sandbox.watch import (
 MAX_NODES = 5_000  # the page draws graphs up to this size; a bigger one is refused, named
 OUTPUT_CHARS = 4_000  # the end of what the code printed, shown under it
 MAGIC_PREFIXES = ("%", "!")  # notebook magics and shell lines: skipped, with a note
-# How far the names of Values are looked for from the namespace (n.layers[0].neurons[1].w[0]
-# is 7 steps), and how many objects at most.
-MAX_PLACE_DEPTH = 8
-MAX_PLACES = 200_000
-HOLDS_NO_VALUES = (str, bytes, int, float, complex, type, ModuleType, FunctionType, MethodType,
-                   BuiltinFunctionType)  # fmt: skip
 
 
 def json_number(x: Any) -> float | str | None:
@@ -232,33 +226,9 @@ class Session:
         return names
 
     def _places(self) -> dict[int, str]:
-        """{id(value): where it lives} for every Value the namespace reaches: a variable (not
-        a loop's: the `p` of `for p in n.parameters()` names nothing), else the shortest path
-        through lists, tuples, dicts and objects' attributes (`n.layers[0].neurons[1].w[0]`),
-        the first found in the namespace's order: the same code gives the same names."""
-        loop_names = _loop_targets(self.code)
-        places: dict[int, str] = {}
-        seen: set[int] = set()
-        level = [
-            (name, value)
-            for name, value in self.namespace.items()
-            if not name.startswith("_") and name not in loop_names
-        ]
-        for _depth in range(MAX_PLACE_DEPTH):
-            deeper: list[tuple[str, Any]] = []
-            for path, obj in level:
-                if id(obj) in seen or len(seen) >= MAX_PLACES:
-                    continue
-                seen.add(id(obj))
-                if is_value(obj):
-                    places.setdefault(id(obj), path)
-                    continue
-                try:
-                    deeper.extend(_parts(path, obj))
-                except Exception:  # noqa: BLE001 - an object whose attributes raise names nothing
-                    continue
-            level = deeper
-        return places
+        """{id(value): where it lives} for every Value the namespace reaches (value_reader's
+        places_in), a loop's variable naming nothing."""
+        return places_in(self.namespace, exclude=_loop_targets(self.code))
 
     def _read(self, choice: Choice) -> dict[str, Any]:
         backward = self.watch.backward if self.watch else None
@@ -337,24 +307,6 @@ def _loop_targets(code: str) -> set[str]:
         for block in ("body", "orelse", "finalbody", "handlers"):
             statements.extend(getattr(statement, block, ()))
     return names
-
-
-def _parts(path: str, obj: Any) -> list[tuple[str, Any]]:
-    """The places inside `obj` (a list's items, a dict's values, an object's attributes), each
-    with its path; none for modules, classes, functions and other objects that hold no data."""
-    if isinstance(obj, (list, tuple)):
-        return [(f"{path}[{i}]", item) for i, item in enumerate(obj)]
-    if isinstance(obj, dict):
-        return [(f"{path}[{key!r}]", item) for key, item in obj.items()
-                if isinstance(key, (str, int))]  # fmt: skip
-    if isinstance(obj, HOLDS_NO_VALUES):
-        return []
-    attributes = getattr(obj, "__dict__", None)
-    items = list(attributes.items()) if isinstance(attributes, dict) else []
-    for slot in getattr(type(obj), "__slots__", ()):
-        if isinstance(slot, str) and hasattr(obj, slot):
-            items.append((slot, getattr(obj, slot)))
-    return [(f"{path}.{name}", item) for name, item in items if not name.startswith("_")]
 
 
 def _json_ready(facts: Any) -> Any:

@@ -19,6 +19,7 @@ from chainrule.engine.value_reader import (
     NotAValue,
     Program,
     TooManyNodes,
+    places_in,
     program_of,
 )
 
@@ -349,3 +350,18 @@ def test_a_value_a_running_functions_variable_holds_is_a_leaf_not_a_constant():
         return program_of(a * b + 3)
 
     assert cell().source == "v1 = 2.0\nv2 = -1.5\nout = (v1 * v2) + 3.0\n"
+
+
+def test_a_notebooks_variables_name_the_parameters_by_where_they_live():
+    """places_in is the sandbox's naming, for any namespace (a notebook's user namespace): the
+    MLP's parameters by their place, a loop's variable naming nothing."""
+    random.seed(2)
+    namespace = {"model": MLP(2, [2, 1])}
+    namespace["loss"] = (namespace["model"]([1.0, -2.0]) - 1.0) ** 2
+    namespace["p"] = namespace["model"].parameters()[0]  # `for p in model.parameters()`
+    places = places_in(namespace, exclude={"p"})
+    program = program_of(namespace["loss"], names=places)
+    leaves = program.leaves
+    assert leaves[0] == "model_layers1_neurons0_b" and "p" not in leaves
+    labels = engine.trace(program.source).nodes
+    assert {n.label for n in labels if n.kind == "leaf"} >= {"model.layers[0].neurons[0].w[0]"}
