@@ -146,8 +146,8 @@ SLIDER_ARM_JS = """([inPlayer]) => {
           min: Number(range.min), max: Number(range.max), step: Number(range.step)};
 }"""
 
-# The requests the moves made (the server's numbers follow the last move: compute/instant-numbers.js asks
-# 120 ms
+# The requests the moves made (the server's numbers follow the last move:
+# compute/instant-numbers.js asks 120 ms
 # after it), from resource timing: the request alone (server + network + download) and its bytes.
 SLIDER_REQUESTS_JS = """async ([inPlayer]) => {
   if (!inPlayer) await new Promise((resolve) => setTimeout(resolve, 1500));

@@ -6,7 +6,6 @@ carry the modules the constants come from."""
 from __future__ import annotations
 
 import json
-
 from dataclasses import fields
 
 from . import errors, flags, gradcheck

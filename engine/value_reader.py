@@ -1,6 +1,20 @@
-"""A graph of `Value`s, read (never run) and written back as a program: micrograd's `Value` (duck
-typed: `data`, `_prev`, `_op`, optionally `label`) or ours, so that `chainrule.trace_value(loss)`
-traces, explains and recomputes the same graph with the engine.
+"""A graph of `Value`s, read (never run) and written back as a program: micrograd's `Value`, a
+learner's own or ours, so that `chainrule.trace_value(loss)` traces, explains and recomputes the
+same graph with the engine.
+
+A Value is read by its shape, not its spelling: an object with a numeric `data` whose children
+(in whichever attribute of CHILDREN_ATTRIBUTES it keeps them: a set, a tuple or a list, with or
+without `__slots__`) are objects of the same kind. Its op is the table's row its spelling names
+(micrograd's `_op`, or the table's own keys) when it has one, else the row that computes the
+node's data from its children's (`'sub'`, `'div'`, `'**2'`, no op at all): the numbers say which.
+A node no row explains is an opaque node: written as a leaf holding its data, and said
+(`Program.unknown`), never a refusal of the whole graph.
+
+A node whose stored `data` no longer follows from its children's (a training step moved the
+leaves after the forward pass, or an op's forward is wrong) is found and said
+(`Program.inconsistent`, with the leaves under the lowest such nodes: `Program.moved`): the
+program is the graph at its leaves' current values, the warning tells the learner which leaves
+moved (docs/python.md says why this and not the stored numbers).
 
 micrograd keeps a node's children in a `set`: `a*a` and `a+a` have one child, and `draw_dot`
 draws one edge where the product has two operands. The program says what the node computes
@@ -18,21 +32,63 @@ A node's `label` is kept: as its name where it is one, else set on the node's li
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import keyword
 import math
 import re
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from types import BuiltinFunctionType, CellType, FrameType, FunctionType, MethodType, ModuleType
 from typing import Any
 
 from .lexer import tokenize
-from .ops import FUNCTIONS, MICROGRAD_OPS, OPS, SCRIPT_NAMES, key_of
+from .ops import FUNCTIONS, MICROGRAD_OPS, OPS, SCRIPT_NAMES, apply, key_of
 
 POWER = re.compile(r"\*\*\s*(\S+)")
+# A number in an op's spelling (`'**2'`, `'pow-1'`, `'^0.5'`): the exponent of a constant power.
+NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+# Python's operators as the table's ops: method → (op, the position of the Value it is called
+# on): what the reader takes an op spelled like the method (`'sub'`, `'div'`) to be, and what the
+# autograd check calls on numbers to test a learner's class (sandbox/check.py).
+OPERATOR_METHODS: dict[str, tuple[str, int]] = {
+    "__add__": ("+", 0), "__radd__": ("+", 1), "__sub__": ("-", 0), "__rsub__": ("-", 1),
+    "__mul__": ("*", 0), "__rmul__": ("*", 1), "__truediv__": ("/", 0), "__rtruediv__": ("/", 1),
+    "__pow__": ("**k", 0), "__neg__": ("neg", 0),
+}  # fmt: skip
+# Where a Value-like object keeps its children, in the order they are looked for.
+CHILDREN_ATTRIBUTES = ("_prev", "_children", "children", "prev", "_parents", "parents", "inputs")
+# Where it keeps the name of its op (micrograd's `_op`); none at all is allowed.
+OP_ATTRIBUTES = ("_op", "op", "_operation", "operation")
+# Two numbers agree when they differ by rounding only (a tanh written with exp, a sum in another
+# order): the autograd check's tolerance.
+RELATIVE_TOLERANCE = 1e-7
+ABSOLUTE_TOLERANCE = 1e-10
+# Constant exponents tried when a one-input op's spelling names none (`x**2` spelled 'square').
+LIKELY_EXPONENTS = (2.0, -1.0, 0.5, 3.0, -2.0, -0.5, 4.0)
 # An unnamed node used once is written inline where it is used while its text stays short (a
 # card, the narration and the tables name a node by its text); a longer one gets a name (t1, …).
 MAX_INLINE_CHARS = 16
+MAX_LISTED = 8  # the leaves a warning names before "…"
+# How far the names of Values are looked for from the namespace (n.layers[0].neurons[1].w[0]
+# is 7 steps), and how many objects at most.
+MAX_PLACE_DEPTH = 8
+MAX_PLACES = 200_000
+HOLDS_NO_VALUES = (str, bytes, int, float, complex, type, ModuleType, FunctionType, MethodType,
+                   BuiltinFunctionType)  # fmt: skip
+# A node the program must name (used twice, or long) but the code did not is labelled with its
+# expression, in the names its operands' cards show, while it stays this short; else it is `t1`.
+MAX_LABEL_CHARS = 24
+# A card's name that needs no parentheses inside an expression: a name, a place, a number.
+ATOMIC_LABEL = re.compile(r"[\w.\[\]']+")
+# wrapped_numbers: a bound on the references beside the graph's that a number wrapped in a Value
+# may have while it is read (the reader's lists and variables, sys.getrefcount's argument, the
+# interpreter's own: a candidate is checked exactly afterwards, so the bound only needs to be
+# high enough), and above how many candidates one pass over the heap is cheaper than asking
+# gc.get_referrers (which compares each reference in the heap with each of its arguments).
+OUR_REFERENCES = 16
+MAX_REFERRER_ARGUMENTS = 256
 # Names a program cannot give a leaf: the table's functions and what its scripts define.
 RESERVED = frozenset((*FUNCTIONS, *SCRIPT_NAMES, "Value", "print"))
 
@@ -74,9 +130,59 @@ class Program:
     objects: list[Any] = field(default_factory=list, repr=False)
     texts: list[str] = field(default_factory=list, repr=False)
     inputs: list[list[int]] = field(default_factory=list, repr=False)
+    ops: list[str | None] = field(default_factory=list, repr=False)  # each node's op (table key)
+    exponents: list[float | None] = field(default_factory=list, repr=False)
+    consts: list[bool] = field(default_factory=list, repr=False)
+    # Nodes no row of the table explains, written as leaves: {node, op, data, line, children}.
+    unknown: list[dict[str, Any]] = field(default_factory=list)
+    # Nodes whose stored data does not follow from their operands': {node, line, stored,
+    # follows}; and the leaves under the lowest of them (those that may have moved).
+    inconsistent: list[dict[str, Any]] = field(default_factory=list)
+    moved: list[str] = field(default_factory=list)
 
     def warnings(self) -> list[dict[str, Any]]:
-        """One warning per merged operand, in the shape of the trace's warnings."""
+        """One warning per merged operand, per opaque node, and one for stored data that does
+        not follow from the leaves, in the shape of the trace's warnings."""
+        return [*self._merged_warnings(), *self._unknown_warnings(), *self._stale_warnings()]
+
+    def _unknown_warnings(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "type": "unknown_op",
+                "message": (
+                    f"{u['node']} was made by op {u['op']!r}, and no operation chainrule knows "
+                    f"({KNOWN_OPS}, '**' with a number) gives its data {u['data']!r} from its "
+                    f"children ({', '.join(u['children'])}): it is drawn as a leaf holding that "
+                    "value, without its children. Spell the op as one of those to see them."
+                ),
+                "line": u["line"],
+                "column": 1,
+            }
+            for u in self.unknown
+        ]
+
+    def _stale_warnings(self) -> list[dict[str, Any]]:
+        if not self.inconsistent:
+            return []
+        first = self.inconsistent[0]
+        moved = ", ".join(self.moved[:MAX_LISTED]) + (" …" if len(self.moved) > MAX_LISTED else "")
+        return [
+            {
+                "type": "stale_graph",
+                "message": (
+                    f"The data stored in {len(self.inconsistent)} node(s) does not follow from "
+                    f"their inputs (first {first['node']}: stored {first['stored']!r}, its "
+                    f"inputs give {first['follows']!r}). Leaves changed after the forward pass "
+                    f"(a training step's p.data update?) — the leaves under them: {moved}. "
+                    "The graph is drawn at the leaves' current values; run the forward pass "
+                    "again (recompute the loss) to draw the loss you printed."
+                ),
+                "line": first["line"],
+                "column": 1,
+            }
+        ]
+
+    def _merged_warnings(self) -> list[dict[str, Any]]:
         return [
             {
                 "type": "merged_operand",
@@ -101,28 +207,101 @@ class _Node:
     exponent: float | None
     label: str
     merged: bool = False
-    const: bool = False  # one of our constants (written inline); micrograd has none
+    const: bool = False  # a constant (written inline): ours, or a number an operator wrapped
+    unknown: str | None = None  # the spelling of an op no row explains (an opaque node)
+    children: list[int] = field(default_factory=list)  # as the Value keeps them
 
 
 def _is_ours(value: Any) -> bool:
-    return hasattr(value, "inputs") and hasattr(value, "local_grads")
+    return isinstance(getattr(value, "local_grads", None), (tuple, list)) and hasattr(
+        value, "inputs"
+    )
+
+
+def _children_attribute(value: Any) -> str | None:
+    """The attribute in which `value` keeps its children (a set, tuple or list), or None."""
+    for name in CHILDREN_ATTRIBUTES:
+        try:
+            children = getattr(value, name, None)
+        except Exception:  # noqa: BLE001 - an attribute that raises is no children
+            continue
+        if isinstance(children, (set, frozenset, tuple, list)):
+            return name
+    return None
+
+
+def is_value(obj: Any) -> bool:
+    """Whether `obj` is a node of a Value graph by its shape (module docstring): micrograd's,
+    the lecture's, a learner's or ours."""
+    if isinstance(obj, (type, ModuleType, str, bytes, int, float, complex, list, tuple, dict)):
+        return False
+    try:
+        if _is_ours(obj):
+            return True
+        data = getattr(obj, "data", None)
+        return isinstance(data, (int, float)) and _children_attribute(obj) is not None
+    except Exception:  # noqa: BLE001 - an object whose attributes raise is no Value
+        return False
+
+
+def children_of(value: Any) -> list[Any]:
+    """`value`'s children as it keeps them (in no particular order where it keeps a set)."""
+    if _is_ours(value):
+        return list(value.inputs)
+    name = _children_attribute(value)
+    return list(getattr(value, name)) if name else []
+
+
+def nodes_under(root: Any) -> list[Any]:
+    """Every Value under `root` (itself included), without recursion."""
+    seen: dict[int, Any] = {}
+    stack = [root]
+    while stack:
+        value = stack.pop()
+        if id(value) in seen:
+            continue
+        seen[id(value)] = value
+        stack.extend(child for child in children_of(value) if id(child) not in seen)
+    return list(seen.values())
+
+
+def spelled_op(value: Any) -> str:
+    """The op as `value` names it (micrograd's `_op`), or '' when it names none."""
+    if _is_ours(value):
+        return value.op or ""
+    for name in OP_ATTRIBUTES:
+        spelled = getattr(value, name, None)
+        if isinstance(spelled, str):
+            return spelled
+    return ""
 
 
 def _raw_children(value: Any) -> list[Any]:
     if _is_ours(value):
         return list(value.inputs)
-    prev = getattr(value, "_prev", None)
-    if prev is None:
+    name = _children_attribute(value)
+    if name is None or not hasattr(value, "data"):
         raise NotAValue(
-            f"{type(value).__name__} is not a Value: a graph node has data, _prev and _op "
-            "(micrograd's Value) or is chainrule.engine.Value"
+            f"{type(value).__name__} is not a Value: a graph node has a number `data` and its "
+            f"children in one of {', '.join(CHILDREN_ATTRIBUTES)} (a set, tuple or list)"
         )
-    return list(prev)
+    return list(getattr(value, name))
 
 
 def _unordered(value: Any) -> bool:
     """Whether `value`'s children come in no particular order (micrograd's `set`)."""
-    return not _is_ours(value) and not isinstance(value._prev, (list, tuple))
+    if _is_ours(value):
+        return False
+    return not isinstance(getattr(value, _children_attribute(value) or "", None), (list, tuple))
+
+
+def near(x: float, y: float) -> bool:
+    """Whether two numbers agree but for rounding (NaN agrees with NaN, inf with itself)."""
+    if math.isnan(x) or math.isnan(y):
+        return math.isnan(x) and math.isnan(y)
+    if math.isinf(x) or math.isinf(y):
+        return x == y
+    return abs(x - y) <= ABSOLUTE_TOLERANCE + RELATIVE_TOLERANCE * max(abs(x), abs(y))
 
 
 def _closure_order(value: Any, children: list[Any]) -> list[Any] | None:
@@ -163,7 +342,7 @@ def _structural_keys(root: Any) -> dict[int, str]:
         operands = [keys.get(id(child), "") for child in children]
         if _unordered(value):
             operands.sort()
-        op = value.op if _is_ours(value) else getattr(value, "_op", "")
+        op = spelled_op(value)
         text = f"{op}|{getattr(value, 'label', '')}|{value.data!r}|{','.join(operands)}"
         keys[id(value)] = hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
     return keys
@@ -186,38 +365,107 @@ def _children(value: Any, keys_of: Callable[[], dict[int, str]]) -> list[Any]:
     return sorted(children, key=canonical)
 
 
-def _describe(value: Any, inputs: list[int]) -> tuple[str | None, float | None, bool]:
-    """(our op, constant exponent, merged) of `value` whose children are `inputs`."""
+def _describe(
+    value: Any, inputs: list[int], data: float, nodes: list[_Node]
+) -> tuple[str | None, float | None, list[int], bool]:
+    """(our op, constant exponent, operands in order, merged) of `value` whose children are
+    `inputs`; op None and operands [] for a leaf or a node no row of the table explains."""
     if _is_ours(value):
         if value.op is None:
-            return None, None, False
-        return key_of(value.op, value.exponent), value.exponent, False
-    spelled = getattr(value, "_op", "") or ""
+            return None, None, [], False
+        return key_of(value.op, value.exponent), value.exponent, inputs, False
+    spelled = spelled_op(value)
     if not inputs:
-        if spelled:
-            raise NotAGraph(f"a node with op {spelled!r} has no children")
-        return None, None, False
+        return None, None, [], False
+    named = _named_op(spelled, len(inputs))
+    if named is not None:
+        op, exponent = named
+        arity = OPS[op].arity
+        if arity == 2 and len(inputs) == 1:
+            return op, None, inputs * 2, True  # micrograd's set merged the operand: a + a, a * a
+        if arity == len(inputs):
+            return op, exponent, inputs, False
+    found = _op_from_numbers(spelled, [nodes[j].data for j in inputs], data, _unordered(value))
+    if found is None:
+        return None, None, [], False
+    op, exponent, order = found
+    operands = [inputs[k] for k in order]
+    return op, exponent, operands, len(operands) > len(inputs)
+
+
+def _named_op(spelled: str, count: int) -> tuple[str, float | None] | None:
+    """The table's op (and constant exponent) a spelling names: micrograd's `_op` names, the
+    table's own keys (`'-'`, `'/'`, `'neg'`), `'**k'` with a number; else None."""
     if power := POWER.fullmatch(spelled):
         try:
-            exponent = float(power.group(1))
-        except ValueError as error:
-            raise NotAGraph(f"cannot read the exponent of op {spelled!r}") from error
-        if len(inputs) != 1:
-            raise NotAGraph(f"op {spelled!r} has {len(inputs)} children; a power has one")
-        return "**k", exponent, False
+            return "**k", float(power.group(1))
+        except ValueError:
+            return None
     op = MICROGRAD_OPS.get(spelled)
+    if op is None and spelled in OPS and spelled != "**k":
+        op = spelled
     if op is None:
-        raise NotAGraph(
-            f"chainrule does not know micrograd's op {spelled!r} (it knows {KNOWN_OPS}, and "
-            "'**' with a number: '**2')",
-            op=spelled,
-        )
-    arity = OPS[op].arity
-    if arity == 2 and len(inputs) == 1:
-        return op, None, True  # micrograd's set merged the reused operand: a + a, a * a
-    if len(inputs) != arity:
-        raise NotAGraph(f"op {spelled!r} has {len(inputs)} children")
-    return op, None, False
+        return None
+    if op == "**" and count == 1:  # micrograd spells a constant power '**2'; '**' alone: none
+        return None
+    return op, None
+
+
+def _op_from_numbers(
+    spelled: str, inputs: list[float], data: float, unordered: bool
+) -> tuple[str, float | None, list[int]] | None:
+    """The row of the table (and constant exponent, and the operands' order as indices into
+    `inputs`) that computes `data` from `inputs`: the first that does, the rows whose spellings
+    resemble `spelled` first; None when none does."""
+    hint = spelled.strip().lower()
+
+    def resembles(key: str) -> bool:
+        row = OPS[key]
+        names = {
+            key,
+            row.public,
+            row.symbol,
+            row.dot,
+            row.glyph,
+            *row.micrograd_ops,
+            *(method.strip("_") for method, (op, _) in OPERATOR_METHODS.items() if op == key),
+        }
+        return bool(hint) and any(
+            hint == n.lower() or hint.startswith(n.lower()) or
+            (len(hint) >= 3 and n.lower().endswith(hint))
+            for n in names if n
+        )  # fmt: skip
+
+    keys = sorted(OPS, key=lambda key: not resembles(key))  # stable: the table's order next
+    if len(inputs) == 1:  # one input; else a binary op whose set merged its operand (a * a)
+        tries = [(key, [0]) for key in keys] + [(key, [0, 0]) for key in keys]
+    else:
+        orders = [list(range(len(inputs)))]
+        if unordered and len(inputs) == 2:
+            orders.append([1, 0])
+        tries = [(key, order) for key in keys for order in orders]
+    for key, order in tries:
+        if OPS[key].arity != len(order):
+            continue
+        operands = [inputs[k] for k in order]
+        for exponent in _exponents(key, spelled, operands, data):
+            if near(apply(key, operands, exponent or 0.0)[0], data):
+                return key, exponent, order
+    return None
+
+
+def _exponents(key: str, spelled: str, operands: list[float], data: float) -> list[float | None]:
+    """The constant exponents to try for op `key`: none but for `**k`, where a number in the
+    spelling is the one, else the likely ones and the one the numbers give."""
+    if key != "**k":
+        return [None]
+    if number := NUMBER.search(spelled):
+        return [float(number.group())]
+    tries: list[float | None] = list(LIKELY_EXPONENTS)
+    base = operands[0]
+    if base > 0 and base != 1 and data > 0:
+        tries.append(math.log(data) / math.log(base))
+    return tries
 
 
 def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[Any]]:
@@ -253,17 +501,17 @@ def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[A
         on_path.discard(key)
         if key in index:
             continue
-        inputs = [index[id(child)] for child in children]
-        op, exponent, merged = _describe(value, inputs)
-        if merged:
-            inputs = inputs * 2
+        children_at = [index[id(child)] for child in children]
         try:
             data = float(value.data)
         except (TypeError, ValueError) as error:
             raise NotAGraph(f"a node's data {value.data!r} is not a number") from error
+        op, exponent, inputs, merged = _describe(value, children_at, data, nodes)
         label = getattr(value, "label", "") or ""
         const = _is_ours(value) and getattr(value, "kind", "") == "const"
-        nodes.append(_Node(data, op, inputs, exponent, str(label), merged, const))
+        unknown = spelled_op(value) if children_at and op is None else None
+        nodes.append(_Node(data, op, inputs, exponent, str(label), merged, const, unknown,
+                           children_at))  # fmt: skip
         index[key] = len(nodes) - 1
         keep.append(value)
     return nodes, keep
@@ -292,12 +540,68 @@ def _label_literal(label: str) -> str | None:
     return None if '"' in label else f'"{label}"'
 
 
+def places_in(namespace: Mapping[str, Any], exclude: Collection[str] = ()) -> dict[int, str]:
+    """{id(value): where it lives} for every Value `namespace` (a notebook's or the sandbox's
+    variables) reaches: a variable (but those in `exclude`, a loop's), else the shortest path
+    through lists, tuples, dicts and objects' attributes (`n.layers[0].neurons[1].w[0]`), the
+    first found in the namespace's order: the same code gives the same names. `program_of`
+    takes it as `names`."""
+    places: dict[int, str] = {}
+    seen: set[int] = set()
+    level = [
+        (name, value)
+        for name, value in namespace.items()
+        if not name.startswith("_") and name not in exclude
+    ]
+    for _depth in range(MAX_PLACE_DEPTH):
+        deeper: list[tuple[str, Any]] = []
+        for path, obj in level:
+            if id(obj) in seen or len(seen) >= MAX_PLACES:
+                continue
+            seen.add(id(obj))
+            if is_value(obj):
+                places.setdefault(id(obj), path)
+                continue
+            try:
+                deeper.extend(_parts(path, obj))
+            except Exception:  # noqa: BLE001 - an object whose attributes raise names nothing
+                continue
+        level = deeper
+    return places
+
+
+def _parts(path: str, obj: Any) -> list[tuple[str, Any]]:
+    """The places inside `obj` (a list's items, a dict's values, an object's attributes), each
+    with its path; none for modules, classes, functions and other objects that hold no data."""
+    if isinstance(obj, (list, tuple)):
+        return [(f"{path}[{i}]", item) for i, item in enumerate(obj)]
+    if isinstance(obj, dict):
+        return [(f"{path}[{key!r}]", item) for key, item in obj.items()
+                if isinstance(key, (str, int))]  # fmt: skip
+    if isinstance(obj, HOLDS_NO_VALUES):
+        return []
+    attributes = getattr(obj, "__dict__", None)
+    items = list(attributes.items()) if isinstance(attributes, dict) else []
+    for slot in getattr(type(obj), "__slots__", ()):
+        if isinstance(slot, str) and hasattr(obj, slot):
+            items.append((slot, getattr(obj, slot)))
+    return [(f"{path}.{name}", item) for name, item in items if not name.startswith("_")]
+
+
+def identifier_of(path: str) -> str:
+    """A program's name for a place a Value lives (`n.layers[0].w[1]` → `n_layers0_w1`)."""
+    name = re.sub(r"\[(\w+)\]", r"\1", path)
+    name = re.sub(r"\W+", "_", name).strip("_")
+    return name if name and not name[0].isdigit() else f"v_{name}"
+
+
 def _names(
     nodes: list[_Node], objects: list[Any], hints: Mapping[int, str] | None
 ) -> tuple[list[str | None], set[str]]:
     """The name of each node that has one: its label where that is a usable name, else the name
-    `hints` gives its Value (a variable holding it), first come first served in graph order, so
-    a generated name never takes a label's place."""
+    `hints` gives its Value (a variable holding it, or the place it lives: `n.layers[0].w[1]`,
+    named `n_layers0_w1` and labelled with the place), first come first served in graph order,
+    so a generated name never takes a label's place."""
     taken: set[str] = set()
     names: list[str | None] = [None] * len(nodes)
     for i, node in enumerate(nodes):
@@ -306,23 +610,149 @@ def _names(
             taken.add(node.label)
     for i, node in enumerate(nodes):
         hint = hints.get(id(objects[i])) if hints else None
-        if names[i] is None and not node.const and hint and _usable(hint, taken):
-            names[i] = hint
-            taken.add(hint)
+        if names[i] is not None or node.const or not hint:
+            continue
+        name = hint if hint.isidentifier() else identifier_of(hint)
+        if _usable(name, taken):
+            names[i] = name
+            taken.add(name)
+            if name != hint and not node.label:
+                node.label = hint
     return names, taken
 
 
 def program_of(
-    root: Any, names: Mapping[int, str] | None = None, max_nodes: int | None = None
+    root: Any,
+    names: Mapping[int, str] | None = None,
+    max_nodes: int | None = None,
+    constants: Collection[int] | None = None,
 ) -> Program:
     """The program that builds the graph ending in `root` (a micrograd or chainrule Value).
-    `names` ({id(value): name}, e.g. the variables of the code that built it) names the nodes
-    whose label is no name; more than `max_nodes` nodes raise TooManyNodes."""
+    `names` ({id(value): name or place}, e.g. the variables of the code that built it) names
+    the nodes whose label is no name; `constants` (ids) are leaves to write as numbers (a
+    number an operator wrapped in a Value; by default, `wrapped_numbers`' leaves); more than
+    `max_nodes` nodes raise TooManyNodes."""
     nodes, objects = _graph(root, max_nodes)
+    if constants is None:
+        constants = wrapped_numbers(objects)
+    # An operator wraps a number for itself alone: a Value used twice was someone's variable.
+    uses = [0] * len(nodes)
+    for node in nodes:
+        for j in set(node.inputs):
+            uses[j] += 1
+    for i, (node, value) in enumerate(zip(nodes, objects, strict=True)):
+        if node.op is None and not node.unknown and id(value) in constants and uses[i] == 1:
+            node.const = True
     writer = _Writer(nodes, objects, names)
     for i, node in enumerate(writer.nodes):
-        writer.write(i, node)
+        if writer.reachable[i]:
+            writer.write(i, node)
     return writer.program()
+
+
+def wrapped_numbers(objects: list[Any]) -> set[int]:
+    """The ids of the leaves among `objects` (a graph's Values, the root last) that nothing but
+    the graph holds (its nodes' children and `_backward` closures) and no label names: numbers
+    an operator wrapped in a Value (micrograd's `Value(other)` inside `__add__`), which the
+    program writes as constants, not sliders. A Value a variable, a list or an object's
+    attribute holds (a weight, an input) is a leaf."""
+    operated_on = _operated_on(objects)
+    graph_refs: dict[int, int] = {}  # the references the graph itself holds to each Value
+    ours = {id(objects)}
+    for value in objects:
+        name = _children_attribute(value) if not _is_ours(value) else None
+        if name is not None:
+            container = getattr(value, name)
+            ours.add(id(container))
+            for child in container:
+                graph_refs[id(child)] = graph_refs.get(id(child), 0) + 1
+        for held in _closure_values(value):
+            graph_refs[id(held)] = graph_refs.get(id(held), 0) + 1
+    # A backward()'s own `topo` list is garbage in a cycle (its recursive `build_topo` closure)
+    # until the collector runs: collected first, it holds nothing.
+    gc.collect()
+    # Candidates: no more references than the graph's and the few this function holds (a
+    # variable, a list, an object's attribute add one each); then checked one by one below.
+    leaves = [
+        value
+        for value in objects
+        if value is not objects[-1] and id(value) not in operated_on and not _is_ours(value)
+        and not children_of(value) and not getattr(value, "label", "")
+        and sys.getrefcount(value) <= graph_refs.get(id(value), 0) + OUR_REFERENCES
+    ]  # fmt: skip
+    if not leaves:
+        return set()
+    wanted = {id(value) for value in leaves}
+    ours.add(id(leaves))
+    if len(leaves) <= MAX_REFERRER_ARGUMENTS:
+        referrers = gc.get_referrers(*leaves)
+    else:
+        referrers = gc.get_objects()
+    # A running function's variables (a marimo cell is one, so is a function that calls
+    # chainrule.show) hold their Values from the stack, where no referrer shows them.
+    held = wanted.intersection(_stack_variables())
+    for referrer in referrers:
+        if id(referrer) in ours or isinstance(referrer, (CellType, FrameType)):
+            continue
+        if isinstance(referrer, tuple) and len(referrer) == len(leaves):
+            if all(a is b for a, b in zip(referrer, leaves, strict=True)):
+                continue  # the call's own arguments (Python 3.13 and later see them)
+        held.update(wanted.intersection(map(id, gc.get_referents(referrer))))
+    return wanted - held
+
+
+def _stack_variables() -> set[int]:
+    """The ids of the values the variables of every running function hold (but this module's)."""
+    found: set[int] = set()
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename != __file__:
+            found.update(map(id, frame.f_locals.values()))
+        frame = frame.f_back
+    return found
+
+
+def _closure_values(value: Any) -> list[Any]:
+    """What `value._backward`'s closure cells hold."""
+    cells = getattr(getattr(value, "_backward", None), "__closure__", None) or ()
+    held = []
+    for cell in cells:
+        try:
+            held.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue
+    return held
+
+
+def _operated_on(objects: list[Any]) -> set[int]:
+    """The ids of the Values some op's `_backward` closure holds as `self`: a method was called
+    on them (`a * a`), so they were never a plain number an operator wrapped (micrograd wraps
+    only `other`)."""
+    found: set[int] = set()
+    for value in objects:
+        backward = getattr(value, "_backward", None)
+        code, cells = getattr(backward, "__code__", None), getattr(backward, "__closure__", None)
+        if code is None or not cells:
+            continue
+        for name, cell in zip(code.co_freevars, cells, strict=False):
+            if name == "self":
+                try:
+                    found.add(id(cell.cell_contents))
+                except ValueError:  # an empty cell
+                    pass
+    return found
+
+
+def _inconsistent(nodes: list[_Node]) -> list[int]:
+    """The op nodes whose stored data does not follow from their operands' stored data."""
+    found = []
+    for i, node in enumerate(nodes):
+        if node.op is None:
+            continue
+        operands = [nodes[j].data for j in node.inputs]
+        if not near(apply(node.op, operands, node.exponent or 0.0)[0], node.data):
+            found.append(i)
+    return found
 
 
 class _Writer:
@@ -341,18 +771,37 @@ class _Writer:
             for j in node.inputs:
                 self.uses[j] += 1
                 self.consumer[j] = i
+        self.reachable = [False] * count
+        if count:
+            self.reachable[-1] = True
+        for i in range(count - 1, -1, -1):
+            if self.reachable[i]:
+                for j in nodes[i].inputs:
+                    self.reachable[j] = True
         self.names, self.taken = _names(nodes, objects, hints)
         self.counters = {"v": 0, "t": 0}
         self.lines: list[str] = []
         self.values: dict[str, float] = {}
         self.text = [""] * count  # how a node is written where it is used
+        self.shown = [""] * count  # how its card names it: its label, else its text
+        self.shown_atomic = [True] * count
         self.atomic = [True] * count
         self.line_of = [0] * count  # the 1-based line that writes a node (inline: its user's)
+
+    def opaque_name(self, node: _Node) -> str | None:
+        """An opaque node's name: its op's spelling (`max`) where that is a name, else None."""
+        if not node.unknown:
+            return None
+        name = identifier_of(node.unknown)
+        if _usable(name, self.taken):
+            self.taken.add(name)
+            return name
+        return self.fresh(name)
 
     def fresh(self, prefix: str) -> str:
         """A new name `v1`, `t2`, … that no label took."""
         while True:
-            self.counters[prefix] += 1
+            self.counters[prefix] = self.counters.get(prefix, 0) + 1
             if (name := f"{prefix}{self.counters[prefix]}") not in self.taken:
                 self.taken.add(name)
                 return name
@@ -363,12 +812,13 @@ class _Writer:
             raise NotAGraph(f"a leaf's data is {node.data}: a program's numbers are finite")
         if node.op is None and node.const and i != self.last:
             self.text[i], self.atomic[i] = _number(node.data), node.data >= 0
+            self.shown[i], self.shown_atomic[i] = self.text[i], self.atomic[i]
             return
         # A label that is not the node's name (`x1*w1`, or a label beside the name of the variable
         # that holds it) is set on the node's own line.
         label = _label_literal(node.label) if node.label != self.names[i] else None
         if node.op is None:
-            name = self.names[i] or self.fresh("v")
+            name = self.names[i] or self.opaque_name(node) or self.fresh("v")
             self.lines.append(f"{name} = {_number(node.data)}")
             self.values[name] = node.data
         else:
@@ -378,14 +828,24 @@ class _Writer:
             if alone and i != self.last and short:
                 # A call or a method call (`tanh(x)`, `x.relu()`) binds tightest.
                 self.text[i] = expression
+                self.shown[i] = _expression(node, self.shown, self.shown_atomic)
                 self.atomic[i] = OPS[node.op].micrograd.endswith(")")
+                self.shown_atomic[i] = self.atomic[i]
                 return
             last = i == self.last and "out" not in self.taken
             name = self.names[i] or ("out" if last else self.fresh("t"))
             self.lines.append(f"{name} = {expression}")
+            if label is None and not self.names[i] and not last:
+                # Never only `t1` on a card: the expression, in the names the cards show.
+                shown = _expression(node, self.shown, self.shown_atomic)
+                label = _label_literal(shown) if len(shown) <= MAX_LABEL_CHARS else None
+                if label is not None:
+                    node.label = shown
         if label is not None:
             self.lines[-1] += f"; {name}.label = {label}"
         self.names[i] = self.text[i] = name
+        self.shown[i] = node.label or name
+        self.shown_atomic[i] = bool(ATOMIC_LABEL.fullmatch(self.shown[i]))
         self.line_of[i] = len(self.lines)
 
     def program(self) -> Program:
@@ -404,7 +864,30 @@ class _Writer:
             for i, node in enumerate(self.nodes)
             if node.merged
         ]
-        leaves = [names[i] for i, node in enumerate(self.nodes) if node.op is None and names[i]]
+        reachable = self.reachable
+        leaves = [
+            names[i]
+            for i, node in enumerate(self.nodes)
+            if reachable[i] and node.op is None and not node.const and names[i]
+        ]
+        unknown = [
+            {
+                "node": names[i],
+                "op": node.unknown,
+                "data": node.data,
+                "line": line_of[i],
+                "children": [text[j] or names[j] or "" for j in node.children],
+            }  # fmt: skip
+            for i, node in enumerate(self.nodes)
+            if reachable[i] and node.unknown is not None
+        ]
+        inconsistent = [i for i in _inconsistent(self.nodes) if reachable[i]]
+        moved = {  # the leaves under the lowest inconsistent nodes (no constant moves)
+            j: None
+            for i in inconsistent
+            for j in self.nodes[i].inputs
+            if self.nodes[j].op is None and not self.nodes[j].const and not self.nodes[j].unknown
+        }
         return Program(
             "\n".join(self.lines) + "\n",
             self.values,
@@ -414,6 +897,24 @@ class _Writer:
             objects=self.objects,
             texts=text,
             inputs=[list(node.inputs) for node in self.nodes],
+            ops=[node.op for node in self.nodes],
+            exponents=[node.exponent for node in self.nodes],
+            consts=[node.const for node in self.nodes],
+            unknown=unknown,
+            inconsistent=[
+                {
+                    "node": names[i] or text[i],
+                    "line": line_of[i],
+                    "stored": self.nodes[i].data,
+                    "follows": apply(
+                        self.nodes[i].op or "+",
+                        [self.nodes[j].data for j in self.nodes[i].inputs],
+                        self.nodes[i].exponent or 0.0,
+                    )[0],
+                }
+                for i in inconsistent
+            ],  # fmt: skip
+            moved=[names[j] or text[j] for j in moved],
         )
 
 

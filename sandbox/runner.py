@@ -37,17 +37,19 @@ from chainrule.engine.value_reader import (
     NotAGraph,
     NotAValue,
     TooManyNodes,
+    children_of,
+    is_value,
+    nodes_under,
+    places_in,
     program_of,
 )
+from chainrule.sandbox.check import Check, reflected_fix
 from chainrule.sandbox.stubs import Unavailable, _Nothing, sandbox_import, stub_modules
 from chainrule.sandbox.watch import (
     CODE_FILE,
     BackwardCall,
     Watch,
     as_float,
-    children_of,
-    is_value,
-    nodes_under,
 )
 
 MAX_NODES = 5_000  # the page draws graphs up to this size; a bigger one is refused, named
@@ -139,6 +141,9 @@ def _python_error(error: BaseException, code: str) -> dict[str, Any]:
         end = None
     if isinstance(error, Unavailable):
         return error_at("Unavailable", message, code, line, column, end, module=error.module)
+    if isinstance(error, TypeError) and (fix := reflected_fix(message)) is not None:
+        # `sum(values)` starts from 0: `0 + Value` needs the class's __radd__ (or __rsub__ …).
+        return error_at("MissingReflected", message, code, line, column, end, **fix)
     return error_at("PythonError", message, code, line, column, end, name=type(error).__name__)
 
 
@@ -220,14 +225,31 @@ class Session:
                 names.setdefault(id(value), name)
         return names
 
+    def _places(self) -> dict[int, str]:
+        """{id(value): where it lives} for every Value the namespace reaches (value_reader's
+        places_in), a loop's variable naming nothing."""
+        return places_in(self.namespace, exclude=_loop_targets(self.code))
+
     def _read(self, choice: Choice) -> dict[str, Any]:
         backward = self.watch.backward if self.watch else None
-        checked = backward is not None and choice.value is backward.root
+        # A class that keeps no number `grad` has none to check.
+        checked = (
+            backward is not None
+            and choice.value is backward.root
+            and isinstance(getattr(choice.value, "grad", None), (int, float))
+        )
         names = self._names()
+        places = self._places()
         try:
             with _data_at(backward.before if checked else {}, choice.value):
-                program = program_of(choice.value, names=names, max_nodes=self.max_nodes)
+                program = program_of(choice.value, names=places, max_nodes=self.max_nodes)
                 nodes = _node_facts(program, backward if checked else None)
+                stale = _backward_facts(backward, program)["stale"] if checked else []
+                check = (
+                    _json_ready(Check(program, self.code, stale, backward.line).facts())
+                    if checked
+                    else None
+                )
         except TooManyNodes:
             return {"ok": False, "error": error_at("TooManyNodes", "", self.code, choice.line,
                                                    limit=self.max_nodes)}  # fmt: skip
@@ -258,9 +280,44 @@ class Session:
             ],
             "nodes": nodes,
             "backward": _backward_facts(backward, program) if checked else None,
+            "check": check if checked else None,
             # The Value backward() was last called on, by name, when the graph is another one.
-            "backward_root": names.get(id(backward.root)) if backward and not checked else None,
+            "backward_root": (
+                names.get(id(backward.root))
+                if backward and choice.value is not backward.root
+                else None
+            ),
         }
+
+
+def _loop_targets(code: str) -> set[str]:
+    """The names a `for` of `code`'s top level binds (its loop variables; a function's own
+    loops bind its locals)."""
+    try:
+        statements = list(ast.parse(without_magics(code)[0]).body)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    while statements:
+        statement = statements.pop()
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(statement, (ast.For, ast.AsyncFor)):
+            names.update(n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name))
+        for block in ("body", "orelse", "finalbody", "handlers"):
+            statements.extend(getattr(statement, block, ()))
+    return names
+
+
+def _json_ready(facts: Any) -> Any:
+    """`facts` with every float as the API writes it (json_number)."""
+    if isinstance(facts, dict):
+        return {key: _json_ready(value) for key, value in facts.items()}
+    if isinstance(facts, list):
+        return [_json_ready(value) for value in facts]
+    if isinstance(facts, float):
+        return json_number(facts)
+    return facts
 
 
 def as_json(result: dict[str, Any]) -> str:

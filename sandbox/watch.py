@@ -20,8 +20,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from types import CodeType, FrameType, ModuleType
+from types import CodeType, FrameType
 from typing import Any
+
+from chainrule.engine.value_reader import is_value, nodes_under
 
 CODE_FILE = "<your code>"
 REPORT_EVERY = 256  # events between two looks at the running line (reported if it changed)
@@ -30,34 +32,6 @@ REPORT_EVERY = 256  # events between two looks at the running line (reported if 
 REPORT_GAP_S = 0.05
 WATCHED = frozenset(("backward", "draw_dot"))
 TOOL_NAME = "chainrule sandbox"
-
-
-def is_value(obj: Any) -> bool:
-    """Whether `obj` is a node of a Value graph (micrograd's, the lecture's, a learner's, ours)."""
-    if isinstance(obj, (type, ModuleType)):
-        return False
-    try:
-        ours = hasattr(obj, "inputs") and hasattr(obj, "local_grads")
-        return ours or (hasattr(obj, "data") and hasattr(obj, "_prev"))
-    except Exception:  # noqa: BLE001 - an object whose attributes raise is no Value
-        return False
-
-
-def children_of(node: Any) -> Any:
-    return node.inputs if hasattr(node, "local_grads") else getattr(node, "_prev", ())
-
-
-def nodes_under(root: Any) -> list[Any]:
-    """Every Value under `root` (itself included), without recursion."""
-    seen: dict[int, Any] = {}
-    stack = [root]
-    while stack:
-        value = stack.pop()
-        if id(value) in seen:
-            continue
-        seen[id(value)] = value
-        stack.extend(child for child in children_of(value) if id(child) not in seen)
-    return list(seen.values())
 
 
 def as_float(x: Any) -> float:

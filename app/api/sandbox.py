@@ -32,6 +32,14 @@ STAND_INS = {
 }
 # Fixed entry times: the same files give the same bytes (and the same URL) on every server.
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+# The files the page fetches for the worker besides the zip (static/js/sandbox/files.js names
+# their URLs; tests/app/test_sandbox_route.py holds the two lists to one): their decoded size is
+# the "MB of MB" of a cold start's download (the wire may carry them gzipped, with no length).
+RUNTIME_FILES = (
+    "static/vendor/pyodide/pyodide.asm.wasm",
+    "static/vendor/pyodide/python_stdlib.zip",
+    "static/vendor/micrograd/micrograd-0.1.0-py3-none-any.whl",
+)
 
 
 def _entry(archive: zipfile.ZipFile, name: str, content: bytes) -> None:
@@ -86,6 +94,12 @@ def python_zip() -> tuple[bytes, str]:
             _entry(archive, name, content)
     data = buffer.getvalue()
     return data, hashlib.blake2b(data, digest_size=6).hexdigest()
+
+
+@cache
+def runtime_bytes() -> int:
+    """What a cold start downloads, decoded: the runtime's files and the zip."""
+    return sum((ROOT / name).stat().st_size for name in RUNTIME_FILES) + len(python_zip()[0])
 
 
 def python_zip_url(request: Request) -> str:

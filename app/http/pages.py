@@ -92,7 +92,7 @@ def page_response(
 ) -> HTMLResponse:
     """The app's page opening `preset`; with `class_code` (`/c/<code>`, "" when the code cannot
     be one) it is a student's page joining that live class."""
-    from chainrule.app.api.sandbox import python_zip_url  # it reads this module's ROOT
+    from chainrule.app.api.sandbox import python_zip_url, runtime_bytes  # they read ROOT
 
     ids = preset_ids()
     preset_id = preset if preset in ids else (ids[0] if ids else None)
@@ -109,6 +109,7 @@ def page_response(
         "ui_text": ui_catalogue_json(lang),
         "languages": language_menu(lang),
         "sandbox_python": python_zip_url(request),
+        "sandbox_bytes": runtime_bytes(),
     }
     response = jinja.TemplateResponse(request, "index.html", context)
     response.headers["Vary"] = "Accept-Language"  # the page's words follow that header

@@ -90,7 +90,7 @@ def test_the_zip_is_the_same_bytes_for_the_same_files():
         assert python_zip() == (data, version)
     finally:
         python_zip.cache_clear()
-    assert len(shipped_files()) == 17
+    assert len(shipped_files()) == 18  # sandbox/check.py: the autograd check's diagnosis
 
 
 def test_a_module_imported_as_from_dot_import_ships_too(tmp_path):
@@ -152,3 +152,23 @@ def test_the_sandboxs_standard_library_is_compiled_ahead():
     magic_314 = bytes.fromhex("2b0e0d0a")  # CPython 3.14's importlib.util.MAGIC_NUMBER
     for name in compiled[:50]:
         assert archive.read(name)[:16] == magic_314 + bytes(12), name
+
+
+def test_the_runtime_a_cold_start_downloads_is_the_files_the_page_fetches():
+    """files.js names the files' URLs, app/api/sandbox.py their paths (for the page's "MB of
+    MB"): the same files."""
+    import re
+
+    from chainrule.app.api.sandbox import RUNTIME_FILES, runtime_bytes
+    from chainrule.app.http.pages import ROOT
+
+    files_js = (ROOT / "static/js/sandbox/files.js").read_text()
+    named = set(re.findall(r"\$\{PYODIDE\}([\w.]+)`", files_js))
+    named |= {f"micrograd/{m}" for m in re.findall(r"micrograd/([\w.-]+\.whl)", files_js)}
+    shipped = {
+        name.removeprefix("static/vendor/").removeprefix("pyodide/") for name in RUNTIME_FILES
+    }
+    assert named == shipped
+    assert runtime_bytes() == sum((ROOT / n).stat().st_size for n in RUNTIME_FILES) + len(
+        python_zip()[0]
+    )

@@ -10,6 +10,10 @@
 //   overwrite   every gradient is one of the contributions it received, not their sum: `=`
 //               instead of `+=` (the server's overwrite variant is asked whether it reproduces them);
 //   local       every inconsistency sits under one op type: its local derivative is wrong.
+// When the runner diagnosed the learner's code (`result.check`, sandbox/check.py), its cause is
+// said instead: the learner's method and line (a button selects the line in the editor), what
+// their local derivative was, a wrong forward value even where every gradient agrees, a visit
+// order (not reversed, recursive, no sort) with a button that opens the visit-order lab.
 // The page contract: `[data-testid=autograd-check]` with `data-status` ("agree" | "disagree" |
 // "stale" once a slider moved), `data-cause`, and one `li[data-node][data-theirs][data-ours]`
 // per wrong node. On the graph the check is a mark (graph/marks.js): it owns its layer
@@ -24,6 +28,7 @@ import { t } from "../core/i18n.js";
 import { setLab } from "../labs/panel.js";
 import { nodeName } from "../core/names.js";
 import { svgElement } from "../core/svg.js";
+import { offsetOf } from "../controls/editor.js";
 
 // The panel is redrawn when the trace, the run or the values change; a step changes none of it.
 const REDRAW_KEYS = ["trace", "sandbox", "values"];
@@ -85,7 +90,23 @@ export function compareGrads(trace, result) {
   const wrong = rows.filter((r) => !near(r.node.grad, oursOf(r.traced)))
     .map((r) => ({ id: r.id, name: r.name, theirs: r.node.grad, ours: oursOf(r.traced) }));
   const facts = { trace, result, ids, byId, theirs, rows };
-  return { checked: rows.length, wrong, cause: wrong.length ? diagnose(facts, wrong) : null };
+  // The runner's diagnosis (sandbox/check.py) names the learner's method and line, and sees a
+  // wrong forward value that leaves every gradient consistent; the page's own is the fallback.
+  const coded = codeCause(result.check?.cause, ids, byId, wrong);
+  return { checked: rows.length, wrong, cause: coded ?? (wrong.length ? diagnose(facts, wrong) : null) };
+}
+
+/** The runner's cause as the page shows it: its node (index) and nodes ringed by trace id. */
+function codeCause(cause, ids, byId, wrong) {
+  if (!cause) return null;
+  const idOf = (i) => (Number.isInteger(i) ? ids[i] : null);
+  const ring = [idOf(cause.node), ...(cause.nodes ?? []).map(idOf)].filter((id) => id && byId.has(id));
+  const node = byId.get(idOf(cause.node));
+  return {
+    ...cause, kind: cause.kind, fromCode: true, count: cause.count ?? wrong.length,
+    ring: ring.length ? [...new Set(ring)] : wrong.map((w) => w.id),
+    name: node ? nodeName(node) : null,
+  };
 }
 
 /** Per node, the contributions the code's own upstream gradients would pass it (trace locals). */
@@ -144,9 +165,58 @@ function localCause(inconsistent, into, byId, wrong) {
   return { kind: "local", op, ring: [...ring], example, count: wrong.length };
 }
 
+/** What the learner's local derivative was, when the numbers say so (sandbox/check.py `did`). */
+const DID = { input: "ui.check.did.input", output: "ui.check.did.output", one: "ui.check.did.one" };
+
+/** The visit orders the runner recognises (sandbox/check.py ORDERS), as the page says them. */
+const ORDER_SAYS = {
+  not_reversed: "ui.check.code.order.not_reversed",
+  recursive: "ui.check.code.order.recursive",
+  no_sort: "ui.check.code.order.no_sort",
+};
+
+/** The sentence of a cause the runner found in the learner's code: their method and line. */
+function codeCauseText(cause) {
+  const at = { method: cause.method ?? cause.op, line: cause.line ?? "?", op: cause.op, name: cause.name ?? "" };
+  const numbers = { theirs: compactText(cause.theirs), ours: compactText(cause.ours) };
+  let text;
+  switch (cause.kind) {
+    case "local":
+      text = t("ui.check.code.local", { ...at, ...numbers });
+      if (DID[cause.did]) text += " " + t(DID[cause.did]);
+      break;
+    case "forward":
+      text = cause.probe
+        ? t("ui.check.code.forward_probe", { ...at, ...numbers, probe: cause.probe })
+        : t("ui.check.code.forward", { ...at, ...numbers });
+      break;
+    case "overwrite":
+      text = t("ui.check.code.overwrite", at);
+      if (cause.exact === true) text += " " + t("ui.check.code.overwrite_exact", { count: countText(cause.count) });
+      break;
+    case "no_backward":
+      text = t("ui.check.code.no_backward", at);
+      break;
+    case "seed":
+      text = t("ui.check.code.seed", { ...at, theirs: compactText(cause.theirs) });
+      break;
+    case "order":
+      text = t(ORDER_SAYS[cause.order] ?? "ui.check.code.order.no_sort", at);
+      break;
+    default:
+      return null;
+  }
+  if (cause.used_by) text += " " + t("ui.check.code.used_by", { method: cause.used_by.method, line: cause.used_by.line });
+  return text;
+}
+
 /** The sentence of a cause, in the page's language. */
 function causeText(cause) {
   const opName = (op) => (op === "**" ? "**" : op);
+  if (cause.fromCode) {
+    const said = codeCauseText(cause);
+    if (said) return said;
+  }
   switch (cause.kind) {
     case "forward":
       return t("ui.check.cause.forward", { op: opName(cause.op), name: cause.name, theirs: compactText(cause.theirs), ours: compactText(cause.ours) });
@@ -171,7 +241,7 @@ function causeText(cause) {
 }
 
 /** The check's element: what agrees, what does not, why, and the nodes it concerns. */
-function renderCheck(slot, view, onOpenLab) {
+function renderCheck(slot, view, { onOpenLab, onGoToLine }) {
   if (view?.otherRoot) { // a Value other than the one backward() was called on is shown
     slot.replaceChildren(h("p", { class: "check-note", "data-testid": "check-other-root", text: t("ui.check.other_root", { name: view.otherRoot }) }));
     return;
@@ -191,12 +261,21 @@ function renderCheck(slot, view, onOpenLab) {
   if (note) box.append(h("p", { class: "check-note", text: note }));
   box.append(h("p", { class: "check-summary", text: report.wrong.length
     ? t("ui.check.disagree", { wrong: countText(report.wrong.length), count: countText(report.checked) })
-    : t("ui.check.agree", { count: countText(report.checked) }) }));
+    : report.cause ? t("ui.check.agree_wrong_graph", { count: countText(report.checked) })
+      : t("ui.check.agree", { count: countText(report.checked) }) }));
   if (report.cause) {
-    box.append(h("p", { class: "check-cause", "data-testid": "check-cause", text: causeText(report.cause) }));
-    if (report.cause.kind === "overwrite") {
-      box.append(h("button", { type: "button", class: "check-open-lab", "data-testid": "check-open-lab", text: t("ui.check.open_lab"), onclick: onOpenLab }));
+    box.append(h("p", { class: "check-cause", "data-testid": "check-cause", "data-method": report.cause.method ?? null, "data-line": report.cause.line ?? null, text: causeText(report.cause) }));
+    const actions = [];
+    if (report.cause.fromCode && report.cause.line) {
+      actions.push(h("button", { type: "button", class: "check-line", "data-testid": "check-line", "data-line": report.cause.line, text: t("ui.check.code.go_to_line", { line: report.cause.line }), onclick: () => onGoToLine(report.cause.line) }));
     }
+    if (report.cause.kind === "overwrite") {
+      actions.push(h("button", { type: "button", class: "check-open-lab", "data-testid": "check-open-lab", text: t("ui.check.open_lab"), onclick: () => onOpenLab("overwrite") }));
+    }
+    if (report.cause.kind === "order") {
+      actions.push(h("button", { type: "button", class: "check-open-lab", "data-testid": "check-open-order", text: t("ui.check.code.open_order"), onclick: () => onOpenLab("order") }));
+    }
+    if (actions.length) box.append(h("p", { class: "check-actions" }, ...actions));
   }
   if (report.wrong.length) {
     box.append(h("ul", { class: "check-wrong", tabindex: "0" }, ...report.wrong.map((w) => h("li", { // it may scroll: by keys too
@@ -232,6 +311,18 @@ function cardMarks(node, wrong, ringed) {
   if (ringed) g.append(svgElement("rect", { x: -6, y: -6, width: node.width + 12, height: node.height + 12, rx: 10 }, "check-ring"));
   if (wrong) g.append(numbersPill(wrong, node, fs));
   return g;
+}
+
+/** Select line `line` of the editor (`[data-testid=source]`) and scroll it into view. */
+function goToLine(line) {
+  const editor = document.querySelector("[data-testid=source]");
+  if (!editor) return;
+  const start = offsetOf(editor.value, line, 1);
+  const end = editor.value.indexOf("\n", start);
+  editor.focus();
+  editor.setSelectionRange(start, end === -1 ? editor.value.length : end);
+  const lineHeight = parseFloat(getComputedStyle(editor).lineHeight) || 18;
+  editor.scrollTop = Math.max(0, (line - 3) * lineHeight);
 }
 
 /** The check's mark (graph/marks.js), drawing `reportOf(state)`: the report to mark, or null. */
@@ -294,7 +385,7 @@ export function mountAutogradCheck({ panel, graph }, scope) {
     }
     const moved = Object.keys(s.values).length > 0;
     const view = report ? {
-      report, status: moved ? "stale" : report.wrong.length ? "disagree" : "agree",
+      report, status: moved ? "stale" : report.wrong.length || report.cause ? "disagree" : "agree",
       note: moved ? t("ui.check.values_moved") : null,
     } : result?.backward_root ? { otherRoot: result.backward_root } : null;
     last = { trace: s.trace, sandbox: s.sandbox, values: s.values, view };
@@ -308,6 +399,6 @@ export function mountAutogradCheck({ panel, graph }, scope) {
   subscribe((s, changed) => {
     if (!REDRAW_KEYS.some((k) => changed.has(k))) return;
     const slot = panel.querySelector("[data-check-slot]");
-    if (slot) renderCheck(slot, viewOf(s), () => setLab(scope.store, "overwrite"));
+    if (slot) renderCheck(slot, viewOf(s), { onOpenLab: (lab) => setLab(scope.store, lab), onGoToLine: goToLine });
   });
 }

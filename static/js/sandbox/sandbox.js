@@ -20,6 +20,7 @@ import { fetchSandboxFiles } from "./files.js";
 // Loading Python the first time (a cold cache on a slow machine) may take long; the learner's
 // code gets RUN_LIMIT_S from its first line (`?sandbox_limit=<seconds>` changes it).
 const START_LIMIT_MS = 120_000;
+const PROGRESS_GAP_MS = 100; // a download's progress is said at most this often
 const RUN_LIMIT_S = 10;
 const WORKER_URL = new URL("./worker.js", import.meta.url);
 // What the page reads from the worker, whose code is the learner's too (it can post anything
@@ -208,8 +209,17 @@ function createWorkerClient() {
       return;
     }
     try {
-      const files = await fetchSandboxFiles(document.body.dataset.sandboxPython);
-      if (worker === sent) sent.postMessage({ ...message, files }, Object.values(files));
+      const total = Number(document.body.dataset.sandboxBytes) || null;
+      let said = 0;
+      const files = await fetchSandboxFiles(document.body.dataset.sandboxPython, (loaded) => {
+        const now = performance.now();
+        if (now - said < PROGRESS_GAP_MS || worker !== sent) return;
+        said = now;
+        pending?.onEvent({ type: "download", loaded, total });
+      });
+      if (worker !== sent) return;
+      pending?.onEvent({ type: "python" }); // the files are here: Python starts in the worker
+      sent.postMessage({ ...message, files }, Object.values(files));
     } catch (err) {
       if (worker === sent) stop({ ok: false, error: { type: "SandboxFailed", message: String(err?.message ?? err) } });
     }
@@ -218,6 +228,10 @@ function createWorkerClient() {
   return {
     get warm() {
       return worker !== null;
+    },
+    /** Stop the run (and the worker, Python with it): the viewer pressed Cancel. */
+    cancel() {
+      if (pending) stop({ ok: false, error: { type: "Cancelled" } });
     },
     request(message, onEvent = () => {}) {
       const fresh = !worker;
@@ -239,6 +253,7 @@ export function sandboxError(error, source = "") {
   const params = error.params ?? {};
   const says = {
     PythonError: () => t("ui.sandbox.error.python", { message: error.message }),
+    MissingReflected: () => t("ui.sandbox.error.missing_reflected", { message: error.message, method: params.method, fix: params.fix }),
     PythonSyntaxError: () => t("ui.sandbox.error.syntax", { message: error.message }),
     Unavailable: () => (REFUSED_MODULES.has(params.module)
       ? t("ui.sandbox.error.refused", { module: params.module })
@@ -251,6 +266,7 @@ export function sandboxError(error, source = "") {
       ? t("ui.sandbox.error.timeout_line", { seconds: params.seconds, line: error.line })
       : t("ui.sandbox.error.timeout", { seconds: params.seconds })),
     SandboxFailed: () => t("ui.sandbox.error.failed", { message: error.message }),
+    Cancelled: () => t("ui.sandbox.error.cancelled"),
     Flood: () => t("ui.sandbox.error.flood", { limit: params.limit }),
     BadMessage: () => t("ui.sandbox.error.bad_message", { limit: params.limit }),
   };
@@ -279,6 +295,13 @@ function choiceSentence(choice, program) {
 
 function statusText(run) {
   if (run.status === "waiting") return t("ui.sandbox.waiting");
+  if (run.status === "starting" && run.stage === "download") {
+    const mb = (bytes) => compactText(Math.round(bytes / 1e5) / 10);
+    return run.total
+      ? t("ui.sandbox.stage.download", { loaded: mb(run.loaded), total: mb(run.total) })
+      : t("ui.sandbox.stage.download_unknown", { loaded: mb(run.loaded) });
+  }
+  if (run.status === "starting" && run.stage === "python") return t("ui.sandbox.stage.python");
   if (run.status === "starting") return t("ui.sandbox.starting");
   if (run.status === "running") return run.line ? t("ui.sandbox.running_line", { line: run.line }) : t("ui.sandbox.running");
   if (run.status === "failed") return t("ui.sandbox.failed");
@@ -289,7 +312,7 @@ function statusText(run) {
 
 /** The panel under the editor: status, which Value, the picker, notes, output, the program; or,
  *  for code waiting for the viewer, the sentence that says where it would run and Run. */
-function renderPanel(panel, run, { onPick, onRun }) {
+function renderPanel(panel, run, { onPick, onRun, onCancel }) {
   panel.hidden = !run;
   if (!run) {
     delete panel.dataset.status;
@@ -301,7 +324,12 @@ function renderPanel(panel, run, { onPick, onRun }) {
     panel.dataset.loadPyodideMs = Math.round(run.timings.pyodide);
     panel.dataset.loadPythonMs = Math.round(run.timings.python);
   }
-  const parts = [h("p", { class: "sandbox-status", "data-testid": "sandbox-status", text: statusText(run) })];
+  const parts = [h("p", { class: "sandbox-status", "data-testid": "sandbox-status", "data-stage": run.status === "starting" ? run.stage ?? "start" : run.status, text: statusText(run) })];
+  if (run.status === "starting" || run.status === "running") {
+    // The same button while the run lasts (the panel is drawn again at every line it reports).
+    parts.push(panel.querySelector("[data-testid=sandbox-cancel]")
+      ?? h("button", { type: "button", class: "sandbox-cancel", "data-testid": "sandbox-cancel", text: t("ui.sandbox.cancel"), onclick: onCancel }));
+  }
   if (run.status === "waiting") {
     parts.push(h("button", { type: "button", class: "sandbox-run primary", "data-testid": "sandbox-run", text: t("ui.sandbox.run"), onclick: onRun }));
     panel.replaceChildren(...parts);
@@ -354,6 +382,8 @@ async function execute(runner, message, meta) {
       update({ sandbox: { ...state.sandbox, status: "running", cold: event.cold, timings: event.timings ?? state.sandbox?.timings } });
     }
     if (event.type === "line") update({ sandbox: { ...state.sandbox, line: event.line } });
+    if (event.type === "download") update({ sandbox: { ...state.sandbox, stage: "download", loaded: event.loaded, total: event.total } });
+    if (event.type === "python") update({ sandbox: { ...state.sandbox, stage: "python" } });
   });
   runner.busy = false;
   if (runner.waiting) {
@@ -418,7 +448,7 @@ export function mountSandbox({ panel, send }, scope) {
     }
     if (!changed.has("sandbox")) return;
     const before = panel.dataset.status;
-    renderPanel(panel, s.sandbox, { onPick: pick, onRun: run });
+    renderPanel(panel, s.sandbox, { onPick: pick, onRun: run, onCancel: () => runner.worker.cancel() });
     // A long paste leaves the sidebar scrolled to its end: bring the result into view once.
     if (s.sandbox?.status === "done" && before !== "done") panel.scrollIntoView?.({ block: "nearest" });
   });
