@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -22,9 +23,10 @@ from chainrule.app.api import (
     presets,
     values,
 )
-from chainrule.app.api.graph_body import warm_up
+from chainrule.app.api.graph_body import structure_id, warm_up
 from chainrule.app.api.lesson_files import LESSONS_DIR, in_language, read_lessons
 from chainrule.app.api.sandbox import router as sandbox_router
+from chainrule.app.api.schemas import GraphRequest
 from chainrule.app.http.errors import install_error_handlers
 from chainrule.app.http.inflight import CancelOnDisconnect, InFlight
 from chainrule.app.http.middleware import (
@@ -109,7 +111,26 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     app.add_middleware(CacheControl)  # on 413s, 429s and 500s too
     app.add_middleware(SecurityHeaders)  # also on 413s and 500s
     app.add_middleware(HeadAsGet)  # outermost: a HEAD gets every header a GET would
+    app.openapi = with_real_structure_ids(app, settings)
     return app
+
+
+def with_real_structure_ids(app: FastAPI, settings: AppSettings) -> Callable[[], dict[str, Any]]:
+    """`app.openapi` whose `POST /api/values` examples name the structure id this server gives
+    their body: computed, never quoted (an id changes with the engine's version, the options and
+    the limits, and a quoted one went stale unseen)."""
+    default = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schemas = default()["components"]["schemas"]
+            (example,) = schemas["ValuesRequest"]["examples"]
+            body = {name: value for name, value in example.items() if name != "structure"}
+            structure = structure_id(GraphRequest.model_validate(body), settings)
+            example["structure"] = schemas["ValuesResponse"]["examples"][0]["structure"] = structure
+        return app.openapi_schema
+
+    return openapi
 
 
 app = create_app()

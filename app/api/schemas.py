@@ -398,6 +398,10 @@ class GraphResponse(ResponsePart):
     layout: LayoutInfo
 
 
+# The examples' structure id is this server's for their body: app/main.py fills it in.
+STRUCTURE_OF_EXAMPLE = "(the structure id of this body's /api/graph reply)"
+
+
 class ValuesRequest(GraphRequest):
     """The body of `POST /api/values`: the `/api/graph` body plus the structure id of the
     trace the client holds."""
@@ -412,7 +416,7 @@ class ValuesRequest(GraphRequest):
                     "source": "a = 2\nb = -3\nc = a * b\nL = c + a",
                     "values": {"a": 4},
                     "mode": "overwrite",
-                    "structure": "3a670b90651b48f588004962",
+                    "structure": STRUCTURE_OF_EXAMPLE,
                 }
             ]
         },
@@ -429,7 +433,7 @@ class ValuesResponse(ResponsePart):
         json_schema_extra={
             "examples": [
                 {
-                    "structure": "3a670b90651b48f588004962",
+                    "structure": STRUCTURE_OF_EXAMPLE,
                     "data": [4.0, -3.0, -12.0, -8.0],
                     "grad": [-3.0, 4.0, 1.0, 1.0],
                     "correct_grad": [-2.0, 4.0, 1.0, 1.0],
