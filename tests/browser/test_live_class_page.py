@@ -614,3 +614,31 @@ def test_the_teacher_takes_the_class_back_from_another_browser(
     for page in (teacher, student, elsewhere):
         assert page.errors == [], page.errors
     elsewhere.context.close()
+
+
+def test_a_teacher_with_a_program_longer_than_a_students_message_keeps_the_class(role_page):
+    """A program over 4 KB, a student's bound until the server has read the hello: the teacher's
+    page sends its view after the welcome (it resent it as soon as a socket opened, back to back
+    with the hello, where the server could still read it under a student's bound after a
+    reconnection), and the class runs with it."""
+    lines = [f"v{i} = {i % 7 - 3}" for i in range(600)]
+    source = "\n".join([*lines, "L = v1 * v2 + v3"])
+    assert len(source.encode()) > 4_096
+    teacher = role_page("teacher")
+    teacher.goto("/")
+    teacher.wait_for_selector(READY)
+    teacher.fill("[data-testid=source]", source)
+    teacher.press("[data-testid=source]", "Control+Enter")
+    teacher.wait_for_function("() => document.querySelector('[data-testid=node][data-label=L]')")
+    teacher.click("[data-testid=class-start]")
+    code = teacher.locator("[data-testid=class-code]").inner_text()
+    teacher.click("[data-testid=class-join-close]")
+    student = role_page("student0")
+    student.goto(f"/c/{code}")
+    wait_state(student, "following")
+    for _ in range(3):
+        teacher.click("[data-testid=step-forward]")
+    wait_step(student, 3)
+    assert teacher.get_attribute("[data-testid=class-bar]", "data-connection") == "open"
+    assert "v599 = " in student.locator("[data-testid=source]").input_value()
+    assert teacher.errors == [] and student.errors == []

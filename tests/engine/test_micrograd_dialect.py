@@ -151,7 +151,7 @@ UNSUPPORTED = [
     ("print(1)", "SyntaxError", NOTHING_TO_TRACE, 1, 1),
     ("c += 1", "UseBeforeAssign", "'c' has no value to change yet on line 1: assign 'c' before 'c +='", 1, 1),
     ("a = Value(1.0)\nb = 2\nb = Value(3.0)", "AssignedTwice", "'b' is assigned twice as a number (lines 2 and 3): a leaf is declared once; give the second one a new name", 3, 1),
-    ("(a).", "SyntaxError", "a '.' is followed by a method: .relu() .tanh() .exp() .log() .sigmoid() .sin()", 1, 4),
+    ("(a).", "SyntaxError", "a '.' is followed by a method: " + " ".join(f".{name}()" for name in FUNCTIONS), 1, 4),
     ("(a).relu(", "SyntaxError", "this '(' is never closed (add a ')' to close it)", 1, 9),
     ("Value(", "SyntaxError", f"Value(...) takes a number and, if you like, a label, as in Value(-3.0, label='b'); {SUBSET}", 1, 7),
     ("a = Value(2, label='a'", "SyntaxError", f"Value(...) takes a number and, if you like, a label, as in Value(-3.0, label='b'); {SUBSET}", 1, 23),

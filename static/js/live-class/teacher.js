@@ -262,7 +262,12 @@ function showClass(next, { ui, session, boardView }) {
 
 /** What the class says to the teacher (docs/live-class.md, Messages). */
 function onTeacherMessage(message, { ui, session, views, show }) {
-  if (message.type === "welcome") views.schedule();
+  // The view goes once the server has read the hello: until then a message is held to a
+  // student's size (app/live_class/connection.py bound_frames), and a long program would be refused.
+  if (message.type === "welcome") {
+    views.resend();
+    views.schedule();
+  }
   else if (message.type === "snapshot") show(message);
   else if (message.type === "students") {
     showCount(ui.students, message.count, t("ui.class.students", { count: countText(message.count), max: countText(message.max) }));
@@ -336,7 +341,6 @@ function run(info, page, { fresh, adopt = false }) {
     onConnection: (connection, code) => {
       ui.bar.dataset.connection = connection;
       session.showLost({ connection, storeDown: connection === "open" ? false : undefined });
-      if (connection === "open") views.resend();
       if (connection === "closed") finish({ ended: code === 1000 || code === 4404, moved: code === 4409 }); // ended, or gone while this tab was away; or taken by another page
     },
     onMessage: (message) => onTeacherMessage(message, { ui, session, views, show }),
