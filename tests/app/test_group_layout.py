@@ -88,8 +88,10 @@ def test_both_layouts_keep_every_group_in_the_same_column_and_order(client) -> N
                 assert expanded[left]["x"] < expanded[right]["x"]
 
 
-def test_a_500_node_program_of_60_statements_lays_out_with_dot(client) -> None:
-    # How long it takes is measured in bench/layout_cost.py ("60 statements of groups").
+def test_a_500_node_program_of_60_statements_lays_out_with_dot(make_client) -> None:
+    # How long it takes is measured in bench/layout_cost.py ("60 statements of groups"); here
+    # dot has time to spare (at load 10 it outlasted the 2 s default, and the fallback answered).
+    client = make_client(dot_timeout_s=30.0)
     reply = client.post("/api/graph", json={"source": layered_program()}).json()
     assert len(reply["groups"]) == 60 and len(reply["nodes"]) > 480
     assert reply["layout"]["engine"] == "dot", "dot answered within its timeout"
