@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import logging
 import os
 import tempfile
 import threading
@@ -29,6 +30,8 @@ COMPRESSIBLE_SUFFIXES = frozenset((".wasm", ".js", ".mjs", ".css", ".json", ".sv
 # made 3.55 MB in 0.6 s on every request).
 LEVEL = 9
 DEFAULT_DIR = Path(tempfile.gettempdir()) / "chainrule-precompressed"
+
+logger = logging.getLogger("chainrule")
 
 _locks: dict[Path, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -76,9 +79,12 @@ def precompress_all(directory: Path, folder: Path) -> None:
     """Make the gzipped copy of every file under `directory` worth one (the server's start does
     this in a thread, so a learner's first run does not wait for the wasm's 1.3 s of CPU; a copy
     already in `folder` costs reading and hashing its file)."""
-    for path in sorted(directory.rglob("*")):
-        if path.is_file() and worth_precompressing(path, path.stat().st_size):
-            gzipped_copy(path, folder)
+    try:
+        for path in sorted(directory.rglob("*")):
+            if path.is_file() and worth_precompressing(path, path.stat().st_size):
+                gzipped_copy(path, folder)
+    except OSError as err:  # said once; each request then tries, and sends the file if it fails
+        logger.warning("cannot keep gzipped static files in %s: %s", folder, err)
 
 
 def start_precompressing(directory: Path, folder: Path | None) -> threading.Thread | None:
@@ -119,9 +125,13 @@ class PrecompressedStaticFiles(StaticFiles):
         key = (str(source), stat.st_size, stat.st_mtime_ns)
         copy = self._copies.get(key)
         if copy is None:
-            copy = await anyio.to_thread.run_sync(
-                gzipped_copy, Path(source), self.precompressed_dir
-            )
+            try:
+                copy = await anyio.to_thread.run_sync(
+                    gzipped_copy, Path(source), self.precompressed_dir
+                )
+            except OSError:  # an unwritable folder: the file as it is, gzipped by the middleware
+                del response.headers["vary"]
+                return response
             self._copies[key] = copy
         gzipped = FileResponse(copy, stat_result=os.stat(copy), media_type=response.media_type)
         gzipped.headers["content-encoding"] = "gzip"

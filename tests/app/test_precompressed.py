@@ -140,6 +140,16 @@ def test_the_servers_start_makes_every_copy_ahead(small_app, folder):
     assert copy.name.startswith("big.wasm.") and copy.suffix == ".gz"
 
 
+def test_a_folder_that_cannot_be_written_sends_the_file_as_before(tmp_path, make_client):
+    blocked = tmp_path / "a file, not a folder"
+    blocked.write_text("")
+    client = make_client(precompressed_dir=blocked / "gz")
+    url = f"/static/{client.app.state.asset_version}/vendor/pyodide/pyodide.asm.mjs"
+    headers, body = raw(client, url, GZIP)
+    assert headers["content-encoding"] == "gzip" and "content-length" not in headers
+    assert gzip.decompress(body) == (ROOT / "static/vendor/pyodide/pyodide.asm.mjs").read_bytes()
+
+
 def test_precompress_off_sends_the_file_for_the_middleware_to_gzip(make_client):
     client = make_client(precompress_static=False)
     url = f"/static/{client.app.state.asset_version}/vendor/pyodide/pyodide.asm.mjs"
