@@ -124,7 +124,7 @@ class PrecompressedStaticFiles(StaticFiles):
         stat = os.stat(source)
         key = (str(source), stat.st_size, stat.st_mtime_ns)
         copy = self._copies.get(key)
-        if copy is None:
+        if copy is None or not copy.exists():  # (a cleaner of the temporary folder may take it)
             try:
                 copy = await anyio.to_thread.run_sync(
                     gzipped_copy, Path(source), self.precompressed_dir

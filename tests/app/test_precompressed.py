@@ -102,6 +102,10 @@ def test_a_big_file_is_gzipped_once_then_sent_from_its_copy(small_app, folder, m
 
     monkeypatch.setattr(precompressed.gzip, "compress", refuse)
     assert raw(client, "/static/big.wasm", GZIP) == (headers, body)
+    # A copy taken away (a cleaner of the temporary folder) is made again.
+    monkeypatch.undo()
+    copy.unlink()
+    assert raw(client, "/static/big.wasm", GZIP)[1] == body
     # A new server process (a new StaticFiles) finds the copy on disk.
     again = PrecompressedStaticFiles(directory=static, precompressed_dir=folder)
     client.app.router.routes[0].app = again
