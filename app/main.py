@@ -7,7 +7,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
-from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.middleware.gzip import GZipMiddleware
 
@@ -39,6 +38,11 @@ from chainrule.app.http.middleware import (
 )
 from chainrule.app.http.pages import STATIC_DIR, TEMPLATES_DIR, VersionedStaticFiles, asset_version
 from chainrule.app.http.pages import router as pages_router
+from chainrule.app.http.precompressed import (
+    DEFAULT_DIR,
+    PrecompressedStaticFiles,
+    start_precompressing,
+)
 from chainrule.app.http.ratelimit import RateLimitMiddleware
 from chainrule.app.http.responses import dumps
 from chainrule.app.http.server_state import ServerState
@@ -52,6 +56,8 @@ from chainrule.engine.i18n import LANGS
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # Start the helper processes now, so the first big program does not pay for their start-up.
     app.state.server.offload.start(warm_up)
+    # Pyodide's wasm gzipped once, before a learner's first run asks for it.
+    start_precompressing(STATIC_DIR, app.state.precompressed_dir)
     # A stop signal cancels the requests at work (each answers 503) instead of waiting for them.
     restore_signals = app.state.in_flight.on_stop_signals()
     await app.state.hub.start()
@@ -94,8 +100,12 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     # The page loads everything from /static/<version>/ (modules import each other relatively,
     # so they inherit it): one deploy's files never mix with another's, and each is cached for
     # good. Plain /static/ stays for links from elsewhere, revalidated on every use.
-    app.mount(f"/static/{version}", VersionedStaticFiles(directory=STATIC_DIR), name="assets")
-    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    gzipped = (settings.precompressed_dir or DEFAULT_DIR) if settings.precompress_static else None
+    app.state.precompressed_dir = gzipped
+    versioned = VersionedStaticFiles(directory=STATIC_DIR, precompressed_dir=gzipped)
+    app.mount(f"/static/{version}", versioned, name="assets")
+    static = PrecompressedStaticFiles(directory=STATIC_DIR, precompressed_dir=gzipped)
+    app.mount("/static", static, name="static")
 
     install_error_handlers(app)
     app.add_middleware(UnexpectedErrors)  # innermost: the middleware below add their headers

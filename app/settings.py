@@ -123,6 +123,13 @@ class AppSettings(BaseModel):
     layout_cache_redis_url: str | None = None
     layout_cache_ttl_s: int = 7 * 24 * 3600  # layouts kept in Redis
 
+    # Where big static files (Pyodide's WebAssembly) are kept gzipped, made once when first asked
+    # for (app/http/precompressed.py); default: chainrule-precompressed in the system's temporary
+    # folder. `precompress_static=False` sends them as they are (the middleware gzips them on every
+    # request, as before: bench/sandbox.py's "before").
+    precompressed_dir: Path | None = None
+    precompress_static: bool = True
+
     # The lessons' data files (one JSON file per lesson); default: `lessons/` of the checkout.
     lessons_dir: Path | None = None
 

@@ -11,12 +11,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
-from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.responses import Response
+from starlette.types import Scope
 
 from chainrule import engine
 from chainrule.app.api.language import lang_of
+from chainrule.app.http.precompressed import PrecompressedStaticFiles
 from chainrule.engine.i18n import LANGS, text, ui_catalogue
 from chainrule.engine.ops import page_table
 
@@ -61,11 +62,12 @@ def asset_version(static_dir: Path = STATIC_DIR) -> str:
     return digest.hexdigest()
 
 
-class VersionedStaticFiles(StaticFiles):
-    """The static files under `/static/<asset version>/`, cacheable for a year, immutable."""
+class VersionedStaticFiles(PrecompressedStaticFiles):
+    """The static files under `/static/<asset version>/`, cacheable for a year, immutable (big
+    ones gzipped once: app/http/precompressed.py)."""
 
-    def file_response(self, *args: Any, **kwargs: Any) -> Response:
-        response = super().file_response(*args, **kwargs)
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
         response.headers["cache-control"] = IMMUTABLE
         return response
 

@@ -457,10 +457,13 @@ def test_code_that_never_ends_is_stopped_and_its_line_named(page):
 
 
 def test_a_cold_start_says_its_stages_and_a_run_can_be_cancelled(page):
-    """A new worker: downloading the runtime (MB of MB), starting Python, running the code, each
-    said in the status line; Cancel stops a run (the worker with it), and the next run works."""
+    """A new worker: downloading the runtime (MB of MB: the wasm gzipped once, with its length),
+    starting Python, running the code, each said in the status line; Cancel stops a run (the
+    worker with it), and the next run works."""
     page.set_default_timeout(30_000)
     page.posted, page.requested = [], []
+    wasm = []
+    page.on("response", lambda r: wasm.append(r) if r.url.endswith("/pyodide.asm.wasm") else None)
     page.goto("/")
     page.wait_for_selector("[data-testid=node]")
     page.evaluate(
@@ -482,6 +485,11 @@ def test_a_cold_start_says_its_stages_and_a_run_can_be_cancelled(page):
     assert order.index("download") < order.index("python") < order.index("running")
     download = next(text for stage, text in stages if stage == "download")
     assert " MB of " in download, download
+    # The runtime's 9.6 MB of wasm came as the server's gzipped copy, with its length
+    # (app/http/precompressed.py), not gzipped on the fly.
+    headers = wasm[0].all_headers()
+    assert headers["content-encoding"] == "gzip" and headers["content-type"] == "application/wasm"
+    assert int(headers["content-length"]) < 4_000_000
     # A run that never ends, cancelled: the worker goes, the page says so, the next run works.
     page.fill("[data-testid=source]", "x = 0\nwhile True:\n    x += 1\n")
     page.click("[data-testid=sandbox-cancel]")
