@@ -98,8 +98,13 @@ def python_zip() -> tuple[bytes, str]:
 
 @cache
 def runtime_bytes() -> int:
-    """What a cold start downloads, decoded: the runtime's files and the zip."""
-    return sum((ROOT / name).stat().st_size for name in RUNTIME_FILES) + len(python_zip()[0])
+    """What a cold start downloads, decoded: the runtime's files and the zip; 0 (unknown: the
+    page counts what arrives) where the runtime is not beside the package (a wheel leaves it out:
+    docs/deployment.md)."""
+    paths = [ROOT / name for name in RUNTIME_FILES]
+    if not all(path.is_file() for path in paths):
+        return 0
+    return sum(path.stat().st_size for path in paths) + len(python_zip()[0])
 
 
 def python_zip_url(request: Request) -> str:
