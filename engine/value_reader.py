@@ -32,6 +32,7 @@ A node's `label` is kept: as its name where it is one, else set on the node's li
 
 from __future__ import annotations
 
+import ast
 import gc
 import hashlib
 import keyword
@@ -568,6 +569,26 @@ def places_in(namespace: Mapping[str, Any], exclude: Collection[str] = ()) -> di
                 continue
         level = deeper
     return places
+
+
+def loop_targets(code: str) -> set[str]:
+    """The names a `for` of `code`'s top level binds (its loop variables: the `p` of
+    `for p in n.parameters()` holds a parameter by chance, it names none); a function's or a
+    class's own loops bind their locals. Code that does not parse binds none."""
+    try:
+        statements = list(ast.parse(code).body)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    while statements:
+        statement = statements.pop()
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(statement, (ast.For, ast.AsyncFor)):
+            names.update(n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name))
+        for block in ("body", "orelse", "finalbody", "handlers"):
+            statements.extend(getattr(statement, block, ()))
+    return names
 
 
 def _parts(path: str, obj: Any) -> list[tuple[str, Any]]:

@@ -301,7 +301,8 @@ def test_the_lecture_s_labels_that_are_no_names_come_back_as_labels():
         total.backward()
         reply = chainrule.trace_value(total)
         assert ".label" not in reply["program"]["source"]
-        assert sorted(n["label"] for n in reply["nodes"]) == ["", "out", "x", "y", "z"]
+        # The variables that hold the nodes name them (the caller's namespace: docs/python.md).
+        assert sorted(n["label"] for n in reply["nodes"]) == ["product", "total", "x", "y", "z"]
 
 
 def test_a_graph_whose_leaves_moved_after_its_forward_pass_says_which():
@@ -323,7 +324,9 @@ def test_a_graph_whose_leaves_moved_after_its_forward_pass_says_which():
     reply = chainrule.trace_value(loss)
     (stale,) = [w for w in reply["warnings"] if w["type"] == "stale_graph"]
     assert "Leaves changed after the forward pass" in stale["message"]
-    program = program_of(loss)
+    from chainrule.notebook.traces import caller_places
+
+    program = program_of(loss, names=caller_places())  # named as trace_value names them
     # Every parameter the last step moved (a dead ReLU's kept its place) is named; the inputs
     # (numbers micrograd wrapped: constants) did not move.
     assert len(program.moved) == sum(p.grad != 0 for p in model.parameters())
