@@ -283,15 +283,15 @@ def test_an_op_no_row_explains_is_an_opaque_node_and_no_value_is_a_type_of_its_o
 
 def test_the_lecture_s_labels_that_are_no_names_come_back_as_labels():
     """The lecture's neuron (its own Value class, here the tests' stand-in for it), read back:
-    `x1*w1` is the card's label, on a node the program names `t1`."""
+    `x1*w1` is the card's label, on a node the program names after it (`x1_w1`, never `t1`)."""
     from lecture_cells import CELLS, run
 
     root, _ = run(next(cell for cell in CELLS if cell.id == "second-half-cell-9"))
     reply = chainrule.trace_value(root)
     cards = {node["label"]: node for node in reply["nodes"]}
     assert set(cards) == {"x1", "x2", "w1", "w2", "b", "x1*w1", "x2*w2", "x1*w1 + x2*w2", "n", "o"}
-    assert cards["x1*w1"]["name"].startswith("t")
-    assert "; t1.label = 'x1*w1'" in reply["program"]["source"]
+    assert cards["x1*w1"]["name"] == "x1_w1"
+    assert "; x1_w1.label = 'x1*w1'" in reply["program"]["source"]
     assert math.isclose(cards["x1"]["grad"], -1.5, rel_tol=1e-12)
     # A label no program line can hold (a line break, a backslash, both quotes) is left out.
     for label in ("a\nb", "a\\b", 'it\'s "x"'):
@@ -352,7 +352,7 @@ def test_a_value_a_running_functions_variable_holds_is_a_leaf_not_a_constant():
         a, b = MG(2.0), MG(-1.5)
         return program_of(a * b + 3)
 
-    assert cell().source == "v1 = 2.0\nv2 = -1.5\nout = (v1 * v2) + 3.0\n"
+    assert cell().source == "v1 = 2.0\nv2 = -1.5\nout = v1 * v2 + 3.0\n"
 
 
 def test_a_notebooks_variables_name_the_parameters_by_where_they_live():
@@ -368,3 +368,70 @@ def test_a_notebooks_variables_name_the_parameters_by_where_they_live():
     assert leaves[0] == "model_layers1_neurons0_b" and "p" not in leaves
     labels = engine.trace(program.source).nodes
     assert {n.label for n in labels if n.kind == "leaf"} >= {"model.layers[0].neurons[0].w[0]"}
+
+
+def test_the_mlp_is_written_one_neuron_a_statement_each_named_where_it_lives():
+    """Issue 38: the lecture's `MLP(3, [4, 4, 1])` on its four examples (micrograd's nn). Each
+    neuron's `w·x + b` and its activation is one statement, named by where its parameters live
+    (`n.layers[0].neurons[1]`, `…₂` for the next example), so the page draws one group a neuron,
+    as the real-size view groups statements; the last layer's is `ypred[k]`, the list that holds
+    it. No generated `t1`, and the same program on two runs."""
+    random.seed(1)
+    n = MLP(3, [4, 4, 1])
+    xs = [[2.0, 3.0, -1.0], [3.0, -1.0, 0.5], [0.5, 1.0, 1.0], [1.0, 1.0, -1.0]]
+    ys = [1.0, -1.0, -1.0, 1.0]
+    ypred = [n(x) for x in xs]
+    loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred, strict=True))
+    loss.backward()
+    reply = chainrule.trace_value(loss)
+    assert reply["program"] == chainrule.trace_value(loss)["program"]
+    assert not any(
+        line.split(" = ")[0][:1] == "t" and line.split(" = ")[0][1:].isdigit()
+        for line in reply["program"]["source"].splitlines()
+    )
+    groups = [group for group in reply["groups"] if group["kind"] == "statement"]
+    names = [group["name"] for group in groups]
+    neurons = [f"n.layers[{layer}].neurons[{k}]" for layer in (0, 1) for k in range(4)]
+    for neuron in neurons:
+        assert [name for name in names if name.startswith(neuron)] == [
+            neuron,
+            f"{neuron}₂",
+            f"{neuron}₃",
+            f"{neuron}₄",
+        ]
+    assert sorted(set(names) - {f"{x}{s}" for x in neurons for s in ("", "₂", "₃", "₄")}) == [
+        "loss", "ypred[0]", "ypred[1]", "ypred[2]", "ypred[3]"
+    ]  # fmt: skip
+    # A parameter feeds its own neuron's statements only.
+    label = {node["id"]: node["label"] for node in reply["nodes"] if node["kind"] == "leaf"}
+    group_of = {node: group["name"] for group in groups for node in group["nodes"]}
+    for edge in reply["edges"]:
+        place = label.get(edge["source"], "")
+        if place.startswith("n.layers[") and place.endswith(("]", ".b")) and "].neurons[" in place:
+            owner = place.rsplit(".", 1)[0] if place.endswith(".b") else place.rsplit(".w", 1)[0]
+            target = group_of[edge["target"]]
+            last_layer = owner.startswith("n.layers[2]") and target.startswith("ypred[")
+            assert target.startswith(owner) or last_layer, (place, target)
+
+
+def test_inputs_the_code_made_values_are_leaves_once_named_where_they_live():
+    """An input the learner made a Value (`xs = [[Value(2.0), …]]`) is held by their list: one
+    leaf each, named by its place (`xs[0][1]`), used by every neuron of the first layer, and
+    the neurons are still named by their parameters (docs/python.md: plain numbers stay
+    constants)."""
+    random.seed(1)
+    n = MLP(3, [4, 1])
+    xs = [[MG(2.0), MG(3.0), MG(-1.0)], [MG(3.0), MG(-1.0), MG(0.5)]]
+    ypred = [n(x) for x in xs]
+    loss = sum((yout - ygt) ** 2 for ygt, yout in zip([1.0, -1.0], ypred, strict=True))
+    loss.backward()
+    reply = chainrule.trace_value(loss)
+    inputs = [node for node in reply["nodes"] if node["label"].startswith("xs[")]
+    assert sorted(node["label"] for node in inputs) == sorted(
+        f"xs[{i}][{j}]" for i in range(2) for j in range(3)
+    )
+    assert all(node["kind"] == "leaf" for node in inputs)
+    uses = [edge["source"] for edge in reply["edges"]]
+    assert all(uses.count(node["id"]) == 4 for node in inputs)  # the four neurons of layer 0
+    names = {group["name"] for group in reply["groups"] if group["kind"] == "statement"}
+    assert {"n.layers[0].neurons[3]", "n.layers[0].neurons[3]₂"} <= names
