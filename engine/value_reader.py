@@ -7,8 +7,10 @@ A Value is read by its shape, not its spelling: an object with a numeric `data` 
 without `__slots__`) are objects of the same kind. Its op is the table's row its spelling names
 (micrograd's `_op`, or the table's own keys) when it has one, else the row that computes the
 node's data from its children's (`'sub'`, `'div'`, `'**2'`, no op at all): the numbers say which.
-A node no row explains is an opaque node: written as a leaf holding its data, and said
-(`Program.unknown`), never a refusal of the whole graph.
+A node no row explains is an opaque node: a call of a function the program defines for it
+(`unknown_max(p1, p2) = …`), with its children as arguments, holding its stored data, its local
+derivatives what the code's own `_backward` gives at these numbers (the body is the tangent
+there); said (`Program.unknown`), never a refusal of the whole graph.
 
 A node whose stored `data` no longer follows from its children's (a training step moved the
 leaves after the forward pass, or an op's forward is wrong) is found and said
@@ -150,6 +152,8 @@ class Program:
     consts: list[bool] = field(default_factory=list, repr=False)
     # Nodes no row of the table explains, written as leaves: {node, op, data, line, children}.
     unknown: list[dict[str, Any]] = field(default_factory=list)
+    # Each opaque node's local derivatives (node index → one per child), as its `_backward` gave.
+    opaque: dict[int, list[float]] = field(default_factory=dict)
     # Nodes whose stored data does not follow from their operands': {node, line, stored,
     # follows}; and the leaves under the lowest of them (those that may have moved).
     inconsistent: list[dict[str, Any]] = field(default_factory=list)
@@ -167,8 +171,11 @@ class Program:
                 "message": (
                     f"{u['node']} was made by op {u['op']!r}, and no operation chainrule knows "
                     f"({KNOWN_OPS}, '**' with a number) gives its data {u['data']!r} from its "
-                    f"children ({', '.join(u['children'])}): it is drawn as a leaf holding that "
-                    "value, without its children. Spell the op as one of those to see them."
+                    f"children ({', '.join(u['children'])}): it is drawn as an unknown op "
+                    f"({u['function']}) with its children, holding that value, its local "
+                    f"derivatives ({', '.join(map(repr, u['locals']))}) what your _backward "
+                    "gives at these numbers (a slider moves it along that tangent, not along "
+                    "your op). Spell the op as one of those to have it computed."
                 ),
                 "line": u["line"],
                 "column": 1,
@@ -225,6 +232,8 @@ class _Node:
     const: bool = False  # a constant (written inline): ours, or a number an operator wrapped
     unknown: str | None = None  # the spelling of an op no row explains (an opaque node)
     children: list[int] = field(default_factory=list)  # as the Value keeps them
+    # An opaque node's local derivatives, one per child, as its `_backward` gives them.
+    measured: list[float] = field(default_factory=list)
 
 
 def _is_ours(value: Any) -> bool:
@@ -525,11 +534,42 @@ def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[A
         label = getattr(value, "label", "") or ""
         const = _is_ours(value) and getattr(value, "kind", "") == "const"
         unknown = spelled_op(value) if children_at and op is None else None
+        if unknown is not None:
+            inputs = children_at  # drawn with its children, its derivatives measured
         nodes.append(_Node(data, op, inputs, exponent, str(label), merged, const, unknown,
                            children_at))  # fmt: skip
+        if unknown is not None:
+            nodes[-1].measured = _measured_locals(value, children)
         index[key] = len(nodes) - 1
         keep.append(value)
     return nodes, keep
+
+
+def _measured_locals(value: Any, children: list[Any]) -> list[float]:
+    """What `value._backward` passes each child for an upstream gradient of 1 (its local
+    derivatives at these numbers): the code's own rule for an op chainrule does not know. Every
+    grad it touches is put back; 0 where it has none, raises, or gives no finite number."""
+    backward = getattr(value, "_backward", None)
+    touched = list({id(node): node for node in (value, *children)}.values())
+    try:
+        saved = [node.grad for node in touched]
+    except AttributeError:
+        return [0.0] * len(children)
+    measured = [0.0] * len(children)
+    try:
+        for node in touched:
+            node.grad = 0.0
+        value.grad = 1.0
+        if callable(backward):
+            backward()
+            # A child that is the node itself (none in a DAG) or given twice shares one grad.
+            measured = [float(child.grad) if child is not value else 0.0 for child in children]
+    except Exception:  # noqa: BLE001 - a rule that fails measures nothing
+        measured = [0.0] * len(children)
+    finally:
+        for node, grad in zip(touched, saved, strict=True):
+            node.grad = grad
+    return [g if math.isfinite(g) else 0.0 for g in measured]
 
 
 def _usable(label: str, taken: set[str]) -> bool:
@@ -831,6 +871,7 @@ class _Writer:
         # The leaves written in a node's statement so far (its own line's, or its inline text's).
         self.direct: list[list[int]] = [[] for _ in range(count)]
         self.place_count: dict[str, int] = {}
+        self.functions: dict[int, str] = {}  # id(opaque node) → the function written for it
         self.line_of = [0] * count  # the 1-based line that writes a node (inline: its user's)
 
     def opaque_name(self, node: _Node) -> str | None:
@@ -862,7 +903,10 @@ class _Writer:
         # A label that is not the node's name (`x1*w1`, or a label beside the name of the variable
         # that holds it) is set on the node's own line.
         label = _label_literal(node.label) if node.label != self.names[i] else None
-        if node.op is None:
+        if node.unknown is not None:
+            name = self.names[i] or self.opaque_name(node) or self.fresh("v")
+            self.write_opaque(name, node)
+        elif node.op is None:
             name = self.names[i] or self.opaque_name(node) or self.fresh("v")
             self.lines.append(f"{name} = {_number(node.data)}")
             self.values[name] = node.data
@@ -894,6 +938,31 @@ class _Writer:
         self.shown[i] = node.label or name
         self.shown_prec[i] = ATOM if ATOMIC_LABEL.fullmatch(self.shown[i]) else 0
         self.line_of[i] = len(self.lines)
+
+    def write_opaque(self, name: str, node: _Node) -> None:
+        """An opaque node: a function the program defines for it, `unknown_<op>`, whose body is
+        its data plus its measured local derivatives times each argument's distance from its
+        value here (the tangent: at these numbers the node's data and local derivatives are the
+        code's), and `name` = the call of it on the node's children."""
+        function = self.fresh_function(f"unknown_{identifier_of(node.unknown or 'op')}")
+        self.functions[id(node)] = function
+        params = [f"p{k + 1}" for k in range(len(node.inputs))]
+        body = _number(node.data) + "".join(
+            f" + {_signed(local)} * ({param} - {_signed(self.nodes[j].data)})"
+            for param, local, j in zip(params, node.measured, node.inputs, strict=True)
+        )
+        self.lines.append(f"{function}({', '.join(params)}) = {body}")
+        arguments = ", ".join(self.text[j] for j in node.inputs)
+        self.lines.append(f"{name} = {function}({arguments})")
+
+    def fresh_function(self, base: str) -> str:
+        """A function's name no node and no other function took."""
+        name, count = base, 1
+        while not _usable(name, self.taken):
+            count += 1
+            name = f"{base}{count}"
+        self.taken.add(name)
+        return name
 
     def place_of(self, leaves: list[int]) -> str | None:
         """The object the parameters among `leaves` live in (`_shared_place`)."""
@@ -964,7 +1033,7 @@ class _Writer:
         leaves = [
             names[i]
             for i, node in enumerate(self.nodes)
-            if reachable[i] and node.op is None and not node.const and names[i]
+            if reachable[i] and node.op is None and not node.const and not node.unknown and names[i]
         ]
         unknown = [
             {
@@ -973,6 +1042,8 @@ class _Writer:
                 "data": node.data,
                 "line": line_of[i],
                 "children": [text[j] or names[j] or "" for j in node.children],
+                "function": self.functions.get(id(node), ""),
+                "locals": node.measured,
             }  # fmt: skip
             for i, node in enumerate(self.nodes)
             if reachable[i] and node.unknown is not None
@@ -997,6 +1068,11 @@ class _Writer:
             exponents=[node.exponent for node in self.nodes],
             consts=[node.const for node in self.nodes],
             unknown=unknown,
+            opaque={
+                i: node.measured
+                for i, node in enumerate(self.nodes)
+                if reachable[i] and node.unknown is not None
+            },  # fmt: skip
             inconsistent=[
                 {
                     "node": names[i] or text[i],
@@ -1074,6 +1150,11 @@ def _shared_place(places: list[str]) -> str | None:
     if not shared or any(len(shared) >= len(p) for p in parts):
         return None
     return "".join(shared)
+
+
+def _signed(x: float) -> str:
+    """A number as an operand: in brackets when negative."""
+    return f"({_number(x)})" if x < 0 else _number(x)
 
 
 def _exponent(k: float | None) -> str:

@@ -171,12 +171,14 @@ class Check:
 
     def _locals(self, data: list[float]) -> list[list[float]]:
         program = self.program
+        # An opaque node's local derivatives are its own `_backward`'s (the program's too).
         return [
-            list(apply(op, [data[j] for j in inputs], exponent or 0.0)[1]) if op else []
-            for op, inputs, exponent in zip(
+            list(apply(op, [data[j] for j in inputs], exponent or 0.0)[1])
+            if op else list(program.opaque.get(i, []))
+            for i, (op, inputs, exponent) in enumerate(zip(
                 program.ops, program.inputs, program.exponents, strict=True
-            )  # fmt: skip
-        ]
+            ))
+        ]  # fmt: skip
 
     def _grads(self, local: list[list[float]], order: list[int], seed: float = 1.0) -> list[float]:
         grads = [0.0] * self.count

@@ -273,10 +273,26 @@ def test_an_op_no_row_explains_is_an_opaque_node_and_no_value_is_a_type_of_its_o
     odd.data = 10.0  # no row of the table gives 10 from 1 and 2
     odd.label = "c"
     program = program_of(odd * labelled(3.0, "d"))
-    assert program.source == "c = 10.0\nd = 3.0\nout = c * d\n"
+    # Issue 38: drawn with its children and its numbers: a call of a function the program
+    # defines for it, holding its data, its local derivatives its own `_backward` gives (the
+    # `+`'s: 1 and 1), the tangent there.
+    assert program.source == (
+        "a = 1.0\nb = 2.0\n"
+        "unknown_cosh(p1, p2) = 10.0 + 1.0 * (p1 - 1.0) + 1.0 * (p2 - 2.0)\n"
+        "c = unknown_cosh(a, b)\nd = 3.0\nout = c * d\n"
+    )
     (warning,) = program.warnings()
     assert warning["type"] == "unknown_op" and "op 'cosh'" in warning["message"]
-    assert "children (a, b)" in warning["message"]
+    assert "children (a, b)" in warning["message"] and "(1.0, 1.0)" in warning["message"]
+    trace = chainrule.trace(program.source)
+    cards = {node["label"]: node for node in trace["nodes"]}
+    assert (cards["c"]["op"], cards["c"]["data"], cards["c"]["grad"]) == ("unknown_cosh", 10.0, 3.0)
+    assert {(e["source"], e["target"]) for e in trace["edges"]} >= {
+        (cards["a"]["id"], cards["c"]["id"]),
+        (cards["b"]["id"], cards["c"]["id"]),
+    }
+    assert cards["a"]["grad"] == cards["b"]["grad"] == 3.0
+    assert (a.grad, b.grad, odd.grad) == (0.0, 0.0, 0.0)  # measured, then put back
     with pytest.raises(NotAValue):
         program_of("a string")
 

@@ -465,8 +465,15 @@ def test_an_op_no_row_explains_is_drawn_opaque_and_said():
     result = Session().run(TEKKNOLAGI)
     (warning,) = result["program"]["warnings"]
     assert warning["type"] == "unknown_op" and "op 'max'" in warning["message"]
-    # max(w * x, b * 4) = max(-1.5, 2.0): the node holds its data, named by its op.
-    assert result["program"]["source"] == "w = 0.75\nmax = 2.0\nscore = max + w\n"
+    # max(w * x, b * 4) = max(-1.5, 2.0): the node holds its data, named by its op, drawn with
+    # its children; its local derivatives are its own _backward's (the winner's 1), so the
+    # check agrees (issue 38).
+    assert result["program"]["source"] == (
+        "w = 0.75\nx = -2.0\nb = 0.5\n"
+        "unknown_max(p1, p2) = 2.0 + 0.0 * (p1 - (-1.5)) + 1.0 * (p2 - 2.0)\n"
+        "max = unknown_max(w * x, b * 4.0)\nscore = max + w\n"
+    )
+    assert result["check"]["verdict"] == "agree"
 
 
 def test_a_training_loops_graph_is_the_last_loss_printed_with_places_as_names():
