@@ -1000,7 +1000,9 @@ class _Writer:
         if place is not None:
             count = self.place_count[place] = self.place_count.get(place, 0) + 1
             base = identifier_of(place)
-            name = base if count == 1 and _usable(base, self.taken) else self.fresh(f"{base}_")
+            name = base if count == 1 else f"{base}_{count}"  # as its label counts: `…₂`
+            if not _usable(name, self.taken):
+                name = self.fresh(f"{base}_")
             self.taken.add(name)
             return name, place if count == 1 else place + str(count).translate(SUBSCRIPTS)
         if node.label:  # the code's own label, no name (`x1*w1`): the name is made of it

@@ -405,6 +405,8 @@ def test_the_mlp_is_written_one_neuron_a_statement_each_named_where_it_lives():
         line.split(" = ")[0][:1] == "t" and line.split(" = ")[0][1:].isdigit()
         for line in reply["program"]["source"].splitlines()
     )
+    assert "\nn_layers0_neurons1_2 = (" in reply["program"]["source"]
+    assert "n_layers0_neurons1_2.label = 'n.layers[0].neurons[1]₂'" in reply["program"]["source"]
     groups = [group for group in reply["groups"] if group["kind"] == "statement"]
     names = [group["name"] for group in groups]
     neurons = [f"n.layers[{layer}].neurons[{k}]" for layer in (0, 1) for k in range(4)]
