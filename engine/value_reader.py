@@ -7,8 +7,10 @@ A Value is read by its shape, not its spelling: an object with a numeric `data` 
 without `__slots__`) are objects of the same kind. Its op is the table's row its spelling names
 (micrograd's `_op`, or the table's own keys) when it has one, else the row that computes the
 node's data from its children's (`'sub'`, `'div'`, `'**2'`, no op at all): the numbers say which.
-A node no row explains is an opaque node: written as a leaf holding its data, and said
-(`Program.unknown`), never a refusal of the whole graph.
+A node no row explains is an opaque node: a call of a function the program defines for it
+(`unknown_max(p1, p2) = …`), with its children as arguments, holding its stored data, its local
+derivatives what the code's own `_backward` gives at these numbers (the body is the tangent
+there); said (`Program.unknown`), never a refusal of the whole graph.
 
 A node whose stored `data` no longer follows from its children's (a training step moved the
 leaves after the forward pass, or an op's forward is wrong) is found and said
@@ -27,11 +29,14 @@ by label, else by a structural key (op, label, data and the operands' keys, hash
 code gives one program, in a notebook and in the page's sandbox.
 
 A node's `label` is kept: as its name where it is one, else set on the node's line
-(`v1 = 2.0; v1.label = 'x 1'`, `t1 = w1 * x1; t1.label = 'x1*w1'`), which the dialect reads.
+(`v1 = 2.0; v1.label = 'x 1'`, `x1_w1 = x1 * w1; x1_w1.label = 'x1*w1'`), which the dialect
+reads. An operation used once is written inside its user's statement (one statement a neuron,
+named where its parameters live: the page draws a statement as a group); `_Writer` says how.
 """
 
 from __future__ import annotations
 
+import ast
 import gc
 import hashlib
 import keyword
@@ -67,9 +72,20 @@ RELATIVE_TOLERANCE = 1e-7
 ABSOLUTE_TOLERANCE = 1e-10
 # Constant exponents tried when a one-input op's spelling names none (`x**2` spelled 'square').
 LIKELY_EXPONENTS = (2.0, -1.0, 0.5, 3.0, -2.0, -0.5, 4.0)
-# An unnamed node used once is written inline where it is used while its text stays short (a
-# card, the narration and the tables name a node by its text); a longer one gets a name (t1, …).
-MAX_INLINE_CHARS = 16
+# An unnamed node used once is written inline where it is used, so that one statement is what
+# the code computed in one go (a neuron's `w·x + b` and its activation: the page draws a
+# statement as one group); a statement longer than this, or nested deeper, is cut at a node
+# that gets a line (and a name) of its own.
+MAX_STATEMENT_CHARS = 1_500
+MAX_INLINE_DEPTH = 32
+# How tightly each way of writing a node binds (an operand binding less is put in parentheses).
+SUM, PRODUCT, NEGATIVE, POWER_PREC, ATOM = 1, 2, 3, 4, 5
+# The word an unnamed node's generated name starts with (`sum1`, `tanh2`): its op's.
+OP_WORDS = {"+": "sum", "*": "product", "-": "difference", "/": "quotient", "neg": "negative",
+            "**k": "power", "**": "power"}  # fmt: skip
+# A place's parts: `n`, `.layers`, `[0]`.
+PLACE_PARTS = re.compile(r"^[^.\[]+|\.[^.\[]+|\[[^\]]*\]")
+SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 MAX_LISTED = 8  # the leaves a warning names before "…"
 # How far the names of Values are looked for from the namespace (n.layers[0].neurons[1].w[0]
 # is 7 steps), and how many objects at most.
@@ -78,7 +94,8 @@ MAX_PLACES = 200_000
 HOLDS_NO_VALUES = (str, bytes, int, float, complex, type, ModuleType, FunctionType, MethodType,
                    BuiltinFunctionType)  # fmt: skip
 # A node the program must name (used twice, or long) but the code did not is labelled with its
-# expression, in the names its operands' cards show, while it stays this short; else it is `t1`.
+# expression, in the names its operands' cards show, while it stays this short; else it is
+# named from where its parameters live (`n.layers[0].neurons[1]`) or by its op (`sum1`).
 MAX_LABEL_CHARS = 24
 # A card's name that needs no parentheses inside an expression: a name, a place, a number.
 ATOMIC_LABEL = re.compile(r"[\w.\[\]']+")
@@ -135,6 +152,8 @@ class Program:
     consts: list[bool] = field(default_factory=list, repr=False)
     # Nodes no row of the table explains, written as leaves: {node, op, data, line, children}.
     unknown: list[dict[str, Any]] = field(default_factory=list)
+    # Each opaque node's local derivatives (node index → one per child), as its `_backward` gave.
+    opaque: dict[int, list[float]] = field(default_factory=dict)
     # Nodes whose stored data does not follow from their operands': {node, line, stored,
     # follows}; and the leaves under the lowest of them (those that may have moved).
     inconsistent: list[dict[str, Any]] = field(default_factory=list)
@@ -152,8 +171,11 @@ class Program:
                 "message": (
                     f"{u['node']} was made by op {u['op']!r}, and no operation chainrule knows "
                     f"({KNOWN_OPS}, '**' with a number) gives its data {u['data']!r} from its "
-                    f"children ({', '.join(u['children'])}): it is drawn as a leaf holding that "
-                    "value, without its children. Spell the op as one of those to see them."
+                    f"children ({', '.join(u['children'])}): it is drawn as an unknown op "
+                    f"({u['function']}) with its children, holding that value, its local "
+                    f"derivatives ({', '.join(map(repr, u['locals']))}) what your _backward "
+                    "gives at these numbers (a slider moves it along that tangent, not along "
+                    "your op). Spell the op as one of those to have it computed."
                 ),
                 "line": u["line"],
                 "column": 1,
@@ -210,6 +232,8 @@ class _Node:
     const: bool = False  # a constant (written inline): ours, or a number an operator wrapped
     unknown: str | None = None  # the spelling of an op no row explains (an opaque node)
     children: list[int] = field(default_factory=list)  # as the Value keeps them
+    # An opaque node's local derivatives, one per child, as its `_backward` gives them.
+    measured: list[float] = field(default_factory=list)
 
 
 def _is_ours(value: Any) -> bool:
@@ -510,11 +534,42 @@ def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[A
         label = getattr(value, "label", "") or ""
         const = _is_ours(value) and getattr(value, "kind", "") == "const"
         unknown = spelled_op(value) if children_at and op is None else None
+        if unknown is not None:
+            inputs = children_at  # drawn with its children, its derivatives measured
         nodes.append(_Node(data, op, inputs, exponent, str(label), merged, const, unknown,
                            children_at))  # fmt: skip
+        if unknown is not None:
+            nodes[-1].measured = _measured_locals(value, children)
         index[key] = len(nodes) - 1
         keep.append(value)
     return nodes, keep
+
+
+def _measured_locals(value: Any, children: list[Any]) -> list[float]:
+    """What `value._backward` passes each child for an upstream gradient of 1 (its local
+    derivatives at these numbers): the code's own rule for an op chainrule does not know. Every
+    grad it touches is put back; 0 where it has none, raises, or gives no finite number."""
+    backward = getattr(value, "_backward", None)
+    touched = list({id(node): node for node in (value, *children)}.values())
+    try:
+        saved = [node.grad for node in touched]
+    except AttributeError:
+        return [0.0] * len(children)
+    measured = [0.0] * len(children)
+    try:
+        for node in touched:
+            node.grad = 0.0
+        value.grad = 1.0
+        if callable(backward):
+            backward()
+            # A child that is the node itself (none in a DAG) or given twice shares one grad.
+            measured = [float(child.grad) if child is not value else 0.0 for child in children]
+    except Exception:  # noqa: BLE001 - a rule that fails measures nothing
+        measured = [0.0] * len(children)
+    finally:
+        for node, grad in zip(touched, saved, strict=True):
+            node.grad = grad
+    return [g if math.isfinite(g) else 0.0 for g in measured]
 
 
 def _usable(label: str, taken: set[str]) -> bool:
@@ -556,7 +611,9 @@ def places_in(namespace: Mapping[str, Any], exclude: Collection[str] = ()) -> di
     for _depth in range(MAX_PLACE_DEPTH):
         deeper: list[tuple[str, Any]] = []
         for path, obj in level:
-            if id(obj) in seen or len(seen) >= MAX_PLACES:
+            # A number or a string holds no Value: it costs none of the objects looked at (a
+            # kernel's namespace holds replies and data sets full of them).
+            if isinstance(obj, HOLDS_NO_VALUES) or id(obj) in seen or len(seen) >= MAX_PLACES:
                 continue
             seen.add(id(obj))
             if is_value(obj):
@@ -570,14 +627,36 @@ def places_in(namespace: Mapping[str, Any], exclude: Collection[str] = ()) -> di
     return places
 
 
+def loop_targets(code: str) -> set[str]:
+    """The names a `for` of `code`'s top level binds (its loop variables: the `p` of
+    `for p in n.parameters()` holds a parameter by chance, it names none); a function's or a
+    class's own loops bind their locals. Code that does not parse binds none."""
+    try:
+        statements = list(ast.parse(code).body)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    while statements:
+        statement = statements.pop()
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(statement, (ast.For, ast.AsyncFor)):
+            names.update(n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name))
+        for block in ("body", "orelse", "finalbody", "handlers"):
+            statements.extend(getattr(statement, block, ()))
+    return names
+
+
 def _parts(path: str, obj: Any) -> list[tuple[str, Any]]:
     """The places inside `obj` (a list's items, a dict's values, an object's attributes), each
     with its path; none for modules, classes, functions and other objects that hold no data."""
     if isinstance(obj, (list, tuple)):
-        return [(f"{path}[{i}]", item) for i, item in enumerate(obj)]
+        return [(f"{path}[{i}]", item) for i, item in enumerate(obj)
+                if not isinstance(item, HOLDS_NO_VALUES)]  # fmt: skip
     if isinstance(obj, dict):
         return [(f"{path}[{key!r}]", item) for key, item in obj.items()
-                if isinstance(key, (str, int))]  # fmt: skip
+                if isinstance(key, (str, int))
+                and not isinstance(item, HOLDS_NO_VALUES)]  # fmt: skip
     if isinstance(obj, HOLDS_NO_VALUES):
         return []
     attributes = getattr(obj, "__dict__", None)
@@ -757,7 +836,8 @@ def _inconsistent(nodes: list[_Node]) -> list[int]:
 
 class _Writer:
     """Writes the nodes of a graph (inputs first) as the lines of a program: each leaf and
-    named node a line, an unnamed node used once inline where it is used while short."""
+    named node a line, an unnamed node used once inline where it is used (a statement is cut at
+    MAX_STATEMENT_CHARS or MAX_INLINE_DEPTH, and where it would mix two neurons' parameters)."""
 
     def __init__(
         self, nodes: list[_Node], objects: list[Any], hints: Mapping[int, str] | None
@@ -779,13 +859,19 @@ class _Writer:
                 for j in nodes[i].inputs:
                     self.reachable[j] = True
         self.names, self.taken = _names(nodes, objects, hints)
-        self.counters = {"v": 0, "t": 0}
+        self.hints = hints or {}
+        self.counters: dict[str, int] = {"v": 0}
         self.lines: list[str] = []
         self.values: dict[str, float] = {}
         self.text = [""] * count  # how a node is written where it is used
         self.shown = [""] * count  # how its card names it: its label, else its text
-        self.shown_atomic = [True] * count
-        self.atomic = [True] * count
+        self.shown_prec = [ATOM] * count
+        self.prec = [ATOM] * count  # how tightly its text binds (SUM … ATOM)
+        self.depth = [0] * count  # the parentheses and calls its text nests
+        # The leaves written in a node's statement so far (its own line's, or its inline text's).
+        self.direct: list[list[int]] = [[] for _ in range(count)]
+        self.place_count: dict[str, int] = {}
+        self.functions: dict[int, str] = {}  # id(opaque node) → the function written for it
         self.line_of = [0] * count  # the 1-based line that writes a node (inline: its user's)
 
     def opaque_name(self, node: _Node) -> str | None:
@@ -811,42 +897,123 @@ class _Writer:
         if node.op is None and not math.isfinite(node.data):
             raise NotAGraph(f"a leaf's data is {node.data}: a program's numbers are finite")
         if node.op is None and node.const and i != self.last:
-            self.text[i], self.atomic[i] = _number(node.data), node.data >= 0
-            self.shown[i], self.shown_atomic[i] = self.text[i], self.atomic[i]
+            self.text[i] = self.shown[i] = _number(node.data)
+            self.prec[i] = self.shown_prec[i] = ATOM if node.data >= 0 else 0
             return
         # A label that is not the node's name (`x1*w1`, or a label beside the name of the variable
         # that holds it) is set on the node's own line.
         label = _label_literal(node.label) if node.label != self.names[i] else None
-        if node.op is None:
+        if node.unknown is not None:
+            name = self.names[i] or self.opaque_name(node) or self.fresh("v")
+            self.write_opaque(name, node)
+        elif node.op is None:
             name = self.names[i] or self.opaque_name(node) or self.fresh("v")
             self.lines.append(f"{name} = {_number(node.data)}")
             self.values[name] = node.data
+            self.direct[i] = [i]
         else:
-            expression = _expression(node, self.text, self.atomic)
-            short = len(expression) <= MAX_INLINE_CHARS
+            self.promote_units(node)
+            expression, prec, depth = _expression(node, self.text, self.prec, self.depth)
+            gathered = [k for j in node.inputs for k in self.direct[j]]
             alone = self.names[i] is None and self.uses[i] == 1 and label is None
-            if alone and i != self.last and short:
-                # A call or a method call (`tanh(x)`, `x.relu()`) binds tightest.
-                self.text[i] = expression
-                self.shown[i] = _expression(node, self.shown, self.shown_atomic)
-                self.atomic[i] = OPS[node.op].micrograd.endswith(")")
-                self.shown_atomic[i] = self.atomic[i]
+            fits = len(expression) <= MAX_STATEMENT_CHARS and depth <= MAX_INLINE_DEPTH
+            if alone and i != self.last and fits:
+                self.text[i], self.prec[i], self.depth[i] = expression, prec, depth
+                self.shown[i], self.shown_prec[i], _ = _expression(
+                    node, self.shown, self.shown_prec, self.depth
+                )
+                self.direct[i] = gathered
                 return
             last = i == self.last and "out" not in self.taken
-            name = self.names[i] or ("out" if last else self.fresh("t"))
+            name = self.names[i] or ("out" if last else None)
+            if name is None:
+                name, generated = self.generated(node, gathered)
+                if label is None and generated is not None:
+                    node.label, label = generated, _label_literal(generated)
             self.lines.append(f"{name} = {expression}")
-            if label is None and not self.names[i] and not last:
-                # Never only `t1` on a card: the expression, in the names the cards show.
-                shown = _expression(node, self.shown, self.shown_atomic)
-                label = _label_literal(shown) if len(shown) <= MAX_LABEL_CHARS else None
-                if label is not None:
-                    node.label = shown
         if label is not None:
             self.lines[-1] += f"; {name}.label = {label}"
         self.names[i] = self.text[i] = name
+        self.prec[i], self.depth[i] = ATOM, 0
         self.shown[i] = node.label or name
-        self.shown_atomic[i] = bool(ATOMIC_LABEL.fullmatch(self.shown[i]))
+        self.shown_prec[i] = ATOM if ATOMIC_LABEL.fullmatch(self.shown[i]) else 0
         self.line_of[i] = len(self.lines)
+
+    def write_opaque(self, name: str, node: _Node) -> None:
+        """An opaque node: a function the program defines for it, `unknown_<op>`, whose body is
+        its data plus its measured local derivatives times each argument's distance from its
+        value here (the tangent: at these numbers the node's data and local derivatives are the
+        code's), and `name` = the call of it on the node's children."""
+        function = self.fresh_function(f"unknown_{identifier_of(node.unknown or 'op')}")
+        self.functions[id(node)] = function
+        params = [f"p{k + 1}" for k in range(len(node.inputs))]
+        body = _number(node.data) + "".join(
+            f" + {_signed(local)} * ({param} - {_signed(self.nodes[j].data)})"
+            for param, local, j in zip(params, node.measured, node.inputs, strict=True)
+        )
+        self.lines.append(f"{function}({', '.join(params)}) = {body}")
+        arguments = ", ".join(self.text[j] for j in node.inputs)
+        self.lines.append(f"{name} = {function}({arguments})")
+
+    def fresh_function(self, base: str) -> str:
+        """A function's name no node and no other function took."""
+        name, count = base, 1
+        while not _usable(name, self.taken):
+            count += 1
+            name = f"{base}{count}"
+        self.taken.add(name)
+        return name
+
+    def place_of(self, leaves: list[int]) -> str | None:
+        """The object the parameters among `leaves` live in (`_shared_place`)."""
+        return _shared_place([self.hints.get(id(self.objects[j]), "") for j in leaves])
+
+    def promote_units(self, node: _Node) -> None:
+        """Give a line of its own to each operand of `node` written inline whose parameters live
+        in one object (a neuron's whole `w·x + b`, its activation) that `node` would mix with
+        another's: a statement is one neuron, as the code computed it (the page's groups)."""
+        operands = [j for j in dict.fromkeys(node.inputs) if self.direct[j] and self.nodes[j].op]
+        if not operands or all(self.names[j] for j in operands):
+            return
+        combined = self.place_of([k for j in node.inputs for k in self.direct[j]])
+        for j in operands:
+            if self.names[j] or (unit := self.place_of(self.direct[j])) is None or unit == combined:
+                continue
+            name, label = self.generated(self.nodes[j], self.direct[j])
+            line = f"{name} = {self.text[j]}"
+            if label is not None and (literal := _label_literal(label)) is not None:
+                self.nodes[j].label = label
+                line += f"; {name}.label = {literal}"
+            self.lines.append(line)
+            self.names[j] = self.text[j] = name
+            self.prec[j], self.depth[j], self.direct[j] = ATOM, 0, []
+            self.shown[j] = self.nodes[j].label or name
+            self.shown_prec[j] = ATOM if ATOMIC_LABEL.fullmatch(self.shown[j]) else 0
+            self.line_of[j] = len(self.lines)
+
+    def generated(self, node: _Node, leaves: list[int]) -> tuple[str, str | None]:
+        """A name (and a label) for an operation the code named nowhere: where the parameters
+        of its statement live (a neuron's `n.layers[0].neurons[1]`: the place its leaves share,
+        again `…₂` for another example), else its label made a name (`x1*w1` → `x1_w1`), else its
+        op's word (`sum1`, `tanh2`), labelled with its expression where that is short."""
+        place = self.place_of(leaves)
+        if place is not None:
+            count = self.place_count[place] = self.place_count.get(place, 0) + 1
+            base = identifier_of(place)
+            name = base if count == 1 else f"{base}_{count}"  # as its label counts: `…₂`
+            if not _usable(name, self.taken):
+                name = self.fresh(f"{base}_")
+            self.taken.add(name)
+            return name, place if count == 1 else place + str(count).translate(SUBSCRIPTS)
+        if node.label:  # the code's own label, no name (`x1*w1`): the name is made of it
+            base = identifier_of(node.label)
+            if len(base) <= MAX_LABEL_CHARS and _usable(base, self.taken):
+                self.taken.add(base)
+                return base, None
+            return self.fresh(OP_WORDS.get(node.op or "", node.op or "node")), None
+        shown = _expression(node, self.shown, self.shown_prec, self.depth)[0]
+        label = shown if len(shown) <= MAX_LABEL_CHARS and _label_literal(shown) else None
+        return self.fresh(OP_WORDS.get(node.op or "", node.op or "node")), label
 
     def program(self) -> Program:
         """The program of the written lines, with the nodes micrograd's set merged."""
@@ -868,7 +1035,7 @@ class _Writer:
         leaves = [
             names[i]
             for i, node in enumerate(self.nodes)
-            if reachable[i] and node.op is None and not node.const and names[i]
+            if reachable[i] and node.op is None and not node.const and not node.unknown and names[i]
         ]
         unknown = [
             {
@@ -877,6 +1044,8 @@ class _Writer:
                 "data": node.data,
                 "line": line_of[i],
                 "children": [text[j] or names[j] or "" for j in node.children],
+                "function": self.functions.get(id(node), ""),
+                "locals": node.measured,
             }  # fmt: skip
             for i, node in enumerate(self.nodes)
             if reachable[i] and node.unknown is not None
@@ -901,6 +1070,11 @@ class _Writer:
             exponents=[node.exponent for node in self.nodes],
             consts=[node.const for node in self.nodes],
             unknown=unknown,
+            opaque={
+                i: node.measured
+                for i, node in enumerate(self.nodes)
+                if reachable[i] and node.unknown is not None
+            },  # fmt: skip
             inconsistent=[
                 {
                     "node": names[i] or text[i],
@@ -918,14 +1092,71 @@ class _Writer:
         )
 
 
-def _expression(node: _Node, text: list[str], atomic: list[bool]) -> str:
+def _expression(
+    node: _Node, text: list[str], prec: list[int], depth: list[int]
+) -> tuple[str, int, int]:
     """`node` in the table's micrograd spelling, which the dialect reads (`a * b`, `-a`,
-    `a ** 2.0`, `vpow(a, b)`, `a.relu()`, `tanh(a)`): operands in parentheses where needed."""
+    `a ** 2.0`, `vpow(a, b)`, `a.relu()`, `tanh(a)`), operands in parentheses where their
+    precedence needs them (`a * b + c`, `(a + b) * c`, `a - (b - c)`); with how tightly it
+    binds and how deep it nests."""
     template = OPS[node.op].micrograd
     called = template.endswith(")") and "({0}" in template  # tanh({0}), vpow({0}, {1})
-    args = [text[j] if called or atomic[j] else f"({text[j]})" for j in node.inputs]
+    own = _precedence(node.op, template)
+    args, deepest = [], 0
+    for position, j in enumerate(node.inputs):
+        if called:
+            wrap = False
+        elif own in (SUM, PRODUCT):  # left-associative; a sign in an operand is bracketed
+            wrap = prec[j] < own or prec[j] == NEGATIVE or (position == 1 and prec[j] <= own)
+        elif own == ATOM:  # a.relu(): a name, a number or a call as it is
+            wrap = prec[j] < ATOM
+        else:  # -a, a ** k: the operand binds tighter, or is bracketed
+            wrap = prec[j] <= own
+        args.append(f"({text[j]})" if wrap else text[j])
+        deepest = max(deepest, depth[j] + (called or wrap))
     k = _exponent(node.exponent) if node.op == "**k" else ""
-    return template.format(*args, k=k)
+    return template.format(*args, k=k), own, deepest
+
+
+def _precedence(op: str | None, template: str) -> int:
+    if op in ("+", "-"):
+        return SUM
+    if op in ("*", "/"):
+        return PRODUCT
+    if op == "neg":
+        return NEGATIVE
+    if op == "**k":
+        return POWER_PREC
+    return ATOM if template.endswith(")") else 0
+
+
+def _shared_place(places: list[str]) -> str | None:
+    """The object two or more places (`n.layers[0].neurons[1].w[0]`, `….b`) all live in
+    (`n.layers[0].neurons[1]`), or None. Places under another variable (a neuron's inputs
+    `xs[0][1]`, when the code made them Values) do not count where fewer live there."""
+    by_root: dict[str, list[list[str]]] = {}
+    for place in places:
+        if place and (place.endswith("]") or "." in place):
+            pieces = PLACE_PARTS.findall(place)
+            by_root.setdefault(pieces[0], []).append(pieces)
+    if not by_root:
+        return None
+    parts = max(by_root.values(), key=len)  # the first of the largest, in the code's order
+    if len(parts) < 2:
+        return None
+    shared: list[str] = []
+    for pieces in zip(*parts, strict=False):
+        if any(piece != pieces[0] for piece in pieces):
+            break
+        shared.append(pieces[0])
+    if not shared or any(len(shared) >= len(p) for p in parts):
+        return None
+    return "".join(shared)
+
+
+def _signed(x: float) -> str:
+    """A number as an operand: in brackets when negative."""
+    return f"({_number(x)})" if x < 0 else _number(x)
 
 
 def _exponent(k: float | None) -> str:

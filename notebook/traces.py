@@ -3,8 +3,15 @@ layout and encoding as the server's), for a program or for a graph of Values."""
 
 from __future__ import annotations
 
+import ast
+import inspect
+import linecache
+import sys
+import textwrap
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import orjson
@@ -15,7 +22,13 @@ from chainrule.app.layout.layouter import Layouter
 from chainrule.app.settings import get_settings
 from chainrule.engine import Limits
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang
-from chainrule.engine.value_reader import NotAValue, Program, program_of
+from chainrule.engine.value_reader import (
+    NotAValue,
+    Program,
+    loop_targets,
+    places_in,
+    program_of,
+)
 
 
 @cache
@@ -63,11 +76,59 @@ def with_program(trace: dict[str, Any], program: Program) -> dict[str, Any]:
     return trace
 
 
-def traced_value(value: Any, *, expand_derived: bool = False) -> dict[str, Any]:
-    """`traced` of the program that builds the graph ending in `value`, under `value_limits`
-    (more than `max_value_nodes` nodes: TooManyNodes, before any program is written)."""
+def _caller() -> FrameType | None:
+    """The frame of the code that called chainrule (a notebook cell, a script, a function): the
+    first on the stack outside chainrule's own modules."""
+    frame = sys._getframe(1)
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("chainrule"):
+        frame = frame.f_back
+    return frame
+
+
+def _code_of(frame: FrameType, namespace: Mapping[str, Any]) -> str:
+    """The source the caller ran, for its loop variables: every cell of an IPython session
+    (`_ih`), else the function or module the frame runs ('' when it has none on disk)."""
+    cells = namespace.get("_ih")
+    if isinstance(cells, list) and all(isinstance(cell, str) for cell in cells):
+        return "\n".join(cells)
+    code = frame.f_code
+    if code.co_name == "<module>":
+        return "".join(linecache.getlines(code.co_filename, frame.f_globals))
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+    except (OSError, TypeError, SyntaxError):
+        return ""
+    # A function's own statements: its loops bind the variables the frame holds.
+    body = tree.body[0].body if len(tree.body) == 1 and hasattr(tree.body[0], "body") else []
+    return ast.unparse(ast.Module(body=body, type_ignores=[]))
+
+
+def caller_places() -> dict[int, str]:
+    """{id(value): where it lives} for the Values the caller's variables reach (its locals, then
+    its globals: a notebook's namespace), named as the sandbox names them (`places_in`): by a
+    variable, else by the place inside a list or an object (`n.layers[0].neurons[1].w[0]`), a
+    loop's variable naming nothing. The caller's code decides, so it gives the same names on
+    every run."""
+    frame = _caller()
+    if frame is None:
+        return {}
+    local, global_ = frame.f_locals, frame.f_globals
+    namespace = {**local, **{k: v for k, v in global_.items() if k not in local}}
+    try:
+        return places_in(namespace, exclude=loop_targets(_code_of(frame, namespace)))
+    finally:
+        del frame, local, global_, namespace
+
+
+def traced_value(
+    value: Any, *, expand_derived: bool = False, names: Mapping[int, str] | None = None
+) -> dict[str, Any]:
+    """`traced` of the program that builds the graph ending in `value`, its nodes named by
+    `names` (`caller_places()` by default), under `value_limits` (more than `max_value_nodes`
+    nodes: TooManyNodes, before any program is written)."""
     limits = value_limits()
-    program = program_of(value, max_nodes=limits.max_nodes)
+    names = caller_places() if names is None else names
+    program = program_of(value, names=names, max_nodes=limits.max_nodes)
     trace = traced(program.source, expand_derived=expand_derived, limits=limits)
     return with_program(trace, program)
 
@@ -79,7 +140,9 @@ def source_of(value_or_source: Any) -> tuple[str, Program | None]:
     if isinstance(value_or_source, str):
         return value_or_source, None
     try:
-        program = program_of(value_or_source, max_nodes=value_limits().max_nodes)
+        program = program_of(
+            value_or_source, names=caller_places(), max_nodes=value_limits().max_nodes
+        )
     except NotAValue as error:
         raise TypeError(f"expected a program (str) or a Value; {error}") from None
     return program.source, program

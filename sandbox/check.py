@@ -38,6 +38,7 @@ SENTINEL_GRAD = 0.5  # an operand's grad before a `_backward` is replayed: kept 
 UPSTREAM_GRAD = 1.5
 # The visit orders a backward() may use, replayed on the learner's graph when every op is right.
 ORDERS = ("not_reversed", "recursive", "no_sort")
+PATTERN_DEPTH = 3  # how deep the shape an operator made is followed (`self + (-other)`: 2)
 # sum() starts from the int 0: `0 + Value` calls Value.__radd__ (Python's own words below).
 RADD_FIX = "def __radd__(self, other): return self + other"
 REFLECTED_FIXES = {
@@ -138,6 +139,20 @@ def _closure_names(node: Any, children: list[Any]) -> list[str | None]:
     return names
 
 
+def _pattern(made: Any, probed: Any, depth: int) -> Any:
+    """The shape of what an operator made: ("op", [parts]) down to "any" (the Value it was
+    called on) and "num" (a number it wrapped); None deeper than `depth`."""
+    if made is probed:
+        return "any"
+    children = children_of(made)
+    if not children:
+        return "num"
+    if depth == 0:
+        return None
+    parts = [_pattern(child, probed, depth - 1) for child in children]
+    return None if None in parts else (spelled_op(made), parts)
+
+
 class Check:
     """The diagnosis of one run (`facts()`): `program` is the reader's Program of the graph,
     `stale` the indices of nodes that held a gradient when backward() began."""
@@ -156,12 +171,14 @@ class Check:
 
     def _locals(self, data: list[float]) -> list[list[float]]:
         program = self.program
+        # An opaque node's local derivatives are its own `_backward`'s (the program's too).
         return [
-            list(apply(op, [data[j] for j in inputs], exponent or 0.0)[1]) if op else []
-            for op, inputs, exponent in zip(
+            list(apply(op, [data[j] for j in inputs], exponent or 0.0)[1])
+            if op else list(program.opaque.get(i, []))
+            for i, (op, inputs, exponent) in enumerate(zip(
                 program.ops, program.inputs, program.exponents, strict=True
-            )  # fmt: skip
-        ]
+            ))
+        ]  # fmt: skip
 
     def _grads(self, local: list[list[float]], order: list[int], seed: float = 1.0) -> list[float]:
         grads = [0.0] * self.count
@@ -227,9 +244,8 @@ class Check:
                 operands.reverse()
             try:
                 value = cls(PROBE_VALUE)
-                got = as_float(
-                    function(value, *operands[1:] if position == 0 else operands[:1]).data
-                )
+                made = function(value, *operands[1:] if position == 0 else operands[:1])
+                got = as_float(made.data)
             except Exception:  # noqa: BLE001 - a probe the class does not take proves nothing
                 continue
             expected = apply(op, operands)[0]
@@ -238,8 +254,39 @@ class Check:
                 line = self._line_making_out(code)
                 probe = OPS[op].micrograd.format(*(f"{x:g}" for x in operands))
                 return {"kind": "forward", "method": method, "line": line, "op": op,
-                        "node": None, "theirs": got, "ours": expected, "probe": probe}  # fmt: skip
+                        "node": None, "nodes": self._made_like(made, value),
+                        "theirs": got, "ours": expected, "probe": probe}  # fmt: skip
         return None
+
+    def _made_like(self, made: Any, probed: Any) -> list[int]:
+        """The graph's nodes of the shape the probed operator made (`made`, from the Value
+        `probed` and a number): the same ops down to a Value of the graph and the number
+        wrapped as a constant (`2 - a` through a `__rsub__` that returns `self - other` is
+        `a + (-2)`). The code's own `a - 2` has that shape too; the learner's graph keeps no
+        trace of which method made a node, so both are ringed."""
+        pattern = _pattern(made, probed, PATTERN_DEPTH)
+        if pattern is None or "num" not in repr(pattern):
+            return []
+        index = {id(node): i for i, node in enumerate(self.objects)}
+        consts = self.program.consts
+
+        def matches(i: int, shape: Any) -> bool:
+            if shape == "any":
+                return True
+            if shape == "num":
+                return bool(consts[i])
+            op, parts = shape
+            node = self.objects[i]
+            children = [index.get(id(child)) for child in children_of(node)]
+            if spelled_op(node) != op or len(children) != len(parts) or None in children:
+                return False
+            orders = [children, children[::-1]] if len(children) == 2 else [children]
+            return any(
+                all(matches(j, part) for j, part in zip(order, parts, strict=True))
+                for order in orders
+            )
+
+        return [i for i in range(self.count) if self.program.ops[i] and matches(i, pattern)]
 
     def _why(self, local: list[list[float]], ours: list[float], wrong: list[int]) -> dict:
         theirs, program = self.theirs, self.program

@@ -39,6 +39,7 @@ from chainrule.engine.value_reader import (
     TooManyNodes,
     children_of,
     is_value,
+    loop_targets,
     nodes_under,
     places_in,
     program_of,
@@ -228,7 +229,7 @@ class Session:
     def _places(self) -> dict[int, str]:
         """{id(value): where it lives} for every Value the namespace reaches (value_reader's
         places_in), a loop's variable naming nothing."""
-        return places_in(self.namespace, exclude=_loop_targets(self.code))
+        return places_in(self.namespace, exclude=loop_targets(without_magics(self.code)[0]))
 
     def _read(self, choice: Choice) -> dict[str, Any]:
         backward = self.watch.backward if self.watch else None
@@ -288,25 +289,6 @@ class Session:
                 else None
             ),
         }
-
-
-def _loop_targets(code: str) -> set[str]:
-    """The names a `for` of `code`'s top level binds (its loop variables; a function's own
-    loops bind its locals)."""
-    try:
-        statements = list(ast.parse(without_magics(code)[0]).body)
-    except SyntaxError:
-        return set()
-    names: set[str] = set()
-    while statements:
-        statement = statements.pop()
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        if isinstance(statement, (ast.For, ast.AsyncFor)):
-            names.update(n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name))
-        for block in ("body", "orelse", "finalbody", "handlers"):
-            statements.extend(getattr(statement, block, ()))
-    return names
 
 
 def _json_ready(facts: Any) -> Any:

@@ -173,3 +173,40 @@ def test_mo_ui_anywidget_wraps_what_show_returns():
 
     wrapped = mo.ui.anywidget(widget(square()))
     assert wrapped.value["trace"]["root"] and wrapped.value["ops"]
+
+
+def trained_mlp_loss(steps: int = 2):
+    """The lecture's training loop (micrograd's MLP(3, [4, 4, 1]) on its 4 examples), whose
+    `for p in n.parameters()` leaves `p` holding the last parameter; the loss recomputed after
+    it, as the lecture prints it."""
+    random.seed(1)
+    n = MLP(3, [4, 4, 1])
+    xs = [[2.0, 3.0, -1.0], [3.0, -1.0, 0.5], [0.5, 1.0, 1.0], [1.0, 1.0, -1.0]]
+    ys = [1.0, -1.0, -1.0, 1.0]
+    for _step in range(steps):
+        ypred = [n(x) for x in xs]
+        loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred, strict=True))
+        for p in n.parameters():
+            p.grad = 0.0
+        loss.backward()
+        for p in n.parameters():
+            p.data += -0.05 * p.grad
+    ypred = [n(x) for x in xs]
+    loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred, strict=True))
+    loss.backward()
+    first, again = chainrule.trace_value(loss), chainrule.trace_value(loss)
+    return first, again, chainrule.show(loss).trace, n
+
+
+def test_the_notebook_names_parameters_by_where_they_live_never_by_a_loop_variable():
+    # Issue 39 item 4: after the loop, `p` holds n.layers[2].neurons[0].b; it named that leaf.
+    traced, again, shown, n = trained_mlp_loss()
+    program = traced["program"]
+    assert program["source"] == again["program"]["source"] == shown["program"]["source"]
+    assert "p" not in program["leaves"] and not any(
+        name.startswith("v") and name[1:].isdigit() for name in program["leaves"]
+    )
+    assert len(program["leaves"]) == len(n.parameters()) == 41
+    labels = {node["label"] for node in traced["nodes"] if node["kind"] == "leaf"}
+    assert {"n.layers[0].neurons[1].w[0]", "n.layers[2].neurons[0].b"} <= labels
+    assert "n_layers0_neurons1_w0 = " in program["source"]

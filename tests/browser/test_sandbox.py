@@ -355,6 +355,11 @@ def test_a_wrong_rsub_is_found_though_every_gradient_agrees(sandbox, screenshots
     assert cause["method"] == "__rsub__"
     assert code.split("\n")[cause["line"] - 1].strip() == "return self - other"
     assert "2 - 3 gives 1 with your class, where it is -1" in cause["text"].replace("−", "-")
+    # The node `2 - a` made (a + (-2)) is ringed, alone: the one the sentence is about.
+    ringed = sandbox.locator('[data-testid=node][data-check~="ring"]')
+    ringed.first.wait_for()
+    assert ringed.count() == 1
+    assert "(a + (-2.0))" in ringed.text_content().replace("−", "-")
     sandbox.screenshot(path=str(screenshots_dir / "sandbox-check-rsub-forward.png"))
 
 

@@ -273,25 +273,41 @@ def test_an_op_no_row_explains_is_an_opaque_node_and_no_value_is_a_type_of_its_o
     odd.data = 10.0  # no row of the table gives 10 from 1 and 2
     odd.label = "c"
     program = program_of(odd * labelled(3.0, "d"))
-    assert program.source == "c = 10.0\nd = 3.0\nout = c * d\n"
+    # Issue 38: drawn with its children and its numbers: a call of a function the program
+    # defines for it, holding its data, its local derivatives its own `_backward` gives (the
+    # `+`'s: 1 and 1), the tangent there.
+    assert program.source == (
+        "a = 1.0\nb = 2.0\n"
+        "unknown_cosh(p1, p2) = 10.0 + 1.0 * (p1 - 1.0) + 1.0 * (p2 - 2.0)\n"
+        "c = unknown_cosh(a, b)\nd = 3.0\nout = c * d\n"
+    )
     (warning,) = program.warnings()
     assert warning["type"] == "unknown_op" and "op 'cosh'" in warning["message"]
-    assert "children (a, b)" in warning["message"]
+    assert "children (a, b)" in warning["message"] and "(1.0, 1.0)" in warning["message"]
+    trace = chainrule.trace(program.source)
+    cards = {node["label"]: node for node in trace["nodes"]}
+    assert (cards["c"]["op"], cards["c"]["data"], cards["c"]["grad"]) == ("unknown_cosh", 10.0, 3.0)
+    assert {(e["source"], e["target"]) for e in trace["edges"]} >= {
+        (cards["a"]["id"], cards["c"]["id"]),
+        (cards["b"]["id"], cards["c"]["id"]),
+    }
+    assert cards["a"]["grad"] == cards["b"]["grad"] == 3.0
+    assert (a.grad, b.grad, odd.grad) == (0.0, 0.0, 0.0)  # measured, then put back
     with pytest.raises(NotAValue):
         program_of("a string")
 
 
 def test_the_lecture_s_labels_that_are_no_names_come_back_as_labels():
     """The lecture's neuron (its own Value class, here the tests' stand-in for it), read back:
-    `x1*w1` is the card's label, on a node the program names `t1`."""
+    `x1*w1` is the card's label, on a node the program names after it (`x1_w1`, never `t1`)."""
     from lecture_cells import CELLS, run
 
     root, _ = run(next(cell for cell in CELLS if cell.id == "second-half-cell-9"))
     reply = chainrule.trace_value(root)
     cards = {node["label"]: node for node in reply["nodes"]}
     assert set(cards) == {"x1", "x2", "w1", "w2", "b", "x1*w1", "x2*w2", "x1*w1 + x2*w2", "n", "o"}
-    assert cards["x1*w1"]["name"].startswith("t")
-    assert "; t1.label = 'x1*w1'" in reply["program"]["source"]
+    assert cards["x1*w1"]["name"] == "x1_w1"
+    assert "; x1_w1.label = 'x1*w1'" in reply["program"]["source"]
     assert math.isclose(cards["x1"]["grad"], -1.5, rel_tol=1e-12)
     # A label no program line can hold (a line break, a backslash, both quotes) is left out.
     for label in ("a\nb", "a\\b", 'it\'s "x"'):
@@ -301,7 +317,8 @@ def test_the_lecture_s_labels_that_are_no_names_come_back_as_labels():
         total.backward()
         reply = chainrule.trace_value(total)
         assert ".label" not in reply["program"]["source"]
-        assert sorted(n["label"] for n in reply["nodes"]) == ["", "out", "x", "y", "z"]
+        # The variables that hold the nodes name them (the caller's namespace: docs/python.md).
+        assert sorted(n["label"] for n in reply["nodes"]) == ["product", "total", "x", "y", "z"]
 
 
 def test_a_graph_whose_leaves_moved_after_its_forward_pass_says_which():
@@ -323,7 +340,9 @@ def test_a_graph_whose_leaves_moved_after_its_forward_pass_says_which():
     reply = chainrule.trace_value(loss)
     (stale,) = [w for w in reply["warnings"] if w["type"] == "stale_graph"]
     assert "Leaves changed after the forward pass" in stale["message"]
-    program = program_of(loss)
+    from chainrule.notebook.traces import caller_places
+
+    program = program_of(loss, names=caller_places())  # named as trace_value names them
     # Every parameter the last step moved (a dead ReLU's kept its place) is named; the inputs
     # (numbers micrograd wrapped: constants) did not move.
     assert len(program.moved) == sum(p.grad != 0 for p in model.parameters())
@@ -349,7 +368,7 @@ def test_a_value_a_running_functions_variable_holds_is_a_leaf_not_a_constant():
         a, b = MG(2.0), MG(-1.5)
         return program_of(a * b + 3)
 
-    assert cell().source == "v1 = 2.0\nv2 = -1.5\nout = (v1 * v2) + 3.0\n"
+    assert cell().source == "v1 = 2.0\nv2 = -1.5\nout = v1 * v2 + 3.0\n"
 
 
 def test_a_notebooks_variables_name_the_parameters_by_where_they_live():
@@ -365,3 +384,72 @@ def test_a_notebooks_variables_name_the_parameters_by_where_they_live():
     assert leaves[0] == "model_layers1_neurons0_b" and "p" not in leaves
     labels = engine.trace(program.source).nodes
     assert {n.label for n in labels if n.kind == "leaf"} >= {"model.layers[0].neurons[0].w[0]"}
+
+
+def test_the_mlp_is_written_one_neuron_a_statement_each_named_where_it_lives():
+    """Issue 38: the lecture's `MLP(3, [4, 4, 1])` on its four examples (micrograd's nn). Each
+    neuron's `w·x + b` and its activation is one statement, named by where its parameters live
+    (`n.layers[0].neurons[1]`, `…₂` for the next example), so the page draws one group a neuron,
+    as the real-size view groups statements; the last layer's is `ypred[k]`, the list that holds
+    it. No generated `t1`, and the same program on two runs."""
+    random.seed(1)
+    n = MLP(3, [4, 4, 1])
+    xs = [[2.0, 3.0, -1.0], [3.0, -1.0, 0.5], [0.5, 1.0, 1.0], [1.0, 1.0, -1.0]]
+    ys = [1.0, -1.0, -1.0, 1.0]
+    ypred = [n(x) for x in xs]
+    loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred, strict=True))
+    loss.backward()
+    reply = chainrule.trace_value(loss)
+    assert reply["program"] == chainrule.trace_value(loss)["program"]
+    assert not any(
+        line.split(" = ")[0][:1] == "t" and line.split(" = ")[0][1:].isdigit()
+        for line in reply["program"]["source"].splitlines()
+    )
+    assert "\nn_layers0_neurons1_2 = (" in reply["program"]["source"]
+    assert "n_layers0_neurons1_2.label = 'n.layers[0].neurons[1]₂'" in reply["program"]["source"]
+    groups = [group for group in reply["groups"] if group["kind"] == "statement"]
+    names = [group["name"] for group in groups]
+    neurons = [f"n.layers[{layer}].neurons[{k}]" for layer in (0, 1) for k in range(4)]
+    for neuron in neurons:
+        assert [name for name in names if name.startswith(neuron)] == [
+            neuron,
+            f"{neuron}₂",
+            f"{neuron}₃",
+            f"{neuron}₄",
+        ]
+    assert sorted(set(names) - {f"{x}{s}" for x in neurons for s in ("", "₂", "₃", "₄")}) == [
+        "loss", "ypred[0]", "ypred[1]", "ypred[2]", "ypred[3]"
+    ]  # fmt: skip
+    # A parameter feeds its own neuron's statements only.
+    label = {node["id"]: node["label"] for node in reply["nodes"] if node["kind"] == "leaf"}
+    group_of = {node: group["name"] for group in groups for node in group["nodes"]}
+    for edge in reply["edges"]:
+        place = label.get(edge["source"], "")
+        if place.startswith("n.layers[") and place.endswith(("]", ".b")) and "].neurons[" in place:
+            owner = place.rsplit(".", 1)[0] if place.endswith(".b") else place.rsplit(".w", 1)[0]
+            target = group_of[edge["target"]]
+            last_layer = owner.startswith("n.layers[2]") and target.startswith("ypred[")
+            assert target.startswith(owner) or last_layer, (place, target)
+
+
+def test_inputs_the_code_made_values_are_leaves_once_named_where_they_live():
+    """An input the learner made a Value (`xs = [[Value(2.0), …]]`) is held by their list: one
+    leaf each, named by its place (`xs[0][1]`), used by every neuron of the first layer, and
+    the neurons are still named by their parameters (docs/python.md: plain numbers stay
+    constants)."""
+    random.seed(1)
+    n = MLP(3, [4, 1])
+    xs = [[MG(2.0), MG(3.0), MG(-1.0)], [MG(3.0), MG(-1.0), MG(0.5)]]
+    ypred = [n(x) for x in xs]
+    loss = sum((yout - ygt) ** 2 for ygt, yout in zip([1.0, -1.0], ypred, strict=True))
+    loss.backward()
+    reply = chainrule.trace_value(loss)
+    inputs = [node for node in reply["nodes"] if node["label"].startswith("xs[")]
+    assert sorted(node["label"] for node in inputs) == sorted(
+        f"xs[{i}][{j}]" for i in range(2) for j in range(3)
+    )
+    assert all(node["kind"] == "leaf" for node in inputs)
+    uses = [edge["source"] for edge in reply["edges"]]
+    assert all(uses.count(node["id"]) == 4 for node in inputs)  # the four neurons of layer 0
+    names = {group["name"] for group in reply["groups"] if group["kind"] == "statement"}
+    assert {"n.layers[0].neurons[3]", "n.layers[0].neurons[3]₂"} <= names

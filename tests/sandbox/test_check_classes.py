@@ -363,3 +363,20 @@ def test_a_correct_class_written_differently_is_read_and_agrees(code):
 
     trace = engine.trace(result["program"]["source"])
     assert trace.root.data == pytest.approx(result["nodes"][-1]["data"], rel=1e-9)
+
+
+def test_a_wrong_rsub_rings_the_node_it_made():
+    """Issue 38: `__rsub__` returning `self - other` builds `2 - a` as `a + (-2)`, a graph that
+    agrees with itself; the check names `__rsub__` and rings that node (the page rings a
+    cause's `nodes`), not a node of the graph beside it."""
+    value_class = VALUE_CLASS.replace(
+        "  def __radd__", "  def __rsub__(self, other):\n    return self - other\n\n  def __radd__"
+    )
+    result = run(value_class, RSUB)
+    cause = result["check"]["cause"]
+    assert (cause["kind"], cause["method"]) == ("forward", "__rsub__")
+    (ringed,) = cause["nodes"]
+    node = result["nodes"][ringed]
+    # a = 3: the code's 2 - a holds a - 2 = 1; its operands are a and the number it wrapped.
+    assert node["data"] == 1.0 and len(node["inputs"]) == 2
+    assert {result["nodes"][j]["label"] for j in node["inputs"]} == {"a", ""}

@@ -7,6 +7,8 @@ says."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from chainrule import engine
@@ -463,8 +465,15 @@ def test_an_op_no_row_explains_is_drawn_opaque_and_said():
     result = Session().run(TEKKNOLAGI)
     (warning,) = result["program"]["warnings"]
     assert warning["type"] == "unknown_op" and "op 'max'" in warning["message"]
-    # max(w * x, b * 4) = max(-1.5, 2.0): the node holds its data, named by its op.
-    assert result["program"]["source"] == "w = 0.75\nmax = 2.0\nscore = max + w\n"
+    # max(w * x, b * 4) = max(-1.5, 2.0): the node holds its data, named by its op, drawn with
+    # its children; its local derivatives are its own _backward's (the winner's 1), so the
+    # check agrees (issue 38).
+    assert result["program"]["source"] == (
+        "w = 0.75\nx = -2.0\nb = 0.5\n"
+        "unknown_max(p1, p2) = 2.0 + 0.0 * (p1 - (-1.5)) + 1.0 * (p2 - 2.0)\n"
+        "max = unknown_max(w * x, b * 4.0)\nscore = max + w\n"
+    )
+    assert result["check"]["verdict"] == "agree"
 
 
 def test_a_training_loops_graph_is_the_last_loss_printed_with_places_as_names():
@@ -477,11 +486,15 @@ def test_a_training_loops_graph_is_the_last_loss_printed_with_places_as_names():
     assert len(labels) == 13 and all(label.startswith("net.layers[") for label in labels)
 
 
-def test_a_node_the_code_did_not_name_is_labelled_with_its_expression_while_short():
-    """`c = a + b; c += c + 1`: the first `c` is used twice, so the program names it (`t1`); its
-    card shows `a + b`, not `t1`. A longer expression keeps the generated name."""
+def test_a_node_the_code_did_not_name_is_named_by_its_op_and_labelled_with_its_expression():
+    """`c = a + b; c += c + 1`: the first `c` is used twice, so the program names it, after its
+    op (`sum1`, never `t1`: issue 38); its card shows `a + b`. A longer expression keeps the
+    op's name on its card. What is used once stays inside its user's statement."""
     result = Session().run(MICROGRAD_README)
-    trace = engine.trace(result["program"]["source"])
+    source = result["program"]["source"]
+    trace = engine.trace(source)
     labels = {node.name: node.label for node in trace.nodes}
-    assert labels["t1"] == "a + b" and labels["t4"] == "(a * b) + (b ** 3.0)"
-    assert labels["t3"] == "t3"  # (a + b + (a + b + 1.0)) + 1.0 + (a * -1.0): too long
+    assert labels["sum1"] == "a + b" and labels["sum3"] == "a * b + b ** 3.0"
+    assert labels["sum2"] == "sum2"  # a + b + (a + b + 1.0) in its operands' cards: too long
+    assert not re.search(r"\bt\d", source), source
+    assert "\nd = sum4 + (sum4 * 3.0 + (b + a * (-1.0)).relu())\n" in source

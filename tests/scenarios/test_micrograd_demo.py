@@ -16,6 +16,7 @@ import chainrule
 from chainrule.app.settings import AppSettings
 from chainrule.engine.value_reader import TooManyNodes, program_of
 from chainrule.notebook import traces
+from chainrule.notebook.traces import caller_places
 from chainrule.sandbox.moons import demo_total_loss, make_moons
 
 BATCH = 10
@@ -47,7 +48,8 @@ def test_every_parameter_s_gradient_is_micrograd_s(demo: tuple) -> None:
     leaf_ids = {leaf["name"]: leaf["id"] for leaf in reply["leaves"]}
     assert nodes[reply["root"]]["data"] == total_loss.data
     assert len(reply["nodes"]) == micrograd_nodes(total_loss) == 7_498
-    program = program_of(total_loss)  # the same program the reply says: the leaves' names
+    # The same program the reply says (named from the caller's variables: `model.layers[0]…`).
+    program = program_of(total_loss, names=caller_places())
     assert program.source == reply["program"]["source"]
     name_of = {id(value): text for value, text in zip(program.objects, program.texts, strict=True)}
     parameters = model.parameters()
