@@ -88,10 +88,18 @@ def card(page, label: str) -> dict:
 
 
 def final_grads(page) -> None:
-    if page.is_enabled("#to-end"):
-        page.click("#to-end")
+    """The end of the timeline of the graph shown. A run's graph can arrive after its status
+    says done (its trace is a request): a press of "to end" before it lands on the old graph, so
+    the condition presses again until the phase is the backward pass's."""
     page.wait_for_function(
-        "() => document.body.dataset.phase === 'backward' || document.body.dataset.phase === 'done'"
+        """() => {
+          const phase = document.body.dataset.phase;
+          if (phase === 'backward' || phase === 'done') return true;
+          const end = document.querySelector('#to-end');
+          if (end && !end.disabled) end.click();
+          return false;
+        }""",
+        polling=100,
     )
 
 
