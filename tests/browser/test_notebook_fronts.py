@@ -141,7 +141,9 @@ def inside(inner: dict, outer: dict) -> bool:
 # The card showing the root (the reader names the result `out`; a big graph opens with its
 # statements collapsed, the root's shown by its statement's card) inside the graph's pane and
 # inside the part of `scroller` on screen, its name readable: {pane, card} when it is, else null.
-ROOT_CARD = '[data-testid=node][data-label="out"], [data-testid=group][data-group="out"][data-collapsed="true"]'
+# The root, by the learner's own name for it (the notebook names by place: never `out`, the
+# variable inside Neuron.__call__ that made it).
+ROOT_CARD = '[data-testid=node][data-label="loss"], [data-testid=group][data-group="loss"][data-collapsed="true"]'
 ROOT_IN_VIEW = """([host, scroller, rootCard]) => {
   const shadow = host.shadowRoot;
   const box = (el) => el?.getBoundingClientRect();
