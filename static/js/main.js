@@ -4,6 +4,7 @@
 // server (programs and slider values go out, traces and errors come back). `scope` is exported
 // for tests and scripts (the page's store, and the 3D view's probes).
 
+import { setAttr } from "./core/dom.js";
 import { createGraphChannel, fetchLessons, fetchPresets, postDescend, postLandscape } from "./core/api.js";
 import { mountAutogradCheck } from "./sandbox/autograd-check.js";
 import { challengeSection } from "./labs/challenges.js";
@@ -132,6 +133,10 @@ function mountStage() {
     legend: wrap.querySelector(".legend"), follow: $("follow"),
   };
   const graph = mountGraphPane(pane, scope, { collapseAt: collapseThreshold(new URLSearchParams(window.location.search)) });
+  // While a run or a trace request is in flight the drawing is the previous one: say so.
+  scope.store.subscribe((s, changed) => {
+    if (changed.has("busy")) setAttr(wrap, "aria-busy", String(Boolean(s.busy)));
+  });
   graph.marks.register(pathsMark());
   mountTargetPicker(graph, scope);
   mountForwardMode({ leaves: document.querySelector(".leaves") }, scope);

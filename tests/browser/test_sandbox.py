@@ -52,12 +52,15 @@ def sandbox(browser, live_server):
 
 
 def run(page, code: str) -> dict:
-    """Paste `code`, wait until its run's graph is drawn; the sandbox's facts."""
+    """Paste `code`, wait until its run's graph is drawn; the sandbox's facts. The graph pane is
+    aria-busy from the run's start until its trace is drawn: until then the drawing shown is
+    the previous one (which may hold a node of the same name: the same code run twice)."""
     page.posted.clear()
     page.fill("[data-testid=source]", code)
     page.wait_for_function(
         """() => {
           const panel = document.querySelector('#sandbox');
+          if (document.querySelector('#graph-wrap').getAttribute('aria-busy') === 'true') return false;
           if (panel.dataset.status === 'failed') return true;
           const program = document.querySelector('[data-testid=sandbox-program]');
           if (panel.dataset.status !== 'done' || !program) return false;
@@ -163,6 +166,25 @@ def test_another_value_is_picked_by_its_name(sandbox, screenshots_dir):
     assert sandbox.locator("[data-testid=autograd-check]").count() == 0
     assert "pick o" in sandbox.text_content("[data-testid=check-other-root]")
     sandbox.screenshot(path=str(screenshots_dir / "sandbox-pick-a-value.png"))
+
+
+def test_the_graph_pane_is_busy_from_the_run_until_its_graph_is_drawn(sandbox):
+    """aria-busy on the graph pane: true while the code runs and its trace is asked for (the
+    drawing is the previous one), false once the new graph is drawn; a screen reader hears it."""
+    sandbox.evaluate(
+        """() => {
+          const wrap = document.querySelector('#graph-wrap');
+          window.busySeen = [];
+          new MutationObserver(() => window.busySeen.push(wrap.getAttribute('aria-busy')))
+            .observe(wrap, {attributes: true, attributeFilter: ['aria-busy']});
+        }"""
+    )
+    facts = run(sandbox, "def twice(x):\n    return x + x\nfrom micrograd.engine import Value\nq = twice(Value(4.0))\nq\n")
+    assert facts["status"] == "done"
+    seen = sandbox.evaluate("() => window.busySeen")
+    assert seen[0] == "true" and seen[-1] == "false", seen
+    assert sandbox.get_attribute("#graph-wrap", "aria-busy") == "false"
+    assert card(sandbox, "q")["data"] == 8.0
 
 
 def test_an_mlp_built_with_a_seed_and_called_shows_pythons_output(sandbox):
