@@ -162,7 +162,10 @@ CARD_TEXT = r"""(least) => {
   const small = new Map();
   const texts = all(document, '.node .label, .node .label-compact, .node .op, .check-numbers text');
   for (const text of texts) {
-    if (!text.textContent.trim() || !text.checkVisibility({ visibilityProperty: true })) continue;
+    // Chromium's checkVisibility says true of SVG text inside a <g> that is display: none (the
+    // check's pill far out): a text drawn has a box of some size.
+    const box = text.getBoundingClientRect();
+    if (!text.textContent.trim() || !text.checkVisibility({ visibilityProperty: true }) || !box.width || !box.height) continue;
     const px = parseFloat(getComputedStyle(text).fontSize) * text.getScreenCTM().a;
     const kind = text.getAttribute('class') ?? 'check-numbers';
     if (px < least - 0.05 && !(small.get(kind) <= px)) small.set(kind, px);

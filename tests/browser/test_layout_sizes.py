@@ -110,3 +110,23 @@ def test_the_live_class_views_hold_at_every_size(browser, live_server, page_at, 
         assert not found, "\n" + report(found)
     finally:
         context.close()
+
+
+def test_a_cut_name_is_said_as_shown_then_whole(one_page):
+    """A card's name too long for it shows cut between words ("…"); its accessible name says
+    the name as it shows, among its numbers, then whole, so the visible words are a part of it
+    in their order (axe-core's label-in-name) and a screen reader still hears the whole name."""
+    from urllib.parse import quote
+
+    long_name = "the_product_of_the_input_and_its_weight"
+    page = one_page(f"/?source={quote(f'x = 2; w = -3; {long_name} = x * w')}&step=999")
+    card = page.locator(f'[data-testid=node][data-label="{long_name}"]')
+    shown = card.locator(".label-name").text_content()
+    assert card.locator(".label-more").text_content() == "…"
+    assert 3 <= len(shown) < len(long_name) and long_name.startswith(shown)
+    assert card.get_attribute("aria-label") == (
+        f"node {shown}… ×: data −6.000, grad 1.000, full name {long_name}"
+    )
+    # A name that fits is said once.
+    x = page.locator('[data-testid=node][data-label="x"]')
+    assert x.get_attribute("aria-label") == "node x: data 2.000, grad −3.000"

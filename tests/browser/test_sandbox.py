@@ -393,11 +393,6 @@ def test_a_wrong_rsub_is_found_though_every_gradient_agrees(sandbox, screenshots
     sandbox.screenshot(path=str(screenshots_dir / "sandbox-check-rsub-forward.png"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 41, left: on a phone the yours · rule pill is drawn at 5 px (the graph is not "
-    "far there), and the card x1*w1 + x2*w2 fails axe-core's label-in-name at 1280x720",
-)
 def test_the_check_on_a_learners_class_holds_at_every_size(sandbox, screenshots_dir):
     """The check's verdict on a learner's wrong tanh (its pills of yours · rule on the cards) at
     every size of issue 41: no overlapping or unreachable control, names and pills at 11 px or

@@ -23,9 +23,8 @@ export function fitLabel(label, node, glyph) {
   const room = node.width - 2 * Math.max(6, fs * 0.55) - (glyph.length * 0.62 + 0.6) * fs;
   const fits = Math.max(3, Math.floor(room / (fs * 1.05 * 0.6)));
   if (label.length <= fits) return { shown: label, cut: false };
-  // Cut between words ("x1*w1 +…", not "x1*w1 + x…"): what is shown is then words of the card's
-  // accessible name, which holds the whole name (axe-core's label-in-name); a single long word is
-  // cut where it must be.
+  // Cut between words ("x1*w1 +…", not "x1*w1 + x…"); a single long word is cut where it must
+  // be. The card's accessible name says the cut name as shown, then the whole (graph/hints.js).
   const cut = label.slice(0, fits - 1);
   const atWord = /\w/.test(label[fits - 1] ?? "") ? cut.replace(/\w+$/, "") : cut;
   return { shown: (atWord.trim() ? atWord : cut).trimEnd(), cut: true };

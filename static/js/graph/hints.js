@@ -71,12 +71,17 @@ export function decorateNode(g, node, trace, view, shown = { data: shortText(vie
   // Focusable for the node explanation (Enter), named for screen readers.
   // Named by what it shows, in the order it shows it (its name, its op, data, grad, its tags):
   // the visible words are a part of the accessible name.
-  // A constant shows its tag and its value alone.
-  const shownName = node.kind === "const" ? `${t("ui.card.const")} ${shown.data}` : nodeName(node);
+  // A constant shows its tag and its value alone. A name cut to fit ("x1*w1 + x2*…") is said as
+  // shown, in its place among the numbers, and whole at the end (axe-core's label-in-name wants
+  // the visible words in the accessible name in the order they show).
+  const cut = g.querySelector(".label-more")?.textContent;
+  const drawnName = cut ? `${g.querySelector(".label-name").textContent}${cut}` : nodeName(node);
+  const shownName = node.kind === "const" ? `${t("ui.card.const")} ${shown.data}` : drawnName;
   const name = [shownName, g.querySelector(".op-plain")?.textContent].filter(Boolean).join(" ");
   attr(g, "tabindex", "0");
   attr(g, "role", "button");
-  const label = [t("ui.card.aria", { name, data: shown.data, grad: shown.grad }), dead && t("ui.card.aria_dead"), badge && warning];
+  const label = [t("ui.card.aria", { name, data: shown.data, grad: shown.grad }), dead && t("ui.card.aria_dead"), badge && warning,
+    cut && node.kind !== "const" && t("ui.card.aria_full_name", { name: nodeName(node) })];
   attr(g, "aria-label", label.filter(Boolean).join(", "));
 }
 
