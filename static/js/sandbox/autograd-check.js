@@ -287,11 +287,12 @@ function renderCheck(slot, view, { onOpenLab, onGoToLine }) {
 }
 
 /**
- * Both numbers in a pill on the card's top border (in the gap between stacked cards, over no
- * other card), sized from its rendered text.
+ * Both numbers in a pill standing on the card's top border (in the gap between stacked cards,
+ * over no other card, and off the card's name: a pill wider than its card would hide it), sized
+ * from its rendered text.
  */
 function numbersPill(wrong, node, fs) {
-  const pill = svgElement("g", { transform: `translate(${node.width / 2},0)` }, "check-numbers");
+  const pill = svgElement("g", { transform: `translate(${node.width / 2},${-fs * 0.75 + 1})` }, "check-numbers");
   const label = svgElement("text", { "font-size": fs, "text-anchor": "middle", "dominant-baseline": "central" });
   label.textContent = t("ui.check.mark", { theirs: compactText(wrong.theirs), ours: compactText(wrong.ours) });
   const back = svgElement("rect", { y: -fs * 0.75, height: fs * 1.5, rx: fs * 0.75 });
