@@ -56,7 +56,10 @@ class AppSettings(BaseModel):
     dot_max_lanes: int = 20_000
     layout_cache_size: int = 256
     response_cache_size: int = 512
-    response_cache_bytes: int = 64 * 1024 * 1024
+    # A reply is about 1.2 KB a node: 16 MB keeps a reply of up to about 3,400 nodes (a quarter)
+    # and every preset's and lesson's; a bigger graph is traced again (a slider asks /api/values).
+    # 64 MB a worker held the costliest mix's replies after it ended: bench/load.py (g), +34%.
+    response_cache_bytes: int = 16 * 1024 * 1024
 
     # Every Graphviz process (layout and export) is bounded (app/layout/graphviz.py): address space,
     # CPU time (its timeout), output read; at most graphviz_slots run at once per server

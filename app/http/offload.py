@@ -20,6 +20,8 @@ is killed and the lane starts a fresh one for the next program.
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import heapq
 import itertools
 import multiprocessing
@@ -38,6 +40,29 @@ from chainrule.engine.i18n import msg
 
 T = TypeVar("T")
 RETRY_AFTER_S = 5  # about one big program's time: 20,000 nodes take 3 to 5 s
+# A worker whose trace threads have been idle this long gives back the memory their work left
+# (give_back_memory): 8 MB of a worker's 118 after the costliest mix of bench/load.py (g).
+IDLE_TRIM_S = 1.0
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim, which hands the heap's free pages back to the system; None elsewhere."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+MALLOC_TRIM = _malloc_trim()
+
+
+def give_back_memory() -> None:
+    """Return to the system the heap pages traced programs freed: a graph is freed as soon as
+    its request ends (it holds no cycles: engine/gc_pause.py), but glibc's allocator keeps the
+    pages for itself until malloc_trim. A millisecond or two, without the GIL. (A full
+    collection would free a few more MB, of exceptions' tracebacks, for 60 ms of the GIL.)"""
+    if MALLOC_TRIM is not None:
+        MALLOC_TRIM(0)
 
 
 def exit_with_parent() -> None:
@@ -66,6 +91,15 @@ def busy() -> ApiError:
         msg("api.busy", seconds=RETRY_AFTER_S),
         headers={"Retry-After": str(RETRY_AFTER_S)},
     )
+
+
+def run_then_trim(work: Callable[..., T], *args: Any) -> T:
+    """`work(*args)` in a helper, which then gives back the memory it freed: a helper that
+    traced a 12,000-node graph held its pages (100 MB and more) until it was next killed."""
+    try:
+        return work(*args)
+    finally:
+        give_back_memory()
 
 
 @dataclass
@@ -159,6 +193,8 @@ class Offload:
         # loop's default executor serves Starlette's other blocking calls).
         self.executor = ThreadPoolExecutor(threads, thread_name_prefix="trace")
         self.warm_up: Callable[[], None] | None = None
+        self.worked = False  # a program was traced here since memory was last given back
+        self.trim: asyncio.TimerHandle | None = None
 
     def lane(self, size: int) -> Lane:
         return self.lanes["big" if size >= self.big_source_chars else "small"]
@@ -180,16 +216,32 @@ class Offload:
             result = await asyncio.shield(job)
         except asyncio.CancelledError:
             if job.done():
-                self.threads.leave()
+                self.left_thread()
             else:  # the slot is free when the thread is
                 stop.set()
-                job.add_done_callback(lambda done: (_consume(done), self.threads.leave()))
+                job.add_done_callback(lambda done: (_consume(done), self.left_thread()))
             raise
         except BaseException:
-            self.threads.leave()
+            self.left_thread()
             raise
-        self.threads.leave()
+        self.left_thread()
         return result
+
+    def left_thread(self) -> None:
+        """A trace thread's slot is free: when all are (none waits either), memory is given
+        back after IDLE_TRIM_S of quiet, in a trace thread (the event loop never pauses for it)."""
+        self.threads.leave()
+        self.worked = True
+        if self.trim is None and not self.threads.running and not self.threads.waiting:
+            self.trim = asyncio.get_running_loop().call_later(IDLE_TRIM_S, self.trim_if_idle)
+
+    def trim_if_idle(self) -> None:
+        self.trim = None
+        if self.threads.running or self.threads.waiting:
+            return  # the last of them to leave asks again
+        if self.worked:
+            self.worked = False
+            self.executor.submit(give_back_memory)
 
     async def run(self, size: int, work: Callable[..., T], *args: Any) -> T:
         """`work(*args)` in a helper process of the lane for a program of `size` characters,
@@ -201,7 +253,7 @@ class Offload:
             for _attempt in range(2):
                 pool = lane.executor()
                 try:
-                    return await self._in(lane, pool, pool.submit(work, *args))
+                    return await self._in(lane, pool, pool.submit(run_then_trim, work, *args))
                 except BrokenProcessPool:
                     lane.discard(pool)
             raise ApiError(503, "Unavailable", msg("api.unavailable"))
@@ -211,13 +263,15 @@ class Offload:
     async def _in(self, lane: Lane, pool: ProcessPoolExecutor, job: Future[T]) -> T:
         """The result of `job`; if the request goes away first, the job is cancelled, or its
         helper killed if it runs: nobody waits for what it would answer."""
+        waited = asyncio.wrap_future(job)
         try:
-            return await asyncio.shield(asyncio.wrap_future(job))
+            return await asyncio.shield(waited)
         except asyncio.CancelledError:
+            waited.add_done_callback(_consume)  # its helper's death, which nobody reads
             if not job.cancel() and not job.done():
                 lane.kill(pool)
                 if self.warm_up is not None:  # a fresh helper, ready for the next program
-                    lane.executor().submit(self.warm_up)
+                    _warm(lane, self.warm_up)
             raise
 
     def depth(self) -> dict[str, dict[str, int]]:
@@ -230,16 +284,24 @@ class Offload:
         """Start every helper now, so that the first big program does not pay for it."""
         self.warm_up = warm_up
         for lane in self.lanes.values():
-            lane.executor().submit(warm_up)
+            _warm(lane, warm_up)
 
     def close(self) -> None:
         """Stop the helpers and the trace threads' executor. Work still running was cancelled
         with its request (app/http/inflight.py); the helpers are killed, busy or not, never waited
         for: a spawned helper's own exit took 7 s of a loaded machine's SIGTERM, 0.3 s killed."""
+        if self.trim is not None:
+            self.trim.cancel()
         for lane in self.lanes.values():
             if lane.pool is not None:
                 lane.kill(lane.pool)
         self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _warm(lane: Lane, warm_up: Callable[[], None]) -> None:
+    """Start `lane`'s helper now with `warm_up`. Its outcome is read (a helper killed while it
+    warms up breaks its pool: nobody waits for that, and it is not logged as never retrieved)."""
+    lane.executor().submit(warm_up).add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
 def _consume(job: asyncio.Future[Any]) -> None:

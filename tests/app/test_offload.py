@@ -235,3 +235,33 @@ def test_short_programs_are_traced_a_few_threads_at_once_the_shortest_first():
     # went ahead of long3, queued before it (first come, first served would start it last).
     assert admitted == {"preset", "long2"} and started[4] == "long3", started
     assert running[1] == 2
+
+
+def test_trace_threads_idle_give_back_memory_once_and_not_while_busy(monkeypatch):
+    """The pages a trace freed go back to the system (malloc_trim) once the trace threads have
+    been idle for IDLE_TRIM_S: once for a burst of work, never while a trace runs, and not at
+    all when nothing was traced since the last time."""
+    from chainrule.app.http import offload as offload_module
+
+    trims: list[int] = []  # the number of traces running at each trim
+    offload = Offload(processes=1, max_waiting=8, big_source_chars=10**9, threads=2)
+    monkeypatch.setattr(offload_module, "IDLE_TRIM_S", 0.05)
+    monkeypatch.setattr(offload_module, "MALLOC_TRIM", lambda pad: trims.append(offload.threads.running) or 1)
+    release = threading.Event()
+
+    async def scenario() -> None:
+        # A burst: three traces back to back, one held past the idle delay.
+        await asyncio.gather(*(offload.in_thread(10, str, i) for i in range(2)))
+        held = asyncio.create_task(offload.in_thread(10, release.wait, 30))
+        await asyncio.sleep(0.3)  # the first two ended long ago; the third still runs
+        assert trims == []
+        release.set()
+        await held
+        await until(lambda: len(trims) == 1)
+        await asyncio.sleep(0.3)  # idle, and nothing traced since: no second trim
+        assert trims == [0]
+
+    try:
+        run(scenario())
+    finally:
+        offload.close()
