@@ -27,6 +27,7 @@ import itertools
 import multiprocessing
 import multiprocessing.connection
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -40,6 +41,10 @@ from chainrule.engine.i18n import msg
 
 T = TypeVar("T")
 RETRY_AFTER_S = 5  # about one big program's time: 20,000 nodes take 3 to 5 s
+# How long a trace thread may hold the GIL while the event loop waits for it (CPython's default:
+# 5 ms). Under bench/load.py (g), two traces at once made /healthz wait its turn behind both:
+# p99 25 to 134 ms with 5 ms, 23 to 61 ms with 1 ms (presets p99 139-202 ms then 170-200).
+SWITCH_INTERVAL_S = 0.001
 # A worker whose trace threads have been idle this long gives back the memory their work left
 # (give_back_memory): 8 MB of a worker's 118 after the costliest mix of bench/load.py (g).
 IDLE_TRIM_S = 1.0
@@ -281,8 +286,10 @@ class Offload:
         }
 
     def start(self, warm_up: Callable[[], None]) -> None:
-        """Start every helper now, so that the first big program does not pay for it."""
+        """Start every helper now, so that the first big program does not pay for it; the
+        process's trace threads yield the GIL to its event loop every SWITCH_INTERVAL_S."""
         self.warm_up = warm_up
+        sys.setswitchinterval(SWITCH_INTERVAL_S)  # the trace threads yield to the event loop sooner
         for lane in self.lanes.values():
             _warm(lane, warm_up)
 
