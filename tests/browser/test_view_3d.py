@@ -88,9 +88,12 @@ def test_3d_on_every_preset_draws_each_step(page, live_server):
             ).json()["nodes"]
         )
         page.select_option("[data-testid=presets]", preset["id"])
+        # Not busy: the new preset's trace is the one shown (two presets may have as many
+        # nodes, and a trace landing after the key would undo its step).
         page.wait_for_function(
             "n => document.querySelector('[data-testid=graph-3d]').dataset.nodes === String(n)"
-            " && document.body.dataset.stepIndex === '0'",
+            " && document.body.dataset.stepIndex === '0'"
+            " && document.querySelector('#graph-wrap').getAttribute('aria-busy') !== 'true'",
             arg=count,
         )
         page.wait_for_function(DRAWN_JS)
