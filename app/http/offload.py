@@ -308,7 +308,8 @@ class Offload:
 def _warm(lane: Lane, warm_up: Callable[[], None]) -> None:
     """Start `lane`'s helper now with `warm_up`. Its outcome is read (a helper killed while it
     warms up breaks its pool: nobody waits for that, and it is not logged as never retrieved)."""
-    lane.executor().submit(warm_up).add_done_callback(lambda done: done.cancelled() or done.exception())
+    started = lane.executor().submit(warm_up)
+    started.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
 def _consume(job: asyncio.Future[Any]) -> None:

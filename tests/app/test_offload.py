@@ -246,20 +246,24 @@ def test_trace_threads_idle_give_back_memory_once_and_not_while_busy(monkeypatch
     trims: list[int] = []  # the number of traces running at each trim
     offload = Offload(processes=1, max_waiting=8, big_source_chars=10**9, threads=2)
     monkeypatch.setattr(offload_module, "IDLE_TRIM_S", 0.05)
-    monkeypatch.setattr(offload_module, "MALLOC_TRIM", lambda pad: trims.append(offload.threads.running) or 1)
+    monkeypatch.setattr(
+        offload_module, "MALLOC_TRIM", lambda pad: trims.append(offload.threads.running) or 1
+    )
     release = threading.Event()
 
     async def scenario() -> None:
         # A burst: three traces back to back, one held past the idle delay.
         await asyncio.gather(*(offload.in_thread(10, str, i) for i in range(2)))
+        assert offload.trim is not None  # idle: a trim is due after IDLE_TRIM_S
         held = asyncio.create_task(offload.in_thread(10, release.wait, 30))
-        await asyncio.sleep(0.3)  # the first two ended long ago; the third still runs
+        # The timer fired while the third trace ran: it gave nothing back.
+        await until(lambda: offload.trim is None and offload.threads.running == 1)
         assert trims == []
         release.set()
         await held
         await until(lambda: len(trims) == 1)
-        await asyncio.sleep(0.3)  # idle, and nothing traced since: no second trim
-        assert trims == [0]
+        # Nothing traced since: no trim is due, and none will be.
+        assert trims == [0] and offload.trim is None and not offload.worked
 
     try:
         run(scenario())

@@ -179,7 +179,10 @@ def test_the_graph_pane_is_busy_from_the_run_until_its_graph_is_drawn(sandbox):
             .observe(wrap, {attributes: true, attributeFilter: ['aria-busy']});
         }"""
     )
-    facts = run(sandbox, "def twice(x):\n    return x + x\nfrom micrograd.engine import Value\nq = twice(Value(4.0))\nq\n")
+    facts = run(
+        sandbox,
+        "def twice(x):\n    return x + x\nfrom micrograd.engine import Value\nq = twice(Value(4.0))\nq\n",
+    )
     assert facts["status"] == "done"
     seen = sandbox.evaluate("() => window.busySeen")
     assert seen[0] == "true" and seen[-1] == "false", seen
