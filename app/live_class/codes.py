@@ -68,3 +68,9 @@ def clean_nickname(text: str) -> str:
         if ch.isspace() or not unicodedata.category(ch).startswith("C")
     )
     return " ".join(kept.split())[:NICKNAME_MAX]
+
+
+def roster_id(code: str, student: str) -> str:
+    """How the teacher's roster names `student` of class `code`: 12 hex digits of a hash, never
+    the id itself (which lets a page back in as that student)."""
+    return hashlib.sha256(f"{code}/{student}".encode()).hexdigest()[:12]

@@ -1,8 +1,10 @@
 """One WebSocket of a class, from `hello` to goodbye: who it is, what it may do, and doing it.
 
-Only a page that says the teacher's token may drive (view, mode, ask, reveal, end); a student
-may answer and rename. What a client sends is bounded: its size, its rate (a flood closes the
-socket), and a student's answers (a few at once, then one every two seconds).
+Only a page that says the teacher's token may drive (view, mode, ask, reveal, lock, remove,
+end); a student may answer and rename. A student the teacher removed is refused with its id,
+and while the class is locked only students who joined before get in. What a client sends is
+bounded: its size, its rate (a flood closes the socket), and a student's answers (a few at once,
+then one every two seconds).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from chainrule.app.api.graph_body import limits_of
 from chainrule.app.http.errors import describe_validation_error
-from chainrule.app.live_class.codes import clean_nickname, is_teacher, read_code
+from chainrule.app.live_class.codes import clean_nickname, is_teacher, read_code, roster_id
 from chainrule.app.live_class.hub import Bucket, Client, Hub
 from chainrule.app.live_class.protocol import (
     TEACHER_TYPES,
@@ -29,6 +31,8 @@ from chainrule.app.live_class.protocol import (
     Ask,
     End,
     Hello,
+    Lock,
+    Remove,
     Rename,
     Reveal,
     SetMode,
@@ -169,6 +173,16 @@ class Session:
     async def _on_end(self, message: End) -> None:
         await self.store.end(self.code)
 
+    async def _on_lock(self, message: Lock) -> None:
+        await self._write({"locked": "1" if message.locked else ""})
+
+    async def _on_remove(self, message: Remove) -> None:
+        for student in await self.store.joined(self.code):
+            if roster_id(self.code, student) == message.student:
+                await self.store.remove(self.code, student)
+                return
+        self.say("NoStudent", "api.class.no_student")
+
     async def _on_answer(self, message: Answer) -> None:
         if not self.answers.take():
             self.say("RateLimited", "api.class.answer_rate")
@@ -190,6 +204,7 @@ class Session:
 
     async def _on_name(self, message: Rename) -> None:
         self.client.name = clean_nickname(message.name)
+        await self.store.name(self.code, self.client.student, self.client.name)
         self.client.offer(
             json.dumps({"type": "named", "name": self.client.name}, ensure_ascii=False)
         )
@@ -306,6 +321,13 @@ async def _serve(
     known = hello.student is not None and await hub.store.has_joined(code, hello.student)
     student = hello.student if known and hello.student else secrets.token_urlsafe(16)
     maximum = int(fields["max"])
+    if hello.role == "student" and hello.student and not known:
+        if await hub.store.is_removed(code, hello.student):  # the same tab, back: refused
+            await refuse(socket, NOT_ALLOWED, error_message(lang, "Removed", "api.class.removed"))
+            return
+    if hello.role == "student" and not known and fields.get("locked"):
+        await refuse(socket, NOT_ALLOWED, error_message(lang, "ClassLocked", "api.class.locked"))
+        return
     if hello.role == "student":
         per_address = settings.class_max_students_per_address
         admission = await hub.store.join(code, student, maximum, address, per_address)
@@ -323,6 +345,8 @@ async def _serve(
         if record is not None:
             mine = {"question": fields["open"], "value": json.loads(record)["value"]}
     client = Client(socket, hello.role, student, clean_nickname(hello.name), lang, hub.queue_size)
+    if hello.role == "student":
+        await hub.store.name(code, student, client.name)
     if hello.role == "teacher":  # this page drives now: any other teacher page is told so
         client.seat = secrets.token_hex(8)
         expiry = settings.class_idle_expiry_s

@@ -17,6 +17,7 @@ import time
 
 from starlette.websockets import WebSocket
 
+from chainrule.app.live_class.codes import roster_id
 from chainrule.app.live_class.store import ClassStore, MemoryStore, StoreUnavailable
 from chainrule.app.settings import AppSettings
 
@@ -30,6 +31,8 @@ ENDED = '{"type":"ended"}'
 STORE_LOST = '{"type":"store","up":false}'  # every page says "Connection to the class lost"
 STORE_BACK = '{"type":"store","up":true}'
 MOVED = '{"type":"moved"}'  # to a teacher page: another page took the class (its link)
+REMOVED = '{"type":"removed"}'  # to a student the teacher removed (then closed 4403: final)
+NOT_ALLOWED = 4403
 CONTROL_MOVED = 4409  # close code: this teacher page no longer drives (final, no reconnecting)
 
 
@@ -39,8 +42,18 @@ def snapshot_text(fields: dict[str, str]) -> str:
     return (
         f'{{"type":"snapshot","version":{int(fields["version"])},'
         f'"mode":{json.dumps(fields["mode"])},"view":{fields["view"]},'
-        f'"question":{fields["question"]},"board":{fields["board"]}}}'
+        f'"question":{fields["question"]},"board":{fields["board"]},'
+        f'"locked":{"true" if fields.get("locked") else "false"}}}'
     )
+
+
+def roster_text(code: str, roster: list[tuple[str, str]], fields: dict[str, str]) -> str:
+    """The `students` message: how many are connected, the cap, and who (each by its roster id
+    and nickname; "" for a student who gave none)."""
+    students = [{"id": roster_id(code, student), "name": name} for student, name in roster]
+    maximum = int(fields.get("max", "0") or 0)
+    message = {"type": "students", "count": len(roster), "max": maximum, "list": students}
+    return json.dumps(message, ensure_ascii=False)
 
 
 class Bucket:
@@ -152,7 +165,7 @@ class Room:
         "refreshing",
         "dirty",
         "counts",
-        "students",
+        "roster",
     )
 
     def __init__(self, code: str) -> None:
@@ -163,7 +176,7 @@ class Room:
         self.refreshing = False
         self.dirty = False
         self.counts: dict[str, int] = {}  # question → answers, not yet sent to the teachers
-        self.students = -1  # the count last sent to the teachers
+        self.roster: list[tuple[str, str]] | None = None  # the roster last sent to the teachers
 
     def send(self, text: str, role: str | None = None) -> None:
         for client in list(self.clients):
@@ -217,9 +230,17 @@ class Hub:
         if room is None:
             return
         first = not room.counts
-        room.counts[question] = max(count, room.counts.get(question, 0))
+        room.counts[question] = count  # notices come in the order the store counted
         if first:
             asyncio.get_running_loop().call_later(COUNT_DELAY_S, self._send_counts, room)
+
+    def removed(self, code: str, student: str) -> None:
+        room = self.rooms.get(code)
+        if room is None:
+            return
+        for client in list(room.clients):
+            if client.role == "student" and client.student == student:
+                client.finish(REMOVED, NOT_ALLOWED)
 
     def store_lost(self) -> None:
         if not self.reachable:
@@ -300,7 +321,7 @@ class Hub:
         if not self.reachable:
             client.offer(STORE_LOST)
         if client.role == "teacher":
-            room.students = -1  # the new teacher page hears the count at the next tick
+            room.roster = None  # the new teacher page hears the roster at the next tick
         return room
 
     def detach(self, code: str, client: Client) -> None:
@@ -312,8 +333,8 @@ class Hub:
             del self.rooms[code]
 
     async def _tick(self) -> None:
-        """Every second: a class that expired or was lost ends for its pages; the student count
-        to each teacher; presence renewed; old classes forgotten (in-process store)."""
+        """Every second: a class that expired or was lost ends for its pages; the roster to each
+        teacher; presence renewed; old classes forgotten (in-process store)."""
         ticks = 0
         was_reachable = True
         while True:
@@ -338,15 +359,13 @@ class Hub:
             self.ended(room.code)
             return
         if renew:
-            students = [c.student for c in room.clients if c.role == "student"]
+            students = [c.student for c in room.clients if c.role == "student" and not c.dropped]
             await self.store.touch(room.code, students)
         if any(c.role == "teacher" for c in room.clients):
-            count = await self.store.present(room.code)
-            if count != room.students:
-                room.students = count
-                maximum = int(room.fields.get("max", "0") or 0)
-                message = {"type": "students", "count": count, "max": maximum}
-                room.send(json.dumps(message), role="teacher")
+            roster = await self.store.roster(room.code)
+            if roster != room.roster:
+                room.roster = roster
+                room.send(roster_text(room.code, roster, room.fields), role="teacher")
 
 
 def make_hub(settings: AppSettings) -> Hub:

@@ -1,10 +1,12 @@
 """The messages of a class's WebSocket (docs/live-class.md), validated before anything reads them.
 
 Every message is one JSON object with a `type`. A client says `hello` first (a teacher with the
-token, a student with a random id and maybe a nickname); after that a teacher sends `view`,
-`mode`, `ask`, `reveal` and `end`, a student `answer` and `name`. The server sends `welcome`,
-`snapshot` (the whole current state of the class, never a delta, so a lost one costs nothing),
-`answers` and `students` (counts, to the teacher), `ack` (an answer is stored) and `error`.
+token, a student with the id the server gave it, if any, and maybe a nickname); after that a
+teacher sends `view`, `mode`, `ask`, `reveal`, `lock`, `remove` and `end`, a student `answer`
+and `name`. The server sends `welcome`, `snapshot` (the whole current state of the class, never
+a delta, so a lost one costs nothing), `answers` (a count) and `students` (the roster: who is
+connected) to the teacher, `ack` (an answer is stored), `removed` (to a student the teacher
+removed) and `error`.
 
 The view is exactly what a student's page applies: the page store's keys (camelCase on the wire).
 """
@@ -90,6 +92,20 @@ class End(Model):
     type: Literal["end"]
 
 
+class Lock(Model):
+    """Let new students join, or not (those who joined come back whatever it says)."""
+
+    type: Literal["lock"]
+    locked: bool
+
+
+class Remove(Model):
+    """Remove a student, named by its roster id (`students` message: never the student's own)."""
+
+    type: Literal["remove"]
+    student: str = Field(pattern=r"^[0-9a-f]{12}$")
+
+
 class Answer(Model):
     type: Literal["answer"]
     question: ShortId
@@ -102,13 +118,16 @@ class Rename(Model):
     name: str = Field(max_length=400)
 
 
-TeacherMessage = Annotated[SetView | SetMode | Ask | Reveal | End, Field(discriminator="type")]
+TeacherMessage = Annotated[
+    SetView | SetMode | Ask | Reveal | Lock | Remove | End, Field(discriminator="type")
+]
 StudentMessage = Annotated[Answer | Rename, Field(discriminator="type")]
 ClientMessage = Annotated[
-    Hello | SetView | SetMode | Ask | Reveal | End | Answer | Rename, Field(discriminator="type")
+    Hello | SetView | SetMode | Ask | Reveal | Lock | Remove | End | Answer | Rename,
+    Field(discriminator="type"),
 ]
 client_message = TypeAdapter(ClientMessage)
-TEACHER_TYPES = frozenset({"view", "mode", "ask", "reveal", "end"})
+TEACHER_TYPES = frozenset({"view", "mode", "ask", "reveal", "lock", "remove", "end"})
 
 
 class ClassCreate(Model):

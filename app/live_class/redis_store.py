@@ -10,11 +10,14 @@ Keys (all expire with the class, `ttl_s` after the teacher's last write):
 - `chainrule:class:<code>:joined` — a set of every student id admitted (ids the server gave:
   a reconnection is the same student, and is let back in past the guess limit);
 - `chainrule:class:<code>:addresses` — a hash, client address → students joined from it;
+- `chainrule:class:<code>:names` — a hash, student id → nickname (the teacher's roster);
+- `chainrule:class:<code>:removed` — a set of the student ids the teacher removed;
 - `chainrule:guess:<address>:<minute>` — a counter of unknown codes tried;
 - `chainrule:created:<address>:<minute>` — a counter of classes started.
 Notices go out on the channel `chainrule:class:<code>` (`v` changed, `a <question> <count>`,
-`e` ended); each process holds one pattern subscription and re-reads every class it serves
-whenever that subscription is re-established (pub/sub drops what is published meanwhile).
+`e` ended, `r <student>` removed); each process holds one pattern subscription and re-reads
+every class it serves whenever that subscription is re-established (pub/sub drops what is
+published meanwhile).
 """
 
 from __future__ import annotations
@@ -34,7 +37,13 @@ from redis.exceptions import OutOfMemoryError as RedisOutOfMemory
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from chainrule.app.live_class.store import PRESENCE_S, Admission, Listener, StoreUnavailable
+from chainrule.app.live_class.store import (
+    PRESENCE_S,
+    Admission,
+    Listener,
+    StoreUnavailable,
+    by_name,
+)
 
 logger = logging.getLogger("chainrule")
 PREFIX = "chainrule:class:"
@@ -90,6 +99,25 @@ if ttl > 0 then
 end
 return 1
 """
+REMOVE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('SREM', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[5], ARGV[1])
+redis.call('SADD', KEYS[6], ARGV[1])
+local ttl = redis.call('TTL', KEYS[1])
+if ttl > 0 then redis.call('EXPIRE', KEYS[6], ttl) end
+local open = redis.call('HGET', KEYS[1], 'open')
+if open and open ~= '' then
+  local answers = KEYS[1] .. ':answers:' .. open
+  if redis.call('HDEL', answers, ARGV[1]) == 1 then
+    redis.call('PUBLISH', KEYS[1], 'a ' .. open .. ' ' .. redis.call('HLEN', answers))
+  end
+end
+redis.call('PUBLISH', KEYS[1], 'r ' .. ARGV[1])
+return 1
+"""
+SUFFIXES = ("present", "joined", "addresses", "names", "removed")  # a class's other keys
 
 
 def _reaching(method):
@@ -136,6 +164,7 @@ class RedisStore:
         self._add_answer = self.client.register_script(ADD_ANSWER)
         self._close_question = self.client.register_script(CLOSE_QUESTION)
         self._join = self.client.register_script(JOIN)
+        self._remove = self.client.register_script(REMOVE)
         self._listener: Listener | None = None
         self._reader: asyncio.Task | None = None
 
@@ -191,6 +220,8 @@ class RedisStore:
             listener.changed(code)
         elif data == "e":
             listener.ended(code)
+        elif data.startswith("r "):
+            listener.removed(code, data[2:])
         elif data.startswith("a "):
             _, question, count = data.split(" ")
             listener.counted(code, question, int(count))
@@ -218,7 +249,7 @@ class RedisStore:
     async def end(self, code: str) -> None:
         key = class_key(code)
         async with self.client.pipeline(transaction=True) as pipe:
-            pipe.delete(key, f"{key}:present", f"{key}:joined", f"{key}:addresses")
+            pipe.delete(key, *(f"{key}:{suffix}" for suffix in SUFFIXES))
             pipe.publish(key, "e")
             await pipe.execute()
 
@@ -257,6 +288,38 @@ class RedisStore:
     @_reaching
     async def has_joined(self, code: str, student: str) -> bool:
         return bool(await self.client.sismember(f"{class_key(code)}:joined", student))
+
+    @_reaching
+    async def name(self, code: str, student: str, name: str) -> None:
+        key = class_key(code)
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.hset(f"{key}:names", student, name)
+            pipe.ttl(key)
+            _, ttl = await pipe.execute()
+        if ttl > 0:
+            await self.client.expire(f"{key}:names", ttl)
+
+    @_reaching
+    async def roster(self, code: str) -> list[tuple[str, str]]:
+        key = class_key(code)
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.zrangebyscore(f"{key}:present", int(time.time() * 1000), "+inf")
+            pipe.hgetall(f"{key}:names")
+            present, names = await pipe.execute()
+        return sorted(((s, names.get(s, "")) for s in present), key=by_name)
+
+    @_reaching
+    async def joined(self, code: str) -> list[str]:
+        return list(await self.client.smembers(f"{class_key(code)}:joined"))
+
+    @_reaching
+    async def remove(self, code: str, student: str) -> None:
+        key = class_key(code)
+        await self._remove(keys=[key, *(f"{key}:{suffix}" for suffix in SUFFIXES)], args=[student])
+
+    @_reaching
+    async def is_removed(self, code: str, student: str) -> bool:
+        return bool(await self.client.sismember(f"{class_key(code)}:removed", student))
 
     @_reaching
     async def leave(self, code: str, student: str) -> None:

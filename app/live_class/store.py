@@ -7,8 +7,13 @@ from students until the reveal), `board`, `open` (the id of the question taking 
 `version` (bumped by every write), `token` (the teacher token's hash) and `max` (the student cap).
 A write tells every process "class X changed" (`Listener.changed`); the process reads the fields
 and sends its own students the whole state, so a lost notice costs nothing but a moment.
+`locked` ("1" or "") says whether new students may join (the teacher's lock).
 Answers are kept per question, one per student; an answer is stored only while its question is
 open, and closing a question returns exactly the answers stored before it closed.
+
+Each admitted student has a nickname (the roster the teacher sees); a student the teacher
+removed is remembered (`removed`): its id no longer joins, its answer to the open question is
+taken back, and every process hears `Listener.removed` and closes that student's sockets.
 """
 
 from __future__ import annotations
@@ -28,6 +33,12 @@ PRESENCE_S = 30.0
 Admission = Literal["joined", "full", "address"]
 
 
+def by_name(entry: tuple[str, str]) -> tuple[str, str]:
+    """A roster's order: by nickname (case folded; the unnamed last), then id."""
+    student, name = entry
+    return (name.casefold() or "\uffff", student)
+
+
 class StoreUnavailable(Exception):
     """The store cannot be reached (Redis restarting, or away): nothing was done; try again."""
 
@@ -41,6 +52,9 @@ class Listener(Protocol):
     def counted(self, code: str, question: str, count: int) -> None: ...
 
     def ended(self, code: str) -> None: ...
+
+    def removed(self, code: str, student: str) -> None:
+        """The teacher removed `student`: its sockets in this process are told, and closed."""
 
     def codes(self) -> list[str]:
         """The classes this process has connections to."""
@@ -104,6 +118,21 @@ class ClassStore(Protocol):
     async def has_joined(self, code: str, student: str) -> bool:
         """Whether `student` (a page's own id) joined this class before (a reconnection)."""
 
+    async def name(self, code: str, student: str, name: str) -> None:
+        """`student`'s nickname, as the roster shows it."""
+
+    async def roster(self, code: str) -> list[tuple[str, str]]:
+        """The students present, as (id, nickname), by nickname then id."""
+
+    async def joined(self, code: str) -> list[str]:
+        """Every student id admitted to the class and not removed."""
+
+    async def remove(self, code: str, student: str) -> None:
+        """Remove `student`: no longer joined or present, its answer to the open question
+        taken back (the count said again), and every process told (`Listener.removed`)."""
+
+    async def is_removed(self, code: str, student: str) -> bool: ...
+
     async def start(self, listener: Listener) -> None: ...
 
     async def close(self) -> None: ...
@@ -117,6 +146,8 @@ class _Class:
     present: dict[str, int] = field(default_factory=dict)  # student → connections
     joined: set[str] = field(default_factory=set)  # every student ever admitted
     by_address: dict[str, int] = field(default_factory=dict)  # address → students joined from it
+    names: dict[str, str] = field(default_factory=dict)  # student → nickname
+    removed: set[str] = field(default_factory=set)  # students the teacher removed
 
 
 class MemoryStore:
@@ -221,6 +252,40 @@ class MemoryStore:
     async def has_joined(self, code: str, student: str) -> bool:
         room = self._live(code)
         return room is not None and student in room.joined
+
+    async def name(self, code: str, student: str, name: str) -> None:
+        room = self._live(code)
+        if room is not None and student in room.joined:
+            room.names[student] = name
+
+    async def roster(self, code: str) -> list[tuple[str, str]]:
+        room = self._live(code)
+        if room is None:
+            return []
+        return sorted(((s, room.names.get(s, "")) for s in room.present), key=by_name)
+
+    async def joined(self, code: str) -> list[str]:
+        room = self._live(code)
+        return list(room.joined) if room is not None else []
+
+    async def remove(self, code: str, student: str) -> None:
+        room = self._live(code)
+        if room is None:
+            return
+        room.removed.add(student)
+        room.joined.discard(student)
+        room.present.pop(student, None)
+        room.names.pop(student, None)
+        question = room.fields.get("open", "")
+        answers = room.answers.get(question, {})
+        if self._listener is not None:
+            if answers.pop(student, None) is not None:
+                self._listener.counted(code, question, len(answers))
+            self._listener.removed(code, student)
+
+    async def is_removed(self, code: str, student: str) -> bool:
+        room = self._live(code)
+        return room is not None and student in room.removed
 
     async def leave(self, code: str, student: str) -> None:
         room = self._classes.get(code)

@@ -406,6 +406,9 @@ class Heard(Changes):
     def ended(self, code: str) -> None:
         self.heard("ended", code)
 
+    def removed(self, code: str, student: str) -> None:
+        self.heard("removed", code, student)
+
     def codes(self) -> list[str]:
         return []
 
@@ -456,6 +459,40 @@ def test_a_store_versions_writes_and_keeps_answers_of_open_questions_only(make_s
         assert await store.read(code) is None and await store.write(code, {}, 60) is None
         await heard.until(lambda: ("ended", code) in heard.notices)
         assert await store.read(new_code()) is None
+        await store.close()
+
+    run_in_own_loop(run())
+
+
+def test_a_store_keeps_the_roster_and_removes_a_student_for_good(make_store):
+    store = make_store()
+
+    async def run() -> None:
+        heard = Heard()
+        await store.start(heard)
+        code = new_code()
+        await store.create(code, FIELDS, 60)
+        for student, name in (("s1", "Zoë"), ("s2", ""), ("s3", "ann")):
+            assert await store.join(code, student, 5) == "joined"
+            await store.name(code, student, name)
+        await store.name(code, "stranger", "Eve")  # never joined: not on the roster
+        assert await store.roster(code) == [("s3", "ann"), ("s1", "Zoë"), ("s2", "")]
+        await store.write(code, {"open": "q1"}, 60)
+        assert await store.add_answer(code, "q1", "s1", "1") == 1
+        assert await store.add_answer(code, "q1", "s2", "2") == 2
+        await store.remove(code, "s1")
+        assert await store.is_removed(code, "s1") and not await store.is_removed(code, "s2")
+        assert not await store.has_joined(code, "s1")
+        assert sorted(await store.joined(code)) == ["s2", "s3"]
+        assert await store.roster(code) == [("s3", "ann"), ("s2", "")]
+        # Its answer taken back, the count said again; every process told.
+        await heard.until(lambda: ("removed", code, "s1") in heard.notices)
+        assert ("counted", code, "q1", 1) in heard.notices
+        assert await store.close_question(code, "q1") == ["2"]
+        await store.leave(code, "s1")  # its socket closing afterwards changes nothing
+        assert await store.present(code) == 2
+        await store.end(code)
+        assert not await store.is_removed(code, "s1") and await store.roster(code) == []
         await store.close()
 
     run_in_own_loop(run())
@@ -1010,3 +1047,98 @@ def test_answers_count_once_per_student_the_server_admitted(make_client):
             board = _next(teacher, "snapshot")["board"]
             assert board["total"] == 3
             assert sorted(b["value"] for b in board["bars"]) == [1.0, 2.0, 7.0]
+
+
+# The teacher controls the room: who is connected, removing a student, locking joining (issue 37).
+
+
+def _roster(teacher, count: int) -> dict:
+    """The next roster of `count` students (the hub sends it each second it changed)."""
+    while True:
+        message = _next(teacher, "students")
+        if message["count"] == count:
+            return message
+
+
+def _refused(socket) -> tuple[dict, int]:
+    """The error a socket got, and the close code that followed."""
+    error = _next(socket, "error")
+    with pytest.raises(WebSocketDisconnect) as closed:
+        socket.receive_json()
+    return error["error"], closed.value.code
+
+
+@pytest.mark.timeout(60)
+def test_the_teacher_sees_who_is_connected_and_removes_a_student_for_good(running):
+    client = running
+    info = _start(client)
+    live = f"/api/class/{info['code']}/live"
+    with client.websocket_connect(live) as teacher, client.websocket_connect(live) as ann:
+        _hello(teacher, "teacher", token=info["token"])
+        welcome, _ = _hello(ann, "student", name="Ann")
+        troll = client.websocket_connect(live)
+        troll_id = _hello(troll.__enter__(), "student", name="Tr\u200boll ")[0]["student"]
+        roster = _roster(teacher, 2)
+        assert roster["max"] == 1000
+        assert [s["name"] for s in roster["list"]] == ["Ann", "Troll"]
+        ids = {s["id"] for s in roster["list"]}
+        assert all(len(i) == 12 for i in ids)  # never the students' own ids (they let a page in)
+        assert welcome["student"] not in json.dumps(roster) and troll_id not in json.dumps(roster)
+        teacher.send_text(json.dumps({"type": "ask", "kind": "grad", "node": "n0",
+                                      "label": "grad[a]"}))  # fmt: skip
+        question = _next(troll, "snapshot")["question"]["id"]
+        troll.send_text(json.dumps({"type": "answer", "question": question, "value": 69,
+                                    "seq": 1}))  # fmt: skip
+        _next(troll, "ack")
+        assert _next(teacher, "answers")["count"] == 1
+        # A student cannot remove anyone.
+        ann.send_text(json.dumps({"type": "remove", "student": roster["list"][1]["id"]}))
+        assert _next(ann, "error")["error"]["type"] == "NotTeacher"
+        teacher.send_text(json.dumps({"type": "remove", "student": roster["list"][1]["id"]}))
+        assert _next(troll, "removed") == {"type": "removed"}
+        with pytest.raises(WebSocketDisconnect) as closed:
+            troll.receive_json()
+        assert closed.value.code == 4403  # final: the page does not reconnect
+        troll.__exit__(None, None, None)
+        assert _next(teacher, "answers")["count"] == 0  # its answer taken back
+        assert [s["name"] for s in _roster(teacher, 1)["list"]] == ["Ann"]
+        # The same tab, back: refused, in its language.
+        with client.websocket_connect(live) as again:
+            again.send_text(json.dumps({"type": "hello", "role": "student", "student": troll_id,
+                                        "lang": "ru"}))  # fmt: skip
+            error, code = _refused(again)
+            assert error == {"type": "Removed", "message": "Учитель удалил вас из этого урока."}
+            assert code == 4403
+        teacher.send_text(json.dumps({"type": "remove", "student": "0123456789ab"}))
+        assert _next(teacher, "error")["error"] == {
+            "type": "NoStudent", "message": "That student is no longer in the class."}  # fmt: skip
+        teacher.send_text(json.dumps({"type": "reveal"}))
+        assert _next(teacher, "snapshot")["board"]["total"] == 0
+
+
+@pytest.mark.timeout(60)
+def test_a_locked_class_lets_back_only_students_who_joined(running):
+    client = running
+    info = _start(client)
+    live = f"/api/class/{info['code']}/live"
+    with client.websocket_connect(live) as teacher:
+        _hello(teacher, "teacher", token=info["token"])
+        with client.websocket_connect(live) as ann:
+            ann_id = _hello(ann, "student", name="Ann")[0]["student"]
+            ann.send_text(json.dumps({"type": "lock", "locked": True}))
+            assert _next(ann, "error")["error"]["type"] == "NotTeacher"
+        teacher.send_text(json.dumps({"type": "lock", "locked": True}))
+        assert _next(teacher, "snapshot")["locked"] is True
+        with client.websocket_connect(live) as late:
+            late.send_text(json.dumps({"type": "hello", "role": "student", "name": "Bo"}))
+            assert _refused(late) == ({
+                "type": "ClassLocked",
+                "message": "This class is not taking new students: the teacher has locked joining.",
+            }, 4403)  # fmt: skip
+        with client.websocket_connect(live) as back:  # Ann's page reconnecting
+            welcome, snapshot = _hello(back, "student", student=ann_id)
+            assert welcome["student"] == ann_id and snapshot["locked"] is True
+        teacher.send_text(json.dumps({"type": "lock", "locked": False}))
+        assert _next(teacher, "snapshot")["locked"] is False
+        with client.websocket_connect(live) as late:
+            assert _hello(late, "student", name="Bo")[0]["type"] == "welcome"

@@ -407,6 +407,79 @@ def test_the_teacher_page_with_the_code_and_qr(role_page, live_server, screensho
     assert teacher.errors == []
 
 
+def roster_names(teacher) -> list[str]:
+    return teacher.locator(
+        "[data-testid=class-roster-student] .class-roster-name"
+    ).all_inner_texts()
+
+
+def test_the_teacher_sees_the_room_removes_a_student_and_locks_joining(
+    classroom, browser, live_server, screenshots_dir
+):
+    """Who is connected, Remove, Lock joining (issue 37: the teacher could not remove anyone).
+    A removed student's page is told and is theirs again; the same tab stays out after a
+    reload. Locked, a newcomer is told so while a student who joined comes back."""
+    teacher, students = classroom["teacher"], classroom["students"]
+    ann = students[0]
+    ann.fill("[data-testid=class-name]", "Ann")
+    ann.press("[data-testid=class-name]", "Enter")
+    ann.locator("[data-testid=class-name]").blur()
+    teacher.click("[data-testid=class-students]")
+    dialog = teacher.locator("#class-roster-dialog")
+    dialog.wait_for()
+    teacher.wait_for_function(
+        "() => [...document.querySelectorAll('.class-roster-name')].some(n => n.textContent === 'Ann')"
+    )
+    names = roster_names(teacher)
+    assert names[0] == "Ann" and len(names) == 3
+    assert all(n.startswith("no nickname · ") for n in names[1:])
+    teacher.screenshot(path=str(screenshots_dir / "class-roster-1280x720.png"))
+
+    teacher.check("[data-testid=class-lock]")
+    teacher.wait_for_function(
+        "() => document.querySelector('[data-testid=class-students]').textContent"
+        ".endsWith('· locked')"
+    )
+    late = new_page(browser, live_server, 390, 844)
+    late.goto(f"/c/{classroom['code']}")
+    wait_state(late, "locked")
+    assert late.locator("[data-testid=class-status]").inner_text() == (
+        "This class is not taking new students: the teacher has locked joining."
+    )
+    phone = students[1]  # joined before the lock: a reload comes back
+    phone.reload()
+    wait_state(phone, "following")
+
+    teacher.locator("[data-testid=class-roster-student]", has_text="Ann").locator(
+        "[data-testid=class-remove]"
+    ).click()
+    wait_state(ann, "removed")
+    assert ann.locator("[data-testid=class-status]").inner_text() == (
+        "The teacher removed you from this class."
+    )
+    assert ann.evaluate("document.body.dataset.classState") == "removed"
+    assert ann.locator("[data-testid=source]").is_visible()  # the page is theirs again
+    teacher.wait_for_selector("[data-testid=class-students][data-count='2']")
+    assert "Ann" not in roster_names(teacher)
+    ann.reload()
+    wait_state(ann, "removed")
+    assert ann.locator("[data-testid=class-status]").inner_text() == (
+        "The teacher removed you from this class."
+    )
+    ann.screenshot(path=str(screenshots_dir / "class-removed-1280x720.png"))
+
+    teacher.uncheck("[data-testid=class-lock]")
+    teacher.wait_for_function(
+        "() => !document.querySelector('[data-testid=class-students]').textContent"
+        ".includes('locked')"
+    )
+    late.reload()
+    wait_state(late, "following")
+    teacher.wait_for_selector("[data-testid=class-students][data-count='3']")
+    assert late.errors == []
+    late.context.close()
+
+
 @pytest.fixture
 def two_servers(redis_url) -> Iterator[tuple[str, str]]:
     """Two server processes sharing one Redis (a replica each, on its own port)."""

@@ -1,6 +1,7 @@
 // A student's page in a live class (`/c/<code>`): it follows the teacher (live-class/apply.js),
 // says so in a status line (`class-status`, data-state following | paused | free | connecting |
-// offline (the connection or the class's store lost) | ended | full | unknown), answers the
+// offline (the connection or the class's store lost) | ended | removed (by the teacher) | full |
+// locked (joining closed) | unknown), answers the
 // teacher's questions and shows, on the reveal, whether the answer was right and the board.
 //
 // The student's id is the server's (given at the first join) and kept for this tab
@@ -25,7 +26,10 @@ const STATUS = {
   paused: "ui.class.status.paused",
   free: "ui.class.status.free",
   ended: "ui.class.status.ended",
+  removed: "ui.class.status.removed",
 };
+// A refusal before joining: the status line's state for each (final: the page stops trying).
+const REFUSED = { NoClass: "unknown", RateLimited: "unknown", ClassFull: "full", ClassLocked: "locked", Removed: "removed" };
 
 /** This tab's id in class `code` (the same across reloads): the one the server gave at the first join, or null before. */
 const studentKey = (code) => `chainrule.class.${code}.student`;
@@ -152,12 +156,13 @@ function applySnapshot(next, { ui, root, session, store }) {
   showQuestion(ui, session.snapshot, session.mine);
 }
 
-/** The class is over: the page says so and is the student's again, on the last program shown. */
-function endClass({ ui, root, session, store }) {
+/** The class is over (`how`: "ended", or "removed" by the teacher): the page says so and is
+ *  the student's again, on the last program shown. */
+function endClass({ ui, root, session, store }, how = "ended") {
   session.follower.stop();
   session.ended = true;
   store.update({ hide: [] });
-  setStatus(ui, root, "ended", t(STATUS.ended));
+  setStatus(ui, root, how, t(STATUS[how]));
   ui.paused.hidden = true;
   ui.form.hidden = true;
 }
@@ -174,15 +179,15 @@ function onClassMessage(message, context) {
   } else if (message.type === "ack" && session.mine && message.seq === session.mine.seq) {
     session.mine.acked = true;
     showQuestion(ui, session.snapshot, session.mine);
-  } else if (message.type === "ended") {
-    endClass(context);
+  } else if (message.type === "ended" || message.type === "removed") {
+    endClass(context, message.type);
   } else if (message.type === "store") { // the class's store lost, or back: an unacknowledged answer goes again
     session.storeDown = !message.up;
     showStatus(ui, root, session);
     if (message.up) sendAnswer();
   } else if (message.type === "error") {
-    const final = ["NoClass", "ClassFull", "RateLimited"].includes(message.error.type) && !session.snapshot;
-    if (final) setStatus(ui, root, message.error.type === "ClassFull" ? "full" : "unknown", message.error.message);
+    const refused = REFUSED[message.error.type];
+    if (refused && !session.snapshot) setStatus(ui, root, refused, message.error.message);
     else ui.answerStatus.textContent = message.error.message;
   }
 }

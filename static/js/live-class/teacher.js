@@ -1,7 +1,8 @@
 // The teacher's side of a live class: the Class button starts one (POST /api/class with the
 // view shown), the join dialog shows the code, the link and its QR code big enough for the back
 // row, and the class bar drives it: Pause, Free, Bring back, Ask (a value the pulse has not
-// shown yet), the live count of answers, Reveal (the board), End. Every move of this page's
+// shown yet), the live count of answers, Reveal (the board), the students (who is connected,
+// Remove, lock joining: live-class/roster.js), End. Every move of this page's
 // view (program, values, toggles, 2D/3D, lesson stop, step) goes to the class, at most every
 // SEND_EVERY_MS. The token lives in this tab only (sessionStorage): a reload drives on.
 
@@ -15,6 +16,7 @@ import { drawBoard } from "./board.js";
 import { createFollower } from "./apply.js";
 import { askable } from "./questions.js";
 import { qrSvg } from "./qr.js";
+import { rosterDialog } from "./roster.js";
 import { openClassSocket } from "./socket.js";
 import { sandboxProgram } from "../sandbox/sandbox.js";
 
@@ -104,7 +106,7 @@ function boardDialog(host) {
 
 /** The class bar of the teacher's page. */
 function teacherBar(info) {
-  const students = h("span", { class: "class-count", "data-testid": "class-students", "data-count": "0" });
+  const students = button("", "class-students", { class: "class-count ghost", "data-count": "0", title: t("ui.class.roster.open"), "aria-haspopup": "dialog" });
   const pause = button(t("ui.class.pause"), "class-pause", { "aria-pressed": "false" });
   const free = button(t("ui.class.free"), "class-free", { "aria-pressed": "false" });
   const gather = button(t("ui.class.gather"), "class-gather");
@@ -261,7 +263,7 @@ function showClass(next, { ui, session, boardView }) {
 }
 
 /** What the class says to the teacher (docs/live-class.md, Messages). */
-function onTeacherMessage(message, { ui, session, views, show }) {
+function onTeacherMessage(message, { ui, session, views, show, roster }) {
   // The view goes once the server has read the hello: until then a message is held to a
   // student's size (app/live_class/connection.py bound_frames), and a long program would be refused.
   if (message.type === "welcome") {
@@ -269,9 +271,8 @@ function onTeacherMessage(message, { ui, session, views, show }) {
     views.schedule();
   }
   else if (message.type === "snapshot") show(message);
-  else if (message.type === "students") {
-    showCount(ui.students, message.count, t("ui.class.students", { count: countText(message.count), max: countText(message.max) }));
-  } else if (message.type === "answers" && session.snapshot?.question?.id === message.question) {
+  else if (message.type === "students") roster(message);
+  else if (message.type === "answers" && session.snapshot?.question?.id === message.question) {
     showCount(ui.answers, message.count, t("ui.class.answers", { count: countText(message.count) }));
   } else if (message.type === "ended") {
     session.finish({ ended: true });
@@ -301,6 +302,8 @@ function run(info, page, { fresh, adopt = false }) {
   update({ classRole: "teacher" });
   const join = joinDialog(info, scope.host);
   const boardView = boardDialog(scope.host);
+  const roster = rosterDialog(scope.host, (message) => socket.send(message));
+  const showStudents = () => showCount(ui.students, roster.count(), roster.countText());
   const session = { snapshot: null, boardShown: null, asks: [], finish: (how) => finish(how) };
   // "Connection to the class lost" while this page's socket is down or the class's store is away.
   const lostNow = { connection: "connecting", storeDown: false };
@@ -334,6 +337,8 @@ function run(info, page, { fresh, adopt = false }) {
       adopted();
     }
     showClass(next, { ui, session, boardView });
+    roster.lock(Boolean(next.locked));
+    showStudents();
     refreshAsks();
   };
   const socket = openClassSocket(info.code, {
@@ -343,11 +348,12 @@ function run(info, page, { fresh, adopt = false }) {
       session.showLost({ connection, storeDown: connection === "open" ? false : undefined });
       if (connection === "closed") finish({ ended: code === 1000 || code === 4404, moved: code === 4409 }); // ended, or gone while this tab was away; or taken by another page
     },
-    onMessage: (message) => onTeacherMessage(message, { ui, session, views, show }),
+    onMessage: (message) => onTeacherMessage(message, { ui, session, views, show, roster: (m) => { roster.show(m); showStudents(); } }),
   });
-  ui.students.textContent = t("ui.class.students", { count: "0", max: countText(info.max_students) });
+  roster.show({ count: 0, max: info.max_students, list: [] });
+  showStudents();
   const asked = () => session.asks.find((a) => askKey(a) === ui.what.value);
-  listenToBar(ui, { socket, views, join, boardView, mode: () => session.snapshot?.mode, asked, end: () => finish({ ended: true }) });
+  listenToBar(ui, { socket, views, join, boardView, roster, mode: () => session.snapshot?.mode, asked, end: () => finish({ ended: true }) });
 
   const unsubscribe = subscribe((s, changed) => {
     if (adopting.on) adopted();
@@ -369,7 +375,7 @@ function run(info, page, { fresh, adopt = false }) {
     unsubscribe();
     views.stop();
     sessionStorage.removeItem(STORE_KEY);
-    [ui.bar, join, boardView.dialog].forEach((element) => element.remove());
+    [ui.bar, join, boardView.dialog, roster.dialog].forEach((element) => element.remove());
     update({ classRole: "" });
     start.hidden = false;
     start.disabled = false;
@@ -379,7 +385,7 @@ function run(info, page, { fresh, adopt = false }) {
 }
 
 /** The bar's buttons: each sends its message to the class (`end()` takes the bar down). */
-function listenToBar(ui, { socket, views, join, boardView, mode, asked, end }) {
+function listenToBar(ui, { socket, views, join, boardView, roster, mode, asked, end }) {
   ui.pause.addEventListener("click", () => socket.send({ type: "mode", mode: mode() === "paused" ? "follow" : "paused" }));
   ui.free.addEventListener("click", () => socket.send({ type: "mode", mode: "free" }));
   ui.gather.addEventListener("click", () => socket.send({ type: "mode", mode: "follow" }));
@@ -392,6 +398,7 @@ function listenToBar(ui, { socket, views, join, boardView, mode, asked, end }) {
   ui.reveal.addEventListener("click", () => socket.send({ type: "reveal", names: ui.names.checked }));
   ui.showCode.addEventListener("click", () => showModal(join));
   ui.boardButton.addEventListener("click", () => showModal(boardView.dialog));
+  ui.students.addEventListener("click", () => showModal(roster.dialog));
   ui.end.addEventListener("click", () => {
     socket.send({ type: "end" });
     socket.close();
