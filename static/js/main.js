@@ -197,7 +197,9 @@ function mount() {
   }, scope);
   mountHeader();
   mountUrlSync(scope);
-  liveClass = mountLiveClass({ actions: $("header-actions"), workspace: document.querySelector(".workspace"), pane: $("graph-wrap") }, scope, { recompute });
+  liveClass = mountLiveClass({ actions: $("header-actions"), workspace: document.querySelector(".workspace"), pane: $("graph-wrap") }, scope, {
+    recompute, paint: (values) => instant.paintOnly(values),
+  });
   $("toggle-expand").addEventListener("change", (event) => {
     update({ expandDerived: event.target.checked, target: null }); // node ids change
     recompute({ program: true });

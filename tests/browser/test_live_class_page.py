@@ -9,13 +9,17 @@ from the class's code."""
 
 from __future__ import annotations
 
+import json
 import subprocess
+import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 from servers import start_server, stop_server
+from websockets.sync.client import connect
 
+from chainrule import engine
 from tests.browser.conftest import VIEWPORT, forget, keep_renderer
 
 pytestmark = pytest.mark.browser
@@ -715,3 +719,97 @@ def test_a_teacher_with_a_program_longer_than_a_students_message_keeps_the_class
     assert teacher.get_attribute("[data-testid=class-bar]", "data-connection") == "open"
     assert "v599 = " in student.locator("[data-testid=source]").input_value()
     assert teacher.errors == [] and student.errors == []
+
+
+CARDS_JS = """() => Object.fromEntries([...document.querySelectorAll('[data-testid=node]')]
+  .map((g) => [g.dataset.nodeId, [g.dataset.data, g.dataset.grad]]))"""
+
+
+def cards_of(page) -> dict[str, list[float | None]]:
+    """Each card's data and grad (data-* attributes: JavaScript's full-precision text; None for
+    a number the card does not show, a constant's gradient)."""
+    shown = page.evaluate(CARDS_JS).items()
+    return {node: [float(x) if x else None for x in pair] for node, pair in shown}
+
+
+def engine_cards(source: str, values: dict[str, float]) -> tuple[dict[str, list[float]], float]:
+    """Each node's data and grad by the engine, and the root's data."""
+    trace = engine.trace(source, values)
+    cards = {
+        f"n{node.id}": [node.data, None if node.kind == "const" else trace.grads[node.id]]
+        for node in trace.nodes
+    }
+    return cards, cards[trace.to_dict()["root"]][0]
+
+
+def wait_root(page, data: float) -> None:
+    page.wait_for_function(
+        f"() => Number(document.querySelector('[data-testid=node].root').dataset.data) === {data!r}"
+    )
+
+
+def numbers_requests(page) -> list[str]:
+    """The page's requests for a trace or its numbers, as they are made."""
+    made: list[str] = []
+    page.on("request", lambda r: made.append(r.url) if "/api/values" in r.url else None)
+    page.on("request", lambda r: made.append(r.url) if "/api/graph" in r.url else None)
+    return made
+
+
+def test_a_teachers_drag_costs_the_server_nothing_per_following_student(role_page):
+    """Issue 37: every following page sent its own POST /api/values for each move of the
+    teacher's slider (39 for one drag). Now it paints the teacher's values from its own numbers
+    (the teacher's page has the server confirm the same ones): no request at all, the numbers
+    the engine's to the last digit."""
+    teacher = role_page("teacher")
+    code = start_class(teacher)
+    student = role_page("student1", 390, 844)
+    student.goto(f"/c/{code}")
+    wait_state(student, "following")
+    student.wait_for_selector(READY)
+    teacher.click("[data-testid=class-join-close]")
+    teacher.click("#to-end")  # every gradient shown
+    wait_step(student, step_of(teacher))
+    asked = numbers_requests(student)
+    teacher.locator("[data-testid=slider-a] input.slider-range").focus()
+    for _ in range(12):
+        teacher.keyboard.press("ArrowRight")
+    a = float(teacher.input_value("[data-testid=slider-a] input.slider-value"))
+    expected, root = engine_cards(DIAMOND, {"a": a})
+    wait_root(student, root)
+    assert cards_of(student) == expected
+    assert student.evaluate("document.body.dataset.numbers") == "page"
+    assert asked == []
+    assert student.errors == [] and teacher.errors == []
+
+
+OWN_FUNCTION = "sq(x) = x * x\na = 2\nb = sq(a) + a"
+
+
+def test_a_program_the_page_cannot_compute_is_asked_once_a_drag_pauses(role_page, live_server):
+    """A program's own function (`sq(x) = x * x`) is an op the page's evaluator does not know: a following
+    page asks the server for its numbers once the teacher's moves pause, not for each move."""
+    last = len(engine.trace(OWN_FUNCTION).to_dict()["steps"]["phase"]) - 1  # every number shown
+    view = {"source": OWN_FUNCTION, "step": last}
+    created = httpx.post(f"{live_server}/api/class", json={"view": view}, timeout=10).json()
+    student = role_page("student2")
+    url = live_server.replace("http://", "ws://") + f"/api/class/{created['code']}/live"
+    with connect(url) as teacher:
+        teacher.send(json.dumps({"type": "hello", "role": "teacher", "token": created["token"]}))
+        assert json.loads(teacher.recv(timeout=5))["type"] == "welcome"
+        student.goto(created["join_path"])
+        wait_state(student, "following")
+        student.wait_for_selector(READY)
+        asked = numbers_requests(student)
+        for k in range(1, 13):  # a drag: a move every 30 ms
+            moved = {**view, "values": {"a": 2 + k / 4}}
+            teacher.send(json.dumps({"type": "view", "view": moved}))
+            time.sleep(0.03)
+        expected, root = engine_cards(OWN_FUNCTION, {"a": 5.0})
+        wait_root(student, root)
+        assert cards_of(student) == expected
+        assert student.evaluate("document.body.dataset.numbers") == "server"
+        # One ask for the drag (a second only if this machine stalled the page past the pause).
+        assert 1 <= len(asked) <= 2, asked
+        assert all("/api/values" in url for url in asked)
+    assert student.errors == []

@@ -101,7 +101,7 @@ export function createInstantNumbers() {
 /**
  * The page's side of it: `setValues(values)` paints the current trace with the page's numbers
  * and asks the server (`recompute`) CONFIRM_DELAY_MS after the last move, or asks at once when the
- * page cannot compute; `result(trace, meta)` gives the trace to show for a server reply (null:
+ * page cannot compute; `paintOnly(values)` paints and never asks; `result(trace, meta)` gives the trace to show for a server reply (null:
  * keep what is shown). The body says where the numbers shown come from (`data-numbers`: "page" or
  * "server"), how many server replies were compared (`data-numbers-checked`) and how many of them
  * disagreed (`data-numbers-mismatches`); after a disagreement `notice` says so.
@@ -133,6 +133,18 @@ export function mountInstantNumbers({ notice, body }, { store }, { recompute }) 
       store.setTrace(painted);
       mark("page");
       timer = setTimeout(() => recompute({ values: true }), CONFIRM_DELAY_MS);
+    },
+    /** Paint `values` from the page's numbers alone, asking the server nothing: whether the
+     *  page could (a following student's page: the teacher's page has the server confirm the
+     *  same numbers, so a drag costs the server nothing per student). */
+    paintOnly(values) {
+      const shown = store.state.trace;
+      const painted = shown ? instant.paint(shown, values) : null;
+      if (!painted) return false;
+      clearTimeout(timer);
+      store.setTrace(painted);
+      mark("page");
+      return true;
     },
     result(trace, meta) {
       const shown = store.state.trace;

@@ -1,15 +1,17 @@
 // The one place where the teacher's view becomes this page's state (a following student's page).
 // Everything goes through the scope's store: the program, values and toggles by update(), the
-// trace by the page's own recompute (main.js: /api/graph for a new program, /api/values — numbers
-// only — for new values of the same one), the step by setStep once the trace it belongs to is
-// shown. A page-side evaluator, when there is one, slots in here: `recompute` is the only way a
-// view turns into numbers.
+// trace of a new program by the page's own recompute (main.js: /api/graph), new values of the
+// same program painted from the page's own numbers (`paint`: compute/instant-numbers.js
+// paintOnly, no request: the teacher's page has the server confirm the same numbers), and only
+// when the page cannot compute them (a program's own functions, `sq(x) = x * x`) by /api/values, asked once
+// the teacher's moves pause; the step by setStep once the trace it belongs to is shown.
 //
 // While following, the timeline is the teacher's: a step guard (the store's, as the predict lab
 // holds it) keeps every move of this page — its transport, keys, a lesson's arrows, the play
 // loop — on the teacher's step. While a question is open that step stops before the frame that
 // would show its answer (live-class/questions.js holdFrame), and "show final gradients" stays off.
 
+import { CONFIRM_DELAY_MS } from "../compute/instant-numbers.js";
 import { holdFrame } from "./questions.js";
 
 // The view's keys that are plain state (the rest: source, values, expandDerived, step).
@@ -34,13 +36,15 @@ function viewPatch(view, question) {
  * A follower on `store` (a scope's): `follow(view, question)` shows the teacher's view
  * (question: the open one, or null); `stop()` leaves the page as it is (the class is free, or
  * over). `recompute(meta)` is main.js's: `{program: true, step}` for a new program, `{values:
- * true}` for new values.
+ * true}` for new values; `paint(values)` paints new values from the page's numbers, false when
+ * the page cannot.
  */
-export function createFollower(store, { recompute }) {
+export function createFollower(store, { recompute, paint = () => false }) {
   const { state, subscribe, update, setStep, addStepGuard } = store;
   let view = null;       // the view being followed, null when not following
   let question = null;
   let awaiting = false;  // a recompute for `view` is in flight: its trace places the step
+  let asking = null;     // new values the page cannot compute: asked once the teacher's moves pause
 
   /** The teacher's step, or the frame before the open question's answer if that comes first. */
   const target = () => {
@@ -65,9 +69,15 @@ export function createFollower(store, { recompute }) {
     view = next;
     question = open;
     update(viewPatch(view, question));
-    if (program || values) {
+    clearTimeout(asking);
+    if (program) {
       awaiting = true;
-      recompute(program ? { program: true, step: next.step } : { values: true });
+      recompute({ program: true, step: next.step });
+    } else if (values) {
+      awaiting = true;
+      // The page's own numbers (its trace placed at once), else the server's, asked once a
+      // drag pauses rather than for every move of it.
+      if (!paint(next.values)) asking = setTimeout(() => recompute({ values: true }), CONFIRM_DELAY_MS);
     } else {
       place();
     }
@@ -87,6 +97,7 @@ export function createFollower(store, { recompute }) {
   });
 
   function stop() {
+    clearTimeout(asking);
     view = null;
     question = null;
     awaiting = false;

@@ -10,12 +10,13 @@ import { mountTeacher } from "./teacher.js";
 /**
  * Mount the class on `scope`. `elements`: {actions (the header's, for the Class button),
  * workspace (the class bar goes before it), pane (the graph pane: a paused class covers it)};
- * `recompute` is main.js's (a new trace of the state). Returns {joining}.
+ * `recompute` is main.js's (a new trace of the state), `paint(values)` its page's numbers for
+ * new values (compute/instant-numbers.js paintOnly). Returns {joining}.
  */
-export function mountLiveClass({ actions, workspace, pane }, scope, { recompute }) {
+export function mountLiveClass({ actions, workspace, pane }, scope, { recompute, paint }) {
   const joining = "classJoin" in scope.root.dataset; // set by the server on /c/<code>
   const code = scope.root.dataset.classCode ?? "";
-  if (joining) mountStudent(code, { workspace, pane }, scope, { recompute });
+  if (joining) mountStudent(code, { workspace, pane }, scope, { recompute, paint });
   else mountTeacher({ actions, workspace }, scope, { recompute });
   return { joining };
 }

@@ -194,9 +194,9 @@ function onClassMessage(message, context) {
 
 /**
  * Join class `code` as a student on `scope`: the class bar goes before `workspace`, the paused
- * cover over `pane`; `recompute` is main.js's (see live-class/apply.js).
+ * cover over `pane`; `recompute` and `paint` are main.js's (see live-class/apply.js).
  */
-export function mountStudent(code, { workspace, pane }, scope, { recompute }) {
+export function mountStudent(code, { workspace, pane }, scope, { recompute, paint }) {
   const { root, store } = scope;
   const ui = studentBar(code);
   workspace.before(ui.bar);
@@ -209,7 +209,7 @@ export function mountStudent(code, { workspace, pane }, scope, { recompute }) {
   }
   const key = studentKey(code);
   // The last state of the class, this student's answer ({question, value, seq, acked}), the socket's state.
-  const session = { snapshot: null, mine: null, seq: 0, connection: "connecting", follower: createFollower(store, { recompute }) };
+  const session = { snapshot: null, mine: null, seq: 0, connection: "connecting", follower: createFollower(store, { recompute, paint }) };
   const sendAnswer = () => {
     const { mine } = session;
     if (mine && !mine.acked) socket.send({ type: "answer", question: mine.question, value: mine.value, seq: mine.seq });
