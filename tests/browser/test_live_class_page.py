@@ -125,6 +125,21 @@ def classroom(role_page) -> Iterator[dict]:
         assert page.errors == [], page.errors
 
 
+# The smallest font size among the visible texts under a selector, and whose.
+SMALLEST_TEXT = """(selector) => {
+    const root = document.querySelector(selector);
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    let smallest = { px: Infinity, text: "" };
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const owner = node.parentElement;
+        if (!node.data.trim() || !owner.checkVisibility()) continue;
+        const px = parseFloat(getComputedStyle(owner).fontSize);
+        if (px < smallest.px) smallest = { px, text: node.data.trim() };
+    }
+    return smallest;
+}"""
+
+
 def grad_of(base_url: str, source: str, node: str, mode: str = "correct") -> float:
     body = {"source": source, "mode": mode}
     nodes = httpx.post(f"{base_url}/api/graph", json=body, timeout=10).json()["nodes"]
@@ -273,6 +288,9 @@ def test_the_class_predicts_a_gradient_and_the_board_names_the_mistakes(
     teacher.keyboard.press("p")
     teacher.wait_for_function("() => document.body.classList.contains('presenting')")
     teacher.click("[data-testid=class-board-open]")
+    # Every text of the board at 20 CSS px or more (its captions and names were 12-13 px).
+    smallest = teacher.evaluate(SMALLEST_TEXT, "#class-board-dialog [data-testid=class-board]")
+    assert smallest["px"] >= 20, smallest
     teacher.screenshot(path=str(screenshots_dir / "live-class-board-presenting.png"))
     teacher.click("[data-testid=class-board-close]")
     teacher.click("[data-testid=class-show-code]")
