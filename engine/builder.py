@@ -7,6 +7,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import compress, islice
+from operator import not_
 from typing import Any, NamedTuple
 
 from .cancel import check as check_cancelled
@@ -122,16 +124,16 @@ def build(
     assignments: dict[str, int] = {}  # (a dict: a Counter's first count of a name is a call)
     nodes = builder.nodes
     for index, statement in enumerate(statements):
-        check_cancelled()
         target = statement.target
         version = 1
         if target is not None:
             version = assignments[target] = assignments.get(target, 0) + 1
-        if not kept[index]:
+        if not kept[index]:  # no work to cancel: a name forgotten, a warning deferred
             builder.left_out(statement)
             # Made only if sent: 50,000 unused statements send 11 warnings.
             warnings.append(Deferred("unused", partial(_unused, statement, lines)))
             continue
+        check_cancelled()
         first = len(nodes)
         builder.statement(statement, version)
         builder.group(first)
@@ -204,31 +206,37 @@ def limit_warnings(warnings: Sequence[dict[str, Any] | Deferred]) -> list[dict[s
     """At most MAX_WARNINGS_OF_A_KIND warnings of each type, in order; where a type has more,
     one warning of that type in their place says how many more there are (with the position
     of the first of them), so 50,000 unused statements answer 11 warnings, not 50,000 (and
-    make 11: a Deferred warning is made only when kept)."""
+    make 11: a Deferred warning is made only when kept). Only the warnings it keeps are
+    looked at one by one: those of the types with more are found by a scan in C."""
     types = [w.type if type(w) is Deferred else w["type"] for w in warnings]
     totals = Counter(types)
+    over = {kind for kind, total in totals.items() if total > MAX_WARNINGS_OF_A_KIND + 1}
+    positions = range(len(types))
+    if over:  # every warning of the other types, and the first 11 of each of these
+        kept_at = list(compress(positions, map(not_, map(over.__contains__, types))))
+        for kind in over:
+            kept_at += islice(
+                compress(positions, map(kind.__eq__, types)), MAX_WARNINGS_OF_A_KIND + 1
+            )
+        kept_at.sort()
+    else:
+        kept_at = positions
     seen: Counter[str] = Counter()
     kept = []
-    for warning, kind in zip(warnings, types, strict=True):
+    for at in kept_at:
+        warning, kind = warnings[at], types[at]
         seen[kind] += 1
-        if totals[kind] <= MAX_WARNINGS_OF_A_KIND + 1 or seen[kind] <= MAX_WARNINGS_OF_A_KIND:
+        if seen[kind] <= MAX_WARNINGS_OF_A_KIND or kind not in over:
             kept.append(warning.make() if type(warning) is Deferred else warning)
-        elif seen[kind] == MAX_WARNINGS_OF_A_KIND + 1:
-            first = warning.make() if type(warning) is Deferred else warning
-            line = first["line"]
-            more = Count(totals[kind] - MAX_WARNINGS_OF_A_KIND)
-            if kind in _MORE_FROM_LINE and line is not None:
-                message = msg(f"warning.more.{kind}", more=more, line=Count(line))
-            else:
-                message = msg(f"warning.more.{kind if kind in _MORE else 'other'}", more=more)
-            kept.append(
-                {
-                    "type": kind,
-                    "message": message,
-                    "line": line,
-                    "column": first["column"],
-                }
-            )
+            continue
+        first = warning.make() if type(warning) is Deferred else warning
+        line = first["line"]
+        more = Count(totals[kind] - MAX_WARNINGS_OF_A_KIND)
+        if kind in _MORE_FROM_LINE and line is not None:
+            message = msg(f"warning.more.{kind}", more=more, line=Count(line))
+        else:
+            message = msg(f"warning.more.{kind if kind in _MORE else 'other'}", more=more)
+        kept.append({"type": kind, "message": message, "line": line, "column": first["column"]})
     return kept
 
 

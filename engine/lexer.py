@@ -109,7 +109,8 @@ _TOKEN = (
     r"|([^ \t\f\v]))"
 )
 # A line that is an assignment of one plain operand or of one operation (`+ - * /`) of two
-# (`y2 = y1 * 1.0001`, `x = 0.5`: what long programs are mostly made of), starting its line and
+# (`y2 = y1 * 1.0001`, `x = 0.5`: what long programs are mostly made of), or that operand or
+# operation alone (a bare expression: `1`, `a * b`, a notebook's last `L`), starting its line and
 # ending before its line's end, a `;` or a comment: such lines in a row are one `line` token
 # (value: see `_line_token`) instead of four or six tokens a line, which the parser reads as
 # one statement a line at once (most of the time of reading a 100,000-node chain). The operands
@@ -121,11 +122,11 @@ _TOKEN = (
 _PLAIN = r"(?>[A-Za-z_][A-Za-z0-9_]*|\d+\.?\d*|\.\d+)"
 _LINE_END = r"(?=[ \t\f\v]*(?:\r?\n|;|\#|$))"
 # _TOKEN with such a line first (at a line's start only) in eight groups (target, `=` with its
-# blanks, operand, blanks, operator, blanks, operand, and the newline right after it, matched
-# with it to save a match a line), and _TOKEN alone with eight empty groups first (never
-# matched): the same groups either way.
+# blanks, both empty for a bare expression, operand, blanks, operator, blanks, operand, and the
+# newline right after it, matched with it to save a match a line), and _TOKEN alone with eight
+# empty groups first (never matched): the same groups either way.
 _LINE_OR_TOKEN = re.compile(
-    rf"(?<![^\n])([A-Za-z_][A-Za-z0-9_]*)([ \t]*=[ \t]*)({_PLAIN})"
+    rf"(?<![^\n])(?:([A-Za-z_][A-Za-z0-9_]*)([ \t]*=[ \t]*))?({_PLAIN})"
     rf"(?:([ \t]*)([-+*/])([ \t]*)({_PLAIN}))?{_LINE_END}(\r?\n)?|" + _TOKEN.replace("RUN", _RUN),
     re.ASCII,
 )
@@ -371,7 +372,7 @@ def _tokenize_part(
             skipped,
             other,
         ) = groups
-        if target:
+        if first:  # a line (`_LINE_OR_TOKEN`)
             line = groups[:8]
             end = i + len("".join(line))
             plain = not (target in _KEYWORDS or first in _KEYWORDS or second in _KEYWORDS)

@@ -399,10 +399,10 @@ class _Parser:
         return Statement(target.text, target.start, target.end, expr, self.line, postfix)
 
     def line_statements(self, token: Token, statements: list[Statement]) -> None:
-        """The statements of a `line` token (`y = a * 2`, `x = 0.5`, one a line: engine/lexer.py),
-        the same as `statement` reads from their tokens, up to one where a name is a function's:
-        that line and those after it are then read token by token (as `statement` says what is
-        wrong)."""
+        """The statements of a `line` token (`y = a * 2`, `x = 0.5`, `a * b`, one a line:
+        engine/lexer.py), the same as `statement` reads from their tokens, up to one where a
+        name is a function's: that line and those after it are then read token by token (as
+        `statement` says what is wrong)."""
         functions = self.special()  # no function is being defined: the table's and the program's
         append = statements.append
         start = token.start  # of the line being read
@@ -422,7 +422,10 @@ class _Parser:
             else:
                 expr = left
                 postfix = [left]
-            append(Statement(target, start, start + len(target), expr, line, postfix))
+            if target:
+                append(Statement(target, start, start + len(target), expr, line, postfix))
+            else:  # a bare expression: its span stands for the target's, as `statement` says
+                append(Statement(None, expr.start, expr.end, expr, line, postfix))
             start = end + len(ends)
             line += 1
         else:

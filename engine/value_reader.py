@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from types import BuiltinFunctionType, CellType, FrameType, FunctionType, MethodType, ModuleType
 from typing import Any
 
-from .lexer import tokenize
+from .lexer import line_tokens
 from .ops import FUNCTIONS, MICROGRAD_OPS, OPS, SCRIPT_NAMES, apply, key_of
 
 POWER = re.compile(r"\*\*\s*(\S+)")
@@ -577,7 +577,7 @@ def _usable(label: str, taken: set[str]) -> bool:
         return False
     if label in taken or not label.isascii():
         return False
-    tokens = tokenize(label)
+    tokens = line_tokens(label, 0, len(label))  # token by token: a name alone is a `line` token
     return len(tokens) >= 1 and tokens[0].kind == "name" and tokens[0].text == label
 
 

@@ -1,9 +1,10 @@
 """A line of one operation (`y2 = y1 * 1.0001`) is one `line` token that the parser reads at
 once (engine/lexer.py `_LINE_OR_TOKEN`): every program must read exactly as token by token, the
 same statements with the same offsets, lines, labels and notes, or the same error, message,
-offsets and all. The programs are made of such lines and of their near misses (a keyword, a
-function's name, a long number, `**`, a name run into a `.` or a `(`, blanks before the line,
-`;`, comments, CRLF), so both ways are taken and every fallback is exercised."""
+offsets and all. The programs are made of such lines (assignments and bare expressions) and of
+their near misses (a keyword, a function's name, a long number, `**`, a name run into a `.` or a
+`(`, blanks before the line, `;`, comments, CRLF), so both ways are taken and every fallback is
+exercised."""
 
 from __future__ import annotations
 
@@ -24,11 +25,14 @@ ENDS = ["\n", "\n", "\r\n", "; ", " # note\n", "\n\n"]
 
 @st.composite
 def lines(draw: st.DrawFn) -> str:
-    """A line that is mostly `name = operand op operand`, sometimes a near miss."""
+    """A line that is mostly `name = operand op operand` (or `operand op operand` alone),
+    sometimes a near miss."""
     blank = st.sampled_from(BLANKS)
     operand = st.sampled_from(NAMES + NUMBERS + ["a.relu()", "exp(a)", "-a", "(a)"])
-    line = draw(st.sampled_from(["", "", "", "", " "])) + draw(st.sampled_from(NAMES))
-    line += draw(blank) + "=" + draw(blank) + draw(operand)
+    line = draw(st.sampled_from(["", "", "", "", " "]))
+    if draw(st.integers(0, 3)):  # an assignment, else a bare expression
+        line += draw(st.sampled_from(NAMES)) + draw(blank) + "=" + draw(blank)
+    line += draw(operand)
     if draw(st.booleans()):
         line += draw(blank) + draw(st.sampled_from(OPERATORS)) + draw(blank) + draw(operand)
     return line + draw(st.sampled_from(ENDS))
@@ -91,6 +95,11 @@ def test_a_line_token_reads_as_its_tokens(source: str) -> None:
         "a = 2\nb = g * 2\ng(x) = x * 2",  # one defined further on
         "a = 2\r\nb = a * 3\r\nc = b - exp\r\nd = c",  # the third line of a row token by token
         "a = 2\nb = a * 3 # c\nc = b - 1;d = c\ne = d",  # rows ended by a comment, a `;`
+        "1\n" * 5 + "a",  # bare expressions: unused, then the result
+        "a = 2\na\nb = a * 3\na * b\nb",  # a name shown alone, an unused operation
+        "a = 2\nexp\nb = a",  # a function's name alone
+        "a = 2\nb * 3\nb = a",  # a name used before it is assigned
+        "a = 2\r\n1.5 # c\r\na / .5; 3\r\n  a - 1\na",  # CRLF, a comment, a `;`, blanks
     ],
 )
 def test_these_programs_read_as_token_by_token(source: str) -> None:
