@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from chainrule.app.api.graph_body import build_body, build_body_in_worker, request_key
+from chainrule.app.api.graph_body import (
+    GraphBody,
+    build_body,
+    build_body_in_worker,
+    request_key,
+)
 from chainrule.app.api.language import RequestLanguage
 from chainrule.app.api.schemas import GraphRequest, GraphResponse, error_responses
 from chainrule.app.http.errors import JSONBodyRoute
@@ -25,17 +30,24 @@ async def graph_body(
     cached = server.responses.get(key)
     if cached is not None:
         return cached
-    # CPU work off the event loop: a thread for short programs, a helper process for long ones.
-    size = len(request.source)
-    if size >= settings.offload_min_source_chars:
-        # With that process's layout cache.
-        body = await server.offload.run(size, build_body_in_worker, request, settings, lang)
-    else:  # in a thread of this process, a few at once (app/http/offload.py)
-        body = await server.offload.in_thread(
-            size, build_body, request, settings, server.layouter, lang
-        )
-    server.responses.put(key, body.later)
-    return body.now
+
+    async def work() -> GraphBody:
+        # CPU work off the event loop: a thread for short programs, a helper process for long
+        # ones (with that process's layout cache).
+        size = len(request.source)
+        if size >= settings.offload_min_source_chars:
+            body = await server.offload.run(size, build_body_in_worker, request, settings, lang)
+        else:  # in a thread of this process, a few at once (app/http/offload.py)
+            body = await server.offload.in_thread(
+                size, build_body, request, settings, server.layouter, lang
+            )
+        server.responses.put(key, body.later)
+        return body
+
+    # The same request while it is worked on (a class's pages asking for the teacher's new
+    # program at once) joins that work, and is answered as the cache would answer it.
+    body, joined = await server.graph_work.join(key, work)
+    return body.later if joined else body.now
 
 
 @router.post(

@@ -15,6 +15,7 @@ from fastapi import Depends, Request
 
 from chainrule.app.http.cache import BoundedCache
 from chainrule.app.http.offload import Offload
+from chainrule.app.http.shared_work import SharedWork
 from chainrule.app.layout.graphviz import Graphviz, GraphvizError, run_bounded
 from chainrule.app.layout.layouter import Layouter
 from chainrule.app.layout.shared import share_layouts
@@ -48,6 +49,7 @@ class ServerState:
     graphviz_version: str | None
     graphviz: Graphviz  # this process's Graphviz slots, shared by the layout and the export
     offload: Offload
+    graph_work: SharedWork  # POST /api/graph's work in progress, joined by the same request
 
     def close(self) -> None:
         """Stop the helper processes (waiting for a running job, so none is left orphaned)."""
@@ -77,6 +79,7 @@ class ServerState:
                 big_source_chars=settings.offload_big_source_chars,
                 threads=settings.trace_threads,
             ),
+            graph_work=SharedWork(),
         )
 
 
