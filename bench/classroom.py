@@ -1,7 +1,7 @@
 """Live class bench: real servers on loopback, hundreds of WebSocket students; a markdown table.
 
     .venv/bin/python bench/classroom.py            # every scenario, about 3 minutes
-    .venv/bin/python bench/classroom.py --only one # one of: one, redis, kill, deflate
+    .venv/bin/python bench/classroom.py --only one # one of: one, redis, kill, deflate, page
 
 - one: one process (the in-process hub), 300 students in one class. The teacher steps 20 times,
   5 a second: how long until every student has each step (p50/p99/max), how many never got it;
@@ -13,6 +13,11 @@
   killed (SIGKILL, by pid): how long until its students are back on the current step, and
   whether every acknowledged answer is on the board.
 - deflate: memory per student with uvicorn's default permessage-deflate (compare `one`).
+- page: two server processes + Redis, 1,000 students that behave like the page (a new program:
+  one POST /api/graph; new values of the same program: painted from the page's own numbers, no
+  request; a question: an answer) and three real Chromium student pages. The teacher steps 20
+  times, drags a slider through 40 moves (one every 25 ms) and changes the program: server CPU
+  per student per teacher action, view delivery p50/p99, and the real pages' requests per drag.
 Every socket is on 127.0.0.1 and every loop is bounded in count and time. The load generator
 shares the machine's cores with the servers, so every latency is an upper bound.
 """
@@ -29,6 +34,7 @@ import secrets
 import signal
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,7 +45,7 @@ from websockets.exceptions import WebSocketException
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests")]
-from conftest import start_redis, start_server, stop_server  # noqa: E402
+from servers import start_redis, start_server, stop_server  # noqa: E402
 
 DIAMOND = "a = 2\nb = a + 1\nc = a * 3\nd = b * c"
 NO_DEFLATE = ("--ws-per-message-deflate", "false")
@@ -487,6 +493,181 @@ async def kill_a_worker() -> list[list[str]]:
         stop_server(redis_process)
 
 
+# The page scenario: the diamond shown whole (its last frame), a slider dragged, a program change.
+DRAG_MOVES = 40
+DRAG_EVERY_S = 0.025
+REAL_PAGES = 3
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+
+
+def last_frame(source: str) -> int:
+    from chainrule import engine
+
+    return len(engine.trace(source).to_dict()["steps"]["phase"]) - 1
+
+
+@dataclass
+class PageStudent(Student):
+    """A student that does what the page does with a view: a new program is one POST
+    /api/graph; new values of the same program are the page's own numbers (no request)."""
+
+    http: object = None  # an httpx.AsyncClient of the student's server
+    source: str | None = None
+    requests: int = 0
+    traced: float | None = None  # when the last program's trace came back
+    seen_a: dict[float, float] = field(default_factory=dict)  # value of a → when first shown
+    max_a: float = float("-inf")
+    statuses: list[int] = field(default_factory=list)
+
+    def on(self, raw: str | bytes) -> None:
+        super().on(raw)
+        message = orjson.loads(raw)
+        if message["type"] != "snapshot":
+            return
+        shown = message["view"]
+        if shown["source"] != self.source:
+            self.source = shown["source"]
+            self.traced = None
+            asyncio.get_running_loop().create_task(self.trace(shown))
+        a = shown["values"].get("a")
+        if a is not None and a > self.max_a:
+            self.max_a = a
+            self.seen_a.setdefault(a, time.perf_counter())
+
+    async def trace(self, shown: dict) -> None:
+        self.requests += 1
+        body = {"source": shown["source"], "values": shown["values"]}
+        response = await self.http.post("/api/graph", json=body)
+        self.statuses.append(response.status_code)
+        if response.status_code == 200:
+            self.traced = time.perf_counter()
+
+
+async def real_pages(bases: list[str], code: str, stop: asyncio.Event, counts: list[list[str]]):
+    """REAL_PAGES student pages in headless Chromium (390×844), each counting its requests for
+    a trace or numbers in `counts`; returns once every page follows the class."""
+    from playwright.async_api import async_playwright
+
+    playwright = await async_playwright().start()
+    browser = await playwright.chromium.launch(executable_path="/usr/bin/chromium",
+                                               args=CHROMIUM_ARGS)  # fmt: skip
+    for k in range(REAL_PAGES):
+        page = await browser.new_page(viewport={"width": 390, "height": 844})
+        made: list[str] = []
+        counts.append(made)
+        page.on("request", lambda r, made=made: made.append(r.url)
+                if "/api/values" in r.url or "/api/graph" in r.url else None)  # fmt: skip
+        await page.goto(f"{bases[k % len(bases)]}/c/{code}")
+        await page.wait_for_selector("[data-testid=class-status][data-state=following]",
+                                     timeout=60_000)  # fmt: skip
+        await page.wait_for_selector("svg[data-testid=graph][data-ready=true]", timeout=60_000)
+
+    async def close_at_stop() -> None:
+        await stop.wait()
+        await browser.close()
+        await playwright.stop()
+
+    return asyncio.create_task(close_at_stop())
+
+
+async def page_like() -> list[list[str]]:
+    redis_process, redis_url = start_redis()
+    # Room for the three real pages beside the thousand (a class takes 1,000 by default).
+    env = {"CHAINRULE_REDIS_URL": redis_url, "CHAINRULE_CLASS_MAX_STUDENTS": "1003", **ONE_ADDRESS}
+    first, first_url = start_server(env, args=NO_DEFLATE)
+    second, second_url = start_server(env, args=NO_DEFLATE)
+    servers = [first.pid, second.pid]
+    stop = asyncio.Event()
+    limits = httpx.Limits(max_connections=100)
+    clients = [httpx.AsyncClient(base_url=b, timeout=60, limits=limits)
+               for b in (first_url, second_url)]  # fmt: skip
+    last = last_frame(DIAMOND)
+    try:
+        info = create_class(first_url)
+        teacher = Teacher(ws_url(first_url, info["code"]), info["token"])
+        asyncio.create_task(teacher.run(stop))
+        await teacher.ready.wait()
+        await teacher.send({"type": "view", "view": {**view(0), "values": {"a": 2.0}}})
+        students = [
+            PageStudent(ws_url((first_url, second_url)[i % 2], info["code"]), http=clients[i % 2])
+            for i in range(1000)
+        ]
+        await join_all(students, stop)
+        counts: list[list[str]] = []
+        await real_pages([first_url, second_url], info["code"], stop, counts)
+        await until(lambda: all(s.traced for s in students), 60)
+        n = len(students) + REAL_PAGES
+        rows = []
+
+        steps = await step_through(teacher, students, 1, servers)
+        rows.append(row(
+            "1,000 page-like students + 3 Chromium pages, 2 processes + Redis: teacher step "
+            "→ every student", f"{steps['pairs']} deliveries",
+            f"p50 {steps['p50']:.0f} ms, p99 {steps['p99']:.0f} ms, lost {steps['lost']}; "
+            f"server CPU {steps['server_us']:.0f} µs per student per step",
+            "p99 ≤ 400 ms", steps["p99"] <= 400 and steps["lost"] == 0,
+        ))  # fmt: skip
+
+        # The drag: 40 moves of the slider, on the last frame (every number shown).
+        before = [len(made) for made in counts]
+        requests0 = sum(s.requests for s in students)
+        server0 = cpu_s(servers)
+        sent: dict[float, float] = {}
+        for k in range(1, DRAG_MOVES + 1):
+            a = 2.0 + k / 10
+            sent[a] = time.perf_counter()
+            await teacher.send({"type": "view", "view": {**view(last), "values": {"a": a}}})
+            await asyncio.sleep(DRAG_EVERY_S)
+        final = 2.0 + DRAG_MOVES / 10
+        await until(lambda: all(s.max_a >= final for s in students), SETTLE_S)
+        await asyncio.sleep(1.0)  # a page that asks once the drag pauses has asked by now
+        server_us = (cpu_s(servers) - server0) / (n * DRAG_MOVES) * 1e6
+        delays = []
+        for s in students:
+            shown = sorted(s.seen_a.items())
+            for a, at in sent.items():
+                first_after = next((t for value, t in shown if value >= a), None)
+                if first_after is not None:
+                    delays.append((first_after - at) * 1000)
+        p50, p99, _ = quantiles(delays)
+        per_page = [len(made) - b for made, b in zip(counts, before, strict=True)]
+        per_student = (sum(s.requests for s in students) - requests0) / len(students)
+        rows.append(row(
+            f"the same, a {DRAG_MOVES}-move teacher drag", f"{len(delays)} deliveries",
+            f"view delivery p50 {p50:.0f} ms, p99 {p99:.0f} ms; requests per Chromium page "
+            f"per drag {max(per_page)} ({'/'.join(map(str, per_page))}), per page-like "
+            f"student {per_student:.0f}; server CPU {server_us:.0f} µs per student per move",
+            "≤ 1 request per student per drag; p99 ≤ 400 ms",
+            max(per_page) <= 1 and p99 <= 400,
+        ))  # fmt: skip
+
+        # A new program: every page asks for its trace once.
+        server0, started = cpu_s(servers), time.perf_counter()
+        changed = DIAMOND.replace("a * 3", "a * 4")
+        await teacher.send({"type": "view", "view": {"source": changed, "step": 0}})
+        await until(lambda: all(s.source == changed and s.traced for s in students), 60)
+        took = time.perf_counter() - started
+        server_ms = (cpu_s(servers) - server0) / n * 1e3
+        statuses = Counter(code for s in students for code in s.statuses[-1:])
+        traced = sum(s.source == changed and s.traced is not None for s in students)
+        rows.append(row(
+            "the same, a new program (each page asks for its trace once)",
+            f"{len(students)} POST /api/graph",
+            f"{traced} students traced in {took:.1f} s (replies {dict(statuses)}); server CPU "
+            f"{server_ms:.2f} ms per student",
+            "every student traced", traced == len(students),
+        ))  # fmt: skip
+        return rows
+    finally:
+        stop.set()
+        await asyncio.sleep(0.5)
+        for client in clients:
+            await client.aclose()
+        for process in (first, second, redis_process):
+            stop_server(process)
+
+
 def machine() -> str:
     lines = Path("/proc/cpuinfo").read_text().splitlines()
     cpu = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")),
@@ -501,7 +682,7 @@ def machine() -> str:
 async def main(only: str | None) -> None:
     raise_file_limit()
     scenarios = {"one": one_process, "redis": two_processes, "kill": kill_a_worker,
-                 "deflate": lambda: one_process(deflate=True)}  # fmt: skip
+                 "deflate": lambda: one_process(deflate=True), "page": page_like}  # fmt: skip
     print(f"Machine: {machine()}\n")
     print("| measurement | scale | result | target | |")
     print("| --- | --- | --- | --- | --- |")
@@ -514,5 +695,5 @@ async def main(only: str | None) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--only", choices=["one", "redis", "kill", "deflate"])
+    parser.add_argument("--only", choices=["one", "redis", "kill", "deflate", "page"])
     asyncio.run(main(parser.parse_args().only))
