@@ -1,7 +1,8 @@
 """Live class bench: real servers on loopback, hundreds of WebSocket students; a markdown table.
 
     .venv/bin/python bench/classroom.py            # every scenario, about 3 minutes
-    .venv/bin/python bench/classroom.py --only one # one of: one, redis, kill, deflate, page
+    .venv/bin/python bench/classroom.py --only one # one of: one, redis, kill, deflate, page,
+                                                   # restart, flood
 
 - one: one process (the in-process hub), 300 students in one class. The teacher steps 20 times,
   5 a second: how long until every student has each step (p50/p99/max), how many never got it;
@@ -18,6 +19,13 @@
   request; a question: an answer) and three real Chromium student pages. The teacher steps 20
   times, drags a slider through 40 moves (one every 25 ms) and changes the program: server CPU
   per student per teacher action, view delivery p50/p99, and the real pages' requests per drag.
+- restart: two processes + a persisted Redis (append-only, fsync always: compose.yaml's), 1,000
+  students, a question open and half of them answered; redis-server restarted (SIGTERM, then
+  started on its port and folder); the teacher moves on and the other half answer: how long
+  until every student is on the current step, and whether every acknowledged answer is on the
+  board.
+- flood: one process, a class of 30 real students; a script opens 2,000 sockets into it from
+  one address: the 30 students' step delivery and /healthz meanwhile.
 Every socket is on 127.0.0.1 and every loop is bounded in count and time. The load generator
 shares the machine's cores with the servers, so every latency is an upper bound.
 """
@@ -124,12 +132,17 @@ class Student:
     welcomed: asyncio.Event = field(default_factory=asyncio.Event)
     closed_at: float | None = None
     socket: object = None
+    headers: dict = field(default_factory=dict)  # X-Forwarded-For: another client address
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             try:
                 async with connect(
-                    self.url, ping_interval=None, open_timeout=30, max_queue=256
+                    self.url,
+                    ping_interval=None,
+                    open_timeout=30,
+                    max_queue=256,
+                    additional_headers=self.headers,
                 ) as ws:
                     self.socket = ws
                     self.connections += 1
@@ -206,7 +219,9 @@ class Teacher:
             self.ready.set()
         elif message["type"] == "answers":
             self.counts.append((now, message["count"]))
-        elif message["type"] == "welcome" and self.last_view is not None:
+        elif message["type"] in ("welcome", "store") and self.last_view is not None:
+            if message["type"] == "store" and not message["up"]:
+                return  # refused meanwhile: said again once the store is back, as the page does
             asyncio.get_running_loop().create_task(
                 self.send({"type": "view", "view": self.last_view})
             )
@@ -668,6 +683,140 @@ async def page_like() -> list[list[str]]:
             stop_server(process)
 
 
+async def redis_restart() -> list[list[str]]:
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-redis-"))
+    redis_process, redis_url = start_redis(data_dir=folder)
+    port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
+    env = {"CHAINRULE_REDIS_URL": redis_url, **ONE_ADDRESS}
+    first, first_url = start_server(env, args=NO_DEFLATE)
+    second, second_url = start_server(env, args=NO_DEFLATE)
+    stop = asyncio.Event()
+    try:
+        info = create_class(first_url)
+        teacher = Teacher(ws_url(first_url, info["code"]), info["token"])
+        asyncio.create_task(teacher.run(stop))
+        await teacher.ready.wait()
+        await teacher.send({"type": "view", "view": view(3)})
+        students = [
+            Student(ws_url((first_url, second_url)[i % 2], info["code"])) for i in range(1000)
+        ]
+        await join_all(students, stop)
+        await teacher.send({"type": "ask", "kind": "grad", "node": "n0", "label": "grad[a]"})
+        await until(lambda: all(s.question for s in students), 10)
+        question = students[0].question
+        for i, s in enumerate(students[:500]):
+            await s.answer(float(i))
+        await until(lambda: sum(question in s.acked for s in students) >= 500, 10)
+        stop_server(redis_process)  # SIGTERM: a restart
+        redis_process, _ = start_redis(port=port, data_dir=folder)
+        back_at = time.perf_counter()
+        await teacher.send({"type": "view", "view": view(50)})
+        for _ in range(100):  # the other half answer; an answer refused meanwhile is sent again
+            missing = [s for s in students if question not in s.acked]
+            if not missing:
+                break
+            for s in missing:
+                await s.answer(float(students.index(s)))
+            await asyncio.sleep(0.2)
+        await until(lambda: all(s.current >= 50 for s in students), 15)
+        on_step = [s.seen[50] - back_at for s in students if 50 in s.seen]
+        acked = sum(question in s.acked for s in students)
+        await teacher.send({"type": "reveal", "names": False})
+        await until(lambda: teacher.boards and teacher.boards[-1][1]["question"] == question, 10)
+        on_board = teacher.boards[-1][1]["total"] if teacher.boards else 0
+        _, _, worst = quantiles(on_step)
+        result = (
+            f"every page on the current step {worst:.2f} s after Redis was back "
+            f"({len(on_step)} of {len(students)}); answers acknowledged {acked}, on the board "
+            f"{on_board}"
+        )
+        fine = len(on_step) == len(students) and worst <= 5 and on_board == acked
+        return [row("Redis restarted mid-question (2 processes, persisted Redis), 1,000 students",
+                    "500 answered before, 500 after", result,
+                    "≤ 5 s; acknowledged answers lost: 0", fine)]  # fmt: skip
+    finally:
+        stop.set()
+        for process in (first, second, redis_process):
+            stop_server(process)
+
+
+FLOOD_SOCKETS = 2_000
+
+
+async def socket_flood() -> list[list[str]]:
+    """A class of 30; a script's 2,000 sockets from one address (the default per-address cap:
+    300 students) while the teacher steps: the 30 real students' delivery, /healthz. Each
+    client's address is said in X-Forwarded-For (the test server, as uvicorn by default, trusts
+    it from 127.0.0.1): the students each their own, the script one."""
+    process, base = start_server(args=NO_DEFLATE)
+    stop = asyncio.Event()
+    try:
+        info = create_class(base)
+        url = ws_url(base, info["code"])
+        teacher = Teacher(url, info["token"])
+        asyncio.create_task(teacher.run(stop))
+        await teacher.ready.wait()
+        students = [Student(url, headers={"X-Forwarded-For": f"198.51.100.{k}"})
+                    for k in range(30)]  # fmt: skip
+        await join_all(students, stop)
+        refused = Counter()
+        script = {"X-Forwarded-For": "203.0.113.66"}
+
+        async def intruder() -> None:
+            heard = False
+            try:
+                async with connect(url, ping_interval=None, open_timeout=30,
+                                   additional_headers=script) as ws:  # fmt: skip
+                    await ws.send(dumps({"type": "hello", "role": "student"}))
+                    async for raw in ws:
+                        message = orjson.loads(raw)
+                        heard = True
+                        if message["type"] == "error":
+                            refused[message["error"]["type"]] += 1
+                        if stop.is_set():
+                            return
+            except (OSError, WebSocketException, TimeoutError):
+                if not heard:
+                    refused["closed before a word"] += 1
+
+        flood = []
+        for _ in range(0, FLOOD_SOCKETS, CONNECTING_AT_ONCE):
+            flood += [asyncio.create_task(intruder()) for _ in range(CONNECTING_AT_ONCE)]
+            await asyncio.sleep(0.01)
+        health: list[float] = []
+
+        async def probe() -> None:
+            async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+                while not stop.is_set():
+                    started = time.perf_counter()
+                    await http.get("/healthz")
+                    health.append((time.perf_counter() - started) * 1000)
+                    await asyncio.sleep(0.1)
+
+        prober = asyncio.create_task(probe())
+        steps = await step_through(teacher, students, 1, [process.pid])
+        stop.set()
+        await prober
+        latecomer = Student(url, headers={"X-Forwarded-For": "198.51.100.200"})
+        asyncio.create_task(latecomer.run(asyncio.Event()))
+        joined = await until(lambda: latecomer.welcomed.is_set(), 10)
+        _, health_p99, _ = quantiles(health)
+        result = (
+            f"students' step p50 {steps['p50']:.0f} ms, p99 {steps['p99']:.0f} ms, lost "
+            f"{steps['lost']}; /healthz p99 {health_p99:.0f} ms; the script's sockets refused "
+            f"{dict(refused)}; a latecomer {'joined' if joined else 'did not join'}"
+        )
+        fine = steps["p99"] <= 250 and health_p99 <= 100 and joined
+        return [row(f"{FLOOD_SOCKETS:,} sockets from one address into a class of 30",
+                    f"{steps['pairs']} deliveries", result,
+                    "step p99 ≤ 250 ms; /healthz p99 ≤ 100 ms", fine)]  # fmt: skip
+    finally:
+        stop.set()
+        stop_server(process)
+
+
 def machine() -> str:
     lines = Path("/proc/cpuinfo").read_text().splitlines()
     cpu = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")),
@@ -682,7 +831,8 @@ def machine() -> str:
 async def main(only: str | None) -> None:
     raise_file_limit()
     scenarios = {"one": one_process, "redis": two_processes, "kill": kill_a_worker,
-                 "deflate": lambda: one_process(deflate=True), "page": page_like}  # fmt: skip
+                 "deflate": lambda: one_process(deflate=True), "page": page_like,
+                 "restart": redis_restart, "flood": socket_flood}  # fmt: skip
     print(f"Machine: {machine()}\n")
     print("| measurement | scale | result | target | |")
     print("| --- | --- | --- | --- | --- |")
@@ -695,5 +845,7 @@ async def main(only: str | None) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--only", choices=["one", "redis", "kill", "deflate", "page"])
+    parser.add_argument(
+        "--only", choices=["one", "redis", "kill", "deflate", "page", "restart", "flood"]
+    )
     asyncio.run(main(parser.parse_args().only))

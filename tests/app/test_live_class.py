@@ -5,6 +5,7 @@ the board, both stores (in this process and in a real Redis) and the hub's bound
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import math
@@ -1142,3 +1143,45 @@ def test_a_locked_class_lets_back_only_students_who_joined(running):
         assert _next(teacher, "snapshot")["locked"] is False
         with client.websocket_connect(live) as late:
             assert _hello(late, "student", name="Bo")[0]["type"] == "welcome"
+
+
+@pytest.mark.timeout(60)
+def test_a_socket_flood_from_one_address_leaves_room_for_real_latecomers():
+    """A student's script opened 2,000 sockets: 998 joined and a real latecomer got "This class
+    is full". Now one address takes at most its cap (here 5 of a class of 10); students from
+    other addresses still join. Addresses come from X-Forwarded-For, which this server believes
+    from 127.0.0.1 only (as the deployment believes its proxy)."""
+    from servers import start_server, stop_server
+    from websockets.sync.client import connect
+
+    env = {"CHAINRULE_CLASS_MAX_STUDENTS": "10", "CHAINRULE_CLASS_MAX_STUDENTS_PER_ADDRESS": "5",
+           "FORWARDED_ALLOW_IPS": "127.0.0.1"}  # fmt: skip
+    process, base_url = start_server(env)
+    try:
+        info = _class_on(base_url)
+        url = base_url.replace("http://", "ws://") + f"/api/class/{info['code']}/live"
+        sockets = contextlib.ExitStack()
+
+        def hello(address: str):
+            socket = sockets.enter_context(
+                connect(url, additional_headers={"X-Forwarded-For": address})
+            )
+            socket.send(json.dumps({"type": "hello", "role": "student"}))
+            return socket, json.loads(socket.recv(timeout=10))
+
+        script = [hello("203.0.113.66") for _ in range(40)]
+        kinds = collections.Counter(
+            first["type"] if first["type"] == "welcome" else first["error"]["type"]
+            for _, first in script
+        )
+        assert kinds == {"welcome": 5, "ClassFull": 35}
+        refusal = next(first for _, first in script if first["type"] == "error")
+        assert refusal["error"]["message"] == (
+            "This class already has 5 students from your network's address, the most it takes"
+            " from one: ask the teacher."
+        )
+        latecomers = [hello(f"198.51.100.{k}") for k in range(5)]
+        assert [first["type"] for _, first in latecomers] == ["welcome"] * 5
+        sockets.close()
+    finally:
+        stop_server(process)
