@@ -115,6 +115,12 @@ class AppSettings(BaseModel):
     # address): the largest lecture hall expected behind one, and below the class's cap, so one
     # address never fills a class alone (docs/live-class.md, Safety).
     class_max_students_per_address: int = 300
+    # Class sockets one client address may open in 2 s, per process; past it a socket is
+    # refused before the handshake's answer (the page retries in 0.25-2 s). As many as the
+    # address may have students: a room behind one NAT reconnecting at once (a server restart)
+    # fits; a script's 2,000 sockets cost the server a handshake each, not a session
+    # (bench/classroom.py flood).
+    class_sockets_per_address_per_2s: int = 300
     class_idle_expiry_s: int = 4 * 3600  # a class ends this long after the teacher's last move
     class_max_classes: int = 10_000  # per process, without Redis
     class_queue_size: int = 32  # messages waiting for one client; beyond, it is dropped

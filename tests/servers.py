@@ -60,6 +60,9 @@ def start_server(
             **os.environ,
             "CHAINRULE_CLASS_CREATIONS_PER_MINUTE": "1000",
             "CHAINRULE_CLASS_JOIN_GUESSES_PER_MINUTE": "100000",
+            # ... and opens hundreds of class sockets from there in a second (the bound on
+            # sockets an address opens is tested there too).
+            "CHAINRULE_CLASS_SOCKETS_PER_ADDRESS_PER_2S": "100000",
             **(env or {}),
         },
         stdout=log,

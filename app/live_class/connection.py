@@ -275,6 +275,10 @@ async def serve(socket: WebSocket, code_text: str, hub: Hub, settings: AppSettin
     if not same_origin(socket):  # a page of another site: refused before the handshake (403)
         await socket.close(NOT_ALLOWED)
         return
+    address = socket.client.host if socket.client else "unknown"
+    if hub.knocks.hit(address) > 0:  # a flood of sockets from one address: a handshake each
+        await socket.close(FLOODED)
+        return
     bound_frames(socket, STUDENT_MESSAGE_BYTES)  # until the teacher's token is shown
     await socket.accept()
     hello = await _hello(socket)

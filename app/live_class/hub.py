@@ -17,6 +17,7 @@ import time
 
 from starlette.websockets import WebSocket
 
+from chainrule.app.http.ratelimit import SlidingWindowLimiter
 from chainrule.app.live_class.codes import roster_id
 from chainrule.app.live_class.store import ClassStore, MemoryStore, StoreUnavailable
 from chainrule.app.settings import AppSettings
@@ -187,9 +188,11 @@ class Room:
 class Hub:
     """The rooms of this process; the store's listener."""
 
-    def __init__(self, store: ClassStore, queue_size: int = 32) -> None:
+    def __init__(self, store: ClassStore, queue_size: int = 32, sockets_per_2s: int = 300) -> None:
         self.store = store
         self.queue_size = queue_size
+        # Class sockets opened by each client address in the last 2 s (connection.py serve).
+        self.knocks = SlidingWindowLimiter(sockets_per_2s, window_s=2.0)
         self.rooms: dict[str, Room] = {}
         self._tasks: set[asyncio.Task] = set()
         self._ticker: asyncio.Task | None = None
@@ -376,4 +379,4 @@ def make_hub(settings: AppSettings) -> Hub:
         store: ClassStore = RedisStore(settings.redis_url)
     else:
         store = MemoryStore(settings.class_max_classes)
-    return Hub(store, settings.class_queue_size)
+    return Hub(store, settings.class_queue_size, settings.class_sockets_per_address_per_2s)

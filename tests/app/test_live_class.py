@@ -1185,3 +1185,36 @@ def test_a_socket_flood_from_one_address_leaves_room_for_real_latecomers():
         sockets.close()
     finally:
         stop_server(process)
+
+
+@pytest.mark.timeout(60)
+def test_sockets_past_an_addresses_bound_are_refused_at_the_handshake():
+    """Past the sockets one address may open in 2 s, a socket is refused before the handshake's
+    answer (HTTP 403: the page retries), so a script's thousands cost a handshake each, not a
+    session (bench/classroom.py flood: /healthz p99 127-253 ms → under 100)."""
+    from servers import start_server, stop_server
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    env = {"CHAINRULE_CLASS_SOCKETS_PER_ADDRESS_PER_2S": "5", "FORWARDED_ALLOW_IPS": "127.0.0.1"}
+    process, base_url = start_server(env)
+    try:
+        info = _class_on(base_url)
+        url = base_url.replace("http://", "ws://") + f"/api/class/{info['code']}/live"
+        with contextlib.ExitStack() as sockets:
+
+            def opened(address: str) -> int:
+                try:
+                    socket = sockets.enter_context(
+                        connect(url, additional_headers={"X-Forwarded-For": address})
+                    )
+                except InvalidStatus as refused:
+                    return refused.response.status_code
+                socket.send(json.dumps({"type": "hello", "role": "student"}))
+                assert json.loads(socket.recv(timeout=10))["type"] == "welcome"
+                return 101
+
+            assert [opened("203.0.113.66") for _ in range(8)] == [101] * 5 + [403] * 3
+            assert opened("198.51.100.7") == 101  # another address: its own bound
+    finally:
+        stop_server(process)
