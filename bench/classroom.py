@@ -349,18 +349,32 @@ def comparison_row(label: str, before_kib: int, after_kib: int, students: int) -
     return [label, f"{students} connected", f"{per:.1f} KB per student", "(why it is off)", ""]
 
 
+async def class_with_teacher(base: str, stop: asyncio.Event) -> tuple[dict, Teacher]:
+    """A new class on `base` and its teacher, connected and holding the class's first state."""
+    info = create_class(base)
+    teacher = Teacher(ws_url(base, info["code"]), info["token"])
+    asyncio.create_task(teacher.run(stop))
+    await teacher.ready.wait()
+    return info, teacher
+
+
+def two_servers(redis_url: str, more: dict | None = None) -> tuple:
+    """Two server processes sharing the Redis at `redis_url`: (first, its URL, second, its URL)."""
+    env = {"CHAINRULE_REDIS_URL": redis_url, **ONE_ADDRESS, **(more or {})}
+    first, first_url = start_server(env, args=NO_DEFLATE)
+    second, second_url = start_server(env, args=NO_DEFLATE)
+    return first, first_url, second, second_url
+
+
 async def one_process(deflate: bool = False) -> list[list[str]]:
     process, base = start_server(ONE_ADDRESS, args=() if deflate else NO_DEFLATE)
     stop = asyncio.Event()
     try:
-        info = create_class(base)
-        teacher = Teacher(ws_url(base, info["code"]), info["token"])
-        tasks = [asyncio.create_task(teacher.run(stop))]
-        await teacher.ready.wait()
+        info, teacher = await class_with_teacher(base, stop)
         await asyncio.sleep(1.0)
         before = rss_kib(process.pid)
         students = [Student(ws_url(base, info["code"])) for _ in range(300)]
-        tasks += await join_all(students, stop)
+        await join_all(students, stop)
         await asyncio.sleep(1.0)
         after = rss_kib(process.pid)
         if deflate:
@@ -408,15 +422,10 @@ async def one_process(deflate: bool = False) -> list[list[str]]:
 
 async def two_processes() -> list[list[str]]:
     redis_process, redis_url = start_redis()
-    env = {"CHAINRULE_REDIS_URL": redis_url, **ONE_ADDRESS}
-    first, first_url = start_server(env, args=NO_DEFLATE)
-    second, second_url = start_server(env, args=NO_DEFLATE)
+    first, first_url, second, second_url = two_servers(redis_url)
     stop = asyncio.Event()
     try:
-        info = create_class(first_url)
-        teacher = Teacher(ws_url(first_url, info["code"]), info["token"])
-        asyncio.create_task(teacher.run(stop))
-        await teacher.ready.wait()
+        info, teacher = await class_with_teacher(first_url, stop)
         await asyncio.sleep(1.0)
         before = rss_kib(first.pid) + rss_kib(second.pid)
         students = [
@@ -448,11 +457,8 @@ async def kill_a_worker() -> list[list[str]]:
     master, base = start_server(env, workers=2, args=NO_DEFLATE)
     stop = asyncio.Event()
     try:
-        info = create_class(base)
+        info, teacher = await class_with_teacher(base, stop)
         url = ws_url(base, info["code"])
-        teacher = Teacher(url, info["token"])
-        asyncio.create_task(teacher.run(stop))
-        await teacher.ready.wait()
         students = [Student(url) for _ in range(300)]
         await join_all(students, stop)
         await teacher.send({"type": "ask", "kind": "grad", "node": "n0", "label": "grad[a]"})
@@ -590,9 +596,9 @@ async def real_pages(bases: list[str], code: str, stop: asyncio.Event, counts: l
 async def page_like() -> list[list[str]]:
     redis_process, redis_url = start_redis()
     # Room for the three real pages beside the thousand (a class takes 1,000 by default).
-    env = {"CHAINRULE_REDIS_URL": redis_url, "CHAINRULE_CLASS_MAX_STUDENTS": "1003", **ONE_ADDRESS}
-    first, first_url = start_server(env, args=NO_DEFLATE)
-    second, second_url = start_server(env, args=NO_DEFLATE)
+    first, first_url, second, second_url = two_servers(
+        redis_url, {"CHAINRULE_CLASS_MAX_STUDENTS": "1003"}
+    )
     servers = [first.pid, second.pid]
     stop = asyncio.Event()
     limits = httpx.Limits(max_connections=100)
@@ -600,10 +606,7 @@ async def page_like() -> list[list[str]]:
                for b in (first_url, second_url)]  # fmt: skip
     last = last_frame(DIAMOND)
     try:
-        info = create_class(first_url)
-        teacher = Teacher(ws_url(first_url, info["code"]), info["token"])
-        asyncio.create_task(teacher.run(stop))
-        await teacher.ready.wait()
+        info, teacher = await class_with_teacher(first_url, stop)
         await teacher.send({"type": "view", "view": {**view(0), "values": {"a": 2.0}}})
         students = [
             PageStudent(ws_url((first_url, second_url)[i % 2], info["code"]), http=clients[i % 2])
@@ -690,15 +693,10 @@ async def redis_restart() -> list[list[str]]:
     folder = Path(tempfile.mkdtemp(prefix="bench-redis-"))
     redis_process, redis_url = start_redis(data_dir=folder)
     port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
-    env = {"CHAINRULE_REDIS_URL": redis_url, **ONE_ADDRESS}
-    first, first_url = start_server(env, args=NO_DEFLATE)
-    second, second_url = start_server(env, args=NO_DEFLATE)
+    first, first_url, second, second_url = two_servers(redis_url)
     stop = asyncio.Event()
     try:
-        info = create_class(first_url)
-        teacher = Teacher(ws_url(first_url, info["code"]), info["token"])
-        asyncio.create_task(teacher.run(stop))
-        await teacher.ready.wait()
+        info, teacher = await class_with_teacher(first_url, stop)
         await teacher.send({"type": "view", "view": view(3)})
         students = [
             Student(ws_url((first_url, second_url)[i % 2], info["code"])) for i in range(1000)
@@ -771,11 +769,8 @@ async def socket_flood() -> list[list[str]]:
     process, base = start_server(defaults, args=NO_DEFLATE)
     stop = asyncio.Event()
     try:
-        info = create_class(base)
+        info, teacher = await class_with_teacher(base, stop)
         url = ws_url(base, info["code"])
-        teacher = Teacher(url, info["token"])
-        asyncio.create_task(teacher.run(stop))
-        await teacher.ready.wait()
         students = [Student(url, headers={"X-Forwarded-For": f"198.51.100.{k}"})
                     for k in range(30)]  # fmt: skip
         await join_all(students, stop)
