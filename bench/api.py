@@ -28,7 +28,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from conftest import start_server, stop_server  # noqa: E402
+from servers import start_server, stop_server  # noqa: E402
 
 from chainrule import engine  # noqa: E402
 from chainrule.app.api.graph_body import build_body  # noqa: E402

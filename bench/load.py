@@ -53,7 +53,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "app")]
 # The one way we start a server, and the stand-in for a Graphviz that hangs.
-from conftest import start_server, stop_server  # noqa: E402
+from servers import start_server, stop_server  # noqa: E402
 from test_resource_limits import HANGING_DOT  # noqa: E402
 
 CLIENTS = 50

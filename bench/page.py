@@ -30,9 +30,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # servers.py
+
+from servers import start_server, stop_server  # noqa: E402
 
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.conftest import start_server, stop_server  # noqa: E402
 from tests.statement_programs import layered_program  # noqa: E402
 
 LEAVES = 10

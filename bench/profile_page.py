@@ -19,6 +19,9 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # servers.py
+
+from servers import start_server, stop_server  # noqa: E402
 
 from bench.page import (  # noqa: E402
     DRAG_JS,
@@ -30,7 +33,6 @@ from bench.page import (  # noqa: E402
     slide,
 )
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.conftest import start_server, stop_server  # noqa: E402
 
 # The trace events whose time is the browser's work, by the name the report gives it.
 BROWSER_WORK = {

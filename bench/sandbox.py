@@ -51,11 +51,11 @@ from lecture_cells import (  # noqa: E402
     TRAINING_LOOP,
     VALUE_CLASS,
 )
+from servers import start_server, stop_server  # noqa: E402
 
 from bench.page import print_rows  # noqa: E402
 from chainrule.app.http.precompressed import worth_precompressing  # noqa: E402
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.conftest import start_server, stop_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 VENDORED = (ROOT / "static" / "vendor" / "pyodide", ROOT / "static" / "vendor" / "micrograd")

@@ -17,10 +17,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # servers.py
+
+from servers import start_server, stop_server  # noqa: E402
 
 from bench.page import LOAD_JS, open_bench_page, sized_program  # noqa: E402
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.conftest import start_server, stop_server  # noqa: E402
 
 FPS_TARGET = 50
 
