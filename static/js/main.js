@@ -217,7 +217,10 @@ async function start() {
   }
   const { lessonId, lessonStop = 0, hide = [], presenting = false, view3d = false, lang = "" } = fromUrl;
   update({ hide, presenting, view3d, lang });
-  if (liveClass.joining) return; // a student's page opens on the teacher's view
+  if (liveClass.joining) { // a student's page opens on the teacher's view; refused, on a preset
+    liveClass.refused.then(() => { if (!state.trace) loadPreset(state.presets[0]?.id); });
+    return;
+  }
   if (lessonId && state.lessons.some((lesson) => lesson.id === lessonId)) {
     lessons.open(lessonId, lessonStop); // `?lesson=<id>&stop=<k>` opens that stop
     return;

@@ -406,6 +406,7 @@ def test_an_unknown_code_says_so_and_asks_for_another(page):
         in page.locator("[data-testid=class-status]").inner_text()
     )
     assert page.locator("[data-testid=class-join-code]").is_visible()
+    page.wait_for_selector(READY)  # the page is the visitor's: a preset, not an empty pane
 
 
 def test_the_teacher_page_with_the_code_and_qr(role_page, live_server, screenshots_dir):
@@ -465,6 +466,7 @@ def test_the_teacher_sees_the_room_removes_a_student_and_locks_joining(
     late = new_page(browser, live_server, 390, 844)
     late.goto(f"/c/{classroom['code']}")
     wait_state(late, "locked")
+    late.wait_for_selector(READY)  # refused, the page opens on a preset, not an empty pane
     assert late.locator("[data-testid=class-status]").inner_text() == (
         "This class is not taking new students: the teacher has locked joining."
     )
@@ -485,6 +487,7 @@ def test_the_teacher_sees_the_room_removes_a_student_and_locks_joining(
     assert "Ann" not in roster_names(teacher)
     ann.reload()
     wait_state(ann, "removed")
+    ann.wait_for_selector(READY)
     assert ann.locator("[data-testid=class-status]").inner_text() == (
         "The teacher removed you from this class."
     )

@@ -187,16 +187,21 @@ function onClassMessage(message, context) {
     if (message.up) sendAnswer();
   } else if (message.type === "error") {
     const refused = REFUSED[message.error.type];
-    if (refused && !session.snapshot) setStatus(ui, root, refused, message.error.message);
+    if (refused && !session.snapshot) {
+      setStatus(ui, root, refused, message.error.message);
+      context.refused(); // the page is the visitor's: it opens on a preset, not an empty pane
+    }
     else ui.answerStatus.textContent = message.error.message;
   }
 }
 
 /**
  * Join class `code` as a student on `scope`: the class bar goes before `workspace`, the paused
- * cover over `pane`; `recompute` and `paint` are main.js's (see live-class/apply.js).
+ * cover over `pane`; `recompute` and `paint` are main.js's (see live-class/apply.js);
+ * `refused()` is called when the class refuses this page before showing it anything (no such
+ * class, full, locked, this tab removed).
  */
-export function mountStudent(code, { workspace, pane }, scope, { recompute, paint }) {
+export function mountStudent(code, { workspace, pane }, scope, { recompute, paint, refused = () => {} }) {
   const { root, store } = scope;
   const ui = studentBar(code);
   workspace.before(ui.bar);
@@ -205,6 +210,7 @@ export function mountStudent(code, { workspace, pane }, scope, { recompute, pain
   ui.name.value = localStorage.getItem(NAME_KEY) ?? "";
   if (!code) { // `/c` alone, or a code that cannot be one: ask for it
     setStatus(ui, root, "unknown", t("ui.class.type_code"));
+    refused();
     return;
   }
   const key = studentKey(code);
@@ -214,7 +220,7 @@ export function mountStudent(code, { workspace, pane }, scope, { recompute, pain
     const { mine } = session;
     if (mine && !mine.acked) socket.send({ type: "answer", question: mine.question, value: mine.value, seq: mine.seq });
   };
-  const context = { ui, root, session, store, sendAnswer, keepId: (id) => sessionStorage.setItem(key, id) };
+  const context = { ui, root, session, store, sendAnswer, refused, keepId: (id) => sessionStorage.setItem(key, id) };
   const socket = openClassSocket(code, {
     hello: () => ({ type: "hello", role: "student", student: sessionStorage.getItem(key), name: ui.name.value, lang: lang() }),
     onConnection: (connection, code) => {
