@@ -168,24 +168,27 @@ function placeCard(g, node, parts) {
   attr(g, "data-name", node.name ?? node.label);
   attr(g, "data-op", node.op ?? ""); // the table's op, or the name of the program's function it calls
   text(parts.compact, compactLabel(nodeName(node), node).text);
+  parts.said = {}; // what the card's accessible name says of its name (graph/hints.js decorateNode)
   if (node.kind === "const") return;
   const glyph = opGlyph(node);
   const name = fitLabel(nodeName(node), node, glyph);
   text(parts.labelName, name.shown);
   text(parts.labelMore, name.cut ? "\u2026" : "");
   text(parts.op, glyph);
+  parts.said = { name: name.cut ? `${name.shown}\u2026` : nodeName(node), op: glyph, cut: name.cut };
 }
 
-/** Refresh a card from `view`; returns the short texts it shows ({data, grad}) for decorateNode. */
+/** Refresh a card from `view`; returns the short texts it shows ({data, grad}) and what it says of
+ *  its name (`said`: {name, op, cut}, set as the card is placed) for decorateNode. */
 function updateNode(g, node, view, rootId, layout, nodeById) {
   const data = view.data.get(node.id);
   const grad = view.grad.get(node.id);
-  const shown = { data: shortText(data), grad: shortText(grad) };
   const parts = partsOf(g);
   if (cardLayout.get(g) !== layout) {
     cardLayout.set(g, layout);
     placeCard(g, node, parts);
   }
+  const shown = { data: shortText(data), grad: shortText(grad), said: parts.said };
   attr(g, "data-data", fullText(data));
   attr(g, "data-grad", fullText(grad));
   // The dead tag waits for the forward pass to compute the relu: before that it would give the

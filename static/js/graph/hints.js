@@ -5,7 +5,7 @@
 import { setText } from "../core/dom.js";
 import { attr, join, svgElement } from "../core/svg.js";
 import { deadShown, edgeAriaLabel, warningWords } from "../controls/explain.js";
-import { compactText, opGlyph, shortText } from "../core/format.js";
+import { compactText, opGlyph } from "../core/format.js";
 import { t } from "../core/i18n.js";
 import { traceIndex } from "../core/frames.js";
 import { nodeName } from "../core/names.js";
@@ -52,8 +52,9 @@ function hintParts(g, node) {
   return hints;
 }
 
-/** Add the hints to a node's card `g` (after graph/draw.js drew its numbers; `shown`: their short texts). */
-export function decorateNode(g, node, trace, view, shown = { data: shortText(view.data.get(node.id)), grad: shortText(view.grad.get(node.id)) }) {
+/** Add the hints to a node's card `g` (after graph/draw.js drew its numbers; `shown`: their short
+ *  texts, and `said`: what the card shows of its name, {name, op, cut}, as graph/draw.js placed it). */
+export function decorateNode(g, node, trace, view, shown) {
   const { nodeById } = traceIndex(trace);
   const hints = hintParts(g, node);
   // The card's class list and title are graph/draw.js's (updateNode); hints add elements only.
@@ -74,10 +75,11 @@ export function decorateNode(g, node, trace, view, shown = { data: shortText(vie
   // A constant shows its tag and its value alone. A name cut to fit ("x1*w1 + x2*…") is said as
   // shown, in its place among the numbers, and whole at the end (axe-core's label-in-name wants
   // the visible words in the accessible name in the order they show).
-  const cut = g.querySelector(".label-more")?.textContent;
-  const drawnName = cut ? `${g.querySelector(".label-name").textContent}${cut}` : nodeName(node);
+  // Read from what graph/draw.js wrote as it placed the card, not from the card's elements (a
+  // slider move redraws every card: three queries a card were a millisecond at 1,000 cards).
+  const { name: drawnName = nodeName(node), op, cut } = shown.said ?? {};
   const shownName = node.kind === "const" ? `${t("ui.card.const")} ${shown.data}` : drawnName;
-  const name = [shownName, g.querySelector(".op-plain")?.textContent].filter(Boolean).join(" ");
+  const name = [shownName, op].filter(Boolean).join(" ");
   attr(g, "tabindex", "0");
   attr(g, "role", "button");
   const label = [t("ui.card.aria", { name, data: shown.data, grad: shown.grad }), dead && t("ui.card.aria_dead"), badge && warning,
