@@ -207,7 +207,8 @@ export function mountEditor(elements, scope, { onProgram, onPreset }) {
   const { subscribe, update } = scope.store;
   if (presetNote) hideWhenCramped(presetNote);
   let timer = null;
-  let markedSource = null;
+  let markedSource = null; // the program and the marks last drawn behind it
+  let markedMarks = null;
 
   const syncScroll = () => {
     backdrop.scrollTop = textarea.scrollTop;
@@ -236,10 +237,13 @@ export function mountEditor(elements, scope, { onProgram, onPreset }) {
     if (changed.has("source") && textarea.value !== s.source) textarea.value = s.source;
     if (changed.has("error")) renderError(errorBox, s.error);
     if (!["source", "error", "hoverNode", "trace"].some((key) => changed.has(key))) return;
+    // New numbers of the same program (a slider move) change neither: nothing is drawn again,
+    // and the program is compared as it is, not written into a key (20 KB a move at 1,000 nodes).
     const marks = sourceMarks(s);
-    const key = JSON.stringify([s.source, marks]);
-    if (key === markedSource) return;
-    markedSource = key;
+    const marksKey = JSON.stringify(marks);
+    if (s.source === markedSource && marksKey === markedMarks) return;
+    markedSource = s.source;
+    markedMarks = marksKey;
     renderBackdrop(backdrop, s.source, marks);
     renderGutter(gutter, backdrop, s.source);
     syncScroll();
