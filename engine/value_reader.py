@@ -37,10 +37,12 @@ named where its parameters live: the page draws a statement as a group); `_Write
 from __future__ import annotations
 
 import ast
+import functools
 import gc
 import hashlib
 import keyword
 import math
+import os
 import re
 import sys
 from collections.abc import Callable, Collection, Mapping
@@ -1130,26 +1132,31 @@ def _precedence(op: str | None, template: str) -> int:
     return ATOM if template.endswith(")") else 0
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _place_pieces(place: str) -> tuple[str, ...] | None:
+    """A place's steps (`n`, `.layers`, `[0]`, …), or None for a plain name: read once a place
+    (a parameter's place is asked for by every statement it is in)."""
+    if place and (place.endswith("]") or "." in place):
+        return tuple(PLACE_PARTS.findall(place))
+    return None
+
+
 def _shared_place(places: list[str]) -> str | None:
     """The object two or more places (`n.layers[0].neurons[1].w[0]`, `….b`) all live in
     (`n.layers[0].neurons[1]`), or None. Places under another variable (a neuron's inputs
     `xs[0][1]`, when the code made them Values) do not count where fewer live there."""
-    by_root: dict[str, list[list[str]]] = {}
+    by_root: dict[str, list[tuple[str, ...]]] = {}
     for place in places:
-        if place and (place.endswith("]") or "." in place):
-            pieces = PLACE_PARTS.findall(place)
+        if (pieces := _place_pieces(place)) is not None:
             by_root.setdefault(pieces[0], []).append(pieces)
     if not by_root:
         return None
     parts = max(by_root.values(), key=len)  # the first of the largest, in the code's order
     if len(parts) < 2:
         return None
-    shared: list[str] = []
-    for pieces in zip(*parts, strict=False):
-        if any(piece != pieces[0] for piece in pieces):
-            break
-        shared.append(pieces[0])
-    if not shared or any(len(shared) >= len(p) for p in parts):
+    # The steps they all begin with: those the lexically first and last share (compared in C).
+    shared = os.path.commonprefix(parts)
+    if not shared or len(shared) >= min(map(len, parts)):
         return None
     return "".join(shared)
 
