@@ -36,7 +36,9 @@ def test_tangents_equal_sympy_s_derivatives_on_random_programs(program, data) ->
     oracle = comparable_oracle(program)
     plain = engine.trace(program.source, program.values)
     leaves = [name for name, _ in plain.graph.leaves]
-    assume(leaves)
+    if not leaves:
+        return  # a root of constants has no tangent to check (a third of the drawn programs:
+        # assumed away, with the oracle's refusals they tripped hypothesis's filter check)
     wrt = data.draw(st.sampled_from(leaves))
     traced = engine.trace(program.source, program.values, pass_="forward", wrt=wrt)
     expressions, symbols = sympy_of(program)
@@ -50,7 +52,11 @@ def test_tangents_equal_sympy_s_derivatives_on_random_programs(program, data) ->
             assert tangent[node.id] == 0.0
             continue
         want = derivative_at(expressions[node.label], symbols[wrt], at)
-        assume(abs(want.imag) < 1e-12 and math.isfinite(want.real))
+        if abs(want.imag) >= 1e-12 or not math.isfinite(want.real):
+            # No real, finite derivative at this point (a log off its domain upstream): this
+            # node has nothing to compare, the others still do. (An assume() here dropped whole
+            # programs, often enough for hypothesis's health check to fail the test at random.)
+            continue
         got = tangent[node.id]
         assert math.isclose(got, want.real, rel_tol=1e-7, abs_tol=1e-9), (node.label, got, want)
 
