@@ -5,7 +5,7 @@ import math
 
 import pytest
 import sympy as sp
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from chainrule import engine
@@ -28,7 +28,8 @@ def test_any_target_gradients_equal_sympy_s(program, data) -> None:
     oracle = comparable_oracle(program)
     graph_trace = engine.trace(program.source, program.values)
     named = [n.label for n in graph_trace.nodes if n.kind == "op" and n.label]
-    assume(named)
+    if not named:
+        return  # no named operation to target (passed over, not assumed away: see below)
     target = data.draw(st.sampled_from(named))
     traced = engine.trace(program.source, program.values, target=target)
     expressions, symbols = sympy_of(program)
@@ -39,7 +40,11 @@ def test_any_target_gradients_equal_sympy_s(program, data) -> None:
             assert traced.grads[leaf.id] == 0.0
             continue
         want = derivative_at(expressions[target], symbols[name], at)
-        assume(abs(want.imag) < 1e-12 and math.isfinite(want.real))
+        if abs(want.imag) >= 1e-12 or not math.isfinite(want.real):
+            # No real, finite derivative here: this leaf has nothing to compare, the others
+            # do (assumed away, with the oracle's refusals, whole programs tripped hypothesis's
+            # filter check at random, as in test_forward_mode.py).
+            continue
         got = traced.grads[leaf.id]
         assert math.isclose(got, want.real, rel_tol=1e-7, abs_tol=1e-9), (target, name, got, want)
 
