@@ -24,7 +24,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from chainrule.app.api.graph_body import limits_of
 from chainrule.app.http.errors import describe_validation_error
 from chainrule.app.live_class.codes import clean_nickname, is_teacher, read_code, roster_id
-from chainrule.app.live_class.hub import Bucket, Client, Hub
+from chainrule.app.live_class.hub import NOT_ALLOWED, Bucket, Client, Hub
 from chainrule.app.live_class.protocol import (
     TEACHER_TYPES,
     Answer,
@@ -49,7 +49,6 @@ logger = logging.getLogger("chainrule")
 
 HELLO_TIMEOUT_S = 10.0
 STUDENT_MESSAGE_BYTES = 4_096
-NOT_ALLOWED = 4403
 NO_CLASS = 4404
 FLOODED = 4429
 TRY_AGAIN = 1013  # the store is away: the page reconnects (and says so meanwhile)

@@ -33,7 +33,7 @@ STORE_LOST = '{"type":"store","up":false}'  # every page says "Connection to the
 STORE_BACK = '{"type":"store","up":true}'
 MOVED = '{"type":"moved"}'  # to a teacher page: another page took the class (its link)
 REMOVED = '{"type":"removed"}'  # to a student the teacher removed (then closed 4403: final)
-NOT_ALLOWED = 4403
+NOT_ALLOWED = 4403  # close code: refused, or removed (final: the page does not reconnect)
 CONTROL_MOVED = 4409  # close code: this teacher page no longer drives (final, no reconnecting)
 
 
