@@ -18,19 +18,14 @@ def test_work_asked_for_while_it_runs_is_done_once_and_shared():
     async def run() -> None:
         shared = SharedWork()
         started = []
-        release = asyncio.Event()
 
         async def work() -> str:
-            started.append(1)
-            await release.wait()
+            started.append(shared.running())  # every request below has joined by now
             return "body"
 
-        waiters = [asyncio.ensure_future(shared.join("k", work)) for _ in range(50)]
-        await asyncio.sleep(0)
-        assert shared.running() == 1
-        release.set()
-        results = await asyncio.gather(*waiters)
-        assert len(started) == 1
+        # Scheduled in order: all fifty join before the work, started by the first, begins.
+        results = await asyncio.gather(*(shared.join("k", work) for _ in range(50)))
+        assert started == [1]
         assert sorted(joined for _, joined in results) == [False] + [True] * 49
         assert {body for body, _ in results} == {"body"}
         assert shared.running() == 0
@@ -47,7 +42,6 @@ def test_a_failure_reaches_everyone_waiting_and_is_not_kept():
 
         async def work() -> str:
             calls.append(1)
-            await asyncio.sleep(0.01)
             if len(calls) == 1:
                 raise ValueError("bad program")
             return "body"
@@ -64,10 +58,12 @@ def test_a_failure_reaches_everyone_waiting_and_is_not_kept():
 def test_the_work_ends_when_the_last_request_waiting_for_it_goes():
     async def run() -> None:
         shared = SharedWork()
+        started = asyncio.Event()
         ended = asyncio.Event()
         release = asyncio.Event()
 
         async def work() -> str:
+            started.set()
             try:
                 await release.wait()
                 return "body"
@@ -77,21 +73,22 @@ def test_the_work_ends_when_the_last_request_waiting_for_it_goes():
 
         first = asyncio.ensure_future(shared.join("k", work))
         second = asyncio.ensure_future(shared.join("k", work))
-        await asyncio.sleep(0)
+        await asyncio.wait_for(started.wait(), 1)  # both have joined before the work began
         first.cancel()  # one client goes: the work goes on for the other
-        await asyncio.sleep(0.01)
-        assert not ended.is_set()
+        with pytest.raises(asyncio.CancelledError):
+            await first
         release.set()
-        assert await second == ("body", True)
+        assert await second == ("body", True)  # a cancelled work would raise here
+        assert not ended.is_set()
 
+        started.clear()
         release.clear()
         alone = asyncio.ensure_future(shared.join("j", work))
-        await asyncio.sleep(0)
+        await asyncio.wait_for(started.wait(), 1)
         alone.cancel()  # the only client goes: so does the work (issue 36)
         await asyncio.wait_for(ended.wait(), 1)
         with pytest.raises(asyncio.CancelledError):
             await alone
-        assert shared.running() == 0
 
     run_in_own_loop(run())
 
