@@ -825,7 +825,7 @@ def test_a_program_the_page_cannot_compute_is_asked_once_a_drag_pauses(role_page
         for k in range(1, 13):  # a drag: a move every 30 ms
             moved = {**view, "values": {"a": 2 + k / 4}}
             teacher.send(json.dumps({"type": "view", "view": moved}))
-            time.sleep(0.03)
+            time.sleep(0.03)  # the drag's pace (moves apart, as a hand's), not a wait for a state
         expected, root = engine_cards(OWN_FUNCTION, {"a": 5.0})
         wait_root(student, root)
         assert cards_of(student) == expected
