@@ -334,6 +334,18 @@ async def answer_round(teacher: Teacher, students: list[Student], spread_s: floa
     }  # fmt: skip
 
 
+async def half_answered(teacher: Teacher, students: list[Student], answering: int) -> str:
+    """Ask a question; the first `answering` students answer it; the question's id once every
+    one of those answers is acknowledged."""
+    await teacher.send({"type": "ask", "kind": "grad", "node": "n0", "label": "grad[a]"})
+    await until(lambda: all(s.question for s in students), 10)
+    question = students[0].question
+    for i, s in enumerate(students[:answering]):
+        await s.answer(float(i))
+    await until(lambda: sum(question in s.acked for s in students) >= answering, 10)
+    return question
+
+
 def row(label: str, scale: str, result: str, target: str, fine: bool) -> list[str]:
     return [label, scale, result, target, "ok" if fine else "missed"]
 
@@ -461,14 +473,9 @@ async def kill_a_worker() -> list[list[str]]:
         url = ws_url(base, info["code"])
         students = [Student(url) for _ in range(300)]
         await join_all(students, stop)
-        await teacher.send({"type": "ask", "kind": "grad", "node": "n0", "label": "grad[a]"})
-        await until(lambda: all(s.question for s in students), 10)
-        question = students[0].question
         # Half answer before the kill; the kill; the other half answer while their worker is
         # gone or just back (an answer sent to a dying socket is not acknowledged, and retried).
-        for i, s in enumerate(students[:150]):
-            await s.answer(float(i))
-        await until(lambda: sum(question in s.acked for s in students) >= 150, 10)
+        question = await half_answered(teacher, students, 150)
         workers = uvicorn_workers(master.pid)
         victim = max(workers, key=sockets)  # the worker serving the most students
         shares = "/".join(str(sockets(pid)) for pid in workers)
@@ -702,12 +709,7 @@ async def redis_restart() -> list[list[str]]:
             Student(ws_url((first_url, second_url)[i % 2], info["code"])) for i in range(1000)
         ]
         await join_all(students, stop)
-        await teacher.send({"type": "ask", "kind": "grad", "node": "n0", "label": "grad[a]"})
-        await until(lambda: all(s.question for s in students), 10)
-        question = students[0].question
-        for i, s in enumerate(students[:500]):
-            await s.answer(float(i))
-        await until(lambda: sum(question in s.acked for s in students) >= 500, 10)
+        question = await half_answered(teacher, students, 500)
         stop_server(redis_process)  # SIGTERM: a restart
         redis_process, _ = start_redis(port=port, data_dir=folder)
         back_at = time.perf_counter()
