@@ -473,6 +473,12 @@ def test_the_teacher_sees_the_room_removes_a_student_and_locks_joining(
     phone = students[1]  # joined before the lock: a reload comes back
     phone.reload()
     wait_state(phone, "following")
+    # The reload's leave and join reach the teacher in turn: wait for the room whole again,
+    # or the count after Remove could be read from the moment the phone was away.
+    teacher.wait_for_selector("[data-testid=class-students][data-count='3']")
+    teacher.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=class-roster-student]').length === 3"
+    )
 
     teacher.locator("[data-testid=class-roster-student]", has_text="Ann").locator(
         "[data-testid=class-remove]"
@@ -484,6 +490,9 @@ def test_the_teacher_sees_the_room_removes_a_student_and_locks_joining(
     assert ann.evaluate("document.body.dataset.classState") == "removed"
     assert ann.locator("[data-testid=source]").is_visible()  # the page is theirs again
     teacher.wait_for_selector("[data-testid=class-students][data-count='2']")
+    teacher.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=class-roster-student]').length === 2"
+    )
     assert "Ann" not in roster_names(teacher)
     ann.reload()
     wait_state(ann, "removed")
