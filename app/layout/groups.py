@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from chainrule.app.layout.layered import layered_centres
+from chainrule.app.layout.layered import layered_centres, ordered
 from chainrule.app.layout.layouter import (
     CARD_SIZE,
     FRAME_LABEL,
@@ -254,8 +254,10 @@ def layered_grouped(
         group: same_inside(graph, laid_out[shapes[group]]) for group, graph in graphs.items()
     }
     card_sizes = [CARD_SIZE[kind] for kind in quotient.kinds]
-    collapsed = layered_layout(quotient, card_sizes, COLLAPSED_NODE_GAP)
-    boxes = layered_layout(quotient, expanded_sizes(quotient, insides), NODE_GAP)
+    # One order for both (it never looks at the sizes): collapsing moves nothing across.
+    order = ordered(len(quotient.ids), quotient.edges) if quotient.ids else None
+    collapsed = layered_layout(quotient, card_sizes, COLLAPSED_NODE_GAP, order)
+    boxes = layered_layout(quotient, expanded_sizes(quotient, insides), NODE_GAP, order)
     return with_collapsed(placed(structure, insides, boxes), collapsed)
 
 

@@ -230,6 +230,51 @@ def isotonic(values: Sequence[float], weights: Sequence[float]) -> list[float]:
     return fitted
 
 
+def ordered(
+    n: int,
+    edges: Sequence[tuple[int, int]],
+    *,
+    pinned: Sequence[int] = (),
+    weights: Sequence[float] | None = None,
+) -> LayeredGraph:
+    """Steps 1 and 2 for `n` nodes of a DAG: columns, lanes and the order in each column. They
+    never look at the cards' sizes, so one ordering serves every size of card (a graph of groups
+    laid out collapsed and expanded: `placed_centres` of each)."""
+    # A pinned node (a group's port) whose edge is too long for lanes stays by its consumer: in
+    # the first column it would only stack up, holding no lane.
+    columns = columns_from_the_root(n, edges, pinned, pin_within=MAX_SPAN)
+    graph = with_lanes(n, edges, columns, weights)
+    order_columns(graph)
+    return graph
+
+
+def placed_centres(
+    graph: LayeredGraph,
+    sizes: Sequence[tuple[float, float]],
+    *,
+    rank_gap: float,
+    node_gap: float,
+) -> list[tuple[float, float]]:
+    """Step 3 for the nodes of an `ordered` graph, cards of `sizes`: the centre (x, y) of each,
+    columns `rank_gap` apart (each as wide as its widest card), cards at least `node_gap` apart
+    in a column."""
+    n = len(sizes)
+    heights = [height for _, height in sizes] + [0.0] * (len(graph.column) - n)
+    rows = place_rows(graph, heights, node_gap)
+    widths = [0.0] * len(graph.columns)
+    for node in range(n):
+        widths[graph.column[node]] = max(widths[graph.column[node]], sizes[node][0])
+    lefts = []
+    left = 0.0
+    for width in widths:
+        lefts.append(left)
+        left += width + rank_gap
+    return [
+        (lefts[graph.column[node]] + widths[graph.column[node]] / 2, rows[node])
+        for node in range(n)
+    ]
+
+
 def layered_centres(
     n: int,
     edges: Sequence[tuple[int, int]],
@@ -246,22 +291,5 @@ def layered_centres(
     `weights` per edge (default 1) pull harder."""
     if n == 0:
         return []
-    # A pinned node (a group's port) whose edge is too long for lanes stays by its consumer: in
-    # the first column it would only stack up, holding no lane.
-    columns = columns_from_the_root(n, edges, pinned, pin_within=MAX_SPAN)
-    graph = with_lanes(n, edges, columns, weights)
-    order_columns(graph)
-    heights = [height for _, height in sizes] + [0.0] * (len(graph.column) - n)
-    rows = place_rows(graph, heights, node_gap)
-    widths = [0.0] * len(graph.columns)
-    for node in range(n):
-        widths[graph.column[node]] = max(widths[graph.column[node]], sizes[node][0])
-    lefts = []
-    left = 0.0
-    for width in widths:
-        lefts.append(left)
-        left += width + rank_gap
-    return [
-        (lefts[graph.column[node]] + widths[graph.column[node]] / 2, rows[node])
-        for node in range(n)
-    ]
+    graph = ordered(n, edges, pinned=pinned, weights=weights)
+    return placed_centres(graph, sizes, rank_gap=rank_gap, node_gap=node_gap)
