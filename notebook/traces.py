@@ -62,8 +62,10 @@ def traced(
         values={name: float(v) for name, v in values.items()} if values else None,
         expand_derived=expand_derived,
     )
-    body = build_body(request, get_settings(), _layouter(), check_lang(lang), limits)
-    return orjson.loads(body.now)
+    # Only the body for now is read: the other (for a cached layout) is freed before decoding
+    # (50 MB each for micrograd's demo).
+    now = build_body(request, get_settings(), _layouter(), check_lang(lang), limits).now
+    return orjson.loads(now)
 
 
 def with_program(trace: dict[str, Any], program: Program) -> dict[str, Any]:
