@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from types import BuiltinFunctionType, CellType, FrameType, FunctionType, MethodType, ModuleType
 from typing import Any
 
+from .i18n import Count, msg
 from .lexer import line_tokens
 from .ops import FUNCTIONS, MICROGRAD_OPS, OPS, SCRIPT_NAMES, apply, key_of
 
@@ -163,21 +164,24 @@ class Program:
 
     def warnings(self) -> list[dict[str, Any]]:
         """One warning per merged operand, per opaque node, and one for stored data that does
-        not follow from the leaves, in the shape of the trace's warnings."""
+        not follow from the leaves, in the shape of the trace's warnings: each message a
+        catalogue sentence (engine/i18n.py `Message`), said in the reader's language where the
+        reply is written (`said`)."""
         return [*self._merged_warnings(), *self._unknown_warnings(), *self._stale_warnings()]
 
     def _unknown_warnings(self) -> list[dict[str, Any]]:
         return [
             {
                 "type": "unknown_op",
-                "message": (
-                    f"{u['node']} was made by op {u['op']!r}, and no operation chainrule knows "
-                    f"({KNOWN_OPS}, '**' with a number) gives its data {u['data']!r} from its "
-                    f"children ({', '.join(u['children'])}): it is drawn as an unknown op "
-                    f"({u['function']}) with its children, holding that value, its local "
-                    f"derivatives ({', '.join(map(repr, u['locals']))}) what your _backward "
-                    "gives at these numbers (a slider moves it along that tangent, not along "
-                    "your op). Spell the op as one of those to have it computed."
+                "message": msg(
+                    "warning.reader.unknown_op",
+                    node=u["node"],
+                    op=repr(u["op"]),
+                    ops=KNOWN_OPS,
+                    data=repr(u["data"]),
+                    children=", ".join(u["children"]),
+                    function=u["function"],
+                    locals=", ".join(map(repr, u["locals"])),
                 ),
                 "line": u["line"],
                 "column": 1,
@@ -193,13 +197,13 @@ class Program:
         return [
             {
                 "type": "stale_graph",
-                "message": (
-                    f"The data stored in {len(self.inconsistent)} node(s) does not follow from "
-                    f"their inputs (first {first['node']}: stored {first['stored']!r}, its "
-                    f"inputs give {first['follows']!r}). Leaves changed after the forward pass "
-                    f"(a training step's p.data update?) — the leaves under them: {moved}. "
-                    "The graph is drawn at the leaves' current values; run the forward pass "
-                    "again (recompute the loss) to draw the loss you printed."
+                "message": msg(
+                    "warning.reader.stale_graph",
+                    count=Count(len(self.inconsistent)),
+                    node=first["node"],
+                    stored=repr(first["stored"]),
+                    follows=repr(first["follows"]),
+                    moved=moved,
                 ),
                 "line": first["line"],
                 "column": 1,
@@ -210,11 +214,11 @@ class Program:
         return [
             {
                 "type": "merged_operand",
-                "message": (
-                    f"micrograd keeps the children of {m['node']} in a set, so draw_dot draws "
-                    f"one edge from {m['operand']}; {m['node']} = {m['operand']} {m['op']} "
-                    f"{m['operand']} uses it twice, and the correct graph has two edges (both "
-                    "carry a gradient)"
+                "message": msg(
+                    "warning.reader.merged_operand",
+                    node=m["node"],
+                    operand=m["operand"],
+                    op=m["op"],
                 ),
                 "line": m["line"],
                 "column": 1,

@@ -32,6 +32,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any
 
+from chainrule.engine.i18n import DEFAULT_LANG, warnings_in
 from chainrule.engine.value_reader import (
     KNOWN_OPS,
     NotAGraph,
@@ -165,6 +166,7 @@ class Session:
 
     report_line: Callable[[int], Any] | None = None
     max_nodes: int = MAX_NODES
+    lang: str = DEFAULT_LANG  # the page's: the reader's warnings are said in it
     namespace: dict[str, Any] = field(default_factory=dict)
     watch: Watch | None = None
     code: str = ""
@@ -267,7 +269,7 @@ class Session:
                 "values": {name: json_number(v) for name, v in program.values.items()},
                 "leaves": program.leaves,
                 "root": program.root,
-                "warnings": program.warnings(),
+                "warnings": warnings_in(program.warnings(), self.lang),
             },
             "choice": {
                 "kind": choice.kind,

@@ -568,6 +568,39 @@ def test_an_op_whose_backward_was_never_set_is_named(sandbox):
     assert ringed == ["o"]
 
 
+# The reader's notes on a graph of a reused operand (micrograd's set) and an op no row of the
+# table explains, in each language: (tag, text) of each note, exactly.
+READER_NOTES = (
+    "\na = Value(3.0)\nsquare = a * a\nodd = square + a\nodd._op = 'cosh'\nodd.data = 20.0\n"
+    "odd.backward()\n"
+)
+SAID_NOTES = {
+    "ru": [
+        ("micrograd", "micrograd хранит входы square во множестве (set), поэтому draw_dot рисует "
+         "одно ребро из a; square = a * a использует его дважды, и в правильном графе два ребра "
+         "(по обоим идёт градиент)"),
+        ("неизвестная операция", "odd создан операцией 'cosh', и ни одна операция, которую знает "
+         "chainrule (+ * ** ReLU relu tanh exp log sigmoid sin, '**' с числом), не даёт его "
+         "значение 20.0 из его входов (square, a): он нарисован как неизвестная операция "
+         "(unknown_cosh) со своими входами и с этим значением, а его локальные производные "
+         "(1.0, 1.0) — те, что ваш _backward даёт при этих числах (ползунок двигает его по этой "
+         "касательной, а не по вашей операции). Запишите операцию одним из этих имён, чтобы "
+         "chainrule её вычислял."),
+    ],
+    "et": [
+        ("micrograd", "micrograd hoiab sõlme square sisendeid hulgas (set), seega joonistab "
+         "draw_dot ühe serva sõlmest a; square = a * a kasutab seda kaks korda ning õiges "
+         "graafis on kaks serva (mõlemat mööda liigub gradient)"),
+        ("tundmatu tehe", "odd tehti tehtega 'cosh' ja ükski tehe, mida chainrule tunneb (+ * ** "
+         "ReLU relu tanh exp log sigmoid sin, '**' arvuga), ei anna selle väärtust 20.0 selle "
+         "sisenditest (square, a): see on joonistatud tundmatu tehtena (unknown_cosh) koos oma "
+         "sisenditega ja selle väärtusega, selle lokaalsed tuletised (1.0, 1.0) on need, mida "
+         "sinu _backward nende arvude juures annab (liugur liigutab seda mööda seda puutujat, "
+         "mitte mööda sinu tehet). Kirjuta tehe ühe nende nimega, et chainrule seda arvutaks."),
+    ],
+}  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("lang", "cause", "says", "mark"),
     [
@@ -575,10 +608,11 @@ def test_an_op_whose_backward_was_never_set_is_named(sandbox):
         ("et", "local", "Sinu tanh (rida 68) annab edasi vale kohaliku tuletise", "sinul "),
     ],
 )
-def test_the_diagnosis_is_said_in_the_pages_language(
+def test_the_diagnosis_and_the_readers_notes_are_said_in_the_pages_language(
     page, screenshots_dir, lang, cause, says, mark
 ):
-    """The check's sentences and marks are the catalogue's (locales/<lang>.json), not English."""
+    """The check's sentences and marks are the catalogue's (locales/<lang>.json), not English;
+    so are the reader's notes on the program, which the worker says in the page's language."""
     page.set_default_timeout(30_000)
     page.posted, page.requested = [], []
     page.goto(f"/?lang={lang}&collapse_at=never")
@@ -592,6 +626,17 @@ def test_the_diagnosis_is_said_in_the_pages_language(
     marks = page.eval_on_selector_all("g.layer-check text", "ts => ts.map(t => t.textContent)")
     assert marks and all(text.startswith(mark) for text in marks), marks
     page.screenshot(path=str(screenshots_dir / f"sandbox-check-{lang}.png"))
+    facts = run(page, "import math\n" + lecture.VALUE_CLASS + READER_NOTES)
+    assert facts["status"] == "done"
+    notes = page.eval_on_selector_all(
+        "[data-testid=program-notes] li",
+        """lis => lis.map(li => [li.dataset.type, li.querySelector('.program-note-tag').textContent,
+                               li.textContent.slice(li.querySelector('.program-note-tag').textContent.length + 1)])""",
+    )
+    assert notes == [[kind, *said] for kind, said in zip(
+        ("merged_operand", "unknown_op"), SAID_NOTES[lang], strict=True)]  # fmt: skip
+    page.locator("[data-testid=program-notes]").scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots_dir / f"sandbox-reader-notes-{lang}.png"), full_page=True)
 
 
 def test_a_live_class_follows_the_program_the_teachers_code_ran_as(
