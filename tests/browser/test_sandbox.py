@@ -219,6 +219,28 @@ def test_the_training_loop_shows_the_graph_of_the_last_loss(sandbox):
     result = check(sandbox)
     assert result["status"] == "agree" and result["checked"] > 300
     assert_only_programs(sandbox, facts["program"])
+    # The 41 parameters' sliders are grouped by the neuron that holds them, layer by layer (the
+    # graph's real-size view draws one statement a neuron, named so), each row its own part.
+    groups = sandbox.eval_on_selector_all(
+        "[data-testid=leaf-group]",
+        """gs => gs.map(g => [g.querySelector('.leaf-group-title').firstChild.textContent,
+                             [...g.querySelectorAll('.slider-name')].map(s => s.textContent)])""",
+    )
+    neurons = [(layer, k) for layer, size in enumerate((4, 4, 1)) for k in range(size)]
+    assert groups == [
+        [
+            f"n.layers[{layer}].neurons[{k}]",
+            ["b", *(f"w[{i}]" for i in range(3 if layer == 0 else 4))],
+        ]
+        for layer, k in neurons
+    ]
+    assert (
+        sandbox.get_attribute("[data-testid=slider-n_layers1_neurons2_w3] .slider-name", "title")
+        == "n.layers[1].neurons[2].w[3]"
+    )
+    sandbox.fill("[data-testid=leaf-filter]", "layers[2]")  # a place filters, as a name does
+    assert sandbox.locator(".slider:visible").count() == 5
+    sandbox.fill("[data-testid=leaf-filter]", "")
 
 
 def test_micrograds_nn_with_its_seed_runs_from_the_vendored_wheel(sandbox):
