@@ -123,6 +123,7 @@ class NotAGraph(ValueError):
 
     def __init__(self, message: str, op: str | None = None) -> None:
         super().__init__(message)
+        self.message = message  # a catalogue sentence (Message): the sandbox says it in the page's
         self.op = op
 
 
@@ -312,8 +313,11 @@ def _raw_children(value: Any) -> list[Any]:
     name = _children_attribute(value)
     if name is None or not hasattr(value, "data"):
         raise NotAValue(
-            f"{type(value).__name__} is not a Value: a graph node has a number `data` and its "
-            f"children in one of {', '.join(CHILDREN_ATTRIBUTES)} (a set, tuple or list)"
+            msg(
+                "error.reader.not_a_value",
+                type=type(value).__name__,
+                attributes=", ".join(CHILDREN_ATTRIBUTES),
+            )
         )
     return list(getattr(value, name))
 
@@ -520,9 +524,9 @@ def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[A
             if key in index:
                 continue
             if key in on_path:
-                raise NotAGraph("the graph has a cycle: a Value is among its own inputs")
+                raise NotAGraph(msg("error.reader.cycle"))
             if max_nodes is not None and len(index) + len(on_path) >= max_nodes:
-                raise TooManyNodes(f"the graph has more than {max_nodes} nodes")
+                raise TooManyNodes(msg("error.reader.too_many_nodes", limit=max_nodes))
             children = _children(value, keys_of)
             on_path.add(key)
             stack.append((value, children))
@@ -535,7 +539,7 @@ def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[A
         try:
             data = float(value.data)
         except (TypeError, ValueError) as error:
-            raise NotAGraph(f"a node's data {value.data!r} is not a number") from error
+            raise NotAGraph(msg("error.reader.data_not_number", data=repr(value.data))) from error
         op, exponent, inputs, merged = _describe(value, children_at, data, nodes)
         label = getattr(value, "label", "") or ""
         const = _is_ours(value) and getattr(value, "kind", "") == "const"
@@ -901,7 +905,7 @@ class _Writer:
     def write(self, i: int, node: _Node) -> None:
         """Node `i`: a constant inline, a leaf's line, an operation inline or its line."""
         if node.op is None and not math.isfinite(node.data):
-            raise NotAGraph(f"a leaf's data is {node.data}: a program's numbers are finite")
+            raise NotAGraph(msg("error.reader.leaf_not_finite", data=str(node.data)))
         if node.op is None and node.const and i != self.last:
             self.text[i] = self.shown[i] = _number(node.data)
             self.prec[i] = self.shown_prec[i] = ATOM if node.data >= 0 else 0
@@ -1172,6 +1176,6 @@ def _signed(x: float) -> str:
 
 def _exponent(k: float | None) -> str:
     if k is None or not math.isfinite(k):
-        raise NotAGraph(f"a power's exponent is {k}: a program's numbers are finite")
+        raise NotAGraph(msg("error.reader.exponent_not_finite", k=str(k)))
     written = _number(k)
     return f"({written})" if k < 0 else written

@@ -32,7 +32,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any
 
-from chainrule.engine.i18n import DEFAULT_LANG, warnings_in
+from chainrule.engine.i18n import DEFAULT_LANG, render, warnings_in
 from chainrule.engine.value_reader import (
     KNOWN_OPS,
     NotAGraph,
@@ -257,11 +257,13 @@ class Session:
             return {"ok": False, "error": error_at("TooManyNodes", "", self.code, choice.line,
                                                    limit=self.max_nodes)}  # fmt: skip
         except NotAValue as error:
-            return {"ok": False, "error": error_at("NotAGraph", str(error), self.code, None)}
+            return {"ok": False, "error": error_at("NotAGraph", render(error.message, self.lang),
+                                                   self.code, None)}  # fmt: skip
         except NotAGraph as error:
             kind = "UnknownOp" if error.op is not None else "NotAGraph"
-            return {"ok": False, "error": error_at(kind, str(error), self.code, choice.line,
-                                                   op=error.op, ops=KNOWN_OPS)}  # fmt: skip
+            return {"ok": False, "error": error_at(kind, render(error.message, self.lang),
+                                                   self.code, choice.line, op=error.op,
+                                                   ops=KNOWN_OPS)}  # fmt: skip
         return {
             "ok": True,
             "program": {

@@ -29,6 +29,7 @@ from lecture_cells import (
 )
 
 from chainrule import engine
+from chainrule.engine.i18n import LANGS
 from chainrule.engine.value_reader import KNOWN_OPS
 from chainrule.sandbox.runner import Session, as_json
 
@@ -260,5 +261,11 @@ def test_numbers_json_cannot_hold_are_the_apis_strings():
     grads = [node["grad"] for node in result["nodes"]]
     assert data == [1e308, "Infinity", 0.0, "NaN"] and "Infinity" in grads
     assert json.loads(as_json(result))["nodes"][1]["data"] == "Infinity"
-    inf_leaf = Session().run(VALUE_CLASS + "a = Value(0.0)\nb = a * float('inf')\nb.backward()")
+    inf_leaf_code = VALUE_CLASS + "a = Value(0.0)\nb = a * float('inf')\nb.backward()"
+    inf_leaf = Session().run(inf_leaf_code)
     assert inf_leaf["error"]["type"] == "NotAGraph" and inf_leaf["error"]["line"] == 101
+    assert inf_leaf["error"]["message"] == "a leaf's data is inf: a program's numbers are finite"
+    # The reader's words, in the page's language (the page puts them in its own sentence).
+    said = {lang: Session(lang=lang).run(inf_leaf_code)["error"]["message"] for lang in LANGS}
+    assert said["ru"] == "data листа равно inf: числа программы должны быть конечными"
+    assert said["et"] == "lehe data on inf: programmi arvud peavad olema lõplikud"
