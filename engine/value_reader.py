@@ -733,9 +733,8 @@ def program_of(
         if node.op is None and not node.unknown and id(value) in constants and uses[i] == 1:
             node.const = True
     writer = _Writer(nodes, objects, names)
-    for i, node in enumerate(writer.nodes):
-        if writer.reachable[i]:
-            writer.write(i, node)
+    for i in writer.order():
+        writer.write(i, writer.nodes[i])
     return writer.program()
 
 
@@ -832,6 +831,12 @@ def _operated_on(objects: list[Any]) -> set[int]:
     return found
 
 
+def _natural_key(text: str) -> list[Any]:
+    """`text` ordered as people order places: `neurons[2]` before `neurons[10]`."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part)
+            for part in re.split(r"(\d+)", text)]  # fmt: skip
+
+
 def _inconsistent(nodes: list[_Node]) -> list[int]:
     """The op nodes whose stored data does not follow from their operands' stored data."""
     found = []
@@ -883,6 +888,26 @@ class _Writer:
         self.place_count: dict[str, int] = {}
         self.functions: dict[int, str] = {}  # id(opaque node) → the function written for it
         self.line_of = [0] * count  # the 1-based line that writes a node (inline: its user's)
+
+    def order(self) -> list[int]:
+        """The nodes the program writes, in its order: the leaves named where they live first
+        (a model's parameters), in the order of their places (layer by layer, neuron by neuron:
+        `n.layers[0].neurons[1].b`, `….w[0]`, …, `n.layers[0].neurons[2].b`), then the rest in
+        graph order (inputs first), so the sliders, the tables and the scripts list a model's
+        parameters as it holds them, not in the order the loss first reached them."""
+        written = [i for i in range(len(self.nodes)) if self.reachable[i]]
+        placed = sorted((i for i in written if self.lives_somewhere(i)),
+                        key=lambda i: _natural_key(self.nodes[i].label))  # fmt: skip
+        first = set(placed)
+        return placed + [i for i in written if i not in first]
+
+    def lives_somewhere(self, i: int) -> bool:
+        """Whether node `i` is a leaf named after the place it lives (its label that place)."""
+        node = self.nodes[i]
+        if node.op is not None or node.const or node.unknown or self.names[i] is None:
+            return False
+        place = self.hints.get(id(self.objects[i]), "")
+        return node.label == place and not place.isidentifier()
 
     def opaque_name(self, node: _Node) -> str | None:
         """An opaque node's name: its op's spelling (`max`) where that is a name, else None."""
@@ -1042,10 +1067,14 @@ class _Writer:
             if node.merged
         ]
         reachable = self.reachable
-        leaves = [
+        leaves = [  # in the program's order (`order`)
             names[i]
-            for i, node in enumerate(self.nodes)
-            if reachable[i] and node.op is None and not node.const and not node.unknown and names[i]
+            for i in sorted(range(len(self.nodes)), key=line_of.__getitem__)
+            if reachable[i]
+            and self.nodes[i].op is None
+            and not self.nodes[i].const
+            and not self.nodes[i].unknown
+            and names[i]
         ]
         unknown = [
             {

@@ -471,24 +471,24 @@ def test_fifty_leaves_are_filtered_grouped_and_linked_to_their_cards(page):
 
 # (leaves as {name, label} in the program's order, the groups: [prefix, place, names])
 LEAF_GROUPS = [
-    (  # micrograd's MLP read by the sandbox: by neuron, layer by layer, b before w[0], w[2] < w[10]
-        [("n_layers1_neurons0_b", "n.layers[1].neurons[0].b"),
-         ("n_layers1_neurons0_w10", "n.layers[1].neurons[0].w[10]"),
-         ("n_layers0_neurons10_w0", "n.layers[0].neurons[10].w[0]"),
-         ("n_layers0_neurons2_w0", "n.layers[0].neurons[2].w[0]"),
-         ("n_layers0_neurons2_b", "n.layers[0].neurons[2].b"),
-         ("n_layers0_neurons10_b", "n.layers[0].neurons[10].b"),
-         ("n_layers1_neurons0_w2", "n.layers[1].neurons[0].w[2]")],
-        [["n.layers[0].neurons[2]", True, ["n_layers0_neurons2_b", "n_layers0_neurons2_w0"]],
-         ["n.layers[0].neurons[10]", True, ["n_layers0_neurons10_b", "n_layers0_neurons10_w0"]],
+    (  # micrograd's MLP as the reader writes it (engine/value_reader.py): one group a neuron
+        [("n_layers0_neurons0_b", "n.layers[0].neurons[0].b"),
+         ("n_layers0_neurons0_w0", "n.layers[0].neurons[0].w[0]"),
+         ("n_layers0_neurons1_b", "n.layers[0].neurons[1].b"),
+         ("n_layers0_neurons1_w0", "n.layers[0].neurons[1].w[0]"),
+         ("n_layers1_neurons0_b", "n.layers[1].neurons[0].b"),
+         ("n_layers1_neurons0_w0", "n.layers[1].neurons[0].w[0]"),
+         ("n_layers1_neurons0_w1", "n.layers[1].neurons[0].w[1]")],
+        [["n.layers[0].neurons[0]", True, ["n_layers0_neurons0_b", "n_layers0_neurons0_w0"]],
+         ["n.layers[0].neurons[1]", True, ["n_layers0_neurons1_b", "n_layers0_neurons1_w0"]],
          ["n.layers[1].neurons[0]", True,
-          ["n_layers1_neurons0_b", "n_layers1_neurons0_w2", "n_layers1_neurons0_w10"]]],
+          ["n_layers1_neurons0_b", "n_layers1_neurons0_w0", "n_layers1_neurons0_w1"]]],
     ),
-    (  # names and places together: the place groups take their slots; one alone is "other"
-        [("w1", "w1"), ("xs_1_0", "xs[1][0]"), ("w2", "w2"), ("xs_0_1", "xs[0][1]"),
-         ("c", "c"), ("model_w", "model.w")],
-        [["w", False, ["w1", "w2"]], ["xs", True, ["xs_0_1", "xs_1_0"]],
-         ["", False, ["c", "model_w"]]],
+    (  # names and places together (a place `w` is no prefix `w…`); one alone is "other"
+        [("w1", "w1"), ("w_0", "w[0]"), ("xs_0_1", "xs[0][1]"), ("w2", "w2"), ("w_1", "w[1]"),
+         ("xs_1_0", "xs[1][0]"), ("c", "c"), ("model_w", "model.w")],
+        [["w", False, ["w1", "w2"]], ["w", True, ["w_0", "w_1"]],
+         ["xs", True, ["xs_0_1", "xs_1_0"]], ["", False, ["c", "model_w"]]],
     ),
 ]  # fmt: skip
 

@@ -381,7 +381,9 @@ def test_a_notebooks_variables_name_the_parameters_by_where_they_live():
     places = places_in(namespace, exclude={"p"})
     program = program_of(namespace["loss"], names=places)
     leaves = program.leaves
-    assert leaves[0] == "model_layers1_neurons0_b" and "p" not in leaves
+    # In the order of their places, layer by layer (not as the loss first reached them).
+    assert leaves == [f"model_layers{layer}_neurons{k}_{p}" for layer, k in ((0, 0), (0, 1), (1, 0))
+                      for p in ("b", "w0", "w1")]  # fmt: skip
     labels = engine.trace(program.source).nodes
     assert {n.label for n in labels if n.kind == "leaf"} >= {"model.layers[0].neurons[0].w[0]"}
 
@@ -406,6 +408,17 @@ def test_the_mlp_is_written_one_neuron_a_statement_each_named_where_it_lives():
         for line in reply["program"]["source"].splitlines()
     )
     assert "\nn_layers0_neurons1_2 = (" in reply["program"]["source"]
+    # The parameters come first, in the order of their places (the sliders, the tables and the
+    # scripts list them layer by layer, neuron by neuron), not as the loss first reached them.
+    places = [
+        f"n_layers{layer}_neurons{k}_{p}"
+        for layer, (nin, nout) in enumerate(((3, 4), (4, 4), (4, 1)))
+        for k in range(nout)
+        for p in ["b", *(f"w{i}" for i in range(nin))]
+    ]
+    assert reply["program"]["leaves"] == places
+    lines = reply["program"]["source"].split("\n")
+    assert [line.split(" = ")[0] for line in lines[: len(places)]] == places
     assert "n_layers0_neurons1_2.label = 'n.layers[0].neurons[1]₂'" in reply["program"]["source"]
     groups = [group for group in reply["groups"] if group["kind"] == "statement"]
     names = [group["name"] for group in groups]

@@ -2,9 +2,9 @@
 // leaves on, the rows are compact, a filter box narrows them, and they are grouped. A leaf the
 // sandbox (or the notebook) named by where it lives (its label a place: `n.layers[0].neurons[1].w[0]`,
 // engine/value_reader.py) is grouped with the object that holds it (`n.layers[0].neurons[1]`:
-// one neuron, as the graph's real-size view draws one neuron a statement), the groups in the
-// order of their places (layer by layer, neuron by neuron); any other leaf by its name's prefix
-// (`w11`, `w_2` → `w…`; `b1` → `b…`). Pure functions: controls/sliders.js draws what they decide.
+// one neuron, as the graph's real-size view draws one neuron a statement), layer by layer as the
+// reader writes them; any other leaf by its name's prefix (`w11`, `w_2` → `w…`; `b1` → `b…`).
+// Pure functions: controls/sliders.js draws what they decide.
 
 import { t } from "../core/i18n.js";
 
@@ -32,26 +32,21 @@ export function placeOf(label) {
   return { owner: /^[A-Za-z_]\w*/.exec(label)[0], part: label };
 }
 
-/** Places in their natural order: `neurons[2]` before `neurons[10]`, layer 0 before layer 1. */
-function naturalOrder(a, b) {
-  return a.localeCompare(b, "en", { numeric: true });
-}
-
 /**
- * The leaves ({name, label}) in groups: [{prefix, names, place}] (`prefix`: the group's key, its
- * owner for a place group). Groups by prefix come in order of first appearance, a prefix shared
- * by one leaf alone (`c`, `y`) going to a last group with prefix ""; the place groups take the
- * slots their first members had, sorted by their places, each leaf in place order.
+ * The leaves ({name, label}) in groups, in order of first appearance: [{prefix, names, place}]
+ * (`prefix`: the group's key, the owner of a place group). The reader writes a model's
+ * parameters in the order of their places (engine/value_reader.py), so a model's groups come
+ * layer by layer. A key shared by one leaf alone (`c`, `y`) is no group: such leaves go to a last
+ * group with prefix "".
  */
 export function groupLeaves(leaves) {
   const byKey = new Map();
   for (const leaf of leaves) {
     const place = placeOf(leaf.label);
-    const key = place ? place.owner : leafPrefix(leaf.name);
-    if (!byKey.has(key)) byKey.set(key, { prefix: key, names: [], labels: [], place: !!place });
-    const group = byKey.get(key);
-    group.names.push(leaf.name);
-    group.labels.push(leaf.label ?? leaf.name);
+    const prefix = place ? place.owner : leafPrefix(leaf.name);
+    const key = `${place ? "place" : "prefix"}:${prefix}`; // a place `w` is not the prefix `w…`
+    if (!byKey.has(key)) byKey.set(key, { prefix, names: [], place: !!place });
+    byKey.get(key).names.push(leaf.name);
   }
   const groups = [];
   const others = [];
@@ -59,15 +54,8 @@ export function groupLeaves(leaves) {
     if (group.names.length > 1) groups.push(group);
     else others.push(...group.names);
   }
-  const places = groups.filter((group) => group.place).sort((a, b) => naturalOrder(a.prefix, b.prefix));
-  let next = 0;
-  const ordered = groups.map((group) => (group.place ? places[next++] : group)).map(({ prefix, names, labels, place }) => {
-    if (!place) return { prefix, names, place };
-    const order = names.map((_, i) => i).sort((i, j) => naturalOrder(labels[i], labels[j]));
-    return { prefix, names: order.map((i) => names[i]), place };
-  });
-  if (others.length) ordered.push({ prefix: "", names: others, place: false });
-  return ordered;
+  if (others.length) groups.push({ prefix: "", names: others, place: false });
+  return groups;
 }
 
 /** Does a leaf pass the filter `text` (a part of its name or its label, any case; empty passes all)? */
