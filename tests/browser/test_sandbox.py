@@ -657,6 +657,16 @@ def test_the_diagnosis_and_the_readers_notes_are_said_in_the_pages_language(
     )
     assert notes == [[kind, *said] for kind, said in zip(
         ("merged_operand", "unknown_op"), SAID_NOTES[lang], strict=True)]  # fmt: skip
+    # The opaque node's card: its op's tag (the program's function, `unknown_cosh`) is cut where
+    # it would run into the card's name, never over it.
+    name, tag, whole = page.eval_on_selector(
+        '#graph [data-testid=node][data-label="odd"]',
+        """g => { const box = (el) => el.getBoundingClientRect();
+                  const [name, op] = [box(g.querySelector('.label')), box(g.querySelector('.op'))];
+                  return [[name.left, name.right], [op.left, op.right, g.querySelector('.op').textContent],
+                          g.getAttribute('aria-label')]; }""",
+    )
+    assert name[1] <= tag[0] and tag[2] == "unknown_c\u2026" and "unknown_cosh" in whole
     page.locator("[data-testid=program-notes]").scroll_into_view_if_needed()
     page.screenshot(path=str(screenshots_dir / f"sandbox-reader-notes-{lang}.png"), full_page=True)
 
