@@ -1053,13 +1053,16 @@ class _Writer:
     def program(self) -> Program:
         """The program of the written lines, with the nodes micrograd's set merged."""
         names, text, line_of = self.names, self.text, self.line_of
+        # The warnings name a node as its card does, in the learner's words: its label (the
+        # place a parameter lives, `n.layers[0].neurons[1].w[0]`), else its name or expression.
+        shown = self.shown
         for i in range(self.last, -1, -1):
             if not line_of[i] and self.consumer[i] >= 0:
                 line_of[i] = line_of[self.consumer[i]]
         merged = [
             {
-                "node": names[i] or text[i],
-                "operand": text[node.inputs[0]],
+                "node": shown[i],
+                "operand": shown[node.inputs[0]],
                 "op": node.op,
                 "line": line_of[i],
             }
@@ -1078,11 +1081,11 @@ class _Writer:
         ]
         unknown = [
             {
-                "node": names[i],
+                "node": shown[i],
                 "op": node.unknown,
                 "data": node.data,
                 "line": line_of[i],
-                "children": [text[j] or names[j] or "" for j in node.children],
+                "children": [shown[j] for j in node.children],
                 "function": self.functions.get(id(node), ""),
                 "locals": node.measured,
             }  # fmt: skip
@@ -1116,7 +1119,7 @@ class _Writer:
             },  # fmt: skip
             inconsistent=[
                 {
-                    "node": names[i] or text[i],
+                    "node": shown[i],
                     "line": line_of[i],
                     "stored": self.nodes[i].data,
                     "follows": apply(
@@ -1127,7 +1130,7 @@ class _Writer:
                 }
                 for i in inconsistent
             ],  # fmt: skip
-            moved=[names[j] or text[j] for j in moved],
+            moved=[shown[j] for j in moved],
         )
 
 

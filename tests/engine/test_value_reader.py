@@ -347,6 +347,8 @@ def test_a_graph_whose_leaves_moved_after_its_forward_pass_says_which():
     # (numbers micrograd wrapped: constants) did not move.
     assert len(program.moved) == sum(p.grad != 0 for p in model.parameters())
     assert all(name in stale["message"] for name in program.moved[:8])
+    # Named as their cards and sliders name them: where they live, the learner's words.
+    assert all(name.startswith("model.layers[") for name in program.moved), program.moved
     assert program.inconsistent[0]["stored"] != program.inconsistent[0]["follows"]
     # The graph drawn is the one the current leaves give: not the printed loss, and said so.
     root = next(n for n in reply["nodes"] if n["id"] == reply["root"])
