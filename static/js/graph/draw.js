@@ -174,7 +174,7 @@ function placeCard(g, node, parts) {
   const name = fitLabel(nodeName(node), node, glyph);
   text(parts.labelName, name.shown);
   text(parts.labelMore, name.cut ? "\u2026" : "");
-  text(parts.op, glyph);
+  text(parts.op, name.glyph);
   parts.said = { name: name.cut ? `${name.shown}\u2026` : nodeName(node), op: glyph, cut: name.cut };
 }
 

@@ -14,20 +14,34 @@ const layoutKeys = new TraceMemo("layout key");
 let lastLayoutKey = null; // equal keys are handed out as this one string: later compares are O(1)
 let lastGeometry = { key: null, geometry: null };
 
+// The characters of a card's name that its op's tag never takes (a program's function is tagged
+// with its name, which can be long: `unknown_cosh`); a longer tag is cut instead.
+const NAME_KEEPS = 6;
+
 /**
- * The card's name, `{shown, cut}`: cut (the card adds "…") where it would run into the op glyph: an unnamed node's name is
- * its source text, which can be long (the full text is in the card's tooltip).
+ * The card's name and op tag, `{shown, cut, glyph}`: the name cut (the card adds "…") where it
+ * would run into the tag: an unnamed node's name is its source text, which can be long (the
+ * full text is in the card's tooltip); the tag cut with "…" where it would leave the name fewer
+ * than NAME_KEEPS characters (the card's accessible name says it whole).
  */
 export function fitLabel(label, node, glyph) {
   const fs = fontSize(node);
-  const room = node.width - 2 * Math.max(6, fs * 0.55) - (glyph.length * 0.62 + 0.6) * fs;
-  const fits = Math.max(3, Math.floor(room / (fs * 1.05 * 0.6)));
-  if (label.length <= fits) return { shown: label, cut: false };
+  const perChar = fs * 1.05 * 0.6;
+  const room = node.width - 2 * Math.max(6, fs * 0.55);
+  const glyphWidth = (chars) => (chars * 0.62 + 0.6) * fs;
+  const kept = Math.min(label.length, NAME_KEEPS) * perChar;
+  let tag = glyph;
+  if (glyph.length > 1 && glyphWidth(glyph.length) > room - kept) {
+    const chars = Math.max(2, Math.floor(((room - kept) / fs - 0.6) / 0.62));
+    tag = `${glyph.slice(0, chars - 1)}\u2026`;
+  }
+  const fits = Math.max(3, Math.floor((room - glyphWidth(tag.length)) / perChar));
+  if (label.length <= fits) return { shown: label, cut: false, glyph: tag };
   // Cut between words ("x1*w1 +…", not "x1*w1 + x…"); a single long word is cut where it must
   // be. The card's accessible name says the cut name as shown, then the whole (graph/hints.js).
   const cut = label.slice(0, fits - 1);
   const atWord = /\w/.test(label[fits - 1] ?? "") ? cut.replace(/\w+$/, "") : cut;
-  return { shown: (atWord.trim() ? atWord : cut).trimEnd(), cut: true };
+  return { shown: (atWord.trim() ? atWord : cut).trimEnd(), cut: true, glyph: tag };
 }
 
 /**

@@ -74,7 +74,7 @@ function updateCard(g, group, place, view, inside, placed) {
     const name = fitLabel(`\u25b8 ${group.name}`, place, glyph);
     text(g.querySelector(".label-name"), name.shown);
     text(g.querySelector(".label-more"), name.cut ? "\u2026" : "");
-    text(g.querySelector(".op"), glyph);
+    text(g.querySelector(".op"), name.glyph);
     text(g.querySelector(".label-compact"), compactLabel(group.name, place).text);
   }
   const classes = ["node", "group-card", "kind-op"];
