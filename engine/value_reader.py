@@ -91,9 +91,11 @@ PLACE_PARTS = re.compile(r"^[^.\[]+|\.[^.\[]+|\[[^\]]*\]")
 SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 MAX_LISTED = 8  # the leaves a warning names before "…"
 # How far the names of Values are looked for from the namespace (n.layers[0].neurons[1].w[0]
-# is 7 steps), and how many objects at most.
+# is 7 steps), and how many objects at most: under each variable (a reply or a data set of
+# 200,000 objects leaves the model's parameters named), and in all.
 MAX_PLACE_DEPTH = 8
 MAX_PLACES = 200_000
+MAX_PLACES_IN_ALL = 1_000_000
 HOLDS_NO_VALUES = (str, bytes, int, float, complex, type, ModuleType, FunctionType, MethodType,
                    BuiltinFunctionType)  # fmt: skip
 # A node the program must name (used twice, or long) but the code did not is labelled with its
@@ -613,24 +615,30 @@ def places_in(namespace: Mapping[str, Any], exclude: Collection[str] = ()) -> di
     takes it as `names`."""
     places: dict[int, str] = {}
     seen: set[int] = set()
+    # The objects looked at under each variable: one holding a big reply or data set (a kernel's
+    # `trace = chainrule.trace_value(loss)`) uses up its own share, not the model's.
+    looked = {name: 0 for name in namespace}
     level = [
-        (name, value)
+        (name, value, name)
         for name, value in namespace.items()
         if not name.startswith("_") and name not in exclude
     ]
     for _depth in range(MAX_PLACE_DEPTH):
-        deeper: list[tuple[str, Any]] = []
-        for path, obj in level:
+        deeper: list[tuple[str, Any, str]] = []
+        for path, obj, variable in level:
             # A number or a string holds no Value: it costs none of the objects looked at (a
             # kernel's namespace holds replies and data sets full of them).
-            if isinstance(obj, HOLDS_NO_VALUES) or id(obj) in seen or len(seen) >= MAX_PLACES:
+            if isinstance(obj, HOLDS_NO_VALUES) or id(obj) in seen:
+                continue
+            if looked[variable] >= MAX_PLACES or len(seen) >= MAX_PLACES_IN_ALL:
                 continue
             seen.add(id(obj))
+            looked[variable] += 1
             if is_value(obj):
                 places.setdefault(id(obj), path)
                 continue
             try:
-                deeper.extend(_parts(path, obj))
+                deeper.extend((place, item, variable) for place, item in _parts(path, obj))
             except Exception:  # noqa: BLE001 - an object whose attributes raise names nothing
                 continue
         level = deeper

@@ -390,6 +390,22 @@ def test_a_notebooks_variables_name_the_parameters_by_where_they_live():
     assert {n.label for n in labels if n.kind == "leaf"} >= {"model.layers[0].neurons[0].w[0]"}
 
 
+def test_a_big_variable_before_the_model_leaves_its_parameters_named():
+    """Each variable has its own share of the objects looked at: a kernel that kept a reply
+    (`trace = chainrule.trace_value(loss)`, 200,000 objects and more) before the model still
+    names the model's parameters, in `show` and `save_html` as in `trace_value` (the share was
+    the whole namespace's, and the reply used it up: every leaf `v1`, `v2`, …)."""
+    random.seed(2)
+    reply = {"nodes": [{"id": f"n{i}", "inputs": [i, i + 1]} for i in range(120_000)]}
+    namespace = {"trace": reply, "model": MLP(2, [2, 1])}
+    namespace["loss"] = (namespace["model"]([1.0, -2.0]) - 1.0) ** 2
+    places = places_in(namespace)
+    assert places[id(namespace["model"].layers[1].neurons[0].w[1])] == (
+        "model.layers[1].neurons[0].w[1]"
+    )
+    assert len(places) == 10  # nine parameters and the loss
+
+
 def test_the_mlp_is_written_one_neuron_a_statement_each_named_where_it_lives():
     """Issue 38: the lecture's `MLP(3, [4, 4, 1])` on its four examples (micrograd's nn). Each
     neuron's `w·x + b` and its activation is one statement, named by where its parameters live
