@@ -18,6 +18,8 @@ import lecture_cells as lecture
 import pytest
 from layout_check import report, settle, walk_sizes
 
+from chainrule.engine.value_reader import KNOWN_OPS
+
 pytestmark = pytest.mark.browser
 
 RUN_TIMEOUT_MS = 240_000  # a cold start of Pyodide on a busy 2-core machine, and the layout
@@ -591,7 +593,8 @@ def test_an_op_whose_backward_was_never_set_is_named(sandbox):
 
 
 # The reader's notes on a graph of a reused operand (micrograd's set) and an op no row of the
-# table explains, in each language: (tag, text) of each note, exactly.
+# table explains, in each language: (tag, text) of each note, exactly (the ops it knows, from the
+# reader's own list: value_reader.KNOWN_OPS).
 READER_NOTES = (
     "\na = Value(3.0)\nsquare = a * a\nodd = square + a\nodd._op = 'cosh'\nodd.data = 20.0\n"
     "odd.backward()\n"
@@ -602,7 +605,7 @@ SAID_NOTES = {
          "одно ребро из a; square = a * a использует его дважды, и в правильном графе два ребра "
          "(по обоим идёт градиент)"),
         ("неизвестная операция", "odd создан операцией 'cosh', и ни одна операция, которую знает "
-         "chainrule (+ * ** ReLU relu tanh exp log sigmoid sin, '**' с числом), не даёт его "
+         f"chainrule ({KNOWN_OPS}, '**' с числом), не даёт его "
          "значение 20.0 из его входов (square, a): он нарисован как неизвестная операция "
          "(unknown_cosh) со своими входами и с этим значением, а его локальные производные "
          "(1.0, 1.0) — те, что ваш _backward даёт при этих числах (ползунок двигает его по этой "
@@ -613,8 +616,8 @@ SAID_NOTES = {
         ("micrograd", "micrograd hoiab sõlme square sisendeid hulgas (set), seega joonistab "
          "draw_dot ühe serva sõlmest a; square = a * a kasutab seda kaks korda ning õiges "
          "graafis on kaks serva (mõlemat mööda liigub gradient)"),
-        ("tundmatu tehe", "odd tehti tehtega 'cosh' ja ükski tehe, mida chainrule tunneb (+ * ** "
-         "ReLU relu tanh exp log sigmoid sin, '**' arvuga), ei anna selle väärtust 20.0 selle "
+        ("tundmatu tehe", "odd tehti tehtega 'cosh' ja ükski tehe, mida chainrule tunneb ("
+         f"{KNOWN_OPS}, '**' arvuga), ei anna selle väärtust 20.0 selle "
          "sisenditest (square, a): see on joonistatud tundmatu tehtena (unknown_cosh) koos oma "
          "sisenditega ja selle väärtusega, selle lokaalsed tuletised (1.0, 1.0) on need, mida "
          "sinu _backward nende arvude juures annab (liugur liigutab seda mööda seda puutujat, "

@@ -15,6 +15,7 @@ from test_micrograd_dialect import MORE_OPS, SANITY_CHECK
 import chainrule
 from chainrule import engine
 from chainrule.engine.value_reader import (
+    KNOWN_OPS,
     NotAGraph,
     NotAValue,
     Program,
@@ -518,16 +519,16 @@ def test_the_reader_s_warnings_are_said_in_the_reply_s_language():
         "(mõlemat mööda liigub gradient)"
     )
     assert said[("odd", "ru")] == (
-        "odd создан операцией 'cosh', и ни одна операция, которую знает chainrule (+ * ** ReLU "
-        "relu tanh exp log sigmoid sin, '**' с числом), не даёт его значение 7.0 из его входов "
+        "odd создан операцией 'cosh', и ни одна операция, которую знает chainrule "
+        f"({KNOWN_OPS}, '**' с числом), не даёт его значение 7.0 из его входов "
         "(b, 3.0): он нарисован как неизвестная операция (unknown_cosh) со своими входами и с "
         "этим значением, а его локальные производные (3.0, 2.0) — те, что ваш _backward даёт "
         "при этих числах (ползунок двигает его по этой касательной, а не по вашей операции). "
         "Запишите операцию одним из этих имён, чтобы chainrule её вычислял."
     )
     assert said[("odd", "et")] == (
-        "odd tehti tehtega 'cosh' ja ükski tehe, mida chainrule tunneb (+ * ** ReLU relu tanh "
-        "exp log sigmoid sin, '**' arvuga), ei anna selle väärtust 7.0 selle sisenditest (b, "
+        "odd tehti tehtega 'cosh' ja ükski tehe, mida chainrule tunneb "
+        f"({KNOWN_OPS}, '**' arvuga), ei anna selle väärtust 7.0 selle sisenditest (b, "
         "3.0): see on joonistatud tundmatu tehtena (unknown_cosh) koos oma sisenditega ja selle "
         "väärtusega, selle lokaalsed tuletised (3.0, 2.0) on need, mida sinu _backward nende "
         "arvude juures annab (liugur liigutab seda mööda seda puutujat, mitte mööda sinu "

@@ -4,6 +4,7 @@
 
 import { passComplete } from "./explain.js";
 import { flagNotes, flagsOf, flagsPresent, flagWords } from "../gradients/flag-words.js";
+import { neuronHealth, neuronHealthTable } from "../gradients/neuron-health.js";
 import { formulaName } from "../core/names.js";
 import { compactText, isFiniteValue } from "../core/format.js";
 import { h, setClass, setText } from "../core/dom.js";
@@ -113,6 +114,7 @@ function createGradTable(body, store) {
   const foot = h("p", { class: "table-note" });
   let shownIds = [];
   let notes = { shown: "", list: null }; // the sentences of the flags shown, under the table
+  let neurons = { trace: null, section: null }; // a model's neurons across samples, over the table
   const show = (...parts) => {
     if (parts.length !== body.children.length || parts.some((part, i) => body.children[i] !== part)) body.replaceChildren(...parts);
   };
@@ -124,7 +126,11 @@ function createGradTable(body, store) {
       shownIds = writeRows(tbody, rowsOf(trace), shownIds);
       setText(foot, footText(trace.gradcheck));
       notes = flagNotesOf(trace, notes);
-      show(...[table, foot, notes.list].filter(Boolean));
+      if (neurons.trace !== trace) {
+        const rows = neuronHealth(trace);
+        neurons = { trace, section: rows.length ? neuronHealthTable(rows) : null };
+      }
+      show(...[neurons.section, table, foot, notes.list].filter(Boolean));
     }
   };
 }
