@@ -163,3 +163,29 @@ def test_random_programs_never_disagree(page):
         open_page(page, urlencode(query))
         move_and_confirm(page, 0)
         assert page.evaluate(BODY, "numbersMismatches") == "0", source
+
+
+def test_a_slider_move_rewrites_no_other_slider(page):
+    """A move changes one leaf: the other rows are passed over, not re-stepped. A value off its
+    range's grid (micrograd's random weights, -0.7312715117751976) re-stepped its range each move
+    (min, max and step written again), 537 rows of micrograd's demo a move; its value stays as
+    shown, exactly."""
+    source = "a = 0.7312715117751976\nb = -0.1234567891234567\nc = 2.718281828459045\nL = a*b + c"
+    open_page(page, urlencode({"source": source}))
+    page.evaluate(
+        """() => {
+          window.rangeWrites = [];
+          new MutationObserver((list) => { for (const m of list) window.rangeWrites.push(
+            m.target.closest('[data-testid^=slider-]').dataset.testid + ' ' + m.attributeName); })
+            .observe(document.querySelector('[data-testid=slider-a]').parentElement,
+                     {subtree: true, attributes: true, attributeFilter: ['min', 'max', 'step']});
+        }"""
+    )
+    for _ in range(3):
+        press_on_slider(page, "a", "ArrowRight")
+        root = engine_cards(source, {"a": slider_value(page, "a")})["n4"][0]
+        page.wait_for_function(f"() => Number(({ROOT_DATA})()) === {root!r}")
+    assert [w for w in page.evaluate("() => window.rangeWrites") if "slider-a " not in w] == []
+    assert slider_value(page, "b") == -0.1234567891234567
+    assert slider_value(page, "c") == 2.718281828459045
+    assert page_cards(page) == engine_cards(source, {"a": slider_value(page, "a")})

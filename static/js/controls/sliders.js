@@ -204,6 +204,17 @@ function createFilter(onInput) {
 }
 
 /** The rows of `leaves` in `rows` (made, shown, dropped), each showing its leaf's value. */
+// Each row's value and range as showValue last showed them, with what its inputs then held: a
+// slider move changes one leaf, and the other rows are passed over while their inputs still hold
+// it (micrograd's demo: 537 rows, each re-stepped every move for a value off its range's grid).
+const shownRows = new WeakMap();
+
+function unchanged(row, value, userRange) {
+  const last = shownRows.get(row);
+  return last !== undefined && Object.is(last.value, value) && last.userRange === userRange
+    && last.range.value === last.rangeText && last.box.value === last.boxText;
+}
+
 function showRows(rows, leaves, s, makeRow) {
   const seen = new Set();
   for (const leaf of leaves) {
@@ -212,8 +223,12 @@ function showRows(rows, leaves, s, makeRow) {
     if (row.dataset.leafId !== leaf.id) row.dataset.leafId = leaf.id;
     caption(row, leafName(leaf));
     const value = typeof leaf.value === "number" ? leaf.value : Number(leaf.value);
-    showValue(row, value, s.ranges[leaf.name]);
+    const userRange = s.ranges[leaf.name];
     seen.add(leaf.name);
+    if (unchanged(row, value, userRange)) continue;
+    showValue(row, value, userRange);
+    const { range, box } = shownRows.get(row) ?? { range: row.querySelector(".slider-range"), box: row.querySelector(".slider-value") };
+    shownRows.set(row, { value, userRange, range, box, rangeText: range.value, boxText: box.value });
   }
   for (const [name, row] of rows) {
     if (!seen.has(name)) {
