@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from types import BuiltinFunctionType, CellType, FrameType, FunctionType, MethodType, ModuleType
 from typing import Any
 
+from .gc_pause import cycle_collector_paused
 from .i18n import Count, msg
 from .lexer import line_tokens
 from .ops import FUNCTIONS, MICROGRAD_OPS, OPS, SCRIPT_NAMES, apply, key_of
@@ -728,22 +729,24 @@ def program_of(
     `names` ({id(value): name or place}, e.g. the variables of the code that built it) names
     the nodes whose label is no name; `constants` (ids) are leaves to write as numbers (a
     number an operator wrapped in a Value; by default, `wrapped_numbers`' leaves); more than
-    `max_nodes` nodes raise TooManyNodes."""
-    nodes, objects = _graph(root, max_nodes)
-    if constants is None:
-        constants = wrapped_numbers(objects)
-    # An operator wraps a number for itself alone: a Value used twice was someone's variable.
-    uses = [0] * len(nodes)
-    for node in nodes:
-        for j in set(node.inputs):
-            uses[j] += 1
-    for i, (node, value) in enumerate(zip(nodes, objects, strict=True)):
-        if node.op is None and not node.unknown and id(value) in constants and uses[i] == 1:
-            node.const = True
-    writer = _Writer(nodes, objects, names)
-    for i in writer.order():
-        writer.write(i, writer.nodes[i])
-    return writer.program()
+    `max_nodes` nodes raise TooManyNodes. The cycle collector is paused while it reads: a
+    graph's nodes are hundreds of thousands of new objects (micrograd's demo: 2.4 -> 1.5 s)."""
+    with cycle_collector_paused():
+        nodes, objects = _graph(root, max_nodes)
+        if constants is None:
+            constants = wrapped_numbers(objects)
+        # An operator wraps a number for itself alone: a Value used twice was someone's variable.
+        uses = [0] * len(nodes)
+        for node in nodes:
+            for j in set(node.inputs):
+                uses[j] += 1
+        for i, (node, value) in enumerate(zip(nodes, objects, strict=True)):
+            if node.op is None and not node.unknown and id(value) in constants and uses[i] == 1:
+                node.const = True
+        writer = _Writer(nodes, objects, names)
+        for i in writer.order():
+            writer.write(i, writer.nodes[i])
+        return writer.program()
 
 
 def wrapped_numbers(objects: list[Any]) -> set[int]:
