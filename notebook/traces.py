@@ -21,6 +21,7 @@ from chainrule.app.api.schemas import GraphRequest
 from chainrule.app.layout.layouter import Layouter
 from chainrule.app.settings import get_settings
 from chainrule.engine import Limits
+from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang, warnings_in
 from chainrule.engine.value_reader import (
     NotAValue,
@@ -65,7 +66,8 @@ def traced(
     # Only the body for now is read: the other (for a cached layout) is freed before decoding
     # (50 MB each for micrograd's demo).
     now = build_body(request, get_settings(), _layouter(), check_lang(lang), limits).now
-    return orjson.loads(now)
+    with cycle_collector_paused():  # a reply decoded is hundreds of thousands of new objects
+        return orjson.loads(now)
 
 
 def with_program(
