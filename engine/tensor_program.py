@@ -617,7 +617,7 @@ def _literal(call: _Call) -> Tensor:
             return
         if not isinstance(item, list) or len(item) != shape[depth]:
             size = len(item) if isinstance(item, list) else 0
-            raise ShapeErrorAt(call, "error.tensor.ragged", a=str(shape[depth]), b=str(size))
+            raise call.ops.shape_error("error.tensor.ragged", a=str(shape[depth]), b=str(size))
         for child in item:
             walk(child, depth + 1)
 
@@ -626,12 +626,6 @@ def _literal(call: _Call) -> Tensor:
     if all(isinstance(x, int) for x in flat) and call.keywords.get("dtype") is None:
         return ops.integers(tuple(shape), flat)  # type: ignore[arg-type]
     return ops.leaf(tuple(shape), [float(x) for x in flat])  # type: ignore[arg-type]
-
-
-def ShapeErrorAt(call: _Call, key: str, **params: object) -> ProgramError:  # noqa: N802
-    from .tensors import ShapeError
-
-    return ShapeError(msg(key, **params), call.program.source, call.node.start, call.node.end)
 
 
 def _randn(call: _Call) -> Tensor:

@@ -228,7 +228,7 @@ class TensorOps:
         self.caret = caret or span
         return self
 
-    def error(self, key: str, **params: object) -> ShapeError:
+    def shape_error(self, key: str, **params: object) -> ShapeError:
         return ShapeError(msg(key, **params), self.elements.source, *self.caret)
 
     def _made(
@@ -285,7 +285,7 @@ class TensorOps:
         if shape is None:
             rank = max(map(len, shapes))
             sizes = [((1,) * (rank - len(s)) + s)[clash] for s in shapes]
-            raise self.error(
+            raise self.shape_error(
                 "error.tensor.broadcast", left=shown(shapes[0]), op=what, right=shown(shapes[1]),
                 a=str(sizes[0]), b=str(sizes[1]), dim=str(clash),
             )  # fmt: skip
@@ -354,10 +354,12 @@ class TensorOps:
         """`x @ y` of 1-d or 2-d tensors: each element a sum of products, `Σₖ x[i,k]·y[k,j]`,
         built as micrograd builds it (products, then `+` left to right)."""
         if not 1 <= len(x.shape) <= 2 or not 1 <= len(y.shape) <= 2:
-            raise self.error("error.tensor.matmul_rank", left=shown(x.shape), right=shown(y.shape))
+            raise self.shape_error(
+                "error.tensor.matmul_rank", left=shown(x.shape), right=shown(y.shape)
+            )
         inner_x, inner_y = x.shape[-1], y.shape[0]
         if inner_x != inner_y:
-            raise self.error(
+            raise self.shape_error(
                 "error.tensor.inner_sizes", left=shown(x.shape), right=shown(y.shape),
                 a=str(inner_x), b=str(inner_y),
             )  # fmt: skip
@@ -489,7 +491,7 @@ class TensorOps:
             shape[unknown[0]] = total // known if not bad else 0
         if bad or numel(tuple(shape)) != total:
             target = "(" + ", ".join(map(str, sizes)) + ("," if len(sizes) == 1 else "") + ")"
-            raise self.error(
+            raise self.shape_error(
                 "error.tensor.view", shape=shown(x.shape), count=str(total), target=target
             )
         made = self.moved(x, tuple(shape), list(range(total)), "view", what)
@@ -501,7 +503,7 @@ class TensorOps:
         """`x[i]`, `x[X]` (an integer tensor: the embedding `C[X]`), `x[rows, Y]`: NumPy's
         integer indexing of the first dims, the rest kept."""
         if len(picks) > len(x.shape):
-            raise self.error(
+            raise self.shape_error(
                 "error.tensor.too_many_indices", shape=shown(x.shape), count=str(len(picks))
             )
         shapes = [p.shape if isinstance(p, Tensor) else () for p in picks]
@@ -509,7 +511,7 @@ class TensorOps:
         for s in shapes:
             shape, _ = broadcast(shape or (), s)
             if shape is None:
-                raise self.error(
+                raise self.shape_error(
                     "error.tensor.index_shapes", shapes=", ".join(shown(s) for s in shapes)
                 )
         picked = shape or ()
@@ -524,7 +526,7 @@ class TensorOps:
                 i = pick.ints[where[k]] if isinstance(pick, Tensor) else pick  # type: ignore[index]
                 size = x.shape[dim]
                 if not -size <= i < size:
-                    raise self.error(
+                    raise self.shape_error(
                         "error.tensor.index", index=str(i), dim=str(dim), size=str(size)
                     )
                 base += (i % size) * step[dim]
@@ -542,7 +544,9 @@ class TensorOps:
         labels = y.ints or []
         for label in labels:
             if not 0 <= label < classes:
-                raise self.error("error.tensor.class_range", value=str(label), count=str(classes))
+                raise self.shape_error(
+                    "error.tensor.class_range", value=str(label), count=str(classes)
+                )
         numbers = [float(label == c) for label in labels for c in range(classes)]
         made = self.leaf((*y.shape, classes), numbers, "const")
         made.op, made.inputs, made.args = "one_hot", (y,), {"num_classes": classes}
@@ -602,7 +606,7 @@ class TensorOps:
         ops (exp, log, `+`, `−`, `/`); its gradient, `(softmax − one_hot) / N`, is what the one
         backward pass computes through them (docs/tensors.md says why it is not fused)."""
         if len(logits.shape) != 2 or targets.shape != logits.shape[:1]:
-            raise self.error(
+            raise self.shape_error(
                 "error.tensor.targets", logits=shown(logits.shape), targets=shown(targets.shape),
                 n=str(logits.shape[0] if logits.shape else 0),
             )  # fmt: skip
@@ -610,7 +614,9 @@ class TensorOps:
         labels = targets.ints or []
         for label in labels:
             if not 0 <= label < classes:
-                raise self.error("error.tensor.class_range", value=str(label), count=str(classes))
+                raise self.shape_error(
+                    "error.tensor.class_range", value=str(label), count=str(classes)
+                )
         _, groups = self._groups(logits, 1, True)
         values, elements = logits.elements or [], self.elements
         add = elements.add
