@@ -528,6 +528,11 @@ class _Call:
         self.self_: Tensor | None = None
         self.name = program.text(node.args[0])
 
+    @property
+    def what(self) -> str:
+        """The call as the program writes it, short: what a bound's message names."""
+        return _short(self.program.text(self.node))
+
     def with_self(self, owner: Tensor) -> _Call:
         self.self_ = owner
         return self
@@ -577,17 +582,21 @@ class _Call:
         return None if dim is None else self.integer_value(dim, "dim")
 
     def keepdim(self, position: int) -> bool:
+        """`keepdim=True` (NumPy's `keepdims=True` too, as makemore's notebook writes it)."""
+        if "keepdims" in self.keywords:
+            return bool(self.keywords["keepdims"])
         return bool(self.get(position, "keepdim", False))
 
-    def sizes(self, start: int = 0) -> Shape:
-        """Sizes written `f(3, 2)`, `f((3, 2))` or `f(size=(3, 2))`."""
+    def sizes(self, start: int = 0, lowest: int = 0) -> Shape:
+        """Sizes written `f(3, 2)`, `f((3, 2))` or `f(size=(3, 2))`, each at least `lowest`
+        (a view's may be -1: the size that fits)."""
         given: object = self.args[start:]
         if len(self.args) == start + 1 and isinstance(self.args[start], list | tuple):
             given = self.args[start]
         elif not self.args[start:] and "size" in self.keywords:
             given = self.keywords["size"]
         sizes = list(given)  # type: ignore[call-overload]
-        if not all(isinstance(s, int) and not isinstance(s, bool) and s >= -1 for s in sizes):
+        if not all(isinstance(s, int) and not isinstance(s, bool) and s >= lowest for s in sizes):
             raise self.bad("size")
         return tuple(sizes)
 
@@ -624,20 +633,23 @@ def _literal(call: _Call) -> Tensor:
     walk(data, 0)
     ops = call.ops
     if all(isinstance(x, int) for x in flat) and call.keywords.get("dtype") is None:
-        return ops.integers(tuple(shape), flat)  # type: ignore[arg-type]
-    return ops.leaf(tuple(shape), [float(x) for x in flat])  # type: ignore[arg-type]
+        return ops.integers(tuple(shape), flat, what=call.what)  # type: ignore[arg-type]
+    return ops.leaf(tuple(shape), [float(x) for x in flat], what=call.what)  # type: ignore[arg-type]
 
 
 def _randn(call: _Call) -> Tensor:
     shape = call.sizes()
+    call.ops.fits(shape, call.what)
     generator = call.program.generator(call)
-    return call.ops.leaf(shape, [generator.normal() for _ in range(numel(shape))])
+    numbers = [generator.normal() for _ in range(numel(shape))]
+    return call.ops.leaf(shape, numbers, what=call.what)
 
 
 def _filled(number: float) -> Callable[[_Call], Tensor]:
     def make(call: _Call) -> Tensor:
         shape = call.sizes()
-        return call.ops.leaf(shape, [number] * numel(shape))
+        call.ops.fits(shape, call.what)
+        return call.ops.leaf(shape, [number] * numel(shape), what=call.what)
 
     return make
 
@@ -648,25 +660,30 @@ def _randint(call: _Call) -> Tensor:
         shape = tuple(call.args[2])  # type: ignore[call-overload]
     else:
         shape = tuple(call.keywords.get("size", ()))  # type: ignore[call-overload]
-    if high <= low:
-        raise call.bad("high")
+    if high <= low or not all(isinstance(s, int) and s >= 0 for s in shape):
+        raise call.bad("size" if high > low else "high")
+    call.ops.fits(shape, call.what)
     generator = call.program.generator(call)
-    return call.ops.integers(shape, [generator.integer(low, high) for _ in range(numel(shape))])
+    numbers = [generator.integer(low, high) for _ in range(numel(shape))]
+    return call.ops.integers(shape, numbers, what=call.what)
 
 
-def _arange(call: _Call) -> Tensor | range:
-    if len(call.args) == 1:
-        return call.ops.integers((call.integer(0, "end"),), list(range(call.integer(0, "end"))))
-    start, end = call.integer(0, "start"), call.integer(1, "end")
-    numbers = list(range(start, end))
-    return call.ops.integers((len(numbers),), numbers)
+def _arange(call: _Call) -> Tensor:
+    bounds = [call.integer(i, "end") for i in range(len(call.args))]
+    if not 1 <= len(bounds) <= 2:
+        raise call.bad("end")
+    numbers = range(*bounds)
+    call.ops.fits((len(numbers),), call.what)
+    return call.ops.integers((len(numbers),), list(numbers), what=call.what)
 
 
 def _range(call: _Call) -> list[int]:
     bounds = [call.integer(i, "stop") for i in range(len(call.args))]
     if not 1 <= len(bounds) <= 2:
         raise call.bad("stop")
-    return list(range(*bounds))
+    numbers = range(*bounds)
+    call.ops.fits((len(numbers),), call.what)
+    return list(numbers)
 
 
 def _generator(call: _Call) -> Generator:
@@ -719,9 +736,9 @@ def _t(call: _Call) -> Tensor:
 
 def _view(call: _Call) -> Tensor:
     if call.self_ is not None:
-        return call.ops.view(call.self_, call.sizes(), "view")
+        return call.ops.view(call.self_, call.sizes(0, -1), "view")
     x = call.tensor(0, "input")
-    return call.ops.view(x, call.sizes(1), "reshape")
+    return call.ops.view(x, call.sizes(1, -1), "reshape")
 
 
 def _same(call: _Call) -> Tensor:
@@ -838,9 +855,9 @@ def tensor_reply(trace: TensorTrace, lang: str = DEFAULT_LANG) -> dict[str, Any]
         tensor.label = tensor.label or _short(trace.source[tensor.start : tensor.end])
     reply_nodes = [_tensor_node(t, trace) for t in tensors]
     steps: list[dict[str, Any]] = [
-        {"phase": "forward", "node": f"t{t.id}"} for t in tensors if t.op is not None
+        {"phase": "forward", "node": f"t{t.id}", "grads": None} for t in tensors if t.op is not None
     ]
-    steps.append({"phase": "seed", "node": f"t{trace.root.id}"})
+    steps.append({"phase": "seed", "node": f"t{trace.root.id}", "grads": None})
     for tensor in reversed(tensors):
         if tensor.id not in contributions or not _reached(tensor, trace.reached):
             continue

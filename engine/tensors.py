@@ -251,18 +251,26 @@ class TensorOps:
 
     # ---- leaves and constants ---------------------------------------------------------------
 
-    def leaf(self, shape: Shape, numbers: Sequence[float], kind: str = "leaf") -> Tensor:
+    def fits(self, shape: Shape, what: str) -> None:
+        """Refuse a tensor of `shape` that would pass a bound, before its numbers are made."""
+        self.elements.reserve(numel(shape), numel(shape), what)
+
+    def leaf(
+        self, shape: Shape, numbers: Sequence[float], kind: str = "leaf", what: str = "tensor"
+    ) -> Tensor:
         """A tensor the program makes (its numbers given): each element a leaf (or const)."""
         elements = self.elements
-        elements.reserve(len(numbers), len(numbers), "tensor")
+        elements.reserve(len(numbers), len(numbers), what)
         first = len(elements.nodes)
         values = [elements.add(Value(float(x)), kind) for x in numbers]
         tensor = Tensor(shape, values, kind=kind)
         return elements.tensor(tensor, first, elements.span)
 
-    def integers(self, shape: Shape, numbers: Sequence[int], op: str | None = None) -> Tensor:
+    def integers(
+        self, shape: Shape, numbers: Sequence[int], op: str | None = None, what: str = "tensor"
+    ) -> Tensor:
         elements = self.elements
-        elements.reserve(0, len(numbers), "tensor")
+        elements.reserve(0, len(numbers), what)
         tensor = Tensor(shape, ints=list(numbers), kind="const", op=op)
         return elements.tensor(tensor, len(elements.nodes), elements.span)
 
@@ -515,8 +523,9 @@ class TensorOps:
                     "error.tensor.index_shapes", shapes=", ".join(shown(s) for s in shapes)
                 )
         picked = shape or ()
-        maps = [broadcast_map(picked, s) for s in shapes]
         rest = x.shape[len(picks) :]
+        self.fits((*picked, *rest), "[]")
+        maps = [broadcast_map(picked, s) for s in shapes]
         step = strides(x.shape)
         inner = numel(rest)
         order: list[int] = []
@@ -547,6 +556,7 @@ class TensorOps:
                 raise self.shape_error(
                     "error.tensor.class_range", value=str(label), count=str(classes)
                 )
+        self.fits((*y.shape, classes), "one_hot")
         numbers = [float(label == c) for label in labels for c in range(classes)]
         made = self.leaf((*y.shape, classes), numbers, "const")
         made.op, made.inputs, made.args = "one_hot", (y,), {"num_classes": classes}

@@ -471,7 +471,7 @@ class TensorStep(ResponsePart):
     phase: Literal["forward", "seed", "backward"]
     node: str = Field(description="The tensor (op) of the step.")
     grads: list[TensorGrad] | None = Field(
-        default=None, description="Backward steps only: the gradient each float input received."
+        description="Backward steps: the gradient each float input received; else null."
     )
 
 

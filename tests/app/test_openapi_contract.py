@@ -275,6 +275,35 @@ def test_edge_program_answers_match_the_schema(client, contract, body):
     contract.check(response, "/api/graph")
 
 
+# Tensor programs (docs/tensors.md): their reply is `TensorGraphResponse`.
+TENSOR_PROGRAMS = [
+    ("the issue's program", {"source": (
+        "X = tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]])\n"
+        "W = tensor([[0.1, -0.2, 0.3], [0.4, 0.0, -0.5]])\nb = tensor([0.1, 0.1, 0.1])\n"
+        "W2 = randn(3, 3, seed=1)\nh = tanh(X @ W + b)\n"
+        "loss = cross_entropy(h @ W2, tensor([2, 0, 1]))"), "values": {"W[1,2]": 0.25}}),
+    ("every op", {"source": (
+        "A = randn(2, 3, seed=1)\nv = ones(3)\nC = randn(5, 2, seed=2)\nX = tensor([[0, 4], [1, 1]])\n"
+        "s = (A * v - v / (v + 1) + A ** 2).sum(1, keepdim=True)\nm = A.T.mean(0) + A.max(1).values.sum()\n"
+        "e = C[X].view(2, -1)\np = softmax(e, 1) + log_softmax(e, -1) + sigmoid(e) + relu(e) + exp(e)\n"
+        "L = p.sum() + s.sum() + m.sum() + (one_hot(tensor([1, 0]), 3) @ torch.t(A)).sum()")}),
+    ("non-finite numbers", {"source": "A = tensor([[-1.0, 0.0]])\nL = log(A).sum()"}),
+    ("a scalar-shaped result", {"source": "a = tensor([2.0, 3.0])\n(a @ a)"}),
+    ("notes and warnings", {"source": (
+        "import torch\ng = torch.Generator().manual_seed(42)\nW = torch.randn((2, 2), generator=g)\n"
+        "u = W * 2\nprint(W)\nL = W.sum()\nL.backward()"), "values": {"zz": 1.0}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "body", [case[1] for case in TENSOR_PROGRAMS], ids=[c[0] for c in TENSOR_PROGRAMS]
+)
+def test_tensor_program_answers_match_the_schema(client, contract, body):
+    response = client.post("/api/graph", json=body)
+    assert response.status_code == 200, response.text[:300]
+    assert contract.check(response, "/api/graph")["kind"] == "tensor"
+
+
 @pytest.mark.parametrize(
     "body",
     [{"source": p["source"], "values": p["values"]} for p in engine.PRESETS]
