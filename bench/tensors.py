@@ -78,8 +78,9 @@ def main() -> None:
                 assert response.status_code == 200, response.text[:300]
     finally:
         stop_server(process)
-    print(f"makemore's MLP: {trace.elements.element_count:,} elements, "
-          f"{len(trace.elements.nodes):,} scalar nodes, reply {statistics.median(sizes):,.0f} B")  # fmt: skip
+    elements, nodes = trace.elements.element_count, len(trace.elements.nodes)
+    size = statistics.median(sizes)
+    print(f"makemore's MLP: {elements:,} elements, {nodes:,} scalar nodes, reply {size:,.0f} B")
     print()
     print("| what | p50 ms | max ms |")
     print("| --- | --- | --- |")

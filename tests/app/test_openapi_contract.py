@@ -283,15 +283,18 @@ TENSOR_PROGRAMS = [
         "W2 = randn(3, 3, seed=1)\nh = tanh(X @ W + b)\n"
         "loss = cross_entropy(h @ W2, tensor([2, 0, 1]))"), "values": {"W[1,2]": 0.25}}),
     ("every op", {"source": (
-        "A = randn(2, 3, seed=1)\nv = ones(3)\nC = randn(5, 2, seed=2)\nX = tensor([[0, 4], [1, 1]])\n"
-        "s = (A * v - v / (v + 1) + A ** 2).sum(1, keepdim=True)\nm = A.T.mean(0) + A.max(1).values.sum()\n"
-        "e = C[X].view(2, -1)\np = softmax(e, 1) + log_softmax(e, -1) + sigmoid(e) + relu(e) + exp(e)\n"
+        "A = randn(2, 3, seed=1)\nv = ones(3)\nC = randn(5, 2, seed=2)\n"
+        "X = tensor([[0, 4], [1, 1]])\n"
+        "s = (A * v - v / (v + 1) + A ** 2).sum(1, keepdim=True)\n"
+        "m = A.T.mean(0) + A.max(1).values.sum()\ne = C[X].view(2, -1)\n"
+        "p = softmax(e, 1) + log_softmax(e, -1) + sigmoid(e) + relu(e) + exp(e)\n"
         "L = p.sum() + s.sum() + m.sum() + (one_hot(tensor([1, 0]), 3) @ torch.t(A)).sum()")}),
     ("non-finite numbers", {"source": "A = tensor([[-1.0, 0.0]])\nL = log(A).sum()"}),
     ("a scalar-shaped result", {"source": "a = tensor([2.0, 3.0])\n(a @ a)"}),
     ("notes and warnings", {"source": (
-        "import torch\ng = torch.Generator().manual_seed(42)\nW = torch.randn((2, 2), generator=g)\n"
-        "u = W * 2\nprint(W)\nL = W.sum()\nL.backward()"), "values": {"zz": 1.0}}),
+        "import torch\ng = torch.Generator().manual_seed(42)\n"
+        "W = torch.randn((2, 2), generator=g)\nu = W * 2\nprint(W)\nL = W.sum()\n"
+        "L.backward()"), "values": {"zz": 1.0}}),
 ]  # fmt: skip
 
 
