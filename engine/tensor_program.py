@@ -21,7 +21,6 @@ from .builder import Limits, check_values
 from .errors import (
     ArgumentCount,
     LineIndex,
-    ProgramError,
     SyntaxError_,
     UnknownFunction,
     UseBeforeAssign,
@@ -32,7 +31,17 @@ from .ops import FUNCTIONS
 from .reply import number
 from .seeded import Generator
 from .tensor_reader import MATMUL, Node, Statement, parse
-from .tensors import Elements, Shape, Tensor, TensorOps, nested, numel, shown
+from .tensors import (
+    Elements,
+    Shape,
+    ShapeError,
+    Tensor,
+    TensorOps,
+    nested,
+    normal_dim,
+    numel,
+    shown,
+)
 from .tracing import check_source_size
 from .value import Value
 
@@ -159,7 +168,7 @@ class _Program:
             where = last_statement.expr
             what = shown(root.shape) if isinstance(root, Tensor) else type(root).__name__
             name = (root.name if isinstance(root, Tensor) else "") or "result"
-            raise ProgramError(
+            raise ShapeError(
                 msg("error.tensor.not_scalar", name=name, shape=what), self.source, where.start,
                 where.end,
             )  # fmt: skip
@@ -595,7 +604,9 @@ class _Call:
             given = self.args[start]
         elif not self.args[start:] and "size" in self.keywords:
             given = self.keywords["size"]
-        sizes = list(given)  # type: ignore[call-overload]
+        sizes = _sizes(given)
+        if sizes is None:
+            raise self.bad("size")
         if not all(isinstance(s, int) and not isinstance(s, bool) and s >= lowest for s in sizes):
             raise self.bad("size")
         return tuple(sizes)
@@ -637,6 +648,18 @@ def _literal(call: _Call) -> Tensor:
     return ops.leaf(tuple(shape), [float(x) for x in flat], what=call.what)  # type: ignore[arg-type]
 
 
+def _sizes(given: object) -> tuple[int, ...] | None:
+    """Sizes as a program writes them: a tuple or list of ints, or one int; None for any other
+    value."""
+    if isinstance(given, int) and not isinstance(given, bool):
+        return (given,)
+    if not isinstance(given, list | tuple):
+        return None
+    if not all(isinstance(s, int) and not isinstance(s, bool) for s in given):
+        return None
+    return tuple(given)
+
+
 def _randn(call: _Call) -> Tensor:
     shape = call.sizes()
     call.ops.fits(shape, call.what)
@@ -656,10 +679,9 @@ def _filled(number: float) -> Callable[[_Call], Tensor]:
 
 def _randint(call: _Call) -> Tensor:
     low, high = call.integer(0, "low"), call.integer(1, "high")
-    if len(call.args) >= 3:
-        shape = tuple(call.args[2])  # type: ignore[call-overload]
-    else:
-        shape = tuple(call.keywords.get("size", ()))  # type: ignore[call-overload]
+    shape = _sizes(call.get(2, "size"))
+    if shape is None:
+        raise call.bad("size")
     if high <= low or not all(isinstance(s, int) and s >= 0 for s in shape):
         raise call.bad("size" if high > low else "high")
     call.ops.fits(shape, call.what)
@@ -710,8 +732,6 @@ def _reduction(op: str) -> Callable[[_Call], object]:
         dim = call.optional_dim(offset)
         ops = call.ops
         if dim is not None:
-            from .tensors import normal_dim
-
             dim = normal_dim(dim, len(x.shape), call.program.source, ops.caret, x.shape)
         made = ops.reduce(op, x, dim, call.keepdim(offset + 1), op)
         if op == "max" and dim is not None:
@@ -796,7 +816,9 @@ def _size(call: _Call) -> object:
     assert x is not None
     if not call.args:
         return x.shape
-    return x.shape[call.integer(0, "dim")]
+    dim = normal_dim(call.integer(0, "dim"), len(x.shape), call.program.source, call.ops.caret,
+                     x.shape)  # fmt: skip
+    return x.shape[dim]
 
 
 FUNCTIONS_OF_PROGRAMS: dict[str, Callable[[_Call], Any]] = {

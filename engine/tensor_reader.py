@@ -193,11 +193,27 @@ class _Parser:
                 self.take()
                 continue
             statements.append(self.statement())
+            self.check_height(statements[-1])
             if self.token.kind not in ("newline", "eof"):
                 raise self.unexpected(msg("error.tensor.statement_end"))
         if not statements:
             raise SyntaxError_(msg("error.empty_program"), self.source, 0)
         return statements
+
+    def check_height(self, statement: Statement) -> None:
+        """Refuse an expression more than MAX_NESTING operations deep (`A + A + … + A` of 300
+        terms, `x.t().t()…`): the program is run by walking its trees, so their height is
+        bounded as nesting is (counted with an explicit stack: any height is measured)."""
+        stack = [(statement.expr, 1)]
+        while stack:
+            node, height = stack.pop()
+            if height > MAX_NESTING:
+                raise LimitExceeded(
+                    msg("error.tensor.too_deep", limit=Count(MAX_NESTING)),
+                    self.source, statement.expr.start, statement.expr.end,
+                )  # fmt: skip
+            stack.extend((child, height + 1) for child in node.args)
+            stack.extend((value, height + 1) for _, value in node.keywords)
 
     def statement(self) -> Statement:
         first = self.token

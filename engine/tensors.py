@@ -100,9 +100,9 @@ def nested(flat: Sequence[object], shape: Shape) -> object:
 
 def normal_dim(dim: int, rank: int, source: str, where: tuple[int, int], shape: Shape) -> int:
     """`dim` counted from the left (`-1` is the last), or a ShapeError."""
-    if not -rank <= dim < max(rank, 1):
+    if not -rank <= dim < rank:
         raise ShapeError(msg("error.tensor.dim", dim=str(dim), shape=shown(shape)), source, *where)
-    return dim % rank if rank else 0
+    return dim % rank
 
 
 class Tensor:
@@ -243,6 +243,7 @@ class TensorOps:
     ) -> Tensor:
         """The tensor op `op` on `inputs`: bounded (`nodes` it builds), then built."""
         elements = self.elements
+        self.fits(shape, what)
         elements.reserve(nodes, numel(shape), what)
         first = len(elements.nodes)
         tensor = Tensor(shape, build(), kind="op", op=op, inputs=inputs)
@@ -252,7 +253,10 @@ class TensorOps:
     # ---- leaves and constants ---------------------------------------------------------------
 
     def fits(self, shape: Shape, what: str) -> None:
-        """Refuse a tensor of `shape` that would pass a bound, before its numbers are made."""
+        """Refuse a tensor of `shape` that would pass a bound, or hold nothing, before its
+        numbers are made."""
+        if numel(shape) == 0:
+            raise self.shape_error("error.tensor.empty", shape=shown(shape))
         self.elements.reserve(numel(shape), numel(shape), what)
 
     def leaf(
@@ -260,6 +264,7 @@ class TensorOps:
     ) -> Tensor:
         """A tensor the program makes (its numbers given): each element a leaf (or const)."""
         elements = self.elements
+        self.fits(shape, what)
         elements.reserve(len(numbers), len(numbers), what)
         first = len(elements.nodes)
         values = [elements.add(Value(float(x)), kind) for x in numbers]
@@ -270,7 +275,7 @@ class TensorOps:
         self, shape: Shape, numbers: Sequence[int], op: str | None = None, what: str = "tensor"
     ) -> Tensor:
         elements = self.elements
-        elements.reserve(0, len(numbers), what)
+        self.fits(shape, what)
         tensor = Tensor(shape, ints=list(numbers), kind="const", op=op)
         return elements.tensor(tensor, len(elements.nodes), elements.span)
 

@@ -177,7 +177,7 @@ ERRORS = [
      "ShapeError", "the rows of a tensor literal differ in length (2 and 1)", 1, 5,
      "    " + "^" * 27),
     ("A = randn(3, 2, seed=1)\nL = A",
-     "ProgramError", "the result A has shape (3, 2): the backward pass starts from one number "
+     "ShapeError", "the result A has shape (3, 2): the backward pass starts from one number "
      "(end with a loss, or e.g. `.sum()`)", 2, 5, "    ^"),
     ("A = randn(3, 2, seed=1)\nL = A.frobnicate()", "UnknownFunction",
      "unknown method '.frobnicate()' of a tensor (docs/tensors.md lists them); did you mean: —?",
