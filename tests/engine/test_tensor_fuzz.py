@@ -65,8 +65,10 @@ def test_deep_programs_are_refused_with_the_nesting_limit() -> None:
 
 
 def test_sizes_and_dims_of_any_kind_are_refused_not_crashed() -> None:
-    tails = ["L = zeros(size=None)", "L = randn(size=C)", "L = randint(0, 2, -1)",
-             "L = torch.randn().t()", "L = X.size(2)", "L = zeros(0)", "L = A.sum().t()"]  # fmt: skip
+    tails = [
+        "L = zeros(size=None)", "L = randn(size=C)", "L = randint(0, 2, -1)",
+        "L = torch.randn().t()", "L = X.size(2)", "L = zeros(0)", "L = A.sum().t()",
+    ]  # fmt: skip
     for tail in tails:
         try:
             trace_tensors(PREFIX + tail, limits=SERVER)
