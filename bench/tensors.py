@@ -24,7 +24,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from servers import start_server, stop_server  # noqa: E402
 
 from chainrule.engine.builder import Limits  # noqa: E402
-from chainrule.engine.tensor_program import tensor_reply, trace_tensors  # noqa: E402
+from chainrule.engine.tensor_program import trace_tensors  # noqa: E402
+from chainrule.engine.tensor_reply import tensor_reply  # noqa: E402
 
 ROUNDS = 10
 SERVER = Limits(100_000, 20_000, 200)

@@ -1,6 +1,6 @@
 """Run a tensor program (docs/tensors.md): read it (tensor_reader.py), build its tensors element
-by element (tensors.py), run the one backward pass from its result, and write the reply of
-`POST /api/graph` for it (docs/api.md, "Tensor programs").
+by element (tensors.py) and run the one backward pass from its result; engine/tensor_reply.py
+writes the reply of `POST /api/graph` for it.
 
 A program is straight-line PyTorch-flavoured code: `tensor([[…]])`, `randn(3, 2, seed=1)`, `@`,
 `+ - * / **` with broadcasting, the table's functions, `sum`/`mean`/`max` over a dim, `.T`,
@@ -26,9 +26,8 @@ from .errors import (
     UseBeforeAssign,
 )
 from .gc_pause import cycle_collector_paused
-from .i18n import DEFAULT_LANG, msg, render
+from .i18n import DEFAULT_LANG, msg
 from .ops import FUNCTIONS
-from .reply import number
 from .seeded import Generator
 from .tensor_reader import MATMUL, Node, Statement, parse
 from .tensors import (
@@ -37,7 +36,6 @@ from .tensors import (
     ShapeError,
     Tensor,
     TensorOps,
-    nested,
     normal_dim,
     numel,
     shown,
@@ -186,7 +184,7 @@ class _Program:
 
     def _note(self, start: int, text: str) -> None:
         line, column = self.lines.position(start)
-        message = msg("warning.tensor.note", text=_short(text))
+        message = msg("warning.tensor.note", text=short(text))
         self.warnings.append(
             {
                 "type": "skipped",
@@ -304,7 +302,7 @@ class _Program:
     def number(self, value: object, node: Node) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise SyntaxError_(
-                msg("error.tensor.not_a_number", text=_short(self.text(node))),
+                msg("error.tensor.not_a_number", text=short(self.text(node))),
                 self.source,
                 node.start,
                 node.end,
@@ -314,7 +312,7 @@ class _Program:
     def integer(self, value: object, node: Node) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise SyntaxError_(
-                msg("error.tensor.not_an_integer", text=_short(self.text(node))),
+                msg("error.tensor.not_an_integer", text=short(self.text(node))),
                 self.source,
                 node.start,
                 node.end,
@@ -326,7 +324,7 @@ class _Program:
             return value.values
         if not isinstance(value, Tensor):
             raise SyntaxError_(
-                msg("error.tensor.not_a_tensor", text=_short(self.text(node))),
+                msg("error.tensor.not_a_tensor", text=short(self.text(node))),
                 self.source,
                 node.start,
                 node.end,
@@ -402,7 +400,7 @@ class _Program:
                 pick = self._int_tensor(pick, item)
             if isinstance(pick, Tensor) and not pick.is_int:
                 raise SyntaxError_(
-                    msg("error.tensor.index_kind", text=_short(self.text(item))),
+                    msg("error.tensor.index_kind", text=short(self.text(item))),
                     self.source, item.start, item.end,
                 )  # fmt: skip
             if not isinstance(pick, Tensor):
@@ -431,7 +429,7 @@ class _Program:
         if isinstance(callee, Module):
             return self.function(callee.path.rsplit(".", 1)[-1], call, callee.path)
         raise UnknownFunction(
-            msg("error.tensor.not_callable", text=_short(self.text(node.args[0]))),
+            msg("error.tensor.not_callable", text=short(self.text(node.args[0]))),
             self.source, node.args[0].start, node.args[0].end,
         )  # fmt: skip
 
@@ -498,7 +496,8 @@ class _Bound(NamedTuple):
     node: Node
 
 
-def _short(text: str) -> str:
+def short(text: str) -> str:
+    """`text` on one line, at most LABEL_MAX characters (a label, a message's quote)."""
     text = " ".join(text.split())
     return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 1] + "…"
 
@@ -519,7 +518,7 @@ def _arithmetic(op: str, a: float, b: float, program: _Program, node: Node) -> f
     except (ZeroDivisionError, OverflowError):
         pass
     raise SyntaxError_(
-        msg("error.tensor.numbers", text=_short(program.text(node))), program.source,
+        msg("error.tensor.numbers", text=short(program.text(node))), program.source,
         node.op_start, node.op_end,
     )  # fmt: skip
 
@@ -540,7 +539,7 @@ class _Call:
     @property
     def what(self) -> str:
         """The call as the program writes it, short: what a bound's message names."""
-        return _short(self.program.text(self.node))
+        return short(self.program.text(self.node))
 
     def with_self(self, owner: Tensor) -> _Call:
         self.self_ = owner
@@ -554,7 +553,7 @@ class _Call:
 
     def bad(self, what: str) -> ArgumentCount:
         return ArgumentCount(
-            msg("error.tensor.arguments", call=_short(self.name), what=what),
+            msg("error.tensor.arguments", call=short(self.name), what=what),
             self.program.source, self.node.start, self.node.end,
         )  # fmt: skip
 
@@ -864,177 +863,3 @@ METHODS: dict[str, Callable[[_Call], Any]] = {
     "size": _size,
     **{name: _elementwise(name) for name in FUNCTIONS},
 }
-
-
-# ---- The reply -------------------------------------------------------------------------------
-
-
-def tensor_reply(trace: TensorTrace, lang: str = DEFAULT_LANG) -> dict[str, Any]:
-    """The body of `POST /api/graph` for a tensor program (docs/api.md, "Tensor programs")."""
-    tensors, nodes = trace.tensors, trace.elements.nodes
-    contributions = {t.id: _contributions(t) for t in tensors if t.kind == "op" and t.elements}
-    for tensor in tensors:
-        tensor.label = tensor.label or _short(trace.source[tensor.start : tensor.end])
-    reply_nodes = [_tensor_node(t, trace) for t in tensors]
-    steps: list[dict[str, Any]] = [
-        {"phase": "forward", "node": f"t{t.id}", "grads": None} for t in tensors if t.op is not None
-    ]
-    steps.append({"phase": "seed", "node": f"t{trace.root.id}", "grads": None})
-    for tensor in reversed(tensors):
-        if tensor.id not in contributions or not _reached(tensor, trace.reached):
-            continue
-        grads = []
-        for position, flat in contributions[tensor.id].items():
-            source = tensor.inputs[position]
-            grads.append(
-                {
-                    "input": f"t{source.id}",
-                    "grad": nested([number(x) for x in flat], source.shape),
-                    "rule": _rule(tensor, position),
-                }
-            )
-        steps.append({"phase": "backward", "node": f"t{tensor.id}", "grads": grads})
-    return {
-        "kind": "tensor",
-        "nodes": reply_nodes,
-        "root": f"t{trace.root.id}",
-        "leaves": [
-            {"name": t.name, "id": f"t{t.id}", "shape": list(t.shape)} for t in trace.leaves
-        ],
-        "steps": steps,
-        "size": {"tensors": len(tensors), "elements": trace.elements.element_count,
-                 "nodes": len(nodes)},
-        "warnings": [
-            {**w, "message": render(w["message"], lang)} for w in trace.warnings
-        ],
-        "source": trace.source,
-    }  # fmt: skip
-
-
-def _reached(tensor: Tensor, reached: bytearray) -> bool:
-    first, end = tensor.nodes
-    return any(reached[first:end])
-
-
-def _tensor_node(tensor: Tensor, trace: TensorTrace) -> dict[str, Any]:
-    elements = tensor.elements
-    if elements is not None:
-        data = nested([number(v.data) for v in elements], tensor.shape)
-        grad = nested([number(v.grad) for v in elements], tensor.shape)
-        warned: dict[str, int] = {}
-        for v in elements:
-            if v.warning:
-                warned[v.warning] = warned.get(v.warning, 0) + 1
-    else:
-        data, grad, warned = nested(tensor.ints or [], tensor.shape), None, {}
-    return {
-        "id": f"t{tensor.id}",
-        "name": tensor.name,
-        "label": tensor.label or _short(trace.source[tensor.start : tensor.end]),
-        "op": tensor.op,
-        "kind": tensor.kind,
-        "dtype": "int" if tensor.is_int else "float",
-        "shape": list(tensor.shape),
-        "data": data,
-        "grad": grad,
-        "span": [tensor.start, tensor.end],
-        "inputs": [f"t{t.id}" for t in tensor.inputs],
-        "args": {k: v for k, v in tensor.args.items() if k != "argmax"}
-        | ({"argmax": tensor.args["argmax"]} if "argmax" in tensor.args else {}),
-        "rules": [
-            {"input": f"t{tensor.inputs[i].id}", "rule": _rule(tensor, i)}
-            for i in sorted(tensor.rules)
-        ],
-        "elements": [tensor.nodes[0], tensor.nodes[1]],
-        "warnings": [{"type": kind, "count": count} for kind, count in sorted(warned.items())],
-    }
-
-
-def _contributions(tensor: Tensor) -> dict[int, list[float]]:
-    """What `tensor`'s op passed back to each of its float inputs: per input (by position, an
-    input written twice once), per element, the sum of `local × upstream` over the edges from
-    that element into the nodes the op built."""
-    first, end = tensor.nodes
-    where: dict[int, tuple[int, int]] = {}
-    sums: dict[int, list[float]] = {}
-    for position, source in enumerate(tensor.inputs):
-        if source.elements is None or any(source is t for t in tensor.inputs[:position]):
-            continue
-        sums[position] = [0.0] * len(source.elements)
-        for flat, element in enumerate(source.elements):
-            where[element.id] = (position, flat)
-    if not where:
-        return sums
-    nodes = _nodes_of(tensor)
-    for node in nodes:
-        upstream = node.grad
-        for child, local in zip(node.inputs, node.local_grads, strict=True):
-            if child.id < first:
-                found = where.get(child.id)
-                if found is not None:
-                    sums[found[0]][found[1]] += local * upstream
-    del end
-    return sums
-
-
-def _nodes_of(tensor: Tensor) -> list[Value]:
-    first, end = tensor.nodes
-    elements = tensor.elements or []
-    if not elements:
-        return []
-    # Every node an op built is reachable from its output elements and lies in [first, end).
-    seen: dict[int, Value] = {}
-    stack = list(elements)
-    while stack:
-        node = stack.pop()
-        if node.id in seen or not first <= node.id < end:
-            continue
-        seen[node.id] = node
-        stack.extend(node.inputs)
-    return [seen[i] for i in sorted(seen)]
-
-
-def _rule(tensor: Tensor, position: int) -> str:
-    """The rule of input `position`'s gradient with the tensors' names in it."""
-    template = tensor.rules.get(position, "")
-    text = template.replace("{out}", _name_in_rule(tensor))
-    for i, source in enumerate(tensor.inputs):
-        text = text.replace(f"{{{i}}}", _name_in_rule(source))
-    return text
-
-
-def _name_in_rule(tensor: Tensor) -> str:
-    """A tensor as a rule names it: its name, else its text in brackets (`d(X @ W)`), else its
-    id when the text is long."""
-    if tensor.name:
-        return tensor.name
-    if tensor.label and len(tensor.label) < LABEL_MAX:
-        return f"({tensor.label})"
-    return f"t{tensor.id}"
-
-
-def fan_in(trace: TensorTrace, tensor: Tensor, index: Sequence[int]) -> list[dict[str, Any]]:
-    """Where the gradient of one element comes from: per edge into a node built by a later
-    tensor op, `{tensor, element, upstream, local, contribution}` (`element` the flat index of
-    the consuming node's op's output it flows from is not kept: `node` is the scalar node),
-    whose contributions sum to the element's grad (`dW[1,2] = Σᵢ X[i,1]·dY[i,2]`)."""
-    flat = 0
-    for i, size in zip(index, tensor.shape, strict=True):
-        flat = flat * size + i
-    element = (tensor.elements or [])[flat]
-    owners = sorted((t.nodes[0], t.nodes[1], t) for t in trace.tensors if t.nodes[1] > t.nodes[0])
-    found = []
-    for node in trace.elements.nodes[element.id + 1 :]:
-        for child, local in zip(node.inputs, node.local_grads, strict=True):
-            if child is element and trace.reached[node.id]:
-                owner = next(t for first, end, t in owners if first <= node.id < end)
-                found.append(
-                    {
-                        "tensor": f"t{owner.id}",
-                        "node": node.id,
-                        "upstream": node.grad,
-                        "local": local,
-                        "contribution": local * node.grad,
-                    }
-                )
-    return found

@@ -23,8 +23,9 @@ from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.i18n import DEFAULT_LANG
 from chainrule.engine.reply import Placement, check_reply_size, place, trace_reply
 from chainrule.engine.steps import steps
-from chainrule.engine.tensor_program import tensor_reply, trace_tensors
+from chainrule.engine.tensor_program import trace_tensors
 from chainrule.engine.tensor_reader import is_tensor_program
+from chainrule.engine.tensor_reply import tensor_reply
 from chainrule.engine.tracing import build_for_trace
 
 

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from chainrule import engine
 from chainrule.engine.builder import Limits
-from chainrule.engine.tensor_program import tensor_reply, trace_tensors
+from chainrule.engine.tensor_program import trace_tensors
+from chainrule.engine.tensor_reply import tensor_reply
 
 PREFIX = (
     "A = randn(3, 2, seed=1)\nB = randn(2, 4, seed=2)\nv = ones(4)\n"

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chainrule.engine.builder import Limits
-from chainrule.engine.tensor_program import TensorTrace, fan_in, trace_tensors
+from chainrule.engine.tensor_program import TensorTrace, trace_tensors
+from chainrule.engine.tensor_reply import fan_in
 from chainrule.engine.tensors import Tensor
 
 RTOL = 1e-9

@@ -10,8 +10,9 @@ import pytest
 from chainrule import engine
 from chainrule.engine.builder import Limits
 from chainrule.engine.seeded import Generator
-from chainrule.engine.tensor_program import tensor_reply, trace_tensors
+from chainrule.engine.tensor_program import trace_tensors
 from chainrule.engine.tensor_reader import is_tensor_program
+from chainrule.engine.tensor_reply import tensor_reply
 from chainrule.engine.tensors import NODES_PER_ELEMENT
 from chainrule.engine.tracing import trace
 

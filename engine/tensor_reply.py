@@ -1,0 +1,169 @@
+"""The reply of `POST /api/graph` for a tensor program (docs/api.md, "Tensor programs"): a
+serializer of a TensorTrace. A node per tensor with its elements' numbers nested row-major, the
+tensor-level timeline (a forward step per op, the seed, a backward step per op with what it
+passed back to each input and the rule that made it), and an element's fan-in (`fan_in`): the
+exact terms of the one backward pass that sum to its gradient."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .i18n import DEFAULT_LANG, render
+from .reply import number
+from .tensor_program import LABEL_MAX, TensorTrace, short
+from .tensors import Tensor, nested
+from .value import Value
+
+
+def tensor_reply(trace: TensorTrace, lang: str = DEFAULT_LANG) -> dict[str, Any]:
+    """The body of `POST /api/graph` for a tensor program (docs/api.md, "Tensor programs")."""
+    tensors, nodes = trace.tensors, trace.elements.nodes
+    contributions = {
+        t.id: _contributions(t, nodes) for t in tensors if t.kind == "op" and t.elements
+    }
+    for tensor in tensors:
+        tensor.label = tensor.label or short(trace.source[tensor.start : tensor.end])
+    reply_nodes = [_tensor_node(t, trace) for t in tensors]
+    steps: list[dict[str, Any]] = [
+        {"phase": "forward", "node": f"t{t.id}", "grads": None} for t in tensors if t.op is not None
+    ]
+    steps.append({"phase": "seed", "node": f"t{trace.root.id}", "grads": None})
+    for tensor in reversed(tensors):
+        if tensor.id not in contributions or not _reached(tensor, trace.reached):
+            continue
+        grads = []
+        for position, flat in contributions[tensor.id].items():
+            source = tensor.inputs[position]
+            grads.append(
+                {
+                    "input": f"t{source.id}",
+                    "grad": nested([number(x) for x in flat], source.shape),
+                    "rule": _rule(tensor, position),
+                }
+            )
+        steps.append({"phase": "backward", "node": f"t{tensor.id}", "grads": grads})
+    return {
+        "kind": "tensor",
+        "nodes": reply_nodes,
+        "root": f"t{trace.root.id}",
+        "leaves": [
+            {"name": t.name, "id": f"t{t.id}", "shape": list(t.shape)} for t in trace.leaves
+        ],
+        "steps": steps,
+        "size": {"tensors": len(tensors), "elements": trace.elements.element_count,
+                 "nodes": len(nodes)},
+        "warnings": [
+            {**w, "message": render(w["message"], lang)} for w in trace.warnings
+        ],
+        "source": trace.source,
+    }  # fmt: skip
+
+
+def _reached(tensor: Tensor, reached: bytearray) -> bool:
+    first, end = tensor.nodes
+    return any(reached[first:end])
+
+
+def _tensor_node(tensor: Tensor, trace: TensorTrace) -> dict[str, Any]:
+    elements = tensor.elements
+    if elements is not None:
+        data = nested([number(v.data) for v in elements], tensor.shape)
+        grad = nested([number(v.grad) for v in elements], tensor.shape)
+        warned: dict[str, int] = {}
+        for v in elements:
+            if v.warning:
+                warned[v.warning] = warned.get(v.warning, 0) + 1
+    else:
+        data, grad, warned = nested(tensor.ints or [], tensor.shape), None, {}
+    return {
+        "id": f"t{tensor.id}",
+        "name": tensor.name,
+        "label": tensor.label or short(trace.source[tensor.start : tensor.end]),
+        "op": tensor.op,
+        "kind": tensor.kind,
+        "dtype": "int" if tensor.is_int else "float",
+        "shape": list(tensor.shape),
+        "data": data,
+        "grad": grad,
+        "span": [tensor.start, tensor.end],
+        "inputs": [f"t{t.id}" for t in tensor.inputs],
+        "args": {k: v for k, v in tensor.args.items() if k != "argmax"}
+        | ({"argmax": tensor.args["argmax"]} if "argmax" in tensor.args else {}),
+        "rules": [
+            {"input": f"t{tensor.inputs[i].id}", "rule": _rule(tensor, i)}
+            for i in sorted(tensor.rules)
+        ],
+        "elements": [tensor.nodes[0], tensor.nodes[1]],
+        "warnings": [{"type": kind, "count": count} for kind, count in sorted(warned.items())],
+    }
+
+
+def _contributions(tensor: Tensor, nodes: list[Value]) -> dict[int, list[float]]:
+    """What `tensor`'s op passed back to each of its float inputs: per input (by position, an
+    input written twice once), per element, the sum of `local × upstream` over the edges from
+    that element into the nodes the op built (`nodes[first:end]`: an input's elements were
+    built before them)."""
+    first, end = tensor.nodes
+    where: dict[int, tuple[int, int]] = {}
+    sums: dict[int, list[float]] = {}
+    for position, source in enumerate(tensor.inputs):
+        if source.elements is None or any(source is t for t in tensor.inputs[:position]):
+            continue
+        sums[position] = [0.0] * len(source.elements)
+        for flat, element in enumerate(source.elements):
+            where[element.id] = (position, flat)
+    for node in nodes[first:end]:
+        upstream = node.grad
+        for child, local in zip(node.inputs, node.local_grads, strict=True):
+            if child.id < first:
+                found = where.get(child.id)
+                if found is not None:
+                    sums[found[0]][found[1]] += local * upstream
+    return sums
+
+
+def _rule(tensor: Tensor, position: int) -> str:
+    """The rule of input `position`'s gradient with the tensors' names in it."""
+    template = tensor.rules.get(position, "")
+    text = template.replace("{out}", _name_in_rule(tensor))
+    for i, source in enumerate(tensor.inputs):
+        text = text.replace(f"{{{i}}}", _name_in_rule(source))
+    return text
+
+
+def _name_in_rule(tensor: Tensor) -> str:
+    """A tensor as a rule names it: its name, else its text in brackets (`d(X @ W)`), else its
+    id when the text is long."""
+    if tensor.name:
+        return tensor.name
+    if tensor.label and len(tensor.label) < LABEL_MAX:
+        return f"({tensor.label})"
+    return f"t{tensor.id}"
+
+
+def fan_in(trace: TensorTrace, tensor: Tensor, index: Sequence[int]) -> list[dict[str, Any]]:
+    """Where the gradient of one element comes from: per edge into a node built by a later
+    tensor op, `{tensor, element, upstream, local, contribution}` (`element` the flat index of
+    the consuming node's op's output it flows from is not kept: `node` is the scalar node),
+    whose contributions sum to the element's grad (`dW[1,2] = Σᵢ X[i,1]·dY[i,2]`)."""
+    flat = 0
+    for i, size in zip(index, tensor.shape, strict=True):
+        flat = flat * size + i
+    element = (tensor.elements or [])[flat]
+    owners = sorted((t.nodes[0], t.nodes[1], t) for t in trace.tensors if t.nodes[1] > t.nodes[0])
+    found = []
+    for node in trace.elements.nodes[element.id + 1 :]:
+        for child, local in zip(node.inputs, node.local_grads, strict=True):
+            if child is element and trace.reached[node.id]:
+                owner = next(t for first, end, t in owners if first <= node.id < end)
+                found.append(
+                    {
+                        "tensor": f"t{owner.id}",
+                        "node": node.id,
+                        "upstream": node.grad,
+                        "local": local,
+                        "contribution": local * node.grad,
+                    }
+                )
+    return found
