@@ -38,6 +38,7 @@ from .tensors import (
     TensorOps,
     normal_dim,
     numel,
+    short,
     shown,
 )
 from .tracing import check_source_size
@@ -48,7 +49,6 @@ MODULES = {"torch", "F", "nn", "torch.nn", "torch.nn.functional", "nn.functional
 # What a tensor op's name is in the reply, by how a program calls it.
 _SUM_LIKE = ("sum", "mean", "max")
 DEFAULT_SEED = 0  # the stream `randn` draws from without `seed=` or `generator=`
-LABEL_MAX = 32
 
 
 class Module(NamedTuple):
@@ -494,12 +494,6 @@ class _Bound(NamedTuple):
     owner: object
     name: str
     node: Node
-
-
-def short(text: str) -> str:
-    """`text` on one line, at most LABEL_MAX characters (a label, a message's quote)."""
-    text = " ".join(text.split())
-    return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 1] + "…"
 
 
 def _arithmetic(op: str, a: float, b: float, program: _Program, node: Node) -> float:

@@ -11,8 +11,8 @@ from typing import Any
 
 from .i18n import DEFAULT_LANG, render
 from .reply import number
-from .tensor_program import LABEL_MAX, TensorTrace, short
-from .tensors import Tensor, nested
+from .tensor_program import TensorTrace
+from .tensors import LABEL_MAX, Tensor, nested, short
 from .value import Value
 
 
@@ -143,20 +143,23 @@ def _name_in_rule(tensor: Tensor) -> str:
 
 
 def fan_in(trace: TensorTrace, tensor: Tensor, index: Sequence[int]) -> list[dict[str, Any]]:
-    """Where the gradient of one element comes from: per edge into a node built by a later
-    tensor op, `{tensor, element, upstream, local, contribution}` (`element` the flat index of
-    the consuming node's op's output it flows from is not kept: `node` is the scalar node),
-    whose contributions sum to the element's grad (`dW[1,2] = Σᵢ X[i,1]·dY[i,2]`)."""
+    """Where the gradient of `tensor[index]` comes from: one `{tensor, node, upstream, local,
+    contribution}` per edge from the element into a node the result depends on (`tensor` the
+    id of the op that built that node, `node` its scalar id), in the order the backward pass
+    adds them (the last node first), so that adding the contributions to 0 in this order gives
+    the element's `grad` to the bit (`dW[1,2] = Σᵢ X[i,1]·dY[i,2]`)."""
     flat = 0
     for i, size in zip(index, tensor.shape, strict=True):
         flat = flat * size + i
     element = (tensor.elements or [])[flat]
-    owners = sorted((t.nodes[0], t.nodes[1], t) for t in trace.tensors if t.nodes[1] > t.nodes[0])
+    owners = [t for t in trace.tensors if t.nodes[1] > t.nodes[0]]
     found = []
-    for node in trace.elements.nodes[element.id + 1 :]:
+    for node in reversed(trace.elements.nodes[element.id + 1 :]):
+        if not trace.reached[node.id]:
+            continue
         for child, local in zip(node.inputs, node.local_grads, strict=True):
-            if child is element and trace.reached[node.id]:
-                owner = next(t for first, end, t in owners if first <= node.id < end)
+            if child is element:
+                owner = next(t for t in owners if t.nodes[0] <= node.id < t.nodes[1])
                 found.append(
                     {
                         "tensor": f"t{owner.id}",

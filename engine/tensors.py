@@ -42,6 +42,15 @@ def shown(shape: Shape) -> str:
     return f"({shape[0]},)" if len(shape) == 1 else "(" + ", ".join(map(str, shape)) + ")"
 
 
+LABEL_MAX = 32  # characters of a label or of a program's text quoted in a message
+
+
+def short(text: str) -> str:
+    """`text` on one line, at most LABEL_MAX characters (a label, a message's quote)."""
+    text = " ".join(text.split())
+    return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 1] + "…"
+
+
 def numel(shape: Shape) -> int:
     return math.prod(shape)
 
@@ -162,6 +171,7 @@ class Elements:
         self.max_nodes = None if max_elements is None else max_elements * NODES_PER_ELEMENT
         self.element_count = 0
         self.span = (0, 0)
+        self.what = ""  # the text at `span`, as a bound's message names the op
 
     def add(self, node: Value, kind: str | None = None) -> Value:
         node.id = len(self.nodes)
@@ -178,6 +188,7 @@ class Elements:
         """Refuse, before building anything, an op that would pass a bound: `nodes` new scalar
         nodes, `elements` new tensor elements."""
         check_cancelled()
+        what = self.what or what
         if self.max_elements is not None and self.element_count + elements > self.max_elements:
             raise LimitExceeded(
                 msg(
@@ -224,7 +235,9 @@ class TensorOps:
         self.caret = (0, 0)
 
     def at(self, span: tuple[int, int], caret: tuple[int, int] | None = None) -> TensorOps:
-        self.elements.span = span
+        elements = self.elements
+        elements.span = span
+        elements.what = short(elements.source[span[0] : span[1]])
         self.caret = caret or span
         return self
 

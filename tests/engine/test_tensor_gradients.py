@@ -121,8 +121,9 @@ def test_the_fan_in_of_a_matmul_gradient_is_a_sum_over_the_batch() -> None:
     found = fan_in(trace, W, (1, 2))
     assert [c["tensor"] for c in found] == [f"t{Y.id}"] * 4
     x, dy = array(X), array(Y, "grad")
-    assert [c["local"] for c in found] == [x[i, 1] for i in range(4)]
-    assert [c["upstream"] for c in found] == [dy[i, 2] for i in range(4)]
+    rows = [3, 2, 1, 0]  # in the order the backward pass adds them: the last product first
+    assert [c["local"] for c in found] == [x[i, 1] for i in rows]
+    assert [c["upstream"] for c in found] == [dy[i, 2] for i in rows]
     total = 0.0
     for c in found:
         total += c["contribution"]
@@ -321,3 +322,19 @@ def test_makemore_mlp_matches_autograd() -> None:
     check_against_autograd(trace, leaves, forward)
     loss = array(trace.root)
     assert 2.5 < float(loss) < 5.0  # about log 27 = 3.3 at this initialisation
+
+
+def test_a_reused_tensor_s_fan_in_sums_to_its_gradient_to_the_bit() -> None:
+    """W read by two matmuls: 64 contributions from two ops, added as the pass adds them."""
+    trace = trace_tensors(
+        "X = randn(32, 5, seed=5)\nW = randn(5, 3, seed=6)\nY = X @ W\nZ = tanh(X) @ W\n"
+        "L = (Y * Z).sum()"
+    )
+    W, Y, Z = (trace.tensor(name) for name in ("W", "Y", "Z"))
+    for index in [(1, 2), (0, 0), (4, 1)]:
+        found = fan_in(trace, W, index)
+        assert {c["tensor"] for c in found} == {f"t{Y.id}", f"t{Z.id}"} and len(found) == 64
+        total = 0.0
+        for c in found:
+            total += c["contribution"]
+        assert total == array(W, "grad")[index]
