@@ -231,7 +231,7 @@ def test_python_that_must_run_is_needs_running_as_in_the_scalar_language() -> No
          "`randn(1000, 1000, seed=1)` would make the tensors hold 1,000,000 elements; "
          "the limit is 20,000"),
         ("A = randn(80, 80, seed=1)\nB = randn(80, 80, seed=2)\nL = (A @ B).sum()",
-         "`A @ B` would make the graph 1,030,400 scalar nodes; the limit is "
+         "`(A @ B)` would make the graph 1,030,400 scalar nodes; the limit is "
          f"{20_000 * NODES_PER_ELEMENT:,}"),
         ("X = randint(0, 9, (20000, 1), seed=1)\nC = randn(1, 9, seed=1)\nL = C[X].sum()",
          "`randn(1, 9, seed=1)` would make the tensors hold 20,009 elements; the limit is 20,000"),
