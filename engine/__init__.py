@@ -19,6 +19,7 @@ from .errors import (
     NeedsRunning,
     ProgramError,
     SyntaxError_,
+    TensorProgram,
     UnknownFunction,
     UseBeforeAssign,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "ProgramError",
     "ShapeError",
     "SyntaxError_",
+    "TensorProgram",
     "Trace",
     "UnknownFunction",
     "UseBeforeAssign",

@@ -11,6 +11,7 @@ A program is straight-line PyTorch-flavoured code: `tensor([[…]])`, `randn(3, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from difflib import get_close_matches
@@ -27,6 +28,7 @@ from .errors import (
 )
 from .gc_pause import cycle_collector_paused
 from .i18n import DEFAULT_LANG, msg
+from .lexer import needs_running
 from .ops import FUNCTIONS
 from .seeded import Generator
 from .tensor_reader import MATMUL, Node, Statement, parse
@@ -49,6 +51,10 @@ MODULES = {"torch", "F", "nn", "torch.nn", "torch.nn.functional", "nn.functional
 # What a tensor op's name is in the reply, by how a program calls it.
 _SUM_LIKE = ("sum", "mean", "max")
 DEFAULT_SEED = 0  # the stream `randn` draws from without `seed=` or `generator=`
+
+
+# After an unknown name: `.attr.attr(`, the call of a library's function.
+_CALL_AFTER = re.compile(r"(?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+[ \t]*\(", re.ASCII)
 
 
 class Module(NamedTuple):
@@ -295,6 +301,11 @@ class _Program:
             return Module("F" if text == "F" else text)
         if text in ("True", "False", "None"):
             return {"True": True, "False": False, "None": None}[text]
+        call = _CALL_AFTER.match(self.source, node.end)
+        if call is not None:  # `np.random.randn(3)`: a library's call, which must run
+            called = " ".join(self.source[node.start : call.end() - 1].split())
+            kind = "random" if text == "random" else "call"
+            raise needs_running(kind, self.source, node.start, call.end() - 1, call=f"'{called}'")
         raise UseBeforeAssign(
             msg("error.tensor.unknown_name", name=text), self.source, node.start, node.end
         )

@@ -360,8 +360,8 @@ class TensorOps:
             x.shape, lambda: [add(Value.make(key, (v,))) for v in values], len(values), what,
             key, (x,),
         )  # fmt: skip
-        local = OPS[key].locals[0].replace("{0}", "{0}").replace("{out}", "{out}")
-        made.rules[0] = f"d{{0}} = d{{out}} * ({local})"
+        # The table's local derivative, in its own placeholders (`{0}` the input, `{out}`).
+        made.rules[0] = f"d{{0}} = d{{out}} * ({OPS[key].locals[0]})"
         return made
 
     def negate(self, x: Tensor) -> Tensor:

@@ -16,7 +16,7 @@ from typing import Any
 from .backward import BackwardRecord, backward, edge_offsets, recorded_backward
 from .builder import Graph, Limits, build, check_values, limit_warnings
 from .cancel import check as check_cancelled
-from .errors import BadWrt, LimitExceeded
+from .errors import BadWrt, LimitExceeded, TensorProgram
 from .forward_mode import PASSES, TangentRecord, forward_tangents, resolve_wrt
 from .gc_pause import cycle_collector_paused
 from .gradcheck import GradCheck, gradcheck
@@ -26,6 +26,7 @@ from .parser import Statement, parse_program
 from .reply import numbers_reply, trace_reply
 from .steps import steps
 from .target import check_variant, resolve_target
+from .tensor_reader import is_tensor_program
 from .topo import topo_order
 from .value import Value
 from .visit_order import check_order, order_warnings, resolve_order
@@ -96,6 +97,8 @@ def build_graph(
     limits = limits or Limits()
     check_source_size(source, limits)
     checked = check_values(values)
+    if is_tensor_program(source):
+        raise TensorProgram(msg("error.tensor.scalar_only"))
     statements, notes = parsed(source, limits.max_depth)
     return build(
         source,

@@ -656,6 +656,7 @@ ErrorType = Literal[
     "BadLeaf",
     "BadWrt",
     "ShapeError",
+    "TensorProgram",
     # the request and the server
     "StaleStructure",
     "InvalidRequest",
@@ -682,7 +683,8 @@ class ErrorDetail(ResponsePart):
         "`UseBeforeAssign`, `AssignedTwice`, `LimitExceeded`, `BadValue`, `BadOrder`, "
         "`BadTarget`, `BadLeaf` (/api/paths), `BadWrt` (forward mode's leaf), "
         "`BadTraining` (/api/descend), `BadLandscape` (/api/landscape), `ShapeError` (a tensor "
-        "program's shapes an op cannot take: `(3, 2) @ (3, 3)`); "
+        "program's shapes an op cannot take: `(3, 2) @ (3, 3)`), `TensorProgram` (a tensor "
+        "program sent where only scalar programs are read: /api/values, /api/export, …); "
         "a malformed request (422): `InvalidRequest`; `StaleStructure` (409, /api/values); "
         "`BodyTooLarge` (413), `RateLimited` "
         "(429), `ExportTooLarge` (400), `GraphvizUnavailable`/`ExportFailed`/`Unavailable` "

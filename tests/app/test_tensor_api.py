@@ -74,3 +74,9 @@ def test_the_element_limit_is_the_server_s_node_limit(make_client):
     assert response.json()["error"]["message"] == (
         "`randn(3, 4, seed=1)` would make the tensors hold 12 elements; the limit is 10"
     )
+
+
+def test_the_scalar_routes_refuse_a_tensor_program_by_name(client):
+    response = client.post("/api/export?format=dot", json={"source": ISSUE})
+    assert response.status_code == 400
+    assert response.json()["error"]["type"] == "TensorProgram"

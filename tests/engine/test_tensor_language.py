@@ -260,3 +260,16 @@ def test_the_generator_is_mulberry32_and_its_normals_are_sums_of_twelve() -> Non
     assert first.normal() == sum(again.uniform() for _ in range(12)) - 6
     found = trace_tensors("W = randn(2, 2, seed=7)\nL = W.sum()")
     assert [v.data for v in found.tensor("W").elements][0] == Generator(7).normal()
+
+
+def test_a_library_s_call_must_run_as_in_the_scalar_language() -> None:
+    """Pasted NumPy code is code that must run (the page's sandbox runs it), not a typo."""
+    with pytest.raises(engine.NeedsRunning) as caught:
+        trace_tensors("W = np.random.randn(3, 3)\nx = tensor([1.0, 2.0, 3.0])\nL = (W @ x).sum()")
+    assert (caught.value.line, caught.value.column) == (1, 5)
+
+
+def test_the_scalar_entry_points_say_a_tensor_program_is_read_elsewhere() -> None:
+    with pytest.raises(engine.TensorProgram) as caught:
+        trace("A = randn(2, 2, seed=1)\nL = (A @ A).sum()")
+    assert "POST /api/graph" in str(caught.value)
