@@ -162,7 +162,7 @@ def programs(draw: st.DrawFn) -> tuple[str, list[str], Callable]:
         kind = draw(
             st.sampled_from(
                 ["@", "+", "*", "-", "/", "f", "sum", "mean", "max", "T", "softmax", "log_softmax",
-                 "**", "view"]
+                 "**", "view", "index", "cross_entropy"]
             )
         )  # fmt: skip
         x = pick(lambda s: len(s) >= 1)
@@ -220,6 +220,18 @@ def programs(draw: st.DrawFn) -> tuple[str, list[str], Callable]:
             line = f"{kind}({x}, {dim})"
             f = lambda env, x=x, d=dim, k=kind: _softmax(env[x], d, k == "log_softmax")  # noqa: E731
             shape = sx
+        elif kind == "index":  # rows picked, some twice: their gradients add up
+            picked = draw(st.lists(st.integers(0, sx[0] - 1), min_size=1, max_size=4))
+            line = f"{x}[tensor({picked})]"
+            f = lambda env, x=x, p=picked: env[x][np.array(p)]  # noqa: E731
+            shape = (len(picked), *sx[1:])
+        elif kind == "cross_entropy":
+            if len(sx) != 2:
+                continue
+            targets = draw(st.lists(st.integers(0, sx[1] - 1), min_size=sx[0], max_size=sx[0]))
+            line = f"cross_entropy({x}, tensor({targets}))"
+            f = lambda env, x=x, y=targets: cross_entropy(env[x], np.array(y))  # noqa: E731
+            shape = ()
         elif kind == "**":
             power = draw(st.sampled_from([2, 3]))
             line, f, shape = f"{x} ** {power}", lambda env, x=x, k=power: env[x] ** k, sx
@@ -263,7 +275,7 @@ def _softmax(x, dim: int, log: bool):
     return shifted - anp.log(total) if log else anp.exp(shifted) / total
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_random_programs_match_autograd(program: tuple[str, list[str], Callable]) -> None:
     source, _, forward = program
