@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from chainrule import engine
 from chainrule.engine.builder import Limits
+from chainrule.engine.ops import FUNCTIONS
 from chainrule.engine.tensor_program import trace_tensors
 from chainrule.engine.tensor_reply import tensor_reply
 
@@ -19,9 +20,9 @@ PREFIX = (
 WORDS = (
     "A B v X Y C L h tensor randn zeros ones randint arange range one_hot softmax log_softmax "
     "cross_entropy sum mean max view reshape T t transpose shape size float backward values "
-    "indices torch F keepdim dim seed generator Generator manual_seed tanh exp log relu sigmoid "
+    "indices torch F keepdim dim seed generator Generator manual_seed "
     "print import True None 0 1 2 3 -1 2.5 1e308 0.0 + - * / ** @ ( ) [ ] , . = ; \n"
-).split(" ")
+).split(" ") + list(FUNCTIONS)
 SERVER = Limits(100_000, 20_000, 200)
 
 
