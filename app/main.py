@@ -14,6 +14,7 @@ from chainrule.app import __version__
 from chainrule.app.api import (
     descend,
     export,
+    fan_in,
     graph,
     health,
     landscape,
@@ -92,7 +93,7 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     version = app.state.asset_version = asset_version()
 
     routers = (graph.router, values.router, descend.router, export.router, presets.router)
-    routers += (landscape.router, paths.router)
+    routers += (landscape.router, paths.router, fan_in.router)
     routers += (lessons.router, health.router, live_class.router, live_class.reads)
     routers += (live_class.pages,)
     for router in (*routers, pages_router, sandbox_router):

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .i18n import DEFAULT_LANG, render
+from .errors import BadLeaf, quoted
+from .i18n import DEFAULT_LANG, msg, render
 from .reply import number
 from .tensor_program import TensorTrace
-from .tensors import LABEL_MAX, Tensor, nested, short
+from .tensors import LABEL_MAX, ShapeError, Tensor, nested, short, shown
 from .value import Value
 
 
@@ -142,17 +143,58 @@ def _name_in_rule(tensor: Tensor) -> str:
     return f"t{tensor.id}"
 
 
+def fan_in_reply(trace: TensorTrace, tensor: str, index: Sequence[int]) -> dict[str, Any]:
+    """The body of `POST /api/fan-in`: the fan-in of `tensor[index]` (`tensor` an id, `t3`,
+    or a name), its terms and their sum, which is its `grad`. Raises BadLeaf for a tensor that
+    is none of the program's or has no gradient, ShapeError for an index outside its shape."""
+    found = _tensor_named(trace, tensor)
+    if len(index) != len(found.shape) or not all(
+        0 <= i < size for i, size in zip(index, found.shape, strict=False)
+    ):
+        raise ShapeError(
+            msg("error.tensor.fan_in_index", index=str(list(index)), shape=shown(found.shape))
+        )
+    terms = fan_in(trace, found, index)
+    total = 0.0
+    for term in terms:
+        total += term["contribution"]
+    element = (found.elements or [])[_flat(index, found.shape)]
+    return {
+        "tensor": f"t{found.id}",
+        "index": list(index),
+        "grad": number(element.grad),
+        "sum": number(total),
+        "contributions": [
+            {**term, **{k: number(term[k]) for k in ("upstream", "local", "contribution")}}
+            for term in terms
+        ],
+    }
+
+
+def _tensor_named(trace: TensorTrace, name: str) -> Tensor:
+    """The tensor `name` names: an id (`t3`), else the last tensor assigned to that name."""
+    tensors = trace.tensors
+    if name.startswith("t") and name[1:].isdigit() and int(name[1:]) < len(tensors):
+        found: Tensor | None = tensors[int(name[1:])]
+    else:
+        found = next((t for t in reversed(tensors) if t.name == name), None)
+    if found is None:
+        raise BadLeaf(msg("error.tensor.fan_in_unknown", tensor=quoted(name)))
+    if found.elements is None:
+        raise BadLeaf(msg("error.tensor.fan_in_integers", tensor=quoted(name)))
+    return found
+
+
 def fan_in(trace: TensorTrace, tensor: Tensor, index: Sequence[int]) -> list[dict[str, Any]]:
-    """Where the gradient of `tensor[index]` comes from: one `{tensor, node, upstream, local,
-    contribution}` per edge from the element into a node the result depends on (`tensor` the
-    id of the op that built that node, `node` its scalar id), in the order the backward pass
-    adds them (the last node first), so that adding the contributions to 0 in this order gives
-    the element's `grad` to the bit (`dW[1,2] = Σᵢ X[i,1]·dY[i,2]`)."""
-    flat = 0
-    for i, size in zip(index, tensor.shape, strict=True):
-        flat = flat * size + i
-    element = (tensor.elements or [])[flat]
-    owners = [t for t in trace.tensors if t.nodes[1] > t.nodes[0]]
+    """Where the gradient of `tensor[index]` comes from: one `{tensor, output, node, upstream,
+    local, contribution}` per edge from the element into a node the result depends on
+    (`tensor` the id of the op that built that node, `output` the index of that op's output
+    element the node is part of, `node` its scalar id), in the order the backward pass adds
+    them (the last node first), so that adding the contributions to 0 in this order gives the
+    element's `grad` to the bit (`dW[1,2] = Σᵢ X[i,1]·dY[i,2]`)."""
+    element = (tensor.elements or [])[_flat(index, tensor.shape)]
+    owners = [t for t in trace.tensors if t.nodes[1] > t.nodes[0] and t.elements]
+    outputs: dict[int, dict[int, int]] = {}
     found = []
     for node in reversed(trace.elements.nodes[element.id + 1 :]):
         if not trace.reached[node.id]:
@@ -160,9 +202,13 @@ def fan_in(trace: TensorTrace, tensor: Tensor, index: Sequence[int]) -> list[dic
         for child, local in zip(node.inputs, node.local_grads, strict=True):
             if child is element:
                 owner = next(t for t in owners if t.nodes[0] <= node.id < t.nodes[1])
+                if owner.id not in outputs:
+                    outputs[owner.id] = _output_of(owner)
+                flat = outputs[owner.id][node.id]
                 found.append(
                     {
                         "tensor": f"t{owner.id}",
+                        "output": _index(flat, owner.shape),
                         "node": node.id,
                         "upstream": node.grad,
                         "local": local,
@@ -170,3 +216,34 @@ def fan_in(trace: TensorTrace, tensor: Tensor, index: Sequence[int]) -> list[dic
                     }
                 )
     return found
+
+
+def _flat(index: Sequence[int], shape: Sequence[int]) -> int:
+    flat = 0
+    for i, size in zip(index, shape, strict=True):
+        flat = flat * size + i
+    return flat
+
+
+def _index(flat: int, shape: Sequence[int]) -> list[int]:
+    """The row-major index of element `flat` of `shape`."""
+    index = []
+    for size in reversed(shape):
+        index.append(flat % size)
+        flat //= size
+    return index[::-1]
+
+
+def _output_of(op: Tensor) -> dict[int, int]:
+    """For each node `op` built, the output element (flat) it is part of: the first output
+    element whose nodes, within the op, reach it (walked with an explicit stack)."""
+    first, end = op.nodes
+    owner: dict[int, int] = {}
+    for flat, output in enumerate(op.elements or []):
+        stack = [output]
+        while stack:
+            node = stack.pop()
+            if first <= node.id < end and node.id not in owner:
+                owner[node.id] = flat
+                stack.extend(node.inputs)
+    return owner

@@ -38,6 +38,7 @@ REQUEST_SCHEMAS = {
     "ClassCreate",
     "View",
     "PathsRequest",
+    "FanInRequest",
 }
 
 
@@ -167,6 +168,7 @@ def test_every_route_documents_every_status_it_can_answer(contract):
         ("/api/landscape", "post"): everything,
         ("/api/values", "post"): everything | {"409"},
         ("/api/paths", "post"): everything,
+        ("/api/fan-in", "post"): everything,
         ("/api/presets", "get"): {"200", "422", "429"},  # 422: an unknown ?lang=
         ("/api/lessons", "get"): {"200", "422", "429"},
         ("/api/class", "post"): {"200", "413", "422", "429", "503"},  # 503: too many classes
@@ -305,6 +307,23 @@ def test_tensor_program_answers_match_the_schema(client, contract, body):
     response = client.post("/api/graph", json=body)
     assert response.status_code == 200, response.text[:300]
     assert contract.check(response, "/api/graph")["kind"] == "tensor"
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"tensor": "W", "index": [1, 2]}, 200),
+        ({"tensor": "t0", "index": [3, 1], "values": {"X[0,0]": 2.0}}, 200),
+        ({"tensor": "Q", "index": [0]}, 400),
+        ({"tensor": "X", "index": [4, 0]}, 400),
+        ({"tensor": "W", "index": [0, 0], "source": "a = 2\nb = a * 3"}, 400),
+    ],
+)
+def test_fan_in_answers_match_the_schema(client, contract, body, status):
+    source = "X = randn(4, 2, seed=3)\nW = randn(2, 3, seed=4)\nY = X @ W\nL = tanh(Y).sum()"
+    response = client.post("/api/fan-in", json={"source": source, **body})
+    assert response.status_code == status, response.text[:300]
+    contract.check(response, "/api/fan-in")
 
 
 @pytest.mark.parametrize(
@@ -593,6 +612,7 @@ def test_schemathesis_finds_no_5xx_and_no_schema_violation(live_server):
         "POST /api/class",
         "POST /api/descend",
         "POST /api/export",
+        "POST /api/fan-in",
         "POST /api/graph",
         "POST /api/landscape",
         "POST /api/paths",

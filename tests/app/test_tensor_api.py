@@ -80,3 +80,31 @@ def test_the_scalar_routes_refuse_a_tensor_program_by_name(client):
     response = client.post("/api/export?format=dot", json={"source": ISSUE})
     assert response.status_code == 400
     assert response.json()["error"]["type"] == "TensorProgram"
+
+
+def test_an_element_s_fan_in_sums_to_its_gradient(client):
+    source = "X = randn(4, 2, seed=3)\nW = randn(2, 3, seed=4)\nY = X @ W\nL = tanh(Y).sum()"
+    graph = client.post("/api/graph", json={"source": source}).json()
+    nodes = {node["name"]: node for node in graph["nodes"] if node["name"]}
+    response = client.post("/api/fan-in", json={"source": source, "tensor": "W", "index": [1, 2]})
+    assert response.status_code == 200, response.text[:300]
+    reply = response.json()
+    assert (reply["tensor"], reply["index"]) == (nodes["W"]["id"], [1, 2])
+    assert reply["sum"] == reply["grad"] == nodes["W"]["grad"][1][2]
+    X, dY = nodes["X"]["data"], nodes["Y"]["grad"]
+    terms = [(c["tensor"], c["output"], c["local"], c["upstream"]) for c in reply["contributions"]]
+    assert terms == [(nodes["Y"]["id"], [i, 2], X[i][1], dY[i][2]) for i in (3, 2, 1, 0)]
+
+
+def test_a_fan_in_s_refusals(client):
+    source = "X = randn(4, 2, seed=3)\nY = tensor([1, 0])\nL = X.sum()"
+    for body, type_ in [
+        ({"tensor": "Q", "index": [0]}, "BadLeaf"),
+        ({"tensor": "Y", "index": [0]}, "BadLeaf"),
+        ({"tensor": "X", "index": [4, 0]}, "ShapeError"),
+        ({"tensor": "t0", "index": [0]}, "ShapeError"),
+        ({"source": "a = 2\nb = a * 3", "tensor": "a", "index": []}, "BadLeaf"),
+    ]:
+        response = client.post("/api/fan-in", json={"source": source, **body})
+        assert response.status_code == 400
+        assert response.json()["error"]["type"] == type_
