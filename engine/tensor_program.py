@@ -18,7 +18,7 @@ from difflib import get_close_matches
 from typing import Any, NamedTuple
 
 from .backward import backward
-from .builder import Limits, check_values
+from .builder import Limits, check_values, limit_warnings
 from .errors import (
     ArgumentCount,
     LineIndex,
@@ -27,7 +27,7 @@ from .errors import (
     UseBeforeAssign,
 )
 from .gc_pause import cycle_collector_paused
-from .i18n import DEFAULT_LANG, msg
+from .i18n import msg
 from .lexer import needs_running
 from .ops import FUNCTIONS
 from .seeded import Generator
@@ -97,10 +97,10 @@ def trace_tensors(
     values: dict[str, Any] | None = None,
     *,
     limits: Limits | None = None,
-    lang: str = DEFAULT_LANG,
 ) -> TensorTrace:
     """Read, build and run `source`, a tensor program, forward and backward. `values` set
-    elements of named leaf tensors (`{"W[1,2]": 0.5}`). Raises a ProgramError subclass."""
+    elements of named leaf tensors (`{"W[1,2]": 0.5}`). Raises a ProgramError subclass (its
+    words in any language: `message_in`; the trace's warnings are said by `tensor_reply`)."""
     limits = limits or Limits()
     check_source_size(source, limits)
     checked = check_values(values)
@@ -110,9 +110,8 @@ def trace_tensors(
         root = program.run(statements)
         trace = TensorTrace(source, program.elements, root, program.leaves, program.warnings)
         trace.reached = run_backward(trace.elements.nodes, (root.elements or [])[0])
-        trace.warnings.extend(program.unused(trace.reached))
-        trace.warnings.extend(program.unknown_values())
-    del lang  # the words are rendered in the reply's language by tensor_reply
+        warnings = [*program.warnings, *program.unused(trace.reached), *program.unknown_values()]
+        trace.warnings = limit_warnings(warnings)  # at most ten of a kind, as a scalar reply's
     return trace
 
 

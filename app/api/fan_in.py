@@ -22,10 +22,12 @@ from chainrule.engine.tensor_reply import fan_in_reply
 router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)
 
 
-def fan_in_body(request: FanInRequest, settings: AppSettings, lang: str) -> bytes:
+def fan_in_body(request: FanInRequest, settings: AppSettings) -> bytes:
+    """The body of `POST /api/fan-in` (its errors are said in the request's language by the
+    error handlers, as every ProgramError)."""
     if not is_tensor_program(request.source):
         raise BadLeaf(msg("error.tensor.fan_in_scalar"))
-    trace = trace_tensors(request.source, request.values, limits=limits_of(settings), lang=lang)
+    trace = trace_tensors(request.source, request.values, limits=limits_of(settings))
     return dumps(fan_in_reply(trace, request.tensor, request.index))
 
 
@@ -40,8 +42,8 @@ async def fan_in(
     """Every term of the backward pass that adds to `tensor[index]`'s gradient (`dW[1,2] =
     Σᵢ X[i,1]·dY[i,2]`): the op and output element it flows from, upstream × local, in the
     order the pass adds them; their sum is the element's `grad`."""
-    lang = language.choose(request.lang)
+    language.choose(request.lang)  # the language the error handlers say an error in
     size = len(request.source)
     if size >= settings.offload_min_source_chars:  # a helper process, as /api/graph's
-        return JSONBytes(await server.offload.run(size, fan_in_body, request, settings, lang))
-    return JSONBytes(await server.offload.in_thread(size, fan_in_body, request, settings, lang))
+        return JSONBytes(await server.offload.run(size, fan_in_body, request, settings))
+    return JSONBytes(await server.offload.in_thread(size, fan_in_body, request, settings))

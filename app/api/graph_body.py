@@ -179,7 +179,7 @@ def tensor_body(request: GraphRequest, limits: engine.Limits, lang: str) -> Grap
     """The body of `POST /api/graph` for a tensor program (docs/api.md, "Tensor programs"):
     its tensors, no layout (a handful of grids, which the page places)."""
     with cycle_collector_paused():
-        trace = trace_tensors(request.source, request.values, limits=limits, lang=lang)
+        trace = trace_tensors(request.source, request.values, limits=limits)
         check_cancelled()
         body = orjson.dumps(tensor_reply(trace, lang))
         del trace

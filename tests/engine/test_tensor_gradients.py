@@ -12,7 +12,7 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 from autograd import grad
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from chainrule.engine.builder import Limits
@@ -206,7 +206,7 @@ def programs(draw: st.DrawFn) -> tuple[str, list[str], Callable]:
         elif kind in ("sum", "mean", "max"):
             dim = draw(st.integers(-len(sx), len(sx) - 1))
             keep = draw(st.booleans())
-            reduce = {"sum": anp.sum, "mean": anp.mean, "max": anp.max}[kind]
+            reduce = {"sum": anp.sum, "mean": anp.mean, "max": _max}[kind]
             values = ".values" if kind == "max" else ""
             line = f"{x}.{kind}({dim}, keepdim={keep}){values}"
             f = lambda env, x=x, r=reduce, d=dim, kd=keep: r(env[x], axis=d, keepdims=kd)  # noqa: E731
@@ -268,6 +268,15 @@ def _broadcasts(a: tuple, b: tuple) -> bool:
     return True
 
 
+def _max(x, axis: int, keepdims: bool):
+    """PyTorch's max over a dim: the gradient goes to the first largest element alone (NumPy's,
+    through autograd, splits it between ties: `A[tensor([0, 0])].max(0)`)."""
+    values = x._value if hasattr(x, "_value") else x
+    first = np.argmax(values, axis=axis)
+    mask = np.moveaxis(np.eye(values.shape[axis])[first], -1, axis % values.ndim)
+    return anp.sum(x * mask, axis=axis, keepdims=keepdims)
+
+
 def _softmax(x, dim: int, log: bool):
     top = np.max(x._value if hasattr(x, "_value") else x, axis=dim, keepdims=True)
     shifted = x - top
@@ -279,6 +288,7 @@ def _softmax(x, dim: int, log: bool):
 @given(programs())
 def test_random_programs_match_autograd(program: tuple[str, list[str], Callable]) -> None:
     source, _, forward = program
+    note(source)
     trace = trace_tensors(source)
     leaves = [trace.tensor(name) for name in ("A", "B", "v")]
     check_against_autograd(trace, leaves, forward)
