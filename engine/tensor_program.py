@@ -167,7 +167,13 @@ class _Program:
                 self._assign(statement, value)
             last, last_statement = value, statement
         root = self.backward_of or last
-        if not isinstance(root, Tensor) or root.is_int or numel(root.shape) != 1:
+        if not isinstance(root, Tensor):
+            where = last_statement.expr
+            raise ShapeError(
+                msg("error.tensor.result_not_tensor", text=short(self.text(where))),
+                self.source, where.start, where.end,
+            )  # fmt: skip
+        if root.is_int or numel(root.shape) != 1:
             where = last_statement.expr
             what = shown(root.shape) if isinstance(root, Tensor) else type(root).__name__
             name = (root.name if isinstance(root, Tensor) else "") or "result"

@@ -15,7 +15,7 @@ import keyword
 import re
 from typing import NamedTuple
 
-from .errors import LimitExceeded, SyntaxError_
+from .errors import LimitExceeded, LineIndex, SyntaxError_
 from .i18n import Count, msg
 from .lexer import _RUNS, Token, describe_char, needs_running
 from .ops import BINARY, NEGATION
@@ -158,6 +158,7 @@ class _Parser:
         self.tokens = tokenize(source)
         self.pos = 0
         self.depth = 0
+        self.lines = LineIndex(source)
 
     @property
     def token(self) -> Token:
@@ -217,7 +218,7 @@ class _Parser:
 
     def statement(self) -> Statement:
         first = self.token
-        line = self.source.count("\n", 0, first.start) + 1
+        line = self.lines.position(first.start)[0]
         if first.kind == "note":
             self.take()
             note = Node("note", first.start, first.end)
