@@ -62,6 +62,8 @@ Parsed = tuple[Sequence[Statement], Sequence[dict[str, Any]]]
 
 
 def _parse_program(source: str, max_depth: int | None) -> Parsed:
+    if is_tensor_program(source):  # (asked once a program: the parses are kept)
+        raise TensorProgram(msg("error.tensor.scalar_only"))
     statements, notes = parse_program(source, max_depth)
     return tuple(statements), tuple(notes)
 
@@ -72,12 +74,13 @@ _parse_recent_large = lru_cache(maxsize=4)(_parse_program)
 
 def parsed(source: str, max_depth: int | None) -> Parsed:
     """`parse_program(source, max_depth)` (the statements and the notes of skipped lines), from
-    the recent parses when the program is short enough."""
+    the recent parses when the program is short enough; TensorProgram for a tensor program
+    (docs/tensors.md: tensor_program.py reads it)."""
     if len(source) <= PARSE_CACHE_MAX_CHARS:
         return _parse_recent(source, max_depth)
     if len(source) <= PARSE_CACHE_MAX_LARGE_CHARS:
         return _parse_recent_large(source, max_depth)
-    return parse_program(source, max_depth)
+    return _parse_program(source, max_depth)
 
 
 def clear_parse_cache() -> None:
@@ -97,8 +100,6 @@ def build_graph(
     limits = limits or Limits()
     check_source_size(source, limits)
     checked = check_values(values)
-    if is_tensor_program(source):
-        raise TensorProgram(msg("error.tensor.scalar_only"))
     statements, notes = parsed(source, limits.max_depth)
     return build(
         source,

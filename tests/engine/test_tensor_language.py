@@ -38,6 +38,10 @@ TENSOR_OR_NOT = [
     ("x1 = torch.Tensor([2.0]).double()\nn = x1 * 2", False),
     ("@dataclass\nclass A:\n    x: int", False),  # a decorator is no `@` between operands
     ("a = 2  # randn(3, 2) in a comment\nb = a * 3", False),
+    ("a = 2  # a @ b in a comment\nb = a * 3", False),
+    ("ones = 2\nbones = ones * 3", False),  # a name, not a call
+    ("y = 2 *\n@ x", False),
+    ("h = tanh(zeros (3) + 1).sum()", True),
 ]
 
 
