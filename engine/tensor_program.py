@@ -752,6 +752,33 @@ def _reduction(op: str) -> Callable[[_Call], object]:
     return reduce
 
 
+def _spread(root: bool) -> Callable[[_Call], Tensor]:
+    """`x.var(dim, keepdim=False)` (`std`: its `** 0.5`), as batch norm writes it: made of the
+    ops above, each its own tensor (the mean, `x − mean`, its square, their sum, `/ (n − 1)`),
+    so the backward pass shows every step. PyTorch's default divides by n − 1
+    (`unbiased=False` or `correction=0`: by n)."""
+
+    def spread(call: _Call) -> Tensor:
+        offset = 0 if call.self_ is not None else 1
+        x = call.self_ if call.self_ is not None else call.floats(0, "input")
+        x = call.program.floats(x)
+        dim = call.optional_dim(offset)
+        ops = call.ops
+        if dim is not None:
+            dim = normal_dim(dim, len(x.shape), call.program.source, ops.caret, x.shape)
+        keepdim = call.keepdim(offset + 1)
+        biased = call.keywords.get("unbiased") is False or call.keywords.get("correction") == 0
+        count = numel(x.shape) if dim is None else x.shape[dim]
+        mean = ops.reduce("mean", x, dim, True, "mean")
+        centred = ops.binary("-", x, mean, "-")
+        squares = ops.binary("**", centred, 2.0, "**")
+        total = ops.reduce("sum", squares, dim, keepdim, "sum")
+        variance = ops.binary("/", total, float(count if biased else count - 1), "/")
+        return ops.binary("**", variance, 0.5, "**") if root else variance
+
+    return spread
+
+
 def _transpose(call: _Call) -> Tensor:
     offset = 0 if call.self_ is not None else 1
     x = call.self_ if call.self_ is not None else call.tensor(0, "input")
@@ -849,6 +876,8 @@ FUNCTIONS_OF_PROGRAMS: dict[str, Callable[[_Call], Any]] = {
     "sum": _reduction("sum"),
     "mean": _reduction("mean"),
     "max": _reduction("max"),
+    "var": _spread(False),
+    "std": _spread(True),
     "transpose": _transpose,
     "t": _t,
     "reshape": _view,
@@ -860,6 +889,8 @@ METHODS: dict[str, Callable[[_Call], Any]] = {
     "sum": _reduction("sum"),
     "mean": _reduction("mean"),
     "max": _reduction("max"),
+    "var": _spread(False),
+    "std": _spread(True),
     "transpose": _transpose,
     "t": _t,
     "float": _same,

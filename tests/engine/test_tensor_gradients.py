@@ -162,7 +162,7 @@ def programs(draw: st.DrawFn) -> tuple[str, list[str], Callable]:
         kind = draw(
             st.sampled_from(
                 ["@", "+", "*", "-", "/", "f", "sum", "mean", "max", "T", "softmax", "log_softmax",
-                 "**", "view", "index", "cross_entropy"]
+                 "**", "view", "index", "cross_entropy", "var", "std"]
             )
         )  # fmt: skip
         x = pick(lambda s: len(s) >= 1)
@@ -220,6 +220,28 @@ def programs(draw: st.DrawFn) -> tuple[str, list[str], Callable]:
             line = f"{kind}({x}, {dim})"
             f = lambda env, x=x, d=dim, k=kind: _softmax(env[x], d, k == "log_softmax")  # noqa: E731
             shape = sx
+        elif kind in ("var", "std"):  # batch norm's: mean, x − mean, its square, sum, / (n − 1)
+            dim = draw(st.integers(-len(sx), len(sx) - 1))
+            if sx[dim] < 2:
+                continue
+            keep = draw(st.booleans())
+            parts = [
+                ("m", lambda env, x=x, d=dim: anp.mean(env[x], axis=d, keepdims=True)),
+                ("c", lambda env, x=x, m=f"{name}m": env[x] - env[m]),
+                ("q", lambda env, c=f"{name}c": env[c] ** 2),
+                ("s", lambda env, q=f"{name}q", d=dim, k=keep: anp.sum(env[q], axis=d, keepdims=k)),
+            ]  # fmt: skip
+            for suffix, part in parts:
+                steps.append((f"{name}{suffix}", part))
+            last_part, n = f"{name}s", sx[dim]
+            if kind == "std":
+                steps.append((f"{name}v", lambda env, s=last_part, n=n: env[s] / (n - 1)))
+                line = f"{x}.std({dim}, keepdim={keep})"
+                f = lambda env, v=f"{name}v": env[v] ** 0.5  # noqa: E731
+            else:
+                line = f"{x}.var({dim}, keepdim={keep})"
+                f = lambda env, s=last_part, n=n: env[s] / (n - 1)  # noqa: E731
+            shape = np.sum(np.zeros(sx), axis=dim, keepdims=keep).shape
         elif kind == "index":  # rows picked, some twice: their gradients add up
             picked = draw(st.lists(st.integers(0, sx[0] - 1), min_size=1, max_size=4))
             line = f"{x}[tensor({picked})]"
