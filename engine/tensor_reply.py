@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import BadLeaf, quoted
-from .i18n import DEFAULT_LANG, msg, render
+from .errors import BadLeaf, LimitExceeded, quoted
+from .i18n import DEFAULT_LANG, Count, msg, render
+from .ops import public_op
 from .reply import number
 from .tensor_program import TensorTrace
 from .tensors import LABEL_MAX, ShapeError, Tensor, nested, short, shown
@@ -141,6 +142,62 @@ def _name_in_rule(tensor: Tensor) -> str:
     if tensor.label and len(tensor.label) < LABEL_MAX:
         return f"({tensor.label})"
     return f"t{tensor.id}"
+
+
+MAX_EXPANDED_NODES = 2_000  # what "Expand" draws of one tensor op's scalar graph
+
+
+def expand_reply(trace: TensorTrace, tensor: str) -> dict[str, Any]:
+    """The body of `POST /api/expand`: the scalar graph one tensor op built, every node with
+    its op, numbers, local derivatives and inputs (a node of the op, or an element of an input
+    tensor: `{node, tensor, index}`), and for each output element its node. LimitExceeded past
+    MAX_EXPANDED_NODES nodes (it says how many the op built); BadLeaf for a tensor no op made."""
+    found = _tensor_named(trace, tensor)
+    first, end = found.nodes
+    if found.kind != "op" or end == first:
+        raise BadLeaf(msg("error.tensor.expand_leaf", tensor=quoted(tensor)))
+    if end - first > MAX_EXPANDED_NODES:
+        raise LimitExceeded(
+            msg(
+                "error.tensor.expand_limit",
+                tensor=quoted(tensor),
+                count=Count(end - first),
+                limit=Count(MAX_EXPANDED_NODES),
+            )
+        )
+    where = {
+        element.id: (source, flat)
+        for source in found.inputs
+        for flat, element in enumerate(source.elements or [])
+    }
+    outputs = {element.id: flat for flat, element in enumerate(found.elements or [])}
+    nodes = []
+    for node in trace.elements.nodes[first:end]:
+        inputs = []
+        for child in node.inputs:
+            source, flat = where.get(child.id, (None, 0))
+            inputs.append(
+                {
+                    "node": child.id,
+                    "tensor": None if source is None else f"t{source.id}",
+                    "index": None if source is None else _index(flat, source.shape),
+                }
+            )
+        flat_out = outputs.get(node.id)
+        nodes.append(
+            {
+                "id": node.id,
+                "op": public_op(node.op),
+                "exponent": node.exponent,
+                "kind": node.kind,
+                "data": number(node.data),
+                "grad": number(node.grad),
+                "local_grads": [number(x) for x in node.local_grads],
+                "inputs": inputs,
+                "output": None if flat_out is None else _index(flat_out, found.shape),
+            }
+        )
+    return {"tensor": f"t{found.id}", "op": found.op, "nodes": nodes}
 
 
 def fan_in_reply(trace: TensorTrace, tensor: str, index: Sequence[int]) -> dict[str, Any]:

@@ -39,6 +39,7 @@ REQUEST_SCHEMAS = {
     "View",
     "PathsRequest",
     "FanInRequest",
+    "ExpandRequest",
 }
 
 
@@ -169,6 +170,7 @@ def test_every_route_documents_every_status_it_can_answer(contract):
         ("/api/values", "post"): everything | {"409"},
         ("/api/paths", "post"): everything,
         ("/api/fan-in", "post"): everything,
+        ("/api/expand", "post"): everything,
         ("/api/presets", "get"): {"200", "422", "429"},  # 422: an unknown ?lang=
         ("/api/lessons", "get"): {"200", "422", "429"},
         ("/api/class", "post"): {"200", "413", "422", "429", "503"},  # 503: too many classes
@@ -324,6 +326,22 @@ def test_fan_in_answers_match_the_schema(client, contract, body, status):
     response = client.post("/api/fan-in", json={"source": source, **body})
     assert response.status_code == status, response.text[:300]
     contract.check(response, "/api/fan-in")
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"tensor": "Y"}, 200),
+        ({"tensor": "L"}, 200),
+        ({"tensor": "X"}, 400),
+        ({"tensor": "Y", "source": "X = randn(40, 40, seed=1)\nY = X @ X\nL = Y.sum()"}, 400),
+    ],
+)
+def test_expand_answers_match_the_schema(client, contract, body, status):
+    source = "X = randn(4, 2, seed=3)\nW = randn(2, 3, seed=4)\nY = X @ W\nL = tanh(Y).sum()"
+    response = client.post("/api/expand", json={"source": source, **body})
+    assert response.status_code == status, response.text[:300]
+    contract.check(response, "/api/expand")
 
 
 @pytest.mark.parametrize(
@@ -611,6 +629,7 @@ def test_schemathesis_finds_no_5xx_and_no_schema_violation(live_server):
         "GET /healthz",
         "POST /api/class",
         "POST /api/descend",
+        "POST /api/expand",
         "POST /api/export",
         "POST /api/fan-in",
         "POST /api/graph",

@@ -108,3 +108,32 @@ def test_a_fan_in_s_refusals(client):
         response = client.post("/api/fan-in", json={"source": source, **body})
         assert response.status_code == 400
         assert response.json()["error"]["type"] == type_
+
+
+def test_expand_gives_an_op_s_scalar_graph_with_the_same_numbers(client):
+    source = "X = randn(3, 2, seed=3)\nW = randn(2, 2, seed=4)\nY = X @ W\nL = tanh(Y).sum()"
+    graph = client.post("/api/graph", json={"source": source}).json()
+    nodes = {node["name"]: node for node in graph["nodes"] if node["name"]}
+    reply = client.post("/api/expand", json={"source": source, "tensor": "Y"}).json()
+    assert (reply["tensor"], reply["op"]) == (nodes["Y"]["id"], "@")
+    assert len(reply["nodes"]) == 3 * 2 * 3  # per output element: 2 products and their sum
+    outputs = {tuple(n["output"]): n for n in reply["nodes"] if n["output"] is not None}
+    for (i, j), node in outputs.items():
+        assert (node["op"], node["data"], node["grad"]) == (
+            "+", nodes["Y"]["data"][i][j], nodes["Y"]["grad"][i][j],
+        )  # fmt: skip
+    products = [n for n in reply["nodes"] if n["op"] == "*"]
+    assert {(i["tensor"], tuple(i["index"])) for p in products for i in p["inputs"]} == {
+        *((nodes["X"]["id"], (i, k)) for i in range(3) for k in range(2)),
+        *((nodes["W"]["id"], (k, j)) for k in range(2) for j in range(2)),
+    }
+
+
+def test_expand_is_bounded_and_says_where(client):
+    source = "X = randn(40, 40, seed=1)\nY = X @ X\nL = Y.sum()"
+    response = client.post("/api/expand", json={"source": source, "tensor": "Y"})
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == (
+        "'Y' is 126,400 scalar nodes; Expand draws at most 2,000: expand a smaller op, or make "
+        "the tensors smaller"
+    )
