@@ -67,16 +67,23 @@ def _refuse_keyword(source: str, word: str, start: int, end: int) -> None:
 
 def is_tensor_program(source: str) -> bool:
     """Whether `source` builds a tensor (`tensor([…])`, `randn(…)`, `@`, …, comments aside):
-    such a program is read by this module, any other by the scalar language's reader. Each
-    scalar trace asks, so the text is searched for the words alone (C's speed: 0.2 ms for
-    100,000 characters) and only where one is found is it looked at closer."""
+    such a program is read by this module, any other by the scalar language's reader."""
+    return tensor_marker(source) is not None
+
+
+def tensor_marker(source: str) -> tuple[int, int] | None:
+    """The offsets of the first thing that makes `source` a tensor program (a maker's name, or
+    `@`), or None. Each scalar trace asks, so the text is searched for the words alone (C's
+    speed: 0.2 ms for 100,000 characters) and only where one is found is it looked at closer."""
+    found = []
     for word in _MAKERS:
         at = source.find(word)
         while at != -1:
             before = source[at - 1 : at]
             if not (before.isalnum() or before == "_") and _MAKER_CALL.match(source, at):
                 if not _in_comment(source, at):
-                    return True
+                    found.append((at, at + len(word)))
+                    break
             at = source.find(word, at + 1)
     at = source.find("@")
     while at != -1:
@@ -86,9 +93,10 @@ def is_tensor_program(source: str) -> bool:
         before = source[i] if i >= 0 else ""
         if before and (before.isalnum() or before in "_)]") and source[at + 1 : at + 2] != "=":
             if not _in_comment(source, at):
-                return True
+                found.append((at, at + 1))
+                break
         at = source.find("@", at + 1)
-    return False
+    return min(found) if found else None
 
 
 def _in_comment(source: str, at: int) -> bool:

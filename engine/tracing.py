@@ -26,7 +26,7 @@ from .parser import Statement, parse_program
 from .reply import numbers_reply, trace_reply
 from .steps import steps
 from .target import check_variant, resolve_target
-from .tensor_reader import is_tensor_program
+from .tensor_reader import tensor_marker
 from .topo import topo_order
 from .value import Value
 from .visit_order import check_order, order_warnings, resolve_order
@@ -62,8 +62,9 @@ Parsed = tuple[Sequence[Statement], Sequence[dict[str, Any]]]
 
 
 def _parse_program(source: str, max_depth: int | None) -> Parsed:
-    if is_tensor_program(source):  # (asked once a program: the parses are kept)
-        raise TensorProgram(msg("error.tensor.scalar_only"))
+    marker = tensor_marker(source)  # (asked once a program: the parses are kept)
+    if marker is not None:
+        raise TensorProgram(msg("error.tensor.scalar_only"), source, *marker)
     statements, notes = parse_program(source, max_depth)
     return tuple(statements), tuple(notes)
 
