@@ -36,24 +36,27 @@ def trace(
     values: dict[str, float] | None = None,
     *,
     expand_derived: bool = False,
+    lang: str = "en",
 ) -> dict[str, Any]:
     """The `POST /api/graph` reply for `source` (our language or micrograd's Python) with leaf
     `values`: nodes with their boxes, edges, steps with narration templates (filled by
-    `chainrule.engine.narration.narrations(reply)`), gradcheck (docs/api.md).
+    `chainrule.engine.narration.narrations(reply)`), gradcheck (docs/api.md); its warnings in
+    `lang` (`en`, `ru`, `et`).
     Raises `chainrule.engine.ProgramError` (with `line`, `column`, `caret`) for a bad program."""
     from chainrule.notebook.traces import traced
 
-    return traced(source, values, expand_derived=expand_derived)
+    return traced(source, values, expand_derived=expand_derived, lang=lang)
 
 
-def trace_value(value: Any, *, expand_derived: bool = False) -> dict[str, Any]:
+def trace_value(value: Any, *, expand_derived: bool = False, lang: str = "en") -> dict[str, Any]:
     """`trace` of the graph that ends in `value`: a micrograd `Value` (anything with `data`,
     `grad`, `_prev`, `_op` and optionally `label`) or a `chainrule.engine.Value`. The graph is
     read, never run; the reply's `program` is the program it was written as, and its warnings
-    say where micrograd's set of children merged a reused operand (`a*a`)."""
+    (in `lang`) say where micrograd's set of children merged a reused operand (`a*a`), which
+    op no row of the table explains, and whether the leaves moved after the forward pass."""
     from chainrule.notebook.traces import traced_value
 
-    return traced_value(value, expand_derived=expand_derived)
+    return traced_value(value, expand_derived=expand_derived, lang=lang)
 
 
 def show(value_or_source: Any, values: dict[str, float] | None = None, lang: str = "en") -> Any:

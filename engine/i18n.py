@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import string
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,13 @@ def render(value: str, lang: str) -> str:
     if lang == DEFAULT_LANG or not isinstance(value, Message):
         return str(value)  # a Message's own text is the English one
     return value.render(lang)
+
+
+def warnings_in(warnings: Iterable[dict[str, Any]], lang: str) -> list[dict[str, Any]]:
+    """Warnings (`{"type", "message", …}`: a trace's, or the Value reader's) with each message
+    said in `lang` (`render`): where a reply is written, in the server, the notebook and the
+    sandbox alike."""
+    return [{**warning, "message": render(warning["message"], lang)} for warning in warnings]
 
 
 @cache

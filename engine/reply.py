@@ -14,7 +14,7 @@ from .errors import LimitExceeded
 from .flags import grad_flags
 from .functions import ops_used, script_body
 from .gradcheck import GradCheck
-from .i18n import Count, msg, render
+from .i18n import Count, msg, render, warnings_in
 from .ops import DERIVED, row_of
 from .steps import Timeline
 
@@ -111,9 +111,7 @@ def numbers_reply(trace: Trace) -> dict[str, Any]:
         "local_grad": json_numbers([local for node in nodes for local in node.local_grads]),
         **backward_numbers(record, forward=trace.tangents is not None),
         "gradcheck": gradcheck_reply(trace.gradcheck),
-        "warnings": [
-            {**warning, "message": render(warning["message"], lang)} for warning in trace.warnings
-        ],
+        "warnings": warnings_in(trace.warnings, lang),
         "node_warnings": node_warnings_reply(trace),
         "grad_flags": {f"n{i}": flags for i, flags in grad_flags(trace).items()},
         **tangents_reply(trace),

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from types import BuiltinFunctionType, CellType, FrameType, FunctionType, MethodType, ModuleType
 from typing import Any
 
+from .i18n import Count, msg
 from .lexer import line_tokens
 from .ops import FUNCTIONS, MICROGRAD_OPS, OPS, SCRIPT_NAMES, apply, key_of
 
@@ -90,9 +91,11 @@ PLACE_PARTS = re.compile(r"^[^.\[]+|\.[^.\[]+|\[[^\]]*\]")
 SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 MAX_LISTED = 8  # the leaves a warning names before "…"
 # How far the names of Values are looked for from the namespace (n.layers[0].neurons[1].w[0]
-# is 7 steps), and how many objects at most.
+# is 7 steps), and how many objects at most: under each variable (a reply or a data set of
+# 200,000 objects leaves the model's parameters named), and in all.
 MAX_PLACE_DEPTH = 8
 MAX_PLACES = 200_000
+MAX_PLACES_IN_ALL = 1_000_000
 HOLDS_NO_VALUES = (str, bytes, int, float, complex, type, ModuleType, FunctionType, MethodType,
                    BuiltinFunctionType)  # fmt: skip
 # A node the program must name (used twice, or long) but the code did not is labelled with its
@@ -122,6 +125,7 @@ class NotAGraph(ValueError):
 
     def __init__(self, message: str, op: str | None = None) -> None:
         super().__init__(message)
+        self.message = message  # a catalogue sentence (Message): the sandbox says it in the page's
         self.op = op
 
 
@@ -163,21 +167,24 @@ class Program:
 
     def warnings(self) -> list[dict[str, Any]]:
         """One warning per merged operand, per opaque node, and one for stored data that does
-        not follow from the leaves, in the shape of the trace's warnings."""
+        not follow from the leaves, in the shape of the trace's warnings: each message a
+        catalogue sentence (engine/i18n.py `Message`), said in the reader's language where the
+        reply is written (`said`)."""
         return [*self._merged_warnings(), *self._unknown_warnings(), *self._stale_warnings()]
 
     def _unknown_warnings(self) -> list[dict[str, Any]]:
         return [
             {
                 "type": "unknown_op",
-                "message": (
-                    f"{u['node']} was made by op {u['op']!r}, and no operation chainrule knows "
-                    f"({KNOWN_OPS}, '**' with a number) gives its data {u['data']!r} from its "
-                    f"children ({', '.join(u['children'])}): it is drawn as an unknown op "
-                    f"({u['function']}) with its children, holding that value, its local "
-                    f"derivatives ({', '.join(map(repr, u['locals']))}) what your _backward "
-                    "gives at these numbers (a slider moves it along that tangent, not along "
-                    "your op). Spell the op as one of those to have it computed."
+                "message": msg(
+                    "warning.reader.unknown_op",
+                    node=u["node"],
+                    op=repr(u["op"]),
+                    ops=KNOWN_OPS,
+                    data=repr(u["data"]),
+                    children=", ".join(u["children"]),
+                    function=u["function"],
+                    locals=", ".join(map(repr, u["locals"])),
                 ),
                 "line": u["line"],
                 "column": 1,
@@ -193,13 +200,13 @@ class Program:
         return [
             {
                 "type": "stale_graph",
-                "message": (
-                    f"The data stored in {len(self.inconsistent)} node(s) does not follow from "
-                    f"their inputs (first {first['node']}: stored {first['stored']!r}, its "
-                    f"inputs give {first['follows']!r}). Leaves changed after the forward pass "
-                    f"(a training step's p.data update?) — the leaves under them: {moved}. "
-                    "The graph is drawn at the leaves' current values; run the forward pass "
-                    "again (recompute the loss) to draw the loss you printed."
+                "message": msg(
+                    "warning.reader.stale_graph",
+                    count=Count(len(self.inconsistent)),
+                    node=first["node"],
+                    stored=repr(first["stored"]),
+                    follows=repr(first["follows"]),
+                    moved=moved,
                 ),
                 "line": first["line"],
                 "column": 1,
@@ -210,11 +217,11 @@ class Program:
         return [
             {
                 "type": "merged_operand",
-                "message": (
-                    f"micrograd keeps the children of {m['node']} in a set, so draw_dot draws "
-                    f"one edge from {m['operand']}; {m['node']} = {m['operand']} {m['op']} "
-                    f"{m['operand']} uses it twice, and the correct graph has two edges (both "
-                    "carry a gradient)"
+                "message": msg(
+                    "warning.reader.merged_operand",
+                    node=m["node"],
+                    operand=m["operand"],
+                    op=m["op"],
                 ),
                 "line": m["line"],
                 "column": 1,
@@ -308,8 +315,11 @@ def _raw_children(value: Any) -> list[Any]:
     name = _children_attribute(value)
     if name is None or not hasattr(value, "data"):
         raise NotAValue(
-            f"{type(value).__name__} is not a Value: a graph node has a number `data` and its "
-            f"children in one of {', '.join(CHILDREN_ATTRIBUTES)} (a set, tuple or list)"
+            msg(
+                "error.reader.not_a_value",
+                type=type(value).__name__,
+                attributes=", ".join(CHILDREN_ATTRIBUTES),
+            )
         )
     return list(getattr(value, name))
 
@@ -516,9 +526,9 @@ def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[A
             if key in index:
                 continue
             if key in on_path:
-                raise NotAGraph("the graph has a cycle: a Value is among its own inputs")
+                raise NotAGraph(msg("error.reader.cycle"))
             if max_nodes is not None and len(index) + len(on_path) >= max_nodes:
-                raise TooManyNodes(f"the graph has more than {max_nodes} nodes")
+                raise TooManyNodes(msg("error.reader.too_many_nodes", limit=max_nodes))
             children = _children(value, keys_of)
             on_path.add(key)
             stack.append((value, children))
@@ -531,7 +541,7 @@ def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[A
         try:
             data = float(value.data)
         except (TypeError, ValueError) as error:
-            raise NotAGraph(f"a node's data {value.data!r} is not a number") from error
+            raise NotAGraph(msg("error.reader.data_not_number", data=repr(value.data))) from error
         op, exponent, inputs, merged = _describe(value, children_at, data, nodes)
         label = getattr(value, "label", "") or ""
         const = _is_ours(value) and getattr(value, "kind", "") == "const"
@@ -605,24 +615,30 @@ def places_in(namespace: Mapping[str, Any], exclude: Collection[str] = ()) -> di
     takes it as `names`."""
     places: dict[int, str] = {}
     seen: set[int] = set()
+    # The objects looked at under each variable: one holding a big reply or data set (a kernel's
+    # `trace = chainrule.trace_value(loss)`) uses up its own share, not the model's.
+    looked = {name: 0 for name in namespace}
     level = [
-        (name, value)
+        (name, value, name)
         for name, value in namespace.items()
         if not name.startswith("_") and name not in exclude
     ]
     for _depth in range(MAX_PLACE_DEPTH):
-        deeper: list[tuple[str, Any]] = []
-        for path, obj in level:
+        deeper: list[tuple[str, Any, str]] = []
+        for path, obj, variable in level:
             # A number or a string holds no Value: it costs none of the objects looked at (a
             # kernel's namespace holds replies and data sets full of them).
-            if isinstance(obj, HOLDS_NO_VALUES) or id(obj) in seen or len(seen) >= MAX_PLACES:
+            if isinstance(obj, HOLDS_NO_VALUES) or id(obj) in seen:
+                continue
+            if looked[variable] >= MAX_PLACES or len(seen) >= MAX_PLACES_IN_ALL:
                 continue
             seen.add(id(obj))
+            looked[variable] += 1
             if is_value(obj):
                 places.setdefault(id(obj), path)
                 continue
             try:
-                deeper.extend(_parts(path, obj))
+                deeper.extend((place, item, variable) for place, item in _parts(path, obj))
             except Exception:  # noqa: BLE001 - an object whose attributes raise names nothing
                 continue
         level = deeper
@@ -725,9 +741,8 @@ def program_of(
         if node.op is None and not node.unknown and id(value) in constants and uses[i] == 1:
             node.const = True
     writer = _Writer(nodes, objects, names)
-    for i, node in enumerate(writer.nodes):
-        if writer.reachable[i]:
-            writer.write(i, node)
+    for i in writer.order():
+        writer.write(i, writer.nodes[i])
     return writer.program()
 
 
@@ -824,6 +839,12 @@ def _operated_on(objects: list[Any]) -> set[int]:
     return found
 
 
+def _natural_key(text: str) -> list[Any]:
+    """`text` ordered as people order places: `neurons[2]` before `neurons[10]`."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part)
+            for part in re.split(r"(\d+)", text)]  # fmt: skip
+
+
 def _inconsistent(nodes: list[_Node]) -> list[int]:
     """The op nodes whose stored data does not follow from their operands' stored data."""
     found = []
@@ -876,6 +897,26 @@ class _Writer:
         self.functions: dict[int, str] = {}  # id(opaque node) → the function written for it
         self.line_of = [0] * count  # the 1-based line that writes a node (inline: its user's)
 
+    def order(self) -> list[int]:
+        """The nodes the program writes, in its order: the leaves named where they live first
+        (a model's parameters), in the order of their places (layer by layer, neuron by neuron:
+        `n.layers[0].neurons[1].b`, `….w[0]`, …, `n.layers[0].neurons[2].b`), then the rest in
+        graph order (inputs first), so the sliders, the tables and the scripts list a model's
+        parameters as it holds them, not in the order the loss first reached them."""
+        written = [i for i in range(len(self.nodes)) if self.reachable[i]]
+        placed = sorted((i for i in written if self.lives_somewhere(i)),
+                        key=lambda i: _natural_key(self.nodes[i].label))  # fmt: skip
+        first = set(placed)
+        return placed + [i for i in written if i not in first]
+
+    def lives_somewhere(self, i: int) -> bool:
+        """Whether node `i` is a leaf named after the place it lives (its label that place)."""
+        node = self.nodes[i]
+        if node.op is not None or node.const or node.unknown or self.names[i] is None:
+            return False
+        place = self.hints.get(id(self.objects[i]), "")
+        return node.label == place and not place.isidentifier()
+
     def opaque_name(self, node: _Node) -> str | None:
         """An opaque node's name: its op's spelling (`max`) where that is a name, else None."""
         if not node.unknown:
@@ -897,7 +938,7 @@ class _Writer:
     def write(self, i: int, node: _Node) -> None:
         """Node `i`: a constant inline, a leaf's line, an operation inline or its line."""
         if node.op is None and not math.isfinite(node.data):
-            raise NotAGraph(f"a leaf's data is {node.data}: a program's numbers are finite")
+            raise NotAGraph(msg("error.reader.leaf_not_finite", data=str(node.data)))
         if node.op is None and node.const and i != self.last:
             self.text[i] = self.shown[i] = _number(node.data)
             self.prec[i] = self.shown_prec[i] = ATOM if node.data >= 0 else 0
@@ -1020,13 +1061,16 @@ class _Writer:
     def program(self) -> Program:
         """The program of the written lines, with the nodes micrograd's set merged."""
         names, text, line_of = self.names, self.text, self.line_of
+        # The warnings name a node as its card does, in the learner's words: its label (the
+        # place a parameter lives, `n.layers[0].neurons[1].w[0]`), else its name or expression.
+        shown = self.shown
         for i in range(self.last, -1, -1):
             if not line_of[i] and self.consumer[i] >= 0:
                 line_of[i] = line_of[self.consumer[i]]
         merged = [
             {
-                "node": names[i] or text[i],
-                "operand": text[node.inputs[0]],
+                "node": shown[i],
+                "operand": shown[node.inputs[0]],
                 "op": node.op,
                 "line": line_of[i],
             }
@@ -1034,18 +1078,22 @@ class _Writer:
             if node.merged
         ]
         reachable = self.reachable
-        leaves = [
+        leaves = [  # in the program's order (`order`)
             names[i]
-            for i, node in enumerate(self.nodes)
-            if reachable[i] and node.op is None and not node.const and not node.unknown and names[i]
+            for i in sorted(range(len(self.nodes)), key=line_of.__getitem__)
+            if reachable[i]
+            and self.nodes[i].op is None
+            and not self.nodes[i].const
+            and not self.nodes[i].unknown
+            and names[i]
         ]
         unknown = [
             {
-                "node": names[i],
+                "node": shown[i],
                 "op": node.unknown,
                 "data": node.data,
                 "line": line_of[i],
-                "children": [text[j] or names[j] or "" for j in node.children],
+                "children": [shown[j] for j in node.children],
                 "function": self.functions.get(id(node), ""),
                 "locals": node.measured,
             }  # fmt: skip
@@ -1079,7 +1127,7 @@ class _Writer:
             },  # fmt: skip
             inconsistent=[
                 {
-                    "node": names[i] or text[i],
+                    "node": shown[i],
                     "line": line_of[i],
                     "stored": self.nodes[i].data,
                     "follows": apply(
@@ -1090,7 +1138,7 @@ class _Writer:
                 }
                 for i in inconsistent
             ],  # fmt: skip
-            moved=[names[j] or text[j] for j in moved],
+            moved=[shown[j] for j in moved],
         )
 
 
@@ -1168,6 +1216,6 @@ def _signed(x: float) -> str:
 
 def _exponent(k: float | None) -> str:
     if k is None or not math.isfinite(k):
-        raise NotAGraph(f"a power's exponent is {k}: a program's numbers are finite")
+        raise NotAGraph(msg("error.reader.exponent_not_finite", k=str(k)))
     written = _number(k)
     return f"({written})" if k < 0 else written

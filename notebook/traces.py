@@ -21,7 +21,7 @@ from chainrule.app.api.schemas import GraphRequest
 from chainrule.app.layout.layouter import Layouter
 from chainrule.app.settings import get_settings
 from chainrule.engine import Limits
-from chainrule.engine.i18n import DEFAULT_LANG, check_lang
+from chainrule.engine.i18n import DEFAULT_LANG, check_lang, warnings_in
 from chainrule.engine.value_reader import (
     NotAValue,
     Program,
@@ -62,16 +62,21 @@ def traced(
         values={name: float(v) for name, v in values.items()} if values else None,
         expand_derived=expand_derived,
     )
-    body = build_body(request, get_settings(), _layouter(), check_lang(lang), limits)
-    return orjson.loads(body.now)
+    # Only the body for now is read: the other (for a cached layout) is freed before decoding
+    # (50 MB each for micrograd's demo).
+    now = build_body(request, get_settings(), _layouter(), check_lang(lang), limits).now
+    return orjson.loads(now)
 
 
-def with_program(trace: dict[str, Any], program: Program) -> dict[str, Any]:
-    """`trace` of `program` with the program's merged-operand warnings and its `program`."""
+def with_program(
+    trace: dict[str, Any], program: Program, lang: str = DEFAULT_LANG
+) -> dict[str, Any]:
+    """`trace` of `program` with the reader's warnings on the program (merged operands, opaque
+    nodes, a stale graph), said in `lang` as the trace's own are, and its `program`."""
     # Every line the reader writes is meant: a `skipped` note on its program is about a label
     # line (`t1.label = 'x1*w1'`) that a parser which does not read labels passes over.
     kept = [warning for warning in trace["warnings"] if warning["type"] != "skipped"]
-    trace["warnings"] = [*program.warnings(), *kept]
+    trace["warnings"] = [*warnings_in(program.warnings(), lang), *kept]
     trace["program"] = {"source": program.source, "leaves": program.leaves, "root": program.root}
     return trace
 
@@ -121,16 +126,20 @@ def caller_places() -> dict[int, str]:
 
 
 def traced_value(
-    value: Any, *, expand_derived: bool = False, names: Mapping[int, str] | None = None
+    value: Any,
+    *,
+    expand_derived: bool = False,
+    names: Mapping[int, str] | None = None,
+    lang: str = DEFAULT_LANG,
 ) -> dict[str, Any]:
     """`traced` of the program that builds the graph ending in `value`, its nodes named by
     `names` (`caller_places()` by default), under `value_limits` (more than `max_value_nodes`
-    nodes: TooManyNodes, before any program is written)."""
+    nodes: TooManyNodes, before any program is written), its words in `lang`."""
     limits = value_limits()
     names = caller_places() if names is None else names
     program = program_of(value, names=names, max_nodes=limits.max_nodes)
-    trace = traced(program.source, expand_derived=expand_derived, limits=limits)
-    return with_program(trace, program)
+    trace = traced(program.source, expand_derived=expand_derived, lang=lang, limits=limits)
+    return with_program(trace, program, lang)
 
 
 def source_of(value_or_source: Any) -> tuple[str, Program | None]:
@@ -156,7 +165,7 @@ def trace_of(
     source, program = source_of(value_or_source)
     if program is None:
         return traced(source, values, lang=lang)
-    return with_program(traced(source, values, lang=lang, limits=value_limits()), program)
+    return with_program(traced(source, values, lang=lang, limits=value_limits()), program, lang)
 
 
 def save_html(

@@ -176,7 +176,7 @@ def _widget_classes() -> tuple[type, type]:
                 self.error = error.to_dict(self._lang)
                 return
             self.error = None
-            self.trace = with_program(trace, self._program) if self._program else trace
+            self.trace = with_program(trace, self._program, self._lang) if self._program else trace
 
         def _ipython_display_(self) -> None:
             # In Jupyter: the drawing (an output of its own, see FALLBACK_STYLE), then the player.
@@ -236,7 +236,7 @@ def widget(
     limits = value_limits() if program else None
     trace = traced(source, values, lang=check_lang(lang), limits=limits)
     if program:
-        trace = with_program(trace, program)
+        trace = with_program(trace, program, lang)
     return (whole if _in_marimo() else shared)(source, program, trace, title, lang)
 
 

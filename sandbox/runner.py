@@ -32,6 +32,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any
 
+from chainrule.engine.i18n import DEFAULT_LANG, render, warnings_in
 from chainrule.engine.value_reader import (
     KNOWN_OPS,
     NotAGraph,
@@ -165,6 +166,7 @@ class Session:
 
     report_line: Callable[[int], Any] | None = None
     max_nodes: int = MAX_NODES
+    lang: str = DEFAULT_LANG  # the page's: the reader's warnings are said in it
     namespace: dict[str, Any] = field(default_factory=dict)
     watch: Watch | None = None
     code: str = ""
@@ -255,11 +257,13 @@ class Session:
             return {"ok": False, "error": error_at("TooManyNodes", "", self.code, choice.line,
                                                    limit=self.max_nodes)}  # fmt: skip
         except NotAValue as error:
-            return {"ok": False, "error": error_at("NotAGraph", str(error), self.code, None)}
+            return {"ok": False, "error": error_at("NotAGraph", render(error.message, self.lang),
+                                                   self.code, None)}  # fmt: skip
         except NotAGraph as error:
             kind = "UnknownOp" if error.op is not None else "NotAGraph"
-            return {"ok": False, "error": error_at(kind, str(error), self.code, choice.line,
-                                                   op=error.op, ops=KNOWN_OPS)}  # fmt: skip
+            return {"ok": False, "error": error_at(kind, render(error.message, self.lang),
+                                                   self.code, choice.line, op=error.op,
+                                                   ops=KNOWN_OPS)}  # fmt: skip
         return {
             "ok": True,
             "program": {
@@ -267,7 +271,7 @@ class Session:
                 "values": {name: json_number(v) for name, v in program.values.items()},
                 "leaves": program.leaves,
                 "root": program.root,
-                "warnings": program.warnings(),
+                "warnings": warnings_in(program.warnings(), self.lang),
             },
             "choice": {
                 "kind": choice.kind,

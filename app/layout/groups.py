@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from chainrule.app.layout.layered import layered_centres
+from chainrule.app.layout.layered import layered_centres, ordered
 from chainrule.app.layout.layouter import (
     CARD_SIZE,
     FRAME_LABEL,
@@ -233,9 +233,13 @@ def same_inside(graph: InsideGraph, laid_out: Inside) -> Inside:
 def layered_grouped(
     structure: Structure, quotient: Structure, graphs: dict[int, InsideGraph]
 ) -> Layout:
-    """Both layouts by the layered fallback, in the same steps as dot_grouped."""
-    insides = {}
-    for group, graph in graphs.items():
+    """Both layouts by the layered fallback, in the same steps as dot_grouped: each shape of
+    inside is laid out once (micrograd's demo: 3,271 neurons' insides, a few dozen shapes), the
+    groups of that shape placed as its first is."""
+    shapes = same_shapes(graphs)
+    laid_out: dict[int, Inside] = {}
+    for group in dict.fromkeys(shapes.values()):
+        graph = graphs[group]
         centres = layered_centres(
             len(graph.names),
             graph.edges,
@@ -245,10 +249,15 @@ def layered_grouped(
             pinned=graph.ports,
             weights=graph.weights,
         )
-        insides[group] = inside_of(graph, dict(zip(graph.names, centres, strict=True)))
+        laid_out[group] = inside_of(graph, dict(zip(graph.names, centres, strict=True)))
+    insides = {
+        group: same_inside(graph, laid_out[shapes[group]]) for group, graph in graphs.items()
+    }
     card_sizes = [CARD_SIZE[kind] for kind in quotient.kinds]
-    collapsed = layered_layout(quotient, card_sizes, COLLAPSED_NODE_GAP)
-    boxes = layered_layout(quotient, expanded_sizes(quotient, insides), NODE_GAP)
+    # One order for both (it never looks at the sizes): collapsing moves nothing across.
+    order = ordered(len(quotient.ids), quotient.edges) if quotient.ids else None
+    collapsed = layered_layout(quotient, card_sizes, COLLAPSED_NODE_GAP, order)
+    boxes = layered_layout(quotient, expanded_sizes(quotient, insides), NODE_GAP, order)
     return with_collapsed(placed(structure, insides, boxes), collapsed)
 
 

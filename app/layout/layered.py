@@ -18,7 +18,7 @@ cards and once with big ones keeps every node in the same column and the same or
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MAX_SPAN = 4  # columns an edge may cross and still get lanes and take part in the ordering
 ORDER_SWEEPS = 4  # barycentre sweeps each way
@@ -34,6 +34,9 @@ class LayeredGraph:
     inputs: list[list[tuple[int, float]]]  # (vertex one column left, weight)
     consumers: list[list[tuple[int, float]]]  # (vertex one column right, weight)
     columns: list[list[int]]  # vertices of each column, in their order
+    # The weight of each vertex's inputs and of its consumers, summed once (every sweep reads them).
+    input_weight: list[float] = field(default_factory=list)
+    consumer_weight: list[float] = field(default_factory=list)
 
 
 def columns_from_the_root(
@@ -113,6 +116,8 @@ def with_lanes(
     graph.columns = [[] for _ in range(max(graph.column, default=-1) + 1)]
     for vertex, col in enumerate(graph.column):
         graph.columns[col].append(vertex)
+    graph.input_weight = [sum(weight for _, weight in linked) for linked in graph.inputs]
+    graph.consumer_weight = [sum(weight for _, weight in linked) for linked in graph.consumers]
     return graph
 
 
@@ -126,21 +131,25 @@ def order_columns(graph: LayeredGraph) -> None:
     last = len(graph.columns) - 1
     for _ in range(ORDER_SWEEPS):
         for col in range(last - 1, -1, -1):
-            reorder(graph.columns[col], graph.consumers, position)
+            reorder(graph.columns[col], graph.consumers, graph.consumer_weight, position)
         for col in range(1, last + 1):
-            reorder(graph.columns[col], graph.inputs, position)
+            reorder(graph.columns[col], graph.inputs, graph.input_weight, position)
 
 
 def reorder(
-    column: list[int], neighbours: list[list[tuple[int, float]]], position: list[float]
+    column: list[int],
+    neighbours: list[list[tuple[int, float]]],
+    totals: list[float],
+    position: list[float],
 ) -> None:
-    """Sort `column` by the weighted mean position of each vertex's `neighbours` (in place)."""
+    """Sort `column` by the weighted mean position of each vertex's `neighbours` (their weights
+    summed in `totals`), in place."""
     if len(column) == 1:
         return
     keys = {}
     for vertex in column:
         linked = neighbours[vertex]
-        total = sum(weight for _, weight in linked)
+        total = totals[vertex]
         centre = (
             sum(position[other] * weight for other, weight in linked) / total
             if total
@@ -165,9 +174,11 @@ def place_rows(graph: LayeredGraph, heights: Sequence[float], node_gap: float) -
     last = len(graph.columns) - 1
     for _ in range(ROW_SWEEPS):
         for col in range(1, last + 1):
-            settle(graph.columns[col], graph.inputs, row, heights, node_gap)
+            settle(graph.columns[col], graph.inputs, graph.input_weight, row, heights, node_gap)
         for col in range(last - 1, -1, -1):
-            settle(graph.columns[col], graph.consumers, row, heights, node_gap)
+            settle(
+                graph.columns[col], graph.consumers, graph.consumer_weight, row, heights, node_gap
+            )
     return row
 
 
@@ -179,17 +190,19 @@ def gap(heights: Sequence[float], above: int, below: int, node_gap: float) -> fl
 def settle(
     column: list[int],
     neighbours: list[list[tuple[int, float]]],
+    totals: list[float],
     row: list[float],
     heights: Sequence[float],
     node_gap: float,
 ) -> None:
     """Move `column`'s rows as close as the order and gaps allow to each vertex's neighbours'
-    weighted mean row (in place): least squares under `row[i+1] - row[i] >= gap`."""
+    weighted mean row (their weights summed in `totals`), in place: least squares under
+    `row[i+1] - row[i] >= gap`."""
     if len(column) == 1:  # nothing to keep apart: straight to the mean (most columns of a chain)
-        linked = neighbours[column[0]]
-        if linked:
-            total = sum(weight for _, weight in linked)
-            row[column[0]] = sum(row[other] * weight for other, weight in linked) / total
+        vertex = column[0]
+        if neighbours[vertex]:
+            linked = neighbours[vertex]
+            row[vertex] = sum(row[other] * weight for other, weight in linked) / totals[vertex]
         return
     offsets = []
     wanted = []
@@ -199,7 +212,7 @@ def settle(
         if place:
             offset += gap(heights, column[place - 1], vertex, node_gap)
         linked = neighbours[vertex]
-        total = sum(weight for _, weight in linked)
+        total = totals[vertex]
         if total:
             target = sum(row[other] * weight for other, weight in linked) / total
         else:
@@ -230,6 +243,51 @@ def isotonic(values: Sequence[float], weights: Sequence[float]) -> list[float]:
     return fitted
 
 
+def ordered(
+    n: int,
+    edges: Sequence[tuple[int, int]],
+    *,
+    pinned: Sequence[int] = (),
+    weights: Sequence[float] | None = None,
+) -> LayeredGraph:
+    """Steps 1 and 2 for `n` nodes of a DAG: columns, lanes and the order in each column. They
+    never look at the cards' sizes, so one ordering serves every size of card (a graph of groups
+    laid out collapsed and expanded: `placed_centres` of each)."""
+    # A pinned node (a group's port) whose edge is too long for lanes stays by its consumer: in
+    # the first column it would only stack up, holding no lane.
+    columns = columns_from_the_root(n, edges, pinned, pin_within=MAX_SPAN)
+    graph = with_lanes(n, edges, columns, weights)
+    order_columns(graph)
+    return graph
+
+
+def placed_centres(
+    graph: LayeredGraph,
+    sizes: Sequence[tuple[float, float]],
+    *,
+    rank_gap: float,
+    node_gap: float,
+) -> list[tuple[float, float]]:
+    """Step 3 for the nodes of an `ordered` graph, cards of `sizes`: the centre (x, y) of each,
+    columns `rank_gap` apart (each as wide as its widest card), cards at least `node_gap` apart
+    in a column."""
+    n = len(sizes)
+    heights = [height for _, height in sizes] + [0.0] * (len(graph.column) - n)
+    rows = place_rows(graph, heights, node_gap)
+    widths = [0.0] * len(graph.columns)
+    for node in range(n):
+        widths[graph.column[node]] = max(widths[graph.column[node]], sizes[node][0])
+    lefts = []
+    left = 0.0
+    for width in widths:
+        lefts.append(left)
+        left += width + rank_gap
+    return [
+        (lefts[graph.column[node]] + widths[graph.column[node]] / 2, rows[node])
+        for node in range(n)
+    ]
+
+
 def layered_centres(
     n: int,
     edges: Sequence[tuple[int, int]],
@@ -246,22 +304,5 @@ def layered_centres(
     `weights` per edge (default 1) pull harder."""
     if n == 0:
         return []
-    # A pinned node (a group's port) whose edge is too long for lanes stays by its consumer: in
-    # the first column it would only stack up, holding no lane.
-    columns = columns_from_the_root(n, edges, pinned, pin_within=MAX_SPAN)
-    graph = with_lanes(n, edges, columns, weights)
-    order_columns(graph)
-    heights = [height for _, height in sizes] + [0.0] * (len(graph.column) - n)
-    rows = place_rows(graph, heights, node_gap)
-    widths = [0.0] * len(graph.columns)
-    for node in range(n):
-        widths[graph.column[node]] = max(widths[graph.column[node]], sizes[node][0])
-    lefts = []
-    left = 0.0
-    for width in widths:
-        lefts.append(left)
-        left += width + rank_gap
-    return [
-        (lefts[graph.column[node]] + widths[graph.column[node]] / 2, rows[node])
-        for node in range(n)
-    ]
+    graph = ordered(n, edges, pinned=pinned, weights=weights)
+    return placed_centres(graph, sizes, rank_gap=rank_gap, node_gap=node_gap)

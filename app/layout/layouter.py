@@ -28,7 +28,12 @@ import orjson
 
 from chainrule.app.http.cache import BoundedCache, CacheStats
 from chainrule.app.layout.graphviz import Graphviz, GraphvizError, layout_environment
-from chainrule.app.layout.layered import columns_from_the_root, layered_centres
+from chainrule.app.layout.layered import (
+    LayeredGraph,
+    columns_from_the_root,
+    layered_centres,
+    placed_centres,
+)
 from chainrule.app.settings import AppSettings
 
 # Card sizes in px, as the page draws them; dot gets the same sizes so its positions fit them.
@@ -480,12 +485,20 @@ def sugiyama_layout(structure: Structure) -> Layout:
 
 
 def layered_layout(
-    structure: Structure, sizes: Sequence[tuple[float, float]], node_gap: float
+    structure: Structure,
+    sizes: Sequence[tuple[float, float]],
+    node_gap: float,
+    order: LayeredGraph | None = None,
 ) -> Layout:
-    """The layered fallback (app/layout/layered.py) of `structure`, its cards of `sizes`."""
-    centres = layered_centres(
-        len(structure.ids), structure.edges, sizes, rank_gap=RANK_GAP, node_gap=node_gap
-    )
+    """The layered fallback (app/layout/layered.py) of `structure`, its cards of `sizes`; with
+    `order`, the structure's columns and order found before (`layered.ordered`: they do not
+    depend on the sizes)."""
+    if order is None:
+        centres = layered_centres(
+            len(structure.ids), structure.edges, sizes, rank_gap=RANK_GAP, node_gap=node_gap
+        )
+    else:
+        centres = placed_centres(order, sizes, rank_gap=RANK_GAP, node_gap=node_gap)
     boxes = tuple((x, y, *size) for (x, y), size in zip(centres, sizes, strict=True))
     return _bounded("sugiyama", boxes)
 

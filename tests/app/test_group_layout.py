@@ -158,17 +158,33 @@ def grouped_structure(source: str):  # noqa: ANN201
     return structure_of(reply["nodes"], reply["edges"], reply["groups"])
 
 
-def test_statements_of_one_shape_are_placed_as_if_each_were_laid_out_alone(monkeypatch) -> None:
-    """dot lays out each shape of a statement's inside once (group_layout.same_shapes) and the
-    others of that shape take its places, in order: the same boxes as one drawing each."""
+@pytest.mark.parametrize(("dot_max_nodes", "engine_name"), [(1000, "dot"), (0, "sugiyama")])
+def test_statements_of_one_shape_are_placed_as_if_each_were_laid_out_alone(
+    monkeypatch, dot_max_nodes, engine_name
+) -> None:
+    """Both engines lay out each shape of a statement's inside once (group_layout.same_shapes)
+    and the others of that shape take its places, in order: the same boxes as one drawing each
+    (the fallback is what lays out micrograd's demo, 3,271 neurons of a few dozen shapes)."""
     from chainrule.app.layout import groups as group_layout
 
     structure = grouped_structure(repeated_statements(12))
-    shared, _ = Layouter(dot_timeout_s=30, dot_max_nodes=1000, cache_size=0).layout(structure)
+    drawn = []
+    real = group_layout.layered_centres
+    monkeypatch.setattr(
+        group_layout, "layered_centres", lambda n, *a, **k: drawn.append(n) or real(n, *a, **k)
+    )
+    shared, _ = Layouter(dot_timeout_s=30, dot_max_nodes=dot_max_nodes, cache_size=0).layout(
+        structure
+    )
+    insides_drawn = len(drawn)
     monkeypatch.setattr(group_layout, "same_shapes", lambda graphs: {g: g for g in graphs})
-    alone, _ = Layouter(dot_timeout_s=30, dot_max_nodes=1000, cache_size=0).layout(structure)
-    assert shared.engine == "dot" and shared.collapsed is not None
+    alone, _ = Layouter(dot_timeout_s=30, dot_max_nodes=dot_max_nodes, cache_size=0).layout(
+        structure
+    )
+    assert shared.engine == engine_name and shared.collapsed is not None
     assert shared == alone
+    if engine_name == "sugiyama":  # 12 statements of one shape and the root's: two insides
+        assert insides_drawn == 2 and len(drawn) - insides_drawn == 13
 
 
 def test_with_one_graphviz_slot_the_collapsed_graph_waits_its_turn() -> None:

@@ -141,6 +141,27 @@ def test_a_widget_recomputes_its_leaves_in_the_kernel():
     assert shown.error["type"] == "BadValue"
 
 
+def test_a_widget_says_the_reader_s_warnings_in_its_language_and_keeps_it(tmp_path):
+    pytest.importorskip("anywidget")
+    from chainrule.notebook.widget import widget
+
+    a = Value(3.0)
+    b = a * a  # micrograd's set keeps one child: the program says a * a, and warns
+    shown = widget(b, lang="et")
+    merged = (
+        "micrograd hoiab sõlme b sisendeid hulgas (set), seega joonistab draw_dot ühe serva "
+        "sõlmest a; b = a * a kasutab seda kaks korda ning õiges graafis on kaks serva "
+        "(mõlemat mööda liigub gradient)"
+    )
+    assert [w["message"] for w in shown.trace["warnings"]] == [merged]
+    shown.values = {"a": 5.0}  # a slider moved: the kernel traces again, in the same language
+    assert shown.error is None and shown.trace["nodes"][0]["data"] == 5.0
+    assert [w["message"] for w in shown.trace["warnings"]] == [merged]
+    # The one-file HTML carries the trace's warnings as its reply does: in its language.
+    html = chainrule.save_html(b, tmp_path / "b.html", lang="ru").read_text(encoding="utf-8")
+    assert "micrograd хранит входы b во множестве (set)" in html
+
+
 def test_a_value_with_an_op_chainrule_does_not_know_is_drawn_opaque_and_named():
     a = Value(2.0)
     b = a * 3.0

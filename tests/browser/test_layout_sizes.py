@@ -130,3 +130,31 @@ def test_a_cut_name_is_said_as_shown_then_whole(one_page):
     # A name that fits is said once.
     x = page.locator('[data-testid=node][data-label="x"]')
     assert x.get_attribute("aria-label") == "node x: data 2.000, grad −3.000"
+
+
+def test_a_place_too_long_is_cut_at_its_front(page, tmp_path):
+    """A parameter named where it lives (the Value reader's `model.layers[0].neurons[1].w[0]`,
+    here in the file `chainrule.save_html` writes of the program the reader would write) shows
+    its end, which tells it from its neighbours (every weight of a model starts with
+    `model.layers[`): whole steps after a "…", said as shown, then whole."""
+    import chainrule
+
+    place = "model.layers[0].neurons[1].w[0]"
+    source = (
+        f"w = 0.5; w.label = '{place}'\n"
+        "b = 0.25; b.label = 'model.layers[0].neurons[1].b'\ny = w * 2 + b"
+    )
+    path = tmp_path / "places.html"
+    chainrule.save_html(source, path)
+    page.goto(path.as_uri())
+    page.wait_for_selector("[data-testid=player] svg[data-ready=true]")
+    page.click("#to-end")
+    card = page.locator(f'[data-testid=node][data-label="{place}"]')
+    shown = card.locator(".label-name").text_content()
+    assert card.locator(".label-more").text_content() == ""
+    assert shown.startswith("…") and place.endswith(shown[1:]) and shown.endswith("].w[0]")
+    assert card.get_attribute("aria-label") == (
+        f"node {shown}: data 0.5000, grad 2.000, full name {place}"
+    )
+    bias = page.locator('[data-testid=node][data-label="model.layers[0].neurons[1].b"]')
+    assert bias.locator(".label-name").text_content().endswith("].b")

@@ -469,6 +469,58 @@ def test_fifty_leaves_are_filtered_grouped_and_linked_to_their_cards(page):
     assert page.locator("[data-testid=node][data-label=w5]").get_attribute("data-linked") == "true"
 
 
+# (leaves as {name, label} in the program's order, the groups: [prefix, place, names])
+LEAF_GROUPS = [
+    (  # micrograd's MLP as the reader writes it (engine/value_reader.py): one group a neuron
+        [("n_layers0_neurons0_b", "n.layers[0].neurons[0].b"),
+         ("n_layers0_neurons0_w0", "n.layers[0].neurons[0].w[0]"),
+         ("n_layers0_neurons1_b", "n.layers[0].neurons[1].b"),
+         ("n_layers0_neurons1_w0", "n.layers[0].neurons[1].w[0]"),
+         ("n_layers1_neurons0_b", "n.layers[1].neurons[0].b"),
+         ("n_layers1_neurons0_w0", "n.layers[1].neurons[0].w[0]"),
+         ("n_layers1_neurons0_w1", "n.layers[1].neurons[0].w[1]")],
+        [["n.layers[0].neurons[0]", True, ["n_layers0_neurons0_b", "n_layers0_neurons0_w0"]],
+         ["n.layers[0].neurons[1]", True, ["n_layers0_neurons1_b", "n_layers0_neurons1_w0"]],
+         ["n.layers[1].neurons[0]", True,
+          ["n_layers1_neurons0_b", "n_layers1_neurons0_w0", "n_layers1_neurons0_w1"]]],
+    ),
+    (  # names and places together (a place `w` is no prefix `w…`); one alone is "other"
+        [("w1", "w1"), ("w_0", "w[0]"), ("xs_0_1", "xs[0][1]"), ("w2", "w2"), ("w_1", "w[1]"),
+         ("xs_1_0", "xs[1][0]"), ("c", "c"), ("model_w", "model.w")],
+        [["w", False, ["w1", "w2"]], ["w", True, ["w_0", "w_1"]],
+         ["xs", True, ["xs_0_1", "xs_1_0"]], ["", False, ["c", "model_w"]]],
+    ),
+]  # fmt: skip
+
+
+def test_leaves_named_by_where_they_live_are_grouped_by_what_holds_them(page):
+    page.goto("/?preset=add-mul")
+    page.wait_for_selector(READY + " [data-testid=node]")
+    for leaves, groups in LEAF_GROUPS:
+        got = page.evaluate(
+            """async (leaves) => {
+              const { groupLeaves } = await import('/static/js/controls/leaf-groups.js');
+              return groupLeaves(leaves.map(([name, label]) => ({ name, label })))
+                .map(({ prefix, place, names }) => [prefix, place, names]);
+            }""",
+            leaves,
+        )
+        assert got == groups
+    parts = page.evaluate(
+        """async () => {
+          const { placeOf } = await import('/static/js/controls/leaf-groups.js');
+          return ['n.layers[0].neurons[1].w[0]', 'n.b', 'xs[0][1]', 'x1*w1', 'w1'].map(placeOf);
+        }"""
+    )
+    assert parts == [
+        {"owner": "n.layers[0].neurons[1]", "part": "w[0]"},
+        {"owner": "n", "part": "b"},
+        {"owner": "xs", "part": "xs[0][1]"},
+        None,
+        None,
+    ]
+
+
 def test_a_few_leaves_keep_the_plain_panel(page):
     page.goto("/?preset=add-mul")
     page.wait_for_selector(READY + " [data-testid=node]")

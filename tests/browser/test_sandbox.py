@@ -219,6 +219,28 @@ def test_the_training_loop_shows_the_graph_of_the_last_loss(sandbox):
     result = check(sandbox)
     assert result["status"] == "agree" and result["checked"] > 300
     assert_only_programs(sandbox, facts["program"])
+    # The 41 parameters' sliders are grouped by the neuron that holds them, layer by layer (the
+    # graph's real-size view draws one statement a neuron, named so), each row its own part.
+    groups = sandbox.eval_on_selector_all(
+        "[data-testid=leaf-group]",
+        """gs => gs.map(g => [g.querySelector('.leaf-group-title').firstChild.textContent,
+                             [...g.querySelectorAll('.slider-name')].map(s => s.textContent)])""",
+    )
+    neurons = [(layer, k) for layer, size in enumerate((4, 4, 1)) for k in range(size)]
+    assert groups == [
+        [
+            f"n.layers[{layer}].neurons[{k}]",
+            ["b", *(f"w[{i}]" for i in range(3 if layer == 0 else 4))],
+        ]
+        for layer, k in neurons
+    ]
+    assert (
+        sandbox.get_attribute("[data-testid=slider-n_layers1_neurons2_w3] .slider-name", "title")
+        == "n.layers[1].neurons[2].w[3]"
+    )
+    sandbox.fill("[data-testid=leaf-filter]", "layers[2]")  # a place filters, as a name does
+    assert sandbox.locator(".slider:visible").count() == 5
+    sandbox.fill("[data-testid=leaf-filter]", "")
 
 
 def test_micrograds_nn_with_its_seed_runs_from_the_vendored_wheel(sandbox):
@@ -568,6 +590,39 @@ def test_an_op_whose_backward_was_never_set_is_named(sandbox):
     assert ringed == ["o"]
 
 
+# The reader's notes on a graph of a reused operand (micrograd's set) and an op no row of the
+# table explains, in each language: (tag, text) of each note, exactly.
+READER_NOTES = (
+    "\na = Value(3.0)\nsquare = a * a\nodd = square + a\nodd._op = 'cosh'\nodd.data = 20.0\n"
+    "odd.backward()\n"
+)
+SAID_NOTES = {
+    "ru": [
+        ("micrograd", "micrograd хранит входы square во множестве (set), поэтому draw_dot рисует "
+         "одно ребро из a; square = a * a использует его дважды, и в правильном графе два ребра "
+         "(по обоим идёт градиент)"),
+        ("неизвестная операция", "odd создан операцией 'cosh', и ни одна операция, которую знает "
+         "chainrule (+ * ** ReLU relu tanh exp log sigmoid sin, '**' с числом), не даёт его "
+         "значение 20.0 из его входов (square, a): он нарисован как неизвестная операция "
+         "(unknown_cosh) со своими входами и с этим значением, а его локальные производные "
+         "(1.0, 1.0) — те, что ваш _backward даёт при этих числах (ползунок двигает его по этой "
+         "касательной, а не по вашей операции). Запишите операцию одним из этих имён, чтобы "
+         "chainrule её вычислял."),
+    ],
+    "et": [
+        ("micrograd", "micrograd hoiab sõlme square sisendeid hulgas (set), seega joonistab "
+         "draw_dot ühe serva sõlmest a; square = a * a kasutab seda kaks korda ning õiges "
+         "graafis on kaks serva (mõlemat mööda liigub gradient)"),
+        ("tundmatu tehe", "odd tehti tehtega 'cosh' ja ükski tehe, mida chainrule tunneb (+ * ** "
+         "ReLU relu tanh exp log sigmoid sin, '**' arvuga), ei anna selle väärtust 20.0 selle "
+         "sisenditest (square, a): see on joonistatud tundmatu tehtena (unknown_cosh) koos oma "
+         "sisenditega ja selle väärtusega, selle lokaalsed tuletised (1.0, 1.0) on need, mida "
+         "sinu _backward nende arvude juures annab (liugur liigutab seda mööda seda puutujat, "
+         "mitte mööda sinu tehet). Kirjuta tehe ühe nende nimega, et chainrule seda arvutaks."),
+    ],
+}  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("lang", "cause", "says", "mark"),
     [
@@ -575,10 +630,11 @@ def test_an_op_whose_backward_was_never_set_is_named(sandbox):
         ("et", "local", "Sinu tanh (rida 68) annab edasi vale kohaliku tuletise", "sinul "),
     ],
 )
-def test_the_diagnosis_is_said_in_the_pages_language(
+def test_the_diagnosis_and_the_readers_notes_are_said_in_the_pages_language(
     page, screenshots_dir, lang, cause, says, mark
 ):
-    """The check's sentences and marks are the catalogue's (locales/<lang>.json), not English."""
+    """The check's sentences and marks are the catalogue's (locales/<lang>.json), not English;
+    so are the reader's notes on the program, which the worker says in the page's language."""
     page.set_default_timeout(30_000)
     page.posted, page.requested = [], []
     page.goto(f"/?lang={lang}&collapse_at=never")
@@ -592,6 +648,27 @@ def test_the_diagnosis_is_said_in_the_pages_language(
     marks = page.eval_on_selector_all("g.layer-check text", "ts => ts.map(t => t.textContent)")
     assert marks and all(text.startswith(mark) for text in marks), marks
     page.screenshot(path=str(screenshots_dir / f"sandbox-check-{lang}.png"))
+    facts = run(page, "import math\n" + lecture.VALUE_CLASS + READER_NOTES)
+    assert facts["status"] == "done"
+    notes = page.eval_on_selector_all(
+        "[data-testid=program-notes] li",
+        """lis => lis.map(li => [li.dataset.type, li.querySelector('.program-note-tag').textContent,
+                               li.textContent.slice(li.querySelector('.program-note-tag').textContent.length + 1)])""",
+    )
+    assert notes == [[kind, *said] for kind, said in zip(
+        ("merged_operand", "unknown_op"), SAID_NOTES[lang], strict=True)]  # fmt: skip
+    # The opaque node's card: its op's tag (the program's function, `unknown_cosh`) is cut where
+    # it would run into the card's name, never over it.
+    name, tag, whole = page.eval_on_selector(
+        '#graph [data-testid=node][data-label="odd"]',
+        """g => { const box = (el) => el.getBoundingClientRect();
+                  const [name, op] = [box(g.querySelector('.label')), box(g.querySelector('.op'))];
+                  return [[name.left, name.right], [op.left, op.right, g.querySelector('.op').textContent],
+                          g.getAttribute('aria-label')]; }""",
+    )
+    assert name[1] <= tag[0] and tag[2] == "unknown_c\u2026" and "unknown_cosh" in whole
+    page.locator("[data-testid=program-notes]").scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots_dir / f"sandbox-reader-notes-{lang}.png"), full_page=True)
 
 
 def test_a_live_class_follows_the_program_the_teachers_code_ran_as(

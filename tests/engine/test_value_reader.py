@@ -347,6 +347,8 @@ def test_a_graph_whose_leaves_moved_after_its_forward_pass_says_which():
     # (numbers micrograd wrapped: constants) did not move.
     assert len(program.moved) == sum(p.grad != 0 for p in model.parameters())
     assert all(name in stale["message"] for name in program.moved[:8])
+    # Named as their cards and sliders name them: where they live, the learner's words.
+    assert all(name.startswith("model.layers[") for name in program.moved), program.moved
     assert program.inconsistent[0]["stored"] != program.inconsistent[0]["follows"]
     # The graph drawn is the one the current leaves give: not the printed loss, and said so.
     root = next(n for n in reply["nodes"] if n["id"] == reply["root"])
@@ -381,9 +383,27 @@ def test_a_notebooks_variables_name_the_parameters_by_where_they_live():
     places = places_in(namespace, exclude={"p"})
     program = program_of(namespace["loss"], names=places)
     leaves = program.leaves
-    assert leaves[0] == "model_layers1_neurons0_b" and "p" not in leaves
+    # In the order of their places, layer by layer (not as the loss first reached them).
+    assert leaves == [f"model_layers{layer}_neurons{k}_{p}" for layer, k in ((0, 0), (0, 1), (1, 0))
+                      for p in ("b", "w0", "w1")]  # fmt: skip
     labels = engine.trace(program.source).nodes
     assert {n.label for n in labels if n.kind == "leaf"} >= {"model.layers[0].neurons[0].w[0]"}
+
+
+def test_a_big_variable_before_the_model_leaves_its_parameters_named():
+    """Each variable has its own share of the objects looked at: a kernel that kept a reply
+    (`trace = chainrule.trace_value(loss)`, 200,000 objects and more) before the model still
+    names the model's parameters, in `show` and `save_html` as in `trace_value` (the share was
+    the whole namespace's, and the reply used it up: every leaf `v1`, `v2`, …)."""
+    random.seed(2)
+    reply = {"nodes": [{"id": f"n{i}", "inputs": [i, i + 1]} for i in range(120_000)]}
+    namespace = {"trace": reply, "model": MLP(2, [2, 1])}
+    namespace["loss"] = (namespace["model"]([1.0, -2.0]) - 1.0) ** 2
+    places = places_in(namespace)
+    assert places[id(namespace["model"].layers[1].neurons[0].w[1])] == (
+        "model.layers[1].neurons[0].w[1]"
+    )
+    assert len(places) == 10  # nine parameters and the loss
 
 
 def test_the_mlp_is_written_one_neuron_a_statement_each_named_where_it_lives():
@@ -406,6 +426,17 @@ def test_the_mlp_is_written_one_neuron_a_statement_each_named_where_it_lives():
         for line in reply["program"]["source"].splitlines()
     )
     assert "\nn_layers0_neurons1_2 = (" in reply["program"]["source"]
+    # The parameters come first, in the order of their places (the sliders, the tables and the
+    # scripts list them layer by layer, neuron by neuron), not as the loss first reached them.
+    places = [
+        f"n_layers{layer}_neurons{k}_{p}"
+        for layer, (nin, nout) in enumerate(((3, 4), (4, 4), (4, 1)))
+        for k in range(nout)
+        for p in ["b", *(f"w{i}" for i in range(nin))]
+    ]
+    assert reply["program"]["leaves"] == places
+    lines = reply["program"]["source"].split("\n")
+    assert [line.split(" = ")[0] for line in lines[: len(places)]] == places
     assert "n_layers0_neurons1_2.label = 'n.layers[0].neurons[1]₂'" in reply["program"]["source"]
     groups = [group for group in reply["groups"] if group["kind"] == "statement"]
     names = [group["name"] for group in groups]
@@ -453,3 +484,70 @@ def test_inputs_the_code_made_values_are_leaves_once_named_where_they_live():
     assert all(uses.count(node["id"]) == 4 for node in inputs)  # the four neurons of layer 0
     names = {group["name"] for group in reply["groups"] if group["kind"] == "statement"}
     assert {"n.layers[0].neurons[3]", "n.layers[0].neurons[3]₂"} <= names
+
+
+def test_the_reader_s_warnings_are_said_in_the_reply_s_language():
+    """The reader's three warnings are catalogue sentences, said in `lang` as the trace's own
+    warnings are (engine/i18n.py): a merged operand, an op no row explains, leaves that moved."""
+    a = MG(3.0)
+    square = a * a
+    b = MG(2.0)
+    odd = b * 3.0
+    odd._op, odd.data = "cosh", 7.0  # no row gives 7 from 2 and 3
+    w = MG(0.5)
+    loss = w * a
+    loss.backward()
+    w.data = 0.25  # a training step after the forward pass
+    # Called here, not in a loop: the caller's variables name the nodes (a loop's would too).
+    said = {
+        ("square", "ru"): chainrule.trace_value(square, lang="ru")["warnings"][0]["message"],
+        ("square", "et"): chainrule.trace_value(square, lang="et")["warnings"][0]["message"],
+        ("odd", "ru"): chainrule.trace_value(odd, lang="ru")["warnings"][0]["message"],
+        ("odd", "et"): chainrule.trace_value(odd, lang="et")["warnings"][0]["message"],
+        ("loss", "ru"): chainrule.trace_value(loss, lang="ru")["warnings"][0]["message"],
+        ("loss", "et"): chainrule.trace_value(loss, lang="et")["warnings"][0]["message"],
+    }
+    assert said[("square", "ru")] == (
+        "micrograd хранит входы square во множестве (set), поэтому draw_dot рисует одно ребро "
+        "из a; square = a * a использует его дважды, и в правильном графе два ребра (по обоим "
+        "идёт градиент)"
+    )
+    assert said[("square", "et")] == (
+        "micrograd hoiab sõlme square sisendeid hulgas (set), seega joonistab draw_dot ühe serva "
+        "sõlmest a; square = a * a kasutab seda kaks korda ning õiges graafis on kaks serva "
+        "(mõlemat mööda liigub gradient)"
+    )
+    assert said[("odd", "ru")] == (
+        "odd создан операцией 'cosh', и ни одна операция, которую знает chainrule (+ * ** ReLU "
+        "relu tanh exp log sigmoid sin, '**' с числом), не даёт его значение 7.0 из его входов "
+        "(b, 3.0): он нарисован как неизвестная операция (unknown_cosh) со своими входами и с "
+        "этим значением, а его локальные производные (3.0, 2.0) — те, что ваш _backward даёт "
+        "при этих числах (ползунок двигает его по этой касательной, а не по вашей операции). "
+        "Запишите операцию одним из этих имён, чтобы chainrule её вычислял."
+    )
+    assert said[("odd", "et")] == (
+        "odd tehti tehtega 'cosh' ja ükski tehe, mida chainrule tunneb (+ * ** ReLU relu tanh "
+        "exp log sigmoid sin, '**' arvuga), ei anna selle väärtust 7.0 selle sisenditest (b, "
+        "3.0): see on joonistatud tundmatu tehtena (unknown_cosh) koos oma sisenditega ja selle "
+        "väärtusega, selle lokaalsed tuletised (3.0, 2.0) on need, mida sinu _backward nende "
+        "arvude juures annab (liugur liigutab seda mööda seda puutujat, mitte mööda sinu "
+        "tehet). Kirjuta tehe ühe nende nimega, et chainrule seda arvutaks."
+    )
+    assert said[("loss", "ru")] == (
+        "Значения, хранящиеся в узлах (их 1), не следуют из их входов (первый — loss: хранится "
+        "1.5, входы дают 0.75). Листья изменились после прямого прохода (шаг обучения обновил "
+        "p.data?) — листья под ними: w, a. Граф нарисован при текущих значениях листьев; "
+        "выполните прямой проход ещё раз (пересчитайте loss), чтобы нарисовать тот loss, "
+        "который вы напечатали."
+    )
+    assert said[("loss", "et")] == (
+        "Sõlmedes (neid on 1) hoitud väärtused ei tulene nende sisenditest (esimene loss: "
+        "hoitud 1.5, sisendid annavad 0.75). Lehed muutusid pärast päripassi (treeningsamm "
+        "uuendas p.data?) — lehed nende all: w, a. Graaf on joonistatud lehtede praeguste "
+        "väärtuste juures; käivita päripass uuesti (arvuta loss uuesti), et joonistada see "
+        "loss, mille sa välja trükkisid."
+    )
+    # The Program keeps the sentence itself (its key and parameters); English is its text.
+    (merged,) = program_of(square).warnings()
+    assert merged["message"].key == "warning.reader.merged_operand"
+    assert merged["message"].startswith("micrograd keeps the children of out in a set")

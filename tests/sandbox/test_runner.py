@@ -29,6 +29,7 @@ from lecture_cells import (
 )
 
 from chainrule import engine
+from chainrule.engine.i18n import LANGS
 from chainrule.engine.value_reader import KNOWN_OPS
 from chainrule.sandbox.runner import Session, as_json
 
@@ -200,6 +201,25 @@ def test_a_graph_too_big_and_an_op_chainrule_does_not_know_are_said():
     assert warning["type"] == "unknown_op" and KNOWN_OPS in warning["message"]
 
 
+def test_the_reader_s_warnings_are_said_in_the_page_s_language():
+    """The worker's Session is made with the page's language (static/js/sandbox/worker.js): the
+    reader's warnings come in it, the same sentences as the notebook's (engine/i18n.py)."""
+    code = VALUE_CLASS + "a = Value(3.0)\nsquare = a * a\nsquare.backward()"
+    english = Session().run(code)["program"]["warnings"]
+    (estonian,) = Session(lang="et").run(code)["program"]["warnings"]
+    assert estonian == {**english[0], "message": (
+        "micrograd hoiab sõlme square sisendeid hulgas (set), seega joonistab draw_dot ühe serva "
+        "sõlmest a; square = a * a kasutab seda kaks korda ning õiges graafis on kaks serva "
+        "(mõlemat mööda liigub gradient)"
+    )}  # fmt: skip
+    assert english[0]["message"].startswith("micrograd keeps the children of square in a set")
+    session = Session(lang="ru")
+    session.run(code)
+    (picked,) = session.pick("square")["program"]["warnings"]
+    assert picked["message"].startswith("micrograd хранит входы square во множестве (set)")
+    assert json.loads(as_json(session.pick("square")))["program"]["warnings"] == [picked]
+
+
 def test_another_value_is_picked_by_its_name():
     session = Session()
     session.run(LECTURE_NEURON)
@@ -241,5 +261,11 @@ def test_numbers_json_cannot_hold_are_the_apis_strings():
     grads = [node["grad"] for node in result["nodes"]]
     assert data == [1e308, "Infinity", 0.0, "NaN"] and "Infinity" in grads
     assert json.loads(as_json(result))["nodes"][1]["data"] == "Infinity"
-    inf_leaf = Session().run(VALUE_CLASS + "a = Value(0.0)\nb = a * float('inf')\nb.backward()")
+    inf_leaf_code = VALUE_CLASS + "a = Value(0.0)\nb = a * float('inf')\nb.backward()"
+    inf_leaf = Session().run(inf_leaf_code)
     assert inf_leaf["error"]["type"] == "NotAGraph" and inf_leaf["error"]["line"] == 101
+    assert inf_leaf["error"]["message"] == "a leaf's data is inf: a program's numbers are finite"
+    # The reader's words, in the page's language (the page puts them in its own sentence).
+    said = {lang: Session(lang=lang).run(inf_leaf_code)["error"]["message"] for lang in LANGS}
+    assert said["ru"] == "data листа равно inf: числа программы должны быть конечными"
+    assert said["et"] == "lehe data on inf: programmi arvud peavad olema lõplikud"

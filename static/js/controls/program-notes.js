@@ -1,6 +1,7 @@
 // The program's notes: the trace's warnings that are not about one node (lines of pasted
 // micrograd that are skipped, copy leftovers read as blanks, names the result does not use, aliases, values for names that are
-// no leaf, reused operands micrograd's set merged), listed under the program while the trace
+// no leaf; from the Value reader: reused operands micrograd's set merged, an op no row of the
+// table explains, leaves that moved after the forward pass), listed under the program while the trace
 // shown is the program's (the page's editor, an embedded player). Writes only the list it is given.
 
 import { t } from "../core/i18n.js";
@@ -11,6 +12,8 @@ const WORDS = {
   alias: "ui.notes.alias",
   unknown_value: "ui.notes.unknown_value",
   pasted: "ui.notes.pasted",
+  unknown_op: "ui.notes.unknown_op",
+  stale_graph: "ui.notes.stale_graph",
 };
 
 function item(warning) {

@@ -1,9 +1,10 @@
 // One slider per leaf (range + number box + editable min/max), keyed by leaf name so a recompute
 // updates rows in place. Moving a slider sets `state.values[name]` and asks for a recompute.
 // Read-only sliders (`readOnly`) show the values, disabled.
-// With many leaves the rows are compact, grouped by name prefix and filtered (controls/leaf-groups.js).
+// With many leaves the rows are compact, grouped (by where they live, else by name prefix) and
+// filtered (controls/leaf-groups.js).
 
-import { groupLeaves, groupTitle, MANY_LEAVES, passesFilter } from "./leaf-groups.js";
+import { groupLeaves, groupTitle, MANY_LEAVES, passesFilter, placeOf } from "./leaf-groups.js";
 import { h } from "../core/dom.js";
 import { t } from "../core/i18n.js";
 import { leafName } from "../core/names.js";
@@ -158,15 +159,16 @@ function writeValue(input, text) {
   written.set(input, [text, input.value]);
 }
 
-function createGroup(prefix) {
+function createGroup(group) {
   const section = document.createElement("section");
   section.className = "leaf-group";
   section.dataset.testid = "leaf-group";
-  section.dataset.prefix = prefix;
+  section.dataset.prefix = group.prefix;
+  if (group.place) section.dataset.place = "true";
   const heading = document.createElement("h3");
   heading.className = "leaf-group-title";
   const title = document.createElement("span");
-  title.textContent = groupTitle(prefix);
+  title.textContent = groupTitle(group);
   const count = document.createElement("span");
   count.className = "leaf-group-count";
   heading.append(title, count);
@@ -221,22 +223,39 @@ function showRows(rows, leaves, s, makeRow) {
   }
 }
 
-/** The rows in `container`: in one list, or under one heading per name prefix (many leaves). */
-function placeRows(container, rows, sections, names, many) {
-  const groups = many ? groupLeaves(names) : [];
-  for (const { prefix, names: members } of groups) {
-    if (!sections.has(prefix)) sections.set(prefix, createGroup(prefix));
-    const section = sections.get(prefix);
-    section.querySelector(".leaf-group-count").textContent = String(members.length);
-    arrange(section, members.map((name) => rows.get(name)), 1);
+/** Show a row's caption whole, or, under the heading of the place that holds it, only its own
+ *  part (`w[0]` under `n.layers[0].neurons[1]`), the whole label its tooltip. */
+function showPart(row, part) {
+  const name = row.querySelector(".slider-name");
+  const text = part ?? row.dataset.caption;
+  if (name.textContent !== text) name.textContent = text;
+  const title = part ? row.dataset.caption : "";
+  if (name.title !== title) name.title = title;
+}
+
+/** The rows of `leaves` in `container`: in one list, or under one heading per group (many leaves). */
+function placeRows(container, rows, sections, leaves, many) {
+  const groups = many ? groupLeaves(leaves) : [];
+  const keyOf = (group) => `${group.place ? "place" : "prefix"}:${group.prefix}`;
+  for (const group of groups) {
+    const key = keyOf(group);
+    if (!sections.has(key)) sections.set(key, createGroup(group));
+    const section = sections.get(key);
+    section.querySelector(".leaf-group-count").textContent = String(group.names.length);
+    arrange(section, group.names.map((name) => rows.get(name)), 1);
+    for (const name of group.names) {
+      const row = rows.get(name);
+      showPart(row, group.place ? placeOf(row.dataset.caption).part : null);
+    }
   }
-  if (many) arrange(container, groups.map((group) => sections.get(group.prefix)));
-  else arrange(container, names.map((name) => rows.get(name)));
-  const kept = new Set(groups.map((group) => group.prefix));
-  for (const [prefix, section] of sections) {
-    if (!kept.has(prefix)) {
+  if (!many) for (const leaf of leaves) showPart(rows.get(leaf.name), null);
+  if (many) arrange(container, groups.map((group) => sections.get(keyOf(group))));
+  else arrange(container, leaves.map((leaf) => rows.get(leaf.name)));
+  const kept = new Set(groups.map(keyOf));
+  for (const [key, section] of sections) {
+    if (!kept.has(key)) {
       section.remove();
-      sections.delete(prefix);
+      sections.delete(key);
     }
   }
 }
@@ -249,7 +268,7 @@ function placeRows(container, rows, sections, names, many) {
 export function mountSliders(container, { onValue, readOnly = false }, scope) {
   const rows = new Map();
   container.dataset.empty = t("ui.leaves.none"); // app.css shows it when there are no leaves
-  const sections = new Map(); // prefix → group section
+  const sections = new Map(); // "place:…" or "prefix:…" → group section
   const filter = createFilter(() => applyFilter());
   container.before(filter.box);
 
@@ -258,7 +277,7 @@ export function mountSliders(container, { onValue, readOnly = false }, scope) {
     const text = filter.input.value;
     let shown = 0;
     for (const [name, row] of rows) {
-      const passes = passesFilter(name, text);
+      const passes = passesFilter(name, text, row.dataset.caption);
       if (row.hidden === passes) row.hidden = !passes;
       if (passes) shown += 1;
     }
@@ -278,7 +297,7 @@ export function mountSliders(container, { onValue, readOnly = false }, scope) {
     if (sameDrawing(placed, s.trace)) return;
     placed = s.trace;
     const many = leaves.length >= MANY_LEAVES;
-    placeRows(container, rows, sections, leaves.map((leaf) => leaf.name), many);
+    placeRows(container, rows, sections, leaves, many);
     container.classList.toggle("compact", many);
     filter.box.hidden = !many;
     if (!many && filter.input.value) filter.input.value = "";

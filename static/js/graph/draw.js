@@ -173,9 +173,9 @@ function placeCard(g, node, parts) {
   const glyph = opGlyph(node);
   const name = fitLabel(nodeName(node), node, glyph);
   text(parts.labelName, name.shown);
-  text(parts.labelMore, name.cut ? "\u2026" : "");
-  text(parts.op, glyph);
-  parts.said = { name: name.cut ? `${name.shown}\u2026` : nodeName(node), op: glyph, cut: name.cut };
+  text(parts.labelMore, name.more);
+  text(parts.op, name.glyph);
+  parts.said = { name: name.cut ? `${name.shown}${name.more}` : nodeName(node), op: glyph, cut: name.cut };
 }
 
 /** Refresh a card from `view`; returns the short texts it shows ({data, grad}) and what it says of

@@ -14,20 +14,64 @@ const layoutKeys = new TraceMemo("layout key");
 let lastLayoutKey = null; // equal keys are handed out as this one string: later compares are O(1)
 let lastGeometry = { key: null, geometry: null };
 
+// The characters of a card's name that its op's tag never takes (a program's function is tagged
+// with its name, which can be long: `unknown_cosh`); a longer tag is cut instead.
+const NAME_KEEPS = 6;
+
+// A name that says where a value lives (`model.layers[0].neurons[1].w[0]`, a statement's
+// `…neurons[1]₇`): a variable, then attributes and indices, a subscript at most.
+const PLACE = /^(\u25b8 )?([A-Za-z_]\w*)((?:\.[A-Za-z_]\w*|\[\d+\])+)([\u2080-\u2089]*)$/u;
+
 /**
- * The card's name, `{shown, cut}`: cut (the card adds "…") where it would run into the op glyph: an unnamed node's name is
- * its source text, which can be long (the full text is in the card's tooltip).
+ * A place cut at its front, where it tells a card from its neighbours (the parameters of one
+ * neuron share all but their last step): `▸ …neurons[1].w[0]`, whole steps kept; null when the
+ * label is no place or no tail with a name in it (`…neurons[3]`, never `…[3]`) fits in `fits`
+ * characters.
+ */
+function placeTail(label, fits) {
+  const match = PLACE.exec(label);
+  if (!match) return null;
+  const [, marker = "", , steps, subscript] = match;
+  const room = fits - marker.length - 1 - subscript.length; // the "…" takes one
+  const parts = steps.match(/\.[A-Za-z_]\w*|\[\d+\]/g);
+  let tail = "";
+  for (let i = parts.length - 1; i >= 0; i -= 1) {
+    const longer = parts[i] + tail;
+    if (longer.replace(/^\./, "").length > room) break;
+    tail = longer;
+  }
+  // An index alone (`…[3]`) tells nothing: the tail holds a name of its own (`…neurons[3]`).
+  if (!/[A-Za-z_]/.test(tail)) return null;
+  return `${marker}\u2026${tail.replace(/^\./, "")}${subscript}`;
+}
+
+/**
+ * The card's name and op tag, `{shown, more, cut, glyph}`: the name cut where it would run into
+ * the tag: an unnamed node's name is its source text, which can be long (the full text is in the
+ * card's tooltip), cut at its end (`more`, the "…" the card adds after it); a place's name cut at
+ * its front (`…neurons[1].w[0]`, the "…" in `shown`); the tag cut with "…" where it would leave
+ * the name fewer than NAME_KEEPS characters (the card's accessible name says it whole).
  */
 export function fitLabel(label, node, glyph) {
   const fs = fontSize(node);
-  const room = node.width - 2 * Math.max(6, fs * 0.55) - (glyph.length * 0.62 + 0.6) * fs;
-  const fits = Math.max(3, Math.floor(room / (fs * 1.05 * 0.6)));
-  if (label.length <= fits) return { shown: label, cut: false };
+  const perChar = fs * 1.05 * 0.6;
+  const room = node.width - 2 * Math.max(6, fs * 0.55);
+  const glyphWidth = (chars) => (chars * 0.62 + 0.6) * fs;
+  const kept = Math.min(label.length, NAME_KEEPS) * perChar;
+  let tag = glyph;
+  if (glyph.length > 1 && glyphWidth(glyph.length) > room - kept) {
+    const chars = Math.max(2, Math.floor(((room - kept) / fs - 0.6) / 0.62));
+    tag = `${glyph.slice(0, chars - 1)}\u2026`;
+  }
+  const fits = Math.max(3, Math.floor((room - glyphWidth(tag.length)) / perChar));
+  if (label.length <= fits) return { shown: label, more: "", cut: false, glyph: tag };
+  const tail = placeTail(label, fits);
+  if (tail) return { shown: tail, more: "", cut: true, glyph: tag };
   // Cut between words ("x1*w1 +…", not "x1*w1 + x…"); a single long word is cut where it must
   // be. The card's accessible name says the cut name as shown, then the whole (graph/hints.js).
   const cut = label.slice(0, fits - 1);
   const atWord = /\w/.test(label[fits - 1] ?? "") ? cut.replace(/\w+$/, "") : cut;
-  return { shown: (atWord.trim() ? atWord : cut).trimEnd(), cut: true };
+  return { shown: (atWord.trim() ? atWord : cut).trimEnd(), more: "\u2026", cut: true, glyph: tag };
 }
 
 /**
@@ -118,7 +162,8 @@ export function fontSize(node) {
 export function compactLabel(label, node) {
   const size = Math.min(node.height * 0.42, 30);
   const fits = Math.max(2, Math.floor((node.width - 10) / (size * 0.62)));
-  return { text: label.length <= fits ? label : `${label.slice(0, fits - 1).trimEnd()}\u2026`, size };
+  if (label.length <= fits) return { text: label, size };
+  return { text: placeTail(label, fits) ?? `${label.slice(0, fits - 1).trimEnd()}\u2026`, size };
 }
 
 export function cardCorner(node) {

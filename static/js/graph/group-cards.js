@@ -73,8 +73,8 @@ function updateCard(g, group, place, view, inside, placed) {
     const glyph = opGlyph(root);
     const name = fitLabel(`\u25b8 ${group.name}`, place, glyph);
     text(g.querySelector(".label-name"), name.shown);
-    text(g.querySelector(".label-more"), name.cut ? "\u2026" : "");
-    text(g.querySelector(".op"), glyph);
+    text(g.querySelector(".label-more"), name.more);
+    text(g.querySelector(".op"), name.glyph);
     text(g.querySelector(".label-compact"), compactLabel(group.name, place).text);
   }
   const classes = ["node", "group-card", "kind-op"];

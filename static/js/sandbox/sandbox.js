@@ -14,7 +14,7 @@
 import { SCRIPT_NAMES } from "../compute/op-functions.js";
 import { h } from "../core/dom.js";
 import { compactText } from "../core/format.js";
-import { t } from "../core/i18n.js";
+import { lang, t } from "../core/i18n.js";
 import { fetchSandboxFiles } from "./files.js";
 
 // Loading Python the first time (a cold cache on a slow machine) may take long; the learner's
@@ -202,7 +202,8 @@ function createWorkerClient() {
     };
   }
 
-  /** Post `message` to `sent` (a new worker first gets Python's files, transferred). */
+  /** Post `message` to `sent` (a new worker first gets Python's files, transferred, and the
+   *  page's language, in which it says the reader's warnings). */
   async function post(sent, message, fresh) {
     if (!fresh) {
       sent.postMessage(message);
@@ -219,7 +220,7 @@ function createWorkerClient() {
       });
       if (worker !== sent) return;
       pending?.onEvent({ type: "python" }); // the files are here: Python starts in the worker
-      sent.postMessage({ ...message, files }, Object.values(files));
+      sent.postMessage({ ...message, files, lang: lang() }, Object.values(files));
     } catch (err) {
       if (worker === sent) stop({ ok: false, error: { type: "SandboxFailed", message: String(err?.message ?? err) } });
     }

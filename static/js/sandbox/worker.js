@@ -13,8 +13,9 @@
 // fetches and hands over as bytes in the first message, and Pyodide reads them through
 // `servedFrom`, never the network.
 //
-// Messages in:  {type: "run", code, files?}, {type: "pick", name, files?} (`files`: the first
-//               message's, the bytes of every file Python loads: files.js)
+// Messages in:  {type: "run", code, files?, lang?}, {type: "pick", name, files?, lang?} (the
+//               first message's: `files`, the bytes of every file Python loads: files.js;
+//               `lang`, the page's language, in which the runner says the reader's warnings)
 // Messages out: {type: "started", cold, timings} when the learner's code starts (after loading
 //               Python: the time limit counts from here; a cold start says where its time went),
 //               {type: "line", line} while it runs (the line running, when it changes, at most
@@ -55,7 +56,7 @@ function servedFrom(files) {
   };
 }
 
-async function load(files) {
+async function load({ files, lang }) {
   const began = performance.now();
   const browserFetch = self.fetch;
   self.fetch = servedFrom(files);
@@ -74,7 +75,7 @@ async function load(files) {
   pyodide.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(SITE)})`);
   const runner = pyodide.pyimport("chainrule.sandbox.runner");
   const reportLine = (line) => self.postMessage({ type: "line", line });
-  const session = runner.Session.callKwargs({ report_line: reportLine });
+  const session = runner.Session.callKwargs({ report_line: reportLine, lang });
   // Where a cold start's time went (bench/sandbox.py reads it from the panel).
   const timings = { pyodide: loaded - began, python: performance.now() - loaded };
   return { runner, session, timings };
@@ -82,7 +83,7 @@ async function load(files) {
 
 async function handle(message) {
   const cold = session === null;
-  session ??= load(message.files);
+  session ??= load(message);
   let loaded;
   try {
     loaded = await session;
