@@ -384,3 +384,97 @@ def test_a_reused_tensor_s_fan_in_sums_to_its_gradient_to_the_bit() -> None:
         for c in found:
             total += c["contribution"]
         assert total == array(W, "grad")[index]
+
+
+# ---- "Becoming a backprop ninja": makemore part 4's forward pass, every step a tensor -------
+
+NINJA = """n_embd = 10
+n_hidden = 64
+vocab_size = 27
+block_size = 3
+n = 32
+g = torch.Generator().manual_seed(2147483647)
+C = torch.randn((vocab_size, n_embd), generator=g)
+W1 = torch.randn((n_embd * block_size, n_hidden), generator=g) * (5/3)/((n_embd * block_size)**0.5)
+b1 = torch.randn(n_hidden, generator=g) * 0.1
+W2 = torch.randn((n_hidden, vocab_size), generator=g) * 0.1
+b2 = torch.randn(vocab_size, generator=g) * 0.1
+bngain = torch.randn((1, n_hidden))*0.1 + 1.0
+bnbias = torch.randn((1, n_hidden))*0.1
+Xb = torch.randint(0, vocab_size, (n, block_size), generator=g)
+Yb = torch.randint(0, vocab_size, (n,), generator=g)
+emb = C[Xb]
+embcat = emb.view(emb.shape[0], -1)
+hprebn = embcat @ W1 + b1
+bnmeani = 1/n*hprebn.sum(0, keepdim=True)
+bndiff = hprebn - bnmeani
+bndiff2 = bndiff**2
+bnvar = 1/(n-1)*(bndiff2).sum(0, keepdim=True)
+bnvar_inv = (bnvar + 1e-5)**-0.5
+bnraw = bndiff * bnvar_inv
+hpreact = bngain * bnraw + bnbias
+h = torch.tanh(hpreact)
+logits = h @ W2 + b2
+logit_maxes = logits.max(1, keepdim=True).values
+norm_logits = logits - logit_maxes
+counts = norm_logits.exp()
+counts_sum = counts.sum(1, keepdims=True)
+counts_sum_inv = counts_sum**-1
+probs = counts * counts_sum_inv
+logprobs = probs.log()
+loss = -logprobs[range(n), Yb].mean()
+"""
+
+
+@pytest.mark.timeout(120)
+def test_the_backprop_ninja_s_every_intermediate_matches_autograd() -> None:
+    """dlogprobs, dprobs, dcounts_sum_inv, … dC: the exercise's answers, element by element."""
+    trace = trace_tensors(NINJA)  # 24,000 elements: past the server's bound, not the engine's
+    Xb = np.array(trace.tensor("Xb").ints).reshape(32, 3)
+    Yb = np.array(trace.tensor("Yb").ints)
+    scaled = ("b1", "W2", "b2", "bnbias")  # `randn(…) * 0.1`: the leaf is the randn
+    leaves = [trace.tensor("C"), trace.tensor("W1").inputs[0].inputs[0]]
+    leaves += [trace.tensor(name).inputs[0] for name in scaled]
+    leaves.append(trace.tensor("bngain").inputs[0].inputs[0])
+    assert all(leaf.kind == "leaf" for leaf in leaves)
+
+    def forward(leaves: list, e: Callable) -> list:
+        C, w1, bias1, w2, bias2, bias_bn, gain = leaves
+        out = []
+
+        def op(value):
+            out.append(e(len(out), value))
+            return out[-1]
+
+        W1 = op(op(w1 * (5 / 3)) / ((10 * 3) ** 0.5))  # Python's order: `(randn * 5/3) / …`
+        b1, W2, b2 = op(bias1 * 0.1), op(w2 * 0.1), op(bias2 * 0.1)
+        bngain = op(op(gain * 0.1) + 1.0)
+        bnbias = op(bias_bn * 0.1)
+        emb = op(C[Xb])
+        embcat = op(anp.reshape(emb, (32, -1)))
+        hprebn = op(op(anp.dot(embcat, W1)) + b1)
+        bnmeani = op(1 / 32 * op(anp.sum(hprebn, axis=0, keepdims=True)))
+        bndiff = op(hprebn - bnmeani)
+        bndiff2 = op(bndiff**2)
+        bnvar = op(1 / 31 * op(anp.sum(bndiff2, axis=0, keepdims=True)))
+        bnvar_inv = op(op(bnvar + 1e-5) ** -0.5)
+        bnraw = op(bndiff * bnvar_inv)
+        hpreact = op(op(bngain * bnraw) + bnbias)
+        h = op(anp.tanh(hpreact))
+        logits = op(op(anp.dot(h, W2)) + b2)
+        logit_maxes = op(_max(logits, 1, True))
+        norm_logits = op(logits - logit_maxes)
+        counts = op(anp.exp(norm_logits))
+        counts_sum = op(anp.sum(counts, axis=1, keepdims=True))
+        counts_sum_inv = op(counts_sum**-1)
+        probs = op(counts * counts_sum_inv)
+        logprobs = op(anp.log(probs))
+        picked = op(logprobs[np.arange(32), Yb])
+        op(-op(anp.mean(picked)))
+        return out
+
+    check_against_autograd(trace, leaves, forward)
+    # The exercise's first answer, by hand: dlogprobs is −1/n at each row's target, 0 elsewhere.
+    expected = np.zeros((32, 27))
+    expected[np.arange(32), Yb] = -1 / 32
+    assert_close(array(trace.tensor("logprobs"), "grad"), expected, "dlogprobs")
