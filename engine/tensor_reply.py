@@ -6,6 +6,7 @@ exact terms of the one backward pass that sum to its gradient."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -126,22 +127,29 @@ def _contributions(tensor: Tensor, nodes: list[Value]) -> dict[int, list[float]]
 
 
 def _rule(tensor: Tensor, position: int) -> str:
-    """The rule of input `position`'s gradient with the tensors' names in it."""
-    template = tensor.rules.get(position, "")
-    text = template.replace("{out}", _name_in_rule(tensor))
-    for i, source in enumerate(tensor.inputs):
-        text = text.replace(f"{{{i}}}", _name_in_rule(source))
+    """The rule of input `position`'s gradient with the tensors' names in it: `d{i}` a
+    tensor's gradient (`dW`, `d(X @ W)`), `{i}` the tensor itself (`W`, `C[X]`, `(X @ W)`)."""
+    text = tensor.rules.get(position, "")
+    for key, source in [("out", tensor), *((str(i), t) for i, t in enumerate(tensor.inputs))]:
+        text = text.replace(f"d{{{key}}}", "d" + _name_in_rule(source, gradient=True))
+        text = text.replace(f"{{{key}}}", _name_in_rule(source, gradient=False))
     return text
 
 
-def _name_in_rule(tensor: Tensor) -> str:
-    """A tensor as a rule names it: its name, else its text in brackets (`d(X @ W)`), else its
-    id when the text is long."""
+_ATOMIC = re.compile(r"[A-Za-z_][\w.]*(?:\([^()]*\)|\[[^\[\]]*\])?")
+
+
+def _name_in_rule(tensor: Tensor, gradient: bool) -> str:
+    """A tensor as a rule names it: its name, else its text (in brackets where an operator in
+    it would read wrongly, and always after the `d` of a gradient: `d(C[X])`), else its id when
+    the text is long."""
     if tensor.name:
         return tensor.name
-    if tensor.label and len(tensor.label) < LABEL_MAX:
-        return f"({tensor.label})"
-    return f"t{tensor.id}"
+    if not tensor.label or len(tensor.label) >= LABEL_MAX:
+        return f"t{tensor.id}"
+    if not gradient and _ATOMIC.fullmatch(tensor.label):
+        return tensor.label
+    return f"({tensor.label})"
 
 
 MAX_EXPANDED_NODES = 2_000  # what "Expand" draws of one tensor op's scalar graph

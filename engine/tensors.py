@@ -562,7 +562,13 @@ class TensorOps:
         made = self.moved(x, (*picked, *rest), order, "index", "[]")
         made.inputs = (x, *inputs)
         made.args = {"index": [p if isinstance(p, int) else f"t{p.id}" for p in picks]}
-        made.rules[0] = "d{0} = zeros_like({0}); d{0}[index] += d{out} (rows picked twice add up)"
+        written, tensor_inputs = [], iter(range(1, len(inputs) + 1))
+        for pick in picks:
+            written.append(f"{{{next(tensor_inputs)}}}" if isinstance(pick, Tensor) else str(pick))
+        made.rules[0] = (
+            f"d{{0}} = zeros_like({{0}}); d{{0}}[{', '.join(written)}] += d{{out}}"
+            "  # an element picked twice adds both"
+        )
         return made
 
     # ---- classes --------------------------------------------------------------------------
@@ -685,7 +691,8 @@ def _summed(rule: str, dims: tuple[int, ...]) -> str:
         return rule
     left, right = rule.split(" = ", 1)
     listed = str(dims[0]) if len(dims) == 1 else str(tuple(dims))
-    return f"{left} = ({right}).sum({listed})  # broadcast over dim {listed}: summed back"
+    right = right if " " not in right else f"({right})"
+    return f"{left} = {right}.sum({listed})  # broadcast over dim {listed}: summed back"
 
 
 def _number(x: float) -> str:

@@ -413,7 +413,7 @@ class TensorRule(ResponsePart):
     input: str = Field(description="The input's id.")
     rule: str = Field(
         description="How the op passes gradient to that input, with the tensors' names "
-        "(`dW = X.T @ d(X @ W)`; a broadcast input's gradient is summed: `db = (…).sum(0)`)."
+        "(`dW = X.T @ d(X @ W)`; a broadcast input's gradient is summed: `db = d(…).sum(0)`)."
     )
 
 

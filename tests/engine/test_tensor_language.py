@@ -115,7 +115,7 @@ def test_the_issue_program_replies_with_its_tensors() -> None:
     }
     broadcast = {r["input"]: r["rule"] for r in nodes["X @ W + b"]["rules"]}
     assert broadcast[nodes["b"]["id"]] == (
-        "db = (d(X @ W + b)).sum(0)  # broadcast over dim 0: summed back"
+        "db = d(X @ W + b).sum(0)  # broadcast over dim 0: summed back"
     )
     phases = [step["phase"] for step in reply["steps"]]
     assert phases == ["forward"] * 5 + ["seed"] + ["backward"] * 5
