@@ -294,6 +294,11 @@ class _Program:
             return self.binary(node)
         if kind == "attr":
             return self.attribute(node)
+        if kind == "slice":  # `start:stop` in an index
+            bounds = [
+                None if b.kind == "none" else self.integer(self.eval(b), b) for b in node.args
+            ]
+            return slice(*bounds)
         if kind == "index":
             return self.index(node)
         return self.call(node)
@@ -410,6 +415,12 @@ class _Program:
         if isinstance(owner, MaxResult):
             return owner[self.integer(picks[0], node.args[1])]
         tensor = self.tensor(owner, node.args[0])
+        caret = (node.args[0].end, node.end)
+        if any(isinstance(pick, slice) for pick in picks):  # `x[:, 0]`: ints and slices
+            for pick, item in zip(picks, node.args[1:], strict=True):
+                if not isinstance(pick, slice):
+                    self.integer(pick, item)  # (an index tensor with a slice: not yet)
+            return self.ops.at((node.start, node.end), caret).sliced(tensor, picks)  # type: ignore[arg-type]
         checked: list[Tensor | int] = []
         for pick, item in zip(picks, node.args[1:], strict=True):
             if isinstance(pick, list | range):
@@ -422,7 +433,6 @@ class _Program:
             if not isinstance(pick, Tensor):
                 pick = self.integer(pick, item)
             checked.append(pick)
-        caret = (node.args[0].end, node.end)
         return self.ops.at((node.start, node.end), caret).index(tensor, checked)
 
     def _int_tensor(self, items: Sequence[object], node: Node) -> Tensor:
@@ -841,6 +851,19 @@ def _cross_entropy(call: _Call) -> Tensor:
     return call.ops.cross_entropy(logits, targets, "cross_entropy")
 
 
+def _cat(call: _Call) -> Tensor:
+    """`torch.cat([a, b], dim)`: the tensors side by side along `dim`."""
+    given = call.get(0, "tensors")
+    if not isinstance(given, list | tuple) or not given:
+        raise call.bad("tensors")
+    tensors = []
+    for item in given:
+        if not isinstance(item, Tensor | MaxResult):
+            raise call.bad("tensors")
+        tensors.append(call.program.floats(item.values if isinstance(item, MaxResult) else item))
+    return call.ops.cat(tensors, call.integer(1, "dim", 0))
+
+
 def _matmul(call: _Call) -> Tensor:
     offset = 0 if call.self_ is not None else 1
     x = call.self_ if call.self_ is not None else call.floats(0, "input")
@@ -873,6 +896,7 @@ FUNCTIONS_OF_PROGRAMS: dict[str, Callable[[_Call], Any]] = {
     "log_softmax": _softmax(True),
     "cross_entropy": _cross_entropy,
     "matmul": _matmul,
+    "cat": _cat,
     "sum": _reduction("sum"),
     "mean": _reduction("mean"),
     "max": _reduction("max"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import keyword
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from .errors import LimitExceeded, LineIndex, SyntaxError_
@@ -333,14 +334,32 @@ class _Parser:
         self.pos -= 1
         raise self.unexpected()
 
-    def items(self, close: str) -> tuple[list[Node], Token]:
-        """Comma-separated expressions up to `close` (a trailing comma allowed)."""
+    def items(self, close: str, item: Callable[[], Node] | None = None) -> tuple[list[Node], Token]:
+        """Comma-separated expressions (or what `item` reads) up to `close` (a trailing comma
+        allowed)."""
         items: list[Node] = []
         while not self.at(close):
-            items.append(self.expression())
+            items.append(item() if item is not None else self.expression())
             if not self.at(close):
                 self.expect(",")
         return items, self.take()
+
+    def index_item(self) -> Node:
+        """An index, or a slice `start:stop` (either may be left out: `x[:, 0]`), a `slice`
+        node whose args are its bounds (a `none` node for one left out)."""
+        first = self.token
+        start = Node("none", first.start, first.start)
+        if not self.at(":"):
+            start = self.expression()
+            if not self.at(":"):
+                return start
+        colon = self.take()
+        stop = Node("none", colon.end, colon.end)
+        if not (self.at(",") or self.at("]") or self.at(":")):
+            stop = self.expression()
+        if self.at(":"):
+            raise self.unexpected(msg("error.tensor.slice_step"))
+        return Node("slice", first.start, stop.end, ":", (start, stop))
 
     def postfix(self, node: Node) -> Node:
         while True:
@@ -348,7 +367,7 @@ class _Parser:
                 node = self.call(node)
             elif self.at("["):
                 self.take()
-                indices, close = self.items("]")
+                indices, close = self.items("]", self.index_item)
                 if not indices:
                     raise SyntaxError_(msg("error.tensor.empty_index"), self.source, close.start)
                 node = Node("index", node.start, close.end, "[", (node, *indices))

@@ -26,7 +26,7 @@ def tensor_reply(trace: TensorTrace, lang: str = DEFAULT_LANG) -> dict[str, Any]
         t.id: _contributions(t, nodes) for t in tensors if t.kind == "op" and t.elements
     }
     for tensor in tensors:
-        tensor.label = tensor.label or short(trace.source[tensor.start : tensor.end])
+        tensor.label = tensor.label or short(_unwrapped(trace.source[tensor.start : tensor.end]))
     reply_nodes = [_tensor_node(t, trace) for t in tensors]
     steps: list[dict[str, Any]] = [
         {"phase": "forward", "node": f"t{t.id}", "grads": None} for t in tensors if t.op is not None
@@ -61,6 +61,19 @@ def tensor_reply(trace: TensorTrace, lang: str = DEFAULT_LANG) -> dict[str, Any]
         ],
         "source": trace.source,
     }  # fmt: skip
+
+
+def _unwrapped(text: str) -> str:
+    """`text` without brackets around the whole of it (`(cat * cat)` is `cat * cat`)."""
+    text = text.strip()
+    while text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(text):
+            depth += (ch == "(") - (ch == ")")
+            if depth == 0 and i < len(text) - 1:
+                return text  # `(a) * (b)`: the first bracket closes early
+        text = text[1:-1].strip()
+    return text
 
 
 def _reached(tensor: Tensor, reached: bytearray) -> bool:

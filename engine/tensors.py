@@ -565,10 +565,79 @@ class TensorOps:
         written, tensor_inputs = [], iter(range(1, len(inputs) + 1))
         for pick in picks:
             written.append(f"{{{next(tensor_inputs)}}}" if isinstance(pick, Tensor) else str(pick))
-        made.rules[0] = (
-            f"d{{0}} = zeros_like({{0}}); d{{0}}[{', '.join(written)}] += d{{out}}"
-            "  # an element picked twice adds both"
-        )
+        made.rules[0] = f"d{{0}} = zeros_like({{0}}); d{{0}}[{', '.join(written)}] += d{{out}}"
+        if inputs:  # an index tensor may pick an element twice
+            made.rules[0] += "  # an element picked twice adds both"
+        return made
+
+    def sliced(self, x: Tensor, picks: Sequence[int | slice]) -> Tensor:
+        """`x[:, 0]`, `x[1:3]`: integers and slices of the first dims (NumPy's basic indexing;
+        a slice keeps its dim, an integer drops it), the rest kept."""
+        if len(picks) > len(x.shape):
+            raise self.shape_error(
+                "error.tensor.too_many_indices", shape=shown(x.shape), count=str(len(picks))
+            )
+        ranges: list[range] = []
+        kept: list[int] = []
+        for dim, size in enumerate(x.shape):
+            pick = picks[dim] if dim < len(picks) else slice(None)
+            if isinstance(pick, slice):
+                ranges.append(range(*pick.indices(size)))
+                kept.append(len(ranges[-1]))
+                continue
+            if not -size <= pick < size:
+                raise self.shape_error(
+                    "error.tensor.index", index=str(pick), dim=str(dim), size=str(size)
+                )
+            ranges.append(range(pick % size, pick % size + 1))
+        self.fits(tuple(kept), "[]")
+        step = strides(x.shape)
+        order = [sum(i * s for i, s in zip(index, step, strict=True)) for index in product(*ranges)]
+        made = self.moved(x, tuple(kept), order, "[]", "[]")
+        written = ", ".join(_slice_text(p) for p in picks)
+        made.args = {"index": [_slice_text(p) for p in picks]}
+        made.rules[0] = f"d{{0}} = zeros_like({{0}}); d{{0}}[{written}] += d{{out}}"
+        return made
+
+    def cat(self, tensors: Sequence[Tensor], dim: int) -> Tensor:
+        """`torch.cat(tensors, dim)`: their elements side by side along `dim`, as `copy` nodes."""
+        first = tensors[0]
+        dim = normal_dim(dim, len(first.shape), self.elements.source, self.caret, first.shape)
+        for other in tensors[1:]:
+            same = len(other.shape) == len(first.shape) and all(
+                a == b
+                for d, (a, b) in enumerate(zip(other.shape, first.shape, strict=True))
+                if d != dim
+            )
+            if not same:
+                raise self.shape_error(
+                    "error.tensor.cat", left=shown(first.shape), right=shown(other.shape),
+                    dim=str(dim),
+                )  # fmt: skip
+        sizes = [t.shape[dim] for t in tensors]
+        shape = (*first.shape[:dim], sum(sizes), *first.shape[dim + 1 :])
+        offsets = [sum(sizes[:i]) for i in range(len(sizes))]
+        add = self.elements.add
+
+        def build() -> list[Value]:
+            out = []
+            for index in indices(shape):
+                at = index[dim]
+                part = max(i for i, offset in enumerate(offsets) if offset <= at)
+                source = tensors[part]
+                inner = (*index[:dim], at - offsets[part], *index[dim + 1 :])
+                flat = sum(i * s for i, s in zip(inner, strides(source.shape), strict=True))
+                out.append(add(Value.make("copy", ((source.elements or [])[flat],))))
+            return out
+
+        inputs = tuple(tensors)
+        made = self._made(shape, build, numel(shape), "cat", "cat", inputs)
+        made.args = {"dim": dim}
+        rules = [
+            f"d{{{i}}} = d{{out}}.narrow({dim}, {offset}, {size})"
+            for i, (offset, size) in enumerate(zip(offsets, sizes, strict=True))
+        ]
+        made.rules = _by_input(rules, inputs, inputs)
         return made
 
     # ---- classes --------------------------------------------------------------------------
@@ -693,6 +762,15 @@ def _summed(rule: str, dims: tuple[int, ...]) -> str:
     listed = str(dims[0]) if len(dims) == 1 else str(tuple(dims))
     right = right if " " not in right else f"({right})"
     return f"{left} = {right}.sum({listed})  # broadcast over dim {listed}: summed back"
+
+
+def _slice_text(pick: int | slice) -> str:
+    """An integer or a slice as an index writes it: `0`, `:`, `1:3`."""
+    if not isinstance(pick, slice):
+        return str(pick)
+    start = "" if pick.start is None else str(pick.start)
+    stop = "" if pick.stop is None else str(pick.stop)
+    return f"{start}:{stop}"
 
 
 def _number(x: float) -> str:

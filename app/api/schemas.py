@@ -426,7 +426,8 @@ class TensorNode(ResponsePart):
     op: str | None = Field(
         description="The tensor op that made it (`@`, `+`, `-`, `*`, `/`, `**`, `neg`, a "
         "function of the op table, `sum`, `mean`, `max`, `transpose`, `view`, `reshape`, `[]`, "
-        "`one_hot`, `softmax`, `log_softmax`, `cross_entropy`, `float`); null for a tensor the "
+        "`cat`, `one_hot`, `softmax`, `log_softmax`, `cross_entropy`, `float`); null for a "
+        "tensor the "
         "program writes or draws (`tensor([[…]])`, `randn`, `zeros`, `ones`, `randint`)."
     )
     kind: Literal["leaf", "const", "op"] = Field(

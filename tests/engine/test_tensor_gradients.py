@@ -164,7 +164,7 @@ def programs(draw: st.DrawFn) -> tuple[str, list[str], Callable]:
         kind = draw(
             st.sampled_from(
                 ["@", "+", "*", "-", "/", "f", "sum", "mean", "max", "T", "softmax", "log_softmax",
-                 "**", "view", "index", "cross_entropy", "var", "std"]
+                 "**", "view", "index", "cross_entropy", "var", "std", "slice", "cat"]
             )
         )  # fmt: skip
         x = pick(lambda s: len(s) >= 1)
@@ -249,6 +249,27 @@ def programs(draw: st.DrawFn) -> tuple[str, list[str], Callable]:
             line = f"{x}[tensor({picked})]"
             f = lambda env, x=x, p=picked: env[x][np.array(p)]  # noqa: E731
             shape = (len(picked), *sx[1:])
+        elif kind == "slice":  # `x[1:, 0]`: a slice keeps its dim, an integer drops it
+            picks, written = [], []
+            for size in sx:
+                if draw(st.booleans()):
+                    i = draw(st.integers(0, size - 1))
+                    picks.append(i)
+                    written.append(str(i))
+                else:
+                    a = draw(st.integers(0, size - 1))
+                    b = draw(st.integers(a + 1, size))
+                    picks.append(slice(a, b))
+                    written.append(f"{a}:{b}")
+            line = f"{x}[{', '.join(written)}]"
+            f = lambda env, x=x, p=tuple(picks): env[x][p]  # noqa: E731
+            shape = np.zeros(sx)[tuple(picks)].shape
+        elif kind == "cat":
+            y = pick(lambda s, sx=sx: len(s) == len(sx) and s[:-1] == sx[:-1])
+            assert y is not None  # x itself
+            line = f"torch.cat([{x}, {y}], -1)"
+            f = lambda env, x=x, y=y: anp.concatenate([env[x], env[y]], axis=-1)  # noqa: E731
+            shape = (*sx[:-1], sx[-1] + shapes[y][-1])
         elif kind == "cross_entropy":
             if len(sx) != 2:
                 continue

@@ -77,6 +77,10 @@ SHAPES = [
      "Y", (4,)),
     ("A = randn(4, 5, seed=1)\nY = A[range(4), tensor([0, 1, 4, 2])]\nL = Y.sum()", "Y", (4,)),
     ("A = randn(4, 5, seed=1)\nY = A[2]\nL = Y.sum()", "Y", (5,)),
+    ("A = randn(4, 5, 2, seed=1)\nY = A[:, 0, :]\nL = Y.sum()", "Y", (4, 2)),
+    ("A = randn(4, 5, seed=1)\nY = A[1:3, -2:]\nL = Y.sum()", "Y", (2, 2)),
+    ("A = randn(4, 5, seed=1)\nY = torch.cat([A, A[:, :1]], 1)\nL = Y.sum()", "Y", (4, 6)),
+    ("A = randn(4, 5, seed=1)\nY = torch.cat((A, A), dim=0)\nL = Y.sum()", "Y", (8, 5)),
     ("Y = F.one_hot(tensor([1, 0, 2]), num_classes=5).float()\nW = randn(5, 2, seed=1)\n"
      "L = (Y @ W).sum()", "Y", (3, 5)),
     ("A = randn(3, 4, seed=1)\nY = F.softmax(A, dim=1)\nL = (Y * Y).sum()", "Y", (3, 4)),
@@ -201,6 +205,10 @@ ERRORS = [
     ("A = randn(2, 3, seed=1)\nL = A[tensor([0.5])].sum()", "SyntaxError",
      "tensor([0.5]) cannot index a tensor: index with integers or an integer tensor (`C[X]`)",
      2, 7, "      " + "^" * 13),
+    ("A = randn(4, 5, seed=1)\nL = A[::2].sum()", "SyntaxError",
+     "a slice's step (`x[::2]`) is not supported: write `start:stop`", 2, 8, "       ^"),
+    ("A = randn(4, 5, seed=1)\nL = torch.cat([A, A.T], 1).sum()", "ShapeError",
+     "`cat` of (4, 5) and (5, 4) along dim 1: the other sizes differ", 2, 10, "         ^^^^"),
     ("A = randn(-1, 2)", "ArgumentCount", "`randn`: a missing or wrong argument 'size'", 1, 5,
      "    " + "^" * 12),
 ]  # fmt: skip
