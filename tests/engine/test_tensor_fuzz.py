@@ -21,7 +21,7 @@ WORDS = (
     "A B v X Y C L h tensor randn zeros ones randint arange range one_hot softmax log_softmax "
     "cross_entropy sum mean max view reshape T t transpose shape size float backward values "
     "indices torch F keepdim dim seed generator Generator manual_seed "
-    "print import True None 0 1 2 3 -1 2.5 1e308 0.0 + - * / ** @ ( ) [ ] , . = ; \n"
+    "print import True None cat var std 0 1 2 3 -1 2.5 1e308 0.0 + - * / ** @ ( ) [ ] : , . = ; \n"
 ).split(" ") + list(FUNCTIONS)
 SERVER = Limits(100_000, 20_000, 200)
 
