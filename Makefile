@@ -97,6 +97,7 @@ bench: test-deps test-venv
 	$(PY) bench/engine.py
 	$(PY) bench/demo.py
 	$(PY) bench/api.py
+	$(PY) bench/tensors.py
 	$(PY) bench/layout_cost.py
 	$(PY) bench/page.py
 	$(PY) bench/view_3d.py

@@ -20,6 +20,7 @@ from chainrule.app.api import (
     lessons,
     paths,
     presets,
+    tensor_routes,
     values,
 )
 from chainrule.app.api.graph_body import structure_id, warm_up
@@ -92,7 +93,7 @@ def create_app(settings: AppSettings | None = None) -> FastAPI:
     version = app.state.asset_version = asset_version()
 
     routers = (graph.router, values.router, descend.router, export.router, presets.router)
-    routers += (landscape.router, paths.router)
+    routers += (landscape.router, paths.router, tensor_routes.router)
     routers += (lessons.router, health.router, live_class.router, live_class.reads)
     routers += (live_class.pages,)
     for router in (*routers, pages_router, sandbox_router):

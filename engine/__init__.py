@@ -19,6 +19,7 @@ from .errors import (
     NeedsRunning,
     ProgramError,
     SyntaxError_,
+    TensorProgram,
     UnknownFunction,
     UseBeforeAssign,
 )
@@ -26,6 +27,7 @@ from .landscape import MAX_POINTS as MAX_LANDSCAPE_POINTS
 from .landscape import Landscape, landscape
 from .options import Options
 from .presets import PRESETS
+from .tensors import ShapeError
 from .tracing import ForwardBackward, Trace, build_graph, forward_backward, numbers, run, trace
 from .value import Value
 
@@ -52,7 +54,9 @@ __all__ = [
     "NeedsRunning",
     "PRESETS",
     "ProgramError",
+    "ShapeError",
     "SyntaxError_",
+    "TensorProgram",
     "Trace",
     "UnknownFunction",
     "UseBeforeAssign",

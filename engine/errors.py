@@ -200,6 +200,13 @@ class NeedsRunning(ProgramError):
     type = "NeedsRunning"
 
 
+class TensorProgram(ProgramError):
+    """A tensor program (docs/tensors.md) where only scalar programs are read: `POST /api/graph`
+    and `engine.tensor_program.trace_tensors` read it."""
+
+    type = "TensorProgram"
+
+
 class LimitExceeded(ProgramError):
     """The program is larger or deeper than the limits the caller set."""
 

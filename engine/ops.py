@@ -263,6 +263,24 @@ OPS: dict[str, Op] = {
         saturation=2 * out - 1,
     ),
     "sin": function("sin", sin(a), cos(a), "cos({0})"),
+    # An element passed on unchanged, as its own node: what a tensor op that only moves elements
+    # makes (a view, a transpose, the rows `C[X]` picks, the element `max` chooses), so that each
+    # tensor keeps its own gradient (engine/tensors.py). Programs cannot call it.
+    "copy": Op(
+        arity=1,
+        symbol="copy",
+        precedence=0,
+        public="copy",
+        shape="{0}",
+        formula="{0}",
+        locals=("1",),
+        glyph="=",
+        dot="copy",
+        micrograd="{0}",
+        torch="{0}",
+        forward=a,
+        local_grads=(1.0,),
+    ),
 }
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from .backward import BackwardRecord, backward, edge_offsets, recorded_backward
 from .builder import Graph, Limits, build, check_values, limit_warnings
 from .cancel import check as check_cancelled
-from .errors import BadWrt, LimitExceeded
+from .errors import BadWrt, LimitExceeded, TensorProgram
 from .forward_mode import PASSES, TangentRecord, forward_tangents, resolve_wrt
 from .gc_pause import cycle_collector_paused
 from .gradcheck import GradCheck, gradcheck
@@ -26,6 +26,7 @@ from .parser import Statement, parse_program
 from .reply import numbers_reply, trace_reply
 from .steps import steps
 from .target import check_variant, resolve_target
+from .tensor_reader import tensor_marker
 from .topo import topo_order
 from .value import Value
 from .visit_order import check_order, order_warnings, resolve_order
@@ -61,6 +62,9 @@ Parsed = tuple[Sequence[Statement], Sequence[dict[str, Any]]]
 
 
 def _parse_program(source: str, max_depth: int | None) -> Parsed:
+    marker = tensor_marker(source)  # (asked once a program: the parses are kept)
+    if marker is not None:
+        raise TensorProgram(msg("error.tensor.scalar_only"), source, *marker)
     statements, notes = parse_program(source, max_depth)
     return tuple(statements), tuple(notes)
 
@@ -71,12 +75,13 @@ _parse_recent_large = lru_cache(maxsize=4)(_parse_program)
 
 def parsed(source: str, max_depth: int | None) -> Parsed:
     """`parse_program(source, max_depth)` (the statements and the notes of skipped lines), from
-    the recent parses when the program is short enough."""
+    the recent parses when the program is short enough; TensorProgram for a tensor program
+    (docs/tensors.md: tensor_program.py reads it)."""
     if len(source) <= PARSE_CACHE_MAX_CHARS:
         return _parse_recent(source, max_depth)
     if len(source) <= PARSE_CACHE_MAX_LARGE_CHARS:
         return _parse_recent_large(source, max_depth)
-    return parse_program(source, max_depth)
+    return _parse_program(source, max_depth)
 
 
 def clear_parse_cache() -> None:

@@ -11,7 +11,12 @@ from chainrule.app.api.graph_body import (
     request_key,
 )
 from chainrule.app.api.language import RequestLanguage
-from chainrule.app.api.schemas import GraphRequest, GraphResponse, error_responses
+from chainrule.app.api.schemas import (
+    GraphRequest,
+    GraphResponse,
+    TensorGraphResponse,
+    error_responses,
+)
 from chainrule.app.http.errors import JSONBodyRoute
 from chainrule.app.http.responses import JSONBytes
 from chainrule.app.http.server_state import Server, ServerState
@@ -52,7 +57,7 @@ async def graph_body(
 
 @router.post(
     "/api/graph",
-    response_model=GraphResponse,
+    response_model=GraphResponse | TensorGraphResponse,
     responses=error_responses(400, 413, 422, 429, 503),
 )
 async def graph(

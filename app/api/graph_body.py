@@ -23,6 +23,9 @@ from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.i18n import DEFAULT_LANG
 from chainrule.engine.reply import Placement, check_reply_size, place, trace_reply
 from chainrule.engine.steps import steps
+from chainrule.engine.tensor_program import trace_tensors
+from chainrule.engine.tensor_reader import is_tensor_program
+from chainrule.engine.tensor_reply import tensor_reply
 from chainrule.engine.tracing import build_for_trace
 
 
@@ -142,6 +145,8 @@ def build_body(
     replace the server's (a graph read from a Value in the learner's kernel: notebook/traces.py)."""
     options = request.options()
     limits = limits_of(settings) if limits is None else limits
+    if is_tensor_program(request.source):
+        return tensor_body(request, limits, lang)
     with cycle_collector_paused():  # tens of thousands of new dicts, none in a cycle
         graph = build_for_trace(
             request.source, request.values, options.expand_derived, limits, options.mode, lang
@@ -168,6 +173,17 @@ def build_body(
         # with the reply alive would scan each of its objects once (150,000 at 7,500 nodes).
         del trace, reply
     return GraphBody(now, later)
+
+
+def tensor_body(request: GraphRequest, limits: engine.Limits, lang: str) -> GraphBody:
+    """The body of `POST /api/graph` for a tensor program (docs/api.md, "Tensor programs"):
+    its tensors, no layout (a handful of grids, which the page places)."""
+    with cycle_collector_paused():
+        trace = trace_tensors(request.source, request.values, limits=limits)
+        check_cancelled()
+        body = orjson.dumps(tensor_reply(trace, lang))
+        del trace
+    return GraphBody(body, body)
 
 
 def with_layout(encoded: bytes, layout: dict[str, Any]) -> bytes:

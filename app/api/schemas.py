@@ -398,6 +398,106 @@ class GraphResponse(ResponsePart):
     layout: LayoutInfo
 
 
+# ---- A tensor program's reply (docs/api.md, "Tensor programs") --------------------------------
+
+# A tensor's numbers, row-major: a number for a 0-d tensor, else lists nested as deep as its dims.
+Nested = Number | list[Any]
+
+
+class TensorWarning(ResponsePart):
+    type: NodeWarningType
+    count: int = Field(description="How many of the tensor's elements carry it.")
+
+
+class TensorRule(ResponsePart):
+    input: str = Field(description="The input's id.")
+    rule: str = Field(
+        description="How the op passes gradient to that input, with the tensors' names "
+        "(`dW = X.T @ d(X @ W)`; a broadcast input's gradient is summed: `db = d(…).sum(0)`)."
+    )
+
+
+class TensorNode(ResponsePart):
+    """A tensor of the program: its shape and its elements' numbers, row-major."""
+
+    id: str = Field(description="`t0`, `t1`, … in the order the program made them.")
+    name: str = Field(description="The name it is assigned to; empty for an unnamed result.")
+    label: str = Field(description="Its name, else its source text (at most 32 characters).")
+    op: str | None = Field(
+        description="The tensor op that made it (`@`, `+`, `-`, `*`, `/`, `**`, `neg`, a "
+        "function of the op table, `sum`, `mean`, `max`, `transpose`, `view`, `reshape`, `[]`, "
+        "`cat`, `one_hot`, `softmax`, `log_softmax`, `cross_entropy`, `float`); null for a "
+        "tensor the "
+        "program writes or draws (`tensor([[…]])`, `randn`, `zeros`, `ones`, `randint`)."
+    )
+    kind: Literal["leaf", "const", "op"] = Field(
+        description="`leaf`: a float tensor the program makes; `const`: one no gradient "
+        "reaches (an integer tensor, `one_hot`)."
+    )
+    dtype: Literal["float", "int"]
+    shape: list[int]
+    data: Nested = Field(description="The elements' data, nested row-major lists.")
+    grad: Nested | None = Field(
+        description="The elements' gradients (∂root/∂element), as `data`; null for an "
+        "integer tensor."
+    )
+    span: tuple[int, int] = Field(description="[start, end) offsets in `source`.")
+    inputs: list[str] = Field(description="Input tensor ids in order.")
+    args: dict[str, Any] = Field(
+        description="The op's arguments: `dim`, `keepdim`, `dims`, `shape`, `exponent`, "
+        "`num_classes`, `index` (ints and tensor ids), `argmax` (per output element)."
+    )
+    rules: list[TensorRule] = Field(description="Per float input, its gradient's rule.")
+    elements: tuple[int, int] = Field(
+        description="[first, end) ids of the scalar nodes the op built (its elements last)."
+    )
+    warnings: list[TensorWarning]
+
+
+class TensorLeaf(ResponsePart):
+    name: str = Field(
+        description="The leaf's name; its element `W[1,2]` is the key of `values` that sets it."
+    )
+    id: str
+    shape: list[int]
+
+
+class TensorGrad(ResponsePart):
+    input: str = Field(description="The input tensor's id.")
+    grad: Nested = Field(description="What this op passed back to it, its shape.")
+    rule: str = Field(description="The rule that made it, as in the node's `rules`.")
+
+
+class TensorStep(ResponsePart):
+    phase: Literal["forward", "seed", "backward"]
+    node: str = Field(description="The tensor (op) of the step.")
+    grads: list[TensorGrad] | None = Field(
+        description="Backward steps: the gradient each float input received; else null."
+    )
+
+
+class TensorSize(ResponsePart):
+    tensors: int
+    elements: int = Field(description="Elements of all tensors (bounded as nodes are).")
+    nodes: int = Field(description="Scalar nodes built: each a `Value` of the op table.")
+
+
+class TensorGraphResponse(ResponsePart):
+    """The reply for a tensor program (docs/api.md, "Tensor programs")."""
+
+    kind: Literal["tensor"]
+    nodes: list[TensorNode]
+    root: str = Field(description="The id of the result: one element, where backward starts.")
+    leaves: list[TensorLeaf]
+    steps: list[TensorStep] = Field(
+        description="The tensor-level timeline: a forward step per op, the seed, a backward "
+        "step per op the result depends on (last op first)."
+    )
+    size: TensorSize
+    warnings: list[ProgramWarning]
+    source: str
+
+
 # The examples' structure id is this server's for their body: app/main.py fills it in.
 STRUCTURE_OF_EXAMPLE = "(the structure id of this body's /api/graph reply)"
 
@@ -556,6 +656,8 @@ ErrorType = Literal[
     "BadTarget",
     "BadLeaf",
     "BadWrt",
+    "ShapeError",
+    "TensorProgram",
     # the request and the server
     "StaleStructure",
     "InvalidRequest",
@@ -581,7 +683,9 @@ class ErrorDetail(ResponsePart):
         "that cannot be: recursion, a taken name, a body using a name that is no parameter), "
         "`UseBeforeAssign`, `AssignedTwice`, `LimitExceeded`, `BadValue`, `BadOrder`, "
         "`BadTarget`, `BadLeaf` (/api/paths), `BadWrt` (forward mode's leaf), "
-        "`BadTraining` (/api/descend), `BadLandscape` (/api/landscape); "
+        "`BadTraining` (/api/descend), `BadLandscape` (/api/landscape), `ShapeError` (a tensor "
+        "program's shapes an op cannot take: `(3, 2) @ (3, 3)`), `TensorProgram` (a tensor "
+        "program sent where only scalar programs are read: /api/values, /api/export, …); "
         "a malformed request (422): `InvalidRequest`; `StaleStructure` (409, /api/values); "
         "`BodyTooLarge` (413), `RateLimited` "
         "(429), `ExportTooLarge` (400), `GraphvizUnavailable`/`ExportFailed`/`Unavailable` "

@@ -155,12 +155,15 @@ def test_the_openapi_schema_describes_the_api(client):
     assert set(schema["paths"]) == {
         "/api/graph", "/api/values", "/api/descend", "/api/export", "/api/presets",
         "/api/lessons", "/api/paths", "/api/class", "/api/class/{code}", "/healthz",
-        "/api/landscape",
+        "/api/landscape", "/api/fan-in", "/api/expand",
     }  # fmt: skip
     graph = schema["paths"]["/api/graph"]["post"]
-    assert graph["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith(
-        "GraphResponse"
-    )
+    # A scalar program's reply, or a tensor program's (docs/api.md, "Tensor programs").
+    replies = graph["responses"]["200"]["content"]["application/json"]["schema"]["anyOf"]
+    assert [reply["$ref"].rsplit("/", 1)[-1] for reply in replies] == [
+        "GraphResponse",
+        "TensorGraphResponse",
+    ]
     assert {"400", "413", "422"} <= set(graph["responses"])
 
 

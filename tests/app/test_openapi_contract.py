@@ -38,6 +38,8 @@ REQUEST_SCHEMAS = {
     "ClassCreate",
     "View",
     "PathsRequest",
+    "FanInRequest",
+    "ExpandRequest",
 }
 
 
@@ -167,6 +169,8 @@ def test_every_route_documents_every_status_it_can_answer(contract):
         ("/api/landscape", "post"): everything,
         ("/api/values", "post"): everything | {"409"},
         ("/api/paths", "post"): everything,
+        ("/api/fan-in", "post"): everything,
+        ("/api/expand", "post"): everything,
         ("/api/presets", "get"): {"200", "422", "429"},  # 422: an unknown ?lang=
         ("/api/lessons", "get"): {"200", "422", "429"},
         ("/api/class", "post"): {"200", "413", "422", "429", "503"},  # 503: too many classes
@@ -273,6 +277,71 @@ def test_edge_program_answers_match_the_schema(client, contract, body):
     response = client.post("/api/graph", json=body)
     assert response.status_code == 200, response.text[:300]
     contract.check(response, "/api/graph")
+
+
+# Tensor programs (docs/tensors.md): their reply is `TensorGraphResponse`.
+TENSOR_PROGRAMS = [
+    ("the issue's program", {"source": (
+        "X = tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]])\n"
+        "W = tensor([[0.1, -0.2, 0.3], [0.4, 0.0, -0.5]])\nb = tensor([0.1, 0.1, 0.1])\n"
+        "W2 = randn(3, 3, seed=1)\nh = tanh(X @ W + b)\n"
+        "loss = cross_entropy(h @ W2, tensor([2, 0, 1]))"), "values": {"W[1,2]": 0.25}}),
+    ("every op", {"source": (
+        "A = randn(2, 3, seed=1)\nv = ones(3)\nC = randn(5, 2, seed=2)\n"
+        "X = tensor([[0, 4], [1, 1]])\n"
+        "s = (A * v - v / (v + 1) + A ** 2).sum(1, keepdim=True)\n"
+        "m = A.T.mean(0) + A.max(1).values.sum()\ne = C[X].view(2, -1)\n"
+        "p = softmax(e, 1) + log_softmax(e, -1) + sigmoid(e) + relu(e) + exp(e)\n"
+        "L = p.sum() + s.sum() + m.sum() + (one_hot(tensor([1, 0]), 3) @ torch.t(A)).sum()")}),
+    ("non-finite numbers", {"source": "A = tensor([[-1.0, 0.0]])\nL = log(A).sum()"}),
+    ("a scalar-shaped result", {"source": "a = tensor([2.0, 3.0])\n(a @ a)"}),
+    ("notes and warnings", {"source": (
+        "import torch\ng = torch.Generator().manual_seed(42)\n"
+        "W = torch.randn((2, 2), generator=g)\nu = W * 2\nprint(W)\nL = W.sum()\n"
+        "L.backward()"), "values": {"zz": 1.0}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "body", [case[1] for case in TENSOR_PROGRAMS], ids=[c[0] for c in TENSOR_PROGRAMS]
+)
+def test_tensor_program_answers_match_the_schema(client, contract, body):
+    response = client.post("/api/graph", json=body)
+    assert response.status_code == 200, response.text[:300]
+    assert contract.check(response, "/api/graph")["kind"] == "tensor"
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"tensor": "W", "index": [1, 2]}, 200),
+        ({"tensor": "t0", "index": [3, 1], "values": {"X[0,0]": 2.0}}, 200),
+        ({"tensor": "Q", "index": [0]}, 400),
+        ({"tensor": "X", "index": [4, 0]}, 400),
+        ({"tensor": "W", "index": [0, 0], "source": "a = 2\nb = a * 3"}, 400),
+    ],
+)
+def test_fan_in_answers_match_the_schema(client, contract, body, status):
+    source = "X = randn(4, 2, seed=3)\nW = randn(2, 3, seed=4)\nY = X @ W\nL = tanh(Y).sum()"
+    response = client.post("/api/fan-in", json={"source": source, **body})
+    assert response.status_code == status, response.text[:300]
+    contract.check(response, "/api/fan-in")
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"tensor": "Y"}, 200),
+        ({"tensor": "L"}, 200),
+        ({"tensor": "X"}, 400),
+        ({"tensor": "Y", "source": "X = randn(40, 40, seed=1)\nY = X @ X\nL = Y.sum()"}, 400),
+    ],
+)
+def test_expand_answers_match_the_schema(client, contract, body, status):
+    source = "X = randn(4, 2, seed=3)\nW = randn(2, 3, seed=4)\nY = X @ W\nL = tanh(Y).sum()"
+    response = client.post("/api/expand", json={"source": source, **body})
+    assert response.status_code == status, response.text[:300]
+    contract.check(response, "/api/expand")
 
 
 @pytest.mark.parametrize(
@@ -560,7 +629,9 @@ def test_schemathesis_finds_no_5xx_and_no_schema_violation(live_server):
         "GET /healthz",
         "POST /api/class",
         "POST /api/descend",
+        "POST /api/expand",
         "POST /api/export",
+        "POST /api/fan-in",
         "POST /api/graph",
         "POST /api/landscape",
         "POST /api/paths",

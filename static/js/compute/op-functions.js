@@ -127,6 +127,15 @@ export const OPS = {
     gate: false,
     saturation: null,
   },
+  'copy': {
+    arity: 1,
+    exact: true,
+    forward: (a, b, k) => a,
+    locals: (a, b, k, out) => [1],
+    warning: (a, b, k) => null,
+    gate: false,
+    saturation: null,
+  },
 };
 /** The table's key of a node of a reply: its op, or `**k` for `**` with a constant exponent. */
 export const opKey = (node) => (node.op === "**" && node.exponent !== null && node.exponent !== undefined ? "**k" : node.op);

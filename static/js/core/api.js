@@ -83,6 +83,8 @@ function postJson(path, body) {
 /** The trace of `body` (POST /api/graph), its steps read from the reply's columns (core/step-columns.js). */
 export async function postGraph(body) {
   const reply = await postJson("api/graph", body);
+  // A tensor program's reply (docs/api.md, "Tensor programs"): its grids are drawn by a page to come.
+  if (reply?.kind === "tensor") throw new ApiError({ type: "TensorProgram", message: t("ui.api.tensor_program") });
   try {
     if (!reply || !Array.isArray(reply.nodes) || !Array.isArray(reply.edges)) throw new Error("no nodes or edges");
     return withStepObjects(reply);

@@ -1,0 +1,80 @@
+"""The tensor programs' own routes: `POST /api/fan-in`, where one element gets its gradient,
+and `POST /api/expand`, the scalar graph of one tensor op."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from chainrule.app.api.graph_body import limits_of
+from chainrule.app.api.language import RequestLanguage
+from chainrule.app.api.schemas import error_responses
+from chainrule.app.api.tensor_schemas import (
+    ExpandRequest,
+    ExpandResponse,
+    FanInRequest,
+    FanInResponse,
+)
+from chainrule.app.http.errors import JSONBodyRoute
+from chainrule.app.http.responses import JSONBytes, dumps
+from chainrule.app.http.server_state import Server
+from chainrule.app.http.settings_dependency import Settings
+from chainrule.app.settings import AppSettings
+from chainrule.engine.errors import BadLeaf
+from chainrule.engine.i18n import msg
+from chainrule.engine.tensor_program import TensorTrace, trace_tensors
+from chainrule.engine.tensor_reader import is_tensor_program
+from chainrule.engine.tensor_reply import expand_reply, fan_in_reply
+
+router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)
+
+
+def traced(request: FanInRequest | ExpandRequest, settings: AppSettings) -> TensorTrace:
+    """The request's tensor program traced (its errors are said in the request's language by
+    the error handlers, as every ProgramError); BadLeaf for a scalar program."""
+    if not is_tensor_program(request.source):
+        raise BadLeaf(msg("error.tensor.fan_in_scalar"))
+    return trace_tensors(request.source, request.values, limits=limits_of(settings))
+
+
+def fan_in_body(request: FanInRequest, settings: AppSettings) -> bytes:
+    return dumps(fan_in_reply(traced(request, settings), request.tensor, request.index))
+
+
+def expand_body(request: ExpandRequest, settings: AppSettings) -> bytes:
+    return dumps(expand_reply(traced(request, settings), request.tensor))
+
+
+@router.post(
+    "/api/fan-in",
+    response_model=FanInResponse,
+    responses=error_responses(400, 413, 422, 429, 503),
+)
+async def fan_in(
+    request: FanInRequest, settings: Settings, server: Server, language: RequestLanguage
+) -> JSONBytes:
+    """Every term of the backward pass that adds to `tensor[index]`'s gradient (`dW[1,2] =
+    Σᵢ X[i,1]·dY[i,2]`): the op and output element it flows from, upstream × local, in the
+    order the pass adds them; their sum is the element's `grad`."""
+    language.choose(request.lang)  # the language the error handlers say an error in
+    size = len(request.source)
+    if size >= settings.offload_min_source_chars:  # a helper process, as /api/graph's
+        return JSONBytes(await server.offload.run(size, fan_in_body, request, settings))
+    return JSONBytes(await server.offload.in_thread(size, fan_in_body, request, settings))
+
+
+@router.post(
+    "/api/expand",
+    response_model=ExpandResponse,
+    responses=error_responses(400, 413, 422, 429, 503),
+)
+async def expand(
+    request: ExpandRequest, settings: Settings, server: Server, language: RequestLanguage
+) -> JSONBytes:
+    """The scalar graph one tensor op built ("Expand" on the page): every node with its op,
+    data, grad, local derivatives and inputs (nodes of the op, or elements of its input
+    tensors), at most 2,000 nodes."""
+    language.choose(request.lang)  # the language the error handlers say an error in
+    size = len(request.source)
+    if size >= settings.offload_min_source_chars:  # a helper process, as /api/graph's
+        return JSONBytes(await server.offload.run(size, expand_body, request, settings))
+    return JSONBytes(await server.offload.in_thread(size, expand_body, request, settings))

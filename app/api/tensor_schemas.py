@@ -1,0 +1,122 @@
+"""The requests and responses of the tensor programs' own routes: `POST /api/fan-in` (where one
+element's gradient comes from) and `POST /api/expand` (the scalar graph of one tensor op)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import ConfigDict, Field
+
+from chainrule.app.api.schemas import GraphRequest, Number, ResponsePart, TableOp
+from chainrule.engine.tensor_reply import MAX_EXPANDED_NODES
+
+MAX_DIMS = 8
+
+
+class FanInRequest(GraphRequest):
+    """The `/api/graph` body of a tensor program plus the element whose gradient to explain."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "source": "X = randn(4, 2, seed=3)\nW = randn(2, 3, seed=4)\nY = X @ W\n"
+                    "L = tanh(Y).sum()",
+                    "tensor": "W",
+                    "index": [1, 2],
+                }
+            ]
+        },
+    )
+
+    tensor: str = Field(
+        min_length=1,
+        max_length=200,
+        description="The tensor: its id (`t1`) or the name the program assigns it (`W`).",
+    )
+    index: list[int] = Field(
+        max_length=MAX_DIMS, description="The element's index, one integer per dim (`[1, 2]`)."
+    )
+
+
+class FanInTerm(ResponsePart):
+    tensor: str = Field(description="The op (its output tensor's id) the element flows into.")
+    output: list[int] = Field(
+        description="The element of that op's output this term flows into (`Y[i,2]` of "
+        "`Y = X @ W` for `W[1,2]`)."
+    )
+    node: int = Field(description="The scalar node (its id in the element graph) it feeds.")
+    upstream: Number = Field(description="That node's gradient.")
+    local: Number = Field(description="∂node/∂element, the edge's local derivative.")
+    contribution: Number = Field(description="`local × upstream`.")
+
+
+class FanInResponse(ResponsePart):
+    """An element's fan-in: every term of the backward pass that adds to its gradient."""
+
+    tensor: str = Field(description="The tensor's id.")
+    index: list[int]
+    grad: Number = Field(description="The element's gradient, from the backward pass.")
+    sum: Number = Field(
+        description="The contributions added to 0 in their order: equal to `grad` to the bit."
+    )
+    contributions: list[FanInTerm] = Field(
+        description="In the order the backward pass adds them (the last node first)."
+    )
+
+
+class ExpandRequest(GraphRequest):
+    """The `/api/graph` body of a tensor program plus the tensor op to expand."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "source": "X = randn(2, 2, seed=3)\nW = randn(2, 1, seed=4)\nY = X @ W\n"
+                    "L = tanh(Y).sum()",
+                    "tensor": "Y",
+                }
+            ]
+        },
+    )
+
+    tensor: str = Field(
+        min_length=1,
+        max_length=200,
+        description="The op's output tensor: its id (`t2`) or the name the program assigns it.",
+    )
+
+
+class ExpandedInput(ResponsePart):
+    node: int = Field(description="The input node's id in the element graph.")
+    tensor: str | None = Field(
+        description="When the input is an element of one of the op's input tensors: its id; "
+        "null for a node of the op itself."
+    )
+    index: list[int] | None = Field(description="That element's index; null as `tensor`.")
+
+
+class ExpandedNode(ResponsePart):
+    id: int = Field(description="The node's id in the element graph.")
+    op: TableOp | None = Field(description="The op table's op; null for a constant.")
+    exponent: Number | None = Field(description="The constant power of `x**k`; else null.")
+    kind: Literal["op", "const"]
+    data: Number
+    grad: Number
+    local_grads: list[Number] = Field(description="One per input, in order.")
+    inputs: list[ExpandedInput]
+    output: list[int] | None = Field(
+        description="The output element this node is (its index); null for a node inside."
+    )
+
+
+class ExpandResponse(ResponsePart):
+    """The scalar graph one tensor op built, in build order (every node after its inputs)."""
+
+    tensor: str = Field(description="The op's output tensor's id.")
+    op: str = Field(description="The tensor op (`@`, `+`, `sum`, `cross_entropy`, …).")
+    nodes: list[ExpandedNode] = Field(
+        description=f"At most {MAX_EXPANDED_NODES:,} (a larger op is a 400 `LimitExceeded`)."
+    )

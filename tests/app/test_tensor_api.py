@@ -1,0 +1,139 @@
+"""`POST /api/graph` with a tensor program (app/api/graph.py; docs/api.md, "Tensor programs"):
+the tensors' reply, its errors in the one error shape, the bounds as a 400, and a scalar
+program's reply unchanged."""
+
+from __future__ import annotations
+
+import time
+
+ISSUE = (
+    "X = tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]])\n"
+    "W = tensor([[0.1, -0.2, 0.3], [0.4, 0.0, -0.5]])\nb = tensor([0.1, 0.1, 0.1])\n"
+    "W2 = randn(3, 3, seed=1)\nh = tanh(X @ W + b)\n"
+    "loss = cross_entropy(h @ W2, tensor([2, 0, 1]))"
+)
+
+
+def test_a_tensor_program_answers_with_its_tensors(client):
+    response = client.post("/api/graph", json={"source": ISSUE, "values": {"W[0,0]": 0.5}})
+    assert response.status_code == 200, response.text[:300]
+    reply = response.json()
+    assert reply["kind"] == "tensor"
+    nodes = {node["id"]: node for node in reply["nodes"]}
+    W = nodes[next(leaf["id"] for leaf in reply["leaves"] if leaf["name"] == "W")]
+    assert (W["name"], W["shape"], W["data"][0]) == ("W", [2, 3], [0.5, -0.2, 0.3])
+    assert len(W["grad"]) == 2 and all(len(row) == 3 for row in W["grad"])
+    root = nodes[reply["root"]]
+    assert (root["name"], root["shape"], root["op"]) == ("loss", [], "cross_entropy")
+    assert isinstance(root["data"], float) and root["grad"] == 1.0
+
+
+def test_a_scalar_program_s_reply_is_unchanged(client):
+    reply = client.post("/api/graph", json={"source": "a = 2\nb = -3\nf = a * b"}).json()
+    assert "kind" not in reply and [n["data"] for n in reply["nodes"]] == [2.0, -3.0, -6.0]
+
+
+def test_a_shape_error_is_a_400_at_the_operator(client):
+    source = "A = randn(3, 2, seed=1)\nB = randn(3, 3, seed=2)\nL = (A @ B).sum()"
+    response = client.post("/api/graph", json={"source": source})
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": {
+            "type": "ShapeError",
+            "message": "`(3, 2) @ (3, 3)`: inner sizes 2 and 3 differ",
+            "line": 3,
+            "column": 8,
+            "end_line": 3,
+            "end_column": 9,
+            "snippet": "L = (A @ B).sum()",
+            "caret": "       ^",
+        }
+    }
+    russian = client.post("/api/graph?lang=ru", json={"source": source}).json()["error"]
+    assert russian["message"] == "`(3, 2) @ (3, 3)`: внутренние размеры 2 и 3 различаются"
+
+
+def test_a_thousand_by_thousand_matmul_is_refused_at_once(client):
+    source = "A = randn(1000, 1000, seed=1)\nB = randn(1000, 1000, seed=2)\nL = (A @ B).sum()"
+    started = time.perf_counter()
+    response = client.post("/api/graph", json={"source": source})
+    assert time.perf_counter() - started < 2.0
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["type"], error["line"], error["column"]) == ("LimitExceeded", 1, 5)
+    assert error["message"] == (
+        "`randn(1000, 1000, seed=1)` would make the tensors hold 1,000,000 elements; "
+        "the limit is 20,000"
+    )
+
+
+def test_the_element_limit_is_the_server_s_node_limit(make_client):
+    small = make_client(max_nodes=10)
+    response = small.post("/api/graph", json={"source": "A = randn(3, 4, seed=1)\nL = A.sum()"})
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == (
+        "`randn(3, 4, seed=1)` would make the tensors hold 12 elements; the limit is 10"
+    )
+
+
+def test_the_scalar_routes_refuse_a_tensor_program_by_name(client):
+    response = client.post("/api/export?format=dot", json={"source": ISSUE})
+    assert response.status_code == 400
+    assert response.json()["error"]["type"] == "TensorProgram"
+
+
+def test_an_element_s_fan_in_sums_to_its_gradient(client):
+    source = "X = randn(4, 2, seed=3)\nW = randn(2, 3, seed=4)\nY = X @ W\nL = tanh(Y).sum()"
+    graph = client.post("/api/graph", json={"source": source}).json()
+    nodes = {node["name"]: node for node in graph["nodes"] if node["name"]}
+    response = client.post("/api/fan-in", json={"source": source, "tensor": "W", "index": [1, 2]})
+    assert response.status_code == 200, response.text[:300]
+    reply = response.json()
+    assert (reply["tensor"], reply["index"]) == (nodes["W"]["id"], [1, 2])
+    assert reply["sum"] == reply["grad"] == nodes["W"]["grad"][1][2]
+    X, dY = nodes["X"]["data"], nodes["Y"]["grad"]
+    terms = [(c["tensor"], c["output"], c["local"], c["upstream"]) for c in reply["contributions"]]
+    assert terms == [(nodes["Y"]["id"], [i, 2], X[i][1], dY[i][2]) for i in (3, 2, 1, 0)]
+
+
+def test_a_fan_in_s_refusals(client):
+    source = "X = randn(4, 2, seed=3)\nY = tensor([1, 0])\nL = X.sum()"
+    for body, type_ in [
+        ({"tensor": "Q", "index": [0]}, "BadLeaf"),
+        ({"tensor": "Y", "index": [0]}, "BadLeaf"),
+        ({"tensor": "X", "index": [4, 0]}, "ShapeError"),
+        ({"tensor": "t0", "index": [0]}, "ShapeError"),
+        ({"source": "a = 2\nb = a * 3", "tensor": "a", "index": []}, "BadLeaf"),
+    ]:
+        response = client.post("/api/fan-in", json={"source": source, **body})
+        assert response.status_code == 400
+        assert response.json()["error"]["type"] == type_
+
+
+def test_expand_gives_an_op_s_scalar_graph_with_the_same_numbers(client):
+    source = "X = randn(3, 2, seed=3)\nW = randn(2, 2, seed=4)\nY = X @ W\nL = tanh(Y).sum()"
+    graph = client.post("/api/graph", json={"source": source}).json()
+    nodes = {node["name"]: node for node in graph["nodes"] if node["name"]}
+    reply = client.post("/api/expand", json={"source": source, "tensor": "Y"}).json()
+    assert (reply["tensor"], reply["op"]) == (nodes["Y"]["id"], "@")
+    assert len(reply["nodes"]) == 3 * 2 * 3  # per output element: 2 products and their sum
+    outputs = {tuple(n["output"]): n for n in reply["nodes"] if n["output"] is not None}
+    for (i, j), node in outputs.items():
+        assert (node["op"], node["data"], node["grad"]) == (
+            "+", nodes["Y"]["data"][i][j], nodes["Y"]["grad"][i][j],
+        )  # fmt: skip
+    products = [n for n in reply["nodes"] if n["op"] == "*"]
+    assert {(i["tensor"], tuple(i["index"])) for p in products for i in p["inputs"]} == {
+        *((nodes["X"]["id"], (i, k)) for i in range(3) for k in range(2)),
+        *((nodes["W"]["id"], (k, j)) for k in range(2) for j in range(2)),
+    }
+
+
+def test_expand_is_bounded_and_says_where(client):
+    source = "X = randn(40, 40, seed=1)\nY = X @ X\nL = Y.sum()"
+    response = client.post("/api/expand", json={"source": source, "tensor": "Y"})
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == (
+        "'Y' is 126,400 scalar nodes; Expand draws at most 2,000: expand a smaller op, or make "
+        "the tensors smaller"
+    )
