@@ -35,6 +35,9 @@ _TENSOR_MAKERS = (
     r"|cross_entropy|Generator)\s*\(|[\w)\]][ \t]*@(?!=)"
 )
 _TENSOR_PROGRAM = re.compile(_TENSOR_MAKERS)
+# The same pattern for the page (engine/page_module.py): a tensor program's lists are data,
+# not code to run.
+TENSOR_PROGRAM_PATTERN = _TENSOR_MAKERS
 _COMMENT = re.compile(r"#[^\n]*")
 
 _TOKEN = re.compile(
