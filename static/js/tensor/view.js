@@ -1,0 +1,134 @@
+// The tensor view: while the page shows a tensor program (state.tensor), its graph in the graph
+// pane's place, stepped by the transport (the store's step), with a gradient cell's fan-in
+// (POST /api/fan-in) and a leaf cell's editor. The scalar pane stays laid out underneath,
+// hidden (`data-view="tensor"` on the page's root), and comes back with the next scalar program.
+
+import { postFanIn } from "../core/api.js";
+import { setData, setHidden, setText } from "../core/dom.js";
+import { stepInterval } from "../core/player.js";
+import { drawTensors, tensorLayers } from "./draw.js";
+import { fanInOf } from "./fan-in.js";
+import { tensorLayout } from "./layout.js";
+import { mountCellEditor } from "./cell-editor.js";
+import { tensorIndex, tensorViewAt } from "./timeline.js";
+
+const MARGIN = 24; // graph units around the cards
+// The graph fits the pane, but its numbers are never drawn smaller than MIN_SCALE of their
+// size (11 units: 9.4 px; wider graphs scroll, following the step) nor blown up past MAX_SCALE.
+const MIN_SCALE = 0.85;
+const MAX_SCALE = 1.5;
+
+/** Size `svg` (viewBox `box`: [width, height]) to fit `pane` within the scales. */
+function fitTo(pane, svg, [width, height]) {
+  const scale = Math.min(MAX_SCALE, Math.max(MIN_SCALE, Math.min(pane.clientWidth / width, (pane.clientHeight - 32) / height)));
+  svg.style.width = `${Math.round(width * scale)}px`;
+  svg.style.height = `${Math.round(height * scale)}px`;
+}
+
+/** What a layout depends on: the tensors, their shapes and inputs (not their numbers). */
+const layoutKey = (reply) => JSON.stringify(reply.nodes.map((n) => [n.id, n.label, n.name, n.op, n.kind, n.shape, n.inputs, n.grad === null]));
+
+/** Ask for the fan-in of element `index` of tensor `id` of the reply shown; the latest ask wins. */
+function createFanInAsker(scope, requestBody) {
+  let asked = 0;
+  return async function ask(id, index) {
+    const token = ++asked;
+    const { store } = scope;
+    const of = store.state.tensor;
+    try {
+      const reply = await postFanIn({ ...requestBody(), tensor: id, index });
+      if (token === asked && store.state.tensor === of) store.update({ tensorFanIn: { tensor: id, index, reply, of } });
+    } catch (err) {
+      if (token === asked) store.setError(err.detail ?? { type: "Error", message: String(err) });
+    }
+  };
+}
+
+/** The play loop while a tensor program plays (the scalar player's loop draws scalar traces). */
+function createTensorPlay(store) {
+  let tick = 0;
+  return function schedule() {
+    const token = ++tick;
+    setTimeout(() => {
+      const { state } = store;
+      if (token !== tick || !state.playing || !state.tensor || state.trace) return;
+      if (state.step >= store.stepCount() - 1) store.update({ playing: false });
+      else store.setStep(state.step + 1);
+    }, stepInterval(store.state.speed));
+  };
+}
+
+/** A click on a cell: a gradient's opens its fan-in, a named leaf's data opens its editor. */
+function wireClicks(svg, scope, ask) {
+  svg.addEventListener("click", (event) => {
+    const cell = event.target.closest?.("[data-testid=tensor-cell]");
+    const { state, update } = scope.store;
+    if (!cell || !state.tensor) return;
+    const id = cell.dataset.tensorId;
+    const index = cell.dataset.index ? cell.dataset.index.split(",").map(Number) : [];
+    const node = tensorIndex(state.tensor).nodeById.get(id);
+    if (cell.dataset.grid === "grad" && cell.dataset.value !== "") ask(id, index);
+    else if (cell.dataset.grid === "data" && node?.kind === "leaf" && node.name) update({ tensorCell: { tensor: id, index } });
+  });
+}
+
+/**
+ * Mount the tensor view: `elements` {pane (in the graph pane), svg (the tensor graph's, in it), fanIn (the
+ * sentence's element), fanInText, fanInClose, cells (the sidebar's place for the cell editor),
+ * root (gets data-view)}; `requestBody()` the page's /api/graph body; `setValues(values)`.
+ */
+export function mountTensorView(elements, scope, { requestBody, setValues }) {
+  const { pane, svg, fanIn, fanInText, fanInClose, root } = elements;
+  const layers = tensorLayers(svg);
+  const ask = createFanInAsker(scope, requestBody);
+  const schedule = createTensorPlay(scope.store);
+  let laid = { key: null, layout: null };
+  wireClicks(svg, scope, ask);
+  fanInClose.addEventListener("click", () => scope.store.update({ tensorFanIn: null }));
+  mountCellEditor(elements.cells, scope, { setValues });
+  new ResizeObserver(() => {
+    if (laid.box && !pane.hidden) fitTo(pane, svg, laid.box);
+  }).observe(pane);
+
+  scope.store.subscribe((s, changed) => {
+    const shown = Boolean(s.tensor) && !s.trace;
+    setData(root, { view: shown ? "tensor" : "scalar" });
+    setHidden(pane, !shown);
+    if (!shown) {
+      setHidden(fanIn, true);
+      return;
+    }
+    const key = layoutKey(s.tensor);
+    if (key !== laid.key) {
+      laid = { key, layout: tensorLayout(s.tensor) };
+      const box = [laid.layout.width + 2 * MARGIN, laid.layout.height + 2 * MARGIN];
+      svg.setAttribute("viewBox", `${-MARGIN} ${-MARGIN} ${box[0]} ${box[1]}`);
+      laid.box = box;
+      fitTo(pane, svg, box);
+    }
+    // New numbers of the element shown: its fan-in again, with them.
+    const open = s.tensorFanIn;
+    if (open && open.of !== s.tensor && changed.has("tensor")) ask(open.tensor, open.index);
+    const fan = open ? fanInOf(s.tensor, open.reply) : null;
+    const view = tensorViewAt(s.tensor, s.step, { finalGrads: s.finalGrads });
+    const editing = s.tensorCell ? [{ ...s.tensorCell, grid: "data", role: "edit" }] : [];
+    drawTensors(layers, laid.layout, s.tensor, view, [...editing, ...(fan?.lit ?? [])]);
+    setData(svg, { ready: "true", step: String(s.step), tensors: String(s.tensor.nodes.length) });
+    setHidden(fanIn, !fan);
+    if (fan) {
+      setText(fanInText, fan.sentence);
+      setData(fanIn, {
+        cell: fan.cell, tensorId: open.tensor, index: open.index.join(","), terms: String(fan.count),
+        sum: String(open.reply.sum), grad: String(open.reply.grad),
+      });
+    }
+    // The step's card in view (a graph wider than the pane scrolls).
+    // Then the first tensor a backward step passes gradient to (left of it): both in view.
+    if (changed.has("step")) {
+      for (const card of [layers.cards.querySelector(".tensor-card.current"), layers.cards.querySelector(".tensor-card.arriving")]) {
+        card?.scrollIntoView?.({ block: "nearest", inline: "nearest" });
+      }
+    }
+    if (s.playing && (changed.has("step") || changed.has("playing") || changed.has("speed"))) schedule();
+  });
+}
