@@ -179,6 +179,16 @@ def test_a_leaf_cell_edit_recomputes(page, live_server, screenshots_dir):
     assert page.evaluate("document.body.dataset.phase") == "backward"
     page.screenshot(path=str(screenshots_dir / "tensor-cell-edit-1280x720.png"))
 
+    # The link reopens the program with its element's value, at the same step.
+    page.wait_for_function("() => location.search.includes('values=')")
+    link = page.evaluate("location.pathname + location.search")
+    assert "W%5B1%2C2%5D%3A0.25" in link
+    step = page.evaluate("document.body.dataset.stepIndex")
+    page.goto(link)
+    page.wait_for_selector(TENSORS)
+    wait_value(page, cell(w, "data", "1,2"), "0.25")
+    assert page.evaluate("document.body.dataset.stepIndex") == step
+
 
 def test_a_shape_error_points_at_the_operator(page, screenshots_dir):
     open_program(page, PROGRAM)
