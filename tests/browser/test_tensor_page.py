@@ -11,6 +11,7 @@ import urllib.request
 
 import pytest
 
+from chainrule.bench.tensors import makemore
 from chainrule.engine.presets import presets
 
 pytestmark = pytest.mark.browser
@@ -157,6 +158,38 @@ def test_a_gradient_cell_lights_its_fan_in_and_sums_to_the_grad(page, live_serve
         ),
     )
     page.screenshot(path=str(screenshots_dir / "tensor-fan-in-broadcast-1280x720.png"))
+
+
+def test_makemore_s_mlp_opens_as_colour_grids_and_its_cells_open_their_sums(
+    page, live_server, screenshots_dir
+):
+    """makemore's MLP at batch 32 (17,669 elements): grids past 6×6 are colours, each cell
+    still holding its number and opening its fan-in."""
+    source = makemore(1)
+    reply = post(live_server, "/api/graph", {"source": source})
+    page.set_default_timeout(30_000)
+    open_program(page, source)
+    cards = {c["id"]: c for c in page.evaluate(CARDS_JS)}
+    assert {i: c["shape"] for i, c in cards.items()} == {
+        n["id"]: ",".join(map(str, n["shape"])) for n in reply["nodes"]
+    }
+    w1 = next(n for n in reply["nodes"] if n["name"] == "W1")
+    assert page.locator(f"[data-tensor-id={w1['id']}] .tensor-shape").text_content() == "30×64"
+    # A colour grid: no numbers drawn, every cell its number in data-value.
+    assert page.locator(f"[data-testid=tensor][data-tensor-id={w1['id']}] .cell-text").count() == 0
+    assert page.get_attribute(cell(w1["id"], "data", "29,63"), "data-value") == repr(
+        w1["data"][29][63]
+    )
+    page.click("#to-end")
+    page.wait_for_function("() => document.body.dataset.phase === 'backward'")
+    page.screenshot(path=str(screenshots_dir / "tensor-makemore-1280x720.png"))
+    target = cell(w1["id"], "grad", "1,2")
+    assert page.get_attribute(target, "data-value") == repr(w1["grad"][1][2])
+    page.locator(target).dispatch_event("click")  # a 2-unit cell: its click, wherever it is
+    fan = page.locator("[data-testid=fan-in]")
+    fan.wait_for(state="visible")
+    assert fan.get_attribute("data-cell") == "dW1[1,2]"
+    assert float(fan.get_attribute("data-sum")) == w1["grad"][1][2]
 
 
 def test_a_leaf_cell_edit_recomputes(page, live_server, screenshots_dir):

@@ -10,7 +10,8 @@ export const NUMBER_CELLS = 6;
 const NUMBER_CELL = { width: 56, height: 19 };
 /** A number's characters that fit a cell at its font size; a longer one is drawn narrower. */
 export const CELL_CHARS = 7;
-const COLOUR_GRID_MAX = 150; // a colour grid's largest side (graph units)
+const COLOUR_GRID_MAX = 120; // a colour grid's largest side (graph units)
+const COLOUR_ROW = 10; // a vector's colour cells' height: a strip, not a hairline
 const HEADER = 26;
 const GRAD_LABEL = 15;
 const PAD = 8;
@@ -30,7 +31,7 @@ export function gridOf(shape) {
 function cellOf({ rows, cols }) {
   if (rows <= NUMBER_CELLS && cols <= NUMBER_CELLS) return { ...NUMBER_CELL, numbers: true };
   const side = Math.max(2, Math.min(14, COLOUR_GRID_MAX / Math.max(rows, cols)));
-  return { width: side, height: side, numbers: false };
+  return { width: side, height: rows === 1 ? Math.max(side, COLOUR_ROW) : side, numbers: false };
 }
 
 /** A card's title: its label, and the op that made a named tensor (`h = tanh`). */
@@ -67,7 +68,8 @@ function columnsOf(reply) {
 
 /**
  * The layout of `reply`: {cards: Map id → {x, y, width, height, grid, cell, gridX, dataY,
- * gradY, hasGrad}, edges: [{id, source, target, d}], width, height}. Deterministic: the
+ * gradY, hasGrad}, edges: [{id, source, target, d}], width, height, numbers (whether a grid
+ * shows numbers)}. Deterministic: the
  * same reply, the same places.
  */
 export function tensorLayout(reply) {
@@ -92,7 +94,8 @@ export function tensorLayout(reply) {
     const bend = Math.max(20, (x2 - x1) / 2);
     return { ...edge, d: `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2 - 6},${y2}` };
   });
-  return { cards, edges, width: Math.max(0, x - COLUMN_GAP), height: tallest };
+  const numbers = [...cards.values()].some((card) => card.cell.numbers);
+  return { cards, edges, width: Math.max(0, x - COLUMN_GAP), height: tallest, numbers };
 }
 
 /** The element of nested lists `values` at grid cell (r, c) of `shape`, and its index. */

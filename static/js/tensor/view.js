@@ -14,13 +14,16 @@ import { tensorIndex, tensorViewAt } from "./timeline.js";
 
 const MARGIN = 24; // graph units around the cards
 // The graph fits the pane, but its numbers are never drawn smaller than MIN_SCALE of their
-// size (11 units: 9.4 px; wider graphs scroll, following the step) nor blown up past MAX_SCALE.
+// size (11 units: 9.4 px; wider graphs scroll, following the step), a graph of colours alone
+// not below MIN_COLOUR_SCALE (its names), nor is either blown up past MAX_SCALE.
 const MIN_SCALE = 0.85;
+const MIN_COLOUR_SCALE = 0.7;
 const MAX_SCALE = 1.5;
 
 /** Size `svg` (viewBox `box`: [width, height]) to fit `pane` within the scales. */
-function fitTo(pane, svg, [width, height]) {
-  const scale = Math.min(MAX_SCALE, Math.max(MIN_SCALE, Math.min(pane.clientWidth / width, (pane.clientHeight - 32) / height)));
+function fitTo(pane, svg, [width, height], numbers) {
+  const least = numbers ? MIN_SCALE : MIN_COLOUR_SCALE;
+  const scale = Math.min(MAX_SCALE, Math.max(least, Math.min(pane.clientWidth / width, (pane.clientHeight - 32) / height)));
   svg.style.width = `${Math.round(width * scale)}px`;
   svg.style.height = `${Math.round(height * scale)}px`;
 }
@@ -87,7 +90,7 @@ export function mountTensorView(elements, scope, { requestBody, setValues }) {
   fanInClose.addEventListener("click", () => scope.store.update({ tensorFanIn: null }));
   mountCellEditor(elements.cells, scope, { setValues });
   new ResizeObserver(() => {
-    if (laid.box && !pane.hidden) fitTo(pane, svg, laid.box);
+    if (laid.box && !pane.hidden) fitTo(pane, svg, laid.box, laid.layout.numbers);
   }).observe(pane);
 
   scope.store.subscribe((s, changed) => {
@@ -104,7 +107,7 @@ export function mountTensorView(elements, scope, { requestBody, setValues }) {
       const box = [laid.layout.width + 2 * MARGIN, laid.layout.height + 2 * MARGIN];
       svg.setAttribute("viewBox", `${-MARGIN} ${-MARGIN} ${box[0]} ${box[1]}`);
       laid.box = box;
-      fitTo(pane, svg, box);
+      fitTo(pane, svg, box, laid.layout.numbers);
     }
     // New numbers of the element shown: its fan-in again, with them.
     const open = s.tensorFanIn;
