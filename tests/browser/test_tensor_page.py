@@ -83,6 +83,10 @@ def test_the_example_opens_with_its_shapes_and_steps_its_rules(page, live_server
     xw = next(n for n in reply["nodes"] if n["label"] == "X @ W")
     assert page.get_attribute(cell(xw["id"], "data", "1,2"), "data-value") == repr(xw["data"][1][2])
     assert "X @ W" in page.text_content("[data-testid=narration]")
+    # The card under the pointer lights its expression in the editor.
+    page.hover(f"[data-testid=tensor][data-tensor-id={xw['id']}] .tensor-label")
+    page.wait_for_selector(".backdrop mark.hover-mark")
+    assert page.text_content(".backdrop mark.hover-mark") == "X @ W"
     # Nothing has a gradient before the backward pass.
     assert all(c["reached"] == "false" for c in cards.values())
     page.screenshot(path=str(screenshots_dir / "tensor-forward-1280x720.png"))

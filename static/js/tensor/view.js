@@ -87,6 +87,12 @@ export function mountTensorView(elements, scope, { requestBody, setValues }) {
   const schedule = createTensorPlay(scope.store);
   let laid = { key: null, layout: null };
   wireClicks(svg, scope, ask);
+  // The card under the pointer: its expression is lit in the editor (controls/editor.js).
+  layers.cards.addEventListener("pointerover", (event) => {
+    const card = event.target.closest?.("[data-testid=tensor]");
+    scope.store.update({ hoverNode: card?.dataset.tensorId ?? null });
+  });
+  layers.cards.addEventListener("pointerleave", () => scope.store.update({ hoverNode: null }));
   fanInClose.addEventListener("click", () => scope.store.update({ tensorFanIn: null }));
   mountCellEditor(elements.cells, scope, { setValues });
   new ResizeObserver(() => {
