@@ -28,6 +28,21 @@ function fitTo(pane, svg, [width, height], numbers) {
   svg.style.height = `${Math.round(height * scale)}px`;
 }
 
+const FOLLOW_MARGIN = 16; // px around the cards the pane scrolls to
+
+/** Scroll `pane` the least that brings `cards` in view (those that fit: the first ones). */
+function follow(pane, cards) {
+  if (!cards.length) return;
+  const box = pane.getBoundingClientRect();
+  const rects = cards.map((card) => card.getBoundingClientRect());
+  for (const [start, end, scroll, size] of [["left", "right", "scrollLeft", "clientWidth"], ["top", "bottom", "scrollTop", "clientHeight"]]) {
+    const from = Math.min(...rects.map((r) => r[start])) - box[start] + pane[scroll] - FOLLOW_MARGIN;
+    const to = Math.max(...rects.map((r) => r[end])) - box[start] + pane[scroll] + FOLLOW_MARGIN;
+    if (to - from > pane[size] || from < pane[scroll]) pane[scroll] = Math.max(0, from);
+    else if (to > pane[scroll] + pane[size]) pane[scroll] = to - pane[size];
+  }
+}
+
 /** What a layout depends on: the tensors, their shapes and inputs (not their numbers). */
 const layoutKey = (reply) => JSON.stringify(reply.nodes.map((n) => [n.id, n.label, n.name, n.op, n.kind, n.shape, n.inputs, n.grad === null]));
 
@@ -132,12 +147,8 @@ export function mountTensorView(elements, scope, { requestBody, setValues }) {
       });
     }
     // The step's card in view (a graph wider than the pane scrolls).
-    // Then the first tensor a backward step passes gradient to (left of it): both in view.
-    if (changed.has("step")) {
-      for (const card of [layers.cards.querySelector(".tensor-card.current"), layers.cards.querySelector(".tensor-card.arriving")]) {
-        card?.scrollIntoView?.({ block: "nearest", inline: "nearest" });
-      }
-    }
+    // The step's cards in view: its tensor and those it passes gradient to.
+    if (changed.has("step")) follow(pane, [...layers.cards.querySelectorAll(".tensor-card.current, .tensor-card.arriving")]);
     if (s.playing && (changed.has("step") || changed.has("playing") || changed.has("speed"))) schedule();
   });
 }
