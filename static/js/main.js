@@ -181,7 +181,7 @@ function mount() {
   mountNotes($("program-notes"), scope);
   mountTensorView({
     pane: $("tensor-pane"), svg: $("tensor-graph"), fanIn: $("tensor-fan-in"), fanInText: $("tensor-fan-in-text"),
-    fanInClose: $("tensor-fan-in-close"), cells: $("tensor-cells"), root: document.body,
+    fanInClose: $("tensor-fan-in-close"), readout: $("tensor-readout"), cells: $("tensor-cells"), root: document.body,
   }, scope, { requestBody, setValues });
   sandbox = mountSandbox({ panel: $("sandbox"), send: (meta) => channel.send(requestBody(), meta) }, scope);
   mountAutogradCheck({ panel: $("sandbox"), graph }, scope);

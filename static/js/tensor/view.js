@@ -10,7 +10,8 @@ import { drawTensors, tensorLayers } from "./draw.js";
 import { fanInOf } from "./fan-in.js";
 import { tensorLayout } from "./layout.js";
 import { mountCellEditor } from "./cell-editor.js";
-import { tensorIndex, tensorViewAt } from "./timeline.js";
+import { gradName, tensorIndex, tensorName, tensorViewAt } from "./timeline.js";
+import { compactText, shortText } from "../core/format.js";
 
 const MARGIN = 24; // graph units around the cards
 // The graph fits the pane, but its numbers are never drawn smaller than MIN_SCALE of their
@@ -41,6 +42,12 @@ function follow(pane, cards) {
     if (to - from > pane[size] || from < pane[scroll]) pane[scroll] = Math.max(0, from);
     else if (to > pane[scroll] + pane[size]) pane[scroll] = to - pane[size];
   }
+}
+
+/** A cell's name and number (`W[1,2] = −0.5`, `dW[1,2] = −0.02223`; `--` not yet known). */
+function readoutText(node, { grid, index, value }) {
+  const name = `${grid === "grad" ? gradName(node) : tensorName(node)}[${index}]`;
+  return `${name} = ${value === "" ? shortText(undefined) : compactText(value)}`;
 }
 
 /** What a layout depends on: the tensors, their shapes and inputs (not their numbers). */
@@ -92,22 +99,32 @@ function wireClicks(svg, scope, ask) {
 
 /**
  * Mount the tensor view: `elements` {pane (in the graph pane), svg (the tensor graph's, in it), fanIn (the
- * sentence's element), fanInText, fanInClose, cells (the sidebar's place for the cell editor),
+ * sentence's element), fanInText, fanInClose, readout (a hovered cell's number), cells (the
+ * sidebar's place for the cell editor),
  * root (gets data-view)}; `requestBody()` the page's /api/graph body; `setValues(values)`.
  */
 export function mountTensorView(elements, scope, { requestBody, setValues }) {
-  const { pane, svg, fanIn, fanInText, fanInClose, root } = elements;
+  const { pane, svg, fanIn, fanInText, fanInClose, readout, root } = elements;
   const layers = tensorLayers(svg);
   const ask = createFanInAsker(scope, requestBody);
   const schedule = createTensorPlay(scope.store);
   let laid = { key: null, layout: null };
   wireClicks(svg, scope, ask);
-  // The card under the pointer: its expression is lit in the editor (controls/editor.js).
+  // The card under the pointer: its expression is lit in the editor (controls/editor.js); the
+  // cell under it: its name and number in the readout (a colour grid's cells show none).
   layers.cards.addEventListener("pointerover", (event) => {
     const card = event.target.closest?.("[data-testid=tensor]");
     scope.store.update({ hoverNode: card?.dataset.tensorId ?? null });
+    const shown = scope.store.state.tensor;
+    const cell = event.target.closest?.("[data-testid=tensor-cell]");
+    const node = cell && shown ? tensorIndex(shown).nodeById.get(cell.dataset.tensorId) : null;
+    setHidden(readout, !node);
+    if (node) setText(readout, readoutText(node, cell.dataset));
   });
-  layers.cards.addEventListener("pointerleave", () => scope.store.update({ hoverNode: null }));
+  layers.cards.addEventListener("pointerleave", () => {
+    scope.store.update({ hoverNode: null });
+    setHidden(readout, true);
+  });
   fanInClose.addEventListener("click", () => scope.store.update({ tensorFanIn: null }));
   mountCellEditor(elements.cells, scope, { setValues });
   new ResizeObserver(() => {
