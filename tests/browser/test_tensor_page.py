@@ -257,3 +257,27 @@ def test_a_scalar_program_after_a_tensor_one_is_drawn_as_before(page):
     page.wait_for_function("() => document.querySelectorAll('[data-testid=node]').length === 3")
     assert page.evaluate("document.body.dataset.view") == "scalar"
     assert page.locator("#tensor-pane").is_hidden()
+
+
+VALUES_JS = """() => Object.fromEntries([...document.querySelectorAll('[data-testid=tensor-cell]')]
+    .map(c => [`${c.dataset.tensorId}|${c.dataset.grid}|${c.dataset.index}`, c.dataset.value]))"""
+
+
+def test_stepping_back_restores_each_frame_and_final_gradients_show_at_once(page, live_server):
+    reply = post(live_server, "/api/graph", {"source": PROGRAM})
+    page.goto("/?preset=tensor-mlp")
+    page.wait_for_selector(TENSORS)
+    frames = []
+    for _ in range(len(reply["steps"])):
+        frames.append(page.evaluate(VALUES_JS))
+        if page.locator("[data-testid=step-forward]").is_disabled():
+            break
+        page.click("[data-testid=step-forward]")
+    for expected in reversed(frames[:-1]):
+        page.click("[data-testid=step-back]")
+        assert page.evaluate(VALUES_JS) == expected
+    # At the first step no gradient shows; with "final gradients" every one does, the API's.
+    assert all(v == "" for k, v in frames[0].items() if "|grad|" in k)
+    page.check("#toggle-final-grads")
+    w = next(n for n in reply["nodes"] if n["name"] == "W")
+    wait_value(page, cell(w["id"], "grad", "1,2"), repr(w["grad"][1][2]))
