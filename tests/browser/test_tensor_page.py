@@ -281,3 +281,41 @@ def test_stepping_back_restores_each_frame_and_final_gradients_show_at_once(page
     page.check("#toggle-final-grads")
     w = next(n for n in reply["nodes"] if n["name"] == "W")
     wait_value(page, cell(w["id"], "grad", "1,2"), repr(w["grad"][1][2]))
+
+
+def test_a_reused_tensor_adds_what_each_op_passes_it(page, live_server, screenshots_dir):
+    source = (
+        "X = tensor([[1.0, 2.0], [3.0, 4.0]])\n"
+        "W = tensor([[0.5, -1.0], [2.0, 0.25]])\n"
+        "L = ((X @ W) * W).sum()"
+    )
+    reply = post(live_server, "/api/graph", {"source": source})
+    open_program(page, source)
+    w = next(n for n in reply["nodes"] if n["name"] == "W")
+    times = next(n for n in reply["nodes"] if n["op"] == "*")
+    matmul = next(n for n in reply["nodes"] if n["op"] == "@")
+    passed = {
+        step["node"]: next(g["grad"] for g in step["grads"] if g["input"] == w["id"])
+        for step in reply["steps"]
+        if step["phase"] == "backward" and any(g["input"] == w["id"] for g in step["grads"] or [])
+    }
+    # After `*` passes its part, W's gradient is that part; after `@`, the sum of both.
+    step_to(page, "backward", times["id"])
+    assert page.get_attribute(cell(w["id"], "grad", "0,1"), "data-value") == repr(
+        passed[times["id"]][0][1]
+    )
+    step_to(page, "backward", matmul["id"])
+    assert page.get_attribute(cell(w["id"], "grad", "0,1"), "data-value") == repr(w["grad"][0][1])
+    assert w["grad"][0][1] == passed[times["id"]][0][1] + passed[matmul["id"]][0][1]
+    # Its fan-in: the terms of both ops, summing to the gradient shown.
+    page.click(cell(w["id"], "grad", "0,1"))
+    fan = page.locator("[data-testid=fan-in]")
+    fan.wait_for(state="visible")
+    assert fan.get_attribute("data-terms") == "3"
+    assert float(fan.get_attribute("data-sum")) == w["grad"][0][1]
+    sentence = page.text_content("[data-testid=fan-in-sentence]")
+    assert sentence.startswith("dW[0,1] = d(((X @ W) * W))[0,1]·(−0.5) + X[1,0]·d((X @ W))[1,1]")
+    assert sentence.endswith("= −0.75")
+    readout = page.locator("[data-testid=tensor-readout]")
+    assert readout.text_content() == "dW[0,1] = −0.75"  # the cell under the pointer
+    page.screenshot(path=str(screenshots_dir / "tensor-fan-in-reused-1280x720.png"))

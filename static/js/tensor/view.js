@@ -47,7 +47,8 @@ function follow(pane, cards) {
 /** A cell's name and number (`W[1,2] = −0.5`, `dW[1,2] = −0.02223`; `--` not yet known). */
 function readoutText(node, { grid, index, value }) {
   const name = `${grid === "grad" ? gradName(node) : tensorName(node)}[${index}]`;
-  return `${name} = ${value === "" ? shortText(undefined) : compactText(value)}`;
+  // data-value holds the number's full text ("Infinity" and "NaN" too: Number reads them).
+  return `${name} = ${value === "" ? shortText(undefined) : compactText(Number(value))}`;
 }
 
 /** What a layout depends on: the tensors, their shapes and inputs (not their numbers). */
