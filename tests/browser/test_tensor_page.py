@@ -162,6 +162,11 @@ def test_a_gradient_cell_lights_its_fan_in_and_sums_to_the_grad(page, live_serve
         ),
     )
     page.screenshot(path=str(screenshots_dir / "tensor-fan-in-broadcast-1280x720.png"))
+    # Before the backward pass reaches db its sum is not shown; back at the end it is.
+    page.click("#to-start")
+    fan.wait_for(state="hidden")
+    page.click("#to-end")
+    fan.wait_for(state="visible")
 
 
 def test_makemore_s_mlp_opens_as_colour_grids_and_its_cells_open_their_sums(

@@ -29,6 +29,9 @@ function fitTo(pane, svg, [width, height], numbers) {
   svg.style.height = `${Math.round(height * scale)}px`;
 }
 
+/** The state keys a frame of the tensor view reads. */
+const FRAME_KEYS = ["tensor", "trace", "step", "finalGrads", "tensorFanIn", "tensorCell"];
+
 const FOLLOW_MARGIN = 16; // px around the cards the pane scrolls to
 
 /** Scroll `pane` the least that brings `cards` in view (those that fit: the first ones). */
@@ -132,14 +135,8 @@ export function mountTensorView(elements, scope, { requestBody, setValues }) {
     if (laid.box && !pane.hidden) fitTo(pane, svg, laid.box, laid.layout.numbers);
   }).observe(pane);
 
-  scope.store.subscribe((s, changed) => {
-    const shown = Boolean(s.tensor) && !s.trace;
-    setData(root, { view: shown ? "tensor" : "scalar" });
-    setHidden(pane, !shown);
-    if (!shown) {
-      setHidden(fanIn, true);
-      return;
-    }
+  /** Draw the frame `s` shows (laid out once per program). */
+  function drawFrame(s, changed) {
     const key = layoutKey(s.tensor);
     if (key !== laid.key) {
       laid = { key, layout: tensorLayout(s.tensor) };
@@ -151,8 +148,9 @@ export function mountTensorView(elements, scope, { requestBody, setValues }) {
     // New numbers of the element shown: its fan-in again, with them.
     const open = s.tensorFanIn;
     if (open && open.of !== s.tensor && changed.has("tensor")) ask(open.tensor, open.index);
-    const fan = open ? fanInOf(s.tensor, open.reply) : null;
     const view = tensorViewAt(s.tensor, s.step, { finalGrads: s.finalGrads });
+    // Its sum shows while its gradient does (stepping back before the pass reaches it hides it).
+    const fan = open && view.grad(open.tensor) !== undefined ? fanInOf(s.tensor, open.reply) : null;
     const editing = s.tensorCell ? [{ ...s.tensorCell, grid: "data", role: "edit" }] : [];
     drawTensors(layers, laid.layout, s.tensor, view, [...editing, ...(fan?.lit ?? [])]);
     setData(svg, { ready: "true", step: String(s.step), tensors: String(s.tensor.nodes.length) });
@@ -164,9 +162,20 @@ export function mountTensorView(elements, scope, { requestBody, setValues }) {
         sum: String(open.reply.sum), grad: String(open.reply.grad),
       });
     }
-    // The step's card in view (a graph wider than the pane scrolls).
     // The step's cards in view: its tensor and those it passes gradient to.
     if (changed.has("step")) follow(pane, [...layers.cards.querySelectorAll(".tensor-card.current, .tensor-card.arriving")]);
+  }
+
+  scope.store.subscribe((s, changed) => {
+    const shown = Boolean(s.tensor) && !s.trace;
+    setData(root, { view: shown ? "tensor" : "scalar" });
+    setHidden(pane, !shown);
+    if (!shown) {
+      setHidden(fanIn, true);
+      return;
+    }
+    // Only what the frame reads draws it again (not a hovered card: 35,000 cells at makemore's size).
+    if (FRAME_KEYS.some((key) => changed.has(key))) drawFrame(s, changed);
     if (s.playing && (changed.has("step") || changed.has("playing") || changed.has("speed"))) schedule();
   });
 }
