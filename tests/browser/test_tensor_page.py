@@ -162,6 +162,24 @@ def test_a_gradient_cell_lights_its_fan_in_and_sums_to_the_grad(page, live_serve
         ),
     )
     page.screenshot(path=str(screenshots_dir / "tensor-fan-in-broadcast-1280x720.png"))
+    # Inside cross entropy the upstream is no card's gradient: the terms say where they came from.
+    logits = next(n for n in reply["nodes"] if n["label"] == "h @ W2")
+    page.click(cell(logits["id"], "grad", "0,0"))
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=fan-in]').dataset.cell === 'd(h @ W2)[0,0]'"
+    )
+    sentence = page.text_content("[data-testid=fan-in-sentence]")
+    assert sentence.startswith("d(h @ W2)[0,0] = ") and "(via loss)" in sentence
+    assert float(fan.get_attribute("data-sum")) == logits["grad"][0][0]
+    page.click(cell(reply["root"], "grad", ""))
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=fan-in]').dataset.cell === 'dloss'"
+    )
+    assert page.text_content("[data-testid=fan-in-sentence]").startswith("dloss = 1, the seed")
+    page.click(cell(b["id"], "grad", "1"))
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=fan-in]').dataset.cell === 'db[1]'"
+    )
     # Before the backward pass reaches db its sum is not shown; back at the end it is.
     page.click("#to-start")
     fan.wait_for(state="hidden")

@@ -10,7 +10,8 @@ import { gradName, tensorIndex, tensorName } from "./timeline.js";
 /** Terms written out in full; more are summarised (`+ … (32 terms)`). */
 const TERMS_SHOWN = 4;
 
-const at = (index) => `[${index.join(",")}]`;
+const elementOf = (values, index) => index.reduce((v, i) => v?.[i], values);
+const at = (index) => (index.length ? `[${index.join(",")}]` : ""); // one number: no index
 
 /** For `A @ B` (both 2-d) and `index` of input `input`: the other operand's element each term
  *  multiplies by, as {tensor, index} for the term whose output element is `output`. */
@@ -73,9 +74,18 @@ export function fanInOf(reply, fanIn) {
   const shown = (parts) => (count > TERMS_SHOWN
     ? `${parts.slice(0, TERMS_SHOWN).join(" + ")} + \u2026 ${t("ui.tensor.terms", { count })}`
     : parts.join(" + "));
+  // A term whose upstream is not its op's output gradient (inside a composite op: cross
+  // entropy's exps and log, mean's division) is written as the scalar view writes a path:
+  // `upstream·local (via loss)`.
+  const direct = fanIn.contributions.every((c) => Number(elementOf(nodeById.get(c.tensor).grad, c.output)) === c.upstream);
+  if (!direct) {
+    const via = fanIn.contributions.map((c) => t("ui.explain.via", {
+      product: `${factorText(c.upstream)}\u00b7${factorText(c.local)}`, via: `${tensorName(nodeById.get(c.tensor))}${at(c.output)}`,
+    }));
+    return { cell, sentence: `${cell} = ${shown(via)} = ${compactText(fanIn.sum)}`, lit, count };
+  }
   const head = headOf(nodeById, node, fanIn.index, ops) ?? (count ? shown(symbols) : "");
-  const sentence = count
-    ? `${cell} = ${head} = ${shown(numbers)} = ${compactText(fanIn.sum)}`
-    : t("ui.tensor.no_terms", { cell });
+  const alone = node.id === reply.root ? t("ui.tensor.seed_sum", { cell, name: tensorName(node) }) : t("ui.tensor.no_terms", { cell });
+  const sentence = count ? `${cell} = ${head} = ${shown(numbers)} = ${compactText(fanIn.sum)}` : alone;
   return { cell, sentence, lit, count };
 }
