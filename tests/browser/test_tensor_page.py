@@ -108,6 +108,16 @@ def test_the_example_opens_with_its_shapes_and_steps_its_rules(page, live_server
     assert page.get_attribute(cell(w["id"], "grad", "1,2"), "data-value") == repr(w["grad"][1][2])
     page.screenshot(path=str(screenshots_dir / "tensor-backward-matmul-1280x720.png"))
 
+    # The Backward switch jumps to the backward pass's first op (as in a scalar program), the
+    # step before it is the seed.
+    page.click("[data-testid=jump-backward]")
+    first = next(i for i, step in enumerate(reply["steps"]) if step["phase"] == "backward")
+    assert page.evaluate("document.body.dataset.stepIndex") == str(first)
+    assert page.text_content("[data-testid=narration]").startswith("Back through loss: d(h @ W2) =")
+    page.click("[data-testid=step-back]")
+    assert page.text_content("[data-testid=narration]") == (
+        "Seed: dloss = 1, the backward pass starts at loss."
+    )
     # Play runs the timeline from the start to its end.
     page.click("#to-start")
     page.select_option("#speed", "16")

@@ -73,7 +73,7 @@ function drawGrid(layer, box, node, grid, values, litCells) {
 
 /** A card's frame, header and the two grids' layers (made once per card). */
 function enterCard(box, node) {
-  const g = svgElement("g", { "data-testid": "tensor" }, "tensor-card");
+  const g = svgElement("g", { "data-testid": "tensor", role: "group", "aria-label": `${headerText(node)}, ${shapeText(node.shape)}` }, "tensor-card");
   g.append(
     svgElement("rect", { width: box.width, height: box.height, rx: 6 }, "card"),
     svgElement("text", { x: 8, y: 17 }, "tensor-label"),
