@@ -56,12 +56,9 @@ function cardOf(node) {
 function columnsOf(reply) {
   const column = new Map();
   for (const node of reply.nodes) column.set(node.id, Math.max(-1, ...node.inputs.map((id) => column.get(id) ?? 0)) + 1);
-  const readers = new Map();
-  for (const node of reply.nodes) for (const id of node.inputs) if (!readers.has(id)) readers.set(id, node.id);
   for (const node of reply.nodes) {
-    if (node.inputs.length || !readers.has(node.id)) continue;
-    const firstReader = reply.nodes.filter((n) => n.inputs.includes(node.id)).map((n) => column.get(n.id));
-    column.set(node.id, Math.max(0, Math.min(...firstReader) - 1));
+    const readers = node.inputs.length ? [] : reply.nodes.filter((n) => n.inputs.includes(node.id));
+    if (readers.length) column.set(node.id, Math.max(0, Math.min(...readers.map((n) => column.get(n.id))) - 1));
   }
   return column;
 }
