@@ -172,6 +172,13 @@ def test_a_gradient_cell_lights_its_fan_in_and_sums_to_the_grad(page, live_serve
         ),
     )
     page.screenshot(path=str(screenshots_dir / "tensor-fan-in-broadcast-1280x720.png"))
+    # The keyboard reaches a gradient's cell, and Enter opens its sum.
+    page.focus(cell(w["id"], "grad", "0,0"))
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=fan-in]').dataset.cell === 'dW[0,0]'"
+    )
+    assert page.get_attribute(cell(w["id"], "grad", "0,0"), "role") == "button"
     # Inside cross entropy the upstream is no card's gradient: the terms say where they came from.
     logits = next(n for n in reply["nodes"] if n["label"] == "h @ W2")
     page.click(cell(logits["id"], "grad", "0,0"))

@@ -5,7 +5,7 @@
 import { attr, join, svgElement, text } from "../core/svg.js";
 import { compactText, shortText } from "../core/format.js";
 import { CELL_CHARS, cellAt, headerText } from "./layout.js";
-import { shapeText } from "./timeline.js";
+import { gradName, shapeText, tensorName } from "./timeline.js";
 
 /** The SVG's markers and layers ({edges, cards}) inside `svg`. */
 export function tensorLayers(svg) {
@@ -61,6 +61,14 @@ function drawGrid(layer, box, node, grid, values, litCells) {
     const strength = known && Number.isFinite(x) ? Math.abs(x) / scale : 0;
     attr(g.firstChild, "fill-opacity", (numbers ? 0.28 * strength : 0.12 + 0.88 * strength).toFixed(3));
     // Unknown (an op's data before its step, a gradient before the pass reaches it): blank.
+    // A cell that does something when clicked (a gradient's opens its sum, a named leaf's its
+    // editor) is a button the keyboard reaches too, while its grid has numbers (a colour grid's
+    // thousands of cells would be as many tab stops).
+    const acts = numbers && (grid === "grad" ? known : node.kind === "leaf" && Boolean(node.name));
+    const name = `${grid === "grad" ? gradName(node) : tensorName(node)}${item.index.length ? `[${item.index.join(",")}]` : ""}`;
+    attr(g, "tabindex", acts ? "0" : null);
+    attr(g, "role", acts ? "button" : null);
+    attr(g, "aria-label", acts ? `${name} = ${compactText(item.value)}` : null);
     if (numbers) {
       const shown = known ? (node.dtype === "int" ? compactText(item.value) : shortText(item.value)) : "";
       text(g.lastChild, shown);

@@ -87,9 +87,9 @@ function createTensorPlay(store) {
   };
 }
 
-/** A click on a cell: a gradient's opens its fan-in, a named leaf's data opens its editor. */
+/** A click on a cell (or Enter on it): a gradient's opens its fan-in, a named leaf's data opens its editor. */
 function wireClicks(svg, scope, ask) {
-  svg.addEventListener("click", (event) => {
+  const act = (event) => {
     const cell = event.target.closest?.("[data-testid=tensor-cell]");
     const { state, update } = scope.store;
     if (!cell || !state.tensor) return;
@@ -98,6 +98,10 @@ function wireClicks(svg, scope, ask) {
     const node = tensorIndex(state.tensor).nodeById.get(id);
     if (cell.dataset.grid === "grad" && cell.dataset.value !== "") ask(id, index);
     else if (cell.dataset.grid === "data" && node?.kind === "leaf" && node.name) update({ tensorCell: { tensor: id, index } });
+  };
+  svg.addEventListener("click", act);
+  svg.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") act(event);
   });
 }
 
