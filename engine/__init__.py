@@ -26,7 +26,7 @@ from .errors import (
 from .landscape import MAX_POINTS as MAX_LANDSCAPE_POINTS
 from .landscape import Landscape, landscape
 from .options import Options
-from .presets import PRESETS
+from .presets import PRESETS, TENSOR_PRESETS
 from .tensors import ShapeError
 from .tracing import ForwardBackward, Trace, build_graph, forward_backward, numbers, run, trace
 from .value import Value
@@ -53,6 +53,7 @@ __all__ = [
     "MAX_LANDSCAPE_POINTS",
     "NeedsRunning",
     "PRESETS",
+    "TENSOR_PRESETS",
     "ProgramError",
     "ShapeError",
     "SyntaxError_",

@@ -12,6 +12,7 @@ from . import errors, flags, gradcheck
 from .descend import MAX_STEPS
 from .ops import SCRIPT_NAMES, javascript_module
 from .options import Options
+from .tensor_reader import TENSOR_PROGRAM_PATTERN
 
 
 def request_options() -> dict[str, object]:
@@ -25,7 +26,8 @@ def page_constants() -> dict[str, object]:
     them under: the gradient check's bounds and rounding, the flags' thresholds, descent's
     steps a reply may hold, how long a quoted name may be, every name a micrograd script of
     ours defines (the sandbox reads such a script as data), and the request's options with their
-    defaults. Said here once, generated into the
+    defaults, and what makes a program a tensor program (its lists are data: the sandbox leaves
+    it to the server). Said here once, generated into the
     page's module, never copied by hand."""
     return {
         "GRADCHECK_MAX_LEAVES": gradcheck.MAX_LEAVES,
@@ -39,6 +41,7 @@ def page_constants() -> dict[str, object]:
         "QUOTE_MAX": errors.QUOTE_MAX,
         "SCRIPT_NAMES": list(SCRIPT_NAMES),
         "REQUEST_OPTIONS": request_options(),
+        "TENSOR_PROGRAM": TENSOR_PROGRAM_PATTERN,
     }
 
 

@@ -1,5 +1,6 @@
-"""The example programs of the seeds and PRODUCT §4, as data. The page opens on the first.
-Their titles and notes are in the catalogues (`preset.<id>.title`, `preset.<id>.note`)."""
+"""The example programs of the seeds and PRODUCT §4, as data, and the tensor programs of issue
+43 after them. The page opens on the first. Their titles and notes are in the catalogues
+(`preset.<id>.title`, `preset.<id>.note`)."""
 
 from __future__ import annotations
 
@@ -163,9 +164,28 @@ _PROGRAMS: list[dict[str, Any]] = [
 ]
 
 
-def presets(lang: str = DEFAULT_LANG) -> list[dict[str, Any]]:
-    """Every preset, `{id, title, source, values, note}`, its title and note in `lang`."""
+# Tensor programs (docs/tensors.md): the menu lists them after the scalar ones.
+_TENSOR_PROGRAMS: list[dict[str, Any]] = [
+    {
+        "id": "tensor-mlp",
+        "source": (
+            "X = tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]])\n"
+            "W = tensor([[0.1, -0.2, 0.3], [0.4, 0.0, -0.5]])\n"
+            "b = tensor([0.1, 0.1, 0.1])\n"
+            "W2 = randn(3, 3, seed=1)\n"
+            "h = tanh(X @ W + b)\n"
+            "loss = cross_entropy(h @ W2, tensor([2, 0, 1]))"
+        ),
+        "values": {},
+    },
+]
+
+
+def presets(lang: str = DEFAULT_LANG, *, tensors: bool = True) -> list[dict[str, Any]]:
+    """Every preset, `{id, title, source, values, note}`, its title and note in `lang`: the
+    scalar programs, then (unless `tensors` is false) the tensor programs."""
     check_lang(lang)
+    programs = _PROGRAMS + (_TENSOR_PROGRAMS if tensors else [])
     return [
         {
             "id": program["id"],
@@ -174,8 +194,10 @@ def presets(lang: str = DEFAULT_LANG) -> list[dict[str, Any]]:
             "values": dict(program["values"]),
             "note": text(lang, f"preset.{program['id']}.note"),
         }
-        for program in _PROGRAMS
+        for program in programs
     ]
 
 
-PRESETS = presets()  # in English
+# In English: the scalar programs (what the scalar features run), and the tensor programs.
+PRESETS = presets(tensors=False)
+TENSOR_PRESETS = presets()[len(PRESETS) :]

@@ -35,9 +35,14 @@ _MAKERS = (
     "tensor", "randn", "randint", "zeros", "ones", "arange", "one_hot", "softmax",
     "cross_entropy", "Generator",
 )  # fmt: skip
-_MAKER_CALL = re.compile(
-    r"(?:tensor\s*\(\s*\[(?!\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*\])"
-    r"|(?:randn|randint|zeros|ones|arange|one_hot|softmax|cross_entropy|Generator)\s*\()"
+# `tensor([…])` but not `tensor([2.0])`, or a call of another maker.
+_NOT_ONE_NUMBER = r"(?!\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*\])"
+_CALLS = "|".join(word for word in _MAKERS if word != "tensor")
+_MAKER_CALL = re.compile(rf"(?:tensor\s*\(\s*\[{_NOT_ONE_NUMBER}|(?:{_CALLS})\s*\()")
+# The same rule as one pattern, for the page (engine/page_module.py writes it into the page's
+# generated module): a tensor program's lists are data the server reads, not code to run.
+TENSOR_PROGRAM_PATTERN = (
+    rf"tensor\s*\(\s*\[{_NOT_ONE_NUMBER}|\b(?:{_CALLS})\s*\(|[\w)\]][ \t]*@(?!=)"
 )
 _TOKEN = re.compile(
     r"(?P<blank>[ \t\f\v]+|\#[^\r\n]*|\\\r?\n)"

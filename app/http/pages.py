@@ -78,7 +78,7 @@ def static_prefix(request: Request) -> str:
 
 
 def preset_ids() -> list[str]:
-    return [preset["id"] for preset in engine.PRESETS]
+    return [preset["id"] for preset in [*engine.PRESETS, *engine.TENSOR_PRESETS]]
 
 
 @router.get("/", response_class=HTMLResponse)

@@ -33,6 +33,7 @@ import { mountTargetPicker } from "./gradients/target.js";
 import { mountTheme } from "./core/theme.js";
 import { landscapeSection } from "./train/landscape-range.js";
 import { view3dMark } from "./view-3d/view.js";
+import { mountTensorView } from "./tensor/view.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -65,6 +66,10 @@ const channel = createGraphChannel({
   // program keep the learner where they were (same phase, same position in it).
   // New values: the page painted its own numbers already; the server's confirm them (compute/instant-numbers.js).
   onResult: (trace, meta) => {
+    if (trace.kind === "tensor") { // a tensor program's reply: tensor/view.js draws it
+      store.setTensor(trace, meta.program ? { step: meta.step ?? 0 } : {});
+      return;
+    }
     const shown = meta.program ? trace : instant.result(trace, meta);
     if (shown) store.setTrace(withRun(shown, state), meta.program ? { step: meta.step ?? 0 } : {});
   },
@@ -174,6 +179,10 @@ function mount() {
     presetSelect: $("presets"), presetNote: $("preset-note"),
   }, scope, { onProgram: newProgram, onPreset: loadPreset });
   mountNotes($("program-notes"), scope);
+  mountTensorView({
+    pane: $("tensor-pane"), svg: $("tensor-graph"), fanIn: $("tensor-fan-in"), fanInText: $("tensor-fan-in-text"),
+    fanInClose: $("tensor-fan-in-close"), readout: $("tensor-readout"), cells: $("tensor-cells"), root: document.body,
+  }, scope, { requestBody, setValues });
   sandbox = mountSandbox({ panel: $("sandbox"), send: (meta) => channel.send(requestBody(), meta) }, scope);
   mountAutogradCheck({ panel: $("sandbox"), graph }, scope);
   mountLeaves($("sliders"), scope, { onValue: (name, value) => setValues({ ...state.values, [name]: value }) });

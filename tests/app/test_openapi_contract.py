@@ -234,6 +234,14 @@ def test_every_preset_answer_matches_the_schema(client, contract, preset_id):
     assert again["layout"]["cached"] is True
 
 
+@pytest.mark.parametrize("preset", engine.TENSOR_PRESETS, ids=lambda p: p["id"])
+def test_every_tensor_preset_answer_matches_the_schema(client, contract, preset):
+    body = {"source": preset["source"], "values": preset["values"]}
+    response = client.post("/api/graph", json=body)
+    assert response.status_code == 200
+    assert contract.check(response, "/api/graph")["kind"] == "tensor"
+
+
 def chain(n: int) -> str:
     return "a = 1\ns = a" + " + a" * (n - 1)
 
@@ -555,7 +563,9 @@ def test_export_too_large_is_a_documented_400(make_client, contract):
 
 def test_presets_answer_matches_the_schema(client, contract):
     presets = contract.check(client.get("/api/presets"), "/api/presets", "get")
-    assert [preset["id"] for preset in presets] == PRESET_IDS
+    assert [preset["id"] for preset in presets] == PRESET_IDS + [
+        preset["id"] for preset in engine.TENSOR_PRESETS
+    ]
 
 
 def test_lessons_answer_matches_the_schema(client, contract):

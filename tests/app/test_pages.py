@@ -175,6 +175,7 @@ def test_every_asset_of_the_page_is_under_the_versioned_prefix_and_immutable(cli
         f"{prefix}css/depth.css",
         f"{prefix}css/live-class.css",
         f"{prefix}css/sandbox.css",
+        f"{prefix}css/tensor.css",
         f"{prefix}favicon.svg",
         f"{prefix}js/main.js",
     ]

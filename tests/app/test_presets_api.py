@@ -8,7 +8,7 @@ from chainrule import engine
 def test_presets_are_the_engines(client):
     response = client.get("/api/presets")
     assert response.status_code == 200
-    assert response.json() == engine.PRESETS
+    assert response.json() == engine.PRESETS + engine.TENSOR_PRESETS
     first = response.json()[0]
     assert set(first) == {"id", "title", "source", "values", "note"}
 

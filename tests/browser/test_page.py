@@ -7,6 +7,8 @@ import math
 import httpx
 import pytest
 
+from chainrule import engine
+
 pytestmark = pytest.mark.browser
 
 READY = "svg[data-testid=graph][data-ready=true]"
@@ -24,7 +26,10 @@ def api_graph(base_url: str, source: str, **extra) -> dict:
 
 
 def presets(base_url: str) -> list[dict]:
-    return httpx.get(f"{base_url}/api/presets", timeout=10).json()
+    """The menu's scalar presets (its tensor programs: test_tensor_page.py)."""
+    scalar = {preset["id"] for preset in engine.PRESETS}
+    menu = httpx.get(f"{base_url}/api/presets", timeout=10).json()
+    return [preset for preset in menu if preset["id"] in scalar]
 
 
 def open_page(page, preset: str | None = None) -> None:

@@ -13,7 +13,10 @@ import pytest
 from node_driver import NODE
 
 from chainrule import engine
+from chainrule.bench.tensors import makemore
+from chainrule.engine.errors import NeedsRunning
 from chainrule.engine.ops import FUNCTIONS, page_table
+from chainrule.engine.tensor_program import trace_tensors
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
 
@@ -44,3 +47,33 @@ def test_our_micrograd_scripts_are_read_not_run(tmp_path):
     judged = node_driver.run_node(tmp_path, {"table": page_table(), "replies": replies}, DRIVER)
     assert [must_run for must_run, _ in judged] == [False] * len(sources)
     assert [with_class for _, with_class in judged] == [True] * len(sources)
+
+
+TENSOR_DRIVER = """
+import { readFileSync } from "node:fs";
+globalThis.window = { location: { search: "" } };
+const { needsRunning } = await import("./sandbox/sandbox.js");
+const sources = JSON.parse(readFileSync(process.argv[2], "utf8"));
+console.log(JSON.stringify(sources.map((source) => needsRunning(source))));
+"""
+
+
+def test_tensor_programs_are_read_unless_the_server_says_they_must_run(tmp_path):
+    """A tensor program's lists, indexing and `range(n)` are data (docs/tensors.md): the page
+    leaves it to the server, as the engine reads it; a loop in it must run, there as here."""
+    sources = [preset["source"] for preset in engine.TENSOR_PRESETS] + [
+        makemore(1),
+        "X = randn(4, 3, seed=1)\nY = tensor([0, 2, 1, 2])\nL = X[range(4), Y].sum()",
+        "W = randn(3, 3, seed=1)\nfor i in range(3):\n    W = W @ W\nL = W.sum()",
+    ]
+
+    def server_must_run(source: str) -> bool:
+        try:
+            trace_tensors(source)
+        except NeedsRunning:
+            return True
+        return False
+
+    judged = node_driver.run_node(tmp_path, sources, TENSOR_DRIVER)
+    expected = [False] * (len(sources) - 1) + [True]
+    assert judged == [server_must_run(source) for source in sources] == expected

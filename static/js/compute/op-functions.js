@@ -151,3 +151,4 @@ export const DESCENT_MAX_STEPS = 200;
 export const QUOTE_MAX = 40;
 export const SCRIPT_NAMES = ["vpow", "tanh", "exp", "log", "sigmoid", "sin", "_div", "_pow", "_exp", "_log", "_sin", "_cos"];
 export const REQUEST_OPTIONS = {"expand_derived": false, "mode": "correct", "order": null, "target": null, "pass": "reverse", "wrt": null};
+export const TENSOR_PROGRAM = "tensor\\s*\\(\\s*\\[(?!\\s*[-+]?(?:\\d+\\.?\\d*|\\.\\d+)(?:[eE][-+]?\\d+)?\\s*\\])|\\b(?:randn|randint|zeros|ones|arange|one_hot|softmax|cross_entropy|Generator)\\s*\\(|[\\w)\\]][ \\t]*@(?!=)";

@@ -193,8 +193,11 @@ function sourceMarks(s) {
   const marks = [];
   const span = s.error ? errorSpan(s.source, s.error) : null;
   if (span) marks.push({ span, className: "error-mark" });
-  const node = s.hoverNode && s.trace && !s.error ? traceIndex(s.trace).nodeById.get(s.hoverNode) : null;
-  if (node?.span && s.trace.source === s.source) marks.push({ span: spanInSource(s.source, node.span), className: "hover-mark" });
+  // A tensor program's card (tensor/view.js) points at its expression as a node's card does.
+  const shown = s.trace ?? s.tensor;
+  const nodeOf = (id) => (s.trace ? traceIndex(s.trace).nodeById.get(id) : s.tensor.nodes.find((n) => n.id === id));
+  const node = s.hoverNode && shown && !s.error ? nodeOf(s.hoverNode) : null;
+  if (node?.span && shown.source === s.source) marks.push({ span: spanInSource(s.source, node.span), className: "hover-mark" });
   return marks;
 }
 
@@ -236,7 +239,7 @@ export function mountEditor(elements, scope, { onProgram, onPreset }) {
     writePresets(elements, s, changed);
     if (changed.has("source") && textarea.value !== s.source) textarea.value = s.source;
     if (changed.has("error")) renderError(errorBox, s.error);
-    if (!["source", "error", "hoverNode", "trace"].some((key) => changed.has(key))) return;
+    if (!["source", "error", "hoverNode", "trace", "tensor"].some((key) => changed.has(key))) return;
     // New numbers of the same program (a slider move) change neither: nothing is drawn again,
     // and the program is compared as it is, not written into a key (20 KB a move at 1,000 nodes).
     const marks = sourceMarks(s);

@@ -8,6 +8,7 @@ import { t } from "../core/i18n.js";
 import { framesOf, phaseAt, phaseLabel, traceIndex } from "../core/frames.js";
 import { narrationOf } from "../core/narration.js";
 import { sameDrawing } from "../compute/merge-numbers.js";
+import { tensorNarration, tensorPhaseAt, widestTensorPhaseLabel } from "../tensor/timeline.js";
 
 /** The length of the longest phase label `trace` can show (monospace: its width in ch). */
 function widestPhaseLabel(trace) {
@@ -53,6 +54,10 @@ function writeControls({ toStart, back, play, forward, toEnd, scrub, speed }, s,
 
 /** Where the timeline is: the phase label, the contribution shown, the switch, the narration. */
 function writePlace({ phase, part, jumpForward, jumpBackward, narration }, s, root) {
+  if (s.tensor && !s.trace) {
+    writeTensorPlace({ phase, part, jumpForward, jumpBackward, narration }, s, root);
+    return;
+  }
   const where = s.trace ? phaseAt(s.trace, s.step) : { phase: "" };
   const label = phaseLabel(where);
   setText(phase, label);
@@ -68,15 +73,30 @@ function writePlace({ phase, part, jumpForward, jumpBackward, narration }, s, ro
   setData(root, { stepIndex: String(s.step), phase: where.phase, apiStep: frame ? String(frame.step) : "" });
 }
 
+/** Where a tensor program's timeline is (tensor/timeline.js): one position a step. */
+function writeTensorPlace({ phase, part, jumpForward, jumpBackward, narration }, s, root) {
+  const where = tensorPhaseAt(s.tensor, s.step);
+  setText(phase, phaseLabel(where));
+  setData(phase, { phase: where.phase });
+  setText(part, "");
+  const backward = where.phase === "seed" || where.phase === "backward";
+  setAttr(jumpForward, "aria-pressed", String(Boolean(where.phase) && !backward));
+  setAttr(jumpBackward, "aria-pressed", String(backward));
+  setText(narration, tensorNarration(s.tensor, s.step));
+  setData(root, { stepIndex: String(s.step), phase: where.phase, apiStep: String(s.step) });
+}
+
 export function mountTransport(elements, scope) {
   wireControls(elements, scope);
   // The phase label is as wide as its longest text in this trace ("backward 12 / 12", and longer
   // in Russian), so that the bar does not shift as the label changes.
   let sizedFor = null;
   scope.store.subscribe((s) => {
-    if (!sameDrawing(s.trace, sizedFor)) { // new numbers of one drawing have its phases
-      sizedFor = s.trace;
-      elements.phase.style.setProperty("--phase-chars", String(s.trace ? widestPhaseLabel(s.trace) : 0)); // app.css
+    const shown = s.trace ?? s.tensor;
+    if (shown !== sizedFor && !(s.trace && sameDrawing(s.trace, sizedFor))) { // new numbers of one drawing have its phases
+      sizedFor = shown;
+      const chars = s.trace ? widestPhaseLabel(s.trace) : s.tensor ? widestTensorPhaseLabel(s.tensor) : 0;
+      elements.phase.style.setProperty("--phase-chars", String(chars)); // app.css
     }
     writeControls(elements, s, scope.store.stepCount());
     writePlace(elements, s, scope.root);

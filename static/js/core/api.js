@@ -83,14 +83,26 @@ function postJson(path, body) {
 /** The trace of `body` (POST /api/graph), its steps read from the reply's columns (core/step-columns.js). */
 export async function postGraph(body) {
   const reply = await postJson("api/graph", body);
-  // A tensor program's reply (docs/api.md, "Tensor programs"): its grids are drawn by a page to come.
-  if (reply?.kind === "tensor") throw new ApiError({ type: "TensorProgram", message: t("ui.api.tensor_program") });
+  // A tensor program's reply (docs/api.md, Tensor programs) is drawn as it comes (tensor/view.js).
+  if (reply?.kind === "tensor") {
+    if (!Array.isArray(reply.nodes) || !Array.isArray(reply.steps)) throw new ApiError({ type: "BadResponse", message: t("ui.api.graph_malformed") });
+    return reply;
+  }
   try {
     if (!reply || !Array.isArray(reply.nodes) || !Array.isArray(reply.edges)) throw new Error("no nodes or edges");
     return withStepObjects(reply);
   } catch {
     throw new ApiError({ type: "BadResponse", message: t("ui.api.graph_malformed") });
   }
+}
+
+/** The terms of one tensor element's gradient (POST /api/fan-in; docs/api.md): {tensor, index, grad, contributions, sum}. */
+export async function postFanIn(body) {
+  const reply = await postJson("api/fan-in", body);
+  if (!reply || !Array.isArray(reply.contributions)) {
+    throw new ApiError({ type: "BadResponse", message: t("ui.api.fan_in_malformed") });
+  }
+  return reply;
 }
 
 /** Every path of the chain rule from one node to the target (POST /api/paths; docs/api.md). */

@@ -30,14 +30,15 @@ const LANGS = ["en", "ru", "et"];
 export const HIDE_KEYS = ["editor", "sliders", "toggles", "labs", "tables", "narration"];
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+// A pair of `values`: a leaf's name, or a tensor leaf's element (`W[1,2]`, docs/tensors.md), its number.
+const PAIR = /(?:^|,)([A-Za-z_][A-Za-z0-9_]*(?:\[\d+(?:,\d+)*\])?):([^,:]*)(?=,|$)/g;
 
-/** `name:number,…` → {name: number}, leaving out malformed pairs. */
+/** `name:number,…` (`W[1,2]:0.5,b:1`) → {name: number}, leaving out malformed pairs. */
 function decodeNumbers(s) {
   const out = {};
-  for (const pair of s.split(",")) {
-    const [name, text] = pair.split(":");
+  for (const [, name, text] of s.matchAll(PAIR)) {
     const x = Number(text);
-    if (NAME.test(name || "") && text !== "" && Number.isFinite(x)) out[name] = x;
+    if (text !== "" && Number.isFinite(x)) out[name] = x;
   }
   return out;
 }

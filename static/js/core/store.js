@@ -40,7 +40,10 @@ function initialState() {
     view3d: false,        // the 3D view (view-3d/view.js) instead of the SVG; without WebGL it stays off
     lang: "",             // the language a link asked for (?lang=, the header's menu: core/language.js);
                           // "" when the browser's Accept-Language chose it (core/i18n.js lang(): the page's)
-    trace: null,          // the last good /api/graph response (positions included)
+    trace: null,          // the last good /api/graph response (positions included); null while a tensor program is shown
+    tensor: null,         // the last good /api/graph reply of a tensor program (kind "tensor": tensor/view.js), else null
+    tensorFanIn: null,    // the gradient element whose fan-in is shown: {tensor (id), index, reply (POST /api/fan-in)} or null
+    tensorCell: null,     // the leaf element being edited: {tensor (id), index} or null
     error: null,          // {type, message, line, column, snippet, caret} or null
     step: 0,              // position on the timeline: a frame index (core/frames.js framesOf)
     playing: false,
@@ -131,8 +134,8 @@ function createNotifier(state) {
 function stepActions(state, update) {
   const stepGuards = [];
 
-  /** Number of positions on the timeline (frames: see core/frames.js). */
-  const stepCount = () => (state.trace ? framesOf(state.trace).length : 0);
+  /** Number of positions on the timeline (frames: see core/frames.js; a tensor program's: its steps). */
+  const stepCount = () => (state.trace ? framesOf(state.trace).length : state.tensor ? state.tensor.steps.length : 0);
   const clamped = (i) => Math.min(Math.max(0, stepCount() - 1), Math.max(0, Math.round(Number(i) || 0)));
 
   /** Go to timeline position `i` (clamped), or where the step guards let the move end (playing stops there). */
@@ -144,6 +147,10 @@ function stepActions(state, update) {
 
   /** The first frame of `phase` ("forward", "backward", ...) in the trace shown, or null. */
   function firstFrameOf(phase) {
+    if (state.tensor) {
+      const at = state.tensor.steps.findIndex((step) => step.phase === phase);
+      return at < 0 ? null : at;
+    }
     const first = state.trace ? traceIndex(state.trace).phases[phase]?.first : undefined;
     return first === undefined ? null : frameOfStep(state.trace, first);
   }
@@ -187,12 +194,25 @@ function traceActions(state, update, { setStep, stepCount }) {
       let next;
       if (step !== undefined) next = Math.min(last, Math.max(0, Math.round(Number(step) || 0)));
       else next = state.trace ? carryFrame(state.trace, state.step, trace) : Math.min(state.step, last);
-      update({ trace, error: null, step: next });
+      update({ trace, tensor: null, tensorFanIn: null, tensorCell: null, error: null, step: next });
+    },
+    /**
+     * Show a tensor program's reply (tensor/view.js draws it; the scalar trace goes). `step`
+     * places it (a new program: 0); without it (new values) the step stays where it was.
+     */
+    setTensor(tensor, { step } = {}) {
+      const last = Math.max(0, tensor.steps.length - 1);
+      const next = Math.min(last, Math.max(0, Math.round(Number(step ?? state.step) || 0)));
+      const program = step !== undefined;
+      update({
+        tensor, trace: null, error: null, step: next,
+        ...(program ? { tensorFanIn: null, tensorCell: null } : {}),
+      });
     },
     setError: (error) => update({ error, playing: false }),
     /** Play from the current step (from the start when at the end); pause when playing. */
     togglePlay() {
-      if (!state.trace) return;
+      if (!state.trace && !state.tensor) return;
       if (state.playing) {
         update({ playing: false });
         return;

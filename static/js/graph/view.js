@@ -172,7 +172,7 @@ function cardsInView(svg, zoom, groups) {
 
 /** The pane's and the graph's classes, from the state (their one writer). */
 function writeClasses(svg, wrap, s) {
-  wrap.classList.toggle("stale", Boolean(s.error) && Boolean(s.trace));
+  wrap.classList.toggle("stale", Boolean(s.error) && Boolean(s.trace ?? s.tensor)); // a tensor program's too (tensor/view.js)
   wrap.classList.toggle("view-3d", s.view3d);
   svg.classList.toggle("many", (s.trace?.nodes.length ?? 0) > 150);
   svg.classList.toggle("fold-constants", s.foldConstants);

@@ -11,7 +11,7 @@
 // output, notes). The autograd check (sandbox/autograd-check.js) reads it beside the trace. Code the
 // viewer did not type (a link's, a lesson's, a live class's) waits in "waiting" for their Run.
 
-import { SCRIPT_NAMES } from "../compute/op-functions.js";
+import { SCRIPT_NAMES, TENSOR_PROGRAM } from "../compute/op-functions.js";
 import { h } from "../core/dom.js";
 import { compactText } from "../core/format.js";
 import { lang, t } from "../core/i18n.js";
@@ -51,6 +51,10 @@ const RUNS = [
   new RegExp(`(?<![\\w.])(?:${BUILTINS})[ \t]*\\(`),
   /\[/,
 ];
+// A tensor program (docs/tensors.md; the engine's pattern, generated) is read by the server, its
+// lists and `range(n)` as data: only a statement of the first patterns makes it run.
+const TENSOR = new RegExp(TENSOR_PROGRAM);
+const RUNS_IN_TENSORS = RUNS.slice(0, 5);
 // The server reads `L.backward()` ending a line as the result: what follows is not read.
 const BACKWARD_LINE = /^[ \t]*[A-Za-z_]\w*\.backward\(\)[ \t]*$/m;
 // The helpers chainrule's own micrograd scripts define (io/micrograd.js; their names are the op
@@ -73,10 +77,11 @@ const TORCH_NUMBER = /\btorch\.(?:tensor|Tensor|DoubleTensor)\([ \t]*\[[^\]\n]*\
 export function needsRunning(source, error = null) {
   if (error?.type === "NeedsRunning") return true;
   let code = String(source ?? "").replace(/\r/g, "").replace(PROMPT, "").replace(/#[^\n]*/g, "");
+  const runs = TENSOR.test(code) ? RUNS_IN_TENSORS : RUNS;
   const backward = BACKWARD_LINE.exec(code);
   if (backward) code = code.slice(0, backward.index + backward[0].length);
   code = code.replace(HELPER_DEF, "").replace(TORCH_NUMBER, "torch.tensor(");
-  return RUNS.some((pattern) => pattern.test(code));
+  return runs.some((pattern) => pattern.test(code));
 }
 
 /** The straight-line program of the sandbox's run of `s.source`, or null (not run, or stale). */
