@@ -94,7 +94,7 @@ def test_the_example_opens_with_its_shapes_and_steps_its_rules(page, live_server
     # The backward step of X @ W + b: b was broadcast over the rows, its rule sums them back.
     xwb = next(n for n in reply["nodes"] if n["label"] == "X @ W + b")
     step_to(page, "backward", xwb["id"])
-    assert "db = (d(X @ W + b)).sum(0)  # broadcast over dim 0: summed back" in page.text_content(
+    assert "db = d(X @ W + b).sum(0)  # broadcast over dim 0: summed back" in page.text_content(
         "[data-testid=narration]"
     )
     # The backward step of X @ W: the rule that made dW, and dW's numbers arrive.
@@ -354,8 +354,24 @@ def test_a_reused_tensor_adds_what_each_op_passes_it(page, live_server, screensh
     assert fan.get_attribute("data-terms") == "3"
     assert float(fan.get_attribute("data-sum")) == w["grad"][0][1]
     sentence = page.text_content("[data-testid=fan-in-sentence]")
-    assert sentence.startswith("dW[0,1] = d(((X @ W) * W))[0,1]·(−0.5) + X[1,0]·d((X @ W))[1,1]")
+    assert sentence.startswith("dW[0,1] = d((X @ W) * W)[0,1]·(−0.5) + X[1,0]·d(X @ W)[1,1]")
     assert sentence.endswith("= −0.75")
     readout = page.locator("[data-testid=tensor-readout]")
     assert readout.text_content() == "dW[0,1] = −0.75"  # the cell under the pointer
     page.screenshot(path=str(screenshots_dir / "tensor-fan-in-reused-1280x720.png"))
+
+
+def test_a_tensor_program_picked_in_the_3d_view_is_drawn_alone(page, screenshots_dir):
+    """The 3D view and the groups' tools read a scalar trace: picked while the 3D view is on,
+    the tensor preset shows its cards with neither the last scalar graph's 3D drawing nor its
+    tools over them; the next scalar preset brings the 3D view back."""
+    page.goto("/?preset=diamond&3d=1")
+    page.wait_for_selector("[data-testid=graph-3d][data-nodes]")
+    page.select_option("[data-testid=presets]", "tensor-mlp")
+    page.wait_for_selector(TENSORS)
+    assert page.locator("[data-testid=graph-3d]").is_hidden()
+    assert page.locator(".group-tools").is_hidden()
+    page.screenshot(path=str(screenshots_dir / "tensor-after-3d-1280x720.png"))
+    page.select_option("[data-testid=presets]", "diamond")
+    page.wait_for_selector("[data-testid=graph-3d][data-nodes='6']")
+    assert page.locator("[data-testid=graph-3d]").is_visible()

@@ -15,6 +15,8 @@ from urllib.parse import parse_qs, urlparse
 import httpx
 import pytest
 
+from chainrule.engine.presets import PRESETS, TENSOR_PRESETS
+
 pytestmark = pytest.mark.browser
 
 READY = "svg[data-testid=graph][data-ready=true]"
@@ -67,7 +69,12 @@ def cards_on_screen(page) -> dict:
 
 
 def test_3d_on_every_preset_draws_each_step(page, live_server):
+    # Every scalar preset: a tensor program's preset (engine.presets.TENSOR_PRESETS, after them in
+    # the menu) is drawn by the tensor view, which has no 3D view yet (issue 43).
     presets = httpx.get(f"{live_server}/api/presets", timeout=10).json()
+    tensors = {preset["id"] for preset in TENSOR_PRESETS}
+    presets = [preset for preset in presets if preset["id"] not in tensors]
+    assert len(presets) == len(PRESETS)
     open_preset(page, presets[0]["id"])
     switch_to_3d(page)
     # Only the WebGL canvas: what lies over it (the travelling dots' own canvas, the zoom buttons,
