@@ -31,18 +31,22 @@ ROUNDS = 10
 SERVER = Limits(100_000, 20_000, 200)
 
 
+# makemore's MLP exercise (part 3): batch, vocabulary, embedding, block, hidden.
+BATCH, VOCABULARY, EMBEDDING, BLOCK, HIDDEN = 32, 27, 10, 3, 64
+
+
 def makemore(seed: int) -> str:
-    """makemore's MLP cell (part 3's batch of 32), straight-line."""
+    """makemore's MLP cell (part 3's batch of 32), straight-line; the seed its generator's."""
     return f"""import torch
 import torch.nn.functional as F
 g = torch.Generator().manual_seed({seed})
-C = torch.randn((27, 10), generator=g)
-W1 = torch.randn((30, 64), generator=g) * 0.2
-b1 = torch.randn(64, generator=g) * 0.01
-W2 = torch.randn((64, 27), generator=g) * 0.1
-b2 = torch.randn(27, generator=g) * 0.1
-Xb = torch.randint(0, 27, (32, 3), generator=g)
-Yb = torch.randint(0, 27, (32,), generator=g)
+C = torch.randn(({VOCABULARY}, {EMBEDDING}), generator=g)
+W1 = torch.randn(({BLOCK * EMBEDDING}, {HIDDEN}), generator=g) * 0.2
+b1 = torch.randn({HIDDEN}, generator=g) * 0.01
+W2 = torch.randn(({HIDDEN}, {VOCABULARY}), generator=g) * 0.1
+b2 = torch.randn({VOCABULARY}, generator=g) * 0.1
+Xb = torch.randint(0, {VOCABULARY}, ({BATCH}, {BLOCK}), generator=g)
+Yb = torch.randint(0, {VOCABULARY}, ({BATCH},), generator=g)
 emb = C[Xb]
 embcat = emb.view(emb.shape[0], -1)
 hpreact = embcat @ W1 + b1

@@ -15,6 +15,7 @@ from autograd import grad
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+from chainrule.bench.tensors import BATCH, BLOCK, makemore
 from chainrule.engine.builder import Limits
 from chainrule.engine.tensor_program import TensorTrace, trace_tensors
 from chainrule.engine.tensor_reply import fan_in
@@ -341,25 +342,7 @@ def test_random_programs_match_autograd(program: tuple[str, list[str], Callable]
 
 # ---- makemore's MLP --------------------------------------------------------------------------
 
-BATCH, VOCABULARY, EMBEDDING, BLOCK, HIDDEN = 32, 27, 10, 3, 64
-MAKEMORE = f"""import torch
-import torch.nn.functional as F
-g = torch.Generator().manual_seed(2147483647)
-C = torch.randn(({VOCABULARY}, {EMBEDDING}), generator=g)
-W1 = torch.randn(({BLOCK * EMBEDDING}, {HIDDEN}), generator=g) * 0.2
-b1 = torch.randn({HIDDEN}, generator=g) * 0.01
-W2 = torch.randn(({HIDDEN}, {VOCABULARY}), generator=g) * 0.1
-b2 = torch.randn({VOCABULARY}, generator=g) * 0.1
-Xb = torch.randint(0, {VOCABULARY}, ({BATCH}, {BLOCK}), generator=g)
-Yb = torch.randint(0, {VOCABULARY}, ({BATCH},), generator=g)
-emb = C[Xb]
-embcat = emb.view(emb.shape[0], -1)
-hpreact = embcat @ W1 + b1
-h = torch.tanh(hpreact)
-logits = h @ W2 + b2
-loss = F.cross_entropy(logits, Yb)
-loss.backward()
-"""
+MAKEMORE = makemore(2147483647)  # the notebook's seed
 
 
 @pytest.mark.timeout(120)
