@@ -84,7 +84,7 @@ run: system-deps venv
 # The suite runs on TEST_WORKERS processes (pytest-xdist; 2 by default, one a core), each with its
 # own server, Chromium, Redis and free ports; a file's tests stay on one worker (--dist loadfile),
 # so a module's fixture (the sandbox's one loaded Pyodide) loads once. Measured on this project's
-# 2-core machine, three fresh clones (2026-12-02): 6 min 34 s to 6 min 43 s each (docs/development.md).
+# 2-core machine, fresh clones (2026-12-02): 6 min 34 s to 7 min 32 s each (docs/development.md).
 # TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
 test: test-deps test-venv
