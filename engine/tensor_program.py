@@ -159,7 +159,7 @@ class _Program:
         for statement in statements:
             if self._skipped(statement):
                 continue
-            value = self.eval(statement.expr)
+            value = self.evaluate(statement.expr)
             if statement.attribute is not None:
                 self._attribute_assignment(statement, value)
                 continue
@@ -275,16 +275,16 @@ class _Program:
 
     # ---- expressions ----
 
-    def eval(self, node: Node) -> object:
+    def evaluate(self, node: Node) -> object:
         kind = node.kind
         if kind == "num" or kind == "str":
             return node.value
         if kind == "name":
             return self.name(node)
         if kind == "list":
-            return [self.eval(item) for item in node.args]
+            return [self.evaluate(item) for item in node.args]
         if kind == "unary":
-            operand = self.eval(node.args[0])
+            operand = self.evaluate(node.args[0])
             if node.op == "+":
                 return operand
             if isinstance(operand, Tensor):
@@ -296,7 +296,7 @@ class _Program:
             return self.attribute(node)
         if kind == "slice":  # `start:stop` in an index
             bounds = [
-                None if b.kind == "none" else self.integer(self.eval(b), b) for b in node.args
+                None if b.kind == "none" else self.integer(self.evaluate(b), b) for b in node.args
             ]
             return slice(*bounds)
         if kind == "index":
@@ -360,7 +360,7 @@ class _Program:
 
     def binary(self, node: Node) -> object:
         left_node, right_node = node.args
-        left, right = self.eval(left_node), self.eval(right_node)
+        left, right = self.evaluate(left_node), self.evaluate(right_node)
         op = node.op
         if isinstance(left, MaxResult):
             left = left.values
@@ -380,7 +380,7 @@ class _Program:
         return ops.binary(op, x, y, op)
 
     def attribute(self, node: Node) -> object:
-        owner = self.eval(node.args[0])
+        owner = self.evaluate(node.args[0])
         name = node.text
         if isinstance(owner, Module):
             return Module(f"{owner.path}.{name}")
@@ -401,8 +401,8 @@ class _Program:
         return _Bound(owner, name, node)
 
     def index(self, node: Node) -> object:
-        owner = self.eval(node.args[0])
-        picks = [self.eval(item) for item in node.args[1:]]
+        owner = self.evaluate(node.args[0])
+        picks = [self.evaluate(item) for item in node.args[1:]]
         if isinstance(owner, tuple):  # `emb.shape[0]`
             i = self.integer(picks[0], node.args[1]) if len(picks) == 1 else None
             if i is None or not -len(owner) <= i < len(owner):
@@ -446,9 +446,9 @@ class _Program:
         if head.kind == "name" and head.text not in self.names and head.text not in MODULES:
             callee: object = Module(head.text)  # `tensor(…)`, `randn(…)`: a function's name
         else:
-            callee = self.eval(head)
-        args = [self.eval(arg) for arg in node.args[1:]]
-        keywords = {name: self.eval(value) for name, value in node.keywords}
+            callee = self.evaluate(head)
+        args = [self.evaluate(arg) for arg in node.args[1:]]
+        keywords = {name: self.evaluate(value) for name, value in node.keywords}
         call = _Call(self, node, args, keywords)
         if isinstance(callee, _Bound):
             return self.method(callee, call)
