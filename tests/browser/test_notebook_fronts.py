@@ -106,13 +106,23 @@ def jupyterlab(tmp_path_factory):
     # Outputs of a notebook its user ran are trusted (JupyterLab signs what it saves).
     subprocess.run([*jupyter, "trust", "with-state.ipynb", "reopened.ipynb"], cwd=root, env=env,
                    check=True, capture_output=True)  # fmt: skip
-    port = free_port()
-    # Jupyter Server logs "Jupyter Server <version> is running at:" after it bound the port.
-    process = start_until_ready(
-        [*jupyter, "lab", "--no-browser", "--allow-root", f"--port={port}",
-         "--IdentityProvider.token=", "--ServerApp.password=", f"--ServerApp.root_dir={root}"],
-        "is running at", cwd=root, env=env,
-    )  # fmt: skip
+    # Jupyter Server logs "Jupyter Server <version> is running at:" after it bound the port. On
+    # 127.0.0.1 and that port or none: by default it moved to the next port when the free one was
+    # taken meanwhile (the other test process starts servers too), and the page was then refused
+    # (a fresh clone's run). A port taken that way is tried again with another.
+    for attempt in range(3):
+        port = free_port()
+        try:
+            process = start_until_ready(
+                [*jupyter, "lab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
+                 f"--port={port}", "--ServerApp.port_retries=0", "--IdentityProvider.token=",
+                 "--ServerApp.password=", f"--ServerApp.root_dir={root}"],
+                "is running at", cwd=root, env=env,
+            )  # fmt: skip
+            break
+        except AssertionError:
+            if attempt == 2:
+                raise
     try:
         yield Lab(f"http://127.0.0.1:{port}", root)
     finally:
