@@ -48,6 +48,9 @@ async def descend(
     training began or stops being a finite number. A page's Play asks for batches."""
     lang = language.choose(request.lang)
     size = len(request.source)
-    if size >= settings.offload_min_source_chars:  # up to 200,000 node-steps: 2 to 3 s of work
-        return JSONBytes(await server.offload.run(size, descend_body, request, settings, lang))
-    return JSONBytes(await server.offload.in_thread(size, descend_body, request, settings, lang))
+    # A long program in a helper process: up to 200,000 node-steps, 2 to 3 s of work.
+    return JSONBytes(
+        await server.offload.by_size(
+            size, settings.offload_min_source_chars, descend_body, request, settings, lang
+        )
+    )

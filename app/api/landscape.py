@@ -44,6 +44,9 @@ async def landscape(
     one forward pass of the engine per point, for the Train lab's contour plot."""
     language.choose(request.lang)  # the language of an error's message
     size = len(request.source)
-    if size >= settings.offload_min_source_chars:  # up to the work bound: about a second
-        return JSONBytes(await server.offload.run(size, landscape_body, request, settings))
-    return JSONBytes(await server.offload.in_thread(size, landscape_body, request, settings))
+    # A long program in a helper process: up to the work bound, about a second.
+    return JSONBytes(
+        await server.offload.by_size(
+            size, settings.offload_min_source_chars, landscape_body, request, settings
+        )
+    )

@@ -40,6 +40,8 @@ async def paths(
     diamonds): they are counted, and the `limit` largest listed, in (edges × limit) time."""
     lang = language.choose(request.lang)
     size = len(request.source)
-    if size >= settings.offload_min_source_chars:  # a helper process, as /api/graph's
-        return JSONBytes(await server.offload.run(size, paths_body, request, settings, lang))
-    return JSONBytes(await server.offload.in_thread(size, paths_body, request, settings, lang))
+    return JSONBytes(
+        await server.offload.by_size(
+            size, settings.offload_min_source_chars, paths_body, request, settings, lang
+        )
+    )

@@ -57,9 +57,11 @@ async def fan_in(
     order the pass adds them; their sum is the element's `grad`."""
     language.choose(request.lang)  # the language the error handlers say an error in
     size = len(request.source)
-    if size >= settings.offload_min_source_chars:  # a helper process, as /api/graph's
-        return JSONBytes(await server.offload.run(size, fan_in_body, request, settings))
-    return JSONBytes(await server.offload.in_thread(size, fan_in_body, request, settings))
+    return JSONBytes(
+        await server.offload.by_size(
+            size, settings.offload_min_source_chars, fan_in_body, request, settings
+        )
+    )
 
 
 @router.post(
@@ -75,6 +77,8 @@ async def expand(
     tensors), at most 2,000 nodes."""
     language.choose(request.lang)  # the language the error handlers say an error in
     size = len(request.source)
-    if size >= settings.offload_min_source_chars:  # a helper process, as /api/graph's
-        return JSONBytes(await server.offload.run(size, expand_body, request, settings))
-    return JSONBytes(await server.offload.in_thread(size, expand_body, request, settings))
+    return JSONBytes(
+        await server.offload.by_size(
+            size, settings.offload_min_source_chars, expand_body, request, settings
+        )
+    )

@@ -34,8 +34,6 @@ async def values(
     if request.structure != structure_id(request, settings):
         raise ApiError(409, "StaleStructure", STALE)
     size = len(request.source)
-    if size >= settings.offload_min_source_chars:
-        body = await server.offload.run(size, numbers_body, request, settings, lang)
-    else:
-        body = await server.offload.in_thread(size, numbers_body, request, settings, lang)
+    min_chars = settings.offload_min_source_chars
+    body = await server.offload.by_size(size, min_chars, numbers_body, request, settings, lang)
     return JSONBytes(body)

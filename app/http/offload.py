@@ -204,6 +204,13 @@ class Offload:
     def lane(self, size: int) -> Lane:
         return self.lanes["big" if size >= self.big_source_chars else "small"]
 
+    async def by_size(self, size: int, min_chars: int, work: Callable[..., T], *args: Any) -> T:
+        """`work(*args)` off the event loop: in a helper process for a program of `min_chars`
+        characters or more (`offload_min_source_chars`), else in a thread of this process."""
+        if size >= min_chars:
+            return await self.run(size, work, *args)
+        return await self.in_thread(size, work, *args)
+
     async def in_thread(self, size: int, work: Callable[..., T], *args: Any) -> T:
         """`work(*args)` in a worker thread of this process when one of the `threads` slots is
         free for a program of `size` characters (ApiError 503 Busy when too many wait).
