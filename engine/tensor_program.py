@@ -322,35 +322,27 @@ class _Program:
 
     def number(self, value: object, node: Node) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise SyntaxError_(
-                msg("error.tensor.not_a_number", text=short(self.text(node))),
-                self.source,
-                node.start,
-                node.end,
-            )
+            raise self.not_a("error.tensor.not_a_number", node)
         return value
 
     def integer(self, value: object, node: Node) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise SyntaxError_(
-                msg("error.tensor.not_an_integer", text=short(self.text(node))),
-                self.source,
-                node.start,
-                node.end,
-            )
+            raise self.not_a("error.tensor.not_an_integer", node)
         return value
 
     def tensor(self, value: object, node: Node) -> Tensor:
         if isinstance(value, MaxResult):
             return value.values
         if not isinstance(value, Tensor):
-            raise SyntaxError_(
-                msg("error.tensor.not_a_tensor", text=short(self.text(node))),
-                self.source,
-                node.start,
-                node.end,
-            )
+            raise self.not_a("error.tensor.not_a_tensor", node)
         return value
+
+    def not_a(self, key: str, node: Node) -> SyntaxError_:
+        """The error of an operand `node` that is not what its place needs (a number, an
+        integer, a tensor), quoting it."""
+        return SyntaxError_(
+            msg(key, text=short(self.text(node))), self.source, node.start, node.end
+        )
 
     def floats(self, tensor: Tensor) -> Tensor:
         return self.ops.floats(tensor) if tensor.is_int else tensor
