@@ -14,14 +14,11 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import orjson
-
-from chainrule.app.api.graph_body import build_body
+from chainrule.app.api.graph_body import build_reply
 from chainrule.app.api.schemas import GraphRequest
 from chainrule.app.layout.layouter import Layouter
 from chainrule.app.settings import get_settings
 from chainrule.engine import Limits
-from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang, warnings_in
 from chainrule.engine.value_reader import (
     NotAValue,
@@ -63,11 +60,7 @@ def traced(
         values={name: float(v) for name, v in values.items()} if values else None,
         expand_derived=expand_derived,
     )
-    # Only the body for now is read: the other (for a cached layout) is freed before decoding
-    # (50 MB each for micrograd's demo).
-    now = build_body(request, get_settings(), _layouter(), check_lang(lang), limits).now
-    with cycle_collector_paused():  # a reply decoded is hundreds of thousands of new objects
-        return orjson.loads(now)
+    return build_reply(request, get_settings(), _layouter(), check_lang(lang), limits)
 
 
 def with_program(

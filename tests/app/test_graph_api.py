@@ -12,9 +12,12 @@ from chainrule import engine
 from chainrule.app.api.schemas import GraphResponse
 from chainrule.app.layout.layouter import Layouter, structure_of
 from chainrule.app.settings import AppSettings
+from chainrule.engine.presets import TENSOR_PRESETS
 
 BOX_FIELDS = ("x", "y", "width", "height")
 JSON = {"content-type": "application/json"}
+
+ALL_PRESETS = [*engine.PRESETS, *TENSOR_PRESETS]
 
 
 def without_layout(body: dict) -> dict:
@@ -303,3 +306,33 @@ def test_the_body_with_its_layout_added_is_the_whole_reply_encoded(preset: str) 
     layout = {"engine": "dot", "width": 1.5, "height": 2.0, "cached": False, "collapsed": None}
     whole = orjson.dumps({**reply, "layout": layout})
     assert with_layout(orjson.dumps(reply), layout) == whole
+
+
+@pytest.mark.parametrize("preset", [p["id"] for p in ALL_PRESETS])
+def test_the_reply_made_for_python_is_the_body_decoded(preset: str) -> None:
+    """`build_reply` (the notebook's `chainrule.trace`, never encoded) is what `build_body`'s
+    body decodes to, on every preset, scalar and tensor, and holds JSON's types alone: no tuple,
+    no NaN, no object shared by two places a learner could change one of through the other."""
+    from chainrule.app.api.graph_body import build_body, build_reply
+    from chainrule.app.api.schemas import GraphRequest
+    from chainrule.notebook.traces import _layouter
+
+    source = next(p["source"] for p in ALL_PRESETS if p["id"] == preset)
+    request, settings = GraphRequest(source=source), AppSettings()
+    body = build_body(request, settings, _layouter())
+    reply = build_reply(request, settings, _layouter())  # its layout now cached, as `later` says
+    assert reply == orjson.loads(body.later)
+    seen: set[int] = set()
+
+    def plain(x: object) -> bool:
+        if isinstance(x, (dict, list)):
+            if id(x) in seen:
+                return False
+            seen.add(id(x))
+            items = x.items() if isinstance(x, dict) else enumerate(x)
+            return all((isinstance(k, str) or isinstance(x, list)) and plain(v) for k, v in items)
+        if isinstance(x, float):
+            return x == x and abs(x) != float("inf")
+        return x is None or isinstance(x, (str, int))
+
+    assert plain(reply)
