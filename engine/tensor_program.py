@@ -294,10 +294,16 @@ class _Program:
             return self.binary(node)
         if kind == "attr":
             return self.attribute(node)
-        if kind == "slice":  # `start:stop` in an index
+        if kind == "slice":  # `start:stop:step` in an index
             bounds = [
                 None if b.kind == "none" else self.integer(self.evaluate(b), b) for b in node.args
             ]
+            if bounds[2] is not None and bounds[2] <= 0:  # PyTorch's rule; NumPy's `::-1` too
+                step = node.args[2]
+                raise SyntaxError_(
+                    msg("error.tensor.slice_step", step=str(bounds[2])),
+                    self.source, step.start, step.end,
+                )  # fmt: skip
             return slice(*bounds)
         if kind == "index":
             return self.index(node)
@@ -843,8 +849,8 @@ def _cross_entropy(call: _Call) -> Tensor:
     return call.ops.cross_entropy(logits, targets, "cross_entropy")
 
 
-def _cat(call: _Call) -> Tensor:
-    """`torch.cat([a, b], dim)`: the tensors side by side along `dim`."""
+def _tensor_list(call: _Call) -> list[Tensor]:
+    """The first argument of `cat` and `stack`: a list (or tuple) of float tensors."""
     given = call.get(0, "tensors")
     if not isinstance(given, list | tuple) or not given:
         raise call.bad("tensors")
@@ -853,7 +859,17 @@ def _cat(call: _Call) -> Tensor:
         if not isinstance(item, Tensor | MaxResult):
             raise call.bad("tensors")
         tensors.append(call.program.floats(item.values if isinstance(item, MaxResult) else item))
-    return call.ops.cat(tensors, call.integer(1, "dim", 0))
+    return tensors
+
+
+def _cat(call: _Call) -> Tensor:
+    """`torch.cat([a, b], dim)`: the tensors side by side along `dim`."""
+    return call.ops.cat(_tensor_list(call), call.integer(1, "dim", 0))
+
+
+def _stack(call: _Call) -> Tensor:
+    """`torch.stack([a, b], dim)`: tensors of one shape along a new dim."""
+    return call.ops.stack(_tensor_list(call), call.integer(1, "dim", 0))
 
 
 def _matmul(call: _Call) -> Tensor:
@@ -889,6 +905,7 @@ FUNCTIONS_OF_PROGRAMS: dict[str, Callable[[_Call], Any]] = {
     "cross_entropy": _cross_entropy,
     "matmul": _matmul,
     "cat": _cat,
+    "stack": _stack,
     "sum": _reduction("sum"),
     "mean": _reduction("mean"),
     "max": _reduction("max"),

@@ -350,8 +350,8 @@ class _Parser:
         return items, self.take()
 
     def index_item(self) -> Node:
-        """An index, or a slice `start:stop` (either may be left out: `x[:, 0]`), a `slice`
-        node whose args are its bounds (a `none` node for one left out)."""
+        """An index, or a slice `start:stop:step` (any may be left out: `x[:, 0]`, `x[::2]`), a
+        `slice` node whose args are its three bounds (a `none` node for one left out)."""
         first = self.token
         start = Node("none", first.start, first.start)
         if not self.at(":"):
@@ -362,9 +362,13 @@ class _Parser:
         stop = Node("none", colon.end, colon.end)
         if not (self.at(",") or self.at("]") or self.at(":")):
             stop = self.expression()
+        step = Node("none", stop.end, stop.end)
         if self.at(":"):
-            raise self.unexpected(msg("error.tensor.slice_step"))
-        return Node("slice", first.start, stop.end, ":", (start, stop))
+            second = self.take()
+            step = Node("none", second.end, second.end)
+            if not (self.at(",") or self.at("]")):
+                step = self.expression()
+        return Node("slice", first.start, max(stop.end, step.end), ":", (start, stop, step))
 
     def postfix(self, node: Node) -> Node:
         while True:

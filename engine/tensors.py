@@ -377,45 +377,51 @@ class TensorOps:
     # ---- @ ----------------------------------------------------------------------------------
 
     def matmul(self, x: Tensor, y: Tensor) -> Tensor:
-        """`x @ y` of 1-d or 2-d tensors: each element a sum of products, `Σₖ x[i,k]·y[k,j]`,
-        built as micrograd builds it (products, then `+` left to right)."""
-        if not 1 <= len(x.shape) <= 2 or not 1 <= len(y.shape) <= 2:
+        """`x @ y` of tensors of 1 to 3 dims: each element a sum of products, `Σₖ x[i,k]·y[k,j]`,
+        built as micrograd builds it (products, then `+` left to right); a third dim (first) is
+        a batch of matrices, broadcast as NumPy's `matmul` does (`(B, n, k) @ (k, m)`)."""
+        if not 1 <= len(x.shape) <= 3 or not 1 <= len(y.shape) <= 3:
             raise self.shape_error(
                 "error.tensor.matmul_rank", left=shown(x.shape), right=shown(y.shape)
             )
-        inner_x, inner_y = x.shape[-1], y.shape[0]
-        if inner_x != inner_y:
+        inner_x, inner_y = x.shape[-1], y.shape[0] if len(y.shape) == 1 else y.shape[-2]
+        batch_x, batch_y = x.shape[:-2], y.shape[:-2]
+        batch, _ = broadcast(batch_x, batch_y)
+        if inner_x != inner_y or batch is None:
             raise self.shape_error(
-                "error.tensor.inner_sizes", left=shown(x.shape), right=shown(y.shape),
-                a=str(inner_x), b=str(inner_y),
+                "error.tensor.inner_sizes" if inner_x != inner_y else "error.tensor.batch_sizes",
+                left=shown(x.shape), right=shown(y.shape), a=str(inner_x), b=str(inner_y),
             )  # fmt: skip
-        rows = x.shape[0] if len(x.shape) == 2 else 1
-        columns = y.shape[1] if len(y.shape) == 2 else 1
-        shape = (*x.shape[:-1], *y.shape[1:])
+        rows = x.shape[-2] if len(x.shape) >= 2 else 1
+        columns = y.shape[-1] if len(y.shape) >= 2 else 1
+        shape = (*batch, *x.shape[-2:-1], *y.shape[-1:][: len(y.shape) - 1])
         inner = inner_x
+        # Each matrix of the batch: where its x and its y begin in their elements.
+        starts = list(zip(
+            [b * rows * inner for b in broadcast_map(batch, batch_x)],
+            [b * inner * columns for b in broadcast_map(batch, batch_y)], strict=True,
+        ))  # fmt: skip
         xs, ys, elements = x.elements or [], y.elements or [], self.elements
         add = elements.add
 
         def build() -> list[Value]:
             out = []
-            for i in range(rows):
-                row = xs[i * inner : (i + 1) * inner]
-                for j in range(columns):
-                    total = add(row[0] * ys[j])
-                    for k in range(1, inner):
-                        total = add(total + add(row[k] * ys[k * columns + j]))
-                    out.append(total)
+            for x0, y0 in starts:
+                for i in range(rows):
+                    row = xs[x0 + i * inner : x0 + (i + 1) * inner]
+                    for j in range(columns):
+                        total = add(row[0] * ys[y0 + j])
+                        for k in range(1, inner):
+                            total = add(total + add(row[k] * ys[y0 + k * columns + j]))
+                        out.append(total)
             return out
 
-        count = rows * columns * max(2 * inner - 1, 1)
+        count = len(starts) * rows * columns * max(2 * inner - 1, 1)
         made = self._made(shape, build, count, "@", "@", (x, y))
-        rules = ["d{0} = d{out} @ {1}.T", "d{1} = {0}.T @ d{out}"]
-        if len(x.shape) == 1:
-            rules[1] = "d{1} = outer({0}, d{out})"
-        if len(y.shape) == 1:
-            rules[0] = "d{0} = outer(d{out}, {1})"
-        if len(x.shape) == 1 and len(y.shape) == 1:
-            rules = ["d{0} = d{out} * {1}", "d{1} = d{out} * {0}"]
+        rules = _matmul_rules(len(x.shape), len(y.shape))
+        for k, own in enumerate((batch_x, batch_y)):  # a batch of one, stretched: summed back
+            if own and own != batch:
+                rules[k] = rules[k].replace(" = ", " = (", 1) + ").sum(0, keepdim=True)"
         made.rules = _by_input(rules, (x, y), made.inputs)
         return made
 
@@ -640,6 +646,37 @@ class TensorOps:
         made.rules = _by_input(rules, inputs, inputs)
         return made
 
+    def stack(self, tensors: Sequence[Tensor], dim: int) -> Tensor:
+        """`torch.stack(tensors, dim)`: tensors of one shape as the slices of a new dim `dim`,
+        their elements as `copy` nodes."""
+        first = tensors[0]
+        rank = len(first.shape) + 1
+        dim = normal_dim(dim, rank, self.elements.source, self.caret, first.shape)
+        for other in tensors[1:]:
+            if other.shape != first.shape:
+                raise self.shape_error(
+                    "error.tensor.stack", left=shown(first.shape), right=shown(other.shape)
+                )
+        shape = (*first.shape[:dim], len(tensors), *first.shape[dim:])
+        step = strides(first.shape)
+        add = self.elements.add
+
+        def build() -> list[Value]:
+            out = []
+            for index in indices(shape):
+                inner = (*index[:dim], *index[dim + 1 :])
+                flat = sum(i * s for i, s in zip(inner, step, strict=True))
+                source = tensors[index[dim]].elements or []
+                out.append(add(Value.make("copy", (source[flat],))))
+            return out
+
+        inputs = tuple(tensors)
+        made = self._made(shape, build, numel(shape), "stack", "stack", inputs)
+        made.args = {"dim": dim}
+        rules = [f"d{{{i}}} = d{{out}}.select({dim}, {i})" for i in range(len(tensors))]
+        made.rules = _by_input(rules, inputs, inputs)
+        return made
+
     # ---- classes --------------------------------------------------------------------------
 
     def one_hot(self, y: Tensor, classes: int) -> Tensor:
@@ -764,13 +801,40 @@ def _summed(rule: str, dims: tuple[int, ...]) -> str:
     return f"{left} = {right}.sum({listed})  # broadcast over dim {listed}: summed back"
 
 
+def _matmul_rules(rank_x: int, rank_y: int) -> list[str]:
+    """How `x @ y` passes each operand its gradient, as PyTorch would write it; a batch dim
+    one operand lacks was a broadcast, summed back."""
+    if rank_x == 1 and rank_y == 1:
+        return ["d{0} = d{out} * {1}", "d{1} = d{out} * {0}"]
+    if rank_x <= 2 and rank_y <= 2:
+        rules = ["d{0} = d{out} @ {1}.T", "d{1} = {0}.T @ d{out}"]
+        if rank_x == 1:
+            rules[1] = "d{1} = outer({0}, d{out})"
+        if rank_y == 1:
+            rules[0] = "d{0} = outer(d{out}, {1})"
+        return rules
+    # A batch of matrices: `.mT` transposes each (the last two dims).
+    rules = ["d{0} = d{out} @ {1}.mT", "d{1} = {0}.mT @ d{out}"]
+    if rank_y == 1:
+        rules[0] = "d{0} = d{out}[..., None] * {1}"
+        rules[1] = "d{1} = ({0} * d{out}[..., None]).sum((0, 1))"
+    elif rank_x == 1:
+        rules[0] = "d{0} = (d{out}[:, None, :] * {1}).sum((0, 2))"
+        rules[1] = "d{1} = {0}[:, None] * d{out}[:, None, :]"
+    if rank_x == 3 and rank_y == 2:
+        rules[1] = "d{1} = ({0}.mT @ d{out}).sum(0)  # broadcast over the batch: summed back"
+    if rank_x == 2 and rank_y == 3:
+        rules[0] = "d{0} = (d{out} @ {1}.mT).sum(0)  # broadcast over the batch: summed back"
+    return rules
+
+
 def _slice_text(pick: int | slice) -> str:
-    """An integer or a slice as an index writes it: `0`, `:`, `1:3`."""
+    """An integer or a slice as an index writes it: `0`, `:`, `1:3`, `::2`."""
     if not isinstance(pick, slice):
         return str(pick)
     start = "" if pick.start is None else str(pick.start)
     stop = "" if pick.stop is None else str(pick.stop)
-    return f"{start}:{stop}"
+    return f"{start}:{stop}" if pick.step is None else f"{start}:{stop}:{pick.step}"
 
 
 def _number(x: float) -> str:

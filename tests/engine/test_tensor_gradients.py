@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from chainrule.bench.tensors import BATCH, BLOCK, makemore
 from chainrule.engine.builder import Limits
 from chainrule.engine.tensor_program import TensorTrace, trace_tensors
-from chainrule.engine.tensor_reply import fan_in
+from chainrule.engine.tensor_reply import fan_in, tensor_reply
 from chainrule.engine.tensors import Tensor
 
 RTOL = 1e-9
@@ -71,6 +71,16 @@ def check_against_autograd(
         assert_close(array(tensor, "grad"), np.asarray(reference), f"grad of leaf {tensor}")
     for k, (tensor, reference) in enumerate(zip(made, d_made, strict=True)):
         assert_close(array(tensor, "grad"), np.asarray(reference), f"grad of #{k} {tensor}")
+
+
+def _matmul_shape(a: tuple, b: tuple) -> tuple | None:
+    """NumPy's shape of `a @ b` for tensors of 1 to 3 dims, or None where it has none."""
+    if not (1 <= len(a) <= 3 and 1 <= len(b) <= 3):
+        return None
+    try:
+        return np.matmul(np.zeros(a), np.zeros(b)).shape
+    except ValueError:
+        return None
 
 
 def cross_entropy(logits, targets):
@@ -165,18 +175,18 @@ def programs(draw: st.DrawFn) -> tuple[str, list[str], Callable]:
         kind = draw(
             st.sampled_from(
                 ["@", "+", "*", "-", "/", "f", "sum", "mean", "max", "T", "softmax", "log_softmax",
-                 "**", "view", "index", "cross_entropy", "var", "std", "slice", "cat"]
+                 "**", "view", "index", "cross_entropy", "var", "std", "slice", "cat", "stack"]
             )
         )  # fmt: skip
         x = pick(lambda s: len(s) >= 1)
         assert x is not None
         sx = shapes[x]
-        if kind == "@":
-            y = pick(lambda s, sx=sx: len(sx) <= 2 and len(s) in (1, 2) and s[0] == sx[-1])
+        if kind == "@":  # 1 to 3 dims: a batch of matrices too (after a `stack`)
+            y = pick(lambda s, sx=sx: _matmul_shape(sx, s) is not None)
             if y is None:
                 continue
-            line, f = f"{x} @ {y}", lambda env, x=x, y=y: anp.dot(env[x], env[y])
-            shape = np.zeros(sx).dot(np.zeros(shapes[y])).shape
+            line, f = f"{x} @ {y}", lambda env, x=x, y=y: anp.matmul(env[x], env[y])
+            shape = _matmul_shape(sx, shapes[y])
         elif kind in "+*-/":
             y = pick(
                 lambda s, sx=sx: (
@@ -257,14 +267,23 @@ def programs(draw: st.DrawFn) -> tuple[str, list[str], Callable]:
                     i = draw(st.integers(0, size - 1))
                     picks.append(i)
                     written.append(str(i))
-                else:
+                else:  # a step too, sometimes (`0:5:2`): every second row's gradient
                     a = draw(st.integers(0, size - 1))
                     b = draw(st.integers(a + 1, size))
-                    picks.append(slice(a, b))
-                    written.append(f"{a}:{b}")
+                    step = draw(st.sampled_from([None, 1, 2, 3]))
+                    picks.append(slice(a, b, step))
+                    written.append(f"{a}:{b}" + ("" if step is None else f":{step}"))
             line = f"{x}[{', '.join(written)}]"
             f = lambda env, x=x, p=tuple(picks): env[x][p]  # noqa: E731
             shape = np.zeros(sx)[tuple(picks)].shape
+        elif kind == "stack":  # a new dim; its gradient is each slice's
+            if len(sx) > 2:
+                continue
+            y = pick(lambda s, sx=sx: s == sx)
+            dim = draw(st.integers(-len(sx) - 1, len(sx)))
+            line = f"torch.stack([{x}, {y}], {dim})"
+            f = lambda env, x=x, y=y, d=dim: anp.stack([env[x], env[y]], axis=d)  # noqa: E731
+            shape = np.stack([np.zeros(sx), np.zeros(sx)], axis=dim).shape
         elif kind == "cat":
             y = pick(lambda s, sx=sx: len(s) == len(sx) and s[:-1] == sx[:-1])
             assert y is not None  # x itself
@@ -482,3 +501,39 @@ def test_the_backprop_ninja_s_every_intermediate_matches_autograd() -> None:
     expected = np.zeros((32, 27))
     expected[np.arange(32), Yb] = -1 / 32
     assert_close(array(trace.tensor("logprobs"), "grad"), expected, "dlogprobs")
+
+
+@pytest.mark.parametrize(
+    ("shape_a", "shape_w", "rule_a", "rule_w"),
+    [
+        ((2, 3, 4), (4, 5), "dA = dY @ W.mT",
+         "dW = (A.mT @ dY).sum(0)  # broadcast over the batch: summed back"),
+        ((2, 3, 4), (2, 4, 5), "dA = dY @ W.mT", "dW = A.mT @ dY"),
+        ((3, 4), (2, 4, 5), "dA = (dY @ W.mT).sum(0)  # broadcast over the batch: summed back",
+         "dW = A.mT @ dY"),
+        ((1, 3, 4), (2, 4, 5), "dA = (dY @ W.mT).sum(0, keepdim=True)",
+         "dW = A.mT @ dY"),
+        ((2, 3, 4), (4,), "dA = dY[..., None] * W",
+         "dW = (A * dY[..., None]).sum((0, 1))"),
+        ((4,), (2, 4, 5), "dA = (dY[:, None, :] * W).sum((0, 2))",
+         "dW = A[:, None] * dY[:, None, :]"),
+    ],
+)  # fmt: skip
+def test_a_batch_of_matrices_matches_autograd(
+    shape_a: tuple, shape_w: tuple, rule_a: str, rule_w: str
+) -> None:
+    """`@` with a third dim (a batch, broadcast as NumPy's matmul): its numbers and gradients
+    are autograd's, and each operand's rule says how (a batch one operand lacks is summed)."""
+    sizes = lambda shape: ", ".join(map(str, shape))  # noqa: E731
+    trace = trace_tensors(
+        f"A = randn({sizes(shape_a)}, seed=1)\nW = randn({sizes(shape_w)}, seed=2)\n"
+        "Y = A @ W\nL = tanh(Y).sum()"
+    )
+    a, w = array(trace.tensor("A")), array(trace.tensor("W"))
+    assert_close(array(trace.tensor("Y")), np.matmul(a, w), "A @ W")
+    d_a, d_w = grad(lambda a, w: anp.sum(anp.tanh(anp.matmul(a, w))), (0, 1))(a, w)
+    assert_close(array(trace.tensor("A"), "grad"), d_a, "dA")
+    assert_close(array(trace.tensor("W"), "grad"), d_w, "dW")
+    reply = tensor_reply(trace)
+    rules = next(n["rules"] for n in reply["nodes"] if n["name"] == "Y")
+    assert [r["rule"] for r in rules] == [rule_a, rule_w]

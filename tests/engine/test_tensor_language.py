@@ -79,8 +79,16 @@ SHAPES = [
     ("A = randn(4, 5, seed=1)\nY = A[2]\nL = Y.sum()", "Y", (5,)),
     ("A = randn(4, 5, 2, seed=1)\nY = A[:, 0, :]\nL = Y.sum()", "Y", (4, 2)),
     ("A = randn(4, 5, seed=1)\nY = A[1:3, -2:]\nL = Y.sum()", "Y", (2, 2)),
+    ("A = randn(5, 7, seed=1)\nY = A[::2, 1:6:3]\nL = Y.sum()", "Y", (3, 2)),
+    ("A = randn(5, 7, seed=1)\nY = A[1::2, :]\nL = Y.sum()", "Y", (2, 7)),
     ("A = randn(4, 5, seed=1)\nY = torch.cat([A, A[:, :1]], 1)\nL = Y.sum()", "Y", (4, 6)),
     ("A = randn(4, 5, seed=1)\nY = torch.cat((A, A), dim=0)\nL = Y.sum()", "Y", (8, 5)),
+    ("A = randn(4, 5, seed=1)\nY = torch.stack([A, A * 2, A], 1)\nL = Y.sum()", "Y", (4, 3, 5)),
+    ("A = randn(4, 5, seed=1)\nY = torch.stack((A, A), dim=-1)\nL = Y.sum()", "Y", (4, 5, 2)),
+    ("A = randn(2, 3, 4, seed=1)\nW = randn(4, 5, seed=2)\nY = A @ W\nL = Y.sum()", "Y",
+     (2, 3, 5)),
+    ("A = randn(3, 4, seed=1)\nW = randn(2, 4, 5, seed=2)\nY = A @ W\nL = Y.sum()", "Y",
+     (2, 3, 5)),
     ("Y = F.one_hot(tensor([1, 0, 2]), num_classes=5).float()\nW = randn(5, 2, seed=1)\n"
      "L = (Y @ W).sum()", "Y", (3, 5)),
     ("A = randn(3, 4, seed=1)\nY = F.softmax(A, dim=1)\nL = (Y * Y).sum()", "Y", (3, 4)),
@@ -179,7 +187,7 @@ ERRORS = [
      "ShapeError", "index 27 is out of range for dim 0 of size 27", 2, 6,
      "     " + "^" * 17),
     ("A = randn(2, 3, 4, seed=1)\nL = (A @ A).sum()",
-     "ShapeError", "`(2, 3, 4) @ (2, 3, 4)`: @ takes tensors of 1 or 2 dims", 2, 8, "       ^"),
+     "ShapeError", "`(2, 3, 4) @ (2, 3, 4)`: inner sizes 4 and 3 differ", 2, 8, "       ^"),
     ("L = cross_entropy(randn(3, 4, seed=1), tensor([0, 1, 4]))",
      "ShapeError", "class 4 is out of range for 4 classes", 1, 5, "    " + "^" * 53),
     ("L = tensor([[1.0, 2.0], [3.0]]).sum()",
@@ -205,10 +213,24 @@ ERRORS = [
     ("A = randn(2, 3, seed=1)\nL = A[tensor([0.5])].sum()", "SyntaxError",
      "tensor([0.5]) cannot index a tensor: index with integers or an integer tensor (`C[X]`)",
      2, 7, "      " + "^" * 13),
-    ("A = randn(4, 5, seed=1)\nL = A[::2].sum()", "SyntaxError",
-     "a slice's step (`x[::2]`) is not supported: write `start:stop`", 2, 8, "       ^"),
+    ("A = randn(4, 5, seed=1)\nL = A[::-2].sum()", "SyntaxError",
+     "a slice's step must be positive, as in PyTorch: `x[::2]` takes every second element; -2 "
+     "cannot be a step (to reverse, pick the elements with an index tensor: "
+     "`x[tensor([2, 1, 0])]`)", 2, 9, "        ^^"),
+    ("A = randn(4, 5, seed=1)\nL = A[1::0].sum()", "SyntaxError",
+     "a slice's step must be positive, as in PyTorch: `x[::2]` takes every second element; 0 "
+     "cannot be a step (to reverse, pick the elements with an index tensor: "
+     "`x[tensor([2, 1, 0])]`)", 2, 10, "         ^"),
     ("A = randn(4, 5, seed=1)\nL = torch.cat([A, A.T], 1).sum()", "ShapeError",
      "`cat` of (4, 5) and (5, 4) along dim 1: the other sizes differ", 2, 10, "         ^^^^"),
+    ("A = randn(4, 5, seed=1)\nL = torch.stack([A, A.T]).sum()", "ShapeError",
+     "`stack` of (4, 5) and (5, 4): stacked tensors have one shape", 2, 10, "         ^^^^^^"),
+    ("A = randn(2, 3, 4, seed=1)\nW = randn(3, 4, 5, seed=2)\nL = (A @ W).sum()", "ShapeError",
+     "`(2, 3, 4) @ (3, 4, 5)`: the batches (every dim but the last two) do not broadcast", 3, 8,
+     "       ^"),
+    ("A = randn(2, 2, 3, 4, seed=1)\nL = (A @ A).sum()", "ShapeError",
+     "`(2, 2, 3, 4) @ (2, 2, 3, 4)`: @ takes tensors of 1 to 3 dims (a batch of matrices at "
+     "most)", 2, 8, "       ^"),
     ("A = randn(-1, 2)", "ArgumentCount", "`randn`: a missing or wrong argument 'size'", 1, 5,
      "    " + "^" * 12),
 ]  # fmt: skip
