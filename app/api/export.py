@@ -33,8 +33,11 @@ from chainrule.app.http.server_state import Server, ServerState
 from chainrule.app.http.settings_dependency import Settings
 from chainrule.app.layout.graphviz import Graphviz
 from chainrule.app.settings import AppSettings
-from chainrule.engine.i18n import Count, msg
+from chainrule.engine.i18n import DEFAULT_LANG, Count, msg
 from chainrule.engine.reply import graph_reply, numbers_reply, pass_reply
+from chainrule.engine.tensor_program import trace_tensors
+from chainrule.engine.tensor_reader import is_tensor_program
+from chainrule.engine.tensor_reply import tensor_reply
 
 router = APIRouter(tags=["export"], route_class=JSONBodyRoute)
 
@@ -120,13 +123,31 @@ def export_trace(request: GraphRequest, settings: AppSettings) -> dict[str, Any]
     return {**graph_reply(traced, numbers_reply(traced)), **pass_reply(traced)}  # no timeline
 
 
+def export_tensor_trace(
+    request: GraphRequest, settings: AppSettings, lang: str = DEFAULT_LANG
+) -> dict[str, Any]:
+    """A tensor program's `POST /api/graph` reply (docs/tensors.md), drawn as its tensor view;
+    ApiError for one holding more than `export_max_nodes` elements (a card's grids draw every
+    element)."""
+    trace = trace_tensors(request.source, request.values, limits=limits_of(settings))
+    size = trace.elements.element_count
+    if size > settings.export_max_nodes:
+        raise too_large(size, settings)
+    return tensor_reply(trace, lang)
+
+
 def drawing(
-    trace: dict[str, Any], fmt: DrawingFormat, settings: AppSettings, graphviz: Graphviz
+    trace: dict[str, Any],
+    fmt: DrawingFormat,
+    settings: AppSettings,
+    graphviz: Graphviz,
+    lang: str = DEFAULT_LANG,
 ) -> bytes:
     """Draw; raises ApiError when every Graphviz slot is taken (503 Busy) or when Graphviz
     fails or is too slow (503: never the user's fault, whatever the graph)."""
+    limits = ExportLimits.from_settings(settings)
     try:
-        return render(trace, fmt, graphviz=graphviz, limits=ExportLimits.from_settings(settings))
+        return render(trace, fmt, graphviz=graphviz, limits=limits, lang=lang)
     except ExportBusy as error:
         retry = {"Retry-After": str(error.retry_after_s)}
         raise ApiError(503, "Busy", error.args[0], headers=retry) from error
@@ -135,7 +156,11 @@ def drawing(
 
 
 async def export_bytes(
-    request: GraphRequest, fmt: DrawingFormat, settings: AppSettings, server: ServerState
+    request: GraphRequest,
+    fmt: DrawingFormat,
+    settings: AppSettings,
+    server: ServerState,
+    lang: str = DEFAULT_LANG,
 ) -> bytes:
     """The drawing of `request`: traced in one of the worker's trace threads (the shortest
     program first), drawn in another thread while Graphviz runs (it holds no GIL, and a slow
@@ -144,9 +169,12 @@ async def export_bytes(
     if fmt != "dot" and not server.dot_binary:
         raise ApiError(503, "GraphvizUnavailable", NO_GRAPHVIZ)
     size = len(request.source)
-    trace = await server.offload.in_thread(size, export_trace, request, settings)
-    check_labels(trace)
-    return await run_in_threadpool(drawing, trace, fmt, settings, server.graphviz)
+    if is_tensor_program(request.source):
+        trace = await server.offload.in_thread(size, export_tensor_trace, request, settings, lang)
+    else:
+        trace = await server.offload.in_thread(size, export_trace, request, settings)
+        check_labels(trace)
+    return await run_in_threadpool(drawing, trace, fmt, settings, server.graphviz, lang)
 
 
 @router.post("/api/export", responses={200: CONTENT, **ERRORS}, response_class=Response)
@@ -173,7 +201,8 @@ async def export(
         ),
     ] = None,
 ) -> Response:
-    """Draw the program's graph in micrograd's `draw_dot` style (label | data | grad), or
+    """Draw the program's graph in micrograd's `draw_dot` style (label | data | grad), a
+    tensor program's as its tensor view (a card a tensor: its shape, data and gradient grids), or
     (`html`) write one self-contained HTML file that plays its trace (narration and notes in
     the request's language): stepping, scrubbing, explanations and tables, live sliders
     (the page computes the numbers), no network. The drawing has no words to translate; errors
@@ -182,7 +211,7 @@ async def export(
     if format == "html":
         content = await export_html(request, title, settings, server, lang)
     else:
-        content = await export_bytes(request, format, settings, server)
+        content = await export_bytes(request, format, settings, server, lang)
     filename = file_name(name, format)
     return Response(
         content,

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import graphviz
 import orjson
 
+from chainrule.app.export.tensor_drawing import tensor_dot
 from chainrule.app.layout.graphviz import (
     Graphviz,
     GraphvizBusy,
@@ -34,7 +35,7 @@ from chainrule.app.layout.graphviz import (
 from chainrule.app.layout.layered import layered_centres
 from chainrule.app.layout.layouter import POINTS_PER_INCH, dot_cost
 from chainrule.app.settings import AppSettings
-from chainrule.engine.i18n import Count, msg
+from chainrule.engine.i18n import DEFAULT_LANG, Count, msg
 from chainrule.engine.narration import fmt
 from chainrule.engine.ops import MINUS, OPS, key_of
 
@@ -185,18 +186,31 @@ def node_names(trace: dict[str, Any]) -> list[str]:
 
 
 def render(
-    trace: dict[str, Any], fmt: DrawingFormat, *, graphviz: Graphviz, limits: ExportLimits
+    trace: dict[str, Any],
+    fmt: DrawingFormat,
+    *,
+    graphviz: Graphviz,
+    limits: ExportLimits,
+    lang: str = DEFAULT_LANG,
 ) -> bytes:
-    """The drawing as `fmt` bytes; `dot` is the DOT text itself and needs no Graphviz. Raises
+    """The drawing as `fmt` bytes; `dot` is the DOT text itself and needs no Graphviz. A tensor
+    program's reply (`kind: "tensor"`) is drawn as the page's tensor view
+    (app/export/tensor_drawing.py; its one word, a number's shape, in `lang`). Raises
     ExportBusy (every Graphviz slot taken), ExportFailed (no Graphviz, or it failed, or did not
     finish within the export's time)."""
-    dot = draw_dot(trace)
+    tensors = trace.get("kind") == "tensor"
+    dot = tensor_dot(trace, lang) if tensors else draw_dot(trace)
     if fmt == "dot":
         return dot.source.encode()
     if not graphviz.binary:
         raise ExportFailed(NO_GRAPHVIZ)
     deadline = time.monotonic() + limits.timeout_s
     try:
+        if tensors:  # a card a tensor: tens of nodes at most, for dot as it is
+            if fmt != "png":
+                return run(graphviz, [f"-T{fmt}"], dot.source, deadline)
+            placed = run(graphviz, ["-Tdot"], dot.source, deadline)
+            return draw_png(placed, bounding_box(placed), graphviz, deadline, limits)
         count, edges = export_graph(trace)
         cost = dot_cost(count, edges)
         # Long edges (`k*k*…*k`) cost dot its rows' network simplex, or without it seconds of
