@@ -19,7 +19,11 @@ from chainrule.app.api.schemas import GraphRequest
 from chainrule.app.layout.layouter import Layouter
 from chainrule.app.settings import get_settings
 from chainrule.engine import Limits
-from chainrule.engine.i18n import DEFAULT_LANG, check_lang, warnings_in
+from chainrule.engine.errors import BadLeaf
+from chainrule.engine.i18n import DEFAULT_LANG, check_lang, msg, warnings_in
+from chainrule.engine.tensor_program import trace_tensors
+from chainrule.engine.tensor_reader import is_tensor_program
+from chainrule.engine.tensor_reply import fan_in_reply
 from chainrule.engine.value_reader import (
     NotAValue,
     Program,
@@ -74,6 +78,21 @@ def with_program(
     trace["warnings"] = [*warnings_in(program.warnings(), lang), *kept]
     trace["program"] = {"source": program.source, "leaves": program.leaves, "root": program.root}
     return trace
+
+
+def fanned_in(
+    source: str, values: dict[str, float] | None, tensor: str, index: list[int]
+) -> dict[str, Any]:
+    """`POST /api/fan-in`'s reply for element `index` of `tensor` (an id, `t1`, or a name) of a
+    tensor program, under the server's limits: every term of the backward pass that adds to its
+    gradient (docs/api.md). Raises ProgramError (BadLeaf for a scalar program, or an element
+    that is not there)."""
+    settings = get_settings()
+    if not is_tensor_program(source):
+        raise BadLeaf(msg("error.tensor.fan_in_scalar"))
+    limits = Limits(settings.max_source_chars, settings.max_nodes, settings.max_depth)
+    trace = trace_tensors(source, values, limits=limits)
+    return fan_in_reply(trace, tensor, index)
 
 
 def _caller() -> FrameType | None:

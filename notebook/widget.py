@@ -7,7 +7,10 @@ The widget's traits are the contract with static/js/embed.js (its anywidget `ren
 words in the widget's language, English unless `lang` says otherwise), `drawing` (the id of the
 drawing output shown before it, which the player hides while it works); the page sets
 `values` ({leaf: number}) when a slider moves, and the kernel answers with a new `trace`, or
-with `error` (the API's error object) for values the engine refuses.
+with `error` (the API's error object) for values the engine refuses. A tensor program's player
+(`trace` is its `kind: "tensor"` reply) asks for a gradient cell's fan-in with a message
+`{fan_in: {id, tensor, index, values}}`, answered `{fan_in: {id, reply}}` (the `POST /api/fan-in`
+reply, computed here with the engine) or `{fan_in: {id, error}}`.
 """
 
 from __future__ import annotations
@@ -25,7 +28,14 @@ from chainrule.engine import ProgramError
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang, text, ui_catalogue
 from chainrule.engine.narration import fmt
 from chainrule.engine.ops import page_table
-from chainrule.notebook.traces import source_of, trace_of, traced, value_limits, with_program
+from chainrule.notebook.traces import (
+    fanned_in,
+    source_of,
+    trace_of,
+    traced,
+    value_limits,
+    with_program,
+)
 
 # The player after a kernel restart. ipywidgets' renderer has no fallback: a saved output whose
 # widget model is gone (the kernel restarted, the notebook was reopened without its widget state)
@@ -78,9 +88,12 @@ class StaticGraph:
         return {"text/html": html, "text/plain": repr(self)}
 
     def summary(self) -> str:
-        """`12 nodes, out = 4`: its size and its result."""
+        """`12 nodes, out = 4`: its size and its result (a tensor program's: `7 tensors,
+        loss = 1.08`)."""
         nodes = self.trace["nodes"]
         root = next(node for node in nodes if node["id"] == self.trace["root"])
+        if self.trace.get("kind") == "tensor":
+            return f"{len(nodes)} tensors, {root['label']} = {fmt(root['data'])}"
         return f"{len(nodes)} nodes, {root['text']} = {fmt(root['data'])}"
 
     def __repr__(self) -> str:
@@ -166,6 +179,30 @@ def _widget_classes() -> tuple[type, type]:
                 trace=trace, ops=page_table(), title=title, ui=ui_catalogue(lang),
                 drawing=uuid.uuid4().hex,
             )  # fmt: skip
+            self.on_msg(self._message)
+
+        def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+            # A tensor cell's fan-in (embed.js createKernelFanIn): there is no server to ask.
+            ask = content.get("fan_in") if isinstance(content, dict) else None
+            if not isinstance(ask, dict):
+                return
+            self.send({"fan_in": {"id": ask.get("id"), **self.fan_in(ask)}})
+
+        def fan_in(self, ask: dict[str, Any]) -> dict[str, Any]:
+            """`{reply}` (POST /api/fan-in's) for `ask` ({tensor, index, values}) of this
+            player's tensor program, or `{error}` (the API's error object, in its language)."""
+            try:
+                values = {str(k): float(v) for k, v in (ask.get("values") or {}).items()}
+                index = [int(i) for i in ask["index"]]
+                tensor = str(ask["tensor"])
+            except (TypeError, ValueError, AttributeError, KeyError):
+                message = text(self._lang, "api.invalid.request")
+                return {"error": {"type": "InvalidRequest", "message": message}}
+            try:
+                reply = fanned_in(self._source, values or None, tensor, index)
+            except ProgramError as error:
+                return {"error": error.to_dict(self._lang)}
+            return {"reply": reply}
 
         @traitlets.observe("values")
         def _recompute(self, change: dict[str, Any]) -> None:

@@ -24,6 +24,12 @@
 //              was made (latest wins, one call at a time, the newest move waiting); a call that
 //              returns nothing answers later through setTrace / setError.
 //   title      shown in the player's title bar.
+//   fanIn      optional, `(body) => Promise<reply>`: a POST /api/fan-in body (docs/api.md) answered,
+//              for a tensor program's gradient cell (tensor/view.js); the server's route by
+//              default, the kernel in a notebook (the anywidget below).
+// A tensor program's reply (`kind: "tensor"`, docs/tensors.md) is drawn by the page's tensor view
+// (tensor/): its cards, the pulse op by op, a gradient cell's fan-in, a leaf cell's editor (its
+// change is a `recompute` with values {"W[1,2]": number}).
 //   setTrace(trace)  show a new trace (same program: the same phase and place in it is kept).
 //   setError(error)  show {type, message, line?, column?, snippet?, caret?} in the error box
 //                    (the API's error shape); the next trace clears it.
@@ -45,6 +51,9 @@
 //                 the player's error box; None shows nothing new.
 //   drawing str   (kernel -> page) the id of the static drawing output shown before the player
 //                 (`.chainrule-static[data-chainrule-drawing=id]`): hidden while the player lives.
+// Messages (anywidget's custom messages), for a tensor program's fan-in, computed in the kernel:
+//   page -> kernel  {fan_in: {id, tensor, index, values}}
+//   kernel -> page  {fan_in: {id, reply}} (POST /api/fan-in's reply) or {fan_in: {id, error}}.
 // In Jupyter this module is loaded by chainrule.notebook.widget's LOADER (the player's `_esm`),
 // from the one `Library` widget that holds it, and its render is called with the player's model.
 // render returns the cleanup function (listeners off, player destroyed).
@@ -65,6 +74,13 @@ import { createScope } from "./core/scope.js";
 import { mountMicrogradCopy } from "./io/share.js";
 import { withStepObjects } from "./core/step-columns.js";
 import { frameOfStep, traceIndex } from "./core/frames.js";
+import { mountTensorView } from "./tensor/view.js";
+
+/** Show `reply` in `store`: a tensor program's with the tensor view, a scalar trace as the page does. */
+function showReply(store, reply, options) {
+  if (reply?.kind === "tensor") store.setTensor(reply, options);
+  else store.setTrace(withStepObjects(reply), options);
+}
 
 // A sort this long opens the player where the backward pass starts (the seed, root.grad = 1;
 // Home goes back to the sort, Forward to the forward pass): a big graph's sort is hundreds of
@@ -118,7 +134,7 @@ function createRecomputer(recompute, store) {
     running = true;
     try {
       const trace = await recompute(values);
-      if (!waiting && trace) store.setTrace(withStepObjects(trace));
+      if (!waiting && trace) showReply(store, trace);
     } catch (err) {
       if (!waiting) store.setError(err?.detail ?? { type: err?.name ?? "Error", message: String(err?.message ?? err) });
     }
@@ -148,7 +164,7 @@ function descendHere(store, body) {
 }
 
 /** The player's features on `view` (embed-layout.js), as the page mounts them (features.js). */
-function mountFeatures(view, scope, recompute) {
+function mountFeatures(view, scope, recompute, fanIn) {
   const { store } = scope;
   const focused = () => view.root.getRootNode().activeElement !== null;
   mountModes(scope);
@@ -171,9 +187,11 @@ function mountFeatures(view, scope, recompute) {
   mountPanels(view.panels, scope, { labs: [predictSection, trainSection], setValues });
   mountReading(graph, view.toggles, scope);
   mountMicrogradCopy(view.actions, scope);
+  const requestBody = () => ({ source: store.state.tensor?.source ?? "", values: store.state.values });
+  mountTensorView({ ...view.tensor, root: view.root }, scope, { requestBody, setValues, ...(fanIn ? { fanIn } : {}) });
 }
 
-export function mountPlayer(host, { trace, ops, ui, recompute = null, title = "" }) {
+export function mountPlayer(host, { trace, ops, ui, recompute = null, title = "", fanIn = null }) {
   if (ops) useOpTable(ops);
   if (ui) useCatalogue(ui);
   const shadow = host.shadowRoot ?? host.attachShadow({ mode: "open" });
@@ -186,16 +204,19 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
     root: view.root, keyTarget: shadow, contain: true, server: { descend: (body) => descendHere(scope.store, body) },
   });
   const { store } = scope;
-  mountFeatures(view, scope, recompute);
+  mountFeatures(view, scope, recompute, fanIn);
   store.subscribe((s, changed) => {
     if (changed.has("error")) renderError(view.errorBox, s.error);
-    if (changed.has("trace")) {
-      const source = typeof s.trace?.source === "string" ? s.trace.source.trim() : "";
+    if (changed.has("trace") || changed.has("tensor")) {
+      const shown = s.trace ?? s.tensor;
+      const source = typeof shown?.source === "string" ? shown.source.trim() : "";
       setText(view.source, source);
       view.source.hidden = !source;
     }
   });
-  if (trace) {
+  if (trace?.kind === "tensor") {
+    store.setTensor(trace, { step: 0 });
+  } else if (trace) {
     const shown = withStepObjects(trace);
     const opening = openingFrame(shown);
     store.setTrace(shown, { step: opening });
@@ -209,7 +230,7 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
 
   return {
     setTrace(next) {
-      store.setTrace(withStepObjects(next));
+      showReply(store, next);
     },
     setError(error) {
       store.setError(error);
@@ -237,6 +258,36 @@ function staticDrawings(id) {
   return [...document.querySelectorAll(`.chainrule-static[data-chainrule-drawing="${CSS.escape(id)}"]`)];
 }
 
+/**
+ * A tensor cell's fan-in asked of the kernel (chainrule.notebook's Widget computes it with the
+ * engine: there is no server): {fanIn(body) → Promise<reply>, onMessage (the model's custom
+ * messages), close()}; each ask has its id, and a player gone leaves no ask waiting.
+ */
+function createKernelFanIn(model) {
+  const waiting = new Map(); // id -> {resolve, reject}
+  let asked = 0;
+  return {
+    fanIn({ tensor, index, values }) {
+      const id = ++asked;
+      return new Promise((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        model.send({ fan_in: { id, tensor, index, values: values ?? {} } });
+      });
+    },
+    onMessage(message) {
+      const answer = message?.fan_in;
+      const ask = answer ? waiting.get(answer.id) : undefined;
+      if (!ask) return;
+      waiting.delete(answer.id);
+      if (answer.error) ask.reject(new ApiError(answer.error));
+      else ask.resolve(answer.reply);
+    },
+    close() {
+      waiting.clear();
+    },
+  };
+}
+
 export default {
   render({ model, el }) {
     const theme = jupyterTheme();
@@ -247,7 +298,9 @@ export default {
     // A notebook's output: the player's own frame (embed.css: about 700 px, resizable), and a
     // mark the drawing shown before the player reads (chainrule.notebook.widget FALLBACK_STYLE).
     el.setAttribute("data-chainrule-player", "notebook");
+    const asking = createKernelFanIn(model);
     const player = mountPlayer(el, {
+      fanIn: asking.fanIn,
       trace: model.get("trace"),
       ops: model.get("ops"),
       ui: model.get("ui"),
@@ -267,12 +320,15 @@ export default {
     };
     model.on("change:trace", onTrace);
     model.on("change:error", onError);
+    model.on("msg:custom", asking.onMessage);
     onError();
     const drawings = staticDrawings(model.get("drawing"));
     for (const drawing of drawings) drawing.hidden = true;
     return () => {
       model.off("change:trace", onTrace);
       model.off("change:error", onError);
+      model.off("msg:custom", asking.onMessage);
+      asking.close();
       player.destroy();
       for (const drawing of drawings) drawing.hidden = false;
     };

@@ -57,15 +57,16 @@ function readoutText(node, { grid, index, value }) {
 /** What a layout depends on: the tensors, their shapes and inputs (not their numbers). */
 const layoutKey = (reply) => JSON.stringify(reply.nodes.map((n) => [n.id, n.label, n.name, n.op, n.kind, n.shape, n.inputs, n.grad === null]));
 
-/** Ask for the fan-in of element `index` of tensor `id` of the reply shown; the latest ask wins. */
-function createFanInAsker(scope, requestBody) {
+/** Ask `fanIn` (POST /api/fan-in's body → its reply) for the fan-in of element `index` of tensor
+ *  `id` of the reply shown; the latest ask wins. */
+function createFanInAsker(scope, requestBody, fanIn) {
   let asked = 0;
   return async function ask(id, index) {
     const token = ++asked;
     const { store } = scope;
     const of = store.state.tensor;
     try {
-      const reply = await postFanIn({ ...requestBody(), tensor: id, index });
+      const reply = await fanIn({ ...requestBody(), tensor: id, index });
       if (token === asked && store.state.tensor === of) store.update({ tensorFanIn: { tensor: id, index, reply, of } });
     } catch (err) {
       if (token === asked) store.setError(err.detail ?? { type: "Error", message: String(err) });
@@ -109,12 +110,14 @@ function wireClicks(svg, scope, ask) {
  * Mount the tensor view: `elements` {pane (in the graph pane), svg (the tensor graph's, in it), fanIn (the
  * sentence's element), fanInText, fanInClose, readout (a hovered cell's number), cells (the
  * sidebar's place for the cell editor),
- * root (gets data-view)}; `requestBody()` the page's /api/graph body; `setValues(values)`.
+ * root (gets data-view)}; `requestBody()` the page's /api/graph body; `setValues(values)`;
+ * `fanIn(body)` answers a POST /api/fan-in body (the server's by default; the notebook's player
+ * asks its kernel: embed.js).
  */
-export function mountTensorView(elements, scope, { requestBody, setValues }) {
+export function mountTensorView(elements, scope, { requestBody, setValues, fanIn: askFanIn = postFanIn }) {
   const { pane, svg, fanIn, fanInText, fanInClose, readout, root } = elements;
   const layers = tensorLayers(svg);
-  const ask = createFanInAsker(scope, requestBody);
+  const ask = createFanInAsker(scope, requestBody, askFanIn);
   const schedule = createTensorPlay(scope.store);
   let laid = { key: null, layout: null };
   wireClicks(svg, scope, ask);
