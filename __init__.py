@@ -6,6 +6,8 @@ a graph is a micrograd `Value` (or one of ours) after `backward()`:
     >>> import chainrule
     >>> chainrule.trace("a = 2; b = a * a")["nodes"][-1]["grad"]
     1.0
+    >>> chainrule.trace("W = randn(2, 3, seed=1)\nL = (W * W).sum()")["kind"]  # a tensor program
+    'tensor'
     >>> chainrule.show(loss)                      # in Jupyter: the player, sliders in the kernel
     >>> chainrule.save_html(loss, "loss.html")    # one self-contained file that plays the trace
 
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["Program", "program_of", "save_html", "show", "trace", "trace_value"]
+__all__ = ["Program", "program_of", "save_html", "show", "trace", "trace_tensors", "trace_value"]
 
 
 def __getattr__(name: str) -> Any:
@@ -28,6 +30,10 @@ def __getattr__(name: str) -> Any:
         from chainrule.engine import value_reader
 
         return getattr(value_reader, name)
+    if name == "trace_tensors":  # a tensor program's tensors of Values (docs/tensors.md)
+        from chainrule.engine.tensor_program import trace_tensors
+
+        return trace_tensors
     raise AttributeError(f"module 'chainrule' has no attribute {name!r}")
 
 
@@ -41,7 +47,10 @@ def trace(
     """The `POST /api/graph` reply for `source` (our language or micrograd's Python) with leaf
     `values`: nodes with their boxes, edges, steps with narration templates (filled by
     `chainrule.engine.narration.narrations(reply)`), gradcheck (docs/api.md); its warnings in
-    `lang` (`en`, `ru`, `et`).
+    `lang` (`en`, `ru`, `et`). A tensor program (docs/tensors.md) is answered with its tensor
+    reply (`kind: "tensor"`: a node per tensor with its shape, `data` and `grad` nested
+    row-major, the tensor timeline; `values` keys its elements, `{"W[1,2]": 0.5}`);
+    `chainrule.trace_tensors(source)` gives its tensors of Values.
     Raises `chainrule.engine.ProgramError` (with `line`, `column`, `caret`) for a bad program."""
     from chainrule.notebook.traces import traced
 
@@ -61,8 +70,10 @@ def trace_value(value: Any, *, expand_derived: bool = False, lang: str = "en") -
 
 def show(value_or_source: Any, values: dict[str, float] | None = None, lang: str = "en") -> Any:
     """The player for a graph or a program: in Jupyter an interactive widget whose sliders
-    recompute in the kernel; elsewhere (a plain IPython terminal) a static SVG. `lang` (`en`,
-    `ru`, `et`): the language of its words and narration."""
+    recompute in the kernel; elsewhere (a plain IPython terminal) a static SVG. A tensor
+    program plays as the page's tensor view (its cells change in the kernel, a gradient cell's
+    sum is computed there). `lang` (`en`, `ru`, `et`): the language of its words and
+    narration."""
     from chainrule.notebook.widget import show as show_
 
     return show_(value_or_source, values, lang)

@@ -25,8 +25,8 @@
 //              returns nothing answers later through setTrace / setError.
 //   title      shown in the player's title bar.
 //   fanIn      optional, `(body) => Promise<reply>`: a POST /api/fan-in body (docs/api.md) answered,
-//              for a tensor program's gradient cell (tensor/view.js); the server's route by
-//              default, the kernel in a notebook (the anywidget below).
+//              for a tensor program's gradient cell (tensor/view.js): the kernel in a notebook
+//              (the anywidget below); without it a gradient cell's sum says it needs one.
 // A tensor program's reply (`kind: "tensor"`, docs/tensors.md) is drawn by the page's tensor view
 // (tensor/): its cards, the pulse op by op, a gradient cell's fan-in, a leaf cell's editor (its
 // change is a `recompute` with values {"W[1,2]": number}).
@@ -188,7 +188,10 @@ function mountFeatures(view, scope, recompute, fanIn) {
   mountReading(graph, view.toggles, scope);
   mountMicrogradCopy(view.actions, scope);
   const requestBody = () => ({ source: store.state.tensor?.source ?? "", values: store.state.values });
-  mountTensorView({ ...view.tensor, root: view.root }, scope, { requestBody, setValues, ...(fanIn ? { fanIn } : {}) });
+  const noFanIn = async () => {
+    throw new ApiError({ type: "NoKernel", message: t("ui.tensor.fan_in_needs_kernel") });
+  };
+  mountTensorView({ ...view.tensor, root: view.root }, scope, { requestBody, setValues, fanIn: fanIn ?? noFanIn });
 }
 
 export function mountPlayer(host, { trace, ops, ui, recompute = null, title = "", fanIn = null }) {

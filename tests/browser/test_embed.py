@@ -160,7 +160,7 @@ def test_the_anywidget_contract(harness):
     assert "name w is not defined" in error.text_content()
 
     # The cleanup: listeners off, the player gone, its keys unbound.
-    assert page.evaluate("model.listeners()") == 2
+    assert page.evaluate("model.listeners()") == 3  # trace, error, the kernel's messages
     page.evaluate("cleanup()")
     assert page.evaluate("model.listeners()") == 0
     assert page.evaluate("host.shadowRoot.childElementCount") == 0

@@ -3,7 +3,6 @@
 // (POST /api/fan-in) and a leaf cell's editor. The scalar pane stays laid out underneath,
 // hidden (`data-view="tensor"` on the page's root), and comes back with the next scalar program.
 
-import { postFanIn } from "../core/api.js";
 import { setData, setHidden, setText } from "../core/dom.js";
 import { stepInterval } from "../core/player.js";
 import { drawTensors, tensorLayers } from "./draw.js";
@@ -111,10 +110,10 @@ function wireClicks(svg, scope, ask) {
  * sentence's element), fanInText, fanInClose, readout (a hovered cell's number), cells (the
  * sidebar's place for the cell editor),
  * root (gets data-view)}; `requestBody()` the page's /api/graph body; `setValues(values)`;
- * `fanIn(body)` answers a POST /api/fan-in body (the server's by default; the notebook's player
- * asks its kernel: embed.js).
+ * `fanIn(body)` answers a POST /api/fan-in body (the page: the server's, core/api.js postFanIn;
+ * the notebook's player asks its kernel: embed.js).
  */
-export function mountTensorView(elements, scope, { requestBody, setValues, fanIn: askFanIn = postFanIn }) {
+export function mountTensorView(elements, scope, { requestBody, setValues, fanIn: askFanIn }) {
   const { pane, svg, fanIn, fanInText, fanInClose, readout, root } = elements;
   const layers = tensorLayers(svg);
   const ask = createFanInAsker(scope, requestBody, askFanIn);
