@@ -36,6 +36,14 @@ LECTURE_CELLS = [
 ]
 
 
+# A tensor program shown in a notebook (issue 43): the page's tensor view in the player.
+TENSOR_PROGRAM = """X = tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]])
+W = tensor([[0.1, -0.2, 0.3], [0.4, 0.0, -0.5]])
+b = tensor([0.1, 0.1, 0.1])
+L = tanh(X @ W + b).sum()"""
+TENSOR_CELL = f"import chainrule\nchainrule.show({TENSOR_PROGRAM!r})"
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -84,6 +92,11 @@ def executed_notebooks(folder: Path) -> None:
     nbformat.write(notebook, folder / "untrusted.ipynb")  # never `jupyter trust`ed
     notebook.metadata.pop("widgets", None)
     nbformat.write(notebook, folder / "reopened.ipynb")
+    # A tensor program's notebook, not run: the test runs it in JupyterLab, with a live kernel.
+    tensors = nbformat.v4.new_notebook()
+    tensors.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    tensors.cells = [nbformat.v4.new_code_cell(TENSOR_CELL)]
+    nbformat.write(tensors, folder / "tensors.ipynb")
 
 
 @dataclass(frozen=True)
@@ -104,7 +117,8 @@ def jupyterlab(tmp_path_factory):
         ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"))}}  # fmt: skip
     jupyter = [sys.executable, "-m", "jupyter"]
     # Outputs of a notebook its user ran are trusted (JupyterLab signs what it saves).
-    subprocess.run([*jupyter, "trust", "with-state.ipynb", "reopened.ipynb"], cwd=root, env=env,
+    trusted = ["with-state.ipynb", "reopened.ipynb", "tensors.ipynb"]
+    subprocess.run([*jupyter, "trust", *trusted], cwd=root, env=env,
                    check=True, capture_output=True)  # fmt: skip
     # Jupyter Server logs "Jupyter Server <version> is running at:" after it bound the port. On
     # 127.0.0.1 and that port or none: by default it moved to the next port when the free one was
@@ -283,3 +297,49 @@ def test_show_in_marimo_is_the_player(browser, tmp_path, screenshots_dir):
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_a_tensor_program_plays_in_jupyterlab_and_its_kernel_sums_a_gradient(
+    browser, jupyterlab, screenshots_dir
+):
+    """`chainrule.show(tensor program)` run in JupyterLab: the player draws the tensor view; a
+    gradient cell's fan-in and a leaf cell's change are computed by the live kernel (the
+    widget's messages and its `values`), with no chainrule server anywhere."""
+    import numpy as np
+
+    page = open_notebook(browser, f"{jupyterlab.url}/lab/tree/tensors.ipynb?reset")
+    page.locator(".jp-Cell .cm-content").first.click()
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_selector("[data-testid=tensor-graph][data-ready=true]")
+    host = page.locator("[data-chainrule-player]")
+    host.scroll_into_view_if_needed()
+    assert page.locator("[data-testid=player]").get_attribute("data-view") == "tensor"
+    page.locator("#to-end").click()
+    # dW[1,2] = Σᵢ X[i,1]·dZ[i,2], dZ = 1 − tanh(Z)²: NumPy's, from the kernel's fan-in.
+    x = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]])
+    w = np.array([[0.1, -0.2, 0.3], [0.4, 0.0, -0.5]])
+    dw = x.T @ (1 - np.tanh(x @ w + 0.1) ** 2)
+    cell = "[data-testid=tensor-cell][data-tensor-id=t1][data-grid={}][data-index='{}']"
+    page.locator(cell.format("grad", "1,2")).click()
+    fan = page.locator("[data-testid=fan-in]")
+    fan.wait_for(state="visible")
+    assert fan.get_attribute("data-terms") == "3"
+    assert abs(float(fan.get_attribute("data-sum")) - dw[1, 2]) <= 1e-12 * abs(dw[1, 2])
+    sentence = page.locator("[data-testid=fan-in-sentence]").text_content()
+    assert sentence.startswith("dW[1,2] = Σᵢ X[i,1]·d(X @ W)[i,2] = "), sentence
+    output = page.locator(".jp-OutputArea-output:has([data-chainrule-player])")
+    output.screenshot(path=str(screenshots_dir / "jupyterlab-tensor-fan-in.png"))
+    # A leaf cell changed: the kernel traces the program again with it.
+    page.locator(cell.format("data", "1,2")).click()
+    page.locator("[data-testid=tensor-cell-value]").fill("0.25")
+    page.locator("[data-testid=tensor-cell-value]").press("Enter")
+    w[1, 2] = 0.25
+    dw = x.T @ (1 - np.tanh(x @ w + 0.1) ** 2)
+    page.wait_for_function(
+        """([host, selector, expected]) => {
+            const value = Number(host.shadowRoot.querySelector(selector)?.dataset.value);
+            return Math.abs(value - expected) <= 1e-12 * Math.abs(expected);
+        }""",
+        arg=[host.element_handle(), cell.format("grad", "0,0"), dw[0, 0]],
+    )
+    page.close()
