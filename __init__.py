@@ -6,7 +6,7 @@ a graph is a micrograd `Value` (or one of ours) after `backward()`:
     >>> import chainrule
     >>> chainrule.trace("a = 2; b = a * a")["nodes"][-1]["grad"]
     1.0
-    >>> chainrule.trace("W = randn(2, 3, seed=1)\nL = (W * W).sum()")["kind"]  # a tensor program
+    >>> chainrule.trace("W = randn(2, 3, seed=1); L = (W * W).sum()")["kind"]  # a tensor program
     'tensor'
     >>> chainrule.show(loss)                      # in Jupyter: the player, sliders in the kernel
     >>> chainrule.save_html(loss, "loss.html")    # one self-contained file that plays the trace
