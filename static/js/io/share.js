@@ -8,6 +8,7 @@ import { createDialog, showModal } from "../core/keys.js";
 import { HIDE_KEYS, toUrlParams, URL_FIELDS } from "../core/links.js";
 import { microgradScript } from "./micrograd.js";
 import { pytorchScript } from "./pytorch.js";
+import { tensorPytorchScript } from "./tensor-pytorch.js";
 
 const URL_WRITE_DELAY_MS = 250;
 const URL_KEYS = new Set(Object.values(URL_FIELDS).map((f) => f.key));
@@ -166,11 +167,12 @@ export function mountShareLink(container, scope) {
   container.append(copyLink);
 }
 
-/** Show the script `write(state)` makes of `scope`'s trace in `dialog`, and copy it. */
+/** Show the script `write(state)` makes of `scope`'s trace in `dialog`, and copy it (nothing to
+ *  show: `write` gives null). */
 async function showScript(scope, dialog, write) {
   const { state } = scope.store;
-  if (!state.trace) return;
-  const script = write(state);
+  const script = state.trace || state.tensor ? write(state) : null;
+  if (script === null) return;
   dialog.open(script);
   dialog.copied(script, await copyText(script));
 }
@@ -180,17 +182,18 @@ export function mountMicrogradCopy(container, scope) {
   const dialog = createTextDialog("micrograd-dialog", t("ui.micrograd.dialog"), scope.host);
   const copy = button("micrograd.py", { "data-testid": "copy-micrograd", title: t("ui.micrograd.title") });
   copy.addEventListener("click", () =>
-    showScript(scope, dialog, (state) => microgradScript(state.trace, { train: state.lab === "train" ? state.train : null })));
+    showScript(scope, dialog, (state) => (state.trace ? microgradScript(state.trace, { train: state.lab === "train" ? state.train : null }) : null)));
   container.append(copy);
 }
 
 /**
  * "Copy as PyTorch" as an entry of the Export menu (the header has no room for another button in
- * every language): the script of `scope`'s trace, copied and shown in a dialog.
+ * every language): the script of `scope`'s trace (a tensor program's: io/tensor-pytorch.js),
+ * copied and shown in a dialog.
  */
 export function pytorchCopy(scope) {
   const dialog = createTextDialog("pytorch-dialog", t("ui.pytorch.dialog"), scope.host);
-  return { text: "torch.py", title: t("ui.pytorch.title"), testid: "copy-pytorch", run: () => showScript(scope, dialog, (state) => pytorchScript(state.trace)) };
+  return { text: "torch.py", title: t("ui.pytorch.title"), testid: "copy-pytorch", run: () => showScript(scope, dialog, (state) => (state.trace ? pytorchScript(state.trace) : tensorPytorchScript(state.tensor))) };
 }
 
 /** The page's URL follows `scope`'s state (what a link carries), after a pause. */
