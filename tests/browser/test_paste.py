@@ -146,3 +146,54 @@ def test_copy_as_pytorch_is_in_the_export_menu_beside_copy_as_micrograd(page):
     page.click("[data-testid=copy-micrograd]")
     text = page.locator("[data-testid=micrograd-dialog-text]").input_value()
     assert "x1w1 = x1 * w1\nx1w1.label = 'x1*w1'" in text
+
+
+TENSOR_PROGRAM = """X = tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]])
+W = tensor([[0.1, -0.2, 0.3], [0.4, 0.0, -0.5]])
+b = tensor([0.1, 0.1, 0.1])
+W2 = randn(3, 3, seed=1)
+h = tanh(X @ W + b)
+loss = cross_entropy(h @ W2, tensor([2, 0, 1]))"""
+
+
+def test_copy_as_pytorch_of_a_tensor_program_is_its_program_with_the_numbers_shown(
+    page, screenshots_dir
+):
+    """Issue 43: the page copies the tensor program as PyTorch, its tensors written out with the
+    numbers it shows (a cell changed on the page: that number), float64, the leaves with
+    requires_grad; read back by chainrule it is the same program with the same numbers and
+    gradients (tests/engine/test_tensor_pytorch.py runs such scripts on a NumPy stand-in)."""
+    from chainrule.engine.tensor_program import trace_tensors
+
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto("/")
+    page.wait_for_selector(READY)
+    page.fill("[data-testid=source]", TENSOR_PROGRAM)
+    page.press("[data-testid=source]", "Control+Enter")
+    page.wait_for_selector("[data-testid=tensor-graph][data-ready=true]")
+    # A leaf's cell changed on the page: the script holds that number.
+    w = "[data-testid=tensor-cell][data-tensor-id=t1][data-grid=data][data-index='1,2']"
+    page.click(w)
+    page.fill("[data-testid=tensor-cell-value]", "0.25")
+    page.press("[data-testid=tensor-cell-value]", "Enter")
+    page.wait_for_function(f"() => document.querySelector(\"{w}\").dataset.value === '0.25'")
+    page.click("#export-button")
+    page.click("[data-testid=copy-pytorch]")
+    dialog = page.locator("[data-testid=pytorch-dialog-text]")
+    dialog.wait_for(state="visible")
+    text = dialog.input_value()
+    page.screenshot(path=str(screenshots_dir / "tensor-copy-pytorch-1280x720.png"))
+    assert text.startswith("# chainrule: this tensor program as a PyTorch script")
+    assert "from torch import tanh\nfrom torch.nn.functional import cross_entropy\n" in text
+    assert (
+        "W = torch.tensor([[0.1, -0.2, 0.3], [0.4, 0.0, 0.25]], dtype=torch.float64, "
+        "requires_grad=True)\n" in text
+    )
+    assert "h = tanh(X @ W + b)\nloss = cross_entropy(h @ W2, torch.tensor([2, 0, 1]))\n" in text
+    assert 'loss.backward()\nprint("loss =", loss.item())\n' in text
+    original = trace_tensors(TENSOR_PROGRAM, {"W[1,2]": 0.25})
+    pasted = trace_tensors(text)
+    for name in ("X", "W", "b", "W2", "h", "loss"):
+        mine, theirs = original.tensor(name), pasted.tensor(name)
+        assert [v.data for v in theirs.elements] == [v.data for v in mine.elements], name
+        assert [v.grad for v in theirs.elements] == [v.grad for v in mine.elements], name
