@@ -20,7 +20,10 @@ from pydantic.alias_generators import to_camel
 
 from chainrule.app.api.schemas import Lang, NonFinite, ResponsePart
 
-LeafName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
+# A leaf's name, or a tensor leaf's element (`W[1,2]`, docs/tensors.md).
+LeafName = Annotated[
+    str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}(\[[0-9]{1,6}(,[0-9]{1,6}){0,7}\])?$")
+]
 ShortId = Annotated[str, Field(max_length=64, pattern=r"^[A-Za-z0-9_-]*$")]
 Mode = Literal["follow", "paused", "free"]
 # A student's answer: a number, or a non-finite value named as the API names them.

@@ -60,11 +60,12 @@ export function createFollower(store, { recompute, paint = () => false }) {
   });
 
   function place() {
-    if (view && !awaiting && state.trace) setStep(target());
+    if (view && !awaiting && (state.trace || state.tensor)) setStep(target());
   }
 
   function follow(next, open = null) {
-    const program = !state.trace || state.trace.source !== next.source || state.expandDerived !== next.expandDerived;
+    const shown = state.trace ?? state.tensor; // a tensor program's reply is shown by tensor/view.js
+    const program = !shown || shown.source !== next.source || state.expandDerived !== next.expandDerived;
     const values = !sameValues(state.values, next.values);
     view = next;
     question = open;
@@ -85,7 +86,8 @@ export function createFollower(store, { recompute, paint = () => false }) {
 
   subscribe((s, changed) => {
     if (!view) return;
-    if (changed.has("trace") || changed.has("error")) awaiting = false;
+    const arrived = changed.has("trace") || changed.has("tensor");
+    if (arrived || changed.has("error")) awaiting = false;
     // Keys and buttons of this page (Space, a lesson's arrows, a toggle) do not move it away.
     const drifted = SHOWN_KEYS.filter((key) => changed.has(key) && s[key] !== wantedOf(view, question, key));
     if (drifted.length || (changed.has("playing") && s.playing)) {
@@ -93,7 +95,7 @@ export function createFollower(store, { recompute, paint = () => false }) {
     }
     // The view's trace arrived (setTrace placed it at the view's step, or carried the step over
     // for new values): to the teacher's step, before an open question's answer.
-    if (changed.has("trace")) place();
+    if (arrived) place();
   });
 
   function stop() {

@@ -44,7 +44,7 @@ async function linkedInfo(linked) {
   return { ...payload, join_path: `/c/${payload.shown_code}`, token: linked.token };
 }
 const SEND_EVERY_MS = 50;
-const VIEW_KEYS = ["trace", "source", "values", "presetId", "expandDerived", "finalGrads", "foldConstants", "gradMap", "view3d", "lessonId", "lessonStop", "step"];
+const VIEW_KEYS = ["trace", "tensor", "source", "values", "presetId", "expandDerived", "finalGrads", "foldConstants", "gradMap", "view3d", "lessonId", "lessonStop", "step"];
 
 /**
  * The view the class follows, or null while the program typed is not the one shown. Code that
@@ -53,7 +53,8 @@ const VIEW_KEYS = ["trace", "source", "values", "presetId", "expandDerived", "fi
  */
 export function currentView(s) {
   const source = sandboxProgram(s) ?? s.source;
-  if (!s.trace || s.trace.source !== source) return null;
+  const shown = s.trace ?? s.tensor; // a tensor program's reply (tensor/view.js) is shown too
+  if (!shown || shown.source !== source) return null;
   return {
     source, values: { ...s.values }, presetId: s.presetId, expandDerived: s.expandDerived,
     finalGrads: s.finalGrads, foldConstants: s.foldConstants, gradMap: s.gradMap, view3d: s.view3d,
@@ -319,7 +320,8 @@ function run(info, page, { fresh, adopt = false }) {
   const views = viewSender(() => socket, state, () => adopting.on);
   const adopted = () => {
     const v = adopting.view;
-    if (!adopting.on || !v || !state.trace || state.trace.source !== v.source || state.step !== v.step) return;
+    const shown = state.trace ?? state.tensor;
+    if (!adopting.on || !v || !shown || shown.source !== v.source || state.step !== v.step) return;
     adopting.on = false;
     adopting.follower.stop();
     views.resend();
