@@ -314,6 +314,9 @@ def test_a_tensor_program_plays_in_jupyterlab_and_its_kernel_sums_a_gradient(
     host = page.locator("[data-chainrule-player]")
     host.scroll_into_view_if_needed()
     assert page.locator("[data-testid=player]").get_attribute("data-view") == "tensor"
+    # The drawing shown before the player (the tensor export's) is hidden while the player works.
+    assert page.locator(".chainrule-static svg").count() == 1
+    assert not page.locator(".chainrule-static").is_visible()
     page.locator("#to-end").click()
     # dW[1,2] = Σᵢ X[i,1]·dZ[i,2], dZ = 1 − tanh(Z)²: NumPy's, from the kernel's fan-in.
     x = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]])
