@@ -171,13 +171,25 @@ def _widget_classes() -> tuple[type, type]:
         # hides it while it works, where FALLBACK_STYLE does not reach.
         drawing = traitlets.Unicode("").tag(sync=True)
 
-        def __init__(self, source: str, program: Any, trace: dict[str, Any], title: str, lang: str):
+        def __init__(
+            self,
+            source: str,
+            program: Any,
+            trace: dict[str, Any],
+            title: str,
+            lang: str,
+            values: dict[str, float] | None = None,
+        ):
             self._source = source
             self._program = program
             self._lang = lang
+            # The values `trace` was traced with (`show(source, values)`): the page starts from
+            # them (a tensor program's cells are keyed by them alone, `{"W[1,2]": 0.5}`), and
+            # their own setting at construction traces nothing again.
+            self._traced_values = dict(values or {})
             super().__init__(
                 trace=trace, ops=page_table(), title=title, ui=ui_catalogue(lang),
-                drawing=uuid.uuid4().hex,
+                drawing=uuid.uuid4().hex, values=self._traced_values,
             )  # fmt: skip
             self.on_msg(self._message)
 
@@ -206,6 +218,8 @@ def _widget_classes() -> tuple[type, type]:
 
         @traitlets.observe("values")
         def _recompute(self, change: dict[str, Any]) -> None:
+            if change["new"] == self._traced_values and change["old"] == {}:
+                return  # the construction's own values: `trace` is theirs
             try:
                 limits = value_limits() if self._program else None
                 trace = traced(self._source, change["new"] or None, lang=self._lang, limits=limits)
@@ -274,7 +288,8 @@ def widget(
     trace = traced(source, values, lang=check_lang(lang), limits=limits)
     if program:
         trace = with_program(trace, program, lang)
-    return (whole if _in_marimo() else shared)(source, program, trace, title, lang)
+    given = {name: float(value) for name, value in values.items()} if values else None
+    return (whole if _in_marimo() else shared)(source, program, trace, title, lang, given)
 
 
 def show(

@@ -24,6 +24,8 @@
 //              was made (latest wins, one call at a time, the newest move waiting); a call that
 //              returns nothing answers later through setTrace / setError.
 //   title      shown in the player's title bar.
+//   values     optional, {leaf name: number}: the values `trace` was traced with, where the
+//              sliders and a tensor program's cells start (its `values` keys, `W[1,2]`).
 //   fanIn      optional, `(body) => Promise<reply>`: a POST /api/fan-in body (docs/api.md) answered,
 //              for a tensor program's gradient cell (tensor/view.js): the kernel in a notebook
 //              (the anywidget below); without it a gradient cell's sum says it needs one.
@@ -47,6 +49,7 @@
 //                 (chainrule.show(..., lang="ru") traces and speaks Russian).
 //   values dict   (page -> kernel) {leaf name: number}, set and saved on every slider move;
 //                 the kernel answers by setting `trace` (and `error` to None) or `error`.
+//                 Read at render too: the values the kernel traced `trace` with.
 //   error  dict | None  (kernel -> page) {type, message, line, column, snippet, caret}: shown in
 //                 the player's error box; None shows nothing new.
 //   drawing str   (kernel -> page) the id of the static drawing output shown before the player
@@ -194,7 +197,7 @@ function mountFeatures(view, scope, recompute, fanIn) {
   mountTensorView({ ...view.tensor, root: view.root }, scope, { requestBody, setValues, fanIn: fanIn ?? noFanIn });
 }
 
-export function mountPlayer(host, { trace, ops, ui, recompute = null, title = "", fanIn = null }) {
+export function mountPlayer(host, { trace, ops, ui, recompute = null, title = "", fanIn = null, values = null }) {
   if (ops) useOpTable(ops);
   if (ui) useCatalogue(ui);
   const shadow = host.shadowRoot ?? host.attachShadow({ mode: "open" });
@@ -208,6 +211,7 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
   });
   const { store } = scope;
   mountFeatures(view, scope, recompute, fanIn);
+  if (values && Object.keys(values).length) store.update({ values: { ...values } });
   store.subscribe((s, changed) => {
     if (changed.has("error")) renderError(view.errorBox, s.error);
     if (changed.has("trace") || changed.has("tensor")) {
@@ -308,6 +312,7 @@ export default {
       ops: model.get("ops"),
       ui: model.get("ui"),
       title: model.get("title"),
+      values: model.get("values"),
       recompute: (values) => {
         model.set("values", values);
         model.save_changes(); // the kernel answers by setting `trace` or `error`

@@ -127,3 +127,19 @@ def test_the_widget_answers_a_bad_ask_with_an_error_in_its_language(player):
     player.sent.clear()
     player._message(player, {"something": "else"}, [])
     assert player.sent == []  # not a fan-in ask: nothing to answer
+
+
+def test_the_widget_holds_the_values_it_was_traced_with():
+    pytest.importorskip("anywidget")
+    from chainrule.notebook.widget import widget
+
+    shown = widget(SOURCE, {"W[1,2]": 0.25})
+    assert shown.values == {"W[1,2]": 0.25}  # where the page's cells start
+    assert node(shown.trace, "W")["data"][1][2] == 0.25 and shown.error is None
+    w = W.copy()
+    w[1, 2] = 0.25
+    shown.values = {"W[1,2]": 0.25, "X[0,0]": 5.0}  # a cell changed on the page: both kept
+    x = X.copy()
+    x[0, 0] = 5.0
+    h = np.tanh(x @ w + B)
+    assert np.allclose(node(shown.trace, "W")["grad"], x.T @ (1 - h**2), rtol=1e-12, atol=0)

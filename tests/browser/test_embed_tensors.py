@@ -164,3 +164,29 @@ def test_a_leaf_cell_changed_is_recomputed_by_the_kernel(harness):
     )
     # Still at the end of the timeline.
     assert page.locator(PLAYER).get_attribute("data-phase") == "backward"
+
+
+def test_the_player_starts_from_the_values_the_kernel_traced_with(harness):
+    """`chainrule.show(source, values={"W[1,2]": 0.25})`: the widget's `values` trait holds
+    them, and a cell changed then sends them with it (the kernel traces the program again with
+    every value, not the new one alone)."""
+    page = harness
+    page.evaluate(
+        f"""async () => {{
+            cleanup();
+            const values = {{ 'W[1,2]': 0.25 }};
+            window.model = ({MODEL_WITH_MESSAGES})({{ trace: await api.post({{ values }}), ops: api.ops,
+                ui: api.ui, title: 'with values', values, error: null }});
+            window.cleanup = api.bundle.default.render({{ model, el: document.getElementById('host') }});
+        }}"""
+    )
+    page.wait_for_selector(TENSORS)
+    assert page.locator(cell("t1", "data", "1,2")).get_attribute("data-value") == "0.25"
+    page.locator(cell("t0", "data", "0,0")).click()
+    page.locator("[data-testid=tensor-cell-value]").fill("5")
+    page.locator("[data-testid=tensor-cell-value]").press("Enter")
+    assert page.evaluate("model.saves") == [{"W[1,2]": 0.25, "X[0,0]": 5}]
+    # A gradient cell's fan-in is asked with them too.
+    page.locator("#to-end").click()
+    page.locator(cell("t1", "grad", "0,0")).click()
+    assert page.evaluate("model.sent.at(-1).fan_in.values") == {"W[1,2]": 0.25, "X[0,0]": 5}
