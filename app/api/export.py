@@ -132,7 +132,9 @@ def export_tensor_trace(
     trace = trace_tensors(request.source, request.values, limits=limits_of(settings))
     size = trace.elements.element_count
     if size > settings.export_max_nodes:
-        raise too_large(size, settings)
+        limit = Count(settings.export_max_nodes)
+        message = msg("api.export_tensors_too_large", size=Count(size), limit=limit)
+        raise ApiError(400, "ExportTooLarge", message)
     return tensor_reply(trace, lang)
 
 

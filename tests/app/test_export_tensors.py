@@ -150,7 +150,14 @@ def test_a_tensor_program_over_the_export_limit_is_a_clear_400(make_client_modul
     error = response.json()["error"]
     assert error["type"] == "ExportTooLarge"
     size = trace_tensors(SOURCE).elements.element_count
-    assert error["message"] == f"graph too large to export ({size} nodes; limit 100)"
+    assert error["message"] == (
+        f"tensor program too large to draw ({size} elements; limit 100): its tensors are drawn "
+        "element by element"
+    )
+    ru = client.post("/api/export?format=svg", json={"source": SOURCE, "lang": "ru"}).json()
+    assert ru["error"]["message"].startswith(
+        f"программа с тензорами слишком велика для рисунка (элементов: {size};"
+    )
 
 
 def test_a_shape_error_is_the_program_s_400(make_client_module):
