@@ -11,15 +11,20 @@ import builtins
 import contextlib
 import io
 import math
+import tempfile
 import types
 from collections import namedtuple
+from pathlib import Path
 
 import autograd
 import autograd.numpy as anp
 import node_driver
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
 from node_driver import NODE
+from test_tensor_gradients import programs
 
 import chainrule
 from chainrule.bench.tensors import makemore
@@ -214,6 +219,9 @@ class Tensor:
     def var(self, dim=None, keepdim=False):
         return apply(lambda x: anp.var(x, axis=dim, ddof=1, keepdims=keepdim), self)
 
+    def std(self, dim=None, keepdim=False):
+        return apply(lambda x: anp.std(x, axis=dim, ddof=1, keepdims=keepdim), self)
+
     def max(self, dim=None, keepdim=False):
         values = apply(lambda x: anp.max(x, axis=dim, keepdims=keepdim), self)
         if dim is None:
@@ -323,18 +331,50 @@ def run_on_stand_in(script: str) -> dict[str, object]:
 def close(a, b) -> bool:
     if isinstance(a, list):
         return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
-    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    b = float(b)  # the reply's "NaN", "Infinity"
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) or (math.isnan(a) and math.isnan(b))
+
+
+def check_printed(reply: dict, script: str) -> None:
+    """The script run on the stand-in prints the reply's result and each named leaf's
+    gradient, to 1e-9."""
+    printed = run_on_stand_in(script)
+    root = next(n for n in reply["nodes"] if n["id"] == reply["root"])
+    result = root["name"] or "out"
+    assert close(printed.pop(result), root["data"])
+    reached = {g["input"] for step in reply["steps"] for g in step["grads"] or ()}
+    leaves = {leaf["name"] for leaf in reply["leaves"] if leaf["id"] in reached}
+    assert set(printed) == {f"d{name}" for name in leaves}
+    for leaf in reply["leaves"]:
+        if leaf["id"] not in reached:  # PyTorch leaves its .grad None: said, not printed
+            assert f"# d{leaf['name']}: " in script, leaf
+    for node in reply["nodes"]:
+        if node["kind"] == "leaf" and node["name"] in leaves:
+            assert close(printed[f"d{node['name']}"], node["grad"]), node["name"]
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_run_on_a_numpy_stand_in_for_pytorch_it_prints_the_engine_s_numbers(written, name):
-    reply = chainrule.trace(PROGRAMS[name])
-    printed = run_on_stand_in(written[0][name])
-    root = next(n for n in reply["nodes"] if n["id"] == reply["root"])
-    result = root["name"] or "out"
-    assert close(printed.pop(result), root["data"])
-    leaves = {leaf["name"] for leaf in reply["leaves"]}
-    assert set(printed) == {f"d{name}" for name in leaves}
-    for node in reply["nodes"]:
-        if node["kind"] == "leaf" and node["name"] in leaves:
-            assert close(printed[f"d{node['name']}"], node["grad"]), node["name"]
+    check_printed(chainrule.trace(PROGRAMS[name]), written[0][name])
+
+
+@settings(
+    max_examples=5,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(st.lists(programs(), min_size=20, max_size=20))
+def test_random_programs_copied_as_pytorch_print_autograd_s_numbers(batch) -> None:
+    """test_tensor_gradients.py's random programs (every op of the language), twenty at a time
+    through Node: each script, run on the stand-in, prints the engine's numbers; read back, it is
+    the same program."""
+    sources = [source for source, _, _ in batch]
+    replies = [chainrule.trace(source) for source in sources]
+    scripts = node_driver.run_node(
+        Path(tempfile.mkdtemp(prefix="torch-")), {"table": page_table(), "replies": replies}, DRIVER
+    )["scripts"]
+    for source, reply, script in zip(sources, replies, scripts, strict=True):
+        note(source)
+        check_printed(reply, script)
+        again = trace_tensors(script)
+        assert again.root.elements[0].data == trace_tensors(source).root.elements[0].data

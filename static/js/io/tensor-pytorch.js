@@ -93,10 +93,16 @@ export function tensorPytorchScript(reply) {
     .map(([module, names]) => `from ${module} import ${names.join(", ")}`);
   const ran = /\.backward\s*\(/.test(named.source);
   const leaves = reply.leaves.filter((leaf) => /^[A-Za-z_]\w*$/.test(leaf.name));
+  // The leaves the backward pass reaches (a backward step passes them gradient); PyTorch leaves
+  // the others' .grad None.
+  const reached = new Set(reply.steps.flatMap((step) => (step.grads ?? []).map((g) => g.input)));
+  const printed = (leaf) => (reached.has(leaf.id)
+    ? `print("d${leaf.name} =", ${leaf.name}.grad.tolist())`
+    : `# d${leaf.name}: ${named.name} does not depend on ${leaf.name} (its .grad stays None)`);
   const ending = named.name === null ? ["# the result is no statement of its own: call .backward() on it"] : [
     ...(ran ? [] : [`${named.name}.backward()`]),
     `print("${named.name} =", ${named.name}.item())`,
-    ...leaves.map((leaf) => `print("d${leaf.name} =", ${leaf.name}.grad.tolist())`),
+    ...leaves.map(printed),
   ];
   const lines = [
     "# chainrule: this tensor program as a PyTorch script (pip install torch). Its tensors are written",
