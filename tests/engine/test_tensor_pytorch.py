@@ -71,7 +71,23 @@ l = log_softmax(A, dim=1).max(1).values
 v = A.var(0, keepdim=True) + A.T.reshape(2, -1).sum(0).mean()
 z = torch.cat([A[:, 0:1], sigmoid(A[1:3, -2:]).view(-1, 1) ** 2], 0)
 (s[range(4), Y].sum() - l.mean() + v.sum() + relu(z).sum() + exp(-B).mean() / 2)"""
-PROGRAMS = {"issue": ISSUE, "bigram": BIGRAM, "mixed": MIXED, "makemore": makemore(3)}
+# Augmented assignments make new tensors (PyTorch's are in place: a leaf refuses, tanh's backward
+# fails), a leaf the result does not need.
+AUGMENTED = """W = randn(3, 3, seed=4)
+unused = zeros(2)
+h = tanh(W @ W)
+h += 1  # shifted
+h *= W.sum(0, keepdim=True)
+h **= 2
+h @= W
+L = h.mean()"""
+PROGRAMS = {
+    "issue": ISSUE,
+    "bigram": BIGRAM,
+    "mixed": MIXED,
+    "augmented": AUGMENTED,
+    "makemore": makemore(3),
+}
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +127,16 @@ def test_makemore_s_cells_keep_their_backward_and_cast(written):
     assert "from torch import relu, exp, sigmoid, softmax, log_softmax\n" in mixed
 
 
+def test_augmented_assignments_make_new_tensors_as_chainrule_reads_them(written):
+    script = written[0]["augmented"]
+    assert (
+        "h = h + (1)  # shifted\nh = h * (W.sum(0, keepdim=True))\nh = h ** (2)\nh = h @ (W)\n"
+        in script
+    )
+    assert "# dunused: L does not depend on unused (its .grad stays None)" in script
+    assert 'print("dW =", W.grad.tolist())' in script
+
+
 def test_every_function_of_the_language_is_written_out_or_has_a_torch_spelling(written):
     """The page's list of the language's functions (TORCH_FUNCTIONS) is the engine's: each is
     PyTorch's, a maker the script writes out as a literal, or Python's own (`range`)."""
@@ -124,10 +150,12 @@ def test_every_function_of_the_language_is_written_out_or_has_a_torch_spelling(w
 def test_read_back_it_is_the_same_program_with_the_same_numbers(written, name):
     original, pasted = trace_tensors(PROGRAMS[name]), trace_tensors(written[0][name])
     assert pasted.root.elements[0].data == original.root.elements[0].data
-    for tensor in original.tensors:
-        if not tensor.name:
-            continue
-        again = pasted.tensor(tensor.name)
+    # Each name's tensors in order (`h += 1` names a new one): the same in both.
+    named = [t for t in original.tensors if t.name]
+    added = "out" if not original.root.name else None  # the script's name of the result
+    again_named = [t for t in pasted.tensors if t.name and t.name != added]
+    assert [t.name for t in again_named] == [t.name for t in named]
+    for tensor, again in zip(named, again_named, strict=True):
         assert again.shape == tensor.shape, tensor.name
         if tensor.ints is not None:  # an integer tensor: its integers
             assert again.ints == tensor.ints, tensor.name

@@ -3,8 +3,8 @@
 // they are kept as written; what PyTorch would compute differently is written out: every tensor
 // the program writes or draws (`tensor([…])`, `randn(3, 2, seed=1)`, `randint`, `arange`,
 // `one_hot`: chainrule's seeded numbers are not torch's) becomes a literal of the numbers shown,
-// float64 (a leaf with `requires_grad=True`), and the bare names PyTorch has under `torch.` or
-// `torch.nn.functional.` are imported. Then `backward()`, the result and each named leaf's
+// float64 (a leaf with `requires_grad=True`), `x += y` is `x = x + (y)` (PyTorch's is in place),
+// and the bare names PyTorch has under `torch.` or `torch.nn.functional.` are imported. Then `backward()`, the result and each named leaf's
 // gradient, printed. Read back by chainrule (import and print lines are notes), it is the same
 // program with the same numbers: tests/browser/test_paste.py and tests/engine/test_tensor_pytorch.py.
 
@@ -80,7 +80,35 @@ function rewritten(reply, written) {
   edits.sort((a, b) => b.start - a.start || b.end - a.end);
   let text = source;
   for (const { start, end, text: put } of edits) text = `${text.slice(0, start)}${put}${text.slice(end)}`;
-  return { source: text.replace(/\s+$/, ""), name };
+  return { source: withoutInPlace(text).replace(/\s+$/, ""), name };
+}
+
+const AUGMENTED = /^([ \t]*)([A-Za-z_]\w*)[ \t]*(\*\*|[-+*/@])=[ \t]*(.*)$/;
+
+/** Whether `text`'s brackets close as they open. */
+function balanced(text) {
+  let depth = 0;
+  for (const ch of text) {
+    depth += "([{".includes(ch) ? 1 : ")]}".includes(ch) ? -1 : 0;
+    if (depth < 0) return false;
+  }
+  return depth === 0;
+}
+
+/**
+ * `x += y` (and `-= *= /= **= @=`) as `x = x + (y)`: a new tensor, as chainrule reads it; in
+ * PyTorch `+=` changes the tensor in place, which a leaf refuses and the backward pass of an op
+ * that kept it (`tanh`) fails on. A statement whose brackets span lines is left as written.
+ */
+function withoutInPlace(source) {
+  return source.split("\n").map((line) => {
+    const match = AUGMENTED.exec(line);
+    if (!match) return line;
+    const [, indent, name, op, rest] = match;
+    const hash = rest.indexOf("#");
+    const [expression, comment] = hash < 0 ? [rest, ""] : [rest.slice(0, hash).trimEnd(), `  ${rest.slice(hash)}`];
+    return balanced(expression) ? `${indent}${name} = ${name} ${op} (${expression})${comment}` : line;
+  }).join("\n");
 }
 
 /** The whole script of tensor program `reply` (a POST /api/graph reply of `kind: "tensor"`). */
