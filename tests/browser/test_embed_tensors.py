@@ -190,3 +190,21 @@ def test_the_player_starts_from_the_values_the_kernel_traced_with(harness):
     page.locator("#to-end").click()
     page.locator(cell("t1", "grad", "0,0")).click()
     assert page.evaluate("model.sent.at(-1).fan_in.values") == {"W[1,2]": 0.25, "X[0,0]": 5}
+
+
+def test_a_player_without_a_kernel_says_a_gradient_s_sum_needs_one(harness):
+    """mountPlayer without `fanIn` (a notebook reopened with its widgets' state, no kernel): the
+    player steps and draws, and a gradient cell says where its sum can be had."""
+    page = harness
+    page.evaluate(
+        """() => { cleanup();
+            window.player = api.bundle.mountPlayer(document.getElementById('host'),
+                { trace: api.trace, ops: api.ops, ui: api.ui, title: 'no kernel' }); }"""
+    )
+    page.wait_for_selector(TENSORS)
+    page.locator("#to-end").click()
+    page.locator(cell("t1", "grad", "1,2")).click()
+    error = page.locator("[data-testid=error]")
+    error.wait_for(state="visible")
+    assert "show this program with chainrule.show() in a running notebook" in error.text_content()
+    assert not page.locator("[data-testid=fan-in]").is_visible()
