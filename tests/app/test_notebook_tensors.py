@@ -6,6 +6,7 @@ tensor view's drawing."""
 
 from __future__ import annotations
 
+import base64
 import math
 import xml.etree.ElementTree as ET
 
@@ -143,3 +144,17 @@ def test_the_widget_holds_the_values_it_was_traced_with():
     x[0, 0] = 5.0
     h = np.tanh(x @ w + B)
     assert np.allclose(node(shown.trace, "W")["grad"], x.T @ (1 - h**2), rtol=1e-12, atol=0)
+
+
+def test_a_big_tensor_program_s_saved_drawing_is_a_png():
+    """makemore's MLP at batch 32: its grids are 4 MB of SVG, saved in the notebook as a PNG."""
+    from chainrule.bench.tensors import makemore
+    from chainrule.notebook.traces import traced
+    from chainrule.notebook.widget import MAX_INLINE_SVG, StaticGraph
+
+    big = StaticGraph(traced(makemore(1))).fallback_bundle("d")["text/html"]
+    assert "<svg" not in big and len(big) < MAX_INLINE_SVG
+    png = base64.b64decode(big.split('src="data:image/png;base64,')[1].split('"')[0])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    small = StaticGraph(chainrule.trace(SOURCE)).fallback_bundle("d")["text/html"]
+    assert "<svg" in small and "<img" not in small
