@@ -70,7 +70,10 @@ s = softmax(A @ B + c, 1)
 l = log_softmax(A, dim=1).max(1).values
 v = A.var(0, keepdim=True) + A.T.reshape(2, -1).sum(0).mean()
 z = torch.cat([A[:, 0:1], sigmoid(A[1:3, -2:]).view(-1, 1) ** 2], 0)
-(s[range(4), Y].sum() - l.mean() + v.sum() + relu(z).sum() + exp(-B).mean() / 2)"""
+w = torch.stack([A, A * 2], 0) @ B
+k = stack([A[::2, 0], A[1::2, 1]], 1)
+(s[range(4), Y].sum() - l.mean() + v.sum() + relu(z).sum() + exp(-B).mean() / 2 + w.mean()
+ + k.sum())"""
 # Augmented assignments make new tensors (PyTorch's are in place: a leaf refuses, tanh's backward
 # fails), a leaf the result does not need.
 AUGMENTED = """W = randn(3, 3, seed=4)
@@ -124,7 +127,7 @@ def test_makemore_s_cells_keep_their_backward_and_cast(written):
     assert "# log-counts" in bigram  # its comments kept
     mixed = written[0]["mixed"]
     assert "\nout = (s[torch.tensor([0, 1, 2, 3]), Y].sum()" in mixed and "out.backward()" in mixed
-    assert "from torch import relu, exp, sigmoid, softmax, log_softmax\n" in mixed
+    assert "from torch import relu, exp, sigmoid, softmax, log_softmax, stack\n" in mixed
 
 
 def test_augmented_assignments_make_new_tensors_as_chainrule_reads_them(written):
@@ -332,6 +335,7 @@ def stand_in_torch() -> dict[str, types.ModuleType]:
         "relu": lambda x: apply(lambda v: anp.maximum(v, 0.0), x),
         "sin": lambda x: apply(anp.sin, x), "softmax": _softmax, "log_softmax": _log_softmax,
         "cat": lambda tensors, dim=0: apply(lambda *vs: anp.concatenate(vs, axis=dim), *tensors),
+        "stack": lambda tensors, dim=0: apply(lambda *vs: anp.stack(vs, axis=dim), *tensors),
         "sum": Tensor.sum, "mean": Tensor.mean, "max": Tensor.max, "matmul": Tensor.__matmul__,
     }.items():  # fmt: skip
         setattr(torch, name, fn)

@@ -15,7 +15,7 @@ import { opRows } from "../compute/ops.js";
  *  program may call bare, by the module PyTorch has them in; the op table's functions
  *  (`tanh`, `relu`, …) are `torch`'s too. The makers (`tensor`, `randn`, …) are written out. */
 export const TORCH_FUNCTIONS = {
-  torch: ["softmax", "log_softmax", "matmul", "cat", "sum", "mean", "max", "var", "std", "transpose", "t", "reshape", "Generator", "manual_seed"],
+  torch: ["softmax", "log_softmax", "matmul", "cat", "stack", "sum", "mean", "max", "var", "std", "transpose", "t", "reshape", "Generator", "manual_seed"],
   "torch.nn.functional": ["cross_entropy", "one_hot"],
 };
 
