@@ -10,6 +10,7 @@ import { drawTensors, tensorLayers } from "./draw.js";
 import { fanInOf } from "./fan-in.js";
 import { tensorLayout } from "./layout.js";
 import { mountCellEditor } from "./cell-editor.js";
+import { createTensorNumbers } from "./page-numbers.js";
 import { gradName, tensorIndex, tensorName, tensorViewAt } from "./timeline.js";
 import { compactText, shortText } from "../core/format.js";
 
@@ -109,7 +110,9 @@ function wireClicks(svg, scope, ask) {
  * Mount the tensor view: `elements` {pane (in the graph pane), svg (the tensor graph's, in it), fanIn (the
  * sentence's element), fanInText, fanInClose, readout (a hovered cell's number), cells (the
  * sidebar's place for the cell editor),
- * root (gets data-view)}; `requestBody()` the page's /api/graph body; `setValues(values)`.
+ * root (gets data-view)}; `requestBody()` the page's /api/graph body; `setValues(values)` asks the
+ * server for new values (a drag the page cannot compute yet). Returns the page's numbers
+ * (tensor/page-numbers.js: `use(graph)` gives it the scalar graph).
  */
 export function mountTensorView(elements, scope, { requestBody, setValues }) {
   const { pane, svg, fanIn, fanInText, fanInClose, readout, root } = elements;
@@ -134,7 +137,8 @@ export function mountTensorView(elements, scope, { requestBody, setValues }) {
     setHidden(readout, true);
   });
   fanInClose.addEventListener("click", () => scope.store.update({ tensorFanIn: null }));
-  mountCellEditor(elements.cells, scope, { setValues });
+  const numbers = createTensorNumbers(svg, scope, { requestBody });
+  mountCellEditor(elements.cells, scope, { setValues, paint: numbers.paint });
   new ResizeObserver(() => {
     if (laid.box && !pane.hidden) fitTo(pane, svg, laid.box, laid.layout.numbers);
   }).observe(pane);
@@ -182,4 +186,5 @@ export function mountTensorView(elements, scope, { requestBody, setValues }) {
     if (FRAME_KEYS.some((key) => changed.has(key))) drawFrame(s, changed);
     if (s.playing && (changed.has("step") || changed.has("playing") || changed.has("speed"))) schedule();
   });
+  return numbers;
 }
