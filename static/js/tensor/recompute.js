@@ -136,13 +136,16 @@ function stepSlots(s, reply) {
       reported.push({ step: k, input: passed.input, start: slots, shape: reply.nodes[position.get(passed.input)].shape });
       slots += elements.length;
     }
+    let choosing = false;
     for (let i = start; i < end; i += 1) {
+      choosing ||= s.choiceStart[i] >= 0;
       for (let j = 0; j < s.arity[i]; j += 1) {
         const child = j === 0 ? s.first[i] : s.second[i];
         if (child < start && where.has(child)) edgeSlot[s.edgeStart[i] + j] = where.get(child);
       }
     }
-    ranges.push([start, end]);
+    // A `max` passes its gradient to the element the numbers choose: its slot is looked up.
+    ranges.push([start, end, choosing ? where : null]);
   });
   return { edgeSlot, ranges, reported, slots };
 }
@@ -239,12 +242,12 @@ function backward(s, local) {
 function passedBack(s, local, grad) {
   const { edgeSlot, ranges, slots } = s.steps;
   const sums = new Float64Array(slots);
-  const { arity, edgeStart } = s;
-  for (const [start, end] of ranges) {
+  const { arity, edgeStart, choiceStart, first } = s;
+  for (const [start, end, where] of ranges) {
     for (let i = start; i < end; i += 1) {
       const e = edgeStart[i];
       for (let j = 0; j < arity[i]; j += 1) {
-        const slot = edgeSlot[e + j];
+        const slot = where && choiceStart[i] >= 0 ? where.get(first[i]) ?? -1 : edgeSlot[e + j];
         if (slot >= 0) sums[slot] += local[e + j] * grad[i];
       }
     }
@@ -274,6 +277,16 @@ function warningCounts(elements, warnings) {
   return [...counted].sort(([a], [b]) => (a < b ? -1 : 1)).map(([type, count]) => ({ type, count }));
 }
 
+/** A `max`'s `argmax` (docs/api.md, TensorNode `args`): per output element, the position of the
+ *  element it chose among its candidates. */
+function chosenOf(s, elements) {
+  return Array.from(elements, (node) => {
+    const at = s.choiceStart[node];
+    for (let k = 0; k < s.choices[at + 1]; k += 1) if (s.choices[at + 2 + k] === s.first[node]) return k;
+    return -1;
+  });
+}
+
 /**
  * The /api/graph reply of `reply`'s program for `values` ({`W[1,2]`: number}, the program's
  * numbers for the elements not given), computed on the compiled graph `s`: every tensor's
@@ -286,8 +299,10 @@ export function recompute(s, reply, values) {
   const nodes = reply.nodes.map((node, t) => {
     if (node.dtype === "int") return node;
     const elements = s.tensorElements[t];
+    const argmax = node.args?.argmax ? { args: { ...node.args, argmax: chosenOf(s, elements) } } : {};
     return {
       ...node,
+      ...argmax,
       data: nested(node.shape, (k) => data[elements[k]]),
       grad: nested(node.shape, (k) => grad[elements[k]]),
       warnings: warningCounts(elements, warnings),
