@@ -29,8 +29,25 @@ function graphPane() {
     h("li", { class: "legend-forward", text: t("ui.legend.forward") }),
     h("li", { class: "legend-backward", text: t("ui.legend.backward") }));
   const wrap = h("div", { class: "graph-wrap", id: "graph-wrap" }, h("div", { class: "graph-tools" }, zoomOut, zoomIn, fit, follow), legend);
-  wrap.prepend(graph, overlay);
-  return { wrap, graph: { svg: graph, overlay, wrap, fitButton: fit, zoomIn, zoomOut, legend, follow } };
+  const tensor = tensorParts();
+  wrap.prepend(graph, overlay, tensor.pane, tensor.readout, tensor.fanIn);
+  return { wrap, graph: { svg: graph, overlay, wrap, fitButton: fit, zoomIn, zoomOut, legend, follow }, tensor };
+}
+
+/** A tensor program's view (tensor/view.js) in the graph pane's place, as templates/index.html has it. */
+function tensorParts() {
+  const svg = svgElement("svg", { id: "tensor-graph", class: "tensor-graph", "data-testid": "tensor-graph", role: "group", "aria-label": t("ui.tensor.graph_label") });
+  const fanInText = h("p", { id: "tensor-fan-in-text", class: "tensor-fan-in-text", "data-testid": "fan-in-sentence" });
+  const fanInClose = h("button", { type: "button", id: "tensor-fan-in-close", class: "ghost", "aria-label": t("ui.tensor.fan_in_close"), text: "\u00d7" });
+  return {
+    pane: h("div", { id: "tensor-pane", class: "tensor-pane", hidden: true }, svg),
+    svg,
+    readout: h("p", { id: "tensor-readout", class: "tensor-readout", "data-testid": "tensor-readout", hidden: true }),
+    fanIn: h("div", { id: "tensor-fan-in", class: "tensor-fan-in", "data-testid": "fan-in", role: "status", hidden: true }, fanInText, fanInClose),
+    fanInText,
+    fanInClose,
+    cells: h("div", { id: "tensor-cells", class: "tensor-cells", hidden: true }),
+  };
 }
 
 function transportBar() {
@@ -76,7 +93,7 @@ function toggle(id, text) {
  * by part, what the views are mounted on.
  */
 export function playerLayout({ title }) {
-  const { wrap, graph } = graphPane();
+  const { wrap, graph, tensor } = graphPane();
   const { bar, transport } = transportBar();
   const source = h("pre", { class: "player-source", "data-testid": "program", tabindex: "0" }); // it scrolls sideways: by keys too
   const errorBox = h("div", { id: "error", class: "error-box", "data-testid": "error", role: "alert", hidden: true });
@@ -100,7 +117,7 @@ export function playerLayout({ title }) {
     h("div", { class: "workspace" },
       h("aside", { class: "sidebar", "aria-label": t("ui.sidebar.label") },
         program,
-        h("section", { class: "leaves" }, h("h2", { class: "section-title", text: t("ui.leaves.title") }), sliders),
+        h("section", { class: "leaves" }, h("h2", { class: "section-title", text: t("ui.leaves.title") }), sliders, tensor.cells),
         h("section", { class: "toggles", "aria-label": t("ui.toggles.label") }, finalGrads.label, fold.label, gradMap.label)),
       h("section", { class: "stage", "aria-label": t("ui.graph.label") }, wrap, bar, transport.narration)),
     panels);
@@ -113,6 +130,7 @@ export function playerLayout({ title }) {
     notes,
     sliders,
     graph,
+    tensor,
     transport,
     panels: { section: panels, tabs, bodies },
     toggles: { finalGrads: finalGrads.box, foldConstants: fold.box, gradMap: gradMap.box },

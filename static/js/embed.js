@@ -8,9 +8,12 @@
 // ~0.7 MB more in every output) stay the page's. Bundled
 // with the player's CSS into static/embed/chainrule-embed.js (`make bundle`; static/vendor/README.md).
 //
-// mountPlayer(host, {trace, ops, ui, recompute = null, title = ""}) -> {setTrace, setError, destroy}
+// mountPlayer(host, {trace, ops, ui, recompute = null, title = "", graph = null}) -> {setTrace, setError, destroy}
 //   trace      a POST /api/graph reply (nodes with x/y/width/height, `layout`, `structure`; its
-//              steps as columns, read by core/step-columns.js: so are setTrace's and recompute's).
+//              steps as columns, read by core/step-columns.js: so are setTrace's and recompute's),
+//              or a tensor program's (`kind: "tensor"`: drawn by tensor/view.js).
+//   graph      with a tensor program's trace, its scalar graph (POST /api/tensor-graph's reply):
+//              a leaf cell's drag recomputes every tensor in the player (tensor/recompute.js).
 //   ops        engine/ops.py page_table(): the table of operations the cards and formulas use.
 //   ui         engine/i18n.py ui_catalogue(lang): the player's words, {lang, text: {key after
 //              "ui." → template}} from locales/<lang>.json (core/i18n.js); the trace's narration and
@@ -65,6 +68,7 @@ import { createScope } from "./core/scope.js";
 import { mountMicrogradCopy } from "./io/share.js";
 import { withStepObjects } from "./core/step-columns.js";
 import { frameOfStep, traceIndex } from "./core/frames.js";
+import { mountTensorView } from "./tensor/view.js";
 
 // A sort this long opens the player where the backward pass starts (the seed, root.grad = 1;
 // Home goes back to the sort, Forward to the forward pass): a big graph's sort is hundreds of
@@ -147,7 +151,8 @@ function descendHere(store, body) {
   return reply;
 }
 
-/** The player's features on `view` (embed-layout.js), as the page mounts them (features.js). */
+/** The player's features on `view` (embed-layout.js), as the page mounts them (features.js);
+ *  returns the tensor view's numbers (tensor/view.js). */
 function mountFeatures(view, scope, recompute) {
   const { store } = scope;
   const focused = () => view.root.getRootNode().activeElement !== null;
@@ -171,9 +176,14 @@ function mountFeatures(view, scope, recompute) {
   mountPanels(view.panels, scope, { labs: [predictSection, trainSection], setValues });
   mountReading(graph, view.toggles, scope);
   mountMicrogradCopy(view.actions, scope);
+  // A tensor program's view: its cells' drags computed in the player from the scalar graph it is
+  // given (tensor/page-numbers.js); no server, so no gradient's sum is asked for.
+  return mountTensorView({ ...view.tensor, root: view.root }, scope, {
+    requestBody: () => null, setValues: (values) => store.update({ values }), server: false,
+  });
 }
 
-export function mountPlayer(host, { trace, ops, ui, recompute = null, title = "" }) {
+export function mountPlayer(host, { trace, ops, ui, recompute = null, title = "", graph = null }) {
   if (ops) useOpTable(ops);
   if (ui) useCatalogue(ui);
   const shadow = host.shadowRoot ?? host.attachShadow({ mode: "open" });
@@ -186,16 +196,20 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
     root: view.root, keyTarget: shadow, contain: true, server: { descend: (body) => descendHere(scope.store, body) },
   });
   const { store } = scope;
-  mountFeatures(view, scope, recompute);
+  const tensorNumbers = mountFeatures(view, scope, recompute);
   store.subscribe((s, changed) => {
     if (changed.has("error")) renderError(view.errorBox, s.error);
-    if (changed.has("trace")) {
-      const source = typeof s.trace?.source === "string" ? s.trace.source.trim() : "";
+    if (changed.has("trace") || changed.has("tensor")) {
+      const shown = s.trace ?? s.tensor;
+      const source = typeof shown?.source === "string" ? shown.source.trim() : "";
       setText(view.source, source);
       view.source.hidden = !source;
     }
   });
-  if (trace) {
+  if (trace?.kind === "tensor") {
+    store.setTensor(trace, { step: 0 });
+    if (graph) tensorNumbers.use(graph);
+  } else if (trace) {
     const shown = withStepObjects(trace);
     const opening = openingFrame(shown);
     store.setTrace(shown, { step: opening });
@@ -209,7 +223,8 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
 
   return {
     setTrace(next) {
-      store.setTrace(withStepObjects(next));
+      if (next?.kind === "tensor") store.setTensor(next);
+      else store.setTrace(withStepObjects(next));
     },
     setError(error) {
       store.setError(error);

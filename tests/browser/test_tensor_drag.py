@@ -10,7 +10,9 @@ import json
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
+from playwright.sync_api import expect
 
 from chainrule.bench.tensors import makemore
 from chainrule.engine.presets import presets
@@ -18,6 +20,7 @@ from chainrule.engine.tensor_program import trace_tensors
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_numbers_page import IMPORT_JS, POST_JS  # noqa: E402
+from test_onefile import assert_clean, file_page  # noqa: E402, F401  (file_page: a fixture)
 from test_tensor_page import TENSORS, cell  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -124,9 +127,8 @@ def open_cell(page, path: str, tensor: str, index: str) -> None:
 
 def drag_to(page, value: float) -> None:
     """Move the cell's slider to `value` as a drag does (an `input` event)."""
-    page.evaluate(
-        """(value) => {
-          const range = document.querySelector('[data-testid=tensor-cell-range]');
+    page.locator("[data-testid=tensor-cell-range]").evaluate(
+        """(range, value) => {
           range.min = String(Math.min(Number(range.min), value));
           range.max = String(Math.max(Number(range.max), value));
           range.value = String(value);
@@ -170,7 +172,45 @@ def test_a_drag_on_the_example_recomputes_in_the_page_and_asks_nothing(page, scr
 
 
 def wait_cell(page, selector: str, value: str) -> None:
-    page.wait_for_function(
-        "([selector, value]) => document.querySelector(selector)?.dataset.value === value",
-        arg=[selector, value],
+    """Until the cell `selector` (in a player's shadow root too) shows `value`."""
+    expect(page.locator(selector)).to_have_attribute("data-value", value)
+
+
+def test_the_one_file_html_of_a_tensor_program_recomputes_a_drag_offline(
+    file_page, live_server, tmp_path, screenshots_dir
+):
+    """POST /api/export?format=html of a tensor program: opened from file://, nothing fetched,
+    its cards drawn; a cell's drag recomputes every tensor in the file (its scalar graph rides
+    with its reply), to the engine's numbers."""
+    page = file_page
+    response = httpx.post(
+        f"{live_server}/api/export",
+        params={"format": "html"},
+        json={"source": MLP, "values": {"b[2]": 0.5}},
+        timeout=60,
     )
+    assert response.status_code == 200, response.text[:300]
+    path = tmp_path / "tensor-mlp.html"
+    path.write_text(response.text, encoding="utf-8")
+    page.goto(path.as_uri())
+    page.wait_for_selector("[data-testid=player] [data-testid=tensor-graph][data-ready=true]")
+    page.wait_for_selector("[data-testid=tensor-graph][data-page-numbers=ready]")
+    # The file opens on the values it was exported with.
+    assert page.get_attribute(cell("t2", "data", "2"), "data-value") == "0.5"
+    page.click("#to-end")
+    page.locator(cell("t1", "data", "1,2")).click()
+    page.locator("[data-testid=tensor-cell-editor]").wait_for(state="visible")
+    drag_to(page, -0.75)
+    wait_cell(page, cell("t1", "data", "1,2"), "-0.75")
+    trace = trace_tensors(MLP, {"b[2]": 0.5, "W[1,2]": -0.75})
+    loss = page.get_attribute(cell(f"t{trace.root.id}", "data", ""), "data-value")
+    assert close(loss, trace.root.elements[0].data)
+    for name, tensor in [("X", "t0"), ("W", "t1"), ("b", "t2")]:
+        for k, element in enumerate(trace.tensor(name).elements):
+            shape = trace.tensor(name).shape
+            index = ",".join(map(str, divmod(k, shape[1]))) if len(shape) == 2 else str(k)
+            shown = page.get_attribute(cell(tensor, "grad", index), "data-value")
+            assert close(shown, element.grad), (name, index, shown, element.grad)
+    assert page.get_attribute("[data-testid=tensor-graph]", "data-numbers") == "page"
+    page.screenshot(path=str(screenshots_dir / "tensor-onefile-drag-1280x720.png"))
+    assert_clean(page, path)

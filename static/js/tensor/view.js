@@ -97,7 +97,7 @@ function wireClicks(svg, scope, ask) {
     const id = cell.dataset.tensorId;
     const index = cell.dataset.index ? cell.dataset.index.split(",").map(Number) : [];
     const node = tensorIndex(state.tensor).nodeById.get(id);
-    if (cell.dataset.grid === "grad" && cell.dataset.value !== "") ask(id, index);
+    if (cell.dataset.grid === "grad" && cell.dataset.value !== "") ask?.(id, index);
     else if (cell.dataset.grid === "data" && node?.kind === "leaf" && node.name) update({ tensorCell: { tensor: id, index } });
   };
   svg.addEventListener("click", act);
@@ -111,13 +111,14 @@ function wireClicks(svg, scope, ask) {
  * sentence's element), fanInText, fanInClose, readout (a hovered cell's number), cells (the
  * sidebar's place for the cell editor),
  * root (gets data-view)}; `requestBody()` the page's /api/graph body; `setValues(values)` asks the
- * server for new values (a drag the page cannot compute yet). Returns the page's numbers
- * (tensor/page-numbers.js: `use(graph)` gives it the scalar graph).
+ * server for new values (a drag the page cannot compute yet); `server` false where there is
+ * none (a one-file HTML: no gradient's sum is asked for, every drag is the page's). Returns the
+ * page's numbers (tensor/page-numbers.js: `use(graph)` gives it the scalar graph).
  */
-export function mountTensorView(elements, scope, { requestBody, setValues }) {
+export function mountTensorView(elements, scope, { requestBody, setValues, server = true }) {
   const { pane, svg, fanIn, fanInText, fanInClose, readout, root } = elements;
   const layers = tensorLayers(svg);
-  const ask = createFanInAsker(scope, requestBody);
+  const ask = server ? createFanInAsker(scope, requestBody) : null;
   const schedule = createTensorPlay(scope.store);
   let laid = { key: null, layout: null };
   wireClicks(svg, scope, ask);
@@ -137,7 +138,7 @@ export function mountTensorView(elements, scope, { requestBody, setValues }) {
     setHidden(readout, true);
   });
   fanInClose.addEventListener("click", () => scope.store.update({ tensorFanIn: null }));
-  const numbers = createTensorNumbers(svg, scope, { requestBody });
+  const numbers = createTensorNumbers(svg, scope, { requestBody: server ? requestBody : () => null });
   mountCellEditor(elements.cells, scope, { setValues, paint: numbers.paint });
   new ResizeObserver(() => {
     if (laid.box && !pane.hidden) fitTo(pane, svg, laid.box, laid.layout.numbers);
@@ -155,7 +156,7 @@ export function mountTensorView(elements, scope, { requestBody, setValues }) {
     }
     // New numbers of the element shown: its fan-in again, with them.
     const open = s.tensorFanIn;
-    if (open && open.of !== s.tensor && changed.has("tensor")) ask(open.tensor, open.index);
+    if (open && open.of !== s.tensor && changed.has("tensor")) ask?.(open.tensor, open.index);
     const view = tensorViewAt(s.tensor, s.step, { finalGrads: s.finalGrads });
     // Its sum shows while its gradient does (stepping back before the pass reaches it hides it).
     const fan = open && view.grad(open.tensor) !== undefined ? fanInOf(s.tensor, open.reply) : null;
