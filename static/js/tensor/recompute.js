@@ -164,21 +164,20 @@ function anyDirty(dirty, flat, at) {
 }
 
 /**
- * The forward pass: every node's data and local derivatives, and its warning where not finite.
- * Only the nodes whose inputs changed since the last pass are computed again (a dragged cell
- * changes a part of the graph; the same functions on the same numbers give the same numbers),
- * the first pass computes all.
+ * The forward pass: every node's data and local derivatives, and its warning where not finite,
+ * into `s.last` (its arrays are reused, move after move). Only the nodes whose inputs changed
+ * since the last pass are computed again (a dragged cell changes a part of the graph; the same
+ * functions on the same numbers give the same numbers); the first pass computes all.
  */
 function forward(s, values) {
-  const last = s.last;
-  const data = (last ? last.data : s.constant).slice();
-  const local = last ? last.local.slice() : new Float64Array(s.edges);
-  const warnings = last ? new Map(last.warnings) : new Map();
-  const dirty = new Uint8Array(s.count);
+  const first_ = !s.last;
+  if (first_) s.last = { data: s.constant.slice(), local: new Float64Array(s.edges), warnings: new Map(), dirty: new Uint8Array(s.count) };
+  const { data, local, warnings, dirty } = s.last;
+  dirty.fill(0);
   for (const [key, node] of s.leafNode) {
     const given = values?.[key];
     const value = given === undefined || given === null ? s.constant[node] : fromJson(given);
-    if (!last || !Object.is(value, data[node])) {
+    if (first_ || !Object.is(value, data[node])) {
       data[node] = value;
       dirty[node] = 1;
     }
@@ -188,14 +187,14 @@ function forward(s, values) {
   for (let i = 0; i < s.count; i += 1) {
     const code = op[i];
     if (code < 0) {
-      if (code === CONSTANT && maxStart[i] >= 0 && (!last || anyDirty(dirty, maxima, maxStart[i]))) {
+      if (code === CONSTANT && maxStart[i] >= 0 && (first_ || anyDirty(dirty, maxima, maxStart[i]))) {
         const top = data[largestAt(data, maxima, maxStart[i])];
-        if (!last || !Object.is(top, data[i])) dirty[i] = 1;
+        if (first_ || !Object.is(top, data[i])) dirty[i] = 1;
         data[i] = top;
       }
       continue;
     }
-    const choosing = choiceStart[i] >= 0 && (!last || anyDirty(dirty, choices, choiceStart[i]));
+    const choosing = choiceStart[i] >= 0 && (first_ || anyDirty(dirty, choices, choiceStart[i]));
     if (choosing) {
       const chosen = largestAt(data, choices, choiceStart[i]);
       if (chosen !== first[i]) {
@@ -203,13 +202,13 @@ function forward(s, values) {
         rechosen = true;
       }
     }
-    if (last && !choosing && !dirty[first[i]] && !(arity[i] > 1 && dirty[second[i]])) continue;
+    if (!first_ && !choosing && !dirty[first[i]] && !(arity[i] > 1 && dirty[second[i]])) continue;
     const row = rows[code];
     const a = data[first[i]];
     const b = arity[i] > 1 ? data[second[i]] : 0;
     const k = exponent[i];
     const out = row.forward(a, b, k);
-    if (!last || !Object.is(out, data[i])) dirty[i] = 1;
+    if (first_ || !Object.is(out, data[i])) dirty[i] = 1;
     data[i] = out;
     const e = edgeStart[i];
     local[e] = row.local[0](a, b, k, out);
@@ -219,13 +218,13 @@ function forward(s, values) {
     else if (warnings.size) warnings.delete(i);
   }
   if (rechosen) s.reached = reachedFrom(s);
-  s.last = { data, local, warnings };
   return s.last;
 }
 
 /** The backward pass from the root over the nodes it depends on, from the root down. */
 function backward(s, local) {
-  const grad = new Float64Array(s.count);
+  const grad = (s.grad ??= new Float64Array(s.count));
+  grad.fill(0);
   const { reached, op, first, second, arity, edgeStart } = s;
   grad[s.root] = 1;
   for (let i = s.root; i >= 0; i -= 1) {
@@ -253,6 +252,12 @@ function passedBack(s, local, grad) {
     }
   }
   return sums;
+}
+
+/** `compute()` once, when first asked for. */
+function onFirstRead(compute) {
+  let value;
+  return () => (value ??= compute());
 }
 
 /** Nested lists of `shape` (a number for shape []) of `at(flat)`, as a reply writes them. */
@@ -295,7 +300,14 @@ function chosenOf(s, elements) {
 export function recompute(s, reply, values) {
   const { data, local, warnings } = forward(s, values);
   const grad = backward(s, local);
-  const sums = passedBack(s, local, grad);
+  // What the backward steps passed: read only where the timeline shows a gradient part-way
+  // (tensor/timeline.js), so summed when first read, from this pass's numbers, which the next
+  // recompute overwrites (the page shows the newest reply alone; an older one's read throws).
+  const generation = (s.generation = (s.generation ?? 0) + 1);
+  const passed = onFirstRead(() => {
+    if (s.generation !== generation) throw new Error("these numbers were replaced by a newer recompute");
+    return passedBack(s, local, grad);
+  });
   const nodes = reply.nodes.map((node, t) => {
     if (node.dtype === "int") return node;
     const elements = s.tensorElements[t];
@@ -314,7 +326,15 @@ export function recompute(s, reply, values) {
     if (old.grads === reply.steps[step].grads) steps[step] = { ...old, grads: old.grads.slice() };
     const grads = steps[step].grads;
     const at = grads.findIndex((g) => g.input === input);
-    grads[at] = { ...grads[at], grad: nested(shape, (k) => sums[start + k]) };
+    // Its fields in their order, `grad` summed when first read (an earlier recompute's `grad`
+    // is a getter of numbers now replaced: not read).
+    const entry = {};
+    let grad;
+    for (const key of Object.keys(grads[at])) {
+      if (key !== "grad") entry[key] = grads[at][key];
+      else Object.defineProperty(entry, "grad", { enumerable: true, get: () => (grad ??= nested(shape, (k) => passed()[start + k])) });
+    }
+    grads[at] = entry;
   }
   return { ...reply, nodes, steps, numbersFrom: "page" };
 }

@@ -6,7 +6,7 @@
 import { postFanIn } from "../core/api.js";
 import { setData, setHidden, setText } from "../core/dom.js";
 import { stepInterval } from "../core/player.js";
-import { drawTensors, tensorLayers } from "./draw.js";
+import { cellOfEvent, drawTensors, flushCellValues, tensorLayers } from "./draw.js";
 import { fanInOf } from "./fan-in.js";
 import { tensorLayout } from "./layout.js";
 import { mountCellEditor } from "./cell-editor.js";
@@ -91,7 +91,7 @@ function createTensorPlay(store) {
 /** A click on a cell (or Enter on it): a gradient's opens its fan-in, a named leaf's data opens its editor. */
 function wireClicks(svg, scope, ask) {
   const act = (event) => {
-    const cell = event.target.closest?.("[data-testid=tensor-cell]");
+    const cell = cellOfEvent(event);
     const { state, update } = scope.store;
     if (!cell || !state.tensor) return;
     const id = cell.dataset.tensorId;
@@ -124,14 +124,20 @@ export function mountTensorView(elements, scope, { requestBody, setValues, serve
   wireClicks(svg, scope, ask);
   // The card under the pointer: its expression is lit in the editor (controls/editor.js); the
   // cell under it: its name and number in the readout (a colour grid's cells show none).
-  layers.cards.addEventListener("pointerover", (event) => {
+  const hover = (event) => {
     const card = event.target.closest?.("[data-testid=tensor]");
     scope.store.update({ hoverNode: card?.dataset.tensorId ?? null });
     const shown = scope.store.state.tensor;
-    const cell = event.target.closest?.("[data-testid=tensor-cell]");
+    if (event.target.classList?.contains("grid-hit")) flushCellValues(); // the numbers it reads
+    const cell = cellOfEvent(event);
     const node = cell && shown ? tensorIndex(shown).nodeById.get(cell.dataset.tensorId) : null;
     setHidden(readout, !node);
     if (node) setText(readout, readoutText(node, cell.dataset));
+  };
+  layers.cards.addEventListener("pointerover", hover);
+  // A colour grid is one box: the cell under the pointer changes as it moves over it.
+  layers.cards.addEventListener("pointermove", (event) => {
+    if (event.target.classList?.contains("grid-hit")) hover(event);
   });
   layers.cards.addEventListener("pointerleave", () => {
     scope.store.update({ hoverNode: null });
