@@ -177,7 +177,10 @@ def wait_cell(page, selector: str, value: str) -> None:
 
 
 def test_the_one_file_html_of_a_tensor_program_recomputes_a_drag_offline(
-    file_page, live_server, tmp_path, screenshots_dir  # noqa: F811 (the fixture)
+    file_page,
+    live_server,
+    tmp_path,
+    screenshots_dir,  # noqa: F811 (the fixture)
 ):
     """POST /api/export?format=html of a tensor program: opened from file://, nothing fetched,
     its cards drawn; a cell's drag recomputes every tensor in the file (its scalar graph rides
