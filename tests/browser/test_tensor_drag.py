@@ -19,11 +19,13 @@ from chainrule.engine.presets import presets
 from chainrule.engine.tensor_program import trace_tensors
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import test_onefile  # noqa: E402
 from test_numbers_page import IMPORT_JS, POST_JS  # noqa: E402
-from test_onefile import assert_clean, file_page  # noqa: E402, F401  (file_page: a fixture)
+from test_onefile import assert_clean  # noqa: E402
 from test_tensor_page import TENSORS, cell  # noqa: E402
 
 pytestmark = pytest.mark.browser
+file_page = test_onefile.file_page  # the fixture: a file:// page that records every request
 
 MLP = next(p for p in presets() if p["id"] == "tensor-mlp")["source"]
 # Arithmetic alone (+ − × and copies: matmul, broadcast, relu, max, sum, transpose, indexing), so
@@ -180,7 +182,7 @@ def test_the_one_file_html_of_a_tensor_program_recomputes_a_drag_offline(
     file_page,
     live_server,
     tmp_path,
-    screenshots_dir,  # noqa: F811 (the fixture)
+    screenshots_dir,
 ):
     """POST /api/export?format=html of a tensor program: opened from file://, nothing fetched,
     its cards drawn; a cell's drag recomputes every tensor in the file (its scalar graph rides
