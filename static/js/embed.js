@@ -179,7 +179,7 @@ function mountFeatures(view, scope, recompute) {
   // A tensor program's view: its cells' drags computed in the player from the scalar graph it is
   // given (tensor/page-numbers.js); no server, so no gradient's sum is asked for.
   return mountTensorView({ ...view.tensor, root: view.root }, scope, {
-    requestBody: () => null, setValues: (values) => store.update({ values }), server: false,
+    requestBody: () => null, setValues: (values) => store.update({ values }),
   });
 }
 

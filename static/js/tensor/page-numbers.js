@@ -8,16 +8,16 @@
 // The tensor graph's SVG says where the numbers shown come from: `data-numbers` "page" or
 // "server", and `data-page-numbers` "ready" (drags are the page's), "loading" or "none".
 
-import { postTensorGraph } from "../core/api.js";
 import { setData } from "../core/dom.js";
 import { compileGraph, recompute } from "./recompute.js";
 
 /**
  * `scope.store`'s tensor program's numbers from the page: `paint(values)` shows them (false when
  * the page cannot yet: the caller asks the server); `use(graph)` gives the scalar graph at once.
- * `requestBody()` is the page's /api/graph body (null: no server to ask); `svg` gets the marks.
+ * `fetchGraph(body)` asks the server for it (core/api.js postTensorGraph; null: no server),
+ * `requestBody()` is the page's /api/graph body; `svg` gets the marks.
  */
-export function createTensorNumbers(svg, scope, { requestBody = () => null } = {}) {
+export function createTensorNumbers(svg, scope, { requestBody, fetchGraph = null }) {
   const { store } = scope;
   let held = { source: null, compiled: null, asked: false };
 
@@ -40,13 +40,13 @@ export function createTensorNumbers(svg, scope, { requestBody = () => null } = {
   /** Ask for the scalar graph of the program shown (once per program). */
   async function ask() {
     const reply = store.state.tensor;
+    if (!reply || !fetchGraph || (held.source === reply.source && held.asked)) return;
     const body = requestBody();
-    if (!reply || !body || (held.source === reply.source && held.asked)) return;
     held = { source: reply.source, compiled: null, asked: true };
     setData(svg, { pageNumbers: "loading" });
     try {
       // The program's own numbers: `values` are applied on the page, as every later drag's.
-      const graph = await postTensorGraph({ ...body, values: {} });
+      const graph = await fetchGraph({ ...body, values: {} });
       const shown = store.state.tensor;
       if (shown && shown.source === reply.source && held.source === reply.source) hold(graph, shown);
     } catch (err) {

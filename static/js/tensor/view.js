@@ -3,7 +3,6 @@
 // (POST /api/fan-in) and a leaf cell's editor. The scalar pane stays laid out underneath,
 // hidden (`data-view="tensor"` on the page's root), and comes back with the next scalar program.
 
-import { postFanIn } from "../core/api.js";
 import { setData, setHidden, setText } from "../core/dom.js";
 import { stepInterval } from "../core/player.js";
 import { cellOfEvent, drawTensors, flushCellValues, tensorLayers } from "./draw.js";
@@ -58,8 +57,9 @@ function readoutText(node, { grid, index, value }) {
 /** What a layout depends on: the tensors, their shapes and inputs (not their numbers). */
 const layoutKey = (reply) => JSON.stringify(reply.nodes.map((n) => [n.id, n.label, n.name, n.op, n.kind, n.shape, n.inputs, n.grad === null]));
 
-/** Ask for the fan-in of element `index` of tensor `id` of the reply shown; the latest ask wins. */
-function createFanInAsker(scope, requestBody) {
+/** Ask for the fan-in of element `index` of tensor `id` of the reply shown (`postFanIn`: core/api.js's);
+ *  the latest ask wins. */
+function createFanInAsker(scope, requestBody, postFanIn) {
   let asked = 0;
   return async function ask(id, index) {
     const token = ++asked;
@@ -111,14 +111,15 @@ function wireClicks(svg, scope, ask) {
  * sentence's element), fanInText, fanInClose, readout (a hovered cell's number), cells (the
  * sidebar's place for the cell editor),
  * root (gets data-view)}; `requestBody()` the page's /api/graph body; `setValues(values)` asks the
- * server for new values (a drag the page cannot compute yet); `server` false where there is
- * none (a one-file HTML: no gradient's sum is asked for, every drag is the page's). Returns the
- * page's numbers (tensor/page-numbers.js: `use(graph)` gives it the scalar graph).
+ * server for new values (a drag the page cannot compute yet); `server` the calls of it
+ * ({postFanIn, postTensorGraph}: core/api.js's), null where there is none (a one-file HTML: no
+ * gradient's sum is asked for, every drag is the page's). Returns the page's numbers
+ * (tensor/page-numbers.js: `use(graph)` gives it the scalar graph).
  */
-export function mountTensorView(elements, scope, { requestBody, setValues, server = true }) {
+export function mountTensorView(elements, scope, { requestBody, setValues, server = null }) {
   const { pane, svg, fanIn, fanInText, fanInClose, readout, root } = elements;
   const layers = tensorLayers(svg);
-  const ask = server ? createFanInAsker(scope, requestBody) : null;
+  const ask = server ? createFanInAsker(scope, requestBody, server.postFanIn) : null;
   const schedule = createTensorPlay(scope.store);
   let laid = { key: null, layout: null };
   wireClicks(svg, scope, ask);
@@ -144,7 +145,7 @@ export function mountTensorView(elements, scope, { requestBody, setValues, serve
     setHidden(readout, true);
   });
   fanInClose.addEventListener("click", () => scope.store.update({ tensorFanIn: null }));
-  const numbers = createTensorNumbers(svg, scope, { requestBody: server ? requestBody : () => null });
+  const numbers = createTensorNumbers(svg, scope, { requestBody, fetchGraph: server?.postTensorGraph ?? null });
   mountCellEditor(elements.cells, scope, { setValues, paint: numbers.paint });
   new ResizeObserver(() => {
     if (laid.box && !pane.hidden) fitTo(pane, svg, laid.box, laid.layout.numbers);
