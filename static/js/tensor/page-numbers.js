@@ -72,9 +72,8 @@ export function createTensorNumbers(svg, scope, { requestBody, fetchGraph = null
       const reply = store.state.tensor;
       const compiled = compiledFor(reply);
       if (!compiled) return false;
-      const next = recompute(compiled, reply, values);
-      store.update({ values });
-      store.setTensor(next);
+      // One update: the numbers and the values they are of (the link) together.
+      store.update({ values, tensor: recompute(compiled, reply, values), error: null });
       return true;
     },
     /** Use `graph` (POST /api/tensor-graph's reply) for the program shown. */
