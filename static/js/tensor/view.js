@@ -132,9 +132,11 @@ export function mountTensorView(elements, scope, { requestBody, setValues, serve
     if (event.target.classList?.contains("grid-hit")) flushCellValues(); // the numbers it reads
     const cell = cellOfEvent(event);
     const node = cell && shown ? tensorIndex(shown).nodeById.get(cell.dataset.tensorId) : null;
+    hovered = node ? cell : null;
     setHidden(readout, !node);
     if (node) setText(readout, readoutText(node, cell.dataset));
   };
+  let hovered = null; // the cell the readout reads: read again when the numbers change
   layers.cards.addEventListener("pointerover", hover);
   // A colour grid is one box: the cell under the pointer changes as it moves over it.
   layers.cards.addEventListener("pointermove", (event) => {
@@ -142,6 +144,7 @@ export function mountTensorView(elements, scope, { requestBody, setValues, serve
   });
   layers.cards.addEventListener("pointerleave", () => {
     scope.store.update({ hoverNode: null });
+    hovered = null;
     setHidden(readout, true);
   });
   fanInClose.addEventListener("click", () => scope.store.update({ tensorFanIn: null }));
@@ -169,6 +172,10 @@ export function mountTensorView(elements, scope, { requestBody, setValues, serve
     const fan = open && view.grad(open.tensor) !== undefined ? fanInOf(s.tensor, open.reply) : null;
     const editing = s.tensorCell ? [{ ...s.tensorCell, grid: "data", role: "edit" }] : [];
     drawTensors(layers, laid.layout, s.tensor, view, [...editing, ...(fan?.lit ?? [])]);
+    if (hovered?.isConnected && changed.has("tensor")) {
+      flushCellValues(); // a colour cell's number, written now
+      setText(readout, readoutText(tensorIndex(s.tensor).nodeById.get(hovered.dataset.tensorId), hovered.dataset));
+    }
     setData(svg, { ready: "true", step: String(s.step), tensors: String(s.tensor.nodes.length) });
     setHidden(fanIn, !fan);
     if (fan) {
