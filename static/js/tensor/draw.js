@@ -57,47 +57,60 @@ function rgbOf(colour) {
   return parts ? parts[1].split(",").slice(0, 3).map(Number) : [0, 0, 0];
 }
 
-/** Each number of nested lists `values`, row-major (a grid's cells in order). */
-function eachNumber(values, visit) {
-  if (Array.isArray(values)) for (const v of values) eachNumber(v, visit);
-  else visit(Number(values));
+/** `values` (nested lists, row-major) as one flat array: the numbers a grid's cells show, in
+ *  order; `flat` (a reply's own Float64Array of the same numbers: tensor/recompute.js) as it is. */
+function flatNumbers(values, flat) {
+  if (flat) return flat;
+  const out = [];
+  const walk = (v) => {
+    if (Array.isArray(v)) for (const x of v) walk(x);
+    else out.push(Number(v));
+  };
+  walk(values);
+  return out;
+}
+
+/** The theme's colours of positive and negative cells, as RGB (read once a frame). */
+function cellColours(element) {
+  const style = getComputedStyle(element);
+  return { pos: rgbOf(style.getPropertyValue("--forward").trim()), neg: rgbOf(style.getPropertyValue("--backward").trim()) };
 }
 
 /** A colour grid's cells on its canvas: blue positive, orange negative, as strong as |value| is
  *  against the grid's largest (as a number grid's cells are filled), nothing unknown or zero. */
-function paintCanvas(canvas, values, { rows, cols }) {
-  const style = getComputedStyle(canvas);
-  const [pos, neg] = [rgbOf(style.getPropertyValue("--forward").trim()), rgbOf(style.getPropertyValue("--backward").trim())];
+function paintCanvas(canvas, values, flat, { rows, cols }, { pos, neg }) {
   const context = canvas.getContext("2d");
-  const image = context.createImageData(cols, rows);
+  const image = (canvas.image ??= context.createImageData(cols, rows)); // one a canvas, reused
+  const pixels = image.data;
+  pixels.fill(0);
   if (values !== undefined && values !== null) {
+    const numbers = flatNumbers(values, flat);
     let scale = 0;
-    eachNumber(values, (x) => {
-      if (Number.isFinite(x) && Math.abs(x) > scale) scale = Math.abs(x);
-    });
+    for (let k = 0; k < numbers.length; k++) {
+      const size = Math.abs(numbers[k]);
+      if (size > scale && size !== Infinity) scale = size;
+    }
     scale ||= 1;
-    const pixels = image.data;
-    let p = 0;
-    eachNumber(values, (x) => {
-      if (Number.isFinite(x) && x !== 0) {
-        const [red, green, blue] = x > 0 ? pos : neg;
-        pixels[p] = red;
-        pixels[p + 1] = green;
-        pixels[p + 2] = blue;
-        pixels[p + 3] = Math.round(255 * (0.12 + (0.88 * Math.abs(x)) / scale));
-      }
-      p += 4;
-    });
+    for (let k = 0, p = 0; k < numbers.length; k++, p += 4) {
+      const x = numbers[k];
+      if (!Number.isFinite(x) || x === 0) continue;
+      const colour = x > 0 ? pos : neg;
+      pixels[p] = colour[0];
+      pixels[p + 1] = colour[1];
+      pixels[p + 2] = colour[2];
+      pixels[p + 3] = Math.round(255 * (0.12 + (0.88 * Math.abs(x)) / scale));
+    }
   }
   context.putImageData(image, 0, 0);
 }
 
 /** A colour grid: its canvas painted, and its cells joined again only when what they carry
  *  besides their numbers changed (known or not, lit cells); else their numbers written later. */
-function drawColourGrid(layer, box, node, grid, values, litCells) {
+function drawColourGrid(layer, box, node, grid, values, litCells, colours) {
   const known = values !== undefined && values !== null;
   const lit = [...litCells].filter(([key]) => key.startsWith(`${node.id}|${grid}|`)).map(([key, role]) => `${key}=${role}`).join(" ");
-  paintCanvas(layer.previousSibling.previousSibling.firstChild, values, box.grid);
+  const flat = values === node[grid] ? node.flat?.[grid] : undefined;
+  paintCanvas(layer.previousSibling.previousSibling.firstChild, values, flat, box.grid, colours);
   const key = `${known}|${lit}`;
   if (layer.dataset.drawn === key) {
     const { rows, cols } = box.grid;
@@ -106,8 +119,6 @@ function drawColourGrid(layer, box, node, grid, values, litCells) {
         for (let c = 0; c < cols; c++) attr(joined(layer, `${r},${c}`), "data-value", fullText(cellAt(values, node.shape, r, c).value));
       }
     });
-    clearTimeout(valuesTimer);
-    valuesTimer = setTimeout(flushCellValues, VALUES_DELAY_MS);
     return;
   }
   pendingValues.delete(layer);
@@ -123,9 +134,9 @@ function largest(values) {
 }
 
 /** One grid's cells: `values` (nested lists or undefined), coloured on a scale to its largest |value|. */
-function drawGrid(layer, box, node, grid, values, litCells) {
+function drawGrid(layer, box, node, grid, values, litCells, colours) {
   if (box.cell.numbers) drawCells(layer, box, node, grid, values, litCells);
-  else drawColourGrid(layer, box, node, grid, values, litCells);
+  else drawColourGrid(layer, box, node, grid, values, litCells, colours);
 }
 
 /** A grid's cells, each with its hooks; a number grid's filled and written. */
@@ -241,6 +252,7 @@ function enterCard(box, node) {
  * `layout`, with `lit` cells ([{tensor, index, grid, role}], a fan-in's) marked.
  */
 export function drawTensors(layers, layout, reply, view, lit = []) {
+  const colours = cellColours(layers.cards);
   const litCells = new Map(lit.map((cell) => [`${cell.tensor}|${cell.grid}|${cell.index.join(",")}`, `lit-${cell.role}`]));
   join(layers.edges, layout.edges, (edge) => edge.id, () => svgElement("path", {}, "tensor-edge"), (path, edge) => {
     const state = view.edge(edge) ?? "idle";
@@ -266,10 +278,14 @@ export function drawTensors(layers, layout, reply, view, lit = []) {
     attr(g, "data-shape", node.shape.join(","));
     attr(g, "data-computed", String(view.computed(node.id)));
     attr(g, "data-reached", String(grad !== undefined));
-    drawGrid(g.querySelector(".grid-data"), box, node, "data", view.data(node.id), litCells);
-    if (box.hasGrad) drawGrid(g.querySelector(".grid-grad"), box, node, "grad", grad, litCells);
+    drawGrid(g.querySelector(".grid-data"), box, node, "data", view.data(node.id), litCells, colours);
+    if (box.hasGrad) drawGrid(g.querySelector(".grid-grad"), box, node, "grad", grad, litCells, colours);
   }, (node) => { // another card size: made again
     const box = layout.cards.get(node.id);
     return `${box.width}x${box.height}|${node.label}|${node.shape}`;
   });
+  if (pendingValues.size) {
+    clearTimeout(valuesTimer);
+    valuesTimer = setTimeout(flushCellValues, VALUES_DELAY_MS);
+  }
 }

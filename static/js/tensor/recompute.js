@@ -312,13 +312,20 @@ export function recompute(s, reply, values) {
     if (node.dtype === "int") return node;
     const elements = s.tensorElements[t];
     const argmax = node.args?.argmax ? { args: { ...node.args, argmax: chosenOf(s, elements) } } : {};
-    return {
+    const flat = { data: new Float64Array(elements.length), grad: new Float64Array(elements.length) };
+    for (let k = 0; k < elements.length; k += 1) {
+      flat.data[k] = data[elements[k]];
+      flat.grad[k] = grad[elements[k]];
+    }
+    const out = {
       ...node,
       ...argmax,
-      data: nested(node.shape, (k) => data[elements[k]]),
-      grad: nested(node.shape, (k) => grad[elements[k]]),
+      data: nested(node.shape, (k) => flat.data[k]),
+      grad: nested(node.shape, (k) => flat.grad[k]),
       warnings: warningCounts(elements, warnings),
     };
+    // The same numbers, flat and row-major, for a drawing (tensor/draw.js); not in the JSON.
+    return Object.defineProperty(out, "flat", { value: flat, enumerable: false });
   });
   const steps = reply.steps.slice();
   for (const { step, input, start, shape } of s.steps.reported) {
