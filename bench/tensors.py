@@ -7,8 +7,8 @@ round draws other numbers, `manual_seed(…)` changed, so the response cache can
 and in-process the engine's share: reading, building and the backward pass (`trace_tensors`),
 and writing and encoding the reply (`tensor_reply`, orjson). Target: cold ≤ 1 s.
 The page (Playwright + Debian's Chromium, 1280×720): a leaf cell's drag → painted, from the
-`input` event of its slider to the frame after the next requestAnimationFrame (every tensor
-recomputed by static/js/tensor/recompute.js and drawn), DRAG_SAMPLES moves; and the cost of
+`input` event of its slider (Playwright's mouse) to the end of the frame that paints it (every
+tensor recomputed by static/js/tensor/recompute.js and drawn), DRAG_SAMPLES moves; and the cost of
 asking for the program's scalar graph (POST /api/tensor-graph, in-process: `tensor_graph`,
 orjson). Target: drag → paint ≤ 16.7 ms p50.
 """
@@ -68,25 +68,24 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f}"
 
 
-# Moves of C[2,3]'s slider (the embedding table, the program's one named leaf), each timed
-# from its `input` event to the frame painted after it.
-DRAG_JS = """async ([samples]) => {
-  const painted = () => new Promise((resolve) => requestAnimationFrame(() => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => resolve(performance.now());
-    channel.port2.postMessage(null);
-  }));
+# C[2,3]'s slider (the embedding table: the program's one named leaf) dragged by Playwright's
+# mouse, as bench/page.py drags a scalar slider (trusted input, which Chromium dispatches at the
+# start of a frame): each move from its `input` event (t0, a listener before the page's) to the
+# end of the frame that paints it (a task queued at the input runs once that frame is rendered;
+# the page recomputes and draws within the event, so that frame shows the new numbers).
+DRAG_ARM_JS = """() => {
   const range = document.querySelector('[data-testid=tensor-cell-range]');
-  const [min, max] = [Number(range.min), Number(range.max)];
-  const times = [];
-  for (let i = 0; i < samples; i++) {
-    await painted();
-    range.value = String(min + ((i * 37) % 100) / 100 * (max - min));
+  window.dragBench = { times: [] };
+  document.addEventListener('input', (event) => {
+    if (event.target !== range) return;
     const t0 = performance.now();
-    range.dispatchEvent(new Event('input', { bubbles: true }));
-    times.push((await painted()) - t0);
-  }
-  return times;
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => window.dragBench.times.push(performance.now() - t0);
+    channel.port2.postMessage(null);
+  }, { capture: true });
+  range.scrollIntoView({ block: 'center' });
+  const box = range.getBoundingClientRect();
+  return { left: box.left, y: box.top + box.height / 2, width: box.width };
 }"""
 
 
@@ -115,7 +114,19 @@ def drag_to_paint(base_url: str) -> tuple[list[float], int]:
         page.wait_for_selector("[data-testid=tensor-graph][data-page-numbers=ready]")
         asked: list[str] = []
         page.on("request", lambda request: asked.append(request.url))
-        times = page.evaluate(DRAG_JS, [DRAG_SAMPLES])
+        track = page.evaluate(DRAG_ARM_JS)
+        # Back and forth along the track, two pixels a move, clear of its ends (where the thumb,
+        # at its min or max, would not move).
+        start, span = track["left"] + 14, int(track["width"]) - 28
+        page.mouse.move(start, track["y"])
+        page.mouse.down()  # the thumb jumps there: a move of its own, not counted
+        page.wait_for_function("() => window.dragBench.times.length >= 1")
+        for i in range(DRAG_SAMPLES):
+            offset = 2 * (i + 1) % (2 * span)
+            page.mouse.move(start + min(offset, 2 * span - offset), track["y"])
+            page.wait_for_function(f"() => window.dragBench.times.length >= {i + 2}")
+        page.mouse.up()
+        times = page.evaluate("window.dragBench.times.slice(1)")
         browser.close()
     return times, len(asked)
 
