@@ -166,3 +166,5 @@ export const QUOTE_MAX = 40;
 export const SCRIPT_NAMES = ["vpow", "tanh", "exp", "log", "sigmoid", "sin", "_div", "_pow", "_exp", "_log", "_sin", "_cos"];
 export const REQUEST_OPTIONS = {"expand_derived": false, "mode": "correct", "order": null, "target": null, "pass": "reverse", "wrt": null};
 export const TENSOR_PROGRAM = "tensor\\s*\\(\\s*\\[(?!\\s*[-+]?(?:\\d+\\.?\\d*|\\.\\d+)(?:[eE][-+]?\\d+)?\\s*\\])|\\b(?:randn|randint|zeros|ones|arange|one_hot|softmax|cross_entropy|Generator)\\s*\\(|[\\w)\\]][ \\t]*@(?!=)";
+export const TENSOR_GRAPH_LEAF = -1;
+export const TENSOR_GRAPH_CONSTANT = -2;

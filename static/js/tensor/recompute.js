@@ -19,11 +19,9 @@
 //   const graph = compileGraph(scalarGraph, reply);   // once per program
 //   const next = recompute(graph, reply, { "W[1,2]": 0.25 });  // the /api/graph reply for them
 
-import { OPS } from "../compute/op-functions.js";
+import { OPS, TENSOR_GRAPH_CONSTANT as CONSTANT, TENSOR_GRAPH_LEAF as LEAF } from "../compute/op-functions.js";
 import { fromJson, tolerances, toJson, warningOf } from "../compute/evaluator.js";
 
-const LEAF = -1; // engine/tensor_graph.py
-const CONSTANT = -2;
 
 /** The row-major index of element `flat` of `shape`. */
 function indexOf(flat, shape) {
@@ -370,7 +368,7 @@ export function tolerancesOf(s) {
     if (s.op[i] < 0 && s.maxStart[i] >= 0) {
       [op[i], arity[i], first[i]] = [copy, 1, largestAt(data, s.maxima, s.maxStart[i])];
     } else if (s.op[i] < 0) {
-      op[i] = LEAF;
+      op[i] = LEAF; // the evaluator's leaf code is the graph's, -1
       continue;
     } else {
       [op[i], arity[i], first[i], second[i]] = [keys.indexOf(s.graphOps[s.op[i]]), s.arity[i], s.first[i], s.second[i]];
