@@ -22,7 +22,6 @@
 import { OPS, TENSOR_GRAPH_CONSTANT as CONSTANT, TENSOR_GRAPH_LEAF as LEAF } from "../compute/op-functions.js";
 import { fromJson, tolerances, toJson, warningOf } from "../compute/evaluator.js";
 
-
 /** The row-major index of element `flat` of `shape`. */
 function indexOf(flat, shape) {
   const index = new Array(shape.length);
@@ -168,14 +167,15 @@ function anyDirty(dirty, flat, at) {
  * functions on the same numbers give the same numbers); the first pass computes all.
  */
 function forward(s, values) {
-  const first_ = !s.last;
-  if (first_) s.last = { data: s.constant.slice(), local: new Float64Array(s.edges), warnings: new Map(), dirty: new Uint8Array(s.count) };
+  const fresh = !s.last;
+  if (fresh) s.last = { data: s.constant.slice(), local: new Float64Array(s.edges), warnings: new Map(), dirty: new Uint8Array(s.count) };
   const { data, local, warnings, dirty } = s.last;
   dirty.fill(0);
   for (const [key, node] of s.leafNode) {
     const given = values?.[key];
-    const value = given === undefined || given === null ? s.constant[node] : fromJson(given);
-    if (first_ || !Object.is(value, data[node])) {
+    // As the request's JSON carries a value (−0 is 0 there): + 0 makes −0 0, nothing else.
+    const value = given === undefined || given === null ? s.constant[node] : fromJson(given) + 0;
+    if (fresh || !Object.is(value, data[node])) {
       data[node] = value;
       dirty[node] = 1;
     }
@@ -185,14 +185,14 @@ function forward(s, values) {
   for (let i = 0; i < s.count; i += 1) {
     const code = op[i];
     if (code < 0) {
-      if (code === CONSTANT && maxStart[i] >= 0 && (first_ || anyDirty(dirty, maxima, maxStart[i]))) {
+      if (code === CONSTANT && maxStart[i] >= 0 && (fresh || anyDirty(dirty, maxima, maxStart[i]))) {
         const top = data[largestAt(data, maxima, maxStart[i])];
-        if (first_ || !Object.is(top, data[i])) dirty[i] = 1;
+        if (fresh || !Object.is(top, data[i])) dirty[i] = 1;
         data[i] = top;
       }
       continue;
     }
-    const choosing = choiceStart[i] >= 0 && (first_ || anyDirty(dirty, choices, choiceStart[i]));
+    const choosing = choiceStart[i] >= 0 && (fresh || anyDirty(dirty, choices, choiceStart[i]));
     if (choosing) {
       const chosen = largestAt(data, choices, choiceStart[i]);
       if (chosen !== first[i]) {
@@ -200,13 +200,13 @@ function forward(s, values) {
         rechosen = true;
       }
     }
-    if (!first_ && !choosing && !dirty[first[i]] && !(arity[i] > 1 && dirty[second[i]])) continue;
+    if (!fresh && !choosing && !dirty[first[i]] && !(arity[i] > 1 && dirty[second[i]])) continue;
     const row = rows[code];
     const a = data[first[i]];
     const b = arity[i] > 1 ? data[second[i]] : 0;
     const k = exponent[i];
     const out = row.forward(a, b, k);
-    if (first_ || !Object.is(out, data[i])) dirty[i] = 1;
+    if (fresh || !Object.is(out, data[i])) dirty[i] = 1;
     data[i] = out;
     const e = edgeStart[i];
     local[e] = row.local[0](a, b, k, out);
