@@ -67,6 +67,10 @@ const channel = createGraphChannel({
   // New values: the page painted its own numbers already; the server's confirm them (compute/instant-numbers.js).
   onResult: (trace, meta) => {
     if (trace.kind === "tensor") { // a tensor program's reply: tensor/view.js draws it
+      // New values asked before the page could compute them, answered after it did (and was
+      // dragged on): the page's numbers are newer (tensor/page-numbers.js).
+      const shown = state.tensor;
+      if (meta.values && shown?.numbersFrom === "page" && shown.source === trace.source) return;
       store.setTensor(trace, meta.program ? { step: meta.step ?? 0 } : {});
       return;
     }
