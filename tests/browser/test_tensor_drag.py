@@ -219,3 +219,29 @@ def test_the_one_file_html_of_a_tensor_program_recomputes_a_drag_offline(
     assert page.get_attribute("[data-testid=tensor-graph]", "data-numbers") == "page"
     page.screenshot(path=str(screenshots_dir / "tensor-onefile-drag-1280x720.png"))
     assert_clean(page, path)
+
+
+def test_the_page_exports_a_tensor_program_s_file_that_opens_on_its_values(
+    page, tmp_path, file_page
+):
+    """Export → Interactive HTML on the page, a cell dragged first: the downloaded file opens
+    from file:// on the page's values (its scalar graph at them) and its cells drag on."""
+    open_cell(page, "/?preset=tensor-mlp", "t1", "1,2")
+    drag_to(page, 0.5)
+    wait_cell(page, cell("t1", "data", "1,2"), "0.5")
+    page.click("#export-button")
+    with page.expect_download() as info:
+        page.click("[role=menuitem][data-format=html]")
+    path = tmp_path / "tensor.html"
+    info.value.save_as(path)
+    file_page.goto(path.as_uri())
+    file_page.wait_for_selector("[data-testid=tensor-graph][data-page-numbers=ready]")
+    wait_cell(file_page, cell("t1", "data", "1,2"), "0.5")
+    file_page.click("#to-end")
+    file_page.locator(cell("t2", "data", "0")).click()  # b[0]
+    drag_to(file_page, -1.0)
+    wait_cell(file_page, cell("t2", "data", "0"), "-1")
+    trace = trace_tensors(MLP, {"W[1,2]": 0.5, "b[0]": -1.0})
+    loss = file_page.get_attribute(cell(f"t{trace.root.id}", "data", ""), "data-value")
+    assert close(loss, trace.root.elements[0].data)
+    assert_clean(file_page, path)
