@@ -116,6 +116,43 @@ def test_the_example_and_makemore_s_mlp_agree_within_the_tolerances(modules_page
     assert all(r["exact"] > 0.8 * r["compared"] for r in results)
 
 
+# An element's fan-in computed in the page (elementFanIn, after a recompute for `values`) beside
+# POST /api/fan-in's for the same values.
+FAN_IN_JS = """async (text) => {
+  const { compileGraph, recompute, elementFanIn } = await (IMPORT)('tensor/recompute.js');
+  const { apiUrl } = await (IMPORT)('core/api.js');
+  DEFINE_POST
+  const { source, values, elements } = JSON.parse(text);
+  const reply = await post('api/graph', { source });
+  const compiled = compileGraph(await post('api/tensor-graph', { source }), reply);
+  const shown = recompute(compiled, reply, values);
+  const out = [];
+  for (const [tensor, index] of elements) {
+    out.push([elementFanIn(compiled, shown, tensor, index), await post('api/fan-in', { source, values, tensor, index })]);
+  }
+  return JSON.stringify(out);
+}""".replace("IMPORT", IMPORT_JS).replace("DEFINE_POST", POST_JS)
+
+
+def test_an_element_s_fan_in_in_the_page_is_the_server_s(modules_page):
+    """The sum a gradient cell opens, computed in the page for the moved values (no request
+    during a drag with a sum open, and in the one-file HTML): the server's terms, in its order,
+    to the bit for arithmetic alone; the same terms for the example (its numbers within the
+    tolerances, compared above)."""
+    elements = [["t1", [1, 2]], ["t2", [1]], ["t0", [2, 0]], ["t5", [0, 2]], ["t10", [1, 0]]]
+    case = {"source": ARITHMETIC, "values": {"W[1,2]": 3.0, "b[1]": 2.5}, "elements": elements}
+    for page_reply, server_reply in json.loads(modules_page.evaluate(FAN_IN_JS, json.dumps(case))):
+        assert page_reply == server_reply
+        assert server_reply["contributions"]
+    case = {"source": MLP, "values": {"W[1,2]": 0.25}, "elements": [["t1", [1, 2]], ["t2", [0]]]}
+    for page_reply, server_reply in json.loads(modules_page.evaluate(FAN_IN_JS, json.dumps(case))):
+        terms = [(c["tensor"], c["output"], c["node"]) for c in page_reply["contributions"]]
+        assert terms == [
+            (c["tensor"], c["output"], c["node"]) for c in server_reply["contributions"]
+        ]
+        assert close(str(page_reply["sum"]), server_reply["sum"])
+
+
 def open_cell(page, path: str, tensor: str, index: str) -> None:
     """Open the program at `path`, step to the end and open leaf cell `index` of `tensor`; wait
     until the page holds its scalar graph."""
@@ -148,6 +185,10 @@ def close(shown: str, expected: float) -> bool:
 
 def test_a_drag_on_the_example_recomputes_in_the_page_and_asks_nothing(page, screenshots_dir):
     open_cell(page, "/?preset=tensor-mlp", "t1", "1,2")
+    # A gradient's sum open: it follows the drag, from the page's numbers too.
+    page.click(cell("t1", "grad", "1,2"))
+    fan_in = page.locator("[data-testid=fan-in]")
+    fan_in.wait_for(state="visible")
     asked: list[str] = []
     page.on("request", lambda request: asked.append(request.url))
     for value in (0.25, -0.75, 1.5):
@@ -162,6 +203,9 @@ def test_a_drag_on_the_example_recomputes_in_the_page_and_asks_nothing(page, scr
             shown = page.get_attribute(cell("t1", "grad", index), "data-value")
             assert close(shown, element.grad), (index, shown, element.grad)
         assert page.get_attribute("[data-testid=tensor-graph]", "data-numbers") == "page"
+        expect(fan_in).to_have_attribute("data-grad", repr(float(shown)))
+        assert fan_in.get_attribute("data-cell") == "dW[1,2]"
+        assert close(fan_in.get_attribute("data-sum"), w.elements[5].grad)
     # The number box too: a typed value.
     page.fill("[data-testid=tensor-cell-value]", "0.125")
     page.press("[data-testid=tensor-cell-value]", "Enter")
@@ -217,6 +261,12 @@ def test_the_one_file_html_of_a_tensor_program_recomputes_a_drag_offline(
             shown = page.get_attribute(cell(tensor, "grad", index), "data-value")
             assert close(shown, element.grad), (name, index, shown, element.grad)
     assert page.get_attribute("[data-testid=tensor-graph]", "data-numbers") == "page"
+    # A gradient's sum, offline: the page's own fan-in.
+    page.locator(cell("t1", "grad", "1,2")).click()
+    fan_in = page.locator("[data-testid=fan-in]")
+    fan_in.wait_for(state="visible")
+    assert fan_in.get_attribute("data-cell") == "dW[1,2]"
+    assert close(fan_in.get_attribute("data-sum"), trace.tensor("W").elements[5].grad)
     page.screenshot(path=str(screenshots_dir / "tensor-onefile-drag-1280x720.png"))
     assert_clean(page, path)
 

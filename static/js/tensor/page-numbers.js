@@ -9,7 +9,7 @@
 // "server", and `data-page-numbers` "ready" (drags are the page's), "loading" or "none".
 
 import { setData } from "../core/dom.js";
-import { compileGraph, recompute } from "./recompute.js";
+import { compileGraph, elementFanIn, recompute } from "./recompute.js";
 
 /**
  * `scope.store`'s tensor program's numbers from the page: `paint(values)` shows them (false when
@@ -76,7 +76,14 @@ export function createTensorNumbers(svg, scope, { requestBody, fetchGraph = null
       store.update({ values, tensor: recompute(compiled, reply, values), error: null });
       return true;
     },
-    /** Use `graph` (POST /api/tensor-graph's reply) for the program shown. */
+    /** The fan-in of element `index` of tensor `id` (POST /api/fan-in's reply) from the page's
+     *  numbers, when they are the ones shown; else null (the server's are asked for). */
+    fanIn(id, index) {
+      const reply = store.state.tensor;
+      const compiled = compiledFor(reply);
+      return compiled && reply.numbersFrom === "page" ? elementFanIn(compiled, reply, id, index) : null;
+    },
+        /** Use `graph` (POST /api/tensor-graph's reply) for the program shown. */
     use(graph) {
       if (store.state.tensor) hold(graph, store.state.tensor);
     },

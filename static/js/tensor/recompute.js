@@ -386,3 +386,64 @@ export function tolerancesOf(s) {
   const { data: dataBound, grad: gradBound } = tolerances(structure, {});
   return { data: dataBound, grad: gradBound };
 }
+
+/** Per node of op tensor `t` (its `elements` range), the output element (flat) it is part of:
+ *  the first output element whose nodes, within the op, reach it (engine/tensor_reply.py
+ *  `_output_of`, walked with an explicit stack in the same order). */
+function outputsOf(s, reply, t) {
+  const cache = (s.outputs ??= new Map());
+  if (cache.has(t)) return cache.get(t);
+  const [start, end] = reply.nodes[t].elements;
+  const owner = new Map();
+  s.tensorElements[t].forEach((output, flat) => {
+    const stack = [output];
+    while (stack.length) {
+      const node = stack.pop();
+      if (node < start || node >= end || owner.has(node)) continue;
+      owner.set(node, flat);
+      if (s.op[node] < 0) continue;
+      stack.push(s.first[node]);
+      if (s.arity[node] > 1) stack.push(s.second[node]);
+    }
+  });
+  cache.set(t, owner);
+  return owner;
+}
+
+/**
+ * POST /api/fan-in's reply (docs/api.md) for element `index` of tensor `id` of `reply`, from the
+ * last recompute's numbers: every edge from the element into a node the root depends on, the
+ * last node first (engine/tensor_reply.py `fan_in`), and their sum in that order. Null for a
+ * tensor without gradients.
+ */
+export function elementFanIn(s, reply, id, index) {
+  const t = reply.nodes.findIndex((node) => node.id === id);
+  const node = reply.nodes[t];
+  if (!node || node.dtype === "int" || !s.last) return null;
+  let flat = 0;
+  index.forEach((i, d) => {
+    flat = flat * node.shape[d] + i;
+  });
+  const element = s.tensorElements[t][flat];
+  const { local } = s.last;
+  const grad = s.grad;
+  const owners = reply.nodes.map((n, k) => [k, n.elements]).filter(([k, [start, end]]) => end > start && s.tensorElements[k].length);
+  const contributions = [];
+  let sum = 0;
+  for (let i = s.count - 1; i > element; i -= 1) {
+    if (!s.reached[i] || s.op[i] < 0) continue;
+    for (let j = 0; j < s.arity[i]; j += 1) {
+      if ((j === 0 ? s.first[i] : s.second[i]) !== element) continue;
+      const [owner] = owners.find(([, [start, end]]) => start <= i && i < end);
+      const upstream = grad[i];
+      const derivative = local[s.edgeStart[i] + j];
+      const contribution = derivative * upstream;
+      sum += contribution;
+      contributions.push({
+        tensor: reply.nodes[owner].id, output: indexOf(outputsOf(s, reply, owner).get(i), reply.nodes[owner].shape), node: i,
+        upstream: toJson(upstream), local: toJson(derivative), contribution: toJson(contribution),
+      });
+    }
+  }
+  return { tensor: id, index: [...index], grad: toJson(grad[element]), sum: toJson(sum), contributions };
+}

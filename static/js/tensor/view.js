@@ -57,14 +57,22 @@ function readoutText(node, { grid, index, value }) {
 /** What a layout depends on: the tensors, their shapes and inputs (not their numbers). */
 const layoutKey = (reply) => JSON.stringify(reply.nodes.map((n) => [n.id, n.label, n.name, n.op, n.kind, n.shape, n.inputs, n.grad === null]));
 
-/** Ask for the fan-in of element `index` of tensor `id` of the reply shown (`postFanIn`: core/api.js's);
- *  the latest ask wins. */
-function createFanInAsker(scope, requestBody, postFanIn) {
+/**
+ * Ask for the fan-in of element `index` of tensor `id` of the reply shown: the page's own
+ * (`local(id, index)`: tensor/page-numbers.js, when it computed the numbers shown) or the
+ * server's (`postFanIn`: core/api.js's; null: none to ask). The latest ask wins.
+ */
+function createFanInAsker(scope, requestBody, postFanIn, local) {
   let asked = 0;
   return async function ask(id, index) {
     const token = ++asked;
     const { store } = scope;
     const of = store.state.tensor;
+    const own = local(id, index);
+    if (own || !postFanIn) {
+      if (own) store.update({ tensorFanIn: { tensor: id, index, reply: own, of } });
+      return;
+    }
     try {
       const reply = await postFanIn({ ...requestBody(), tensor: id, index });
       if (token === asked && store.state.tensor === of) store.update({ tensorFanIn: { tensor: id, index, reply, of } });
@@ -97,7 +105,7 @@ function wireClicks(svg, scope, ask) {
     const id = cell.dataset.tensorId;
     const index = cell.dataset.index ? cell.dataset.index.split(",").map(Number) : [];
     const node = tensorIndex(state.tensor).nodeById.get(id);
-    if (cell.dataset.grid === "grad" && cell.dataset.value !== "") ask?.(id, index);
+    if (cell.dataset.grid === "grad" && cell.dataset.value !== "") ask(id, index);
     else if (cell.dataset.grid === "data" && node?.kind === "leaf" && node.name) update({ tensorCell: { tensor: id, index } });
   };
   svg.addEventListener("click", act);
@@ -112,14 +120,15 @@ function wireClicks(svg, scope, ask) {
  * sidebar's place for the cell editor),
  * root (gets data-view)}; `requestBody()` the page's /api/graph body; `setValues(values)` asks the
  * server for new values (a drag the page cannot compute yet); `server` the calls of it
- * ({postFanIn, postTensorGraph}: core/api.js's), null where there is none (a one-file HTML: no
- * gradient's sum is asked for, every drag is the page's). Returns the page's numbers
+ * ({postFanIn, postTensorGraph}: core/api.js's), null where there is none (a one-file HTML: every
+ * drag and every gradient's sum is the page's). Returns the page's numbers
  * (tensor/page-numbers.js: `use(graph)` gives it the scalar graph).
  */
 export function mountTensorView(elements, scope, { requestBody, setValues, server = null }) {
   const { pane, svg, fanIn, fanInText, fanInClose, readout, root } = elements;
   const layers = tensorLayers(svg);
-  const ask = server ? createFanInAsker(scope, requestBody, server.postFanIn) : null;
+  const numbers = createTensorNumbers(svg, scope, { requestBody, fetchGraph: server?.postTensorGraph ?? null });
+  const ask = createFanInAsker(scope, requestBody, server?.postFanIn ?? null, numbers.fanIn);
   const schedule = createTensorPlay(scope.store);
   let laid = { key: null, layout: null };
   wireClicks(svg, scope, ask);
@@ -148,7 +157,6 @@ export function mountTensorView(elements, scope, { requestBody, setValues, serve
     setHidden(readout, true);
   });
   fanInClose.addEventListener("click", () => scope.store.update({ tensorFanIn: null }));
-  const numbers = createTensorNumbers(svg, scope, { requestBody, fetchGraph: server?.postTensorGraph ?? null });
   mountCellEditor(elements.cells, scope, { setValues, paint: numbers.paint });
   new ResizeObserver(() => {
     if (laid.box && !pane.hidden) fitTo(pane, svg, laid.box, laid.layout.numbers);
@@ -166,7 +174,7 @@ export function mountTensorView(elements, scope, { requestBody, setValues, serve
     }
     // New numbers of the element shown: its fan-in again, with them.
     const open = s.tensorFanIn;
-    if (open && open.of !== s.tensor && changed.has("tensor")) ask?.(open.tensor, open.index);
+    if (open && open.of !== s.tensor && changed.has("tensor")) ask(open.tensor, open.index);
     const view = tensorViewAt(s.tensor, s.step, { finalGrads: s.finalGrads });
     // Its sum shows while its gradient does (stepping back before the pass reaches it hides it).
     const fan = open && view.grad(open.tensor) !== undefined ? fanInOf(s.tensor, open.reply) : null;
