@@ -208,7 +208,11 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
   });
   if (trace?.kind === "tensor") {
     store.setTensor(trace, { step: 0 });
-    if (graph) tensorNumbers.use(graph);
+    // No server: the numbers are the player's from the start (a gradient's sum is then its own).
+    if (graph) {
+      tensorNumbers.use(graph);
+      tensorNumbers.paint(store.state.values);
+    }
   } else if (trace) {
     const shown = withStepObjects(trace);
     const opening = openingFrame(shown);

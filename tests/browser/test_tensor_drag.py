@@ -244,8 +244,9 @@ def test_the_one_file_html_of_a_tensor_program_recomputes_a_drag_offline(
     page.goto(path.as_uri())
     page.wait_for_selector("[data-testid=player] [data-testid=tensor-graph][data-ready=true]")
     page.wait_for_selector("[data-testid=tensor-graph][data-page-numbers=ready]")
-    # The file opens on the values it was exported with.
+    # The file opens on the values it was exported with, its numbers its own.
     assert page.get_attribute(cell("t2", "data", "2"), "data-value") == "0.5"
+    assert page.get_attribute("[data-testid=tensor-graph]", "data-numbers") == "page"
     page.click("#to-end")
     page.locator(cell("t1", "data", "1,2")).click()
     page.locator("[data-testid=tensor-cell-editor]").wait_for(state="visible")
