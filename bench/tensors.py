@@ -6,6 +6,11 @@ Measures: POST /api/graph against a real uvicorn server (one worker) on loopback
 round draws other numbers, `manual_seed(…)` changed, so the response cache cannot answer),
 and in-process the engine's share: reading, building and the backward pass (`trace_tensors`),
 and writing and encoding the reply (`tensor_reply`, orjson). Target: cold ≤ 1 s.
+The page (Playwright + Debian's Chromium, 1280×720): a leaf cell's drag → painted, from the
+`input` event of its slider (Playwright's mouse) to the end of the frame that paints it (every
+tensor recomputed by static/js/tensor/recompute.js and drawn), DRAG_SAMPLES moves; and the cost of
+asking for the program's scalar graph (POST /api/tensor-graph, in-process: `tensor_graph`,
+orjson). Target: drag → paint ≤ 16.7 ms p50.
 """
 
 from __future__ import annotations
@@ -24,11 +29,13 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from servers import start_server, stop_server  # noqa: E402
 
 from chainrule.engine.builder import Limits  # noqa: E402
+from chainrule.engine.tensor_graph import tensor_graph  # noqa: E402
 from chainrule.engine.tensor_program import trace_tensors  # noqa: E402
 from chainrule.engine.tensor_reply import tensor_reply  # noqa: E402
 
 ROUNDS = 10
 SERVER = Limits(100_000, 20_000, 200)
+DRAG_SAMPLES = 120
 
 
 # makemore's MLP exercise (part 3): batch, vocabulary, embedding, block, hidden.
@@ -61,16 +68,89 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f}"
 
 
+# C[2,3]'s slider (the embedding table: the program's one named leaf) dragged by Playwright's
+# mouse, as bench/page.py drags a scalar slider (trusted input, which Chromium dispatches at the
+# start of a frame): each move from its `input` event (t0, a listener before the page's) to the
+# end of the frame that paints it (a task queued at the input runs once that frame is rendered;
+# the page recomputes and draws within the event, so that frame shows the new numbers).
+DRAG_ARM_JS = """() => {
+  const range = document.querySelector('[data-testid=tensor-cell-range]');
+  window.dragBench = { times: [] };
+  document.addEventListener('input', (event) => {
+    if (event.target !== range) return;
+    const t0 = performance.now();
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => window.dragBench.times.push(performance.now() - t0);
+    channel.port2.postMessage(null);
+  }, { capture: true });
+  range.scrollIntoView({ block: 'center' });
+  const box = range.getBoundingClientRect();
+  return { left: box.left, y: box.top + box.height / 2, width: box.width };
+}"""
+
+
+def drag_to_paint(base_url: str) -> tuple[list[float], int]:
+    """makemore's MLP on the page: a cell of C opened, its scalar graph held, then DRAG_SAMPLES
+    moves of its slider timed to paint; and how many requests the moves made."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.set_default_timeout(120_000)
+        page.goto(f"{base_url}/")
+        page.wait_for_selector("svg[data-ready=true]")
+        page.fill("[data-testid=source]", makemore(0))
+        page.press("[data-testid=source]", "Control+Enter")
+        page.wait_for_selector("[data-testid=tensor-graph][data-ready=true]")
+        page.click("#to-end")
+        table = page.locator("[data-testid=tensor][data-name=C]").first
+        table_id = table.get_attribute("data-tensor-id")
+        page.locator(
+            f"[data-testid=tensor-cell][data-tensor-id={table_id}][data-grid=data][data-index='2,3']"
+        ).dispatch_event("click")
+        page.wait_for_selector("[data-testid=tensor-graph][data-page-numbers=ready]")
+        asked: list[str] = []  # the server's API asked during the drag (the favicon aside: the
+        # browser's own, when the link's URL changes)
+        page.on("request", lambda request: "/api/" in request.url and asked.append(request.url))
+        track = page.evaluate(DRAG_ARM_JS)
+        # Back and forth along the track, two pixels a move, clear of its ends (where the thumb,
+        # at its min or max, would not move).
+        start, span = track["left"] + 14, int(track["width"]) - 28
+        page.mouse.move(start, track["y"])
+        page.mouse.down()  # the thumb jumps there: a move of its own, not counted
+        page.wait_for_function("() => window.dragBench.times.length >= 1")
+        for i in range(DRAG_SAMPLES):
+            offset = 2 * (i + 1) % (2 * span)
+            page.mouse.move(start + min(offset, 2 * span - offset), track["y"])
+            page.wait_for_function(f"() => window.dragBench.times.length >= {i + 2}")
+        page.mouse.up()
+        times = page.evaluate("window.dragBench.times.slice(1)")
+        browser.close()
+    return times, len(asked)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
 def main() -> None:
-    engine_times, reply_times, sizes = [], [], []
+    engine_times, reply_times, graph_times, sizes, graph_sizes = [], [], [], [], []
     for round_ in range(ROUNDS):
         started = time.perf_counter()
         trace = trace_tensors(makemore(round_), limits=SERVER)
         built = time.perf_counter()
         body = orjson.dumps(tensor_reply(trace))
+        replied = time.perf_counter()
+        graph = orjson.dumps(tensor_graph(trace))
         engine_times.append(built - started)
-        reply_times.append(time.perf_counter() - built)
+        reply_times.append(replied - built)
+        graph_times.append(time.perf_counter() - replied)
         sizes.append(len(body))
+        graph_sizes.append(len(graph))
     process, base_url = start_server()
     try:
         cold = []
@@ -81,11 +161,13 @@ def main() -> None:
                 response = client.post("/api/graph", json={"source": makemore(1000 + round_)})
                 cold.append(time.perf_counter() - started)
                 assert response.status_code == 200, response.text[:300]
+        drags, asked = drag_to_paint(base_url)
     finally:
         stop_server(process)
     elements, nodes = trace.elements.element_count, len(trace.elements.nodes)
     size = statistics.median(sizes)
     print(f"makemore's MLP: {elements:,} elements, {nodes:,} scalar nodes, reply {size:,.0f} B")
+    print(f"its scalar graph (POST /api/tensor-graph): {statistics.median(graph_sizes):,.0f} B")
     print()
     print("| what | p50 ms | max ms |")
     print("| --- | --- | --- |")
@@ -93,8 +175,13 @@ def main() -> None:
         ("POST /api/graph, cold (HTTP, one worker)", cold),
         ("read + build + backward (trace_tensors)", engine_times),
         ("reply + encode (tensor_reply, orjson)", reply_times),
+        ("scalar graph + encode (tensor_graph, orjson)", graph_times),
     ):
         print(f"| {name} | {ms(statistics.median(samples))} | {ms(max(samples))} |")
+    print()
+    print(f"Page: a cell drag → painted, {len(drags)} moves, {asked} API requests during them")
+    p50, p95 = percentile(drags, 0.5), percentile(drags, 0.95)
+    print(f"| drag → paint | p50 {p50:.1f} ms | p95 {p95:.1f} ms | max {max(drags):.1f} ms |")
 
 
 if __name__ == "__main__":

@@ -504,8 +504,9 @@ def exact_in_javascript(key: str) -> bool:
 
 def javascript_module() -> str:
     """Every row as a JavaScript module (`export const OPS = {key: {arity, exact, gate, forward(a,
-    b, k), locals(a, b, k, out), warning(a, b, k), saturation}}`), IEEE as the engine (a derived
-    row's formulas are its primitives'). `warning` is `warning_of` the forward: the primitive a
+    b, k), locals(a, b, k, out), local, warning(a, b, k), saturation}}`), IEEE as the engine (a
+    derived row's formulas are its primitives'; `local` is `locals` one function an input, for
+    a loop that makes no array a node). `warning` is `warning_of` the forward: the primitive a
     non-finite result is blamed on, or null; `exact` says that the row's formulas use arithmetic
     alone (the page's numbers are then the engine's to the bit); `gate` and `saturation` (a
     function of (a, b, k, out), or null) are GATES and SATURATION, for the gradient flags
@@ -516,6 +517,9 @@ def javascript_module() -> str:
     for key, op in OPS.items():
         formulas = [op.forward, *map(formula_of, op.local_grads)]
         local_grads = ", ".join(javascript(local, names) for local in formulas[1:])  # type: ignore[arg-type]
+        one_each = ", ".join(
+            f"(a, b, k, out) => {javascript(local, names)}" for local in formulas[1:]
+        )  # type: ignore[arg-type]
         exact = exact_in_javascript(key)
         saturation = (
             f"(a, b, k, out) => {javascript(op.saturation, names)}" if op.saturation else "null"
@@ -526,6 +530,7 @@ def javascript_module() -> str:
             f"    exact: {str(exact).lower()},",
             f"    forward: (a, b, k) => {javascript(op.forward, names)},",  # type: ignore[arg-type]
             f"    locals: (a, b, k, out) => [{local_grads}],",
+            f"    local: [{one_each}],",
             f"    warning: (a, b, k) => {javascript_warning(op.forward, names)},",  # type: ignore[arg-type]
             f"    gate: {str(key in GATES).lower()},",
             f"    saturation: {saturation},",

@@ -12,6 +12,7 @@ from . import errors, flags, gradcheck
 from .descend import MAX_STEPS
 from .ops import SCRIPT_NAMES, javascript_module
 from .options import Options
+from .tensor_graph import CONSTANT, LEAF
 from .tensor_reader import TENSOR_PROGRAM_PATTERN
 
 
@@ -42,6 +43,8 @@ def page_constants() -> dict[str, object]:
         "SCRIPT_NAMES": list(SCRIPT_NAMES),
         "REQUEST_OPTIONS": request_options(),
         "TENSOR_PROGRAM": TENSOR_PROGRAM_PATTERN,
+        "TENSOR_GRAPH_LEAF": LEAF,
+        "TENSOR_GRAPH_CONSTANT": CONSTANT,
     }
 
 

@@ -383,6 +383,7 @@ class _Program:
         if isinstance(owner, Module):
             return Module(f"{owner.path}.{name}")
         if isinstance(owner, MaxResult) and name in ("values", "indices"):
+            self.elements.numbers_shape_it |= name == "indices"
             return getattr(owner, name)
         if isinstance(owner, Tensor):
             if name == "shape":
@@ -411,7 +412,9 @@ class _Program:
                 )  # fmt: skip
             return owner[i]
         if isinstance(owner, MaxResult):
-            return owner[self.integer(picks[0], node.args[1])]
+            picked = owner[self.integer(picks[0], node.args[1])]
+            self.elements.numbers_shape_it |= picked is owner.indices
+            return picked
         tensor = self.tensor(owner, node.args[0])
         caret = (node.args[0].end, node.end)
         if any(isinstance(pick, slice) for pick in picks):  # `x[:, 0]`: ints and slices

@@ -172,6 +172,13 @@ class Elements:
         self.element_count = 0
         self.span = (0, 0)
         self.what = ""  # the text at `span`, as a bound's message names the op
+        # What the numbers choose besides the ops (engine/tensor_graph.py carries it to the
+        # page): a constant that is the largest of some nodes' data (softmax's shift), by its
+        # id; a `max`'s copy node and the nodes it chose among (the first largest, by its id);
+        # whether an integer tensor was made from numbers (`.indices`), which then shape it.
+        self.maxima: dict[int, list[int]] = {}
+        self.choices: dict[int, list[int]] = {}
+        self.numbers_shape_it = False
 
     def add(self, node: Value, kind: str | None = None) -> Value:
         node.id = len(self.nodes)
@@ -458,7 +465,9 @@ class TensorOps:
                 if op == "max":
                     best = max(range(len(group)), key=lambda k: values[group[k]].data)
                     chosen.append(best)
-                    out.append(add(Value.make("copy", (values[group[best]],))))
+                    picked = add(Value.make("copy", (values[group[best]],)))
+                    elements.choices[picked.id] = [values[k].id for k in group]
+                    out.append(picked)
                     continue
                 if len(group) == 1:
                     total = add(Value.make("copy", (values[group[0]],)))
@@ -699,6 +708,7 @@ class TensorOps:
         exp never overflows) of a row, the exps of that and their sum."""
         add, elements = self.elements.add, self.elements
         top = elements.constant(max(values[k].data for k in group))
+        elements.maxima[top.id] = [values[k].id for k in group]
         shifted = [add(Value.make("-", (values[k], top))) for k in group]
         exps = [add(Value.make("exp", (s,))) for s in shifted]
         total = exps[0]

@@ -21,9 +21,10 @@ from chainrule.app.settings import get_settings
 from chainrule.engine import Limits
 from chainrule.engine.errors import BadLeaf
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang, msg, warnings_in
+from chainrule.engine.tensor_graph import tensor_graph
 from chainrule.engine.tensor_program import trace_tensors
 from chainrule.engine.tensor_reader import is_tensor_program
-from chainrule.engine.tensor_reply import fan_in_reply
+from chainrule.engine.tensor_reply import fan_in_reply, tensor_reply
 from chainrule.engine.value_reader import (
     NotAValue,
     Program,
@@ -188,11 +189,18 @@ def save_html(
     values: dict[str, float] | None = None,
     lang: str = DEFAULT_LANG,
 ) -> Path:
-    """Write the one-file interactive HTML of a program or a graph of Values to `path`, its
-    words in `lang`."""
+    """Write the one-file interactive HTML of a program (a tensor program too) or a graph of
+    Values to `path`, its words in `lang`."""
     from chainrule.app.export.onefile import build_html
 
-    trace = trace_of(value_or_source, values, lang)
     path = Path(path)
-    path.write_text(build_html(trace, title=path.stem, lang=lang), encoding="utf-8")
+    if isinstance(value_or_source, str) and is_tensor_program(value_or_source):
+        # A tensor program's file carries its scalar graph: its cells' drags recompute offline.
+        tensors = trace_tensors(value_or_source, values)
+        html = build_html(
+            tensor_reply(tensors, lang), title=path.stem, lang=lang, graph=tensor_graph(tensors)
+        )
+    else:
+        html = build_html(trace_of(value_or_source, values, lang), title=path.stem, lang=lang)
+    path.write_text(html, encoding="utf-8")
     return path

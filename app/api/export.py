@@ -35,6 +35,7 @@ from chainrule.app.layout.graphviz import Graphviz
 from chainrule.app.settings import AppSettings
 from chainrule.engine.i18n import DEFAULT_LANG, Count, msg
 from chainrule.engine.reply import graph_reply, numbers_reply, pass_reply
+from chainrule.engine.tensor_graph import tensor_graph
 from chainrule.engine.tensor_program import trace_tensors
 from chainrule.engine.tensor_reader import is_tensor_program
 from chainrule.engine.tensor_reply import tensor_reply
@@ -103,8 +104,20 @@ async def export_html(
     if len(trace["nodes"]) > settings.export_max_nodes:
         raise too_large(len(trace["nodes"]), settings)
     title = title if title and title.strip() else default_title(request.source) or "chainrule"
-    html = await run_in_threadpool(build_html, trace, title=title, lang=lang)
+    # A tensor program's file carries its scalar graph: its cells' drags recompute offline.
+    graph = (
+        await run_in_threadpool(scalar_graph_of, request, settings)
+        if trace.get("kind") == "tensor"
+        else None
+    )
+    html = await run_in_threadpool(build_html, trace, title=title, lang=lang, graph=graph)
     return html.encode()
+
+
+def scalar_graph_of(request: GraphRequest, settings: AppSettings) -> dict[str, Any]:
+    """The scalar graph of the request's tensor program at the request's `values`: the
+    numbers the file opens on, which its drags change one cell at a time."""
+    return tensor_graph(trace_tensors(request.source, request.values, limits=limits_of(settings)))
 
 
 def export_trace(request: GraphRequest, settings: AppSettings) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """The tensor programs' own routes: `POST /api/fan-in`, where one element gets its gradient,
-and `POST /api/expand`, the scalar graph of one tensor op."""
+`POST /api/expand`, the scalar graph of one tensor op, and `POST /api/tensor-graph`, the whole
+scalar graph, compact, for the page's own passes."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ from fastapi import APIRouter
 
 from chainrule.app.api.graph_body import limits_of
 from chainrule.app.api.language import RequestLanguage
-from chainrule.app.api.schemas import error_responses
+from chainrule.app.api.schemas import GraphRequest, error_responses
 from chainrule.app.api.tensor_schemas import (
     ExpandRequest,
     ExpandResponse,
     FanInRequest,
     FanInResponse,
+    TensorScalarGraph,
 )
 from chainrule.app.http.errors import JSONBodyRoute
 from chainrule.app.http.responses import JSONBytes, dumps
@@ -21,6 +23,7 @@ from chainrule.app.http.settings_dependency import Settings
 from chainrule.app.settings import AppSettings
 from chainrule.engine.errors import BadLeaf
 from chainrule.engine.i18n import msg
+from chainrule.engine.tensor_graph import tensor_graph
 from chainrule.engine.tensor_program import TensorTrace, trace_tensors
 from chainrule.engine.tensor_reader import is_tensor_program
 from chainrule.engine.tensor_reply import expand_reply, fan_in_reply
@@ -28,11 +31,14 @@ from chainrule.engine.tensor_reply import expand_reply, fan_in_reply
 router = APIRouter(tags=["graph"], route_class=JSONBodyRoute)
 
 
-def traced(request: FanInRequest | ExpandRequest, settings: AppSettings) -> TensorTrace:
+def traced(
+    request: GraphRequest, settings: AppSettings, scalar: str = "error.tensor.fan_in_scalar"
+) -> TensorTrace:
     """The request's tensor program traced (its errors are said in the request's language by
-    the error handlers, as every ProgramError); BadLeaf for a scalar program."""
+    the error handlers, as every ProgramError); BadLeaf (message `scalar`) for a scalar
+    program."""
     if not is_tensor_program(request.source):
-        raise BadLeaf(msg("error.tensor.fan_in_scalar"))
+        raise BadLeaf(msg(scalar))
     return trace_tensors(request.source, request.values, limits=limits_of(settings))
 
 
@@ -42,6 +48,10 @@ def fan_in_body(request: FanInRequest, settings: AppSettings) -> bytes:
 
 def expand_body(request: ExpandRequest, settings: AppSettings) -> bytes:
     return dumps(expand_reply(traced(request, settings), request.tensor))
+
+
+def graph_of_body(request: GraphRequest, settings: AppSettings) -> bytes:
+    return dumps(tensor_graph(traced(request, settings, "error.tensor.graph_scalar")))
 
 
 @router.post(
@@ -80,5 +90,25 @@ async def expand(
     return JSONBytes(
         await server.offload.by_size(
             size, settings.offload_min_source_chars, expand_body, request, settings
+        )
+    )
+
+
+@router.post(
+    "/api/tensor-graph",
+    response_model=TensorScalarGraph,
+    responses=error_responses(400, 413, 422, 429, 503),
+)
+async def scalar_graph(
+    request: GraphRequest, settings: Settings, server: Server, language: RequestLanguage
+) -> JSONBytes:
+    """A tensor program's scalar graph, compact: every node's op, inputs and starting number,
+    each tensor's elements; the page runs its own forward and backward passes over it when a
+    cell is dragged (and the one-file HTML, offline)."""
+    language.choose(request.lang)  # the language the error handlers say an error in
+    size = len(request.source)
+    return JSONBytes(
+        await server.offload.by_size(
+            size, settings.offload_min_source_chars, graph_of_body, request, settings
         )
     )

@@ -120,3 +120,44 @@ class ExpandResponse(ResponsePart):
     nodes: list[ExpandedNode] = Field(
         description=f"At most {MAX_EXPANDED_NODES:,} (a larger op is a 400 `LimitExceeded`)."
     )
+
+
+class TensorScalarGraph(ResponsePart):
+    """A tensor program's scalar graph, compact (docs/api.md, "The scalar graph of a tensor
+    program"): what the page's own passes run over when a cell is dragged."""
+
+    kind: Literal["tensor-graph"]
+    source: str = Field(description="The program as received.")
+    ops: list[str] = Field(description="The op table's keys; `op` holds positions in it.")
+    arity: list[int] = Field(description="Per key of `ops`, how many inputs its node reads.")
+    op: list[int] = Field(
+        description="Per scalar node, in build order: its op (a position in `ops`), −1 a "
+        "leaf element, −2 a constant."
+    )
+    inputs: list[int] = Field(
+        description="Every op node's inputs (node ids), `arity` of them each, in node order."
+    )
+    exponents: list[Number] = Field(description="The exponent of every `**k` node, in order.")
+    numbers: list[Number] = Field(
+        description="The data of every leaf and constant node, in node order."
+    )
+    elements: list[int] = Field(
+        description="Every tensor's elements (node ids, row-major), tensor after tensor."
+    )
+    element_start: list[int] = Field(
+        description="Per tensor of the `/api/graph` reply (and one more), where its elements "
+        "start in `elements`; an integer tensor has none."
+    )
+    maxima: list[int] = Field(
+        description="`[node, count, *members, …]`: a constant that is the largest data of its "
+        "members (softmax's shift), computed again when they change."
+    )
+    choices: list[int] = Field(
+        description="`[node, count, *candidates, …]`: a `max`'s copy node, whose input is the "
+        "first largest of its candidates."
+    )
+    root: int = Field(description="The result's node: where the backward pass starts.")
+    recomputable: bool = Field(
+        description="False when the numbers shape the graph (an integer tensor made from "
+        "numbers, `.indices`): the page asks the server instead."
+    )

@@ -32,9 +32,9 @@ _UNSAFE_IN_SCRIPT = re.compile(r"</script|<!--", re.IGNORECASE)
 BOOT = """
 for (const host of document.querySelectorAll("[data-chainrule-data]")) {
   const read = (id) => JSON.parse(document.getElementById(id).textContent);
-  const { title, trace } = read(host.dataset.chainruleData);
+  const { title, trace, graph } = read(host.dataset.chainruleData);
   const [ops, ui] = [read("chainrule-ops"), read("chainrule-ui")];
-  chainrule.mountPlayer(host, { trace, ops, ui, title });
+  chainrule.mountPlayer(host, { trace, ops, ui, title, graph });
 }
 """
 
@@ -104,10 +104,16 @@ def _icon() -> str:
 
 
 def build_players_html(
-    players: list[tuple[str, dict[str, Any]]], *, title: str, lang: str = DEFAULT_LANG
+    players: list[tuple[str, dict[str, Any]]],
+    *,
+    title: str,
+    lang: str = DEFAULT_LANG,
+    graphs: dict[int, dict[str, Any]] | None = None,
 ) -> str:
     """A document with one player per `(title, trace)`, titled `title`, its words in `lang`
-    (the traces' own words are the language they were traced in)."""
+    (the traces' own words are the language they were traced in). `graphs`: by player, the
+    scalar graph of a tensor program's trace (engine/tensor_graph.py), whose cells then
+    recompute in the file."""
     script = player_module()
     ui = json_block(ui_catalogue(check_lang(lang)))
     hosts = []
@@ -116,7 +122,7 @@ def build_players_html(
         hosts.append(
             f'<div class="chainrule-player" data-chainrule-data="{data_id}"></div>\n'
             f'<script type="application/json" id="{data_id}">'
-            f"{json_block({'title': player_title, 'trace': trace})}</script>"
+            f"{json_block(_player_data(player_title, trace, (graphs or {}).get(i)))}</script>"
         )
     body_class = ' class="single"' if len(players) == 1 else ""
     shown_title = escape(UNSAFE_TEXT.sub(" ", title))  # no control or override reaches the page
@@ -145,8 +151,20 @@ def build_players_html(
 """
 
 
-def build_html(trace: dict[str, Any], *, title: str, lang: str = DEFAULT_LANG) -> str:
+def _player_data(title: str, trace: dict[str, Any], graph: dict[str, Any] | None) -> dict:
+    return {"title": title, "trace": trace} | ({"graph": graph} if graph is not None else {})
+
+
+def build_html(
+    trace: dict[str, Any],
+    *,
+    title: str,
+    lang: str = DEFAULT_LANG,
+    graph: dict[str, Any] | None = None,
+) -> str:
     """One self-contained HTML document that plays `trace` (a POST /api/graph reply: nodes
-    with their boxes, `layout`) with stepping, scrubbing, explanations and tables, its words
-    in `lang` (trace it in the same language)."""
-    return build_players_html([(title, trace)], title=title, lang=lang)
+    with their boxes, `layout`; or a tensor program's, with `graph` its scalar graph, so a
+    cell's drag recomputes offline) with stepping, scrubbing, explanations and tables, its
+    words in `lang` (trace it in the same language)."""
+    graphs = {0: graph} if graph is not None else None
+    return build_players_html([(title, trace)], title=title, lang=lang, graphs=graphs)

@@ -8,9 +8,12 @@
 // ~0.7 MB more in every output) stay the page's. Bundled
 // with the player's CSS into static/embed/chainrule-embed.js (`make bundle`; static/vendor/README.md).
 //
-// mountPlayer(host, {trace, ops, ui, recompute = null, title = ""}) -> {setTrace, setError, destroy}
+// mountPlayer(host, {trace, ops, ui, recompute = null, title = "", graph = null}) -> {setTrace, setError, destroy}
 //   trace      a POST /api/graph reply (nodes with x/y/width/height, `layout`, `structure`; its
-//              steps as columns, read by core/step-columns.js: so are setTrace's and recompute's).
+//              steps as columns, read by core/step-columns.js: so are setTrace's and recompute's),
+//              or a tensor program's (`kind: "tensor"`: drawn by tensor/view.js).
+//   graph      with a tensor program's trace, its scalar graph (POST /api/tensor-graph's reply):
+//              a leaf cell's drag recomputes every tensor in the player (tensor/recompute.js).
 //   ops        engine/ops.py page_table(): the table of operations the cards and formulas use.
 //   ui         engine/i18n.py ui_catalogue(lang): the player's words, {lang, text: {key after
 //              "ui." → template}} from locales/<lang>.json (core/i18n.js); the trace's narration and
@@ -166,7 +169,8 @@ function descendHere(store, body) {
   return reply;
 }
 
-/** The player's features on `view` (embed-layout.js), as the page mounts them (features.js). */
+/** The player's features on `view` (embed-layout.js), as the page mounts them (features.js);
+ *  returns the tensor view's numbers (tensor/view.js). */
 function mountFeatures(view, scope, recompute, fanIn) {
   const { store } = scope;
   const focused = () => view.root.getRootNode().activeElement !== null;
@@ -194,10 +198,15 @@ function mountFeatures(view, scope, recompute, fanIn) {
   const noFanIn = async () => {
     throw new ApiError({ type: "NoKernel", message: t("ui.tensor.fan_in_needs_kernel") });
   };
-  mountTensorView({ ...view.tensor, root: view.root }, scope, { requestBody, setValues, fanIn: fanIn ?? noFanIn });
+  // A tensor program's view: its cells' drags computed in the player from the scalar graph when it
+  // is given (a one-file HTML: tensor/page-numbers.js), else by `recompute` (the notebook's kernel);
+  // a gradient's sum the player's own, else the kernel's (`fanIn`), else none.
+  return mountTensorView({ ...view.tensor, root: view.root }, scope, {
+    requestBody, setValues, server: { postFanIn: fanIn ?? noFanIn, postTensorGraph: null },
+  });
 }
 
-export function mountPlayer(host, { trace, ops, ui, recompute = null, title = "", fanIn = null, values = null }) {
+export function mountPlayer(host, { trace, ops, ui, recompute = null, title = "", fanIn = null, values = null, graph = null }) {
   if (ops) useOpTable(ops);
   if (ui) useCatalogue(ui);
   const shadow = host.shadowRoot ?? host.attachShadow({ mode: "open" });
@@ -210,7 +219,7 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
     root: view.root, keyTarget: shadow, contain: true, server: { descend: (body) => descendHere(scope.store, body) },
   });
   const { store } = scope;
-  mountFeatures(view, scope, recompute, fanIn);
+  const tensorNumbers = mountFeatures(view, scope, recompute, fanIn);
   if (values && Object.keys(values).length) store.update({ values: { ...values } });
   store.subscribe((s, changed) => {
     if (changed.has("error")) renderError(view.errorBox, s.error);
@@ -223,6 +232,11 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
   });
   if (trace?.kind === "tensor") {
     store.setTensor(trace, { step: 0 });
+    // No server: the numbers are the player's from the start (a gradient's sum is then its own).
+    if (graph) {
+      tensorNumbers.use(graph);
+      tensorNumbers.paint(store.state.values);
+    }
   } else if (trace) {
     const shown = withStepObjects(trace);
     const opening = openingFrame(shown);

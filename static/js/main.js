@@ -5,7 +5,7 @@
 // for tests and scripts (the page's store, and the 3D view's probes).
 
 import { setAttr } from "./core/dom.js";
-import { createGraphChannel, fetchLessons, fetchPresets, postDescend, postFanIn, postLandscape } from "./core/api.js";
+import { createGraphChannel, fetchLessons, fetchPresets, postDescend, postFanIn, postLandscape, postTensorGraph } from "./core/api.js";
 import { mountAutogradCheck } from "./sandbox/autograd-check.js";
 import { challengeSection } from "./labs/challenges.js";
 import { descend } from "./train/descend.js";
@@ -67,6 +67,10 @@ const channel = createGraphChannel({
   // New values: the page painted its own numbers already; the server's confirm them (compute/instant-numbers.js).
   onResult: (trace, meta) => {
     if (trace.kind === "tensor") { // a tensor program's reply: tensor/view.js draws it
+      // New values asked before the page could compute them, answered after it did (and was
+      // dragged on): the page's numbers are newer (tensor/page-numbers.js).
+      const shown = state.tensor;
+      if (meta.values && shown?.numbersFrom === "page" && shown.source === trace.source) return;
       store.setTensor(trace, meta.program ? { step: meta.step ?? 0 } : {});
       return;
     }
@@ -182,7 +186,7 @@ function mount() {
   mountTensorView({
     pane: $("tensor-pane"), svg: $("tensor-graph"), fanIn: $("tensor-fan-in"), fanInText: $("tensor-fan-in-text"),
     fanInClose: $("tensor-fan-in-close"), readout: $("tensor-readout"), cells: $("tensor-cells"), root: document.body,
-  }, scope, { requestBody, setValues, fanIn: postFanIn });
+  }, scope, { requestBody, setValues, server: { postFanIn, postTensorGraph } });
   sandbox = mountSandbox({ panel: $("sandbox"), send: (meta) => channel.send(requestBody(), meta) }, scope);
   mountAutogradCheck({ panel: $("sandbox"), graph }, scope);
   mountLeaves($("sliders"), scope, { onValue: (name, value) => setValues({ ...state.values, [name]: value }) });

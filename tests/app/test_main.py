@@ -155,7 +155,7 @@ def test_the_openapi_schema_describes_the_api(client):
     assert set(schema["paths"]) == {
         "/api/graph", "/api/values", "/api/descend", "/api/export", "/api/presets",
         "/api/lessons", "/api/paths", "/api/class", "/api/class/{code}", "/healthz",
-        "/api/landscape", "/api/fan-in", "/api/expand",
+        "/api/landscape", "/api/fan-in", "/api/expand", "/api/tensor-graph",
     }  # fmt: skip
     graph = schema["paths"]["/api/graph"]["post"]
     # A scalar program's reply, or a tensor program's (docs/api.md, "Tensor programs").

@@ -171,6 +171,7 @@ def test_every_route_documents_every_status_it_can_answer(contract):
         ("/api/paths", "post"): everything,
         ("/api/fan-in", "post"): everything,
         ("/api/expand", "post"): everything,
+        ("/api/tensor-graph", "post"): everything,
         ("/api/presets", "get"): {"200", "422", "429"},  # 422: an unknown ?lang=
         ("/api/lessons", "get"): {"200", "422", "429"},
         ("/api/class", "post"): {"200", "413", "422", "429", "503"},  # 503: too many classes
@@ -317,6 +318,20 @@ def test_tensor_program_answers_match_the_schema(client, contract, body):
     response = client.post("/api/graph", json=body)
     assert response.status_code == 200, response.text[:300]
     assert contract.check(response, "/api/graph")["kind"] == "tensor"
+
+
+@pytest.mark.parametrize(
+    ("source", "status"),
+    [
+        ("X = randn(4, 2, seed=3)\nW = randn(2, 3, seed=4)\nL = softmax(X @ W, 1).max()", 200),
+        ("a = 2\nb = a * 3", 400),  # a scalar program: its graph is /api/graph's
+        ("A = randn(3, 2, seed=1)\nL = (A @ A).sum()", 400),  # a shape error
+    ],
+)
+def test_tensor_graph_answers_match_the_schema(client, contract, source, status):
+    response = client.post("/api/tensor-graph", json={"source": source})
+    assert response.status_code == status, response.text[:300]
+    contract.check(response, "/api/tensor-graph")
 
 
 @pytest.mark.parametrize(
@@ -645,6 +660,7 @@ def test_schemathesis_finds_no_5xx_and_no_schema_violation(live_server):
         "POST /api/graph",
         "POST /api/landscape",
         "POST /api/paths",
+        "POST /api/tensor-graph",
         "POST /api/values",
     ]
     assert not failures, "\n\n".join(failures)

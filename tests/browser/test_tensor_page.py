@@ -229,8 +229,11 @@ def test_makemore_s_mlp_opens_as_colour_grids_and_its_cells_open_their_sums(
     page.screenshot(path=str(screenshots_dir / "tensor-makemore-1280x720.png"))
     target = cell(w1["id"], "grad", "1,2")
     assert page.get_attribute(target, "data-value") == repr(w1["grad"][1][2])
-    # A colour cell under the pointer: its name and number in the readout.
-    page.hover(cell(w1["id"], "data", "15,30"))
+    # A colour cell under the pointer: its name and number in the readout. A colour grid is
+    # a canvas under one box that takes the pointer (tensor/draw.js): the pointer at the cell.
+    grid = page.locator(f"[data-testid=tensor][data-tensor-id={w1['id']}] .grid-hit").first
+    box = grid.bounding_box()
+    grid.hover(position={"x": box["width"] * 30.5 / 64, "y": box["height"] * 15.5 / 30})
     readout = page.locator("[data-testid=tensor-readout]")
     readout.wait_for(state="visible")
     assert readout.text_content().startswith("W1[15,30] = ")

@@ -148,7 +148,7 @@ export function forwardPass(s, values) {
 
 /** engine/ops.py `apply`'s warning of a non-finite result: the failing primitive's, else domain
  *  (nan) or overflow (±inf) when the inputs were finite. */
-function warningOf(row, a, b, k, out, arity) {
+export function warningOf(row, a, b, k, out, arity) {
   const blamed = row.warning(a, b, k);
   if (blamed !== null) return blamed;
   const finite = Number.isFinite(a) && (arity < 2 || Number.isFinite(b));

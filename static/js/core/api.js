@@ -105,6 +105,15 @@ export async function postFanIn(body) {
   return reply;
 }
 
+/** A tensor program's scalar graph, compact (POST /api/tensor-graph; docs/api.md): what the page's own passes run over. */
+export async function postTensorGraph(body) {
+  const reply = await postJson("api/tensor-graph", body);
+  if (reply?.kind !== "tensor-graph" || !Array.isArray(reply.op) || !Array.isArray(reply.inputs)) {
+    throw new ApiError({ type: "BadResponse", message: t("ui.api.tensor_graph_malformed") });
+  }
+  return reply;
+}
+
 /** Every path of the chain rule from one node to the target (POST /api/paths; docs/api.md). */
 export async function postPaths(body) {
   const reply = await postJson("api/paths", body);

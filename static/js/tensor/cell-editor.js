@@ -1,6 +1,7 @@
 // A leaf tensor's element, changed: its name (`W[1,2]`), a number box and a slider, in the
 // leaves' place of the sidebar while a tensor program is shown. A change sets the request's
-// `values` (`{"W[1,2]": 0.5}`, docs/api.md), and the page asks for the program again.
+// `values` (`{"W[1,2]": 0.5}`, docs/api.md): the page computes every tensor again itself
+// (tensor/page-numbers.js) once it holds the program's scalar graph, else asks the server.
 
 import { h, setHidden, setProps, setText } from "../core/dom.js";
 import { t } from "../core/i18n.js";
@@ -17,8 +18,9 @@ function rangeAround(value) {
   return { min: value - span, max: value + span };
 }
 
-/** Mount the editor in `container`; `setValues(values)` sends new leaf values. */
-export function mountCellEditor(container, scope, { setValues }) {
+/** Mount the editor in `container`; `paint(values)` shows new leaf values from the page's numbers
+ *  (false: it cannot), else `setValues(values)` sends them. */
+export function mountCellEditor(container, scope, { setValues, paint = () => false }) {
   const hint = h("p", { class: "tensor-cell-hint", "data-testid": "tensor-cell-hint" });
   const name = h("span", { class: "tensor-cell-name" });
   const box = h("input", { type: "number", step: "any", class: "tensor-cell-number", "data-testid": "tensor-cell-value" });
@@ -32,7 +34,8 @@ export function mountCellEditor(container, scope, { setValues }) {
     const cell = state.tensorCell;
     const node = cell && state.tensor ? tensorIndex(state.tensor).nodeById.get(cell.tensor) : null;
     if (!node || !Number.isFinite(value)) return;
-    setValues({ ...state.values, [cellKey(node.name, cell.index)]: value });
+    const values = { ...state.values, [cellKey(node.name, cell.index)]: value };
+    if (!paint(values)) setValues(values);
   }
   box.addEventListener("change", () => send(box.valueAsNumber));
   range.addEventListener("input", () => send(range.valueAsNumber));

@@ -5,10 +5,11 @@
 
 import { setData, setHidden, setText } from "../core/dom.js";
 import { stepInterval } from "../core/player.js";
-import { drawTensors, tensorLayers } from "./draw.js";
+import { cellOfEvent, drawTensors, flushCellValues, tensorLayers } from "./draw.js";
 import { fanInOf } from "./fan-in.js";
 import { tensorLayout } from "./layout.js";
 import { mountCellEditor } from "./cell-editor.js";
+import { createTensorNumbers } from "./page-numbers.js";
 import { gradName, tensorIndex, tensorName, tensorViewAt } from "./timeline.js";
 import { compactText, shortText } from "../core/format.js";
 
@@ -56,16 +57,24 @@ function readoutText(node, { grid, index, value }) {
 /** What a layout depends on: the tensors, their shapes and inputs (not their numbers). */
 const layoutKey = (reply) => JSON.stringify(reply.nodes.map((n) => [n.id, n.label, n.name, n.op, n.kind, n.shape, n.inputs, n.grad === null]));
 
-/** Ask `fanIn` (POST /api/fan-in's body → its reply) for the fan-in of element `index` of tensor
- *  `id` of the reply shown; the latest ask wins. */
-function createFanInAsker(scope, requestBody, fanIn) {
+/**
+ * Ask for the fan-in of element `index` of tensor `id` of the reply shown: the page's own
+ * (`local(id, index)`: tensor/page-numbers.js, when it computed the numbers shown) or the
+ * server's (`postFanIn`: core/api.js's; null: none to ask). The latest ask wins.
+ */
+function createFanInAsker(scope, requestBody, postFanIn, local) {
   let asked = 0;
   return async function ask(id, index) {
     const token = ++asked;
     const { store } = scope;
     const of = store.state.tensor;
+    const own = local(id, index);
+    if (own || !postFanIn) {
+      if (own) store.update({ tensorFanIn: { tensor: id, index, reply: own, of } });
+      return;
+    }
     try {
-      const reply = await fanIn({ ...requestBody(), tensor: id, index });
+      const reply = await postFanIn({ ...requestBody(), tensor: id, index });
       if (token === asked && store.state.tensor === of) store.update({ tensorFanIn: { tensor: id, index, reply, of } });
     } catch (err) {
       if (token === asked) store.setError(err.detail ?? { type: "Error", message: String(err) });
@@ -90,7 +99,7 @@ function createTensorPlay(store) {
 /** A click on a cell (or Enter on it): a gradient's opens its fan-in, a named leaf's data opens its editor. */
 function wireClicks(svg, scope, ask) {
   const act = (event) => {
-    const cell = event.target.closest?.("[data-testid=tensor-cell]");
+    const cell = cellOfEvent(event);
     const { state, update } = scope.store;
     if (!cell || !state.tensor) return;
     const id = cell.dataset.tensorId;
@@ -109,34 +118,46 @@ function wireClicks(svg, scope, ask) {
  * Mount the tensor view: `elements` {pane (in the graph pane), svg (the tensor graph's, in it), fanIn (the
  * sentence's element), fanInText, fanInClose, readout (a hovered cell's number), cells (the
  * sidebar's place for the cell editor),
- * root (gets data-view)}; `requestBody()` the page's /api/graph body; `setValues(values)`;
- * `fanIn(body)` answers a POST /api/fan-in body (the page: the server's, core/api.js postFanIn;
- * the notebook's player asks its kernel: embed.js).
+ * root (gets data-view)}; `requestBody()` the page's /api/graph body; `setValues(values)` asks the
+ * server for new values (a drag the page cannot compute yet); `server` the calls of it
+ * ({postFanIn, postTensorGraph}: core/api.js's), null where there is none (a one-file HTML: every
+ * drag and every gradient's sum is the page's). Returns the page's numbers
+ * (tensor/page-numbers.js: `use(graph)` gives it the scalar graph).
  */
-export function mountTensorView(elements, scope, { requestBody, setValues, fanIn: askFanIn }) {
+export function mountTensorView(elements, scope, { requestBody, setValues, server = null }) {
   const { pane, svg, fanIn, fanInText, fanInClose, readout, root } = elements;
   const layers = tensorLayers(svg);
-  const ask = createFanInAsker(scope, requestBody, askFanIn);
+  const numbers = createTensorNumbers(svg, scope, { requestBody, fetchGraph: server?.postTensorGraph ?? null });
+  const ask = createFanInAsker(scope, requestBody, server?.postFanIn ?? null, numbers.fanIn);
   const schedule = createTensorPlay(scope.store);
   let laid = { key: null, layout: null };
   wireClicks(svg, scope, ask);
   // The card under the pointer: its expression is lit in the editor (controls/editor.js); the
   // cell under it: its name and number in the readout (a colour grid's cells show none).
-  layers.cards.addEventListener("pointerover", (event) => {
+  const hover = (event) => {
     const card = event.target.closest?.("[data-testid=tensor]");
     scope.store.update({ hoverNode: card?.dataset.tensorId ?? null });
     const shown = scope.store.state.tensor;
-    const cell = event.target.closest?.("[data-testid=tensor-cell]");
+    if (event.target.classList?.contains("grid-hit")) flushCellValues(); // the numbers it reads
+    const cell = cellOfEvent(event);
     const node = cell && shown ? tensorIndex(shown).nodeById.get(cell.dataset.tensorId) : null;
+    hovered = node ? cell : null;
     setHidden(readout, !node);
     if (node) setText(readout, readoutText(node, cell.dataset));
+  };
+  let hovered = null; // the cell the readout reads: read again when the numbers change
+  layers.cards.addEventListener("pointerover", hover);
+  // A colour grid is one box: the cell under the pointer changes as it moves over it.
+  layers.cards.addEventListener("pointermove", (event) => {
+    if (event.target.classList?.contains("grid-hit")) hover(event);
   });
   layers.cards.addEventListener("pointerleave", () => {
     scope.store.update({ hoverNode: null });
+    hovered = null;
     setHidden(readout, true);
   });
   fanInClose.addEventListener("click", () => scope.store.update({ tensorFanIn: null }));
-  mountCellEditor(elements.cells, scope, { setValues });
+  mountCellEditor(elements.cells, scope, { setValues, paint: numbers.paint });
   new ResizeObserver(() => {
     if (laid.box && !pane.hidden) fitTo(pane, svg, laid.box, laid.layout.numbers);
   }).observe(pane);
@@ -159,6 +180,10 @@ export function mountTensorView(elements, scope, { requestBody, setValues, fanIn
     const fan = open && view.grad(open.tensor) !== undefined ? fanInOf(s.tensor, open.reply) : null;
     const editing = s.tensorCell ? [{ ...s.tensorCell, grid: "data", role: "edit" }] : [];
     drawTensors(layers, laid.layout, s.tensor, view, [...editing, ...(fan?.lit ?? [])]);
+    if (hovered?.isConnected && changed.has("tensor")) {
+      flushCellValues(); // a colour cell's number, written now
+      setText(readout, readoutText(tensorIndex(s.tensor).nodeById.get(hovered.dataset.tensorId), hovered.dataset));
+    }
     setData(svg, { ready: "true", step: String(s.step), tensors: String(s.tensor.nodes.length) });
     setHidden(fanIn, !fan);
     if (fan) {
@@ -184,4 +209,5 @@ export function mountTensorView(elements, scope, { requestBody, setValues, fanIn
     if (FRAME_KEYS.some((key) => changed.has(key))) drawFrame(s, changed);
     if (s.playing && (changed.has("step") || changed.has("playing") || changed.has("speed"))) schedule();
   });
+  return numbers;
 }
