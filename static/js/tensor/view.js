@@ -12,6 +12,7 @@ import { tensorLayout } from "./layout.js";
 import { mountCellEditor } from "./cell-editor.js";
 import { gradName, tensorIndex, tensorName, tensorViewAt } from "./timeline.js";
 import { compactText, shortText } from "../core/format.js";
+import { tensorLessonStop } from "../lessons/stops.js";
 
 const MARGIN = 24; // graph units around the cards
 // The graph fits the pane, but its numbers are never drawn smaller than MIN_SCALE of their
@@ -30,7 +31,7 @@ function fitTo(pane, svg, [width, height], numbers) {
 }
 
 /** The state keys a frame of the tensor view reads. */
-const FRAME_KEYS = ["tensor", "trace", "step", "finalGrads", "tensorFanIn", "tensorCell"];
+const FRAME_KEYS = ["tensor", "trace", "step", "finalGrads", "tensorFanIn", "tensorCell", "lessonId", "lessonStop", "lessons"];
 
 const FOLLOW_MARGIN = 16; // px around the cards the pane scrolls to
 
@@ -156,7 +157,7 @@ export function mountTensorView(elements, scope, { requestBody, setValues }) {
     // Its sum shows while its gradient does (stepping back before the pass reaches it hides it).
     const fan = open && view.grad(open.tensor) !== undefined ? fanInOf(s.tensor, open.reply) : null;
     const editing = s.tensorCell ? [{ ...s.tensorCell, grid: "data", role: "edit" }] : [];
-    drawTensors(layers, laid.layout, s.tensor, view, [...editing, ...(fan?.lit ?? [])]);
+    drawTensors(layers, laid.layout, s.tensor, view, [...editing, ...(fan?.lit ?? [])], tensorLessonStop(s)?.highlight ?? []);
     setData(svg, { ready: "true", step: String(s.step), tensors: String(s.tensor.nodes.length) });
     setHidden(fanIn, !fan);
     if (fan) {
@@ -169,6 +170,21 @@ export function mountTensorView(elements, scope, { requestBody, setValues }) {
     // The step's cards in view: its tensor and those it passes gradient to.
     if (changed.has("step")) follow(pane, [...layers.cards.querySelectorAll(".tensor-card.current, .tensor-card.arriving")]);
   }
+
+  // A tensor lesson's stop with a fan-in opens it (as a click on its cell would), once the
+  // stop's program is shown; the next stop without one closes it.
+  let lessonFan = null;
+  scope.store.subscribe((s, changed) => {
+    if (!["lessonId", "lessonStop", "tensor"].some((key) => changed.has(key))) return;
+    const stop = tensorLessonStop(s);
+    const wanted = stop?.fan_in ?? null;
+    if (wanted === lessonFan && !(wanted && changed.has("tensor") && !s.tensorFanIn)) return;
+    lessonFan = wanted;
+    if (wanted) {
+      const [tensor, , index] = wanted.split("|");
+      ask(tensor, index.split(",").map(Number));
+    } else if (stop && s.tensorFanIn) scope.store.update({ tensorFanIn: null });
+  });
 
   scope.store.subscribe((s, changed) => {
     const shown = Boolean(s.tensor) && !s.trace;
