@@ -116,6 +116,7 @@ export function mountTensorView(elements, scope, { requestBody, setValues }) {
   const { pane, svg, fanIn, fanInText, fanInClose, readout, root } = elements;
   const layers = tensorLayers(svg);
   const ask = createFanInAsker(scope, requestBody);
+  scope.tensorFanIn = ask; // open an element's sum, as a click on its cell does (the tensor predict lab)
   const schedule = createTensorPlay(scope.store);
   let laid = { key: null, layout: null };
   wireClicks(svg, scope, ask);
