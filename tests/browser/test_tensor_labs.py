@@ -68,7 +68,9 @@ def test_predict_a_cell_of_dW_before_the_backward_step_shows_it(
     w = next(n for n in reply["nodes"] if n["name"] == "W")
     xw = next(n for n in reply["nodes"] if n["label"] == "X @ W")
     frame = next(
-        k for k, s in enumerate(reply["steps"]) if s["phase"] == "backward" and s["node"] == xw["id"]
+        k
+        for k, s in enumerate(reply["steps"])
+        if s["phase"] == "backward" and s["node"] == xw["id"]
     )
     truth = w["grad"][1][2]
     open_labs(page, "tensor-mlp")
