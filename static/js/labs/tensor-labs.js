@@ -40,9 +40,8 @@ export function tensorPromptsOf(reply) {
     const node = nodeById.get(leaf.id);
     const frames = passedAt.get(leaf.id) ?? [];
     if (!node || node.grad === null || !frames.length) continue;
-    const all = indices(node.shape);
-    if (all.length > MAX_CELLS) continue;
-    for (const index of all) {
+    if (node.shape.reduce((n, size) => n * size, 1) > MAX_CELLS) continue;
+    for (const index of indices(node.shape)) {
       prompts.push({
         key: `${node.id}|${index.join(",")}`, tensor: node.id, index, cell: cellName(node, index),
         frame: Math.min(...frames), truth: elementOf(node.grad, index),
@@ -93,7 +92,9 @@ export function tensorPredictSection(scope, setLab) {
   const current = () => list().find((p) => p.key === select.value) ?? null;
   const waiting = () => state.lab === "tensor-predict" && current() && answered !== current().key ? current() : null;
 
+  let filledFor = null; // the reply the select's cells are of (filled while the lab is on)
   function fillSelect(reply) {
+    filledFor = reply;
     const chosen = select.value;
     select.replaceChildren(...list().map((p) => h("option", { value: p.key, text: p.cell })));
     const keep = list().some((p) => p.key === chosen);
@@ -172,8 +173,8 @@ export function tensorPredictSection(scope, setLab) {
       blocked = false;
       feedback.replaceChildren();
       delete feedback.dataset.verdict;
-      fillSelect(reply);
     }
+    if (on && filledFor !== reply) fillSelect(reply); // a lab that is off costs a drag nothing
     if (on && (changed.has("lab") || changed.has("tensor"))) hideIt();
     if (on) render();
   });
