@@ -18,6 +18,10 @@ TENSORS = "[data-testid=tensor-graph][data-ready=true]"
 PRESETS = {p["id"]: p for p in presets()}
 
 
+REUSED_JS = """() => [...document.querySelectorAll('[data-testid=tensor][data-reused=true]')]
+    .map(c => c.dataset.tensorId)"""
+
+
 def post(live_server, path: str, body: dict) -> dict:
     request = urllib.request.Request(
         f"{live_server}{path}",
@@ -137,6 +141,9 @@ def test_the_overwrite_lab_on_a_reused_tensor_shows_each_part_the_sum_and_what_i
     assert block.get_attribute("data-tensor-id") == logits["id"]
     assert block.get_attribute("data-ops") == ",".join(op for op, _ in parts)
     assert "logits is read by 2 ops (p, fused)" in block.text_content()
+    # On the graph, the one card whose gradient two ops add is marked.
+    page.wait_for_selector("[data-testid=tensor][data-reused=true]")
+    assert page.evaluate(REUSED_JS) == [logits["id"]]
     rows = page.evaluate(
         "() => [...document.querySelectorAll('[data-testid=tensor-overwrite-row]')]"
         ".map(r => ({...r.dataset}))"
@@ -150,6 +157,14 @@ def test_the_overwrite_lab_on_a_reused_tensor_shows_each_part_the_sum_and_what_i
         assert abs(float(row["sum"]) - 2 * float(row["overwritten"])) < 1e-12
     page.locator("[data-testid=tensor-overwrite-result]").scroll_into_view_if_needed()
     page.screenshot(path=str(screenshots_dir / "tensor-overwrite-1280x720.png"))
+    page.click("#to-end")  # the graph with every gradient, the marked card among them
+    page.locator(
+        f"[data-testid=tensor][data-tensor-id={logits['id']}]"
+    ).scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots_dir / "tensor-overwrite-graph-1280x720.png"))
+    page.click("[data-testid=lab-tensor-overwrite]")  # off: the mark goes
+    page.wait_for_function("() => !document.querySelector('[data-testid=tensor][data-reused]')")
+    page.click("[data-testid=lab-tensor-overwrite]")
     # A program where no tensor is read twice: = and += agree, said so.
     page.select_option("[data-testid=presets]", "tensor-matmul")
     page.wait_for_function(

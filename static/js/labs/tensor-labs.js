@@ -8,8 +8,10 @@
 import { compactText, preciseText } from "../core/format.js";
 import { h, setData, setHidden, toggleSwitch } from "../core/dom.js";
 import { t } from "../core/i18n.js";
-import { gradName, tensorIndex, tensorName } from "../tensor/timeline.js";
+import { gradName, reusedTensorsOf, tensorIndex, tensorName } from "../tensor/timeline.js";
 import { isClose, parseGuess } from "./guess.js";
+
+export { reusedTensorsOf };
 
 /** Leaves with at most this many elements offer their cells to predict (a select's options). */
 const MAX_CELLS = 64;
@@ -179,21 +181,6 @@ export function tensorPredictSection(scope, setLab) {
     if (on) render();
   });
   return section;
-}
-
-/**
- * The reused tensors of `reply` (read by two ops or more): `{tensor, parts: [{op, grad}],
- * grad}`, the parts in the order the backward pass brought them; `grad` the reply's (their sum).
- */
-export function reusedTensorsOf(reply) {
-  const { nodeById, passedAt } = tensorIndex(reply);
-  const reused = [];
-  for (const [id, frames] of passedAt) {
-    if (frames.length < 2) continue;
-    const parts = frames.map((k) => ({ op: reply.steps[k].node, grad: reply.steps[k].grads.find((g) => g.input === id).grad }));
-    reused.push({ tensor: nodeById.get(id), parts, grad: nodeById.get(id).grad });
-  }
-  return reused;
 }
 
 /** The table of one reused tensor: per cell, each op's part, += (the sum) and = (the last part). */

@@ -100,10 +100,11 @@ function enterCard(box, node) {
 
 /**
  * Draw the frame `view` (tensor/timeline.js tensorViewAt) of `reply` on `layers` laid out as
- * `layout`, with `lit` cells ([{tensor, index, grid, role}], a fan-in's) marked, and the cards
- * (`t3`) and cells (`t3|grad|1,2`) of `ringed` (a lesson stop's highlight) ringed.
+ * `layout`, with `lit` cells ([{tensor, index, grid, role}], a fan-in's) marked, the cards
+ * (`t3`) and cells (`t3|grad|1,2`) of `ringed` (a lesson stop's highlight) ringed, and the
+ * tensors of `reused` (ids: the = lab's, each read by two ops) marked.
  */
-export function drawTensors(layers, layout, reply, view, lit = [], ringed = []) {
+export function drawTensors(layers, layout, reply, view, lit = [], ringed = [], reused = new Set()) {
   const litCells = new Map(lit.map((cell) => [`${cell.tensor}|${cell.grid}|${cell.index.join(",")}`, `lit-${cell.role}`]));
   const lessonCells = new Set(ringed.filter((key) => key.includes("|")));
   const lessonCards = new Set(ringed.filter((key) => !key.includes("|")));
@@ -132,6 +133,7 @@ export function drawTensors(layers, layout, reply, view, lit = [], ringed = []) 
     attr(g, "data-computed", String(view.computed(node.id)));
     attr(g, "data-reached", String(grad !== undefined));
     attr(g, "data-lesson", lessonCards.has(node.id) ? "highlight" : null);
+    attr(g, "data-reused", reused.has(node.id) ? "true" : null);
     drawGrid(g.querySelector(".grid-data"), box, node, "data", view.data(node.id), litCells, lessonCells);
     if (box.hasGrad) drawGrid(g.querySelector(".grid-grad"), box, node, "grad", grad, litCells, lessonCells);
   }, (node) => { // another card size: made again

@@ -10,7 +10,7 @@ import { drawTensors, tensorLayers } from "./draw.js";
 import { fanInOf } from "./fan-in.js";
 import { tensorLayout } from "./layout.js";
 import { mountCellEditor } from "./cell-editor.js";
-import { gradName, tensorIndex, tensorName, tensorViewAt } from "./timeline.js";
+import { gradName, reusedTensorsOf, tensorIndex, tensorName, tensorViewAt } from "./timeline.js";
 import { compactText, shortText } from "../core/format.js";
 import { tensorLessonStop } from "../lessons/stops.js";
 
@@ -31,7 +31,7 @@ function fitTo(pane, svg, [width, height], numbers) {
 }
 
 /** The state keys a frame of the tensor view reads. */
-const FRAME_KEYS = ["tensor", "trace", "step", "finalGrads", "tensorFanIn", "tensorCell", "lessonId", "lessonStop", "lessons"];
+const FRAME_KEYS = ["tensor", "trace", "step", "finalGrads", "tensorFanIn", "tensorCell", "lessonId", "lessonStop", "lessons", "lab"];
 
 const FOLLOW_MARGIN = 16; // px around the cards the pane scrolls to
 
@@ -158,7 +158,9 @@ export function mountTensorView(elements, scope, { requestBody, setValues }) {
     // Its sum shows while its gradient does (stepping back before the pass reaches it hides it).
     const fan = open && view.grad(open.tensor) !== undefined ? fanInOf(s.tensor, open.reply) : null;
     const editing = s.tensorCell ? [{ ...s.tensorCell, grid: "data", role: "edit" }] : [];
-    drawTensors(layers, laid.layout, s.tensor, view, [...editing, ...(fan?.lit ?? [])], tensorLessonStop(s)?.highlight ?? []);
+    // The = lab (labs/tensor-labs.js) marks the tensors whose gradient two ops add.
+    const reused = s.lab === "tensor-overwrite" ? new Set(reusedTensorsOf(s.tensor).map((r) => r.tensor.id)) : undefined;
+    drawTensors(layers, laid.layout, s.tensor, view, [...editing, ...(fan?.lit ?? [])], tensorLessonStop(s)?.highlight ?? [], reused);
     setData(svg, { ready: "true", step: String(s.step), tensors: String(s.tensor.nodes.length) });
     setHidden(fanIn, !fan);
     if (fan) {
