@@ -178,6 +178,47 @@ _TENSOR_PROGRAMS: list[dict[str, Any]] = [
         ),
         "values": {},
     },
+    # The tensor lessons' programs (lessons/tensor-*.json): small enough that every number fits
+    # in its cell. `G` is the gradient sent back into `Z` (`loss = (Z * G).sum()`: dZ = G).
+    {
+        "id": "tensor-broadcast",
+        "source": (
+            "X = tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]])\n"
+            "W = tensor([[0.5, -1.0, 0.0], [1.0, 0.5, -0.5]])\n"
+            "b = tensor([0.1, -0.2, 0.3])\n"
+            "G = tensor([[1.0, 0.0, -1.0], [0.5, 2.0, 0.0], [-1.0, 1.0, 0.5]])\n"
+            "Z = X @ W + b\n"
+            "loss = (Z * G).sum()"
+        ),
+        "values": {},
+    },
+    {
+        "id": "tensor-matmul",
+        "source": (
+            "X = tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]])\n"
+            "W = tensor([[0.5, -1.0, 0.0], [1.0, 0.5, -0.5]])\n"
+            "G = tensor([[1.0, 0.0, -1.0], [0.5, 2.0, 0.0], [-1.0, 1.0, 0.5]])\n"
+            "Y = X @ W\n"
+            "loss = (Y * G).sum()"
+        ),
+        "values": {},
+    },
+    # The same loss twice, fused and by hand, added: `logits` is read by both, so each passes
+    # its own gradient and the two arrive side by side (and add: a reused tensor).
+    {
+        "id": "tensor-softmax-ce",
+        "source": (
+            "X = tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]])\n"
+            "W = tensor([[0.5, -1.0, 0.0], [1.0, 0.5, -0.5]])\n"
+            "Y = tensor([2, 0, 1])\n"
+            "logits = X @ W\n"
+            "fused = cross_entropy(logits, Y)\n"
+            "p = softmax(logits, 1)\n"
+            "unfused = -log(p[arange(3), Y]).mean()\n"
+            "loss = fused + unfused"
+        ),
+        "values": {},
+    },
 ]
 
 

@@ -21,6 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from chainrule import engine
 from chainrule.engine.i18n import DEFAULT_LANG, LANGS
 from chainrule.engine.step_reader import step_objects
+from chainrule.engine.tensor_program import trace_tensors
+from chainrule.engine.tensor_reader import is_tensor_program
+from chainrule.engine.tensor_reply import tensor_reply
+
+from .tensor_lessons import TensorLessonError, TensorResolver
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS_DIR = ROOT / "lessons"  # package data, beside app/
@@ -65,6 +70,10 @@ class StopFile(_Strict):
     at: Literal["start", "end"] | Place = "start"
     highlight: list[str] = []
     question: QuestionFile | None = None
+    # Tensor lessons only (app/api/tensor_lessons.py): the gradient cell whose fan-in the stop
+    # opens, and each number the text quotes with the cell it is the number of.
+    fan_in: str | None = None
+    numbers: dict[str, str] = {}
 
 
 class LessonFile(_Strict):
@@ -112,9 +121,10 @@ def _program(lesson: LessonFile, name: str) -> tuple[str, dict[str, float]]:
         raise LessonError(f"{name}: preset, source: give exactly one of them")
     if lesson.source is not None:
         return lesson.source, dict(lesson.values)
-    preset = next((p for p in engine.PRESETS if p["id"] == lesson.preset), None)
+    programs = [*engine.PRESETS, *engine.TENSOR_PRESETS]
+    preset = next((p for p in programs if p["id"] == lesson.preset), None)
     if preset is None:
-        known = ", ".join(p["id"] for p in engine.PRESETS)
+        known = ", ".join(p["id"] for p in programs)
         raise LessonError(
             f"{name}: preset: no preset is called {lesson.preset!r} (there are: {known})"
         )
@@ -187,6 +197,14 @@ class _Resolver:
         return matches[0]
 
 
+def _tensor_resolver(name: str, source: str, values: dict[str, float]) -> TensorResolver:
+    """The TensorResolver of a tensor lesson's program, as `POST /api/graph` replies it."""
+    try:
+        return TensorResolver(tensor_reply(trace_tensors(source, values)))
+    except engine.ProgramError as error:
+        raise LessonError(f"{name}: source: the program does not run: {error}") from error
+
+
 def _resolvers(name: str, source: str, values: dict[str, float]) -> Any:
     """`resolver(where, stop)`: the _Resolver of the trace `stop` shows (its pass, its leaf),
     each traced once; raises LessonError for a program that does not run or a bad `wrt`."""
@@ -223,11 +241,16 @@ def read_lesson(path: Path) -> dict[str, Any]:
     if lesson.id != path.stem:
         raise LessonError(f"{name}: id: {lesson.id!r} must match the file name ({path.stem!r})")
     source, values = _program(lesson, name)
+    if is_tensor_program(source):
+        return _tensor_lesson(name, lesson, source, values)
     resolver = _resolvers(name, source, values)
     stops = []
     for i, stop in enumerate(lesson.stops):
         where = f"stops.{i}"
         resolve = resolver(where, stop)
+        for field in ("fan_in", "numbers"):
+            if getattr(stop, field):
+                raise LessonError(f"{name}: {where}.{field}: only a tensor lesson has it")
         question = None
         if stop.question is not None:
             node_id = resolve.node(f"{where}.question.node", stop.question.node)
@@ -254,10 +277,65 @@ def read_lesson(path: Path) -> dict[str, Any]:
                 "question": question,
                 "pass": stop.pass_,
                 "wrt": stop.wrt,
+                "fan_in": None,
             }
         )
     return {
         "id": lesson.id,
+        "kind": "scalar",
+        "title": _texts(name, "title", lesson.title),
+        "summary": _texts(name, "summary", lesson.summary),
+        "source": source,
+        "values": values,
+        "stops": stops,
+    }
+
+
+def _tensor_stop(name: str, where: str, stop: StopFile, resolve: TensorResolver) -> dict[str, Any]:
+    """A tensor lesson's stop as served: its step, highlighted tensors and cells, fan-in."""
+    if stop.question is not None:
+        raise LessonError(
+            f"{name}: {where}.question: a tensor lesson asks with the predict lab, not a question"
+        )
+    if stop.pass_ != "reverse" or stop.wrt is not None:
+        raise LessonError(f"{name}: {where}.pass: a tensor program has the reverse pass only")
+    for cell, quoted in stop.numbers.items():
+        resolve.check_number(f"{where}.numbers.{cell}", cell, quoted)
+    fan_in = None
+    if stop.fan_in is not None:
+        tensor_id, grid, index = resolve.cell(f"{where}.fan_in", stop.fan_in)
+        if grid != "grad":
+            raise LessonError(f"{name}: {where}.fan_in: {stop.fan_in!r} is no gradient's cell")
+        fan_in = f"{tensor_id}|grad|{','.join(map(str, index))}"
+    return {
+        "text": _texts(name, f"{where}.text", stop.text),
+        "step": resolve.step(f"{where}.at", stop.at),
+        "highlight": [
+            found
+            for k, label in enumerate(stop.highlight)
+            for found in resolve.highlight(f"{where}.highlight.{k}", label)
+        ],
+        "question": None,
+        "pass": "reverse",
+        "wrt": None,
+        "fan_in": fan_in,
+    }
+
+
+def _tensor_lesson(
+    name: str, lesson: LessonFile, source: str, values: dict[str, float]
+) -> dict[str, Any]:
+    """A lesson about a tensor program (app/api/tensor_lessons.py), as `read_lesson` returns it."""
+    resolve = _tensor_resolver(name, source, values)
+    try:
+        stops = [
+            _tensor_stop(name, f"stops.{i}", stop, resolve) for i, stop in enumerate(lesson.stops)
+        ]
+    except TensorLessonError as error:
+        raise LessonError(f"{name}: {error}") from error
+    return {
+        "id": lesson.id,
+        "kind": "tensor",
         "title": _texts(name, "title", lesson.title),
         "summary": _texts(name, "summary", lesson.summary),
         "source": source,

@@ -620,10 +620,18 @@ class LessonStop(ResponsePart):
         alias="pass", description="The pass the stop shows (its `step` is of that timeline)."
     )
     wrt: str | None = Field(description="Forward mode's leaf (a name); null in reverse mode.")
+    fan_in: str | None = Field(
+        description="A tensor lesson's gradient cell whose fan-in the stop opens, as the page "
+        "keys cells (`t1|grad|1,2`); null otherwise."
+    )
 
 
 class Lesson(ResponsePart):
     id: str
+    kind: Literal["scalar", "tensor"] = Field(
+        description="`tensor`: its program is a tensor program, its stops name tensors (`t3`) "
+        "and cells (`t3|grad|1,2`) of the tensor reply."
+    )
     title: str
     summary: str
     source: str

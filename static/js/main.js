@@ -17,6 +17,7 @@ import { collapseThreshold } from "./graph/groups.js";
 import { mountInstantNumbers, pageStructure } from "./compute/instant-numbers.js";
 import { orderSection } from "./labs/order.js";
 import { overwriteSection } from "./labs/overwrite.js";
+import { tensorOverwriteSection, tensorPredictSection } from "./labs/tensor-labs.js";
 import { trainSection } from "./train/lab.js";
 import { mountLanguageMenu } from "./core/language.js";
 import { mountLessonPanel } from "./lessons/panel.js";
@@ -192,7 +193,7 @@ function mount() {
   mountLeaves($("sliders"), scope, { onValue: (name, value) => setValues({ ...state.values, [name]: value }) });
   // The page's Train lab has the loss landscape (its grids are the server's).
   const trainLab = (on, setLab, options) => trainSection(on, setLab, { ...options, landscape: landscapeSection });
-  const labs = [overwriteSection, orderSection, predictSection, trainLab, challengeSection];
+  const labs = [overwriteSection, orderSection, predictSection, trainLab, challengeSection, tensorOverwriteSection, tensorPredictSection];
   mountPanels({ section: $("panels"), tabs: $("panel-tabs"), bodies: $("panel-bodies") }, scope, { labs, labsFirst: true, setValues });
   registerPathsPanel(scope, { requestBody });
   // A lab switching the variant (the = bug, a visit order), or another target of the program

@@ -27,9 +27,13 @@ function tabAndBody(panel, select) {
   return { tab, body };
 }
 
+/** Whether `panel` has something to show for what the page shows: a tensor program is read
+ *  by the panels that say so (`tensor: true`: the labs), a scalar trace by every one. */
+const available = (panel, s) => !(s.tensor && !s.trace) || Boolean(panel.tensor);
+
 /** The panel `state.panel` names if it is shown, else the first one a link does not hide. */
 function shownPanel(panels, s) {
-  const visible = panels.filter((panel) => !s.hide.includes(panel.hideKey));
+  const visible = panels.filter((panel) => !s.hide.includes(panel.hideKey) && available(panel, s));
   return visible.find((panel) => panel.id === s.panel) ?? visible[0] ?? panels[0];
 }
 
@@ -66,11 +70,14 @@ export function createPanelArea(store) {
     const active = shownPanel(attached, s);
     for (const panel of attached) {
       const on = panel === active;
+      panel.tab.hidden = !available(panel, s);
       panel.tab.setAttribute("aria-selected", String(on));
       panel.tab.tabIndex = on ? 0 : -1;
       panel.body.hidden = !on;
     }
-    if (active && active.id !== s.panel) select(active.id); // a hidden or unknown tab: the shown one
+    // A hidden or unknown tab: the shown one. While a tensor program is shown the learner's tab
+    // is kept, to come back with the next scalar program.
+    if (active && active.id !== s.panel && !(s.tensor && !s.trace)) select(active.id);
   }
 
   function attach(panel) {
@@ -90,7 +97,7 @@ export function createPanelArea(store) {
       tabKeys(area.tabs, panels, select);
       // Before the panels' own subscriptions: a panel told it is shown finds its body shown.
       store.subscribe((s, changed) => {
-        if (changed.has("panel") || changed.has("hide")) show(s);
+        if (["panel", "hide", "tensor", "trace"].some((key) => changed.has(key))) show(s);
       });
       for (const panel of panels) attach(panel);
     },

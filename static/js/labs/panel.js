@@ -42,6 +42,7 @@ export function mountLabs(scope, { labs, setValues = () => {} }) {
     id: "labs",
     title: t("ui.tab.labs"),
     hideKey: "labs",
+    tensor: true, // its tensor cards (labs/tensor-labs.js) read a tensor program
     mount(body) {
       body.classList.add("labs");
       const choose = (lab) => setLab(scope.store, lab);

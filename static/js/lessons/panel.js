@@ -10,10 +10,12 @@ import { compactText } from "../core/format.js";
 import { framesOf } from "../core/frames.js";
 import { t } from "../core/i18n.js";
 import { isClose, parseGuess } from "../labs/guess.js";
-import { currentLesson, isLessonTrace, showsStop, stopPass } from "./stops.js";
+import { currentLesson, isLessonTrace, showsStop, shownReply, stopPass } from "./stops.js";
 
-/** The frame that shows API step `stepIndex` whole (a backward visit with all its contributions). */
+/** The frame that shows API step `stepIndex` whole (a backward visit with all its contributions;
+ *  a tensor program's timeline is one frame a step). */
 export function frameOfStop(trace, stepIndex) {
+  if (trace.kind === "tensor") return stepIndex;
   const frames = framesOf(trace);
   for (let i = frames.length - 1; i >= 0; i -= 1) if (frames[i].step === stepIndex) return i;
   return 0;
@@ -56,7 +58,7 @@ function judge(question, answer, trace) {
 /** Write stop `k` of `lesson` into the panel: its text, its question, the buttons' state. */
 function writeStop(parts, lesson, k) {
   const stop = lesson.stops[k];
-  Object.assign(parts.panel.dataset, { stop: String(k), lesson: lesson.id });
+  Object.assign(parts.panel.dataset, { stop: String(k), lesson: lesson.id, kind: lesson.kind ?? "scalar" });
   parts.title.textContent = lesson.title;
   parts.count.textContent = t("ui.lesson.count", { stop: k + 1, count: lesson.stops.length });
   richText(parts.text, stop.text);
@@ -115,7 +117,8 @@ export function mountLessonPanel({ after, menu }, scope, { loadProgram }) {
     if (!lesson) return;
     // The stop's pass: another pass (or leaf) of the lesson's program asks for its timeline.
     update({ lessonStop: k, playing: false, ...stopPass(lesson.stops[k]), everyLeaf: null });
-    if (showsStop(lesson, lesson.stops[k], state.trace)) setStep(frameOfStop(state.trace, lesson.stops[k].step));
+    const shown = shownReply(state);
+    if (showsStop(lesson, lesson.stops[k], shown)) setStep(frameOfStop(shown, lesson.stops[k].step));
     else waiting.stop = k;
   }
 
@@ -133,7 +136,7 @@ export function mountLessonPanel({ after, menu }, scope, { loadProgram }) {
     if (!lesson) return;
     const stop = Math.min(Math.max(0, k), lesson.stops.length - 1);
     update({ lessonId: lesson.id, lessonStop: stop });
-    waiting.stop = isLessonTrace(lesson, state.trace) ? null : stop;
+    waiting.stop = isLessonTrace(lesson, shownReply(state)) ? null : stop;
     if (waiting.stop === null) show(stop);
     else loadProgram({ source: lesson.source, values: lesson.values, ...stopPass(lesson.stops[stop]) });
   }
@@ -151,14 +154,15 @@ export function mountLessonPanel({ after, menu }, scope, { loadProgram }) {
 function followState(s, changed, { update, parts, waiting, show }) {
   const lesson = currentLesson(s);
   // A lesson is about its program: editing the program ends it.
-  if (lesson && changed.has("source") && s.source !== lesson.source && s.trace) {
+  if (lesson && changed.has("source") && s.source !== lesson.source && shownReply(s)) {
     update({ lessonId: "", lessonStop: 0 });
     return;
   }
   // The reader started the every-leaf run before the stop's trace came: the run is theirs now
   // (showing the stop would cancel it and put its leaf back).
   if (waiting.stop !== null && changed.has("everyLeaf") && s.everyLeaf) waiting.stop = null;
-  if (changed.has("trace") && lesson && waiting.stop !== null && showsStop(lesson, lesson.stops[waiting.stop], s.trace)) {
+  const arrived = changed.has("trace") || changed.has("tensor");
+  if (arrived && lesson && waiting.stop !== null && showsStop(lesson, lesson.stops[waiting.stop], shownReply(s))) {
     const k = waiting.stop;
     waiting.stop = null;
     show(k);

@@ -134,13 +134,13 @@ function largest(values) {
 }
 
 /** One grid's cells: `values` (nested lists or undefined), coloured on a scale to its largest |value|. */
-function drawGrid(layer, box, node, grid, values, litCells, colours) {
-  if (box.cell.numbers) drawCells(layer, box, node, grid, values, litCells);
+function drawGrid(layer, box, node, grid, values, litCells, colours, lessonCells) {
+  if (box.cell.numbers) drawCells(layer, box, node, grid, values, litCells, lessonCells);
   else drawColourGrid(layer, box, node, grid, values, litCells, colours);
 }
 
-/** A grid's cells, each with its hooks; a number grid's filled and written. */
-function drawCells(layer, box, node, grid, values, litCells) {
+/** A grid's cells, each with its hooks (`data-lesson` on a cell a lesson's stop rings); a number grid's filled and written. */
+function drawCells(layer, box, node, grid, values, litCells, lessonCells = new Set()) {
   const { rows, cols } = box.grid;
   const { width, height, numbers } = box.cell;
   const top = grid === "data" ? box.dataY : box.gradY;
@@ -164,6 +164,7 @@ function drawCells(layer, box, node, grid, values, litCells) {
     attr(g, "data-grid", grid);
     attr(g, "data-index", item.index.join(","));
     attr(g, "data-value", known ? fullText(item.value) : "");
+    attr(g, "data-lesson", lessonCells.has(key) ? "highlight" : null);
     const strength = known && Number.isFinite(x) ? Math.abs(x) / scale : 0;
     if (numbers) attr(g.firstChild, "fill-opacity", (0.28 * strength).toFixed(3));
     // Unknown (an op's data before its step, a gradient before the pass reaches it): blank.
@@ -249,11 +250,15 @@ function enterCard(box, node) {
 
 /**
  * Draw the frame `view` (tensor/timeline.js tensorViewAt) of `reply` on `layers` laid out as
- * `layout`, with `lit` cells ([{tensor, index, grid, role}], a fan-in's) marked.
+ * `layout`, with `lit` cells ([{tensor, index, grid, role}], a fan-in's) marked, the cards
+ * (`t3`) and cells (`t3|grad|1,2`) of `ringed` (a lesson stop's highlight) ringed, and the
+ * tensors of `reused` (ids: the = lab's, each read by two ops) marked.
  */
-export function drawTensors(layers, layout, reply, view, lit = []) {
+export function drawTensors(layers, layout, reply, view, lit = [], ringed = [], reused = new Set()) {
   const colours = cellColours(layers.cards);
   const litCells = new Map(lit.map((cell) => [`${cell.tensor}|${cell.grid}|${cell.index.join(",")}`, `lit-${cell.role}`]));
+  const lessonCells = new Set(ringed.filter((key) => key.includes("|")));
+  const lessonCards = new Set(ringed.filter((key) => !key.includes("|")));
   join(layers.edges, layout.edges, (edge) => edge.id, () => svgElement("path", {}, "tensor-edge"), (path, edge) => {
     const state = view.edge(edge) ?? "idle";
     attr(path, "d", edge.d);
@@ -278,8 +283,10 @@ export function drawTensors(layers, layout, reply, view, lit = []) {
     attr(g, "data-shape", node.shape.join(","));
     attr(g, "data-computed", String(view.computed(node.id)));
     attr(g, "data-reached", String(grad !== undefined));
-    drawGrid(g.querySelector(".grid-data"), box, node, "data", view.data(node.id), litCells, colours);
-    if (box.hasGrad) drawGrid(g.querySelector(".grid-grad"), box, node, "grad", grad, litCells, colours);
+    attr(g, "data-lesson", lessonCards.has(node.id) ? "highlight" : null);
+    attr(g, "data-reused", reused.has(node.id) ? "true" : null);
+    drawGrid(g.querySelector(".grid-data"), box, node, "data", view.data(node.id), litCells, colours, lessonCells);
+    if (box.hasGrad) drawGrid(g.querySelector(".grid-grad"), box, node, "grad", grad, litCells, colours, lessonCells);
   }, (node) => { // another card size: made again
     const box = layout.cards.get(node.id);
     return `${box.width}x${box.height}|${node.label}|${node.shape}`;

@@ -128,3 +128,18 @@ export function tensorNarration(reply, i) {
   const rules = (step.grads ?? []).map((g) => g.rule).join("; ");
   return rules ? t("ui.tensor.backward", { label: node.label, rules }) : t("ui.tensor.backward_none", { label: node.label });
 }
+
+/**
+ * The reused tensors of `reply` (read by two ops or more): `{tensor, parts: [{op, grad}],
+ * grad}`, the parts in the order the backward pass brought them; `grad` the reply's (their sum).
+ */
+export function reusedTensorsOf(reply) {
+  const { nodeById, passedAt } = tensorIndex(reply);
+  const reused = [];
+  for (const [id, frames] of passedAt) {
+    if (frames.length < 2) continue;
+    const parts = frames.map((k) => ({ op: reply.steps[k].node, grad: reply.steps[k].grads.find((g) => g.input === id).grad }));
+    reused.push({ tensor: nodeById.get(id), parts, grad: nodeById.get(id).grad });
+  }
+  return reused;
+}

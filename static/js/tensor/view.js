@@ -10,8 +10,9 @@ import { fanInOf } from "./fan-in.js";
 import { tensorLayout } from "./layout.js";
 import { mountCellEditor } from "./cell-editor.js";
 import { createTensorNumbers } from "./page-numbers.js";
-import { gradName, tensorIndex, tensorName, tensorViewAt } from "./timeline.js";
+import { gradName, reusedTensorsOf, tensorIndex, tensorName, tensorViewAt } from "./timeline.js";
 import { compactText, shortText } from "../core/format.js";
+import { tensorLessonStop } from "../lessons/stops.js";
 
 const MARGIN = 24; // graph units around the cards
 // The graph fits the pane, but its numbers are never drawn smaller than MIN_SCALE of their
@@ -30,7 +31,7 @@ function fitTo(pane, svg, [width, height], numbers) {
 }
 
 /** The state keys a frame of the tensor view reads. */
-const FRAME_KEYS = ["tensor", "trace", "step", "finalGrads", "tensorFanIn", "tensorCell"];
+const FRAME_KEYS = ["tensor", "trace", "step", "finalGrads", "tensorFanIn", "tensorCell", "lessonId", "lessonStop", "lessons", "lab"];
 
 const FOLLOW_MARGIN = 16; // px around the cards the pane scrolls to
 
@@ -129,6 +130,7 @@ export function mountTensorView(elements, scope, { requestBody, setValues, serve
   const layers = tensorLayers(svg);
   const numbers = createTensorNumbers(svg, scope, { requestBody, fetchGraph: server?.postTensorGraph ?? null });
   const ask = createFanInAsker(scope, requestBody, server?.postFanIn ?? null, numbers.fanIn);
+  scope.tensorFanIn = ask; // open an element's sum, as a click on its cell does (the tensor predict lab)
   const schedule = createTensorPlay(scope.store);
   let laid = { key: null, layout: null };
   wireClicks(svg, scope, ask);
@@ -179,7 +181,9 @@ export function mountTensorView(elements, scope, { requestBody, setValues, serve
     // Its sum shows while its gradient does (stepping back before the pass reaches it hides it).
     const fan = open && view.grad(open.tensor) !== undefined ? fanInOf(s.tensor, open.reply) : null;
     const editing = s.tensorCell ? [{ ...s.tensorCell, grid: "data", role: "edit" }] : [];
-    drawTensors(layers, laid.layout, s.tensor, view, [...editing, ...(fan?.lit ?? [])]);
+    // The = lab (labs/tensor-labs.js) marks the tensors whose gradient two ops add.
+    const reused = s.lab === "tensor-overwrite" ? new Set(reusedTensorsOf(s.tensor).map((r) => r.tensor.id)) : undefined;
+    drawTensors(layers, laid.layout, s.tensor, view, [...editing, ...(fan?.lit ?? [])], tensorLessonStop(s)?.highlight ?? [], reused);
     if (hovered?.isConnected && changed.has("tensor")) {
       flushCellValues(); // a colour cell's number, written now
       setText(readout, readoutText(tensorIndex(s.tensor).nodeById.get(hovered.dataset.tensorId), hovered.dataset));
@@ -196,6 +200,21 @@ export function mountTensorView(elements, scope, { requestBody, setValues, serve
     // The step's cards in view: its tensor and those it passes gradient to.
     if (changed.has("step")) follow(pane, [...layers.cards.querySelectorAll(".tensor-card.current, .tensor-card.arriving")]);
   }
+
+  // A tensor lesson's stop with a fan-in opens it (as a click on its cell would), once the
+  // stop's program is shown; the next stop without one closes it.
+  let lessonFan = null;
+  scope.store.subscribe((s, changed) => {
+    if (!["lessonId", "lessonStop", "tensor"].some((key) => changed.has(key))) return;
+    const stop = tensorLessonStop(s);
+    const wanted = stop?.fan_in ?? null;
+    if (wanted === lessonFan && !(wanted && changed.has("tensor") && !s.tensorFanIn)) return;
+    lessonFan = wanted;
+    if (wanted) {
+      const [tensor, , index] = wanted.split("|");
+      ask(tensor, index.split(",").map(Number));
+    } else if (stop && s.tensorFanIn) scope.store.update({ tensorFanIn: null });
+  });
 
   scope.store.subscribe((s, changed) => {
     const shown = Boolean(s.tensor) && !s.trace;
