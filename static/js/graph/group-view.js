@@ -133,8 +133,10 @@ function writeTools(bar, trace, choice, locked) {
   if (bar.bar.hidden) return;
   bar.overview.hidden = !trace.overview || Boolean(choice.overview && !locked);
   bar.overview.disabled = locked;
-  bar.collapseAll.disabled = locked || (choice.base === "collapsed" && choice.collapsed.size === collapsible.length);
-  bar.expandAll.disabled = locked || (choice.base === "expanded" && choice.collapsed.size === 0);
+  // On the overview both lead out of it, to every statement drawn.
+  const drawn = !locked && !choice.overview;
+  bar.collapseAll.disabled = locked || (drawn && choice.base === "collapsed" && choice.collapsed.size === collapsible.length);
+  bar.expandAll.disabled = locked || (drawn && choice.base === "expanded" && choice.collapsed.size === 0);
   bar.bar.title = locked ? t("ui.groups.locked") : "";
 }
 
@@ -256,6 +258,8 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
     attach(p) {
       player = p;
     },
+    /** Whether Fit shows all that is drawn, whatever the scale (the overview's cards are few and large). */
+    fitsWhole: (trace) => showsOverview(trace) && overview.path().length < 2,
     /** The extent of what is drawn for `trace` (graph coordinates). */
     bounds(trace) {
       if (showsOverview(trace)) return overview.bounds(trace);

@@ -36,9 +36,9 @@ function enterCard(card) {
     svgElement("title"),
     svgElement("rect", { class: "card-behind", x: 5, y: 5, width: w, height: hgt, rx: 10 }),
     svgElement("rect", { class: "card", width: w, height: hgt, rx: 10 }),
-    svgElement("text", { x: pad, y: hgt * 0.3, "font-size": 17 }, "label overview-name"),
-    svgElement("text", { x: pad, y: hgt * 0.58, "font-size": 14 }, "overview-numbers"),
-    svgElement("text", { x: pad, y: hgt * 0.84, "font-size": 13 }, "overview-counts"),
+    svgElement("text", { x: pad, y: hgt * 0.3, "font-size": hgt * 0.2 }, "label overview-name"),
+    svgElement("text", { x: pad, y: hgt * 0.58, "font-size": hgt * 0.165 }, "overview-numbers"),
+    svgElement("text", { x: pad, y: hgt * 0.84, "font-size": hgt * 0.15 }, "overview-counts"),
   );
   return g;
 }
@@ -106,10 +106,11 @@ function extentOf(boxes) {
  * Returns {draw, clear, bounds, cardOf, open, up, path}.
  */
 export function mountOverview({ svg, layer, row, redraw, refit }) {
+  const frameLayer = svgElement("g", {}, "overview-frames");
   const edgeLayer = svgElement("g", {}, "overview-edges");
   const headLayer = svgElement("g", {}, "overview-heads");
   const cardLayer = svgElement("g", {}, "overview-cards");
-  layer.append(edgeLayer, headLayer, cardLayer);
+  layer.append(frameLayer, edgeLayer, headLayer, cardLayer);
   const bar = pathBar(row);
   let path = [];
   let key = null; // the structure the path is for
@@ -119,8 +120,13 @@ export function mountOverview({ svg, layer, row, redraw, refit }) {
     path = to;
     redraw();
     refit();
-    const first = cardLayer.querySelector("[data-testid=overview-card]") ?? svg;
+    // The focus stays in the graph (Escape goes back up from there): a card, else a node's card.
+    const first = cardLayer.querySelector("[data-testid=overview-card]") ?? svg.querySelector("[data-testid=node][tabindex]") ?? svg;
     first.focus?.({ preventScroll: true });
+  }
+
+  function clearLayers() {
+    for (const each of [frameLayer, edgeLayer, headLayer, cardLayer]) join(each, [], (x) => x.key, () => null, () => {});
   }
 
   function writeBar(trace) {
@@ -152,20 +158,26 @@ export function mountOverview({ svg, layer, row, redraw, refit }) {
     const index = overviewIndex(trace);
     if (path.length === 2) {
       const shown = statementTrace(trace, path[1]);
-      join(edgeLayer, [], (e) => e.key, () => svgElement("path"), () => {});
-      join(headLayer, [], (x) => x.key, () => svgElement("text"), () => {});
-      join(cardLayer, [], (c) => c.key, enterCard, () => {});
+      clearLayers();
       const drawn = drawGraph(graphLayers, shown, view, null);
       writeBar(trace);
-      last = { trace, places: null, shown, boxes: new Map(shown.nodes.map((n) => [n.id, n])), extent: extentOf(shown.nodes) };
+      const root = index.groupById.get(path[1]).root;
+      last = { trace, places: null, shown, boxes: new Map(shown.nodes.map((n) => [n.id, n])), extent: extentOf(shown.nodes), root };
       return { refreshed: drawn.refreshed, labels: drawn.labels, shown, cardsOf: (id) => [joined(graphLayers.nodes, id)].filter(Boolean), arranged: true };
     }
     drawGraph(graphLayers, nothingShown(trace), view, null);
     const places = overviewPlaces(trace, path);
     const boxes = new Map(places.cards.map((c) => [c.key, c]));
+    const ends = new Map([...boxes, ...places.frames.map((f) => [f.key, f])]);
     join(edgeLayer, places.edges, (e) => e.key, () => svgElement("path", { "marker-end": "url(#arrow-idle)" }, "edge overview-edge"), (el, e) => {
-      attr(el, "d", edgePath(boxes.get(e.from), boxes.get(e.to)));
+      attr(el, "d", edgePath(ends.get(e.from), ends.get(e.to)));
       attr(el, "data-count", String(e.count));
+    });
+    join(frameLayer, places.frames, (f) => f.key, () => svgElement("rect", { rx: 14 }, "overview-frame"), (el, f) => {
+      attr(el, "x", f.x - f.width / 2 - 14);
+      attr(el, "y", f.y - f.height / 2 - 14);
+      attr(el, "width", f.width + 28);
+      attr(el, "height", f.height + 28);
     });
     join(headLayer, places.heads, (x) => x.key, () => svgElement("text", { "font-size": 18, "text-anchor": "middle" }, "overview-head"), (el, x) => {
       attr(el, "x", x.x);
@@ -223,9 +235,7 @@ export function mountOverview({ svg, layer, row, redraw, refit }) {
     draw,
     /** Leave the overview: its cards and path bar go (the group view draws the graph). */
     clear() {
-      join(edgeLayer, [], (e) => e.key, () => svgElement("path"), () => {});
-      join(headLayer, [], (x) => x.key, () => svgElement("text"), () => {});
-      join(cardLayer, [], (c) => c.key, enterCard, () => {});
+      clearLayers();
       bar.hidden = true;
       last = null;
     },
@@ -237,7 +247,8 @@ export function mountOverview({ svg, layer, row, redraw, refit }) {
     /** The box of the card that shows node `id` now, or null. */
     cardOf(id) {
       if (!last || !id) return null;
-      return shownBox(id) ?? middleOf(last.extent);
+      // A node the level does not show: the statement's value (its graph), else the middle.
+      return shownBox(id) ?? (last.places ? middleOf(last.extent) : last.boxes.get(last.root)) ?? null;
     },
     path: () => path,
   };

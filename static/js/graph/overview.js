@@ -8,11 +8,11 @@ import { TraceMemo } from "../core/trace-memo.js";
 import { copied, drawingOf } from "../compute/merge-numbers.js";
 
 /** Graphs of at least this many nodes with an overview open on it (smaller ones as before). */
-export const OVERVIEW_AT_NODES = 2_000;
+export const OVERVIEW_AT_NODES = 2_500;
 
 // Card sizes and gaps (graph units): a part's card, a statement's card, the gaps between them.
-const PART = { width: 220, height: 92 };
-const STATEMENT = { width: 220, height: 70 };
+const PART = { width: 260, height: 104 };
+const STATEMENT = { width: 300, height: 96 };
 const GAP = { x: 40, y: 26, column: 140, aside: 160 };
 
 const indexOf = new WeakMap(); // trace.overview (kept by slider updates) → its index
@@ -108,9 +108,10 @@ const gridColumns = (count) => Math.max(1, Math.ceil(Math.sqrt(count * 1.8)));
 
 /**
  * What the overview shows at `path` ([] the parts; [part id] a part's layers; [part id, group
- * id] a statement's graph: placed by placeStatement): {level, cards: [{key, kind ("part",
- * "statement", "input"), id, x, y, width, height}], heads: [{key, text, x, y}] (the layers'
- * names), edges: [{key, from, to, count}]}, boxes centred.
+ * id] a statement's graph: statementTrace): {level, cards: [{key, kind ("part", "statement",
+ * "input"), id, x, y, width, height}], heads: [{key, text, x, y}] (the layers' names), frames:
+ * [{key, x, y, width, height}] (a part's blocks: its inputs, each layer), edges: [{key, from,
+ * to, count}] (between cards, or a part's blocks: the keys of `cards` or `frames`)}, boxes centred.
  */
 export function overviewPlaces(trace, path) {
   const { parts, partById } = overviewIndex(trace);
@@ -129,21 +130,40 @@ export function overviewPlaces(trace, path) {
     others.forEach((part, k) => {
       cards.push({ key: part.id, kind: "part", id: part.id, ...PART, x: asideX, y: middle + (k - (others.length - 1) / 2) * step.y * 1.5 });
     });
-    return { level: "parts", cards, heads: [], edges: edgesOf(trace).map(([from, to, count]) => ({ key: `${from}>${to}`, from, to, count })) };
+    return { level: "parts", cards, heads: [], frames: [], edges: edgesOf(trace).map(([from, to, count]) => ({ key: `${from}>${to}`, from, to, count })) };
   }
   const part = partById.get(path[0]);
-  const columns = part.inputs.length ? [{ name: "", groups: part.inputs, kind: "input" }] : [];
-  for (const layer of part.layers) columns.push({ name: layer.name, groups: layer.groups, kind: "statement" });
+  const blocks = part.inputs.length ? [{ name: "", groups: part.inputs, kind: "input" }] : [];
+  for (const layer of part.layers) blocks.push({ name: layer.name, groups: layer.groups, kind: "statement" });
+  // Each layer a block of cards, about square (16 neurons: 4 × 4), the blocks side by side.
   const cards = [];
   const heads = [];
-  const step = { x: STATEMENT.width + GAP.column, y: STATEMENT.height + GAP.y };
-  columns.forEach((column, c) => {
-    const top = -((column.groups.length - 1) * step.y) / 2;
-    column.groups.forEach((id, k) => cards.push({ key: id, kind: column.kind, id, ...STATEMENT, x: c * step.x, y: top + k * step.y }));
-    if (column.name) heads.push({ key: `${c}`, text: column.name, x: c * step.x, y: top - STATEMENT.height / 2 - 18 });
+  const blockOf = new Map();
+  const step = { x: STATEMENT.width + GAP.x, y: STATEMENT.height + GAP.y };
+  let left = 0;
+  blocks.forEach((block, b) => {
+    const columns = Math.ceil(Math.sqrt(block.groups.length));
+    const rows = Math.ceil(block.groups.length / columns);
+    const top = -((rows - 1) * step.y) / 2;
+    block.groups.forEach((id, k) => {
+      blockOf.set(id, b);
+      cards.push({ key: id, kind: block.kind, id, ...STATEMENT, x: left + (k % columns) * step.x, y: top + Math.floor(k / columns) * step.y });
+    });
+    const width = (columns - 1) * step.x;
+    if (block.name) heads.push({ key: `${b}`, text: block.name, x: left + width / 2, y: top - STATEMENT.height / 2 - 22 });
+    block.box = { x: left + width / 2, y: 0, width: width + STATEMENT.width, height: (rows - 1) * step.y + STATEMENT.height };
+    left += width + STATEMENT.width + GAP.column;
   });
-  const edges = edgesOf(trace, part.id).map(([from, to, count]) => ({ key: `${from}>${to}`, from, to, count }));
-  return { level: "part", cards, heads, edges };
+  // One edge per pair of blocks that read each other (16 × 16 neurons' edges are one).
+  const pairs = new Map();
+  for (const [from, to, count] of edgesOf(trace, part.id)) {
+    const [a, b] = [blockOf.get(from), blockOf.get(to)];
+    if (a === b) continue;
+    const key = `b${a}>b${b}`;
+    pairs.set(key, { key, from: `b${a}`, to: `b${b}`, count: (pairs.get(key)?.count ?? 0) + count });
+  }
+  const frames = blocks.map((block, b) => ({ key: `b${b}`, ...block.box }));
+  return { level: "part", cards, heads, edges: [...pairs.values()], frames };
 }
 
 const statementMemo = new TraceMemo("overview statement"); // trace → Map group id → its graph
@@ -158,14 +178,21 @@ function statementRecipe(trace, groupId) {
   trace.edges.forEach((edge, k) => {
     if (inside.has(edge.target)) edges.push(k);
   });
-  const outside = [...new Set(edges.map((k) => trace.edges[k].source).filter((id) => !inside.has(id)))];
+  // The nodes it reads from outside, in the order their readers are from top to bottom, in a
+  // column at its left, centred on it.
+  const readerY = new Map();
+  for (const k of edges) {
+    const { source, target } = trace.edges[k];
+    if (!inside.has(source) && !readerY.has(source)) readerY.set(source, trace.nodes[nodeIndex(target)].y);
+  }
   const first = trace.nodes[nodes[0].from];
   const box = group.box ?? { x: first.x, y: first.y, width: first.width, height: first.height };
-  const left = box.x - box.width / 2 - STATEMENT.width;
-  const spacing = STATEMENT.height + GAP.y;
-  outside.forEach((id, k) => {
+  const left = box.x - box.width / 2 - 2 * first.width;
+  const spacing = first.height + 12;
+  const column = [...readerY].sort((a, b) => a[1] - b[1]);
+  column.forEach(([id], k) => {
     // Drawn as the value it is, without its own inputs (they are not shown).
-    nodes.push({ from: nodeIndex(id), place: { x: left, y: box.y + (k - (outside.length - 1) / 2) * spacing, inputs: [] } });
+    nodes.push({ from: nodeIndex(id), place: { x: left, y: box.y + (k - (column.length - 1) / 2) * spacing, inputs: [] } });
   });
   return { nodes, edges };
 }
