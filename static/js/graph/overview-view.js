@@ -18,10 +18,12 @@ import { h, setText } from "../core/dom.js";
 import { t } from "../core/i18n.js";
 import { attr, join, joined, onPlainClick, svgElement, text } from "../core/svg.js";
 import { TraceMemo } from "../core/trace-memo.js";
-import { copied } from "../compute/merge-numbers.js";
+import { copied, drawingOf } from "../compute/merge-numbers.js";
 
 const COUNTS = ["statements", "off", "dead", "vanishing"];
 const NOTHING = { nodes: [], edges: [] };
+// What graph/draw.js draws when the level shows none of the graph's nodes (it removes what it drew).
+const EMPTY_TRACE = { nodes: [], edges: [], steps: [], groups: [] };
 
 /** A part's caption: "sample 3", "parameters alone", "across samples". */
 function partCaption(part) {
@@ -43,10 +45,9 @@ function enterCard(card) {
   return g;
 }
 
-/** A card's name, numbers and counts at `view`; `place` says where and what it is. */
-function updateCard(g, place, trace, view, level) {
+/** A card's name, numbers and `counts` (overviewCounts') at `view`; `place` says where and what it is. */
+function updateCard(g, place, trace, view, level, counts) {
   const index = overviewIndex(trace);
-  const counts = overviewCounts(trace);
   const part = place.kind === "part" ? index.partById.get(place.id) : null;
   const group = part ? index.groupById.get(part.root) : index.groupById.get(place.id);
   const own = part ? counts.parts.get(part.id) : counts.groups.get(place.id);
@@ -115,6 +116,7 @@ export function mountOverview({ svg, layer, row, redraw, refit }) {
   let path = [];
   let key = null; // the structure the path is for
   let last = null; // {trace, places (or null: a statement's graph), shown, boxes: Map card key → box}
+  let graphDrawn = true; // whether graph/draw.js may have cards in the layers (a statement's, the group view's)
 
   function go(to) {
     path = to;
@@ -144,6 +146,27 @@ export function mountOverview({ svg, layer, row, redraw, refit }) {
     }).flat());
   }
 
+  let shownCounts = null; // {structure, counts}: the counts the cards show
+  /**
+   * The counts for `trace`'s cards: its own when counted, or a new structure's (counted now);
+   * else (a slider move's numbers) the ones shown, its own counted after the frame is painted
+   * and written by `rewrite()` if the trace is still the one shown.
+   */
+  function countsFor(trace, rewrite) {
+    const ready = overviewCounts(trace, { ready: true });
+    if (ready || shownCounts?.structure !== key) {
+      shownCounts = { structure: key, counts: ready ?? overviewCounts(trace) };
+      return shownCounts.counts;
+    }
+    // After the frame that shows the new numbers (a task after its animation frame).
+    requestAnimationFrame(() => setTimeout(() => {
+      if (last?.trace !== trace || !last.places) return;
+      shownCounts = { structure: key, counts: overviewCounts(trace) };
+      rewrite();
+    }, 0));
+    return shownCounts.counts;
+  }
+
   /** The path for `trace`: the one opened, unless the graph's structure changed (then the top). */
   function pathFor(trace) {
     const structure = trace.structure ?? trace.overview;
@@ -160,12 +183,14 @@ export function mountOverview({ svg, layer, row, redraw, refit }) {
       const shown = statementTrace(trace, path[1]);
       clearLayers();
       const drawn = drawGraph(graphLayers, shown, view, null);
+      graphDrawn = true;
       writeBar(trace);
       const root = index.groupById.get(path[1]).root;
       last = { trace, places: null, shown, boxes: new Map(shown.nodes.map((n) => [n.id, n])), extent: extentOf(shown.nodes), root };
       return { refreshed: drawn.refreshed, labels: drawn.labels, shown, cardsOf: (id) => [joined(graphLayers.nodes, id)].filter(Boolean), arranged: true };
     }
-    drawGraph(graphLayers, nothingShown(trace), view, null);
+    if (graphDrawn) drawGraph(graphLayers, EMPTY_TRACE, view, null);
+    graphDrawn = false;
     const places = overviewPlaces(trace, path);
     const boxes = new Map(places.cards.map((c) => [c.key, c]));
     const ends = new Map([...boxes, ...places.frames.map((f) => [f.key, f])]);
@@ -184,7 +209,10 @@ export function mountOverview({ svg, layer, row, redraw, refit }) {
       attr(el, "y", x.y);
       text(el, x.text);
     });
-    join(cardLayer, places.cards, (c) => c.key, enterCard, (g, place) => updateCard(g, place, trace, view, places.level));
+    const counts = countsFor(trace, () => {
+      for (const place of places.cards) updateCard(joined(cardLayer, place.key), place, trace, view, places.level, overviewCounts(trace));
+    });
+    join(cardLayer, places.cards, (c) => c.key, enterCard, (g, place) => updateCard(g, place, trace, view, places.level, counts));
     writeBar(trace);
     // The gradient map colours a card as the node whose numbers it shows (its part's or its
     // statement's value): cardsOf answers for those nodes.
@@ -236,6 +264,7 @@ export function mountOverview({ svg, layer, row, redraw, refit }) {
     /** Leave the overview: its cards and path bar go (the group view draws the graph). */
     clear() {
       clearLayers();
+      graphDrawn = true;
       bar.hidden = true;
       last = null;
     },
@@ -261,9 +290,11 @@ function middleOf(box) {
 
 const nothingMemo = new TraceMemo("overview nothing shown");
 
-/** What the frame shows as a trace at the parts' and a part's levels: no node of the graph. */
+/** What the frame shows as a trace at the parts' and a part's levels: no node of the graph (one
+ *  object for every trace of a drawing: its lookups are made once, not at every slider move). */
 function nothingShown(trace) {
-  let shown = nothingMemo.get(trace);
-  if (!shown) nothingMemo.set(trace, (shown = Object.assign(copied(trace), NOTHING)));
+  const drawing = drawingOf(trace);
+  let shown = nothingMemo.get(drawing);
+  if (!shown) nothingMemo.set(drawing, (shown = Object.assign(copied(drawing), NOTHING)));
   return shown;
 }

@@ -5,13 +5,13 @@
 // opened; no DOM, no globals. graph/overview-view.js draws what they place.
 
 import { TraceMemo } from "../core/trace-memo.js";
-import { copied, drawingOf } from "../compute/merge-numbers.js";
+import { copied, drawingOf, numberArrays } from "../compute/merge-numbers.js";
 
 /** Graphs of at least this many nodes with an overview open on it (smaller ones as before). */
 export const OVERVIEW_AT_NODES = 2_500;
 
 // Card sizes and gaps (graph units): a part's card, a statement's card, the gaps between them.
-const PART = { width: 260, height: 104 };
+const PART = { width: 300, height: 104 };
 const STATEMENT = { width: 300, height: 96 };
 const GAP = { x: 40, y: 26, column: 140, aside: 160 };
 
@@ -51,7 +51,12 @@ export function overviewIndex(trace) {
       if (part) partOfNode[nodeIndex(id)] = partNumber.get(part.id);
     }
   });
-  index = { parts, partById, partOfGroup, layerOf, groupOfNode, partOfNode, groupById };
+  // Each statement's value: where it is in the nodes, and whether it is a ReLU (a gate that shuts).
+  const statements = [...partOfGroup].map(([id, part]) => {
+    const root = nodeIndex(groupById.get(id).root);
+    return { id, part: part.id, root, relu: trace.nodes[root].op === "relu" };
+  });
+  index = { parts, partById, partOfGroup, layerOf, groupOfNode, partOfNode, groupById, statements };
   indexOf.set(overview, index);
   return index;
 }
@@ -224,25 +229,25 @@ export function statementTrace(trace, groupId) {
 /**
  * Per part and per statement, the counts its card shows for `trace`'s numbers: {parts: Map part
  * id → counts, groups: Map group id → counts}; counts {statements, off (gates shut: a ReLU's
- * value 0), dead, vanishing (statements with a node the reply flags so)}.
+ * value 0), dead, vanishing (statements with a node the reply flags so)}. `ready`: only if they
+ * were counted already (else null): the flags of a slider move's numbers cost a pass over the graph.
  */
 const countsMemo = new TraceMemo("overview counts");
 
-export function overviewCounts(trace) {
+export function overviewCounts(trace, { ready = false } = {}) {
   let counts = countsMemo.get(trace);
-  if (counts) return counts;
-  const { parts, partOfGroup, groupOfNode } = overviewIndex(trace);
+  if (counts || ready) return counts ?? null;
+  const { parts, partOfGroup, groupOfNode, statements } = overviewIndex(trace);
+  const { data } = numberArrays(trace);
   const fresh = () => ({ statements: 0, off: 0, dead: 0, vanishing: 0 });
   const byPart = new Map(parts.map((part) => [part.id, fresh()]));
   const byGroup = new Map();
-  for (const [id, part] of partOfGroup) {
-    const group = overviewIndex(trace).groupById.get(id);
-    const root = trace.nodes[nodeIndex(group.root)];
+  for (const { id, part, root, relu } of statements) {
     const own = fresh();
     own.statements = 1;
-    own.off = root.op === "relu" && root.data === 0 ? 1 : 0;
+    own.off = relu && data[root] === 0 ? 1 : 0;
     byGroup.set(id, own);
-    const sum = byPart.get(part.id);
+    const sum = byPart.get(part);
     sum.statements += 1;
     sum.off += own.off;
   }

@@ -200,7 +200,7 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, whe
   const zoom = paneZoom(svg, viewports, reading, wheelZooms);
   const groups = mountGroups({ svg, layers, tools: wrap, threshold: collapseAt, onArrangedAll: () => fitted.fit() }, scope);
   const marks = createMarks(layers);
-  const player = createPlayer(layers, marks, { draw: groups.draw, drawKeys: groups.drawKeys, inView: cardsInView(svg, zoom, groups) }, scope);
+  const player = createPlayer(layers, marks, { draw: groups.draw, drawKeys: groups.drawKeys, inView: cardsInView(svg, zoom, groups), drawsWhole: groups.fitsWhole }, scope);
   groups.attach(player);
   const fitted = createFit({ wrap, zoom, groups, reading, state });
   const onFit = []; // other views of the graph fitted with it (the 3D view)
