@@ -153,7 +153,7 @@ def main() -> None:
         for key in statements[:: max(1, len(statements) // NEURONS_OPENED)][:NEURONS_OPENED]:
             opened.append(page.evaluate(OPEN_JS, [key]))
             page.evaluate(UP_JS)
-        rows.append((f"open a sample ({sample}: its layers, 32 statements)", f"{opened_sample:.0f} ms", ""))
+        rows.append((f"open a sample ({sample}: its layers)", f"{opened_sample:.0f} ms", ""))
         rows.append(
             (
                 f"expand one neuron → painted (p50 of {len(opened)}; its scalar graph)",
@@ -178,7 +178,8 @@ def main() -> None:
             (
                 "the page's memory with the demo open (after a collection)",
                 f"JS heap {metrics['JSHeapUsedSize'] / 1e6:,.0f} MB used "
-                f"({metrics['JSHeapTotalSize'] / 1e6:,.0f} MB total), {metrics['Nodes']:,.0f} DOM nodes",
+                f"({metrics['JSHeapTotalSize'] / 1e6:,.0f} MB total), "
+                f"{metrics['Nodes']:,.0f} DOM nodes",
                 "≤ 400 MB",
             )
         )

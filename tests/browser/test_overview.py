@@ -129,7 +129,9 @@ def test_the_demo_opens_on_its_overview_and_one_neuron_matches_micrograd(
     page.locator(f"{CARD}[data-card={neuron}]").focus()
     page.keyboard.press("Enter")
     assert page.get_attribute("[data-testid=overview-path]", "data-level") == "statement"
-    drawn = set(page.locator("[data-testid=node]").evaluate_all("n => n.map((c) => c.dataset.nodeId)"))
+    drawn = set(
+        page.locator("[data-testid=node]").evaluate_all("n => n.map((c) => c.dataset.nodeId)")
+    )
     assert set(groups[neuron]["nodes"]) <= drawn
     assert page.locator(CARD).count() == 0
     page.evaluate("window.scrollTo(0, 0)")
