@@ -25,9 +25,11 @@ const NOTHING = { nodes: [], edges: [] };
 // What graph/draw.js draws when the level shows none of the graph's nodes (it removes what it drew).
 const EMPTY_TRACE = { nodes: [], edges: [], steps: [], groups: [] };
 
+const PART_WORDS = { parameters: "ui.overview.parameters", combined: "ui.overview.combined" };
+
 /** A part's caption: "sample 3", "parameters alone", "across samples". */
 function partCaption(part) {
-  return part.kind === "sample" ? t("ui.overview.sample", { n: countText(part.index) }) : t(`ui.overview.${part.kind}`);
+  return part.kind === "sample" ? t("ui.overview.sample", { n: countText(part.index) }) : t(PART_WORDS[part.kind]);
 }
 
 function enterCard(card) {
