@@ -303,3 +303,18 @@ def test_the_body_with_its_layout_added_is_the_whole_reply_encoded(preset: str) 
     layout = {"engine": "dot", "width": 1.5, "height": 2.0, "cached": False, "collapsed": None}
     whole = orjson.dumps({**reply, "layout": layout})
     assert with_layout(orjson.dumps(reply), layout) == whole
+
+
+def test_the_overview_of_a_model_on_two_samples_is_sent(client):
+    """The reply's `overview` (docs/api.md, "Overview"): the engine's, through the response model."""
+    from tests.engine.test_overview import TWO_SAMPLES
+
+    body = client.post("/api/graph", json={"source": TWO_SAMPLES}).json()
+    assert body["overview"] == engine.trace(TWO_SAMPLES).to_dict()["overview"]
+    assert [part["kind"] for part in body["overview"]["parts"]] == [
+        "sample",
+        "sample",
+        "parameters",
+        "combined",
+    ]
+    assert client.post("/api/graph", json={"source": "y = a * 3 + b"}).json()["overview"] is None

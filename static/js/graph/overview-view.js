@@ -21,6 +21,7 @@ import { TraceMemo } from "../core/trace-memo.js";
 import { copied, drawingOf } from "../compute/merge-numbers.js";
 
 const COUNTS = ["statements", "off", "dead", "vanishing"];
+const COUNTS_REST_MS = 150;
 const NOTHING = { nodes: [], edges: [] };
 // What graph/draw.js draws when the level shows none of the graph's nodes (it removes what it drew).
 const EMPTY_TRACE = { nodes: [], edges: [], steps: [], groups: [] };
@@ -149,10 +150,11 @@ export function mountOverview({ svg, layer, row, redraw, refit }) {
   }
 
   let shownCounts = null; // {structure, counts}: the counts the cards show
+  let countsTimer = 0;
   /**
    * The counts for `trace`'s cards: its own when counted, or a new structure's (counted now);
-   * else (a slider move's numbers) the ones shown, its own counted after the frame is painted
-   * and written by `rewrite()` if the trace is still the one shown.
+   * else (a slider move's numbers) the ones shown, its own counted once the numbers have rested
+   * COUNTS_REST_MS and written by `rewrite()` if the trace is still the one shown.
    */
   function countsFor(trace, rewrite) {
     const ready = overviewCounts(trace, { ready: true });
@@ -160,12 +162,13 @@ export function mountOverview({ svg, layer, row, redraw, refit }) {
       shownCounts = { structure: key, counts: ready ?? overviewCounts(trace) };
       return shownCounts.counts;
     }
-    // After the frame that shows the new numbers (a task after its animation frame).
-    requestAnimationFrame(() => setTimeout(() => {
+    // Once the numbers rest (a drag pauses): counting the flags of 65,818 nodes takes a frame's time.
+    clearTimeout(countsTimer);
+    countsTimer = setTimeout(() => {
       if (last?.trace !== trace || !last.places) return;
       shownCounts = { structure: key, counts: overviewCounts(trace) };
       rewrite();
-    }, 0));
+    }, COUNTS_REST_MS);
     return shownCounts.counts;
   }
 
