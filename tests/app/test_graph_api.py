@@ -306,7 +306,7 @@ def test_the_body_with_its_layout_added_is_the_whole_reply_encoded(preset: str) 
 
 
 def test_the_overview_of_a_model_on_two_samples_is_sent(client):
-    """The reply's `overview` (docs/api.md, "Overview"): the engine's, through the response model."""
+    """The reply's `overview` (docs/api.md, "Overview"), through the response model."""
     from tests.engine.test_overview import TWO_SAMPLES
 
     body = client.post("/api/graph", json={"source": TWO_SAMPLES}).json()

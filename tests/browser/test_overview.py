@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 import chainrule
 from chainrule import engine
@@ -136,7 +137,7 @@ def test_the_demo_opens_on_its_overview_and_one_neuron_matches_micrograd(
     assert page.locator(CARD).count() == 0
     page.evaluate("window.scrollTo(0, 0)")
     for _ in range(3):  # near enough to read the cards' numbers
-        page.get_by_role("button", name="+", exact=True).click()
+        page.click("#zoom-in")
     page.screenshot(path=str(screenshots_dir / "overview-neuron.png"))
     point = [data[groups[g]["root"]] for g in sample["inputs"]]
     expected = hidden_outputs(model, point)[1][3]
@@ -162,12 +163,15 @@ def test_the_demo_opens_on_its_overview_and_one_neuron_matches_micrograd(
     page.fill(f"[data-testid=slider-{leaf['name']}] input.slider-value", "0.75")
     expected_root = engine.trace(reply["source"], {leaf["name"]: 0.75}).root.data
     assert expected_root != total_loss.data
-    page.wait_for_function(
-        "([card, want]) => Number(document.querySelector(card)?.dataset.data) === want"
-        " || Number([...document.querySelectorAll('*')].find((e) => e.shadowRoot)"
-        "?.shadowRoot.querySelector(card)?.dataset.data) === want",
-        arg=[f"{CARD}[data-kind=combined]", expected_root],
-    )
+    expect(combined).to_have_attribute("data-data", repr(expected_root))
+    # Once the slider rests, each sample's count of ReLUs off is micrograd's with the new weight.
+    model.layers[0].neurons[2].w[1].data = 0.75
+    for part in parts[:SAMPLES]:
+        point = [data[groups[g]["root"]] for g in part["inputs"]]
+        off = sum(v == 0 for layer in hidden_outputs(model, point) for v in layer)
+        expect(page.locator(f"{CARD}[data-part={part['id']}]")).to_have_attribute(
+            "data-off", str(off)
+        )
 
 
 def test_a_small_graph_is_drawn_as_before(page, tmp_path):

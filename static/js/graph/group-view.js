@@ -198,7 +198,7 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
   const { state } = scope.store;
   const { frameLayer, cardLayer, overviewLayer } = groupLayers(layers);
   const bar = groupTools(tools);
-  const overview = mountOverview({ svg, layer: overviewLayer, row: toolsRow(tools), redraw: () => player?.redraw(), refit: onArrangedAll });
+  const overview = mountOverview({ svg, pane: tools, layer: overviewLayer, row: toolsRow(tools), redraw: () => player?.redraw(), refit: onArrangedAll });
   // Labs mark cards where the trace puts them: while one is open every node is drawn, in place.
   const plain = (trace) => Boolean(state.lab) || isVariant(trace);
   const arrangements = createArrangements(threshold, plain);

@@ -106,10 +106,10 @@ function extentOf(boxes) {
 
 /**
  * The overview on `svg`: its cards and edges in `layer` (inside the graph's viewport), its path
- * bar in the pane's tools `row`. `redraw()` draws the frame again, `refit()` fits the pane.
+ * bar in the pane's tools `row`; Escape in the graph's `pane` goes back up. `redraw()` draws the frame again, `refit()` fits the pane.
  * Returns {draw, clear, bounds, cardOf, open, up, path}.
  */
-export function mountOverview({ svg, layer, row, redraw, refit }) {
+export function mountOverview({ svg, pane, layer, row, redraw, refit }) {
   const frameLayer = svgElement("g", {}, "overview-frames");
   const edgeLayer = svgElement("g", {}, "overview-edges");
   const headLayer = svgElement("g", {}, "overview-heads");
@@ -251,7 +251,8 @@ export function mountOverview({ svg, layer, row, redraw, refit }) {
     const card = pressed?.closest?.("[data-testid=overview-card]");
     if (card && cardLayer.contains(card)) open(keyOf(card));
   });
-  svg.addEventListener("keydown", (event) => {
+  // Escape anywhere in the pane (a card, a node's card, the zoom buttons) goes back up.
+  pane.addEventListener("keydown", (event) => {
     if (!last || !layer.isConnected || bar.hidden) return;
     const card = event.target.closest?.("[data-testid=overview-card]");
     if ((event.key === "Enter" || event.key === " ") && card) {
