@@ -14,7 +14,7 @@ import { drawGraph } from "./draw.js";
 import { overviewCounts, overviewIndex, overviewPlaces, statementTrace } from "./overview.js";
 import { fitLabel } from "./geometry.js";
 import { countText, fullText, shortText } from "../core/format.js";
-import { h, setText } from "../core/dom.js";
+import { h } from "../core/dom.js";
 import { t } from "../core/i18n.js";
 import { attr, join, joined, onPlainClick, svgElement, text } from "../core/svg.js";
 import { TraceMemo } from "../core/trace-memo.js";

@@ -20,9 +20,9 @@ const indexOf = new WeakMap(); // trace.overview (kept by slider updates) → it
 const nodeIndex = (id) => Number(id.slice(1)); // "n12" → 12: nodes are in id order
 
 /**
- * Lookups of the trace's overview: {parts, partById, partOfGroup (group id → part), layerOf
- * (group id → layer name), groupOfNode (Int32Array: node index → group index), partOfNode
- * (Int32Array: node index → part index, -1 for a leaf), groupById}.
+ * Lookups of the trace's overview: {parts, partById, partOfGroup (group id → part), groupOfNode
+ * (Int32Array: node index → group index), partOfNode (Int32Array: node index → part index, -1
+ * for a leaf), groupById, statements ({id, part, root (its value's index), relu})}.
  */
 export function overviewIndex(trace) {
   const overview = trace.overview;
@@ -31,12 +31,10 @@ export function overviewIndex(trace) {
   const parts = overview.parts;
   const partById = new Map(parts.map((part) => [part.id, part]));
   const partOfGroup = new Map();
-  const layerOf = new Map();
   for (const part of parts) {
     for (const layer of part.layers) {
       for (const id of layer.groups) {
         partOfGroup.set(id, part);
-        layerOf.set(id, layer.name);
       }
     }
   }
@@ -56,7 +54,7 @@ export function overviewIndex(trace) {
     const root = nodeIndex(groupById.get(id).root);
     return { id, part: part.id, root, relu: trace.nodes[root].op === "relu" };
   });
-  index = { parts, partById, partOfGroup, layerOf, groupOfNode, partOfNode, groupById, statements };
+  index = { parts, partById, partOfGroup, groupOfNode, partOfNode, groupById, statements };
   indexOf.set(overview, index);
   return index;
 }
