@@ -96,6 +96,7 @@ test: test-deps test-venv
 bench: test-deps test-venv
 	$(PY) bench/engine.py
 	$(PY) bench/demo.py
+	$(PY) bench/demo_page.py
 	$(PY) bench/api.py
 	$(PY) bench/tensors.py
 	$(PY) bench/layout_cost.py

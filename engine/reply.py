@@ -16,6 +16,7 @@ from .functions import ops_used, script_body
 from .gradcheck import GradCheck
 from .i18n import Count, msg, render, warnings_in
 from .ops import DERIVED, row_of
+from .overview import overview_of
 from .steps import Timeline
 
 if TYPE_CHECKING:
@@ -319,6 +320,13 @@ def groups_reply(trace: Trace) -> list[dict[str, Any]]:
     ]
 
 
+def overview_reply(trace: Trace, groups: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The `overview` of the trace's reply (docs/api.md, "Overview"): its statements by sample,
+    part and layer (engine/overview.py), or None."""
+    inputs = [tuple(child.id for child in node.inputs) for node in trace.nodes]
+    return overview_of(trace.graph.groups, inputs, [group["name"] for group in groups])
+
+
 def steps_reply(trace: Trace, timeline: Timeline, numbers: dict[str, Any]) -> dict[str, Any]:
     """The `steps` of the trace's reply (docs/api.md, "Steps"): the timeline's columns and
     patterns as they are, and the backward pass's numbers (the numbers reply's arrays) with the
@@ -349,9 +357,11 @@ def trace_reply(
     numbers = numbers_reply(trace)
     data = numbers["data"]
     order_check = trace.order_check
+    groups = groups_reply(trace)
     reply = {
         **graph_reply(trace, numbers),
-        "groups": groups_reply(trace),
+        "groups": groups,
+        "overview": overview_reply(trace, groups),
         "root": f"n{trace.root.id}",
         **target_reply(trace),
         **pass_reply(trace),

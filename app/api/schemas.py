@@ -318,6 +318,33 @@ class Group(ResponsePart):
     card: Box = Field(description="Its card in the collapsed layout (`layout.collapsed`).")
 
 
+class OverviewLayer(ResponsePart):
+    name: str = Field(
+        description="The place its statements are named after, up to the first "
+        "index (`model.layers[1]`), or a statement's own name (`total_loss`)."
+    )
+    groups: list[str] = Field(description="Its statements' group ids, in build order.")
+
+
+class OverviewPart(ResponsePart):
+    """A sample's forward pass, the statements of the parameters alone, or those combining
+    samples (engine/overview.py)."""
+
+    id: str = Field(description="`p0`, `p1`, …: the samples in order, then the others.")
+    kind: Literal["sample", "parameters", "combined"]
+    index: int = Field(description="A sample's number from 1; 0 for the other parts.")
+    name: str = Field(description="A sample's data leaves (`v1, v2`); else its kind.")
+    root: str = Field(description="Its last statement's group id: the part's value.")
+    inputs: list[str] = Field(description="A sample's data leaves' group ids; else empty.")
+    layers: list[OverviewLayer]
+
+
+class Overview(ResponsePart):
+    """The level above the statements (docs/api.md, "Overview"): every statement in one part."""
+
+    parts: list[OverviewPart]
+
+
 class CollapsedLayoutInfo(ResponsePart):
     engine: Literal["dot", "sugiyama"]
     width: float = Field(description="Width of the collapsed drawing, px.")
@@ -369,6 +396,10 @@ class GraphResponse(ResponsePart):
     nodes: list[Node]
     edges: list[Edge]
     groups: list[Group] = Field(description="Every node in exactly one group.")
+    overview: Overview | None = Field(
+        description="The statements by sample, part and layer; null without parameters at "
+        "places or with fewer than two samples."
+    )
     root: str
     target: str = Field(description="The node whose gradients these are (`root` by default).")
     off_target: list[str] = Field(

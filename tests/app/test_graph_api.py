@@ -336,3 +336,18 @@ def test_the_reply_made_for_python_is_the_body_decoded(preset: str) -> None:
         return x is None or isinstance(x, (str, int))
 
     assert plain(reply)
+
+
+def test_the_overview_of_a_model_on_two_samples_is_sent(client):
+    """The reply's `overview` (docs/api.md, "Overview"), through the response model."""
+    from tests.engine.test_overview import TWO_SAMPLES
+
+    body = client.post("/api/graph", json={"source": TWO_SAMPLES}).json()
+    assert body["overview"] == engine.trace(TWO_SAMPLES).to_dict()["overview"]
+    assert [part["kind"] for part in body["overview"]["parts"]] == [
+        "sample",
+        "sample",
+        "parameters",
+        "combined",
+    ]
+    assert client.post("/api/graph", json={"source": "y = a * 3 + b"}).json()["overview"] is None

@@ -131,6 +131,7 @@ function createPlayLoop({ state, setStep, stepCount, update }) {
  * what the collapsed groups leave) and returns {refreshed, labels, shown, cardsOf}; `drawKeys`:
  * other state keys it reads. `inView()` gives a test of node ids, whether the card showing one is
  * in view now (default: all are): a slider move writes the others after its frame.
+ * `drawsWhole(trace)`: whether `draw` redraws all it shows whatever changed (no list is made).
  */
 /** A slider move's changed cards: those in view (and the root's) now, the others deferred to
  * `later` (written after the frame). */
@@ -156,7 +157,7 @@ function changedSince(last, s, changed, drawKeys) {
 /** Whether the frame drawn for `s` is new numbers of the drawing `last` shows (a slider move). */
 const numbersOnly = (last, s) => s.trace !== last.trace && s.step === last.step && sameDrawing(last.trace, s.trace);
 
-export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [], inView = () => () => true } = {}, scope) {
+export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [], inView = () => () => true, drawsWhole = () => false } = {}, scope) {
   const { state, subscribe } = scope.store;
   const frameKeys = [...FRAME_KEYS, ...drawKeys];
   let last = { trace: null, step: -1, finalGrads: null, frame: null };
@@ -186,7 +187,9 @@ export function createPlayer(layers, marks, { draw = drawWhole, drawKeys = [], i
     if (frameKeys.some((key) => changed.has(key))) {
       // Pulses travel only when the step moved, not when values or options changed under it.
       renderAt(s.trace, s.step, {
-        animate: stepMoved && s.trace === last.trace, changed: changedSince(last, s, changed, drawKeys), changedKeys: changed,
+        animate: stepMoved && s.trace === last.trace,
+        // A frame that draws all it shows anyway (the overview's few cards) needs no list of what changed.
+        changed: drawsWhole(s.trace) ? null : changedSince(last, s, changed, drawKeys), changedKeys: changed,
         deferrable: numbersOnly(last, s),
       });
     } else if (last.frame && [...changed].some((key) => marks.keys.has(key))) {

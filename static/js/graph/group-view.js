@@ -12,8 +12,13 @@ import { isVariant } from "../labs/contributions.js";
 import { sameDrawing } from "../compute/merge-numbers.js";
 import { t } from "../core/i18n.js";
 import { onPlainClick, svgElement } from "../core/svg.js";
+import { mountOverview } from "./overview-view.js";
+import { opensOnOverview } from "./overview.js";
 
 const EMPTY = new Set();
+// What the last frame drew when it drew the overview, and an arrangement with nothing in it.
+const OVERVIEW = { key: "overview" };
+const NO_ARRANGEMENT = { key: "none", cards: new Map(), frames: new Map(), hiddenIn: new Map(), shutRoots: new Map() };
 
 /**
  * The row of the pane's tools: the group tools, then the zoom tools (`.graph-tools`) at its right
@@ -31,18 +36,19 @@ function toolsRow(tools) {
   return row;
 }
 
-/** The group tools' bar in `tools`: {bar, collapseAll, expandAll, followBox}. */
+/** The group tools' bar in `tools`: {bar, overview, collapseAll, expandAll, followBox}. */
 function groupTools(tools) {
   const button = (testid, label, title) => h("button", { type: "button", class: "ghost", text: label, title, "data-testid": testid });
+  const overview = button("overview-open", t("ui.overview.top"), t("ui.overview.open_title"));
   const collapseAll = button("collapse-all", t("ui.groups.collapse_all"), t("ui.groups.collapse_all_title"));
   const expandAll = button("expand-all", t("ui.groups.expand_all"), t("ui.groups.expand_all_title"));
   const followBox = h("input", { type: "checkbox", "data-testid": "follow-inside" });
   const followLabel = h("label", { class: "toggle follow-inside", title: t("ui.groups.follow_inside_title") },
     followBox, ` ${t("ui.groups.follow_inside")}`);
   const bar = h("div", { class: "group-tools", role: "group", "aria-label": t("ui.groups.label"), hidden: true },
-    collapseAll, expandAll, followLabel);
+    overview, collapseAll, expandAll, followLabel);
   toolsRow(tools).prepend(bar);
-  return { bar, collapseAll, expandAll, followBox };
+  return { bar, overview, collapseAll, expandAll, followBox };
 }
 
 /**
@@ -58,7 +64,8 @@ function createArrangements(threshold, plain) {
     /** The reader's choice for `trace`: kept while the structure is the same, else how it opens. */
     choiceFor(trace) {
       const key = trace.structure ?? trace.groups;
-      if (!choice || choice.key !== key) choice = { key, ...openingGroups(trace, threshold) };
+      // A big model's graph opens on its overview (graph/overview.js); `collapse_at=never` draws it whole.
+      if (!choice || choice.key !== key) choice = { key, ...openingGroups(trace, threshold), overview: threshold !== Infinity && opensOnOverview(trace) };
       return choice;
     },
     choose(trace, change) {
@@ -112,9 +119,11 @@ function listenToGroups(svg, cardLayer, toggle, update) {
 function groupLayers(layers) {
   const frameLayer = svgElement("g", {}, "layer-frames");
   const cardLayer = svgElement("g", {}, "layer-group-cards");
+  const overviewLayer = svgElement("g", {}, "layer-overview");
   layers.edges.before(frameLayer);
   layers.nodes.after(cardLayer);
-  return { frameLayer, cardLayer };
+  cardLayer.after(overviewLayer);
+  return { frameLayer, cardLayer, overviewLayer };
 }
 
 /** The tools' state for `trace` and the reader's `choice`: hidden without groups, locked while a lab is open. */
@@ -122,8 +131,12 @@ function writeTools(bar, trace, choice, locked) {
   const { collapsible } = groupIndex(trace);
   bar.bar.hidden = collapsible.length === 0;
   if (bar.bar.hidden) return;
-  bar.collapseAll.disabled = locked || (choice.base === "collapsed" && choice.collapsed.size === collapsible.length);
-  bar.expandAll.disabled = locked || (choice.base === "expanded" && choice.collapsed.size === 0);
+  bar.overview.hidden = !trace.overview || Boolean(choice.overview && !locked);
+  bar.overview.disabled = locked;
+  // On the overview both lead out of it, to every statement drawn.
+  const drawn = !locked && !choice.overview;
+  bar.collapseAll.disabled = locked || (drawn && choice.base === "collapsed" && choice.collapsed.size === collapsible.length);
+  bar.expandAll.disabled = locked || (drawn && choice.base === "expanded" && choice.collapsed.size === 0);
   bar.bar.title = locked ? t("ui.groups.locked") : "";
 }
 
@@ -151,7 +164,7 @@ function groupActions({ svg, bar, arrangements, plain, onArrangedAll }, { state,
   function setAll(base) {
     const trace = state.trace;
     if (!trace) return;
-    arrangements.choose(trace, { base, collapsed: new Set(base === "collapsed" ? groupIndex(trace).collapsible.map((g) => g.id) : []) });
+    arrangements.choose(trace, { base, overview: false, collapsed: new Set(base === "collapsed" ? groupIndex(trace).collapsible.map((g) => g.id) : []) });
     redraw();
     onArrangedAll();
   }
@@ -159,7 +172,13 @@ function groupActions({ svg, bar, arrangements, plain, onArrangedAll }, { state,
 }
 
 /** The group tools: collapse all, expand all, and follow (the visited statement opens). */
-function listenToTools(bar, arrangements, setAll, redraw) {
+function listenToTools(bar, arrangements, setAll, redraw, { state, refit }) {
+  bar.overview.addEventListener("click", () => {
+    if (!state.trace) return;
+    arrangements.choose(state.trace, { overview: true });
+    redraw();
+    refit();
+  });
   bar.collapseAll.addEventListener("click", () => setAll("collapsed"));
   bar.expandAll.addEventListener("click", () => setAll("expanded"));
   bar.followBox.addEventListener("change", () => {
@@ -177,8 +196,9 @@ function listenToTools(bar, arrangements, setAll, redraw) {
  */
 export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () => {} }, scope) {
   const { state } = scope.store;
-  const { frameLayer, cardLayer } = groupLayers(layers);
+  const { frameLayer, cardLayer, overviewLayer } = groupLayers(layers);
   const bar = groupTools(tools);
+  const overview = mountOverview({ svg, pane: tools, layer: overviewLayer, row: toolsRow(tools), redraw: () => player?.redraw(), refit: onArrangedAll });
   // Labs mark cards where the trace puts them: while one is open every node is drawn, in place.
   const plain = (trace) => Boolean(state.lab) || isVariant(trace);
   const arrangements = createArrangements(threshold, plain);
@@ -187,8 +207,27 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
 
   const showTools = (trace) => writeTools(bar, trace, arrangements.choiceFor(trace), plain(trace));
 
+  const showsOverview = (trace) => !plain(trace) && Boolean(arrangements.choiceFor(trace).overview);
+
+  /** The frame on the overview: its cards (graph/overview-view.js), no group's card or box. */
+  function drawOverview(graphLayers, trace, view) {
+    if (last?.arrangement !== OVERVIEW) {
+      drawGroupCards(cardLayer, trace, NO_ARRANGEMENT, view, null);
+      drawGroupFrames(frameLayer, trace, NO_ARRANGEMENT);
+    }
+    const drawn = overview.draw(graphLayers, trace, view);
+    showTools(trace);
+    last = { trace, arrangement: OVERVIEW, shown: drawn.shown };
+    return drawn;
+  }
+
   /** The player's frame drawing: what the groups leave shown, then the cards of collapsed ones. */
   function draw(graphLayers, trace, view, changed) {
+    if (showsOverview(trace)) return drawOverview(graphLayers, trace, view);
+    if (last?.arrangement === OVERVIEW) {
+      overview.clear();
+      last = null;
+    }
     const arrangement = arrangements.arrangementFor(trace, view.current);
     const shown = shownTrace(trace, arrangement);
     // `changed` (the player's) says the last frame drew this trace, or the same drawing with
@@ -210,7 +249,7 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
     state, redraw: () => player?.redraw(), drawnArrangement: () => last?.arrangement,
   });
 
-  listenToTools(bar, arrangements, setAll, () => player?.redraw());
+  listenToTools(bar, arrangements, setAll, () => player?.redraw(), { state, refit: onArrangedAll });
   listenToGroups(svg, cardLayer, toggle, scope.store.update);
 
   return {
@@ -219,13 +258,17 @@ export function mountGroups({ svg, layers, tools, threshold, onArrangedAll = () 
     attach(p) {
       player = p;
     },
+    /** Whether Fit shows all that is drawn, whatever the scale (the overview's cards are few and large). */
+    fitsWhole: (trace) => showsOverview(trace) && overview.path().length < 2,
     /** The extent of what is drawn for `trace` (graph coordinates). */
     bounds(trace) {
+      if (showsOverview(trace)) return overview.bounds(trace);
       const arrangement = last?.trace === trace ? last.arrangement : arrangements.arrangementFor(trace, null);
       return arrangedBounds(arrangement);
     },
     /** The box of the card that shows node `id` now (its own, or its collapsed group's). */
     cardOf(id) {
+      if (last?.arrangement === OVERVIEW) return overview.cardOf(id);
       if (!last || !id) return null;
       const { cards, hiddenIn } = last.arrangement;
       return cards.get(hiddenIn.get(id) ?? id) ?? null;

@@ -115,6 +115,11 @@ function paneZoom(svg, viewports, reading, wheelZooms) {
  */
 function createFit({ wrap, zoom, groups, reading, state }) {
   let fitted = { bounds: null, transform: null };
+  // The overview's cards are few and large: Fit shows them all, the pane's whole size counted
+  // (the part of it scrolled into the window may be small).
+  const wholeScale = (trace, bounds) => (groups.fitsWhole(trace)
+    ? Math.min(wrap.clientWidth / bounds.width, wrap.clientHeight / bounds.height) * 0.8
+    : Infinity);
   function fit() {
     const trace = state.trace;
     if (!trace) return;
@@ -126,7 +131,7 @@ function createFit({ wrap, zoom, groups, reading, state }) {
     Object.assign(reading, { px: Math.max(floor, READING_REM * rem), names: nameSizes(trace) });
     const card = groups.cardOf(currentNode(trace, state.step));
     zoom.fit(bounds, 1.6 * (rem / 16), { top: clear(".pane-tools, .graph-tools"), bottom: clear(".legend") },
-      { minScale: fitMinScale(bounds, zoom.visibleBox(), reading), focus: card });
+      { minScale: Math.min(wholeScale(trace, bounds), fitMinScale(bounds, zoom.visibleBox(), reading)), focus: card });
     fitted = { bounds, transform: JSON.stringify(zoom.transform) };
   }
   // The graph area changes size when panels, labs or the error box change height, or the
@@ -195,7 +200,7 @@ export function mountGraph({ svg, overlay, wrap, fitButton, zoomIn, zoomOut, whe
   const zoom = paneZoom(svg, viewports, reading, wheelZooms);
   const groups = mountGroups({ svg, layers, tools: wrap, threshold: collapseAt, onArrangedAll: () => fitted.fit() }, scope);
   const marks = createMarks(layers);
-  const player = createPlayer(layers, marks, { draw: groups.draw, drawKeys: groups.drawKeys, inView: cardsInView(svg, zoom, groups) }, scope);
+  const player = createPlayer(layers, marks, { draw: groups.draw, drawKeys: groups.drawKeys, inView: cardsInView(svg, zoom, groups), drawsWhole: groups.fitsWhole }, scope);
   groups.attach(player);
   const fitted = createFit({ wrap, zoom, groups, reading, state });
   const onFit = []; // other views of the graph fitted with it (the 3D view)

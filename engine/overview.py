@@ -1,0 +1,147 @@
+"""The overview of a model's graph: its statements grouped the way the code is (issue 42).
+
+A model run on several samples and then reduced (micrograd's demo: `MLP(2, [16, 16, 1])` on 100
+moons, a max-margin loss, L2 regularisation) is thousands of statements: one a neuron a sample
+(the reader names each after where its parameters live, `model.layers[1].neurons[3]₂`). The
+overview is the level above them, read from the graph's structure and the names the reader
+already gives, never from what the model is:
+
+- a *parameter* is a leaf named after the place it lives (`model.layers[0].neurons[3].w[1]`: a
+  name with `.` or `[…]`); every other leaf is *data* (a sample's inputs, `v1`, `v2`);
+- data leaves that one statement reads together are one *sample* (a forward pass reads its
+  input's coordinates in every neuron of the first layer);
+- each statement belongs to a *part*: the sample whose data it depends on (directly or through
+  the statements it reads), the part of the parameters alone (the regulariser: it reads no data)
+  or the part that combines samples (the loss);
+- inside a part, statements fall into *layers*: the place a statement is named after, cut after
+  its first index (`model.layers[1].neurons[3]₂` is in `model.layers[1]`); a statement with no
+  place is a layer of its own name (`total_loss`).
+
+A graph without parameters, or whose data make fewer than two samples, has no overview (None):
+the page draws it as before. Groups are structure, not numbers: the overview depends on the
+graph's shape and names only.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# A place: a name followed by attributes and indices (`model.layers[0].neurons[3].w[1]`).
+PLACE = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*|\[[^\]]*\])+")
+# A layer is the place up to its first index (`model.layers[1]`).
+FIRST_INDEX = re.compile(r"^[^\[]*\[[^\]]*\]")
+# The version a name's later statements carry (`…neurons[3]₂`).
+VERSION = re.compile(r"[₀-₉]+$")
+# The kinds of parts, in the order the overview lists them after the samples.
+SAMPLE, PARAMETERS, COMBINED = "sample", "parameters", "combined"
+
+
+def layer_of(name: str) -> str:
+    """The layer a statement named `name` is in: its place up to the first index, else itself."""
+    place = VERSION.sub("", name)
+    if PLACE.fullmatch(place) and (first := FIRST_INDEX.match(place)):
+        return first.group(0)
+    return name
+
+
+def overview_of(
+    groups: list[tuple[str, int, tuple[int, ...]]],
+    inputs: list[tuple[int, ...]],
+    names: list[str],
+) -> dict[str, Any] | None:
+    """The overview of a graph (module docstring): `groups` as the builder makes them (kind,
+    root, members), `inputs[i]` node i's input ids, `names[g]` group g's name. Returns
+    {parts: [{id, kind, index, name, root, inputs, layers: [{name, groups}]}]} (ids as in the
+    reply: `p0`, `g12`), or None when the graph has no such level."""
+    group_of = [0] * len(inputs)
+    for g, (_, _, members) in enumerate(groups):
+        for i in members:
+            group_of[i] = g
+    leaf = [kind == "leaf" for kind, _, _ in groups]
+    parameter = [leaf[g] and PLACE.fullmatch(names[g]) is not None for g in range(len(groups))]
+    if not any(parameter):
+        return None
+    # Which groups each statement reads: data leaves (joined into samples) and statements.
+    parent = {}
+
+    def find(g: int) -> int:
+        while parent[g] != g:
+            parent[g] = parent[parent[g]]
+            g = parent[g]
+        return g
+
+    reads: dict[int, tuple[list[int], list[int]]] = {}
+    for g, (kind, _, members) in enumerate(groups):
+        if kind != "statement":
+            continue
+        data, statements = [], []
+        for i in members:
+            for j in inputs[i]:
+                h = group_of[j]
+                if h == g or parameter[h]:
+                    continue
+                (data if leaf[h] else statements).append(h)
+        data, statements = list(dict.fromkeys(data)), list(dict.fromkeys(statements))
+        for h in data:
+            parent.setdefault(h, h)
+        for h in data[1:]:
+            parent[find(h)] = find(data[0])
+        reads[g] = (data, statements)
+    samples: dict[int, int] = {}  # a sample's representative leaf → its number (0-based)
+    for data, _ in reads.values():  # numbered by the first statement that reads them
+        for h in data:
+            samples.setdefault(find(h), len(samples))
+    if len(samples) < 2:
+        return None
+    depends: dict[int, int] = {}  # statement → the samples it depends on, as bits
+    for g, (data, statements) in reads.items():  # groups are in build order: inputs first
+        bits = 0
+        for h in data:
+            bits |= 1 << samples[find(h)]
+        for h in statements:
+            bits |= depends[h]
+        depends[g] = bits
+    sample_parts: list[list[int]] = [[] for _ in samples]
+    others: dict[str, list[int]] = {PARAMETERS: [], COMBINED: []}
+    for g, bits in depends.items():
+        if bits and bits & (bits - 1) == 0:
+            sample_parts[bits.bit_length() - 1].append(g)
+        else:
+            others[COMBINED if bits else PARAMETERS].append(g)
+    inputs_of: list[list[int]] = [[] for _ in samples]
+    for h in parent:
+        inputs_of[samples[find(h)]].append(h)
+    parts = [
+        (SAMPLE, k + 1, members, sorted(inputs_of[k])) for k, members in enumerate(sample_parts)
+    ]
+    parts += [(kind, 0, members, []) for kind, members in others.items() if members]
+    return {
+        "parts": [
+            {
+                "id": f"p{index}",
+                "kind": kind,
+                "index": number,
+                "name": _part_name(kind, number, [names[h] for h in leaves]),
+                "root": f"g{members[-1]}",
+                "inputs": [f"g{h}" for h in leaves],
+                "layers": _layers(members, names),
+            }
+            for index, (kind, number, members, leaves) in enumerate(parts)
+        ]
+    }
+
+
+def _part_name(kind: str, number: int, inputs: list[str]) -> str:
+    """A part's name in the program's words (the page writes its own caption from `kind`)."""
+    if kind == SAMPLE:
+        return ", ".join(inputs)
+    return kind
+
+
+def _layers(members: list[int], names: list[str]) -> list[dict[str, Any]]:
+    """A part's statements by layer (`layer_of`), layers in the order their first statement came."""
+    layers: dict[str, list[str]] = {}
+    for g in members:
+        layers.setdefault(layer_of(names[g]), []).append(f"g{g}")
+    return [{"name": name, "groups": groups} for name, groups in layers.items()]

@@ -1,0 +1,91 @@
+"""The overview (issue 42): statements by sample, part and layer, read from places and structure."""
+
+from __future__ import annotations
+
+import pytest
+
+from chainrule import engine
+from chainrule.engine.overview import layer_of
+
+# Two samples through one neuron `n` (its parameters at places), its weights' squares, the loss.
+TWO_SAMPLES = """\
+w0 = 0.5; w0.label = 'n.w[0]'
+w1 = -0.3; w1.label = 'n.w[1]'
+b = 0.1; b.label = 'n.b'
+x1 = 1.0
+x2 = 2.0
+h1 = (w0 * x1 + w1 * x2 + b).relu(); h1.label = 'n.out[0]'
+x3 = 0.5
+x4 = -1.0
+h2 = (w0 * x3 + w1 * x4 + b).relu(); h2.label = 'n.out[0]₂'
+reg = w0 * w0 + w1 * w1
+loss = h1 + h2 + reg
+"""
+
+
+def overview(source: str) -> tuple[dict | None, dict[str, str]]:
+    reply = engine.trace(source).to_dict()
+    return reply["overview"], {group["id"]: group["name"] for group in reply["groups"]}
+
+
+def test_two_samples_the_parameters_alone_and_the_loss() -> None:
+    found, name = overview(TWO_SAMPLES)
+    assert found is not None
+    parts = [
+        (
+            part["id"],
+            part["kind"],
+            part["index"],
+            part["name"],
+            name[part["root"]],
+            [name[g] for g in part["inputs"]],
+            [(layer["name"], [name[g] for g in layer["groups"]]) for layer in part["layers"]],
+        )
+        for part in found["parts"]
+    ]
+    assert parts == [
+        ("p0", "sample", 1, "x1, x2", "n.out[0]", ["x1", "x2"], [("n.out[0]", ["n.out[0]"])]),
+        ("p1", "sample", 2, "x3, x4", "n.out[0]₂", ["x3", "x4"], [("n.out[0]", ["n.out[0]₂"])]),
+        ("p2", "parameters", 0, "parameters", "reg", [], [("reg", ["reg"])]),
+        ("p3", "combined", 0, "combined", "loss", [], [("loss", ["loss"])]),
+    ]
+
+
+def test_every_statement_is_in_exactly_one_part() -> None:
+    reply = engine.trace(TWO_SAMPLES).to_dict()
+    listed = [
+        g
+        for part in reply["overview"]["parts"]
+        for layer in part["layers"]
+        for g in layer["groups"]
+    ]
+    statements = [group["id"] for group in reply["groups"] if group["kind"] == "statement"]
+    assert sorted(listed) == sorted(statements) and len(listed) == len(set(listed))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "a = 2.0\nb = -3.0\nc = a * b\nL = c + a",  # no parameter at a place
+        TWO_SAMPLES.replace("w0 * x3 + w1 * x4", "w0 * x1 + w1 * x2"),  # one sample read twice
+    ],
+    ids=["no places", "one sample"],
+)
+def test_a_graph_without_samples_has_no_overview(source: str) -> None:
+    assert overview(source)[0] is None
+
+
+@pytest.mark.parametrize(
+    ("name", "layer"),
+    [
+        ("model.layers[1].neurons[3]", "model.layers[1]"),
+        ("model.layers[1].neurons[3]₁₂", "model.layers[1]"),
+        ("model.layers[0].neurons[0].w", "model.layers[0]"),
+        ("xs[3]", "xs[3]"),
+        ("n.out", "n.out"),
+        ("total_loss", "total_loss"),
+        ("relu(a*b + d)", "relu(a*b + d)"),
+    ],
+)
+def test_a_statement_is_in_the_layer_of_its_place_up_to_the_first_index(name, layer) -> None:
+    assert layer_of(name) == layer
