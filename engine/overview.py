@@ -112,8 +112,11 @@ def overview_of(
     inputs_of: list[list[int]] = [[] for _ in samples]
     for h in parent:
         inputs_of[samples[find(h)]].append(h)
+    # A sample no statement reads alone (every reader mixes it with another) has no part.
     parts = [
-        (SAMPLE, k + 1, members, sorted(inputs_of[k])) for k, members in enumerate(sample_parts)
+        (SAMPLE, k + 1, members, sorted(inputs_of[k]))
+        for k, members in enumerate(sample_parts)
+        if members
     ]
     parts += [(kind, 0, members, []) for kind, members in others.items() if members]
     return {

@@ -128,6 +128,7 @@ function newProgram() {
 }
 
 let instant = null;
+let tensorNumbers = null; // the tensor view's own numbers (tensor/page-numbers.js)
 
 /** New leaf values: painted at once from the page's numbers, confirmed by the server's. */
 const setValues = (values) => {
@@ -184,7 +185,7 @@ function mount() {
     presetSelect: $("presets"), presetNote: $("preset-note"),
   }, scope, { onProgram: newProgram, onPreset: loadPreset });
   mountNotes($("program-notes"), scope);
-  mountTensorView({
+  tensorNumbers = mountTensorView({
     pane: $("tensor-pane"), svg: $("tensor-graph"), fanIn: $("tensor-fan-in"), fanInText: $("tensor-fan-in-text"),
     fanInClose: $("tensor-fan-in-close"), readout: $("tensor-readout"), cells: $("tensor-cells"), root: document.body,
   }, scope, { requestBody, setValues, server: { postFanIn, postTensorGraph } });
@@ -212,7 +213,8 @@ function mount() {
   mountHeader();
   mountUrlSync(scope);
   liveClass = mountLiveClass({ actions: $("header-actions"), workspace: document.querySelector(".workspace"), pane: $("graph-wrap") }, scope, {
-    recompute, paint: (values) => instant.paintOnly(values),
+    // A tensor program's new values (the teacher's, a gathered student's) from the page's numbers.
+    recompute, paint: (values) => (state.tensor && !state.trace ? tensorNumbers.paint(values) : instant.paintOnly(values)),
   });
   $("toggle-expand").addEventListener("change", (event) => {
     update({ expandDerived: event.target.checked, target: null }); // node ids change

@@ -77,7 +77,10 @@ def test_the_element_limit_is_the_server_s_node_limit(make_client):
 
 
 def test_the_scalar_routes_refuse_a_tensor_program_by_name(client):
-    response = client.post("/api/export?format=dot", json={"source": ISSUE})
+    # (the exports draw tensor programs: tests/app/test_export_tensors.py)
+    response = client.post(
+        "/api/descend", json={"source": ISSUE, "parameters": ["W"], "lr": 0.1, "steps": 1}
+    )
     assert response.status_code == 400
     assert response.json()["error"]["type"] == "TensorProgram"
 

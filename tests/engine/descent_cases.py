@@ -144,9 +144,14 @@ def case(
 
 
 def programs() -> list[tuple[str, dict[str, float] | None]]:
-    """Every preset's and every lesson's program, with its values."""
+    """Every preset's and every scalar lesson's program, with its values (descent reads scalar
+    programs: a tensor lesson's is refused, as /api/descend refuses it)."""
     presets = [(p["source"], p["values"] or None) for p in engine.PRESETS]
-    lessons = [(lesson["source"], lesson["values"] or None) for lesson in load_lessons()]
+    lessons = [
+        (lesson["source"], lesson["values"] or None)
+        for lesson in load_lessons()
+        if lesson.get("kind", "scalar") == "scalar"
+    ]
     return presets + lessons
 
 

@@ -89,3 +89,22 @@ def test_a_graph_without_samples_has_no_overview(source: str) -> None:
 )
 def test_a_statement_is_in_the_layer_of_its_place_up_to_the_first_index(name, layer) -> None:
     assert layer_of(name) == layer
+
+
+def test_a_sample_no_statement_reads_alone_has_no_part() -> None:
+    """The lecture's MLP (micrograd's README notebook: `n = MLP(3, [4, 4, 1])`, four examples
+    `xs` as plain floats): the inputs `x` are read by the first layer's statements; examples
+    whose statements all mix two samples have no part of their own, never an empty one."""
+    import chainrule
+    from micrograd.nn import MLP
+
+    n = MLP(3, [4, 4, 1])
+    xs = [[2.0, 3.0, -1.0], [3.0, -1.0, 0.5], [0.5, 1.0, 1.0], [1.0, 1.0, -1.0]]
+    ys = [1.0, -1.0, -1.0, 1.0]
+    ypred = [n(x) for x in xs]
+    loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred, strict=True))
+    loss.backward()
+    reply = chainrule.trace_value(loss)
+    overview = reply["overview"]
+    if overview is not None:
+        assert all(part["layers"] and part["root"] for part in overview["parts"])
