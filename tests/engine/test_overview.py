@@ -95,8 +95,9 @@ def test_a_sample_no_statement_reads_alone_has_no_part() -> None:
     """The lecture's MLP (micrograd's README notebook: `n = MLP(3, [4, 4, 1])`, four examples
     `xs` as plain floats): the inputs `x` are read by the first layer's statements; examples
     whose statements all mix two samples have no part of their own, never an empty one."""
-    import chainrule
     from micrograd.nn import MLP
+
+    import chainrule
 
     n = MLP(3, [4, 4, 1])
     xs = [[2.0, 3.0, -1.0], [3.0, -1.0, 0.5], [0.5, 1.0, 1.0], [1.0, 1.0, -1.0]]
