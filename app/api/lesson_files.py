@@ -265,21 +265,7 @@ def read_lesson(path: Path) -> dict[str, Any]:
                 "of": stop.question.of,
                 "why": _texts(name, f"{where}.question.why", stop.question.why),
             }
-        stops.append(
-            {
-                "text": _texts(name, f"{where}.text", stop.text),
-                "step": resolve.step(f"{where}.at", stop.at),
-                "highlight": [
-                    found
-                    for k, label in enumerate(stop.highlight)
-                    for found in resolve.highlight(f"{where}.highlight.{k}", label)
-                ],
-                "question": question,
-                "pass": stop.pass_,
-                "wrt": stop.wrt,
-                "fan_in": None,
-            }
-        )
+        stops.append(_served_stop(name, where, stop, resolve, question, stop.pass_, stop.wrt))
     return {
         "id": lesson.id,
         "kind": "scalar",
@@ -307,6 +293,21 @@ def _tensor_stop(name: str, where: str, stop: StopFile, resolve: TensorResolver)
         if grid != "grad":
             raise LessonError(f"{name}: {where}.fan_in: {stop.fan_in!r} is no gradient's cell")
         fan_in = f"{tensor_id}|grad|{','.join(map(str, index))}"
+    return _served_stop(name, where, stop, resolve, None, "reverse", None, fan_in)
+
+
+def _served_stop(
+    name: str,
+    where: str,
+    stop: StopFile,
+    resolve: _Resolver | TensorResolver,
+    question: dict[str, Any] | None,
+    pass_: str,
+    wrt: str | None,
+    fan_in: str | None = None,
+) -> dict[str, Any]:
+    """A stop as `/api/lessons` serves it, scalar or tensor: `resolve` (its lesson's resolver)
+    finds its step and what it highlights."""
     return {
         "text": _texts(name, f"{where}.text", stop.text),
         "step": resolve.step(f"{where}.at", stop.at),
@@ -315,9 +316,9 @@ def _tensor_stop(name: str, where: str, stop: StopFile, resolve: TensorResolver)
             for k, label in enumerate(stop.highlight)
             for found in resolve.highlight(f"{where}.highlight.{k}", label)
         ],
-        "question": None,
-        "pass": "reverse",
-        "wrt": None,
+        "question": question,
+        "pass": pass_,
+        "wrt": wrt,
         "fan_in": fan_in,
     }
 
