@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from tensor_cells import cell
 from test_embed import FAKE_MODEL
 
 from chainrule.app.http.pages import ui_catalogue
@@ -36,13 +37,6 @@ MODEL_WITH_MESSAGES = f"""(traits) => {{
     model.messageListeners = () => handlers.length;
     return model;
 }}"""
-
-
-def cell(tensor: str, grid: str, index: str) -> str:
-    return (
-        f"[data-testid=tensor-cell][data-tensor-id={tensor}]"
-        f"[data-grid={grid}][data-index='{index}']"
-    )
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ student changes nothing, and a free one changes cells on their own page only, un
 from __future__ import annotations
 
 import pytest
+from tensor_cells import cell
 from test_live_class_page import new_page, step_of, wait_state, wait_step
 
 from chainrule.engine.presets import presets
@@ -16,13 +17,6 @@ pytestmark = pytest.mark.browser
 
 TENSORS = "[data-testid=tensor-graph][data-ready=true]"
 PROGRAM = next(p for p in presets() if p["id"] == "tensor-mlp")["source"]
-
-
-def cell(tensor: str, grid: str, index: str) -> str:
-    return (
-        f"[data-testid=tensor-cell][data-tensor-id={tensor}]"
-        f"[data-grid={grid}][data-index='{index}']"
-    )
 
 
 def wait_value(page, selector: str, value: str) -> None:

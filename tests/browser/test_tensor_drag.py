@@ -20,9 +20,10 @@ from chainrule.engine.tensor_program import trace_tensors
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import test_onefile  # noqa: E402
+from tensor_cells import cell  # noqa: E402
 from test_numbers_page import IMPORT_JS, POST_JS  # noqa: E402
 from test_onefile import assert_clean  # noqa: E402
-from test_tensor_page import TENSORS, cell  # noqa: E402
+from test_tensor_page import TENSORS  # noqa: E402
 
 pytestmark = pytest.mark.browser
 file_page = test_onefile.file_page  # the fixture: a file:// page that records every request

@@ -5,10 +5,8 @@ by two ops, each op's part, their sum (the API's gradient) and what = would have
 
 from __future__ import annotations
 
-import json
-import urllib.request
-
 import pytest
+from tensor_cells import post
 
 from chainrule.engine.presets import presets
 
@@ -20,16 +18,6 @@ PRESETS = {p["id"]: p for p in presets()}
 
 REUSED_JS = """() => [...document.querySelectorAll('[data-testid=tensor][data-reused=true]')]
     .map(c => c.dataset.tensorId)"""
-
-
-def post(live_server, path: str, body: dict) -> dict:
-    request = urllib.request.Request(
-        f"{live_server}{path}",
-        data=json.dumps(body).encode(),
-        headers={"content-type": "application/json"},
-    )
-    with urllib.request.urlopen(request) as response:
-        return json.loads(response.read())
 
 
 def open_labs(page, preset: str) -> None:

@@ -5,10 +5,8 @@ the API's numbers, and ← comes back. Screenshots of each lesson's key stop at 
 
 from __future__ import annotations
 
-import json
-import urllib.request
-
 import pytest
+from tensor_cells import post
 
 from chainrule.app.api.lesson_files import load_lessons
 
@@ -29,16 +27,6 @@ RINGED_JS = """() => [
   ...[...document.querySelectorAll('[data-testid=tensor-cell][data-lesson=highlight]')]
      .map(c => `${c.dataset.tensorId}|${c.dataset.grid}|${c.dataset.index}`),
 ].sort()"""
-
-
-def post(live_server, path: str, body: dict) -> dict:
-    request = urllib.request.Request(
-        f"{live_server}{path}",
-        data=json.dumps(body).encode(),
-        headers={"content-type": "application/json"},
-    )
-    with urllib.request.urlopen(request) as response:
-        return json.loads(response.read())
 
 
 def wait_for_stop(page, k: int, lesson: dict) -> None:

@@ -5,11 +5,10 @@ shape error pointed at. Every number is asserted against the API's reply."""
 
 from __future__ import annotations
 
-import json
 import math
-import urllib.request
 
 import pytest
+from tensor_cells import cell, post
 
 from chainrule.bench.tensors import makemore
 from chainrule.engine.presets import presets
@@ -22,23 +21,6 @@ PROGRAM = next(p for p in presets() if p["id"] == "tensor-mlp")["source"]
 CARDS_JS = """() => [...document.querySelectorAll('[data-testid=tensor]')].map(c => ({
     id: c.dataset.tensorId, name: c.dataset.name, label: c.dataset.label, shape: c.dataset.shape,
     reached: c.dataset.reached, computed: c.dataset.computed, cls: c.getAttribute('class')}))"""
-
-
-def cell(tensor: str, grid: str, index: str) -> str:
-    return (
-        f"[data-testid=tensor-cell][data-tensor-id={tensor}]"
-        f"[data-grid={grid}][data-index='{index}']"
-    )
-
-
-def post(live_server, path: str, body: dict) -> dict:
-    request = urllib.request.Request(
-        f"{live_server}{path}",
-        data=json.dumps(body).encode(),
-        headers={"content-type": "application/json"},
-    )
-    with urllib.request.urlopen(request) as response:
-        return json.loads(response.read())
 
 
 def open_program(page, source: str) -> None:
