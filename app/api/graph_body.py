@@ -147,10 +147,7 @@ def build_body(
     if is_tensor_program(request.source):
         return tensor_body(request, limits, lang)
     with cycle_collector_paused():  # tens of thousands of new dicts, none in a cycle
-        reply, layout, cached = _laid_out_reply(request, settings, layouter, lang, limits)
-        encoded = orjson.dumps(reply)  # once, its layout added to it as each body needs
-        # A backstop: every field is linear in the graph, and this says so if one ever is not.
-        check_reply_size(len(encoded), len(reply["nodes"]), request.source, request.expand_derived)
+        reply, encoded, layout, cached = _laid_out_reply(request, settings, layouter, lang, limits)
         later = with_layout(encoded, layout_reply(layout, True))
         now = later if cached else with_layout(encoded, layout_reply(layout, False))
         # Freed while the collector is paused: what dies then is never scanned, where resuming
@@ -169,13 +166,14 @@ def build_reply(
     """What `build_body`'s body for now decodes to, made as
     Python objects and never encoded: for a caller in the reply's own process (the notebook's
     `chainrule.trace_value`), where encoding micrograd's demo took 0.15 s, decoding it again 0.3
-    s, and the two copies beside the reply 150 MB. No bytes, so no `check_reply_size`: the
-    reply goes nowhere a size would bound."""
+    s, and the two copies beside the reply 150 MB. It is encoded once all the same, for
+    `check_reply_size`: a widget sends it on, and its bound holds in every path."""
     limits = limits_of(settings) if limits is None else limits
     with cycle_collector_paused():
         if is_tensor_program(request.source):
             return tensor_reply(trace_tensors(request.source, request.values, limits=limits), lang)
-        reply, layout, cached = _laid_out_reply(request, settings, layouter, lang, limits)
+        reply, encoded, layout, cached = _laid_out_reply(request, settings, layouter, lang, limits)
+        del encoded
         reply["layout"] = layout_reply(layout, cached)
         return reply
 
@@ -186,9 +184,10 @@ def _laid_out_reply(
     layouter: Layouter,
     lang: str,
     limits: engine.Limits,
-) -> tuple[dict[str, Any], Layout, bool]:
-    """The reply of a scalar program with its layout placed in it but no `layout` member, the
-    layout, and whether it came from the cache (the caller holds the cycle collector paused)."""
+) -> tuple[dict[str, Any], bytes, Layout, bool]:
+    """The reply of a scalar program with its layout placed in it but no `layout` member, its
+    bytes (within `check_reply_size`'s budget), the layout, and whether it came from the cache
+    (the caller holds the cycle collector paused)."""
     options = request.options()
     graph = build_for_trace(
         request.source, request.values, options.expand_derived, limits, options.mode, lang
@@ -206,7 +205,10 @@ def _laid_out_reply(
     layout, cached = laying_out.result()
     reply = place(reply, placement(layout, trace))
     reply["structure"] = structure_id(request, settings)
-    return reply, layout, cached
+    encoded = orjson.dumps(reply)  # once, its layout added to it as each body needs
+    # A backstop: every field is linear in the graph, and this says so if one ever is not.
+    check_reply_size(len(encoded), len(reply["nodes"]), request.source, request.expand_derived)
+    return reply, encoded, layout, cached
 
 
 def tensor_body(request: GraphRequest, limits: engine.Limits, lang: str) -> GraphBody:

@@ -62,3 +62,18 @@ def test_a_reply_over_its_budget_is_a_400_naming_it() -> None:
         "and 8 a character of the program): make the program smaller, or draw it without "
         "expanding derived operations (expand_derived: false)"
     )
+
+
+def test_a_reply_made_for_python_keeps_the_budget(monkeypatch) -> None:
+    """`chainrule.trace` (the notebook's, whose reply a widget sends on) is bounded as the
+    server's body is: the reply is no longer encoded to be decoded again, but still measured."""
+    import chainrule
+    from chainrule.engine import reply
+    from chainrule.engine.errors import LimitExceeded
+
+    monkeypatch.setattr(reply, "REPLY_BYTES_FLOOR", 0)
+    monkeypatch.setattr(reply, "REPLY_BYTES_PER_NODE", 10)
+    monkeypatch.setattr(reply, "REPLY_BYTES_PER_SOURCE_CHAR", 0)
+    with pytest.raises(LimitExceeded) as caught:
+        chainrule.trace("a = 2\nb = a * a + 1")
+    assert caught.value.message.render("en").startswith("the reply would be ")
