@@ -357,7 +357,18 @@ def run_on_stand_in(script: str) -> dict[str, object]:
     with contextlib.redirect_stdout(printed):
         exec(compile(script, "torch.py", "exec"), scope)
     lines = printed.getvalue().splitlines()
-    return {line.split(" = ")[0]: ast.literal_eval(line.split(" = ", 1)[1]) for line in lines}
+    return {line.split(" = ")[0]: printed_number(line.split(" = ", 1)[1]) for line in lines}
+
+
+def printed_number(text: str) -> object:
+    """A number, or nested lists of them, as Python prints them: `nan`, `inf` and `-inf` too
+    (`std` of equal numbers has an infinite slope: a NaN gradient)."""
+    tree = ast.parse(text, mode="eval")
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    assert names <= {"nan", "inf"}, text
+    return eval(
+        compile(tree, "printed", "eval"), {"__builtins__": {}}, {"nan": math.nan, "inf": math.inf}
+    )
 
 
 def close(a, b) -> bool:
