@@ -311,6 +311,14 @@ function gradFlags(s, data, local, grad) {
   return flags;
 }
 
+/** The gradient flags the page's rule makes of a numbers reply's numbers (the server's, or the
+ *  page's own) on the compiled structure `s`. */
+export function flagsOf(s, reply) {
+  const numbers = (array) => Float64Array.from(array, fromJson);
+  const grad = numbers(reply.correct_grad ?? reply.grad);
+  return gradFlags(s, numbers(reply.data), numbers(reply.local_grad), grad);
+}
+
 // ---- How far the server's numbers may be from the page's ----
 
 // The last-place difference allowed to each result of a row that calls V8's Math (`exact: false`
@@ -558,11 +566,13 @@ function within(x, y, allowed) {
 /**
  * Where the page's numbers reply `page` and the server's `server` (same structure) disagree,
  * given `tolerance` (`tolerances()` of the same values): a list of {array, index, page, server},
- * empty when every number is within its tolerance, every node warning has the same type and the
+ * empty when every number is within its tolerance, every node warning has the same type, the
  * gradient check the same statuses and analytic gradients (the numeric ones are difference
- * quotients, which magnify a last-place difference by 1/eps: only their status is compared).
+ * quotients, which magnify a last-place difference by 1/eps: only their status is compared) and
+ * the server's gradient flags are the page's rule applied to the server's numbers (`s`: the
+ * compiled structure).
  */
-export function differences(page, server, tolerance) {
+export function differences(page, server, tolerance, s) {
   const found = [];
   for (const array of COMPARED) {
     const mine = array === "correct_grad" ? page.correct_grad ?? page.grad : page[array];
@@ -578,8 +588,13 @@ export function differences(page, server, tolerance) {
   }
   const types = (reply) => JSON.stringify(Object.entries(reply.node_warnings ?? {}).map(([id, ws]) => [id, ws.map((w) => w.type)]).sort());
   if (types(page) !== types(server)) found.push({ array: "node_warnings", index: -1, page: types(page), server: types(server) });
-  const flags = (reply) => JSON.stringify(Object.entries(reply.grad_flags ?? {}).sort());
-  if (flags(page) !== flags(server)) found.push({ array: "grad_flags", index: -1, page: flags(page), server: flags(server) });
+  // The gradient flags: the server's are what the page's rule makes of the server's own numbers,
+  // exactly. The page's flags, made of its own numbers, are not compared with them: a number within
+  // its tolerance of a threshold (a grad a millionth of the largest, a tanh at 0.999) is flagged or
+  // not by its last places.
+  const flags = (found) => JSON.stringify(Object.entries(found ?? {}).sort());
+  const [ruled, flagged] = [flags(flagsOf(s, server)), flags(server.grad_flags)];
+  if (ruled !== flagged) found.push({ array: "grad_flags", index: -1, page: ruled, server: flagged });
   const checks = (reply) => reply.gradcheck?.results ?? [];
   const [mine, theirs] = [checks(page), checks(server)];
   if (mine.length !== theirs.length) found.push({ array: "gradcheck", index: -1, page: mine.length, server: theirs.length });
