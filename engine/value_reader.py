@@ -924,6 +924,9 @@ def _inconsistent(nodes: list[_Node]) -> list[int]:
     return found
 
 
+UNSEEN = object()  # a node's shared place not yet looked for (`_Writer.units`)
+
+
 class _Writer:
     """Writes the nodes of a graph (inputs first) as the lines of a program: each leaf and
     named node a line, an unnamed node used once inline where it is used (a statement is cut at
@@ -964,6 +967,9 @@ class _Writer:
         # whether there are any, and the places they live in (`_joined`).
         self.direct = [False] * count
         self.places: list[Places] = [()] * count
+        # The object a node's places share (`_shared_place` of `places`), found once (UNSEEN:
+        # not yet): every operator a neuron's statement inlines asks it of its operands.
+        self.units: list[Any] = [None] * count
         self.place_count: dict[str, int] = {}
         self.functions: dict[int, str] = {}  # id(opaque node) → the function written for it
         self.line_of = [0] * count  # the 1-based line that writes a node (inline: its user's)
@@ -987,6 +993,12 @@ class _Writer:
             return False
         place = self.hints.get(id(self.objects[i]), "")
         return node.label == place and not place.isidentifier()
+
+    def unit_of(self, i: int) -> str | None:
+        """The object the places of node `i`'s statement so far share, or None."""
+        if self.units[i] is UNSEEN:
+            self.units[i] = _shared_place(self.places[i])
+        return self.units[i]
 
     def opaque_name(self, node: _Node) -> str | None:
         """An opaque node's name: its op's spelling (`max`) where that is a name, else None."""
@@ -1028,8 +1040,9 @@ class _Writer:
             self.places[i] = _places_of(self.hints.get(id(self.objects[i]), ""))
         else:
             gathered = _joined(self.places[j] for j in node.inputs)
-            if self.promote_units(node, gathered):
-                gathered = _joined(self.places[j] for j in node.inputs)
+            promoted, combined = self.promote_units(node, gathered)
+            if promoted:
+                gathered, combined = _joined(self.places[j] for j in node.inputs), UNSEEN
             expression, prec, depth = _expression(node, self.text, self.prec, self.depth)
             alone = self.names[i] is None and self.uses[i] == 1 and label is None
             fits = len(expression) <= MAX_STATEMENT_CHARS and depth <= MAX_INLINE_DEPTH
@@ -1037,7 +1050,7 @@ class _Writer:
                 self.text[i], self.prec[i], self.depth[i] = expression, prec, depth
                 self.shown[i] = None
                 self.direct[i] = any(self.direct[j] for j in node.inputs)
-                self.places[i] = gathered
+                self.places[i], self.units[i] = gathered, combined
                 return
             last = i == self.last and "out" not in self.taken
             name = self.names[i] or ("out" if last else None)
@@ -1079,18 +1092,19 @@ class _Writer:
         self.taken.add(name)
         return name
 
-    def promote_units(self, node: _Node, gathered: Places) -> bool:
+    def promote_units(self, node: _Node, gathered: Places) -> tuple[bool, Any]:
         """Give a line of its own to each operand of `node` written inline whose parameters live
         in one object (a neuron's whole `w·x + b`, its activation) that `node` would mix with
         another's: a statement is one neuron, as the code computed it (the page's groups).
-        `gathered`: the places of its operands' leaves. Whether any operand got a line."""
+        `gathered`: the places of its operands' leaves. Whether any operand got a line, and the
+        object `gathered` share (`_shared_place`; UNSEEN when not looked for)."""
         operands = [j for j in dict.fromkeys(node.inputs) if self.direct[j] and self.nodes[j].op]
         if not operands or all(self.names[j] for j in operands):
-            return False
+            return False, UNSEEN
         combined = _shared_place(gathered)
         promoted = False
         for j in operands:
-            if self.names[j] or (unit := _shared_place(self.places[j])) is None or unit == combined:
+            if self.names[j] or (unit := self.unit_of(j)) is None or unit == combined:
                 continue
             name, label = self.generated(self.nodes[j], self.places[j])
             line = f"{name} = {self.text[j]}"
@@ -1100,11 +1114,12 @@ class _Writer:
             self.lines.append(line)
             self.names[j] = self.text[j] = name
             self.prec[j], self.depth[j], self.direct[j], self.places[j] = ATOM, 0, False, ()
+            self.units[j] = None
             self.shown[j] = self.nodes[j].label or name
             self.shown_prec[j] = ATOM if ATOMIC_LABEL.fullmatch(self.shown[j]) else 0
             self.line_of[j] = len(self.lines)
             promoted = True
-        return promoted
+        return promoted, combined
 
     def generated(self, node: _Node, places: Places) -> tuple[str, str | None]:
         """A name (and a label) for an operation the code named nowhere: where the parameters
