@@ -994,6 +994,19 @@ class _Writer:
         place = self.hints.get(id(self.objects[i]), "")
         return node.label == place and not place.isidentifier()
 
+    def mixes(self, node: _Node, j: int, unit: str) -> bool:
+        """Whether `node` adds its operand `j`, a whole use of the object `unit`, to another use
+        of it (the next sample's pass through the same neuron) or to an operation of no object
+        at all (a sum of statements): micrograd's demo sums each sample's output neuron, whose
+        places are all the one neuron's, into its loss; each is a statement, not one sum of all
+        of them cut where it grows too long."""
+        return any(
+            k != j
+            and self.nodes[k].op is not None
+            and (not self.places[k] or self.unit_of(k) == unit)
+            for k in node.inputs
+        )
+
     def unit_of(self, i: int) -> str | None:
         """The object the places of node `i`'s statement so far share, or None."""
         if self.units[i] is UNSEEN:
@@ -1104,22 +1117,63 @@ class _Writer:
         combined = _shared_place(gathered)
         promoted = False
         for j in operands:
-            if self.names[j] or (unit := self.unit_of(j)) is None or unit == combined:
+            if self.names[j] or (unit := self.unit_of(j)) is None:
                 continue
-            name, label = self.generated(self.nodes[j], self.places[j])
-            line = f"{name} = {self.text[j]}"
-            if label is not None and (literal := _label_literal(label)) is not None:
-                self.nodes[j].label = label
-                line += f"; {name}.label = {literal}"
-            self.lines.append(line)
-            self.names[j] = self.text[j] = name
-            self.prec[j], self.depth[j], self.direct[j], self.places[j] = ATOM, 0, False, ()
-            self.units[j] = None
-            self.shown[j] = self.nodes[j].label or name
-            self.shown_prec[j] = ATOM if ATOMIC_LABEL.fullmatch(self.shown[j]) else 0
-            self.line_of[j] = len(self.lines)
+            if unit != combined:
+                self.promote(j)
+            elif self.mixes(node, j, unit):
+                self.promote_use(j)
+            else:
+                continue
             promoted = True
         return promoted, combined
+
+    def promote(self, j: int) -> None:
+        """Give node `j`, written inline so far, a line of its own, named where its parameters
+        live (`generated`)."""
+        name, label = self.generated(self.nodes[j], self.places[j])
+        line = f"{name} = {self.text[j]}"
+        if label is not None and (literal := _label_literal(label)) is not None:
+            self.nodes[j].label = label
+            line += f"; {name}.label = {literal}"
+        self.lines.append(line)
+        self.names[j] = self.text[j] = name
+        self.prec[j], self.depth[j], self.direct[j], self.places[j] = ATOM, 0, False, ()
+        self.units[j] = None
+        self.shown[j] = self.nodes[j].label or name
+        self.shown_prec[j] = ATOM if ATOMIC_LABEL.fullmatch(self.shown[j]) else 0
+        self.line_of[j] = len(self.lines)
+
+    def promote_use(self, j: int) -> None:
+        """Give a line of its own to the use of one object that operand `j` (inline) ends in:
+        down from `j` through operations that add only constants to it (the demo's loss term
+        `(1 + -y·score).relu()`) to where its places last grew (`score`, the output neuron's
+        `w·x + b`), and up again through the functions applied to that alone (an activation).
+        What `j` adds to it stays inline where `j` is used, written again with its name."""
+        chain = [j]
+        while True:
+            inputs = self.nodes[chain[-1]].inputs
+            carriers = [m for m in inputs if self.places[m]]
+            if len(carriers) != 1 or not all(
+                m in carriers or (self.nodes[m].op is None and self.nodes[m].const) for m in inputs
+            ):
+                break
+            (m,) = carriers
+            if self.names[m] or not self.nodes[m].op or self.places[m] != self.places[chain[-1]]:
+                break
+            chain.append(m)
+        end = len(chain) - 1
+        while end > 0 and len(self.nodes[chain[end - 1]].inputs) == 1:
+            end -= 1
+        self.promote(chain[end])
+        for c in reversed(chain[:end]):
+            node = self.nodes[c]
+            self.text[c], self.prec[c], self.depth[c] = _expression(
+                node, self.text, self.prec, self.depth
+            )
+            self.places[c], self.units[c] = _joined(self.places[m] for m in node.inputs), UNSEEN
+            self.direct[c] = any(self.direct[m] for m in node.inputs)
+            self.shown[c] = None
 
     def generated(self, node: _Node, places: Places) -> tuple[str, str | None]:
         """A name (and a label) for an operation the code named nowhere: where the parameters
