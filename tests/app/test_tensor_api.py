@@ -140,3 +140,71 @@ def test_expand_is_bounded_and_says_where(client):
         "'Y' is 126,400 scalar nodes; Expand draws at most 2,000: expand a smaller op, or make "
         "the tensors smaller"
     )
+
+
+def test_expand_s_graph_is_drawn_as_a_scalar_graph_with_the_tensor_cards_numbers(client):
+    """The page's Expand: `X @ W` of the issue's program as cards and edges in `/api/graph`'s
+    shape, laid out, the inputs' elements as leaves named `X[i,k]`, the outputs `(X @ W)[i,j]`,
+    every element's numbers those of its tensor's cell."""
+    tensors = client.post("/api/graph", json={"source": ISSUE}).json()["nodes"]
+    by_id = {node["id"]: node for node in tensors}
+    xw = next(node for node in tensors if node["label"] == "X @ W")
+    body = {"source": ISSUE, "tensor": xw["id"], "graph": True}
+    reply = client.post("/api/expand", json=body).json()
+    graph = reply["graph"]
+    cards = {card["id"]: card for card in graph["nodes"]}
+    # 9 output elements of 2 products and their sum each, reading 6 + 6 elements of X and W.
+    assert (len(reply["nodes"]), len(cards), len(graph["edges"])) == (27, 39, 54)
+    assert reply["limit"] == 2_000
+    leaves = [card for card in cards.values() if card["kind"] == "leaf"]
+    assert sorted(card["label"] for card in leaves) == sorted(
+        [f"X[{i},{k}]" for i in range(3) for k in range(2)]
+        + [f"W[{k},{j}]" for k in range(2) for j in range(3)]
+    )
+    for card in cards.values():
+        element = card["element"]
+        if element is None:
+            continue
+        tensor = by_id[element["tensor"]]
+        i, j = element["index"]
+        assert (card["data"], card["grad"]) == (tensor["data"][i][j], tensor["grad"][i][j])
+        name = tensor["name"] or f"({tensor['label']})"
+        assert card["label"] == f"{name}[{i},{j}]"
+    # Each output element is the sum of the products X[i,k]·W[k,j], and each edge carries the
+    # local derivative the scalar graph has: the other factor.
+    into = {}
+    for edge in graph["edges"]:
+        into.setdefault(edge["target"], []).append(edge)
+    for i in range(3):
+        for j in range(3):
+            out = next(c for c in cards.values() if c["label"] == f"(X @ W)[{i},{j}]")
+            assert out["op"] == "+" and out["kind"] == "op"
+            products = [cards[edge["source"]] for edge in into[out["id"]]]
+            for k, product in enumerate(products):
+                assert product["op"] == "*" and product["text"] == f"X[{i},{k}]·W[{k},{j}]"
+                factors = [cards[edge["source"]]["label"] for edge in into[product["id"]]]
+                assert factors == [f"X[{i},{k}]", f"W[{k},{j}]"]
+                locals_ = [edge["local_grad"] for edge in into[product["id"]]]
+                assert locals_ == [by_id["t1"]["data"][k][j], by_id["t0"]["data"][i][k]]
+    # Laid out as a scalar program: leaves left of the products, products left of the sums.
+    column = {kind: [c["x"] for c in cards.values() if c["kind"] == kind] for kind in ("leaf",)}
+    products = [c["x"] for c in cards.values() if c["op"] == "*"]
+    sums = [c["x"] for c in cards.values() if c["op"] == "+"]
+    assert max(column["leaf"]) < min(products) and max(products) < min(sums)
+    assert graph["layout"]["width"] >= max(c["x"] + c["width"] / 2 for c in cards.values())
+    # Asked without `graph`, the reply has none (and costs no layout).
+    plain = client.post("/api/expand", json={"source": ISSUE, "tensor": xw["id"]}).json()
+    assert plain["graph"] is None and plain["nodes"] == reply["nodes"]
+
+
+def test_expand_s_bound_names_the_op_however_it_is_asked_for(client):
+    source = "X = randn(40, 40, seed=1)\nY = X @ X\nL = Y.sum()"
+    for tensor in ("Y", "t1"):
+        response = client.post("/api/expand", json={"source": source, "tensor": tensor})
+        assert response.status_code == 400
+        assert response.json()["error"]["message"].startswith(
+            "'Y' is 126,400 scalar nodes; Expand draws at most 2,000"
+        )
+    unnamed = client.post("/api/expand", json={"source": "X = randn(40, 40, seed=1)\n"
+                          "L = (X @ X).sum()", "tensor": "t1", "graph": True})  # fmt: skip
+    assert unnamed.json()["error"]["message"].startswith("'X @ X' is 126,400 scalar nodes")
