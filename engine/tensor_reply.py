@@ -269,7 +269,8 @@ def expanded_graph(trace: TensorTrace, op: Tensor, lang: str = DEFAULT_LANG) -> 
         elif node.kind == "const" or node.id < first:
             label = fmt(node.data)  # a constant as the page writes numbers (softmax's shift)
         text = label or short(_expression(node, texts))
-        compound = not label or label.startswith(MINUS)  # an element's name is one operand
+        # An element's name is one operand; a negative number or a formula with blanks is not.
+        compound = label.startswith(MINUS) if label else _spaced(text)
         texts[node.id] = f"({text})" if compound and node.inputs else text
         kind = "leaf" if node.id < first and node.kind != "const" else node.kind
         cards.append(
@@ -303,6 +304,16 @@ def expanded_graph(trace: TensorTrace, op: Tensor, lang: str = DEFAULT_LANG) -> 
         "nodes": cards,
         "edges": [{"id": f"e{k}", **edge} for k, edge in enumerate(edges)],
     }
+
+
+def _spaced(text: str) -> bool:
+    """Whether `text` has a blank outside its brackets: `a·b + c` does, `exp(a + b)` does not."""
+    depth = 0
+    for ch in text:
+        depth += (ch in "([") - (ch in ")]")
+        if ch == " " and depth == 0:
+            return True
+    return False
 
 
 def _warnings(node: Value, text: str, lang: str) -> list[dict[str, str]]:
