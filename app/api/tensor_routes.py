@@ -23,10 +23,12 @@ from chainrule.app.http.errors import JSONBodyRoute
 from chainrule.app.http.responses import JSONBytes, dumps
 from chainrule.app.http.server_state import Server
 from chainrule.app.http.settings_dependency import Settings
-from chainrule.app.layout.layouter import Layouter, structure
+from chainrule.app.layout.layouter import CARD_SIZE, Layouter, structure
 from chainrule.app.settings import AppSettings
 from chainrule.engine.errors import BadLeaf
 from chainrule.engine.i18n import msg
+from chainrule.engine.narration import fmt
+from chainrule.engine.ops import OPS, key_of
 from chainrule.engine.tensor_graph import tensor_graph
 from chainrule.engine.tensor_program import TensorTrace, trace_tensors
 from chainrule.engine.tensor_reader import is_tensor_program
@@ -62,6 +64,29 @@ def expand_body(
     return dumps(reply)
 
 
+# A card's name on the page (graph/geometry.js fitLabel): at the font of a 64 px card, a
+# character is 14.5 × 1.05 × 0.6 px, the op's tag (0.62 × its characters + 0.6) × 14.5 px, and
+# 8 px of padding on each side. An expanded op's cards are as wide as their names need (an
+# element's, `(X @ W + b)[0,1]`, says which cell it is only whole), within these bounds.
+NAME_FONT_PX = 14.5
+CARD_PADDING_PX = 16.0
+WIDEST_CARD_PX = 260.0
+
+
+def card_size(card: dict[str, Any]) -> tuple[float, float]:
+    """The (width, height) of an expanded graph's card: its kind's, widened to its name."""
+    width, height = CARD_SIZE[card["kind"]]
+    if card["kind"] == "const":
+        return width, height
+    tag = ""
+    if card["op"] is not None:
+        exponent = card["exponent"]
+        tag = OPS[key_of(card["op"], exponent)].glyph.replace("{k}", fmt(exponent or 0))
+    name = (card["label"] or card["text"]) + " "
+    needed = NAME_FONT_PX * (len(name) * 1.05 * 0.6 + (len(tag) * 0.62 + 0.6 if tag else 0))
+    return max(width, min(WIDEST_CARD_PX, round(needed + CARD_PADDING_PX))), height
+
+
 def place_graph(graph: dict[str, Any], layouter: Layouter) -> None:
     """Give every card of an expanded graph its box, and the graph its `layout`."""
     cards = graph["nodes"]
@@ -70,6 +95,7 @@ def place_graph(graph: dict[str, Any], layouter: Layouter) -> None:
         [card["id"] for card in cards],
         [card["kind"] for card in cards],
         [(at[edge["source"]], at[edge["target"]]) for edge in graph["edges"]],
+        sizes=[card_size(card) for card in cards],
     )
     layout, cached = layouter.layout(shape)
     for card, (x, y, width, height) in zip(cards, layout.boxes, strict=True):

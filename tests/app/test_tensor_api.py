@@ -208,3 +208,24 @@ def test_expand_s_bound_names_the_op_however_it_is_asked_for(client):
     unnamed = client.post("/api/expand", json={"source": "X = randn(40, 40, seed=1)\n"
                           "L = (X @ X).sum()", "tensor": "t1", "graph": True})  # fmt: skip
     assert unnamed.json()["error"]["message"].startswith("'X @ X' is 126,400 scalar nodes")
+
+
+def test_expand_s_cards_are_as_wide_as_their_names_and_never_overlap(client):
+    """An element's name says which cell it is only whole (`(X @ W + b)[0,1]`): the layout is
+    given each card's width (app/api/tensor_routes.py card_size), the page cuts none of these."""
+    for tensor, widest in (("t5", "(X @ W + b)[0,1]"), ("t9", None)):
+        body = {"source": ISSUE, "tensor": tensor, "graph": True}
+        cards = client.post("/api/expand", json=body).json()["graph"]["nodes"]
+        for card in cards:
+            if card["kind"] == "const":
+                assert (card["width"], card["height"]) == (56.0, 32.0)
+            else:
+                assert 150.0 <= card["width"] <= 260.0 and card["height"] == 64.0
+        if widest:
+            card = next(c for c in cards if c["label"] == widest)
+            assert card["width"] > 150.0
+        for k, a in enumerate(cards):
+            for b in cards[k + 1 :]:
+                apart_x = abs(a["x"] - b["x"]) >= (a["width"] + b["width"]) / 2
+                apart_y = abs(a["y"] - b["y"]) >= (a["height"] + b["height"]) / 2
+                assert apart_x or apart_y, (a["id"], b["id"])
