@@ -20,6 +20,16 @@ import { cardNumbers, expandedTrace, expandedView, withNumbers, withReplyNumbers
 // the scalar pane's reading size on a laptop (graph/view.js READING_MIN_PX).
 const READING_SCALE = 0.76;
 
+/** Pan `zoom` to centre `card` when its centre is out of the view. */
+function bringIntoView(zoom, card) {
+  if (!card) return;
+  const box = zoom.visibleBox();
+  const { x, y, k } = zoom.transform;
+  const [cx, cy] = [card.x * k + x, card.y * k + y];
+  if (cx >= box.x && cx <= box.x + box.width && cy >= box.y && cy <= box.y + box.height) return;
+  zoom.set({ x: box.x + box.width / 2 - card.x * k, y: box.y + box.height / 2 - card.y * k, k }, "follow");
+}
+
 /** The panel's elements, appended to `host` (hidden). */
 function panelOf(host) {
   const title = h("h3", { class: "tensor-expand-title", id: "tensor-expand-title", "data-testid": "expand-title" });
@@ -160,6 +170,11 @@ export function mountExpand({ host, tensorSvg }, scope, { requestBody, postExpan
     if (card && shown?.trace) setText(ui.readout, cardNumbers(shown.trace, card.dataset.nodeId));
   };
   onPlainClick(ui.svg, tell); // panning captures the pointer: the click lands on the SVG
+  // A card the keyboard reaches (Tab) is brought into the panel's view.
+  ui.layers.nodes.addEventListener("focusin", (event) => {
+    const id = event.target.closest?.("[data-node-id]")?.dataset.nodeId;
+    if (id && shown?.trace) bringIntoView(ui.zoom, shown.trace.nodes.find((n) => n.id === id));
+  });
   ui.layers.nodes.addEventListener("keydown", (event) => {
     if (event.key === "Enter") tell(event.target);
   });
