@@ -65,6 +65,12 @@ def test_expand_draws_x_at_w_as_its_scalar_graph_with_the_cards_numbers(
     title = page.text_content("[data-testid=expand-title]")
     assert title == "X @ W, element by element: 27 scalar nodes (Expand draws at most 2,000)"
     page.screenshot(path=str(screenshots_dir / "tensor-expand-1280x720.png"))
+    # A click on a card says its numbers in full (Enter on one too: below).
+    first = page.locator("[data-testid=expand-graph] [data-label='X[0,0]']")
+    first.click()
+    expect(page.locator("[data-testid=expand-readout]")).to_have_text(
+        f"X[0,0]: data = 1, grad = {tensors['t0']['grad'][0][0]!r}"
+    )
     cards = cards_of(page)
     # 9 outputs of 2 products and their sum each (27 nodes), and the 12 elements they read.
     assert len(cards) == 39
@@ -111,12 +117,6 @@ def test_expand_draws_x_at_w_as_its_scalar_graph_with_the_cards_numbers(
     assert len(factors) == 18
     # The drawing is the scalar view's: an edge drawn for each input of each node.
     assert page.locator("[data-testid=expand-graph] path.edge").count() == 54
-    # A click on a card (or Enter on it) says its numbers in full.
-    first = page.locator("[data-testid=expand-graph] [data-label='X[0,0]']")
-    first.click()
-    expect(page.locator("[data-testid=expand-readout]")).to_have_text(
-        f"X[0,0]: data = 1, grad = {tensors['t0']['grad'][0][0]!r}"
-    )
     page.locator("[data-testid=expand-graph] [data-label='(X @ W)[2,1]']").focus()
     page.keyboard.press("Enter")
     readout = page.text_content("[data-testid=expand-readout]")
