@@ -4,6 +4,7 @@ program's reply unchanged."""
 
 from __future__ import annotations
 
+import math
 import time
 
 ISSUE = (
@@ -229,3 +230,48 @@ def test_expand_s_cards_are_as_wide_as_their_names_and_never_overlap(client):
                 apart_x = abs(a["x"] - b["x"]) >= (a["width"] + b["width"]) / 2
                 apart_y = abs(a["y"] - b["y"]) >= (a["height"] + b["height"]) / 2
                 assert apart_x or apart_y, (a["id"], b["id"])
+
+
+def _element(nested, index):
+    for i in index:
+        nested = nested[i]
+    return nested
+
+
+def test_every_op_s_expanded_graph_has_its_tensors_numbers_and_its_local_derivatives(client):
+    """For every op of programs of many ops (views, reductions, softmax, cross entropy, a
+    number's constant): each card of an element shows that element of the tensor reply, each
+    edge the local derivative of `nodes`, and the cards are the op's nodes and what they read."""
+    programs = [
+        ISSUE,
+        "X = tensor([[1.0, -2.0, 0.5], [3.0, -1.0, 2.0]])\nY = (X * -2 + 1).T\n"
+        "Z = softmax(Y, 1)\nm = Z.mean(0, keepdim=True)\nL = (m.view(-1) ** 2).sum()",
+    ]
+    for source in programs:
+        tensors = client.post("/api/graph", json={"source": source}).json()["nodes"]
+        by_id = {node["id"]: node for node in tensors}
+        for op in (node for node in tensors if node["kind"] == "op"):
+            body = {"source": source, "tensor": op["id"], "graph": True}
+            reply = client.post("/api/expand", json=body).json()
+            graph = reply["graph"]
+            cards = {card["id"]: card for card in graph["nodes"]}
+            inside = {f"n{node['id']}": node for node in reply["nodes"]}
+            assert set(inside) <= set(cards)
+            read = {f"n{i['node']}" for n in reply["nodes"] for i in n["inputs"]} - set(inside)
+            assert set(cards) == set(inside) | read
+            for card in cards.values():
+                if card["element"] is not None:
+                    tensor = by_id[card["element"]["tensor"]]
+                    index = card["element"]["index"]
+                    assert card["data"] == _element(tensor["data"], index), card
+                    assert card["grad"] == _element(tensor["grad"], index), card
+                    assert card["kind"] == ("op" if card["id"] in inside else "leaf")
+                if card["id"] in inside:
+                    node = inside[card["id"]]
+                    assert (card["data"], card["grad"]) == (node["data"], node["grad"])
+            for edge in graph["edges"]:
+                node = inside[edge["target"]]
+                assert edge["local_grad"] == node["local_grads"][edge["index"]]
+                assert edge["source"] == f"n{node['inputs'][edge['index']]['node']}"
+            outputs = [c for c in cards.values() if c["element"] and c["id"] in inside]
+            assert len(outputs) == math.prod(op["shape"])
