@@ -8,6 +8,7 @@
 // one-file HTML) says that Expand needs one.
 
 import { h, setData, setHidden, setText } from "../core/dom.js";
+import { countText } from "../core/format.js";
 import { t } from "../core/i18n.js";
 import { onPlainClick, svgElement } from "../core/svg.js";
 import { drawGraph } from "../graph/draw.js";
@@ -72,7 +73,7 @@ export function mountExpand({ host, tensorSvg }, scope, { requestBody, postExpan
 
   function show(trace) {
     shown.trace = trace;
-    setText(ui.title, t("ui.tensor.expand_title", { name: shown.name, count: trace.count.toLocaleString("en"), limit: trace.limit.toLocaleString("en") }));
+    setText(ui.title, t("ui.tensor.expand_title", { name: shown.name, count: countText(trace.count), limit: countText(trace.limit) }));
     say(t("ui.tensor.expand_hint"));
     setHidden(ui.body, false);
     draw();
@@ -130,7 +131,7 @@ export function mountExpand({ host, tensorSvg }, scope, { requestBody, postExpan
 
   // New numbers of the program shown (a cell's drag): the expansion's follow; another program closes it.
   store.subscribe((s, changed) => {
-    if (!shown || !changed.has("tensor") && !changed.has("trace")) return;
+    if (!shown || (!changed.has("tensor") && !changed.has("trace"))) return;
     if (!s.tensor || s.trace || s.tensor.source !== shown.source) {
       close();
       return;
