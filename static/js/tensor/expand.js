@@ -48,12 +48,17 @@ export function expandedView(trace) {
 /**
  * `trace` with other numbers, from the page's pass over the program's scalar graph
  * (tensor/page-numbers.js `nodeNumbers`): `numbers.data(node)`, `numbers.grad(node)` by node id
- * in the element graph (`n38` is 38), `numbers.local(node, index)` an edge's local derivative.
- * The cards and edges keep their places.
+ * in the element graph (`n38` is 38), `numbers.local(node, index)` an edge's local derivative,
+ * `numbers.warning(node)` a warning's type (the page has no sentence for it: its message is
+ * null, as the scalar view's page-computed warnings). The cards and edges keep their places.
  */
 export function withNumbers(trace, numbers) {
   const id = (card) => Number(card.id.slice(1));
-  const nodes = trace.nodes.map((card) => ({ ...card, data: numbers.data(id(card)), grad: numbers.grad(id(card)) }));
+  const nodes = trace.nodes.map((card) => {
+    const type = numbers.warning(id(card));
+    const warnings = !type ? [] : card.warnings[0]?.type === type ? card.warnings : [{ type, message: null }];
+    return { ...card, data: numbers.data(id(card)), grad: numbers.grad(id(card)), warnings };
+  });
   const edges = trace.edges.map((edge) => ({ ...edge, local_grad: numbers.local(Number(edge.target.slice(1)), edge.index) }));
   return { ...trace, nodes, edges };
 }

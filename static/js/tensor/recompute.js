@@ -412,17 +412,19 @@ function outputsOf(s, reply, t) {
 
 /**
  * The last recompute's numbers of single scalar nodes, by node id (`n38` of POST /api/expand's
- * graph is 38), as a reply writes them: `data(i)`, `grad(i)` and `local(i, j)`, the local
- * derivative of node i's input j. Null before the first recompute.
+ * graph is 38), as a reply writes them: `data(i)`, `grad(i)`, `local(i, j)`, the local
+ * derivative of node i's input j, and `warning(i)`, its warning's type or null. Null before the
+ * first recompute.
  */
 export function nodeNumbers(s) {
   if (!s.last) return null;
-  const { data, local } = s.last;
+  const { data, local, warnings } = s.last;
   const grad = s.grad;
   return {
     data: (i) => toJson(data[i]),
     grad: (i) => toJson(grad[i]),
     local: (i, j) => toJson(local[s.edgeStart[i] + j]),
+    warning: (i) => warnings.get(i) ?? null,
   };
 }
 
