@@ -39,6 +39,7 @@ from chainrule.app.live_class.store import MemoryStore, StoreUnavailable
 from chainrule.engine import Limits
 from chainrule.engine.presets import presets
 from chainrule.engine.tensor_program import trace_tensors
+from chainrule.engine.tensor_reply import tensor_reply
 
 SQUARE = "a = 3\nb = a * a"
 DIAMOND = "a = 2\nb = a + 1\nc = a * 3\nd = b * c"
@@ -246,6 +247,10 @@ def test_a_reused_tensor_names_the_overwrite_as_the_tensor_lab_shows_it():
         ("sign", pytest.approx(-truth, rel=1e-9)),
     ]
     assert is_close(truth - terms[0], d_first[1, 2])  # all but `**`'s path: the overwrite's
+    # The = lab's number (labs/tensor-labs.js: the part of the last backward step passing dW).
+    steps = tensor_reply(trace_tensors(REUSED))["steps"]
+    parts = [g["grad"] for s in steps for g in s["grads"] or [] if g["input"] == "t1"]
+    assert len(parts) == 2 and parts[-1][1][2] == pytest.approx(key["wrong"][0]["value"], rel=1e-12)
 
 
 def test_a_data_cell_and_the_loss_itself():

@@ -133,7 +133,8 @@ function teacherBar(info) {
     h("div", { class: "class-bar-row" }, showCode, students, pause, free, gather,
       askGroup, answers, h("label", { class: "toggle" }, names, ` ${t("ui.class.names")}`), reveal, boardButton, link, end),
     lost, hold);
-  return { bar, lost, students, pause, free, gather, what, ask, askGroup, answers, names, reveal, boardButton, showCode, end, hold };
+  // askMenu: what the Ask menu was last filled with (fillAskMenu)
+  return { bar, lost, students, pause, free, gather, what, ask, askGroup, answers, names, reveal, boardButton, showCode, end, hold, askMenu: null };
 }
 
 /**
@@ -229,6 +230,10 @@ function asksAt(s) {
 
 /** Fill the Ask menu with `asks`, keeping the value chosen while it can still be asked; a tensor's cells in a group of their own. */
 function fillAskMenu(ui, asks) {
+  // New numbers of the same program (a drag) ask the same: the menu stays as it is.
+  const shown = asks.map((a) => `${askKey(a)} ${a.label} ${Boolean(a.lesson)}`).join("\n");
+  if (ui.askMenu === shown) return;
+  ui.askMenu = shown;
   const chosen = ui.what.value;
   const options = [];
   for (const a of asks) {
