@@ -157,6 +157,12 @@ def test_the_class_predicts_a_cell_of_a_gradient_tensor(browser, live_server, sc
     )
     assert group == "dW \u00b7 2\u00d73"
     assert teacher.locator(f"{what} option:checked").inner_text() == "dW[1,2]"
+    # An op's values not computed yet can be asked too: h's, in h's group.
+    h = teacher.locator(f"{what} option[value='data:t6:0,2']")
+    assert (
+        h.inner_text() == "h[0,2]"
+        and h.evaluate("o => o.parentElement.label") == "h \u00b7 3\u00d73"
+    )
     teacher.screenshot(path=str(screenshots_dir / "live-class-tensor-ask-1280x720.png"))
     teacher.click("[data-testid=class-ask]")
     for student in students:

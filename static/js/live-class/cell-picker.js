@@ -21,7 +21,11 @@ export function cellPicker(workspace, select, askable) {
     select.value = keyOf(cell);
     select.dispatchEvent(new Event("change"));
   };
+  const pickByKey = (event) => {
+    if (event.key === "Enter") pick(event); // a cell the keyboard reached (tensor/view.js)
+  };
   workspace.addEventListener("click", pick);
+  workspace.addEventListener("keydown", pickByKey);
   let frame = 0;
   const ring = (ask) => {
     for (const cell of workspace.querySelectorAll("[data-class-ask]")) cell.removeAttribute("data-class-ask");
@@ -34,6 +38,7 @@ export function cellPicker(workspace, select, askable) {
     },
     stop() {
       workspace.removeEventListener("click", pick);
+      workspace.removeEventListener("keydown", pickByKey);
       cancelAnimationFrame(frame);
       ring(null);
     },
