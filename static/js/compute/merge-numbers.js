@@ -7,6 +7,7 @@
 // (core/narration.js `narrationOf`).
 
 import { TraceMemo } from "../core/trace-memo.js";
+import { stepColumns } from "../core/step-columns.js";
 
 const NO_WARNINGS = [];
 const bases = new TraceMemo("drawing"); // a merged trace → the trace the first merge of its line started from
@@ -114,15 +115,18 @@ function structureOf(trace) {
   const position = new Map(base.nodes.map((node, i) => [node.id, i]));
   const edgeIndex = new Map(base.edges.map((edge, i) => [edge.id, i]));
   let [contributions, visits] = [0, 0];
-  const visitOf = new Int32Array(base.steps.length).fill(-1);
-  const firstOf = new Int32Array(base.steps.length).fill(-1);
-  const edgesOf = base.steps.map((step, i) => {
-    if (step.phase === "backward") {
+  const steps = stepColumns(base.steps); // read without making the steps' objects
+  const visitOf = new Int32Array(steps.length).fill(-1);
+  const firstOf = new Int32Array(steps.length).fill(-1);
+  const edgesOf = Array.from({ length: steps.length }, (_, i) => {
+    const phase = steps.phaseAt(i);
+    const count = steps.contributionCount(i);
+    if (phase === "backward") {
       [visitOf[i], firstOf[i]] = [visits, contributions];
-      contributions += (step.contributions ?? []).length;
+      contributions += count;
       visits += 1;
     }
-    return step.phase === "backward" || step.phase === "tangent" ? (step.contributions ?? []).map((c) => edgeIndex.get(c.edge)) : null;
+    return phase === "backward" || phase === "tangent" ? Array.from({ length: count }, (_, j) => edgeIndex.get(steps.contributionEdge(i, j))) : null;
   });
   found = { position, edgeIndex, contributions, visits, edgesOf, visitOf, firstOf };
   structures.set(base, found);
@@ -208,7 +212,7 @@ function mergedSteps(drawing, reply, structure) {
   const steps = drawing.steps;
   const made = new Array(steps.length);
   const { visitOf, firstOf } = structure;
-  const at = (i) => made[i] ?? (made[i] = mergedStep(steps[i], i, reply, structure));
+  const at = (i) => made[i] ?? (made[i] = mergedStep(steps.at(i), i, reply, structure));
   const descriptor = (i) => ({ value: at(i), writable: true, enumerable: true, configurable: true });
   stepNumbers.set(made, { reply, visitOf, firstOf }); // read through the proxy (a symbol: not an index)
   const merged = new Proxy(made, {
@@ -282,6 +286,11 @@ export function numberArrays(trace) {
   if (reply) {
     for (const key of ["local_grad", "step_grad", "contribution", "grad_before", "grad_after"]) arrays[key] = reply[key];
     return arrays;
+  }
+  const columns = trace.steps.numbers?.(); // a StepList's: its columns are these arrays
+  if (columns) {
+    const { step_grad, contribution, grad_before, grad_after } = columns.reply;
+    return Object.assign(arrays, { local_grad: trace.edges.map((edge) => edge.local_grad), step_grad, contribution, grad_before, grad_after });
   }
   const backward = trace.steps.filter((step) => step.phase === "backward");
   const contributions = backward.flatMap((step) => step.contributions ?? []);

@@ -74,7 +74,7 @@ const fillers = new TraceMemo("filler"); // trace → its filler (a trace is nev
 
 /** The narration of step `index` of `trace`: its template filled from the trace's own arrays. */
 export function narrationOf(trace, index) {
-  const step = trace.steps[index];
+  const step = trace.steps.at(index);
   if (!step) return "";
   let fillStep = fillers.get(trace);
   if (!fillStep) fillers.set(trace, (fillStep = filler(slotArraysOf(trace))));
