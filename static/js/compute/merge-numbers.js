@@ -276,6 +276,7 @@ export function mergeNumbers(trace, reply) {
  */
 export function numberArrays(trace) {
   const reply = replies.get(trace);
+  if (!reply && trace.steps.numbers) return stepListArrays(trace, trace.steps.numbers().reply);
   const grad = reply ? reply.grad : trace.nodes.map((node) => node.grad);
   const correctGrad = reply ? reply.correct_grad ?? grad : trace.nodes.map((node) => node.correct_grad ?? node.grad);
   const arrays = {
@@ -287,11 +288,6 @@ export function numberArrays(trace) {
     for (const key of ["local_grad", "step_grad", "contribution", "grad_before", "grad_after"]) arrays[key] = reply[key];
     return arrays;
   }
-  const columns = trace.steps.numbers?.(); // a StepList's: its columns are these arrays
-  if (columns) {
-    const { step_grad, contribution, grad_before, grad_after } = columns.reply;
-    return Object.assign(arrays, { local_grad: trace.edges.map((edge) => edge.local_grad), step_grad, contribution, grad_before, grad_after });
-  }
   const backward = trace.steps.filter((step) => step.phase === "backward");
   const contributions = backward.flatMap((step) => step.contributions ?? []);
   return Object.assign(arrays, {
@@ -301,6 +297,22 @@ export function numberArrays(trace) {
     grad_before: contributions.map((c) => c.grad_before),
     grad_after: contributions.map((c) => c.grad_after),
   });
+}
+
+/** numberArrays of a trace read by core/step-columns.js (its backward numbers are its columns),
+ *  each of the others made when first read: the overview reads `data` alone, a step's narration
+ *  the few it names. */
+function stepListArrays(trace, columns) {
+  const arrays = {};
+  lazily(arrays, "data", () => trace.nodes.map((node) => node.data));
+  lazily(arrays, "grad", () => trace.nodes.map((node) => node.grad));
+  lazily(arrays, "correct_grad", () => {
+    const correctGrad = trace.nodes.map((node) => node.correct_grad ?? node.grad);
+    return correctGrad.every((x, i) => Object.is(x, arrays.grad[i])) ? null : correctGrad;
+  });
+  lazily(arrays, "local_grad", () => trace.edges.map((edge) => edge.local_grad));
+  const { step_grad, contribution, grad_before, grad_after } = columns;
+  return Object.assign(arrays, { step_grad, contribution, grad_before, grad_after });
 }
 
 /**
