@@ -82,6 +82,9 @@ import { withStepObjects } from "./core/step-columns.js";
 import { frameOfStep, traceIndex } from "./core/frames.js";
 import { mountTensorView } from "./tensor/view.js";
 
+// A one-file HTML's trace, as the file holds it, written back as its reply (app/export/onefile.py's boot).
+export { expandTrace } from "./io/onefile-trace.js";
+
 /** Show `reply` in `store`: a tensor program's with the tensor view, a scalar trace as the page does. */
 function showReply(store, reply, options) {
   if (reply?.kind === "tensor") store.setTensor(reply, options);

@@ -75,6 +75,15 @@ def test_the_demo_opens_on_its_overview_and_one_neuron_matches_micrograd(
     page.goto(path.as_uri())
     page.wait_for_selector("[data-testid=player] svg[data-ready=true]")
 
+    # The sort, longer than its table shows, is tabled when the table comes into view (below the
+    # first screen): its first 600 steps, and a note saying how many there are.
+    topo = sum(phase == "topo" for phase in reply["steps"]["phase"])
+    assert page.locator("#panel-sort tbody tr").count() == 0
+    page.locator("#panel-sort").scroll_into_view_if_needed()
+    expect(page.locator("#panel-sort tbody tr")).to_have_count(600)
+    note = page.locator("#panel-sort .table-note").text_content()
+    assert topo > 600 and re.sub(r"\D", "", note) == f"600{topo}", note
+
     # The top level: a card a sample, the parameters alone (the regulariser), the loss.
     cards = page.locator(CARD)
     assert page.get_attribute("[data-testid=overview-path]", "data-level") == "parts"

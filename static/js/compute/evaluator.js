@@ -26,6 +26,7 @@ import {
   GRADCHECK_ROUNDING, OPS, opKey,
 } from "./op-functions.js";
 import { lazily } from "./merge-numbers.js";
+import { stepColumns } from "../core/step-columns.js";
 
 /**
  * The slack, in units in the last place, added to the measured spread of a number that V8's Math
@@ -95,7 +96,12 @@ export function compileStructure(trace) {
     exponent[i] = key === "**k" ? fromJson(node.exponent) : 0;
   });
   edgeStart[count] = edges;
-  const phase = (name) => Int32Array.from(trace.steps.filter((s) => s.phase === name), (s) => indexOf(s.node));
+  const steps = stepColumns(trace.steps); // read without making the steps' objects
+  const phase = (name) => {
+    const nodes = [];
+    for (let k = 0; k < steps.length; k++) if (steps.phaseAt(k) === name) nodes.push(indexOf(steps.nodeAt(k)));
+    return Int32Array.from(nodes);
+  };
   const topo = phase("forward");
   const visits = phase("backward");
   const variant = trace.mode === "overwrite" || (trace.order !== null && trace.order !== undefined);

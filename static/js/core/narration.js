@@ -9,7 +9,7 @@
 
 import { formatNumber, parenthesized } from "./format.js";
 import { TraceMemo } from "./trace-memo.js";
-import { numberArrays } from "../compute/merge-numbers.js";
+import { copied, lazily, numberArrays } from "../compute/merge-numbers.js";
 
 /** A number for narration (engine `fmt`): integers plainly, else up to 6 significant digits. */
 export const fmt = (value) => formatNumber(value, "narration");
@@ -65,8 +65,9 @@ export function fill(template, numbers) {
  * the numbers arrays of POST /api/values (compute/merge-numbers.js `numberArrays`).
  */
 export function slotArraysOf(trace) {
-  const arrays = { ...numberArrays(trace), text: trace.nodes.map((node) => node.text) };
-  if (trace.pass === "forward") arrays.tangent = trace.nodes.map((node) => node.tangent);
+  const arrays = copied(numberArrays(trace)); // an array made when a template first reads it
+  lazily(arrays, "text", () => trace.nodes.map((node) => node.text));
+  if (trace.pass === "forward") lazily(arrays, "tangent", () => trace.nodes.map((node) => node.tangent));
   return arrays;
 }
 
@@ -74,7 +75,7 @@ const fillers = new TraceMemo("filler"); // trace → its filler (a trace is nev
 
 /** The narration of step `index` of `trace`: its template filled from the trace's own arrays. */
 export function narrationOf(trace, index) {
-  const step = trace.steps[index];
+  const step = trace.steps.at(index);
   if (!step) return "";
   let fillStep = fillers.get(trace);
   if (!fillStep) fillers.set(trace, (fillStep = filler(slotArraysOf(trace))));

@@ -108,7 +108,7 @@ export function askable(trace, step) {
   const asks = [];
   const frames = framesOf(trace);
   frames.forEach((frame, i) => {
-    const s = trace.steps[frame.step];
+    const s = trace.steps.at(frame.step);
     if (i <= step || s.phase !== "forward" || nodeById.get(s.node)?.kind !== "op") return;
     asks.push({ kind: "data", node: s.node, edge: null, label: `data[${name(s.node)}]`, frame: i });
   });
