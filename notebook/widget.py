@@ -230,8 +230,10 @@ def _widget_classes() -> tuple[type, type]:
 
         @traitlets.observe("values")
         def _recompute(self, change: dict[str, Any]) -> None:
-            if change["new"] == self._traced_values and change["old"] == {}:
-                return  # the construction's own values: `trace` is theirs
+            # The construction's own values (traitlets tells of a trait set at construction with
+            # the old value None): `trace` is theirs, and tracing it again doubled show()'s time.
+            if change["old"] in (None, {}) and change["new"] == self._traced_values:
+                return
             try:
                 limits = value_limits() if self._program else None
                 trace = traced(self._source, change["new"] or None, lang=self._lang, limits=limits)

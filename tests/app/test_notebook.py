@@ -141,6 +141,27 @@ def test_a_widget_recomputes_its_leaves_in_the_kernel():
     assert shown.error["type"] == "BadValue"
 
 
+def test_a_widget_traces_its_graph_once_and_again_for_each_slider_move(monkeypatch):
+    # traitlets tells the widget of the values it was built with (old value None): that was a
+    # second trace of the whole graph in every show() (micrograd's demo: 3 s more).
+    pytest.importorskip("anywidget")
+    from chainrule.notebook import widget as notebook_widget
+
+    traced, real = [], notebook_widget.traced
+
+    def counted(*args, **kwargs):
+        traced.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(notebook_widget, "traced", counted)
+    shown = notebook_widget.widget(square())
+    assert len(traced) == 1
+    shown.values = {"v1": 5.0}
+    assert len(traced) == 2 and shown.trace["nodes"][-1]["data"] == 25.0
+    given = notebook_widget.widget("a = 2\nb = a * a", values={"a": 3.0})
+    assert len(traced) == 3 and given.trace["nodes"][-1]["data"] == 9.0
+
+
 def test_a_widget_says_the_reader_s_warnings_in_its_language_and_keeps_it(tmp_path):
     pytest.importorskip("anywidget")
     from chainrule.notebook.widget import widget
