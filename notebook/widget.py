@@ -26,7 +26,7 @@ from chainrule.app.export.drawing import ExportLimits, render
 from chainrule.app.layout.graphviz import Graphviz
 from chainrule.app.settings import get_settings
 from chainrule.engine import ProgramError
-from chainrule.engine.i18n import DEFAULT_LANG, check_lang, text, ui_catalogue
+from chainrule.engine.i18n import DEFAULT_LANG, Count, check_lang, text, ui_catalogue
 from chainrule.engine.narration import fmt
 from chainrule.engine.ops import page_table
 from chainrule.notebook.traces import (
@@ -78,20 +78,32 @@ class StaticGraph:
     def svg(self) -> str:
         return self.drawn("svg").decode()
 
-    def _repr_svg_(self) -> str:
-        return self.svg()
+    def too_big(self) -> bool:
+        """Whether the graph has more nodes than the export draws (`export_max_nodes`): Graphviz
+        is not asked (micrograd's demo, 65,818 nodes: 18 s in the kernel, then it failed; 7,500
+        nodes drew in 2 s, 15 MB of SVG in the notebook). A tensor program's cards are few."""
+        nodes = len(self.trace["nodes"])
+        return self.trace.get("kind") != "tensor" and nodes > get_settings().export_max_nodes
+
+    def _repr_svg_(self) -> str | None:
+        return None if self.too_big() else self.svg()  # None: IPython shows the repr instead
 
     def fallback_bundle(self, drawing_id: str = "", lang: str = DEFAULT_LANG) -> dict[str, str]:
         """The drawing as the output shown before the player whose `drawing` trait is `drawing_id`:
         hidden while the player works (FALLBACK_STYLE), shown with a line saying how to play it
         where the player cannot run. One copy of the SVG, inline in the HTML (an
         `image/svg+xml` copy beside it doubled every saved output); a tensor program's drawing
-        past MAX_INLINE_SVG (its colour grids: a polygon a cell) as a PNG instead."""
-        svg = self.svg()
-        inline = svg[svg.find("<svg") :]  # without the XML prolog, which HTML does not take
-        if self.trace.get("kind") == "tensor" and len(svg) > MAX_INLINE_SVG:
-            png = base64.b64encode(self.drawn("png")).decode()
-            inline = f'<img alt="{escape(self.summary())}" src="data:image/png;base64,{png}">'
+        past MAX_INLINE_SVG (its colour grids: a polygon a cell) as a PNG instead; a graph
+        too big to draw (`too_big`) as a sentence saying so."""
+        if self.too_big():
+            size, limit = Count(len(self.trace["nodes"])), Count(get_settings().export_max_nodes)
+            inline = f"<p>{escape(text(lang, 'notebook.no_drawing', size=size, limit=limit))}</p>"
+        else:
+            svg = self.svg()
+            inline = svg[svg.find("<svg") :]  # without the XML prolog, which HTML does not take
+            if self.trace.get("kind") == "tensor" and len(svg) > MAX_INLINE_SVG:
+                png = base64.b64encode(self.drawn("png")).decode()
+                inline = f'<img alt="{escape(self.summary())}" src="data:image/png;base64,{png}">'
         hint = escape(text(lang, "notebook.static_hint"))
         html = (
             f'{FALLBACK_STYLE}<div class="chainrule-static" data-chainrule-drawing='
@@ -101,12 +113,12 @@ class StaticGraph:
 
     def summary(self) -> str:
         """`12 nodes, out = 4`: its size and its result (a tensor program's: `7 tensors,
-        loss = 1.08`)."""
+        loss = 1.08`); thousands grouped (`65,818 nodes`)."""
         nodes = self.trace["nodes"]
         root = next(node for node in nodes if node["id"] == self.trace["root"])
         if self.trace.get("kind") == "tensor":
-            return f"{len(nodes)} tensors, {root['label']} = {fmt(root['data'])}"
-        return f"{len(nodes)} nodes, {root['text']} = {fmt(root['data'])}"
+            return f"{len(nodes):,} tensors, {root['label']} = {fmt(root['data'])}"
+        return f"{len(nodes):,} nodes, {root['text']} = {fmt(root['data'])}"
 
     def __repr__(self) -> str:
         return (

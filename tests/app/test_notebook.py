@@ -32,6 +32,29 @@ def test_show_outside_a_kernel_is_a_drawing_that_says_how_to_play_it():
     )
 
 
+def test_a_graph_past_the_export_s_limit_is_not_drawn_and_the_drawing_says_so():
+    # micrograd's demo on 3 moons: 2,962 nodes (on its 100: 65,818, which Graphviz failed to
+    # draw after 18 s of show() in the kernel).
+    from chainrule.app.settings import get_settings
+    from chainrule.notebook.widget import StaticGraph
+    from chainrule.sandbox.moons import demo_total_loss
+
+    _, total_loss = demo_total_loss(3)
+    shown = chainrule.show(total_loss)  # outside a kernel: the drawing, or what says there is none
+    nodes, limit = len(shown.trace["nodes"]), get_settings().export_max_nodes
+    assert nodes == 2962 > limit == 2000
+    assert shown._repr_svg_() is None  # IPython shows its repr instead
+    assert repr(shown).startswith(f"<chainrule graph: {nodes:,} nodes, total_loss = ")
+    html = StaticGraph(shown.trace).fallback_bundle("d")["text/html"]
+    assert "<svg" not in html
+    assert (
+        f"<p>No drawing: its {nodes:,} nodes are more than a drawing holds ({limit:,}, the "
+        "export&#x27;s limit).</p><p><small>To play it: run this cell in a trusted notebook"
+    ) in html
+    russian = StaticGraph(shown.trace).fallback_bundle("d", lang="ru")["text/html"]
+    assert "<p>Без рисунка: в графе 2\u00a0962 узлов, больше" in russian
+
+
 def neuron_out() -> Value:
     random.seed(0)
     x1, x2 = Value(2.0), Value(-1.0)
