@@ -4,9 +4,12 @@ micrograd's own numbers (micrograd, run again in this process, is the oracle).""
 
 from __future__ import annotations
 
+import base64
+import json
 import math
 import random
 import shutil
+import zlib
 from pathlib import Path
 
 import nbformat
@@ -79,6 +82,14 @@ def square() -> Value:
     return out
 
 
+def saved_trace(model: dict) -> dict:
+    """The trace a player's saved widget state holds: its `trace_zlib` buffer (base64 in the
+    notebook), zlib-compressed JSON."""
+    (buffer,) = [b for b in model["buffers"] if b["path"] == ["trace_zlib"]]
+    assert buffer["encoding"] == "base64"
+    return json.loads(zlib.decompress(base64.b64decode(buffer["data"])))
+
+
 def leaf_numbers(root: Value) -> list[tuple[float, float]]:
     seen, stack, leaves = set(), [root], []
     while stack:
@@ -134,7 +145,7 @@ def test_the_example_notebook_runs_and_its_widgets_hold_micrograds_numbers(execu
             assert "trusted notebook" in out.data["text/plain"]
     for model_id, root in zip(views, (neuron_out(), mlp_loss(), square()), strict=True):
         widget = state[model_id]["state"]
-        trace = widget["trace"]
+        trace = saved_trace(state[model_id])
         assert widget["ops"].keys() >= {"+", "*", "**k", "relu"}
         (top,) = [node for node in trace["nodes"] if node["id"] == trace["root"]]
         assert math.isclose(top["data"], root.data, rel_tol=1e-12)
@@ -146,7 +157,7 @@ def test_the_example_notebook_runs_and_its_widgets_hold_micrograds_numbers(execu
         assert len(leaves) == len(theirs)
         for (data, grad), (mg_data, mg_grad) in zip(leaves, theirs, strict=True):
             assert data == mg_data and math.isclose(grad, mg_grad, rel_tol=1e-9, abs_tol=1e-12)
-    square_trace = state[views[2]]["state"]["trace"]
+    square_trace = saved_trace(state[views[2]])
     assert square_trace["warnings"][0]["type"] == "merged_operand"
     assert (where / "micrograd-loss.html").stat().st_size > 10_000
 
@@ -236,8 +247,10 @@ def test_mo_ui_anywidget_wraps_what_show_returns():
     mo = pytest.importorskip("marimo")  # not in the test extra (150 MB): docs/python.md
     from chainrule.notebook.widget import widget
 
-    wrapped = mo.ui.anywidget(widget(square()))
-    assert wrapped.value["trace"]["root"] and wrapped.value["ops"]
+    shown = widget(square())
+    wrapped = mo.ui.anywidget(shown)
+    assert json.loads(zlib.decompress(wrapped.value["trace_zlib"])) == shown.trace
+    assert shown.trace["root"] and wrapped.value["ops"]
 
 
 def trained_mlp_loss(steps: int = 2):
