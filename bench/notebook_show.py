@@ -41,8 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "browser")]
 
-from jupyter_servers import open_notebook, start_jupyterlab, stop  # noqa: E402
-from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
+from jupyter_servers import open_notebook, run_first_cell, start_jupyterlab, stop  # noqa: E402
 
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
@@ -174,27 +173,6 @@ def shut_kernels(url: str) -> None:
     with httpx.Client(base_url=url, timeout=60) as http:
         for session in http.get("/api/sessions").json():
             http.delete(f"/api/sessions/{session['id']}")
-
-
-def run_first_cell(page, tries: int = 5) -> None:
-    """Shift+Enter on the notebook's first cell until its prompt says it runs (`[*]:`) or ran: on
-    a busy machine a run asked while the new kernel was still connecting was dropped, the
-    selection moved on and the cell never ran."""
-    first = page.locator(".jp-Cell").first
-    page.locator(".jp-Notebook-ExecutionIndicator[data-status=idle]").wait_for()
-    for _ in range(tries):
-        first.locator(".cm-content").click()
-        page.keyboard.press("Shift+Enter")
-        try:
-            page.wait_for_function(
-                "(cell) => !cell.querySelector('.jp-InputPrompt').textContent.includes('[ ]')",
-                arg=first.element_handle(),
-                timeout=15_000,
-            )
-            return
-        except PlaywrightTimeout:
-            continue
-    raise AssertionError(f"the notebook's first cell did not run after {tries} tries")
 
 
 def run_once(browser, url: str, name: str) -> dict:

@@ -11,6 +11,7 @@ import sys
 import threading
 from pathlib import Path
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from servers import free_port
 
 
@@ -89,3 +90,24 @@ def open_notebook(browser, url: str, init_script: str | None = None):
         page.add_init_script(init_script)
     page.goto(url)
     return page
+
+
+def run_first_cell(page, tries: int = 5) -> None:
+    """Shift+Enter on the notebook's first cell until its prompt says it runs (`[*]:`) or ran: on
+    a busy machine a run asked while the new kernel was still connecting was dropped, the
+    selection moved on and the cell never ran."""
+    first = page.locator(".jp-Cell").first
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status=idle]").wait_for()
+    for _ in range(tries):
+        first.locator(".cm-content").click()
+        page.keyboard.press("Shift+Enter")
+        try:
+            page.wait_for_function(
+                "(cell) => !cell.querySelector('.jp-InputPrompt').textContent.includes('[ ]')",
+                arg=first.element_handle(),
+                timeout=15_000,
+            )
+            return
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError(f"the notebook's first cell did not run after {tries} tries")

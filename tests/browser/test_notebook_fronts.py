@@ -14,7 +14,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from jupyter_servers import open_notebook, start_jupyterlab, start_until_ready, stop
+from jupyter_servers import (
+    open_notebook,
+    run_first_cell,
+    start_jupyterlab,
+    start_until_ready,
+    stop,
+)
 from lecture_cells import DATASET, MLP_CLASSES, VALUE_CLASS
 from servers import free_port
 
@@ -239,8 +245,7 @@ def test_a_tensor_program_plays_in_jupyterlab_and_its_kernel_sums_a_gradient(
     import numpy as np
 
     page = open_notebook(browser, f"{jupyterlab.url}/lab/tree/tensors.ipynb?reset")
-    page.locator(".jp-Cell .cm-content").first.click()
-    page.keyboard.press("Shift+Enter")
+    run_first_cell(page)  # a run asked while the kernel still connects is dropped: asked again
     page.wait_for_selector("[data-testid=tensor-graph][data-ready=true]")
     host = page.locator("[data-chainrule-player]")
     host.scroll_into_view_if_needed()
