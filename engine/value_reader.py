@@ -323,18 +323,7 @@ def spelled_op(value: Any) -> str:
 
 
 def _raw_children(value: Any) -> list[Any]:
-    if _is_ours(value):
-        return list(value.inputs)
-    name = _children_attribute(value)
-    if name is None or not hasattr(value, "data"):
-        raise NotAValue(
-            msg(
-                "error.reader.not_a_value",
-                type=type(value).__name__,
-                attributes=", ".join(CHILDREN_ATTRIBUTES),
-            )
-        )
-    return list(getattr(value, name))
+    return _read_children(value, _is_ours(value))[0]
 
 
 def _unordered(value: Any) -> bool:

@@ -28,6 +28,21 @@ READY = "svg[data-testid=graph][data-ready=true]"
 DIAMOND = "a = 2\nb = a + 1\nc = a * 3\nd = b * c"
 
 
+def revealed_board(teacher):
+    """The teacher reveals the answers: the board and its bars, each (value, right, diagnosis,
+    count) as its data-* attributes say."""
+    teacher.click("[data-testid=class-reveal]")
+    board = teacher.locator("#class-board-dialog [data-testid=class-board]")
+    board.wait_for()
+    bars = board.locator(".board-bar")
+    shown = {
+        (bars.nth(i).get_attribute("data-value"), bars.nth(i).get_attribute("data-right"),
+         bars.nth(i).get_attribute("data-diagnosis"), bars.nth(i).get_attribute("data-count"))
+        for i in range(bars.count())
+    }  # fmt: skip
+    return board, shown
+
+
 def new_page(browser, base_url: str, width: int = 1280, height: int = 720, errors=None):
     """A page in a new context of its own (the two servers' test: another origin a role)."""
     context = browser.new_context(viewport={"width": width, "height": height}, base_url=base_url)
@@ -251,16 +266,8 @@ def test_the_class_predicts_a_gradient_and_the_board_names_the_mistakes(
     wait_step(reloader, hold)
 
     teacher.check("[data-testid=class-names]")
-    teacher.click("[data-testid=class-reveal]")
-    board = teacher.locator("#class-board-dialog [data-testid=class-board]")
-    board.wait_for()
+    board, shown = revealed_board(teacher)
     assert board.get_attribute("data-total") == "3" and board.get_attribute("data-right") == "1"
-    bars = board.locator(".board-bar")
-    shown = {
-        (bars.nth(i).get_attribute("data-value"), bars.nth(i).get_attribute("data-right"),
-         bars.nth(i).get_attribute("data-diagnosis"), bars.nth(i).get_attribute("data-count"))
-        for i in range(bars.count())
-    }  # fmt: skip
     assert shown == {("15", "true", "", "1"), (str(int(forgot)), "false", "overwrite", "1"),
                      (str(int(other_path)), "false", "one_path", "1")}  # fmt: skip
     mistakes = board.locator("[data-testid=class-mistakes]").inner_text()

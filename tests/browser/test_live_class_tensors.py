@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from tensor_cells import cell
-from test_live_class_page import new_page, step_of, wait_state, wait_step
+from test_live_class_page import new_page, revealed_board, step_of, wait_state, wait_step
 
 from chainrule.engine.presets import presets
 from chainrule.engine.tensor_program import trace_tensors
@@ -188,16 +188,8 @@ def test_the_class_predicts_a_cell_of_a_gradient_tensor(browser, live_server, sc
         student.wait_for_selector("[data-testid=class-answer-status][data-acked=true]")
     teacher.wait_for_selector("[data-testid=class-answers][data-count='2']")
 
-    teacher.click("[data-testid=class-reveal]")
-    board = teacher.locator("#class-board-dialog [data-testid=class-board]")
-    board.wait_for()
+    board, shown = revealed_board(teacher)
     assert board.get_attribute("data-total") == "2" and board.get_attribute("data-right") == "1"
-    bars = board.locator(".board-bar")
-    shown = {
-        (bars.nth(i).get_attribute("data-value"), bars.nth(i).get_attribute("data-right"),
-         bars.nth(i).get_attribute("data-diagnosis"), bars.nth(i).get_attribute("data-count"))
-        for i in range(bars.count())
-    }  # fmt: skip
     assert shown == {(repr(truth), "true", "", "1"), (repr(-truth), "false", "sign", "1")}
     assert "wrong sign: 1" in board.locator("[data-testid=class-mistakes]").inner_text()
     assert board.locator(".class-board-title").inner_text().startswith("dW[1,2] = ")
