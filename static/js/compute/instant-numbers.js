@@ -5,7 +5,7 @@
 // (`mismatches`: the page reports it). With no server (a one-file page, an embedded player) the
 // page's numbers are the only ones.
 
-import { compileStructure, differences, evaluate, fromJson, toJson, tolerances } from "./evaluator.js";
+import { compileStructure, differences, evaluateNumbers, fromJson, toJson, tolerances } from "./evaluator.js";
 import { setData } from "../core/dom.js";
 import { t } from "../core/i18n.js";
 import { copied, mergeNumbers, numbersOf } from "./merge-numbers.js";
@@ -23,11 +23,9 @@ function leafValues(trace) {
  *  when it has one (the page writes no sentences: the server's next reply brings them). */
 function withSentences(trace, reply) {
   const out = {};
-  const ids = Object.keys(reply.node_warnings);
-  if (!ids.length) return out; // most moves: no map of the nodes made
-  const known = new Map(trace.nodes.map((node) => [node.id, node.warnings ?? []]));
-  for (const id of ids) {
-    out[id] = reply.node_warnings[id].map((w) => known.get(id)?.find((old) => old.type === w.type) ?? w);
+  for (const id of Object.keys(reply.node_warnings)) {
+    const known = trace.nodes[Number(id.slice(1))]?.warnings ?? []; // ids are positions (docs/api.md)
+    out[id] = reply.node_warnings[id].map((w) => known.find((old) => old.type === w.type) ?? w);
   }
   return out;
 }
@@ -69,7 +67,7 @@ export function createInstantNumbers() {
       if (!structure) return null;
       // As the request's JSON carries them: −0 is 0 there.
       const all = Object.fromEntries(Object.entries({ ...leafValues(trace), ...values }).map(([name, x]) => [name, x === 0 ? 0 : x]));
-      const reply = evaluate(structure, all);
+      const reply = evaluateNumbers(structure, all); // Float64Arrays: the merge reads the numbers it shows
       last = { values: all, reply, structure };
       const merged = mergeNumbers(trace, Object.assign(copied(reply), {
         warnings: trace.warnings, node_warnings: withSentences(trace, reply),

@@ -9,7 +9,7 @@ import { t } from "./i18n.js";
 import { nodeName } from "./names.js";
 import { useFunctions } from "../compute/ops.js";
 import { TraceMemo } from "./trace-memo.js";
-import { drawingOf, mergedNumbersOf, sameDrawing } from "../compute/merge-numbers.js";
+import { drawingOf, mergedNumbersOf, numberAt, sameDrawing } from "../compute/merge-numbers.js";
 
 const indexCache = new TraceMemo("trace index"); // a slider move's trace has its own: core/trace-memo.js
 const framesCache = new WeakMap();
@@ -207,7 +207,7 @@ function buildPlayIndex(trace) {
 function eventGrad(trace, [, k, at], merged) {
   if (merged && at !== STEP_TANGENT && merged.visitOf[k] >= 0) {
     // A slider move's trace: the grad read where its merge would put it (compute/merge-numbers.js), unmerged.
-    return at === STEP_GRAD ? merged.reply.step_grad[merged.visitOf[k]] : merged.reply.grad_after[merged.firstOf[k] + at];
+    return at === STEP_GRAD ? numberAt(merged.reply.step_grad, merged.visitOf[k]) : numberAt(merged.reply.grad_after, merged.firstOf[k] + at);
   }
   const step = trace.steps[k];
   if (at === STEP_GRAD) return step.grad;

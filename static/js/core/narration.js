@@ -9,7 +9,7 @@
 
 import { formatNumber, parenthesized } from "./format.js";
 import { TraceMemo } from "./trace-memo.js";
-import { numberArrays } from "../compute/merge-numbers.js";
+import { drawingOf, numberArrays, numberAt } from "../compute/merge-numbers.js";
 
 /** A number for narration (engine `fmt`): integers plainly, else up to 6 significant digits. */
 export const fmt = (value) => formatNumber(value, "narration");
@@ -32,10 +32,10 @@ export function filler(numbers) {
     let text = texts[index];
     if (text === undefined) {
       const values = numbers[array];
-      if (!Array.isArray(values) || index >= values.length) {
+      if (!(Array.isArray(values) || values instanceof Float64Array) || index >= values.length) {
         throw new Error(`narration slot {${format}:${array}:${index}} is outside the numbers`);
       }
-      text = texts[index] = WRITERS[format](values[index]);
+      text = texts[index] = WRITERS[format](numberAt(values, index));
     }
     return text;
   };
@@ -59,13 +59,21 @@ export function fill(template, numbers) {
   return filler(numbers)(template);
 }
 
+const texts = new TraceMemo("node texts"); // a drawing → its nodes' `text` (new numbers name nodes alike)
+
+function textsOf(drawing) {
+  let found = texts.get(drawing);
+  if (!found) texts.set(drawing, (found = drawing.nodes.map((node) => node.text)));
+  return found;
+}
+
 /**
  * The arrays a trace's templates read, gathered from the trace (an /api/graph reply, or one
  * merged with a numbers reply): the nodes' `text` (and, in forward mode, their `tangent`) and
  * the numbers arrays of POST /api/values (compute/merge-numbers.js `numberArrays`).
  */
 export function slotArraysOf(trace) {
-  const arrays = { ...numberArrays(trace), text: trace.nodes.map((node) => node.text) };
+  const arrays = { ...numberArrays(trace), text: textsOf(drawingOf(trace)) };
   if (trace.pass === "forward") arrays.tangent = trace.nodes.map((node) => node.tangent);
   return arrays;
 }
