@@ -188,15 +188,16 @@ export function correctGrads(s, local) {
   return grad;
 }
 
-/** The pass the trace shows, recorded (engine/backward.py `recorded_backward`). */
-function recordedPass(s, local) {
+/** The pass the trace shows, recorded (engine/backward.py `recorded_backward`); without
+ *  `contributions`, each visit's grad and the final grads alone (the same numbers). */
+function recordedPass(s, local, { contributions: recorded = true } = {}) {
   const { visits, arity, first, second, edgeStart, overwrite } = s;
   const grad = new Float64Array(s.count);
   grad[s.root] = 1;
   const stepGrad = new Float64Array(visits.length);
-  const contributions = new Float64Array(s.contributionCount);
-  const befores = new Float64Array(s.contributionCount);
-  const afters = new Float64Array(s.contributionCount);
+  const contributions = recorded ? new Float64Array(s.contributionCount) : null;
+  const befores = recorded ? new Float64Array(s.contributionCount) : null;
+  const afters = recorded ? new Float64Array(s.contributionCount) : null;
   let k = 0;
   for (let visit = 0; visit < visits.length; visit += 1) {
     const i = visits[visit];
@@ -208,9 +209,11 @@ function recordedPass(s, local) {
       const before = grad[to];
       const after = overwrite ? contribution : before + contribution;
       grad[to] = after;
-      contributions[k] = contribution;
-      befores[k] = before;
-      afters[k] = after;
+      if (recorded) {
+        contributions[k] = contribution;
+        befores[k] = before;
+        afters[k] = after;
+      }
       k += 1;
     }
   }
@@ -249,19 +252,29 @@ function passes(s, values) {
  * The numbers reply of POST /api/values for `values` ({leaf name: number}) on the compiled
  * structure `s`, its arrays as computed: Float64Arrays, non-finite numbers as numbers (not the
  * JSON's strings). What a slider move paints from: compute/merge-numbers.js reads either kind,
- * a number at a time, so none of the graph's 8 arrays is written out whole. `evaluate` is its JSON.
+ * a number at a time, so none of the graph's arrays is written out whole. The contributions'
+ * arrays (contribution, grad_before, grad_after) are recorded when one is first read: a move
+ * shows them only at a backward step's frame, and on micrograd's demo writing them into new
+ * memory was half of its evaluation. `evaluate` is its JSON.
  */
 export function evaluateNumbers(s, values) {
-  const { data, warned, correct, arrays } = passes(s, values);
-  const reply = { structure: s.structure, ...arrays };
-  if (!s.variant || sameNumbers(correct, arrays.grad)) reply.correct_grad = null;
+  const { data, local, warned } = forwardPass(s, values);
+  const shown = recordedPass(s, local, { contributions: false });
+  const correct = s.variant ? correctGrads(s, local) : shown.grad;
+  const reply = { structure: s.structure, data, grad: shown.grad, correct_grad: correct, local_grad: local, step_grad: shown.stepGrad };
+  let recorded = null;
+  const record = () => (recorded ??= recordedPass(s, local));
+  lazily(reply, "contribution", () => record().contributions);
+  lazily(reply, "grad_before", () => record().befores);
+  lazily(reply, "grad_after", () => record().afters);
+  if (!s.variant || sameNumbers(correct, shown.grad)) reply.correct_grad = null;
   // Checked and flagged when first read (compute/merge-numbers.js `lazily`): most moves show neither (at 1,000
   // exploding gradients, the flags alone took a tenth of a move).
   lazily(reply, "gradcheck", () => gradcheck(s, data, correct));
   const nodeWarnings = {};
   for (let w = 0; w < warned.length; w += 2) nodeWarnings[`n${warned[w]}`] = [{ type: warned[w + 1], message: null }];
   reply.node_warnings = nodeWarnings;
-  lazily(reply, "grad_flags", () => gradFlags(s, flagCodes(s, data, arrays.local_grad, correct)));
+  lazily(reply, "grad_flags", () => gradFlags(s, flagCodes(s, data, local, correct)));
   return reply;
 }
 
@@ -273,8 +286,12 @@ export function evaluateNumbers(s, values) {
  * program's warnings depend on the structure only.
  */
 export function evaluate(s, values) {
-  const reply = copied(evaluateNumbers(s, values));
-  for (const name of NUMBER_ARRAYS) if (reply[name] !== null) reply[name] = jsonArray(reply[name]);
+  const numbers = evaluateNumbers(s, values);
+  const reply = copied(numbers); // the check and the flags stay lazy; the arrays are written out
+  for (const name of NUMBER_ARRAYS) {
+    const value = numbers[name] === null ? null : jsonArray(numbers[name]);
+    Object.defineProperty(reply, name, { value, writable: true, enumerable: true, configurable: true });
+  }
   return reply;
 }
 

@@ -106,6 +106,8 @@ function checkShape(trace, reply, contributions, visits) {
   if (trace.pass === "forward") Object.assign(expected, { tangent: trace.nodes.length, tangent_contribution: trace.edges.length });
   if (reply.correct_grad !== null && reply.correct_grad !== undefined) expected.correct_grad = trace.nodes.length;
   for (const [array, count] of Object.entries(expected)) {
+    // An array made when first read (compute/evaluator.js evaluateNumbers) is of the structure's shape.
+    if (Object.getOwnPropertyDescriptor(reply, array)?.get) continue;
     if (!isNumbers(reply[array]) || reply[array].length !== count) {
       throw new Error(`the numbers reply's ${array} does not fit the trace (${count} expected)`);
     }
@@ -307,7 +309,8 @@ export function mergeNumbers(trace, reply) {
  * The number arrays of `trace` as POST /api/values names them: data, grad, correct_grad (null
  * when it is grad), local_grad, step_grad, contribution, grad_before, grad_after. A merged trace's
  * are the reply's it was merged with (the same numbers: mergeNumbers put them there), of either
- * kind: JSON's, or the page's Float64Arrays (read a number with `numberAt` where JSON's is needed).
+ * kind: JSON's, or the page's Float64Arrays (read a number with `numberAt` where JSON's is needed),
+ * those the reply makes when first read made when first read here too (a spread reads them all).
  */
 export function numberArrays(trace) {
   const reply = replies.get(trace);
@@ -315,7 +318,7 @@ export function numberArrays(trace) {
     const correct = reply.correct_grad ?? null;
     const same = correct !== null && correct.every((x, i) => Object.is(numberAt(correct, i), numberAt(reply.grad, i)));
     const arrays = { data: reply.data, grad: reply.grad, correct_grad: same ? null : correct };
-    for (const key of ["local_grad", "step_grad", "contribution", "grad_before", "grad_after"]) arrays[key] = reply[key];
+    for (const key of ["local_grad", "step_grad", "contribution", "grad_before", "grad_after"]) takeProperty(arrays, reply, key);
     return arrays;
   }
   const grad = trace.nodes.map((node) => node.grad);

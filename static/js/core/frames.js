@@ -203,8 +203,13 @@ function buildPlayIndex(trace) {
   return { dataFrame, forwardStep, gradEvents, visitFrame, edgeEvents, active, touched };
 }
 
-/** The grad a grad event ([frame, step index, at]) shows, read from `trace`. */
-function eventGrad(trace, [, k, at], merged) {
+/** The grad a grad event ([frame, step index, at]) shows, read from `trace`; `last`: whether it is
+ *  its node's last (node `index`'s). */
+function eventGrad(trace, [, k, at], merged, last, index) {
+  // A node's grad changes at its contributions alone (the seed's root has none): after its last
+  // one it is the node's grad, which a slider move's numbers hold without recording every
+  // contribution (compute/evaluator.js evaluateNumbers).
+  if (merged && at !== STEP_TANGENT && last) return numberAt(merged.reply.grad, index);
   if (merged && at !== STEP_TANGENT && merged.visitOf[k] >= 0) {
     // A slider move's trace: the grad read where its merge would put it (compute/merge-numbers.js), unmerged.
     return at === STEP_GRAD ? numberAt(merged.reply.step_grad, merged.visitOf[k]) : numberAt(merged.reply.grad_after, merged.firstOf[k] + at);
@@ -263,7 +268,7 @@ function gradRowName(trace, nodeById) {
  *   frame: the frame shown.
  */
 export function viewAt(trace, i, { finalGrads = false } = {}) {
-  const { nodeById } = traceIndex(trace);
+  const { nodeById, nodeAt } = traceIndex(trace);
   const merged = mergedNumbersOf(trace.steps); // a slider move's: its numbers, its steps unmerged
   const play = playIndex(trace);
   const frames = framesOf(trace);
@@ -284,8 +289,9 @@ export function viewAt(trace, i, { finalGrads = false } = {}) {
     const node = nodeById.get(id);
     if (!node || node.kind === "const") return undefined; // constants get a grad; the page hides it
     if (finalGrads) return trace.pass === "forward" ? node.tangent : node.grad;
-    const event = lastAt(play.gradEvents.get(id), shownFrame, gradFrame);
-    return event ? eventGrad(trace, event, merged) : undefined;
+    const events = play.gradEvents.get(id);
+    const event = lastAt(events, shownFrame, gradFrame);
+    return event ? eventGrad(trace, event, merged, event === events.at(-1), nodeAt.get(id)) : undefined;
   };
   const edgeOf = (id) => {
     const event = lastAt(play.edgeEvents.get(id), shownFrame, edgeFrame);

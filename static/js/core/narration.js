@@ -73,7 +73,8 @@ function textsOf(drawing) {
  * the numbers arrays of POST /api/values (compute/merge-numbers.js `numberArrays`).
  */
 export function slotArraysOf(trace) {
-  const arrays = { ...numberArrays(trace), text: textsOf(drawingOf(trace)) };
+  // Assigned, not spread: the arrays a page's reply makes when first read stay unmade until a slot reads them.
+  const arrays = Object.assign(numberArrays(trace), { text: textsOf(drawingOf(trace)) });
   if (trace.pass === "forward") arrays.tangent = trace.nodes.map((node) => node.tangent);
   return arrays;
 }
