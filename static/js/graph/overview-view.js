@@ -134,12 +134,17 @@ export function mountOverview({ svg, pane, layer, row, redraw, refit }) {
     for (const each of [frameLayer, edgeLayer, headLayer, cardLayer]) join(each, [], (x) => x.key, () => null, () => {});
   }
 
+  let barWritten = null; // the levels (texts and paths) the bar shows
   function writeBar(trace) {
     const index = overviewIndex(trace);
     const levels = [{ text: t("ui.overview.top"), to: [] }];
     if (path[0]) levels.push({ text: partCaption(index.partById.get(path[0])), to: path.slice(0, 1) });
     if (path[1]) levels.push({ text: index.groupById.get(path[1]).name, to: path.slice(0, 2) });
     bar.hidden = false;
+    // The same levels as written (every slider move draws the frame again): nothing to rewrite.
+    const written = JSON.stringify(levels.map((level) => [level.text, level.to]));
+    if (barWritten === written) return;
+    barWritten = written;
     bar.dataset.level = ["parts", "part", "statement"][path.length];
     bar.replaceChildren(...levels.map((level, k) => {
       const last = k === levels.length - 1;
@@ -272,6 +277,7 @@ export function mountOverview({ svg, pane, layer, row, redraw, refit }) {
       clearLayers();
       graphDrawn = true;
       bar.hidden = true;
+      barWritten = null;
       last = null;
     },
     /** The extent of what the overview shows of `trace` now. */
