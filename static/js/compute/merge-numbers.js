@@ -200,16 +200,17 @@ function mergedStep(step, i, reply, { position, edgesOf, visitOf, firstOf }) {
   }
   if (step.phase === "tangent") return mergedTangentStep(step, reply, position, edgesOf[i]);
   if (step.phase !== "backward") return step; // the sort and the seed: no numbers (the seed's grad is 1)
-  const { local_grad: localGrad, step_grad: stepGrad, contribution, grad_before: before, grad_after: after } = reply;
-  const upstream = numberAt(stepGrad, visitOf[i]);
+  const upstream = numberAt(reply.step_grad, visitOf[i]);
   const edges = edgesOf[i];
   let same = Object.is(step.grad, upstream);
-  // A contribution's upstream is its visit's grad, its local its edge's local_grad.
+  // A contribution's upstream is its visit's grad, its local its edge's local_grad. The
+  // contributions' arrays are read only for a step that has some (a page's reply records them
+  // when first read: a leaf's visit, the timeline's last step, needs none).
   const contributions = step.contributions.map((c, j) => {
     const k = firstOf[i] + j; // its index in the flattened arrays
     const merged = withNumbers(c, {
-      upstream, local: numberAt(localGrad, edges[j]), contribution: numberAt(contribution, k),
-      grad_before: numberAt(before, k), grad_after: numberAt(after, k),
+      upstream, local: numberAt(reply.local_grad, edges[j]), contribution: numberAt(reply.contribution, k),
+      grad_before: numberAt(reply.grad_before, k), grad_after: numberAt(reply.grad_after, k),
     });
     same &&= merged === c;
     return merged;
