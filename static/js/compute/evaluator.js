@@ -134,9 +134,8 @@ function leafData(s, values, data) {
  * no array made a node) and the nodes' warnings, `warned` ([node index, type, …], a pair a
  * non-finite result: most passes have none).
  */
-export function forwardPass(s, values) {
+export function forwardPass(s, values, local = new Float64Array(s.edges)) {
   const data = s.constant.slice();
-  const local = new Float64Array(s.edges);
   const warned = [];
   leafData(s, values, data);
   const { topo, op, arity, first, second, exponent, edgeStart } = s;
@@ -151,15 +150,33 @@ export function forwardPass(s, values) {
     const k = exponent[i];
     const out = row.forward(a, b, k);
     data[i] = out;
-    const edge = edgeStart[i];
-    local[edge] = row.local[0](a, b, k, out);
-    if (binary) local[edge + 1] = row.local[1](a, b, k, out);
+    writeLocals(row, a, b, k, out, binary, local, edgeStart[i]);
     if (out - out !== 0) {
       const type = warningOf(row, a, b, k, out, arity[i]);
       if (type !== null) warned.push(i, type);
     }
   }
   return { data, local, warned };
+}
+
+/** A node's local derivatives into `local` from its first edge on: each input's own function of the row. */
+function writeLocals(row, a, b, k, out, binary, local, edge) {
+  local[edge] = row.local[0](a, b, k, out);
+  if (binary) local[edge + 1] = row.local[1](a, b, k, out);
+}
+
+/** Every edge's local derivative from the nodes' `data`, as forwardPass wrote them (the same
+ *  functions of the same numbers). */
+function localsOf(s, data) {
+  const local = new Float64Array(s.edges);
+  const { topo, op, arity, first, second, exponent, edgeStart } = s;
+  for (let n = 0; n < topo.length; n += 1) {
+    const i = topo[n];
+    if (op[i] === LEAF) continue;
+    const binary = arity[i] > 1;
+    writeLocals(ROWS[op[i]], data[first[i]], binary ? data[second[i]] : 0, exponent[i], data[i], binary, local, edgeStart[i]);
+  }
+  return local;
 }
 
 /** engine/ops.py `apply`'s warning of a non-finite result: the failing primitive's, else domain
@@ -253,17 +270,26 @@ function passes(s, values) {
  * structure `s`, its arrays as computed: Float64Arrays, non-finite numbers as numbers (not the
  * JSON's strings). What a slider move paints from: compute/merge-numbers.js reads either kind,
  * a number at a time, so none of the graph's arrays is written out whole. The contributions'
- * arrays (contribution, grad_before, grad_after) are recorded when one is first read: a move
- * shows them only at a backward step's frame, and on micrograd's demo writing them into new
- * memory was half of its evaluation. `evaluate` is its JSON.
+ * arrays (contribution, grad_before, grad_after) are recorded when one is first read, and
+ * local_grad worked out again from the data: a move shows them only at a backward step's frame
+ * or on an edge, and on micrograd's demo writing them into new memory was half of its
+ * evaluation (and the new memory brought on the collections of the whole heap). `evaluate` is
+ * its JSON.
  */
 export function evaluateNumbers(s, values) {
-  const { data, local, warned } = forwardPass(s, values);
-  const shown = recordedPass(s, local, { contributions: false });
-  const correct = s.variant ? correctGrads(s, local) : shown.grad;
-  const reply = { structure: s.structure, data, grad: shown.grad, correct_grad: correct, local_grad: local, step_grad: shown.stepGrad };
+  let moving = movesLocals.get(s);
+  if (!moving) movesLocals.set(s, (moving = new Float64Array(s.edges)));
+  moving.fill(0);
+  const { data, warned } = forwardPass(s, values, moving);
+  const shown = recordedPass(s, moving, { contributions: false });
+  const correct = s.variant ? correctGrads(s, moving) : shown.grad;
+  const reply = { structure: s.structure, data, grad: shown.grad, correct_grad: correct };
+  let local = null;
+  const locals = () => (local ??= localsOf(s, data));
+  lazily(reply, "local_grad", locals);
+  reply.step_grad = shown.stepGrad;
   let recorded = null;
-  const record = () => (recorded ??= recordedPass(s, local));
+  const record = () => (recorded ??= recordedPass(s, locals()));
   lazily(reply, "contribution", () => record().contributions);
   lazily(reply, "grad_before", () => record().befores);
   lazily(reply, "grad_after", () => record().afters);
@@ -274,9 +300,14 @@ export function evaluateNumbers(s, values) {
   const nodeWarnings = {};
   for (let w = 0; w < warned.length; w += 2) nodeWarnings[`n${warned[w]}`] = [{ type: warned[w + 1], message: null }];
   reply.node_warnings = nodeWarnings;
-  lazily(reply, "grad_flags", () => gradFlags(s, flagCodes(s, data, local, correct)));
+  lazily(reply, "grad_flags", () => gradFlags(s, flagCodes(s, data, locals(), correct)));
   return reply;
 }
+
+// Each structure's local derivatives of the move being evaluated (evaluateNumbers), written over at
+// every move and never given out: the reply's local_grad is worked out again from its data when
+// first read, so a move writes no new memory for the graph's edges.
+const movesLocals = new WeakMap();
 
 /**
  * The numbers reply of POST /api/values for `values` ({leaf name: number}) on the compiled
