@@ -68,11 +68,12 @@ function updateCard(g, place, trace, view, level, counts) {
   attr(g, "data-grad", fullText(grad));
   for (const key of COUNTS) attr(g, `data-${key}`, own ? String(own[key]) : null);
   text(g.querySelector(".overview-name"), fitLabel(`${place.kind === "input" ? "" : "\u25b8 "}${name}`, place, "").shown);
-  text(g.querySelector(".overview-numbers"), t("ui.overview.numbers", { data: shortText(data), grad: shortText(grad) }));
+  const numbers = t("ui.overview.numbers", { data: shortText(data), grad: shortText(grad) });
+  text(g.querySelector(".overview-numbers"), numbers);
   const countsText = own ? t(part ? "ui.overview.part_counts" : "ui.overview.statement_counts", Object.fromEntries(COUNTS.map((k) => [k, countText(own[k])]))) : "";
   text(g.querySelector(".overview-counts"), countsText);
   attr(g, "class", `node overview-card kind-op${own?.dead ? " flagged-dead" : ""}${place.kind === "input" ? " overview-input" : ""}`);
-  const said = { name, numbers: t("ui.overview.numbers", { data: shortText(data), grad: shortText(grad) }), counts: countsText };
+  const said = { name, numbers, counts: countsText };
   attr(g, "aria-label", t(place.kind === "input" ? "ui.overview.input_aria" : "ui.overview.card_aria", said));
   text(g.querySelector("title"), part ? `${name} (${part.name})\n${countsText}` : `${group.name}\n${countsText}`);
 }
