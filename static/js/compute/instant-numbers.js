@@ -14,9 +14,14 @@ import { copied, mergeNumbers, numbersOf } from "./merge-numbers.js";
 // request when it pauses, not one per frame).
 export const CONFIRM_DELAY_MS = 120;
 
-/** The leaf values of `trace` by name (the values the page's numbers start from). */
-function leafValues(trace) {
-  return Object.fromEntries(trace.leaves.map((leaf) => [leaf.name, leaf.value]));
+/** The leaf values of `trace` by name, `values` ({name: number}) over them, as the request's JSON
+ *  carries them (−0 is 0 there): the values the page's numbers are computed for. */
+function leafValues(trace, values) {
+  const all = {};
+  for (const leaf of trace.leaves) all[leaf.name] = leaf.value;
+  for (const [name, x] of Object.entries(values)) all[name] = x;
+  for (const name in all) if (all[name] === 0) all[name] = 0;
+  return all;
 }
 
 /** `reply`'s node warnings, each with the sentence of `trace`'s warning of that node and type
@@ -65,8 +70,7 @@ export function createInstantNumbers() {
     paint(trace, values) {
       const structure = pageStructure(trace);
       if (!structure) return null;
-      // As the request's JSON carries them: −0 is 0 there.
-      const all = Object.fromEntries(Object.entries({ ...leafValues(trace), ...values }).map(([name, x]) => [name, x === 0 ? 0 : x]));
+      const all = leafValues(trace, values);
       const reply = evaluateNumbers(structure, all); // Float64Arrays: the merge reads the numbers it shows
       last = { values: all, reply, structure };
       const merged = mergeNumbers(trace, Object.assign(copied(reply), {

@@ -228,7 +228,9 @@ function indexIn(key, length) {
 /**
  * An array of `length` items to whoever reads it (indexing, length, map, iteration, JSON), item i
  * made by `make(i)` when first read, then kept: a merge's nodes, edges and steps. `target` is the
- * array behind it (its methods are an Array's; core/trace-memo.js attaches to it). Never changed.
+ * empty array behind it (its methods are an Array's; core/trace-memo.js attaches to it): its
+ * length is the proxy's to say (set on the target, it allocated the whole array: 2 MB a move on
+ * micrograd's demo). Never changed.
  */
 function lazyArray(target, length, make) {
   const made = new Map(); // most reads of a slider move's trace are a few items of many thousands
@@ -237,14 +239,15 @@ function lazyArray(target, length, make) {
     if (item === undefined) made.set(i, (item = make(i)));
     return item;
   };
-  target.length = length;
   return new Proxy(target, {
     get(array, key, receiver) {
+      if (key === "length") return length;
       const i = indexIn(key, length);
       return i < 0 ? Reflect.get(array, key, receiver) : at(i);
     },
     has: (array, key) => indexIn(key, length) >= 0 || Reflect.has(array, key),
     getOwnPropertyDescriptor(array, key) {
+      if (key === "length") return { value: length, writable: true, enumerable: false, configurable: false };
       const i = indexIn(key, length);
       return i < 0 ? Reflect.getOwnPropertyDescriptor(array, key) : { value: at(i), writable: true, enumerable: true, configurable: true };
     },
