@@ -90,13 +90,15 @@ TEST_WORKERS ?= 2
 test: test-deps test-venv
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
-# Each script prints a markdown table (about 13 minutes in all; bench/install.py half a minute to
+# Each script prints a markdown table (about 15 minutes in all; bench/install.py half a minute to
 # one (pip fetches the wheel's dependencies); bench/load.py takes 4.5 of them,
-# bench/sandbox.py 2, bench/classroom.py 3: it starts redis-server, which test-deps installs).
+# bench/sandbox.py 2, bench/classroom.py 3: it starts redis-server, which test-deps installs;
+# bench/notebook_show.py 2: JupyterLab, three kernels).
 bench: test-deps test-venv
 	$(PY) bench/engine.py
 	$(PY) bench/demo.py
 	$(PY) bench/demo_page.py
+	$(PY) bench/notebook_show.py
 	$(PY) bench/api.py
 	$(PY) bench/tensors.py
 	$(PY) bench/layout_cost.py

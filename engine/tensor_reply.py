@@ -12,7 +12,8 @@ from typing import Any
 
 from .errors import BadLeaf, LimitExceeded, quoted
 from .i18n import DEFAULT_LANG, Count, msg, render
-from .ops import public_op
+from .narration import fmt
+from .ops import MINUS, public_op, row_of
 from .reply import number
 from .tensor_program import TensorTrace
 from .tensors import LABEL_MAX, ShapeError, Tensor, nested, short, shown
@@ -25,8 +26,7 @@ def tensor_reply(trace: TensorTrace, lang: str = DEFAULT_LANG) -> dict[str, Any]
     contributions = {
         t.id: _contributions(t, nodes) for t in tensors if t.kind == "op" and t.elements
     }
-    for tensor in tensors:
-        tensor.label = tensor.label or short(_unwrapped(trace.source[tensor.start : tensor.end]))
+    _label(trace)
     reply_nodes = [_tensor_node(t, trace) for t in tensors]
     steps: list[dict[str, Any]] = [
         {"phase": "forward", "node": f"t{t.id}", "grads": None} for t in tensors if t.op is not None
@@ -61,6 +61,12 @@ def tensor_reply(trace: TensorTrace, lang: str = DEFAULT_LANG) -> dict[str, Any]
         ],
         "source": trace.source,
     }  # fmt: skip
+
+
+def _label(trace: TensorTrace) -> None:
+    """Give every tensor without a label its text (its name is its label already)."""
+    for tensor in trace.tensors:
+        tensor.label = tensor.label or short(_unwrapped(trace.source[tensor.start : tensor.end]))
 
 
 def _unwrapped(text: str) -> str:
@@ -168,11 +174,16 @@ def _name_in_rule(tensor: Tensor, gradient: bool) -> str:
 MAX_EXPANDED_NODES = 2_000  # what "Expand" draws of one tensor op's scalar graph
 
 
-def expand_reply(trace: TensorTrace, tensor: str) -> dict[str, Any]:
+def expand_reply(
+    trace: TensorTrace, tensor: str, lang: str = DEFAULT_LANG, graph: bool = False
+) -> dict[str, Any]:
     """The body of `POST /api/expand`: the scalar graph one tensor op built, every node with
     its op, numbers, local derivatives and inputs (a node of the op, or an element of an input
-    tensor: `{node, tensor, index}`), and for each output element its node. LimitExceeded past
-    MAX_EXPANDED_NODES nodes (it says how many the op built); BadLeaf for a tensor no op made."""
+    tensor: `{node, tensor, index}`), and for each output element its node. With `graph`, the
+    same graph as `POST /api/graph`'s reply draws one (`expanded_graph`: its cards and edges,
+    not yet placed). LimitExceeded past MAX_EXPANDED_NODES nodes (it says how many the op
+    built); BadLeaf for a tensor no op made."""
+    _label(trace)
     found = _tensor_named(trace, tensor)
     first, end = found.nodes
     if found.kind != "op" or end == first:
@@ -181,7 +192,7 @@ def expand_reply(trace: TensorTrace, tensor: str) -> dict[str, Any]:
         raise LimitExceeded(
             msg(
                 "error.tensor.expand_limit",
-                tensor=quoted(tensor),
+                tensor=quoted(found.name or found.label or tensor),
                 count=Count(end - first),
                 limit=Count(MAX_EXPANDED_NODES),
             )
@@ -218,7 +229,111 @@ def expand_reply(trace: TensorTrace, tensor: str) -> dict[str, Any]:
                 "output": None if flat_out is None else _index(flat_out, found.shape),
             }
         )
-    return {"tensor": f"t{found.id}", "op": found.op, "nodes": nodes}
+    drawn = expanded_graph(trace, found, lang) if graph else None
+    return {
+        "tensor": f"t{found.id}",
+        "op": found.op,
+        "limit": MAX_EXPANDED_NODES,
+        "nodes": nodes,
+        "graph": drawn,
+    }
+
+
+def expanded_graph(trace: TensorTrace, op: Tensor, lang: str = DEFAULT_LANG) -> dict[str, Any]:
+    """The scalar graph `op` built as `POST /api/graph`'s reply draws a graph (docs/api.md,
+    "Expand"): `nodes` (cards: the op's nodes, and the elements of its input tensors that they
+    read as leaves, `X[0,1]`; its output elements named `(X @ W)[2,1]`, `h[0,1]`), in build
+    order, and `edges`, one per input of each op node, with its local derivative. The numbers
+    are the program's: every card's data and grad are its element's (a tensor card's cell).
+    Not placed: the server lays it out as a scalar program's (app/api/tensor_routes.py)."""
+    first, end = op.nodes
+    inside = trace.elements.nodes[first:end]
+    elements: dict[int, tuple[Tensor, int]] = {
+        element.id: (source, flat)
+        for source in op.inputs
+        for flat, element in enumerate(source.elements or [])
+    }
+    for flat, element in enumerate(op.elements or []):
+        elements[element.id] = (op, flat)
+    read = {child.id: child for node in inside for child in node.inputs if child.id < first}
+    cards: list[dict[str, Any]] = []
+    texts: dict[int, str] = {}  # each card's text, and in `bracketed` how an operand writes it
+    for node in [*(read[i] for i in sorted(read)), *inside]:
+        element = elements.get(node.id)
+        label = ""
+        if element is not None:
+            source, flat = element
+            index = _index(flat, source.shape)
+            label = _name_in_rule(source, gradient=False)
+            label += f"[{','.join(map(str, index))}]" if index else ""
+        elif node.kind == "const" or node.id < first:
+            label = fmt(node.data)  # a constant as the page writes numbers (softmax's shift)
+        text = label or short(_expression(node, texts))
+        # An element's name is one operand; a negative number or a formula with blanks is not.
+        compound = label.startswith(MINUS) if label else _spaced(text)
+        texts[node.id] = f"({text})" if compound and node.inputs else text
+        kind = "leaf" if node.id < first and node.kind != "const" else node.kind
+        cards.append(
+            {
+                "id": f"n{node.id}",
+                "label": label,
+                "name": label if element is not None else "",
+                "text": text,
+                "op": None if node.id < first else public_op(node.op),
+                "exponent": None if node.id < first else node.exponent,
+                "kind": kind,
+                "data": number(node.data),
+                "grad": number(node.grad),
+                "derived": False,
+                "expansion": None,
+                "span": [op.start, op.end],
+                "inputs": [] if node.id < first else [f"n{child.id}" for child in node.inputs],
+                "warnings": _warnings(node, text, lang),
+                "element": None
+                if element is None
+                else {"tensor": f"t{element[0].id}", "index": _index(element[1], element[0].shape)},
+            }
+        )
+    edges = [
+        {"source": f"n{child.id}", "target": f"n{node.id}", "index": index,
+         "local_grad": number(local)}
+        for node in inside
+        for index, (child, local) in enumerate(zip(node.inputs, node.local_grads, strict=True))
+    ]  # fmt: skip
+    return {
+        "nodes": cards,
+        "edges": [{"id": f"e{k}", **edge} for k, edge in enumerate(edges)],
+    }
+
+
+def _spaced(text: str) -> bool:
+    """Whether `text` has a blank outside its brackets: `a·b + c` does, `exp(a + b)` does not."""
+    depth = 0
+    for ch in text:
+        depth += (ch in "([") - (ch in ")]")
+        if ch == " " and depth == 0:
+            return True
+    return False
+
+
+def _warnings(node: Value, text: str, lang: str) -> list[dict[str, str]]:
+    """A card's warnings as `/api/graph`'s nodes carry them (the sentence in `lang`)."""
+    if not node.warning:
+        return []
+    message = msg(f"warning.node.{node.warning}", formula=text, result=fmt(node.data))
+    return [{"type": node.warning, "message": render(message, lang)}]
+
+
+def _expression(node: Value, texts: dict[int, str]) -> str:
+    """An unnamed node of an expansion as the page's formula writes it in its inputs' texts
+    (`X[0,0]·W[0,1]`; `texts`: each input as an operand, in brackets where it is an expression
+    of its own or a negative number)."""
+    row = row_of(node)
+    operands = [texts.get(child.id, f"n{child.id}") for child in node.inputs]
+    if row.call:  # a call's own brackets suffice: `exp(a·b)`
+        operands = [_unwrapped(text) for text in operands]
+    exponent = "" if node.exponent is None else fmt(node.exponent)
+    return row.formula.replace("{k}", exponent).format(*operands)
 
 
 def fan_in_reply(trace: TensorTrace, tensor: str, index: Sequence[int]) -> dict[str, Any]:

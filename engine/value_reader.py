@@ -47,7 +47,15 @@ import re
 import sys
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from types import BuiltinFunctionType, CellType, FrameType, FunctionType, MethodType, ModuleType
+from types import (
+    BuiltinFunctionType,
+    CellType,
+    CodeType,
+    FrameType,
+    FunctionType,
+    MethodType,
+    ModuleType,
+)
 from typing import Any
 
 from .gc_pause import cycle_collector_paused
@@ -231,7 +239,7 @@ class Program:
         ]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Node:
     data: float
     op: str | None  # our op key ("**k" for a constant power), None for a leaf
@@ -244,6 +252,10 @@ class _Node:
     children: list[int] = field(default_factory=list)  # as the Value keeps them
     # An opaque node's local derivatives, one per child, as its `_backward` gives them.
     measured: list[float] = field(default_factory=list)
+    ours: bool = False  # a chainrule Value (`_is_ours`), asked once a node
+    container: int | None = (
+        None  # id() of the set, list or tuple a Value of others keeps its children in
+    )
 
 
 def _is_ours(value: Any) -> bool:
@@ -341,17 +353,29 @@ def near(x: float, y: float) -> bool:
     return abs(x - y) <= ABSOLUTE_TOLERANCE + RELATIVE_TOLERANCE * max(abs(x), abs(y))
 
 
+@functools.lru_cache(maxsize=256)
+def _operand_cells(code: CodeType) -> tuple[int, int] | None:
+    """Where the closure of a `_backward` of `code` keeps `self` and `other` (micrograd's
+    `__add__`/`__mul__` and the lecture's: a few code objects for a whole graph), or None."""
+    names = code.co_freevars
+    if "self" not in names or "other" not in names:
+        return None
+    return names.index("self"), names.index("other")
+
+
 def _closure_order(value: Any, children: list[Any]) -> list[Any] | None:
     """The two operands in the order `value._backward` names them (`self`, then `other`), when
     its closure holds exactly `children`: micrograd's `__add__`/`__mul__` and the lecture's."""
     backward = getattr(value, "_backward", None)
     code, cells = getattr(backward, "__code__", None), getattr(backward, "__closure__", None)
-    if code is None or not cells:
+    if not isinstance(code, CodeType) or not cells:
         return None
-    env = dict(zip(code.co_freevars, cells, strict=False))
+    slots = _operand_cells(code)
+    if slots is None or max(slots) >= len(cells):
+        return None
     try:
-        pair = [env["self"].cell_contents, env["other"].cell_contents]
-    except (KeyError, ValueError):  # no such variable, or an empty cell
+        pair = [cells[slots[0]].cell_contents, cells[slots[1]].cell_contents]
+    except ValueError:  # an empty cell
         return None
     if sorted(map(id, pair)) != sorted(map(id, children)):
         return None
@@ -385,33 +409,61 @@ def _structural_keys(root: Any) -> dict[int, str]:
     return keys
 
 
-def _children(value: Any, keys_of: Callable[[], dict[int, str]]) -> list[Any]:
-    """`value`'s operands in the program's order (module docstring); `keys_of()`: the graph's
-    structural keys (made the first time a set's order is not its closure's)."""
-    children = _raw_children(value)
-    if len(children) < 2 or not _unordered(value):
-        return children
+def _read_children(value: Any, ours: bool) -> tuple[list[Any], Any]:
+    """`value`'s children as it keeps them and the container it keeps them in (None for ours)."""
+    if ours:
+        return list(value.inputs), None
+    name = _children_attribute(value)
+    if name is None or not hasattr(value, "data"):
+        raise NotAValue(
+            msg(
+                "error.reader.not_a_value",
+                type=type(value).__name__,
+                attributes=", ".join(CHILDREN_ATTRIBUTES),
+            )
+        )
+    container = getattr(value, name)
+    return list(container), container
+
+
+def _children(
+    value: Any, keys_of: Callable[[], dict[int, str]], ours: bool
+) -> tuple[list[Any], Any, bool]:
+    """`value`'s operands in the program's order (module docstring), the container it keeps
+    them in (None for ours) and whether they come in no particular order (micrograd's `set`);
+    `keys_of()`: the graph's structural keys (made the first time a set's order is not its
+    closure's)."""
+    children, container = _read_children(value, ours)
+    unordered = container is not None and not isinstance(container, (list, tuple))
+    if len(children) < 2 or not unordered:
+        return children, container, unordered
     if (ordered := _closure_order(value, children)) is not None:
-        return ordered
+        return ordered, container, unordered
     keys = keys_of()
 
     def canonical(child: Any) -> tuple[bool, str, str]:
         label = str(getattr(child, "label", "") or "")
         return (not label, label, keys.get(id(child), ""))
 
-    return sorted(children, key=canonical)
+    return sorted(children, key=canonical), container, unordered
 
 
 def _describe(
-    value: Any, inputs: list[int], data: float, nodes: list[_Node]
+    value: Any,
+    inputs: list[int],
+    data: float,
+    nodes: list[_Node],
+    ours: bool,
+    spelled: str,
+    unordered: bool,
 ) -> tuple[str | None, float | None, list[int], bool]:
     """(our op, constant exponent, operands in order, merged) of `value` whose children are
-    `inputs`; op None and operands [] for a leaf or a node no row of the table explains."""
-    if _is_ours(value):
+    `inputs` (kept `unordered` or not), its op as it spells it `spelled`; op None and operands
+    [] for a leaf or a node no row of the table explains."""
+    if ours:
         if value.op is None:
             return None, None, [], False
         return key_of(value.op, value.exponent), value.exponent, inputs, False
-    spelled = spelled_op(value)
     if not inputs:
         return None, None, [], False
     named = _named_op(spelled, len(inputs))
@@ -422,7 +474,7 @@ def _describe(
             return op, None, inputs * 2, True  # micrograd's set merged the operand: a + a, a * a
         if arity == len(inputs):
             return op, exponent, inputs, False
-    found = _op_from_numbers(spelled, [nodes[j].data for j in inputs], data, _unordered(value))
+    found = _op_from_numbers(spelled, [nodes[j].data for j in inputs], data, unordered)
     if found is None:
         return None, None, [], False
     op, exponent, order = found
@@ -518,10 +570,12 @@ def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[A
             keys.append(_structural_keys(root))
         return keys[0]
 
-    stack: list[tuple[Any, list[Any] | None]] = [(root, None)]
+    # (a Value, its operands once read, its container, unordered, ours): each Value's own
+    # attributes are asked once, when it is first met.
+    stack: list[tuple[Any, list[Any] | None, Any, bool, bool]] = [(root, None, None, False, False)]
     on_path: set[int] = set()
     while stack:
-        value, children = stack.pop()
+        value, children, container, unordered, ours = stack.pop()
         key = id(value)
         if children is None:
             if key in index:
@@ -530,10 +584,15 @@ def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[A
                 raise NotAGraph(msg("error.reader.cycle"))
             if max_nodes is not None and len(index) + len(on_path) >= max_nodes:
                 raise TooManyNodes(msg("error.reader.too_many_nodes", limit=max_nodes))
-            children = _children(value, keys_of)
+            ours = _is_ours(value)
+            children, container, unordered = _children(value, keys_of, ours)
             on_path.add(key)
-            stack.append((value, children))
-            stack.extend((child, None) for child in reversed(children) if id(child) not in index)
+            stack.append((value, children, container, unordered, ours))
+            stack.extend(
+                (child, None, None, False, False)
+                for child in reversed(children)
+                if id(child) not in index
+            )
             continue
         on_path.discard(key)
         if key in index:
@@ -543,16 +602,20 @@ def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[A
             data = float(value.data)
         except (TypeError, ValueError) as error:
             raise NotAGraph(msg("error.reader.data_not_number", data=repr(value.data))) from error
-        op, exponent, inputs, merged = _describe(value, children_at, data, nodes)
+        spelled = (value.op or "") if ours else spelled_op(value)
+        op, exponent, inputs, merged = _describe(
+            value, children_at, data, nodes, ours, spelled, unordered
+        )
         label = getattr(value, "label", "") or ""
-        const = _is_ours(value) and getattr(value, "kind", "") == "const"
-        unknown = spelled_op(value) if children_at and op is None else None
+        const = ours and getattr(value, "kind", "") == "const"
+        unknown = spelled if children_at and op is None else None
         if unknown is not None:
             inputs = children_at  # drawn with its children, its derivatives measured
-        nodes.append(_Node(data, op, inputs, exponent, str(label), merged, const, unknown,
-                           children_at))  # fmt: skip
+        node = _Node(data, op, inputs, exponent, str(label), merged, const, unknown, children_at)
+        node.ours, node.container = ours, None if container is None else id(container)
+        nodes.append(node)
         if unknown is not None:
-            nodes[-1].measured = _measured_locals(value, children)
+            node.measured = _measured_locals(value, children)
         index[key] = len(nodes) - 1
         keep.append(value)
     return nodes, keep
@@ -734,7 +797,7 @@ def program_of(
     with cycle_collector_paused():
         nodes, objects = _graph(root, max_nodes)
         if constants is None:
-            constants = wrapped_numbers(objects)
+            constants = wrapped_numbers(objects, nodes)
         # An operator wraps a number for itself alone: a Value used twice was someone's variable.
         uses = [0] * len(nodes)
         for node in nodes:
@@ -749,42 +812,64 @@ def program_of(
         return writer.program()
 
 
-def wrapped_numbers(objects: list[Any]) -> set[int]:
-    """The ids of the leaves among `objects` (a graph's Values, the root last) that nothing but
-    the graph holds (its nodes' children and `_backward` closures) and no label names: numbers
-    an operator wrapped in a Value (micrograd's `Value(other)` inside `__add__`), which the
-    program writes as constants, not sliders. A Value a variable, a list or an object's
-    attribute holds (a weight, an input) is a leaf."""
-    operated_on = _operated_on(objects)
-    graph_refs: dict[int, int] = {}  # the references the graph itself holds to each Value
+def wrapped_numbers(objects: list[Any], nodes: list[_Node]) -> set[int]:
+    """The ids of the leaves among `objects` (a graph's Values, the root last; `nodes` what
+    `_graph` read of each) that nothing but the graph holds (its nodes' children and `_backward`
+    closures) and no label names: numbers an operator wrapped in a Value (micrograd's
+    `Value(other)` inside `__add__`), which the program writes as constants, not sliders. A Value
+    a variable, a list or an object's attribute holds (a weight, an input) is a leaf."""
+    count = len(objects)
+    position = {id(value): i for i, value in enumerate(objects)}
+    graph_refs = [0] * count  # the references the graph itself holds to each Value
     ours = {id(objects)}
-    for value in objects:
-        name = _children_attribute(value) if not _is_ours(value) else None
-        if name is not None:
-            container = getattr(value, name)
-            ours.add(id(container))
-            for child in container:
-                graph_refs[id(child)] = graph_refs.get(id(child), 0) + 1
-        for held in _closure_values(value):
-            graph_refs[id(held)] = graph_refs.get(id(held), 0) + 1
+    # The Values some op's `_backward` closure holds as `self`: a method was called on them
+    # (`a * a`), so they were never a plain number an operator wrapped (micrograd wraps only
+    # `other`).
+    operated_on = [False] * count
+    for value, node in zip(objects, nodes, strict=True):
+        if node.container is not None:  # a Value of others: its children in its container
+            ours.add(node.container)
+            for j in node.children:
+                graph_refs[j] += 1
+        cells = getattr(getattr(value, "_backward", None), "__closure__", None)
+        if not cells:
+            continue
+        code = getattr(value._backward, "__code__", None)
+        names = code.co_freevars if isinstance(code, CodeType) else ()
+        for k, cell in enumerate(cells):
+            try:
+                held = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            j = position.get(id(held))
+            if j is None:
+                continue
+            graph_refs[j] += 1
+            if k < len(names) and names[k] == "self":
+                operated_on[j] = True
     # A backward()'s own `topo` list is garbage in a cycle (its recursive `build_topo` closure)
     # until the collector runs: collected first, it holds nothing.
     gc.collect()
     # Candidates: no more references than the graph's and the few this function holds (a
     # variable, a list, an object's attribute add one each); then checked one by one below.
+    last = count - 1
     leaves = [
-        value
-        for value in objects
-        if value is not objects[-1] and id(value) not in operated_on and not _is_ours(value)
-        and not children_of(value) and not getattr(value, "label", "")
-        and sys.getrefcount(value) <= graph_refs.get(id(value), 0) + OUR_REFERENCES
+        objects[i]
+        for i, node in enumerate(nodes)
+        if i != last and not operated_on[i] and not node.ours and not node.children
+        and not node.label
+        and sys.getrefcount(objects[i]) <= graph_refs[i] + OUR_REFERENCES
     ]  # fmt: skip
     if not leaves:
         return set()
     wanted = {id(value) for value in leaves}
     ours.add(id(leaves))
     if len(leaves) <= MAX_REFERRER_ARGUMENTS:
-        referrers = gc.get_referrers(*leaves)
+        referrers = [
+            referrer
+            for referrer in gc.get_referrers(*leaves)
+            if not _arguments_of_call(referrer, leaves)
+        ]
     else:
         referrers = gc.get_objects()
     # A running function's variables (a marimo cell is one, so is a function that calls
@@ -794,8 +879,7 @@ def wrapped_numbers(objects: list[Any]) -> set[int]:
         referrer
         for referrer in referrers
         if id(referrer) not in ours and not isinstance(referrer, (CellType, FrameType))
-        and not _arguments_of_call(referrer, leaves)
-    ]  # fmt: skip
+    ]
     # What they all hold, in one list made in C: one referrer at a time, the heap of micrograd's
     # demo (667,841 objects) took 0.4 s.
     held.update(wanted.intersection(map(id, gc.get_referents(*holders))))
@@ -822,37 +906,6 @@ def _stack_variables() -> set[int]:
     return found
 
 
-def _closure_values(value: Any) -> list[Any]:
-    """What `value._backward`'s closure cells hold."""
-    cells = getattr(getattr(value, "_backward", None), "__closure__", None) or ()
-    held = []
-    for cell in cells:
-        try:
-            held.append(cell.cell_contents)
-        except ValueError:  # an empty cell
-            continue
-    return held
-
-
-def _operated_on(objects: list[Any]) -> set[int]:
-    """The ids of the Values some op's `_backward` closure holds as `self`: a method was called
-    on them (`a * a`), so they were never a plain number an operator wrapped (micrograd wraps
-    only `other`)."""
-    found: set[int] = set()
-    for value in objects:
-        backward = getattr(value, "_backward", None)
-        code, cells = getattr(backward, "__code__", None), getattr(backward, "__closure__", None)
-        if code is None or not cells:
-            continue
-        for name, cell in zip(code.co_freevars, cells, strict=False):
-            if name == "self":
-                try:
-                    found.add(id(cell.cell_contents))
-                except ValueError:  # an empty cell
-                    pass
-    return found
-
-
 def _natural_key(text: str) -> list[Any]:
     """`text` ordered as people order places: `neurons[2]` before `neurons[10]`."""
     return [(0, int(part), "") if part.isdigit() else (1, 0, part)
@@ -869,6 +922,9 @@ def _inconsistent(nodes: list[_Node]) -> list[int]:
         if not near(apply(node.op, operands, node.exponent or 0.0)[0], node.data):
             found.append(i)
     return found
+
+
+UNSEEN = object()  # a node's shared place not yet looked for (`_Writer.units`)
 
 
 class _Writer:
@@ -901,7 +957,9 @@ class _Writer:
         self.lines: list[str] = []
         self.values: dict[str, float] = {}
         self.text = [""] * count  # how a node is written where it is used
-        self.shown = [""] * count  # how its card names it: its label, else its text
+        # How its card names it: its label, else its text; an inline node's (None) is made when
+        # asked (`shown_of`: warnings and generated labels ask for a few of 65,818).
+        self.shown: list[str | None] = [""] * count
         self.shown_prec = [ATOM] * count
         self.prec = [ATOM] * count  # how tightly its text binds (SUM … ATOM)
         self.depth = [0] * count  # the parentheses and calls its text nests
@@ -909,6 +967,9 @@ class _Writer:
         # whether there are any, and the places they live in (`_joined`).
         self.direct = [False] * count
         self.places: list[Places] = [()] * count
+        # The object a node's places share (`_shared_place` of `places`), found once (UNSEEN:
+        # not yet): every operator a neuron's statement inlines asks it of its operands.
+        self.units: list[Any] = [None] * count
         self.place_count: dict[str, int] = {}
         self.functions: dict[int, str] = {}  # id(opaque node) → the function written for it
         self.line_of = [0] * count  # the 1-based line that writes a node (inline: its user's)
@@ -932,6 +993,25 @@ class _Writer:
             return False
         place = self.hints.get(id(self.objects[i]), "")
         return node.label == place and not place.isidentifier()
+
+    def mixes(self, node: _Node, j: int, unit: str) -> bool:
+        """Whether `node` adds its operand `j`, a whole use of the object `unit`, to another use
+        of it (the next sample's pass through the same neuron) or to an operation of no object
+        at all (a sum of statements): micrograd's demo sums each sample's output neuron, whose
+        places are all the one neuron's, into its loss; each is a statement, not one sum of all
+        of them cut where it grows too long."""
+        return any(
+            k != j
+            and self.nodes[k].op is not None
+            and (not self.places[k] or self.unit_of(k) == unit)
+            for k in node.inputs
+        )
+
+    def unit_of(self, i: int) -> str | None:
+        """The object the places of node `i`'s statement so far share, or None."""
+        if self.units[i] is UNSEEN:
+            self.units[i] = _shared_place(self.places[i])
+        return self.units[i]
 
     def opaque_name(self, node: _Node) -> str | None:
         """An opaque node's name: its op's spelling (`max`) where that is a name, else None."""
@@ -972,18 +1052,18 @@ class _Writer:
             self.direct[i] = True
             self.places[i] = _places_of(self.hints.get(id(self.objects[i]), ""))
         else:
-            self.promote_units(node)
-            expression, prec, depth = _expression(node, self.text, self.prec, self.depth)
             gathered = _joined(self.places[j] for j in node.inputs)
+            promoted, combined = self.promote_units(node, gathered)
+            if promoted:
+                gathered, combined = _joined(self.places[j] for j in node.inputs), UNSEEN
+            expression, prec, depth = _expression(node, self.text, self.prec, self.depth)
             alone = self.names[i] is None and self.uses[i] == 1 and label is None
             fits = len(expression) <= MAX_STATEMENT_CHARS and depth <= MAX_INLINE_DEPTH
             if alone and i != self.last and fits:
                 self.text[i], self.prec[i], self.depth[i] = expression, prec, depth
-                self.shown[i], self.shown_prec[i], _ = _expression(
-                    node, self.shown, self.shown_prec, self.depth
-                )
+                self.shown[i] = None
                 self.direct[i] = any(self.direct[j] for j in node.inputs)
-                self.places[i] = gathered
+                self.places[i], self.units[i] = gathered, combined
                 return
             last = i == self.last and "out" not in self.taken
             name = self.names[i] or ("out" if last else None)
@@ -1025,28 +1105,75 @@ class _Writer:
         self.taken.add(name)
         return name
 
-    def promote_units(self, node: _Node) -> None:
+    def promote_units(self, node: _Node, gathered: Places) -> tuple[bool, Any]:
         """Give a line of its own to each operand of `node` written inline whose parameters live
         in one object (a neuron's whole `w·x + b`, its activation) that `node` would mix with
-        another's: a statement is one neuron, as the code computed it (the page's groups)."""
+        another's: a statement is one neuron, as the code computed it (the page's groups).
+        `gathered`: the places of its operands' leaves. Whether any operand got a line, and the
+        object `gathered` share (`_shared_place`; UNSEEN when not looked for)."""
         operands = [j for j in dict.fromkeys(node.inputs) if self.direct[j] and self.nodes[j].op]
         if not operands or all(self.names[j] for j in operands):
-            return
-        combined = _shared_place(_joined(self.places[j] for j in node.inputs))
+            return False, UNSEEN
+        combined = _shared_place(gathered)
+        promoted = False
         for j in operands:
-            if self.names[j] or (unit := _shared_place(self.places[j])) is None or unit == combined:
+            if self.names[j] or (unit := self.unit_of(j)) is None:
                 continue
-            name, label = self.generated(self.nodes[j], self.places[j])
-            line = f"{name} = {self.text[j]}"
-            if label is not None and (literal := _label_literal(label)) is not None:
-                self.nodes[j].label = label
-                line += f"; {name}.label = {literal}"
-            self.lines.append(line)
-            self.names[j] = self.text[j] = name
-            self.prec[j], self.depth[j], self.direct[j], self.places[j] = ATOM, 0, False, ()
-            self.shown[j] = self.nodes[j].label or name
-            self.shown_prec[j] = ATOM if ATOMIC_LABEL.fullmatch(self.shown[j]) else 0
-            self.line_of[j] = len(self.lines)
+            if unit != combined:
+                self.promote(j)
+            elif self.mixes(node, j, unit):
+                self.promote_use(j)
+            else:
+                continue
+            promoted = True
+        return promoted, combined
+
+    def promote(self, j: int) -> None:
+        """Give node `j`, written inline so far, a line of its own, named where its parameters
+        live (`generated`)."""
+        name, label = self.generated(self.nodes[j], self.places[j])
+        line = f"{name} = {self.text[j]}"
+        if label is not None and (literal := _label_literal(label)) is not None:
+            self.nodes[j].label = label
+            line += f"; {name}.label = {literal}"
+        self.lines.append(line)
+        self.names[j] = self.text[j] = name
+        self.prec[j], self.depth[j], self.direct[j], self.places[j] = ATOM, 0, False, ()
+        self.units[j] = None
+        self.shown[j] = self.nodes[j].label or name
+        self.shown_prec[j] = ATOM if ATOMIC_LABEL.fullmatch(self.shown[j]) else 0
+        self.line_of[j] = len(self.lines)
+
+    def promote_use(self, j: int) -> None:
+        """Give a line of its own to the use of one object that operand `j` (inline) ends in:
+        down from `j` through operations that add only constants to it (the demo's loss term
+        `(1 + -y·score).relu()`) to where its places last grew (`score`, the output neuron's
+        `w·x + b`), and up again through the functions applied to that alone (an activation).
+        What `j` adds to it stays inline where `j` is used, written again with its name."""
+        chain = [j]
+        while True:
+            inputs = self.nodes[chain[-1]].inputs
+            carriers = [m for m in inputs if self.places[m]]
+            if len(carriers) != 1 or not all(
+                m in carriers or (self.nodes[m].op is None and self.nodes[m].const) for m in inputs
+            ):
+                break
+            (m,) = carriers
+            if self.names[m] or not self.nodes[m].op or self.places[m] != self.places[chain[-1]]:
+                break
+            chain.append(m)
+        end = len(chain) - 1
+        while end > 0 and len(self.nodes[chain[end - 1]].inputs) == 1:
+            end -= 1
+        self.promote(chain[end])
+        for c in reversed(chain[:end]):
+            node = self.nodes[c]
+            self.text[c], self.prec[c], self.depth[c] = _expression(
+                node, self.text, self.prec, self.depth
+            )
+            self.places[c], self.units[c] = _joined(self.places[m] for m in node.inputs), UNSEEN
+            self.direct[c] = any(self.direct[m] for m in node.inputs)
+            self.shown[c] = None
 
     def generated(self, node: _Node, places: Places) -> tuple[str, str | None]:
         """A name (and a label) for an operation the code named nowhere: where the parameters
@@ -1068,16 +1195,42 @@ class _Writer:
                 self.taken.add(base)
                 return base, None
             return self.fresh(OP_WORDS.get(node.op or "", node.op or "node")), None
-        shown = _expression(node, self.shown, self.shown_prec, self.depth)[0]
+        for j in node.inputs:
+            self.shown_of(j)
+        shown = _expression(node, self.shown, self.shown_prec, self.depth)[0]  # type: ignore[arg-type]
         label = shown if len(shown) <= MAX_LABEL_CHARS and _label_literal(shown) else None
         return self.fresh(OP_WORDS.get(node.op or "", node.op or "node")), label
+
+    def shown_of(self, i: int) -> str:
+        """How node `i`'s card names it: an inline node's expression in its operands' shown
+        words (`n.layers[0].neurons[1].w[0]*x`), made once asked; without recursion. An inline
+        node's operands are final once it is written (only its own write promotes them)."""
+        shown = self.shown
+        pending = [i]
+        while pending:
+            k = pending[-1]
+            if shown[k] is not None:
+                pending.pop()
+                continue
+            waiting = [j for j in self.nodes[k].inputs if shown[j] is None]
+            if waiting:
+                pending.extend(waiting)
+                continue
+            pending.pop()
+            shown[k], self.shown_prec[k], _ = _expression(
+                self.nodes[k],
+                shown,  # type: ignore[arg-type]
+                self.shown_prec,
+                self.depth,
+            )
+        return shown[i]  # type: ignore[return-value]
 
     def program(self) -> Program:
         """The program of the written lines, with the nodes micrograd's set merged."""
         names, text, line_of = self.names, self.text, self.line_of
         # The warnings name a node as its card does, in the learner's words: its label (the
         # place a parameter lives, `n.layers[0].neurons[1].w[0]`), else its name or expression.
-        shown = self.shown
+        shown = _Shown(self)
         for i in range(self.last, -1, -1):
             if not line_of[i] and self.consumer[i] >= 0:
                 line_of[i] = line_of[self.consumer[i]]
@@ -1156,6 +1309,16 @@ class _Writer:
         )
 
 
+class _Shown:
+    """A writer's shown names, read by index (`shown[i]`), each made when first read."""
+
+    def __init__(self, writer: _Writer) -> None:
+        self.writer = writer
+
+    def __getitem__(self, i: int) -> str:
+        return self.writer.shown_of(i)
+
+
 def _expression(
     node: _Node, text: list[str], prec: list[int], depth: list[int]
 ) -> tuple[str, int, int]:
@@ -1163,9 +1326,7 @@ def _expression(
     `a ** 2.0`, `vpow(a, b)`, `a.relu()`, `tanh(a)`), operands in parentheses where their
     precedence needs them (`a * b + c`, `(a + b) * c`, `a - (b - c)`); with how tightly it
     binds and how deep it nests."""
-    template = OPS[node.op].micrograd
-    called = template.endswith(")") and "({0}" in template  # tanh({0}), vpow({0}, {1})
-    own = _precedence(node.op, template)
+    template, called, own = _spelling(node.op)
     args, deepest = [], 0
     for position, j in enumerate(node.inputs):
         if called:
@@ -1180,6 +1341,14 @@ def _expression(
         deepest = max(deepest, depth[j] + (called or wrap))
     k = _exponent(node.exponent) if node.op == "**k" else ""
     return template.format(*args, k=k), own, deepest
+
+
+@functools.cache
+def _spelling(op: str | None) -> tuple[str, bool, int]:
+    """Op `op`'s micrograd template, whether it is a call (`tanh({0})`, `vpow({0}, {1})`) and
+    how tightly it binds: read once an op, not once a node."""
+    template = OPS[op].micrograd
+    return template, template.endswith(")") and "({0}" in template, _precedence(op, template)
 
 
 def _precedence(op: str | None, template: str) -> int:

@@ -3,10 +3,11 @@ recompute in the kernel with the engine, no server), or a static SVG where there
 front end (a plain IPython terminal, a notebook viewer).
 
 The widget's traits are the contract with static/js/embed.js (its anywidget `render`):
-`trace` (the `/api/graph` reply), `ops` (the table of operations), `title`, `ui` (the player's
+`trace_zlib` (the `/api/graph` reply, the widget's `trace`, as zlib-compressed JSON: a binary
+buffer of the comm's message), `ops` (the table of operations), `title`, `ui` (the player's
 words in the widget's language, English unless `lang` says otherwise), `drawing` (the id of the
 drawing output shown before it, which the player hides while it works); the page sets
-`values` ({leaf: number}) when a slider moves, and the kernel answers with a new `trace`, or
+`values` ({leaf: number}) when a slider moves, and the kernel answers with a new trace, or
 with `error` (the API's error object) for values the engine refuses. A tensor program's player
 (`trace` is its `kind: "tensor"` reply) asks for a gradient cell's fan-in with a message
 `{fan_in: {id, tensor, index, values}}`, answered `{fan_in: {id, reply}}` (the `POST /api/fan-in`
@@ -18,15 +19,18 @@ from __future__ import annotations
 import base64
 import sys
 import uuid
+import zlib
 from html import escape
 from typing import Any, Literal
+
+import orjson
 
 from chainrule.app.build.bundle import BUNDLE_JS
 from chainrule.app.export.drawing import ExportLimits, render
 from chainrule.app.layout.graphviz import Graphviz
 from chainrule.app.settings import get_settings
 from chainrule.engine import ProgramError
-from chainrule.engine.i18n import DEFAULT_LANG, check_lang, text, ui_catalogue
+from chainrule.engine.i18n import DEFAULT_LANG, Count, check_lang, text, ui_catalogue
 from chainrule.engine.narration import fmt
 from chainrule.engine.ops import page_table
 from chainrule.notebook.traces import (
@@ -62,6 +66,22 @@ FALLBACK_STYLE = (
 MAX_INLINE_SVG = 1_000_000
 
 
+# zlib's fastest level: micrograd's demo's 55 MB of JSON in 0.2-0.45 s, to 7.6 MB (level 6: three
+# times the time for 5.9 MB); the page inflates it with DecompressionStream("deflate"). It pays
+# even on one machine: stored (level 0), the 55 MB took 0.77 s more to reach JupyterLab's page and
+# 0.96 s more to become a widget's model (0.13 s and 0.20 s at level 1; bench/notebook_show.py),
+# and the kernel's peak was 83 MB higher.
+TRACE_COMPRESSION = 1
+
+
+def packed_trace(trace: dict[str, Any]) -> bytes:
+    """`trace` as the widget sends it (`trace_zlib`): its JSON (orjson), zlib-compressed. Sent as
+    a binary buffer, it crosses the comm as bytes: a dict trait was searched for buffers object by
+    object by ipywidgets and written by the kernel's session with Python's json (micrograd's
+    demo: 1.8 s and 1.9 s at load 6), then parsed again by JupyterLab with the message."""
+    return zlib.compress(orjson.dumps(trace), TRACE_COMPRESSION)
+
+
 class StaticGraph:
     """The drawing of a trace where no widget can run: `_repr_svg_` for IPython and viewers,
     and a repr that says how to get the player."""
@@ -78,20 +98,32 @@ class StaticGraph:
     def svg(self) -> str:
         return self.drawn("svg").decode()
 
-    def _repr_svg_(self) -> str:
-        return self.svg()
+    def too_big(self) -> bool:
+        """Whether the graph has more nodes than the export draws (`export_max_nodes`): Graphviz
+        is not asked (micrograd's demo, 65,818 nodes: 18 s in the kernel, then it failed; 7,500
+        nodes drew in 2 s, 15 MB of SVG in the notebook). A tensor program's cards are few."""
+        nodes = len(self.trace["nodes"])
+        return self.trace.get("kind") != "tensor" and nodes > get_settings().export_max_nodes
+
+    def _repr_svg_(self) -> str | None:
+        return None if self.too_big() else self.svg()  # None: IPython shows the repr instead
 
     def fallback_bundle(self, drawing_id: str = "", lang: str = DEFAULT_LANG) -> dict[str, str]:
         """The drawing as the output shown before the player whose `drawing` trait is `drawing_id`:
         hidden while the player works (FALLBACK_STYLE), shown with a line saying how to play it
         where the player cannot run. One copy of the SVG, inline in the HTML (an
         `image/svg+xml` copy beside it doubled every saved output); a tensor program's drawing
-        past MAX_INLINE_SVG (its colour grids: a polygon a cell) as a PNG instead."""
-        svg = self.svg()
-        inline = svg[svg.find("<svg") :]  # without the XML prolog, which HTML does not take
-        if self.trace.get("kind") == "tensor" and len(svg) > MAX_INLINE_SVG:
-            png = base64.b64encode(self.drawn("png")).decode()
-            inline = f'<img alt="{escape(self.summary())}" src="data:image/png;base64,{png}">'
+        past MAX_INLINE_SVG (its colour grids: a polygon a cell) as a PNG instead; a graph
+        too big to draw (`too_big`) as a sentence saying so."""
+        if self.too_big():
+            size, limit = Count(len(self.trace["nodes"])), Count(get_settings().export_max_nodes)
+            inline = f"<p>{escape(text(lang, 'notebook.no_drawing', size=size, limit=limit))}</p>"
+        else:
+            svg = self.svg()
+            inline = svg[svg.find("<svg") :]  # without the XML prolog, which HTML does not take
+            if self.trace.get("kind") == "tensor" and len(svg) > MAX_INLINE_SVG:
+                png = base64.b64encode(self.drawn("png")).decode()
+                inline = f'<img alt="{escape(self.summary())}" src="data:image/png;base64,{png}">'
         hint = escape(text(lang, "notebook.static_hint"))
         html = (
             f'{FALLBACK_STYLE}<div class="chainrule-static" data-chainrule-drawing='
@@ -101,12 +133,12 @@ class StaticGraph:
 
     def summary(self) -> str:
         """`12 nodes, out = 4`: its size and its result (a tensor program's: `7 tensors,
-        loss = 1.08`)."""
+        loss = 1.08`); thousands grouped (`65,818 nodes`)."""
         nodes = self.trace["nodes"]
         root = next(node for node in nodes if node["id"] == self.trace["root"])
         if self.trace.get("kind") == "tensor":
-            return f"{len(nodes)} tensors, {root['label']} = {fmt(root['data'])}"
-        return f"{len(nodes)} nodes, {root['text']} = {fmt(root['data'])}"
+            return f"{len(nodes):,} tensors, {root['label']} = {fmt(root['data'])}"
+        return f"{len(nodes):,} nodes, {root['text']} = {fmt(root['data'])}"
 
     def __repr__(self) -> str:
         return (
@@ -173,7 +205,8 @@ def _widget_classes() -> tuple[type, type]:
         """The player: graph, pulse, transport, narration, explanations, tables, sliders."""
 
         _esm = BUNDLE_JS
-        trace = traitlets.Dict().tag(sync=True)
+        trace = traitlets.Dict()  # the kernel's; the page is sent `trace_zlib`
+        trace_zlib = traitlets.Bytes().tag(sync=True)
         ops = traitlets.Dict().tag(sync=True)
         title = traitlets.Unicode("").tag(sync=True)
         ui = traitlets.Dict().tag(sync=True)
@@ -228,10 +261,16 @@ def _widget_classes() -> tuple[type, type]:
                 return {"error": error.to_dict(self._lang)}
             return {"reply": reply}
 
+        @traitlets.observe("trace")
+        def _send_trace(self, change: dict[str, Any]) -> None:
+            self.trace_zlib = packed_trace(change["new"])
+
         @traitlets.observe("values")
         def _recompute(self, change: dict[str, Any]) -> None:
-            if change["new"] == self._traced_values and change["old"] == {}:
-                return  # the construction's own values: `trace` is theirs
+            # The construction's own values (traitlets tells of a trait set at construction with
+            # the old value None): `trace` is theirs, and tracing it again doubled show()'s time.
+            if change["old"] in (None, {}) and change["new"] == self._traced_values:
+                return
             try:
                 limits = value_limits() if self._program else None
                 trace = traced(self._source, change["new"] or None, lang=self._lang, limits=limits)

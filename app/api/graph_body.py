@@ -280,12 +280,17 @@ def request_key(request: GraphRequest, settings: AppSettings, lang: str) -> tupl
 _worker_layouter: Layouter | None = None
 
 
-def build_body_in_worker(request: GraphRequest, settings: AppSettings, lang: str) -> GraphBody:
-    """`build_body` in a process of the offload pool, with that process's layout cache."""
+def worker_layouter(settings: AppSettings) -> Layouter:
+    """The Layouter of this process of the offload pool (made once, from `settings`)."""
     global _worker_layouter
     if _worker_layouter is None:
         _worker_layouter = share_layouts(Layouter.from_settings(settings), settings)
-    return build_body(request, settings, _worker_layouter, lang)
+    return _worker_layouter
+
+
+def build_body_in_worker(request: GraphRequest, settings: AppSettings, lang: str) -> GraphBody:
+    """`build_body` in a process of the offload pool, with that process's layout cache."""
+    return build_body(request, settings, worker_layouter(settings), lang)
 
 
 def warm_up() -> None:

@@ -1,13 +1,23 @@
 """The requests and responses of the tensor programs' own routes: `POST /api/fan-in` (where one
-element's gradient comes from) and `POST /api/expand` (the scalar graph of one tensor op)."""
+element's gradient comes from), `POST /api/expand` (the scalar graph of one tensor op, and with
+`graph` that graph laid out as `POST /api/graph` lays out a scalar program) and
+`POST /api/tensor-graph`."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, StrictBool
 
-from chainrule.app.api.schemas import GraphRequest, Number, ResponsePart, TableOp
+from chainrule.app.api.schemas import (
+    Edge,
+    GraphRequest,
+    LayoutInfo,
+    NodeWarning,
+    Number,
+    ResponsePart,
+    TableOp,
+)
 from chainrule.engine.tensor_reply import MAX_EXPANDED_NODES
 
 MAX_DIMS = 8
@@ -87,6 +97,11 @@ class ExpandRequest(GraphRequest):
         max_length=200,
         description="The op's output tensor: its id (`t2`) or the name the program assigns it.",
     )
+    graph: StrictBool = Field(
+        False,
+        description="Also answer the graph laid out and drawable as `/api/graph`'s reply is "
+        "(`graph`: cards with boxes, edges, layout): what the page's Expand draws.",
+    )
 
 
 class ExpandedInput(ResponsePart):
@@ -112,13 +127,65 @@ class ExpandedNode(ResponsePart):
     )
 
 
+class ExpandedElement(ResponsePart):
+    tensor: str = Field(description="The tensor's id.")
+    index: list[int] = Field(description="The element's index in it.")
+
+
+class ExpandedCard(ResponsePart):
+    """A card of the expanded graph: the fields of `/api/graph`'s nodes that a drawing reads,
+    meaning what they mean there, and the element it is."""
+
+    id: str = Field(description="`n` and the node's id in the element graph (`n38`).")
+    label: str = Field(
+        description="An element's name (`X[0,1]`, `(X @ W)[2,1]`), a constant's number; else empty."
+    )
+    name: str = Field(description="An element's name; else empty.")
+    text: str = Field(description="Its label, else its formula in its inputs' texts.")
+    op: TableOp | None = Field(description="The op table's op; null for a leaf or constant.")
+    exponent: Number | None = Field(description="The constant power of `x**k`; else null.")
+    kind: Literal["leaf", "const", "op"] = Field(
+        description="`leaf`: an element of an input tensor, which the op reads."
+    )
+    data: Number
+    grad: Number = Field(description="Its gradient in the program: its tensor card's cell.")
+    derived: bool
+    expansion: str | None
+    span: tuple[int, int] = Field(description="The op's [start, end) offsets in `source`.")
+    inputs: list[str] = Field(description="Input ids in order (none for a leaf).")
+    warnings: list[NodeWarning]
+    element: ExpandedElement | None = Field(
+        description="The tensor element it is: an input's or an output's; null inside the op."
+    )
+    x: float = Field(description="Centre of the card, px from the left.")
+    y: float = Field(description="Centre of the card, px from the top (y grows downward).")
+    width: float = Field(description="Card width, px.")
+    height: float = Field(description="Card height, px.")
+
+
+class ExpandedGraph(ResponsePart):
+    """The expanded op as `/api/graph`'s reply draws a graph: cards, edges, layout."""
+
+    nodes: list[ExpandedCard] = Field(
+        description="The input elements it reads (leaves), then its nodes, in build order."
+    )
+    edges: list[Edge] = Field(description="One per input of each of the op's nodes.")
+    layout: LayoutInfo
+
+
 class ExpandResponse(ResponsePart):
     """The scalar graph one tensor op built, in build order (every node after its inputs)."""
 
     tensor: str = Field(description="The op's output tensor's id.")
     op: str = Field(description="The tensor op (`@`, `+`, `sum`, `cross_entropy`, …).")
+    limit: int = Field(
+        description=f"The most nodes an op may have to be expanded ({MAX_EXPANDED_NODES:,})."
+    )
     nodes: list[ExpandedNode] = Field(
         description=f"At most {MAX_EXPANDED_NODES:,} (a larger op is a 400 `LimitExceeded`)."
+    )
+    graph: ExpandedGraph | None = Field(
+        description="With the request's `graph`: the same graph laid out; else null."
     )
 
 

@@ -34,7 +34,7 @@ for (const host of document.querySelectorAll("[data-chainrule-data]")) {
   const read = (id) => JSON.parse(document.getElementById(id).textContent);
   const { title, trace, graph } = read(host.dataset.chainruleData);
   const [ops, ui] = [read("chainrule-ops"), read("chainrule-ui")];
-  chainrule.mountPlayer(host, { trace, ops, ui, title, graph });
+  chainrule.mountPlayer(host, { trace: chainrule.expandTrace(trace), ops, ui, title, graph });
 }
 """
 
@@ -152,7 +152,60 @@ def build_players_html(
 
 
 def _player_data(title: str, trace: dict[str, Any], graph: dict[str, Any] | None) -> dict:
-    return {"title": title, "trace": trace} | ({"graph": graph} if graph is not None else {})
+    return {"title": title, "trace": compact_trace(trace)} | (
+        {"graph": graph} if graph is not None else {}
+    )
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether JSON writes `a` and `b` alike (-0.0 is not 0.0, 1 is not 1.0 nor True)."""
+    return type(a) is type(b) and a == b and repr(a) == repr(b)
+
+
+def compact_trace(trace: dict[str, Any]) -> dict[str, Any]:
+    """`trace` (a POST /api/graph reply) as the file holds it: without what the page writes back
+    (static/js/io/onefile-trace.js `expandTrace`, which gives `trace` again, equal to the last
+    bit): the edges but their local derivatives (edge k is the k-th input of the nodes in order:
+    docs/api.md), and the program's source (the reply's own). micrograd's demo: 55 MB of JSON to
+    44 MB, read and parsed before the first paint; writing the edges back costs less than reading
+    them (a node's defaults would not: 65,818 nodes made again cost more than their 7 MB). A
+    part that does not follow its rule, and a tensor program's trace, are left as they are."""
+    if trace.get("kind") == "tensor" or not isinstance(trace.get("nodes"), list):
+        return trace
+    written = dict(trace)
+    compact: dict[str, Any] = {}
+    if _edges_follow_inputs(trace):
+        written["edges"] = [edge["local_grad"] for edge in trace["edges"]]
+        compact["edges"] = "local_grad"
+    program = trace.get("program")
+    if isinstance(program, dict) and _same(program.get("source"), trace.get("source")):
+        written["program"] = {key: value for key, value in program.items() if key != "source"}
+        compact["program_source"] = list(program).index("source")
+    if not compact:
+        return trace
+    written["onefile"] = compact
+    return written
+
+
+def _edges_follow_inputs(trace: dict[str, Any]) -> bool:
+    """Whether edge k is the k-th input of the nodes in order, and holds nothing else than its
+    local derivative: `{id: e<k>, source: the input, target: the node, index: j, local_grad}`."""
+    edges = trace.get("edges")
+    inputs = [
+        (node["id"], j, source)
+        for node in trace["nodes"]
+        for j, source in enumerate(node["inputs"])
+    ]
+    return (
+        isinstance(edges, list)
+        and len(edges) == len(inputs)
+        and all(
+            list(edge) == ["id", "source", "target", "index", "local_grad"]
+            and (edge["id"], edge["source"], edge["target"], edge["index"])
+            == (f"e{k}", source, target, j)
+            for k, (edge, (target, j, source)) in enumerate(zip(edges, inputs, strict=True))
+        )
+    )
 
 
 def build_html(

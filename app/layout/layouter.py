@@ -149,6 +149,13 @@ class Structure:
     key: bytes
     # The group of each node (an index into the groups), or () when every node is its own.
     groups: tuple[int, ...] = ()
+    # Each card's (width, height) when not its kind's CARD_SIZE (an expanded tensor op's cards,
+    # as wide as their names), or () for every card its kind's size.
+    sizes: tuple[tuple[float, float], ...] = ()
+
+    def card_sizes(self) -> list[tuple[float, float]]:
+        """Each card's (width, height), in node order."""
+        return list(self.sizes) or [CARD_SIZE[kind] for kind in self.kinds]
 
     @cached_property
     def cost(self) -> DotCost:
@@ -191,17 +198,24 @@ def structure(
     kinds: Sequence[str],
     edges: Sequence[tuple[int, int]],
     group_of: Sequence[int] | None = None,
+    sizes: Sequence[tuple[float, float]] | None = None,
 ) -> Structure:
     """The structure of a graph from its node ids, each card's kind, the edges as (input index,
-    consumer index) pairs and each node's group (None: each node its own)."""
+    consumer index) pairs and each node's group (None: each node its own); `sizes`: each
+    card's (width, height) where not its kind's (a graph without groups only)."""
     digest = hashlib.blake2b(digest_size=20)
     # What a card's place depends on: its kind (its size), the edges and the groups; never its
     # name, its operation or a value, so a renamed variable or a `*` made `+` finds the cache.
     digest.update(orjson.dumps(kinds))
     digest.update(orjson.dumps(edges))
     digest.update(orjson.dumps(group_of))
+    if sizes is not None:
+        digest.update(orjson.dumps(sizes))
     groups = tuple(group_of) if group_of is not None else ()
-    return Structure(tuple(ids), tuple(kinds), tuple(map(tuple, edges)), digest.digest(), groups)
+    cards = tuple((float(w), float(h)) for w, h in sizes) if sizes is not None else ()
+    return Structure(
+        tuple(ids), tuple(kinds), tuple(map(tuple, edges)), digest.digest(), groups, cards
+    )
 
 
 def collapsed_structure(grouped: Structure) -> Structure | None:
@@ -321,8 +335,9 @@ class Layouter:
         """dot when the graph is affordable and dot answers, else the fallback."""
         layout = None
         if self.dot_affordable(structure.cost):
-            output = self.run_dot(dot_source(structure))
-            layout = parse_dot(output, lambda drawings: parse_json0(structure, drawings[0]))
+            sizes = structure.card_sizes()
+            output = self.run_dot(dot_source(structure, sizes=sizes))
+            layout = parse_dot(output, lambda drawings: parse_json0(structure, drawings[0], sizes))
         return layout or sugiyama_layout(structure)
 
     def run_dot(self, source: str, *, beside: Future[Any] | None = None) -> bytes | None:
@@ -481,7 +496,7 @@ def parse_json0(
 
 def sugiyama_layout(structure: Structure) -> Layout:
     """The layered fallback of a graph whose groups are single cards."""
-    return layered_layout(structure, [CARD_SIZE[kind] for kind in structure.kinds], NODE_GAP)
+    return layered_layout(structure, structure.card_sizes(), NODE_GAP)
 
 
 def layered_layout(

@@ -145,11 +145,12 @@ class Session:
             )
             return
         except BadQuestion as error:
-            self.say("BadQuestion", "api.class.bad_question", what=str(error))
+            self.say("BadQuestion", error.key, **error.params)
             return
         question = {
             "id": secrets.token_hex(4), "kind": message.kind, "node": message.node,
-            "edge": message.edge, "label": message.label, "open": True, "truth": None,
+            "edge": message.edge, "tensor": message.tensor, "index": message.index,
+            "label": message.label, "open": True, "truth": None,
         }  # fmt: skip
         await self._write({
             "question": json.dumps(question), "key": json.dumps(key),

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, TypeA
 from pydantic.alias_generators import to_camel
 
 from chainrule.app.api.schemas import Lang, NonFinite, ResponsePart
+from chainrule.app.api.tensor_schemas import MAX_DIMS
 
 # A leaf's name, or a tensor leaf's element (`W[1,2]`, docs/tensors.md).
 LeafName = Annotated[
@@ -31,6 +32,7 @@ AnswerValue = StrictFloat | NonFinite
 
 MAX_STEP = 10_000_000
 MAX_LEAVES = 1_000
+MAX_INDEX = 999_999  # a tensor cell's index: each integer at most this (LeafName's 6 digits)
 
 
 class Model(BaseModel):
@@ -77,12 +79,20 @@ class SetMode(Model):
 
 class Ask(Model):
     """Ask the class for a value the pulse has not shown: a node's gradient (`grad`) or data
-    (`data`, a lesson's question), or one edge's contribution (`contribution`)."""
+    (`data`, a lesson's question), or one edge's contribution (`contribution`); on a tensor
+    program, one cell of a tensor's gradient or data (`tensor`: its id `t3` or the name the
+    program assigns it, `index`: the cell's, one integer per dim). Which of these a question
+    needs, and that they name something of the class's program, is the answer key's to say
+    (questions.py: a BadQuestion, in the teacher's language)."""
 
     type: Literal["ask"]
     kind: Literal["grad", "data", "contribution"]
     node: str | None = Field(default=None, pattern=r"^n[0-9]{1,6}$")
     edge: str | None = Field(default=None, pattern=r"^e[0-9]{1,7}$")
+    tensor: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+    index: list[Annotated[StrictInt, Field(ge=0, le=MAX_INDEX)]] | None = Field(
+        default=None, max_length=MAX_DIMS
+    )
     label: str = Field(max_length=120)
 
 

@@ -12,6 +12,12 @@ named only when a real mistake gives it for this program and these values:
 - `data`: the node's value given for its gradient; `sign`: the right value with the wrong sign.
 A candidate equal to the right value or to an earlier candidate is dropped (it would name a
 right answer, or one answer twice).
+
+On a tensor program the question is one cell of a tensor (`dW[1,2]`): its gradient, whose
+terms are the cell's fan-in (engine/tensor_reply.py `fan_in`: `one_path` / `missed_path` when
+there are several), or its data. There `overwrite` is the tensor `=` bug of the tensor labs:
+a tensor read by several ops keeps only the part the op passing it last gave
+(labs/tensor-labs.js), named only when several ops read it.
 """
 
 from __future__ import annotations
@@ -24,6 +30,10 @@ from typing import Any, NamedTuple
 from chainrule import engine
 from chainrule.app.live_class.protocol import Ask
 from chainrule.engine.reply import number
+from chainrule.engine.tensor_program import TensorTrace, trace_tensors
+from chainrule.engine.tensor_reader import is_tensor_program
+from chainrule.engine.tensor_reply import fan_in
+from chainrule.engine.tensors import Tensor, shown
 
 NON_FINITE = {"Infinity": math.inf, "-Infinity": -math.inf, "NaN": math.nan}
 MAX_BARS = 12
@@ -31,7 +41,13 @@ MAX_NAMES_PER_BAR = 40
 
 
 class BadQuestion(ValueError):
-    """The question names a node or edge the class's program does not have."""
+    """The question names a node, edge or cell the class's program does not have: `key` the
+    message that says so (`api.class.*`), `params` its parameters."""
+
+    def __init__(self, what: object, key: str = "api.class.bad_question", **params: Any) -> None:
+        super().__init__(what)
+        self.key = key
+        self.params = {"what": str(what), **params}
 
 
 def as_float(value: float | str) -> float:
@@ -110,7 +126,15 @@ def answer_key(
     ask: Ask, source: str, values: dict[str, float], expand_derived: bool, limits: engine.Limits
 ) -> dict[str, Any]:
     """`{"truth", "wrong": [{"diagnosis", "value"}]}` for `ask` on the class's program (raises
-    the engine's ProgramError for a bad program, BadQuestion for an unknown node or edge)."""
+    the engine's ProgramError for a bad program, BadQuestion for an unknown node, edge or
+    cell)."""
+    if is_tensor_program(source):
+        if ask.tensor is None or ask.index is None or ask.kind == "contribution":
+            raise BadQuestion(ask.node or ask.edge or ask.kind, "api.class.ask_a_cell")
+        truth, candidates = _cell_candidates(ask, trace_tensors(source, values, limits=limits))
+        return _key(truth, candidates)
+    if ask.tensor is not None or ask.index is not None:
+        raise BadQuestion(ask.tensor, "api.class.ask_a_node")
     correct = engine.trace(source, values, expand_derived=expand_derived, limits=limits)
     if ask.kind == "contribution":
         edges = sum(len(node.inputs) for node in correct.nodes)
@@ -125,12 +149,58 @@ def answer_key(
                 source, values, expand_derived=expand_derived, mode="overwrite", limits=limits
             )
             truth, candidates = _grad_candidates(correct, overwrite, i)
+    return _key(truth, candidates)
+
+
+def _key(truth: float, candidates: list[tuple[str, float]]) -> dict[str, Any]:
+    """The answer key: `truth`, and each candidate not close to it nor to an earlier one."""
     wrong: list[dict[str, Any]] = []
     for diagnosis, value in candidates:
         if is_close(value, truth) or any(is_close(value, as_float(w["value"])) for w in wrong):
             continue
         wrong.append({"diagnosis": diagnosis, "value": number(value)})
     return {"truth": number(truth), "wrong": wrong}
+
+
+def _asked_tensor(trace: TensorTrace, name: str) -> Tensor:
+    """The float tensor `name` names (an id, `t3`, else the last tensor the program assigns to
+    that name), a leaf or an op's result: a gradient reaches it."""
+    tensors = trace.tensors
+    if name.startswith("t") and name[1:].isdigit():
+        found = tensors[int(name[1:])] if int(name[1:]) < len(tensors) else None
+    else:
+        found = next((t for t in reversed(tensors) if t.name == name), None)
+    if found is None or found.elements is None or found.kind not in ("leaf", "op"):
+        raise BadQuestion(name, "api.class.no_tensor")
+    return found
+
+
+def _cell_candidates(ask: Ask, trace: TensorTrace) -> tuple[float, list[tuple[str, float]]]:
+    tensor = _asked_tensor(trace, ask.tensor or "")
+    index = ask.index or []
+    if len(index) != len(tensor.shape) or any(
+        i >= size for i, size in zip(index, tensor.shape, strict=False)
+    ):
+        cell = f"{ask.tensor}[{','.join(map(str, index))}]"
+        raise BadQuestion(cell, "api.class.no_cell", tensor=ask.tensor, shape=shown(tensor.shape))
+    flat = 0
+    for i, size in zip(index, tensor.shape, strict=True):
+        flat = flat * size + i
+    element = (tensor.elements or [])[flat]
+    if ask.kind == "data":
+        return element.data, [("sign", -element.data)]
+    terms = fan_in(trace, tensor, index)  # in the order the pass adds them
+    truth = element.grad
+    candidates: list[tuple[str, float]] = []
+    parts: dict[str, float] = {}  # by op reading the tensor, in the order they passed it back
+    for term in terms:
+        parts[term["tensor"]] = parts.get(term["tensor"], 0.0) + term["contribution"]
+    if len(parts) > 1:
+        candidates.append(("overwrite", parts[next(reversed(parts))]))
+    if len(terms) > 1:
+        candidates += [("one_path", term["contribution"]) for term in terms]
+        candidates += [("missed_path", truth - term["contribution"]) for term in terms]
+    return truth, [*candidates, ("data", element.data), ("sign", -truth)]
 
 
 def _bin_value(value: float) -> float:

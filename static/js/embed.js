@@ -45,13 +45,15 @@
 // wheel zooms the graph only then (or with Ctrl/⌘, a pinch): a page scrolls past a player.
 //
 // anywidget (the default export), the contract with chainrule.notebook's Widget. Traits:
-//   trace  dict   (kernel -> page) the trace shown; each change is shown with setTrace.
+//   trace_zlib bytes (kernel -> page) the trace shown, its JSON zlib-compressed (a binary buffer:
+//                 a DataView), inflated here with DecompressionStream; each change is shown with
+//                 setTrace, the newest one only.
 //   ops    dict   (kernel -> page) page_table(), read at render.
 //   title  str    (kernel -> page) read at render.
 //   ui     dict   (kernel -> page) ui_catalogue(lang), read at render; English by default
 //                 (chainrule.show(..., lang="ru") traces and speaks Russian).
 //   values dict   (page -> kernel) {leaf name: number}, set and saved on every slider move;
-//                 the kernel answers by setting `trace` (and `error` to None) or `error`.
+//                 the kernel answers by setting `trace_zlib` (and `error` to None) or `error`.
 //                 Read at render too: the values the kernel traced `trace` with.
 //   error  dict | None  (kernel -> page) {type, message, line, column, snippet, caret}: shown in
 //                 the player's error box; None shows nothing new.
@@ -62,7 +64,7 @@
 //   kernel -> page  {fan_in: {id, reply}} (POST /api/fan-in's reply) or {fan_in: {id, error}}.
 // In Jupyter this module is loaded by chainrule.notebook.widget's LOADER (the player's `_esm`),
 // from the one `Library` widget that holds it, and its render is called with the player's model.
-// render returns the cleanup function (listeners off, player destroyed).
+// render resolves to the cleanup function (listeners off, player destroyed).
 
 import { setText } from "./core/dom.js";
 import PLAYER_CSS from "../embed/chainrule-embed.css";
@@ -81,6 +83,9 @@ import { mountMicrogradCopy } from "./io/share.js";
 import { withStepObjects } from "./core/step-columns.js";
 import { frameOfStep, traceIndex } from "./core/frames.js";
 import { mountTensorView } from "./tensor/view.js";
+
+// A one-file HTML's trace, as the file holds it, written back as its reply (app/export/onefile.py's boot).
+export { expandTrace } from "./io/onefile-trace.js";
 
 /** Show `reply` in `store`: a tensor program's with the tensor view, a scalar trace as the page does. */
 function showReply(store, reply, options) {
@@ -309,8 +314,16 @@ function createKernelFanIn(model) {
   };
 }
 
+/** The trace a notebook's widget sends (`trace_zlib`: zlib-compressed JSON in a DataView). Read
+ *  whole, then parsed (micrograd's demo: 1.2 s where Response.json took 1.6 s). */
+async function unpackedTrace(packed) {
+  if (!packed?.byteLength) return null;
+  const json = new Blob([packed]).stream().pipeThrough(new DecompressionStream("deflate"));
+  return JSON.parse(new TextDecoder().decode(await new Response(json).arrayBuffer()));
+}
+
 export default {
-  render({ model, el }) {
+  async render({ model, el }) {
     const theme = jupyterTheme();
     if (theme) el.dataset.theme = theme;
     // JupyterLab and Notebook 7 (Lumino) run their shortcuts for keys typed in an output unless
@@ -322,32 +335,35 @@ export default {
     const asking = createKernelFanIn(model);
     const player = mountPlayer(el, {
       fanIn: asking.fanIn,
-      trace: model.get("trace"),
+      trace: await unpackedTrace(model.get("trace_zlib")),
       ops: model.get("ops"),
       ui: model.get("ui"),
       title: model.get("title"),
       values: model.get("values"),
       recompute: (values) => {
         model.set("values", values);
-        model.save_changes(); // the kernel answers by setting `trace` or `error`
+        model.save_changes(); // the kernel answers by setting `trace_zlib` or `error`
       },
     });
-    const onTrace = () => {
-      const trace = model.get("trace");
-      if (trace) player.setTrace(trace);
+    let traces = 0; // the newest trace's number: an older one inflated later is not shown
+    const onTrace = async () => {
+      const number = ++traces;
+      const trace = await unpackedTrace(model.get("trace_zlib"));
+      if (trace && number === traces) player.setTrace(trace);
     };
     const onError = () => {
       const error = model.get("error");
       if (error) player.setError(error);
     };
-    model.on("change:trace", onTrace);
+    model.on("change:trace_zlib", onTrace);
     model.on("change:error", onError);
     model.on("msg:custom", asking.onMessage);
     onError();
     const drawings = staticDrawings(model.get("drawing"));
     for (const drawing of drawings) drawing.hidden = true;
     return () => {
-      model.off("change:trace", onTrace);
+      traces += 1; // a trace still inflating is shown by no player
+      model.off("change:trace_zlib", onTrace);
       model.off("change:error", onError);
       model.off("msg:custom", asking.onMessage);
       asking.close();

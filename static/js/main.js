@@ -5,7 +5,7 @@
 // for tests and scripts (the page's store, and the 3D view's probes).
 
 import { setAttr } from "./core/dom.js";
-import { createGraphChannel, fetchLessons, fetchPresets, postDescend, postFanIn, postLandscape, postTensorGraph } from "./core/api.js";
+import { createGraphChannel, fetchLessons, fetchPresets, postDescend, postExpand, postFanIn, postLandscape, postTensorGraph } from "./core/api.js";
 import { mountAutogradCheck } from "./sandbox/autograd-check.js";
 import { challengeSection } from "./labs/challenges.js";
 import { descend } from "./train/descend.js";
@@ -188,7 +188,7 @@ function mount() {
   tensorNumbers = mountTensorView({
     pane: $("tensor-pane"), svg: $("tensor-graph"), fanIn: $("tensor-fan-in"), fanInText: $("tensor-fan-in-text"),
     fanInClose: $("tensor-fan-in-close"), readout: $("tensor-readout"), cells: $("tensor-cells"), root: document.body,
-  }, scope, { requestBody, setValues, server: { postFanIn, postTensorGraph } });
+  }, scope, { requestBody, setValues, server: { postFanIn, postTensorGraph, postExpand } });
   sandbox = mountSandbox({ panel: $("sandbox"), send: (meta) => channel.send(requestBody(), meta) }, scope);
   mountAutogradCheck({ panel: $("sandbox"), graph }, scope);
   mountLeaves($("sliders"), scope, { onValue: (name, value) => setValues({ ...state.values, [name]: value }) });

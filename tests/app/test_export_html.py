@@ -9,11 +9,20 @@ import base64
 import hashlib
 import json
 import re
+import sys
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
+from micrograd.engine import Value
+from onefile_traces import as_reply, file_data
 
-from chainrule.app.export.onefile import build_html, build_players_html
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
+import node_driver  # noqa: E402
+from node_driver import NODE  # noqa: E402
+
+import chainrule
+from chainrule.app.export.onefile import build_html, build_players_html, compact_trace
 from chainrule.app.http.pages import ui_catalogue
 from chainrule.engine.narration import narrations
 from chainrule.engine.ops import page_table
@@ -87,7 +96,7 @@ def test_the_file_carries_the_trace_the_page_gets(client):
     graph = client.post("/api/graph", json=PROGRAM).json()
     document = parse(html)
     blocks = {attrs.get("id"): text for attrs, text in document.scripts}
-    data = json.loads(blocks["chainrule-data-0"])
+    data = file_data(html)
     for trace in (data["trace"], graph):
         trace["layout"].pop("cached")
     assert data["trace"] == graph
@@ -101,7 +110,7 @@ def test_the_file_speaks_the_requests_language(client):
     blocks = {attrs.get("id"): text for attrs, text in document.scripts}
     assert '<html lang="et">' in html
     assert json.loads(blocks["chainrule-ui"]) == ui_catalogue("et")
-    trace = json.loads(blocks["chainrule-data-0"])["trace"]
+    trace = file_data(html)["trace"]
     english = client.post("/api/graph", json=PROGRAM).json()
     assert narrations(trace)[-1] != narrations(english)[-1]
     assert (
@@ -189,3 +198,60 @@ def test_non_finite_numbers_stay_the_api_s_strings(client):
     assert '"data":"-Infinity"' in html
     with pytest.raises(ValueError):
         build_html({**trace, "root_data": float("nan")}, title="a float nan is no JSON")
+
+
+# The page's reader of the file's trace (static/js/io/onefile-trace.js), under Node: each case's
+# trace as the file holds it, written back, and the order of its keys (the reply's, and its
+# edges' and program's).
+EXPAND = """
+import { expandTrace } from "./io/onefile-trace.js";
+import { readFileSync } from "node:fs";
+const cases = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const keys = (reply) => [Object.keys(reply), Object.keys(reply.edges[0] ?? {}),
+  Object.keys(reply.program ?? {})];
+console.log(JSON.stringify(cases.map((trace) => [expandTrace(trace), keys(expandTrace(trace))])));
+"""
+
+
+def keys(reply: dict) -> list[list[str]]:
+    return [
+        list(reply),
+        list(reply["edges"][0] if reply["edges"] else {}),
+        list(reply.get("program") or {}),
+    ]
+
+
+@pytest.mark.skipif(NODE is None, reason="Node.js is not installed (make test-deps)")
+def test_the_page_writes_back_exactly_the_trace_the_file_left_out(client, tmp_path):
+    bodies = [
+        PROGRAM,
+        {"source": "a = 0\nb = log(a)\nc = a / 0 + b ** 2 - exp(1000)"},  # non-finite, derived
+        {"source": "a = 3\nb = a * a + 1", "mode": "overwrite"},  # correct_grad differs
+        {"source": "a = 2\nb = -3\nc = 10\nf = (a + b) * c", "pass": "forward", "wrt": "a"},
+        {"source": "from micrograd.engine import Value\na = Value(2.0, label='a')\nb = a * a"},
+    ]
+    replies = [client.post("/api/graph", json=body).json() for body in bodies]
+    a = Value(2.0)
+    replies.append(chainrule.trace_value((a * a + 1).relu()))  # its program holds its source
+    # A trace whose edges are not in their targets' input order is carried as it is.
+    shuffled = dict(replies[0], edges=replies[0]["edges"][::-1])
+    held = [compact_trace(reply) for reply in [*replies, shuffled]]
+    assert all(trace["onefile"]["edges"] == "local_grad" for trace in held[:-1])
+    assert held[-2]["onefile"]["program_source"] == 0 and "source" not in held[-2]["program"]
+    assert held[-1]["edges"] == shuffled["edges"] and "edges" not in held[-1].get("onefile", {})
+    expanded = node_driver.run_node(tmp_path, held, EXPAND)
+    assert [trace for trace, _ in expanded] == [*replies, shuffled]
+    assert [order for _, order in expanded] == [keys(reply) for reply in [*replies, shuffled]]
+    assert [as_reply(trace) for trace in held] == [*replies, shuffled]  # the tests' own reader
+
+
+def test_a_big_graph_s_file_is_smaller_than_its_reply(client):
+    """What the file leaves out is most of a big graph's edges (the demo: 55 MB to 44 MB)."""
+    terms = " + ".join(f"w{i}*x{i}" for i in range(300))
+    reply = client.post("/api/graph", json={"source": f"y = tanh({terms})"}).json()
+    html = build_html(reply, title="big")
+    assert file_data(html)["trace"] == reply
+    block = parse(html).scripts[0][1]  # the player's data block
+    size = {key: len(json.dumps(reply[key], separators=(",", ":"))) for key in ("edges",)}
+    assert len(block) < len(json.dumps(reply, separators=(",", ":"))) - size["edges"] / 2
+    assert compact_trace({"kind": "tensor", "nodes": [], "edges": []})["edges"] == []

@@ -10,12 +10,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from program_strategies import fuzz_settings
 from test_group_layout import check_groups_drawn_apart
 
 from chainrule.app.api.graph_body import placement_of
+from chainrule.app.layout import layered
 from chainrule.app.layout.layouter import CARD_SIZE, MARGIN, Layouter, structure_of
 from chainrule.engine.reply import box_reply
 
@@ -199,3 +201,56 @@ def test_no_native_layout_code_is_loaded():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+@st.composite
+def random_dags(draw: st.DrawFn, max_nodes: int = 60) -> tuple[int, list[tuple[int, int]]]:
+    """A DAG of up to `max_nodes` nodes in id order (each node's inputs before it)."""
+    count = draw(st.integers(1, max_nodes))
+    edges = [
+        (source, target)
+        for target in range(1, count)
+        for source in draw(st.lists(st.integers(0, target - 1), max_size=3))
+    ]
+    return count, edges
+
+
+@fuzz_settings
+@given(random_dags(), st.lists(st.tuples(st.integers(20, 300), st.integers(20, 200)), min_size=60))
+def test_fuzz_the_sweeps_stop_where_more_would_only_move_the_drawing(dag, sizes) -> None:
+    """The order's sweeps stop at a fixed point and the rows' once a sweep moves every row by the
+    same distance (issue 42: the demo's 31,245 vertices were swept 4 times each way, 3 of them
+    moving the drawing as a whole): the same order, and rows the full sweeps give moved as a
+    whole, which the layout's bounds undo."""
+    count, edges = dag
+    sizes = [(float(w), float(h)) for w, h in sizes[:count]]
+    stopped = layered.ordered(count, edges)
+    swept = layered.ordered(count, edges)
+    assert stopped.columns == swept.columns
+    early = layered.placed_centres(stopped, sizes, rank_gap=40.0, node_gap=20.0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(layered, "_translated", lambda before, after: False)  # every sweep runs
+        full = layered.placed_centres(swept, sizes, rank_gap=40.0, node_gap=20.0)
+    moves = {round(y1 - y0, 6) for (_, y0), (_, y1) in zip(early, full, strict=True)}
+    assert [x for x, _ in early] == [x for x, _ in full]
+    assert len(moves) == 1, moves
+
+
+def test_the_order_sweeps_stop_at_a_fixed_point_only():
+    """A sweep that moves nothing ends the order's sweeps; one that moves something does not
+    (the same order as every ORDER_SWEEPS sweep, by construction: the next sweep reads the same)."""
+    count, edges = 6, [(0, 3), (1, 3), (2, 4), (0, 4), (3, 5), (4, 5)]
+    counted = []
+    real = layered.reorder
+
+    def counting(*args):
+        counted.append(1)
+        return real(*args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(layered, "reorder", counting)
+        layered.ordered(count, edges)
+    columns = 3
+    per_sweep = 2 * (columns - 1)
+    assert len(counted) < layered.ORDER_SWEEPS * per_sweep
+    assert len(counted) % per_sweep == 0

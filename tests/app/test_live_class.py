@@ -13,9 +13,13 @@ import secrets
 import time
 from typing import Any
 
+import autograd.numpy as anp
+import numpy as np
 import pytest
 import sympy
+from autograd import grad
 from event_loops import run_in_own_loop
+from pydantic import ValidationError
 from starlette.websockets import WebSocketDisconnect
 
 from chainrule.app.live_class.codes import (
@@ -29,10 +33,13 @@ from chainrule.app.live_class.codes import (
 )
 from chainrule.app.live_class.hub import TOO_SLOW, Client, Hub
 from chainrule.app.live_class.protocol import Ask
-from chainrule.app.live_class.questions import answer_key, board, is_close
+from chainrule.app.live_class.questions import BadQuestion, answer_key, board, is_close
 from chainrule.app.live_class.redis_store import RedisStore
 from chainrule.app.live_class.store import MemoryStore, StoreUnavailable
 from chainrule.engine import Limits
+from chainrule.engine.presets import presets
+from chainrule.engine.tensor_program import trace_tensors
+from chainrule.engine.tensor_reply import tensor_reply
 
 SQUARE = "a = 3\nb = a * a"
 DIAMOND = "a = 2\nb = a + 1\nc = a * 3\nd = b * c"
@@ -155,6 +162,140 @@ def test_an_unknown_node_is_a_bad_question():
         _key("grad", SQUARE, node="n9")
     with pytest.raises(BadQuestion):
         _key("contribution", SQUARE, edge="e7")
+
+
+# Questions on a tensor program: a cell's truth and every term by HIPS autograd, differentiating
+# the program written with NumPy (tests/engine/test_tensor_gradients.py's oracle), fed our
+# leaves' numbers.
+
+TENSOR_MLP = next(p for p in presets() if p["id"] == "tensor-mlp")["source"]  # the issue's
+LEAVES = """X = tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]])
+W = tensor([[0.1, -0.2, 0.3], [0.4, 0.0, -0.5]])
+b = tensor([0.1, 0.1, 0.1])
+"""
+REUSED = LEAVES + "L = tanh(X @ W + b).sum() + (W ** 2).sum()"  # W read by `@` and by `**`
+
+
+def _cell_key(source: str, kind: str = "grad", **cell: Any) -> dict:
+    return answer_key(Ask(type="ask", kind=kind, label="q", **cell), source, {}, False, Limits())
+
+
+def _leaves(source: str, *names: str) -> list[np.ndarray]:
+    trace = trace_tensors(source)
+    arrays = []
+    for name in names:
+        tensor = trace.tensor(name)
+        data = [v.data for v in tensor.elements or []]
+        arrays.append(np.array(data, dtype=float).reshape(tensor.shape))
+    return arrays
+
+
+def _wrong(key: dict) -> list[tuple[str, float]]:
+    return [(w["diagnosis"], w["value"]) for w in key["wrong"]]
+
+
+def test_a_gradient_cell_of_the_issue_program_names_its_paths():
+    X, W, b, W2 = _leaves(TENSOR_MLP, "X", "W", "b", "W2")
+    targets = np.array([2, 0, 1])
+
+    def loss(arguments):
+        weights, zero = arguments
+        Y = anp.dot(X, weights) + zero  # dY: the gradient of this zero
+        logits = anp.dot(anp.tanh(Y + b), W2)
+        shifted = logits - anp.max(logits, axis=1, keepdims=True)
+        log_p = shifted - anp.log(anp.sum(anp.exp(shifted), axis=1, keepdims=True))
+        return -anp.mean(log_p[np.arange(3), targets])
+
+    dW, dY = grad(loss)([W, np.zeros((3, 3))])
+    truth = dW[1, 2]  # Σᵢ X[i,1]·dY[i,2], the pass adding the last row first
+    term = {i: X[i, 1] * dY[i, 2] for i in range(3)}
+    key = _cell_key(TENSOR_MLP, tensor="W", index=[1, 2])
+    assert key["truth"] == pytest.approx(truth, rel=1e-9)
+    # Every wrong answer a real mistake gives, but those within the page's 1e-3 of the truth
+    # (row 2 alone, -0.0214; row 0 left out) or of an earlier one (row 2 left out: row 1's).
+    assert is_close(term[2], truth) and is_close(truth - term[0], truth)
+    assert is_close(truth - term[2], term[1])
+    assert _wrong(key) == [
+        ("one_path", pytest.approx(term[1], rel=1e-9)),
+        ("one_path", pytest.approx(term[0], rel=1e-9)),
+        ("missed_path", pytest.approx(truth - term[1], rel=1e-9)),
+        ("data", W[1, 2]),
+        ("sign", pytest.approx(-truth, rel=1e-9)),
+    ]
+    assert _cell_key(TENSOR_MLP, tensor="t1", index=[1, 2]) == key  # by id as by name
+
+
+def test_a_reused_tensor_names_the_overwrite_as_the_tensor_lab_shows_it():
+    X, W, b = _leaves(REUSED, "X", "W", "b")
+
+    def first(arguments):  # the part `@` passes back to W
+        weights, zero = arguments
+        return anp.sum(anp.tanh(anp.dot(X, weights) + zero + b))
+
+    d_first, dY = grad(first)([W, np.zeros((3, 3))])
+    truth = grad(lambda w: first([w, 0.0]) + anp.sum(w**2))(W)[1, 2]
+    key = _cell_key(REUSED, tensor="W", index=[1, 2])
+    assert key["truth"] == pytest.approx(truth, rel=1e-9)
+    # With = instead of +=, dW keeps the part passed last: `@`'s (its op was made first, so
+    # the backward pass reaches it last), the = lab's "overwritten" column.
+    terms = [2 * W[1, 2], *(X[i, 1] * dY[i, 2] for i in (2, 1, 0))]  # `**`'s, then `@`'s
+    assert _wrong(key) == [
+        ("overwrite", pytest.approx(d_first[1, 2], rel=1e-9)),
+        *(("one_path", pytest.approx(t, rel=1e-9)) for t in terms),
+        *(("missed_path", pytest.approx(truth - t, rel=1e-9)) for t in terms[1:]),
+        ("data", W[1, 2]),
+        ("sign", pytest.approx(-truth, rel=1e-9)),
+    ]
+    assert is_close(truth - terms[0], d_first[1, 2])  # all but `**`'s path: the overwrite's
+    # The = lab's number (labs/tensor-labs.js: the part of the last backward step passing dW).
+    steps = tensor_reply(trace_tensors(REUSED))["steps"]
+    parts = [g["grad"] for s in steps for g in s["grads"] or [] if g["input"] == "t1"]
+    assert len(parts) == 2 and parts[-1][1][2] == pytest.approx(key["wrong"][0]["value"], rel=1e-12)
+
+
+def test_a_data_cell_and_the_loss_itself():
+    X, W, b = _leaves(TENSOR_MLP, "X", "W", "b")
+    h = np.tanh(X @ W + b)[0, 2]
+    key = _cell_key(TENSOR_MLP, "data", tensor="h", index=[0, 2])
+    assert key["truth"] == pytest.approx(h, rel=1e-12)
+    assert _wrong(key) == [("sign", pytest.approx(-h, rel=1e-12))]
+    key = _cell_key(TENSOR_MLP, tensor="loss", index=[])  # d loss / d loss: the seed
+    assert key["truth"] == 1.0 and [d for d, _ in _wrong(key)] == ["data", "sign"]
+
+
+@pytest.mark.parametrize(
+    ("ask", "message"),
+    [
+        ({"tensor": "W", "index": [2, 0]}, "api.class.no_cell"),  # W is 2×3
+        ({"tensor": "W", "index": [1]}, "api.class.no_cell"),
+        ({"tensor": "W", "index": [1, 2, 0]}, "api.class.no_cell"),
+        ({"tensor": "Z", "index": [0]}, "api.class.no_tensor"),
+        ({"tensor": "t99", "index": [0]}, "api.class.no_tensor"),
+        ({"tensor": "t8", "index": [0]}, "api.class.no_tensor"),  # the targets: integers
+        ({"node": "n0"}, "api.class.ask_a_cell"),  # a scalar question of a tensor program
+        ({"tensor": "W"}, "api.class.ask_a_cell"),
+        ({"kind": "contribution", "tensor": "W", "index": [0, 0]}, "api.class.ask_a_cell"),
+    ],
+)
+def test_a_cell_the_program_does_not_have_is_a_bad_question(ask, message):
+    kind = ask.pop("kind", "grad")
+    with pytest.raises(BadQuestion) as refused:
+        _cell_key(TENSOR_MLP, kind, **ask)
+    assert refused.value.key == message
+
+
+def test_a_cell_of_a_scalar_program_is_a_bad_question():
+    with pytest.raises(BadQuestion) as refused:
+        _cell_key(SQUARE, tensor="a", index=[0])
+    assert refused.value.key == "api.class.ask_a_node"
+
+
+@pytest.mark.parametrize("index", [[-1, 0], [0.0, 1], [1_000_000], [0] * 9, ["1"], [True, 0]])
+def test_a_cell_index_is_small_non_negative_integers(index):
+    with pytest.raises(ValidationError):
+        Ask(type="ask", kind="grad", tensor="W", index=index, label="q")
+    with pytest.raises(ValidationError):
+        Ask(type="ask", kind="grad", tensor="W[1]", index=[0], label="q")  # a name, not a cell
 
 
 def test_closeness_is_the_pages_rule():
@@ -328,6 +469,47 @@ def test_ask_answer_reveal(running):
             json.dumps({"type": "answer", "question": question["id"], "value": 6, "seq": 2})
         )
         assert _next(student, "error")["error"]["type"] == "QuestionClosed"
+
+
+def test_ask_a_tensor_cell_answer_reveal(running):
+    client = running
+    info = _start(client, TENSOR_MLP)
+    live = f"/api/class/{info['code']}/live"
+    with client.websocket_connect(live) as teacher, client.websocket_connect(live) as student:
+        _hello(teacher, "teacher", token=info["token"])
+        _hello(student, "student", name="Bo", lang="ru")
+        out_of_shape = {"type": "ask", "kind": "grad", "tensor": "W", "index": [2, 0]}
+        teacher.send_text(json.dumps({**out_of_shape, "label": "dW[2,0]"}))
+        assert _next(teacher, "error")["error"] == {
+            "type": "BadQuestion",
+            "message": "The class's program has no cell W[2,0]: W has shape (2, 3).",
+        }
+        cell = {"type": "ask", "kind": "grad", "tensor": "W", "index": [1, 2], "label": "dW[1,2]"}
+        teacher.send_text(json.dumps(cell))
+        question = _next(student, "snapshot")["question"]
+        assert {k: question[k] for k in ("kind", "tensor", "index", "label", "truth")} == {
+            "kind": "grad", "tensor": "W", "index": [1, 2], "label": "dW[1,2]", "truth": None
+        }  # fmt: skip
+        key = _cell_key(TENSOR_MLP, tensor="W", index=[1, 2])
+        student.send_text(json.dumps(
+            {"type": "answer", "question": question["id"], "value": -key["truth"], "seq": 1}
+        ))  # fmt: skip
+        _next(student, "ack")
+        teacher.send_text(json.dumps({"type": "reveal", "names": True}))
+        revealed = _next(student, "snapshot")
+        assert revealed["question"]["truth"] == key["truth"]
+        assert revealed["board"]["right"] == 0
+        assert revealed["board"]["bars"] == [
+            {"value": -key["truth"], "count": 1, "right": False, "diagnosis": "sign",
+             "names": ["Bo"]}
+        ]  # fmt: skip
+    with client.websocket_connect(live) as teacher:
+        _hello(teacher, "teacher", token=info["token"], lang="ru")
+        teacher.send_text(json.dumps({"type": "ask", "kind": "data", "node": "n3", "label": "x"}))
+        assert _next(teacher, "error")["error"]["message"] == (
+            "Программа класса работает с тензорами: спрашивайте об одной ячейке показанного "
+            "тензора (tensor и index: её градиент или значение)."
+        )
 
 
 def test_a_full_class_says_how_many_it_takes(make_client):

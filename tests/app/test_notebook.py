@@ -4,9 +4,12 @@ micrograd's own numbers (micrograd, run again in this process, is the oracle).""
 
 from __future__ import annotations
 
+import base64
+import json
 import math
 import random
 import shutil
+import zlib
 from pathlib import Path
 
 import nbformat
@@ -32,6 +35,29 @@ def test_show_outside_a_kernel_is_a_drawing_that_says_how_to_play_it():
     )
 
 
+def test_a_graph_past_the_export_s_limit_is_not_drawn_and_the_drawing_says_so():
+    # micrograd's demo on 3 moons: 2,962 nodes (on its 100: 65,818, which Graphviz failed to
+    # draw after 18 s of show() in the kernel).
+    from chainrule.app.settings import get_settings
+    from chainrule.notebook.widget import StaticGraph
+    from chainrule.sandbox.moons import demo_total_loss
+
+    _, total_loss = demo_total_loss(3)
+    shown = chainrule.show(total_loss)  # outside a kernel: the drawing, or what says there is none
+    nodes, limit = len(shown.trace["nodes"]), get_settings().export_max_nodes
+    assert nodes == 2962 > limit == 2000
+    assert shown._repr_svg_() is None  # IPython shows its repr instead
+    assert repr(shown).startswith(f"<chainrule graph: {nodes:,} nodes, total_loss = ")
+    html = StaticGraph(shown.trace).fallback_bundle("d")["text/html"]
+    assert "<svg" not in html
+    assert (
+        f"<p>No drawing: its {nodes:,} nodes are more than a drawing holds ({limit:,}, the "
+        "export&#x27;s limit).</p><p><small>To play it: run this cell in a trusted notebook"
+    ) in html
+    russian = StaticGraph(shown.trace).fallback_bundle("d", lang="ru")["text/html"]
+    assert "<p>Без рисунка: в графе 2\u00a0962 узлов, больше" in russian
+
+
 def neuron_out() -> Value:
     random.seed(0)
     x1, x2 = Value(2.0), Value(-1.0)
@@ -54,6 +80,14 @@ def square() -> Value:
     out = a * a
     out.backward()
     return out
+
+
+def saved_trace(model: dict) -> dict:
+    """The trace a player's saved widget state holds: its `trace_zlib` buffer (base64 in the
+    notebook), zlib-compressed JSON."""
+    (buffer,) = [b for b in model["buffers"] if b["path"] == ["trace_zlib"]]
+    assert buffer["encoding"] == "base64"
+    return json.loads(zlib.decompress(base64.b64decode(buffer["data"])))
 
 
 def leaf_numbers(root: Value) -> list[tuple[float, float]]:
@@ -111,7 +145,7 @@ def test_the_example_notebook_runs_and_its_widgets_hold_micrograds_numbers(execu
             assert "trusted notebook" in out.data["text/plain"]
     for model_id, root in zip(views, (neuron_out(), mlp_loss(), square()), strict=True):
         widget = state[model_id]["state"]
-        trace = widget["trace"]
+        trace = saved_trace(state[model_id])
         assert widget["ops"].keys() >= {"+", "*", "**k", "relu"}
         (top,) = [node for node in trace["nodes"] if node["id"] == trace["root"]]
         assert math.isclose(top["data"], root.data, rel_tol=1e-12)
@@ -123,7 +157,7 @@ def test_the_example_notebook_runs_and_its_widgets_hold_micrograds_numbers(execu
         assert len(leaves) == len(theirs)
         for (data, grad), (mg_data, mg_grad) in zip(leaves, theirs, strict=True):
             assert data == mg_data and math.isclose(grad, mg_grad, rel_tol=1e-9, abs_tol=1e-12)
-    square_trace = state[views[2]]["state"]["trace"]
+    square_trace = saved_trace(state[views[2]])
     assert square_trace["warnings"][0]["type"] == "merged_operand"
     assert (where / "micrograd-loss.html").stat().st_size > 10_000
 
@@ -139,6 +173,27 @@ def test_a_widget_recomputes_its_leaves_in_the_kernel():
     assert shown.trace["nodes"][0]["data"] == 5.0 and shown.trace["nodes"][0]["grad"] == 10.0
     shown.values = {"a": float("nan")}
     assert shown.error["type"] == "BadValue"
+
+
+def test_a_widget_traces_its_graph_once_and_again_for_each_slider_move(monkeypatch):
+    # traitlets tells the widget of the values it was built with (old value None): that was a
+    # second trace of the whole graph in every show() (micrograd's demo: 3 s more).
+    pytest.importorskip("anywidget")
+    from chainrule.notebook import widget as notebook_widget
+
+    traced, real = [], notebook_widget.traced
+
+    def counted(*args, **kwargs):
+        traced.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(notebook_widget, "traced", counted)
+    shown = notebook_widget.widget(square())
+    assert len(traced) == 1
+    shown.values = {"v1": 5.0}
+    assert len(traced) == 2 and shown.trace["nodes"][-1]["data"] == 25.0
+    given = notebook_widget.widget("a = 2\nb = a * a", values={"a": 3.0})
+    assert len(traced) == 3 and given.trace["nodes"][-1]["data"] == 9.0
 
 
 def test_a_widget_says_the_reader_s_warnings_in_its_language_and_keeps_it(tmp_path):
@@ -192,8 +247,10 @@ def test_mo_ui_anywidget_wraps_what_show_returns():
     mo = pytest.importorskip("marimo")  # not in the test extra (150 MB): docs/python.md
     from chainrule.notebook.widget import widget
 
-    wrapped = mo.ui.anywidget(widget(square()))
-    assert wrapped.value["trace"]["root"] and wrapped.value["ops"]
+    shown = widget(square())
+    wrapped = mo.ui.anywidget(shown)
+    assert json.loads(zlib.decompress(wrapped.value["trace_zlib"])) == shown.trace
+    assert shown.trace["root"] and wrapped.value["ops"]
 
 
 def trained_mlp_loss(steps: int = 2):

@@ -356,6 +356,8 @@ def test_fan_in_answers_match_the_schema(client, contract, body, status):
     [
         ({"tensor": "Y"}, 200),
         ({"tensor": "L"}, 200),
+        ({"tensor": "Y", "graph": True}, 200),
+        ({"tensor": "L", "graph": True, "values": {"X[0,0]": 1e308, "X[0,1]": 1e308}}, 200),
         ({"tensor": "X"}, 400),
         ({"tensor": "Y", "source": "X = randn(40, 40, seed=1)\nY = X @ X\nL = Y.sum()"}, 400),
     ],

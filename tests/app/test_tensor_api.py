@@ -4,6 +4,7 @@ program's reply unchanged."""
 
 from __future__ import annotations
 
+import math
 import time
 
 ISSUE = (
@@ -140,3 +141,137 @@ def test_expand_is_bounded_and_says_where(client):
         "'Y' is 126,400 scalar nodes; Expand draws at most 2,000: expand a smaller op, or make "
         "the tensors smaller"
     )
+
+
+def test_expand_s_graph_is_drawn_as_a_scalar_graph_with_the_tensor_cards_numbers(client):
+    """The page's Expand: `X @ W` of the issue's program as cards and edges in `/api/graph`'s
+    shape, laid out, the inputs' elements as leaves named `X[i,k]`, the outputs `(X @ W)[i,j]`,
+    every element's numbers those of its tensor's cell."""
+    tensors = client.post("/api/graph", json={"source": ISSUE}).json()["nodes"]
+    by_id = {node["id"]: node for node in tensors}
+    xw = next(node for node in tensors if node["label"] == "X @ W")
+    body = {"source": ISSUE, "tensor": xw["id"], "graph": True}
+    reply = client.post("/api/expand", json=body).json()
+    graph = reply["graph"]
+    cards = {card["id"]: card for card in graph["nodes"]}
+    # 9 output elements of 2 products and their sum each, reading 6 + 6 elements of X and W.
+    assert (len(reply["nodes"]), len(cards), len(graph["edges"])) == (27, 39, 54)
+    assert reply["limit"] == 2_000
+    leaves = [card for card in cards.values() if card["kind"] == "leaf"]
+    assert sorted(card["label"] for card in leaves) == sorted(
+        [f"X[{i},{k}]" for i in range(3) for k in range(2)]
+        + [f"W[{k},{j}]" for k in range(2) for j in range(3)]
+    )
+    for card in cards.values():
+        element = card["element"]
+        if element is None:
+            continue
+        tensor = by_id[element["tensor"]]
+        i, j = element["index"]
+        assert (card["data"], card["grad"]) == (tensor["data"][i][j], tensor["grad"][i][j])
+        name = tensor["name"] or f"({tensor['label']})"
+        assert card["label"] == f"{name}[{i},{j}]"
+    # Each output element is the sum of the products X[i,k]·W[k,j], and each edge carries the
+    # local derivative the scalar graph has: the other factor.
+    into = {}
+    for edge in graph["edges"]:
+        into.setdefault(edge["target"], []).append(edge)
+    for i in range(3):
+        for j in range(3):
+            out = next(c for c in cards.values() if c["label"] == f"(X @ W)[{i},{j}]")
+            assert out["op"] == "+" and out["kind"] == "op"
+            products = [cards[edge["source"]] for edge in into[out["id"]]]
+            for k, product in enumerate(products):
+                assert product["op"] == "*" and product["text"] == f"X[{i},{k}]·W[{k},{j}]"
+                factors = [cards[edge["source"]]["label"] for edge in into[product["id"]]]
+                assert factors == [f"X[{i},{k}]", f"W[{k},{j}]"]
+                locals_ = [edge["local_grad"] for edge in into[product["id"]]]
+                assert locals_ == [by_id["t1"]["data"][k][j], by_id["t0"]["data"][i][k]]
+    # Laid out as a scalar program: leaves left of the products, products left of the sums.
+    column = {kind: [c["x"] for c in cards.values() if c["kind"] == kind] for kind in ("leaf",)}
+    products = [c["x"] for c in cards.values() if c["op"] == "*"]
+    sums = [c["x"] for c in cards.values() if c["op"] == "+"]
+    assert max(column["leaf"]) < min(products) and max(products) < min(sums)
+    assert graph["layout"]["width"] >= max(c["x"] + c["width"] / 2 for c in cards.values())
+    # Asked without `graph`, the reply has none (and costs no layout).
+    plain = client.post("/api/expand", json={"source": ISSUE, "tensor": xw["id"]}).json()
+    assert plain["graph"] is None and plain["nodes"] == reply["nodes"]
+
+
+def test_expand_s_bound_names_the_op_however_it_is_asked_for(client):
+    source = "X = randn(40, 40, seed=1)\nY = X @ X\nL = Y.sum()"
+    for tensor in ("Y", "t1"):
+        response = client.post("/api/expand", json={"source": source, "tensor": tensor})
+        assert response.status_code == 400
+        assert response.json()["error"]["message"].startswith(
+            "'Y' is 126,400 scalar nodes; Expand draws at most 2,000"
+        )
+    unnamed = client.post("/api/expand", json={"source": "X = randn(40, 40, seed=1)\n"
+                          "L = (X @ X).sum()", "tensor": "t1", "graph": True})  # fmt: skip
+    assert unnamed.json()["error"]["message"].startswith("'X @ X' is 126,400 scalar nodes")
+
+
+def test_expand_s_cards_are_as_wide_as_their_names_and_never_overlap(client):
+    """An element's name says which cell it is only whole (`(X @ W + b)[0,1]`): the layout is
+    given each card's width (app/api/tensor_routes.py card_size), the page cuts none of these."""
+    for tensor, widest in (("t5", "(X @ W + b)[0,1]"), ("t9", None)):
+        body = {"source": ISSUE, "tensor": tensor, "graph": True}
+        cards = client.post("/api/expand", json=body).json()["graph"]["nodes"]
+        for card in cards:
+            if card["kind"] == "const":
+                assert (card["width"], card["height"]) == (56.0, 32.0)
+            else:
+                assert 150.0 <= card["width"] <= 260.0 and card["height"] == 64.0
+        if widest:
+            card = next(c for c in cards if c["label"] == widest)
+            assert card["width"] > 150.0
+        for k, a in enumerate(cards):
+            for b in cards[k + 1 :]:
+                apart_x = abs(a["x"] - b["x"]) >= (a["width"] + b["width"]) / 2
+                apart_y = abs(a["y"] - b["y"]) >= (a["height"] + b["height"]) / 2
+                assert apart_x or apart_y, (a["id"], b["id"])
+
+
+def _element(nested, index):
+    for i in index:
+        nested = nested[i]
+    return nested
+
+
+def test_every_op_s_expanded_graph_has_its_tensors_numbers_and_its_local_derivatives(client):
+    """For every op of programs of many ops (views, reductions, softmax, cross entropy, a
+    number's constant): each card of an element shows that element of the tensor reply, each
+    edge the local derivative of `nodes`, and the cards are the op's nodes and what they read."""
+    programs = [
+        ISSUE,
+        "X = tensor([[1.0, -2.0, 0.5], [3.0, -1.0, 2.0]])\nY = (X * -2 + 1).T\n"
+        "Z = softmax(Y, 1)\nm = Z.mean(0, keepdim=True)\nL = (m.view(-1) ** 2).sum()",
+    ]
+    for source in programs:
+        tensors = client.post("/api/graph", json={"source": source}).json()["nodes"]
+        by_id = {node["id"]: node for node in tensors}
+        for op in (node for node in tensors if node["kind"] == "op"):
+            body = {"source": source, "tensor": op["id"], "graph": True}
+            reply = client.post("/api/expand", json=body).json()
+            graph = reply["graph"]
+            cards = {card["id"]: card for card in graph["nodes"]}
+            inside = {f"n{node['id']}": node for node in reply["nodes"]}
+            assert set(inside) <= set(cards)
+            read = {f"n{i['node']}" for n in reply["nodes"] for i in n["inputs"]} - set(inside)
+            assert set(cards) == set(inside) | read
+            for card in cards.values():
+                if card["element"] is not None:
+                    tensor = by_id[card["element"]["tensor"]]
+                    index = card["element"]["index"]
+                    assert card["data"] == _element(tensor["data"], index), card
+                    assert card["grad"] == _element(tensor["grad"], index), card
+                    assert card["kind"] == ("op" if card["id"] in inside else "leaf")
+                if card["id"] in inside:
+                    node = inside[card["id"]]
+                    assert (card["data"], card["grad"]) == (node["data"], node["grad"])
+            for edge in graph["edges"]:
+                node = inside[edge["target"]]
+                assert edge["local_grad"] == node["local_grads"][edge["index"]]
+                assert edge["source"] == f"n{node['inputs'][edge['index']]['node']}"
+            outputs = [c for c in cards.values() if c["element"] and c["id"] in inside]
+            assert len(outputs) == math.prod(op["shape"])

@@ -76,6 +76,15 @@ def test_the_demo_opens_on_its_overview_and_one_neuron_matches_micrograd(
     page.goto(path.as_uri())
     page.wait_for_selector("[data-testid=player] svg[data-ready=true]")
 
+    # The sort, longer than its table shows, is tabled when the table comes into view (below the
+    # first screen): its first 600 steps, and a note saying how many there are.
+    topo = sum(phase == "topo" for phase in reply["steps"]["phase"])
+    assert page.locator("#panel-sort tbody tr").count() == 0
+    page.locator("#panel-sort").scroll_into_view_if_needed()
+    expect(page.locator("#panel-sort tbody tr")).to_have_count(600)
+    note = page.locator("#panel-sort .table-note").text_content()
+    assert topo > 600 and re.sub(r"\D", "", note) == f"600{topo}", note
+
     # The top level: a card a sample, the parameters alone (the regulariser), the loss.
     cards = page.locator(CARD)
     assert page.get_attribute("[data-testid=overview-path]", "data-level") == "parts"
@@ -97,7 +106,7 @@ def test_the_demo_opens_on_its_overview_and_one_neuron_matches_micrograd(
         point = [data[groups[g]["root"]] for g in part["inputs"]]
         k = points.index(point)
         card = page.locator(f"{CARD}[data-part={part['id']}]")
-        assert card.get_attribute("data-statements") == "32"
+        assert card.get_attribute("data-statements") == "33"  # 16 + 16 neurons, the output
         off = sum(v == 0 for layer in hidden_outputs(model, points[k]) for v in layer)
         assert int(card.get_attribute("data-off")) == off, part["id"]
     page.locator("[data-testid=gradmap]").check()
@@ -113,12 +122,13 @@ def test_the_demo_opens_on_its_overview_and_one_neuron_matches_micrograd(
     sample = parts[2]
     page.locator(f"{CARD}[data-part={sample['id']}]").click()
     assert page.get_attribute("[data-testid=overview-path]", "data-level") == "part"
-    assert page.locator(f"{CARD}[data-kind=statement]").count() == 32
+    assert page.locator(f"{CARD}[data-kind=statement]").count() == 33
     assert page.locator(f"{CARD}[data-kind=input]").count() == 2
     heads = page.locator(".overview-head").evaluate_all("heads => heads.map((h) => h.textContent)")
     assert heads == [
         "model.layers[0]",
         "model.layers[1]",
+        "model.layers[2]",  # the output neuron, its own statement (not the loss's)
     ]
 
     # One more: a neuron of its second layer, its scalar graph.

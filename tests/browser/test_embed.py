@@ -1,6 +1,6 @@
 """The embeddable player as the notebook widget uses it (static/embed/chainrule-embed.js): live
 sliders through `recompute` (latest move wins, failures in the error box), and the anywidget
-contract with chainrule.notebook's Widget (traits trace, ops, title, ui, values, error), driven by a
+contract with chainrule.notebook's Widget (traits trace_zlib, ops, title, ui, values, error), driven by a
 stand-in model whose "kernel" is the server's /api/graph."""
 
 from __future__ import annotations
@@ -110,12 +110,19 @@ def test_live_sliders_ask_recompute_and_the_newest_move_wins(harness):
     assert card(page, "b").get_attribute("data-data") == "-2"
 
 
-FAKE_MODEL = """(traits) => {
+# The stand-in model (async: it packs the trace): the traits of chainrule.notebook's Widget, its
+# `trace` sent as the widget sends it, `trace_zlib` (zlib-compressed JSON, in the DataView
+# ipywidgets makes of a message's binary buffer); `sendTrace(trace)` is the kernel's new trace.
+FAKE_MODEL = """async ({ trace, ...others }) => {
+    const packed = async (trace) => new DataView(await new Response(new Blob([JSON.stringify(trace)])
+        .stream().pipeThrough(new CompressionStream('deflate'))).arrayBuffer());
+    const traits = { ...others, trace_zlib: await packed(trace) };
     const handlers = {};
     const model = {
         saves: [],
         get: (key) => traits[key],
         set(key, value) { traits[key] = value; for (const fn of handlers[`change:${key}`] ?? []) fn(); },
+        async sendTrace(trace) { model.set('trace_zlib', await packed(trace)); },
         on(event, fn) { (handlers[event] ??= []).push(fn); },
         off(event, fn) { handlers[event] = (handlers[event] ?? []).filter((g) => g !== fn); },
         save_changes() { model.saves.push(structuredClone(traits.values)); },
@@ -128,10 +135,10 @@ FAKE_MODEL = """(traits) => {
 def test_the_anywidget_contract(harness):
     page = harness
     page.evaluate(
-        f"""() => {{
+        f"""async () => {{
             document.body.dataset.jpThemeLight = 'false';  // JupyterLab's dark theme
-            window.model = ({FAKE_MODEL})({{ trace: api.trace, ops: api.ops, ui: api.ui, title: 'from the kernel', values: {{}}, error: null }});
-            window.cleanup = api.bundle.default.render({{ model, el: host }});
+            window.model = await ({FAKE_MODEL})({{ trace: api.trace, ops: api.ops, ui: api.ui, title: 'from the kernel', values: {{}}, error: null }});
+            window.cleanup = await api.bundle.default.render({{ model, el: host }});
         }}"""
     )
     assert page.locator("[data-testid=title]").text_content() == "from the kernel"
@@ -148,7 +155,7 @@ def test_the_anywidget_contract(harness):
     move_slider(page, "c")
     saves = page.evaluate("model.saves")
     assert len(saves) == 1 and set(saves[0]) == {"a", "b", "c"} and saves[0]["c"] > 10
-    page.evaluate("async () => model.set('trace', await api.post(model.get('values')))")
+    page.evaluate("async () => model.sendTrace(await api.post(model.get('values')))")
     card(page, "c").and_(page.locator(f"[data-data='{saves[0]['c']}']")).wait_for()
 
     # The kernel answers with `error`: shown in the player's error box.
@@ -164,7 +171,7 @@ def test_the_anywidget_contract(harness):
     page.evaluate("cleanup()")
     assert page.evaluate("model.listeners()") == 0
     assert page.evaluate("host.shadowRoot.childElementCount") == 0
-    page.evaluate("model.set('trace', api.trace)")  # no player left to draw it: no error either
+    page.evaluate("model.sendTrace(api.trace)")  # no player left to draw it: no error either
 
 
 def test_the_embedded_player_has_the_pages_features_that_need_no_server(harness, screenshots_dir):

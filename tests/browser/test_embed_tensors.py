@@ -25,8 +25,8 @@ PLAYER = "[data-testid=player]"
 TENSORS = "[data-testid=tensor-graph][data-ready=true]"
 # The stand-in model, with anywidget's custom messages: `send` records what the page sent, and
 # `reply(content)` is a message from the kernel.
-MODEL_WITH_MESSAGES = f"""(traits) => {{
-    const model = ({FAKE_MODEL})(traits);
+MODEL_WITH_MESSAGES = f"""async (traits) => {{
+    const model = await ({FAKE_MODEL})(traits);
     model.sent = [];
     model.send = (content) => model.sent.push(structuredClone(content));
     const handlers = [];
@@ -60,9 +60,9 @@ def harness(page, live_server):
             const read = (id) => JSON.parse(document.getElementById(id).textContent);
             const post = ask('/api/graph');
             window.api = {{ bundle, post, fanIn: ask('/api/fan-in'), ops: read('ops'), ui: read('ui'), trace: await post({{}}) }};
-            window.model = ({MODEL_WITH_MESSAGES})({{ trace: api.trace, ops: api.ops, ui: api.ui,
+            window.model = await ({MODEL_WITH_MESSAGES})({{ trace: api.trace, ops: api.ops, ui: api.ui,
                 title: 'tensor-mlp', values: {{}}, error: null }});
-            window.cleanup = bundle.default.render({{ model, el: document.getElementById('host') }});
+            window.cleanup = await bundle.default.render({{ model, el: document.getElementById('host') }});
         }}""",
         PROGRAM,
     )
@@ -146,7 +146,7 @@ def test_a_leaf_cell_changed_is_recomputed_by_the_kernel(harness):
     page.locator("[data-testid=tensor-cell-value]").fill("0.25")
     page.locator("[data-testid=tensor-cell-value]").press("Enter")
     assert page.evaluate("model.saves") == [{"W[1,2]": 0.25}]
-    page.evaluate("async () => model.set('trace', await api.post({ values: model.get('values') }))")
+    page.evaluate("async () => model.sendTrace(await api.post({ values: model.get('values') }))")
     page.wait_for_function(
         "(sel) => document.getElementById('host').shadowRoot.querySelector(sel)?.dataset.value === '0.25'",
         arg=cell(w["id"], "data", "1,2"),
@@ -169,9 +169,9 @@ def test_the_player_starts_from_the_values_the_kernel_traced_with(harness):
         f"""async () => {{
             cleanup();
             const values = {{ 'W[1,2]': 0.25 }};
-            window.model = ({MODEL_WITH_MESSAGES})({{ trace: await api.post({{ values }}), ops: api.ops,
+            window.model = await ({MODEL_WITH_MESSAGES})({{ trace: await api.post({{ values }}), ops: api.ops,
                 ui: api.ui, title: 'with values', values, error: null }});
-            window.cleanup = api.bundle.default.render({{ model, el: document.getElementById('host') }});
+            window.cleanup = await api.bundle.default.render({{ model, el: document.getElementById('host') }});
         }}"""
     )
     page.wait_for_selector(TENSORS)

@@ -35,7 +35,7 @@ COMPARE_JS = """async (runs) => {
     const structure = compileStructure(trace);
     const server = await post('api/values', { ...body, values: moved, structure: trace.structure });
     const page = evaluate(structure, moved);
-    out.push({ found: differences(page, server, tolerances(structure, moved)), numbers: page.data.length + page.grad.length + page.contribution.length });
+    out.push({ found: differences(page, server, tolerances(structure, moved), structure), numbers: page.data.length + page.grad.length + page.contribution.length });
   }
   return JSON.stringify(out);  // one text: Playwright's serialisation of big objects is slow
 }""".replace("IMPORT", IMPORT_JS).replace("DEFINE_POST", POST_JS)

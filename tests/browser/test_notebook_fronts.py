@@ -8,17 +8,21 @@ in the test extra; these tests are skipped where they are not installed."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
+from jupyter_servers import (
+    open_notebook,
+    run_first_cell,
+    start_jupyterlab,
+    start_until_ready,
+    stop,
+)
 from lecture_cells import DATASET, MLP_CLASSES, VALUE_CLASS
+from servers import free_port
 
 pytestmark = pytest.mark.browser
 
@@ -42,39 +46,6 @@ W = tensor([[0.1, -0.2, 0.3], [0.4, 0.0, -0.5]])
 b = tensor([0.1, 0.1, 0.1])
 L = tanh(X @ W + b).sum()"""
 TENSOR_CELL = f"import chainrule\nchainrule.show({TENSOR_PROGRAM!r})"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def start_until_ready(
-    command: list[str], ready_line: str, env: dict | None = None, seconds: float = 120, **popen
-):
-    """Start a server (`command`) and wait until it prints a line holding `ready_line`, which it
-    prints once it listens: a thread reads its output line by line (and keeps draining it, so a
-    full pipe never stalls the server) and signals that line, or the output's end."""
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**(env or os.environ), "PYTHONUNBUFFERED": "1"}, **popen,
-    )  # fmt: skip
-    said: list[str] = []
-    signalled = threading.Event()
-
-    def read() -> None:
-        for line in process.stdout:
-            said.append(line)
-            if ready_line in line:
-                signalled.set()
-        signalled.set()  # the output ended: the server stopped
-
-    threading.Thread(target=read, daemon=True).start()
-    if not signalled.wait(seconds) or not any(ready_line in line for line in said):
-        process.kill()
-        raise AssertionError(f"no {ready_line!r} from {command[2:4]}: {''.join(said)[-2000:]}")
-    return process
 
 
 def executed_notebooks(folder: Path) -> None:
@@ -110,45 +81,12 @@ def jupyterlab(tmp_path_factory):
     pytest.importorskip("jupyterlab")
     root = tmp_path_factory.mktemp("lab")
     executed_notebooks(root)
-    # Jupyter's own files in the test's folder, not in the user's home.
-    env = {**os.environ, **{name: str(root / folder) for name, folder in (
-        ("JUPYTER_DATA_DIR", "data"), ("JUPYTER_RUNTIME_DIR", "runtime"),
-        ("JUPYTER_CONFIG_DIR", "config"), ("JUPYTERLAB_SETTINGS_DIR", "settings"),
-        ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"))}}  # fmt: skip
-    jupyter = [sys.executable, "-m", "jupyter"]
-    # Outputs of a notebook its user ran are trusted (JupyterLab signs what it saves).
     trusted = ["with-state.ipynb", "reopened.ipynb", "tensors.ipynb"]
-    subprocess.run([*jupyter, "trust", *trusted], cwd=root, env=env,
-                   check=True, capture_output=True)  # fmt: skip
-    # Jupyter Server logs "Jupyter Server <version> is running at:" after it bound the port. On
-    # 127.0.0.1 and that port or none: by default it moved to the next port when the free one was
-    # taken meanwhile (the other test process starts servers too), and the page was then refused
-    # (a fresh clone's run). A port taken that way is tried again with another.
-    for attempt in range(3):
-        port = free_port()
-        try:
-            process = start_until_ready(
-                [*jupyter, "lab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
-                 f"--port={port}", "--ServerApp.port_retries=0", "--IdentityProvider.token=",
-                 "--ServerApp.password=", f"--ServerApp.root_dir={root}"],
-                "is running at", cwd=root, env=env,
-            )  # fmt: skip
-            break
-        except AssertionError:
-            if attempt == 2:
-                raise
+    process, url = start_jupyterlab(root, trusted)
     try:
-        yield Lab(f"http://127.0.0.1:{port}", root)
+        yield Lab(url, root)
     finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
-def open_notebook(browser, url: str):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(120_000)
-    page.goto(url)
-    return page
+        stop(process)
 
 
 def box(locator) -> dict:
@@ -295,8 +233,7 @@ def test_show_in_marimo_is_the_player(browser, tmp_path, screenshots_dir):
         assert page.locator("[data-testid=phase]").text_content().startswith("backward")
         page.close()
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        stop(process)
 
 
 def test_a_tensor_program_plays_in_jupyterlab_and_its_kernel_sums_a_gradient(
@@ -308,8 +245,7 @@ def test_a_tensor_program_plays_in_jupyterlab_and_its_kernel_sums_a_gradient(
     import numpy as np
 
     page = open_notebook(browser, f"{jupyterlab.url}/lab/tree/tensors.ipynb?reset")
-    page.locator(".jp-Cell .cm-content").first.click()
-    page.keyboard.press("Shift+Enter")
+    run_first_cell(page)  # a run asked while the kernel still connects is dropped: asked again
     page.wait_for_selector("[data-testid=tensor-graph][data-ready=true]")
     host = page.locator("[data-chainrule-player]")
     host.scroll_into_view_if_needed()

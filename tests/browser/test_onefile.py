@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from chainrule.engine.narration import narrations
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
 from descent_cases import run  # noqa: E402
+from onefile_traces import file_data
 
 from chainrule.engine.step_reader import step_objects
 
@@ -32,9 +32,6 @@ NODE = "[data-testid=node]"
 WATCH_CSP = """window.cspViolations = [];
 document.addEventListener('securitypolicyviolation',
   (e) => window.cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`));"""
-DATA_BLOCK = re.compile(
-    r'<script type="application/json" id="chainrule-data-0">(.*?)</script>', re.S
-)
 
 
 def preset(preset_id: str) -> dict:
@@ -129,7 +126,7 @@ def test_the_exported_file_plays_from_file_url(
     path = tmp_path / "chainrule.html"
     path.write_text(html, encoding="utf-8")
     # The file carries the very trace the page gets for this program.
-    trace = json.loads(DATA_BLOCK.search(html).group(1))["trace"]
+    trace = file_data(html)["trace"]
     graph = traced(live_server, preset_id)
     for reply in (trace, graph):
         reply["layout"].pop("cached")

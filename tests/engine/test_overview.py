@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from chainrule import engine
@@ -109,3 +111,40 @@ def test_a_sample_no_statement_reads_alone_has_no_part() -> None:
     overview = reply["overview"]
     if overview is not None:
         assert all(part["layers"] and part["root"] for part in overview["parts"])
+
+
+def test_micrograd_demo_each_samples_output_neuron_is_in_its_sample() -> None:
+    """micrograd's demo.ipynb (its `MLP(2, [16, 16, 1])`, the moons, the max-margin loss and L2;
+    chainrule/sandbox/moons.py builds it as the notebook does) read from its Values: every
+    sample's part holds its pass through all three layers, 16 + 16 + 1 statements, and what
+    combines the samples is the loss alone. Before, the output neuron's statements of all
+    samples were one sum, cut where it grew too long, in the combined part."""
+    from chainrule.engine.value_reader import places_in, program_of
+    from chainrule.sandbox.moons import demo_total_loss
+
+    samples = 6
+    model, total_loss = demo_total_loss(samples)
+    program = program_of(total_loss, places_in({"model": model, "total_loss": total_loss}))
+    reply = engine.trace(program.source).to_dict()
+    name = {group["id"]: group["name"] for group in reply["groups"]}
+    parts = reply["overview"]["parts"]
+    sample_parts = [part for part in parts if part["kind"] == "sample"]
+    assert len(sample_parts) == samples
+    for k, part in enumerate(sample_parts):
+        layers = [(layer["name"], len(layer["groups"])) for layer in part["layers"]]
+        assert layers == [("model.layers[0]", 16), ("model.layers[1]", 16), ("model.layers[2]", 1)]
+        output = name[part["layers"][2]["groups"][0]]
+        assert output == "model.layers[2].neurons[0]" + (
+            "" if k == 0 else str(k + 1).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
+        )
+    (combined,) = [part for part in parts if part["kind"] == "combined"]
+    assert [[name[g] for g in layer["groups"]] for layer in combined["layers"]] == [["total_loss"]]
+    # The loss reads as the notebook writes it: each sample's margin `(1 + -y·score).relu()` of
+    # its output neuron's statement (the score alone: its `w·x + b`, no part of the loss).
+    (loss,) = [line for line in program.source.splitlines() if line.startswith("total_loss =")]
+    margins = re.findall(
+        r"\((model_layers2_neurons0(?:_\d+)?) \* \(?(-?1\.0)\)? \+ 1\.0\)\.relu\(\)", loss
+    )
+    assert [m[0] for m in margins] == ["model_layers2_neurons0"] + [
+        f"model_layers2_neurons0_{k}" for k in range(2, samples + 1)
+    ]

@@ -27,6 +27,7 @@ import {
   GRADCHECK_ROUNDING, OPS, opKey,
 } from "./op-functions.js";
 import { copied, lazily } from "./merge-numbers.js";
+import { stepColumns } from "../core/step-columns.js";
 
 /**
  * The slack, in units in the last place, added to the measured spread of a number that V8's Math
@@ -100,7 +101,12 @@ export function compileStructure(trace) {
     exponent[i] = key === "**k" ? fromJson(node.exponent) : 0;
   });
   edgeStart[count] = edges;
-  const phase = (name) => Int32Array.from(trace.steps.filter((s) => s.phase === name), (s) => indexOf(s.node));
+  const steps = stepColumns(trace.steps); // read without making the steps' objects
+  const phase = (name) => {
+    const nodes = [];
+    for (let k = 0; k < steps.length; k++) if (steps.phaseAt(k) === name) nodes.push(indexOf(steps.nodeAt(k)));
+    return Int32Array.from(nodes);
+  };
   const topo = phase("forward");
   const visits = phase("backward");
   const variant = trace.mode === "overwrite" || (trace.order !== null && trace.order !== undefined);
@@ -405,6 +411,14 @@ function gradFlags(s, codes) {
   return flags;
 }
 
+/** The gradient flags the page's rule makes of a numbers reply's numbers (the server's, or the
+ *  page's own) on the compiled structure `s`. */
+export function flagsOf(s, reply) {
+  const numbers = (array) => Float64Array.from(array, fromJson);
+  const grad = numbers(reply.correct_grad ?? reply.grad);
+  return gradFlags(s, flagCodes(s, numbers(reply.data), numbers(reply.local_grad), grad));
+}
+
 // ---- How far the server's numbers may be from the page's ----
 
 // The last-place difference allowed to each result of a row that calls V8's Math (`exact: false`
@@ -650,11 +664,13 @@ function within(x, y, allowed) {
 /**
  * Where the page's numbers reply `page` and the server's `server` (same structure) disagree,
  * given `tolerance` (`tolerances()` of the same values): a list of {array, index, page, server},
- * empty when every number is within its tolerance, every node warning has the same type and the
+ * empty when every number is within its tolerance, every node warning has the same type, the
  * gradient check the same statuses and analytic gradients (the numeric ones are difference
- * quotients, which magnify a last-place difference by 1/eps: only their status is compared).
+ * quotients, which magnify a last-place difference by 1/eps: only their status is compared) and
+ * the server's gradient flags are the page's rule applied to the server's numbers (`s`: the
+ * compiled structure).
  */
-export function differences(page, server, tolerance) {
+export function differences(page, server, tolerance, s) {
   const found = [];
   for (const array of NUMBER_ARRAYS) { // compared number by number (correct_grad: null is grad)
     const mine = array === "correct_grad" ? page.correct_grad ?? page.grad : page[array];
@@ -670,8 +686,13 @@ export function differences(page, server, tolerance) {
   }
   const types = (reply) => JSON.stringify(Object.entries(reply.node_warnings ?? {}).map(([id, ws]) => [id, ws.map((w) => w.type)]).sort());
   if (types(page) !== types(server)) found.push({ array: "node_warnings", index: -1, page: types(page), server: types(server) });
-  const flags = (reply) => JSON.stringify(Object.entries(reply.grad_flags ?? {}).sort());
-  if (flags(page) !== flags(server)) found.push({ array: "grad_flags", index: -1, page: flags(page), server: flags(server) });
+  // The gradient flags: the server's are what the page's rule makes of the server's own numbers,
+  // exactly. The page's flags, made of its own numbers, are not compared with them: a number within
+  // its tolerance of a threshold (a grad a millionth of the largest, a tanh at 0.999) is flagged or
+  // not by its last places.
+  const flags = (found) => JSON.stringify(Object.entries(found ?? {}).sort());
+  const [ruled, flagged] = [flags(flagsOf(s, server)), flags(server.grad_flags)];
+  if (ruled !== flagged) found.push({ array: "grad_flags", index: -1, page: ruled, server: flagged });
   const checks = (reply) => reply.gradcheck?.results ?? [];
   const [mine, theirs] = [checks(page), checks(server)];
   if (mine.length !== theirs.length) found.push({ array: "gradcheck", index: -1, page: mine.length, server: theirs.length });

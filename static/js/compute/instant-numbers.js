@@ -90,7 +90,7 @@ export function createInstantNumbers() {
       const moved = server.leaves.some((leaf) => !Object.is(leaf.value, toJson(fromJson(last.values[leaf.name]))));
       if (moved) return { trace: shown, found: [], stale: true };
       // The numbers, the gradient check and the gradient flags (issue 27's grad_flags) alike.
-      const found = differences(last.reply, numbersOf(server), tolerances(last.structure, last.values));
+      const found = differences(last.reply, numbersOf(server), tolerances(last.structure, last.values), last.structure);
       // Agreed: keep the page's trace (nothing to repaint) but for what the page does not write:
       // the sentences of warnings.
       if (found.length) return { trace: { ...server, numbersFrom: "server" }, found };

@@ -12,6 +12,7 @@
 
 import { TraceMemo } from "../core/trace-memo.js";
 import { toJson } from "./evaluator.js";
+import { stepColumns } from "../core/step-columns.js";
 
 const NO_WARNINGS = [];
 const bases = new TraceMemo("drawing"); // a merged trace → the trace the first merge of its line started from
@@ -130,15 +131,18 @@ function structureOf(trace) {
   const position = new Map(base.nodes.map((node, i) => [node.id, i]));
   const edgeIndex = new Map(base.edges.map((edge, i) => [edge.id, i]));
   let [contributions, visits] = [0, 0];
-  const visitOf = new Int32Array(base.steps.length).fill(-1);
-  const firstOf = new Int32Array(base.steps.length).fill(-1);
-  const edgesOf = base.steps.map((step, i) => {
-    if (step.phase === "backward") {
+  const steps = stepColumns(base.steps); // read without making the steps' objects
+  const visitOf = new Int32Array(steps.length).fill(-1);
+  const firstOf = new Int32Array(steps.length).fill(-1);
+  const edgesOf = Array.from({ length: steps.length }, (_, i) => {
+    const phase = steps.phaseAt(i);
+    const count = steps.contributionCount(i);
+    if (phase === "backward") {
       [visitOf[i], firstOf[i]] = [visits, contributions];
-      contributions += (step.contributions ?? []).length;
+      contributions += count;
       visits += 1;
     }
-    return step.phase === "backward" || step.phase === "tangent" ? (step.contributions ?? []).map((c) => edgeIndex.get(c.edge)) : null;
+    return phase === "backward" || phase === "tangent" ? Array.from({ length: count }, (_, j) => edgeIndex.get(steps.contributionEdge(i, j))) : null;
   });
   found = { position, edgeIndex, contributions, visits, edgesOf, visitOf, firstOf };
   structures.set(base, found);
@@ -269,7 +273,7 @@ function mergedSteps(drawing, reply, structure) {
   const { visitOf, firstOf } = structure;
   const target = [];
   stepNumbers.set(target, { reply, visitOf, firstOf }); // read through the proxy (a symbol: not an index)
-  return lazyArray(target, steps.length, (i) => mergedStep(steps[i], i, reply, structure));
+  return lazyArray(target, steps.length, (i) => mergedStep(steps.at(i), i, reply, structure));
 }
 
 /**
@@ -325,6 +329,7 @@ export function numberArrays(trace) {
     for (const key of ["local_grad", "step_grad", "contribution", "grad_before", "grad_after"]) takeProperty(arrays, reply, key);
     return arrays;
   }
+  if (trace.steps.numbers) return stepListArrays(trace, trace.steps.numbers().reply);
   const grad = trace.nodes.map((node) => node.grad);
   const correctGrad = trace.nodes.map((node) => node.correct_grad ?? node.grad);
   const backward = trace.steps.filter((step) => step.phase === "backward");
@@ -339,6 +344,22 @@ export function numberArrays(trace) {
     grad_before: contributions.map((c) => c.grad_before),
     grad_after: contributions.map((c) => c.grad_after),
   };
+}
+
+/** numberArrays of a trace read by core/step-columns.js (its backward numbers are its columns),
+ *  each of the others made when first read: the overview reads `data` alone, a step's narration
+ *  the few it names. */
+function stepListArrays(trace, columns) {
+  const arrays = {};
+  lazily(arrays, "data", () => trace.nodes.map((node) => node.data));
+  lazily(arrays, "grad", () => trace.nodes.map((node) => node.grad));
+  lazily(arrays, "correct_grad", () => {
+    const correctGrad = trace.nodes.map((node) => node.correct_grad ?? node.grad);
+    return correctGrad.every((x, i) => Object.is(x, arrays.grad[i])) ? null : correctGrad;
+  });
+  lazily(arrays, "local_grad", () => trace.edges.map((edge) => edge.local_grad));
+  const { step_grad, contribution, grad_before, grad_after } = columns;
+  return Object.assign(arrays, { step_grad, contribution, grad_before, grad_after });
 }
 
 /**

@@ -6,6 +6,8 @@ import { formulaName, nodeName } from "../core/names.js";
 import { fillOp, isDead, opRow } from "../compute/ops.js";
 import { t } from "../core/i18n.js";
 import { framesOf, traceIndex } from "../core/frames.js";
+import { drawingOf } from "../compute/merge-numbers.js";
+import { stepColumns } from "../core/step-columns.js";
 
 /** The exponent of a constant power as formulas write it (empty for other ops). */
 const exponentText = (node) => (node.exponent === null || node.exponent === undefined ? "" : compactText(node.exponent));
@@ -78,9 +80,12 @@ export function contributionsInto(trace, view, id, { complete = false } = {}) {
   const { nodeById, edgeById } = traceIndex(trace);
   const out = [];
   const last = complete ? trace.steps.length - 1 : view.stepIndex;
+  // Only the visits of the nodes `id` feeds are read as step objects (a big graph has many steps).
+  const consumers = new Set(trace.edges.filter((e) => e.source === id).map((e) => e.target));
+  const steps = stepColumns(drawingOf(trace).steps);
   for (let k = 0; k <= last; k++) {
-    const step = trace.steps[k];
-    if (step.phase !== "backward") continue;
+    if (steps.phaseAt(k) !== "backward" || !consumers.has(steps.nodeAt(k))) continue;
+    const step = trace.steps.at(k);
     const list = step.contributions ?? [];
     const shown = !complete && k === last ? view.shown : list.length;
     for (const c of list.slice(0, shown)) {

@@ -9,13 +9,13 @@
 
 import { chainText, compactText } from "../core/format.js";
 import { t } from "../core/i18n.js";
-import { frameOfStep, framesOf, topoStateAt, traceIndex } from "../core/frames.js";
+import { frameOfStep, framesOf, topoStateAt, topoStep, traceIndex } from "../core/frames.js";
 import { narrationOf } from "../core/narration.js";
 import { nodeName } from "../core/names.js";
 import { setClass, setText } from "../core/dom.js";
 import { drawingOf } from "../compute/merge-numbers.js";
 
-const SORT_ROWS_MAX = 600; // topoStateAt replays from the start: keep the table linear-ish
+const SORT_ROWS_MAX = 600; // rows of the sort table (a longer sort is capped, and its note says so)
 const reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)");
 
 function cell(tag, text, className = "") {
@@ -194,9 +194,12 @@ function listText(items, limit = 14) {
 function sortRows(trace) {
   const { nodeById } = traceIndex(trace);
   const rows = [];
-  trace.steps.forEach((step, k) => {
-    if (step.phase !== "topo" || rows.length >= SORT_ROWS_MAX) return;
-    const { stack, sorted } = topoStateAt(trace, k);
+  const topo = traceIndex(trace).phases.topo ?? { first: 0, last: -1 };
+  const state = topoStateAt(trace, topo.first - 1);
+  for (let k = topo.first; k <= Math.min(topo.last, topo.first + SORT_ROWS_MAX - 1); k++) {
+    const step = trace.steps.at(k);
+    topoStep(state, step); // the sort's state after step k, built on the row before's
+    const { stack, sorted } = state;
     rows.push({
       step: k,
       label: step.action === "start" ? t("ui.sort.start_label") : String(k),
@@ -207,17 +210,19 @@ function sortRows(trace) {
         { text: listText(sorted.map((id) => nameOf(nodeById, id))), className: "mono sorted" },
       ],
     });
-  });
+  }
   return rows;
 }
 
 function propagationRows(trace) {
-  const { nodeById } = traceIndex(trace);
-  const first = firstFrames(trace);
+  const { nodeById, phases } = traceIndex(trace);
   const rows = [];
   let number = 0;
-  trace.steps.forEach((step, k) => {
-    if (step.phase !== "seed" && step.phase !== "backward") return;
+  // Only the seed's and the backward pass's steps are read (a big graph's sort is long).
+  for (let k = Math.min(phases.seed?.first ?? Infinity, phases.backward?.first ?? Infinity); k < trace.steps.length; k++) {
+    const step = trace.steps.at(k);
+    if (step.phase !== "seed" && step.phase !== "backward") continue;
+    const first = frameOfStep(trace, k); // the frame step k is first shown at
     const name = nameOf(nodeById, step.node);
     const node = nodeById.get(step.node);
     let lines;
@@ -230,7 +235,7 @@ function propagationRows(trace) {
         const to = nameOf(nodeById, c.to);
         const sum = c.grad_after !== c.contribution ? `  ${t("ui.propagation.now", { value: compactText(c.grad_after) })}` : "";
         const text = `grad[${to}] += ${chainText(c)}${sum}`;
-        return { text, className: "mono", frame: first.get(k) + j, hiddenText: `grad[${to}] += ?` };
+        return { text, className: "mono", frame: first + j, hiddenText: `grad[${to}] += ?` };
       });
     }
     rows.push({
@@ -239,21 +244,12 @@ function propagationRows(trace) {
       cells: [
         { text: name, className: "mono" },
         // The visited node's gradient is complete (and on its card) on the frame before its visit.
-        { text: compactText(step.grad), className: "mono grad", frame: first.get(k) - 1, hiddenText: "?" },
+        { text: compactText(step.grad), className: "mono grad", frame: first - 1, hiddenText: "?" },
         { lines, className: "what" },
       ],
     });
-  });
+  }
   return rows;
-}
-
-/** The frame each API step is first shown at (frameOfStep for every step at once). */
-function firstFrames(trace) {
-  const first = new Map();
-  framesOf(trace).forEach((frame, i) => {
-    if (!first.has(frame.step)) first.set(frame.step, i);
-  });
-  return first;
 }
 
 /** The index of the first of `cells` (sorted by frame) whose frame is above `limit`. */
@@ -292,7 +288,16 @@ const revealLimit = (s) => (s.lab === "predict" ? s.step : Infinity);
  * the texts past the step concealed. `rowsOf(trace)`: what the rows depend on (the trace, or for
  * a table of no numbers its drawing: a slider move leaves the sort's 600 rows as they are).
  */
-function mountTable(id, body, options, { buildRows, noteFor, rowsOf = (trace) => trace }, { setStep, subscribe }) {
+/** Whether `trace`'s sort is longer than its table shows: a big graph, whose tables are built when
+ *  they come into view (micrograd's demo: the sort table's 600 rows, built and laid out below the
+ *  first screen, cost about 0.2 s of CPU before its first paint). */
+function builtInView(trace) {
+  const topo = traceIndex(trace).phases.topo;
+  return Boolean(topo) && topo.last - topo.first + 1 > SORT_ROWS_MAX;
+}
+
+function mountTable(id, body, options, { buildRows, noteFor, rowsOf = (trace) => trace }, store) {
+  const { setStep, subscribe } = store;
   const table = new StepTable(body, options, setStep);
   let filled = null;
   let cells = [];
@@ -309,9 +314,27 @@ function mountTable(id, body, options, { buildRows, noteFor, rowsOf = (trace) =>
     shownLimit = null; // every concealable text is to be written
     reveal(s);
   };
+  let waiting = null; // the observer that fills the table when it comes near the view
+  const fillInView = () => {
+    if (waiting) return;
+    waiting = new IntersectionObserver((entries) => {
+      if (!entries.some((entry) => entry.isIntersecting)) return;
+      waiting.disconnect();
+      waiting = null;
+      const s = store.state;
+      if (!s.trace || s.panel !== id || filled === rowsOf(s.trace)) return;
+      refill(s);
+      table.mark(currentStep(s));
+    }, { rootMargin: "200px" });
+    waiting.observe(body);
+  };
   subscribe((s, changed) => {
     if (!s.trace) return;
     const refilled = s.panel === id && filled !== rowsOf(s.trace);
+    if (refilled && builtInView(s.trace)) {
+      fillInView();
+      return;
+    }
     if (refilled) refill(s);
     if (filled !== rowsOf(s.trace)) return; // built when shown
     if (refilled || changed.has("step")) table.mark(currentStep(s));
@@ -337,7 +360,8 @@ export function registerTraceTables(scope) {
       }, {
         buildRows: sortRows,
         noteFor: (trace) => {
-          const count = trace.steps.filter((s) => s.phase === "topo").length;
+          const topo = traceIndex(trace).phases.topo;
+          const count = topo ? topo.last - topo.first + 1 : 0;
           return count > SORT_ROWS_MAX ? t("ui.sort.capped", { shown: SORT_ROWS_MAX, count }) : "";
         },
         rowsOf: drawingOf, // the sort's steps carry no numbers

@@ -105,6 +105,15 @@ export async function postFanIn(body) {
   return reply;
 }
 
+/** One tensor op's scalar graph, laid out to be drawn as a scalar graph is (POST /api/expand with `graph`; docs/api.md). */
+export async function postExpand(body) {
+  const reply = await postJson("api/expand", { ...body, graph: true });
+  if (!Array.isArray(reply?.graph?.nodes) || !Array.isArray(reply.graph.edges)) {
+    throw new ApiError({ type: "BadResponse", message: t("ui.api.expand_malformed") });
+  }
+  return reply;
+}
+
 /** A tensor program's scalar graph, compact (POST /api/tensor-graph; docs/api.md): what the page's own passes run over. */
 export async function postTensorGraph(body) {
   const reply = await postJson("api/tensor-graph", body);

@@ -9,7 +9,8 @@ import { t } from "./i18n.js";
 import { nodeName } from "./names.js";
 import { useFunctions } from "../compute/ops.js";
 import { TraceMemo } from "./trace-memo.js";
-import { drawingOf, mergedNumbersOf, numberAt, sameDrawing } from "../compute/merge-numbers.js";
+import { copied, drawingOf, lazily, mergedNumbersOf, numberAt, sameDrawing } from "../compute/merge-numbers.js";
+import { StepList, stepColumns } from "./step-columns.js";
 
 const indexCache = new TraceMemo("trace index"); // a slider move's trace has its own: core/trace-memo.js
 const framesCache = new WeakMap();
@@ -22,18 +23,20 @@ export function framesOf(trace) {
   if (frames) return frames;
   trace = drawingOf(trace);
   frames = [];
-  trace.steps.forEach((step, k) => {
-    const count = step.phase === "backward" ? (step.contributions ?? []).length : 0;
+  const steps = stepColumns(trace.steps);
+  for (let k = 0; k < steps.length; k++) {
+    const count = steps.phaseAt(k) === "backward" ? steps.contributionCount(k) : 0;
     if (count <= 1) frames.push({ step: k, upto: count });
     else for (let j = 1; j <= count; j++) frames.push({ step: k, upto: j });
-  });
+  }
   framesCache.set(trace, frames);
   return frames;
 }
 
-/** The first frame showing API step `stepIndex`. */
+/** The first frame showing API step `stepIndex` (-1 for none). */
 export function frameOfStep(trace, stepIndex) {
-  return framesOf(trace).findIndex((f) => f.step === stepIndex);
+  const first = playIndex(trace).firstFrame;
+  return stepIndex >= 0 && stepIndex < first.length ? first[stepIndex] : -1;
 }
 
 /**
@@ -47,27 +50,39 @@ export function traceIndex(trace) {
   const drawing = drawingOf(trace);
   if (drawing !== trace) {
     // New numbers of a drawing (a slider move): its nodes, steps and edges are where they were.
-    const { nodeAt, edgeAt, inputEdges, phases, forwardStep, backwardStep } = traceIndex(drawing);
-    const [nodeById, edgeById] = [new ById(trace.nodes, nodeAt), new ById(trace.edges, edgeAt)];
-    index = { nodeAt, edgeAt, nodeById, edgeById, inputEdges, phases, forwardStep, backwardStep };
+    const shared = traceIndex(drawing);
+    index = Object.assign(copied(shared), { nodeById: new ById(trace.nodes, shared.nodeAt) });
+    lazily(index, "edgeById", () => new ById(trace.edges, shared.edgeAt));
     indexCache.set(trace, index);
     return index;
   }
   const nodeAt = new Map(trace.nodes.map((n, i) => [n.id, i]));
-  const edgeAt = new Map(trace.edges.map((e, i) => [e.id, i]));
-  const [nodeById, edgeById] = [new ById(trace.nodes, nodeAt), new ById(trace.edges, edgeAt)];
-  const inputEdges = new Map(trace.nodes.map((n) => [n.id, []]));
-  for (const edge of trace.edges) inputEdges.get(edge.target)?.push(edge);
+  const nodeById = new ById(trace.nodes, nodeAt);
   const phases = {};
-  const forwardStep = new Map();
-  const backwardStep = new Map();
-  trace.steps.forEach((step, i) => {
-    const range = (phases[step.phase] ??= { first: i, last: i });
+  const steps = stepColumns(trace.steps);
+  for (let i = 0; i < steps.length; i++) {
+    const phase = steps.phaseAt(i);
+    const range = (phases[phase] ??= { first: i, last: i });
     range.last = i;
-    if (step.phase === "forward") forwardStep.set(step.node, i);
-    if (step.phase === "backward") backwardStep.set(step.node, i);
+  }
+  index = { nodeAt, nodeById, phases };
+  // What is read of the edges, and each node's forward and backward step: made when first read
+  // (micrograd's demo has 126,854 edges; its overview reads none of them).
+  lazily(index, "edgeAt", () => new Map(trace.edges.map((e, i) => [e.id, i])));
+  lazily(index, "edgeById", () => new ById(trace.edges, index.edgeAt));
+  lazily(index, "inputEdges", () => {
+    const inputEdges = new Map(trace.nodes.map((n) => [n.id, []]));
+    for (const edge of trace.edges) inputEdges.get(edge.target)?.push(edge);
+    return inputEdges;
   });
-  index = { nodeAt, edgeAt, nodeById, edgeById, inputEdges, phases, forwardStep, backwardStep };
+  const stepOf = (phase) => {
+    const found = new Map();
+    const range = phases[phase];
+    for (let i = range?.first ?? 0; i <= (range?.last ?? -1); i++) if (steps.phaseAt(i) === phase) found.set(steps.nodeAt(i), i);
+    return found;
+  };
+  lazily(index, "forwardStep", () => stepOf("forward"));
+  lazily(index, "backwardStep", () => stepOf("backward"));
   indexCache.set(trace, index);
   return index;
 }
@@ -92,12 +107,13 @@ class ById {
  */
 export function phaseAt(trace, i) {
   const frame = framesOf(trace)[i];
-  const step = frame && trace.steps[frame.step];
-  if (!step) return { phase: "", position: 0, count: 0, part: 0, parts: 0 };
-  const range = traceIndex(trace).phases[step.phase];
-  const parts = step.phase === "backward" ? (step.contributions ?? []).length : 0;
+  const steps = stepColumns(drawingOf(trace).steps); // a slider's new numbers have its drawing's phases
+  if (!frame || frame.step >= steps.length) return { phase: "", position: 0, count: 0, part: 0, parts: 0 };
+  const phase = steps.phaseAt(frame.step);
+  const range = traceIndex(trace).phases[phase];
+  const parts = phase === "backward" ? steps.contributionCount(frame.step) : 0;
   return {
-    phase: step.phase,
+    phase,
     position: frame.step - range.first + 1,
     count: range.last - range.first + 1,
     part: frame.upto,
@@ -120,18 +136,20 @@ const STEP_TANGENT = -2;
 
 /**
  * What the player needs to show any frame by lookups alone, computed once per drawing (a slider's
- * new numbers share it: compute/merge-numbers.js drawingOf), numbers read from the trace shown (`eventGrad`,
- * `eventContribution`, `forwardValue`):
- *   dataFrame: op node id → the frame its forward step computes it (its data appears there);
- *   forwardStep: id → that step's index (its data is the value shown);
- *   gradEvents: id → [[frame, step index, at], …] in frame order (the seed, then each
- *               contribution's grad_after: the grad shown from that frame on);
- *   visitFrame: id → the first frame of its backward step;
- *   edgeEvents: edge id → [{frame, until, backward, step, at}] in frame order: forward at its
- *               consumer's forward frame, backward at the frame contribution `at` of step `step`
- *               is shown, active until the last frame of that step;
- *   active: frame → {node, edges}: the current node and the edges lit at that frame;
- *   touched: frame f → [node ids, edge ids] whose drawing may differ between f − 1 and f.
+ * new numbers share it: compute/merge-numbers.js drawingOf), numbers read from the trace shown
+ * (`eventGrad`, `eventContribution`). Flat typed arrays (micrograd's demo: 390,000 frames,
+ * 190,000 events), indexed by node and edge position (traceIndex's nodeAt, edgeAt):
+ *   firstFrame[k]: the first frame of API step k;
+ *   dataFrame[n]: the frame op node n's forward step computes it (its data appears there), -1 for none;
+ *   visitFrame[n]: the first frame of its backward step, -1 for none;
+ *   grad events of node n, in frame order, at gradStart[n] … gradStart[n + 1] − 1: gradFrame (the
+ *       seed, then each contribution's grad_after: the grad shown from that frame on), gradStep
+ *       (the API step), gradAt (the contribution, or STEP_GRAD, STEP_TANGENT);
+ *   edge events of edge e, in frame order, at edgeStart[e] … edgeStart[e + 1] − 1: edgeFrame,
+ *       edgeUntil (active until that frame), edgeStep, edgeContribution (its index; -1 for a value's
+ *       forward edge), edgeBackward (1 on the backward pass).
+ * What a frame lights and what it may change are read from the steps when asked (`activeAt`,
+ * `changedBetween`).
  */
 export function playIndex(trace) {
   const drawing = drawingOf(trace);
@@ -143,109 +161,149 @@ export function playIndex(trace) {
   return index;
 }
 
-function buildPlayIndex(trace) {
-  const frames = framesOf(trace);
-  const { inputEdges } = traceIndex(trace);
-  const dataFrame = new Map();
-  const forwardStep = new Map();
-  const gradEvents = new Map();
-  const visitFrame = new Map();
-  const edgeEvents = new Map();
-  const active = [];
-  const touched = frames.map(() => [[], []]);
-  const addEvent = (map, id, event) => {
-    const list = map.get(id);
-    if (list) list.push(event);
-    else map.set(id, [event]);
-  };
-  let first = 0;
-  trace.steps.forEach((step, k) => {
-    const count = step.phase === "backward" ? (step.contributions ?? []).length : 0;
-    const last = first + Math.max(1, count) - 1;
-    if (step.phase === "forward" || step.phase === "tangent") {
-      // Forward mode's step computes the node's value and its tangent, shown in the grad row.
-      if (step.phase === "tangent") addEvent(gradEvents, step.node, [first, k, STEP_TANGENT]);
-      dataFrame.set(step.node, first);
-      forwardStep.set(step.node, k);
-      const lit = (inputEdges.get(step.node) ?? []).map((e) => e.id);
-      // A tangent step's edge shows its term of the chain rule (tangent_in × local): `at` is its
-      // contribution; a value's forward edge shows the input's value (at −1).
-      const term = new Map((step.contributions ?? []).map((c, j) => [c.edge, j]));
-      for (const id of lit) addEvent(edgeEvents, id, { frame: first, until: first, backward: false, step: k, at: term.get(id) ?? -1 });
-      active[first] = { node: step.node, edges: lit };
-    } else if (step.phase === "seed") {
-      addEvent(gradEvents, step.node, [first, k, STEP_GRAD]);
-      active[first] = { node: step.node, edges: [] };
-    } else if (step.phase === "backward") {
-      visitFrame.set(step.node, first);
-      const lit = [];
-      (step.contributions ?? []).forEach((c, j) => {
-        addEvent(gradEvents, c.to, [first + j, k, j]);
-        addEvent(edgeEvents, c.edge, { frame: first + j, until: last, backward: true, step: k, at: j });
-        lit.push(c.edge);
-        active[first + j] = { node: step.node, edges: lit.slice() };
-        touched[first + j][0].push(c.to);
+/** Lists of events kept flat: `add(owner, ...fields)` in any order of owners, `done()` sorts them
+ *  by owner (a counting sort: each owner's events stay in the order they were added). */
+function eventColumns(owners, fields) {
+  const owner = [];
+  const values = fields.map(() => []);
+  return {
+    add(at, ...row) {
+      owner.push(at);
+      row.forEach((value, f) => values[f].push(value));
+    },
+    done() {
+      const start = new Int32Array(owners + 1);
+      for (const at of owner) start[at + 1] += 1;
+      for (let i = 0; i < owners; i++) start[i + 1] += start[i];
+      const next = start.slice(0, owners);
+      const sorted = values.map(() => new Int32Array(owner.length));
+      owner.forEach((at, e) => {
+        const to = next[at]++;
+        values.forEach((column, f) => (sorted[f][to] = column[e]));
       });
-      if (count === 0) active[first] = { node: step.node, edges: [] };
-    } else {
-      for (let f = first; f <= last; f++) active[f] = { node: step.node, edges: [] };
-    }
-    first = last + 1;
-  });
-  // Whatever frame f lights, and whatever frame f − 1 lit, may be drawn differently at f.
-  frames.forEach((_, f) => {
-    for (const at of [active[f], active[f - 1]]) {
-      if (!at) continue;
-      touched[f][0].push(at.node);
-      touched[f][1].push(...at.edges);
-    }
-  });
-  return { dataFrame, forwardStep, gradEvents, visitFrame, edgeEvents, active, touched };
+      return { start, columns: Object.fromEntries(fields.map((name, f) => [name, sorted[f]])) };
+    },
+  };
 }
 
-/** The grad a grad event ([frame, step index, at]) shows, read from `trace`; `last`: whether it is
- *  its node's last (node `index`'s). */
-function eventGrad(trace, [, k, at], merged, last, index) {
+function buildPlayIndex(trace) {
+  const steps = stepColumns(trace.steps);
+  const index = traceIndex(trace);
+  const { nodeAt } = index;
+  // Positions of nodes and edges: a StepList's own, else by id.
+  const list = steps instanceof StepList;
+  const inputsOf = list
+    ? (node) => Array.from({ length: steps.edgeStart[node + 1] - steps.edgeStart[node] }, (_, j) => steps.edgeStart[node] + j)
+    : (node) => (index.inputEdges.get(trace.nodes[node].id) ?? []).map((edge) => index.edgeAt.get(edge.id));
+  const nodeOf = list ? (k) => steps.nodePositionAt(k) : (k) => nodeAt.get(steps.nodeAt(k));
+  const edgeOf = list ? (k, j) => steps.contributionEdgePosition(k, j) : (k, j) => index.edgeAt.get(steps.contributionEdge(k, j));
+  const toOf = list ? (k, j) => steps.contributionToPosition(k, j) : (k, j) => nodeAt.get(steps.contributionTo(k, j));
+  const nodeCount = trace.nodes.length;
+  const firstFrame = new Int32Array(steps.length);
+  const dataFrame = new Int32Array(nodeCount).fill(-1);
+  const visitFrame = new Int32Array(nodeCount).fill(-1);
+  const grads = eventColumns(nodeCount, ["frame", "step", "at"]);
+  const edges = eventColumns(trace.edges.length, ["frame", "until", "step", "at", "backward"]);
+  let first = 0;
+  for (let k = 0; k < steps.length; k++) {
+    firstFrame[k] = first;
+    const phase = steps.phaseAt(k);
+    const count = phase === "backward" ? steps.contributionCount(k) : 0;
+    const last = first + Math.max(1, count) - 1;
+    if (phase === "forward" || phase === "tangent") {
+      const node = nodeOf(k);
+      // Forward mode's step computes the node's value and its tangent, shown in the grad row.
+      dataFrame[node] = first;
+      // A value's forward edge shows the input's value (at −1); a tangent step's its term of the
+      // chain rule (tangent_in × local): `at` is its contribution.
+      const term = new Map();
+      if (phase === "tangent") {
+        grads.add(node, first, k, STEP_TANGENT);
+        for (let j = 0; j < steps.contributionCount(k); j++) term.set(edgeOf(k, j), j);
+      }
+      for (const at of inputsOf(node)) edges.add(at, first, first, k, term.get(at) ?? -1, 0);
+    } else if (phase === "seed") {
+      grads.add(nodeOf(k), first, k, STEP_GRAD);
+    } else if (phase === "backward") {
+      visitFrame[nodeOf(k)] = first;
+      for (let j = 0; j < count; j++) {
+        grads.add(toOf(k, j), first + j, k, j);
+        edges.add(edgeOf(k, j), first + j, last, k, j, 1);
+      }
+    }
+    first = last + 1;
+  }
+  const [g, e] = [grads.done(), edges.done()];
+  return {
+    firstFrame, dataFrame, visitFrame,
+    gradStart: g.start, gradFrame: g.columns.frame, gradStep: g.columns.step, gradAt: g.columns.at,
+    edgeStart: e.start, edgeFrame: e.columns.frame, edgeUntil: e.columns.until, edgeStep: e.columns.step,
+    edgeContribution: e.columns.at, edgeBackward: e.columns.backward,
+  };
+}
+
+/**
+ * What frame `f` of `trace` lights, {node, edges: ids}: its step's node, and the edges of a
+ * forward step's inputs or of the contributions shown so far at a backward step; undefined
+ * outside the timeline.
+ */
+export function activeAt(trace, f) {
+  const frame = framesOf(trace)[f];
+  if (!frame) return undefined;
+  const drawing = drawingOf(trace);
+  const steps = stepColumns(drawing.steps);
+  const node = steps.nodeAt(frame.step);
+  const phase = steps.phaseAt(frame.step);
+  if (phase === "forward" || phase === "tangent") return { node, edges: (traceIndex(drawing).inputEdges.get(node) ?? []).map((e) => e.id) };
+  const edges = [];
+  if (phase === "backward") for (let j = 0; j < frame.upto; j++) edges.push(steps.contributionEdge(frame.step, j));
+  return { node, edges };
+}
+
+/** The grad shown from grad event `e` of the play index on, read from `trace` (`numbers`: where
+ *  its backward numbers are, a merge's or its step list's; `merged`: whether they are a merge's,
+ *  whose reply holds every node's grad; `node`: the event's node position). */
+function eventGrad(trace, play, e, numbers, merged, node) {
+  const [k, at] = [play.gradStep[e], play.gradAt[e]];
   // A node's grad changes at its contributions alone (the seed's root has none): after its last
   // one it is the node's grad, which a slider move's numbers hold without recording every
   // contribution (compute/evaluator.js evaluateNumbers).
-  if (merged && at !== STEP_TANGENT && last) return numberAt(merged.reply.grad, index);
-  if (merged && at !== STEP_TANGENT && merged.visitOf[k] >= 0) {
-    // A slider move's trace: the grad read where its merge would put it (compute/merge-numbers.js), unmerged.
-    return at === STEP_GRAD ? numberAt(merged.reply.step_grad, merged.visitOf[k]) : numberAt(merged.reply.grad_after, merged.firstOf[k] + at);
+  if (merged && at !== STEP_TANGENT && e === play.gradStart[node + 1] - 1) return numberAt(numbers.reply.grad, node);
+  if (numbers && at !== STEP_TANGENT && numbers.visitOf[k] >= 0) {
+    // A slider move's trace: the grad read where its merge would put it (compute/merge-numbers.js),
+    // unmerged; or a step list's columns. Either kind of array, read as JSON's numbers.
+    return at === STEP_GRAD ? numberAt(numbers.reply.step_grad, numbers.visitOf[k]) : numberAt(numbers.reply.grad_after, numbers.firstOf[k] + at);
   }
-  const step = trace.steps[k];
+  const step = trace.steps.at(k);
   if (at === STEP_GRAD) return step.grad;
   if (at === STEP_TANGENT) return step.tangent;
   return step.contributions[at].grad_after;
 }
 
-/** The contribution an edge event shows, read from `trace`: a backward step's, or a tangent
+/** The contribution edge event `e` shows, read from `trace`: a backward step's, or a tangent
  * step's term as one ({upstream: tangent_in, local, contribution}); null for a value's edge. */
-function eventContribution(trace, event) {
-  if (event.at < 0) return null;
-  const c = trace.steps[event.step].contributions[event.at];
-  return event.backward ? c : { upstream: c.tangent_in, local: c.local, contribution: c.contribution };
+function eventContribution(trace, play, e) {
+  const [k, at] = [play.edgeStep[e], play.edgeContribution[e]];
+  if (at < 0) return null;
+  const steps = trace.steps;
+  const backward = play.edgeBackward[e] === 1;
+  const c = backward && steps.contributionAt ? steps.contributionAt(k, at) : steps.at(k).contributions[at];
+  return backward ? c : { upstream: c.tangent_in, local: c.local, contribution: c.contribution };
 }
 
-/** The last event of `list` at or before frame i (lists are in frame order and short). */
-function lastAt(list, i, frameOf) {
-  if (!list) return undefined;
-  let lo = 0;
-  let hi = list.length - 1;
-  let found;
+/** The last of the events `start` … `end` − 1 (in frame order, from `frames`) at or before frame
+ *  i, or -1 (a node's or an edge's events are few). */
+function lastAt(frames, start, end, i) {
+  let [lo, hi, found] = [start, end - 1, -1];
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    if (frameOf(list[mid]) <= i) {
-      found = list[mid];
+    if (frames[mid] <= i) {
+      found = mid;
       lo = mid + 1;
     } else hi = mid - 1;
   }
   return found;
 }
-
-const gradFrame = (event) => event[0];
-const edgeFrame = (event) => event.frame;
 
 /** The name of the cards' grad row: `grad`, or in forward mode `∂/∂a` (the tangent by leaf a). */
 function gradRowName(trace, nodeById) {
@@ -268,51 +326,55 @@ function gradRowName(trace, nodeById) {
  *   frame: the frame shown.
  */
 export function viewAt(trace, i, { finalGrads = false } = {}) {
-  const { nodeById, nodeAt } = traceIndex(trace);
-  const merged = mergedNumbersOf(trace.steps); // a slider move's: its numbers, its steps unmerged
+  const index = traceIndex(trace);
+  const { nodeById, nodeAt } = index;
+  // Where the backward numbers are: a slider move's reply (its steps unmerged), or the columns.
+  const merged = mergedNumbersOf(trace.steps);
+  const numbers = merged ?? trace.steps.numbers?.() ?? null;
   const play = playIndex(trace);
   const frames = framesOf(trace);
   const at = Math.max(0, Math.min(i, frames.length - 1));
   const frame = frames[at] ?? { step: -1, upto: 0 };
   const shownFrame = frames.length ? at : -1;
-  const computed = (id) => (play.dataFrame.get(id) ?? Infinity) <= shownFrame;
+  const after = (f) => f >= 0 && f <= shownFrame;
+  const computed = (id) => after(play.dataFrame[nodeAt.get(id)] ?? -1);
+  // A forward step's data is its node's (compute/merge-numbers.js gives a merge's nodes theirs).
   const dataOf = (id) => {
     const node = nodeById.get(id);
     if (!node) return undefined;
     if (node.kind !== "op") return node.data;
-    if (!computed(id)) return undefined;
-    if (merged) return node.data; // a merge's forward step has its node's data
-    const k = play.forwardStep.get(id);
-    return (k === undefined ? undefined : trace.steps[k].data) ?? node.data;
+    return computed(id) ? node.data : undefined;
   };
   const gradOf = (id) => {
     const node = nodeById.get(id);
     if (!node || node.kind === "const") return undefined; // constants get a grad; the page hides it
     if (finalGrads) return trace.pass === "forward" ? node.tangent : node.grad;
-    const events = play.gradEvents.get(id);
-    const event = lastAt(events, shownFrame, gradFrame);
-    return event ? eventGrad(trace, event, merged, event === events.at(-1), nodeAt.get(id)) : undefined;
+    const n = nodeAt.get(id);
+    const e = lastAt(play.gradFrame, play.gradStart[n], play.gradStart[n + 1], shownFrame);
+    return e < 0 ? undefined : eventGrad(trace, play, e, numbers, merged !== undefined, n);
   };
   const edgeOf = (id) => {
-    const event = lastAt(play.edgeEvents.get(id), shownFrame, edgeFrame);
-    if (!event) return undefined;
-    const lit = shownFrame <= event.until;
-    if (!event.backward) {
-      return lit ? { state: "forward-active", contribution: eventContribution(trace, event), pulse: true } : { state: "forward" };
+    const n = index.edgeAt.get(id);
+    if (n === undefined) return undefined;
+    const e = lastAt(play.edgeFrame, play.edgeStart[n], play.edgeStart[n + 1], shownFrame);
+    if (e < 0) return undefined;
+    const lit = shownFrame <= play.edgeUntil[e];
+    if (play.edgeBackward[e] !== 1) {
+      return lit ? { state: "forward-active", contribution: eventContribution(trace, play, e), pulse: true } : { state: "forward" };
     }
-    const contribution = eventContribution(trace, event);
+    const contribution = eventContribution(trace, play, e);
     return lit
-      ? { state: "backward-active", contribution, pulse: event.frame === shownFrame }
+      ? { state: "backward-active", contribution, pulse: play.edgeFrame[e] === shownFrame }
       : { state: "backward", contribution };
   };
-  const step = trace.steps[frame.step];
+  const step = frame.step >= 0 ? trace.steps.at(frame.step) : undefined;
   return {
     data: { get: dataOf },
     grad: { get: gradOf, has: (id) => gradOf(id) !== undefined },
     computed: { has: computed },
-    visited: { has: (id) => (play.visitFrame.get(id) ?? Infinity) <= shownFrame },
+    visited: { has: (id) => after(play.visitFrame[nodeAt.get(id)] ?? -1) },
     edges: { get: edgeOf },
-    active: play.active[shownFrame]?.edges ?? [],
+    active: activeAt(trace, shownFrame)?.edges ?? [],
     current: step ? step.node : null, step, stepIndex: frame.step, shown: frame.upto, frame: shownFrame,
     gradRow: gradRowName(trace, nodeById),
   };
@@ -321,26 +383,31 @@ export function viewAt(trace, i, { finalGrads = false } = {}) {
 /**
  * The nodes and edges whose drawing may differ between frames `from` and `to` of `trace`
  * ([node ids, edge ids], with repeats); null when every one may (the whole graph is redrawn).
- * Costs the events between the two frames, not the size of the graph.
+ * Costs the frames between the two, not the size of the graph: at each frame, the node a
+ * contribution flows to, and what that frame and the one before it light.
  */
 export function changedBetween(trace, from, to) {
-  const { touched } = playIndex(trace);
+  const frames = framesOf(trace);
   const [a, b] = from < to ? [from, to] : [to, from];
-  if (a < 0 || b >= touched.length) return null;
+  if (a < 0 || b >= frames.length) return null;
+  const steps = stepColumns(drawingOf(trace).steps);
   const nodes = [];
   const edges = [];
+  const lit = (f) => {
+    const at = activeAt(trace, f);
+    if (!at) return;
+    nodes.push(at.node);
+    edges.push(...at.edges);
+  };
   for (let f = a + 1; f <= b; f++) {
-    nodes.push(...touched[f][0]);
-    edges.push(...touched[f][1]);
+    const { step, upto } = frames[f];
+    if (upto > 0 && steps.phaseAt(step) === "backward") nodes.push(steps.contributionTo(step, upto - 1));
+    lit(f);
+    lit(f - 1);
   }
   // Both ends' lit nodes and edges: what frame `from` lit goes back to its plain state.
-  for (const f of [a, b]) {
-    const lit = playIndex(trace).active[f];
-    if (lit) {
-      nodes.push(lit.node);
-      edges.push(...lit.edges);
-    }
-  }
+  lit(a);
+  lit(b);
   return [nodes, edges];
 }
 
@@ -369,15 +436,17 @@ export function numbersChanged(before, after, i, options = {}) {
  * Steps after the topo phase give the final state (empty stack, every node sorted).
  */
 export function topoStateAt(trace, stepIndex) {
-  const stack = [];
-  const sorted = [];
-  for (const step of trace.steps.slice(0, stepIndex + 1)) {
-    if (step.phase !== "topo") break;
-    if (step.pop !== null) stack.pop();
-    for (const entry of step.pushed) stack.push([entry[0], entry[1]]);
-    if (step.emitted !== null) sorted.push(step.emitted);
-  }
-  return { stack, sorted };
+  const state = { stack: [], sorted: [] };
+  const steps = stepColumns(drawingOf(trace).steps);
+  for (let k = 0; k <= stepIndex && k < steps.length && steps.phaseAt(k) === "topo"; k++) topoStep(state, steps.at(k));
+  return state;
+}
+
+/** `state` ({stack, sorted}, as topoStateAt gives) after the sort's step `step`, changed in place. */
+export function topoStep({ stack, sorted }, step) {
+  if (step.pop !== null) stack.pop();
+  for (const entry of step.pushed) stack.push([entry[0], entry[1]]);
+  if (step.emitted !== null) sorted.push(step.emitted);
 }
 
 /**

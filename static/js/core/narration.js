@@ -9,7 +9,7 @@
 
 import { formatNumber, parenthesized } from "./format.js";
 import { TraceMemo } from "./trace-memo.js";
-import { drawingOf, numberArrays, numberAt } from "../compute/merge-numbers.js";
+import { copied, drawingOf, lazily, numberArrays, numberAt } from "../compute/merge-numbers.js";
 
 /** A number for narration (engine `fmt`): integers plainly, else up to 6 significant digits. */
 export const fmt = (value) => formatNumber(value, "narration");
@@ -73,9 +73,9 @@ function textsOf(drawing) {
  * the numbers arrays of POST /api/values (compute/merge-numbers.js `numberArrays`).
  */
 export function slotArraysOf(trace) {
-  // Assigned, not spread: the arrays a page's reply makes when first read stay unmade until a slot reads them.
-  const arrays = Object.assign(numberArrays(trace), { text: textsOf(drawingOf(trace)) });
-  if (trace.pass === "forward") arrays.tangent = trace.nodes.map((node) => node.tangent);
+  const arrays = copied(numberArrays(trace)); // an array made when a template first reads it
+  lazily(arrays, "text", () => textsOf(drawingOf(trace))); // a drawing's: new numbers name nodes alike
+  if (trace.pass === "forward") lazily(arrays, "tangent", () => trace.nodes.map((node) => node.tangent));
   return arrays;
 }
 
@@ -83,7 +83,7 @@ const fillers = new TraceMemo("filler"); // trace → its filler (a trace is nev
 
 /** The narration of step `index` of `trace`: its template filled from the trace's own arrays. */
 export function narrationOf(trace, index) {
-  const step = trace.steps[index];
+  const step = trace.steps.at(index);
   if (!step) return "";
   let fillStep = fillers.get(trace);
   if (!fillStep) fillers.set(trace, (fillStep = filler(slotArraysOf(trace))));

@@ -12,7 +12,7 @@
 // button's aria-pressed.
 
 import { stepInterval } from "../core/player.js";
-import { playIndex, traceIndex } from "../core/frames.js";
+import { activeAt, traceIndex } from "../core/frames.js";
 
 const reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)");
 const MAX_GLIDE_MS = 320;
@@ -58,11 +58,10 @@ function nodeBox(trace, id, cardOf, { x, y, k }) {
 /** What to keep in view, most first: the card with every lit edge's input, with the latest
  * contribution's input, then the card alone. An edge lies between its two cards' boxes. */
 function wishes(trace, step, cardOf, view) {
-  const at = playIndex(trace).active[step];
+  const at = activeAt(trace, step);
   const own = at ? nodeBox(trace, at.node, cardOf, view) : null;
   if (!own) return [];
-  const { edgeById } = traceIndex(trace);
-  const inputs = (at.edges ?? []).map((id) => nodeBox(trace, edgeById.get(id)?.source, cardOf, view));
+  const inputs = (at.edges ?? []).map((id) => nodeBox(trace, traceIndex(trace).edgeById.get(id)?.source, cardOf, view));
   return [[own, ...inputs], [own, inputs[inputs.length - 1]], [own]].map(union);
 }
 

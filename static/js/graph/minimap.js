@@ -10,7 +10,7 @@
 
 import { gradBuckets } from "../gradients/gradmap.js";
 import { t } from "../core/i18n.js";
-import { playIndex, traceIndex } from "../core/frames.js";
+import { activeAt, traceIndex } from "../core/frames.js";
 import { sameDrawing } from "../compute/merge-numbers.js";
 
 const MAX_WIDTH_REM = 13;
@@ -196,7 +196,7 @@ class Minimap {
     const { frame, parts, state, graph } = this;
     if (!frame || parts.root.hidden) return;
     placeView(parts.view, frame, graph.zoom.transform, this.metrics().box);
-    const current = state.trace ? playIndex(state.trace).active[state.step]?.node : null;
+    const current = state.trace ? activeAt(state.trace, state.step)?.node : null;
     const node = current && (graph.cardOf(current) ?? traceIndex(state.trace).nodeById.get(current));
     if (parts.pulse.hidden !== !node) parts.pulse.hidden = !node;
     if (node) parts.pulse.style.transform = `translate(${(node.x - frame.x0) * frame.scale}px, ${(node.y - frame.y0) * frame.scale}px)`;

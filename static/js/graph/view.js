@@ -73,7 +73,7 @@ function fitMinScale(bounds, box, reading) {
 /** The step's current node at frame `step` of `trace`, or null. */
 function currentNode(trace, step) {
   const frame = framesOf(trace)[step];
-  return frame ? trace.steps[frame.step]?.node ?? null : null;
+  return frame ? trace.steps.at(frame.step)?.node ?? null : null;
 }
 
 /** The SVG's defs and layers (the travelling dots in `overlay`, their own compositing layer). */

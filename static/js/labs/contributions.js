@@ -16,7 +16,7 @@ export function contributionsOf(trace) {
   if (facts) return facts;
   const items = [];
   framesOf(trace).forEach((frame, i) => {
-    const step = trace.steps[frame.step];
+    const step = trace.steps.at(frame.step);
     if (step.phase === "backward" && frame.upto >= 1) {
       items.push({ frame: i, consumer: step.node, c: step.contributions[frame.upto - 1], overwrittenAt: null });
     }

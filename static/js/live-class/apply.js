@@ -48,7 +48,7 @@ export function createFollower(store, { recompute, paint = () => false }) {
 
   /** The teacher's step, or the frame before the open question's answer if that comes first. */
   const target = () => {
-    const hold = holdFrame(state.trace, question);
+    const hold = holdFrame(state.trace ?? state.tensor, question); // a tensor program's reply too
     return hold === null ? view.step : Math.min(view.step, hold);
   };
 

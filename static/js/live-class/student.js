@@ -16,6 +16,7 @@ import { lang, t } from "../core/i18n.js";
 import { HIDE_KEYS } from "../core/links.js";
 import { createFollower } from "./apply.js";
 import { barOf, DIAGNOSES, drawBoard } from "./board.js";
+import { cellWords } from "./questions.js";
 import { openClassSocket } from "./socket.js";
 
 const NAME_KEY = "chainrule.class.nickname";
@@ -50,9 +51,10 @@ function studentBar(code) {
   const send = h("button", { type: "submit", class: "primary", "data-testid": "class-answer-send", text: t("ui.class.answer_send") });
   const answerStatus = h("p", { class: "class-answer-status", "data-testid": "class-answer-status", role: "status" });
   const form = h("form", { class: "class-answer-form" }, prompt, answer, send);
+  const hint = h("p", { class: "class-cell-hint", "data-testid": "class-cell-hint", hidden: true });
   const verdict = h("p", { class: "class-verdict", "data-testid": "class-verdict", role: "status" });
   const board = h("section", { class: "class-board", "data-testid": "class-board", hidden: true });
-  const question = h("section", { class: "class-question", "data-testid": "class-question", hidden: true }, form, answerStatus, verdict, board);
+  const question = h("section", { class: "class-question", "data-testid": "class-question", hidden: true }, form, hint, answerStatus, verdict, board);
   const joinCode = h("input", { type: "text", autocomplete: "off", spellcheck: "false", maxlength: "16", "data-testid": "class-join-code", "aria-label": t("ui.class.join_label") });
   const join = h("form", { class: "class-join-form", hidden: true }, joinCode, h("button", { type: "submit", text: t("ui.class.join") }));
   join.addEventListener("submit", (event) => {
@@ -64,7 +66,7 @@ function studentBar(code) {
     h("p", { text: t("ui.class.paused_title") }), h("p", { class: "class-paused-hint", text: t("ui.class.paused_hint") }));
   const bar = h("section", { class: "class-bar student", "data-testid": "class-bar", "aria-label": t("ui.class.bar_label") },
     h("div", { class: "class-bar-row" }, status, codeChip, name), join, question);
-  return { bar, status, name, prompt, answer, form, answerStatus, verdict, board, question, paused, join };
+  return { bar, status, name, prompt, answer, form, hint, answerStatus, verdict, board, question, paused, join };
 }
 
 /** The status line's state and words: the connection's while it is not open, else the class's mode. */
@@ -103,14 +105,17 @@ function showVerdict(ui, q, answered, board) {
     : t("ui.class.verdict.wrong", { label: q.label, truth, guess }));
 }
 
-/** The question card for the class's state `snapshot` and this student's answer `mine`. */
-function showQuestion(ui, snapshot, mine) {
+/** The question card for the class's state `snapshot` and this student's answer `mine`; `reply` the tensor program shown, if any (a cell's question says what its gradient is). */
+function showQuestion(ui, snapshot, mine, reply) {
   const q = snapshot?.question;
   ui.question.hidden = !q;
   if (!q) return;
   ui.question.dataset.question = q.id;
   ui.question.dataset.open = String(q.open);
   ui.prompt.textContent = t("ui.class.prompt", { label: q.label });
+  const words = cellWords(reply, q);
+  ui.hint.hidden = !words;
+  ui.hint.textContent = words ? t("ui.class.cell_hint", words) : "";
   ui.form.hidden = !q.open;
   const answered = mine && mine.question === q.id ? mine : null;
   ui.answerStatus.textContent = !answered || !q.open ? "" // revealed: the verdict says it
@@ -153,7 +158,7 @@ function applySnapshot(next, { ui, root, session, store }) {
     session.follower.follow(next.view, next.question?.open ? next.question : null);
   }
   showStatus(ui, root, session);
-  showQuestion(ui, session.snapshot, session.mine);
+  showQuestion(ui, session.snapshot, session.mine, store.state.tensor);
 }
 
 /** The class is over (`how`: "ended", or "removed" by the teacher): the page says so and is
@@ -178,7 +183,7 @@ function onClassMessage(message, context) {
     applySnapshot(message, context);
   } else if (message.type === "ack" && session.mine && message.seq === session.mine.seq) {
     session.mine.acked = true;
-    showQuestion(ui, session.snapshot, session.mine);
+    showQuestion(ui, session.snapshot, session.mine, context.store.state.tensor);
   } else if (message.type === "ended" || message.type === "removed") {
     endClass(context, message.type);
   } else if (message.type === "store") { // the class's store lost, or back: an unacknowledged answer goes again
@@ -235,8 +240,12 @@ export function mountStudent(code, { workspace, pane }, scope, { recompute, pain
     session.seq += 1;
     session.mine = { question: session.snapshot.question.id, value, seq: session.seq, acked: false }; // ∞ and NaN as the API names them
     sendAnswer();
-    showQuestion(ui, session.snapshot, session.mine);
+    showQuestion(ui, session.snapshot, session.mine, store.state.tensor);
   } });
+  // The tensor program a question is about may arrive after the question: its words then.
+  store.subscribe((s, changed) => {
+    if (changed.has("tensor")) showQuestion(ui, session.snapshot, session.mine, s.tensor);
+  });
   showStatus(ui, root, session);
 }
 

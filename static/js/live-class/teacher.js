@@ -14,7 +14,8 @@ import { createDialog, showModal } from "../core/keys.js";
 import { currentLesson } from "../lessons/stops.js";
 import { drawBoard } from "./board.js";
 import { createFollower } from "./apply.js";
-import { askable } from "./questions.js";
+import { cellPicker } from "./cell-picker.js";
+import { askable, askableCells } from "./questions.js";
 import { qrSvg } from "./qr.js";
 import { rosterDialog } from "./roster.js";
 import { openClassSocket } from "./socket.js";
@@ -73,7 +74,12 @@ async function createClass(view) {
   return payload;
 }
 
-const askKey = (a) => `${a.kind}:${a.node}:${a.edge}`;
+const askKey = (a) => (a.tensor != null ? `${a.kind}:${a.tensor}:${a.index.join(",")}` : `${a.kind}:${a.node}:${a.edge}`);
+
+/** The `ask` message of `a` (one of asksAt's): a node, an edge, or a tensor's cell. */
+const askMessage = (a) => (a.tensor != null
+  ? { type: "ask", kind: a.kind, tensor: a.tensor, index: a.index, label: a.label }
+  : { type: "ask", kind: a.kind, node: a.node, edge: a.edge, label: a.label });
 
 function button(text, testid, extra = {}) {
   return h("button", { type: "button", text, "data-testid": testid, ...extra });
@@ -127,7 +133,8 @@ function teacherBar(info) {
     h("div", { class: "class-bar-row" }, showCode, students, pause, free, gather,
       askGroup, answers, h("label", { class: "toggle" }, names, ` ${t("ui.class.names")}`), reveal, boardButton, link, end),
     lost, hold);
-  return { bar, lost, students, pause, free, gather, what, ask, askGroup, answers, names, reveal, boardButton, showCode, end, hold };
+  // askMenu: what the Ask menu was last filled with (fillAskMenu)
+  return { bar, lost, students, pause, free, gather, what, ask, askGroup, answers, names, reveal, boardButton, showCode, end, hold, askMenu: null };
 }
 
 /**
@@ -209,8 +216,9 @@ function viewSender(socketOf, state, held = () => false) {
   };
 }
 
-/** The values the class can be asked in state `s`, the open lesson stop's question first. */
+/** The values the class can be asked in state `s`, the open lesson stop's question first; on a tensor program, its cells. */
 function asksAt(s) {
+  if (s.tensor && !s.trace) return askableCells(s.tensor, s.step);
   const asks = askable(s.trace, s.step);
   const lessonQ = currentLesson(s)?.stops[s.lessonStop]?.question;
   if (lessonQ) {
@@ -220,10 +228,21 @@ function asksAt(s) {
   return asks;
 }
 
-/** Fill the Ask menu with `asks`, keeping the value chosen while it can still be asked. */
+/** Fill the Ask menu with `asks`, keeping the value chosen while it can still be asked; a tensor's cells in a group of their own. */
 function fillAskMenu(ui, asks) {
+  // New numbers of the same program (a drag) ask the same: the menu stays as it is.
+  const shown = asks.map((a) => `${askKey(a)} ${a.label} ${Boolean(a.lesson)}`).join("\n");
+  if (ui.askMenu === shown) return;
+  ui.askMenu = shown;
   const chosen = ui.what.value;
-  ui.what.replaceChildren(...asks.map((a) => new Option(a.lesson ? t("ui.class.ask_lesson", { label: a.label }) : a.label, askKey(a))));
+  const options = [];
+  for (const a of asks) {
+    const option = new Option(a.lesson ? t("ui.class.ask_lesson", { label: a.label }) : a.label, askKey(a));
+    if (!a.group) options.push(option);
+    else if (options.at(-1)?.tagName === "OPTGROUP" && options.at(-1).label === a.group) options.at(-1).append(option);
+    else options.push(h("optgroup", { label: a.group }, option));
+  }
+  ui.what.replaceChildren(...options);
   if (asks.some((a) => askKey(a) === chosen)) ui.what.value = chosen;
   ui.askGroup.hidden = asks.length === 0; // the pulse has shown everything
 }
@@ -327,9 +346,11 @@ function run(info, page, { fresh, adopt = false }) {
     views.resend();
     views.schedule();
   };
+  const picker = cellPicker(page.workspace, ui.what, (key) => session.asks.some((a) => askKey(a) === key));
   const refreshAsks = () => {
     session.asks = asksAt(state);
     fillAskMenu(ui, session.asks);
+    picker.mark(asked());
   };
   const show = (next) => {
     if (adopting.on && !adopting.view) {
@@ -355,13 +376,14 @@ function run(info, page, { fresh, adopt = false }) {
   roster.show({ count: 0, max: info.max_students, list: [] });
   showStudents();
   const asked = () => session.asks.find((a) => askKey(a) === ui.what.value);
+  ui.what.addEventListener("change", () => picker.mark(asked()));
   listenToBar(ui, { socket, views, join, boardView, roster, mode: () => session.snapshot?.mode, asked, end: () => finish({ ended: true }) });
 
   const unsubscribe = subscribe((s, changed) => {
     if (adopting.on) adopted();
     if (!VIEW_KEYS.some((key) => changed.has(key))) return;
     views.schedule();
-    if (changed.has("trace") || changed.has("step") || changed.has("lessonStop")) refreshAsks();
+    if (["trace", "tensor", "step", "lessonStop"].some((key) => changed.has(key))) refreshAsks();
   });
 
   let finished = false;
@@ -375,6 +397,7 @@ function run(info, page, { fresh, adopt = false }) {
       status.textContent = t(ended ? "ui.class.status.ended" : "ui.class.moved");
     }
     unsubscribe();
+    picker.stop();
     views.stop();
     sessionStorage.removeItem(STORE_KEY);
     [ui.bar, join, boardView.dialog, roster.dialog].forEach((element) => element.remove());
@@ -395,7 +418,7 @@ function listenToBar(ui, { socket, views, join, boardView, roster, mode, asked, 
     const a = asked();
     if (!a) return;
     views.now(); // the question is about the view the class has
-    socket.send({ type: "ask", kind: a.kind, node: a.node, edge: a.edge, label: a.label });
+    socket.send(askMessage(a));
   });
   ui.reveal.addEventListener("click", () => socket.send({ type: "reveal", names: ui.names.checked }));
   ui.showCode.addEventListener("click", () => showModal(join));

@@ -13,6 +13,7 @@ import { attr, join, joined, svgElement, text } from "../core/svg.js";
 import { compactText, shortText } from "../core/format.js";
 import { CELL_CHARS, cellAt, headerText } from "./layout.js";
 import { gradName, shapeText, tensorName } from "./timeline.js";
+import { t } from "../core/i18n.js";
 
 /** The SVG's markers and layers ({edges, cards}) inside `svg`. */
 export function tensorLayers(svg) {
@@ -229,6 +230,18 @@ export function cellOfEvent(event) {
   return target.closest?.("[data-testid=tensor-cell]") ?? null;
 }
 
+/** An op card's Expand button at `{x, width}` of its header (tensor/expand-view.js opens it). */
+function expandButton({ x, width }, node) {
+  const label = t("ui.tensor.expand_label", { name: node.label });
+  const button = svgElement("g", { "data-testid": "tensor-expand", "data-tensor-id": node.id, role: "button", tabindex: "0", "aria-label": label }, "tensor-expand-button");
+  const title = svgElement("title");
+  title.textContent = label;
+  const word = svgElement("text", { x: x + width / 2, y: 16, "text-anchor": "middle" });
+  word.textContent = t("ui.tensor.expand");
+  button.append(title, svgElement("rect", { x, y: 4, width, height: 17, rx: 4 }), word);
+  return button;
+}
+
 /** A card's frame, header and the two grids' layers (made once per card). */
 function enterCard(box, node) {
   const g = svgElement("g", { "data-testid": "tensor", role: "group", "aria-label": `${headerText(node)}, ${shapeText(node.shape)}` }, "tensor-card");
@@ -244,6 +257,10 @@ function enterCard(box, node) {
   }
   text(g.children[1], headerText(node));
   text(g.children[2], shapeText(node.shape));
+  if (box.expand) {
+    g.children[2].setAttribute("x", box.expand.x - 6);
+    g.append(expandButton(box.expand, node));
+  }
   if (box.hasGrad) text(g.querySelector(".grad-label"), "grad"); // micrograd's and PyTorch's `.grad`, as the scalar cards' row name
   return g;
 }

@@ -4,6 +4,8 @@
 // A grid shows numbers while they fit (NUMBER_CELLS a side), else a colour a cell.
 
 import { shapeText, tensorIndex } from "./timeline.js";
+import { expandable } from "./expand.js";
+import { t } from "../core/i18n.js";
 
 /** A grid of at most this many rows and columns shows its numbers. */
 export const NUMBER_CELLS = 6;
@@ -18,6 +20,8 @@ const PAD = 8;
 const COLUMN_GAP = 44;
 const ROW_GAP = 26;
 const CHAR = 7.4; // the header's characters (monospace, 12 units)
+const BUTTON_CHAR = 6.2; // the Expand button's characters (sans, 10.5 units)
+const BUTTON_PAD = 8;
 
 /** Rows and columns of a grid of `shape`: a matrix as it is, a vector one row, a number 1×1;
  *  more dims: the first dim's rows of everything else flattened. */
@@ -44,12 +48,15 @@ function cardOf(node) {
   const gridWidth = grid.cols * cell.width;
   const gridHeight = grid.rows * cell.height;
   const header = `${headerText(node)}   ${shapeText(node.shape)}`;
-  const width = Math.max(gridWidth, header.length * CHAR, 60) + 2 * PAD;
+  // An op's card has its Expand button at the header's end (tensor/expand-view.js).
+  const button = expandable(node) ? t("ui.tensor.expand").length * BUTTON_CHAR + 2 * BUTTON_PAD : 0;
+  const width = Math.max(gridWidth, header.length * CHAR + (button && button + PAD), 60) + 2 * PAD;
   const hasGrad = node.grad !== null && node.kind !== "const";
   const dataY = HEADER;
   const gradY = dataY + gridHeight + GRAD_LABEL;
   const height = (hasGrad ? gradY + gridHeight : dataY + gridHeight) + PAD;
-  return { id: node.id, width, height, grid, cell, gridX: (width - gridWidth) / 2, dataY, gradY, hasGrad };
+  const expand = button ? { x: width - PAD + 3 - button, width: button } : null;
+  return { id: node.id, width, height, grid, cell, gridX: (width - gridWidth) / 2, dataY, gradY, hasGrad, expand };
 }
 
 /** Each tensor's column: ops one right of their deepest input, written tensors left of their first reader. */
@@ -65,7 +72,7 @@ function columnsOf(reply) {
 
 /**
  * The layout of `reply`: {cards: Map id → {x, y, width, height, grid, cell, gridX, dataY,
- * gradY, hasGrad}, edges: [{id, source, target, d}], width, height, numbers (whether a grid
+ * gradY, hasGrad, expand (its Expand button's {x, width}, or null)}, edges: [{id, source, target, d}], width, height, numbers (whether a grid
  * shows numbers)}. Deterministic: the
  * same reply, the same places.
  */

@@ -9,7 +9,7 @@
 // "server", and `data-page-numbers` "ready" (drags are the page's), "loading" or "none".
 
 import { setData } from "../core/dom.js";
-import { compileGraph, elementFanIn, recompute } from "./recompute.js";
+import { compileGraph, elementFanIn, nodeNumbers, recompute } from "./recompute.js";
 
 /**
  * `scope.store`'s tensor program's numbers from the page: `paint(values)` shows them (false when
@@ -83,7 +83,14 @@ export function createTensorNumbers(svg, scope, { requestBody, fetchGraph = null
       const compiled = compiledFor(reply);
       return compiled && reply.numbersFrom === "page" ? elementFanIn(compiled, reply, id, index) : null;
     },
-        /** Use `graph` (POST /api/tensor-graph's reply) for the program shown. */
+    /** The numbers of single scalar nodes (recompute.js nodeNumbers) when the page's are the
+     *  ones shown; else null (an expansion open asks the server for its numbers again). */
+    nodeNumbers() {
+      const reply = store.state.tensor;
+      const compiled = compiledFor(reply);
+      return compiled && reply.numbersFrom === "page" ? nodeNumbers(compiled) : null;
+    },
+    /** Use `graph` (POST /api/tensor-graph's reply) for the program shown. */
     use(graph) {
       if (store.state.tensor) hold(graph, store.state.tensor);
     },

@@ -411,6 +411,24 @@ function outputsOf(s, reply, t) {
 }
 
 /**
+ * The last recompute's numbers of single scalar nodes, by node id (`n38` of POST /api/expand's
+ * graph is 38), as a reply writes them: `data(i)`, `grad(i)`, `local(i, j)`, the local
+ * derivative of node i's input j, and `warning(i)`, its warning's type or null. Null before the
+ * first recompute.
+ */
+export function nodeNumbers(s) {
+  if (!s.last) return null;
+  const { data, local, warnings } = s.last;
+  const grad = s.grad;
+  return {
+    data: (i) => toJson(data[i]),
+    grad: (i) => toJson(grad[i]),
+    local: (i, j) => toJson(local[s.edgeStart[i] + j]),
+    warning: (i) => warnings.get(i) ?? null,
+  };
+}
+
+/**
  * POST /api/fan-in's reply (docs/api.md) for element `index` of tensor `id` of `reply`, from the
  * last recompute's numbers: every edge from the element into a node the root depends on, the
  * last node first (engine/tensor_reply.py `fan_in`), and their sum in that order. Null for a

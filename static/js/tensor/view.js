@@ -9,6 +9,7 @@ import { cellOfEvent, drawTensors, flushCellValues, tensorLayers } from "./draw.
 import { fanInOf } from "./fan-in.js";
 import { tensorLayout } from "./layout.js";
 import { mountCellEditor } from "./cell-editor.js";
+import { mountExpand } from "./expand-view.js";
 import { createTensorNumbers } from "./page-numbers.js";
 import { gradName, reusedTensorsOf, tensorIndex, tensorName, tensorViewAt } from "./timeline.js";
 import { compactText, shortText } from "../core/format.js";
@@ -121,8 +122,8 @@ function wireClicks(svg, scope, ask) {
  * sidebar's place for the cell editor),
  * root (gets data-view)}; `requestBody()` the page's /api/graph body; `setValues(values)` asks the
  * server for new values (a drag the page cannot compute yet); `server` the calls of it
- * ({postFanIn, postTensorGraph}: core/api.js's), null where there is none (a one-file HTML: every
- * drag and every gradient's sum is the page's). Returns the page's numbers
+ * ({postFanIn, postTensorGraph, postExpand}: core/api.js's), null where there is none (a one-file
+ * HTML: every drag and every gradient's sum is the page's; Expand says it needs a server). Returns the page's numbers
  * (tensor/page-numbers.js: `use(graph)` gives it the scalar graph).
  */
 export function mountTensorView(elements, scope, { requestBody, setValues, server = null }) {
@@ -160,6 +161,8 @@ export function mountTensorView(elements, scope, { requestBody, setValues, serve
   });
   fanInClose.addEventListener("click", () => scope.store.update({ tensorFanIn: null }));
   mountCellEditor(elements.cells, scope, { setValues, paint: numbers.paint });
+  // An op card's Expand: its scalar graph in a panel over the pane (the server lays it out).
+  mountExpand({ host: pane.parentElement, tensorSvg: svg }, scope, { requestBody, postExpand: server?.postExpand ?? null, numbers });
   new ResizeObserver(() => {
     if (laid.box && !pane.hidden) fitTo(pane, svg, laid.box, laid.layout.numbers);
   }).observe(pane);

@@ -1,0 +1,41 @@
+"""The trace a one-file HTML carries (app/export/onefile.py), read back as the POST /api/graph
+reply it was written from: what the file leaves out (`onefile` says which: the edges but their
+local derivatives, the program's copy of the source) written back by docs/api.md's rules (edge k
+is the k-th input of the nodes in order), independently of the page's own reader
+(static/js/io/onefile-trace.js, which tests/app/test_export_html.py runs against the reply)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+DATA_BLOCK = r'<script type="application/json" id="chainrule-data-{}">(.*?)</script>'
+
+
+def file_data(html: str, player: int = 0) -> dict[str, Any]:
+    """Player `player`'s data block of the file ({title, trace, graph?}), its trace as a reply."""
+    found = re.search(DATA_BLOCK.format(player), html, re.S)
+    assert found, f"no data block for player {player}"
+    data = json.loads(found.group(1))
+    return dict(data, trace=as_reply(data["trace"]))
+
+
+def as_reply(trace: dict[str, Any]) -> dict[str, Any]:
+    """`trace` as the file holds it, with what the file left out written back."""
+    compact = trace.get("onefile")
+    if compact is None:
+        return trace
+    reply = {key: value for key, value in trace.items() if key != "onefile"}
+    if compact.get("edges") == "local_grad":
+        nodes = trace["nodes"]
+        inputs = [(node, j, source) for node in nodes for j, source in enumerate(node["inputs"])]
+        reply["edges"] = [
+            {"id": f"e{k}", "source": source, "target": node["id"], "index": j, "local_grad": local}
+            for k, ((node, j, source), local) in enumerate(zip(inputs, trace["edges"], strict=True))
+        ]
+    if "program_source" in compact:
+        entries = list(trace["program"].items())
+        entries.insert(compact["program_source"], ("source", trace["source"]))
+        reply["program"] = dict(entries)
+    return reply
