@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 
 import chainrule
 from chainrule import engine
+from chainrule.engine.flags import grad_flags
 from chainrule.sandbox.moons import demo_loss, demo_model, make_moons
 
 pytestmark = pytest.mark.browser
@@ -174,14 +175,32 @@ def test_the_demo_opens_on_its_overview_and_one_neuron_matches_micrograd(
     expected_root = engine.trace(reply["source"], {leaf["name"]: 0.75}).root.data
     assert expected_root != total_loss.data
     expect(combined).to_have_attribute("data-data", repr(expected_root))
-    # Once the slider rests, each sample's count of ReLUs off is micrograd's with the new weight.
+    # Every card shows its value's data and grad as the engine computes them for the new weight
+    # (the page's evaluator writes no contribution for them: compute/evaluator.js).
+    moved = engine.trace(reply["source"], {leaf["name"]: 0.75})
+    shown = page.locator(CARD).evaluate_all(
+        "cards => cards.map((c) => [c.dataset.root, c.dataset.data, c.dataset.grad])"
+    )
+    assert len(shown) == SAMPLES + 2
+    for root, card_data, card_grad in shown:
+        i = int(root[1:])
+        assert (float(card_data), float(card_grad)) == (moved.nodes[i].data, moved.grads[i]), root
+    # Once the slider rests, each sample's count of ReLUs off is micrograd's with the new weight,
+    # and its counts of statements with a dead or vanishing gradient engine/flags.py's.
     model.layers[0].neurons[2].w[1].data = 0.75
+    flags = grad_flags(moved)
     for part in parts[:SAMPLES]:
         point = [data[groups[g]["root"]] for g in part["inputs"]]
         off = sum(v == 0 for layer in hidden_outputs(model, point) for v in layer)
-        expect(page.locator(f"{CARD}[data-part={part['id']}]")).to_have_attribute(
-            "data-off", str(off)
-        )
+        card = page.locator(f"{CARD}[data-part={part['id']}]")
+        expect(card).to_have_attribute("data-off", str(off))
+        statements = [groups[g] for layer in part["layers"] for g in layer["groups"]]
+        for flag in ["dead", "vanishing"]:
+            flagged = sum(
+                any(flag in flags.get(int(node[1:]), []) for node in group["nodes"])
+                for group in statements
+            )
+            expect(card).to_have_attribute(f"data-{flag}", str(flagged))
 
 
 def test_a_small_graph_is_drawn_as_before(page, tmp_path):

@@ -492,14 +492,8 @@ def test_what_a_trace_works_out_stays_its_own_through_merges_copies_and_json(mod
 # Every frame of a trace as the player shows it (core/frames.js viewAt): each node's data and grad,
 # each edge's state and the numbers of its contribution; and whether a merged trace's play index
 # is its first trace's (built once per structure, not per slider move).
-FRAMES_JS = """async (runs) => {
-  const { mergeNumbers } = await (IMPORT)('compute/merge-numbers.js');
-  const { framesOf, playIndex, viewAt } = await (IMPORT)('core/frames.js');
-  const { withStepObjects } = await (IMPORT)('core/step-columns.js');
-  const post = async (path, body) => (await fetch(path, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
-  })).json();
-  const shown = (trace) => framesOf(trace).map((_, f) => {
+# `shown(trace)` in a page function: every frame as the player shows it (needs framesOf and viewAt).
+SHOWN_JS = """const shown = (trace) => framesOf(trace).map((_, f) => {
     const view = viewAt(trace, f);
     return [
       trace.nodes.map((n) => [view.data.get(n.id), view.grad.get(n.id)]),
@@ -509,7 +503,16 @@ FRAMES_JS = """async (runs) => {
         return edge && [edge.state, edge.pulse ?? null, c ? [c.upstream, c.local, c.contribution, c.grad_after] : null];
       }),
     ];
-  });
+  });"""
+
+FRAMES_JS = """async (runs) => {
+  const { mergeNumbers } = await (IMPORT)('compute/merge-numbers.js');
+  const { framesOf, playIndex, viewAt } = await (IMPORT)('core/frames.js');
+  const { withStepObjects } = await (IMPORT)('core/step-columns.js');
+  const post = async (path, body) => (await fetch(path, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+  })).json();
+  SHOWN
   const out = [];
   for (const run of runs) {
     const trace = withStepObjects(await post('/api/graph', run.before));
@@ -523,7 +526,7 @@ FRAMES_JS = """async (runs) => {
     });
   }
   return out;
-}""".replace("IMPORT", IMPORT_JS)
+}""".replace("IMPORT", IMPORT_JS).replace("SHOWN", SHOWN_JS)
 
 
 def test_a_merged_trace_shows_its_own_numbers_at_every_frame_from_one_play_index(modules_page):
@@ -541,6 +544,56 @@ def test_a_merged_trace_shows_its_own_numbers_at_every_frame_from_one_play_index
         assert result["shared"], name
         assert result["merged"] == result["expected"], name
         assert result["again"] == result["before"], name
+
+
+# The page's own numbers as a slider move paints them (compute/evaluator.js evaluateNumbers: its
+# arrays Float64Arrays, the contributions recorded when a frame first reads one) merged, against
+# the same numbers written out whole (`evaluate`, the JSON the server's replies are checked
+# against) as a plain trace (its JSON read back: no merge, every number in its step): every
+# frame (read first, before anything else reads the contributions) and every step's sentence
+# alike, and the same trace as JSON.
+PAGE_NUMBERS_JS = """async (runs) => {
+  const { compileStructure, evaluate, evaluateNumbers } = await (IMPORT)('compute/evaluator.js');
+  const { mergeNumbers } = await (IMPORT)('compute/merge-numbers.js');
+  const { framesOf, viewAt } = await (IMPORT)('core/frames.js');
+  const { narrationOf } = await (IMPORT)('core/narration.js');
+  const { withStepObjects } = await (IMPORT)('core/step-columns.js');
+  const post = async (path, body) => (await fetch(path, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+  })).json();
+  SHOWN
+  const told = (trace) => trace.steps.map((_, k) => narrationOf(trace, k));
+  const out = [];
+  for (const run of runs) {
+    const trace = withStepObjects(await post('/api/graph', run.before));
+    const s = compileStructure(trace);
+    const painted = mergeNumbers(trace, evaluateNumbers(s, run.after.values ?? {}));
+    const frames = JSON.stringify(shown(painted));
+    const written = JSON.stringify(mergeNumbers(trace, evaluate(s, run.after.values ?? {})));
+    const plain = JSON.parse(written);
+    out.push({
+      frames: frames === JSON.stringify(shown(plain)),
+      told: JSON.stringify(told(painted)) === JSON.stringify(told(plain)),
+      json: JSON.stringify(painted) === written,
+      moved: frames !== JSON.stringify(shown(trace)),
+    });
+  }
+  return out;
+}""".replace("IMPORT", IMPORT_JS).replace("SHOWN", SHOWN_JS)
+
+
+def test_the_pages_own_numbers_show_at_every_frame_what_they_are_written_out(modules_page):
+    """A slider move's numbers, painted from the page's evaluator without recording every
+    contribution, show the numbers written out whole at every frame, in every sentence and in
+    the trace's JSON: presets, their overwrite variants and random programs."""
+    presets = [(p["source"], p["values"] or None, {}) for p in engine.PRESETS]
+    variants = [
+        (p["source"], p["values"] or None, {"mode": "overwrite"}) for p in engine.PRESETS[:3]
+    ]
+    runs = merge_runs(presets + variants + RANDOM_RUNS[:12], seed=11)
+    results = modules_page.evaluate(PAGE_NUMBERS_JS, runs)
+    for run, result in zip(runs, results, strict=True):
+        assert result == {"frames": True, "told": True, "json": True, "moved": True}, run
 
 
 def test_values_replies_merged_in_forward_mode_with_a_target_or_functions_equal_the_trace(

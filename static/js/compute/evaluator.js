@@ -7,8 +7,8 @@
 // work, so that the same IEEE operations run in the same order and the numbers are the
 // engine's to the bit, but where V8's Math.exp/log/tanh/pow/sin/cos round differently from the
 // C library CPython calls (`tolerances` says how far that can carry, MATCH_ULPS below):
-// - forward: each node in the forward steps' (topological) order, its op's `forward`, then its
-//   `locals` with `out`, and its warning as engine/ops.py `apply` decides it;
+// - forward: each node in the forward steps' (topological) order, its op's `forward`, then each
+//   input's `local` with `out`, and its warning as engine/ops.py `apply` decides it;
 // - backward: the root's grad seeded with 1, every other grad 0, then the visits of the backward
 //   steps in their order, each contribution `local × upstream` added (`=` in overwrite mode) to
 //   its input's grad in input order (engine/backward.py recorded_backward); in a variant (mode
@@ -17,6 +17,7 @@
 //
 //   const structure = compileStructure(trace);            // once per structure
 //   const reply = evaluate(structure, { a: 3, b: -1 });   // the numbers reply, same shape
+//   const numbers = evaluateNumbers(structure, { a: 3 });  // the same, its arrays Float64Arrays
 //
 // `compileStructure` reads only documented fields of /api/graph's reply: nodes (id, op, exponent,
 // kind, data of constants, inputs), leaves, root, steps (phase, node), mode, order, structure.
@@ -25,7 +26,7 @@ import {
   FLAG_EXPLODING, FLAG_SATURATED, FLAG_VANISHING, GRADCHECK_EPS_RULE, GRADCHECK_MAX_LEAVES, GRADCHECK_MAX_NODES,
   GRADCHECK_ROUNDING, OPS, opKey,
 } from "./op-functions.js";
-import { lazily } from "./merge-numbers.js";
+import { copied, lazily } from "./merge-numbers.js";
 import { stepColumns } from "../core/step-columns.js";
 
 /**
@@ -39,7 +40,11 @@ import { stepColumns } from "../core/step-columns.js";
 export const MATCH_ULPS = 4;
 
 const OP_KEYS = Object.keys(OPS);
+const ROWS = OP_KEYS.map((key) => OPS[key]); // op code → its row
 const LEAF = -1;
+
+// The arrays of a numbers reply, in its order.
+const NUMBER_ARRAYS = ["data", "grad", "correct_grad", "local_grad", "step_grad", "contribution", "grad_before", "grad_after"];
 
 /** A number of a reply: "NaN", "Infinity", "-Infinity" or the number. */
 export function fromJson(x) {
@@ -118,7 +123,7 @@ export function compileStructure(trace) {
 
 /** The data of node `i` from its inputs' in `data` (the op's forward). */
 function forwardOf(s, data, i) {
-  const row = OPS[OP_KEYS[s.op[i]]];
+  const row = ROWS[s.op[i]];
   return row.forward(data[s.first[i]], s.arity[i] > 1 ? data[s.second[i]] : 0, s.exponent[i]);
 }
 
@@ -130,26 +135,54 @@ function leafData(s, values, data) {
   }
 }
 
-/** The forward pass: data, every edge's local derivative and each node's warning (or null). */
-export function forwardPass(s, values) {
+/**
+ * The forward pass: data, every edge's local derivative (each input's own function of the row:
+ * no array made a node) and the nodes' warnings, `warned` ([node index, type, …], a pair a
+ * non-finite result: most passes have none).
+ */
+export function forwardPass(s, values, local = new Float64Array(s.edges)) {
   const data = s.constant.slice();
-  const local = new Float64Array(s.edges);
-  const warning = new Array(s.count).fill(null);
+  const warned = [];
   leafData(s, values, data);
-  for (let n = 0; n < s.topo.length; n += 1) {
-    const i = s.topo[n];
-    if (s.op[i] === LEAF) continue;
-    const row = OPS[OP_KEYS[s.op[i]]];
-    const a = data[s.first[i]];
-    const b = s.arity[i] > 1 ? data[s.second[i]] : 0;
-    const k = s.exponent[i];
+  const { topo, op, arity, first, second, exponent, edgeStart } = s;
+  for (let n = 0; n < topo.length; n += 1) {
+    const i = topo[n];
+    const code = op[i];
+    if (code === LEAF) continue;
+    const row = ROWS[code];
+    const binary = arity[i] > 1;
+    const a = data[first[i]];
+    const b = binary ? data[second[i]] : 0;
+    const k = exponent[i];
     const out = row.forward(a, b, k);
     data[i] = out;
-    const locals = row.locals(a, b, k, out);
-    for (let j = 0; j < locals.length; j += 1) local[s.edgeStart[i] + j] = locals[j];
-    if (out - out !== 0) warning[i] = warningOf(row, a, b, k, out, s.arity[i]);
+    writeLocals(row, a, b, k, out, binary, local, edgeStart[i]);
+    if (out - out !== 0) {
+      const type = warningOf(row, a, b, k, out, arity[i]);
+      if (type !== null) warned.push(i, type);
+    }
   }
-  return { data, local, warning };
+  return { data, local, warned };
+}
+
+/** A node's local derivatives into `local` from its first edge on: each input's own function of the row. */
+function writeLocals(row, a, b, k, out, binary, local, edge) {
+  local[edge] = row.local[0](a, b, k, out);
+  if (binary) local[edge + 1] = row.local[1](a, b, k, out);
+}
+
+/** Every edge's local derivative from the nodes' `data`, as forwardPass wrote them (the same
+ *  functions of the same numbers). */
+function localsOf(s, data) {
+  const local = new Float64Array(s.edges);
+  const { topo, op, arity, first, second, exponent, edgeStart } = s;
+  for (let n = 0; n < topo.length; n += 1) {
+    const i = topo[n];
+    if (op[i] === LEAF) continue;
+    const binary = arity[i] > 1;
+    writeLocals(ROWS[op[i]], data[first[i]], binary ? data[second[i]] : 0, exponent[i], data[i], binary, local, edgeStart[i]);
+  }
+  return local;
 }
 
 /** engine/ops.py `apply`'s warning of a non-finite result: the failing primitive's, else domain
@@ -178,28 +211,32 @@ export function correctGrads(s, local) {
   return grad;
 }
 
-/** The pass the trace shows, recorded (engine/backward.py `recorded_backward`). */
-function recordedPass(s, local) {
+/** The pass the trace shows, recorded (engine/backward.py `recorded_backward`); without
+ *  `contributions`, each visit's grad and the final grads alone (the same numbers). */
+function recordedPass(s, local, { contributions: recorded = true } = {}) {
+  const { visits, arity, first, second, edgeStart, overwrite } = s;
   const grad = new Float64Array(s.count);
   grad[s.root] = 1;
-  const stepGrad = new Float64Array(s.visits.length);
-  const contributions = new Float64Array(s.contributionCount);
-  const befores = new Float64Array(s.contributionCount);
-  const afters = new Float64Array(s.contributionCount);
+  const stepGrad = new Float64Array(visits.length);
+  const contributions = recorded ? new Float64Array(s.contributionCount) : null;
+  const befores = recorded ? new Float64Array(s.contributionCount) : null;
+  const afters = recorded ? new Float64Array(s.contributionCount) : null;
   let k = 0;
-  for (let visit = 0; visit < s.visits.length; visit += 1) {
-    const i = s.visits[visit];
+  for (let visit = 0; visit < visits.length; visit += 1) {
+    const i = visits[visit];
     const upstream = grad[i];
     stepGrad[visit] = upstream;
-    for (let j = 0; j < s.arity[i]; j += 1) {
-      const to = j === 0 ? s.first[i] : s.second[i];
-      const contribution = local[s.edgeStart[i] + j] * upstream;
+    for (let j = 0; j < arity[i]; j += 1) {
+      const to = j === 0 ? first[i] : second[i];
+      const contribution = local[edgeStart[i] + j] * upstream;
       const before = grad[to];
-      const after = s.overwrite ? contribution : before + contribution;
+      const after = overwrite ? contribution : before + contribution;
       grad[to] = after;
-      contributions[k] = contribution;
-      befores[k] = before;
-      afters[k] = after;
+      if (recorded) {
+        contributions[k] = contribution;
+        befores[k] = before;
+        afters[k] = after;
+      }
       k += 1;
     }
   }
@@ -213,18 +250,20 @@ function jsonArray(xs) {
   return out;
 }
 
-/** Whether two JSON-ready arrays are the same JSON (engine/reply.py `_same`: −0 is not 0). */
-function sameJson(left, right) {
-  return left.length === right.length && left.every((x, i) => Object.is(x, right[i]));
+/** Whether two arrays of numbers are the same JSON (engine/reply.py `_same`: −0 is not 0). */
+function sameNumbers(left, right) {
+  if (left.length !== right.length) return false;
+  for (let i = 0; i < left.length; i += 1) if (!Object.is(left[i], right[i])) return false;
+  return true;
 }
 
 /** Every number of the passes as typed arrays (the numbers reply's arrays, unwritten). */
 function passes(s, values) {
-  const { data, local, warning } = forwardPass(s, values);
+  const { data, local, warned } = forwardPass(s, values);
   const shown = recordedPass(s, local);
   const correct = s.variant ? correctGrads(s, local) : shown.grad;
   return {
-    data, warning, correct,
+    data, warned, correct,
     arrays: {
       data, grad: shown.grad, correct_grad: correct, local_grad: local, step_grad: shown.stepGrad,
       contribution: shown.contributions, grad_before: shown.befores, grad_after: shown.afters,
@@ -234,67 +273,112 @@ function passes(s, values) {
 
 /**
  * The numbers reply of POST /api/values for `values` ({leaf name: number}) on the compiled
- * structure `s`: data, grad, correct_grad, local_grad, step_grad, contribution, grad_before,
- * grad_after, gradcheck, node_warnings (each warning's `type`; its sentence is the server's to
- * write: `message` is null) and grad_flags. No `warnings`: the program's warnings depend on the
- * structure only.
+ * structure `s`, its arrays as computed: Float64Arrays, non-finite numbers as numbers (not the
+ * JSON's strings). What a slider move paints from: compute/merge-numbers.js reads either kind,
+ * a number at a time, so none of the graph's arrays is written out whole. The contributions'
+ * arrays (contribution, grad_before, grad_after) are recorded when one is first read, and
+ * local_grad worked out again from the data: a move shows them only at a backward step's frame
+ * or on an edge, and on micrograd's demo writing them into new memory was half of its
+ * evaluation (and the new memory brought on the collections of the whole heap). `evaluate` is
+ * its JSON.
  */
-export function evaluate(s, values) {
-  const { data, warning, correct, arrays } = passes(s, values);
-  const reply = { structure: s.structure };
-  for (const [name, array] of Object.entries(arrays)) reply[name] = jsonArray(array);
-  if (!s.variant || sameJson(reply.correct_grad, reply.grad)) reply.correct_grad = null;
-  const nodeWarnings = {};
-  warning.forEach((type, i) => {
-    if (type !== null) nodeWarnings[`n${i}`] = [{ type, message: null }];
-  });
+export function evaluateNumbers(s, values) {
+  let moving = movesLocals.get(s);
+  if (!moving) movesLocals.set(s, (moving = new Float64Array(s.edges)));
+  moving.fill(0);
+  const { data, warned } = forwardPass(s, values, moving);
+  const shown = recordedPass(s, moving, { contributions: false });
+  const correct = s.variant ? correctGrads(s, moving) : shown.grad;
+  const reply = { structure: s.structure, data, grad: shown.grad, correct_grad: correct };
+  let local = null;
+  const locals = () => (local ??= localsOf(s, data));
+  lazily(reply, "local_grad", locals);
+  reply.step_grad = shown.stepGrad;
+  let recorded = null;
+  const record = () => (recorded ??= recordedPass(s, locals()));
+  lazily(reply, "contribution", () => record().contributions);
+  lazily(reply, "grad_before", () => record().befores);
+  lazily(reply, "grad_after", () => record().afters);
+  if (!s.variant || sameNumbers(correct, shown.grad)) reply.correct_grad = null;
   // Checked and flagged when first read (compute/merge-numbers.js `lazily`): most moves show neither (at 1,000
   // exploding gradients, the flags alone took a tenth of a move).
   lazily(reply, "gradcheck", () => gradcheck(s, data, correct));
+  const nodeWarnings = {};
+  for (let w = 0; w < warned.length; w += 2) nodeWarnings[`n${warned[w]}`] = [{ type: warned[w + 1], message: null }];
   reply.node_warnings = nodeWarnings;
-  lazily(reply, "grad_flags", () => gradFlags(s, data, arrays.local_grad, correct));
+  lazily(reply, "grad_flags", () => gradFlags(s, flagCodes(s, data, locals(), correct)));
+  return reply;
+}
+
+// Each structure's local derivatives of the move being evaluated (evaluateNumbers), written over at
+// every move and never given out: the reply's local_grad is worked out again from its data when
+// first read, so a move writes no new memory for the graph's edges.
+const movesLocals = new WeakMap();
+
+/**
+ * The numbers reply of POST /api/values for `values` ({leaf name: number}) on the compiled
+ * structure `s`: data, grad, correct_grad, local_grad, step_grad, contribution, grad_before,
+ * grad_after, gradcheck, node_warnings (each warning's `type`; its sentence is the server's to
+ * write: `message` is null) and grad_flags, as the server's JSON has them. No `warnings`: the
+ * program's warnings depend on the structure only.
+ */
+export function evaluate(s, values) {
+  const numbers = evaluateNumbers(s, values);
+  const reply = copied(numbers); // the check and the flags stay lazy; the arrays are written out
+  for (const name of NUMBER_ARRAYS) {
+    const value = numbers[name] === null ? null : jsonArray(numbers[name]);
+    Object.defineProperty(reply, name, { value, writable: true, enumerable: true, configurable: true });
+  }
   return reply;
 }
 
 // ---- Gradients that vanish, explode or die (engine/flags.py, its thresholds) ----
 
-// A node's flags when it has one (most flagged nodes): one array each, not one per node and move.
-const ONLY = Object.freeze(Object.fromEntries(["saturated", "exploding", "dead", "vanishing"].map((flag) => [flag, Object.freeze([flag])])));
+// A node's flags, coded: whether it is saturated (a bit) and its kind (the rest), as flagCodes
+// writes them; each code's list of flags made once (one array a code, not one a node and move).
+const SATURATED = 1;
+const KINDS = [null, "exploding", "dead", "vanishing"];
+const FLAG_LISTS = KINDS.flatMap((kind) => [kind ? [kind] : null, kind ? ["saturated", kind] : ["saturated"]])
+  .map((list) => (list ? Object.freeze(list) : null));
 
 /** Whether node `i` is a tanh or sigmoid on the flat part of its curve (flags.py `saturated`). */
 function saturated(s, data, i) {
   if (s.op[i] === LEAF) return false;
-  const where = OPS[OP_KEYS[s.op[i]]].saturation;
+  const where = ROWS[s.op[i]].saturation;
   return where !== null && Math.abs(where(data[s.first[i]], 0, 0, data[i])) > FLAG_SATURATED;
 }
 
-/** flags.py `_dead`: the nodes whose grad is 0 because each of their consumers is a closed gate
- *  (its local derivative for them is 0) or dead itself; consumers come first in reverse order. */
+/**
+ * flags.py `_dead`: per node (a Uint8Array) whether its grad is 0 because each of its consumers
+ * is a closed gate (its local derivative for it is 0) or dead itself. In reverse topological
+ * order a node's consumers come before it: each passes its verdict to its inputs of grad 0.
+ */
 function deadNodes(s, local, grad) {
-  const dead = new Set();
-  const consumers = new Map();
-  for (let n = 0; n < s.topo.length; n += 1) {
-    const i = s.topo[n];
-    for (let j = 0; j < s.arity[i]; j += 1) {
-      const child = j === 0 ? s.first[i] : s.second[i];
-      if (grad[child] !== 0) continue; // most nodes: no array made for their inputs
-      if (!consumers.has(child)) consumers.set(child, []);
-      consumers.get(child).push([i, local[s.edgeStart[i] + j]]);
+  const { reverse, op, arity, first, second, edgeStart } = s;
+  const read = new Uint8Array(s.count); // a consumer reads it
+  const passed = new Uint8Array(s.count); // a consumer that is neither a closed gate nor dead reads it
+  const dead = new Uint8Array(s.count);
+  for (let n = 0; n < reverse.length; n += 1) {
+    const i = reverse[n];
+    if (read[i] && !passed[i]) dead[i] = 1;
+    if (arity[i] === 0) continue;
+    const gate = ROWS[op[i]].gate;
+    for (let j = 0; j < arity[i]; j += 1) {
+      const child = j === 0 ? first[i] : second[i];
+      if (grad[child] !== 0) continue;
+      read[child] = 1;
+      if (!((gate && local[edgeStart[i] + j] === 0) || dead[i])) passed[child] = 1;
     }
-  }
-  for (const i of s.reverse) {
-    const uses = consumers.get(i);
-    if (uses && uses.every(([user, derivative]) => (OPS[OP_KEYS[s.op[user]]].gate && derivative === 0) || dead.has(user))) dead.add(i);
   }
   return dead;
 }
 
 /**
- * The gradient flags of the root's cone (flags.py `grad_flags`, as the reply's `grad_flags`:
- * {node id: [flag, …]}) from the correct grads `grad`: the nodes of the forward steps are the
- * cone, in its order.
+ * The gradient flags of the root's cone (flags.py `grad_flags`) from the correct grads `grad`,
+ * coded per node (a Uint8Array: SATURATED, plus the index of its kind in KINDS times 2; 0 for
+ * none): the nodes of the forward steps are the cone, in its order.
  */
-function gradFlags(s, data, local, grad) {
+function flagCodes(s, data, local, grad) {
   const shown = s.cone;
   let largest = 1;
   for (let n = 0; n < shown.length; n += 1) {
@@ -303,17 +387,27 @@ function gradFlags(s, data, local, grad) {
   }
   const smallest = FLAG_VANISHING * largest;
   const dead = deadNodes(s, local, grad);
-  const flags = {};
+  const codes = new Uint8Array(s.count);
   for (let n = 0; n < shown.length; n += 1) {
     const i = shown[n];
     const size = Math.abs(grad[i]);
-    const gated = s.op[i] !== LEAF && OPS[OP_KEYS[s.op[i]]].saturation !== null;
+    const gated = s.op[i] !== LEAF && ROWS[s.op[i]].saturation !== null;
     if (smallest <= size && size <= FLAG_EXPLODING && !gated) continue;
-    const kind = size > FLAG_EXPLODING ? "exploding" : dead.has(i) ? "dead" : size < smallest ? "vanishing" : null;
-    if (saturated(s, data, i)) flags[`n${i}`] = kind ? ["saturated", kind] : ONLY.saturated;
-    else if (kind) flags[`n${i}`] = ONLY[kind];
+    const kind = size > FLAG_EXPLODING ? 1 : dead[i] ? 2 : size < smallest ? 3 : 0;
+    codes[i] = 2 * kind + (saturated(s, data, i) ? SATURATED : 0);
   }
-  if (saturated(s, data, s.root)) flags[`n${s.root}`] = ["saturated"];
+  if (saturated(s, data, s.root)) codes[s.root] = SATURATED;
+  return codes;
+}
+
+/** The reply's `grad_flags` ({node id: [flag, …]}, in the cone's order, the root last) of `codes`. */
+function gradFlags(s, codes) {
+  const flags = {};
+  for (let n = 0; n < s.cone.length; n += 1) {
+    const i = s.cone[n];
+    if (codes[i]) flags[`n${i}`] = FLAG_LISTS[codes[i]];
+  }
+  if (codes[s.root]) flags[`n${s.root}`] = FLAG_LISTS[codes[s.root]];
   return flags;
 }
 
@@ -322,7 +416,7 @@ function gradFlags(s, data, local, grad) {
 export function flagsOf(s, reply) {
   const numbers = (array) => Float64Array.from(array, fromJson);
   const grad = numbers(reply.correct_grad ?? reply.grad);
-  return gradFlags(s, numbers(reply.data), numbers(reply.local_grad), grad);
+  return gradFlags(s, flagCodes(s, numbers(reply.data), numbers(reply.local_grad), grad));
 }
 
 // ---- How far the server's numbers may be from the page's ----
@@ -364,7 +458,7 @@ function forwardBounds(s, data, local) {
   const localBound = new Float64Array(s.edges);
   for (const i of s.topo) {
     if (s.op[i] === LEAF) continue;
-    const row = OPS[OP_KEYS[s.op[i]]];
+    const row = ROWS[s.op[i]];
     const binary = s.arity[i] > 1;
     const [a, b, k, out] = [data[s.first[i]], binary ? data[s.second[i]] : 0, s.exponent[i], data[i]];
     const [ea, eb] = [dataBound[s.first[i]], binary ? dataBound[s.second[i]] : 0];
@@ -559,8 +653,6 @@ function ulp(x) {
   return power * 2 ** -52;
 }
 
-// The arrays of a numbers reply compared number by number (correct_grad: null means "as grad").
-const COMPARED = ["data", "grad", "correct_grad", "local_grad", "step_grad", "contribution", "grad_before", "grad_after"];
 
 /** Whether `x` and `y` agree within `allowed` (the same value if not finite). */
 function within(x, y, allowed) {
@@ -580,7 +672,7 @@ function within(x, y, allowed) {
  */
 export function differences(page, server, tolerance, s) {
   const found = [];
-  for (const array of COMPARED) {
+  for (const array of NUMBER_ARRAYS) { // compared number by number (correct_grad: null is grad)
     const mine = array === "correct_grad" ? page.correct_grad ?? page.grad : page[array];
     const theirs = array === "correct_grad" ? server.correct_grad ?? server.grad : server[array];
     if (mine.length !== theirs.length) {

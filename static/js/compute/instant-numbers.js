@@ -5,7 +5,7 @@
 // (`mismatches`: the page reports it). With no server (a one-file page, an embedded player) the
 // page's numbers are the only ones.
 
-import { compileStructure, differences, evaluate, fromJson, toJson, tolerances } from "./evaluator.js";
+import { compileStructure, differences, evaluateNumbers, fromJson, toJson, tolerances } from "./evaluator.js";
 import { setData } from "../core/dom.js";
 import { t } from "../core/i18n.js";
 import { copied, mergeNumbers, numbersOf } from "./merge-numbers.js";
@@ -14,20 +14,23 @@ import { copied, mergeNumbers, numbersOf } from "./merge-numbers.js";
 // request when it pauses, not one per frame).
 export const CONFIRM_DELAY_MS = 120;
 
-/** The leaf values of `trace` by name (the values the page's numbers start from). */
-function leafValues(trace) {
-  return Object.fromEntries(trace.leaves.map((leaf) => [leaf.name, leaf.value]));
+/** The leaf values of `trace` by name, `values` ({name: number}) over them, as the request's JSON
+ *  carries them (−0 is 0 there): the values the page's numbers are computed for. */
+function leafValues(trace, values) {
+  const all = {};
+  for (const leaf of trace.leaves) all[leaf.name] = leaf.value;
+  for (const [name, x] of Object.entries(values)) all[name] = x;
+  for (const name in all) if (all[name] === 0) all[name] = 0;
+  return all;
 }
 
 /** `reply`'s node warnings, each with the sentence of `trace`'s warning of that node and type
  *  when it has one (the page writes no sentences: the server's next reply brings them). */
 function withSentences(trace, reply) {
   const out = {};
-  const ids = Object.keys(reply.node_warnings);
-  if (!ids.length) return out; // most moves: no map of the nodes made
-  const known = new Map(trace.nodes.map((node) => [node.id, node.warnings ?? []]));
-  for (const id of ids) {
-    out[id] = reply.node_warnings[id].map((w) => known.get(id)?.find((old) => old.type === w.type) ?? w);
+  for (const id of Object.keys(reply.node_warnings)) {
+    const known = trace.nodes[Number(id.slice(1))]?.warnings ?? []; // ids are positions (docs/api.md)
+    out[id] = reply.node_warnings[id].map((w) => known.find((old) => old.type === w.type) ?? w);
   }
   return out;
 }
@@ -67,9 +70,8 @@ export function createInstantNumbers() {
     paint(trace, values) {
       const structure = pageStructure(trace);
       if (!structure) return null;
-      // As the request's JSON carries them: −0 is 0 there.
-      const all = Object.fromEntries(Object.entries({ ...leafValues(trace), ...values }).map(([name, x]) => [name, x === 0 ? 0 : x]));
-      const reply = evaluate(structure, all);
+      const all = leafValues(trace, values);
+      const reply = evaluateNumbers(structure, all); // Float64Arrays: the merge reads the numbers it shows
       last = { values: all, reply, structure };
       const merged = mergeNumbers(trace, Object.assign(copied(reply), {
         warnings: trace.warnings, node_warnings: withSentences(trace, reply),

@@ -1,12 +1,17 @@
 // New numbers for a trace the page already has: a numbers reply (POST /api/values, the arrays of
 // docs/api.md "The numbers reply") merged into the trace of the same structure gives the trace
 // /api/graph would answer for the new values. Everything that does not depend on the values
-// (layout, names, spans, the sort's steps, templates) is shared with the old trace; a node, edge
-// or leaf whose numbers did not change is the old object itself, a step whose numbers are its
-// drawing's is the drawing's step. Narration is filled from the templates by whoever shows it
-// (core/narration.js `narrationOf`).
+// (layout, names, spans, the sort's steps, templates) is shared with the old trace. Its nodes,
+// edges and steps are made when first read, each from its drawing's (the trace the first merge of
+// the line started from) and the reply's numbers: a slider move on micrograd's demo reads a
+// hundred of its 65,818 nodes, and made every one of them. A node, edge, step or leaf whose numbers
+// are its drawing's is the drawing's object itself. The reply's arrays are JSON's (the server's)
+// or Float64Arrays (the page's own numbers, compute/evaluator.js evaluateNumbers); what is made of
+// them holds JSON's numbers either way (`jsonNumber`). Narration is filled from the templates by
+// whoever shows it (core/narration.js `narrationOf`).
 
 import { TraceMemo } from "../core/trace-memo.js";
+import { toJson } from "./evaluator.js";
 import { stepColumns } from "../core/step-columns.js";
 
 const NO_WARNINGS = [];
@@ -74,6 +79,15 @@ export function sameDrawing(a, b) {
   return Boolean(a && b) && drawingOf(a) === drawingOf(b);
 }
 
+/** Whether `xs` is an array of a reply's numbers: JSON's, or a Float64Array of the page's own. */
+const isNumbers = (xs) => Array.isArray(xs) || xs instanceof Float64Array;
+
+/** A reply's number as JSON has it: a Float64Array's non-finite numbers as their strings. */
+export const jsonNumber = (x) => (typeof x === "number" ? toJson(x) : x);
+
+/** Number `i` of `array` (a reply's, of either kind) as JSON has it. */
+export const numberAt = (array, i) => jsonNumber(array[i]);
+
 function sameWarnings(a, b) {
   if (a === b) return true;
   if (!a || !b || a.length !== b.length) return false;
@@ -93,7 +107,9 @@ function checkShape(trace, reply, contributions, visits) {
   if (trace.pass === "forward") Object.assign(expected, { tangent: trace.nodes.length, tangent_contribution: trace.edges.length });
   if (reply.correct_grad !== null && reply.correct_grad !== undefined) expected.correct_grad = trace.nodes.length;
   for (const [array, count] of Object.entries(expected)) {
-    if (!Array.isArray(reply[array]) || reply[array].length !== count) {
+    // An array made when first read (compute/evaluator.js evaluateNumbers) is of the structure's shape.
+    if (Object.getOwnPropertyDescriptor(reply, array)?.get) continue;
+    if (!isNumbers(reply[array]) || reply[array].length !== count) {
       throw new Error(`the numbers reply's ${array} does not fit the trace (${count} expected)`);
     }
   }
@@ -139,22 +155,27 @@ function withNumbers(c, numbers) {
   return c;
 }
 
-/** The nodes with `reply`'s data, grads and warnings (a node whose numbers did not change is kept). */
-function mergedNodes(trace, reply) {
+/** Node `node` (node i of the drawing) with `reply`'s data, grads and warnings, or `node` itself
+ *  when they are its own. */
+function mergedNode(node, i, reply) {
   const { data, grad } = reply;
   const correctGrad = reply.correct_grad ?? grad;
-  const tangent = reply.tangent ?? null; // forward mode's ∂node/∂wrt, null in reverse mode
-  const nodeWarnings = reply.node_warnings ?? {};
-  return trace.nodes.map((node, i) => {
-    const warnings = nodeWarnings[node.id] ?? NO_WARNINGS;
-    const nodeTangent = tangent === null ? node.tangent : tangent[i];
-    if (Object.is(node.data, data[i]) && Object.is(node.grad, grad[i]) && Object.is(node.tangent, nodeTangent)
-      && Object.is(node.correct_grad, correctGrad[i]) && sameWarnings(node.warnings, warnings)) return node;
-    return {
-      ...node, data: data[i], grad: grad[i], correct_grad: correctGrad[i], tangent: nodeTangent,
-      warnings: warnings === NO_WARNINGS ? [] : warnings,
-    };
-  });
+  const warnings = reply.node_warnings?.[node.id] ?? NO_WARNINGS;
+  const [value, nodeGrad, correct] = [numberAt(data, i), numberAt(grad, i), numberAt(correctGrad, i)];
+  // Forward mode's ∂node/∂wrt, when the reply has them (null in reverse mode).
+  const tangent = reply.tangent === null || reply.tangent === undefined ? node.tangent : numberAt(reply.tangent, i);
+  if (Object.is(node.data, value) && Object.is(node.grad, nodeGrad) && Object.is(node.tangent, tangent)
+    && Object.is(node.correct_grad, correct) && sameWarnings(node.warnings, warnings)) return node;
+  return {
+    ...node, data: value, grad: nodeGrad, correct_grad: correct, tangent,
+    warnings: warnings === NO_WARNINGS ? [] : warnings,
+  };
+}
+
+/** Edge `edge` (edge i of the drawing) with `reply`'s local derivative, or `edge` itself. */
+function mergedEdge(edge, i, reply) {
+  const local = numberAt(reply.local_grad, i);
+  return Object.is(edge.local_grad, local) ? edge : { ...edge, local_grad: local };
 }
 
 /** A forward-mode step with `reply`'s value, tangent and the contributions of its input edges. */
@@ -163,31 +184,38 @@ function mergedTangentStep(step, reply, position, edges) {
   let same = true;
   const contributions = step.contributions.map((c, j) => {
     const edge = edges[j];
-    const merged = withNumbers(c, { tangent_in: tangent[position.get(c.from)], local: localGrad[edge], contribution: added[edge] });
+    const merged = withNumbers(c, {
+      tangent_in: numberAt(tangent, position.get(c.from)), local: numberAt(localGrad, edge), contribution: numberAt(added, edge),
+    });
     same &&= merged === c;
     return merged;
   });
   const at = position.get(step.node);
-  return same && Object.is(step.data, data[at]) && Object.is(step.tangent, tangent[at])
-    ? step : { ...step, data: data[at], tangent: tangent[at], contributions };
+  const [value, nodeTangent] = [numberAt(data, at), numberAt(tangent, at)];
+  return same && Object.is(step.data, value) && Object.is(step.tangent, nodeTangent)
+    ? step : { ...step, data: value, tangent: nodeTangent, contributions };
 }
 
 /** Step `step` (step i of the drawing) with `reply`'s numbers, or `step` itself when they are its own. */
 function mergedStep(step, i, reply, { position, edgesOf, visitOf, firstOf }) {
   if (step.phase === "forward") {
-    const value = reply.data[position.get(step.node)];
+    const value = numberAt(reply.data, position.get(step.node));
     return Object.is(step.data, value) ? step : { ...step, data: value };
   }
   if (step.phase === "tangent") return mergedTangentStep(step, reply, position, edgesOf[i]);
   if (step.phase !== "backward") return step; // the sort and the seed: no numbers (the seed's grad is 1)
-  const { local_grad: localGrad, step_grad: stepGrad, contribution, grad_before: before, grad_after: after } = reply;
-  const upstream = stepGrad[visitOf[i]];
+  const upstream = numberAt(reply.step_grad, visitOf[i]);
   const edges = edgesOf[i];
   let same = Object.is(step.grad, upstream);
-  // A contribution's upstream is its visit's grad, its local its edge's local_grad.
+  // A contribution's upstream is its visit's grad, its local its edge's local_grad. The
+  // contributions' arrays are read only for a step that has some (a page's reply records them
+  // when first read: a leaf's visit, the timeline's last step, needs none).
   const contributions = step.contributions.map((c, j) => {
     const k = firstOf[i] + j; // its index in the flattened arrays
-    const merged = withNumbers(c, { upstream, local: localGrad[edges[j]], contribution: contribution[k], grad_before: before[k], grad_after: after[k] });
+    const merged = withNumbers(c, {
+      upstream, local: numberAt(reply.local_grad, edges[j]), contribution: numberAt(reply.contribution, k),
+      grad_before: numberAt(reply.grad_before, k), grad_after: numberAt(reply.grad_after, k),
+    });
     same &&= merged === c;
     return merged;
   });
@@ -202,35 +230,50 @@ function indexIn(key, length) {
 }
 
 /**
- * The steps of `drawing` with `reply`'s numbers, each merged when first read: an array to whoever
- * reads it (indexing, length, map, iteration, JSON). A slider move reads few of them (the player
- * reads the numbers from the reply: `mergedNumbersOf`), where merging all of them made a few thousand
- * objects a move. A step whose numbers are the drawing's is the drawing's step object.
- * Steps hold templates, not narration: `narrationOf` (core/narration.js) fills the one shown.
+ * An array of `length` items to whoever reads it (indexing, length, map, iteration, JSON), item i
+ * made by `make(i)` when first read, then kept: a merge's nodes, edges and steps. `target` is the
+ * empty array behind it (its methods are an Array's; core/trace-memo.js attaches to it): its
+ * length is the proxy's to say (set on the target, it allocated the whole array: 2 MB a move on
+ * micrograd's demo). Never changed.
  */
-function mergedSteps(drawing, reply, structure) {
-  const steps = drawing.steps;
-  const made = new Array(steps.length);
-  const { visitOf, firstOf } = structure;
-  const at = (i) => made[i] ?? (made[i] = mergedStep(steps.at(i), i, reply, structure));
-  const descriptor = (i) => ({ value: at(i), writable: true, enumerable: true, configurable: true });
-  stepNumbers.set(made, { reply, visitOf, firstOf }); // read through the proxy (a symbol: not an index)
-  const merged = new Proxy(made, {
-    get(target, key, receiver) {
-      const i = indexIn(key, steps.length);
-      return i < 0 ? Reflect.get(target, key, receiver) : at(i);
+function lazyArray(target, length, make) {
+  const made = new Map(); // most reads of a slider move's trace are a few items of many thousands
+  const at = (i) => {
+    let item = made.get(i);
+    if (item === undefined) made.set(i, (item = make(i)));
+    return item;
+  };
+  return new Proxy(target, {
+    get(array, key, receiver) {
+      if (key === "length") return length;
+      const i = indexIn(key, length);
+      return i < 0 ? Reflect.get(array, key, receiver) : at(i);
     },
-    has: (target, key) => indexIn(key, steps.length) >= 0 || Reflect.has(target, key),
-    getOwnPropertyDescriptor(target, key) {
-      const i = indexIn(key, steps.length);
-      return i < 0 ? Reflect.getOwnPropertyDescriptor(target, key) : descriptor(i);
+    has: (array, key) => indexIn(key, length) >= 0 || Reflect.has(array, key),
+    getOwnPropertyDescriptor(array, key) {
+      if (key === "length") return { value: length, writable: true, enumerable: false, configurable: false };
+      const i = indexIn(key, length);
+      return i < 0 ? Reflect.getOwnPropertyDescriptor(array, key) : { value: at(i), writable: true, enumerable: true, configurable: true };
     },
-    ownKeys: () => [...steps.keys()].map(String).concat("length"),
+    ownKeys: () => Array.from({ length }, (_, i) => String(i)).concat("length"),
     set: () => false, // a trace is never changed
     deleteProperty: () => false,
     defineProperty: () => false,
   });
-  return merged;
+}
+
+/**
+ * The steps of `drawing` with `reply`'s numbers, each merged when first read. A slider move reads
+ * few of them (the player reads the numbers from the reply: `mergedNumbersOf`), where merging all
+ * of them made a few thousand objects a move. Steps hold templates, not narration: `narrationOf`
+ * (core/narration.js) fills the one shown.
+ */
+function mergedSteps(drawing, reply, structure) {
+  const steps = drawing.steps;
+  const { visitOf, firstOf } = structure;
+  const target = [];
+  stepNumbers.set(target, { reply, visitOf, firstOf }); // read through the proxy (a symbol: not an index)
+  return lazyArray(target, steps.length, (i) => mergedStep(steps.at(i), i, reply, structure));
 }
 
 /**
@@ -252,15 +295,16 @@ export function mergeNumbers(trace, reply) {
   const structure = structureOf(trace);
   const { position, contributions, visits } = structure;
   checkShape(trace, reply, contributions, visits);
-  const edges = trace.edges.map((edge, i) => (Object.is(edge.local_grad, reply.local_grad[i])
-    ? edge : { ...edge, local_grad: reply.local_grad[i] }));
-  const leaves = trace.leaves.map((leaf) => {
-    const value = reply.data[position.get(leaf.id)];
+  const drawing = drawingOf(trace);
+  const leaves = drawing.leaves.map((leaf) => {
+    const value = numberAt(reply.data, position.get(leaf.id));
     return Object.is(leaf.value, value) ? leaf : { ...leaf, value };
   });
-  const drawing = drawingOf(trace);
-  const steps = mergedSteps(drawing, reply, structure);
-  const merged = Object.assign(copied(trace), { nodes: mergedNodes(trace, reply), edges, leaves, steps, warnings: reply.warnings });
+  const merged = Object.assign(copied(trace), {
+    nodes: lazyArray([], drawing.nodes.length, (i) => mergedNode(drawing.nodes[i], i, reply)),
+    edges: lazyArray([], drawing.edges.length, (i) => mergedEdge(drawing.edges[i], i, reply)),
+    leaves, steps: mergedSteps(drawing, reply, structure), warnings: reply.warnings,
+  });
   takeProperty(merged, reply, "gradcheck");
   if (Object.hasOwn(reply, "grad_flags")) takeProperty(merged, reply, "grad_flags"); // lazy in the page's replies
   if (reply.structure !== undefined) merged.structure = reply.structure;
@@ -272,31 +316,34 @@ export function mergeNumbers(trace, reply) {
 /**
  * The number arrays of `trace` as POST /api/values names them: data, grad, correct_grad (null
  * when it is grad), local_grad, step_grad, contribution, grad_before, grad_after. A merged trace's
- * are the reply's it was merged with (the same numbers: mergeNumbers put them there).
+ * are the reply's it was merged with (the same numbers: mergeNumbers put them there), of either
+ * kind: JSON's, or the page's Float64Arrays (read a number with `numberAt` where JSON's is needed),
+ * those the reply makes when first read made when first read here too (a spread reads them all).
  */
 export function numberArrays(trace) {
   const reply = replies.get(trace);
-  if (!reply && trace.steps.numbers) return stepListArrays(trace, trace.steps.numbers().reply);
-  const grad = reply ? reply.grad : trace.nodes.map((node) => node.grad);
-  const correctGrad = reply ? reply.correct_grad ?? grad : trace.nodes.map((node) => node.correct_grad ?? node.grad);
-  const arrays = {
-    data: reply ? reply.data : trace.nodes.map((node) => node.data),
-    grad,
-    correct_grad: correctGrad === grad || correctGrad.every((x, i) => Object.is(x, grad[i])) ? null : correctGrad,
-  };
   if (reply) {
-    for (const key of ["local_grad", "step_grad", "contribution", "grad_before", "grad_after"]) arrays[key] = reply[key];
+    const correct = reply.correct_grad ?? null;
+    const same = correct !== null && correct.every((x, i) => Object.is(numberAt(correct, i), numberAt(reply.grad, i)));
+    const arrays = { data: reply.data, grad: reply.grad, correct_grad: same ? null : correct };
+    for (const key of ["local_grad", "step_grad", "contribution", "grad_before", "grad_after"]) takeProperty(arrays, reply, key);
     return arrays;
   }
+  if (trace.steps.numbers) return stepListArrays(trace, trace.steps.numbers().reply);
+  const grad = trace.nodes.map((node) => node.grad);
+  const correctGrad = trace.nodes.map((node) => node.correct_grad ?? node.grad);
   const backward = trace.steps.filter((step) => step.phase === "backward");
   const contributions = backward.flatMap((step) => step.contributions ?? []);
-  return Object.assign(arrays, {
+  return {
+    data: trace.nodes.map((node) => node.data),
+    grad,
+    correct_grad: correctGrad.every((x, i) => Object.is(x, grad[i])) ? null : correctGrad,
     local_grad: trace.edges.map((edge) => edge.local_grad),
     step_grad: backward.map((step) => step.grad),
     contribution: contributions.map((c) => c.contribution),
     grad_before: contributions.map((c) => c.grad_before),
     grad_after: contributions.map((c) => c.grad_after),
-  });
+  };
 }
 
 /** numberArrays of a trace read by core/step-columns.js (its backward numbers are its columns),
@@ -321,8 +368,14 @@ function stepListArrays(trace, columns) {
  * own numbers with (compute/instant-numbers.js).
  */
 export function numbersOf(trace) {
+  const reply = replies.get(trace);
   const nodeWarnings = {};
-  for (const node of trace.nodes) if (node.warnings?.length) nodeWarnings[node.id] = node.warnings;
+  if (reply) {
+    // What a merge's nodes hold (mergedNode), without making them.
+    for (const [id, warnings] of Object.entries(reply.node_warnings ?? {})) if (warnings?.length) nodeWarnings[id] = warnings;
+  } else {
+    for (const node of trace.nodes) if (node.warnings?.length) nodeWarnings[node.id] = node.warnings;
+  }
   return {
     structure: trace.structure,
     ...numberArrays(trace),

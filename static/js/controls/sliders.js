@@ -220,15 +220,22 @@ function showRows(rows, leaves, s, makeRow) {
   for (const leaf of leaves) {
     let row = rows.get(leaf.name);
     if (!row) rows.set(leaf.name, (row = makeRow(leaf.name)));
+    const userRange = s.ranges[leaf.name];
+    seen.add(leaf.name);
+    // The leaf object it last showed (a slider move keeps every other leaf's: compute/merge-numbers.js),
+    // its inputs as they were: nothing to write.
+    const last = shownRows.get(row);
+    if (last?.leaf === leaf && unchanged(row, last.value, userRange)) continue;
     if (row.dataset.leafId !== leaf.id) row.dataset.leafId = leaf.id;
     caption(row, leafName(leaf));
     const value = typeof leaf.value === "number" ? leaf.value : Number(leaf.value);
-    const userRange = s.ranges[leaf.name];
-    seen.add(leaf.name);
-    if (unchanged(row, value, userRange)) continue;
+    if (unchanged(row, value, userRange)) {
+      last.leaf = leaf;
+      continue;
+    }
     showValue(row, value, userRange);
-    const { range, box } = shownRows.get(row) ?? { range: row.querySelector(".slider-range"), box: row.querySelector(".slider-value") };
-    shownRows.set(row, { value, userRange, range, box, rangeText: range.value, boxText: box.value });
+    const { range, box } = last ?? { range: row.querySelector(".slider-range"), box: row.querySelector(".slider-value") };
+    shownRows.set(row, { leaf, value, userRange, range, box, rangeText: range.value, boxText: box.value });
   }
   for (const [name, row] of rows) {
     if (!seen.has(name)) {

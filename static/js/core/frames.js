@@ -9,7 +9,7 @@ import { t } from "./i18n.js";
 import { nodeName } from "./names.js";
 import { useFunctions } from "../compute/ops.js";
 import { TraceMemo } from "./trace-memo.js";
-import { copied, drawingOf, lazily, mergedNumbersOf, sameDrawing } from "../compute/merge-numbers.js";
+import { copied, drawingOf, lazily, mergedNumbersOf, numberAt, sameDrawing } from "../compute/merge-numbers.js";
 import { StepList, stepColumns } from "./step-columns.js";
 
 const indexCache = new TraceMemo("trace index"); // a slider move's trace has its own: core/trace-memo.js
@@ -261,12 +261,18 @@ export function activeAt(trace, f) {
 }
 
 /** The grad shown from grad event `e` of the play index on, read from `trace` (`numbers`: where
- *  its backward numbers are, a merge's or its step list's). */
-function eventGrad(trace, play, e, numbers) {
+ *  its backward numbers are, a merge's or its step list's; `merged`: whether they are a merge's,
+ *  whose reply holds every node's grad; `node`: the event's node position). */
+function eventGrad(trace, play, e, numbers, merged, node) {
   const [k, at] = [play.gradStep[e], play.gradAt[e]];
+  // A node's grad changes at its contributions alone (the seed's root has none): after its last
+  // one it is the node's grad, which a slider move's numbers hold without recording every
+  // contribution (compute/evaluator.js evaluateNumbers).
+  if (merged && at !== STEP_TANGENT && e === play.gradStart[node + 1] - 1) return numberAt(numbers.reply.grad, node);
   if (numbers && at !== STEP_TANGENT && numbers.visitOf[k] >= 0) {
-    // A slider move's trace: the grad read where its merge would put it (compute/merge-numbers.js), unmerged.
-    return at === STEP_GRAD ? numbers.reply.step_grad[numbers.visitOf[k]] : numbers.reply.grad_after[numbers.firstOf[k] + at];
+    // A slider move's trace: the grad read where its merge would put it (compute/merge-numbers.js),
+    // unmerged; or a step list's columns. Either kind of array, read as JSON's numbers.
+    return at === STEP_GRAD ? numberAt(numbers.reply.step_grad, numbers.visitOf[k]) : numberAt(numbers.reply.grad_after, numbers.firstOf[k] + at);
   }
   const step = trace.steps.at(k);
   if (at === STEP_GRAD) return step.grad;
@@ -323,7 +329,8 @@ export function viewAt(trace, i, { finalGrads = false } = {}) {
   const index = traceIndex(trace);
   const { nodeById, nodeAt } = index;
   // Where the backward numbers are: a slider move's reply (its steps unmerged), or the columns.
-  const numbers = mergedNumbersOf(trace.steps) ?? trace.steps.numbers?.() ?? null;
+  const merged = mergedNumbersOf(trace.steps);
+  const numbers = merged ?? trace.steps.numbers?.() ?? null;
   const play = playIndex(trace);
   const frames = framesOf(trace);
   const at = Math.max(0, Math.min(i, frames.length - 1));
@@ -344,7 +351,7 @@ export function viewAt(trace, i, { finalGrads = false } = {}) {
     if (finalGrads) return trace.pass === "forward" ? node.tangent : node.grad;
     const n = nodeAt.get(id);
     const e = lastAt(play.gradFrame, play.gradStart[n], play.gradStart[n + 1], shownFrame);
-    return e < 0 ? undefined : eventGrad(trace, play, e, numbers);
+    return e < 0 ? undefined : eventGrad(trace, play, e, numbers, merged !== undefined, n);
   };
   const edgeOf = (id) => {
     const n = index.edgeAt.get(id);

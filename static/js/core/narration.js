@@ -9,7 +9,7 @@
 
 import { formatNumber, parenthesized } from "./format.js";
 import { TraceMemo } from "./trace-memo.js";
-import { copied, lazily, numberArrays } from "../compute/merge-numbers.js";
+import { copied, drawingOf, lazily, numberArrays, numberAt } from "../compute/merge-numbers.js";
 
 /** A number for narration (engine `fmt`): integers plainly, else up to 6 significant digits. */
 export const fmt = (value) => formatNumber(value, "narration");
@@ -32,10 +32,10 @@ export function filler(numbers) {
     let text = texts[index];
     if (text === undefined) {
       const values = numbers[array];
-      if (!Array.isArray(values) || index >= values.length) {
+      if (!(Array.isArray(values) || values instanceof Float64Array) || index >= values.length) {
         throw new Error(`narration slot {${format}:${array}:${index}} is outside the numbers`);
       }
-      text = texts[index] = WRITERS[format](values[index]);
+      text = texts[index] = WRITERS[format](numberAt(values, index));
     }
     return text;
   };
@@ -59,6 +59,14 @@ export function fill(template, numbers) {
   return filler(numbers)(template);
 }
 
+const texts = new TraceMemo("node texts"); // a drawing → its nodes' `text` (new numbers name nodes alike)
+
+function textsOf(drawing) {
+  let found = texts.get(drawing);
+  if (!found) texts.set(drawing, (found = drawing.nodes.map((node) => node.text)));
+  return found;
+}
+
 /**
  * The arrays a trace's templates read, gathered from the trace (an /api/graph reply, or one
  * merged with a numbers reply): the nodes' `text` (and, in forward mode, their `tangent`) and
@@ -66,7 +74,7 @@ export function fill(template, numbers) {
  */
 export function slotArraysOf(trace) {
   const arrays = copied(numberArrays(trace)); // an array made when a template first reads it
-  lazily(arrays, "text", () => trace.nodes.map((node) => node.text));
+  lazily(arrays, "text", () => textsOf(drawingOf(trace))); // a drawing's: new numbers name nodes alike
   if (trace.pass === "forward") lazily(arrays, "tangent", () => trace.nodes.map((node) => node.tangent));
   return arrays;
 }

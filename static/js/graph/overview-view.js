@@ -68,11 +68,12 @@ function updateCard(g, place, trace, view, level, counts) {
   attr(g, "data-grad", fullText(grad));
   for (const key of COUNTS) attr(g, `data-${key}`, own ? String(own[key]) : null);
   text(g.querySelector(".overview-name"), fitLabel(`${place.kind === "input" ? "" : "\u25b8 "}${name}`, place, "").shown);
-  text(g.querySelector(".overview-numbers"), t("ui.overview.numbers", { data: shortText(data), grad: shortText(grad) }));
+  const numbers = t("ui.overview.numbers", { data: shortText(data), grad: shortText(grad) });
+  text(g.querySelector(".overview-numbers"), numbers);
   const countsText = own ? t(part ? "ui.overview.part_counts" : "ui.overview.statement_counts", Object.fromEntries(COUNTS.map((k) => [k, countText(own[k])]))) : "";
   text(g.querySelector(".overview-counts"), countsText);
   attr(g, "class", `node overview-card kind-op${own?.dead ? " flagged-dead" : ""}${place.kind === "input" ? " overview-input" : ""}`);
-  const said = { name, numbers: t("ui.overview.numbers", { data: shortText(data), grad: shortText(grad) }), counts: countsText };
+  const said = { name, numbers, counts: countsText };
   attr(g, "aria-label", t(place.kind === "input" ? "ui.overview.input_aria" : "ui.overview.card_aria", said));
   text(g.querySelector("title"), part ? `${name} (${part.name})\n${countsText}` : `${group.name}\n${countsText}`);
 }
@@ -134,12 +135,17 @@ export function mountOverview({ svg, pane, layer, row, redraw, refit }) {
     for (const each of [frameLayer, edgeLayer, headLayer, cardLayer]) join(each, [], (x) => x.key, () => null, () => {});
   }
 
+  let barWritten = null; // the levels (texts and paths) the bar shows
   function writeBar(trace) {
     const index = overviewIndex(trace);
     const levels = [{ text: t("ui.overview.top"), to: [] }];
     if (path[0]) levels.push({ text: partCaption(index.partById.get(path[0])), to: path.slice(0, 1) });
     if (path[1]) levels.push({ text: index.groupById.get(path[1]).name, to: path.slice(0, 2) });
     bar.hidden = false;
+    // The same levels as written (every slider move draws the frame again): nothing to rewrite.
+    const written = JSON.stringify(levels.map((level) => [level.text, level.to]));
+    if (barWritten === written) return;
+    barWritten = written;
     bar.dataset.level = ["parts", "part", "statement"][path.length];
     bar.replaceChildren(...levels.map((level, k) => {
       const last = k === levels.length - 1;
@@ -272,6 +278,7 @@ export function mountOverview({ svg, pane, layer, row, redraw, refit }) {
       clearLayers();
       graphDrawn = true;
       bar.hidden = true;
+      barWritten = null;
       last = null;
     },
     /** The extent of what the overview shows of `trace` now. */
