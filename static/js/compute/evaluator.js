@@ -27,6 +27,7 @@ import {
   GRADCHECK_ROUNDING, OPS, opKey,
 } from "./op-functions.js";
 import { copied, lazily } from "./merge-numbers.js";
+import { fromJson, toJson } from "./json-numbers.js";
 import { stepColumns } from "../core/step-columns.js";
 
 /**
@@ -39,28 +40,15 @@ import { stepColumns } from "../core/step-columns.js";
  */
 export const MATCH_ULPS = 4;
 
+// A reply's numbers as JSON writes them (compute/json-numbers.js), for this module's callers.
+export { fromJson, toJson };
+
 const OP_KEYS = Object.keys(OPS);
 const ROWS = OP_KEYS.map((key) => OPS[key]); // op code → its row
 const LEAF = -1;
 
 // The arrays of a numbers reply, in its order.
 const NUMBER_ARRAYS = ["data", "grad", "correct_grad", "local_grad", "step_grad", "contribution", "grad_before", "grad_after"];
-
-/** A number of a reply: "NaN", "Infinity", "-Infinity" or the number. */
-export function fromJson(x) {
-  if (typeof x === "number") return x;
-  if (x === "NaN") return NaN;
-  if (x === "Infinity") return Infinity;
-  if (x === "-Infinity") return -Infinity;
-  throw new Error(`not a number of a reply: ${JSON.stringify(x)}`);
-}
-
-/** A number as a reply writes it (non-finite as its string). */
-export function toJson(x) {
-  if (Number.isFinite(x)) return x;
-  if (x !== x) return "NaN";
-  return x > 0 ? "Infinity" : "-Infinity";
-}
 
 const indexOf = (id) => Number(id.slice(1)); // "n17" → 17: ids are positions (docs/api.md)
 

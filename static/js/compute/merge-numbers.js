@@ -11,7 +11,7 @@
 // whoever shows it (core/narration.js `narrationOf`).
 
 import { TraceMemo } from "../core/trace-memo.js";
-import { toJson } from "./evaluator.js";
+import { toJson } from "./json-numbers.js";
 import { stepColumns } from "../core/step-columns.js";
 
 const NO_WARNINGS = [];
