@@ -424,6 +424,35 @@ def test_the_gradient_map_colours_a_collapsed_statement_as_its_root(page):
     assert page.evaluate(GROUP_BUCKETS_JS) == cards
 
 
+GROUP_HEIGHTS_JS = """() => [...document.querySelectorAll('[data-testid=leaf-group]')]
+  .map((group) => group.getBoundingClientRect().height)"""
+TOGGLE_BELOW_PROGRAM_JS = """() => document.querySelector('#toggle-gradmap').getBoundingClientRect().top
+  - document.querySelector('.sidebar .program').getBoundingClientRect().top"""
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080), (390, 844)])
+def test_leaf_groups_drawn_as_they_scroll_into_view_move_nothing_below_them(page, size):
+    # A group out of view is not drawn (content-visibility); its height until then is its rows'.
+    # It was a guess once, and the panel grew under a click on the gradient map toggle as the
+    # groups came into view: the click landed on what had moved there (a CI run, 2026-12-03).
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    open_source(page, BIG)
+    toggle = page.get_by_label("gradient map")
+    estimated = page.evaluate(GROUP_HEIGHTS_JS)
+    toggle.scroll_into_view_if_needed()
+    top = page.evaluate(TOGGLE_BELOW_PROGRAM_JS)
+    for i in range(len(estimated)):  # each group drawn, the toggle kept in view
+        page.locator("[data-testid=leaf-group]").nth(i).scroll_into_view_if_needed()
+    page.evaluate(
+        "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+    )
+    drawn = page.evaluate(GROUP_HEIGHTS_JS)
+    assert drawn == pytest.approx(estimated, abs=1)
+    assert page.evaluate(TOGGLE_BELOW_PROGRAM_JS) == pytest.approx(top, abs=1)
+    toggle.check()
+    assert page.locator("[data-testid=gradmap-legend]").is_visible()
+
+
 def test_fifty_leaves_are_filtered_grouped_and_linked_to_their_cards(page):
     open_source(page, fifty_leaves())
     filter_box = page.locator("[data-testid=leaf-filter]")

@@ -294,7 +294,9 @@ export function mountSliders(container, { onValue, readOnly = false }, scope) {
   const filter = createFilter(() => applyFilter());
   container.before(filter.box);
 
-  /** Hide the rows the filter leaves out, and the groups left empty. */
+  /** Hide the rows the filter leaves out, and the groups left empty; each group's count of rows
+   *  shown sizes it while it is out of view (--rows: real-size.css), so nothing below it moves
+   *  when it is scrolled to and drawn. */
   function applyFilter() {
     const text = filter.input.value;
     let shown = 0;
@@ -304,8 +306,9 @@ export function mountSliders(container, { onValue, readOnly = false }, scope) {
       if (passes) shown += 1;
     }
     for (const section of sections.values()) {
-      const empty = ![...section.querySelectorAll(".slider")].some((row) => !row.hidden);
-      if (section.hidden !== empty) section.hidden = empty;
+      const count = [...section.querySelectorAll(".slider")].filter((row) => !row.hidden).length;
+      if (section.hidden !== (count === 0)) section.hidden = count === 0;
+      if (section.style.getPropertyValue("--rows") !== String(count)) section.style.setProperty("--rows", String(count));
     }
     filter.count.textContent = text.trim() ? t("ui.leaves.filter_count", { shown, total: rows.size }) : "";
   }
