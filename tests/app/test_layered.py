@@ -231,9 +231,11 @@ def test_fuzz_the_sweeps_stop_where_more_would_only_move_the_drawing(dag, sizes)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(layered, "_translated", lambda before, after: False)  # every sweep runs
         full = layered.placed_centres(swept, sizes, rank_gap=40.0, node_gap=20.0)
-    moves = {round(y1 - y0, 6) for (_, y0), (_, y1) in zip(early, full, strict=True)}
+    moves = [y1 - y0 for (_, y0), (_, y1) in zip(early, full, strict=True)]
     assert [x for x, _ in early] == [x for x, _ in full]
-    assert len(moves) == 1, moves
+    # (one distance to within what counts as settled: a set of moves rounded to 6 places once
+    # held -26.163808 and -26.163807)
+    assert max(moves) - min(moves) <= layered.SETTLED, (min(moves), max(moves))
 
 
 def test_the_order_sweeps_stop_at_a_fixed_point_only():
