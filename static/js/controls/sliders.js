@@ -5,7 +5,7 @@
 // filtered (controls/leaf-groups.js).
 
 import { groupLeaves, groupTitle, MANY_LEAVES, passesFilter, placeOf } from "./leaf-groups.js";
-import { h } from "../core/dom.js";
+import { arrange, h } from "../core/dom.js";
 import { t } from "../core/i18n.js";
 import { leafName } from "../core/names.js";
 import { sameDrawing } from "../compute/merge-numbers.js";
@@ -174,14 +174,6 @@ function createGroup(group) {
   heading.append(title, count);
   section.append(heading);
   return section;
-}
-
-/** Put `children` in `parent` in this order after its first `skip` children, moving only what is out of place. */
-function arrange(parent, children, skip = 0) {
-  children.forEach((child, i) => {
-    const at = parent.children[skip + i];
-    if (at !== child) parent.insertBefore(child, at ?? null);
-  });
 }
 
 function createFilter(onInput) {

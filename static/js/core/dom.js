@@ -56,6 +56,24 @@ export function setData(el, data) {
   for (const key in data) if (el.dataset[key] !== data[key]) el.dataset[key] = data[key];
 }
 
+/** Put `children` in `parent` in this order after its first `skip` children, moving only what is
+ *  out of place: a child that stays is never taken out (a button taken out and put back between
+ *  its mousedown and mouseup gets no click: Chromium drops it). */
+export function arrange(parent, children, skip = 0) {
+  children.forEach((child, i) => {
+    const at = parent.children[skip + i];
+    if (at !== child) parent.insertBefore(child, at ?? null);
+  });
+}
+
+/** `parent`'s children made `children`: the others removed first, then `arrange`d (a child kept
+ *  in its order is never moved). */
+export function keepChildren(parent, children) {
+  const kept = new Set(children);
+  for (const child of [...parent.children]) if (!kept.has(child)) child.remove();
+  arrange(parent, children);
+}
+
 /** `text` with `backticks` as <code> spans: DOM nodes only, never HTML from a string. */
 export function richText(element, text) {
   element.replaceChildren(...text.split("`").map((part, i) => {

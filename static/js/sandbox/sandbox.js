@@ -12,7 +12,7 @@
 // viewer did not type (a link's, a lesson's, a live class's) waits in "waiting" for their Run.
 
 import { SCRIPT_NAMES, TENSOR_PROGRAM } from "../compute/op-functions.js";
-import { h } from "../core/dom.js";
+import { h, keepChildren } from "../core/dom.js";
 import { compactText } from "../core/format.js";
 import { lang, t } from "../core/i18n.js";
 import { fetchSandboxFiles } from "./files.js";
@@ -332,13 +332,15 @@ function renderPanel(panel, run, { onPick, onRun, onCancel }) {
   }
   const parts = [h("p", { class: "sandbox-status", "data-testid": "sandbox-status", "data-stage": run.status === "starting" ? run.stage ?? "start" : run.status, text: statusText(run) })];
   if (run.status === "starting" || run.status === "running") {
-    // The same button while the run lasts (the panel is drawn again at every line it reports).
+    // The same button while the run lasts, never taken out of the panel (drawn again at every
+    // line the run reports, up to 20 a second: a button taken out and put back between a press
+    // and its release gets no click, and Cancel never worked on a loop).
     parts.push(panel.querySelector("[data-testid=sandbox-cancel]")
       ?? h("button", { type: "button", class: "sandbox-cancel", "data-testid": "sandbox-cancel", text: t("ui.sandbox.cancel"), onclick: onCancel }));
   }
   if (run.status === "waiting") {
     parts.push(h("button", { type: "button", class: "sandbox-run primary", "data-testid": "sandbox-run", text: t("ui.sandbox.run"), onclick: onRun }));
-    panel.replaceChildren(...parts);
+    keepChildren(panel, parts);
     return;
   }
   const result = run.status === "done" ? run.result : null;
@@ -364,7 +366,7 @@ function renderPanel(panel, run, { onPick, onRun, onCancel }) {
     parts.push(h("details", { class: "sandbox-program" }, h("summary", { text: t("ui.sandbox.program") }),
       h("pre", { "data-testid": "sandbox-program", text: result.program.source })));
   }
-  panel.replaceChildren(...parts);
+  keepChildren(panel, parts);
 }
 
 /**
