@@ -45,6 +45,10 @@ def _promote_survivors() -> None:
     by its caller: 100,000 nodes, a quarter of a second) and again on each promotion. Unscanned
     they are safe: none is in a cycle (engine objects never are), and a full collection would
     still find one. `freeze` empties the young generations into the permanent one and resets
-    their count; `unfreeze` puts them all in the oldest (both a splice of lists)."""
+    their count; `unfreeze` puts them all in the oldest (both a splice of lists). Not when the
+    process froze objects of its own (a server that forks its workers after `gc.freeze()`, a
+    test's frozen heap): `unfreeze` would hand every one of them back to the collector."""
+    if gc.get_freeze_count():
+        return
     gc.freeze()
     gc.unfreeze()

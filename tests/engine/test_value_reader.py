@@ -201,7 +201,7 @@ def test_the_python_docs_examples_run():
     assert tried >= 6 and failures == 0
 
 
-def test_one_neuron_built_thirty_times_reads_as_one_program():
+def test_one_neuron_built_thirty_times_reads_as_one_program(kernel_sized_heap):
     # micrograd keeps children in a set: before canonical order, 30 builds gave 4 programs.
     programs = set()
     for _ in range(30):

@@ -74,7 +74,7 @@ def test_the_lecture_neuron_runs_and_its_graph_is_the_lectures():
     json.loads(as_json(result))  # what the worker posts
 
 
-def test_one_piece_of_code_gives_one_program():
+def test_one_piece_of_code_gives_one_program(kernel_sized_heap):
     code = "import math\nimport random\nrandom.seed(5)\n" + VALUE_CLASS + MLP_CLASSES + MLP_CALL
     session = Session()
     programs = {session.run(code)["program"]["source"] for _ in range(30)}

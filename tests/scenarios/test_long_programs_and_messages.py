@@ -391,3 +391,20 @@ def test_the_survivors_of_a_pause_are_not_all_scanned_when_it_ends() -> None:
         cycle.append(cycle)
         del cycle
     assert gc.collect() >= 1
+
+
+def test_objects_the_process_froze_stay_frozen_after_a_pause() -> None:
+    """A server that forks its workers after `gc.freeze()` (or a test that freezes its heap)
+    keeps its frozen objects out of every collection: a trace's pause must not hand them back
+    (its survivors' move to the oldest generation is a freeze and an unfreeze, which thaws all)."""
+    gc.collect()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with cycle_collector_paused():
+            engine.trace("a = 2\nb = a * 3 + a")
+        assert gc.get_freeze_count() == frozen
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
