@@ -397,14 +397,17 @@ def test_objects_the_process_froze_stay_frozen_after_a_pause() -> None:
     """A server that forks its workers after `gc.freeze()` (or a test that freezes its heap)
     keeps its frozen objects out of every collection: a trace's pause must not hand them back
     (its survivors' move to the oldest generation is a freeze and an unfreeze, which thaws all)."""
+    sentinel: list = [[]]  # tracked by the collector until frozen
     gc.collect()
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
-        assert frozen > 0
         with cycle_collector_paused():
             engine.trace("a = 2\nb = a * 3 + a")
-        assert gc.get_freeze_count() == frozen
+        # (a frozen object may still be freed meanwhile, by another test's thread: not all stay)
+        assert gc.get_freeze_count() > frozen // 2
+        assert not any(tracked is sentinel for tracked in gc.get_objects())  # not thawed
         assert gc.isenabled()
     finally:
         gc.unfreeze()
+    assert any(tracked is sentinel for tracked in gc.get_objects())
