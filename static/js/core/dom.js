@@ -57,8 +57,7 @@ export function setData(el, data) {
 }
 
 /** Put `children` in `parent` in this order after its first `skip` children, moving only what is
- *  out of place: a child that stays is never taken out (a button taken out and put back between
- *  its mousedown and mouseup gets no click: Chromium drops it). */
+ *  out of place (a child is moved when one that was not there is put before it: keepChildren). */
 export function arrange(parent, children, skip = 0) {
   children.forEach((child, i) => {
     const at = parent.children[skip + i];
@@ -66,8 +65,9 @@ export function arrange(parent, children, skip = 0) {
   });
 }
 
-/** `parent`'s children made `children`: the others removed first, then `arrange`d (a child kept
- *  in its order is never moved). */
+/** `parent`'s children made `children`: the others removed first, then `arrange`d, so a child
+ *  kept in its order is never taken out (a button taken out and put back between its mousedown
+ *  and mouseup gets no click: Chromium drops it). */
 export function keepChildren(parent, children) {
   const kept = new Set(children);
   for (const child of [...parent.children]) if (!kept.has(child)) child.remove();
