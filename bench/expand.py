@@ -29,6 +29,7 @@ from servers import start_server, stop_server  # noqa: E402
 from chainrule.app.api.tensor_routes import place_graph  # noqa: E402
 from chainrule.app.layout.layouter import Layouter  # noqa: E402
 from chainrule.app.settings import AppSettings  # noqa: E402
+from chainrule.bench.tensors import tensor_page  # noqa: E402
 from chainrule.engine.builder import Limits  # noqa: E402
 from chainrule.engine.presets import presets  # noqa: E402
 from chainrule.engine.tensor_program import trace_tensors  # noqa: E402
@@ -85,24 +86,11 @@ def server_parts(source: str, tensor: str) -> dict[str, list[float]]:
 
 
 def page_times(base_url: str, source: str, tensor: str) -> list[float]:
-    from playwright.sync_api import sync_playwright
-
-    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 720})
-        page.set_default_timeout(120_000)
-        page.goto(f"{base_url}/")
-        page.wait_for_selector("svg[data-ready=true]")
-        page.fill("[data-testid=source]", source)
-        page.press("[data-testid=source]", "Control+Enter")
-        page.wait_for_selector("[data-testid=tensor-graph][data-ready=true]")
+    with tensor_page(base_url, source) as page:
         times = []
         for _ in range(ROUNDS):
             times.append(page.evaluate(CLICK_TO_DRAWN_JS, tensor) / 1000)
             page.keyboard.press("Escape")
-        browser.close()
     return times
 
 

@@ -18,7 +18,10 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -89,9 +92,10 @@ DRAG_ARM_JS = """() => {
 }"""
 
 
-def drag_to_paint(base_url: str) -> tuple[list[float], int]:
-    """makemore's MLP on the page: a cell of C opened, its scalar graph held, then DRAG_SAMPLES
-    moves of its slider timed to paint; and how many requests the moves made."""
+@contextmanager
+def tensor_page(base_url: str, source: str) -> Iterator[Any]:
+    """A 1280×720 page in Debian's Chromium with the tensor program `source` run and drawn
+    (bench/expand.py opens its pages so too)."""
     from playwright.sync_api import sync_playwright
 
     from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
@@ -102,9 +106,19 @@ def drag_to_paint(base_url: str) -> tuple[list[float], int]:
         page.set_default_timeout(120_000)
         page.goto(f"{base_url}/")
         page.wait_for_selector("svg[data-ready=true]")
-        page.fill("[data-testid=source]", makemore(0))
+        page.fill("[data-testid=source]", source)
         page.press("[data-testid=source]", "Control+Enter")
         page.wait_for_selector("[data-testid=tensor-graph][data-ready=true]")
+        try:
+            yield page
+        finally:
+            browser.close()
+
+
+def drag_to_paint(base_url: str) -> tuple[list[float], int]:
+    """makemore's MLP on the page: a cell of C opened, its scalar graph held, then DRAG_SAMPLES
+    moves of its slider timed to paint; and how many requests the moves made."""
+    with tensor_page(base_url, makemore(0)) as page:
         page.click("#to-end")
         table = page.locator("[data-testid=tensor][data-name=C]").first
         table_id = table.get_attribute("data-tensor-id")
@@ -128,7 +142,6 @@ def drag_to_paint(base_url: str) -> tuple[list[float], int]:
             page.wait_for_function(f"() => window.dragBench.times.length >= {i + 2}")
         page.mouse.up()
         times = page.evaluate("window.dragBench.times.slice(1)")
-        browser.close()
     return times, len(asked)
 
 
