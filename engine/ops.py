@@ -504,22 +504,19 @@ def exact_in_javascript(key: str) -> bool:
 
 def javascript_module() -> str:
     """Every row as a JavaScript module (`export const OPS = {key: {arity, exact, gate, forward(a,
-    b, k), locals(a, b, k, out), local, warning(a, b, k), saturation}}`), IEEE as the engine (a
-    derived row's formulas are its primitives'; `local` is `locals` one function an input, for
-    a loop that makes no array a node). `warning` is `warning_of` the forward: the primitive a
-    non-finite result is blamed on, or null; `exact` says that the row's formulas use arithmetic
-    alone (the page's numbers are then the engine's to the bit); `gate` and `saturation` (a
-    function of (a, b, k, out), or null) are GATES and SATURATION, for the gradient flags
-    (engine/flags.py). The page's evaluator (static/js/compute/evaluator.js) runs it; `make bundle`
-    writes it to static/js/compute/op-functions.js."""
+    b, k), locals(a, b, k, out), warning(a, b, k), saturation}}`), IEEE as the engine (a
+    derived row's formulas are its primitives'), then `forwardInto`, every row's forward and
+    locals in one function (javascript_forward_into). `warning` is `warning_of` the forward: the
+    primitive a non-finite result is blamed on, or null; `exact` says that the row's formulas
+    use arithmetic alone (the page's numbers are then the engine's to the bit); `gate` and
+    `saturation` (a function of (a, b, k, out), or null) are GATES and SATURATION, for the
+    gradient flags (engine/flags.py). The page's evaluator (static/js/compute/evaluator.js) runs
+    it; `make bundle` writes it to static/js/compute/op-functions.js."""
     names = {name: name for name in ("a", "b", "k", "out")}
     rows = []
     for key, op in OPS.items():
         formulas = [op.forward, *map(formula_of, op.local_grads)]
         local_grads = ", ".join(javascript(local, names) for local in formulas[1:])  # type: ignore[arg-type]
-        one_each = ", ".join(
-            f"(a, b, k, out) => {javascript(local, names)}" for local in formulas[1:]
-        )  # type: ignore[arg-type]
         exact = exact_in_javascript(key)
         saturation = (
             f"(a, b, k, out) => {javascript(op.saturation, names)}" if op.saturation else "null"
@@ -530,7 +527,6 @@ def javascript_module() -> str:
             f"    exact: {str(exact).lower()},",
             f"    forward: (a, b, k) => {javascript(op.forward, names)},",  # type: ignore[arg-type]
             f"    locals: (a, b, k, out) => [{local_grads}],",
-            f"    local: [{one_each}],",
             f"    warning: (a, b, k) => {javascript_warning(op.forward, names)},",  # type: ignore[arg-type]
             f"    gate: {str(key in GATES).lower()},",
             f"    saturation: {saturation},",
@@ -545,6 +541,34 @@ def javascript_module() -> str:
             *rows,
             "};",
             JAVASCRIPT_KEY_OF,
+            *javascript_forward_into(names),
             "",
         ]
     )
+
+
+def javascript_forward_into(names: dict[str, str]) -> list[str]:
+    """`forwardInto(code, a, b, k, local, edge)`: the forward of the row at place `code` of OPS
+    and its inputs' local derivatives written to `local[edge]` (and `local[edge + 1]`), the
+    rows' own formulas in one switch. The evaluator's pass over every node calls it: one
+    function where a call through each row's own functions (a different one a node) cost most
+    of a pass of micrograd's demo."""
+    cases = []
+    for code, op in enumerate(OPS.values()):
+        writes = " ".join(
+            f"local[{'edge' if j == 0 else f'edge + {j}'}] = "
+            f"{javascript(formula_of(local), names)};"  # type: ignore[arg-type]
+            for j, local in enumerate(op.local_grads)
+        )
+        forward = javascript(op.forward, names)  # type: ignore[arg-type]
+        cases.append(f"    case {code}: {{ const out = {forward}; {writes} return out; }}")
+    return [
+        "/** The forward of the row at place `code` of OPS and its inputs' local derivatives"
+        " written to `local` from `edge` on (engine/ops.py javascript_forward_into). */",
+        "export function forwardInto(code, a, b, k, local, edge) {",
+        "  switch (code) {",
+        *cases,
+        "    default: throw new Error(`no row at ${code}`);",
+        "  }",
+        "}",
+    ]

@@ -68,13 +68,17 @@ def test_every_helper_a_script_calls_is_one_it_defines() -> None:
 
 NODE = shutil.which("node")
 DRIVER = """
-import { OPS } from "./ops.mjs";
+import { OPS, forwardInto } from "./ops.mjs";
 import { readFileSync } from "node:fs";
 const number = (x) => (Number.isFinite(x) ? x : String(x));
 const cases = JSON.parse(readFileSync(process.argv[2], "utf8"));
 console.log(JSON.stringify(cases.map(([key, a, b, k]) => {
   const out = OPS[key].forward(a, b, k);
-  return [number(out), OPS[key].locals(a, b, k, out).map(number)];
+  const locals = OPS[key].locals(a, b, k, out);
+  // forwardInto, as the evaluator's pass calls it: written after a guard, never past its inputs
+  const written = new Float64Array(locals.length + 2).fill(7);
+  const into = forwardInto(Object.keys(OPS).indexOf(key), a, b, k, written, 1);
+  return [number(out), locals.map(number), number(into), Array.from(written, number)];
 })));
 """
 
@@ -89,7 +93,7 @@ def ulps_apart(x: float, y: float) -> float:
 def test_the_javascript_module_computes_what_the_engine_computes(tmp_path) -> None:
     """The JavaScript a page-side evaluator is to use, from the same formulas: arithmetic
     agrees to the bit, Math's transcendental functions (V8's own) within two units in the last
-    place."""
+    place; `forwardInto` (the evaluator's pass) is each row's `forward` and `locals`."""
     (tmp_path / "ops.mjs").write_text(javascript_module())
     (tmp_path / "driver.mjs").write_text(DRIVER)
     cases = [
@@ -103,7 +107,11 @@ def test_the_javascript_module_computes_what_the_engine_computes(tmp_path) -> No
     )
     assert run.returncode == 0, run.stderr
     exact = {"+", "*", "-", "neg", "relu"}  # Math.pow is not correctly rounded either
-    for (name, a, b, k), (data, local_grads) in zip(cases, json.loads(run.stdout), strict=True):
+    for (name, a, b, k), (data, local_grads, into, written) in zip(
+        cases, json.loads(run.stdout), strict=True
+    ):
+        # the evaluator's one function is the table's rows, to the bit, and writes only its edges
+        assert [into, *written] == [data, 7, *local_grads, 7], (name, a, b)
         expected, expected_locals, _ = apply(name, (a, b)[: OPS[name].arity], k)
         tolerance = 0 if name in exact else 2
         got = [float(x) for x in (data, *local_grads)]

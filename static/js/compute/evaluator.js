@@ -24,7 +24,7 @@
 
 import {
   FLAG_EXPLODING, FLAG_SATURATED, FLAG_VANISHING, GRADCHECK_EPS_RULE, GRADCHECK_MAX_LEAVES, GRADCHECK_MAX_NODES,
-  GRADCHECK_ROUNDING, OPS, opKey,
+  GRADCHECK_ROUNDING, OPS, forwardInto, opKey,
 } from "./op-functions.js";
 import { copied, lazily } from "./merge-numbers.js";
 import { fromJson, toJson } from "./json-numbers.js";
@@ -124,9 +124,9 @@ function leafData(s, values, data) {
 }
 
 /**
- * The forward pass: data, every edge's local derivative (each input's own function of the row:
- * no array made a node) and the nodes' warnings, `warned` ([node index, type, …], a pair a
- * non-finite result: most passes have none).
+ * The forward pass: data, every edge's local derivative (op-functions.js `forwardInto`, the
+ * rows' formulas in one switch: no array made a node) and the nodes' warnings, `warned` ([node
+ * index, type, …], a pair a non-finite result: most passes have none).
  */
 export function forwardPass(s, values, local = new Float64Array(s.edges)) {
   const data = s.constant.slice();
@@ -137,38 +137,28 @@ export function forwardPass(s, values, local = new Float64Array(s.edges)) {
     const i = topo[n];
     const code = op[i];
     if (code === LEAF) continue;
-    const row = ROWS[code];
-    const binary = arity[i] > 1;
     const a = data[first[i]];
-    const b = binary ? data[second[i]] : 0;
+    const b = arity[i] > 1 ? data[second[i]] : 0;
     const k = exponent[i];
-    const out = row.forward(a, b, k);
+    const out = forwardInto(code, a, b, k, local, edgeStart[i]);
     data[i] = out;
-    writeLocals(row, a, b, k, out, binary, local, edgeStart[i]);
     if (out - out !== 0) {
-      const type = warningOf(row, a, b, k, out, arity[i]);
+      const type = warningOf(ROWS[code], a, b, k, out, arity[i]);
       if (type !== null) warned.push(i, type);
     }
   }
   return { data, local, warned };
 }
 
-/** A node's local derivatives into `local` from its first edge on: each input's own function of the row. */
-function writeLocals(row, a, b, k, out, binary, local, edge) {
-  local[edge] = row.local[0](a, b, k, out);
-  if (binary) local[edge + 1] = row.local[1](a, b, k, out);
-}
-
 /** Every edge's local derivative from the nodes' `data`, as forwardPass wrote them (the same
- *  functions of the same numbers). */
+ *  function of the same numbers: its `out` is the node's data again, to the bit). */
 function localsOf(s, data) {
   const local = new Float64Array(s.edges);
   const { topo, op, arity, first, second, exponent, edgeStart } = s;
   for (let n = 0; n < topo.length; n += 1) {
     const i = topo[n];
     if (op[i] === LEAF) continue;
-    const binary = arity[i] > 1;
-    writeLocals(ROWS[op[i]], data[first[i]], binary ? data[second[i]] : 0, exponent[i], data[i], binary, local, edgeStart[i]);
+    forwardInto(op[i], data[first[i]], arity[i] > 1 ? data[second[i]] : 0, exponent[i], local, edgeStart[i]);
   }
   return local;
 }

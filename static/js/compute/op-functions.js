@@ -15,7 +15,6 @@ export const OPS = {
     exact: true,
     forward: (a, b, k) => a + b,
     locals: (a, b, k, out) => [1, 1],
-    local: [(a, b, k, out) => 1, (a, b, k, out) => 1],
     warning: (a, b, k) => null,
     gate: false,
     saturation: null,
@@ -25,7 +24,6 @@ export const OPS = {
     exact: true,
     forward: (a, b, k) => a * b,
     locals: (a, b, k, out) => [b, a],
-    local: [(a, b, k, out) => b, (a, b, k, out) => a],
     warning: (a, b, k) => null,
     gate: false,
     saturation: null,
@@ -35,7 +33,6 @@ export const OPS = {
     exact: false,
     forward: (a, b, k) => pow(a, k),
     locals: (a, b, k, out) => [k === 0 ? 0 : k * pow(a, k - 1)],
-    local: [(a, b, k, out) => k === 0 ? 0 : k * pow(a, k - 1)],
     warning: (a, b, k) => powWarning(a, k),
     gate: false,
     saturation: null,
@@ -45,7 +42,6 @@ export const OPS = {
     exact: false,
     forward: (a, b, k) => pow(a, b),
     locals: (a, b, k, out) => [b === 0 ? 0 : b * pow(a, b - 1), a > 0 ? out * Math.log(a) : (a === 0 && b >= 0 ? 0 : NaN)],
-    local: [(a, b, k, out) => b === 0 ? 0 : b * pow(a, b - 1), (a, b, k, out) => a > 0 ? out * Math.log(a) : (a === 0 && b >= 0 ? 0 : NaN)],
     warning: (a, b, k) => powWarning(a, b),
     gate: false,
     saturation: null,
@@ -55,7 +51,6 @@ export const OPS = {
     exact: true,
     forward: (a, b, k) => a + b * -1,
     locals: (a, b, k, out) => [1, -1],
-    local: [(a, b, k, out) => 1, (a, b, k, out) => -1],
     warning: (a, b, k) => null,
     gate: false,
     saturation: null,
@@ -65,7 +60,6 @@ export const OPS = {
     exact: false,
     forward: (a, b, k) => a * pow(b, -1),
     locals: (a, b, k, out) => [pow(b, -1), a * (-1 * pow(b, -2))],
-    local: [(a, b, k, out) => pow(b, -1), (a, b, k, out) => a * (-1 * pow(b, -2))],
     warning: (a, b, k) => powWarning(b, -1),
     gate: false,
     saturation: null,
@@ -75,7 +69,6 @@ export const OPS = {
     exact: true,
     forward: (a, b, k) => a * -1,
     locals: (a, b, k, out) => [-1],
-    local: [(a, b, k, out) => -1],
     warning: (a, b, k) => null,
     gate: false,
     saturation: null,
@@ -85,7 +78,6 @@ export const OPS = {
     exact: true,
     forward: (a, b, k) => a <= 0 ? 0 : a,
     locals: (a, b, k, out) => [a > 0 ? 1 : 0],
-    local: [(a, b, k, out) => a > 0 ? 1 : 0],
     warning: (a, b, k) => null,
     gate: true,
     saturation: null,
@@ -95,7 +87,6 @@ export const OPS = {
     exact: false,
     forward: (a, b, k) => Math.tanh(a),
     locals: (a, b, k, out) => [1 - out * out],
-    local: [(a, b, k, out) => 1 - out * out],
     warning: (a, b, k) => null,
     gate: true,
     saturation: (a, b, k, out) => out,
@@ -105,7 +96,6 @@ export const OPS = {
     exact: false,
     forward: (a, b, k) => Math.exp(a),
     locals: (a, b, k, out) => [out],
-    local: [(a, b, k, out) => out],
     warning: (a, b, k) => expWarning(a),
     gate: false,
     saturation: null,
@@ -115,7 +105,6 @@ export const OPS = {
     exact: false,
     forward: (a, b, k) => Math.log(a),
     locals: (a, b, k, out) => [1 / a],
-    local: [(a, b, k, out) => 1 / a],
     warning: (a, b, k) => logWarning(a),
     gate: false,
     saturation: null,
@@ -125,7 +114,6 @@ export const OPS = {
     exact: false,
     forward: (a, b, k) => a >= 0 ? 1 / (1 + Math.exp(-a)) : Math.exp(a) / (1 + Math.exp(a)),
     locals: (a, b, k, out) => [out * (1 - out)],
-    local: [(a, b, k, out) => out * (1 - out)],
     warning: (a, b, k) => (a >= 0 ? expWarning(-a) ?? divWarning(1, 1 + Math.exp(-a)) : expWarning(a) ?? expWarning(a) ?? divWarning(Math.exp(a), 1 + Math.exp(a))),
     gate: true,
     saturation: (a, b, k, out) => 2 * out - 1,
@@ -135,7 +123,6 @@ export const OPS = {
     exact: false,
     forward: (a, b, k) => Math.sin(a),
     locals: (a, b, k, out) => [Math.cos(a)],
-    local: [(a, b, k, out) => Math.cos(a)],
     warning: (a, b, k) => null,
     gate: false,
     saturation: null,
@@ -145,7 +132,6 @@ export const OPS = {
     exact: true,
     forward: (a, b, k) => a,
     locals: (a, b, k, out) => [1],
-    local: [(a, b, k, out) => 1],
     warning: (a, b, k) => null,
     gate: false,
     saturation: null,
@@ -153,6 +139,26 @@ export const OPS = {
 };
 /** The table's key of a node of a reply: its op, or `**k` for `**` with a constant exponent. */
 export const opKey = (node) => (node.op === "**" && node.exponent !== null && node.exponent !== undefined ? "**k" : node.op);
+/** The forward of the row at place `code` of OPS and its inputs' local derivatives written to `local` from `edge` on (engine/ops.py javascript_forward_into). */
+export function forwardInto(code, a, b, k, local, edge) {
+  switch (code) {
+    case 0: { const out = a + b; local[edge] = 1; local[edge + 1] = 1; return out; }
+    case 1: { const out = a * b; local[edge] = b; local[edge + 1] = a; return out; }
+    case 2: { const out = pow(a, k); local[edge] = k === 0 ? 0 : k * pow(a, k - 1); return out; }
+    case 3: { const out = pow(a, b); local[edge] = b === 0 ? 0 : b * pow(a, b - 1); local[edge + 1] = a > 0 ? out * Math.log(a) : (a === 0 && b >= 0 ? 0 : NaN); return out; }
+    case 4: { const out = a + b * -1; local[edge] = 1; local[edge + 1] = -1; return out; }
+    case 5: { const out = a * pow(b, -1); local[edge] = pow(b, -1); local[edge + 1] = a * (-1 * pow(b, -2)); return out; }
+    case 6: { const out = a * -1; local[edge] = -1; return out; }
+    case 7: { const out = a <= 0 ? 0 : a; local[edge] = a > 0 ? 1 : 0; return out; }
+    case 8: { const out = Math.tanh(a); local[edge] = 1 - out * out; return out; }
+    case 9: { const out = Math.exp(a); local[edge] = out; return out; }
+    case 10: { const out = Math.log(a); local[edge] = 1 / a; return out; }
+    case 11: { const out = a >= 0 ? 1 / (1 + Math.exp(-a)) : Math.exp(a) / (1 + Math.exp(a)); local[edge] = out * (1 - out); return out; }
+    case 12: { const out = Math.sin(a); local[edge] = Math.cos(a); return out; }
+    case 13: { const out = a; local[edge] = 1; return out; }
+    default: throw new Error(`no row at ${code}`);
+  }
+}
 // The engine's constants the page computes with (engine/page_module.py).
 export const GRADCHECK_MAX_LEAVES = 64;
 export const GRADCHECK_MAX_NODES = 5000;
