@@ -169,12 +169,37 @@ def test_the_demo_opens_on_its_overview_and_one_neuron_matches_micrograd(
     page.locator("[data-testid=overview-path] button[data-depth='0']").click()
     assert page.get_attribute("[data-testid=overview-path]", "data-level") == "parts"
 
-    # A slider: the page recomputes every node, the loss's card shows the engine's number.
+    # A slider: the page recomputes every node, the loss's card shows the engine's number, drawn
+    # in the task of the move (read there: before the counts, which wait for the slider to rest,
+    # rewrite the cards).
+    texts = (
+        "cards => cards.map((c) => [c.dataset.data + ' ' + c.dataset.grad,"
+        " c.querySelector('.overview-name').textContent,"
+        " c.querySelector('.overview-numbers').textContent, c.getAttribute('aria-label')])"
+    )
+    before = page.locator(CARD).evaluate_all(texts)
     leaf = next(x for x in reply["leaves"] if x["label"] == "model.layers[0].neurons[2].w[1]")
-    page.fill(f"[data-testid=slider-{leaf['name']}] input.slider-value", "0.75")
+    after = page.locator(f"[data-testid=slider-{leaf['name']}] input.slider-value").evaluate(
+        f"""(box) => {{
+          box.value = "0.75";
+          box.dispatchEvent(new Event("input", {{ bubbles: true }}));
+          return ({texts})([...box.getRootNode().querySelectorAll("{CARD}")]);
+        }}"""
+    )
     expected_root = engine.trace(reply["source"], {leaf["name"]: 0.75}).root.data
     assert expected_root != total_loss.data
+    assert after[-1][0].split()[0] == repr(expected_root)
     expect(combined).to_have_attribute("data-data", repr(expected_root))
+    # A card whose numbers moved says them, in its text and its accessible name; its caption
+    # (written once: overview-view.js) stays.
+    moved_texts = 0
+    for (numbers_were, name_was, text_was, _), (numbers_are, name, text, label) in zip(
+        before, after, strict=True
+    ):
+        assert name == name_was and text in label and label.startswith(name.lstrip("▸ "))
+        assert text == text_was or numbers_are != numbers_were, (text_was, text)
+        moved_texts += text != text_was
+    assert moved_texts > SAMPLES // 2
     # Every card shows its value's data and grad as the engine computes them for the new weight
     # (the page's evaluator writes no contribution for them: compute/evaluator.js).
     moved = engine.trace(reply["source"], {leaf["name"]: 0.75})

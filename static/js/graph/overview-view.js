@@ -15,7 +15,7 @@ import { overviewCounts, overviewIndex, overviewPlaces, statementTrace } from ".
 import { fitLabel } from "./geometry.js";
 import { countText, fullText, shortText } from "../core/format.js";
 import { h } from "../core/dom.js";
-import { t } from "../core/i18n.js";
+import { lang, t } from "../core/i18n.js";
 import { attr, join, joined, onPlainClick, svgElement, text } from "../core/svg.js";
 import { TraceMemo } from "../core/trace-memo.js";
 import { copied, drawingOf } from "../compute/merge-numbers.js";
@@ -48,6 +48,11 @@ function enterCard(card) {
   return g;
 }
 
+// What each card was last written from: {frame, own, countsText, data, grad}. A slider move changes a card's
+// numbers alone, so its frame (place, names, counts) is not worked out again (micrograd's demo:
+// 102 cards a move).
+const cardWritten = new WeakMap();
+
 /** A card's name, numbers and `counts` (overviewCounts') at `view`; `place` says where and what it is. */
 function updateCard(g, place, trace, view, level, counts) {
   const index = overviewIndex(trace);
@@ -57,25 +62,33 @@ function updateCard(g, place, trace, view, level, counts) {
   const name = part ? partCaption(part) : group.name;
   const data = view.data.get(group.root);
   const grad = view.grad.get(group.root);
-  attr(g, "transform", `translate(${place.x - place.width / 2},${place.y - place.height / 2})`);
-  attr(g, "data-level", level);
-  attr(g, "data-card", place.key);
-  attr(g, "data-kind", part ? part.kind : place.kind);
-  attr(g, "data-part", part ? part.id : index.partOfGroup.get(place.id)?.id ?? null);
-  attr(g, "data-group", group.name);
-  attr(g, "data-root", group.root);
+  const frame = [lang(), level, place.key, place.kind, place.x, place.y, place.width, place.height, name, group.root].join("\n");
+  const was = cardWritten.get(g);
+  const framed = was?.frame === frame && was.own === own;
+  if (framed && Object.is(was.data, data) && Object.is(was.grad, grad)) return;
+  const countsText = framed ? was.countsText
+    : own ? t(part ? "ui.overview.part_counts" : "ui.overview.statement_counts", Object.fromEntries(COUNTS.map((k) => [k, countText(own[k])]))) : "";
+  if (!framed) {
+    attr(g, "transform", `translate(${place.x - place.width / 2},${place.y - place.height / 2})`);
+    attr(g, "data-level", level);
+    attr(g, "data-card", place.key);
+    attr(g, "data-kind", part ? part.kind : place.kind);
+    attr(g, "data-part", part ? part.id : index.partOfGroup.get(place.id)?.id ?? null);
+    attr(g, "data-group", group.name);
+    attr(g, "data-root", group.root);
+    for (const key of COUNTS) attr(g, `data-${key}`, own ? String(own[key]) : null);
+    text(g.querySelector(".overview-name"), fitLabel(`${place.kind === "input" ? "" : "\u25b8 "}${name}`, place, "").shown);
+    text(g.querySelector(".overview-counts"), countsText);
+    attr(g, "class", `node overview-card kind-op${own?.dead ? " flagged-dead" : ""}${place.kind === "input" ? " overview-input" : ""}`);
+    text(g.querySelector("title"), part ? `${name} (${part.name})\n${countsText}` : `${group.name}\n${countsText}`);
+  }
   attr(g, "data-data", fullText(data));
   attr(g, "data-grad", fullText(grad));
-  for (const key of COUNTS) attr(g, `data-${key}`, own ? String(own[key]) : null);
-  text(g.querySelector(".overview-name"), fitLabel(`${place.kind === "input" ? "" : "\u25b8 "}${name}`, place, "").shown);
   const numbers = t("ui.overview.numbers", { data: shortText(data), grad: shortText(grad) });
   text(g.querySelector(".overview-numbers"), numbers);
-  const countsText = own ? t(part ? "ui.overview.part_counts" : "ui.overview.statement_counts", Object.fromEntries(COUNTS.map((k) => [k, countText(own[k])]))) : "";
-  text(g.querySelector(".overview-counts"), countsText);
-  attr(g, "class", `node overview-card kind-op${own?.dead ? " flagged-dead" : ""}${place.kind === "input" ? " overview-input" : ""}`);
   const said = { name, numbers, counts: countsText };
   attr(g, "aria-label", t(place.kind === "input" ? "ui.overview.input_aria" : "ui.overview.card_aria", said));
-  text(g.querySelector("title"), part ? `${name} (${part.name})\n${countsText}` : `${group.name}\n${countsText}`);
+  cardWritten.set(g, { frame, own, countsText, data, grad });
 }
 
 /** An aggregated edge: a curve from the right of one card to the left of the other. */
