@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import hashlib
 import math
 import os
 import selectors
@@ -283,22 +284,78 @@ def _trimmed_environment(binary: str) -> dict[str, str] | None:
     plugins = _plugin_directory(binary)
     if plugins is None:
         return None
-    directory = tempfile.mkdtemp(prefix="chainrule-graphviz-")
-    atexit.register(shutil.rmtree, directory, ignore_errors=True)
-    for pattern in LAYOUT_PLUGINS:
-        for library in plugins.glob(pattern):
-            os.symlink(library, os.path.join(directory, library.name))
+    libraries = sorted(library for pattern in LAYOUT_PLUGINS for library in plugins.glob(pattern))
     # glibc's malloc on huge pages: a third of the page faults, half the system time of a run.
     tunables = ":".join(filter(None, (os.environ.get("GLIBC_TUNABLES"), HUGE_PAGES)))
+    shared = _shared_plugin_directory(binary, libraries)
+    if shared is not None:
+        env = {**os.environ, "GVBINDIR": str(shared), "GLIBC_TUNABLES": tunables}
+        return env if _draws(binary, env) else None
+    # No cache to write to: this process's own directory, removed when it exits.
+    directory = tempfile.mkdtemp(prefix="chainrule-graphviz-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
     env = {**os.environ, "GVBINDIR": directory, "GLIBC_TUNABLES": tunables}
-    try:  # `dot -c` writes the configuration of the plugins it finds there; then a trial run
+    return env if _configured(binary, Path(directory), libraries) and _draws(binary, env) else None
+
+
+def _configured(binary: str, directory: Path, libraries: list[Path]) -> bool:
+    """Link `libraries` into `directory` and have `binary` (`dot -c`) write there the
+    configuration of the plugins it finds: whether it did."""
+    for library in libraries:
+        os.symlink(library, directory / library.name)
+    env = {**os.environ, "GVBINDIR": str(directory)}
+    try:
         run_bounded([binary, "-c"], b"", timeout_s=10.0, memory_bytes=256 << 20,
                     output_bytes=4096, env=env)  # fmt: skip
+    except GraphvizError:
+        return False
+    return any(directory.glob("config6*"))
+
+
+def _draws(binary: str, env: dict[str, str]) -> bool:
+    """Whether `binary` draws a trial graph as JSON in `env`."""
+    try:
         drawing = run_bounded([binary, "-Tjson0"], b"digraph { a -> b }", timeout_s=10.0,
                               memory_bytes=256 << 20, output_bytes=1 << 16, env=env)  # fmt: skip
     except GraphvizError:
+        return False
+    return drawing.lstrip().startswith(b"{")
+
+
+def _shared_plugin_directory(binary: str, libraries: list[Path]) -> Path | None:
+    """The plugin directory of this Graphviz installation that every process of this user
+    shares: `<cache>/chainrule/graphviz-<digest>` ($XDG_CACHE_HOME, else ~/.cache), the digest of
+    the binary and the libraries (their paths, sizes and times: an upgrade makes another). Made
+    once, in a directory of its own then renamed into place (two processes making it at once
+    both end with one); a process killed leaves nothing behind, where a directory of its own in
+    /tmp stayed. None when the cache cannot be written (then a directory of the process's own)."""
+    digest = hashlib.sha256(os.path.realpath(shutil.which(binary) or binary).encode())
+    for library in libraries:
+        real = os.path.realpath(library)
+        stat = os.stat(real)
+        digest.update(f"\0{library.name}\0{real}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
+    try:
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "chainrule"
+    except RuntimeError:  # no home directory
         return None
-    return env if drawing.lstrip().startswith(b"{") else None
+    final = cache / f"graphviz-{digest.hexdigest()[:16]}"
+    if any(final.glob("config6*")):
+        return final
+    try:
+        cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(prefix=f"{final.name}.", dir=cache))
+    except OSError:
+        return None
+    try:
+        if not _configured(binary, building, libraries):
+            return None
+        try:
+            building.rename(final)
+        except OSError:  # another process put it there first: theirs is the same
+            pass
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return final if any(final.glob("config6*")) else None
 
 
 def _plugin_directory(binary: str) -> Path | None:

@@ -1,13 +1,15 @@
 """A layout's dot loads only the plugins it uses (app/layout/graphviz.py `layout_environment`): its
-own
-GVBINDIR with dot's layout and the JSON output, none of the text plugins (pango, fontconfig)
+own GVBINDIR with dot's layout and the JSON output, none of the text plugins (pango, fontconfig)
 whose loading is most of a small drawing's CPU time; and its malloc uses huge pages. It draws
-exactly what a dot with every plugin draws: our boxes carry no text."""
+exactly what a dot with every plugin draws: our boxes carry no text. The directory is one for
+every process of a user (in their cache): a process killed leaves none behind in /tmp."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,3 +78,51 @@ def test_the_layouter_runs_dot_in_the_layout_environment(monkeypatch) -> None:
         structure(["a", "b", "c"], ["leaf", "leaf", "op"], [(0, 2), (1, 2)])
     )
     assert layout.engine == "dot" and environments == [layout_environment(DOT or "")]
+
+
+# A process that finds its layout environment, says where its plugins are, then ends as `ending`.
+FIND = """
+import os, sys
+from chainrule.app.layout.graphviz import layout_environment
+env = layout_environment("dot")
+print(env["GVBINDIR"], flush=True)
+if sys.argv[1] == "killed":
+    os.kill(os.getpid(), 9)
+"""
+
+
+def find_in_process(tmp_path: Path, ending: str, cache: Path) -> tuple[str, int]:
+    temporary = tmp_path / "tmp"
+    temporary.mkdir(exist_ok=True)
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "TMPDIR": str(temporary)}
+    done = subprocess.run(
+        [sys.executable, "-c", FIND, ending], env=env, capture_output=True, text=True, timeout=60
+    )
+    return done.stdout.strip(), done.returncode
+
+
+@needs_dot
+def test_processes_share_one_plugin_directory_and_a_killed_one_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    # Before, each process made its own in /tmp and removed it at exit: a server killed (a
+    # test's, a container's) left it there, 399 of them on one machine in a day.
+    cache = tmp_path / "cache"
+    first, code = find_in_process(tmp_path, "killed", cache)
+    assert code == -9
+    second, _ = find_in_process(tmp_path, "killed", cache)
+    assert first == second and Path(first).parent == cache / "chainrule"
+    assert [p.name for p in (cache / "chainrule").iterdir()] == [Path(first).name]
+    assert list((tmp_path / "tmp").iterdir()) == []
+    assert any(Path(first).glob("config6*"))
+
+
+@needs_dot
+def test_without_a_cache_to_write_a_process_uses_its_own_directory_and_removes_it(
+    tmp_path: Path,
+) -> None:
+    not_a_directory = tmp_path / "cache"
+    not_a_directory.write_text("")
+    found, code = find_in_process(tmp_path, "exits", not_a_directory)
+    assert code == 0 and Path(found).parent == tmp_path / "tmp"
+    assert list((tmp_path / "tmp").iterdir()) == []  # removed at exit
