@@ -75,10 +75,13 @@ const cases = JSON.parse(readFileSync(process.argv[2], "utf8"));
 console.log(JSON.stringify(cases.map(([key, a, b, k]) => {
   const out = OPS[key].forward(a, b, k);
   const locals = OPS[key].locals(a, b, k, out);
-  // forwardInto, as the evaluator's pass calls it: written after a guard, never past its inputs
+  // forwardInto, as the evaluator's pass calls it (node 2 of a, b, with the exponent k): its
+  // locals written after a guard, never past its inputs
+  const data = Float64Array.of(a, b, 7);
   const written = new Float64Array(locals.length + 2).fill(7);
-  const into = forwardInto(Object.keys(OPS).indexOf(key), a, b, k, written, 1);
-  return [number(out), locals.map(number), number(into), Array.from(written, number)];
+  const [code, right] = [Object.keys(OPS).indexOf(key), OPS[key].arity > 1 ? 1 : -1];
+  forwardInto(code, data, 2, 0, right, Float64Array.of(0, 0, k), written, 1);
+  return [number(out), locals.map(number), number(data[2]), Array.from(written, number)];
 })));
 """
 

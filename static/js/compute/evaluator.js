@@ -137,13 +137,11 @@ export function forwardPass(s, values, local = new Float64Array(s.edges)) {
     const i = topo[n];
     const code = op[i];
     if (code === LEAF) continue;
-    const a = data[first[i]];
-    const b = arity[i] > 1 ? data[second[i]] : 0;
-    const k = exponent[i];
-    const out = forwardInto(code, a, b, k, local, edgeStart[i]);
-    data[i] = out;
+    forwardInto(code, data, i, first[i], arity[i] > 1 ? second[i] : -1, exponent, local, edgeStart[i]);
+    const out = data[i];
     if (out - out !== 0) {
-      const type = warningOf(ROWS[code], a, b, k, out, arity[i]);
+      const b = arity[i] > 1 ? data[second[i]] : 0;
+      const type = warningOf(ROWS[code], data[first[i]], b, exponent[i], out, arity[i]);
       if (type !== null) warned.push(i, type);
     }
   }
@@ -151,14 +149,14 @@ export function forwardPass(s, values, local = new Float64Array(s.edges)) {
 }
 
 /** Every edge's local derivative from the nodes' `data`, as forwardPass wrote them (the same
- *  function of the same numbers: its `out` is the node's data again, to the bit). */
+ *  function of the same numbers: the data it writes again is the node's, to the bit). */
 function localsOf(s, data) {
   const local = new Float64Array(s.edges);
   const { topo, op, arity, first, second, exponent, edgeStart } = s;
   for (let n = 0; n < topo.length; n += 1) {
     const i = topo[n];
     if (op[i] === LEAF) continue;
-    forwardInto(op[i], data[first[i]], arity[i] > 1 ? data[second[i]] : 0, exponent[i], local, edgeStart[i]);
+    forwardInto(op[i], data, i, first[i], arity[i] > 1 ? second[i] : -1, exponent, local, edgeStart[i]);
   }
   return local;
 }

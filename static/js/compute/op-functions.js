@@ -139,23 +139,26 @@ export const OPS = {
 };
 /** The table's key of a node of a reply: its op, or `**k` for `**` with a constant exponent. */
 export const opKey = (node) => (node.op === "**" && node.exponent !== null && node.exponent !== undefined ? "**k" : node.op);
-/** The forward of the row at place `code` of OPS and its inputs' local derivatives written to `local` from `edge` on (engine/ops.py javascript_forward_into). */
-export function forwardInto(code, a, b, k, local, edge) {
+/** Node `i`'s data written to `data[i]` and its local derivatives to `local` from `edge` on (engine/ops.py javascript_forward_into). */
+export function forwardInto(code, data, i, left, right, exponents, local, edge) {
+  const a = data[left];
+  const b = right < 0 ? 0 : data[right];
+  const k = exponents[i];
   switch (code) {
-    case 0: { const out = a + b; local[edge] = 1; local[edge + 1] = 1; return out; }
-    case 1: { const out = a * b; local[edge] = b; local[edge + 1] = a; return out; }
-    case 2: { const out = pow(a, k); local[edge] = k === 0 ? 0 : k * pow(a, k - 1); return out; }
-    case 3: { const out = pow(a, b); local[edge] = b === 0 ? 0 : b * pow(a, b - 1); local[edge + 1] = a > 0 ? out * Math.log(a) : (a === 0 && b >= 0 ? 0 : NaN); return out; }
-    case 4: { const out = a + b * -1; local[edge] = 1; local[edge + 1] = -1; return out; }
-    case 5: { const out = a * pow(b, -1); local[edge] = pow(b, -1); local[edge + 1] = a * (-1 * pow(b, -2)); return out; }
-    case 6: { const out = a * -1; local[edge] = -1; return out; }
-    case 7: { const out = a <= 0 ? 0 : a; local[edge] = a > 0 ? 1 : 0; return out; }
-    case 8: { const out = Math.tanh(a); local[edge] = 1 - out * out; return out; }
-    case 9: { const out = Math.exp(a); local[edge] = out; return out; }
-    case 10: { const out = Math.log(a); local[edge] = 1 / a; return out; }
-    case 11: { const out = a >= 0 ? 1 / (1 + Math.exp(-a)) : Math.exp(a) / (1 + Math.exp(a)); local[edge] = out * (1 - out); return out; }
-    case 12: { const out = Math.sin(a); local[edge] = Math.cos(a); return out; }
-    case 13: { const out = a; local[edge] = 1; return out; }
+    case 0: { const out = a + b; data[i] = out; local[edge] = 1; local[edge + 1] = 1; return; }
+    case 1: { const out = a * b; data[i] = out; local[edge] = b; local[edge + 1] = a; return; }
+    case 2: { const out = pow(a, k); data[i] = out; local[edge] = k === 0 ? 0 : k * pow(a, k - 1); return; }
+    case 3: { const out = pow(a, b); data[i] = out; local[edge] = b === 0 ? 0 : b * pow(a, b - 1); local[edge + 1] = a > 0 ? out * Math.log(a) : (a === 0 && b >= 0 ? 0 : NaN); return; }
+    case 4: { const out = a + b * -1; data[i] = out; local[edge] = 1; local[edge + 1] = -1; return; }
+    case 5: { const out = a * pow(b, -1); data[i] = out; local[edge] = pow(b, -1); local[edge + 1] = a * (-1 * pow(b, -2)); return; }
+    case 6: { const out = a * -1; data[i] = out; local[edge] = -1; return; }
+    case 7: { const out = a <= 0 ? 0 : a; data[i] = out; local[edge] = a > 0 ? 1 : 0; return; }
+    case 8: { const out = Math.tanh(a); data[i] = out; local[edge] = 1 - out * out; return; }
+    case 9: { const out = Math.exp(a); data[i] = out; local[edge] = out; return; }
+    case 10: { const out = Math.log(a); data[i] = out; local[edge] = 1 / a; return; }
+    case 11: { const out = a >= 0 ? 1 / (1 + Math.exp(-a)) : Math.exp(a) / (1 + Math.exp(a)); data[i] = out; local[edge] = out * (1 - out); return; }
+    case 12: { const out = Math.sin(a); data[i] = out; local[edge] = Math.cos(a); return; }
+    case 13: { const out = a; data[i] = out; local[edge] = 1; return; }
     default: throw new Error(`no row at ${code}`);
   }
 }

@@ -19,8 +19,10 @@
 //   const graph = compileGraph(scalarGraph, reply);   // once per program
 //   const next = recompute(graph, reply, { "W[1,2]": 0.25 });  // the /api/graph reply for them
 
-import { OPS, TENSOR_GRAPH_CONSTANT as CONSTANT, TENSOR_GRAPH_LEAF as LEAF } from "../compute/op-functions.js";
+import { OPS, TENSOR_GRAPH_CONSTANT as CONSTANT, TENSOR_GRAPH_LEAF as LEAF, forwardInto } from "../compute/op-functions.js";
 import { fromJson, tolerances, toJson, warningOf } from "../compute/evaluator.js";
+
+const OP_PLACES = Object.keys(OPS); // a row's place: its code for forwardInto
 
 /** The row-major index of element `flat` of `shape`. */
 function indexOf(flat, shape) {
@@ -99,7 +101,8 @@ export function compileGraph(graph, reply) {
     tensorElements[t].forEach((node, flat) => leafNode.set(`${leaf.name}[${indexOf(flat, leaf.shape).join(",")}]`, node));
   }
   const s = {
-    count, edges, rows, op, arity, first, second, exponent, edgeStart, constant, root: graph.root,
+    count, edges, rows, places: Int8Array.from(graph.ops, (key) => OP_PLACES.indexOf(key)),
+    op, arity, first, second, exponent, edgeStart, constant, root: graph.root,
     maxima: Int32Array.from(graph.maxima), maxStart: groupsOf(graph.maxima, count),
     choices: Int32Array.from(graph.choices), choiceStart: groupsOf(graph.choices, count),
     tensorElements, leafNode, recomputable: graph.recomputable, graphOps: graph.ops,
@@ -181,7 +184,7 @@ function forward(s, values) {
     }
   }
   let rechosen = false;
-  const { op, rows, first, second, arity, exponent, edgeStart, maxStart, choiceStart, maxima, choices } = s;
+  const { op, rows, places, first, second, arity, exponent, edgeStart, maxStart, choiceStart, maxima, choices } = s;
   for (let i = 0; i < s.count; i += 1) {
     const code = op[i];
     if (code < 0) {
@@ -201,17 +204,12 @@ function forward(s, values) {
       }
     }
     if (!fresh && !choosing && !dirty[first[i]] && !(arity[i] > 1 && dirty[second[i]])) continue;
-    const row = rows[code];
-    const a = data[first[i]];
+    const before = data[i];
+    forwardInto(places[code], data, i, first[i], arity[i] > 1 ? second[i] : -1, exponent, local, edgeStart[i]);
+    const out = data[i];
+    if (fresh || !Object.is(out, before)) dirty[i] = 1;
     const b = arity[i] > 1 ? data[second[i]] : 0;
-    const k = exponent[i];
-    const out = row.forward(a, b, k);
-    if (fresh || !Object.is(out, data[i])) dirty[i] = 1;
-    data[i] = out;
-    const e = edgeStart[i];
-    local[e] = row.local[0](a, b, k, out);
-    if (arity[i] > 1) local[e + 1] = row.local[1](a, b, k, out);
-    const type = out - out !== 0 ? warningOf(row, a, b, k, out, arity[i]) : null;
+    const type = out - out !== 0 ? warningOf(rows[code], data[first[i]], b, exponent[i], out, arity[i]) : null;
     if (type !== null) warnings.set(i, type);
     else if (warnings.size) warnings.delete(i);
   }
