@@ -188,10 +188,12 @@ function mountFeatures(view, scope, recompute, fanIn) {
    *  the engine's asked for where there is one (`recompute`). */
   const setValues = (overrides) => {
     store.update({ values: overrides });
-    const values = leafValues(store.state.trace, store.state.values);
-    const painted = store.state.trace ? instant.paint(store.state.trace, values) : null;
+    const shown = store.state.trace;
+    // The page's numbers take the leaves not moved from the trace (compute/instant-numbers.js);
+    // the engine is sent every leaf's value.
+    const painted = shown ? instant.paint(shown, overrides) : null;
     if (painted) store.setTrace(painted);
-    if (send) send(values);
+    if (send) send(leafValues(shown, overrides));
   };
   mountLeaves(view.sliders, scope, { onValue: (name, value) => setValues({ ...store.state.values, [name]: value }) });
   mountNotes(view.notes, scope);
