@@ -38,8 +38,12 @@ export function programNotes(trace) {
 export function mountNotes(list, scope) {
   const { subscribe } = scope.store;
   let shown = null;
+  let read = null; // the warnings last read: a slider move's trace keeps its program's (the same list)
   subscribe((s, changed) => {
     if (!changed.has("trace") && !changed.has("error")) return;
+    const warnings = s.error ? null : s.trace?.warnings;
+    if (warnings && warnings === read) return;
+    read = warnings;
     const notes = s.error ? [] : programNotes(s.trace);
     const key = JSON.stringify(notes);
     if (key === shown) return;
