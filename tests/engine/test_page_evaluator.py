@@ -34,8 +34,9 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (
 # differences `differences()` finds against the engine's, and the largest gap in ulps per array.
 DRIVER = """
 import {
-  compileStructure, evaluate, differences, tolerances, ulpsApart, fromJson,
+  compileStructure, evaluate, evaluateNumbers, differences, tolerances, ulpsApart, fromJson,
 } from "./compute/evaluator.js";
+import { stepGradAt } from "./compute/merge-numbers.js";
 import { withStepObjects } from "./core/step-columns.js";
 import { readFileSync } from "node:fs";
 const cases = JSON.parse(readFileSync(process.argv[2], "utf8"));
@@ -52,7 +53,10 @@ console.log(JSON.stringify(cases.map(({ trace, runs }) => {
   return runs.map(({ values, expected }) => {
     const page = evaluate(structure, values);
     const found = differences(page, expected, tolerances(structure, values), structure);
-    return { page, differences: found, ulps: widest(page, expected) };
+    // A step's grad read alone (what the player reads of a slider move) is the array's.
+    const numbers = evaluateNumbers(structure, values);
+    const alone = page.step_grad.map((_, visit) => stepGradAt(numbers, visit));
+    return { page, differences: found, ulps: widest(page, expected), alone };
   });
 }), signed));
 """
@@ -122,6 +126,7 @@ def check(cases: list[dict], results: list[list[dict]]) -> dict[str, float]:
         for run, outcome in zip(case["runs"], outcomes, strict=True):
             assert outcome["differences"] == [], (label, run["values"], outcome["differences"])
             page, expected = outcome["page"], run["expected"]
+            assert all(map(same, outcome["alone"], page["step_grad"])), label
             for name, gap in outcome["ulps"].items():
                 widest[name] = max(widest.get(name, 0.0), gap)
             if not PLAIN.search(case["source"]):

@@ -88,6 +88,15 @@ export const jsonNumber = (x) => (typeof x === "number" ? toJson(x) : x);
 /** Number `i` of `array` (a reply's, of either kind) as JSON has it. */
 export const numberAt = (array, i) => jsonNumber(array[i]);
 
+/** Visit `visit`'s step_grad of `reply` as JSON has it, without making the whole array where the
+ *  reply can say one (its `stepGradAt`, of `stepGradAt.count` visits: compute/evaluator.js
+ *  evaluateNumbers); undefined past the visits. */
+export const stepGradAt = (reply, visit) => {
+  const one = reply.stepGradAt;
+  if (!one) return numberAt(reply.step_grad, visit);
+  return visit >= 0 && visit < one.count ? jsonNumber(one(visit)) : undefined;
+};
+
 function sameWarnings(a, b) {
   if (a === b) return true;
   if (!a || !b || a.length !== b.length) return false;
@@ -204,7 +213,7 @@ function mergedStep(step, i, reply, { position, edgesOf, visitOf, firstOf }) {
   }
   if (step.phase === "tangent") return mergedTangentStep(step, reply, position, edgesOf[i]);
   if (step.phase !== "backward") return step; // the sort and the seed: no numbers (the seed's grad is 1)
-  const upstream = numberAt(reply.step_grad, visitOf[i]);
+  const upstream = stepGradAt(reply, visitOf[i]);
   const edges = edgesOf[i];
   let same = Object.is(step.grad, upstream);
   // A contribution's upstream is its visit's grad, its local its edge's local_grad. The
@@ -327,6 +336,7 @@ export function numberArrays(trace) {
     const same = correct !== null && correct.every((x, i) => Object.is(numberAt(correct, i), numberAt(reply.grad, i)));
     const arrays = { data: reply.data, grad: reply.grad, correct_grad: same ? null : correct };
     for (const key of ["local_grad", "step_grad", "contribution", "grad_before", "grad_after"]) takeProperty(arrays, reply, key);
+    if (reply.stepGradAt) takeProperty(arrays, reply, "stepGradAt"); // a step's grad read alone
     return arrays;
   }
   if (trace.steps.numbers) return stepListArrays(trace, trace.steps.numbers().reply);

@@ -9,7 +9,7 @@ import { t } from "./i18n.js";
 import { nodeName } from "./names.js";
 import { useFunctions } from "../compute/ops.js";
 import { TraceMemo } from "./trace-memo.js";
-import { copied, drawingOf, lazily, mergedNumbersOf, numberAt, sameDrawing } from "../compute/merge-numbers.js";
+import { copied, drawingOf, lazily, mergedNumbersOf, numberAt, sameDrawing, stepGradAt } from "../compute/merge-numbers.js";
 import { StepList, stepColumns } from "./step-columns.js";
 
 const indexCache = new TraceMemo("trace index"); // a slider move's trace has its own: core/trace-memo.js
@@ -272,7 +272,7 @@ function eventGrad(trace, play, e, numbers, merged, node) {
   if (numbers && at !== STEP_TANGENT && numbers.visitOf[k] >= 0) {
     // A slider move's trace: the grad read where its merge would put it (compute/merge-numbers.js),
     // unmerged; or a step list's columns. Either kind of array, read as JSON's numbers.
-    return at === STEP_GRAD ? numberAt(numbers.reply.step_grad, numbers.visitOf[k]) : numberAt(numbers.reply.grad_after, numbers.firstOf[k] + at);
+    return at === STEP_GRAD ? stepGradAt(numbers.reply, numbers.visitOf[k]) : numberAt(numbers.reply.grad_after, numbers.firstOf[k] + at);
   }
   const step = trace.steps.at(k);
   if (at === STEP_GRAD) return step.grad;

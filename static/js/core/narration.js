@@ -9,7 +9,7 @@
 
 import { formatNumber, parenthesized } from "./format.js";
 import { TraceMemo } from "./trace-memo.js";
-import { copied, drawingOf, lazily, numberArrays, numberAt } from "../compute/merge-numbers.js";
+import { copied, drawingOf, lazily, numberArrays, numberAt, stepGradAt } from "../compute/merge-numbers.js";
 
 /** A number for narration (engine `fmt`): integers plainly, else up to 6 significant digits. */
 export const fmt = (value) => formatNumber(value, "narration");
@@ -19,6 +19,20 @@ export const factor = (value) => parenthesized(fmt(value));
 
 const WRITERS = { n: fmt, f: factor, t: String };
 const SLOT = /\{\{|\}\}|\{([nft]):([a-z_]+):(\d+)\}|[{}]/g;
+
+/** Number `index` of `numbers[array]` as JSON has it. A step's grad is read alone where the
+ *  numbers can say one (compute/merge-numbers.js stepGradAt): a slider move's page numbers make no
+ *  array of them. */
+function slotNumber(numbers, format, array, index) {
+  if (array === "step_grad" && numbers.stepGradAt) {
+    const one = stepGradAt(numbers, index);
+    if (one !== undefined) return one;
+  } else {
+    const values = numbers[array];
+    if ((Array.isArray(values) || values instanceof Float64Array) && index < values.length) return numberAt(values, index);
+  }
+  throw new Error(`narration slot {${format}:${array}:${index}} is outside the numbers`);
+}
 
 /**
  * `fill` with `numbers` bound, for filling many templates of one trace: each number is written
@@ -30,13 +44,7 @@ export function filler(numbers) {
     let texts = written[format].get(array);
     if (!texts) written[format].set(array, (texts = []));
     let text = texts[index];
-    if (text === undefined) {
-      const values = numbers[array];
-      if (!(Array.isArray(values) || values instanceof Float64Array) || index >= values.length) {
-        throw new Error(`narration slot {${format}:${array}:${index}} is outside the numbers`);
-      }
-      text = texts[index] = WRITERS[format](numberAt(values, index));
-    }
+    if (text === undefined) text = texts[index] = WRITERS[format](slotNumber(numbers, format, array, index));
     return text;
   };
   return (template) => {
