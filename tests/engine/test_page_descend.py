@@ -22,7 +22,7 @@ from typing import Any
 
 import node_driver
 import pytest
-from descent_cases import check, program_cases, random_cases, stop_cases
+from descent_cases import case, check, program_cases, random_cases, stop_cases
 from hypothesis import Phase, given, settings
 from node_driver import NODE
 
@@ -90,3 +90,16 @@ def test_every_stop_rule_stops_and_says_so_as_the_engine_does(tmp_path):
 def test_random_programs_train_as_the_engine_does(tmp_path_factory, cases):
     tally = check(cases, run_node(tmp_path_factory.mktemp("node"), cases))
     print("random programs with V8 Math functions:", tally)
+
+
+def test_a_step_to_a_rounding_from_a_domain_edge_is_judged_on_the_engine_s_values(tmp_path):
+    # Found by the random programs below: from q = 0.5 at rate 0.5, q steps by 0.5·∂L/∂q = 0.5·1
+    # to the edge of `q ** .5`. V8's pow(0.5, −0.5) is an ulp under glibc's: the page's gradient
+    # is 1 and q becomes 0 (the root −4.127), the engine's 1.0000000000000002 and q −1.1e−16 (the
+    # root nan: stopped). The page's evaluator at the engine's q finds nan, as the engine did.
+    cases = [case("L = ((q ** .5) ** 2) + -(4.127)", {"q": 0.5}, ["q"], 0.5, 0.0, steps=2, batch=1)]
+    results = run_node(tmp_path, cases)
+    engine = cases[0]["batches"][0]["expected"]
+    page = results[0]["batches"][0]["page"]
+    assert engine["stopped"]["reason"] == "nonfinite" and page["stopped"] is None
+    check(cases, results)
