@@ -256,3 +256,19 @@ def test_the_order_sweeps_stop_at_a_fixed_point_only():
     per_sweep = 2 * (columns - 1)
     assert len(counted) < layered.ORDER_SWEEPS * per_sweep
     assert len(counted) % per_sweep == 0
+
+
+def test_the_edges_of_one_source_share_its_lane_in_each_column():
+    """A weight read by many samples (micrograd's demo: a weight, the first layer of each of
+    100 samples) holds one lane a column, weighing what its edges weigh together, not one
+    each: the demo's lanes went from 28,828 to 4,803 and its ordering from 0.5 to 0.1 s."""
+    # A spine 0 -> 1 -> 2 -> 3 and three sinks that read 3 and, four columns back, 0.
+    edges = [(0, 1), (1, 2), (2, 3), (0, 4), (0, 5), (0, 6), (3, 4), (3, 5), (3, 6)]
+    graph = layered.ordered(7, edges)
+    assert graph.column == [0, 1, 2, 3, 4, 4, 4] + [1, 2, 3]  # 0's lanes: one a column
+    weight = 1.0  # (1 + the longest path to 0 from a leaf, none) ** 2, for each of its edges
+    assert graph.consumers[0] == [(1, weight), (7, 3 * weight)]
+    assert [graph.inputs[lane] for lane in (7, 8, 9)] == [[(0, 3.0)], [(7, 3.0)], [(8, 3.0)]]
+    assert [graph.consumers[lane] for lane in (7, 8)] == [[(8, 3.0)], [(9, 3.0)]]
+    assert graph.consumers[9] == [(4, weight), (5, weight), (6, weight)]
+    assert graph.input_weight[7:] == graph.consumer_weight[7:] == [3 * weight] * 3
