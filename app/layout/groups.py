@@ -120,18 +120,20 @@ def grouped_layout(structure: Structure, layouter: Layouter) -> Layout:
     quotient = collapsed_structure(structure)
     assert quotient is not None
     insides = inside_graphs(structure)
-    shapes = same_shapes(insides)
-    # dot lays out the graph of groups twice and every inside once: their costs add up (an
-    # inside of a shape seen before costs what the first one did).
-    costs = [quotient.cost] * 2
-    shape_costs = {group: insides[group].cost() for group in set(shapes.values())}
-    costs += [shape_costs[shapes[group]] for group in insides]
-    total = sum(costs, DotCost(0, 0, 0, 0))
-    # dot_max_nodes counts the program's nodes, as for a graph without groups.
-    affordable = layouter.dot_affordable(
-        DotCost(len(structure.ids), total.edges, total.lanes, total.lane_squares)
-    )
-    layout = dot_grouped(structure, quotient, insides, shapes, layouter) if affordable else None
+    layout = None
+    # dot_max_nodes counts the program's nodes, as for a graph without groups: over it, or
+    # without a dot, the costs below are not worth predicting (micrograd's demo: 50 ms).
+    if layouter.dot_affordable(DotCost(len(structure.ids), 0, 0, 0)):
+        shapes = same_shapes(insides)
+        # dot lays out the graph of groups twice and every inside once: their costs add up (an
+        # inside of a shape seen before costs what the first one did).
+        costs = [quotient.cost] * 2
+        shape_costs = {group: insides[group].cost() for group in set(shapes.values())}
+        costs += [shape_costs[shapes[group]] for group in insides]
+        total = sum(costs, DotCost(0, 0, 0, 0))
+        cost = DotCost(len(structure.ids), total.edges, total.lanes, total.lane_squares)
+        if layouter.dot_affordable(cost):
+            layout = dot_grouped(structure, quotient, insides, shapes, layouter)
     return layout or layered_grouped(structure, quotient, insides)
 
 

@@ -533,10 +533,13 @@ def _bounded(
         x, y, w, h = box
         return (round(x + dx, 2), round(y + dy, 2), round(w, 2), round(h, 2))
 
-    # Inline for the boxes (thousands a drawing; a call each was most of this function).
-    shifted = tuple(
-        (round(x + dx, 2), round(y + dy, 2), round(w, 2), round(h, 2)) for x, y, w, h in boxes
-    )
+    # Inline for the boxes (thousands a drawing; a call each was most of this function), the
+    # few sizes of cards rounded once each (micrograd's demo: 65,818 boxes, 0.15 -> 0.08 s).
+    sizes = {}
+    for _, _, w, h in boxes:
+        if (w, h) not in sizes:
+            sizes[w, h] = (round(w, 2), round(h, 2))
+    shifted = tuple((round(x + dx, 2), round(y + dy, 2), *sizes[w, h]) for x, y, w, h in boxes)
     shifted_frames = tuple(None if frame is None else shift(frame) for frame in frames)
     every = [*shifted, *(frame for frame in shifted_frames if frame is not None)]
     width = max(x + w / 2 for x, _, w, _ in every) + MARGIN
