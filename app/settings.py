@@ -55,6 +55,11 @@ class AppSettings(BaseModel):
     dot_max_nodes: int = 1_000
     dot_max_lanes: int = 20_000
     layout_cache_size: int = 256
+    # A graph of this many nodes traced in the caller's own process (the notebook's
+    # chainrule.trace_value, show, save_html) is laid out in a helper process beside its passes
+    # (app/layout/process.py; 0: never). Below it the fallback's Python costs less than a helper's
+    # start (the layered layout: ~12 µs a node; a helper: ~0.2 s of another core, once).
+    layout_process_min_nodes: int = 20_000
     response_cache_size: int = 512
     # A reply is about 1.2 KB a node: 16 MB keeps a reply of up to about 3,400 nodes (a quarter)
     # and every preset's and lesson's; a bigger graph is traced again (a slider asks /api/values).

@@ -17,6 +17,7 @@ from typing import Any
 from chainrule.app.api.graph_body import build_reply
 from chainrule.app.api.schemas import GraphRequest
 from chainrule.app.layout.layouter import Layouter
+from chainrule.app.layout.process import LayoutProcess
 from chainrule.app.settings import get_settings
 from chainrule.engine import Limits
 from chainrule.engine.errors import BadLeaf
@@ -36,7 +37,12 @@ from chainrule.engine.value_reader import (
 
 @cache
 def _layouter() -> Layouter:
-    return Layouter.from_settings(get_settings())
+    """The layouts of this process's traces: a big graph's in a helper process, beside the
+    passes (app/layout/process.py)."""
+    settings = get_settings()
+    layouter = Layouter.from_settings(settings)
+    layouter.process = LayoutProcess(settings, settings.layout_process_min_nodes)
+    return layouter
 
 
 def value_limits() -> Limits:
@@ -153,6 +159,7 @@ def traced_value(
     limits = value_limits()
     names = caller_places() if names is None else names
     program = program_of(value, names=names, max_nodes=limits.max_nodes)
+    _layouter().expect(len(program.objects))
     trace = traced(program.source, expand_derived=expand_derived, lang=lang, limits=limits)
     return with_program(trace, program, lang)
 
@@ -169,6 +176,7 @@ def source_of(value_or_source: Any) -> tuple[str, Program | None]:
         )
     except NotAValue as error:
         raise TypeError(f"expected a program (str) or a Value; {error}") from None
+    _layouter().expect(len(program.objects))
     return program.source, program
 
 

@@ -22,7 +22,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import cached_property
 from threading import Lock, local
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import orjson
 
@@ -35,6 +35,9 @@ from chainrule.app.layout.layered import (
     placed_centres,
 )
 from chainrule.app.settings import AppSettings
+
+if TYPE_CHECKING:
+    from chainrule.app.layout.process import LayoutProcess
 
 # Card sizes in px, as the page draws them; dot gets the same sizes so its positions fit them.
 CARD_SIZE: dict[str, tuple[float, float]] = {
@@ -283,8 +286,11 @@ class Layouter:
             cache_size, max_size=1_000_000, sizeof=lambda layout: layout.size() + 1
         )
         self._dot_runs_lock = Lock()
-        self._waiting = local()  # per thread: what `layout` calls when it first waits for dot
+        # per thread: what `layout` calls when it first waits for another process
+        self._waiting = local()
         self.dot_runs = 0
+        # Big graphs laid out in a helper process (app/layout/process.py), when one is given.
+        self.process: LayoutProcess | None = None
 
     @classmethod
     def from_settings(cls, settings: AppSettings, graphviz: Graphviz | None = None) -> Layouter:
@@ -302,10 +308,19 @@ class Layouter:
     ) -> tuple[Layout, bool]:
         """The layout of `structure` (with its collapsed layout when it has groups of several
         cards) and whether it came from the cache. `drawing` is called when this thread first
-        waits for dot (the rest is mostly dot's, in processes of its own), if it does."""
+        waits for another process (dot, or the helper that lays out a big graph: the rest is
+        theirs), if it does."""
         cached = self.cache.get(structure.key)
         if cached is not None:
             return cached, True
+        if self.process is not None and self.process.wanted(len(structure.ids)):
+            if drawing is not None:
+                drawing()
+            layout = self.process.layout(structure)
+            if layout is not None:
+                self.cache.put(structure.key, layout)
+                return layout, False
+            drawing = None  # called already: the layout below is this thread's own
         self._waiting.drawing = drawing
         try:
             if collapsed_structure(structure) is None:
@@ -318,6 +333,11 @@ class Layouter:
             self._waiting.drawing = None
         self.cache.put(structure.key, layout)
         return layout, False
+
+    def expect(self, nodes: int) -> None:
+        """A graph of about `nodes` nodes is coming: start what its layout will use."""
+        if self.process is not None:
+            self.process.expect(nodes)
 
     def stats(self) -> CacheStats:
         return self.cache.stats()
