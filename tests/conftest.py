@@ -98,9 +98,9 @@ def own_redis(tmp_path) -> Iterator[RestartableRedis]:
 def kernel_sized_heap() -> Iterator[None]:
     """The objects the test process holds (half a million after a few thousand tests) frozen out
     of the collector's view (gc.freeze) while a test reads Values many times: the reader's
-    collection and its referrer scan (engine/value_reader.py `wrapped_numbers`) visit every
-    tracked object, 0.8 s a read here against 30 ms in a fresh interpreter, which is what a
-    learner's kernel is. Objects made during the test are seen as usual."""
+    collection (engine/value_reader.py `wrapped_numbers`) visits every tracked object, 0.8 s a
+    read here against 30 ms in a fresh interpreter, which is what a learner's kernel is.
+    Objects made during the test are seen as usual."""
     gc.collect()
     gc.freeze()
     try:

@@ -374,6 +374,64 @@ def test_a_value_a_running_functions_variable_holds_is_a_leaf_not_a_constant():
     assert cell().source == "v1 = 2.0\nv2 = -1.5\nout = v1 * v2 + 3.0\n"
 
 
+@pytest.mark.parametrize("held_by", ["nothing", "a list", "a slot", "a closure", "a variable"])
+def test_a_wrapped_number_anything_but_the_graph_holds_is_a_slider(held_by: str) -> None:
+    """The reader counts a leaf's references (engine/value_reader.py `wrapped_numbers`): the
+    graph's (its parents' children, their `_backward` closures) and its own; any other holder
+    makes the number micrograd wrapped (the 3.0 of `a * 3.0`) a slider: a list, an object with
+    __slots__, a learner's closure, a variable of a running function."""
+
+    class Slot:
+        __slots__ = ("value",)
+
+    a = MG(2.0)
+    product = a * 3.0
+    other = next(child for child in product._prev if child is not a)
+    keep: list = []
+    if held_by == "a list":
+        keep.append(other)
+    elif held_by == "a slot":
+        keep.append(Slot())
+        keep[0].value = other
+    elif held_by == "a closure":
+        keep.append((lambda held: lambda: held)(other))
+    root = product + a
+    root.backward()
+    if held_by != "a variable":
+        del other
+    program = program_of(root)
+    sliders = sorted(program.values.values())
+    assert (sliders, sum(program.consts)) == (
+        ([2.0], 1) if held_by == "nothing" else ([2.0, 3.0], 0)
+    )
+
+
+def test_a_cell_two_closures_share_counts_once() -> None:
+    """A learner's op may make two Values in one call whose `_backward` closures share one cell
+    (`other`): the cell holds its Value once, so a list that also holds it still makes it a
+    leaf held by someone (counted twice, the list's reference looked like the graph's)."""
+    from chainrule.engine.value_reader import _graph, wrapped_numbers
+
+    a, other = MG(2.0), MG(3.0)
+    total = MG(a.data + other.data, (a, other), "+")
+    product = MG(a.data * other.data, (a, other), "*")
+
+    def total_backward() -> None:
+        a.grad += total.grad
+        other.grad += total.grad
+
+    def product_backward() -> None:
+        a.grad += other.data * product.grad
+        other.grad += a.data * product.grad
+
+    total._backward, product._backward = total_backward, product_backward
+    root = total + product
+    keep = [other]  # the list holds it, and the one cell, and the graph's two sets
+    nodes, objects = _graph(root)
+    wrapped = wrapped_numbers(objects, nodes)  # (pytest's rewritten assert would hold keep[0])
+    assert id(keep[0]) not in wrapped
+
+
 def test_a_notebooks_variables_name_the_parameters_by_where_they_live():
     """places_in is the sandbox's naming, for any namespace (a notebook's user namespace): the
     MLP's parameters by their place, a loop's variable naming nothing."""
