@@ -354,12 +354,15 @@ def _closure_order(value: Any, children: list[Any]) -> list[Any] | None:
     if slots is None or max(slots) >= len(cells):
         return None
     try:
-        pair = [cells[slots[0]].cell_contents, cells[slots[1]].cell_contents]
+        first, second = cells[slots[0]].cell_contents, cells[slots[1]].cell_contents
     except ValueError:  # an empty cell
         return None
-    if sorted(map(id, pair)) != sorted(map(id, children)):
+    if len(children) != 2:
         return None
-    return pair
+    one, two = children
+    if not ((first is one and second is two) or (first is two and second is one)):
+        return None
+    return [first, second]
 
 
 def _structural_keys(root: Any) -> dict[int, str]:
