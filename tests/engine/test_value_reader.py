@@ -406,6 +406,81 @@ def test_a_wrapped_number_anything_but_the_graph_holds_is_a_slider(held_by: str)
     )
 
 
+def moons_like_loss(keep_topo: bool) -> tuple[MG, list, list]:
+    """A small MLP's max-margin loss (as micrograd's demo.ipynb makes it), backward() run with
+    the collector off, so its `topo` list and `visited` set are still on the heap (garbage in a
+    cycle, or kept as a learner's own list); and what the learner holds (parameters, inputs)."""
+    random.seed(3)
+    model = MLP(2, [3, 1])
+    xs = [[MG(0.5), MG(-1.0)], [MG(1.5), MG(0.25)]]
+    losses = [(1 + -y * model(x)).relu() for x, y in zip(xs, [1.0, -1.0], strict=True)]
+    total = sum(losses) * (1.0 / len(losses)) + 1e-4 * sum(p * p for p in model.parameters())
+    del losses
+    held: list = []
+    topo: list = []
+    visited: set = set()
+
+    def build_topo(v: MG) -> None:
+        if v not in visited:
+            visited.add(v)
+            for child in v._prev:
+                build_topo(child)
+            topo.append(v)
+
+    if keep_topo:  # the learner's own `topo`, the lecture's build_topo, kept in a variable
+        build_topo(total)
+        held += [topo, visited]
+    total.backward()  # its own topo and visited: garbage until a full collection
+    return total, [*model.parameters(), *(x for row in xs for x in row)], held
+
+
+@pytest.mark.parametrize("keep_topo", [False, True])
+def test_backward_s_own_topo_list_holds_no_leaf_and_needs_no_collection(
+    monkeypatch: pytest.MonkeyPatch, keep_topo: bool
+) -> None:
+    """A list and a set of every node of the graph (backward()'s `topo` and `visited`, garbage
+    until a full collection, or the learner's own) name none of them: the numbers micrograd
+    wrapped are constants, found without a collection of the heap (0.3 s in a kernel holding
+    micrograd's demo), and the parameters and inputs the learner holds are sliders."""
+    import gc
+
+    collected = []
+    gc.disable()
+    try:
+        total, learner_s, _held = moons_like_loss(keep_topo)
+        monkeypatch.setattr(gc, "collect", lambda *args: collected.append(args) or 0)
+        program = program_of(total)
+    finally:
+        gc.enable()
+    assert collected == []
+    sliders = {id(v) for v, const in zip(program.objects, program.consts, strict=True)
+               if not const and not v._prev} - {id(total)}  # fmt: skip
+    assert sliders == {id(v) for v in learner_s}
+    wrapped = sum(program.consts)
+    gc.collect()  # the same graph, its garbage gone: the same constants
+    del _held
+    assert sum(program_of(total).consts) == wrapped > 0
+
+
+def test_garbage_that_holds_part_of_the_graph_is_collected_first() -> None:
+    """backward() of a part of the graph (`inner`), then the graph grown on: its garbage holds
+    some ops, not all, so the reader collects before counting, and the 3.0 micrograd wrapped
+    inside `inner` is a constant all the same."""
+    import gc
+
+    gc.disable()
+    try:
+        a, b = MG(2.0), MG(-1.0)
+        inner = a * 3.0
+        inner.backward()
+        root = (inner + b) * inner
+        root.backward()
+        program = program_of(root)
+    finally:
+        gc.enable()
+    assert sorted(program.values.values()) == [-1.0, 2.0] and sum(program.consts) == 1
+
+
 def test_a_cell_two_closures_share_counts_once() -> None:
     """A learner's op may make two Values in one call whose `_backward` closures share one cell
     (`other`): the cell holds its Value once, so a list that also holds it still makes it a
