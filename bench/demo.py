@@ -8,9 +8,10 @@ Rows:
 - `chainrule.trace_value(total_loss)` of micrograd's demo (`MLP(2, [16, 16, 1])`, 100 moons from
   chainrule/sandbox/moons.py, max-margin loss + L2: 65,818 nodes), the whole reply, in a fresh
   subprocess: its CPU and wall time, and the process's peak resident memory (ru_maxrss, the
-  interpreter's own ~40 MB and micrograd's graph included); then, in another, where the time
-  goes (the reader writing the program, parse and build, the passes and the reply, the layout,
-  encoding and decoding).
+  interpreter's own ~40 MB and micrograd's graph included), and the same of the helper process
+  that lays the graph out beside the passes (app/layout/process.py, its start included); then,
+  in another, where the time goes (the reader writing the program, parse and build, the
+  passes and the reply, the layout, encoding and decoding).
 - `step_objects` and `narrations` of a 20,000-product chain's reply (40,001 nodes, 160,005
   steps): CPU, best of 3.
 - `POST /api/graph` of 50,000 statements the result does not use (`1` on each of 49,999 lines,
@@ -38,7 +39,7 @@ UNUSED_POSTS = 5
 
 # The demo's trace_value, whole, in a fresh process: time and peak memory.
 WHOLE = """
-import json, resource, sys, time
+import json, os, resource, sys, time
 from chainrule.sandbox.moons import demo_total_loss
 import chainrule
 model, total_loss = demo_total_loss()
@@ -49,8 +50,18 @@ cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 root = next(node for node in reply["nodes"] if node["id"] == reply["root"])
 assert root["data"] == total_loss.data
+# The layout's helper process (app/layout/process.py): its CPU, while the passes ran beside it.
+from chainrule.notebook.traces import _layouter
+helper = _layouter().process._child
+ticks = os.sysconf("SC_CLK_TCK")
+fields = open(f"/proc/{helper.pid}/stat").read().rsplit(")", 1)[1].split() if helper else []
+helper_cpu = (int(fields[11]) + int(fields[12])) / ticks if fields else 0.0
+status = open(f"/proc/{helper.pid}/status").read().splitlines() if helper else []
+helper_peak = next((int(line.split()[1]) for line in status if line.startswith("VmHWM")), 0)
 print(json.dumps({"cpu": cpu, "wall": wall, "peak_kb": peak, "before_kb": before,
-                  "nodes": len(reply["nodes"]), "chars": len(reply["program"]["source"])}))
+                  "nodes": len(reply["nodes"]), "chars": len(reply["program"]["source"]),
+                  "helper_cpu": helper_cpu, "helper_layouts": _layouter().process.layouts,
+                  "helper_peak_kb": helper_peak}))
 """
 
 # The same, phase by phase (as notebook/traces.py and app/api/graph_body.py do them).
@@ -122,10 +133,21 @@ def demo_rows() -> list[tuple[str, str, str]]:
             "≤ 2 s",
         ),
         (
+            "… and beside it, the layout in its helper process (app/layout/process.py; its "
+            f"start included; {whole['helper_layouts']} layout)",
+            f"{whole['helper_cpu']:.2f} s CPU",
+            "",
+        ),
+        (
             "the same: peak resident memory of the process (ru_maxrss; "
             f"{whole['before_kb'] / 1024:.0f} MB before the call: Python and micrograd's graph)",
             f"{whole['peak_kb'] / 1024:.0f} MB",
             "≤ 500 MB",
+        ),
+        (
+            "… and the layout's helper process's own peak (VmHWM)",
+            f"{whole['helper_peak_kb'] / 1024:.0f} MB",
+            "",
         ),
     ]
     phases = run_python(PHASES)
