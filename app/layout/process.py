@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import pickle
+import signal
 import struct
 import subprocess
 import sys
@@ -149,6 +150,9 @@ def serve(requests: IO[bytes] | None = None, answers: IO[bytes] | None = None) -
     requests = requests or sys.stdin.buffer
     answers = answers or sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print never lands in the answers
+    # Ctrl-C in a terminal reaches the whole process group: the caller decides, and a helper it
+    # no longer needs ends with its pipe.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         settings = _receive(requests)
     except EOFError:

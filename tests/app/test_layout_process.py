@@ -159,3 +159,14 @@ def ended(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+def test_ctrl_c_in_a_terminal_leaves_the_helper_to_its_caller(layouter: Layouter) -> None:
+    """SIGINT reaches a terminal's whole process group; the helper ignores it, and lays out the
+    caller's next graph (the caller, which got the KeyboardInterrupt, decides)."""
+    layouter.layout(program_structure(3))  # the helper is in its loop: its handlers are set
+    child = layouter.process._child
+    os.kill(child.pid, signal.SIGINT)
+    layouter.layout(program_structure(4))
+    assert layouter.process.layouts == 2 and layouter.process._child is child
+    assert child.poll() is None
