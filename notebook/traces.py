@@ -63,15 +63,18 @@ def traced(
     expand_derived: bool = False,
     lang: str = DEFAULT_LANG,
     limits: Limits | None = None,
+    checked: bool = True,
 ) -> dict[str, Any]:
     """The `/api/graph` reply for `source` under the server's limits (or `limits`), its words
-    (narration, warnings) in `lang` (raises ProgramError)."""
+    (narration, warnings) in `lang` (raises ProgramError); its size checked, unless the caller
+    checks the bytes it encodes (not `checked`: the widget's `packed_trace`)."""
     request = GraphRequest(
         source=source,
         values={name: float(v) for name, v in values.items()} if values else None,
         expand_derived=expand_derived,
     )
-    return build_reply(request, get_settings(), _layouter(), check_lang(lang), limits)
+    settings, lang = get_settings(), check_lang(lang)
+    return build_reply(request, settings, _layouter(), lang, limits, checked=checked)
 
 
 def with_program(

@@ -33,6 +33,7 @@ from chainrule.engine import ProgramError
 from chainrule.engine.i18n import DEFAULT_LANG, Count, check_lang, text, ui_catalogue
 from chainrule.engine.narration import fmt
 from chainrule.engine.ops import page_table
+from chainrule.engine.reply import check_reply_size
 from chainrule.notebook.traces import (
     fanned_in,
     source_of,
@@ -78,8 +79,14 @@ def packed_trace(trace: dict[str, Any]) -> bytes:
     """`trace` as the widget sends it (`trace_zlib`): its JSON (orjson), zlib-compressed. Sent as
     a binary buffer, it crosses the comm as bytes: a dict trait was searched for buffers object by
     object by ipywidgets and written by the kernel's session with Python's json (micrograd's
-    demo: 1.8 s and 1.9 s at load 6), then parsed again by JupyterLab with the message."""
-    return zlib.compress(orjson.dumps(trace), TRACE_COMPRESSION)
+    demo: 1.8 s and 1.9 s at load 6), then parsed again by JupyterLab with the message. The JSON
+    is the reply's one encoding: its size is checked here (`check_reply_size`; `widget` traces
+    without encoding the reply for it, 0.15-0.3 s of micrograd's demo). A tensor program's reply
+    is bounded where it is made (its nodes are tensors, not a scalar graph's budget)."""
+    encoded = orjson.dumps(trace)
+    if trace.get("kind") != "tensor":
+        check_reply_size(len(encoded), len(trace["nodes"]), trace["source"])
+    return zlib.compress(encoded, TRACE_COMPRESSION)
 
 
 class StaticGraph:
@@ -336,7 +343,8 @@ def widget(
     whole, shared = _WIDGETS
     source, program = source_of(value_or_source)
     limits = value_limits() if program else None
-    trace = traced(source, values, lang=check_lang(lang), limits=limits)
+    # Its size is checked once, on the bytes the widget sends (packed_trace).
+    trace = traced(source, values, lang=check_lang(lang), limits=limits, checked=False)
     if program:
         trace = with_program(trace, program, lang)
     given = {name: float(value) for name, value in values.items()} if values else None

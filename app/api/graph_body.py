@@ -162,17 +162,23 @@ def build_reply(
     layouter: Layouter,
     lang: str = DEFAULT_LANG,
     limits: engine.Limits | None = None,
+    *,
+    checked: bool = True,
 ) -> dict[str, Any]:
     """What `build_body`'s body for now decodes to, made as
     Python objects and never encoded: for a caller in the reply's own process (the notebook's
     `chainrule.trace_value`), where encoding micrograd's demo took 0.15 s, decoding it again 0.3
     s, and the two copies beside the reply 150 MB. It is encoded once all the same, for
-    `check_reply_size`: a widget sends it on, and its bound holds in every path."""
+    `check_reply_size`: a widget sends it on, and its bound holds in every path; unless not
+    `checked`, for a caller that encodes the reply itself and checks those bytes (the widget:
+    notebook/widget.py `packed_trace`), so that it is encoded once, not twice."""
     limits = limits_of(settings) if limits is None else limits
     with cycle_collector_paused():
         if is_tensor_program(request.source):
             return tensor_reply(trace_tensors(request.source, request.values, limits=limits), lang)
-        reply, encoded, layout, cached = _laid_out_reply(request, settings, layouter, lang, limits)
+        reply, encoded, layout, cached = _laid_out_reply(
+            request, settings, layouter, lang, limits, encoded=checked
+        )
         del encoded
         reply["layout"] = layout_reply(layout, cached)
         return reply
@@ -184,10 +190,12 @@ def _laid_out_reply(
     layouter: Layouter,
     lang: str,
     limits: engine.Limits,
+    *,
+    encoded: bool = True,
 ) -> tuple[dict[str, Any], bytes, Layout, bool]:
     """The reply of a scalar program with its layout placed in it but no `layout` member, its
-    bytes (within `check_reply_size`'s budget), the layout, and whether it came from the cache
-    (the caller holds the cycle collector paused)."""
+    bytes (within `check_reply_size`'s budget; none, unchecked, unless `encoded`), the layout,
+    and whether it came from the cache (the caller holds the cycle collector paused)."""
     options = request.options()
     graph = build_for_trace(
         request.source, request.values, options.expand_derived, limits, options.mode, lang
@@ -205,10 +213,12 @@ def _laid_out_reply(
     layout, cached = laying_out.result()
     reply = place(reply, placement(layout, trace))
     reply["structure"] = structure_id(request, settings)
-    encoded = orjson.dumps(reply)  # once, its layout added to it as each body needs
+    if not encoded:
+        return reply, b"", layout, cached
+    body = orjson.dumps(reply)  # once, its layout added to it as each body needs
     # A backstop: every field is linear in the graph, and this says so if one ever is not.
-    check_reply_size(len(encoded), len(reply["nodes"]), request.source, request.expand_derived)
-    return reply, encoded, layout, cached
+    check_reply_size(len(body), len(reply["nodes"]), request.source, request.expand_derived)
+    return reply, body, layout, cached
 
 
 def tensor_body(request: GraphRequest, limits: engine.Limits, lang: str) -> GraphBody:

@@ -77,3 +77,33 @@ def test_a_reply_made_for_python_keeps_the_budget(monkeypatch) -> None:
     with pytest.raises(LimitExceeded) as caught:
         chainrule.trace("a = 2\nb = a * a + 1")
     assert caught.value.message.render("en").startswith("the reply would be ")
+
+
+def test_a_widget_encodes_its_reply_once_and_keeps_the_budget(monkeypatch) -> None:
+    """The widget (chainrule.show in a kernel) sends the reply as zlib-compressed JSON: it is
+    encoded once, for that, and its size checked on those bytes (an encoding for the check
+    alone cost micrograd's demo 0.15-0.3 s); over its budget the show raises, as a trace does."""
+    pytest.importorskip("anywidget")
+    import orjson
+
+    from chainrule.engine import reply
+    from chainrule.engine.errors import LimitExceeded
+    from chainrule.notebook import widget as notebook_widget
+
+    encodings = []
+    real = orjson.dumps
+
+    def counted(value, *args):
+        if isinstance(value, dict) and "steps" in value:  # a reply, not a layout or a message
+            encodings.append(1)
+        return real(value, *args)
+
+    monkeypatch.setattr(orjson, "dumps", counted)
+    shown = notebook_widget.widget("a = 2\nb = a * a + 1")
+    assert len(encodings) == 1 and shown.trace["nodes"][0]["grad"] == 4.0
+    monkeypatch.setattr(reply, "REPLY_BYTES_FLOOR", 0)
+    monkeypatch.setattr(reply, "REPLY_BYTES_PER_NODE", 10)
+    monkeypatch.setattr(reply, "REPLY_BYTES_PER_SOURCE_CHAR", 0)
+    with pytest.raises(LimitExceeded) as caught:
+        notebook_widget.widget("a = 2\nb = a * a + 1")
+    assert caught.value.message.render("en").startswith("the reply would be ")
