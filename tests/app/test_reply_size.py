@@ -64,10 +64,8 @@ def test_a_reply_over_its_budget_is_a_400_naming_it() -> None:
     )
 
 
-def test_a_reply_made_for_python_keeps_the_budget(monkeypatch) -> None:
-    """`chainrule.trace` (the notebook's, whose reply a widget sends on) is bounded as the
-    server's body is: the reply is no longer encoded to be decoded again, but still measured."""
-    import chainrule
+def refused_over_a_tiny_budget(monkeypatch, make_reply) -> None:
+    """`make_reply()` raises LimitExceeded once every reply's budget is 10 bytes a node."""
     from chainrule.engine import reply
     from chainrule.engine.errors import LimitExceeded
 
@@ -75,8 +73,16 @@ def test_a_reply_made_for_python_keeps_the_budget(monkeypatch) -> None:
     monkeypatch.setattr(reply, "REPLY_BYTES_PER_NODE", 10)
     monkeypatch.setattr(reply, "REPLY_BYTES_PER_SOURCE_CHAR", 0)
     with pytest.raises(LimitExceeded) as caught:
-        chainrule.trace("a = 2\nb = a * a + 1")
+        make_reply()
     assert caught.value.message.render("en").startswith("the reply would be ")
+
+
+def test_a_reply_made_for_python_keeps_the_budget(monkeypatch) -> None:
+    """`chainrule.trace` (the notebook's, whose reply a widget sends on) is bounded as the
+    server's body is: the reply is no longer encoded to be decoded again, but still measured."""
+    import chainrule
+
+    refused_over_a_tiny_budget(monkeypatch, lambda: chainrule.trace("a = 2\nb = a * a + 1"))
 
 
 def test_a_widget_encodes_its_reply_once_and_keeps_the_budget(monkeypatch) -> None:
@@ -86,8 +92,6 @@ def test_a_widget_encodes_its_reply_once_and_keeps_the_budget(monkeypatch) -> No
     pytest.importorskip("anywidget")
     import orjson
 
-    from chainrule.engine import reply
-    from chainrule.engine.errors import LimitExceeded
     from chainrule.notebook import widget as notebook_widget
 
     encodings = []
@@ -101,9 +105,4 @@ def test_a_widget_encodes_its_reply_once_and_keeps_the_budget(monkeypatch) -> No
     monkeypatch.setattr(orjson, "dumps", counted)
     shown = notebook_widget.widget("a = 2\nb = a * a + 1")
     assert len(encodings) == 1 and shown.trace["nodes"][0]["grad"] == 4.0
-    monkeypatch.setattr(reply, "REPLY_BYTES_FLOOR", 0)
-    monkeypatch.setattr(reply, "REPLY_BYTES_PER_NODE", 10)
-    monkeypatch.setattr(reply, "REPLY_BYTES_PER_SOURCE_CHAR", 0)
-    with pytest.raises(LimitExceeded) as caught:
-        notebook_widget.widget("a = 2\nb = a * a + 1")
-    assert caught.value.message.render("en").startswith("the reply would be ")
+    refused_over_a_tiny_budget(monkeypatch, lambda: notebook_widget.widget("a = 2\nb = a * a + 1"))
