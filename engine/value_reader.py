@@ -843,9 +843,9 @@ def wrapped_numbers(objects: list[Any], nodes: list[_Node]) -> set[int]:
     value = None  # from here on only `objects` holds a Value, of all this frame has
     extra = _other_references(objects, graph_refs)
     if not _whole_graph_discounted(objects, nodes, extra):
-        # Something holds every op: backward()'s own `topo` list, garbage in a cycle (its
-        # recursive `build_topo` closure) until the collector runs, is the usual one. Collected,
-        # it holds nothing (a whole heap's work: 0.3 s in a kernel holding micrograd's demo).
+        # The counts may hold garbage: a backward()'s own `topo` list is in a cycle (its
+        # recursive `build_topo` closure) until the collector runs. Collected, it holds nothing
+        # (a whole heap's work: 0.3 s in a kernel holding micrograd's demo).
         gc.collect()
         extra = _other_references(objects, graph_refs)
     last = count - 1

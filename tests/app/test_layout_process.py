@@ -149,7 +149,7 @@ def test_the_helper_ends_with_its_caller_even_killed(tmp_path: Path) -> None:
     helper = int(done.stdout.splitlines()[-1])
     deadline = time.monotonic() + 10
     while not ended(helper) and time.monotonic() < deadline:
-        time.sleep(0.05)
+        time.sleep(0.05)  # polls the condition it then asserts
     assert ended(helper), "the helper outlived its caller"
 
 
