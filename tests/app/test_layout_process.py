@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_no_orphan_processes import alive
 
 from chainrule import engine
 from chainrule.app.api.graph_body import layout_structure
@@ -148,17 +149,9 @@ def test_the_helper_ends_with_its_caller_even_killed(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     helper = int(done.stdout.splitlines()[-1])
     deadline = time.monotonic() + 10
-    while not ended(helper) and time.monotonic() < deadline:
+    while alive(helper) and time.monotonic() < deadline:
         time.sleep(0.05)  # polls the condition it then asserts
-    assert ended(helper), "the helper outlived its caller"
-
-
-def ended(pid: int) -> bool:
-    """Whether process `pid` is gone or a zombie (ended, its entry not yet collected)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
+    assert not alive(helper), "the helper outlived its caller"
 
 
 def test_ctrl_c_in_a_terminal_leaves_the_helper_to_its_caller(layouter: Layouter) -> None:
