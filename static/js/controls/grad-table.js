@@ -1,15 +1,18 @@
 // The gradient table: every leaf and intermediate node with its final gradient, what that number
 // means in words, and the server's numeric check (central differences) for the leaves. New values
-// of the same graph rewrite the changed cells in place.
+// of the same graph rewrite the changed cells in place. A graph of more nodes than a table shows
+// (TABLE_ROWS_MAX) lists them a page at a time, the leaves first, with a button for the next page.
 
 import { passComplete } from "./explain.js";
 import { flagNotes, flagsOf, flagsPresent, flagWords } from "../gradients/flag-words.js";
 import { neuronHealth, neuronHealthTable } from "../gradients/neuron-health.js";
 import { formulaName } from "../core/names.js";
-import { compactText, isFiniteValue } from "../core/format.js";
+import { compactText, countText, isFiniteValue } from "../core/format.js";
 import { h, setClass, setText } from "../core/dom.js";
 import { t } from "../core/i18n.js";
 import { traceIndex } from "../core/frames.js";
+import { TABLE_ROWS_MAX } from "./trace-tables.js";
+import { drawingOf } from "../compute/merge-numbers.js";
 
 const STATUS_TEXT = { pass: "ui.check.pass", kink: "ui.check.kink", fail: "ui.check.fail", nonfinite: "ui.check.nonfinite", imprecise: "ui.check.imprecise" };
 
@@ -21,8 +24,9 @@ export function meaningOf(name, rootName, grad) {
   return t(grad > 0 ? "ui.meaning.up" : "ui.meaning.down", { name, root: rootName, size });
 }
 
-/** The rows of the table: `{id, className, cells: [[text, className]]}` per leaf and intermediate node. */
-function rowsOf(trace) {
+/** The table's first `limit` rows: `{id, className, cells: [[text, className]]}` per leaf and
+ *  intermediate node (the leaves first), and how many rows there are in all: {rows, total}. */
+function rowsOf(trace, limit) {
   const { nodeById } = traceIndex(trace);
   const rootName = formulaName(nodeById.get(trace.root));
   const checks = new Map(trace.gradcheck.results.map((r) => [r.id, r]));
@@ -31,7 +35,7 @@ function rowsOf(trace) {
     ...trace.leaves.map((l) => nodeById.get(l.id)),
     ...trace.nodes.filter((n) => n.kind === "op" && !leafIds.has(n.id) && n.id !== trace.root),
   ];
-  return nodes.map((node) => {
+  const rows = nodes.slice(0, limit).map((node) => {
     const check = checks.get(node.id);
     const name = formulaName(node);
     const flags = flagsOf(trace, node.id);
@@ -49,6 +53,7 @@ function rowsOf(trace) {
       ],
     };
   });
+  return { rows, total: nodes.length };
 }
 
 function footText(gradcheck) {
@@ -112,27 +117,42 @@ function createGradTable(body, store) {
   const note = pendingNote(store.toEnd);
   const { table, tbody } = gradTableElements();
   const foot = h("p", { class: "table-note" });
+  let limit = { drawing: null, rows: TABLE_ROWS_MAX }; // rows listed of the graph drawn (a slider keeps them)
+  const moreText = h("span");
+  const more = h("p", { class: "table-note", "data-testid": "grad-table-more" }, moreText, " ", h("button", {
+    type: "button",
+    text: t("ui.gradients.more", { count: countText(TABLE_ROWS_MAX) }),
+    onclick: () => {
+      limit.rows += TABLE_ROWS_MAX;
+      draw(store.state);
+    },
+  }));
   let shownIds = [];
   let notes = { shown: "", list: null }; // the sentences of the flags shown, under the table
   let neurons = { trace: null, section: null }; // a model's neurons across samples, over the table
   const show = (...parts) => {
     if (parts.length !== body.children.length || parts.some((part, i) => body.children[i] !== part)) body.replaceChildren(...parts);
   };
-  return function draw(s) {
+  function draw(s) {
     const { trace } = s;
     if (!trace) show();
     else if (!s.finalGrads && !passComplete(trace, s.step)) show(note);
     else {
-      shownIds = writeRows(tbody, rowsOf(trace), shownIds);
+      if (limit.drawing !== drawingOf(trace)) limit = { drawing: drawingOf(trace), rows: TABLE_ROWS_MAX };
+      const { rows, total } = rowsOf(trace, limit.rows);
+      shownIds = writeRows(tbody, rows, shownIds);
+      more.hidden = rows.length === total;
+      setText(moreText, t("ui.gradients.shown", { shown: countText(rows.length), count: countText(total) }));
       setText(foot, footText(trace.gradcheck));
       notes = flagNotesOf(trace, notes);
       if (neurons.trace !== trace) {
         const rows = neuronHealth(trace);
         neurons = { trace, section: rows.length ? neuronHealthTable(rows) : null };
       }
-      show(...[neurons.section, table, foot, notes.list].filter(Boolean));
+      show(...[neurons.section, table, more.hidden ? null : more, foot, notes.list].filter(Boolean));
     }
-  };
+  }
+  return draw;
 }
 
 /** The gradient table, as a panel of `scope`: drawn when shown, and when the pass ends. */

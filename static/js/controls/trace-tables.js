@@ -7,7 +7,7 @@
 // In predict mode (state.lab "predict") the propagation table shows no number the timeline has
 // not revealed yet: those cells read "?" until the learner has predicted and reached them.
 
-import { chainText, compactText } from "../core/format.js";
+import { chainText, compactText, countText } from "../core/format.js";
 import { t } from "../core/i18n.js";
 import { frameOfStep, framesOf, topoStateAt, topoStep, traceIndex } from "../core/frames.js";
 import { narrationOf } from "../core/narration.js";
@@ -15,7 +15,11 @@ import { nodeName } from "../core/names.js";
 import { setClass, setText } from "../core/dom.js";
 import { drawingOf } from "../compute/merge-numbers.js";
 
-const SORT_ROWS_MAX = 600; // rows of the sort table (a longer sort is capped, and its note says so)
+// Rows a table shows at once: a longer sort is capped, a longer backward pass shown a window of
+// this many steps (the one the current step is in), a graph of more nodes a page of this many
+// gradients (controls/grad-table.js), each saying so. micrograd's demo made 522,000 elements of
+// its propagation table, 12 s of layout on opening the tab.
+export const TABLE_ROWS_MAX = 600;
 const reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)");
 
 function cell(tag, text, className = "") {
@@ -196,7 +200,7 @@ function sortRows(trace) {
   const rows = [];
   const topo = traceIndex(trace).phases.topo ?? { first: 0, last: -1 };
   const state = topoStateAt(trace, topo.first - 1);
-  for (let k = topo.first; k <= Math.min(topo.last, topo.first + SORT_ROWS_MAX - 1); k++) {
+  for (let k = topo.first; k <= Math.min(topo.last, topo.first + TABLE_ROWS_MAX - 1); k++) {
     const step = trace.steps.at(k);
     topoStep(state, step); // the sort's state after step k, built on the row before's
     const { stack, sorted } = state;
@@ -214,12 +218,33 @@ function sortRows(trace) {
   return rows;
 }
 
-function propagationRows(trace) {
+/** The backward steps' window (of TABLE_ROWS_MAX) that step `k` is in: 0 up to its first. */
+function propagationWindow(trace, k) {
+  const backward = traceIndex(trace).phases.backward;
+  if (!backward || k < backward.first) return 0;
+  return Math.floor((Math.min(k, backward.last) - backward.first) / TABLE_ROWS_MAX);
+}
+
+/** "Steps 601–1,200 of the 65,817 backward steps", when they do not fit one window. */
+function propagationNote(trace, window) {
+  const backward = traceIndex(trace).phases.backward;
+  const count = backward ? backward.last - backward.first + 1 : 0;
+  if (count <= TABLE_ROWS_MAX) return "";
+  const from = window * TABLE_ROWS_MAX + 1;
+  const to = Math.min(count, from + TABLE_ROWS_MAX - 1);
+  return t("ui.propagation.window", { from: countText(from), to: countText(to), count: countText(count) });
+}
+
+/** The seed's row (in the first window) and window `window`'s backward steps (the backward
+ *  pass's steps are one run of the steps, one a visit). */
+function propagationRows(trace, window = 0) {
   const { nodeById, phases } = traceIndex(trace);
   const rows = [];
-  let number = 0;
-  // Only the seed's and the backward pass's steps are read (a big graph's sort is long).
-  for (let k = Math.min(phases.seed?.first ?? Infinity, phases.backward?.first ?? Infinity); k < trace.steps.length; k++) {
+  let number = window * TABLE_ROWS_MAX;
+  const backward = phases.backward ?? { first: Infinity, last: -1 };
+  const first = window === 0 ? Math.min(phases.seed?.first ?? Infinity, backward.first) : backward.first + number;
+  const last = Math.min(backward.last, backward.first + number + TABLE_ROWS_MAX - 1, trace.steps.length - 1);
+  for (let k = first; k <= Math.max(last, phases.seed?.last ?? -1); k++) {
     const step = trace.steps.at(k);
     if (step.phase !== "seed" && step.phase !== "backward") continue;
     const first = frameOfStep(trace, k); // the frame step k is first shown at
@@ -293,13 +318,15 @@ const revealLimit = (s) => (s.lab === "predict" ? s.step : Infinity);
  *  first screen, cost about 0.2 s of CPU before its first paint). */
 function builtInView(trace) {
   const topo = traceIndex(trace).phases.topo;
-  return Boolean(topo) && topo.last - topo.first + 1 > SORT_ROWS_MAX;
+  return Boolean(topo) && topo.last - topo.first + 1 > TABLE_ROWS_MAX;
 }
 
-function mountTable(id, body, options, { buildRows, noteFor, rowsOf = (trace) => trace }, store) {
+function mountTable(id, body, options, { buildRows, noteFor, rowsOf = (trace) => trace, windowOf = () => 0 }, store) {
   const { setStep, subscribe } = store;
   const table = new StepTable(body, options, setStep);
   let filled = null;
+  let filledWindow = 0; // the rows' window (`windowOf(trace, step)`: a long backward pass's)
+  const isFilled = (s) => filled === rowsOf(s.trace) && filledWindow === windowOf(s.trace, currentStep(s));
   let cells = [];
   let shownLimit = Infinity;
   const reveal = (s) => {
@@ -310,7 +337,8 @@ function mountTable(id, body, options, { buildRows, noteFor, rowsOf = (trace) =>
   };
   const refill = (s) => {
     filled = rowsOf(s.trace);
-    cells = table.fill(s.trace, buildRows(s.trace), noteFor(s.trace)).sort((x, y) => x.frame - y.frame);
+    filledWindow = windowOf(s.trace, currentStep(s));
+    cells = table.fill(s.trace, buildRows(s.trace, filledWindow), noteFor(s.trace, filledWindow)).sort((x, y) => x.frame - y.frame);
     shownLimit = null; // every concealable text is to be written
     reveal(s);
   };
@@ -322,7 +350,7 @@ function mountTable(id, body, options, { buildRows, noteFor, rowsOf = (trace) =>
       waiting.disconnect();
       waiting = null;
       const s = store.state;
-      if (!s.trace || s.panel !== id || filled === rowsOf(s.trace)) return;
+      if (!s.trace || s.panel !== id || isFilled(s)) return;
       refill(s);
       table.mark(currentStep(s));
     }, { rootMargin: "200px" });
@@ -330,13 +358,13 @@ function mountTable(id, body, options, { buildRows, noteFor, rowsOf = (trace) =>
   };
   subscribe((s, changed) => {
     if (!s.trace) return;
-    const refilled = s.panel === id && filled !== rowsOf(s.trace);
+    const refilled = s.panel === id && !isFilled(s);
     if (refilled && builtInView(s.trace)) {
       fillInView();
       return;
     }
     if (refilled) refill(s);
-    if (filled !== rowsOf(s.trace)) return; // built when shown
+    if (!isFilled(s)) return; // built when shown
     if (refilled || changed.has("step")) table.mark(currentStep(s));
     if (changed.has("step") || changed.has("lab")) reveal(s);
   });
@@ -362,7 +390,7 @@ export function registerTraceTables(scope) {
         noteFor: (trace) => {
           const topo = traceIndex(trace).phases.topo;
           const count = topo ? topo.last - topo.first + 1 : 0;
-          return count > SORT_ROWS_MAX ? t("ui.sort.capped", { shown: SORT_ROWS_MAX, count }) : "";
+          return count > TABLE_ROWS_MAX ? t("ui.sort.capped", { shown: TABLE_ROWS_MAX, count }) : "";
         },
         rowsOf: drawingOf, // the sort's steps carry no numbers
       }, scope.store);
@@ -377,7 +405,7 @@ export function registerTraceTables(scope) {
         caption: t("ui.propagation.caption"),
         headers: [t("ui.table.step"), t("ui.table.node"), "grad", t("ui.table.what")],
         emptyText: t("ui.propagation.empty"),
-      }, { buildRows: propagationRows, noteFor: () => "" }, scope.store);
+      }, { buildRows: propagationRows, noteFor: propagationNote, windowOf: propagationWindow }, scope.store);
     },
   });
 }
