@@ -83,12 +83,17 @@ run: system-deps venv
 
 # The suite runs on TEST_WORKERS processes (pytest-xdist; 2 by default, one a core), each with its
 # own server, Chromium, Redis and free ports; a file's tests stay on one worker (--dist loadfile),
-# so a module's fixture (the sandbox's one loaded Pyodide) loads once. Measured on this project's
-# 2-core machine, fresh clones (2026-12-02): 6 min 34 s to 7 min 32 s each (docs/development.md).
-# TEST_WORKERS=0 runs it in one process.
+# so a module's fixture (the sandbox's one loaded Pyodide) loads once. The files are handed out in
+# the order tests/conftest.py collects them (--no-loadscope-reorder): the slow layers first, so
+# the last files are short ones and neither worker waits long for the other at the end.
+# The package is compiled first: with PYTHONDONTWRITEBYTECODE set (as on this project's machines) every
+# process the suite starts (servers, their pool workers, kernels, CLI runs) would compile it again,
+# about 0.25 s of CPU each.
+# Measured on this project's 2-core machine: docs/development.md. TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 2
 test: test-deps test-venv
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+	PYTHONDONTWRITEBYTECODE= $(PY) -m compileall -q -x '/(\.venv|build|node_modules|static)/' .
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # Each script prints a markdown table (about 15 minutes in all; bench/install.py half a minute to
 # one (pip fetches the wheel's dependencies); bench/load.py takes 4.5 of them,

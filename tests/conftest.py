@@ -19,6 +19,20 @@ settings.register_profile("chainrule", suppress_health_check=[HealthCheck.too_sl
 settings.load_profile("chainrule")
 
 
+# The order the layers' files are handed to the workers in (Makefile: --no-loadscope-reorder):
+# a browser file takes 2–60 s, an engine file well under one, so the slow ones go first and the
+# run ends on short files instead of one worker running JupyterLab while the other waits.
+LAYER_ORDER = ("browser", "sandbox", "scenarios", "app", "docs", "engine")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def layer(item: pytest.Item) -> int:
+        parts = Path(item.path).relative_to(Path(__file__).parent).parts
+        return LAYER_ORDER.index(parts[0]) if parts[0] in LAYER_ORDER else len(LAYER_ORDER)
+
+    items.sort(key=layer)  # stable: a file's tests keep their order
+
+
 @pytest.fixture(scope="session")
 def live_server() -> Iterator[str]:
     """Base URL of a real server shared by the whole session (its `.pid`: the server's)."""
