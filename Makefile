@@ -86,9 +86,9 @@ run: system-deps venv
 # so a module's fixture (the sandbox's one loaded Pyodide) loads once. The files are handed out in
 # the order tests/conftest.py collects them (--no-loadscope-reorder): the slow layers first, so
 # the last files are short ones and neither worker waits long for the other at the end.
-# The package is compiled first: with PYTHONDONTWRITEBYTECODE set (as on this project's machines) every
-# process the suite starts (servers, their pool workers, kernels, CLI runs) would compile it again,
-# about 0.25 s of CPU each.
+# The package is compiled first: with PYTHONDONTWRITEBYTECODE set (as on this project's
+# machines) every process the suite starts (servers, their pool workers, kernels, CLI runs) would
+# compile it again, about 0.25 s of CPU each.
 # Measured on this project's 2-core machine: docs/development.md. TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 2
 test: test-deps test-venv

@@ -119,14 +119,14 @@ function createGradTable(body, store) {
   const foot = h("p", { class: "table-note" });
   let limit = { drawing: null, rows: TABLE_ROWS_MAX }; // rows listed of the graph drawn (a slider keeps them)
   const moreText = h("span");
-  const more = h("p", { class: "table-note", "data-testid": "grad-table-more" }, moreText, " ", h("button", {
+  const moreButton = h("button", {
     type: "button",
-    text: t("ui.gradients.more", { count: countText(TABLE_ROWS_MAX) }),
     onclick: () => {
       limit.rows += TABLE_ROWS_MAX;
       draw(store.state);
     },
-  }));
+  });
+  const more = h("p", { class: "table-note", "data-testid": "grad-table-more" }, moreText, " ", moreButton);
   let shownIds = [];
   let notes = { shown: "", list: null }; // the sentences of the flags shown, under the table
   let neurons = { trace: null, section: null }; // a model's neurons across samples, over the table
@@ -143,6 +143,7 @@ function createGradTable(body, store) {
       shownIds = writeRows(tbody, rows, shownIds);
       more.hidden = rows.length === total;
       setText(moreText, t("ui.gradients.shown", { shown: countText(rows.length), count: countText(total) }));
+      setText(moreButton, t("ui.gradients.more", { count: countText(Math.min(TABLE_ROWS_MAX, total - rows.length)) }));
       setText(foot, footText(trace.gradcheck));
       notes = flagNotesOf(trace, notes);
       if (neurons.trace !== trace) {
