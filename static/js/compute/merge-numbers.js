@@ -15,6 +15,11 @@ import { toJson } from "./json-numbers.js";
 import { stepColumns } from "../core/step-columns.js";
 
 const NO_WARNINGS = [];
+
+/** How long a slider's numbers rest (a drag pauses) before what reads the whole graph of them is
+ *  written: a big graph's overview counts (graph/overview-view.js) and gradient table
+ *  (controls/grad-table.js) each take a frame's time or more on micrograd's demo. */
+export const NUMBERS_REST_MS = 150;
 const bases = new TraceMemo("drawing"); // a merged trace → the trace the first merge of its line started from
 const replies = new TraceMemo("reply"); // a merged trace → the numbers reply merged into it
 const stepNumbers = new TraceMemo("step numbers"); // a merge's steps → {reply, visitOf, firstOf} (mergedSteps)

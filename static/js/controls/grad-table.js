@@ -12,7 +12,8 @@ import { h, setClass, setText } from "../core/dom.js";
 import { t } from "../core/i18n.js";
 import { traceIndex } from "../core/frames.js";
 import { TABLE_ROWS_MAX } from "./trace-tables.js";
-import { drawingOf } from "../compute/merge-numbers.js";
+import { NUMBERS_REST_MS, drawingOf } from "../compute/merge-numbers.js";
+import { TraceMemo } from "../core/trace-memo.js";
 
 const STATUS_TEXT = { pass: "ui.check.pass", kink: "ui.check.kink", fail: "ui.check.fail", nonfinite: "ui.check.nonfinite", imprecise: "ui.check.imprecise" };
 
@@ -24,18 +25,32 @@ export function meaningOf(name, rootName, grad) {
   return t(grad > 0 ? "ui.meaning.up" : "ui.meaning.down", { name, root: rootName, size });
 }
 
+const rowIds = new TraceMemo("gradient rows"); // a drawing → the ids of its table's rows
+
+/** The ids of the table's rows, the same for every trace of a drawing (a slider's new numbers):
+ *  the leaves, then the other op nodes but the root. Read from the drawing, whose nodes exist: a
+ *  merged trace makes a node when it is read (merge-numbers.js), and the rows not shown are not. */
+function rowIdsOf(trace) {
+  const drawing = drawingOf(trace);
+  let ids = rowIds.get(drawing);
+  if (!ids) {
+    const leafIds = new Set(drawing.leaves.map((l) => l.id));
+    const others = drawing.nodes.filter((n) => n.kind === "op" && !leafIds.has(n.id) && n.id !== drawing.root);
+    ids = [...leafIds, ...others.map((n) => n.id)];
+    rowIds.set(drawing, ids);
+  }
+  return ids;
+}
+
 /** The table's first `limit` rows: `{id, className, cells: [[text, className]]}` per leaf and
  *  intermediate node (the leaves first), and how many rows there are in all: {rows, total}. */
 function rowsOf(trace, limit) {
   const { nodeById } = traceIndex(trace);
   const rootName = formulaName(nodeById.get(trace.root));
   const checks = new Map(trace.gradcheck.results.map((r) => [r.id, r]));
-  const leafIds = new Set(trace.leaves.map((l) => l.id));
-  const nodes = [
-    ...trace.leaves.map((l) => nodeById.get(l.id)),
-    ...trace.nodes.filter((n) => n.kind === "op" && !leafIds.has(n.id) && n.id !== trace.root),
-  ];
-  const rows = nodes.slice(0, limit).map((node) => {
+  const ids = rowIdsOf(trace);
+  const rows = ids.slice(0, limit).map((id) => {
+    const node = nodeById.get(id);
     const check = checks.get(node.id);
     const name = formulaName(node);
     const flags = flagsOf(trace, node.id);
@@ -53,7 +68,7 @@ function rowsOf(trace, limit) {
       ],
     };
   });
-  return { rows, total: nodes.length };
+  return { rows, total: ids.length };
 }
 
 function footText(gradcheck) {
@@ -165,14 +180,32 @@ export function registerGradTable(scope) {
     mount(body) {
       const draw = createGradTable(body, scope.store);
       let drawn = { trace: null, finalGrads: null, complete: null };
-      // A hidden tab is drawn when it is shown (big graphs: no work for an unseen table); step
-      // changes only matter when they cross "the pass is over".
-      scope.store.subscribe((s) => {
-        if (!s.trace || s.panel !== "gradients") return;
-        const complete = s.finalGrads || passComplete(s.trace, s.step);
-        if (drawn.trace === s.trace && drawn.finalGrads === s.finalGrads && drawn.complete === complete) return;
-        drawn = { trace: s.trace, finalGrads: s.finalGrads, complete };
+      let resting = { trace: null, timer: 0 }; // a slider's numbers whose redraw waits for a pause
+      const rest = () => {
+        clearTimeout(resting.timer);
+        resting = { trace: null, timer: 0 };
+      };
+      const redraw = (s) => {
+        drawn = { trace: s.trace, finalGrads: s.finalGrads, complete: s.finalGrads || passComplete(s.trace, s.step) };
         draw(s);
+      };
+      // A hidden tab is drawn when it is shown (big graphs: no work for an unseen table); step
+      // changes only matter when they cross "the pass is over". A slider's new numbers of a graph
+      // longer than the table (its flags and neurons counted over all of it: 60 ms a move on
+      // micrograd's demo) are written once the drag pauses.
+      scope.store.subscribe((s, changed) => {
+        if (!s.trace || s.panel !== "gradients") return rest();
+        const complete = s.finalGrads || passComplete(s.trace, s.step);
+        if (drawn.trace === s.trace && drawn.finalGrads === s.finalGrads && drawn.complete === complete) return rest();
+        const moved = !changed.has("panel") && drawn.trace !== null && drawingOf(drawn.trace) === drawingOf(s.trace)
+          && drawn.complete === complete && drawn.finalGrads === s.finalGrads;
+        if (!moved || rowIdsOf(s.trace).length <= TABLE_ROWS_MAX) {
+          rest();
+          redraw(s);
+        } else if (resting.trace !== s.trace) {
+          rest();
+          resting = { trace: s.trace, timer: setTimeout(() => (rest(), redraw(scope.store.state)), NUMBERS_REST_MS) };
+        }
       });
     },
   });

@@ -10,6 +10,8 @@
 // (textContent and createElement only, never HTML strings). `hideKey`: the part of a teacher's
 // link (core/links.js HIDE_KEYS) that hides the panel.
 
+import { setAttr, setHidden, setProps } from "./dom.js";
+
 /** A tab button and its panel body for `panel` ({id, title}). */
 function tabAndBody(panel, select) {
   const tab = document.createElement("button");
@@ -70,10 +72,12 @@ export function createPanelArea(store) {
     const active = shownPanel(attached, s);
     for (const panel of attached) {
       const on = panel === active;
-      panel.tab.hidden = !available(panel, s);
-      panel.tab.setAttribute("aria-selected", String(on));
-      panel.tab.tabIndex = on ? 0 : -1;
-      panel.body.hidden = !on;
+      // Written only when changed (core/dom.js): this runs on every slider move, and a write of
+      // the same `hidden` restyled the open tab's table, 80 ms a move with 600 rows.
+      setHidden(panel.tab, !available(panel, s));
+      setAttr(panel.tab, "aria-selected", String(on));
+      setProps(panel.tab, { tabIndex: on ? 0 : -1 });
+      setHidden(panel.body, !on);
     }
     // A hidden or unknown tab: the shown one. While a tensor program is shown the learner's tab
     // is kept, to come back with the next scalar program.

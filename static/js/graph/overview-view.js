@@ -18,10 +18,9 @@ import { h } from "../core/dom.js";
 import { lang, t } from "../core/i18n.js";
 import { attr, join, joined, onPlainClick, svgElement, text } from "../core/svg.js";
 import { TraceMemo } from "../core/trace-memo.js";
-import { copied, drawingOf } from "../compute/merge-numbers.js";
+import { NUMBERS_REST_MS, copied, drawingOf } from "../compute/merge-numbers.js";
 
 const COUNTS = ["statements", "off", "dead", "vanishing"];
-const COUNTS_REST_MS = 150;
 const NOTHING = { nodes: [], edges: [] };
 // What graph/draw.js draws when the level shows none of the graph's nodes (it removes what it drew).
 const EMPTY_TRACE = { nodes: [], edges: [], steps: [], groups: [] };
@@ -173,7 +172,7 @@ export function mountOverview({ svg, pane, layer, row, redraw, refit }) {
   /**
    * The counts for `trace`'s cards: its own when counted, or a new structure's (counted now);
    * else (a slider move's numbers) the ones shown, its own counted once the numbers have rested
-   * COUNTS_REST_MS and written by `rewrite()` if the trace is still the one shown.
+   * NUMBERS_REST_MS and written by `rewrite()` if the trace is still the one shown.
    */
   function countsFor(trace, rewrite) {
     const ready = overviewCounts(trace, { ready: true });
@@ -187,7 +186,7 @@ export function mountOverview({ svg, pane, layer, row, redraw, refit }) {
       if (last?.trace !== trace || !last.places) return;
       shownCounts = { structure: key, counts: overviewCounts(trace) };
       rewrite();
-    }, COUNTS_REST_MS);
+    }, NUMBERS_REST_MS);
     return shownCounts.counts;
   }
 
