@@ -8,7 +8,7 @@ import { flagNotes, flagsOf, flagsPresent, flagWords } from "../gradients/flag-w
 import { neuronHealth, neuronHealthTable } from "../gradients/neuron-health.js";
 import { formulaName } from "../core/names.js";
 import { compactText, countText, isFiniteValue } from "../core/format.js";
-import { h, setClass, setText } from "../core/dom.js";
+import { h, setClass, setHidden, setText } from "../core/dom.js";
 import { t } from "../core/i18n.js";
 import { traceIndex } from "../core/frames.js";
 import { TABLE_ROWS_MAX } from "./trace-tables.js";
@@ -156,7 +156,7 @@ function createGradTable(body, store) {
       if (limit.drawing !== drawingOf(trace)) limit = { drawing: drawingOf(trace), rows: TABLE_ROWS_MAX };
       const { rows, total } = rowsOf(trace, limit.rows);
       shownIds = writeRows(tbody, rows, shownIds);
-      more.hidden = rows.length === total;
+      setHidden(more, rows.length === total);
       setText(moreText, t("ui.gradients.shown", { shown: countText(rows.length), count: countText(total) }));
       setText(moreButton, t("ui.gradients.more", { count: countText(Math.min(TABLE_ROWS_MAX, total - rows.length)) }));
       setText(foot, footText(trace.gradcheck));

@@ -225,7 +225,7 @@ function propagationWindow(trace, k) {
   return Math.floor((Math.min(k, backward.last) - backward.first) / TABLE_ROWS_MAX);
 }
 
-/** "Steps 601–1,200 of the 65,817 backward steps", when they do not fit one window. */
+/** "Backward steps 601–1,200 of 65,818: …", when they do not fit one window; else nothing. */
 function propagationNote(trace, window) {
   const backward = traceIndex(trace).phases.backward;
   const count = backward ? backward.last - backward.first + 1 : 0;
@@ -242,9 +242,9 @@ function propagationRows(trace, window = 0) {
   const rows = [];
   let number = window * TABLE_ROWS_MAX;
   const backward = phases.backward ?? { first: Infinity, last: -1 };
-  const first = window === 0 ? Math.min(phases.seed?.first ?? Infinity, backward.first) : backward.first + number;
-  const last = Math.min(backward.last, backward.first + number + TABLE_ROWS_MAX - 1, trace.steps.length - 1);
-  for (let k = first; k <= Math.max(last, phases.seed?.last ?? -1); k++) {
+  const from = window === 0 ? Math.min(phases.seed?.first ?? Infinity, backward.first) : backward.first + number;
+  const to = Math.max(phases.seed?.last ?? -1, Math.min(backward.last, backward.first + number + TABLE_ROWS_MAX - 1));
+  for (let k = from; k <= Math.min(to, trace.steps.length - 1); k++) {
     const step = trace.steps.at(k);
     if (step.phase !== "seed" && step.phase !== "backward") continue;
     const first = frameOfStep(trace, k); // the frame step k is first shown at
