@@ -22,6 +22,7 @@ from jupyter_servers import (
     stop,
 )
 from lecture_cells import DATASET, MLP_CLASSES, VALUE_CLASS
+from playwright.sync_api import expect
 from servers import free_port
 
 pytestmark = pytest.mark.browser
@@ -165,9 +166,12 @@ def test_an_untrusted_notebook_shows_the_drawing_and_how_to_trust_it(browser, ju
     drawing = page.locator(".chainrule-static")
     drawing.wait_for(state="attached")
     drawing.scroll_into_view_if_needed()
-    # JupyterLab renders no widget of an untrusted notebook, and strips the output's style.
-    assert drawing.is_visible() and page.locator("[data-chainrule-player]").count() == 0
-    assert page.get_by_text("File ▸ Trust Notebook").is_visible()
+    # JupyterLab renders no widget of an untrusted notebook, and strips the output's style. It
+    # shows the output a frame or more after attaching it (a loaded machine's run saw it
+    # attached, scrolled to and not yet visible): the checks wait for it.
+    expect(drawing).to_be_visible()
+    expect(page.locator("[data-chainrule-player]")).to_have_count(0)
+    expect(page.get_by_text("File ▸ Trust Notebook")).to_be_visible()
     page.close()
 
 
