@@ -842,7 +842,7 @@ def wrapped_numbers(objects: list[Any], nodes: list[_Node]) -> set[int]:
                 operated_on[j] = True
     value = None  # from here on only `objects` holds a Value, of all this frame has
     extra = _other_references(objects, graph_refs)
-    if not _whole_graph_discounted(objects, nodes, extra):
+    if not _whole_graph_discounted(objects, nodes, extra, position):
         # The counts may hold garbage: a backward()'s own `topo` list is in a cycle (its
         # recursive `build_topo` closure) until the collector runs. Collected, it holds nothing
         # (a whole heap's work: 0.3 s in a kernel holding micrograd's demo).
@@ -866,7 +866,9 @@ def _other_references(objects: list[Any], graph_refs: list[int]) -> list[int]:
     return [sys.getrefcount(objects[i]) - refs - ours for i, refs in enumerate(graph_refs)]
 
 
-def _whole_graph_discounted(objects: list[Any], nodes: list[_Node], extra: list[int]) -> bool:
+def _whole_graph_discounted(
+    objects: list[Any], nodes: list[_Node], extra: list[int], position: dict[int, int]
+) -> bool:
     """Whether the counts in `extra` can be read without a collection: once containers of the
     whole graph are taken off them (a list or set of all but at most one of its nodes names
     none of them: backward()'s `topo` and `visited`, garbage or kept), some op (but the root)
@@ -880,14 +882,14 @@ def _whole_graph_discounted(objects: list[Any], nodes: list[_Node], extra: list[
     least = min(ops, key=extra.__getitem__)
     if extra[least] > 0:
         count = len(objects)
-        whole = [
-            {id(member) for member in holder}
-            for holder in gc.get_referrers(objects[least])
-            if isinstance(holder, (list, set, frozenset)) and holder is not objects
-            and len(holder) >= count - 1
-        ]  # fmt: skip
-        for i, value in enumerate(objects):
-            extra[i] -= sum(id(value) in members for members in whole)
+        for holder in gc.get_referrers(objects[least]):
+            if not isinstance(holder, (list, set, frozenset)) or holder is objects:
+                continue
+            if len(holder) < count - 1:
+                continue
+            # Each of the graph's Values it holds, once however often it holds it.
+            for i in {position.get(id(member)) for member in holder} - {None}:
+                extra[i] -= 1  # type: ignore[index]
         if extra[least] > 0:
             return False
     return all(extra[i] < 2 for i, node in enumerate(nodes[:-1]) if not node.children)
