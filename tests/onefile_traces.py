@@ -6,18 +6,25 @@ is the k-th input of the nodes in order), independently of the page's own reader
 
 from __future__ import annotations
 
+import base64
 import json
 import re
+import zlib
 from typing import Any
 
-DATA_BLOCK = r'<script type="application/json" id="chainrule-data-{}">(.*?)</script>'
+DATA_BLOCK = r'<script type="application/zlib\+base64" id="chainrule-data-{}">(.*?)</script>'
+
+
+def block_json(html: str, player: int = 0) -> str:
+    """The JSON text player `player`'s data block packs: base64 of its zlib-compressed UTF-8."""
+    found = re.search(DATA_BLOCK.format(player), html, re.S)
+    assert found, f"no data block for player {player}"
+    return zlib.decompress(base64.b64decode(found.group(1), validate=True)).decode("utf-8")
 
 
 def file_data(html: str, player: int = 0) -> dict[str, Any]:
     """Player `player`'s data block of the file ({title, trace, graph?}), its trace as a reply."""
-    found = re.search(DATA_BLOCK.format(player), html, re.S)
-    assert found, f"no data block for player {player}"
-    data = json.loads(found.group(1))
+    data = json.loads(block_json(html, player))
     return dict(data, trace=as_reply(data["trace"]))
 
 

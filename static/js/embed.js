@@ -83,9 +83,14 @@ import { mountMicrogradCopy } from "./io/share.js";
 import { withStepObjects } from "./core/step-columns.js";
 import { frameOfStep, traceIndex } from "./core/frames.js";
 import { mountTensorView } from "./tensor/view.js";
+import { bytesOfBase64, inflatedJson } from "./io/packed-json.js";
 
 // A one-file HTML's trace, as the file holds it, written back as its reply (app/export/onefile.py's boot).
 export { expandTrace } from "./io/onefile-trace.js";
+
+/** A one-file HTML's data block (app/export/onefile.py `packed_block`: base64 of zlib-compressed
+ *  JSON) as the value it holds. */
+export const unpackedBlock = (text) => inflatedJson(bytesOfBase64(text.trim()));
 
 /** Show `reply` in `store`: a tensor program's with the tensor view, a scalar trace as the page does. */
 function showReply(store, reply, options) {
@@ -316,12 +321,10 @@ function createKernelFanIn(model) {
   };
 }
 
-/** The trace a notebook's widget sends (`trace_zlib`: zlib-compressed JSON in a DataView). Read
- *  whole, then parsed (micrograd's demo: 1.2 s where Response.json took 1.6 s). */
+/** The trace a notebook's widget sends (`trace_zlib`: zlib-compressed JSON in a DataView). */
 async function unpackedTrace(packed) {
   if (!packed?.byteLength) return null;
-  const json = new Blob([packed]).stream().pipeThrough(new DecompressionStream("deflate"));
-  return JSON.parse(new TextDecoder().decode(await new Response(json).arrayBuffer()));
+  return inflatedJson(packed);
 }
 
 export default {

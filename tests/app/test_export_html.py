@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from micrograd.engine import Value
-from onefile_traces import as_reply, file_data
+from onefile_traces import as_reply, block_json, file_data
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
 import node_driver  # noqa: E402
@@ -128,7 +128,10 @@ def test_the_csp_admits_exactly_the_inline_script_and_style(client):
     assert policy["script-src"] == [sha256_source(modules[0])]
     assert policy["style-src"] == [sha256_source(document.styles[0])]
     assert policy["img-src"] == ["data:"]
-    assert script_types(document) == ["application/json"] * 3 + ["module"]  # trace, ops, words
+    # The trace packed, the ops and the words as JSON, the player.
+    assert script_types(document) == ["application/zlib+base64"] + ["application/json"] * 2 + [
+        "module"
+    ]
     # Nothing to fetch: the one URL is the icon, inline.
     assert all(url.startswith("data:image/svg+xml,") for url in document.urls) and document.urls
 
@@ -137,7 +140,7 @@ def test_the_title_is_the_query_s_or_the_program_on_one_line(client):
     title = "Lecture%203%3A%20%3Cb%3Ebackprop%3C%2Fb%3E"  # Lecture 3: <b>backprop</b>
     given = client.post(f"/api/export?format=html&title={title}", json=PROGRAM).text
     assert "<title>Lecture 3: &lt;b&gt;backprop&lt;/b&gt;</title>" in given
-    assert '"title":"Lecture 3: \\u003cb>backprop\\u003c/b>"' in given
+    assert '"title":"Lecture 3: \\u003cb>backprop\\u003c/b>"' in block_json(given)
     default = client.post("/api/export?format=html", json={"source": "a = 2\nb = a *  3\n"}).text
     assert "<title>a = 2 b = a * 3</title>" in default
     long = client.post("/api/export?format=html", json={"source": " + ".join(["x"] * 40)}).text
@@ -154,8 +157,10 @@ def test_nothing_in_the_program_breaks_out_of_the_data_block(client):
     source = "# </script><script>alert(1)</script><!--\na = Value(2, label='</script>')\nb = a * a"
     html = client.post("/api/export?format=html&title=%3C/script%3E", json={"source": source}).text
     document = parse(html)
-    assert script_types(document) == ["application/json"] * 3 + ["module"]  # trace, ops, words
-    data = json.loads(document.scripts[0][1])
+    # The trace's block is base64 (nothing in it can end it); the ops and words are JSON.
+    assert script_types(document)[1:] == ["application/json"] * 2 + ["module"]
+    assert re.fullmatch(r"[A-Za-z0-9+/]*={0,2}", document.scripts[0][1])
+    data = file_data(html)
     assert data["trace"]["source"] == source and data["title"] == "</script>"
     assert html.count("</script>") == 4
 
@@ -195,7 +200,7 @@ def test_several_players_share_one_op_table_and_one_script(client):
 def test_non_finite_numbers_stay_the_api_s_strings(client):
     trace = client.post("/api/graph", json={"source": "a = 0\nb = log(a)"}).json()
     html = build_html(trace, title="log 0")
-    assert '"data":"-Infinity"' in html
+    assert '"data":"-Infinity"' in block_json(html)
     with pytest.raises(ValueError):
         build_html({**trace, "root_data": float("nan")}, title="a float nan is no JSON")
 
@@ -246,12 +251,15 @@ def test_the_page_writes_back_exactly_the_trace_the_file_left_out(client, tmp_pa
 
 
 def test_a_big_graph_s_file_is_smaller_than_its_reply(client):
-    """What the file leaves out is most of a big graph's edges (the demo: 55 MB to 44 MB)."""
+    """What the file leaves out is most of a big graph's edges (the demo: 55 MB to 44 MB of
+    JSON), and the block packs that JSON (the demo: 43 MB to 5.8 MB of base64)."""
     terms = " + ".join(f"w{i}*x{i}" for i in range(300))
     reply = client.post("/api/graph", json={"source": f"y = tanh({terms})"}).json()
     html = build_html(reply, title="big")
     assert file_data(html)["trace"] == reply
-    block = parse(html).scripts[0][1]  # the player's data block
+    packed = block_json(html)  # the JSON the player's data block packs
     size = {key: len(json.dumps(reply[key], separators=(",", ":"))) for key in ("edges",)}
-    assert len(block) < len(json.dumps(reply, separators=(",", ":"))) - size["edges"] / 2
+    assert len(packed) < len(json.dumps(reply, separators=(",", ":"))) - size["edges"] / 2
+    block = parse(html).scripts[0][1]
+    assert len(block) < len(packed) / 4
     assert compact_trace({"kind": "tensor", "nodes": [], "edges": []})["edges"] == []

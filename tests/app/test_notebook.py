@@ -17,6 +17,7 @@ import pytest
 from micrograd.engine import Value
 from micrograd.nn import MLP, Neuron
 from nbclient import NotebookClient
+from onefile_traces import block_json
 
 import chainrule
 
@@ -214,7 +215,7 @@ def test_a_widget_says_the_reader_s_warnings_in_its_language_and_keeps_it(tmp_pa
     assert [w["message"] for w in shown.trace["warnings"]] == [merged]
     # The one-file HTML carries the trace's warnings as its reply does: in its language.
     html = chainrule.save_html(b, tmp_path / "b.html", lang="ru").read_text(encoding="utf-8")
-    assert "micrograd хранит входы b во множестве (set)" in html
+    assert "micrograd хранит входы b во множестве (set)" in block_json(html)
 
 
 def test_a_value_with_an_op_chainrule_does_not_know_is_drawn_opaque_and_named():

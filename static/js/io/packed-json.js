@@ -1,0 +1,21 @@
+// JSON packed as zlib (deflate) bytes, read back: the notebook widget's trace (`trace_zlib`, a
+// binary buffer) and a one-file HTML's data blocks (the same bytes as base64 text:
+// app/export/onefile.py `packed_block`). Inflated with DecompressionStream, read whole, then
+// parsed: on micrograd's demo (55 MB of JSON) Response.json took 1.6 s where this takes 1.2 s, and
+// the one-file HTML's 5.8 MB block is read by the HTML parser in a seventh of the time its 43 MB
+// of JSON took.
+
+/** The bytes base64 `text` holds (Uint8Array.fromBase64 where the browser has it). */
+export function bytesOfBase64(text) {
+  if (Uint8Array.fromBase64) return Uint8Array.fromBase64(text);
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+/** The value the zlib-compressed JSON `bytes` (a typed array, DataView or ArrayBuffer) holds. */
+export async function inflatedJson(bytes) {
+  const json = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+  return JSON.parse(new TextDecoder().decode(await new Response(json).arrayBuffer()));
+}
