@@ -22,7 +22,12 @@ import node_driver  # noqa: E402
 from node_driver import NODE  # noqa: E402
 
 import chainrule
-from chainrule.app.export.onefile import build_html, build_players_html, compact_trace
+from chainrule.app.export.onefile import (
+    build_html,
+    build_players_html,
+    compact_trace,
+    packed_block,
+)
 from chainrule.app.http.pages import ui_catalogue
 from chainrule.engine.narration import narrations
 from chainrule.engine.ops import page_table
@@ -263,3 +268,31 @@ def test_a_big_graph_s_file_is_smaller_than_its_reply(client):
     block = parse(html).scripts[0][1]
     assert len(block) < len(packed) / 4
     assert compact_trace({"kind": "tensor", "nodes": [], "edges": []})["edges"] == []
+
+
+# The page's reader of a packed data block (static/js/io/packed-json.js), under Node, which has
+# no Uint8Array.fromBase64: its atob path, which a browser without fromBase64 takes (Chromium
+# takes the other: tests/browser/test_onefile.py).
+UNPACK = """
+import { bytesOfBase64, inflatedJson } from "./io/packed-json.js";
+import { readFileSync } from "node:fs";
+const blocks = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const values = [];
+for (const block of blocks) values.push(await inflatedJson(bytesOfBase64(block)));
+console.log(JSON.stringify([typeof Uint8Array.fromBase64, values]));
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="Node.js is not installed (make test-deps)")
+def test_the_page_unpacks_each_block_to_the_json_it_packs(client, tmp_path):
+    reply = client.post("/api/graph", json={"source": "a = Value(2.0, label='é ∂ 😀 </script>')"})
+    values = [
+        {"title": "ünïcode ∂L/∂a 😀", "trace": reply.json()},
+        {"numbers": [0.1, -0.0, 1e308, "NaN", "-Infinity"], "empty": "", "nested": [[[]]]},
+        [],
+    ]
+    blocks = [packed_block(value) for value in values]
+    assert all(re.fullmatch(r"[A-Za-z0-9+/]*={0,2}", block) for block in blocks)
+    fallback, unpacked = node_driver.run_node(tmp_path, blocks, UNPACK)
+    assert fallback == "undefined"  # the atob path ran
+    assert unpacked == node_driver.negative_zeros(json.loads(json.dumps(values)))
