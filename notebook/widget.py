@@ -27,6 +27,7 @@ import orjson
 
 from chainrule.app.build.bundle import BUNDLE_JS
 from chainrule.app.export.drawing import ExportLimits, render
+from chainrule.app.export.onefile import compact_trace
 from chainrule.app.layout.graphviz import Graphviz
 from chainrule.app.settings import get_settings
 from chainrule.engine import ProgramError
@@ -76,14 +77,17 @@ TRACE_COMPRESSION = 1
 
 
 def packed_trace(trace: dict[str, Any]) -> bytes:
-    """`trace` as the widget sends it (`trace_zlib`): its JSON (orjson), zlib-compressed. Sent as
+    """`trace` as the widget sends it (`trace_zlib`): its JSON (orjson), zlib-compressed, held as
+    a one-file HTML holds it (app/export/onefile.py `compact_trace`: the edges but their local
+    derivatives and the program's copy of its source left out, which the player writes back:
+    micrograd's demo 55 MB of JSON to 44 MB, less to inflate and parse in the page). Sent as
     a binary buffer, it crosses the comm as bytes: a dict trait was searched for buffers object by
     object by ipywidgets and written by the kernel's session with Python's json (micrograd's
     demo: 1.8 s and 1.9 s at load 6), then parsed again by JupyterLab with the message. The JSON
     is the reply's one encoding: its size is checked here (`check_reply_size`; `widget` traces
     without encoding the reply for it, 0.15-0.3 s of micrograd's demo). A tensor program's reply
     is bounded where it is made (its nodes are tensors, not a scalar graph's budget)."""
-    encoded = orjson.dumps(trace)
+    encoded = orjson.dumps(compact_trace(trace))
     if trace.get("kind") != "tensor":
         check_reply_size(len(encoded), len(trace["nodes"]), trace["source"])
     return zlib.compress(encoded, TRACE_COMPRESSION)

@@ -84,9 +84,10 @@ import { withStepObjects } from "./core/step-columns.js";
 import { frameOfStep, traceIndex } from "./core/frames.js";
 import { mountTensorView } from "./tensor/view.js";
 import { bytesOfBase64, inflatedJson } from "./io/packed-json.js";
+import { expandTrace } from "./io/onefile-trace.js";
 
 // A one-file HTML's trace, as the file holds it, written back as its reply (app/export/onefile.py's boot).
-export { expandTrace } from "./io/onefile-trace.js";
+export { expandTrace };
 
 /** A one-file HTML's data block (app/export/onefile.py `packed_block`: base64 of zlib-compressed
  *  JSON) as the value it holds. */
@@ -321,10 +322,11 @@ function createKernelFanIn(model) {
   };
 }
 
-/** The trace a notebook's widget sends (`trace_zlib`: zlib-compressed JSON in a DataView). */
+/** The trace a notebook's widget sends (`trace_zlib`: zlib-compressed JSON in a DataView), held
+ *  as a one-file HTML holds it (notebook/widget.py `packed_trace`), written back as its reply. */
 async function unpackedTrace(packed) {
   if (!packed?.byteLength) return null;
-  return inflatedJson(packed);
+  return expandTrace(await inflatedJson(packed));
 }
 
 export default {

@@ -17,7 +17,7 @@ import pytest
 from micrograd.engine import Value
 from micrograd.nn import MLP, Neuron
 from nbclient import NotebookClient
-from onefile_traces import block_json
+from onefile_traces import as_reply, block_json
 
 import chainrule
 
@@ -88,7 +88,7 @@ def saved_trace(model: dict) -> dict:
     notebook), zlib-compressed JSON."""
     (buffer,) = [b for b in model["buffers"] if b["path"] == ["trace_zlib"]]
     assert buffer["encoding"] == "base64"
-    return json.loads(zlib.decompress(base64.b64decode(buffer["data"])))
+    return as_reply(json.loads(zlib.decompress(base64.b64decode(buffer["data"]))))
 
 
 def leaf_numbers(root: Value) -> list[tuple[float, float]]:
@@ -250,7 +250,12 @@ def test_mo_ui_anywidget_wraps_what_show_returns():
 
     shown = widget(square())
     wrapped = mo.ui.anywidget(shown)
-    assert json.loads(zlib.decompress(wrapped.value["trace_zlib"])) == shown.trace
+    sent = json.loads(zlib.decompress(wrapped.value["trace_zlib"]))
+    # Held as a one-file HTML holds it (the player writes the rest back): the edges' local
+    # derivatives alone, the program without its copy of the source.
+    assert sent["onefile"] == {"edges": "local_grad", "program_source": 0}
+    assert sent["edges"] == [edge["local_grad"] for edge in shown.trace["edges"]]
+    assert as_reply(sent) == shown.trace
     assert shown.trace["root"] and wrapped.value["ops"]
 
 
