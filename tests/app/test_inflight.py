@@ -65,7 +65,7 @@ def wait_for(condition: Callable[[], bool], seconds: float) -> float:
     start = time.monotonic()
     while not condition():
         assert time.monotonic() - start < seconds, "the condition did not hold in time"
-        time.sleep(0.02)
+        time.sleep(0.02)  # polls the condition it then asserts
     return time.monotonic() - start
 
 
@@ -109,7 +109,7 @@ async def until(condition: Callable[[], bool], seconds: float) -> float:
     start = loop.time()
     while not condition():
         assert loop.time() - start < seconds, "the condition did not hold in time"
-        await asyncio.sleep(0.005)
+        await asyncio.sleep(0.005)  # polls the condition it then asserts
     return loop.time() - start
 
 
