@@ -45,10 +45,13 @@ import math
 import os
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from types import (
     BuiltinFunctionType,
+    CellType,
     CodeType,
     FunctionType,
     MethodType,
@@ -809,38 +812,32 @@ def wrapped_numbers(objects: list[Any], nodes: list[_Node]) -> set[int]:
     search of the heap for its holders took 0.25 s of micrograd's demo (667,841 objects)."""
     count = len(objects)
     position = {id(value): i for i, value in enumerate(objects)}
-    graph_refs = [0] * count  # the references the graph itself holds to each Value
-    containers: set[int] = set()
-    cells_seen: set[int] = set()  # a cell two closures share holds its Value once
+    # The references the graph itself holds to each Value, counted by index: each container a
+    # Value of others keeps its children in (once, however many Values share it), and each
+    # closure cell of the Values' `_backward`s (once, however many closures share it).
+    refs: Counter[int | None] = Counter()
+    holders = [node for node in nodes if node.container is not None]
+    if len({node.container for node in holders}) < len(holders):
+        holders = list({node.container: node for node in reversed(holders)}.values())
+    refs.update(chain.from_iterable(node.children for node in holders))
+    backwards = [getattr(value, "_backward", None) for value in objects]
+    closures = [getattr(backward, "__closure__", None) or () for backward in backwards]
+    cells = list(chain.from_iterable(closures))
+    if _some_shared(cells):
+        cells = list({id(cell): cell for cell in cells}.values())
+    refs.update(map(position.get, map(id, _contents(cells))))
+    graph_refs = [refs[i] for i in range(count)]
     # The Values some op's `_backward` closure holds as `self`: a method was called on them
     # (`a * a`), so they were never a plain number an operator wrapped (micrograd wraps only
-    # `other`).
-    operated_on = [False] * count
-    for value, node in zip(objects, nodes, strict=True):
-        if node.container is not None and node.container not in containers:
-            containers.add(node.container)  # a Value of others: its children in its container
-            for j in node.children:
-                graph_refs[j] += 1
-        backward = getattr(value, "_backward", None)
-        cells = getattr(backward, "__closure__", None)
-        if not cells:
-            continue
-        code = getattr(backward, "__code__", None)
-        names = code.co_freevars if isinstance(code, CodeType) else ()
-        for k, cell in enumerate(cells):
-            if id(cell) in cells_seen:
-                continue
-            cells_seen.add(id(cell))
-            try:
-                j = position.get(id(cell.cell_contents))
-            except ValueError:  # an empty cell
-                continue
-            if j is None:
-                continue
-            graph_refs[j] += 1
-            if k < len(names) and names[k] == "self":
-                operated_on[j] = True
-    value = None  # from here on only `objects` holds a Value, of all this frame has
+    # `other`). Where a closure keeps `self` is read once a code object (a graph has a few).
+    codes = [getattr(backward, "__code__", None) for backward in backwards]
+    where = {id(code): _self_cell(code) for code in {id(code): code for code in codes}.values()}
+    selves = map(where.__getitem__, map(id, codes))
+    held = [closure[k] for closure, k in zip(closures, selves, strict=True) if k < len(closure)]
+    operated_on = set(map(position.get, map(id, _contents(held))))
+    del backwards, closures, cells, held, codes
+    # Of all this frame holds, only `objects` holds a Value (the lists above hold functions and
+    # cells).
     extra = _other_references(objects, graph_refs)
     if not _whole_graph_discounted(objects, nodes, extra, position):
         # The counts may hold garbage: a backward()'s own `topo` list is in a cycle (its
@@ -852,9 +849,35 @@ def wrapped_numbers(objects: list[Any], nodes: list[_Node]) -> set[int]:
     return {
         id(objects[i])
         for i, node in enumerate(nodes)
-        if i != last and not operated_on[i] and not node.ours and not node.children
+        if i != last and i not in operated_on and not node.ours and not node.children
         and not node.label and extra[i] <= 0
     }  # fmt: skip
+
+
+def _some_shared(cells: list[Any]) -> bool:
+    """Whether some of `cells` (closure cells, each listed once a closure) may be held twice:
+    by two closures (made in one call), or by something else (a running frame). Counted, not
+    searched (a set of 192,000 ids: 30 ms of micrograd's demo): a cell held by one closure has
+    the references of a probe held as it is (a closure's tuple, `cells`, the count's argument)."""
+    probe = [CellType()]
+    held = (probe[0],)  # as a closure holds it  # noqa: F841 - held for its reference
+    return max(map(sys.getrefcount, cells), default=0) > max(map(sys.getrefcount, probe))
+
+
+def _self_cell(code: Any) -> int:
+    """Where a closure of `code` keeps `self` (an index into its cells), or a number past them
+    when it keeps none."""
+    names = code.co_freevars if isinstance(code, CodeType) else ()
+    return names.index("self") if "self" in names else sys.maxsize
+
+
+def _contents(cells: Iterable[Any]) -> list[Any]:
+    """What each of `cells` holds (closure cells): None for an empty one (Values are never
+    None)."""
+    try:
+        return [cell.cell_contents for cell in cells]
+    except ValueError:  # an empty cell: asked one by one
+        return [getattr(cell, "cell_contents", None) for cell in cells]
 
 
 def _other_references(objects: list[Any], graph_refs: list[int]) -> list[int]:
