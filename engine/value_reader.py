@@ -1399,6 +1399,9 @@ def _places_of(place: str) -> Places:
 
 def _joined(parts: Iterable[Places]) -> Places:
     """The `Places` of the leaves of all of `parts`, in order."""
+    parts = [places for places in parts if places]
+    if len(parts) < 2:  # most operations: a leaf or a statement's sum so far, and a number
+        return parts[0] if parts else ()
     merged: dict[str, list[Any]] = {}
     for places in parts:
         for root, count, least, greatest, fewest in places:
@@ -1418,10 +1421,20 @@ def _shared_place(places: Places) -> str | None:
     `xs[0][1]`, when the code made them Values) do not count where fewer live there."""
     if not places:
         return None
-    _, count, least, greatest, fewest = max(places, key=lambda entry: entry[1])  # the first
+    if len(places) == 1:
+        ((_, count, least, greatest, fewest),) = places
+    else:
+        _, count, least, greatest, fewest = max(places, key=lambda entry: entry[1])  # the first
     if count < 2:
         return None
-    # The steps they all begin with: those the least and the greatest share.
+    return _common_place(least, greatest, fewest)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _common_place(least: tuple[str, ...], greatest: tuple[str, ...], fewest: int) -> str | None:
+    """The steps `least` and `greatest` (a place's steps, the least before the greatest) begin
+    with, joined, when some are and they are fewer than `fewest`; else None. Asked again for
+    each operation of a neuron's statement: read once."""
     shared = os.path.commonprefix([least, greatest])
     if not shared or len(shared) >= fewest:
         return None
