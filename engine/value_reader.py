@@ -309,6 +309,11 @@ def spelled_op(value: Any) -> str:
     """The op as `value` names it (micrograd's `_op`), or '' when it names none."""
     if _is_ours(value):
         return value.op or ""
+    return _spelled_by_others(value)
+
+
+def _spelled_by_others(value: Any) -> str:
+    """`spelled_op` of a Value that is not ours."""
     for name in OP_ATTRIBUTES:
         spelled = getattr(value, name, None)
         if isinstance(spelled, str):
@@ -468,9 +473,11 @@ def _describe(
     return op, exponent, operands, len(operands) > len(inputs)
 
 
+@functools.lru_cache(maxsize=1024)
 def _named_op(spelled: str, count: int) -> tuple[str, float | None] | None:
     """The table's op (and constant exponent) a spelling names: micrograd's `_op` names, the
-    table's own keys (`'-'`, `'/'`, `'neg'`), `'**k'` with a number; else None."""
+    table's own keys (`'-'`, `'/'`, `'neg'`), `'**k'` with a number; else None. Read once a
+    spelling and count (a graph spells a few)."""
     if power := POWER.fullmatch(spelled):
         try:
             return "**k", float(power.group(1))
@@ -575,9 +582,11 @@ def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[A
             on_path.add(key)
             stack.append((value, children, container, unordered, ours))
             stack.extend(
-                (child, None, None, False, False)
-                for child in reversed(children)
-                if id(child) not in index
+                [
+                    (child, None, None, False, False)
+                    for child in children[::-1]
+                    if id(child) not in index
+                ]
             )
             continue
         on_path.discard(key)
@@ -588,7 +597,7 @@ def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[A
             data = float(value.data)
         except (TypeError, ValueError) as error:
             raise NotAGraph(msg("error.reader.data_not_number", data=repr(value.data))) from error
-        spelled = (value.op or "") if ours else spelled_op(value)
+        spelled = (value.op or "") if ours else _spelled_by_others(value)
         op, exponent, inputs, merged = _describe(
             value, children_at, data, nodes, ours, spelled, unordered
         )
