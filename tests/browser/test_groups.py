@@ -187,6 +187,46 @@ def test_collapse_all_on_500_nodes_draws_at_most_a_card_per_statement(page):
     assert counts(page) == shown
 
 
+# Each drawn edge's two ends in the page's pixels, with the boxes of the cards it joins.
+EDGE_ENDS_JS = """() => [...document.querySelectorAll('#graph path.edge')].map((path) => {
+  const point = (length) => {
+    const p = path.getPointAtLength(length);
+    const m = path.getScreenCTM();
+    return [p.x * m.a + p.y * m.c + m.e, p.x * m.b + p.y * m.d + m.f];
+  };
+  return { start: point(0), end: point(path.getTotalLength()) };
+})"""
+CARD_RECTS_JS = """() => [...document.querySelectorAll('#graph [data-testid=node], #graph [data-testid=group][data-collapsed=true]')]
+  .map((card) => { const r = (card.querySelector('.card') ?? card).getBoundingClientRect();
+    return [r.left, r.top, r.right, r.bottom]; })"""
+
+
+@pytest.mark.parametrize("uses", [10, 40, 400])
+def test_edges_into_a_collapsed_card_end_on_it_however_many(page, uses):
+    # A stranger's test: `y = x*1 + x*2 + … + x*40`, collapsed, drew forty arrows stacked far
+    # above and below both cards, touching neither (400: over the whole pane and its buttons).
+    source = "x = 1.5\ny = " + " + ".join(f"x*{k}" for k in range(1, uses + 1))
+    open_program(page, source, "&collapse_at=2")
+    page.wait_for_function(
+        "() => document.querySelector('#graph [data-testid=group][data-collapsed=true]')"
+    )
+    ends = page.evaluate(EDGE_ENDS_JS)
+    cards = page.evaluate(CARD_RECTS_JS)
+    assert len(ends) == uses and len(cards) == 2
+
+    def on_a_card(x: float, y: float) -> bool:
+        return any(x0 - 4 <= x <= x1 + 4 and y0 <= y <= y1 for x0, y0, x1, y1 in cards)
+
+    assert all(on_a_card(*e["start"]) and on_a_card(*e["end"]) for e in ends), ends[:3]
+    tools = page.locator("[data-testid=collapse-all]").bounding_box()
+    # No edge reaches up over the graph's tools: every path stays within the cards' rows.
+    tops = page.evaluate(
+        "() => Math.min(...[...document.querySelectorAll('#graph path.edge')]"
+        ".map((p) => p.getBoundingClientRect().top))"
+    )
+    assert tops > tools["y"] + tools["height"]
+
+
 def test_stepping_through_a_collapsed_group_lights_its_card_and_names_the_inner_step(page):
     open_preset(page)
     page.click("[data-testid=jump-backward]")

@@ -115,6 +115,16 @@ export function edgeGeometry(trace) {
   return geometry;
 }
 
+// Edges between one pair of cards bend apart, each 12 px more than the one before, up to this
+// many: more (a statement using one leaf many times) share the last bend and sit side by side.
+const MAX_TWIN_BENDS = 4;
+
+/** The distance between the ports of `count` edges on one side of a card of `height`: `share` of
+ *  it, at most 14 px, and together within 80% of the side. */
+function portSpacing(height, share, count) {
+  return Math.min(height * share, 14, count > 1 ? (height * 0.8) / (count - 1) : Infinity);
+}
+
 function computeGeometry(trace) {
   const { nodeById, inputEdges } = traceIndex(trace);
   const geometry = new Map();
@@ -127,16 +137,17 @@ function computeGeometry(trace) {
     const source = nodeById.get(edge.source);
     const target = nodeById.get(edge.target);
     const inputs = inputEdges.get(edge.target).length;
-    const spacing = Math.min(target.height * 0.28, 14);
-    const ty = target.y + (edge.index - (inputs - 1) / 2) * spacing;
+    // Ports a few px apart, all on the card's side however many edges end there (a collapsed
+    // statement that uses one leaf forty times: forty edges into its card, from one card).
+    const ty = target.y + (edge.index - (inputs - 1) / 2) * portSpacing(target.height, 0.28, inputs);
     const twins = pairs.get(`${edge.source}>${edge.target}`);
     const rank = twins.indexOf(edge.id);
-    const sy = source.y + (rank - (twins.length - 1) / 2) * Math.min(source.height * 0.3, 14);
+    const sy = source.y + (rank - (twins.length - 1) / 2) * portSpacing(source.height, 0.3, twins.length);
     const sx = source.x + source.width / 2;
     const tx = target.x - target.width / 2 - 2;
     // Into an open group from outside (graph/groups.js `entry`): curve to the box's edge, then level.
     const ex = Math.min(tx, edge.entry ?? tx);
-    const bend = Math.max(24, (ex - sx) / 2) + rank * 12;
+    const bend = Math.max(24, (ex - sx) / 2) + Math.min(rank, MAX_TWIN_BENDS) * 12;
     const c1 = [sx + bend, sy];
     const c2 = [ex - bend, ty];
     const d = `M${sx},${sy} C${c1[0]},${c1[1]} ${c2[0]},${c2[1]} ${ex},${ty}${ex < tx ? ` L${tx},${ty}` : ""}`;
