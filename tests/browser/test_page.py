@@ -251,6 +251,63 @@ def test_a_slider_keeps_a_leafs_exact_value_and_steps_from_it(page):
     assert float(page.input_value(box)) == (b + step) + step  # 7.0813735870195424
 
 
+def slider_bounds(page, name: str) -> tuple[str, str, str, str]:
+    row = f"[data-testid=slider-{name}]"
+    return (
+        page.input_value(f"{row} input.slider-min"),
+        page.input_value(f"{row} input.slider-max"),
+        page.get_attribute(f"{row} input.slider-range", "min"),
+        page.get_attribute(f"{row} input.slider-range", "max"),
+    )
+
+
+def test_a_number_typed_past_the_range_widens_it_only_while_it_is_there(page):
+    # Found by a stranger's test: `1e400` typed into a's box went through `1e40` on the way (a
+    # finite value the slider's range was stretched to for good), then was kept silently.
+    open_page(page, "relu")
+    row = "[data-testid=slider-a]"
+    box, card = f"{row} input.slider-value", "[data-testid=node][data-label=a]"
+    before = slider_bounds(page, "a")
+    page.click(box)
+    page.keyboard.press("Control+A")
+    page.keyboard.type("1e40")  # every key an `input`: 1, 1e, 1e4, 1e40
+    page.wait_for_function(f"() => document.querySelector('{card}').dataset.data === '1e+40'")
+    assert float(page.input_value(f"{row} input.slider-max")) >= 1e40  # held while it is there
+    page.keyboard.type("0")  # 1e400: no finite number, the leaf keeps 1e40 …
+    page.keyboard.press("Tab")  # … and says so when the box is left, showing the leaf's value
+    note = page.locator(f"{row} [data-testid=slider-note]")
+    assert note.is_visible()
+    assert note.inner_text() == "Not a finite number: a keeps 1e+40."
+    assert page.get_attribute(box, "aria-invalid") == "true"
+    assert page.input_value(box) == "1e+40"
+    page.fill(box, "3")  # back inside the bounds the typing began from: they are the slider's
+    page.wait_for_function(f"() => document.querySelector('{card}').dataset.data === '3'")
+    assert slider_bounds(page, "a")[:2] == before[:2]
+    assert float(page.get_attribute(f"{row} input.slider-range", "max")) == float(before[3])
+    assert note.is_hidden() and page.get_attribute(box, "aria-invalid") is None
+    page.focus(f"{row} input.slider-range")
+    page.keyboard.press("ArrowRight")  # one step of the slider's own grid, not 1e38
+    page.wait_for_function(f"() => document.querySelector('{card}').dataset.data !== '3'")
+    assert abs(float(page.get_attribute(card, "data-data")) - 3) <= 0.1
+
+
+def test_a_long_leaf_name_is_cut_and_its_slider_keeps_its_width(page):
+    # A stranger's test: a 63-character name took the whole row and left the range a dot.
+    name = "a_really_really_long_variable_name_for_the_weight_of_layer_one"
+    open_page(page)
+    type_program(page, f"{name} = 2\nb = {name} * 3", 3)
+    row = f"[data-testid=slider-{name}]"
+    widths = page.evaluate(
+        """row => Object.fromEntries(['slider-name', 'slider-range', 'slider-value'].map((c) =>
+             [c, document.querySelector(`${row} .${c}`).getBoundingClientRect().width]))""",
+        row,
+    )
+    whole = page.evaluate(f"() => document.querySelector('{row}').getBoundingClientRect().width")
+    assert widths["slider-name"] <= 0.31 * whole, widths
+    assert widths["slider-range"] >= 0.3 * whole, widths
+    assert page.get_attribute(f"{row} .slider-name", "title") == name  # the whole name on hover
+
+
 CARD_PARTS_JS = """() => Object.fromEntries([...document.querySelectorAll('[data-testid=node]')]
   .map(n => [n.dataset.nodeId, {
     transform: n.getAttribute('transform'),

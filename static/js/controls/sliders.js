@@ -69,6 +69,16 @@ function caption(row, shown) {
   }
 }
 
+/** Say `message` under a row's slider (what was wrong with what was typed), or nothing (null). */
+function said(row, message) {
+  const note = row.querySelector(".slider-note");
+  const box = row.querySelector(".slider-value");
+  note.textContent = message ?? "";
+  note.hidden = message === null;
+  if (message === null) box.removeAttribute("aria-invalid");
+  else box.setAttribute("aria-invalid", "true");
+}
+
 function createRow(name, { onValue, readOnly }, { state, update }) {
   const row = h("div", { class: "slider", "data-testid": `slider-${name}` });
   const label = h("span", { class: "slider-name" });
@@ -77,7 +87,8 @@ function createRow(name, { onValue, readOnly }, { state, update }) {
   const bounds = document.createElement("div");
   bounds.className = "slider-bounds";
   bounds.append(min, max);
-  row.append(label, range, box, bounds);
+  const note = h("span", { class: "slider-note", "data-testid": "slider-note", role: "status", hidden: true });
+  row.append(label, range, box, bounds, note);
   caption(row, name);
   for (const input of [range, box, min, max]) input.disabled = readOnly;
 
@@ -92,19 +103,36 @@ function createRow(name, { onValue, readOnly }, { state, update }) {
     box.value = String(value);
     onValue(name, value);
   });
+  // What is typed is a value while it is typed: `1e40` on the way to `1e400`, then `3`. The
+  // range widens to hold a value typed past its ends (around it, as a value from elsewhere), and
+  // returns to the bounds it had before (`home`) once a value typed is back inside them.
+  let home = null; // the bounds before typing widened them; null while they are not widened
   box.addEventListener("input", () => {
     const value = box.valueAsNumber;
-    if (!Number.isFinite(value)) return;
-    if (value < Number(min.value)) min.value = String(value);
-    if (value > Number(max.value)) max.value = String(value);
-    setRange(row, Number(min.value), Number(max.value), value);
+    if (!Number.isFinite(value)) return; // said when the box is left (`change`)
+    said(row, null);
+    const [lo, hi] = (home ?? [min.value, max.value]).map(Number);
+    const inside = lo <= value && value <= hi;
+    if (!inside && home === null) home = [min.value, max.value];
+    if (inside) home = null;
+    const bounds = inside ? { min: lo, max: hi } : defaultRange(value);
+    [min.value, max.value] = [String(bounds.min), String(bounds.max)];
+    setRange(row, bounds.min, bounds.max, value);
     range.value = String(value);
     anchors.set(range, value);
     onValue(name, value);
   });
+  // A box left holding no finite number (`1e400`, `-`, empty) says so, and shows the leaf's value.
+  box.addEventListener("change", () => {
+    if (Number.isFinite(box.valueAsNumber)) return;
+    const kept = anchors.get(range);
+    said(row, t("ui.slider.not_finite", { name: row.dataset.caption, value: String(kept) }));
+    box.value = String(kept);
+  });
   const onBounds = () => {
     const [lo, hi] = [min.valueAsNumber, max.valueAsNumber];
     if (!Number.isFinite(lo) || !Number.isFinite(hi) || lo >= hi) return;
+    home = null; // the user's own bounds
     setRange(row, lo, hi, box.valueAsNumber);
     update({ ranges: { ...state.ranges, [name]: { min: lo, max: hi } } });
   };
@@ -238,12 +266,13 @@ function showRows(rows, leaves, s, makeRow) {
 }
 
 /** Show a row's caption whole, or, under the heading of the place that holds it, only its own
- *  part (`w[0]` under `n.layers[0].neurons[1]`), the whole label its tooltip. */
+ *  part (`w[0]` under `n.layers[0].neurons[1]`); the whole label is its tooltip (a long one is
+ *  cut with an ellipsis). */
 function showPart(row, part) {
   const name = row.querySelector(".slider-name");
   const text = part ?? row.dataset.caption;
   if (name.textContent !== text) name.textContent = text;
-  const title = part ? row.dataset.caption : "";
+  const title = row.dataset.caption;
   if (name.title !== title) name.title = title;
 }
 
