@@ -224,3 +224,29 @@ def test_labs_leave_the_cards_as_a_fresh_page_draws_them(page):
     page.wait_for_selector(READY)
     to_end(page)
     assert toggled == page.evaluate(CARD_MARKUP_JS)
+
+
+# Each visible lab card's box and the boxes of what it holds, in the page's pixels.
+LAB_BOXES_JS = """() => [...document.querySelectorAll('.lab-card')].filter((c) => c.offsetParent)
+  .map((card) => {
+    const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    return { card: box(card), title: card.querySelector('h3').textContent,
+             parts: [...card.querySelectorAll('h3, .lab-hint, .lab-switch, label')]
+               .filter((e) => e.offsetParent).map(box) };
+  })"""
+
+
+@pytest.mark.parametrize("width, height", [(390, 844), (768, 1024), (1280, 720)])
+def test_the_lab_cards_hold_their_words_on_a_phone_a_tablet_and_a_desktop(page, width, height):
+    # A stranger's test on a phone: the five cards stayed side by side, 110 px each, a word a
+    # line, their switches sticking out and the Experiments card past the screen's edge.
+    page.set_viewport_size({"width": width, "height": height})
+    open_lab(page, "neuron")
+    labs = page.evaluate(LAB_BOXES_JS)
+    assert len(labs) == 5
+    for lab in labs:
+        x0, y0, x1, y1 = lab["card"]
+        assert 0 <= x0 and x1 <= width, lab
+        assert x1 - x0 >= 160, lab  # a few words a line
+        for p0, _, p1, _ in lab["parts"]:
+            assert x0 <= p0 and p1 <= x1 + 0.5, lab
