@@ -650,4 +650,7 @@ def _reject(source: str, i: int) -> None:
         raise SyntaxError_(msg("error.colon"), source, i)
     if ch == "\\":
         raise SyntaxError_(msg("error.backslash"), source, i)
+    if ch.isalpha():  # a letter of another alphabet: a label may hold it, a name may not
+        message = msg("error.unexpected_letter", char=describe_char(ch), letter=ch)
+        raise SyntaxError_(message, source, i)
     raise SyntaxError_(msg("error.unexpected_character", char=describe_char(ch)), source, i)

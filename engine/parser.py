@@ -868,6 +868,10 @@ class _Parser:
             if top is not None and top.kind == "neg":
                 return self.error(msg(f"error.{end}.needs_operand", op="-"), token)
             shown = previous.text if previous is not None else ""
+            if token.kind == "newline" and any(p.kind in ("paren", "call") for p in pending):
+                # Python's continuation inside brackets: not this language's
+                key = "error.end_of_line.needs_right_in_brackets"
+                return self.error(msg(key, op=quoted(shown)), token)
             return self.error(msg(f"error.{end}.needs_right", op=quoted(shown)), token)
         if token.text == ")" and top is not None and previous is top.token:
             if top.kind == "call":

@@ -538,8 +538,9 @@ def _arithmetic(op: str, a: float, b: float, program: _Program, node: Node) -> f
             return a**b
     except (ZeroDivisionError, OverflowError):
         pass
+    key = "error.tensor.matmul_numbers" if op == "@" else "error.tensor.numbers"
     raise SyntaxError_(
-        msg("error.tensor.numbers", text=short(program.text(node))), program.source,
+        msg(key, text=short(program.text(node))), program.source,
         node.op_start, node.op_end,
     )  # fmt: skip
 

@@ -166,9 +166,35 @@ ERRORS = [
     (
         "ｘ + 1",
         "SyntaxError",
-        "unexpected character 'ｘ' (U+FF58 FULLWIDTH LATIN SMALL LETTER X)",
+        "unexpected character 'ｘ' (U+FF58 FULLWIDTH LATIN SMALL LETTER X): a name is ASCII "
+        "letters, digits and '_' (a label may hold any letter: x.label = 'ｘ')",
         1,
         1,
+    ),
+    # A stranger's test: a Greek letter, a Python line continuation inside brackets, and `@`
+    # between numbers were each reported without saying what to do instead.
+    (
+        "α = 2",
+        "SyntaxError",
+        "unexpected character 'α' (U+03B1 GREEK SMALL LETTER ALPHA): a name is ASCII letters, "
+        "digits and '_' (a label may hold any letter: x.label = 'α')",
+        1,
+        1,
+    ),
+    (
+        "a = 2\nb = (a +\n  3)",
+        "SyntaxError",
+        "unexpected end of line: '+' needs a right-hand side on its own line (a statement ends "
+        "with its line, even inside brackets: join the lines)",
+        2,
+        9,
+    ),
+    (
+        "a = 1\nb = a +\nc = 2",
+        "SyntaxError",
+        "unexpected end of line: '+' needs a right-hand side",
+        2,
+        8,
     ),
     ("a −b", "SyntaxError", "unexpected character '−' (U+2212 MINUS SIGN)", 1, 3),
     ("a\x00", "SyntaxError", "unexpected character U+0000 (NUL)", 1, 2),

@@ -233,6 +233,11 @@ ERRORS = [
      "most)", 2, 8, "       ^"),
     ("A = randn(-1, 2)", "ArgumentCount", "`randn`: a missing or wrong argument 'size'", 1, 5,
      "    " + "^" * 12),
+    # A stranger's test: `@` between numbers was "this arithmetic of numbers has no finite
+    # result", true of 1/0 but not of a @ a.
+    ("a = 5\nb = a @ a", "SyntaxError",
+     "a @ a: '@' multiplies matrices, and these are numbers: multiply numbers with '*', or make "
+     "them tensors (tensor([…]))", 2, 7, "      ^"),
 ]  # fmt: skip
 
 
