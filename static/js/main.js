@@ -173,6 +173,7 @@ function mountHeader() {
 
 let lessons = null;
 let liveClass = { joining: false };
+let followUrl = () => {}; // the URL follows the state from this call on (io/share.js mountUrlSync)
 
 function mount() {
   instant = mountInstantNumbers({ notice: $("numbers-notice"), body: document.body }, scope, { recompute });
@@ -211,7 +212,7 @@ function mount() {
     finalGrads: $("toggle-final-grads"), expandDerived: $("toggle-expand"), foldConstants: $("toggle-fold"), gradMap: $("toggle-gradmap"),
   }, scope);
   mountHeader();
-  mountUrlSync(scope);
+  followUrl = mountUrlSync(scope);
   liveClass = mountLiveClass({ actions: $("header-actions"), workspace: document.querySelector(".workspace"), pane: $("graph-wrap") }, scope, {
     // A tensor program's new values (the teacher's, a gathered student's) from the page's numbers.
     recompute, paint: (values) => (state.tensor && !state.trace ? tensorNumbers.paint(values) : instant.paintOnly(values)),
@@ -234,11 +235,13 @@ async function start() {
   const { lessonId, lessonStop = 0, hide = [], presenting = false, view3d = false, lang = "" } = fromUrl;
   update({ hide, presenting, view3d, lang });
   if (liveClass.joining) { // a student's page opens on the teacher's view; refused, on a preset
+    followUrl();
     liveClass.refused.then(() => { if (!state.trace) loadPreset(state.presets[0]?.id); });
     return;
   }
   if (lessonId && state.lessons.some((lesson) => lesson.id === lessonId)) {
     lessons.open(lessonId, lessonStop); // `?lesson=<id>&stop=<k>` opens that stop
+    followUrl();
     return;
   }
   const known = (id) => state.presets.some((p) => p.id === id);
@@ -251,6 +254,7 @@ async function start() {
   } else if (presetId) {
     loadPreset(presetId, step, patch);
   }
+  followUrl();
 }
 
 start();

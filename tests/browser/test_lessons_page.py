@@ -195,6 +195,28 @@ def test_a_teacher_link_hides_every_part_it_names_and_survives_a_reload(page):
     assert pane["x"] < 5 and pane["width"] > 1200
 
 
+def test_a_teacher_link_survives_a_reload_while_the_page_is_still_loading(page):
+    # Seen once in a full run on a loaded machine: the URL was written from the state while the
+    # presets were on their way (`?step=0`: no preset, no hide), so a reload then lost the link.
+    # Here the presets take 1.2 s to come; the URL must stay the link until the page applied it.
+    link = "/?preset=shared&hide=editor,sliders"
+
+    def slow(route):
+        page.wait_for_timeout(1200)
+        route.continue_()
+
+    page.route("**/api/presets*", slow)
+    page.goto(link)
+    page.wait_for_timeout(800)  # the state's first writes happen while the presets load
+    assert page.url.endswith(link)
+    page.wait_for_selector("svg[data-testid=graph][data-ready=true]")
+    page.unroute("**/api/presets*")
+    page.reload()  # at once: before the URL's first write (250 ms after the last change)
+    page.wait_for_selector("svg[data-testid=graph][data-ready=true]")
+    assert hidden_and_unfocusable(page, "[data-testid=source]")
+    assert page.locator("[data-testid=node][data-label=L]").count() == 1  # the link's preset
+
+
 def test_the_share_dialog_builds_a_teacher_link(page, browser, live_server):
     open_lesson(page, "chain-rule", 2)
     page.click("[data-testid=copy-link]")

@@ -196,15 +196,27 @@ export function pytorchCopy(scope) {
   return { text: "torch.py", title: t("ui.pytorch.title"), testid: "copy-pytorch", run: () => showScript(scope, dialog, (state) => (state.trace ? pytorchScript(state.trace) : tensorPytorchScript(state.tensor))) };
 }
 
-/** The page's URL follows `scope`'s state (what a link carries), after a pause. */
+/**
+ * The page's URL follows `scope`'s state (what a link carries), after a pause, from the call of
+ * the function this returns: once the page has read its link and applied it. Before that the URL
+ * is the link itself (a state written while the presets load, without the link's preset and
+ * `hide=`, made a reload in that moment lose them).
+ */
 export function mountUrlSync(scope) {
   let timer = null;
-  scope.store.subscribe((s, changed) => {
-    if (![...changed].some((key) => URL_KEYS.has(key))) return;
+  let following = false;
+  const write = () => {
     clearTimeout(timer);
     timer = setTimeout(() => {
       const query = toUrlParams(scope.store.state).toString();
       if (query !== window.location.search.slice(1)) history.replaceState(history.state, "", query ? `?${query}` : window.location.pathname);
     }, URL_WRITE_DELAY_MS);
+  };
+  scope.store.subscribe((s, changed) => {
+    if (following && [...changed].some((key) => URL_KEYS.has(key))) write();
   });
+  return () => {
+    following = true;
+    write();
+  };
 }
