@@ -200,16 +200,17 @@ def test_a_teacher_link_survives_a_reload_while_the_page_is_still_loading(page):
     # presets were on their way (`?step=0`: no preset, no hide), so a reload then lost the link.
     # Here the presets take 1.2 s to come; the URL must stay the link until the page applied it.
     link = "/?preset=shared&hide=editor,sliders"
+    while_loading: list[str] = []
 
     def slow(route):
-        page.wait_for_timeout(1200)
+        page.wait_for_timeout(1200)  # a slow server: the presets come 1.2 s after they are asked
+        while_loading.append(page.url)  # the URL then (a write comes 250 ms after a change)
         route.continue_()
 
     page.route("**/api/presets*", slow)
     page.goto(link)
-    page.wait_for_timeout(800)  # the state's first writes happen while the presets load
-    assert page.url.endswith(link)
     page.wait_for_selector("svg[data-testid=graph][data-ready=true]")
+    assert while_loading and all(url.endswith(link) for url in while_loading), while_loading
     page.unroute("**/api/presets*")
     page.reload()  # at once: before the URL's first write (250 ms after the last change)
     page.wait_for_selector("svg[data-testid=graph][data-ready=true]")
