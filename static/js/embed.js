@@ -66,7 +66,7 @@
 // from the one `Library` widget that holds it, and its render is called with the player's model.
 // render resolves to the cleanup function (listeners off, player destroyed).
 
-import { setText } from "./core/dom.js";
+import { setPreText, setText } from "./core/dom.js";
 import PLAYER_CSS from "../embed/chainrule-embed.css";
 import { ApiError } from "./core/api-error.js";
 import { descend } from "./train/descend.js";
@@ -239,7 +239,7 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
     if (changed.has("trace") || changed.has("tensor")) {
       const shown = s.trace ?? s.tensor;
       const source = typeof shown?.source === "string" ? shown.source.trim() : "";
-      setText(view.source, source);
+      setPreText(view.source, source);
       view.source.hidden = !source;
     }
   });

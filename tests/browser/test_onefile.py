@@ -463,3 +463,46 @@ def test_a_graph_the_file_cannot_evaluate_says_it_cannot_train(file_page, live_s
     )
     assert file_losses(page) == []
     assert_clean(page, path)
+
+
+def test_a_long_program_is_written_in_parts_that_read_and_measure_as_one(
+    file_page, live_server, tmp_path
+):
+    """micrograd's demo's program is 3,861 lines: the player writes a program past 100 lines in
+    parts the browser lays out only near the screen (core/dom.js setPreText). The text is the
+    program's, the lines as tall as one text's, and a part not yet laid out is as wide as its
+    longest line will be."""
+    page = file_page
+    lines = ["x0 = 0.5"] + [f"x{i} = x{i - 1} * 1.001" for i in range(1, 250)]
+    lines[230] = f"x230 = {' + '.join(['x229'] * 30)}"  # the widest line, in the last part
+    source = "\n".join(lines)
+    response = httpx.post(
+        f"{live_server}/api/export", params={"format": "html"}, json={"source": source}, timeout=30
+    )
+    path = tmp_path / "long.html"
+    path.write_text(response.text, encoding="utf-8")
+    open_file(page, path)
+    program = page.locator("[data-testid=program]")
+    assert program.text_content() == source
+    parts = program.locator(".text-part")
+    assert parts.evaluate_all("(ps) => ps.map((p) => p.textContent.split('\\n').length)") == [
+        101,
+        101,
+        50,  # a part's last line ends with its newline: 100 lines each, then 50
+    ]
+    measured = program.evaluate(
+        """(pre) => {
+          const [first, , last] = pre.querySelectorAll('.text-part');
+          const width = (part) => part.getBoundingClientRect().width;
+          return {
+            lineHeight: parseFloat(getComputedStyle(pre).lineHeight),
+            height: last.offsetTop + last.offsetHeight - first.offsetTop,
+            ch: width(first) / Math.max(...first.textContent.split('\\n').map((l) => l.length)),
+            unread: width(last),
+          };
+        }"""
+    )
+    assert measured["height"] == pytest.approx(250 * measured["lineHeight"], abs=1)
+    widest = len(lines[230])
+    assert measured["unread"] == pytest.approx(widest * measured["ch"], abs=1)
+    assert_clean(page, path)

@@ -31,6 +31,34 @@ export function setText(el, text) {
   if (el.textContent !== text) writeText(el, text);
 }
 
+// A preformatted text (white-space: pre) past this many lines is written in parts of this many:
+// each a block the browser lays out only near the screen (`.text-part`, content-visibility:
+// auto), its size off screen said beforehand from its lines and its longest line (a monospace
+// font's `ch`). micrograd's demo's program, 3,861 lines and 2.2 MB, was laid out whole before the
+// player's first paint: 114 ms, in a box that shows twelve lines (issue 42).
+const TEXT_PART_LINES = 100;
+
+/** Set `el`'s preformatted text, `text`, in parts when it is long (TEXT_PART_LINES): the same
+ *  textContent either way. */
+export function setPreText(el, text) {
+  if (el.textContent === text) return;
+  const lines = text.split("\n");
+  if (lines.length <= TEXT_PART_LINES) {
+    writeText(el, text);
+    return;
+  }
+  const parts = [];
+  for (let first = 0; first < lines.length; first += TEXT_PART_LINES) {
+    const part = lines.slice(first, first + TEXT_PART_LINES);
+    const last = first + TEXT_PART_LINES >= lines.length;
+    const span = h("span", { class: "text-part", text: part.join("\n") + (last ? "" : "\n") });
+    span.style.setProperty("--lines", String(part.length));
+    span.style.setProperty("--columns", String(Math.max(...part.map((line) => line.length))));
+    parts.push(span);
+  }
+  el.replaceChildren(...parts);
+}
+
 /** Set `el`'s class attribute. */
 export function setClass(el, className = "") {
   if (el.className !== className) el.className = className;
