@@ -4,7 +4,10 @@ against the engine's own numbers."""
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import pytest
+from playwright.sync_api import expect
 
 from chainrule import engine
 from chainrule.engine.narration import narrations
@@ -265,3 +268,16 @@ def test_a_presented_lesson_stop_can_press_every_leaf_and_explains_the_name(page
     page.locator("[data-testid=pass-counter][data-pass=reverse]").wait_for()
     assert page.get_by_test_id("lesson-text").inner_text().startswith("Why “reverse”?")
     assert page.get_by_test_id("phase").get_attribute("data-phase") == "backward"
+
+
+def test_the_counter_counts_nothing_before_there_is_a_graph(page):
+    """A first program that does not parse has no pass to count: the counter is hidden, not
+    "0 multiply-adds"; it counts the graph once there is one."""
+    page.goto(f"/?source={quote('a = 2 +')}")
+    page.get_by_test_id("error").wait_for()
+    counter = page.get_by_test_id("pass-counter")
+    assert counter.is_hidden()
+    page.fill("#source", "a = 2\nb = a * a")
+    page.wait_for_selector(READY)
+    expect(counter).to_be_visible()
+    assert counter.get_attribute("data-madds") == "2"

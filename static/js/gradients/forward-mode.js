@@ -125,6 +125,8 @@ export function mountForwardMode({ leaves }, scope) {
     bar.toggle.set(s.pass === "forward");
     if (s.trace) fillPicker(bar.picker, s.trace, s.wrt);
     setHidden(bar.pick, s.pass !== "forward");
+    // No graph (a first program that does not parse): no pass to count, not "0 multiply-adds".
+    setHidden(bar.counter, !s.trace);
     writeCounter(bar.counter, s);
     setHidden(bar.result, !s.everyLeaf?.finished);
     if (s.everyLeaf?.finished && s.trace) {
