@@ -21,7 +21,8 @@ import { tensorOverwriteSection, tensorPredictSection } from "./labs/tensor-labs
 import { trainSection } from "./train/lab.js";
 import { mountLanguageMenu } from "./core/language.js";
 import { mountLessonPanel } from "./lessons/panel.js";
-import { fromUrlParams } from "./core/links.js";
+import { fromUrlParams, unreadUrlParams } from "./core/links.js";
+import { t } from "./core/i18n.js";
 import { mountLiveClass } from "./live-class/mount.js";
 import { mountModes } from "./core/mode-classes.js";
 import { pathsMark, registerPathsPanel } from "./gradients/paths-panel.js";
@@ -29,7 +30,7 @@ import { mountPresentation } from "./controls/present.js";
 import { mountSandbox, sandboxProgram, withRun } from "./sandbox/sandbox.js";
 import { createScope } from "./core/scope.js";
 import { requestBody as requestOf } from "./core/request.js";
-import { mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy } from "./io/share.js";
+import { mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy, showLinkNote } from "./io/share.js";
 import { mountTargetPicker } from "./gradients/target.js";
 import { mountTheme } from "./core/theme.js";
 import { landscapeSection } from "./train/landscape-range.js";
@@ -225,7 +226,8 @@ function mount() {
 
 async function start() {
   mount();
-  const fromUrl = fromUrlParams(new URLSearchParams(window.location.search));
+  const params = new URLSearchParams(window.location.search);
+  const fromUrl = fromUrlParams(params);
   try {
     const [presets, lessonList] = await Promise.all([fetchPresets(), fetchLessons()]);
     update({ presets, lessons: lessonList });
@@ -236,12 +238,14 @@ async function start() {
   update({ hide, presenting, view3d, lang });
   if (liveClass.joining) { // a student's page opens on the teacher's view; refused, on a preset
     followUrl();
+    showLinkNote($("link-note"), linkNotes(params, fromUrl), scope);
     liveClass.refused.then(() => { if (!state.trace) loadPreset(state.presets[0]?.id); });
     return;
   }
   if (lessonId && state.lessons.some((lesson) => lesson.id === lessonId)) {
     lessons.open(lessonId, lessonStop); // `?lesson=<id>&stop=<k>` opens that stop
     followUrl();
+    showLinkNote($("link-note"), linkNotes(params, fromUrl), scope);
     return;
   }
   const known = (id) => state.presets.some((p) => p.id === id);
@@ -255,6 +259,20 @@ async function start() {
     loadPreset(presetId, step, patch);
   }
   followUrl();
+  showLinkNote($("link-note"), linkNotes(params, fromUrl), scope);
+}
+
+/** What the page says of its link (`params`, read as `fromUrl`) once it has opened it: a preset
+ *  or lesson it names that is not here, and what it could not read. */
+function linkNotes(params, fromUrl) {
+  const notes = [];
+  const { presetId, lessonId, source } = fromUrl;
+  if (lessonId && !state.lessons.some((lesson) => lesson.id === lessonId)) notes.push(t("ui.link.unknown_lesson", { id: lessonId }));
+  const shown = state.presets.find((p) => p.id === state.presetId);
+  if (presetId && !source && presetId !== state.presetId && shown) notes.push(t("ui.link.unknown_preset", { id: presetId, title: shown.title }));
+  const unread = unreadUrlParams(params);
+  if (unread.length) notes.push(t("ui.link.unread", { fields: unread.join(", ") }));
+  return notes;
 }
 
 start();

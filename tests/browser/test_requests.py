@@ -8,6 +8,7 @@ import re
 import time
 
 import pytest
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
@@ -163,6 +164,41 @@ def test_an_unknown_preset_opens_the_first_preset(page, live_server):
     )
     assert labels == ["a", "b", "c", "e", "f"]
     assert page.evaluate("document.body.dataset.stepIndex") == "0"
+    # It says so: a mistyped teacher's link no longer opens another program as if it were the one.
+    note = page.get_by_test_id("link-note")
+    expect(note.locator(".link-note-text")).to_have_text(
+        "This link names a preset, “no-such-preset”, that is not here: showing “(a + b) · c”"
+        " instead."
+    )
+    # Another program shown, the note is no longer about it.
+    page.select_option("[data-testid=presets]", "diamond")
+    expect(note).to_be_hidden()
+
+
+def test_what_a_link_could_not_read_is_said_and_the_rest_is_opened(page):
+    """A hand-edited link: what the page reads is opened (the preset, a value, the step), what it
+    cannot read is named as written, whatever the link hides."""
+    page.goto(
+        "/?preset=add-mul&step=two&values=a:3,b:x&gradmap=yes&hide=editor,sidebar&lang=de&utm_source=mail"
+    )
+    page.wait_for_selector(READY)
+    note = page.get_by_test_id("link-note")
+    expect(note.locator(".link-note-text")).to_have_text(
+        "Left out of this link, as the page cannot read it: values=b:x, step=two, gradmap=yes,"
+        " hide=sidebar, lang=de."
+    )
+    assert page.input_value("[data-testid=presets]") == "add-mul"
+    assert page.get_attribute("[data-testid=node][data-label=a]", "data-data") == "3"
+    assert note.is_visible()  # the editor is hidden; the note is over the page, not in it
+    page.get_by_role("button", name="Close the note about this link").click()
+    expect(note).to_be_hidden()
+
+
+def test_a_link_the_page_reads_whole_says_nothing(page):
+    page.goto("/?preset=add-mul&step=3&values=a:3&gradmap=1&hide=editor&pass=reverse")
+    page.wait_for_selector(READY)
+    page.wait_for_function("() => document.body.dataset.stepIndex === '3'")
+    assert page.get_by_test_id("link-note").is_hidden()
 
 
 def test_only_the_latest_export_writes_the_status_line(page):

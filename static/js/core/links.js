@@ -102,3 +102,42 @@ export function fromUrlParams(params) {
   }
   return patch;
 }
+
+/** The pairs of a `values` text that decodeNumbers leaves out (`x:abc`, `:3`), as written. */
+function unreadPairs(s) {
+  let rest = "";
+  let at = 0;
+  for (const match of s.matchAll(PAIR)) {
+    const text = match[2];
+    if (text === "" || !Number.isFinite(Number(text))) continue;
+    rest += `${s.slice(at, match.index)},`;
+    at = match.index + match[0].length;
+  }
+  return `${rest}${s.slice(at)}`.split(",").filter(Boolean);
+}
+
+/**
+ * What a link has that fromUrlParams leaves out, as `name=value` texts, for the page to say so: a
+ * value its field cannot read (`step=two`, `gradmap=yes`), a pair of `values` that is no name and
+ * number, a part `hide` does not know. Parameters that are no field of ours (`utm_source`) are
+ * not ours to judge.
+ */
+export function unreadUrlParams(params) {
+  const unread = [];
+  for (const [name, { type }] of Object.entries(URL_FIELDS)) {
+    if (!params.has(name)) continue;
+    const text = params.get(name);
+    if (type === "numbers") unread.push(...unreadPairs(text).map((pair) => `${name}=${pair}`));
+    else if (type === "hide") unread.push(...text.split(",").filter((key) => key && !HIDE_KEYS.includes(key)).map((key) => `${name}=${key}`));
+    else if (!readable(type, text)) unread.push(`${name}=${text}`);
+  }
+  return unread;
+}
+
+/** Whether a field of `type` reads `text` as written (a bool's other texts read as false; the
+ *  pass's `reverse` is the default, which links leave out). */
+function readable(type, text) {
+  if (type === "bool") return text === "0" || text === "1";
+  if (type === "pass") return text === "reverse" || text === "forward";
+  return codecs[type].decode(text) !== undefined;
+}

@@ -1,8 +1,9 @@
 // Sharing: the URL follows the state (core/links.js URL_FIELDS, written with replaceState after a
-// pause), a Copy link button with its dialog (what the class will see), "Copy as micrograd
+// pause), a note on what a link named that the page could not open or read, a Copy link button with its dialog (what the class will see), "Copy as micrograd
 // Python" and "Copy as PyTorch" (each script is also shown in a dialog, ready to select). The
 // Export menu is io/export-menu.js.
 
+import { h } from "../core/dom.js";
 import { t } from "../core/i18n.js";
 import { createDialog, showModal } from "../core/keys.js";
 import { HIDE_KEYS, toUrlParams, URL_FIELDS } from "../core/links.js";
@@ -219,4 +220,25 @@ export function mountUrlSync(scope) {
     following = true;
     write();
   };
+}
+
+/**
+ * Say in `el` what the link the page opened named that is not here or could not be read
+ * (`lines`, said already; none: nothing shown), until it is closed or another program is shown:
+ * a mistyped teacher's link otherwise opened the first preset as if it were the one meant.
+ */
+export function showLinkNote(el, lines, scope) {
+  if (!lines.length) return;
+  const close = h("button", { type: "button", class: "ghost link-note-close", "aria-label": t("ui.link.close"), text: "\u00d7" });
+  el.replaceChildren(h("span", { class: "link-note-text", text: lines.join(" ") }), close);
+  el.hidden = false;
+  const shown = scope.store.state.source;
+  const unsubscribe = scope.store.subscribe((s, changed) => {
+    if (changed.has("source") && s.source !== shown) hide();
+  });
+  function hide() {
+    el.hidden = true;
+    unsubscribe?.();
+  }
+  close.addEventListener("click", hide);
 }
