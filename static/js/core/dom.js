@@ -37,11 +37,15 @@ export function setText(el, text) {
 // font's `ch`). micrograd's demo's program, 3,861 lines and 2.2 MB, was laid out whole before the
 // player's first paint: 114 ms, in a box that shows twelve lines (issue 42).
 const TEXT_PART_LINES = 100;
+const preTexts = new WeakMap(); // element → the text setPreText last wrote in it
 
 /** Set `el`'s preformatted text, `text`, in parts when it is long (TEXT_PART_LINES): the same
  *  textContent either way. */
 export function setPreText(el, text) {
-  if (el.textContent === text) return;
+  // Compared with the text last written, not read back: a text in parts is read back by joining
+  // them (2.2 MB on every slider move of micrograd's demo, whose trace keeps its source).
+  if (preTexts.get(el) === text) return;
+  preTexts.set(el, text);
   const lines = text.split("\n");
   if (lines.length <= TEXT_PART_LINES) {
     writeText(el, text);
