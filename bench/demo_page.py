@@ -11,7 +11,8 @@ file:// in Debian's Chromium (1280×720). Rows, printed as a markdown table with
   the card → its frame rendered, p50 over several cards;
 - a parameter's slider → painted: an `input` event on a first-layer weight's slider (the page's
   evaluator recomputes every node) → the card of the loss shows its new value and the frame is
-  rendered; p50 and p95;
+  rendered; p50 and p95; beside it, the same measure on a five-node program: its floor (one
+  frame, whatever the page's own cost: FLOOR_PROGRAM);
 - the backward pass played at 16× over the parts (Follow on): animation frames a second;
 - memory with the demo open: the JS heap used (CDP Performance.getMetrics JSHeapUsedSize) and the
   DOM's nodes (its Nodes count), after a garbage collection (HeapProfiler.collectGarbage).
@@ -25,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -73,10 +75,10 @@ UP_JS = f"""async () => {{
 
 # `moves` slider moves on `name`'s slider, one at a time: input → the loss's card shows the new
 # value → its frame rendered (ms each).
-SLIDE_JS = f"""async ([name, moves, rootCard]) => {{
+SLIDE_JS = f"""async ([name, moves, cardSelector]) => {{
   const doc = {DOC_JS};
   const input = doc.querySelector(`[data-testid="slider-${{name}}"] input.slider-range`);
-  const card = doc.querySelector(`[data-testid=overview-card][data-card="${{rootCard}}"]`);
+  const card = doc.querySelector(cardSelector);
   const times = [];
   const [min, max] = [Number(input.min), Number(input.max)];
   for (let i = 0; i < moves; i += 1) {{
@@ -131,6 +133,33 @@ def load() -> str:
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+# The slider's reference: the same measure on a five-node program (the add-mul preset), whose
+# move costs next to nothing. A move is timed from the moment after a frame to the end of the
+# frame that paints it, so a page that paints every move in the first frame after it measures
+# about one frame, 16.7 ms at 60 Hz, whatever its own cost: this row is the measure's floor.
+FLOOR_PROGRAM = "a = 2\nb = -3\nc = 10\ne = a + b\nf = e * c"
+
+
+def floor_row(browser: Any, folder: Path) -> tuple[str, str, str]:
+    import chainrule
+
+    path = folder / "floor.html"
+    chainrule.save_html(FLOOR_PROGRAM, path)
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(path.as_uri())
+    page.wait_for_selector("[data-testid=player] svg[data-ready=true]")
+    page.evaluate(f"() => {DOC_JS}.querySelector('#to-end').click()")
+    page.evaluate(FRAME_JS)
+    card = "[data-testid=node][data-label=f]"
+    times = page.evaluate(SLIDE_JS, ["a", SLIDER_MOVES, card])
+    page.close()
+    return (
+        f"… the same measure on five nodes (a = 2 … f = e * c; {len(times)} moves): its floor",
+        f"p50 {statistics.median(times):.1f} ms, p95 {percentile(times, 0.95):.1f} ms",
+        "",
+    )
 
 
 def main() -> None:
@@ -191,7 +220,8 @@ def main() -> None:
         page.evaluate(f"() => {DOC_JS}.querySelector('[data-testid=overview-path] button').click()")
         page.evaluate(FRAME_JS)
         name = reply["leaves"][1]["name"]
-        times = page.evaluate(SLIDE_JS, [name, SLIDER_MOVES, root_card])
+        root = f'[data-testid=overview-card][data-card="{root_card}"]'
+        times = page.evaluate(SLIDE_JS, [name, SLIDER_MOVES, root])
         rows.append(
             (
                 f"a parameter's slider → painted, {nodes:,} nodes ({name}, {len(times)} moves)",
@@ -199,6 +229,7 @@ def main() -> None:
                 "p50 ≤ 16.7 ms, p95 ≤ 33 ms",
             )
         )
+        rows.append(floor_row(browser, Path(folder)))
         pulse = page.evaluate(PULSE_JS, [PULSE_MS])
         rows.append(
             (

@@ -234,11 +234,14 @@ export function mountPlayer(host, { trace, ops, ui, recompute = null, title = ""
   const { store } = scope;
   const tensorNumbers = mountFeatures(view, scope, recompute, fanIn);
   if (values && Object.keys(values).length) store.update({ values: { ...values } });
+  let shownSource = null;
   store.subscribe((s, changed) => {
     if (changed.has("error")) renderError(view.errorBox, s.error);
-    if (changed.has("trace") || changed.has("tensor")) {
-      const shown = s.trace ?? s.tensor;
-      const source = typeof shown?.source === "string" ? shown.source.trim() : "";
+    const shown = s.trace ?? s.tensor;
+    // A slider's new numbers keep their drawing's source (the same string): read once.
+    if ((changed.has("trace") || changed.has("tensor")) && shown?.source !== shownSource) {
+      shownSource = shown?.source;
+      const source = typeof shownSource === "string" ? shownSource.trim() : "";
       setPreText(view.source, source);
       view.source.hidden = !source;
     }
