@@ -270,6 +270,7 @@ def test_a_link_naming_only_a_preset_keeps_its_toggles_values_and_step(page):
     assert "gradmap" in page.get_attribute("[data-testid=graph]", "class").split()
     assert page.get_attribute("[data-label=x1]", "data-data") == "3"
     assert page.get_attribute("[data-label=w1]", "data-data") == "-3"  # the preset's own
+    assert page.get_by_test_id("link-note").is_hidden()
     # The URL the page writes back keeps them, and says nothing of the default (reverse) pass.
     page.wait_for_function("() => location.search.includes('source=')")
     params = page.evaluate("() => Object.fromEntries(new URLSearchParams(location.search))")
@@ -314,6 +315,7 @@ def test_shared_link_restores_program_values_toggles_and_step(page, browser, liv
             "[data-testid=narration]"
         )
         assert grads_by_label(other) == grads_by_label(page)
+        assert other.get_by_test_id("link-note").is_hidden()  # the page reads its own links whole
     finally:
         context.close()
 
