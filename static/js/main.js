@@ -30,7 +30,7 @@ import { mountPresentation } from "./controls/present.js";
 import { mountSandbox, sandboxProgram, withRun } from "./sandbox/sandbox.js";
 import { createScope } from "./core/scope.js";
 import { requestBody as requestOf } from "./core/request.js";
-import { mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy, showLinkNote } from "./io/share.js";
+import { mountLinkNote, mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy, saidOfLink } from "./io/share.js";
 import { mountTargetPicker } from "./gradients/target.js";
 import { mountTheme } from "./core/theme.js";
 import { landscapeSection } from "./train/landscape-range.js";
@@ -237,15 +237,15 @@ async function start() {
   const { lessonId, lessonStop = 0, hide = [], presenting = false, view3d = false, lang = "" } = fromUrl;
   update({ hide, presenting, view3d, lang });
   if (liveClass.joining) { // a student's page opens on the teacher's view; refused, on a preset
-    followUrl();
-    showLinkNote($("link-note"), linkNotes(params, fromUrl), scope);
+    followUrl(); // its link is the class's: no note on the rest of it
     liveClass.refused.then(() => { if (!state.trace) loadPreset(state.presets[0]?.id); });
     return;
   }
+  const note = mountLinkNote($("link-note"), scope);
   if (lessonId && state.lessons.some((lesson) => lesson.id === lessonId)) {
     lessons.open(lessonId, lessonStop); // `?lesson=<id>&stop=<k>` opens that stop
     followUrl();
-    showLinkNote($("link-note"), linkNotes(params, fromUrl), scope);
+    note.say(linkNotes(params, fromUrl));
     return;
   }
   const known = (id) => state.presets.some((p) => p.id === id);
@@ -259,7 +259,8 @@ async function start() {
     loadPreset(presetId, step, patch);
   }
   followUrl();
-  showLinkNote($("link-note"), linkNotes(params, fromUrl), scope);
+  note.say(linkNotes(params, fromUrl));
+  watchLink(fromUrl, step, note);
 }
 
 /** What the page says of its link (`params`, read as `fromUrl`) once it has opened it: a preset
@@ -267,12 +268,56 @@ async function start() {
 function linkNotes(params, fromUrl) {
   const notes = [];
   const { presetId, lessonId, source } = fromUrl;
-  if (lessonId && !state.lessons.some((lesson) => lesson.id === lessonId)) notes.push(t("ui.link.unknown_lesson", { id: lessonId }));
+  if (lessonId && !state.lessons.some((lesson) => lesson.id === lessonId)) notes.push(t("ui.link.unknown_lesson", { id: saidOfLink(lessonId) }));
   const shown = state.presets.find((p) => p.id === state.presetId);
-  if (presetId && !source && presetId !== state.presetId && shown) notes.push(t("ui.link.unknown_preset", { id: presetId, title: shown.title }));
-  const unread = unreadUrlParams(params);
+  if (presetId && !source && presetId !== state.presetId && shown) notes.push(t("ui.link.unknown_preset", { id: saidOfLink(presetId), title: shown.title }));
+  const unread = unreadUrlParams(params).map(saidOfLink);
   if (unread.length) notes.push(t("ui.link.unread", { fields: unread.join(", ") }));
   return notes;
+}
+
+/**
+ * The rest of the link (`fromUrl`, opened at `step`) against its program, when the program's first
+ * trace or refusal comes: a target that names no node, or a leaf of forward mode that is no leaf,
+ * is left out (the root's gradients; forward mode by the first leaf) instead of a page that shows
+ * nothing, and said in the link's `note`. (A value for a name that is no leaf is the trace's own
+ * warning, among the program's notes.)
+ */
+function watchLink(fromUrl, step, note) {
+  const { target, wrt } = fromUrl;
+  const refused = new Set(); // the refusals answered here: the state holds each until the next trace
+  let forwardRefused = false;
+  let done = false;
+  let stop = null;
+  const finish = () => {
+    done = true;
+    stop?.();
+  };
+  const retry = (error, patch) => {
+    refused.add(error);
+    update(patch); // applied once this notice is over (the store queues it): then asked for
+    queueMicrotask(() => recompute({ program: true, step }));
+  };
+  stop = store.subscribe((s) => {
+    if (done || (!s.trace && !s.tensor && !s.error) || refused.has(s.error)) return;
+    if (s.error?.type === "BadTarget" && target && s.target === target) {
+      note.say([t("ui.link.unknown_target", { target: saidOfLink(target) })]);
+      retry(s.error, { target: null });
+    } else if (s.error?.type === "BadWrt" && wrt && s.pass === "forward" && s.wrt === wrt) {
+      forwardRefused = true;
+      retry(s.error, { pass: "reverse", wrt: "" }); // for the program's leaves, then forward mode by the first
+    } else if (s.error) {
+      finish(); // the program's own error: the error box says it
+    } else {
+      const leaf = s.trace?.leaves[0]?.name;
+      finish();
+      if (forwardRefused && leaf) {
+        note.say([t("ui.link.unknown_wrt", { wrt: saidOfLink(wrt), leaf })]);
+        update({ pass: "forward", wrt: leaf }); // its trace is asked for (mount: the pass changed)
+      }
+    }
+  });
+  if (done) stop();
 }
 
 start();

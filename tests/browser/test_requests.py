@@ -194,6 +194,51 @@ def test_what_a_link_could_not_read_is_said_and_the_rest_is_opened(page):
     expect(note).to_be_hidden()
 
 
+def test_a_links_target_or_leaf_that_names_nothing_is_left_out_not_a_blank_page(page):
+    """A hand-edited `target=` or forward mode's `wrt=` that names nothing in the program: the
+    server refuses the request, and the page showed nothing (a dimmed pane, an error box; with
+    `wrt=`, an empty leaf picker to recover with). It now asks again without it and says so."""
+    note = page.get_by_test_id("link-note").locator(".link-note-text")
+    page.goto("/?preset=neuron&target=nope&step=3")
+    page.wait_for_selector(READY)
+    expect(note).to_have_text(
+        "This link's target, “nope”, names no node of this program: the gradients shown are"
+        " its root's."
+    )
+    assert page.locator("[data-testid=error]").is_hidden()
+    assert page.locator("[data-testid=node]").count() == 10
+    page.wait_for_function("() => document.body.dataset.stepIndex === '3'")  # the rest of the link
+
+    page.goto("/?preset=neuron&pass=forward&wrt=zzz")
+    expect(note).to_have_text(
+        "This link's leaf, “zzz”, is no leaf of this program: forward mode follows x1 instead."
+    )
+    page.locator("[data-testid=pass-counter][data-pass=forward]").wait_for()
+    page.wait_for_selector(READY)
+    assert page.input_value("[data-testid=wrt]") == "x1"
+    assert page.locator("[data-testid=error]").is_hidden()
+
+
+def test_a_link_says_what_it_names_twice_and_reads_a_spaced_element(page):
+    """A field named twice: the first is read, the others said. A tensor element written with a
+    space (`W[1, 2]`) is read as `W[1,2]`; a long name is said in 60 characters."""
+    note = page.get_by_test_id("link-note").locator(".link-note-text")
+    page.goto("/?preset=neuron&preset=diamond&step=1&step=2")
+    page.wait_for_selector(READY)
+    assert page.input_value("[data-testid=presets]") == "neuron"
+    expect(note).to_have_text(
+        "Left out of this link, as the page cannot read it: preset=diamond, step=2."
+    )
+    page.goto("/?preset=tensor-matmul&values=W[1,%202]:0.5")
+    page.wait_for_function("() => location.search.includes('W%5B1%2C2%5D%3A0.5')")
+    assert page.get_by_test_id("link-note").is_hidden()
+    page.goto("/?preset=" + "x" * 5000)
+    page.wait_for_selector(READY)
+    expect(note).to_have_text(
+        f"This link names a preset, “{'x' * 59}…”, that is not here: showing “(a + b) · c” instead."
+    )
+
+
 def test_a_link_the_page_reads_whole_says_nothing(page):
     page.goto("/?preset=add-mul&step=3&values=a:3&gradmap=1&hide=editor&pass=reverse")
     page.wait_for_selector(READY)

@@ -30,15 +30,16 @@ const LANGS = ["en", "ru", "et"];
 export const HIDE_KEYS = ["editor", "sliders", "toggles", "labs", "tables", "narration"];
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-// A pair of `values`: a leaf's name, or a tensor leaf's element (`W[1,2]`, docs/tensors.md), its number.
-const PAIR = /(?:^|,)([A-Za-z_][A-Za-z0-9_]*(?:\[\d+(?:,\d+)*\])?):([^,:]*)(?=,|$)/g;
+// A pair of `values`: a leaf's name, or a tensor leaf's element (`W[1,2]`, docs/tensors.md; a
+// hand-written `W[1, 2]` too), its number.
+const PAIR = /(?:^|,)([A-Za-z_][A-Za-z0-9_]*(?:\[ *\d+(?: *, *\d+)* *\])?):([^,:]*)(?=,|$)/g;
 
 /** `name:number,…` (`W[1,2]:0.5,b:1`) → {name: number}, leaving out malformed pairs. */
 function decodeNumbers(s) {
   const out = {};
   for (const [, name, text] of s.matchAll(PAIR)) {
     const x = Number(text);
-    if (text !== "" && Number.isFinite(x)) out[name] = x;
+    if (text !== "" && Number.isFinite(x)) out[name.replaceAll(" ", "")] = x;
   }
   return out;
 }
@@ -113,20 +114,21 @@ function unreadPairs(s) {
     rest += `${s.slice(at, match.index)},`;
     at = match.index + match[0].length;
   }
-  return `${rest}${s.slice(at)}`.split(",").filter(Boolean);
+  return `${rest}${s.slice(at)}`.split(/,(?![^[]*\])/).filter(Boolean); // not at an element's commas
 }
 
 /**
  * What a link has that fromUrlParams leaves out, as `name=value` texts, for the page to say so: a
  * value its field cannot read (`step=two`, `gradmap=yes`), a pair of `values` that is no name and
- * number, a part `hide` does not know. Parameters that are no field of ours (`utm_source`) are
- * not ours to judge.
+ * number, a part `hide` does not know, a field named again after its first. Parameters that are
+ * no field of ours (`utm_source`) are not ours to judge.
  */
 export function unreadUrlParams(params) {
   const unread = [];
   for (const [name, { type }] of Object.entries(URL_FIELDS)) {
     if (!params.has(name)) continue;
-    const text = params.get(name);
+    const [text, ...again] = params.getAll(name); // a field named twice: the first is read
+    unread.push(...again.map((value) => `${name}=${value}`));
     if (type === "numbers") unread.push(...unreadPairs(text).map((pair) => `${name}=${pair}`));
     else if (type === "hide") unread.push(...text.split(",").filter((key) => key && !HIDE_KEYS.includes(key)).map((key) => `${name}=${key}`));
     else if (!readable(type, text)) unread.push(`${name}=${text}`);

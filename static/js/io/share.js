@@ -222,23 +222,44 @@ export function mountUrlSync(scope) {
   };
 }
 
+// A name or value a link carries is said at most this long in the note (a link can hold any text:
+// 5,000 characters of a preset's name filled the page).
+const SAID_CHARS = 60;
+
+/** `text` as the link's note says it: at most SAID_CHARS characters. */
+export const saidOfLink = (text) => (text.length > SAID_CHARS ? `${text.slice(0, SAID_CHARS - 1)}\u2026` : text);
+
 /**
- * Say in `el` what the link the page opened named that is not here or could not be read
- * (`lines`, said already; none: nothing shown), until it is closed or another program is shown:
- * a mistyped teacher's link otherwise opened the first preset as if it were the one meant.
+ * The note in `el` on what the link the page opened named that is not here or could not be read:
+ * `say(lines)` adds sentences (said already) and shows it, until it is closed or another program,
+ * preset or lesson is shown. A mistyped teacher's link otherwise opened the first preset as if
+ * it were the one meant.
  */
-export function showLinkNote(el, lines, scope) {
-  if (!lines.length) return;
+export function mountLinkNote(el, scope) {
+  const text = h("span", { class: "link-note-text" });
   const close = h("button", { type: "button", class: "ghost link-note-close", "aria-label": t("ui.link.close"), text: "\u00d7" });
-  el.replaceChildren(h("span", { class: "link-note-text", text: lines.join(" ") }), close);
-  el.hidden = false;
-  const shown = scope.store.state.source;
-  const unsubscribe = scope.store.subscribe((s, changed) => {
-    if (changed.has("source") && s.source !== shown) hide();
-  });
-  function hide() {
+  el.replaceChildren(text, close);
+  let said = [];
+  let shown = null; // what was shown when the note was: {source, presetId, lessonId}
+  const hide = () => {
     el.hidden = true;
-    unsubscribe?.();
-  }
+    said = [];
+  };
   close.addEventListener("click", hide);
+  scope.store.subscribe((s) => {
+    if (shown && ["source", "presetId", "lessonId"].some((key) => s[key] !== shown[key])) {
+      shown = null;
+      hide();
+    }
+  });
+  return {
+    say(lines) {
+      if (!lines.length) return;
+      said = [...said, ...lines];
+      text.textContent = said.join(" ");
+      const { source, presetId, lessonId } = scope.store.state;
+      shown = { source, presetId, lessonId };
+      el.hidden = false;
+    },
+  };
 }
