@@ -1,7 +1,7 @@
 // Sharing: the URL follows the state (core/links.js URL_FIELDS, written with replaceState after a
-// pause), a note on what a link named that the page could not open or read, a Copy link button with its dialog (what the class will see), "Copy as micrograd
-// Python" and "Copy as PyTorch" (each script is also shown in a dialog, ready to select). The
-// Export menu is io/export-menu.js.
+// pause), a note on what a link named that the page could not open or read, a Copy link button
+// with its dialog (what the class will see), "Copy as micrograd Python" and "Copy as PyTorch"
+// (each script is also shown in a dialog, ready to select). The Export menu is io/export-menu.js.
 
 import { h } from "../core/dom.js";
 import { t } from "../core/i18n.js";
