@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import time
+from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import expect
@@ -237,6 +238,19 @@ def test_a_link_says_what_it_names_twice_and_reads_a_spaced_element(page):
     expect(note).to_have_text(
         f"This link names a preset, “{'x' * 59}…”, that is not here: showing “(a + b) · c” instead."
     )
+
+
+def test_a_link_cannot_write_html_into_its_note(page):
+    """The note repeats what a link names: as text, never markup (an attack that must fail)."""
+    payload = '<img src=x onerror="window.pwned=1">'
+    target = "<script>window.pwned=2</script>"
+    page.goto(f"/?preset={quote(payload)}&target={quote(target)}&step={quote(payload)}")
+    page.wait_for_selector(READY)
+    note = page.get_by_test_id("link-note")
+    expect(note.locator(".link-note-text")).to_contain_text(f"“{target}”")
+    assert payload in note.inner_text()
+    assert note.locator("img, script").count() == 0
+    assert page.evaluate("window.pwned") is None
 
 
 def test_a_link_the_page_reads_whole_says_nothing(page):
