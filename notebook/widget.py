@@ -20,6 +20,8 @@ import base64
 import sys
 import uuid
 import zlib
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from html import escape
 from typing import Any, Literal
 
@@ -86,11 +88,37 @@ def packed_trace(trace: dict[str, Any]) -> bytes:
     demo: 1.8 s and 1.9 s at load 6), then parsed again by JupyterLab with the message. The JSON
     is the reply's one encoding: its size is checked here (`check_reply_size`; `widget` traces
     without encoding the reply for it, 0.15-0.3 s of micrograd's demo). A tensor program's reply
-    is bounded where it is made (its nodes are tensors, not a scalar graph's budget)."""
-    encoded = orjson.dumps(compact_trace(trace))
+    is bounded where it is made (its nodes are tensors, not a scalar graph's budget).
+
+    Written a field at a time, each field compressed in a thread while the next is written (zlib
+    lets go of the GIL while it works), and the nodes compressed while the rest is made compact:
+    micrograd's demo 0.34 -> 0.26 s. (Parts finer than a field, slices of its long lists, gained
+    nothing.)"""
+    compressor = zlib.compressobj(TRACE_COMPRESSION)
+    packed: list[bytes] = []
+    size = 0
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        compressing = pool.submit(lambda: None)
+        for part in _json_parts(trace):
+            size += len(part)
+            compressing.result()  # one part at a time, in order
+            compressing = pool.submit(lambda part=part: packed.append(compressor.compress(part)))
+        compressing.result()
     if trace.get("kind") != "tensor":
-        check_reply_size(len(encoded), len(trace["nodes"]), trace["source"])
-    return zlib.compress(encoded, TRACE_COMPRESSION)
+        check_reply_size(size, len(trace["nodes"]), trace["source"])
+    return b"".join(packed) + compressor.flush()
+
+
+def _json_parts(trace: dict[str, Any]) -> Iterator[bytes]:
+    """The JSON of `compact_trace(trace)`, orjson's bytes, a top-level field at a time; a scalar
+    reply's nodes (its first field, which compact_trace keeps) before the rest is made compact."""
+    nodes_first = next(iter(trace), None) == "nodes"
+    if nodes_first:
+        yield b'{"nodes":' + orjson.dumps(trace["nodes"])
+    for n, (key, value) in enumerate(compact_trace(trace).items()):
+        if not (nodes_first and key == "nodes"):
+            yield (b"," if n else b"{") + orjson.dumps(key) + b":" + orjson.dumps(value)
+    yield b"}"
 
 
 class StaticGraph:

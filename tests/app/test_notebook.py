@@ -13,6 +13,7 @@ import zlib
 from pathlib import Path
 
 import nbformat
+import orjson
 import pytest
 from micrograd.engine import Value
 from micrograd.nn import MLP, Neuron
@@ -34,6 +35,40 @@ def test_show_outside_a_kernel_is_a_drawing_that_says_how_to_play_it():
         "<chainrule graph: 2 nodes, b = 4; in Jupyter, show() plays it; save_html(...) "
         "writes a file that plays it anywhere>"
     )
+
+
+def test_the_widget_s_packed_trace_is_the_one_file_form_s_json_byte_for_byte():
+    """packed_trace writes the JSON a field at a time and compresses each while the next is
+    written: what it sends inflates to orjson's encoding of the whole compact trace, for a scalar
+    reply (its nodes first), a tensor program's reply, and a reply whose fields come in another
+    order; a reply past the size budget is still refused."""
+    from chainrule.app.export.onefile import compact_trace
+    from chainrule.notebook.traces import trace_of
+    from chainrule.notebook.widget import packed_trace
+
+    scalar = trace_of("a = 2\nb = a * a + 1\nc = tanh(b) * a")
+    tensor = trace_of(
+        "X = tensor([[1.0, 2.0], [3.0, -1.0]])\nW = tensor([[0.5], [-0.5]])\nL = sum(X @ W)"
+    )
+    shuffled = dict(reversed(list(scalar.items())))
+    assert next(iter(scalar)) == "nodes" and tensor.get("kind") == "tensor"
+    for trace in (scalar, tensor, shuffled):
+        assert zlib.decompress(packed_trace(trace)) == orjson.dumps(compact_trace(trace))
+    assert compact_trace(scalar) != scalar  # the one-file form: edges as their local derivatives
+
+
+def test_a_packed_trace_past_its_budget_is_refused_with_its_size(monkeypatch):
+    from chainrule.app.export.onefile import compact_trace
+    from chainrule.engine import LimitExceeded, reply
+    from chainrule.notebook.traces import trace_of
+    from chainrule.notebook.widget import packed_trace
+
+    trace = trace_of("a = 2\nb = a * a + 1")
+    size = len(orjson.dumps(compact_trace(trace)))
+    monkeypatch.setattr(reply, "REPLY_BYTES_FLOOR", 100)
+    monkeypatch.setattr(reply, "reply_budget", lambda nodes, source: 100)
+    with pytest.raises(LimitExceeded, match=f"reply would be {size:,} bytes"):
+        packed_trace(trace)
 
 
 def test_a_graph_past_the_export_s_limit_is_not_drawn_and_the_drawing_says_so():
