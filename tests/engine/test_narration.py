@@ -112,11 +112,12 @@ def reference_narrations(traced: engine.Trace) -> list[str]:
         if parts:
             out.append(f"Visit {title}: " + ", ".join(parts))
         else:
-            what = "a leaf" if node.kind == "leaf" else "a constant"
-            out.append(
-                f"Visit {title}: {what}, nothing to pass on "
-                f"(grad[{say.text(node)}] = {ref_fmt(upstream)})"
-            )
+            # A constant is named by its value, which "Visit 3: …" would read as a number of
+            # visits: the sentence says what it is first.
+            leaf = node.kind == "leaf"
+            visit = f"Visit {title}: a leaf," if leaf else f"Visit the constant {title}:"
+            grad = f"grad[{say.text(node)}] = {ref_fmt(upstream)}"
+            out.append(f"{visit} nothing to pass on ({grad})")
     return out
 
 
@@ -186,7 +187,7 @@ def test_templates_of_every_phase() -> None:
         ("backward", "n3"): f"Visit {b} = {aa} + {one}: "
         f"grad[{aa}] = {{f:step_grad:0}} × {{f:local_grad:2}} = {{n:contribution:0}}, "
         f"grad[{one}] = {{f:step_grad:0}} × {{f:local_grad:3}} = {{n:contribution:1}}",
-        ("backward", "n2"): f"Visit {one}: a constant, nothing to pass on "
+        ("backward", "n2"): f"Visit the constant {one}: nothing to pass on "
         f"(grad[{one}] = {{n:step_grad:1}})",
         ("backward", "n1"): f"Visit {a}·{a}: grad[{a}] = {{f:step_grad:2}} × {{f:local_grad:0}} = "
         f"{{n:contribution:2}}, grad[{a}] = {{f:step_grad:2}} × {{f:local_grad:1}} = "
