@@ -146,6 +146,17 @@ def test_the_demo_opens_on_its_overview_and_one_neuron_matches_micrograd(
     )
     assert set(groups[neuron]["nodes"]) <= drawn
     assert page.locator(CARD).count() == 0
+    # Its cards tell its products and running sums apart by the weight each takes (core/names.js
+    # shortFormula): their formulas, cut at the card's edge, all read `model_layer…`.
+    shown: dict[str, list[str]] = {}
+    for node_id in groups[neuron]["nodes"]:
+        card = page.locator(f"[data-testid=node][data-node-id={node_id}]")
+        shown.setdefault(card.get_attribute("data-op"), []).append(
+            card.locator(".label-name").text_content()
+        )
+    weights = [f"w[{j}]·" for j in range(16)]
+    assert sorted(shown["*"]) == sorted(weights), shown["*"]
+    assert sorted(shown["+"]) == sorted(["b + w[0]·", *(f"… + {w}" for w in weights[1:])])
     page.evaluate("window.scrollTo(0, 0)")
     for _ in range(3):  # near enough to read the cards' numbers
         page.click("#zoom-in")

@@ -19,3 +19,79 @@ export function formulaName(node) {
   const name = nodeName(node);
   return /^[\w.]+$/.test(name) || /^\(.*\)$/.test(name) ? name : `(${name})`;
 }
+
+// A name that says where a value lives, as micrograd's objects hold it: a variable, then attributes
+// and indices, a subscript at most (`model.layers[1].neurons[3].w[0]`, a sample's `…neurons[0]₃`).
+const PLACE = /^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[\d+\])*\.[A-Za-z_]\w*(?:\[\d+\])*[\u2080-\u2089]*$/u;
+const LAST_STEP = /[A-Za-z_]\w*(?:\[\d+\])*[\u2080-\u2089]*$/u;
+
+const stepsOf = new WeakMap(); // a trace's nodes → Map program name → its place's last step
+
+/** {program name → the last step of the place it is labelled with} (`model_layers1_neurons3_w0` →
+ *  `w[0]`): the names a graph read from Values is written with (chainrule.notebook, the sandbox). */
+function lastSteps(nodes) {
+  let steps = stepsOf.get(nodes);
+  if (steps) return steps;
+  steps = new Map();
+  for (const node of nodes) {
+    if (node.name && node.label && node.label !== node.name && PLACE.test(node.label)) {
+      steps.set(node.name, LAST_STEP.exec(node.label)[0]);
+    }
+  }
+  stepsOf.set(nodes, steps);
+  return steps;
+}
+
+/** `text` without parentheses around the whole of it. */
+function unwrapped(text) {
+  if (!text.startsWith("(") || !text.endsWith(")")) return text;
+  let depth = 0;
+  for (let i = 0; i < text.length - 1; i += 1) {
+    if (text[i] === "(") depth += 1;
+    else if (text[i] === ")") depth -= 1;
+    if (depth === 0) return text; // the first "(" closes before the end: `(a) + (b)`
+  }
+  return text.slice(1, -1);
+}
+
+/** Where the last term of a sum of three or more starts in `text` (after its last " + " outside
+ *  parentheses), or -1. */
+function lastTermAt(text) {
+  let depth = 0;
+  const plus = [];
+  for (let i = 0; i < text.length; i += 1) {
+    if (text[i] === "(") depth += 1;
+    else if (text[i] === ")") depth -= 1;
+    else if (depth === 0 && text.startsWith(" + ", i)) plus.push(i);
+  }
+  return plus.length >= 2 ? plus[plus.length - 1] + 3 : -1;
+}
+
+/**
+ * A card's name for an unnamed op of `trace` whose formula is too long for its card, or null: in
+ * a graph read from Values every name of the formula is a place's (`model_layers1_neurons3_w0 *
+ * model_layers0_neurons0_3`), and cut at the card's edge every node of a neuron read alike
+ * (`model_layer…`). Each such name is said by its place's last step, products with `·`
+ * (`w[0]·neurons[0]₃`), and a running sum by the term it adds (`… + w[2]·neurons[2]₃`). The
+ * formula is the node's source (its span), whole where the reply's text was cut.
+ */
+export function shortFormula(node, trace) {
+  if (node.kind !== "op" || node.label) return null;
+  let formula = node.text ?? "";
+  const span = node.span;
+  if (formula.endsWith("\u2026") && typeof trace.source === "string" && span) {
+    const whole = trace.source.slice(span[0], span[1]);
+    if (whole.startsWith(formula.slice(0, -1))) formula = whole;
+  }
+  const steps = lastSteps(trace.nodes);
+  let placed = false;
+  const said = formula.replace(/[A-Za-z_]\w*/g, (name) => {
+    const step = steps.get(name);
+    placed ||= step !== undefined;
+    return step ?? name;
+  });
+  if (!placed) return null;
+  const short = unwrapped(said.replace(/\s*(?<!\*)\*(?!\*)\s*/g, "\u00b7"));
+  const last = node.op === "+" ? lastTermAt(short) : -1;
+  return last < 0 ? short : `\u2026 + ${short.slice(last)}`;
+}

@@ -10,7 +10,7 @@ import { traceIndex } from "../core/frames.js";
 import {
   cardCorner, compactLabel, edgeGeometry, edgeLabels, fitLabel, fontSize, labelFontSize, layoutKey, placeLabels,
 } from "./geometry.js";
-import { nodeName } from "../core/names.js";
+import { nodeName, shortFormula } from "../core/names.js";
 
 
 /**
@@ -160,33 +160,40 @@ function moveCard(g, [x, y]) {
   cardCorners.set(g, [x, y]);
 }
 
-/** Write the card's place and names (once per layout: a slider move changes only numbers). */
-function placeCard(g, node, parts) {
+/** Write the card's place and names (once per layout: a slider move changes only numbers). A
+ *  formula too long for the card is said short where it can be (core/names.js shortFormula). */
+function placeCard(g, node, parts, trace) {
   moveCard(g, cardCorner(node));
   attr(g, "data-node-id", node.id);
   attr(g, "data-label", node.label);
   attr(g, "data-name", node.name ?? node.label);
   attr(g, "data-op", node.op ?? ""); // the table's op, or the name of the program's function it calls
-  text(parts.compact, compactLabel(nodeName(node), node).text);
+  const full = nodeName(node);
+  let compact = compactLabel(full, node);
+  let short;
+  const shortened = () => (short === undefined ? (short = shortFormula(node, trace)) : short);
+  if (compact.text !== full && shortened()) compact = compactLabel(short, node);
+  text(parts.compact, compact.text);
   parts.said = {}; // what the card's accessible name says of its name (graph/hints.js decorateNode)
   if (node.kind === "const") return;
   const glyph = opGlyph(node);
-  const name = fitLabel(nodeName(node), node, glyph);
+  let name = fitLabel(full, node, glyph);
+  if (name.cut && shortened()) name = { ...fitLabel(short, node, glyph), cut: true };
   text(parts.labelName, name.shown);
   text(parts.labelMore, name.more);
   text(parts.op, name.glyph);
-  parts.said = { name: name.cut ? `${name.shown}${name.more}` : nodeName(node), op: glyph, cut: name.cut };
+  parts.said = { name: name.cut ? `${name.shown}${name.more}` : full, op: glyph, cut: name.cut };
 }
 
 /** Refresh a card from `view`; returns the short texts it shows ({data, grad}) and what it says of
  *  its name (`said`: {name, op, cut}, set as the card is placed) for decorateNode. */
-function updateNode(g, node, view, rootId, layout, nodeById) {
+function updateNode(g, node, view, trace, layout, nodeById) {
   const data = view.data.get(node.id);
   const grad = view.grad.get(node.id);
   const parts = partsOf(g);
   if (cardLayout.get(g) !== layout) {
     cardLayout.set(g, layout);
-    placeCard(g, node, parts);
+    placeCard(g, node, parts, trace);
   }
   const shown = { data: shortText(data), grad: shortText(grad), said: parts.said };
   attr(g, "data-data", fullText(data));
@@ -194,7 +201,7 @@ function updateNode(g, node, view, rootId, layout, nodeById) {
   // The dead tag waits for the forward pass to compute the relu: before that it would give the
   // lesson away.
   const dead = deadShown(node, view);
-  attr(g, "class", cardClass(node, view, rootId, nodeById, dead));
+  attr(g, "class", cardClass(node, view, trace.root, nodeById, dead));
   attr(g, "data-current", view.current === node.id ? "true" : null); // the card being visited
   attr(g, "data-dead", dead ? "true" : "false");
   const warn = node.warnings?.length && data !== undefined ? " \u26a0" : "";
@@ -262,7 +269,7 @@ export function drawGraph(layers, trace, view, changed = null) {
   const layout = layoutKey(trace);
   const labelSize = labelFontSize(trace);
   const { nodeById, edgeById } = traceIndex(trace);
-  const drawNode = (el, node) => decorateNode(el, node, trace, view, updateNode(el, node, view, trace.root, layout, nodeById));
+  const drawNode = (el, node) => decorateNode(el, node, trace, view, updateNode(el, node, view, trace, layout, nodeById));
   const drawEdge = (el, edge) => updateEdge(el, edge, view, geometry, nodeById);
   let refreshed;
   const drawn = drawnTraces.get(layers);
