@@ -308,6 +308,29 @@ def test_a_long_leaf_name_is_cut_and_its_slider_keeps_its_width(page):
     assert page.get_attribute(f"{row} .slider-name", "title") == name  # the whole name on hover
 
 
+def test_a_running_sum_too_long_for_its_card_says_the_term_it_adds(page):
+    # A stranger's reading of the lecture's MLP: cut at the card's edge, `w11*x1 + w12*x2` and
+    # `w11*x1 + w12*x2 + b1` both read `w11*x1 +…`. The longer sum says what it adds; both say
+    # their whole formula in their accessible names.
+    page.goto("/?preset=mlp&collapse_at=never")
+    page.wait_for_selector(READY)
+    cards = page.locator("[data-testid=node][data-op='+']")
+    said = {
+        card.get_attribute("aria-label").rsplit("full name ", 1)[-1]: card.locator(
+            ".label-name"
+        ).text_content()
+        for card in cards.all()
+    }
+    assert said == {
+        "w11*x1 + w12*x2": "w11*x1 +",
+        "w11*x1 + w12*x2 + b1": "\u2026 + b1",
+        "w21*x1 + w22*x2": "w21*x1 +",
+        "w21*x1 + w22*x2 + b2": "\u2026 + b2",
+        "v1*h1 + v2*h2": "v1*h1 + v2*",
+        "v1*h1 + v2*h2 + c": "\u2026 + c",
+    }
+
+
 CARD_PARTS_JS = """() => Object.fromEntries([...document.querySelectorAll('[data-testid=node]')]
   .map(n => [n.dataset.nodeId, {
     transform: n.getAttribute('transform'),

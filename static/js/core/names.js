@@ -68,12 +68,14 @@ function lastTermAt(text) {
 }
 
 /**
- * A card's name for an unnamed op of `trace` whose formula is too long for its card, or null: in
- * a graph read from Values every name of the formula is a place's (`model_layers1_neurons3_w0 *
- * model_layers0_neurons0_3`), and cut at the card's edge every node of a neuron read alike
- * (`model_layer…`). Each such name is said by its place's last step, products with `·`
- * (`w[0]·neurons[0]₃`), and a running sum by the term it adds (`… + w[2]·neurons[2]₃`). The
- * formula is the node's source (its span), whole where the reply's text was cut.
+ * A card's name for an unnamed op of `trace` whose formula is too long for its card, or null (the
+ * formula is cut at the card's edge, as any long name is). Cut there, a graph read from Values
+ * reads alike on every node of a neuron (`model_layer…`: every name of its formulas is a place's,
+ * `model_layers1_neurons3_w0 * model_layers0_neurons0_3`), and so do the lecture's two sums of
+ * `w11*x1 + w12*x2 + b1`. So each name of a place is said by its place's last step, products
+ * with `·` (`w[0]·neurons[0]₃`), and a running sum of three terms or more, of any names, by the
+ * term it adds (`… + w[2]·neurons[2]₃`, `… + b1`). The formula is the node's source (its span),
+ * whole where the reply's text was cut.
  */
 export function shortFormula(node, trace) {
   if (node.kind !== "op" || node.label) return null;
@@ -90,8 +92,8 @@ export function shortFormula(node, trace) {
     placed ||= step !== undefined;
     return step ?? name;
   });
-  if (!placed) return null;
-  const short = unwrapped(said.replace(/\s*(?<!\*)\*(?!\*)\s*/g, "\u00b7"));
+  const short = unwrapped(placed ? said.replace(/\s*(?<!\*)\*(?!\*)\s*/g, "\u00b7") : formula);
   const last = node.op === "+" ? lastTermAt(short) : -1;
-  return last < 0 ? short : `\u2026 + ${short.slice(last)}`;
+  if (last >= 0) return `\u2026 + ${short.slice(last)}`;
+  return placed ? short : null;
 }
