@@ -9,7 +9,10 @@ already gives, never from what the model is:
 - a *parameter* is a leaf named after the place it lives (`model.layers[0].neurons[3].w[1]`: a
   name with `.` or `[…]`); every other leaf is *data* (a sample's inputs, `v1`, `v2`);
 - data leaves that one statement reads together are one *sample* (a forward pass reads its
-  input's coordinates in every neuron of the first layer);
+  input's coordinates in every neuron of the first layer); where no two samples are leaves, a
+  sample's data may be plain numbers (the lecture's `n(x)` of a list of floats: each product
+  `w * 0.69` wraps its number in a constant of its own), and the statements that read no other
+  and combine parameters with the same constants, in the same order, are one sample;
 - each statement belongs to a *part*: the sample whose data it depends on (directly or through
   the statements it reads), the part of the parameters alone (the regulariser: it reads no data)
   or the part that combines samples (the loss);
@@ -19,13 +22,17 @@ already gives, never from what the model is:
 
 A graph without parameters, or whose data make fewer than two samples, has no overview (None):
 the page draws it as before. Groups are structure, not numbers: the overview depends on the
-graph's shape and names only.
+graph's shape, its names and its constants (which are the program's, as its ops are: a slider
+moves leaves only).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
+
+from .narration import fmt
 
 # A place: a name followed by attributes and indices (`model.layers[0].neurons[3].w[1]`).
 PLACE = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*|\[[^\]]*\])+")
@@ -49,11 +56,13 @@ def overview_of(
     groups: list[tuple[str, int, tuple[int, ...]]],
     inputs: list[tuple[int, ...]],
     names: list[str],
+    constants: Mapping[int, float] | None = None,
 ) -> dict[str, Any] | None:
     """The overview of a graph (module docstring): `groups` as the builder makes them (kind,
-    root, members), `inputs[i]` node i's input ids, `names[g]` group g's name. Returns
-    {parts: [{id, kind, index, name, root, inputs, layers: [{name, groups}]}]} (ids as in the
-    reply: `p0`, `g12`), or None when the graph has no such level."""
+    root, members), `inputs[i]` node i's input ids, `names[g]` group g's name, `constants` the
+    value of each constant node by id. Returns {parts: [{id, kind, index, name, root, inputs,
+    layers: [{name, groups}]}]} (ids as in the reply: `p0`, `g12`), or None when the graph has
+    no such level."""
     group_of = [0] * len(inputs)
     for g, (_, _, members) in enumerate(groups):
         for i in members:
@@ -92,54 +101,93 @@ def overview_of(
     for data, _ in reads.values():  # numbered by the first statement that reads them
         for h in data:
             samples.setdefault(find(h), len(samples))
-    if len(samples) < 2:
+    own: dict[int, int] = {}  # statement → the samples it reads itself, as bits
+    for g, (data, _) in reads.items():
+        for h in data:
+            own[g] = own.get(g, 0) | 1 << samples[find(h)]
+    inputs_of: list[list[int]] = [[] for _ in samples]
+    for h in parent:
+        inputs_of[samples[find(h)]].append(h)
+    inputs_of = [sorted(leaves) for leaves in inputs_of]
+    sample_names = [", ".join(names[h] for h in leaves) for leaves in inputs_of]
+    if len(samples) < 2 and constants:
+        # No samples of leaves: the data may be plain numbers, which each weight's product wraps
+        # in a constant of its own (`w * 0.69`: the lecture's `n(x)` of a list of floats).
+        numbers, sample_of = _constant_samples(
+            groups, inputs, group_of, parameter, constants, reads
+        )
+        if len(numbers) >= 2:
+            own = {g: 1 << k for g, k in sample_of.items()}
+            inputs_of = [[] for _ in numbers]
+            sample_names = [", ".join(map(fmt, values)) for values in numbers]
+    if len(inputs_of) < 2:
         return None
     depends: dict[int, int] = {}  # statement → the samples it depends on, as bits
-    for g, (data, statements) in reads.items():  # groups are in build order: inputs first
-        bits = 0
-        for h in data:
-            bits |= 1 << samples[find(h)]
+    for g, (_, statements) in reads.items():  # groups are in build order: inputs first
+        bits = own.get(g, 0)
         for h in statements:
             bits |= depends[h]
         depends[g] = bits
-    sample_parts: list[list[int]] = [[] for _ in samples]
+    sample_parts: list[list[int]] = [[] for _ in inputs_of]
     others: dict[str, list[int]] = {PARAMETERS: [], COMBINED: []}
     for g, bits in depends.items():
         if bits and bits & (bits - 1) == 0:
             sample_parts[bits.bit_length() - 1].append(g)
         else:
             others[COMBINED if bits else PARAMETERS].append(g)
-    inputs_of: list[list[int]] = [[] for _ in samples]
-    for h in parent:
-        inputs_of[samples[find(h)]].append(h)
-    # A sample no statement reads alone (every reader mixes it with another) has no part.
+    # A sample no statement reads alone (every reader mixes it with another) has no part. A
+    # part's name is in the program's words (the page writes its own caption from `kind`): a
+    # sample's inputs, or its numbers.
     parts = [
-        (SAMPLE, k + 1, members, sorted(inputs_of[k]))
+        (SAMPLE, k + 1, members, inputs_of[k], sample_names[k])
         for k, members in enumerate(sample_parts)
         if members
     ]
-    parts += [(kind, 0, members, []) for kind, members in others.items() if members]
+    parts += [(kind, 0, members, [], kind) for kind, members in others.items() if members]
     return {
         "parts": [
             {
                 "id": f"p{index}",
                 "kind": kind,
                 "index": number,
-                "name": _part_name(kind, number, [names[h] for h in leaves]),
+                "name": name,
                 "root": f"g{members[-1]}",
                 "inputs": [f"g{h}" for h in leaves],
                 "layers": _layers(members, names),
             }
-            for index, (kind, number, members, leaves) in enumerate(parts)
+            for index, (kind, number, members, leaves, name) in enumerate(parts)
         ]
     }
 
 
-def _part_name(kind: str, number: int, inputs: list[str]) -> str:
-    """A part's name in the program's words (the page writes its own caption from `kind`)."""
-    if kind == SAMPLE:
-        return ", ".join(inputs)
-    return kind
+def _constant_samples(
+    groups: list[tuple[str, int, tuple[int, ...]]],
+    inputs: list[tuple[int, ...]],
+    group_of: list[int],
+    parameter: list[bool],
+    constants: Mapping[int, float],
+    reads: dict[int, tuple[list[int], list[int]]],
+) -> tuple[list[tuple[float, ...]], dict[int, int]]:
+    """Samples of plain numbers: (each sample's numbers, in the order first read; {statement: its
+    sample's number}). A statement that reads no other (a first layer's neuron) and combines
+    parameters with constants (`w0 * 0.69 + w1 * 0.51 + b`) reads those constants, in order, as
+    its sample's data: the statements of one sample (every neuron of the first layer) read the
+    same numbers. A statement of parameters alone (`w0 * w0 + w1 * w1`) reads none."""
+    numbers: dict[tuple[float, ...], int] = {}
+    sample_of: dict[int, int] = {}
+    for g, (_, statements) in reads.items():
+        if statements:
+            continue
+        values = tuple(
+            constants[j]
+            for i in groups[g][2]
+            if len(inputs[i]) == 2 and any(parameter[group_of[k]] for k in inputs[i])
+            for j in inputs[i]
+            if j in constants
+        )
+        if values:
+            sample_of[g] = numbers.setdefault(values, len(numbers))
+    return list(numbers), sample_of
 
 
 def _layers(members: list[int], names: list[str]) -> list[dict[str, Any]]:

@@ -324,7 +324,9 @@ def overview_reply(trace: Trace, groups: list[dict[str, Any]]) -> dict[str, Any]
     """The `overview` of the trace's reply (docs/api.md, "Overview"): its statements by sample,
     part and layer (engine/overview.py), or None."""
     inputs = [tuple(child.id for child in node.inputs) for node in trace.nodes]
-    return overview_of(trace.graph.groups, inputs, [group["name"] for group in groups])
+    constants = {node.id: node.data for node in trace.nodes if node.kind == "const"}
+    names = [group["name"] for group in groups]
+    return overview_of(trace.graph.groups, inputs, names, constants)
 
 
 def steps_reply(trace: Trace, timeline: Timeline, numbers: dict[str, Any]) -> dict[str, Any]:

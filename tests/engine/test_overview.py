@@ -7,6 +7,7 @@ import re
 import pytest
 
 from chainrule import engine
+from chainrule.engine.narration import fmt
 from chainrule.engine.overview import layer_of
 
 # Two samples through one neuron `n` (its parameters at places), its weights' squares, the loss.
@@ -93,10 +94,12 @@ def test_a_statement_is_in_the_layer_of_its_place_up_to_the_first_index(name, la
     assert layer_of(name) == layer
 
 
-def test_a_sample_no_statement_reads_alone_has_no_part() -> None:
-    """The lecture's MLP (micrograd's README notebook: `n = MLP(3, [4, 4, 1])`, four examples
-    `xs` as plain floats): the inputs `x` are read by the first layer's statements; examples
-    whose statements all mix two samples have no part of their own, never an empty one."""
+def test_the_lectures_samples_of_plain_numbers_are_samples() -> None:
+    """The lecture's MLP (Karpathy's "building micrograd" lecture, nn-zero-to-hero
+    lectures/micrograd: `n = MLP(3, [4, 4, 1])`, four examples `xs` as plain floats): micrograd
+    wraps each number a weight multiplies in a constant of its own, so no sample is a leaf; the
+    numbers each first-layer neuron reads are its sample's, and each example is a part of its
+    own, named by its numbers. Before, the graph had no overview."""
     from micrograd.nn import MLP
 
     import chainrule
@@ -108,9 +111,49 @@ def test_a_sample_no_statement_reads_alone_has_no_part() -> None:
     loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred, strict=True))
     loss.backward()
     reply = chainrule.trace_value(loss)
-    overview = reply["overview"]
-    if overview is not None:
-        assert all(part["layers"] and part["root"] for part in overview["parts"])
+    name = {group["id"]: group["name"] for group in reply["groups"]}
+    parts = [
+        (part["kind"], part["index"], part["name"], part["inputs"], [
+            (layer["name"], len(layer["groups"])) for layer in part["layers"]
+        ])
+        for part in reply["overview"]["parts"]
+    ]  # fmt: skip
+    assert parts == [
+        ("sample", k + 1, ", ".join(fmt(x) for x in xs[k]), [], [
+            ("n.layers[0]", 4), ("n.layers[1]", 4), (f"ypred[{k}]", 1)
+        ])
+        for k in range(4)
+    ] + [("combined", 0, "combined", [], [("loss", 1)])]  # fmt: skip
+    first = reply["overview"]["parts"][2]["layers"][0]["groups"]
+    assert [name[g] for g in first] == [f"n.layers[0].neurons[{j}]₃" for j in range(4)]
+
+
+def test_a_regulariser_of_plain_numbers_is_no_sample() -> None:
+    """Samples of numbers are read where a neuron combines parameters with constants; the
+    regulariser's `0.0001 * (w0*w0 + …)` combines a constant with a statement, and its sum's
+    start (`0 + w0*w0`) adds one to a product: it stays the parameters' part."""
+    source = """\
+w0 = 0.5; w0.label = 'n.w[0]'
+w1 = -0.3; w1.label = 'n.w[1]'
+h1 = (w0 * 1.5 + w1 * 2.0).relu(); h1.label = 'n.out[0]'
+h2 = (w0 * -1.0 + w1 * 0.5).relu(); h2.label = 'n.out[0]₂'
+h3 = (w0 * 1.5 + w1 * 2.0).relu(); h3.label = 'n.out[0]₃'
+reg = 0.0001 * (0 + w0 * w0 + w1 * w1)
+loss = h1 + h2 + h3 + reg
+"""
+    found, name = overview(source)
+    assert found is not None
+    parts = [
+        (part["kind"], part["name"], [name[g] for layer in part["layers"] for g in layer["groups"]])
+        for part in found["parts"]
+    ]
+    # The same numbers are one sample: a duplicated row of the data reads as one.
+    assert parts == [
+        ("sample", "1.5, 2", ["n.out[0]", "n.out[0]₃"]),
+        ("sample", "−1, 0.5", ["n.out[0]₂"]),
+        ("parameters", "parameters", ["reg"]),
+        ("combined", "combined", ["loss"]),
+    ]
 
 
 def test_micrograd_demo_each_samples_output_neuron_is_in_its_sample() -> None:
