@@ -7,7 +7,11 @@ overview is the level above them, read from the graph's structure and the names 
 already gives, never from what the model is:
 
 - a *parameter* is a leaf named after the place it lives (`model.layers[0].neurons[3].w[1]`: a
-  name with `.` or `[…]`); every other leaf is *data* (a sample's inputs, `v1`, `v2`);
+  name with `.` or `[…]`); every other leaf is *data* (a sample's inputs, `v1`, `v2`). Where no
+  leaf has a place (a model made in a function that returned its loss alone), parameters are
+  told from data by structure (`_unnamed_parameters`), and the overview is kept only if it
+  finds two samples or more, alike (two statements or more each, none more than twice
+  another), its layers then by depth;
 - data leaves that one statement reads together are one *sample* (a forward pass reads its
   input's coordinates in every neuron of the first layer); where no two samples are leaves, a
   sample's data may be plain numbers (the lecture's `n(x)` of a list of floats: each product
@@ -68,10 +72,25 @@ def overview_of(
         for i in members:
             group_of[i] = g
     leaf = [kind == "leaf" for kind, _, _ in groups]
+    # Which groups each statement reads, each once: leaves, and statements.
+    read_all: dict[int, tuple[list[int], list[int]]] = {}
+    for g, (kind, _, members) in enumerate(groups):
+        if kind != "statement":
+            continue
+        leaves, statements = [], []
+        for i in members:
+            for j in inputs[i]:
+                h = group_of[j]
+                if h != g:
+                    (leaves if leaf[h] else statements).append(h)
+        read_all[g] = (list(dict.fromkeys(leaves)), list(dict.fromkeys(statements)))
     parameter = [leaf[g] and PLACE.fullmatch(names[g]) is not None for g in range(len(groups))]
-    if not any(parameter):
-        return None
-    # Which groups each statement reads: data leaves (joined into samples) and statements.
+    unnamed = not any(parameter)
+    if unnamed:
+        parameter = _unnamed_parameters(read_all, len(groups))
+        if not any(parameter):
+            return None
+    # The data leaves a statement reads together are one sample's.
     parent = {}
 
     def find(g: int) -> int:
@@ -80,18 +99,9 @@ def overview_of(
             g = parent[g]
         return g
 
-    reads: dict[int, tuple[list[int], list[int]]] = {}
-    for g, (kind, _, members) in enumerate(groups):
-        if kind != "statement":
-            continue
-        data, statements = [], []
-        for i in members:
-            for j in inputs[i]:
-                h = group_of[j]
-                if h == g or parameter[h]:
-                    continue
-                (data if leaf[h] else statements).append(h)
-        data, statements = list(dict.fromkeys(data)), list(dict.fromkeys(statements))
+    reads: dict[int, tuple[list[int], list[int]]] = {}  # statement → (data leaves, statements)
+    for g, (leaves, statements) in read_all.items():
+        data = [h for h in leaves if not parameter[h]]
         for h in data:
             parent.setdefault(h, h)
         for h in data[1:]:
@@ -135,6 +145,14 @@ def overview_of(
             sample_parts[bits.bit_length() - 1].append(g)
         else:
             others[COMBINED if bits else PARAMETERS].append(g)
+    sizes = [len(members) for members in sample_parts if members]
+    if unnamed and (len(sizes) < 2 or min(sizes) < 2 or max(sizes) > 2 * min(sizes)):
+        # Parameters told from data by structure alone: two samples or more, alike, of a model
+        # (two statements a sample or more, `b = a + 1; c = a * 3` are no samples of one; none
+        # more than twice another, as the reader writes one network's pass: micrograd's demo's
+        # 100 moons are 18 or 19 statements each, as its long sums are cut).
+        return None
+    layers = _layers_by_depth if unnamed else _layers
     # A sample no statement reads alone (every reader mixes it with another) has no part. A
     # part's name is in the program's words (the page writes its own caption from `kind`): a
     # sample's inputs, or its numbers.
@@ -153,7 +171,7 @@ def overview_of(
                 "name": name,
                 "root": f"g{members[-1]}",
                 "inputs": [f"g{h}" for h in leaves],
-                "layers": _layers(members, names),
+                "layers": layers(members, names, reads),
             }
             for index, (kind, number, members, leaves, name) in enumerate(parts)
         ]
@@ -190,7 +208,58 @@ def _constant_samples(
     return list(numbers), sample_of
 
 
-def _layers(members: list[int], names: list[str]) -> list[dict[str, Any]]:
+def _unnamed_parameters(read_all: dict[int, tuple[list[int], list[int]]], count: int) -> list[bool]:
+    """The parameters of a graph none of whose leaves is named after a place (its model out of
+    reach of the caller's names: made in a function that returned the loss alone), told from its
+    data by structure (`read_all`: statement → the leaves and statements it reads; `count`
+    groups): a sample's data are read by the neurons of its first layer, whose outputs the
+    neurons of the next layer, two or more, each read together; a parameter is read in every
+    sample, by statements that no two statements read together (the loss reads each sample's
+    output, and nothing else does). So a leaf is data when two statements or more read every
+    statement that reads it, else a parameter."""
+    readers: dict[int, list[int]] = {}  # leaf → the statements that read it
+    consumers: dict[int, set[int]] = {}  # statement → the statements that read it
+    for g, (leaves, statements) in read_all.items():
+        for h in leaves:
+            readers.setdefault(h, []).append(g)
+        for h in statements:
+            consumers.setdefault(h, set()).add(g)
+    parameter = [False] * count
+    none: set[int] = set()
+    for h, statements in readers.items():
+        common = consumers.get(statements[0], none)
+        for g in statements[1:]:
+            if len(common) < 2:
+                break
+            common = common & consumers.get(g, none)
+        parameter[h] = len(common) < 2
+    return parameter
+
+
+def _layers_by_depth(
+    members: list[int], names: list[str], reads: dict[int, tuple[list[int], list[int]]]
+) -> list[dict[str, Any]]:
+    """A part's statements by layer where no statement is named after a place: by depth (a
+    statement reading none of the part's is at 1, one reading those at 2…), each layer named
+    after its first and last statements (`relu1 … relu16`)."""
+    depth: dict[int, int] = {}
+    for g in members:  # in build order: what a statement reads comes first
+        depth[g] = 1 + max((depth[h] for h in reads[g][1] if h in depth), default=0)
+    layers: dict[int, list[int]] = {}
+    for g in members:
+        layers.setdefault(depth[g], []).append(g)
+    return [
+        {
+            "name": names[groups[0]] + (f" \u2026 {names[groups[-1]]}" if len(groups) > 1 else ""),
+            "groups": [f"g{g}" for g in groups],
+        }
+        for _, groups in sorted(layers.items())
+    ]
+
+
+def _layers(
+    members: list[int], names: list[str], _reads: dict[int, tuple[list[int], list[int]]]
+) -> list[dict[str, Any]]:
     """A part's statements by layer (`layer_of`), layers in the order their first statement came."""
     layers: dict[str, list[str]] = {}
     for g in members:

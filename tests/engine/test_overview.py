@@ -156,6 +156,121 @@ loss = h1 + h2 + h3 + reg
     ]
 
 
+def _demo_loss_alone(samples: int) -> tuple[object, list[list[float]]]:
+    """micrograd's demo made in a function that returns its loss alone (and the moons it ran
+    on): its model is out of reach of any name, and garbage once the function returns."""
+    from chainrule.sandbox.moons import demo_total_loss, make_moons
+
+    _, total_loss = demo_total_loss(samples)
+    points, _ = make_moons(n_samples=samples, noise=0.1)
+    return total_loss, [list(point) for point in points]
+
+
+def test_a_model_out_of_reach_of_names_is_read_by_structure() -> None:
+    """No leaf is named after a place (the reader names them `v1`, `v2`…): parameters are told
+    from data by the graph's shape (a sample's inputs are read by neurons whose outputs one
+    statement reads together). Each moon is a sample of the same statements, its inputs its
+    point; layers by depth. Before, the graph (13,978 nodes at 20 moons) had no overview and
+    the page drew thousands of statements at once."""
+    import chainrule
+
+    samples = 6
+    total_loss, points = _demo_loss_alone(samples)
+    reply = chainrule.trace_value(total_loss)
+    data = {
+        group["id"]: reply["nodes"][int(group["root"][1:])]["data"] for group in reply["groups"]
+    }
+    parts = reply["overview"]["parts"]
+    assert [part["kind"] for part in parts] == ["sample"] * samples + ["parameters", "combined"]
+    sizes = set()
+    for part, point in zip(parts, points, strict=False):
+        assert sorted(data[g] for g in part["inputs"]) == sorted(point)
+        first = part["layers"][0]
+        assert len(first["groups"]) == 16 and re.fullmatch(r"relu\d+ … relu\d+", first["name"])
+        sizes.add(sum(len(layer["groups"]) for layer in part["layers"]))
+    assert len(sizes) == 1  # the same network on every sample (six moons: one way of cutting)
+
+
+def test_the_lectures_mlp_out_of_reach_of_names_reads_its_numbers() -> None:
+    """The lecture's MLP (as above) made inside a function: no names, no data leaves (its xs
+    are floats), and still one part an example."""
+    from micrograd.nn import MLP
+
+    import chainrule
+
+    xs = [[2.0, 3.0, -1.0], [3.0, -1.0, 0.5], [0.5, 1.0, 1.0], [1.0, 1.0, -1.0]]
+
+    def loss_alone():
+        n = MLP(3, [4, 4, 1])
+        ypred = [n(x) for x in xs]
+        ys = [1.0, -1.0, -1.0, 1.0]
+        loss = sum((yout - ygt) ** 2 for ygt, yout in zip(ys, ypred, strict=True))
+        loss.backward()
+        return loss
+
+    reply = chainrule.trace_value(loss_alone())
+    parts = reply["overview"]["parts"]
+    assert [(part["kind"], part["name"]) for part in parts[:4]] == [
+        ("sample", ", ".join(fmt(x) for x in point)) for point in xs
+    ]
+
+
+# Two samples through two neurons and two more, no name a place: `x1`, `x2` go to `h1` and
+# `g1`, which `o1` and `p1` both read; `w0`, `w1` are read in both samples. The second sample
+# runs one statement more (`q2`), as the reader cuts a long sum in some samples and not others.
+UNNAMED = """\
+w0 = 0.5
+w1 = -0.3
+x1 = 1.0
+x2 = 2.0
+h1 = (w0 * x1 + w1 * x2).relu()
+g1 = (w1 * x1 + w0 * x2).relu()
+o1 = w0 * h1 + w1 * g1
+p1 = w1 * h1 + w0 * g1
+x3 = 0.5
+x4 = -1.0
+h2 = (w0 * x3 + w1 * x4).relu()
+g2 = (w1 * x3 + w0 * x4).relu()
+o2 = w0 * h2 + w1 * g2
+p2 = w1 * h2 + w0 * g2
+q2 = o2 * p2
+loss = o1 + p1 + q2
+"""
+
+
+def test_parameters_without_places_are_told_by_structure() -> None:
+    found, name = overview(UNNAMED)
+    assert found is not None
+    parts = [
+        (part["kind"], part["name"], [name[g] for g in part["inputs"]], [
+            (layer["name"], [name[g] for g in layer["groups"]]) for layer in part["layers"]
+        ])
+        for part in found["parts"]
+    ]  # fmt: skip
+    assert parts == [
+        ("sample", "x1, x2", ["x1", "x2"], [("h1 … g1", ["h1", "g1"]), ("o1 … p1", ["o1", "p1"])]),
+        ("sample", "x3, x4", ["x3", "x4"], [
+            ("h2 … g2", ["h2", "g2"]), ("o2 … p2", ["o2", "p2"]), ("q2", ["q2"])
+        ]),
+        ("combined", "combined", [], [("loss", ["loss"])]),
+    ]  # fmt: skip
+
+
+def test_samples_told_by_structure_must_run_alike() -> None:
+    """A second sample more than twice the first's statements is no sample of the same model."""
+    chain = [f"r{k} = {f'r{k - 1}' if k else 'q2'} * {k + 2}" for k in range(5)]  # 10 against 4
+    more = "\n".join(chain) + "\nloss = o1 + p1 + r4\n"
+    assert overview(UNNAMED.replace("loss = o1 + p1 + q2\n", more))[0] is None
+
+
+@pytest.mark.parametrize("preset", [p["id"] for p in engine.PRESETS])
+def test_no_preset_gains_an_overview(preset: str) -> None:
+    """Small graphs are unchanged: parameters told by structure need two samples or more that
+    run alike, which no preset has (the lecture MLP's one pass is no sample)."""
+    (found,) = [p for p in engine.PRESETS if p["id"] == preset]
+    assert overview(found["source"])[0] is None
+
+
 def test_micrograd_demo_each_samples_output_neuron_is_in_its_sample() -> None:
     """micrograd's demo.ipynb (its `MLP(2, [16, 16, 1])`, the moons, the max-margin loss and L2;
     chainrule/sandbox/moons.py builds it as the notebook does) read from its Values: every
