@@ -77,13 +77,9 @@ def overview_of(
     for g, (kind, _, members) in enumerate(groups):
         if kind != "statement":
             continue
-        leaves, statements = [], []
-        for i in members:
-            for j in inputs[i]:
-                h = group_of[j]
-                if h != g:
-                    (leaves if leaf[h] else statements).append(h)
-        read_all[g] = (list(dict.fromkeys(leaves)), list(dict.fromkeys(statements)))
+        read = {group_of[j] for i in members for j in inputs[i]}
+        read.discard(g)
+        read_all[g] = ([h for h in read if leaf[h]], [h for h in read if not leaf[h]])
     parameter = [leaf[g] and PLACE.fullmatch(names[g]) is not None for g in range(len(groups))]
     unnamed = not any(parameter)
     if unnamed:
