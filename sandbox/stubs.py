@@ -1,5 +1,6 @@
 """What a lecture cell imports and the sandbox does not ship: Graphviz and matplotlib draw
-nothing (chainrule draws the graph), numpy and torch say so when they are used, and what would
+nothing (chainrule draws the graph), numpy and torch say so when they are used (but for what
+micrograd's demo asks of numpy and scikit-learn: chainrule/sandbox/datasets.py), and what would
 need the network or the page (micropip, pyodide.http, js) is refused at the import: a courtesy
 that says so in words, not a wall (Python reaches `js` by other roads; the worker's own policy
 is the wall: docs/sandbox.md)."""
@@ -67,14 +68,20 @@ def _quiet(name: str, **members: Any) -> types.ModuleType:
 
 def stub_modules() -> dict[str, types.ModuleType]:
     """The modules a learner's `import` gets instead of the real ones, by dotted name."""
+    from chainrule.sandbox.datasets import numpy_stand_in, sklearn_stand_in
+
     pyplot = _quiet("matplotlib.pyplot")
-    numpy, torch = _MissingModule("numpy"), _MissingModule("torch")
+    numpy = numpy_stand_in()
+    sklearn, datasets = sklearn_stand_in(numpy)
     return {
         "graphviz": _quiet("graphviz", Digraph=_Nothing, Graph=_Nothing, Source=_Nothing),
         "matplotlib": _quiet("matplotlib", pyplot=pyplot),
         "matplotlib.pyplot": pyplot,
         "numpy": numpy,
-        "torch": torch,
+        "numpy.random": numpy.random,
+        "sklearn": sklearn,
+        "sklearn.datasets": datasets,
+        "torch": _MissingModule("torch"),
     }
 
 
@@ -94,6 +101,8 @@ def sandbox_import(stubs: dict[str, types.ModuleType]) -> Callable[..., Any]:
             raise Unavailable(top)
         if level == 0 and name in stubs:
             return stubs[name] if fromlist else stubs[top]
+        if level == 0 and top in stubs:  # a part no stand-in has (`sklearn.svm`)
+            raise Unavailable(top)
         return real(name, globals, locals, fromlist, level)
 
     return _import

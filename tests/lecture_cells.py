@@ -565,3 +565,62 @@ def run(cell: Cell) -> tuple[Value, list[Value]]:
     reached = {id(node) for node in root.nodes()}
     leaves = [v for v in Value.made if not v._prev and not v.const and id(v) in reached]
     return root, leaves
+
+
+# micrograd's demo.ipynb (karpathy/micrograd@0401485 demo.ipynb), its code cells up to the
+# first loss, as a learner copies them: numpy and matplotlib imported, both generators seeded,
+# scikit-learn's moons, `y*2 - 1`, the scatter plot, the model and its `loss()`, then the
+# training loop's first `total_loss.backward()`. SAMPLES stands for the notebook's 100 (the
+# page's sandbox draws graphs of up to 5,000 nodes: 6 moons).
+DEMO_CELLS = """\
+import random
+import numpy as np
+import matplotlib.pyplot as plt
+%matplotlib inline
+from micrograd.engine import Value
+from micrograd.nn import Neuron, Layer, MLP
+np.random.seed(1337)
+random.seed(1337)
+# make up a dataset
+
+from sklearn.datasets import make_moons, make_blobs
+X, y = make_moons(n_samples=SAMPLES, noise=0.1)
+
+y = y*2 - 1 # make y be -1 or 1
+# visualize in 2D
+plt.figure(figsize=(5,5))
+plt.scatter(X[:,0], X[:,1], c=y, s=20, cmap='jet')
+# initialize a model
+model = MLP(2, [16, 16, 1]) # 2-layer neural network
+print(model)
+print("number of parameters", len(model.parameters()))
+# loss function
+def loss(batch_size=None):
+
+    # inline DataLoader :)
+    if batch_size is None:
+        Xb, yb = X, y
+    else:
+        ri = np.random.permutation(X.shape[0])[:batch_size]
+        Xb, yb = X[ri], y[ri]
+    inputs = [list(map(Value, xrow)) for xrow in Xb]
+
+    # forward the model to get scores
+    scores = list(map(model, inputs))
+
+    # svm "max-margin" loss
+    losses = [(1 + -yi*scorei).relu() for yi, scorei in zip(yb, scores)]
+    data_loss = sum(losses) * (1.0 / len(losses))
+    # L2 regularization
+    alpha = 1e-4
+    reg_loss = alpha * sum((p*p for p in model.parameters()))
+    total_loss = data_loss + reg_loss
+
+    # also get accuracy
+    accuracy = [(yi > 0) == (scorei.data > 0) for yi, scorei in zip(yb, scores)]
+    return total_loss, sum(accuracy) / len(accuracy)
+
+total_loss, acc = loss()
+print(total_loss, acc)
+total_loss.backward()
+"""

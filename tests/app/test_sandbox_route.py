@@ -91,8 +91,9 @@ def test_the_zip_is_the_same_bytes_for_the_same_files():
         assert python_zip() == (data, version)
     finally:
         python_zip.cache_clear()
-    # sandbox/check.py: the autograd check's diagnosis; engine/gc_pause.py: the reader's pause.
-    assert len(shipped_files()) == 19
+    # sandbox/check.py: the autograd check's diagnosis; engine/gc_pause.py: the reader's pause;
+    # sandbox/datasets.py: micrograd demo's numpy and scikit-learn.
+    assert len(shipped_files()) == 20
 
 
 def test_a_module_imported_as_from_dot_import_ships_too(tmp_path):

@@ -269,6 +269,19 @@ def test_micrograds_nn_with_its_seed_runs_from_the_vendored_wheel(sandbox):
     assert_only_programs(sandbox, facts["program"])
 
 
+def test_micrograds_demo_pasted_as_it_is_runs_with_its_numpy_and_moons(sandbox):
+    """micrograd's demo.ipynb's cells (numpy, matplotlib, scikit-learn's moons) run in Pyodide on
+    chainrule.sandbox.datasets's stand-ins: the loss drawn is micrograd's own on the same moons.
+    One moon: the program the sandbox writes for two (101,351 characters, the place names long)
+    is past the server's 100,000 (docs/sandbox.md)."""
+    from chainrule.sandbox.moons import demo_total_loss
+
+    facts = run(sandbox, lecture.DEMO_CELLS.replace("SAMPLES", "1"))
+    assert facts["choice"] == "backward" and facts["error"] is None, facts
+    _, total_loss = demo_total_loss(1)
+    assert card(sandbox, "total_loss")["data"] == total_loss.data
+
+
 def eq_bug_class() -> str:
     """The lecture's class with the `=` bug the seed lesson warns of: every `+=` of a gradient in
     `_backward` written `=` (the lesson's own class has the bug in + * and tanh)."""

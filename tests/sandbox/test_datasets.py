@@ -1,0 +1,74 @@
+"""chainrule.sandbox.datasets under CPython: micrograd's demo.ipynb pasted as it is runs in the
+sandbox, its moons drawn as chainrule.sandbox.moons draws them, and what numpy and scikit-learn
+do not stand in for is said by name."""
+
+from __future__ import annotations
+
+import pytest
+from lecture_cells import DEMO_CELLS
+
+from chainrule import engine
+from chainrule.sandbox.datasets import Rows
+from chainrule.sandbox.moons import demo_total_loss, make_moons
+from chainrule.sandbox.runner import Session
+
+
+def test_micrograds_demo_pasted_as_it_is_runs_on_the_same_moons() -> None:
+    samples = 6
+    result = Session().run(DEMO_CELLS.replace("SAMPLES", str(samples)))
+    assert result["ok"], result.get("error")
+    assert result["choice"]["name"] == "total_loss"
+    # The oracle: chainrule.sandbox.moons's demo, with micrograd under CPython.
+    _, total_loss = demo_total_loss(samples)
+    trace = engine.trace(result["program"]["source"])
+    assert trace.root.data == total_loss.data
+    points, _ = make_moons(samples, noise=0.1, seed=1337)
+    leaves = {leaf.label or leaf.name: leaf.data for leaf in trace.nodes if leaf.kind == "leaf"}
+    assert sorted(v for name, v in leaves.items() if "model" not in name) == sorted(
+        x for point in points for x in point
+    )
+
+
+def test_the_whole_demo_is_refused_by_its_size_not_by_an_import() -> None:
+    """Its 100 moons are 65,818 nodes: past what the page's sandbox draws, said with the limit."""
+    result = Session().run(DEMO_CELLS.replace("SAMPLES", "100"))
+    assert result["error"]["type"] == "TooManyNodes" and result["error"]["params"] == {
+        "limit": 5_000
+    }
+
+
+def test_random_state_and_the_numpy_seed_decide_the_moons() -> None:
+    code = (
+        "import numpy as np\nfrom sklearn.datasets import make_moons\nnp.random.seed(7)\n"
+        "A, a = make_moons(10, noise=0.2)\nB, b = make_moons(10, noise=0.2, random_state=3)\n"
+    )
+    session = Session()
+    session.run(code)
+    namespace = session.namespace
+    assert namespace["A"].tolist() == make_moons(10, noise=0.2, seed=7)[0]
+    assert namespace["b"].tolist() == make_moons(10, noise=0.2, seed=3)[1]
+
+
+def test_rows_do_what_the_demo_does_with_x_and_y() -> None:
+    x = Rows([[1.0, 2.0], [3.0, -4.0], [0.5, 0.25]])
+    y = Rows([0, 1, 1])
+    assert (y * 2 - 1).tolist() == [-1, 1, 1] and (1 - y).tolist() == [1, 0, 0]
+    assert x[:, 0].tolist() == [1.0, 3.0, 0.5] and x[:, 1].tolist() == [2.0, -4.0, 0.25]
+    assert x.shape == (3, 2) and y.shape == (3,) and len(x) == 3
+    assert x[[2, 0]].tolist() == [[0.5, 0.25], [1.0, 2.0]] and x[1, 1] == -4.0
+    assert x[:, 0].min() == 0.5 and x.max() == 3.0 and (-x)[1].tolist() == [-3.0, 4.0]
+    assert [list(row) for row in x] == x.tolist() and all(type(v) is float for v in x[0])
+
+
+@pytest.mark.parametrize(
+    ("code", "module"),
+    [
+        ("from sklearn.datasets import make_blobs\nX, y = make_blobs(10)\n", "sklearn"),
+        ("import numpy as np\nxx, yy = np.meshgrid([0, 1], [0, 1])\n", "numpy"),
+        ("import sklearn.svm\n", "sklearn"),  # a part without a stand-in, at the import
+        ("from sklearn.linear_model import LogisticRegression\n", "sklearn"),
+    ],
+)
+def test_what_is_not_stood_in_for_is_said_by_name(code: str, module: str) -> None:
+    error = Session().run(code)["error"]
+    assert error["type"] == "Unavailable" and error["params"] == {"module": module}
