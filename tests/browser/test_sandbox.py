@@ -282,6 +282,14 @@ def test_micrograds_demo_pasted_as_it_is_runs_with_its_numpy_and_moons(sandbox):
     assert card(sandbox, "total_loss")["data"] == total_loss.data
 
 
+def test_a_graph_past_the_pages_size_says_its_limit_as_a_count(sandbox):
+    """micrograd's demo at 100 moons stops here: the limit said as the page writes counts."""
+    code = "from micrograd.engine import Value\ns = sum(Value(float(i)) for i in range(3000))\ns"
+    facts = run(sandbox, code)
+    assert facts["status"] == "failed"
+    assert "The graph has more than 5,000 nodes, more than the page draws." in facts["error"]
+
+
 def eq_bug_class() -> str:
     """The lecture's class with the `=` bug the seed lesson warns of: every `+=` of a gradient in
     `_backward` written `=` (the lesson's own class has the bug in + * and tanh)."""

@@ -13,7 +13,7 @@
 
 import { SCRIPT_NAMES, TENSOR_PROGRAM } from "../compute/op-functions.js";
 import { h, keepChildren } from "../core/dom.js";
-import { compactText } from "../core/format.js";
+import { compactText, countText } from "../core/format.js";
 import { lang, t } from "../core/i18n.js";
 import { fetchSandboxFiles } from "./files.js";
 
@@ -265,7 +265,7 @@ export function sandboxError(error, source = "") {
       ? t("ui.sandbox.error.refused", { module: params.module })
       : t("ui.sandbox.error.unavailable", { module: params.module })),
     NoValue: () => (params.name ? t("ui.sandbox.error.no_value_named", { name: params.name }) : t("ui.sandbox.error.no_value")),
-    TooManyNodes: () => t("ui.sandbox.error.too_many", { limit: params.limit }),
+    TooManyNodes: () => t("ui.sandbox.error.too_many", { limit: countText(params.limit) }),
     UnknownOp: () => t("ui.sandbox.error.unknown_op", { op: params.op, ops: params.ops }),
     NotAGraph: () => t("ui.sandbox.error.not_a_graph", { message: error.message }),
     Timeout: () => (error.line
