@@ -35,7 +35,11 @@ class AppSettings(BaseModel):
         }
         return {**from_environment, **given}
 
-    # Limits on what one request may ask for (PRODUCT §5).
+    # Limits on what one request may ask for (PRODUCT §5). A program is bounded by its work, its
+    # tokens (issue 42: the page's sandbox writes long place names, `model.layers[1].neurons[3]`),
+    # and its characters by the body; a live class's program, sent to every student, by its
+    # characters (`max_source_chars`).
+    max_source_tokens: int = 100_000
     max_source_chars: int = 100_000
     max_nodes: int = 20_000
     max_depth: int = 200

@@ -26,17 +26,17 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from servers import start_server, stop_server  # noqa: E402
 
+from chainrule.app.api.graph_body import limits_of  # noqa: E402
 from chainrule.app.api.tensor_routes import place_graph  # noqa: E402
 from chainrule.app.layout.layouter import Layouter  # noqa: E402
 from chainrule.app.settings import AppSettings  # noqa: E402
 from chainrule.bench.tensors import tensor_page  # noqa: E402
-from chainrule.engine.builder import Limits  # noqa: E402
 from chainrule.engine.presets import presets  # noqa: E402
 from chainrule.engine.tensor_program import trace_tensors  # noqa: E402
 from chainrule.engine.tensor_reply import expand_reply  # noqa: E402
 
 ROUNDS = 7
-SERVER = Limits(100_000, 20_000, 200)
+SERVER = limits_of(AppSettings())  # the server's own
 ISSUE = next(p for p in presets() if p["id"] == "tensor-mlp")["source"]
 NEAR_BOUND = "A = randn(10, 10, seed=1)\nB = randn(10, 10, seed=2)\nL = (A @ B).sum()"
 CASES = [("the issue's X @ W", ISSUE, "t4"), ("A @ B, 10×10 each", NEAR_BOUND, "t2")]

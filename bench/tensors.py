@@ -31,13 +31,14 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from servers import start_server, stop_server  # noqa: E402
 
-from chainrule.engine.builder import Limits  # noqa: E402
+from chainrule.app.api.graph_body import limits_of  # noqa: E402
+from chainrule.app.settings import AppSettings  # noqa: E402
 from chainrule.engine.tensor_graph import tensor_graph  # noqa: E402
 from chainrule.engine.tensor_program import trace_tensors  # noqa: E402
 from chainrule.engine.tensor_reply import tensor_reply  # noqa: E402
 
 ROUNDS = 10
-SERVER = Limits(100_000, 20_000, 200)
+SERVER = limits_of(AppSettings())  # the server's own
 DRAG_SAMPLES = 120
 
 

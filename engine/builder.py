@@ -33,12 +33,14 @@ from .value import Value
 class Limits:
     """Optional limits; None means no limit but memory.
 
-    The server uses Limits(100_000, 20_000, 200).
+    The server bounds a request's program by its work: Limits(None, 20_000, 200, 100_000), its
+    characters by the request body's bytes (docs/api.md, "Limits").
     """
 
     max_source_chars: int | None = None
     max_nodes: int | None = None
     max_depth: int | None = None
+    max_tokens: int | None = None  # names, numbers, strings, operators (lexer.token_past)
 
 
 class Group(NamedTuple):

@@ -174,6 +174,30 @@ def describe_char(ch: str) -> str:
     return f"'{ch}'"
 
 
+# A request's program is bounded by its work, not its characters (issue 42; docs/api.md,
+# "Limits"): by its tokens as a reader counts them, whatever their length: a name, a number, a
+# string, an operator or a bracket is one, blanks and comments are free. A quick scan of its
+# own, not the tokenizer (which reads a long run of one operator as one token), and it stops at
+# the first token past the bound: refusing a program costs the bound, not the program.
+_COUNTED = re.compile(
+    r"""(?P<comment>#[^\n]*)|[^\W\d]\w*|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"""
+    r"""|'(?:[^'\\\n]|\\.)*'?|"(?:[^"\\\n]|\\.)*"?|\*\*=?|//=?|[-+*/%@<>=!]=|->|\S"""
+)
+
+
+def token_past(source: str, limit: int) -> int | None:
+    """Where the token after the first `limit` tokens of `source` starts (as `_COUNTED` counts
+    them), or None when it has no more than `limit`."""
+    counted = 0
+    for token in _COUNTED.finditer(source):
+        if token.lastgroup == "comment":
+            continue
+        counted += 1
+        if counted > limit:
+            return token.start()
+    return None
+
+
 def tokenize(source: str) -> list[Token]:
     """Tokens of `source` ending with one `eof` token placed just past the last token.
 

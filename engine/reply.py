@@ -28,9 +28,12 @@ Box = tuple[float, float, float, float]  # x, y (the centre), width, height
 # The byte budget of a whole reply (`POST /api/graph`, layout included, as sent before
 # compression; docs/api.md "Reply size"): so much per node, and so much per character of the
 # program, whose names a reply sends in a few fields of their nodes (label, name, text, the
-# leaves, the groups) but never in every step (narration names nodes by index).
+# leaves, the groups) but never in every step (narration names nodes by index). A leaf's name
+# is sent eight times with the source (its node's label, name and text, its group, the leaves'
+# name and label, the gradient check): a program of one name of a million characters (a
+# request's body holds one since a program is bounded by its tokens) answers 8,001,717 bytes.
 REPLY_BYTES_PER_NODE = 1_500  # about 600 since steps are sent as columns (1,560-1,600 before)
-REPLY_BYTES_PER_SOURCE_CHAR = 8
+REPLY_BYTES_PER_SOURCE_CHAR = 10
 
 
 # Below this a reply is never refused: a few nodes of a program of many short definitions

@@ -21,6 +21,7 @@ from .forward_mode import PASSES, TangentRecord, forward_tangents, resolve_wrt
 from .gc_pause import cycle_collector_paused
 from .gradcheck import GradCheck, gradcheck
 from .i18n import DEFAULT_LANG, Count, check_lang, msg
+from .lexer import token_past
 from .narration import Narrator
 from .parser import Statement, parse_program
 from .reply import numbers_reply, trace_reply
@@ -35,7 +36,8 @@ MODES = ("correct", "overwrite")
 
 
 def check_source_size(source: str, limits: Limits) -> None:
-    """Raise LimitExceeded for a program longer than the limit (before reading any of it)."""
+    """Raise LimitExceeded for a program longer than the limits, in characters or in tokens
+    (before reading any of it), its caret where it passes the limit."""
     if limits.max_source_chars is not None and len(source) > limits.max_source_chars:
         raise LimitExceeded(
             msg(
@@ -46,6 +48,12 @@ def check_source_size(source: str, limits: Limits) -> None:
             source,
             limits.max_source_chars,
         )
+    if limits.max_tokens is not None:
+        past = token_past(source, limits.max_tokens)
+        if past is not None:
+            raise LimitExceeded(
+                msg("error.token_limit", limit=Count(limits.max_tokens)), source, past
+            )
 
 
 # Parsing depends on the source alone, and a dragged slider re-traces one program with new values

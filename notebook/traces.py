@@ -14,7 +14,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from chainrule.app.api.graph_body import build_reply
+from chainrule.app.api.graph_body import build_reply, limits_of
 from chainrule.app.api.schemas import GraphRequest
 from chainrule.app.layout.layouter import Layouter
 from chainrule.app.layout.process import LayoutProcess
@@ -100,8 +100,7 @@ def fanned_in(
     settings = get_settings()
     if not is_tensor_program(source):
         raise BadLeaf(msg("error.tensor.fan_in_scalar"))
-    limits = Limits(settings.max_source_chars, settings.max_nodes, settings.max_depth)
-    trace = trace_tensors(source, values, limits=limits)
+    trace = trace_tensors(source, values, limits=limits_of(settings))
     return fan_in_reply(trace, tensor, index)
 
 

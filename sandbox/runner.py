@@ -32,6 +32,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any
 
+from chainrule.engine.errors import quoted
 from chainrule.engine.i18n import DEFAULT_LANG, render, warnings_in
 from chainrule.engine.value_reader import (
     KNOWN_OPS,
@@ -54,7 +55,9 @@ from chainrule.sandbox.watch import (
     as_float,
 )
 
-MAX_NODES = 5_000  # the page draws graphs up to this size; a bigger one is refused, named
+# A graph of more nodes is refused, named, when read: the page posts its program to the server,
+# which takes up to its `max_nodes` (the page says it: Session's max_nodes); this is its default.
+MAX_NODES = 20_000
 OUTPUT_CHARS = 4_000  # the end of what the code printed, shown under it
 MAGIC_PREFIXES = ("%", "!")  # notebook magics and shell lines: skipped, with a note
 
@@ -359,14 +362,16 @@ def _default_backward(program: Any) -> Any:
 
 
 def _node_facts(program: Any, backward: BackwardCall | None) -> list[dict[str, Any]]:
-    """Per node of the program, in the reader's order: how it is written, its operands, its own
-    data and grad (the code's), and whether its `_backward` was never set."""
+    """Per node of the program, in the reader's order: how it is written (its first
+    characters: a running sum's text grows with its terms, and a reply must stay linear in the
+    nodes), its operands, its own data and grad (the code's), and whether its `_backward` was
+    never set."""
     default = _default_backward(program)
     facts = []
     for node, text, inputs in zip(program.objects, program.texts, program.inputs, strict=True):
         backward_code = getattr(getattr(node, "_backward", None), "__code__", None)
         facts.append({
-            "text": text,
+            "text": quoted(text),
             "label": str(getattr(node, "label", "") or ""),
             "op": str(getattr(node, "_op", getattr(node, "op", "")) or ""),
             "inputs": inputs,

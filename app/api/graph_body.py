@@ -31,9 +31,9 @@ from chainrule.engine.tracing import build_for_trace
 
 def limits_of(settings: AppSettings) -> engine.Limits:
     return engine.Limits(
-        max_source_chars=settings.max_source_chars,
         max_nodes=settings.max_nodes,
         max_depth=settings.max_depth,
+        max_tokens=settings.max_source_tokens,
     )
 
 
@@ -49,7 +49,7 @@ def program_key(request: GraphRequest, settings: AppSettings) -> tuple:
     return (
         request.source,
         *request.options().key(),
-        settings.max_source_chars,
+        settings.max_source_tokens,
         settings.max_nodes,
         settings.max_depth,
     )

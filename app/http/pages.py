@@ -112,6 +112,8 @@ def page_response(
         "languages": language_menu(lang),
         "sandbox_python": python_zip_url(request),
         "sandbox_bytes": runtime_bytes(),
+        # The sandbox reads graphs up to the server's bound: it posts their programs here.
+        "sandbox_max_nodes": request.app.state.settings.max_nodes,
     }
     response = jinja.TemplateResponse(request, "index.html", context)
     response.headers["Vary"] = "Accept-Language"  # the page's words follow that header

@@ -51,7 +51,7 @@ ERROR_TYPES = {
 def api() -> Iterator[TestClient]:
     # Small limits and the fallback layout keep examples quick; the catalogue tests the real ones.
     app = create_app(
-        AppSettings(max_source_chars=2_000, max_nodes=500, max_body_bytes=8_192, dot_max_nodes=0)
+        AppSettings(max_source_tokens=1_000, max_nodes=500, max_body_bytes=8_192, dot_max_nodes=0)
     )
     with TestClient(app, raise_server_exceptions=False) as client:
         yield client

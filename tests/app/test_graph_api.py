@@ -241,13 +241,16 @@ def test_invalid_json_is_422(client):
 
 
 def test_server_limits_apply_and_name_the_limit(make_client):
-    client = make_client(max_nodes=10, max_source_chars=50, max_depth=5)
+    client = make_client(max_nodes=10, max_source_tokens=50, max_depth=5)
     too_many = client.post("/api/graph", json={"source": " + ".join(f"x{i}" for i in range(8))})
     assert too_many.status_code == 400
     assert too_many.json()["error"]["type"] == "LimitExceeded"
-    too_long = client.post("/api/graph", json={"source": "a" * 51})
+    too_long = client.post("/api/graph", json={"source": "a + " * 25 + "a"})  # 51 tokens
     assert too_long.status_code == 400
-    assert "50" in too_long.json()["error"]["message"]
+    assert too_long.json()["error"]["message"].startswith("program has more than 50 tokens")
+    assert too_long.json()["error"]["column"] == 101  # the 51st token
+    long_name = client.post("/api/graph", json={"source": "a" * 5_000})  # one token
+    assert long_name.status_code == 200
     too_deep = client.post("/api/graph", json={"source": "(" * 6 + "a" + ")" * 6})
     assert too_deep.status_code == 400
     assert too_deep.json()["error"]["type"] == "LimitExceeded"

@@ -76,9 +76,15 @@ REFUSED = [
      "nesting"),
     ("201 calls", src("relu(" * 201 + "a" + ")" * 201), 400, "LimitExceeded", 1, 1005, "nesting"),
     ("unclosed 10,000", src("(" * 10_000), 400, "LimitExceeded", 1, 201, "nesting"),
-    # Over-long programs and graphs: limit + 1.
-    ("100,001 characters", src("a" * 100_001), 400, "LimitExceeded", 1, 100_001,
-     "100,001 characters; the limit is 100,000"),
+    # Over-long programs and graphs: limit + 1. A program is bounded by its tokens (issue 42):
+    # the caret is on the first token past the bound, a comment or a blank counts for nothing.
+    ("100,001 tokens", src("a+" * 50_000 + "a"), 400, "LimitExceeded", 1, 100_001,
+     "program has more than 100,000 tokens (names, numbers, strings, operators); the limit is "
+     "100,000 and this token is past it"),
+    ("100,001 tokens, line 3", src("# note\na = 1\nb = " + "a*" * 49_998 + "a + 1 + 2"), 400,
+     "LimitExceeded", 3, 100_000, "more than 100,000 tokens"),
+    ("100,001 with strings", src("a = 1" + "; a.label = 'a long label'" * 16_666 + ";\nb"), 400,
+     "LimitExceeded", 2, 1, "more than 100,000 tokens"),
     ("20,001 nodes", src(SUM_20K + " + a"), 400, "LimitExceeded", 2, 5,
      "the graph needs more than 20,000 nodes; the limit is 20,000"),
     ("30,001 unary minus", src("-" * 30_000 + "a"), 400, "LimitExceeded", 1, 10_001,
@@ -176,6 +182,10 @@ AT_THE_LIMITS = [
     ("201 ** chain", "a" + "**a" * 201, 202, 1.0),
     ("5,000 ** chain", "a" + "**a" * 5_000, 5_001, 1.0),
     ("100,000 characters", "a" * 100_000, 1, 1.0),
+    # A name is one token whatever its length: a request's body (1 MiB) bounds its characters,
+    # and its reply's budget counts them (engine/reply.py: a leaf's name is sent eight times).
+    ("a name of 1,000,000 characters", "a" * 1_000_000, 1, 1.0),
+    ("100,000 tokens", "a = 1" + "; a.label = 'a long label'" * 16_666 + ";", 1, 1.0),
     ("20,000 nodes", SUM_20K, 20_000, 20_000.0),
 ]
 

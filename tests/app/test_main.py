@@ -178,7 +178,7 @@ def test_settings_can_be_overridden_through_the_dependency(client):
     from chainrule.app.http.settings_dependency import app_settings
     from chainrule.app.settings import AppSettings
 
-    client.app.dependency_overrides[app_settings] = lambda: AppSettings(max_source_chars=3)
+    client.app.dependency_overrides[app_settings] = lambda: AppSettings(max_source_tokens=2)
     response = client.post("/api/graph", json={"source": "a + b"})
     assert response.status_code == 400
     assert response.json()["error"]["type"] == "LimitExceeded"

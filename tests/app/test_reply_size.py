@@ -58,8 +58,8 @@ def test_a_reply_over_its_budget_is_a_400_naming_it() -> None:
     with pytest.raises(LimitExceeded) as caught:
         check_reply_size(327_000_000, 4_001, "f" * 68_681, expanded=True)
     assert caught.value.message.render("en") == (
-        "the reply would be 327,000,000 bytes, over its budget of 6,550,948 (1,500 bytes a node "
-        "and 8 a character of the program): make the program smaller, or draw it without "
+        "the reply would be 327,000,000 bytes, over its budget of 6,688,310 (1,500 bytes a node "
+        "and 10 a character of the program): make the program smaller, or draw it without "
         "expanding derived operations (expand_derived: false)"
     )
 

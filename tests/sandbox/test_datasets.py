@@ -8,9 +8,11 @@ import pytest
 from lecture_cells import DEMO_CELLS
 
 from chainrule import engine
+from chainrule.app.settings import AppSettings
+from chainrule.engine.lexer import token_past
 from chainrule.sandbox.datasets import Rows
 from chainrule.sandbox.moons import demo_total_loss, make_moons
-from chainrule.sandbox.runner import Session
+from chainrule.sandbox.runner import MAX_NODES, Session
 
 
 def test_micrograds_demo_pasted_as_it_is_runs_on_the_same_moons() -> None:
@@ -30,11 +32,16 @@ def test_micrograds_demo_pasted_as_it_is_runs_on_the_same_moons() -> None:
 
 
 def test_the_whole_demo_is_refused_by_its_size_not_by_an_import() -> None:
-    """Its 100 moons are 65,818 nodes: past what the page's sandbox draws, said with the limit."""
+    """Its 100 moons are 65,818 nodes: past what the server takes from the page's sandbox (its
+    `max_nodes`, the runner's default), said with the limit; 29 moons (19,810 nodes) are read."""
+    assert MAX_NODES == AppSettings().max_nodes
     result = Session().run(DEMO_CELLS.replace("SAMPLES", "100"))
     assert result["error"]["type"] == "TooManyNodes" and result["error"]["params"] == {
-        "limit": 5_000
+        "limit": 20_000
     }
+    result = Session().run(DEMO_CELLS.replace("SAMPLES", "29"))
+    assert len(result["nodes"]) == 19_810
+    assert token_past(result["program"]["source"], AppSettings().max_source_tokens) is None
 
 
 def test_random_state_and_the_numpy_seed_decide_the_moons() -> None:

@@ -225,7 +225,8 @@ function createWorkerClient() {
       });
       if (worker !== sent) return;
       pending?.onEvent({ type: "python" }); // the files are here: Python starts in the worker
-      sent.postMessage({ ...message, files, lang: lang() }, Object.values(files));
+      const maxNodes = Number(document.body.dataset.sandboxMaxNodes) || null; // the server's bound
+      sent.postMessage({ ...message, files, lang: lang(), maxNodes }, Object.values(files));
     } catch (err) {
       if (worker === sent) stop({ ok: false, error: { type: "SandboxFailed", message: String(err?.message ?? err) } });
     }

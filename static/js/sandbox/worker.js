@@ -13,9 +13,10 @@
 // fetches and hands over as bytes in the first message, and Pyodide reads them through
 // `servedFrom`, never the network.
 //
-// Messages in:  {type: "run", code, files?, lang?}, {type: "pick", name, files?, lang?} (the
-//               first message's: `files`, the bytes of every file Python loads: files.js;
-//               `lang`, the page's language, in which the runner says the reader's warnings)
+// Messages in:  {type: "run", code, files?, lang?, maxNodes?}, {type: "pick", name, files?,
+//               lang?, maxNodes?} (the first message's: `files`, the bytes of every file Python
+//               loads: files.js; `lang`, the page's language, in which the runner says the
+//               reader's warnings; `maxNodes`, the server's bound on a graph, the reader's too)
 // Messages out: {type: "started", cold, timings} when the learner's code starts (after loading
 //               Python: the time limit counts from here; a cold start says where its time went),
 //               {type: "line", line} while it runs (the line running, when it changes, at most
@@ -56,7 +57,7 @@ function servedFrom(files) {
   };
 }
 
-async function load({ files, lang }) {
+async function load({ files, lang, maxNodes }) {
   const began = performance.now();
   const browserFetch = self.fetch;
   self.fetch = servedFrom(files);
@@ -75,7 +76,8 @@ async function load({ files, lang }) {
   pyodide.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(SITE)})`);
   const runner = pyodide.pyimport("chainrule.sandbox.runner");
   const reportLine = (line) => self.postMessage({ type: "line", line });
-  const session = runner.Session.callKwargs({ report_line: reportLine, lang });
+  const bound = maxNodes ? { max_nodes: maxNodes } : {}; // the page's server's, else the runner's
+  const session = runner.Session.callKwargs({ report_line: reportLine, lang, ...bound });
   // Where a cold start's time went (bench/sandbox.py reads it from the panel).
   const timings = { pyodide: loaded - began, python: performance.now() - loaded };
   return { runner, session, timings };
