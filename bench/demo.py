@@ -71,7 +71,7 @@ import orjson
 from chainrule import engine
 from chainrule.app.layout.layouter import Layouter
 from chainrule.app.settings import AppSettings
-from chainrule.app.api.graph_body import layout_structure, placement
+from chainrule.app.layout.placing import layout_structure, placement
 from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.reply import place, trace_reply
 from chainrule.engine.steps import steps

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -15,13 +14,14 @@ import orjson
 from chainrule import engine
 from chainrule.app import __version__
 from chainrule.app.api.schemas import GraphRequest
-from chainrule.app.layout.layouter import Layout, Layouter, Structure, structure
+from chainrule.app.layout.layouter import Layout, Layouter, Structure
+from chainrule.app.layout.placing import layout_reply, layout_structure, placement
 from chainrule.app.layout.shared import share_layouts
 from chainrule.app.settings import AppSettings
 from chainrule.engine.cancel import check as check_cancelled
 from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.i18n import DEFAULT_LANG
-from chainrule.engine.reply import Placement, check_reply_size, place, trace_reply
+from chainrule.engine.reply import check_reply_size, place, trace_reply
 from chainrule.engine.steps import steps
 from chainrule.engine.tensor_program import trace_tensors
 from chainrule.engine.tensor_reader import is_tensor_program
@@ -83,54 +83,6 @@ class GraphBody:
 
     now: bytes
     later: bytes
-
-
-def layout_structure(graph: engine.Graph) -> Structure:
-    """What the layout of `graph` depends on: its cards' kinds, edges and groups."""
-    nodes = graph.nodes
-    group_of = [0] * len(nodes)
-    for number, group in enumerate(graph.groups):
-        for member in group.nodes:
-            group_of[member] = number
-    return structure(
-        [f"n{node.id}" for node in nodes],
-        [node.kind for node in nodes],
-        [(child.id, node.id) for node in nodes for child in node.inputs],
-        group_of,
-    )
-
-
-def placement(layout: Layout, trace: engine.Trace) -> Placement:
-    """Where the reply puts every card and group of `trace`'s graph."""
-    return placement_of(layout, [group.root for group in trace.graph.groups])
-
-
-def placement_of(layout: Layout, roots: Sequence[int]) -> Placement:
-    """Where the reply puts every card and group (of these `roots`' indices): the layout's
-    boxes, each group's labelled box (None for a group of one card) and its card when
-    collapsed."""
-    frames = layout.frames or (None,) * len(roots)
-    if layout.collapsed is not None:
-        cards = layout.collapsed.boxes
-    else:  # every group is one card: collapsed, it stays where it is
-        cards = tuple(layout.boxes[root] for root in roots)
-    return Placement(layout.boxes, frames, cards)
-
-
-def layout_reply(layout: Layout, cached: bool) -> dict[str, Any]:
-    """The reply's `layout`: the drawing's engine and size, collapsed and not."""
-    collapsed = layout.collapsed or layout
-    return {
-        "engine": layout.engine,
-        "width": layout.width,
-        "height": layout.height,
-        "cached": cached,
-        "collapsed": {
-            "engine": collapsed.engine,
-            "width": collapsed.width,
-            "height": collapsed.height,
-        },
-    }
 
 
 def build_body(

@@ -9,7 +9,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from chainrule.app.api.graph_body import layout_reply, limits_of, worker_layouter
+from chainrule.app.api.graph_body import limits_of, worker_layouter
 from chainrule.app.api.language import RequestLanguage
 from chainrule.app.api.schemas import GraphRequest, error_responses
 from chainrule.app.api.tensor_schemas import (
@@ -24,6 +24,7 @@ from chainrule.app.http.responses import JSONBytes, dumps
 from chainrule.app.http.server_state import Server
 from chainrule.app.http.settings_dependency import Settings
 from chainrule.app.layout.layouter import CARD_SIZE, Layouter, structure
+from chainrule.app.layout.placing import layout_reply
 from chainrule.app.settings import AppSettings
 from chainrule.engine.errors import BadLeaf
 from chainrule.engine.i18n import msg

@@ -25,8 +25,10 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from chainrule.app.settings import AppSettings
+if TYPE_CHECKING:
+    from chainrule.app.settings import AppSettings
 
 # Linux's prctl(PR_SET_PDEATHSIG): the kernel kills a child when the thread that started it dies.
 PR_SET_PDEATHSIG = 1

@@ -24,8 +24,6 @@ from functools import cached_property
 from threading import Lock, local
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import orjson
-
 from chainrule.app.http.cache import BoundedCache, CacheStats
 from chainrule.app.layout.graphviz import Graphviz, GraphvizError, layout_environment
 from chainrule.app.layout.layered import (
@@ -34,10 +32,23 @@ from chainrule.app.layout.layered import (
     layered_centres,
     placed_centres,
 )
-from chainrule.app.settings import AppSettings
+
+try:
+    import orjson
+except ImportError:  # the page's sandbox (Pyodide) lays out a graph too big to send (no dot)
+    orjson = None
 
 if TYPE_CHECKING:
     from chainrule.app.layout.process import LayoutProcess
+    from chainrule.app.settings import AppSettings
+
+
+def _json_bytes(value: Any) -> bytes:
+    """`value` as JSON bytes, for a digest: orjson's (a tenth of the time), else json's."""
+    if orjson is not None:
+        return orjson.dumps(value)
+    return json.dumps(value, separators=(",", ":")).encode()
+
 
 # Card sizes in px, as the page draws them; dot gets the same sizes so its positions fit them.
 CARD_SIZE: dict[str, tuple[float, float]] = {
@@ -209,11 +220,11 @@ def structure(
     digest = hashlib.blake2b(digest_size=20)
     # What a card's place depends on: its kind (its size), the edges and the groups; never its
     # name, its operation or a value, so a renamed variable or a `*` made `+` finds the cache.
-    digest.update(orjson.dumps(kinds))
-    digest.update(orjson.dumps(edges))
-    digest.update(orjson.dumps(group_of))
+    digest.update(_json_bytes(kinds))
+    digest.update(_json_bytes(edges))
+    digest.update(_json_bytes(group_of))
     if sizes is not None:
-        digest.update(orjson.dumps(sizes))
+        digest.update(_json_bytes(sizes))
     groups = tuple(group_of) if group_of is not None else ()
     cards = tuple((float(w), float(h)) for w, h in sizes) if sizes is not None else ()
     return Structure(

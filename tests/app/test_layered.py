@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from program_strategies import fuzz_settings
 from test_group_layout import check_groups_drawn_apart
 
-from chainrule.app.api.graph_body import placement_of
 from chainrule.app.layout import layered
 from chainrule.app.layout.layouter import CARD_SIZE, MARGIN, Layouter, structure_of
+from chainrule.app.layout.placing import placement_of
 from chainrule.engine.reply import box_reply
 
 

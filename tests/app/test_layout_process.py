@@ -15,9 +15,9 @@ import pytest
 from test_no_orphan_processes import alive
 
 from chainrule import engine
-from chainrule.app.api.graph_body import layout_structure
 from chainrule.app.layout import process
 from chainrule.app.layout.layouter import Layouter, Structure
+from chainrule.app.layout.placing import layout_structure
 from chainrule.app.layout.process import LayoutProcess
 from chainrule.app.settings import AppSettings
 

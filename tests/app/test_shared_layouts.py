@@ -7,9 +7,9 @@ import orjson
 import pytest
 import redis
 
-from chainrule.app.api.graph_body import layout_structure, placement
 from chainrule.app.http.cache import BoundedCache, SharedCache
 from chainrule.app.layout.layouter import Layouter, structure_of
+from chainrule.app.layout.placing import layout_structure, placement
 from chainrule.app.layout.shared import decode, encode, share_layouts
 from chainrule.app.settings import AppSettings
 from chainrule.engine import trace
