@@ -18,10 +18,12 @@ Run: .venv/bin/python bench/sandbox.py [busy] [--before <commit>]     (about two
   "before" server (`--before <commit>`: that commit's code, page and server; else this tree with
   CHAINRULE_PRECOMPRESS_STATIC=false), alternating, twice each; first the wasm's first request
   (its gzipped copy made at the server's start, app/http/precompressed.py);
-- micrograd's demo.ipynb pasted as it is (tests/lecture_cells.py DEMO_CELLS) on 29 moons, the
-  most the server takes (19,810 nodes; issue 42: a request is bounded by its tokens, not its
-  characters), in a warm worker: the paste → its overview drawn (the run in the worker, the
-  trace of its 665,597-character program, the layout, the page's overview), twice;
+- micrograd's demo.ipynb pasted as it is (tests/lecture_cells.py DEMO_CELLS) in a warm worker,
+  the paste → its overview drawn, and the page's JavaScript heap then, twice each: on 29 moons,
+  the most the server takes (19,810 nodes; issue 42: a request is bounded by its tokens, not
+  its characters: the run in the worker, the server's trace of its 665,597-character program,
+  its layout, the page's overview), and on its 100 (65,818 nodes: the run, and the trace and
+  layout in the worker, sandbox/local_trace.py);
 - what the vendored files add to the repository: their bytes, and zlib-compressed (about what git
   stores), and what a cold start's files weigh on the wire.
 
@@ -139,7 +141,7 @@ def cold_rows(browser, base_url: str) -> list[tuple[str, str, str, str]]:
 
 
 # Record when the status line's stage changes (sandbox.js `data-stage`): download, python,
-# running, done.
+# running, reading, done.
 STAGES_JS = """() => {
   window.stageTimes = [];
   const record = () => {
@@ -153,7 +155,8 @@ STAGES_JS = """() => {
   window.stageStart = performance.now();
 }"""
 STAGE_NAMES = {"download": "downloading the runtime", "python": "starting Python",
-               "running": "running the code", "done": "the trace and the drawing"}  # fmt: skip
+               "running": "running the code", "reading": "reading its graph",
+               "done": "the trace and the drawing"}  # fmt: skip
 
 
 def busy_cold_start(browser, base_url: str, k: int) -> tuple[float, dict[str, float]]:
@@ -234,7 +237,9 @@ def warm_rows(browser, base_url: str) -> list[tuple[str, str, str, str]]:
     ]  # fmt: skip
 
 
-DEMO_MOONS = 29  # 19,810 nodes: the most under the server's max_nodes (20,000)
+# 29 moons (19,810 nodes): the most under the server's max_nodes (20,000), traced by the server;
+# 100 (65,818): the whole demo, traced and laid out in the browser (sandbox/local_trace.py).
+DEMO_SIZES = ((29, "19,810", "traced by the server"), (100, "65,818", "traced in the browser"))
 
 # Paste micrograd's demo; resolve with the milliseconds until its overview is drawn (the loss's
 # card, and the graph pane no longer busy) and what the page says the run in the worker took.
@@ -260,25 +265,36 @@ DEMO_JS = """async (code) => {
 }"""
 
 
+def js_heap_mb(page) -> float:
+    """The page's JavaScript heap now (Chromium's JSHeapUsedSize; the worker's is its own)."""
+    session = page.context.new_cdp_session(page)
+    session.send("Performance.enable")
+    metrics = {m["name"]: m["value"] for m in session.send("Performance.getMetrics")["metrics"]}
+    session.detach()
+    return metrics["JSHeapUsedSize"] / 1e6
+
+
 def demo_rows(browser, base_url: str) -> list[tuple[str, str, str, str]]:
-    context = browser.new_context(base_url=base_url, viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.set_default_timeout(300_000)
-    page.goto("/")
-    page.wait_for_selector("[data-testid=node]")
-    run(page, *neuron(1))  # Python loaded
-    code = DEMO_CELLS.replace("SAMPLES", str(DEMO_MOONS))
-    runs = []
-    for k in range(2):
-        code_k = code + f"\n# run {k}"  # a new program each time: no reply from a cache
-        runs.append(page.evaluate(DEMO_JS, code_k))
-        page.goto("/")
-        page.wait_for_selector("[data-testid=node]")
-        run(page, *neuron(2 + k))
-    context.close()
-    each = ", ".join(f"{ms:,.0f} ms (in the worker {worker} s)" for ms, worker in runs)
-    return [(f"micrograd's demo.ipynb pasted, {DEMO_MOONS} moons (19,810 nodes), warm worker: "
-             "the paste → its overview drawn", each, "", "")]  # fmt: skip
+    rows = []
+    viewport = {"width": 1280, "height": 800}
+    for moons, nodes, where in DEMO_SIZES:
+        runs = []
+        for k in range(2):
+            context = browser.new_context(base_url=base_url, viewport=viewport)
+            page = context.new_page()
+            page.set_default_timeout(300_000)
+            page.goto("/")
+            page.wait_for_selector("[data-testid=node]")
+            run(page, *neuron(1))  # Python loaded
+            code = DEMO_CELLS.replace("SAMPLES", str(moons)) + f"\n# run {k}"  # no cached reply
+            ms, worker = page.evaluate(DEMO_JS, code)
+            heap = js_heap_mb(page)
+            runs.append(f"{ms:,.0f} ms (in the worker {worker} s; page heap {heap:,.0f} MB)")
+            context.close()
+        label = f"micrograd's demo.ipynb pasted, {moons} moons ({nodes} nodes, {where})"
+        label += ", warm worker: the paste → its overview drawn"
+        rows.append((label, ", ".join(runs), "", ""))
+    return rows
 
 
 def on_the_wire(path: Path) -> int:

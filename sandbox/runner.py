@@ -32,7 +32,8 @@ from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any
 
-from chainrule.engine.errors import quoted
+from chainrule.engine.builder import Limits
+from chainrule.engine.errors import ProgramError, quoted
 from chainrule.engine.i18n import DEFAULT_LANG, render, warnings_in
 from chainrule.engine.value_reader import (
     KNOWN_OPS,
@@ -55,9 +56,13 @@ from chainrule.sandbox.watch import (
     as_float,
 )
 
-# A graph of more nodes is refused, named, when read: the page posts its program to the server,
-# which takes up to its `max_nodes` (the page says it: Session's max_nodes); this is its default.
+# The page posts the program of a graph read here to the server, which takes up to its
+# `max_nodes` (the page says it: Session's max_nodes; this is its default). A bigger graph, up to
+# MAX_VALUE_NODES (the notebook's `max_value_nodes`, as a Value read in a kernel), is traced and
+# laid out here (chainrule/sandbox/local_trace.py); a bigger one still is refused, named.
 MAX_NODES = 20_000
+MAX_VALUE_NODES = 100_000
+MAX_DEPTH = 200
 OUTPUT_CHARS = 4_000  # the end of what the code printed, shown under it
 MAGIC_PREFIXES = ("%", "!")  # notebook magics and shell lines: skipped, with a note
 
@@ -168,7 +173,12 @@ class Session:
     Values."""
 
     report_line: Callable[[int], Any] | None = None
+    # Called when the learner's code has run and its graph is being read (the page's time limit
+    # for the code ends there, and the reading's starts: static/js/sandbox/sandbox.js).
+    report_ran: Callable[[], Any] | None = None
     max_nodes: int = MAX_NODES
+    max_value_nodes: int = MAX_VALUE_NODES
+    max_depth: int = MAX_DEPTH
     lang: str = DEFAULT_LANG  # the page's: the reader's warnings are said in it
     namespace: dict[str, Any] = field(default_factory=dict)
     watch: Watch | None = None
@@ -179,7 +189,7 @@ class Session:
         self.code = code
         runnable, notes = without_magics(code)
         self.namespace = namespace = self._fresh_namespace()
-        self.watch = watch = Watch(self.report_line, self.max_nodes)
+        self.watch = watch = Watch(self.report_line, self.max_value_nodes)
         output = _Tail()
         last: Any = None
         try:
@@ -191,6 +201,7 @@ class Session:
         except BaseException as error:  # noqa: BLE001 - any of the learner's errors is said (exit() too)
             return {"ok": False, "error": _python_error(error, code), "output": output.tail(),
                     "notes": notes}  # fmt: skip
+        self._ran()
         choice = self._choose(last, tail_line)
         if choice is None:
             return {"ok": False, "output": output.tail(), "notes": notes,
@@ -200,10 +211,15 @@ class Session:
 
     def pick(self, name: str) -> dict[str, Any]:
         """The graph of the Value variable `name` holds, in the namespace of the last run."""
+        self._ran()
         value = self.namespace.get(name)
         if not is_value(value):
             return {"ok": False, "error": error_at("NoValue", "", self.code, None, name=name)}
         return self._read(Choice(value, "picked"))
+
+    def _ran(self) -> None:
+        if self.report_ran is not None:
+            self.report_ran()
 
     def _fresh_namespace(self) -> dict[str, Any]:
         stubs = stub_modules()
@@ -248,7 +264,7 @@ class Session:
         places = self._places()
         try:
             with _data_at(backward.before if checked else {}, choice.value):
-                program = program_of(choice.value, names=places, max_nodes=self.max_nodes)
+                program = program_of(choice.value, names=places, max_nodes=self.max_value_nodes)
                 nodes = _node_facts(program, backward if checked else None)
                 stale = _backward_facts(backward, program)["stale"] if checked else []
                 check = (
@@ -258,7 +274,7 @@ class Session:
                 )
         except TooManyNodes:
             return {"ok": False, "error": error_at("TooManyNodes", "", self.code, choice.line,
-                                                   limit=self.max_nodes)}  # fmt: skip
+                                                   limit=self.max_value_nodes)}  # fmt: skip
         except NotAValue as error:
             return {"ok": False, "error": error_at("NotAGraph", render(error.message, self.lang),
                                                    self.code, None)}  # fmt: skip
@@ -267,6 +283,13 @@ class Session:
             return {"ok": False, "error": error_at(kind, render(error.message, self.lang),
                                                    self.code, choice.line, op=error.op,
                                                    ops=KNOWN_OPS)}  # fmt: skip
+        trace = None
+        if len(program.objects) > self.max_nodes:  # more than the server takes: traced here
+            try:
+                trace = self._traced_here(program.source)
+            except ProgramError as error:
+                return {"ok": False, "error": error_at(error.type, render(error.message, self.lang),
+                                                       self.code, choice.line)}  # fmt: skip
         return {
             "ok": True,
             "program": {
@@ -295,7 +318,19 @@ class Session:
                 if backward and choice.value is not backward.root
                 else None
             ),
+            # The reply of `POST /api/graph` for the program, when the server would refuse it.
+            "trace": trace,
         }
+
+    def _traced_here(self, source: str) -> dict[str, Any]:
+        """The reply for the reader's `source` made here (chainrule/sandbox/local_trace.py),
+        under the limits of a graph read from a Value (raises ProgramError)."""
+        # The engine's whole trace and the layout: imported only for such a graph (a cold start
+        # imports the reader alone).
+        from chainrule.sandbox.local_trace import traced_here
+
+        limits = Limits(max_nodes=self.max_value_nodes, max_depth=self.max_depth)
+        return traced_here(source, limits, self.lang)
 
 
 def _json_ready(facts: Any) -> Any:

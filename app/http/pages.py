@@ -112,8 +112,10 @@ def page_response(
         "languages": language_menu(lang),
         "sandbox_python": python_zip_url(request),
         "sandbox_bytes": runtime_bytes(),
-        # The sandbox reads graphs up to the server's bound: it posts their programs here.
+        # The sandbox posts the program of a graph up to the server's bound here, and traces a
+        # bigger one itself, up to the bound of a graph read from a Value (docs/sandbox.md).
         "sandbox_max_nodes": request.app.state.settings.max_nodes,
+        "sandbox_max_value_nodes": request.app.state.settings.max_value_nodes,
     }
     response = jinja.TemplateResponse(request, "index.html", context)
     response.headers["Vary"] = "Accept-Language"  # the page's words follow that header

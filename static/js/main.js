@@ -27,7 +27,7 @@ import { mountLiveClass } from "./live-class/mount.js";
 import { mountModes } from "./core/mode-classes.js";
 import { pathsMark, registerPathsPanel } from "./gradients/paths-panel.js";
 import { mountPresentation } from "./controls/present.js";
-import { mountSandbox, sandboxProgram, withRun } from "./sandbox/sandbox.js";
+import { mountSandbox, sandboxProgram, sandboxTrace, withRun } from "./sandbox/sandbox.js";
 import { createScope } from "./core/scope.js";
 import { requestBody as requestOf } from "./core/request.js";
 import { mountLinkNote, mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy, saidOfLink } from "./io/share.js";
@@ -84,6 +84,7 @@ const channel = createGraphChannel({
   },
   onBusy: (busy) => update({ busy }),
   current: () => state.trace, // new values of it are asked as numbers only (core/api.js postValues)
+  local: (body) => sandboxTrace(state, body), // a graph too big to send, traced in the browser
 });
 
 /**

@@ -1,8 +1,7 @@
 """The sandbox's files on the server (app/api/sandbox.py, app/http/middleware.py): the zip of the
-engine
-and chainrule.sandbox that the page's worker loads holds exactly the package's own files (so it
-never lags the engine), under a URL that names its content; the worker's script alone may compile
-WebAssembly."""
+engine, the layout and chainrule.sandbox that the page's worker loads holds exactly the package's
+own files (so it never lags the engine), under a URL that names its content, and runs without
+the server's libraries; the worker's script alone may compile WebAssembly."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from chainrule.app.api.sandbox import python_zip, reader_modules, shipped_files
+from chainrule.app.api.sandbox import imported_modules, python_zip, shipped_files
 from chainrule.app.http.middleware import CONTENT_SECURITY_POLICY, SANDBOX_WORKER_POLICY
 from chainrule.app.http.pages import IMMUTABLE, ROOT
 
@@ -33,29 +32,39 @@ def test_the_zip_holds_the_reader_and_the_sandbox_as_they_are_on_disk(client):
     assert reply.headers["cache-control"] == IMMUTABLE
     archive = zipfile.ZipFile(io.BytesIO(reply.content))
     names = set(archive.namelist())
-    # The reader and the engine modules it imports (found in its import statements), the
-    # sandbox, the catalogues: each byte for byte the package's; the packages' __init__ files
-    # are one-line stand-ins (the engine's would import the whole engine).
-    engine = {
-        "errors.py",
-        "formulas.py",
-        "gc_pause.py",
-        "i18n.py",
-        "ieee.py",
-        "lexer.py",
-        "ops.py",
-        "value_reader.py",
+    # The reader and the engine modules it imports (found in its import statements), those the
+    # sandbox imports (a graph too big to send is traced and laid out in the browser:
+    # sandbox/local_trace.py), the sandbox, the catalogues: each byte for byte the package's; the
+    # packages' __init__ files are one-line stand-ins (the engine's would import the whole
+    # engine) or their own (empty).
+    reader = {"errors", "formulas", "gc_pause", "i18n", "ieee", "lexer", "ops", "value_reader"}
+    tracing = {"tracing", "reply", "steps", "builder", "backward", "narration", "overview"}
+    assert {f"chainrule/engine/{name}.py" for name in reader | tracing} <= names
+    app = {name for name in names if name.startswith("chainrule/app/")}
+    assert app == {
+        "chainrule/app/__init__.py",
+        "chainrule/app/http/__init__.py",
+        "chainrule/app/http/cache.py",
+        "chainrule/app/layout/__init__.py",
+        *(f"chainrule/app/layout/{name}.py" for name in ("graphviz", "groups", "layered")),
+        *(f"chainrule/app/layout/{name}.py" for name in ("layouter", "placing")),
     }
-    on_disk = {f"chainrule/engine/{name}" for name in engine} | {
+    whole = {
         f"chainrule/{folder}/{path.name}"
         for folder, pattern in (("sandbox", "*.py"), ("locales", "*.json"))
         for path in (ROOT / folder).glob(pattern)
     }
-    assert names == on_disk | {"chainrule/__init__.py", "chainrule/engine/__init__.py"}
-    for name in on_disk:
+    assert whole <= names
+    stand_ins = {
+        "chainrule/__init__.py",
+        "chainrule/engine/__init__.py",
+        "chainrule/app/__init__.py",
+    }
+    for name in names - stand_ins:
         assert archive.read(name) == (ROOT / name.removeprefix("chainrule/")).read_bytes(), name
-    assert archive.read("chainrule/engine/__init__.py").count(b"\n") == 1
-    assert not any(name.startswith(("chainrule/app/", "chainrule/notebook/")) for name in names)
+    for name in stand_ins:
+        assert archive.read(name).count(b"\n") == 1
+    assert not any(name.startswith(("chainrule/notebook/", "chainrule/app/api/")) for name in names)
 
 
 RUN_FROM_THE_ZIP = """
@@ -84,6 +93,42 @@ def test_the_runner_works_from_the_zip_alone(tmp_path):
     assert out.stdout == "a = 2.0\nb = a * a\n"  # named as the code names it
 
 
+TRACE_FROM_THE_ZIP = """
+import sys
+sys.path[:0] = sys.argv[1:]
+from chainrule.sandbox.runner import Session
+code = ("from micrograd.engine import Value\\nxs = [Value(float(i)) for i in range(6)]\\n"
+        "L = sum(x * x for x in xs)\\nL.backward()")
+result = Session(max_nodes=10).run(code)
+trace = result["trace"]
+print(len(trace["nodes"]), trace["root"], trace["layout"]["engine"], trace["structure"])
+print(trace["nodes"][-1]["data"], [leaf["name"] for leaf in trace["leaves"]][:2])
+print(sorted(name for name in ("orjson", "pydantic", "fastapi") if name in sys.modules))
+"""
+
+
+def test_a_graph_too_big_to_send_is_traced_from_the_zip_alone(tmp_path):
+    """Past the server's `max_nodes` the runner traces and lays the graph out itself
+    (sandbox/local_trace.py), with no library the worker lacks: a Python without site-packages
+    (`-S`), with the zip and micrograd alone on its path, as in Pyodide."""
+    import micrograd
+
+    zipfile.ZipFile(io.BytesIO(python_zip()[0])).extractall(tmp_path / "lib")
+    (tmp_path / "micrograd").mkdir()
+    for path in Path(micrograd.__file__).parent.glob("*.py"):
+        (tmp_path / "micrograd" / path.name).write_bytes(path.read_bytes())
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", TRACE_FROM_THE_ZIP, str(tmp_path / "lib"), str(tmp_path)],
+        capture_output=True, text=True, check=True, cwd=tmp_path, env={"PATH": ""},
+    )  # fmt: skip
+    # 6 leaves, 6 squares, 6 sums (micrograd's sum starts at 0): 18 nodes and the constant.
+    assert out.stdout.splitlines() == [
+        "19 n18 sugiyama None",
+        "55.0 ['xs0', 'xs1']",
+        "[]",
+    ]
+
+
 def test_the_zip_is_the_same_bytes_for_the_same_files():
     data, version = python_zip()
     python_zip.cache_clear()
@@ -92,8 +137,9 @@ def test_the_zip_is_the_same_bytes_for_the_same_files():
     finally:
         python_zip.cache_clear()
     # sandbox/check.py: the autograd check's diagnosis; engine/gc_pause.py: the reader's pause;
-    # sandbox/datasets.py: micrograd demo's numpy and scikit-learn.
-    assert len(shipped_files()) == 20
+    # sandbox/datasets.py: micrograd demo's numpy and scikit-learn; sandbox/local_trace.py: the
+    # engine's trace and the layered layout (29 more).
+    assert len(shipped_files()) == 50
 
 
 def test_a_module_imported_as_from_dot_import_ships_too(tmp_path):
@@ -106,7 +152,7 @@ def test_a_module_imported_as_from_dot_import_ships_too(tmp_path):
     (engine / "ieee.py").write_text("import math\n", encoding="utf-8")
     (engine / "lexer.py").write_text("", encoding="utf-8")
     (engine / "unused.py").write_text("", encoding="utf-8")
-    found = [path.name for path in reader_modules(tmp_path)]
+    found = [path.name for path in imported_modules(tmp_path)]
     assert found == ["ieee.py", "lexer.py", "ops.py", "value_reader.py"]
 
 

@@ -12,7 +12,7 @@ from chainrule.app.settings import AppSettings
 from chainrule.engine.lexer import token_past
 from chainrule.sandbox.datasets import Rows
 from chainrule.sandbox.moons import demo_total_loss, make_moons
-from chainrule.sandbox.runner import MAX_NODES, Session
+from chainrule.sandbox.runner import MAX_DEPTH, MAX_NODES, MAX_VALUE_NODES, Session
 
 
 def test_micrograds_demo_pasted_as_it_is_runs_on_the_same_moons() -> None:
@@ -31,17 +31,28 @@ def test_micrograds_demo_pasted_as_it_is_runs_on_the_same_moons() -> None:
     )
 
 
-def test_the_whole_demo_is_refused_by_its_size_not_by_an_import() -> None:
+def test_the_whole_demo_is_traced_in_the_browser_past_the_server_s_bound() -> None:
     """Its 100 moons are 65,818 nodes: past what the server takes from the page's sandbox (its
-    `max_nodes`, the runner's default), said with the limit; 29 moons (19,810 nodes) are read."""
-    assert MAX_NODES == AppSettings().max_nodes
+    `max_nodes`, the runner's default), so the runner traces and lays it out itself
+    (sandbox/local_trace.py); 29 moons (19,810 nodes) are the server's. Past the reader's own
+    bound (`max_value_nodes`, as in a notebook) a graph is refused, said with the limit."""
+    settings = AppSettings()
+    assert (MAX_NODES, MAX_VALUE_NODES) == (settings.max_nodes, settings.max_value_nodes)
+    assert MAX_DEPTH == settings.max_depth
     result = Session().run(DEMO_CELLS.replace("SAMPLES", "100"))
-    assert result["error"]["type"] == "TooManyNodes" and result["error"]["params"] == {
-        "limit": 20_000
-    }
-    result = Session().run(DEMO_CELLS.replace("SAMPLES", "29"))
-    assert len(result["nodes"]) == 19_810
-    assert token_past(result["program"]["source"], AppSettings().max_source_tokens) is None
+    trace = result["trace"]
+    _, total_loss = demo_total_loss(100)
+    assert len(trace["nodes"]) == len(result["nodes"]) == 65_818
+    root = trace["nodes"][int(trace["root"][1:])]
+    assert root["data"] == total_loss.data and root["grad"] == 1.0
+    assert [part["kind"] for part in trace["overview"]["parts"]].count("sample") == 100
+    assert token_past(result["program"]["source"], settings.max_source_tokens) is not None
+    small = Session().run(DEMO_CELLS.replace("SAMPLES", "29"))
+    assert len(small["nodes"]) == 19_810 and small["trace"] is None
+    assert token_past(small["program"]["source"], settings.max_source_tokens) is None
+    refused = Session(max_value_nodes=50_000).run(DEMO_CELLS.replace("SAMPLES", "100"))
+    assert refused["error"]["type"] == "TooManyNodes"
+    assert refused["error"]["params"] == {"limit": 50_000}
 
 
 def test_random_state_and_the_numpy_seed_decide_the_moons() -> None:

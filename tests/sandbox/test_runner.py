@@ -186,10 +186,30 @@ def test_errors_say_where(code, kind, line, snippet, caret, params):
     assert error["params"] == params
 
 
+def unplaced(reply: dict) -> dict:
+    """`reply` without what the layout adds (docs/api.md: `Trace.to_dict()` is the reply minus
+    its layout) and the structure id."""
+    nodes = [{k: v for k, v in node.items() if k not in ("x", "y", "width", "height")}
+             for node in reply["nodes"]]  # fmt: skip
+    groups = [
+        {k: v for k, v in group.items() if k not in ("box", "card")} for group in reply["groups"]
+    ]
+    rest = {k: v for k, v in reply.items() if k not in ("layout", "structure")}
+    return {**rest, "nodes": nodes, "groups": groups}
+
+
 def test_a_graph_too_big_and_an_op_chainrule_does_not_know_are_said():
-    big = Session(max_nodes=20).run(VALUE_CLASS + "x = Value(1.0)\nfor _ in range(30):\n"
-                                    "  x = x * 1.5\nx.backward()")  # fmt: skip
+    code = VALUE_CLASS + "x = Value(1.0)\nfor _ in range(30):\n  x = x * 1.5\nx.backward()"
+    big = Session(max_nodes=10, max_value_nodes=20).run(code)
     assert big["error"]["type"] == "TooManyNodes" and big["error"]["params"] == {"limit": 20}
+    # Past the server's bound and within the reader's: traced here (sandbox/local_trace.py), as
+    # the server would (the same reply for the same program, but the id only a server knows).
+    here = Session(max_nodes=10).run(code)
+    traced = here["trace"]
+    assert traced["structure"] is None and traced["layout"]["engine"] == "sugiyama"
+    assert unplaced(traced) == engine.trace(here["program"]["source"]).to_dict()
+    assert all(node["width"] > 0 for node in traced["nodes"])
+    assert Session(max_nodes=61).run(code)["trace"] is None  # 61 nodes: the server's to trace
     # An op no row of the table explains is an opaque node, said: never a refusal of the graph.
     cosh = Session().run(VALUE_CLASS + "a = Value(1.0)\nb = a * 2\nb._op = 'cosh'\nb.data = 7.0\n"
                          "b.backward()")  # fmt: skip
@@ -269,3 +289,19 @@ def test_numbers_json_cannot_hold_are_the_apis_strings():
     said = {lang: Session(lang=lang).run(inf_leaf_code)["error"]["message"] for lang in LANGS}
     assert said["ru"] == "data листа равно inf: числа программы должны быть конечными"
     assert said["et"] == "lehe data on inf: programmi arvud peavad olema lõplikud"
+
+
+def test_the_runner_says_when_the_code_has_run_and_its_graph_is_read():
+    """`report_ran` is called once the learner's code has run (the page's limit for the code
+    ends there: reading the graph has its own), once a run; not for code that failed; at once
+    for a pick (it runs no code)."""
+    said: list[int] = []
+    session = Session(report_line=lambda line: said.append(line), report_ran=lambda: said.append(0))
+    session.run(VALUE_CLASS + "a = Value(2.0)\nb = a * a\nb")
+    assert said.count(0) == 1 and said[-1] == 0  # after every line it ran
+    said.clear()
+    failed = session.run("x = 1 / 0")
+    assert failed["error"]["type"] == "PythonError" and 0 not in said
+    session.run(VALUE_CLASS + "a = Value(2.0)\nb = a * a\nb")
+    said.clear()
+    assert session.pick("a")["ok"] and said == [0]

@@ -134,7 +134,9 @@ export function mountInstantNumbers({ notice, body }, { store }, { recompute }) 
       }
       store.setTrace(painted);
       mark("page");
-      timer = setTimeout(() => recompute({ values: true }), CONFIRM_DELAY_MS);
+      // A trace no server knows (`structure` null: the sandbox's of a graph too big to send)
+      // has the page's numbers alone.
+      if (shown.structure !== null) timer = setTimeout(() => recompute({ values: true }), CONFIRM_DELAY_MS);
     },
     /** Paint `values` from the page's numbers alone, asking the server nothing: whether the
      *  page could (a following student's page: the teacher's page has the server confirm the

@@ -179,9 +179,11 @@ export async function postValues(body, trace) {
  * `meta.values` marks a change of the leaf values alone: while every send since the last applied
  * reply is one, and `current()` (the trace shown) has a structure id, only numbers are asked for
  * (postValues) and merged into it.
- * `onResult(trace, meta)` / `onError(apiError, meta)` get the latest reply only.
+ * `onResult(trace, meta)` / `onError(apiError, meta)` get the latest reply only. `local(body)`
+ * gives the reply of a body the page holds already (the sandbox's trace of a graph too big to
+ * send: sandbox/sandbox.js sandboxTrace), else null: the server is asked.
  */
-export function createGraphChannel({ onResult, onError, onBusy = () => {}, current = () => null }) {
+export function createGraphChannel({ onResult, onError, onBusy = () => {}, current = () => null, local = () => null }) {
   let latest = 0;         // id of the newest send
   let inFlight = false;
   let waiting = null;     // {id, body} sent while one was in flight
@@ -195,7 +197,8 @@ export function createGraphChannel({ onResult, onError, onBusy = () => {}, curre
       // pendingMeta covers every send since the trace shown was applied: values alone changed
       // since then only if each of them says so.
       const shown = pendingMeta?.values ? current() : null;
-      outcome = { trace: await (shown?.structure ? postValues(body, shown) : postGraph(body)) };
+      const held = local(body);
+      outcome = { trace: held ?? await (shown?.structure ? postValues(body, shown) : postGraph(body)) };
     } catch (err) {
       outcome = { error: err instanceof ApiError ? err : new ApiError({ type: "Error", message: String(err) }) };
     }

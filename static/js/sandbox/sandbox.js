@@ -15,21 +15,44 @@ import { SCRIPT_NAMES, TENSOR_PROGRAM } from "../compute/op-functions.js";
 import { h, keepChildren } from "../core/dom.js";
 import { compactText, countText } from "../core/format.js";
 import { lang, t } from "../core/i18n.js";
+import { withStepObjects } from "../core/step-columns.js";
 import { fetchSandboxFiles } from "./files.js";
 
 // Loading Python the first time (a cold cache on a slow machine) may take long; the learner's
-// code gets RUN_LIMIT_S from its first line (`?sandbox_limit=<seconds>` changes it).
+// code gets RUN_LIMIT_S from its first line (`?sandbox_limit=<seconds>` changes it), and
+// reading its graph READ_LIMIT_S once it ran (`?sandbox_read_limit=<seconds>`).
 const START_LIMIT_MS = 120_000;
 const PROGRESS_GAP_MS = 100; // a download's progress is said at most this often
 const RUN_LIMIT_S = 10;
 const WORKER_URL = new URL("./worker.js", import.meta.url);
 // What the page reads from the worker, whose code is the learner's too (it can post anything
 // through `js`): at most MESSAGES_PER_SECOND messages a second (the worker's own send at most 20
-// line reports a second: sandbox/watch.py), a reply of at most REPLY_MAX_CHARS characters, and
+// line reports a second: sandbox/watch.py), a reply of at most replyMaxChars() characters, and
 // only the messages the worker sends, each checked before it is acted on. Anything else ends
 // the run and the worker, and says why; a message between runs ends the worker.
 export const MESSAGES_PER_SECOND = 100;
 export const REPLY_MAX_CHARS = 8_000_000;
+// A reply that holds the trace of a graph too big to send (sandbox/local_trace.py) is bounded as
+// the server bounds its own replies: so many characters a node (engine/reply.py
+// REPLY_BYTES_PER_NODE) at the most nodes the reader reads (micrograd's demo: 72,935,735 for
+// 65,818 nodes, its trace and the run's facts).
+export const TRACED_CHARS_PER_NODE = 1_500;
+// Reading the graph the code made, once it has run: the reader, the autograd check and, for a
+// graph too big to send, the engine's trace and the layout (micrograd's demo, 65,818 nodes:
+// about 8 s of a cold start on the 2-core machine). The code's own limit ends when it has run.
+export const READ_LIMIT_S = 60;
+
+/** The server's bounds the page hands the worker (templates/index.html): `maxNodes`, past which
+ *  the worker traces a graph itself, and `maxValueNodes`, past which it refuses one. */
+export function sandboxBounds() {
+  const { sandboxMaxNodes, sandboxMaxValueNodes } = document.body.dataset;
+  return { maxNodes: Number(sandboxMaxNodes) || null, maxValueNodes: Number(sandboxMaxValueNodes) || null };
+}
+
+/** The most characters a runner's reply may have. */
+export function replyMaxChars() {
+  return Math.max(REPLY_MAX_CHARS, TRACED_CHARS_PER_NODE * (sandboxBounds().maxValueNodes ?? 0));
+}
 const FAILED_MAX_CHARS = 2_000;
 
 // What the server's reader cannot read and the sandbox runs, as the server's reader decides it
@@ -84,10 +107,28 @@ export function needsRunning(source, error = null) {
   return runs.some((pattern) => pattern.test(code));
 }
 
+/** Whether `trace` is a scalar reply of `POST /api/graph` for `source` (made by the worker). */
+function isTrace(trace, source) {
+  return typeof trace === "object" && trace.source === source && Array.isArray(trace.nodes) && Array.isArray(trace.edges)
+    && Array.isArray(trace.groups) && Array.isArray(trace.leaves) && typeof trace.steps === "object" && typeof trace.layout === "object";
+}
+
 /** The straight-line program of the sandbox's run of `s.source`, or null (not run, or stale). */
 export function sandboxProgram(s) {
   const run = s.sandbox;
   return run && run.status === "done" && run.code === s.source ? run.result.program.source : null;
+}
+
+/**
+ * The trace the worker made of the sandbox's run (a graph past the server's bound:
+ * sandbox/local_trace.py) when `body` asks for it: the run's program at its own numbers, with
+ * no option; else null (the server's to answer).
+ */
+export function sandboxTrace(s, body) {
+  const program = sandboxProgram(s);
+  const trace = program === null ? null : s.sandbox.result.trace;
+  if (!trace || body.source !== program) return null;
+  return Object.keys(body).every((key) => key === "source") ? trace : null;
 }
 
 /**
@@ -102,12 +143,17 @@ export function withRun(trace, s) {
   return { ...trace, warnings: [...s.sandbox.result.program.warnings, ...kept] };
 }
 
-/** The time limit of the learner's code, in seconds: the opening link's `sandbox_limit`, else the default. */
-const runLimitSeconds = (() => {
-  const asked = Number(new URLSearchParams(window.location.search).get("sandbox_limit"));
-  const seconds = Number.isFinite(asked) && asked > 0 ? asked : RUN_LIMIT_S;
+/** A time limit in seconds: the opening link's `param`, else `fallback`. */
+function linkSeconds(param, fallback) {
+  const asked = Number(new URLSearchParams(window.location.search).get(param));
+  const seconds = Number.isFinite(asked) && asked > 0 ? asked : fallback;
   return () => seconds;
-})();
+}
+
+/** The time limit of the learner's code, and of reading its graph once it ran (in seconds):
+ *  the opening link's `sandbox_limit` and `sandbox_read_limit`, else the defaults. */
+const runLimitSeconds = linkSeconds("sandbox_limit", RUN_LIMIT_S);
+const readLimitSeconds = linkSeconds("sandbox_read_limit", READ_LIMIT_S);
 
 /**
  * Whether a message from the worker during `run` ({messages, since, started}) may be acted on:
@@ -120,20 +166,21 @@ function refusal(run, message) {
   run.messages += 1;
   if (run.messages > MESSAGES_PER_SECOND) return { type: "Flood", params: { limit: MESSAGES_PER_SECOND } };
   const data = message();
-  const bad = { type: "BadMessage", params: { limit: REPLY_MAX_CHARS } };
+  const bad = { type: "BadMessage", params: { limit: replyMaxChars() } };
   if (data === null || typeof data !== "object" || !Object.hasOwn(SHAPES, data.type) || !only(data, SHAPES[data.type])) return bad;
   if (data.type === "line") return Number.isInteger(data.line) && data.line > 0 ? null : bad;
+  if (data.type === "ran") return run.started && !run.ran ? null : bad; // once, after the start
   if (data.type === "started") { // the time limit starts once
     const timings = data.timings === null || (only(data.timings, ["pyodide", "python"]) && Object.values(data.timings).every(Number.isFinite));
     return run.started || !timings ? bad : null;
   }
-  if (data.type === "result") return typeof data.result === "string" && data.result.length <= REPLY_MAX_CHARS ? null : bad;
+  if (data.type === "result") return typeof data.result === "string" && data.result.length <= replyMaxChars() ? null : bad;
   return typeof data.message === "string" && data.message.length <= FAILED_MAX_CHARS ? null : bad; // failed
 }
 
 // The keys of each message the worker sends, and no others: only a reply may be long, so a flood
 // of long messages ends at its first (one message is read before the page can weigh it).
-const SHAPES = { line: ["type", "line"], started: ["type", "cold", "timings"], result: ["type", "result"], failed: ["type", "message"] };
+const SHAPES = { line: ["type", "line"], started: ["type", "cold", "timings"], ran: ["type"], result: ["type", "result"], failed: ["type", "message"] };
 const only = (data, keys) => typeof data === "object" && data !== null && Object.keys(data).every((key) => keys.includes(key));
 
 /** The runner's reply in `text` (JSON), or a BadMessage error when it is not one (its shape:
@@ -143,10 +190,12 @@ function parsedReply(text) {
     const reply = JSON.parse(text);
     const failed = reply?.ok === false && typeof reply.error?.type === "string";
     const ran = reply?.ok === true && typeof reply.program?.source === "string" && Array.isArray(reply.choices)
-      && typeof reply.choice?.kind === "string";
+      && typeof reply.choice?.kind === "string" && (reply.trace == null || isTrace(reply.trace, reply.program.source));
+    // A trace made here is read as the server's is (core/api.js postGraph): its steps' columns.
+    if (ran && reply.trace) reply.trace = withStepObjects(reply.trace);
     if (failed || ran) return reply;
   } catch { /* not JSON: said below */ }
-  return { ok: false, error: { type: "BadMessage", params: { limit: REPLY_MAX_CHARS } } };
+  return { ok: false, error: { type: "BadMessage", params: { limit: replyMaxChars() } } };
 }
 
 /**
@@ -158,7 +207,7 @@ function parsedReply(text) {
  */
 function createWorkerClient() {
   let worker = null;
-  let pending = null; // {resolve, onEvent, timer, line, since, messages, started}
+  let pending = null; // {resolve, onEvent, timer, line, since, messages, started, ran}
 
   function finish(reply) {
     const done = pending;
@@ -197,6 +246,11 @@ function createWorkerClient() {
         const seconds = runLimitSeconds();
         limit(seconds * 1000, () => ({ ok: false, error: { type: "Timeout", line: pending.line, params: { seconds } } }));
       }
+      if (data.type === "ran") { // the code's limit ends: reading its graph has its own
+        pending.ran = true;
+        const seconds = readLimitSeconds();
+        limit(seconds * 1000, () => ({ ok: false, error: { type: "ReadTimeout", params: { seconds } } }));
+      }
       if (data.type === "result") finish(parsedReply(data.result));
       else if (data.type === "failed") stop({ ok: false, error: { type: "SandboxFailed", message: data.message } });
       else pending.onEvent(data);
@@ -225,8 +279,8 @@ function createWorkerClient() {
       });
       if (worker !== sent) return;
       pending?.onEvent({ type: "python" }); // the files are here: Python starts in the worker
-      const maxNodes = Number(document.body.dataset.sandboxMaxNodes) || null; // the server's bound
-      sent.postMessage({ ...message, files, lang: lang(), maxNodes }, Object.values(files));
+      const { maxNodes, maxValueNodes } = sandboxBounds();
+      sent.postMessage({ ...message, files, lang: lang(), maxNodes, maxValueNodes }, Object.values(files));
     } catch (err) {
       if (worker === sent) stop({ ok: false, error: { type: "SandboxFailed", message: String(err?.message ?? err) } });
     }
@@ -244,7 +298,7 @@ function createWorkerClient() {
       const fresh = !worker;
       if (fresh) start();
       return new Promise((resolve) => {
-        pending = { resolve, onEvent, timer: null, line: null, since: performance.now(), messages: 0, started: false };
+        pending = { resolve, onEvent, timer: null, line: null, since: performance.now(), messages: 0, started: false, ran: false };
         limit(START_LIMIT_MS, () => ({ ok: false, error: { type: "SandboxFailed", message: "timeout" } }));
         post(worker, message, fresh);
       });
@@ -269,6 +323,7 @@ export function sandboxError(error, source = "") {
     TooManyNodes: () => t("ui.sandbox.error.too_many", { limit: countText(params.limit) }),
     UnknownOp: () => t("ui.sandbox.error.unknown_op", { op: params.op, ops: params.ops }),
     NotAGraph: () => t("ui.sandbox.error.not_a_graph", { message: error.message }),
+    ReadTimeout: () => t("ui.sandbox.error.read_timeout", { seconds: params.seconds }),
     Timeout: () => (error.line
       ? t("ui.sandbox.error.timeout_line", { seconds: params.seconds, line: error.line })
       : t("ui.sandbox.error.timeout", { seconds: params.seconds })),
@@ -310,10 +365,12 @@ function statusText(run) {
   }
   if (run.status === "starting" && run.stage === "python") return t("ui.sandbox.stage.python");
   if (run.status === "starting") return t("ui.sandbox.starting");
+  if (run.status === "running" && run.stage === "reading") return t("ui.sandbox.stage.reading");
   if (run.status === "running") return run.line ? t("ui.sandbox.running_line", { line: run.line }) : t("ui.sandbox.running");
   if (run.status === "failed") return t("ui.sandbox.failed");
   // Hundredths of a second below one second, tenths above: as the page writes every number.
   const seconds = run.ms < 1000 ? Math.round(run.ms / 10) / 100 : Math.round(run.ms / 100) / 10;
+  if (run.result?.trace) return t("ui.sandbox.ran_here", { seconds: compactText(seconds), limit: countText(sandboxBounds().maxNodes) });
   return t("ui.sandbox.ran", { seconds: compactText(seconds) });
 }
 
@@ -331,7 +388,7 @@ function renderPanel(panel, run, { onPick, onRun, onCancel }) {
     panel.dataset.loadPyodideMs = Math.round(run.timings.pyodide);
     panel.dataset.loadPythonMs = Math.round(run.timings.python);
   }
-  const parts = [h("p", { class: "sandbox-status", "data-testid": "sandbox-status", "data-stage": run.status === "starting" ? run.stage ?? "start" : run.status, text: statusText(run) })];
+  const parts = [h("p", { class: "sandbox-status", "data-testid": "sandbox-status", "data-stage": run.status === "starting" ? run.stage ?? "start" : (run.status === "running" && run.stage === "reading" ? "reading" : run.status), text: statusText(run) })];
   if (run.status === "starting" || run.status === "running") {
     // The same button while the run lasts, never taken out of the panel (drawn again at every
     // line the run reports, up to 20 a second: a button taken out and put back between a press
@@ -388,9 +445,10 @@ async function execute(runner, message, meta) {
   const reply = await runner.worker.request(message, (event) => {
     if (id !== runner.latest || state.sandbox?.code !== code) return;
     if (event.type === "started") {
-      update({ sandbox: { ...state.sandbox, status: "running", cold: event.cold, timings: event.timings ?? state.sandbox?.timings } });
+      update({ sandbox: { ...state.sandbox, status: "running", stage: null, cold: event.cold, timings: event.timings ?? state.sandbox?.timings } });
     }
     if (event.type === "line") update({ sandbox: { ...state.sandbox, line: event.line } });
+    if (event.type === "ran") update({ sandbox: { ...state.sandbox, stage: "reading" } });
     if (event.type === "download") update({ sandbox: { ...state.sandbox, stage: "download", loaded: event.loaded, total: event.total } });
     if (event.type === "python") update({ sandbox: { ...state.sandbox, stage: "python" } });
   });

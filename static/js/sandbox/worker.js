@@ -13,14 +13,17 @@
 // fetches and hands over as bytes in the first message, and Pyodide reads them through
 // `servedFrom`, never the network.
 //
-// Messages in:  {type: "run", code, files?, lang?, maxNodes?}, {type: "pick", name, files?,
-//               lang?, maxNodes?} (the first message's: `files`, the bytes of every file Python
-//               loads: files.js; `lang`, the page's language, in which the runner says the
-//               reader's warnings; `maxNodes`, the server's bound on a graph, the reader's too)
+// Messages in:  {type: "run", code, files?, lang?, maxNodes?, maxValueNodes?}, {type: "pick",
+//               name, files?, lang?, maxNodes?, maxValueNodes?} (the first message's: `files`,
+//               the bytes of every file Python loads: files.js; `lang`, the page's language, in
+//               which the runner says the reader's warnings; `maxNodes`, the server's bound on a
+//               graph: a bigger one is traced here; `maxValueNodes`, the reader's own bound)
 // Messages out: {type: "started", cold, timings} when the learner's code starts (after loading
 //               Python: the time limit counts from here; a cold start says where its time went),
 //               {type: "line", line} while it runs (the line running, when it changes, at most
-//               20 a second: sandbox/watch.py), {type: "result", result} (chainrule.sandbox.
+//               20 a second: sandbox/watch.py), {type: "ran"} when the code has run and its
+//               graph is being read (and traced here when too big to send), once a run,
+//               {type: "result", result} (chainrule.sandbox.
 //               runner's reply as JSON text: the page checks its size before reading it),
 //               {type: "failed", message} (Python could not be loaded).
 
@@ -57,7 +60,7 @@ function servedFrom(files) {
   };
 }
 
-async function load({ files, lang, maxNodes }) {
+async function load({ files, lang, maxNodes, maxValueNodes }) {
   const began = performance.now();
   const browserFetch = self.fetch;
   self.fetch = servedFrom(files);
@@ -76,8 +79,10 @@ async function load({ files, lang, maxNodes }) {
   pyodide.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(SITE)})`);
   const runner = pyodide.pyimport("chainrule.sandbox.runner");
   const reportLine = (line) => self.postMessage({ type: "line", line });
-  const bound = maxNodes ? { max_nodes: maxNodes } : {}; // the page's server's, else the runner's
-  const session = runner.Session.callKwargs({ report_line: reportLine, lang, ...bound });
+  const reportRan = () => self.postMessage({ type: "ran" });
+  // The page's bounds (its server's), else the runner's own.
+  const bounds = { ...(maxNodes ? { max_nodes: maxNodes } : {}), ...(maxValueNodes ? { max_value_nodes: maxValueNodes } : {}) };
+  const session = runner.Session.callKwargs({ report_line: reportLine, report_ran: reportRan, lang, ...bounds });
   // Where a cold start's time went (bench/sandbox.py reads it from the panel).
   const timings = { pyodide: loaded - began, python: performance.now() - loaded };
   return { runner, session, timings };
