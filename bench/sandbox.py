@@ -72,21 +72,27 @@ TRAINING_CODE = "\n".join(("import math\nimport random\nrandom.seed(1)", VALUE_C
 WARM_RUNS = 10
 
 # Paste `code` and press Ctrl+Enter; resolve with the milliseconds until the graph of its run is
-# drawn: its result's card, labelled `label` (each run's own), is in the frame.
+# drawn, and the status line then: its result's card, labelled `label` (each run's own), is in
+# the frame; or, with no label, its overview's loss card (micrograd's demo) and the graph pane
+# no longer busy.
 RUN_JS = """async ([code, label]) => {
   const box = document.querySelector('[data-testid=source]');
   const t0 = performance.now();
   box.value = code;
   box.dispatchEvent(new Event('input', {bubbles: true}));
   box.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', ctrlKey: true, bubbles: true}));
+  const drawn = () => label
+    ? document.querySelector(`[data-testid=node][data-label="${label}"]`)
+    : document.querySelector('[data-testid=overview-card][data-kind=combined]')
+      && document.querySelector('#graph-wrap').getAttribute('aria-busy') !== 'true';
   return new Promise((resolve, reject) => {
     const check = () => {
       const panel = document.querySelector('#sandbox');
       const status = panel.dataset.status;
       if (status === 'failed') return reject(new Error(
         document.querySelector('#error').innerText));
-      const card = document.querySelector(`[data-testid=node][data-label="${label}"]`);
-      if (status === 'done' && card) resolve(performance.now() - t0);
+      const said = document.querySelector('[data-testid=sandbox-status]')?.textContent;
+      if (status === 'done' && drawn()) resolve([performance.now() - t0, said]);
       else requestAnimationFrame(check);
     };
     check();
@@ -94,8 +100,8 @@ RUN_JS = """async ([code, label]) => {
 }"""
 
 
-def run(page, code: str, label: str) -> float:
-    return page.evaluate(RUN_JS, [code, label])
+def run(page, code: str, label: str | None) -> float:
+    return page.evaluate(RUN_JS, [code, label])[0]
 
 
 def neuron(k: int) -> tuple[str, str]:
@@ -241,29 +247,6 @@ def warm_rows(browser, base_url: str) -> list[tuple[str, str, str, str]]:
 # 100 (65,818): the whole demo, traced and laid out in the browser (sandbox/local_trace.py).
 DEMO_SIZES = ((29, "19,810", "traced by the server"), (100, "65,818", "traced in the browser"))
 
-# Paste micrograd's demo; resolve with the milliseconds until its overview is drawn (the loss's
-# card, and the graph pane no longer busy) and what the page says the run in the worker took.
-DEMO_JS = """async (code) => {
-  const box = document.querySelector('[data-testid=source]');
-  const t0 = performance.now();
-  box.value = code;
-  box.dispatchEvent(new Event('input', {bubbles: true}));
-  box.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', ctrlKey: true, bubbles: true}));
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const status = document.querySelector('#sandbox').dataset.status;
-      if (status === 'failed') return reject(new Error(document.querySelector('#error').innerText));
-      const busy = document.querySelector('#graph-wrap').getAttribute('aria-busy') === 'true';
-      const loss = document.querySelector('[data-testid=overview-card][data-kind=combined]');
-      if (status === 'done' && loss && !busy) {
-        const said = document.querySelector('[data-testid=sandbox-status]').textContent;
-        resolve([performance.now() - t0, said.match(/in ([\\d.]+) s/)[1]]);
-      } else requestAnimationFrame(check);
-    };
-    check();
-  });
-}"""
-
 
 def js_heap_mb(page) -> float:
     """The page's JavaScript heap now (Chromium's JSHeapUsedSize; the worker's is its own)."""
@@ -287,7 +270,8 @@ def demo_rows(browser, base_url: str) -> list[tuple[str, str, str, str]]:
             page.wait_for_selector("[data-testid=node]")
             run(page, *neuron(1))  # Python loaded
             code = DEMO_CELLS.replace("SAMPLES", str(moons)) + f"\n# run {k}"  # no cached reply
-            ms, worker = page.evaluate(DEMO_JS, code)
+            ms, said = page.evaluate(RUN_JS, [code, None])
+            worker = re.search(r"in ([\d.]+) s", said).group(1)
             heap = js_heap_mb(page)
             runs.append(f"{ms:,.0f} ms (in the worker {worker} s; page heap {heap:,.0f} MB)")
             context.close()
