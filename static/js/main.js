@@ -84,7 +84,11 @@ const channel = createGraphChannel({
   },
   onBusy: (busy) => update({ busy }),
   current: () => state.trace, // new values of it are asked as numbers only (core/api.js postValues)
-  local: (body) => sandboxTrace(state, body), // a graph too big to send, traced in the browser
+  // A graph too big to send, traced in the browser: its reply, at the slider's values.
+  local: (body) => {
+    const trace = sandboxTrace(state, body);
+    return trace && body.values ? instant.painted(trace, body.values) ?? trace : trace;
+  },
 });
 
 /**

@@ -359,6 +359,18 @@ def test_a_graph_past_the_servers_bound_is_traced_in_the_browser(browser, small_
     assert page.get_attribute("body", "data-numbers") == "page"
     assert posted == []
     page.clock.resume()
+    # What only the server's engine computes is not there for it, and the page says why (never
+    # the server's word on a body it would refuse).
+    page.check("#toggle-expand")
+    expect(page.locator("[data-testid=error]")).to_contain_text(
+        "This graph was traced in your browser: it is more than the server takes (5,000 nodes)"
+    )
+    assert posted == []
+    page.uncheck("#toggle-expand")  # back: the graph at the slider's value, in the page
+    expect(page.locator("[data-testid=error]")).to_be_hidden()
+    final_grads(page)
+    expect(combined).to_have_attribute("data-data", repr(expected))
+    assert posted == []
     # Past the bound of a graph read from a Value (`max_value_nodes`: 8,000 here, 100,000 by
     # default) a graph is refused when it is read, the limit said as the page writes counts.
     page.posted = []  # run() reads it

@@ -138,6 +138,13 @@ export function mountInstantNumbers({ notice, body }, { store }, { recompute }) 
       // has the page's numbers alone.
       if (shown.structure !== null) timer = setTimeout(() => recompute({ values: true }), CONFIRM_DELAY_MS);
     },
+    /** `trace` with the page's numbers for `values`, or null when it cannot compute them; the
+     *  numbers shown are not touched (a reply the page holds: main.js's graph channel). */
+    painted(trace, values) {
+      const painted = instant.paint(trace, values);
+      if (painted) mark("page");
+      return painted;
+    },
     /** Paint `values` from the page's numbers alone, asking the server nothing: whether the
      *  page could (a following student's page: the teacher's page has the server confirm the
      *  same numbers, so a drag costs the server nothing per student). */

@@ -12,6 +12,7 @@
 // viewer did not type (a link's, a lesson's, a live class's) waits in "waiting" for their Run.
 
 import { SCRIPT_NAMES, TENSOR_PROGRAM } from "../compute/op-functions.js";
+import { ApiError } from "../core/api-error.js";
 import { h, keepChildren } from "../core/dom.js";
 import { compactText, countText } from "../core/format.js";
 import { lang, t } from "../core/i18n.js";
@@ -121,14 +122,19 @@ export function sandboxProgram(s) {
 
 /**
  * The trace the worker made of the sandbox's run (a graph past the server's bound:
- * sandbox/local_trace.py) when `body` asks for it: the run's program at its own numbers, with
- * no option; else null (the server's to answer).
+ * sandbox/local_trace.py) when `body` asks for it: the run's program with no option (its
+ * `values` are the caller's to paint: main.js); else null (the server's to answer). A request of
+ * that program with an option only the server's engine runs (expanded operations, another
+ * target, forward mode) throws an ApiError that says why: the server would refuse a graph that
+ * big.
  */
 export function sandboxTrace(s, body) {
   const program = sandboxProgram(s);
   const trace = program === null ? null : s.sandbox.result.trace;
   if (!trace || body.source !== program) return null;
-  return Object.keys(body).every((key) => key === "source") ? trace : null;
+  if (Object.keys(body).every((key) => key === "source" || key === "values")) return trace;
+  const limit = countText(sandboxBounds().maxNodes);
+  throw new ApiError({ type: "TracedHere", message: t("ui.sandbox.error.traced_here", { limit }), line: null, column: null });
 }
 
 /**
