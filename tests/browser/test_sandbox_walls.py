@@ -180,3 +180,33 @@ def test_a_postmessage_flood_ends_the_run_with_a_message_and_the_tab_lives(walle
     facts = run(walled, code)
     assert facts["status"] == "done", facts
     assert card(walled, "b")["data"] == 6.0
+
+
+# Code that tells the page it has run (the worker's own `{type: "ran"}`, which ends the code's
+# limit), then never ends; and code that says it once more than the worker does (written for
+# these tests: `js` reached through importlib, as the floods above reach it).
+FORGED_RAN = (
+    "import importlib\njs = importlib.import_module('js')\n"
+    "ffi = importlib.import_module('pyodide.ffi')\n"
+    "js.postMessage(ffi.to_js({'type': 'ran'}, dict_converter=js.Object.fromEntries))\n"
+)
+
+
+def test_code_that_says_it_has_run_gets_the_reading_s_limit_and_no_more(browser, logged_server):
+    """A forged "ran" only trades the code's limit for the reading's (`?sandbox_read_limit=2`
+    here; 60 s by default): the run is still stopped, said as reading; a second "ran" (the
+    forged one and the worker's own) is a message the page does not read."""
+    base_url, _ = logged_server
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=base_url)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.posted = []  # run() reads it
+    page.goto("/?sandbox_read_limit=2")
+    page.wait_for_selector("[data-testid=node]")
+    facts = run(page, FORGED_RAN + "while True:\n    pass\n")
+    assert facts["status"] == "failed"
+    assert "reading the graph it made took longer than 2 s" in facts["error"], facts
+    facts = run(page, FORGED_RAN + "from micrograd.engine import Value\nb = Value(3.0) * 2\nb\n")
+    assert facts["status"] == "failed"
+    assert "a message it does not read" in facts["error"], facts
+    context.close()
