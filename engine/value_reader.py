@@ -46,7 +46,7 @@ import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 from types import (
@@ -102,12 +102,18 @@ SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 MAX_LISTED = 8  # the leaves a warning names before "…"
 # How far the names of Values are looked for from the namespace (n.layers[0].neurons[1].w[0]
 # is 7 steps), and how many objects at most: under each variable (a reply or a data set of
-# 200,000 objects leaves the model's parameters named), and in all.
+# 200,000 objects leaves the model's parameters named), under one where none of the first
+# 20,000 was a Value (a kernel holding micrograd's demo's reply: 200,000 of its dicts looked at
+# took 1.2-2.3 s of each `show()`), and in all.
 MAX_PLACE_DEPTH = 8
 MAX_PLACES = 200_000
+MAX_PLACES_BEFORE_A_VALUE = 20_000
 MAX_PLACES_IN_ALL = 1_000_000
 HOLDS_NO_VALUES = (str, bytes, int, float, complex, type, ModuleType, FunctionType, MethodType,
                    BuiltinFunctionType)  # fmt: skip
+# The exact types of HOLDS_NO_VALUES, and None's: the walk's quick test of each item it meets (a
+# reply's node is 22 items, most of them numbers, strings and None).
+NO_VALUE_TYPES = frozenset({*HOLDS_NO_VALUES, bool, type(None)})
 # A node the program must name (used twice, or long) but the code did not is labelled with its
 # expression, in the names its operands' cards show, while it stays this short; else it is
 # named from where its parameters live (`n.layers[0].neurons[1]`) or by its op (`sum1`).
@@ -672,36 +678,65 @@ def places_in(namespace: Mapping[str, Any], exclude: Collection[str] = ()) -> di
     through lists, tuples, dicts and objects' attributes (`n.layers[0].neurons[1].w[0]`), the
     first found in the namespace's order: the same code gives the same names. `program_of`
     takes it as `names`."""
+    with cycle_collector_paused():  # the walk's parts are many new objects, none in a cycle
+        return _places(namespace, exclude)
+
+
+def _places(namespace: Mapping[str, Any], exclude: Collection[str]) -> dict[int, str]:
     places: dict[int, str] = {}
     seen: set[int] = set()
-    # The objects looked at under each variable: one holding a big reply or data set (a kernel's
-    # `trace = chainrule.trace_value(loss)`) uses up its own share, not the model's.
+    # The objects looked at under each variable, and how many it may have looked at: one holding
+    # a big reply or data set (a kernel's `trace = chainrule.trace_value(loss)`) uses up its own
+    # share, not the model's, and a small one until a Value is found under it.
     looked = {name: 0 for name in namespace}
-    level = [
-        (name, value, name)
+    share = dict.fromkeys(namespace, MAX_PLACES_BEFORE_A_VALUE)
+    # Each level is the parts of the containers of the one above, a container's at a time (its
+    # variable, then its parts, made as they are looked at): a variable that has used up its
+    # share leaves the rest of a container's unmade.
+    level: list[tuple[str, Iterator[tuple[_Place, Any]]]] = [
+        (name, iter([(name, value)]))
         for name, value in namespace.items()
         if not name.startswith("_") and name not in exclude
     ]
     for _depth in range(MAX_PLACE_DEPTH):
-        deeper: list[tuple[str, Any, str]] = []
-        for path, obj, variable in level:
-            # A number or a string holds no Value: it costs none of the objects looked at (a
-            # kernel's namespace holds replies and data sets full of them).
-            if isinstance(obj, HOLDS_NO_VALUES) or id(obj) in seen:
-                continue
-            if looked[variable] >= MAX_PLACES or len(seen) >= MAX_PLACES_IN_ALL:
-                continue
-            seen.add(id(obj))
-            looked[variable] += 1
-            if is_value(obj):
-                places.setdefault(id(obj), path)
-                continue
-            try:
-                deeper.extend((place, item, variable) for place, item in _parts(path, obj))
-            except Exception:  # noqa: BLE001 - an object whose attributes raise names nothing
-                continue
+        deeper: list[tuple[str, Iterator[tuple[_Place, Any]]]] = []
+        for variable, parts in level:
+            for place, obj in parts:
+                if looked[variable] >= share[variable] or len(seen) >= MAX_PLACES_IN_ALL:
+                    break
+                # A number or a string holds no Value: it costs none of the objects looked at (a
+                # kernel's namespace holds replies and data sets full of them).
+                if isinstance(obj, HOLDS_NO_VALUES) or id(obj) in seen:
+                    continue
+                seen.add(id(obj))
+                looked[variable] += 1
+                if is_value(obj):
+                    places.setdefault(id(obj), _path(place))
+                    share[variable] = MAX_PLACES
+                    continue
+                try:
+                    deeper.append((variable, _parts(place, obj)))
+                except Exception:  # noqa: BLE001 - an object whose attributes raise names nothing
+                    continue
         level = deeper
     return places
+
+
+# Where the walk of `places_in` found an object: a variable's name, or (where its container was,
+# a key or an index, whether it is an attribute). Its path (`n.layers[0]`) is written only for a
+# Value found there: a kernel holding a reply has the walk look at 200,000 dicts, and writing
+# each of their items' paths took 2 s of every `show()`.
+_Place = str | tuple[Any, Any, bool]
+
+
+def _path(place: _Place) -> str:
+    """The path a place stands for: `n.layers[0].neurons[1].w[0]`."""
+    steps: list[str] = []
+    while isinstance(place, tuple):
+        place, key, attribute = place
+        steps.append(f".{key}" if attribute else f"[{key!r}]")
+    steps.append(place)
+    return "".join(reversed(steps))
 
 
 def loop_targets(code: str) -> set[str]:
@@ -724,24 +759,26 @@ def loop_targets(code: str) -> set[str]:
     return names
 
 
-def _parts(path: str, obj: Any) -> list[tuple[str, Any]]:
+def _parts(place: _Place, obj: Any) -> Iterator[tuple[_Place, Any]]:
     """The places inside `obj` (a list's items, a dict's values, an object's attributes), each
-    with its path; none for modules, classes, functions and other objects that hold no data."""
+    with its place, a list's and a dict's made as they are asked for; none for modules, classes,
+    functions and other objects that hold no data. An item of a type that holds no Value
+    (`NO_VALUE_TYPES`) is left out here, a subclass of one where `places_in` looks at it."""
     if isinstance(obj, (list, tuple)):
-        return [(f"{path}[{i}]", item) for i, item in enumerate(obj)
-                if not isinstance(item, HOLDS_NO_VALUES)]  # fmt: skip
+        return (((place, i, False), item) for i, item in enumerate(obj)
+                if type(item) not in NO_VALUE_TYPES)  # fmt: skip
     if isinstance(obj, dict):
-        return [(f"{path}[{key!r}]", item) for key, item in obj.items()
-                if isinstance(key, (str, int))
-                and not isinstance(item, HOLDS_NO_VALUES)]  # fmt: skip
+        # A copy of the items: the dict may change before its last part is asked for.
+        return (((place, key, False), item) for key, item in list(obj.items())
+                if type(item) not in NO_VALUE_TYPES and isinstance(key, (str, int)))  # fmt: skip
     if isinstance(obj, HOLDS_NO_VALUES):
-        return []
+        return iter(())
     attributes = getattr(obj, "__dict__", None)
     items = list(attributes.items()) if isinstance(attributes, dict) else []
     for slot in getattr(type(obj), "__slots__", ()):
         if isinstance(slot, str) and hasattr(obj, slot):
             items.append((slot, getattr(obj, slot)))
-    return [(f"{path}.{name}", item) for name, item in items if not name.startswith("_")]
+    return iter([((place, name, True), item) for name, item in items if not name.startswith("_")])
 
 
 def identifier_of(path: str) -> str:

@@ -540,6 +540,25 @@ def test_a_big_variable_before_the_model_leaves_its_parameters_named():
     assert len(places) == 10  # nine parameters and the loss
 
 
+def test_a_variable_with_no_value_in_its_first_objects_is_looked_into_no_further():
+    """A variable gets the whole share (MAX_PLACES) once a Value is found under it, and only
+    MAX_PLACES_BEFORE_A_VALUE objects until then: a kept reply's 200,000 dicts were looked at on
+    every `show()` (1.2-2.3 s of micrograd's demo's). A list of Values (a `topo` kept) is named
+    past that first share; a Value behind as many objects holding none is left unnamed."""
+    from chainrule.engine.value_reader import MAX_PLACES_BEFORE_A_VALUE
+
+    first = MAX_PLACES_BEFORE_A_VALUE
+    late, early = MG(1.0), MG(2.0)
+    records = [{"x": [0.5, 1.5], "label": None} for _ in range(first)] + [{"v": late}]
+    topo = [MG(float(i)) for i in range(first + 5_000)]
+    head = [{"x": [0.5]}, {"v": early}]
+    places = places_in({"records": records, "topo": topo, "head": head})
+    assert id(late) not in places
+    assert places[id(early)] == "head[1]['v']"
+    assert places[id(topo[-1])] == f"topo[{first + 4_999}]"
+    assert len(places) == 1 + len(topo)
+
+
 def test_the_mlp_is_written_one_neuron_a_statement_each_named_where_it_lives():
     """Issue 38: the lecture's `MLP(3, [4, 4, 1])` on its four examples (micrograd's nn). Each
     neuron's `w·x + b` and its activation is one statement, named by where its parameters live
