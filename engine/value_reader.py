@@ -47,7 +47,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from types import (
     BuiltinFunctionType,
@@ -173,6 +173,12 @@ class Program:
     # follows}; and the leaves under the lowest of them (those that may have moved).
     inconsistent: list[dict[str, Any]] = field(default_factory=list)
     moved: list[str] = field(default_factory=list)
+
+    def written(self) -> Program:
+        """The program without the graph it was read from (its Values and how each was written):
+        what a widget keeps to trace it again (micrograd's demo: 65,818 Values, and the texts and
+        operands of each, which would keep a graph the learner has since let go of alive)."""
+        return replace(self, objects=[], texts=[], inputs=[], ops=[], exponents=[], consts=[])
 
     def warnings(self) -> list[dict[str, Any]]:
         """One warning per merged operand, per opaque node, and one for stored data that does

@@ -29,7 +29,7 @@ import orjson
 
 from chainrule.app.build.bundle import BUNDLE_JS
 from chainrule.app.export.drawing import ExportLimits, render
-from chainrule.app.export.onefile import compact_trace
+from chainrule.app.export.onefile import compact_trace, expanded_trace
 from chainrule.app.layout.graphviz import Graphviz
 from chainrule.app.settings import get_settings
 from chainrule.engine import ProgramError
@@ -121,12 +121,36 @@ def _json_parts(trace: dict[str, Any]) -> Iterator[bytes]:
     yield b"}"
 
 
+def unpacked_trace(packed: bytes) -> dict[str, Any]:
+    """The trace `packed_trace` packed, as the reply it was (app/export/onefile.py
+    `expanded_trace`)."""
+    return expanded_trace(orjson.loads(zlib.decompress(packed)))
+
+
 class StaticGraph:
     """The drawing of a trace where no widget can run: `_repr_svg_` for IPython and viewers,
-    and a repr that says how to get the player."""
+    and a repr that says how to get the player.
 
-    def __init__(self, trace: dict[str, Any]) -> None:
-        self.trace = trace
+    Given the trace's `packed` bytes too (a widget's `trace_zlib`), a graph too big to draw
+    (`too_big`) keeps those alone and unpacks its `trace` when asked: a kernel keeps every player
+    it showed (ipywidgets holds them until closed), and micrograd's demo's reply was 190 MB of
+    Python objects a player, a cell run again ten times 1.9 GB."""
+
+    def __init__(self, trace: dict[str, Any], packed: bytes | None = None) -> None:
+        self._trace: dict[str, Any] | None = trace
+        self._packed = packed
+        self.size = len(trace["nodes"])
+        self.kind = trace.get("kind")
+        self._summary = _summary(trace)
+        if packed is not None and self.too_big():
+            self._trace = None
+
+    @property
+    def trace(self) -> dict[str, Any]:
+        if self._trace is not None:
+            return self._trace
+        assert self._packed is not None  # kept packed only where there are bytes
+        return unpacked_trace(self._packed)
 
     def drawn(self, fmt: Literal["svg", "png"]) -> bytes:
         settings = get_settings()
@@ -141,8 +165,7 @@ class StaticGraph:
         """Whether the graph has more nodes than the export draws (`export_max_nodes`): Graphviz
         is not asked (micrograd's demo, 65,818 nodes: 18 s in the kernel, then it failed; 7,500
         nodes drew in 2 s, 15 MB of SVG in the notebook). A tensor program's cards are few."""
-        nodes = len(self.trace["nodes"])
-        return self.trace.get("kind") != "tensor" and nodes > get_settings().export_max_nodes
+        return self.kind != "tensor" and self.size > get_settings().export_max_nodes
 
     def _repr_svg_(self) -> str | None:
         return None if self.too_big() else self.svg()  # None: IPython shows the repr instead
@@ -155,12 +178,12 @@ class StaticGraph:
         past MAX_INLINE_SVG (its colour grids: a polygon a cell) as a PNG instead; a graph
         too big to draw (`too_big`) as a sentence saying so."""
         if self.too_big():
-            size, limit = Count(len(self.trace["nodes"])), Count(get_settings().export_max_nodes)
+            size, limit = Count(self.size), Count(get_settings().export_max_nodes)
             inline = f"<p>{escape(text(lang, 'notebook.no_drawing', size=size, limit=limit))}</p>"
         else:
             svg = self.svg()
             inline = svg[svg.find("<svg") :]  # without the XML prolog, which HTML does not take
-            if self.trace.get("kind") == "tensor" and len(svg) > MAX_INLINE_SVG:
+            if self.kind == "tensor" and len(svg) > MAX_INLINE_SVG:
                 png = base64.b64encode(self.drawn("png")).decode()
                 inline = f'<img alt="{escape(self.summary())}" src="data:image/png;base64,{png}">'
         hint = escape(text(lang, "notebook.static_hint"))
@@ -173,17 +196,21 @@ class StaticGraph:
     def summary(self) -> str:
         """`12 nodes, out = 4`: its size and its result (a tensor program's: `7 tensors,
         loss = 1.08`); thousands grouped (`65,818 nodes`)."""
-        nodes = self.trace["nodes"]
-        root = next(node for node in nodes if node["id"] == self.trace["root"])
-        if self.trace.get("kind") == "tensor":
-            return f"{len(nodes):,} tensors, {root['label']} = {fmt(root['data'])}"
-        return f"{len(nodes):,} nodes, {root['text']} = {fmt(root['data'])}"
+        return self._summary
 
     def __repr__(self) -> str:
         return (
             f"<chainrule graph: {self.summary()}; in Jupyter, show() plays it; "
             "save_html(...) writes a file that plays it anywhere>"
         )
+
+
+def _summary(trace: dict[str, Any]) -> str:
+    nodes = trace["nodes"]
+    root = next(node for node in nodes if node["id"] == trace["root"])
+    if trace.get("kind") == "tensor":
+        return f"{len(nodes):,} tensors, {root['label']} = {fmt(root['data'])}"
+    return f"{len(nodes):,} nodes, {root['text']} = {fmt(root['data'])}"
 
 
 def _in_kernel() -> bool:
@@ -244,8 +271,7 @@ def _widget_classes() -> tuple[type, type]:
         """The player: graph, pulse, transport, narration, explanations, tables, sliders."""
 
         _esm = BUNDLE_JS
-        trace = traitlets.Dict()  # the kernel's; the page is sent `trace_zlib`
-        trace_zlib = traitlets.Bytes().tag(sync=True)
+        trace_zlib = traitlets.Bytes().tag(sync=True)  # `trace`, packed
         ops = traitlets.Dict().tag(sync=True)
         title = traitlets.Unicode("").tag(sync=True)
         ui = traitlets.Dict().tag(sync=True)
@@ -265,17 +291,31 @@ def _widget_classes() -> tuple[type, type]:
             values: dict[str, float] | None = None,
         ):
             self._source = source
-            self._program = program
+            self._program = program.written() if program else None
             self._lang = lang
             # The values `trace` was traced with (`show(source, values)`): the page starts from
             # them (a tensor program's cells are keyed by them alone, `{"W[1,2]": 0.5}`), and
             # their own setting at construction traces nothing again.
             self._traced_values = dict(values or {})
+            packed = packed_trace(trace)
+            self._graph = StaticGraph(trace, packed)
             super().__init__(
-                trace=trace, ops=page_table(), title=title, ui=ui_catalogue(lang),
+                trace_zlib=packed, ops=page_table(), title=title, ui=ui_catalogue(lang),
                 drawing=uuid.uuid4().hex, values=self._traced_values,
             )  # fmt: skip
             self.on_msg(self._message)
+
+        @property
+        def trace(self) -> dict[str, Any]:
+            """The trace shown (the kernel's; the page is sent it packed, `trace_zlib`): a graph
+            too big to draw is kept packed and unpacked when asked (StaticGraph)."""
+            return self._graph.trace
+
+        @trace.setter
+        def trace(self, trace: dict[str, Any]) -> None:
+            packed = packed_trace(trace)
+            self._graph = StaticGraph(trace, packed)
+            self.trace_zlib = packed
 
         def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
             # A tensor cell's fan-in (embed.js createKernelFanIn): there is no server to ask.
@@ -300,10 +340,6 @@ def _widget_classes() -> tuple[type, type]:
                 return {"error": error.to_dict(self._lang)}
             return {"reply": reply}
 
-        @traitlets.observe("trace")
-        def _send_trace(self, change: dict[str, Any]) -> None:
-            self.trace_zlib = packed_trace(change["new"])
-
         @traitlets.observe("values")
         def _recompute(self, change: dict[str, Any]) -> None:
             # The construction's own values (traitlets tells of a trait set at construction with
@@ -323,7 +359,7 @@ def _widget_classes() -> tuple[type, type]:
             # In Jupyter: the drawing (an output of its own, see FALLBACK_STYLE), then the player.
             from IPython.display import display
 
-            drawing = StaticGraph(self.trace).fallback_bundle(self.drawing, self._lang)
+            drawing = self._graph.fallback_bundle(self.drawing, self._lang)
             display(drawing, raw=True)
             bundle = self._repr_mimebundle_()
             if bundle is not None:
@@ -333,7 +369,7 @@ def _widget_classes() -> tuple[type, type]:
         def __repr__(self) -> str:
             # The text a front end shows while the player loads, or instead of it: an untrusted
             # notebook in JupyterLab, a viewer without widgets.
-            summary = StaticGraph(self.trace).summary()
+            summary = self._graph.summary()
             return f"<chainrule player: {summary}. {text(self._lang, 'notebook.static_hint')}>"
 
     class SharedWidget(Widget):

@@ -1,8 +1,9 @@
 """The trace a one-file HTML carries (app/export/onefile.py), read back as the POST /api/graph
 reply it was written from: what the file leaves out (`onefile` says which: the edges but their
 local derivatives, the program's copy of the source) written back by docs/api.md's rules (edge k
-is the k-th input of the nodes in order), independently of the page's own reader
-(static/js/io/onefile-trace.js, which tests/app/test_export_html.py runs against the reply)."""
+is the k-th input of the nodes in order) with the kernel's reader (onefile.py `expanded_trace`;
+tests/app/test_export_html.py runs it and the page's own, static/js/io/onefile-trace.js, against
+the reply)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import json
 import re
 import zlib
 from typing import Any
+
+from chainrule.app.export.onefile import expanded_trace
 
 DATA_BLOCK = r'<script type="application/zlib\+base64" id="chainrule-data-{}">(.*?)</script>'
 
@@ -25,24 +28,4 @@ def block_json(html: str, player: int = 0) -> str:
 def file_data(html: str, player: int = 0) -> dict[str, Any]:
     """Player `player`'s data block of the file ({title, trace, graph?}), its trace as a reply."""
     data = json.loads(block_json(html, player))
-    return dict(data, trace=as_reply(data["trace"]))
-
-
-def as_reply(trace: dict[str, Any]) -> dict[str, Any]:
-    """`trace` as the file holds it, with what the file left out written back."""
-    compact = trace.get("onefile")
-    if compact is None:
-        return trace
-    reply = {key: value for key, value in trace.items() if key != "onefile"}
-    if compact.get("edges") == "local_grad":
-        nodes = trace["nodes"]
-        inputs = [(node, j, source) for node in nodes for j, source in enumerate(node["inputs"])]
-        reply["edges"] = [
-            {"id": f"e{k}", "source": source, "target": node["id"], "index": j, "local_grad": local}
-            for k, ((node, j, source), local) in enumerate(zip(inputs, trace["edges"], strict=True))
-        ]
-    if "program_source" in compact:
-        entries = list(trace["program"].items())
-        entries.insert(compact["program_source"], ("source", trace["source"]))
-        reply["program"] = dict(entries)
-    return reply
+    return dict(data, trace=expanded_trace(data["trace"]))

@@ -202,6 +202,29 @@ def compact_trace(trace: dict[str, Any]) -> dict[str, Any]:
     return written
 
 
+def expanded_trace(held: dict[str, Any]) -> dict[str, Any]:
+    """A trace as `compact_trace` holds it, with what it left out written back (the reply
+    again, equal to the last bit): static/js/io/onefile-trace.js `expandTrace` in Python, for a
+    kernel that keeps its widget's trace packed (notebook/widget.py). Any other trace as it
+    is."""
+    compact = held.get("onefile")
+    if compact is None:
+        return held
+    reply = {key: value for key, value in held.items() if key != "onefile"}
+    if compact.get("edges") == "local_grad":
+        nodes = held["nodes"]
+        inputs = [(node, j, source) for node in nodes for j, source in enumerate(node["inputs"])]
+        reply["edges"] = [
+            {"id": f"e{k}", "source": source, "target": node["id"], "index": j, "local_grad": local}
+            for k, ((node, j, source), local) in enumerate(zip(inputs, held["edges"], strict=True))
+        ]
+    if "program_source" in compact:
+        entries = list(held["program"].items())
+        entries.insert(compact["program_source"], ("source", held["source"]))
+        reply["program"] = dict(entries)
+    return reply
+
+
 def _edges_follow_inputs(trace: dict[str, Any]) -> bool:
     """Whether edge k is the k-th input of the nodes in order, and holds nothing else than its
     local derivative: `{id: e<k>, source: the input, target: the node, index: j, local_grad}`."""

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from micrograd.engine import Value
-from onefile_traces import as_reply, block_json, file_data
+from onefile_traces import block_json, file_data
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
 import node_driver  # noqa: E402
@@ -26,6 +26,7 @@ from chainrule.app.export.onefile import (
     build_html,
     build_players_html,
     compact_trace,
+    expanded_trace,
     packed_block,
 )
 from chainrule.app.http.pages import ui_catalogue
@@ -252,7 +253,7 @@ def test_the_page_writes_back_exactly_the_trace_the_file_left_out(client, tmp_pa
     expanded = node_driver.run_node(tmp_path, held, EXPAND)
     assert [trace for trace, _ in expanded] == [*replies, shuffled]
     assert [order for _, order in expanded] == [keys(reply) for reply in [*replies, shuffled]]
-    assert [as_reply(trace) for trace in held] == [*replies, shuffled]  # the tests' own reader
+    assert [expanded_trace(trace) for trace in held] == [*replies, shuffled]  # the kernel's reader
 
 
 def test_a_big_graph_s_file_is_smaller_than_its_reply(client):

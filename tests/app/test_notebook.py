@@ -18,9 +18,10 @@ import pytest
 from micrograd.engine import Value
 from micrograd.nn import MLP, Neuron
 from nbclient import NotebookClient
-from onefile_traces import as_reply, block_json
+from onefile_traces import block_json
 
 import chainrule
+from chainrule.app.export.onefile import expanded_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -123,7 +124,7 @@ def saved_trace(model: dict) -> dict:
     notebook), zlib-compressed JSON."""
     (buffer,) = [b for b in model["buffers"] if b["path"] == ["trace_zlib"]]
     assert buffer["encoding"] == "base64"
-    return as_reply(json.loads(zlib.decompress(base64.b64decode(buffer["data"]))))
+    return expanded_trace(json.loads(zlib.decompress(base64.b64decode(buffer["data"]))))
 
 
 def leaf_numbers(root: Value) -> list[tuple[float, float]]:
@@ -211,6 +212,37 @@ def test_a_widget_recomputes_its_leaves_in_the_kernel():
     assert shown.error["type"] == "BadValue"
 
 
+def test_a_player_keeps_a_graph_too_big_to_draw_packed_and_no_value_of_it():
+    """ipywidgets keeps every player a kernel showed until it is closed: the player of a graph
+    too big to draw keeps the bytes it sent, unpacked when its `trace` is asked for, and keeps
+    none of the learner's Values (micrograd's demo: 190 MB more a `show()` in the kernel, for
+    good). A small graph's trace is kept as it is (the drawing shown before the player)."""
+    pytest.importorskip("anywidget")
+    import gc
+    import weakref
+
+    from chainrule.app.settings import get_settings
+    from chainrule.notebook.widget import unpacked_trace, widget
+    from chainrule.sandbox.moons import demo_total_loss
+
+    def shown_and_let_go():  # (a function's frame keeps its locals' snapshot while it runs)
+        _, total_loss = demo_total_loss(3)  # 2,962 nodes, over the export's 2,000
+        return chainrule.trace_value(total_loss), widget(total_loss), weakref.ref(total_loss)
+
+    reply, shown, graph = shown_and_let_go()
+    gc.collect()
+    assert graph() is None  # the player held no Value of it
+    assert len(reply["nodes"]) > get_settings().export_max_nodes
+    assert shown.trace == unpacked_trace(shown.trace_zlib)
+    assert {**shown.trace, "layout": None} == {**reply, "layout": None}  # (its layout cached)
+    assert shown.trace is not shown.trace  # unpacked each time: nothing but the bytes kept
+    assert repr(shown).startswith("<chainrule player: 2,962 nodes, total_loss = ")
+    shown.values = {**shown.values, reply["leaves"][0]["name"]: 0.5}  # a slider: kept packed
+    assert shown.error is None and shown.trace["leaves"][0]["value"] == 0.5
+    small = widget("a = 2\nb = a * a + 1")
+    assert small.trace is small.trace
+
+
 def test_a_widget_traces_its_graph_once_and_again_for_each_slider_move(monkeypatch):
     # traitlets tells the widget of the values it was built with (old value None): that was a
     # second trace of the whole graph in every show() (micrograd's demo: 3 s more).
@@ -290,7 +322,7 @@ def test_mo_ui_anywidget_wraps_what_show_returns():
     # derivatives alone, the program without its copy of the source.
     assert sent["onefile"] == {"edges": "local_grad", "program_source": 0}
     assert sent["edges"] == [edge["local_grad"] for edge in shown.trace["edges"]]
-    assert as_reply(sent) == shown.trace
+    assert expanded_trace(sent) == shown.trace
     assert shown.trace["root"] and wrapped.value["ops"]
 
 
