@@ -48,7 +48,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from itertools import chain
+from itertools import chain, islice
 from types import (
     BuiltinFunctionType,
     CellType,
@@ -707,25 +707,42 @@ def _places(namespace: Mapping[str, Any], exclude: Collection[str]) -> dict[int,
     for _depth in range(MAX_PLACE_DEPTH):
         deeper: list[tuple[str, Iterator[tuple[_Place, Any]]]] = []
         for variable, parts in level:
-            for place, obj in parts:
-                if looked[variable] >= share[variable] or len(seen) >= MAX_PLACES_IN_ALL:
-                    break
-                # A number or a string holds no Value: it costs none of the objects looked at (a
-                # kernel's namespace holds replies and data sets full of them).
-                if isinstance(obj, HOLDS_NO_VALUES) or id(obj) in seen:
-                    continue
-                seen.add(id(obj))
-                looked[variable] += 1
-                if is_value(obj):
-                    places.setdefault(id(obj), _path(place))
-                    share[variable] = MAX_PLACES
-                    continue
-                try:
-                    deeper.append((variable, _parts(place, obj)))
-                except Exception:  # noqa: BLE001 - an object whose attributes raise names nothing
-                    continue
+            try:
+                _look(parts, variable, deeper, places, seen, looked, share)
+            except Exception:  # noqa: BLE001 - a container whose parts raise names nothing more
+                continue
         level = deeper
     return places
+
+
+def _look(
+    parts: Iterator[tuple[_Place, Any]],
+    variable: str,
+    deeper: list[tuple[str, Iterator[tuple[_Place, Any]]]],
+    places: dict[int, str],
+    seen: set[int],
+    looked: dict[str, int],
+    share: dict[str, int],
+) -> None:
+    """One container's parts looked at (`places_in`), under `variable`'s share: each Value's
+    place kept, each other object's parts queued in `deeper`."""
+    for place, obj in parts:
+        if looked[variable] >= share[variable] or len(seen) >= MAX_PLACES_IN_ALL:
+            return
+        # A number or a string holds no Value: it costs none of the objects looked at (a kernel's
+        # namespace holds replies and data sets full of them).
+        if isinstance(obj, HOLDS_NO_VALUES) or id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        looked[variable] += 1
+        if is_value(obj):
+            places.setdefault(id(obj), _path(place))
+            share[variable] = MAX_PLACES
+            continue
+        try:
+            deeper.append((variable, _parts(place, obj)))
+        except Exception:  # noqa: BLE001 - an object whose attributes raise names nothing
+            continue
 
 
 # Where the walk of `places_in` found an object: a variable's name, or (where its container was,
@@ -767,15 +784,16 @@ def loop_targets(code: str) -> set[str]:
 
 def _parts(place: _Place, obj: Any) -> Iterator[tuple[_Place, Any]]:
     """The places inside `obj` (a list's items, a dict's values, an object's attributes), each
-    with its place, a list's and a dict's made as they are asked for; none for modules, classes,
+    with its place, a list's and a dict's made as they are asked for (the first MAX_PLACES of
+    them: a list of ten million numbers is not read through); none for modules, classes,
     functions and other objects that hold no data. An item of a type that holds no Value
     (`NO_VALUE_TYPES`) is left out here, a subclass of one where `places_in` looks at it."""
     if isinstance(obj, (list, tuple)):
-        return (((place, i, False), item) for i, item in enumerate(obj)
+        return (((place, i, False), item) for i, item in enumerate(islice(obj, MAX_PLACES))
                 if type(item) not in NO_VALUE_TYPES)  # fmt: skip
     if isinstance(obj, dict):
         # A copy of the items: the dict may change before its last part is asked for.
-        return (((place, key, False), item) for key, item in list(obj.items())
+        return (((place, key, False), item) for key, item in list(islice(obj.items(), MAX_PLACES))
                 if type(item) not in NO_VALUE_TYPES and isinstance(key, (str, int)))  # fmt: skip
     if isinstance(obj, HOLDS_NO_VALUES):
         return iter(())

@@ -559,6 +559,36 @@ def test_a_variable_with_no_value_in_its_first_objects_is_looked_into_no_further
     assert len(places) == 1 + len(topo)
 
 
+def test_a_namespace_whose_objects_raise_or_run_long_still_names_the_model():
+    """The walk of a learner's namespace meets what it cannot read: a list whose iteration
+    raises part way, an object whose `__class__` raises, a list of millions of numbers. Each
+    names what it can (a Value before the raise; none past the first MAX_PLACES items of one
+    list) and the model under its own variable is named whatever the others do."""
+    from chainrule.engine.value_reader import MAX_PLACES
+
+    class Breaking(list):
+        def __iter__(self):
+            yield self[0]
+            raise RuntimeError("a container that cannot be read through")
+
+    class Hostile:
+        @property
+        def __class__(self):
+            raise RuntimeError("no class to tell")
+
+    random.seed(2)
+    model = MLP(2, [2, 1])
+    first, hidden = MG(1.0), MG(2.0)
+    numbers = [0.5] * (MAX_PLACES + 10) + [hidden]
+    namespace = {"broken": Breaking([first, MG(3.0)]), "odd": [Hostile()], "numbers": numbers,
+                 "model": model}  # fmt: skip
+    places = places_in(namespace)
+    assert places[id(first)] == "broken[0]"
+    assert id(hidden) not in places
+    assert places[id(model.layers[1].neurons[0].w[1])] == "model.layers[1].neurons[0].w[1]"
+    assert len(places) == 1 + len(model.parameters())
+
+
 def test_the_mlp_is_written_one_neuron_a_statement_each_named_where_it_lives():
     """Issue 38: the lecture's `MLP(3, [4, 4, 1])` on its four examples (micrograd's nn). Each
     neuron's `w·x + b` and its activation is one statement, named by where its parameters live
