@@ -141,8 +141,9 @@ class StaticGraph:
         self._packed = packed
         self.size = len(trace["nodes"])
         self.kind = trace.get("kind")
-        self._summary = _summary(trace)
+        self._summary: str | None = None
         if packed is not None and self.too_big():
+            self._summary = _summary(trace)  # said without unpacking it
             self._trace = None
 
     @property
@@ -196,6 +197,8 @@ class StaticGraph:
     def summary(self) -> str:
         """`12 nodes, out = 4`: its size and its result (a tensor program's: `7 tensors,
         loss = 1.08`); thousands grouped (`65,818 nodes`)."""
+        if self._summary is None:
+            self._summary = _summary(self.trace)
         return self._summary
 
     def __repr__(self) -> str:
