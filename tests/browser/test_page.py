@@ -95,9 +95,15 @@ def test_every_preset_ends_on_the_api_final_grads(page, live_server):
           }""")
         assert leaked == [], (preset["id"], leaked[:5])
         page.keyboard.press("End")
-        page.wait_for_selector(
-            "[data-testid=step-forward][disabled]"
-        )  # the page draws on its next frame
+        page.wait_for_selector("[data-testid=step-forward][disabled]")
+        # The cards are drawn on a later frame than the transport's buttons: every card but a
+        # constant's shows a gradient at the end.
+        graded = [n["id"] for n in trace["nodes"] if n["kind"] != "const"]
+        page.wait_for_function(
+            """ids => ids.every((id) => document.querySelector(
+                 `[data-testid=node][data-node-id="${id}"]`)?.dataset.grad)""",
+            arg=graded,
+        )
         shown = {n["id"]: n for n in nodes(page)}
         for node in trace["nodes"]:
             card = shown[node["id"]]
