@@ -8,11 +8,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from test_no_orphan_processes import alive
+from test_no_orphan_processes import wait_until_gone
 
 from chainrule import engine
 from chainrule.app.layout import process
@@ -148,10 +147,7 @@ def test_the_helper_ends_with_its_caller_even_killed(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     helper = int(done.stdout.splitlines()[-1])
-    deadline = time.monotonic() + 10
-    while alive(helper) and time.monotonic() < deadline:
-        time.sleep(0.05)  # polls the condition it then asserts
-    assert not alive(helper), "the helper outlived its caller"
+    assert wait_until_gone({helper}) == set(), "the helper outlived its caller"
 
 
 def test_ctrl_c_in_a_terminal_leaves_the_helper_to_its_caller(layouter: Layouter) -> None:
