@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from chainrule.engine.builder import MAX_DEPTH, MAX_NODES, MAX_VALUE_NODES
+
 ENV_PREFIX = "CHAINRULE_"
 
 
@@ -41,13 +43,13 @@ class AppSettings(BaseModel):
     # characters (`max_source_chars`).
     max_source_tokens: int = 100_000
     max_source_chars: int = 100_000
-    max_nodes: int = 20_000
-    max_depth: int = 200
+    max_nodes: int = MAX_NODES
+    max_depth: int = MAX_DEPTH
     max_body_bytes: int = 1_048_576
     # A graph read from a Value in the learner's own kernel (chainrule.trace_value, show,
     # save_html) is no program the server parses: no character count, only its nodes are
     # bounded (memory: about 8 KB a node while its reply is made, bench/demo.py; docs/python.md).
-    max_value_nodes: int = 100_000
+    max_value_nodes: int = MAX_VALUE_NODES
 
     # Layout: dot is exact but slow (~0.5 s at 1,000 nodes) and far slower on long edges; above
     # dot_max_nodes, above dot_max_lanes (a vertex per column an edge crosses:

@@ -28,13 +28,22 @@ from .parser import Expr, Statement
 from .paste import line_note, shown
 from .value import Value
 
+# The server's bounds on a graph, said here once: app/settings.py's defaults (`max_nodes`,
+# `max_depth`, `max_value_nodes`) and the page's sandbox's (chainrule/sandbox/runner.py, which
+# runs where the settings do not). A program the server parses has at most MAX_NODES nodes
+# nested MAX_DEPTH deep; a graph read from a Value (a kernel's, the sandbox's) at most
+# MAX_VALUE_NODES nodes.
+MAX_NODES = 20_000
+MAX_DEPTH = 200
+MAX_VALUE_NODES = 100_000
+
 
 @dataclass(frozen=True)
 class Limits:
     """Optional limits; None means no limit but memory.
 
-    The server bounds a request's program by its work: Limits(None, 20_000, 200, 100_000), its
-    characters by the request body's bytes (docs/api.md, "Limits").
+    The server bounds a request's program by its work: Limits(None, MAX_NODES, MAX_DEPTH,
+    100_000 tokens), its characters by the request body's bytes (docs/api.md, "Limits").
     """
 
     max_source_chars: int | None = None

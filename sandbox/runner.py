@@ -32,7 +32,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any
 
-from chainrule.engine.builder import Limits
+from chainrule.engine.builder import MAX_DEPTH, MAX_NODES, MAX_VALUE_NODES, Limits
 from chainrule.engine.errors import ProgramError, quoted
 from chainrule.engine.i18n import DEFAULT_LANG, render, warnings_in
 from chainrule.engine.value_reader import (
@@ -57,12 +57,9 @@ from chainrule.sandbox.watch import (
 )
 
 # The page posts the program of a graph read here to the server, which takes up to its
-# `max_nodes` (the page says it: Session's max_nodes; this is its default). A bigger graph, up to
-# MAX_VALUE_NODES (the notebook's `max_value_nodes`, as a Value read in a kernel), is traced and
-# laid out here (chainrule/sandbox/local_trace.py); a bigger one still is refused, named.
-MAX_NODES = 20_000
-MAX_VALUE_NODES = 100_000
-MAX_DEPTH = 200
+# `max_nodes` (the page says it: Session's max_nodes; the engine's MAX_NODES by default). A bigger
+# graph, up to MAX_VALUE_NODES (the notebook's `max_value_nodes`, as a Value read in a kernel), is
+# traced and laid out here (chainrule/sandbox/local_trace.py); a bigger one still is refused.
 OUTPUT_CHARS = 4_000  # the end of what the code printed, shown under it
 MAGIC_PREFIXES = ("%", "!")  # notebook magics and shell lines: skipped, with a note
 
