@@ -20,6 +20,7 @@ from chainrule.app.api.language import lang_of
 from chainrule.app.http.precompressed import PrecompressedStaticFiles
 from chainrule.engine.i18n import LANGS, text, ui_catalogue
 from chainrule.engine.ops import page_table
+from chainrule.engine.reply import REPLY_BYTES_PER_NODE
 
 router = APIRouter(include_in_schema=False)
 
@@ -100,6 +101,7 @@ def page_response(
     preset_id = preset if preset in ids else (ids[0] if ids else None)
     lang = lang_of(request.scope)
     jinja: Jinja2Templates = request.app.state.templates
+    settings = request.app.state.settings
     context = {
         "preset_id": preset_id,
         "class_code": class_code or "",
@@ -114,8 +116,11 @@ def page_response(
         "sandbox_bytes": runtime_bytes(),
         # The sandbox posts the program of a graph up to the server's bound here, and traces a
         # bigger one itself, up to the bound of a graph read from a Value (docs/sandbox.md).
-        "sandbox_max_nodes": request.app.state.settings.max_nodes,
-        "sandbox_max_value_nodes": request.app.state.settings.max_value_nodes,
+        "sandbox_max_nodes": settings.max_nodes,
+        "sandbox_max_value_nodes": settings.max_value_nodes,
+        # The most characters of a runner's reply that holds such a trace: as the server bounds
+        # its own replies, so much a node (engine/reply.py), at the most nodes read.
+        "sandbox_traced_max_chars": REPLY_BYTES_PER_NODE * settings.max_value_nodes,
     }
     response = jinja.TemplateResponse(request, "index.html", context)
     response.headers["Vary"] = "Accept-Language"  # the page's words follow that header

@@ -330,6 +330,8 @@ def test_a_graph_past_the_servers_bound_is_traced_in_the_browser(browser, small_
     page.goto("/")
     page.wait_for_selector("[data-testid=node]")
     assert page.get_attribute("body", "data-sandbox-max-nodes") == "5000"
+    # The runner's reply may hold the trace: the server's budget a node, at its 8,000 nodes.
+    assert page.get_attribute("body", "data-sandbox-traced-max-chars") == str(1_500 * 8_000)
     posted.clear()  # the preset's
     open_demo(page, 8)
     status = page.text_content("[data-testid=sandbox-status]")

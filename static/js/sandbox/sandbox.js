@@ -35,9 +35,9 @@ export const MESSAGES_PER_SECOND = 100;
 export const REPLY_MAX_CHARS = 8_000_000;
 // A reply that holds the trace of a graph too big to send (sandbox/local_trace.py) is bounded as
 // the server bounds its own replies: so many characters a node (engine/reply.py
-// REPLY_BYTES_PER_NODE) at the most nodes the reader reads (micrograd's demo: 72,935,735 for
-// 65,818 nodes, its trace and the run's facts).
-export const TRACED_CHARS_PER_NODE = 1_500;
+// REPLY_BYTES_PER_NODE) at the most nodes the reader reads, which the page is told
+// (`data-sandbox-traced-max-chars`; micrograd's demo's: 72,935,735 for 65,818 nodes, its trace
+// and the run's facts).
 // Reading the graph the code made, once it has run: the reader, the autograd check and, for a
 // graph too big to send, the engine's trace and the layout (micrograd's demo, 65,818 nodes:
 // about 8 s of a cold start on the 2-core machine). The code's own limit ends when it has run.
@@ -50,9 +50,9 @@ export function sandboxBounds() {
   return { maxNodes: Number(sandboxMaxNodes) || null, maxValueNodes: Number(sandboxMaxValueNodes) || null };
 }
 
-/** The most characters a runner's reply may have. */
+/** The most characters a runner's reply may have: a trace made in the worker's, as the server says. */
 export function replyMaxChars() {
-  return Math.max(REPLY_MAX_CHARS, TRACED_CHARS_PER_NODE * (sandboxBounds().maxValueNodes ?? 0));
+  return Math.max(REPLY_MAX_CHARS, Number(document.body.dataset.sandboxTracedMaxChars) || 0);
 }
 const FAILED_MAX_CHARS = 2_000;
 
