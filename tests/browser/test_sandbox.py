@@ -384,6 +384,29 @@ def test_a_graph_past_the_servers_bound_is_traced_in_the_browser(browser, small_
     assert errors == []
 
 
+def test_a_reply_past_the_bound_the_server_gives_the_page_is_refused(browser, small_server):
+    """The runner's reply may hold a trace made in the worker, so the page reads one up to the
+    bound the server tells it (`data-sandbox-traced-max-chars`: the server's own budget a node,
+    1,500, at its `max_value_nodes`, 8,000 here: 12,000,000 characters, over the 8,000,000 of a
+    reply without one). Code that posts a longer "result" itself is stopped, the bound said."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=small_server)
+    page = context.new_page()
+    page.posted = []  # run() reads it
+    page.goto("/")
+    page.wait_for_selector("[data-testid=node]")
+    forged = (
+        "import importlib\njs = importlib.import_module('js')\n"
+        "ffi = importlib.import_module('pyodide.ffi')\n"
+        "reply = {'type': 'result', 'result': 'x' * 12_000_001}\n"
+        "js.postMessage(ffi.to_js(reply, dict_converter=js.Object.fromEntries))\n"
+        "while True:\n    pass\n"
+    )
+    facts = run(page, forged)
+    assert facts["status"] == "failed"
+    assert "a message it does not read (or a reply over 12000000 characters)" in facts["error"]
+    context.close()
+
+
 def eq_bug_class() -> str:
     """The lecture's class with the `=` bug the seed lesson warns of: every `+=` of a gradient in
     `_backward` written `=` (the lesson's own class has the bug in + * and tanh)."""
