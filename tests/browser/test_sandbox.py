@@ -318,7 +318,8 @@ def test_a_graph_past_the_servers_bound_is_traced_in_the_browser(browser, small_
     parses. Past the server's bound the worker traces and lays it out itself
     (sandbox/local_trace.py): the page opens it on its overview and sends the server nothing;
     the loss is micrograd's, every gradient agrees, and a slider recomputes it in the page (the
-    engine's number), asking no server. Past the reader's own bound a graph is refused."""
+    engine's number), asking no server. Past the reader's own bound a graph is refused, and a
+    reply past the page's (the server's) is stopped."""
     from chainrule.sandbox.moons import demo_total_loss
 
     context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=small_server)
@@ -330,8 +331,6 @@ def test_a_graph_past_the_servers_bound_is_traced_in_the_browser(browser, small_
     page.goto("/")
     page.wait_for_selector("[data-testid=node]")
     assert page.get_attribute("body", "data-sandbox-max-nodes") == "5000"
-    # The runner's reply may hold the trace: the server's budget a node, at its 8,000 nodes.
-    assert page.get_attribute("body", "data-sandbox-traced-max-chars") == str(1_500 * 8_000)
     posted.clear()  # the preset's
     open_demo(page, 8)
     status = page.text_content("[data-testid=sandbox-status]")
@@ -380,20 +379,11 @@ def test_a_graph_past_the_servers_bound_is_traced_in_the_browser(browser, small_
     facts = run(page, code)
     assert facts["status"] == "failed"
     assert "The graph has more than 8,000 nodes, more than the page draws." in facts["error"]
-    context.close()
-    assert errors == []
-
-
-def test_a_reply_past_the_bound_the_server_gives_the_page_is_refused(browser, small_server):
-    """The runner's reply may hold a trace made in the worker, so the page reads one up to the
-    bound the server tells it (`data-sandbox-traced-max-chars`: the server's own budget a node,
-    1,500, at its `max_value_nodes`, 8,000 here: 12,000,000 characters, over the 8,000,000 of a
-    reply without one). Code that posts a longer "result" itself is stopped, the bound said."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=small_server)
-    page = context.new_page()
-    page.posted = []  # run() reads it
-    page.goto("/")
-    page.wait_for_selector("[data-testid=node]")
+    # The runner's reply may hold such a trace, so the page reads one up to the bound the server
+    # tells it (`data-sandbox-traced-max-chars`: its own budget a node, 1,500, at its
+    # `max_value_nodes`: 12,000,000 characters here, over the 8,000,000 of a reply without one).
+    # Code that posts a longer "result" itself is stopped, the bound said.
+    assert page.get_attribute("body", "data-sandbox-traced-max-chars") == str(1_500 * 8_000)
     forged = (
         "import importlib\njs = importlib.import_module('js')\n"
         "ffi = importlib.import_module('pyodide.ffi')\n"
@@ -405,6 +395,7 @@ def test_a_reply_past_the_bound_the_server_gives_the_page_is_refused(browser, sm
     assert facts["status"] == "failed"
     assert "a message it does not read (or a reply over 12000000 characters)" in facts["error"]
     context.close()
+    assert errors == []
 
 
 def eq_bug_class() -> str:
