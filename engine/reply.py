@@ -355,18 +355,59 @@ def steps_reply(trace: Trace, timeline: Timeline, numbers: dict[str, Any]) -> di
     }
 
 
-def trace_reply(
-    trace: Trace, timeline: Timeline, placement: Placement | None = None
-) -> dict[str, Any]:
-    """The JSON-ready trace described in docs/api.md; its numbers are the numbers reply's."""
+class ReplyParts(NamedTuple):
+    """What a trace's reply and its first view (`first_view_reply`) share, made once: the
+    numbers reply, the groups and the overview."""
+
+    numbers: dict[str, Any]
+    groups: list[dict[str, Any]]
+    overview: dict[str, Any] | None
+
+
+def reply_parts(trace: Trace) -> ReplyParts:
     numbers = numbers_reply(trace)
+    groups = groups_reply(trace)
+    return ReplyParts(numbers, groups, overview_reply(trace, groups))
+
+
+def first_view_reply(trace: Trace, parts: ReplyParts) -> dict[str, Any] | None:
+    """What the overview's first view is drawn from before the whole reply (docs/python.md,
+    "A big graph's first view"), or None for a trace without an overview: the reply's `groups`,
+    `overview`, `grad_flags` and `root` as they are, each node's public `op` and `data` (the
+    reply's arrays), its `count`, and the edges as [source, target, source, target, …] node
+    indices in the reply's order. What the page computes from a reply (the parts' edges, the
+    cards' counts) it computes from these the same way (static/js/graph/overview.js);
+    micrograd's demo: 5 MB of JSON, where its reply is 55 MB."""
+    if parts.overview is None:
+        return None
+    nodes = trace.nodes
+    return {
+        "count": len(nodes),
+        "op": [None if node.op is None else row_of(node).public for node in nodes],
+        "data": parts.numbers["data"],
+        "edges": [i for node in nodes for child in node.inputs for i in (child.id, node.id)],
+        "groups": parts.groups,
+        "overview": parts.overview,
+        "grad_flags": parts.numbers["grad_flags"],
+        "root": f"n{trace.root.id}",
+    }
+
+
+def trace_reply(
+    trace: Trace,
+    timeline: Timeline,
+    placement: Placement | None = None,
+    parts: ReplyParts | None = None,
+) -> dict[str, Any]:
+    """The JSON-ready trace described in docs/api.md; its numbers are the numbers reply's
+    (`parts`, when they were made for a first view)."""
+    numbers, groups, overview = reply_parts(trace) if parts is None else parts
     data = numbers["data"]
     order_check = trace.order_check
-    groups = groups_reply(trace)
     reply = {
         **graph_reply(trace, numbers),
         "groups": groups,
-        "overview": overview_reply(trace, groups),
+        "overview": overview,
         "root": f"n{trace.root.id}",
         **target_reply(trace),
         **pass_reply(trace),

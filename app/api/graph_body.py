@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Generator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ from chainrule.app.settings import AppSettings
 from chainrule.engine.cancel import check as check_cancelled
 from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.i18n import DEFAULT_LANG
-from chainrule.engine.reply import check_reply_size, place, trace_reply
+from chainrule.engine.reply import ReplyParts, check_reply_size, place, reply_parts, trace_reply
 from chainrule.engine.steps import steps
 from chainrule.engine.tensor_program import trace_tensors
 from chainrule.engine.tensor_reader import is_tensor_program
@@ -128,12 +129,40 @@ def build_reply(
     with cycle_collector_paused():
         if is_tensor_program(request.source):
             return tensor_reply(trace_tensors(request.source, request.values, limits=limits), lang)
-        reply, encoded, layout, cached = _laid_out_reply(
-            request, settings, layouter, lang, limits, encoded=checked
-        )
-        del encoded
-        reply["layout"] = layout_reply(layout, cached)
-        return reply
+    return finished(reply_stages(request, settings, layouter, lang, limits, checked=checked))
+
+
+ReplyStages = Generator[tuple[engine.Trace, ReplyParts], None, dict[str, Any]]
+
+
+def reply_stages(
+    request: GraphRequest,
+    settings: AppSettings,
+    layouter: Layouter,
+    lang: str,
+    limits: engine.Limits,
+    *,
+    checked: bool = True,
+) -> ReplyStages:
+    """`build_reply` of a scalar program in two stages: it yields the trace once its passes have
+    run, with the parts of its reply made then (`ReplyParts`: what a first view is drawn from,
+    engine/reply.py `first_view_reply`), and returns the reply when resumed (`finished`), its
+    layout drawn meanwhile. A notebook's player is shown between them (notebook/widget.py)."""
+    stages = _laid_out_stages(request, settings, layouter, lang, limits, encoded=checked)
+    yield next(stages)
+    reply, encoded, layout, cached = finished(stages)
+    del encoded
+    reply["layout"] = layout_reply(layout, cached)
+    return reply
+
+
+def finished(stages: Generator[Any, None, Any]) -> Any:
+    """What `stages` returns, its remaining stages run."""
+    while True:
+        try:
+            next(stages)
+        except StopIteration as done:
+            return done.value
 
 
 def _laid_out_reply(
@@ -142,25 +171,55 @@ def _laid_out_reply(
     layouter: Layouter,
     lang: str,
     limits: engine.Limits,
-    *,
-    encoded: bool = True,
 ) -> tuple[dict[str, Any], bytes, Layout, bool]:
     """The reply of a scalar program with its layout placed in it but no `layout` member, its
-    bytes (within `check_reply_size`'s budget; none, unchecked, unless `encoded`), the layout,
-    and whether it came from the cache (the caller holds the cycle collector paused)."""
+    bytes (within `check_reply_size`'s budget), the layout, and whether it came from the cache
+    (the caller holds the cycle collector paused)."""
+    return finished(_laid_out_stages(request, settings, layouter, lang, limits))
+
+
+def _laid_out_stages(
+    request: GraphRequest,
+    settings: AppSettings,
+    layouter: Layouter,
+    lang: str,
+    limits: engine.Limits,
+    *,
+    encoded: bool = True,
+) -> Generator[tuple[engine.Trace, ReplyParts], None, tuple[dict[str, Any], bytes, Layout, bool]]:
+    """`_laid_out_reply` in two stages (`reply_stages`): the trace and its reply's parts once
+    the passes have run, then (resumed) the reply, its bytes (none, unchecked, unless
+    `encoded`), the layout and whether it came from the cache. Each stage holds the cycle
+    collector paused while it runs."""
     options = request.options()
-    graph = build_for_trace(
-        request.source, request.values, options.expand_derived, limits, options.mode, lang
-    )
-    laying_out = layout_beside(layouter, layout_structure(graph))  # while the passes run
-    trace = engine.run(
-        graph,
-        lang=lang,
-        record=True,  # the reply reads the record: one recorded pass, not two passes
-        **options.run_kwargs(),
-    )
-    check_cancelled()
-    reply = trace_reply(trace, steps(trace))
+    with cycle_collector_paused():
+        graph = build_for_trace(
+            request.source, request.values, options.expand_derived, limits, options.mode, lang
+        )
+        laying_out = layout_beside(layouter, layout_structure(graph))  # while the passes run
+        trace = engine.run(
+            graph,
+            lang=lang,
+            record=True,  # the reply reads the record: one recorded pass, not two passes
+            **options.run_kwargs(),
+        )
+        check_cancelled()
+        parts = reply_parts(trace)
+    yield trace, parts
+    with cycle_collector_paused():
+        return _placed_reply(request, settings, trace, parts, laying_out, encoded=encoded)
+
+
+def _placed_reply(
+    request: GraphRequest,
+    settings: AppSettings,
+    trace: engine.Trace,
+    parts: ReplyParts,
+    laying_out: Future[tuple[Layout, bool]],
+    *,
+    encoded: bool,
+) -> tuple[dict[str, Any], bytes, Layout, bool]:
+    reply = trace_reply(trace, steps(trace), parts=parts)
     check_cancelled()
     layout, cached = laying_out.result()
     reply = place(reply, placement(layout, trace))
