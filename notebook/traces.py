@@ -8,13 +8,13 @@ import inspect
 import linecache
 import sys
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from functools import cache
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from chainrule.app.api.graph_body import build_reply, limits_of
+from chainrule.app.api.graph_body import build_reply, finished, limits_of, reply_stages
 from chainrule.app.api.schemas import GraphRequest
 from chainrule.app.layout.layouter import Layouter
 from chainrule.app.layout.process import LayoutProcess
@@ -22,6 +22,7 @@ from chainrule.app.settings import get_settings
 from chainrule.engine import Limits
 from chainrule.engine.errors import BadLeaf
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang, msg, warnings_in
+from chainrule.engine.reply import first_view_reply
 from chainrule.engine.tensor_graph import tensor_graph
 from chainrule.engine.tensor_program import trace_tensors
 from chainrule.engine.tensor_reader import is_tensor_program
@@ -168,6 +169,24 @@ def traced_value(
         program.source, expand_derived=expand_derived, lang=lang, limits=limits, checked=False
     )
     return with_program(trace, program, lang)
+
+
+def value_trace_stages(
+    program: Program, lang: str = DEFAULT_LANG
+) -> Generator[dict[str, Any] | None, None, dict[str, Any]]:
+    """The trace of `program` (a graph read from a Value, under `value_limits`) in two stages:
+    it yields the first view of its overview once its passes have run (engine/reply.py
+    `first_view_reply`; None for a graph without an overview), and returns the whole trace
+    with its program (`with_program`) when resumed (graph_body.py `finished`). Its size is
+    not checked: the widget checks the bytes it sends (`packed_trace`)."""
+    request = GraphRequest(source=program.source)
+    settings, lang = get_settings(), check_lang(lang)
+    stages = reply_stages(request, settings, _layouter(), lang, value_limits(), checked=False)
+    trace, parts = next(stages)
+    first = first_view_reply(trace, parts)
+    del trace, parts  # the stages hold them while they are needed
+    yield first
+    return with_program(finished(stages), program, lang)
 
 
 def source_of(value_or_source: Any) -> tuple[str, Program | None]:

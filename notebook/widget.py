@@ -20,13 +20,14 @@ import base64
 import sys
 import uuid
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from html import escape
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import orjson
 
+from chainrule.app.api.graph_body import finished
 from chainrule.app.build.bundle import BUNDLE_JS
 from chainrule.app.export.drawing import ExportLimits, render
 from chainrule.app.export.onefile import compact_trace, expanded_trace
@@ -43,6 +44,7 @@ from chainrule.notebook.traces import (
     trace_of,
     traced,
     value_limits,
+    value_trace_stages,
     with_program,
 )
 
@@ -179,20 +181,13 @@ class StaticGraph:
         past MAX_INLINE_SVG (its colour grids: a polygon a cell) as a PNG instead; a graph
         too big to draw (`too_big`) as a sentence saying so."""
         if self.too_big():
-            size, limit = Count(self.size), Count(get_settings().export_max_nodes)
-            inline = f"<p>{escape(text(lang, 'notebook.no_drawing', size=size, limit=limit))}</p>"
-        else:
-            svg = self.svg()
-            inline = svg[svg.find("<svg") :]  # without the XML prolog, which HTML does not take
-            if self.kind == "tensor" and len(svg) > MAX_INLINE_SVG:
-                png = base64.b64encode(self.drawn("png")).decode()
-                inline = f'<img alt="{escape(self.summary())}" src="data:image/png;base64,{png}">'
-        hint = escape(text(lang, "notebook.static_hint"))
-        html = (
-            f'{FALLBACK_STYLE}<div class="chainrule-static" data-chainrule-drawing='
-            f'"{escape(drawing_id)}">{inline}<p><small>{hint}</small></p></div>'
-        )
-        return {"text/html": html, "text/plain": repr(self)}
+            return no_drawing(self.size, drawing_id, lang) | {"text/plain": repr(self)}
+        svg = self.svg()
+        inline = svg[svg.find("<svg") :]  # without the XML prolog, which HTML does not take
+        if self.kind == "tensor" and len(svg) > MAX_INLINE_SVG:
+            png = base64.b64encode(self.drawn("png")).decode()
+            inline = f'<img alt="{escape(self.summary())}" src="data:image/png;base64,{png}">'
+        return {"text/html": _drawing_html(inline, drawing_id, lang), "text/plain": repr(self)}
 
     def summary(self) -> str:
         """`12 nodes, out = 4`: its size and its result (a tensor program's: `7 tensors,
@@ -208,12 +203,38 @@ class StaticGraph:
         )
 
 
+def no_drawing(size: int, drawing_id: str, lang: str) -> dict[str, str]:
+    """The HTML shown before the player of a graph too big to draw: a sentence saying so."""
+    size_, limit = Count(size), Count(get_settings().export_max_nodes)
+    inline = f"<p>{escape(text(lang, 'notebook.no_drawing', size=size_, limit=limit))}</p>"
+    return {"text/html": _drawing_html(inline, drawing_id, lang)}
+
+
+def _drawing_html(inline: str, drawing_id: str, lang: str) -> str:
+    hint = escape(text(lang, "notebook.static_hint"))
+    return (
+        f'{FALLBACK_STYLE}<div class="chainrule-static" data-chainrule-drawing='
+        f'"{escape(drawing_id)}">{inline}<p><small>{hint}</small></p></div>'
+    )
+
+
 def _summary(trace: dict[str, Any]) -> str:
     nodes = trace["nodes"]
     root = next(node for node in nodes if node["id"] == trace["root"])
     if trace.get("kind") == "tensor":
         return f"{len(nodes):,} tensors, {root['label']} = {fmt(root['data'])}"
-    return f"{len(nodes):,} nodes, {root['text']} = {fmt(root['data'])}"
+    return _said(len(nodes), root["text"], root["data"])
+
+
+def _first_view_summary(first: dict[str, Any]) -> str:
+    """`_summary` of the trace a first view is of: its root's text is its group's name."""
+    root = first["root"]
+    text = next(group["name"] for group in first["groups"] if group["root"] == root)
+    return _said(first["count"], text, first["data"][int(root[1:])])
+
+
+def _said(count: int, text: str, data: Any) -> str:
+    return f"{count:,} nodes, {text} = {fmt(data)}"
 
 
 def _in_kernel() -> bool:
@@ -283,16 +304,22 @@ def _widget_classes() -> tuple[type, type]:
         # The id of the drawing shown before the player (`data-chainrule-drawing`): the player
         # hides it while it works, where FALLBACK_STYLE does not reach.
         drawing = traitlets.Unicode("").tag(sync=True)
+        # A big graph's first view (`first_view_reply`, packed as `trace_zlib` is) while its
+        # trace is made (`trace_zlib` empty until then); emptied when the trace is sent.
+        first_view = traitlets.Bytes(b"").tag(sync=True)
 
         def __init__(
             self,
             source: str,
             program: Any,
-            trace: dict[str, Any],
+            trace: dict[str, Any] | Stages,
             title: str,
             lang: str,
             values: dict[str, float] | None = None,
         ):
+            """The player of `trace`; or, given the `Stages` of a trace (`value_trace_stages`
+            at its first view), of its first view until the trace is made: after the cell that
+            made the player (`_after_the_cell`), or when `trace` is asked for first."""
             self._source = source
             self._program = program.written() if program else None
             self._lang = lang
@@ -300,22 +327,48 @@ def _widget_classes() -> tuple[type, type]:
             # them (a tensor program's cells are keyed by them alone, `{"W[1,2]": 0.5}`), and
             # their own setting at construction traces nothing again.
             self._traced_values = dict(values or {})
-            packed = packed_trace(trace)
-            self._graph = StaticGraph(trace, packed)
+            self._stages: Stages | None = None
+            if isinstance(trace, Stages):
+                self._stages, self._first = trace, _first_view_summary(trace.first)
+                self._graph: StaticGraph | None = None
+                packed, first = b"", _packed_json(trace.first)
+            else:
+                packed, first = packed_trace(trace), b""
+                self._graph = StaticGraph(trace, packed)
             super().__init__(
-                trace_zlib=packed, ops=page_table(), title=title, ui=ui_catalogue(lang),
-                drawing=uuid.uuid4().hex, values=self._traced_values,
+                trace_zlib=packed, first_view=first, ops=page_table(), title=title,
+                ui=ui_catalogue(lang), drawing=uuid.uuid4().hex, values=self._traced_values,
             )  # fmt: skip
             self.on_msg(self._message)
+            if self._stages is not None:
+                _after_the_cell(self._finish)
+
+        def _finish(self) -> None:
+            """Make the trace a first view was shown for, and send it (once)."""
+            stages, self._stages = self._stages, None
+            if stages is None:
+                return
+            trace = finished(stages.rest)
+            packed = packed_trace(trace)
+            self._graph = StaticGraph(trace, packed)
+            with self.hold_sync():  # one message: the trace, and no first view to keep
+                self.trace_zlib = packed
+                self.first_view = b""
+
+        def _static(self) -> StaticGraph:
+            self._finish()
+            assert self._graph is not None
+            return self._graph
 
         @property
         def trace(self) -> dict[str, Any]:
             """The trace shown (the kernel's; the page is sent it packed, `trace_zlib`): a graph
             too big to draw is kept packed and unpacked when asked (StaticGraph)."""
-            return self._graph.trace
+            return self._static().trace
 
         @trace.setter
         def trace(self, trace: dict[str, Any]) -> None:
+            self._finish()  # a first view's trace is sent before the new one
             packed = packed_trace(trace)
             self._graph = StaticGraph(trace, packed)
             self.trace_zlib = packed
@@ -362,17 +415,27 @@ def _widget_classes() -> tuple[type, type]:
             # In Jupyter: the drawing (an output of its own, see FALLBACK_STYLE), then the player.
             from IPython.display import display
 
-            drawing = self._graph.fallback_bundle(self.drawing, self._lang)
-            display(drawing, raw=True)
+            display(self._fallback(), raw=True)
             bundle = self._repr_mimebundle_()
             if bundle is not None:
                 data, metadata = bundle
                 display(data, metadata=metadata, raw=True)
 
+        def _fallback(self) -> dict[str, str]:
+            """The drawing shown before the player (StaticGraph.fallback_bundle); a first
+            view's graph is too big to draw (`first_view_min_nodes` is over `export_max_nodes`)
+            unless the settings say otherwise: then its trace is made for it first."""
+            if self._graph is None:
+                settings = get_settings()
+                size = self._stages.first["count"] if self._stages else 0
+                if size > settings.export_max_nodes:
+                    return no_drawing(size, self.drawing, self._lang) | {"text/plain": repr(self)}
+            return self._static().fallback_bundle(self.drawing, self._lang)
+
         def __repr__(self) -> str:
             # The text a front end shows while the player loads, or instead of it: an untrusted
             # notebook in JupyterLab, a viewer without widgets.
-            summary = self._graph.summary()
+            summary = self._first if self._graph is None else self._graph.summary()
             return f"<chainrule player: {summary}. {text(self._lang, 'notebook.static_hint')}>"
 
     class SharedWidget(Widget):
@@ -412,14 +475,73 @@ def widget(
     if _WIDGETS is None:
         _WIDGETS = _widget_classes()
     whole, shared = _WIDGETS
+    player = whole if _in_marimo() else shared
     source, program = source_of(value_or_source)
-    limits = value_limits() if program else None
-    # Its size is checked once, on the bytes the widget sends (packed_trace).
-    trace = traced(source, values, lang=check_lang(lang), limits=limits, checked=False)
-    if program:
-        trace = with_program(trace, program, lang)
+    if program and not values and _first_view_pays(len(program.objects)):
+        stages = value_trace_stages(program, lang)
+        first = next(stages)
+        if first is not None:  # a graph with an overview: its first view, the rest after the cell
+            return player(source, program, Stages(first, stages), title, lang)
+        trace = finished(stages)
+    else:
+        limits = value_limits() if program else None
+        # Its size is checked once, on the bytes the widget sends (packed_trace).
+        trace = traced(source, values, lang=check_lang(lang), limits=limits, checked=False)
+        if program:
+            trace = with_program(trace, program, lang)
     given = {name: float(value) for name, value in values.items()} if values else None
-    return (whole if _in_marimo() else shared)(source, program, trace, title, lang, given)
+    return player(source, program, trace, title, lang, given)
+
+
+class Stages(NamedTuple):
+    """A trace being made: its first view (engine/reply.py `first_view_reply`), and the stages
+    that make the rest (notebook/traces.py `value_trace_stages`)."""
+
+    first: dict[str, Any]
+    rest: Generator[Any, None, dict[str, Any]]
+
+
+def _packed_json(value: Any) -> bytes:
+    """`value` as a widget's bytes hold JSON: orjson's, zlib-compressed as `packed_trace`'s."""
+    return zlib.compress(orjson.dumps(value), TRACE_COMPRESSION)
+
+
+def _first_view_pays(size: int) -> bool:
+    """Whether the player of a graph of `size` nodes read from a Value shows its first view
+    before its trace: a big graph (`first_view_min_nodes`) shown by a cell of a Jupyter kernel,
+    whose end (`_after_the_cell`) is when its trace is made. Anywhere else (marimo, a button's
+    callback, a script) the player comes with its trace."""
+    least = get_settings().first_view_min_nodes
+    return 0 < least <= size and not _in_marimo() and _in_kernel() and _running_cell()
+
+
+def _running_cell() -> bool:
+    """Whether IPython is running a cell in this call: its `run_code` is on the stack."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    run_code = InteractiveShell.run_code.__code__
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is run_code:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _after_the_cell(finish: Callable[[], None]) -> None:
+    """Call `finish` once the cell that is running has run (IPython's `post_run_cell`): its
+    outputs, a player's first view among them, are on their way to the page by then, and the
+    cell still runs until it returns, so the next cell (or nbclient, saving the notebook) finds
+    the trace made."""
+    from IPython import get_ipython
+
+    events = get_ipython().events
+
+    def once(*_: Any) -> None:
+        events.unregister("post_run_cell", once)
+        finish()
+
+    events.register("post_run_cell", once)
 
 
 def show(

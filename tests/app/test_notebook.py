@@ -361,3 +361,100 @@ def test_the_notebook_names_parameters_by_where_they_live_never_by_a_loop_variab
     labels = {node["label"] for node in traced["nodes"] if node["kind"] == "leaf"}
     assert {"n.layers[0].neurons[1].w[0]", "n.layers[2].neurons[0].b"} <= labels
     assert "n_layers0_neurons1_w0 = " in program["source"]
+
+
+@pytest.fixture
+def first_view_cell(monkeypatch):
+    """`run(code)`: the code run as a cell of a real IPython shell (its `post_run_cell` event
+    and all), standing for a kernel's, with micrograd's demo on 5 moons (4,258 nodes) as
+    `total_loss` and a first view from 2,500 nodes on (`first_view_min_nodes`); the shell's
+    namespace after it."""
+    pytest.importorskip("anywidget")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from chainrule.app.settings import get_settings
+    from chainrule.notebook import widget as widget_module
+    from chainrule.sandbox.moons import demo_total_loss
+
+    monkeypatch.setenv("CHAINRULE_FIRST_VIEW_MIN_NODES", "2500")
+    get_settings.cache_clear()
+    monkeypatch.setattr(widget_module, "_in_kernel", lambda: True)
+    shell = InteractiveShell.instance()
+    model, total_loss = demo_total_loss(5)
+    shell.user_ns.update(model=model, total_loss=total_loss, widget=widget_module.widget)
+
+    def run(code: str) -> dict:
+        result = shell.run_cell(code)
+        result.raise_error()
+        return shell.user_ns
+
+    yield run
+    InteractiveShell.clear_instance()
+    get_settings.cache_clear()
+
+
+def unpacked_json(packed: bytes) -> dict:
+    return orjson.loads(zlib.decompress(packed))
+
+
+def test_a_big_graph_s_player_sends_its_first_view_in_the_cell_and_its_trace_after_it(
+    first_view_cell,
+):
+    """Issue 42: the player of a graph of `first_view_min_nodes` or more, shown by a cell,
+    sends its overview's first view while the cell runs and its trace once the cell has run
+    (IPython's post_run_cell): the trace is the one `trace_value` gives, and the first view
+    holds the reply's own groups, overview, flags, root, ops, data and edges."""
+    ns = first_view_cell(
+        "shown = widget(total_loss)\n"
+        "during = (bytes(shown.trace_zlib), bytes(shown.first_view), repr(shown))"
+    )
+    packed, first_packed, said = ns["during"]
+    shown = ns["shown"]
+    assert packed == b"" and first_packed
+    assert shown.first_view == b"" and shown.trace_zlib  # sent after the cell, the first view gone
+    assert said == repr(shown) and said.startswith("<chainrule player: 4,258 nodes, total_loss = ")
+    reply = first_view_cell("import chainrule\nreply = chainrule.trace_value(total_loss)")["reply"]
+    assert {**shown.trace, "layout": None} == {**reply, "layout": None}
+    first = unpacked_json(first_packed)
+    placed = ("box", "card")  # the layout's, placed after the first view was sent
+    assert first["groups"] == [
+        {k: v for k, v in group.items() if k not in placed} for group in reply["groups"]
+    ]
+    assert [first[k] for k in ("overview", "grad_flags", "root")] == [
+        reply[k] for k in ("overview", "grad_flags", "root")
+    ]
+    assert first["count"] == len(reply["nodes"])
+    assert first["op"] == [node["op"] for node in reply["nodes"]]
+    assert first["data"] == [node["data"] for node in reply["nodes"]]
+    pairs = [(int(e["source"][1:]), int(e["target"][1:])) for e in reply["edges"]]
+    assert list(zip(first["edges"][::2], first["edges"][1::2], strict=True)) == pairs
+
+
+def test_a_first_view_s_trace_asked_for_in_its_cell_is_made_then_and_only_once(
+    first_view_cell, monkeypatch
+):
+    from chainrule.app.api import graph_body
+
+    made = []
+    placed = graph_body._placed_reply
+
+    def counted(*args, **kwargs):
+        made.append(1)
+        return placed(*args, **kwargs)
+
+    monkeypatch.setattr(graph_body, "_placed_reply", counted)
+    ns = first_view_cell(
+        "shown = widget(total_loss)\n"
+        "size = len(shown.trace['nodes'])\n"
+        "during = (bool(shown.trace_zlib), bytes(shown.first_view))"
+    )
+    assert ns["size"] == 4_258 and ns["during"] == (True, b"")
+    assert made == [1]  # the cell's end made nothing again
+    assert not ns["get_ipython"]().events.callbacks["post_run_cell"]  # and left no callback
+
+
+def test_a_big_graph_s_player_made_outside_a_cell_comes_with_its_trace(first_view_cell):
+    """A button's callback, a script: no cell ends to send a trace after, so none is waited for."""
+    ns = first_view_cell("")
+    shown = ns["widget"](ns["total_loss"])
+    assert shown.first_view == b"" and len(shown.trace["nodes"]) == 4_258
