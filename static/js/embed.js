@@ -47,7 +47,11 @@
 // anywidget (the default export), the contract with chainrule.notebook's Widget. Traits:
 //   trace_zlib bytes (kernel -> page) the trace shown, its JSON zlib-compressed (a binary buffer:
 //                 a DataView), inflated here with DecompressionStream; each change is shown with
-//                 setTrace, the newest one only.
+//                 setTrace, the newest one only. Empty while a big graph's first view is shown.
+//   first_view bytes (kernel -> page) a big graph's first view (engine/reply.py
+//                 `first_view_reply`, packed as trace_zlib) while the kernel makes its trace:
+//                 drawn at render when there is no trace yet (graph/first-view.js), the player
+//                 mounted in its place when `trace_zlib` comes. Emptied then.
 //   ops    dict   (kernel -> page) page_table(), read at render.
 //   title  str    (kernel -> page) read at render.
 //   ui     dict   (kernel -> page) ui_catalogue(lang), read at render; English by default
@@ -85,6 +89,7 @@ import { frameOfStep, traceIndex } from "./core/frames.js";
 import { mountTensorView } from "./tensor/view.js";
 import { bytesOfBase64, inflatedJson } from "./io/packed-json.js";
 import { expandTrace } from "./io/onefile-trace.js";
+import { firstView } from "./graph/first-view.js";
 
 // A one-file HTML's trace, as the file holds it, written back as its reply (app/export/onefile.py's boot).
 export { expandTrace };
@@ -332,6 +337,15 @@ async function unpackedTrace(packed) {
   return expandTrace(await inflatedJson(packed));
 }
 
+/** The first view `packed` (zlib-compressed JSON, as `trace_zlib`) in `host`'s shadow root, in
+ *  the words of `ui` (graph/first-view.js). */
+async function showFirstView(host, packed, ui, title) {
+  if (ui) useCatalogue(ui);
+  const shadow = host.shadowRoot ?? host.attachShadow({ mode: "open" });
+  const style = adoptStyles(shadow);
+  shadow.replaceChildren(...(style ? [style] : []), firstView(await inflatedJson(packed), { title }));
+}
+
 export default {
   async render({ model, el }) {
     const theme = jupyterTheme();
@@ -343,27 +357,39 @@ export default {
     // mark the drawing shown before the player reads (chainrule.notebook.widget FALLBACK_STYLE).
     el.setAttribute("data-chainrule-player", "notebook");
     const asking = createKernelFanIn(model);
-    const player = mountPlayer(el, {
-      fanIn: asking.fanIn,
-      trace: await unpackedTrace(model.get("trace_zlib")),
-      ops: model.get("ops"),
-      ui: model.get("ui"),
-      title: model.get("title"),
-      values: model.get("values"),
-      recompute: (values) => {
-        model.set("values", values);
-        model.save_changes(); // the kernel answers by setting `trace_zlib` or `error`
-      },
-    });
+    let player = null;
+    const mount = (trace) => {
+      player = mountPlayer(el, {
+        fanIn: asking.fanIn,
+        trace,
+        ops: model.get("ops"),
+        ui: model.get("ui"),
+        title: model.get("title"),
+        values: model.get("values"),
+        recompute: (values) => {
+          model.set("values", values);
+          model.save_changes(); // the kernel answers by setting `trace_zlib` or `error`
+        },
+      });
+    };
+    // A big graph's first view while the kernel makes its trace (notebook/widget.py
+    // `first_view`): the player is mounted when the trace comes.
+    const first = model.get("trace_zlib")?.byteLength ? null : model.get("first_view");
+    if (first?.byteLength) await showFirstView(el, first, model.get("ui"), model.get("title"));
+    else mount(await unpackedTrace(model.get("trace_zlib")));
     let traces = 0; // the newest trace's number: an older one inflated later is not shown
     const onTrace = async () => {
       const number = ++traces;
       const trace = await unpackedTrace(model.get("trace_zlib"));
-      if (trace && number === traces) player.setTrace(trace);
+      if (!trace || number !== traces) return;
+      if (player) player.setTrace(trace);
+      else mount(trace);
     };
     const onError = () => {
       const error = model.get("error");
-      if (error) player.setError(error);
+      if (!error) return;
+      if (!player) mount(null);
+      player.setError(error);
     };
     model.on("change:trace_zlib", onTrace);
     model.on("change:error", onError);
@@ -377,7 +403,8 @@ export default {
       model.off("change:error", onError);
       model.off("msg:custom", asking.onMessage);
       asking.close();
-      player.destroy();
+      if (player) player.destroy();
+      else el.shadowRoot?.replaceChildren();
       for (const drawing of drawings) drawing.hidden = false;
     };
   },

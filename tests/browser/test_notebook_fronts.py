@@ -48,6 +48,19 @@ b = tensor([0.1, 0.1, 0.1])
 L = tanh(X @ W + b).sum()"""
 TENSOR_CELL = f"import chainrule\nchainrule.show({TENSOR_PROGRAM!r})"
 
+# micrograd's demo on 5 moons (4,258 nodes; chainrule/sandbox/moons.py) shown with a first view
+# from 2,500 nodes on (`first_view_min_nodes`, 20,000 by default: micrograd's demo's 65,818
+# reach it). The cell then waits for a line typed into it: the trace is made once the cell has
+# run (notebook/widget.py `_after_the_cell`), so until then the page shows the first view.
+FIRST_VIEW_SAMPLES = 5
+FIRST_VIEW_CELL = f"""import os
+os.environ["CHAINRULE_FIRST_VIEW_MIN_NODES"] = "2500"
+import chainrule
+from chainrule.sandbox.moons import demo_total_loss
+model, total_loss = demo_total_loss({FIRST_VIEW_SAMPLES})
+display(chainrule.show(total_loss))
+input("the first view is shown")"""
+
 
 def executed_notebooks(folder: Path) -> None:
     """LECTURE_CELLS run once by nbclient (a real kernel), saved twice: with the widgets' state
@@ -69,6 +82,9 @@ def executed_notebooks(folder: Path) -> None:
     tensors.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
     tensors.cells = [nbformat.v4.new_code_cell(TENSOR_CELL)]
     nbformat.write(tensors, folder / "tensors.ipynb")
+    first_view = nbformat.v4.new_notebook(metadata=tensors.metadata)
+    first_view.cells = [nbformat.v4.new_code_cell(FIRST_VIEW_CELL)]
+    nbformat.write(first_view, folder / "first-view.ipynb")
 
 
 @dataclass(frozen=True)
@@ -82,7 +98,7 @@ def jupyterlab(tmp_path_factory):
     pytest.importorskip("jupyterlab")
     root = tmp_path_factory.mktemp("lab")
     executed_notebooks(root)
-    trusted = ["with-state.ipynb", "reopened.ipynb", "tensors.ipynb"]
+    trusted = ["with-state.ipynb", "reopened.ipynb", "tensors.ipynb", "first-view.ipynb"]
     process, url = start_jupyterlab(root, trusted)
     try:
         yield Lab(url, root)
@@ -139,6 +155,56 @@ def test_the_lecture_mlp_opens_on_its_root_in_jupyterlab(browser, jupyterlab, sc
     # The drawing saved before the player is hidden while the player works.
     assert not page.locator(".chainrule-static").is_visible()
     output.screenshot(path=str(screenshots_dir / "jupyterlab-lecture-mlp.png"))
+    page.close()
+
+
+# Each overview card as the page shows it: where it is, what it is, its numbers and counts.
+CARDS_JS = """cards => cards.map((c) => [c.dataset.card, c.dataset.kind, c.dataset.root, c.dataset.data,
+  c.dataset.grad, c.dataset.statements, c.dataset.off, c.dataset.dead, c.dataset.vanishing,
+  c.querySelector('.overview-name').textContent, c.querySelector('.overview-numbers').textContent,
+  c.querySelector('.overview-counts').textContent])"""
+
+
+def test_a_big_graph_shows_its_first_view_then_the_same_cards_in_the_player(
+    browser, jupyterlab, screenshots_dir
+):
+    """Issue 42: `show()` of a big graph sends its overview's first view as soon as its passes
+    have run, and the trace after the cell: the page draws the first view's cards (the player's
+    own, with micrograd's numbers), then the player takes its place with the same cards."""
+    import chainrule
+    from chainrule.sandbox.moons import demo_total_loss
+
+    _, total_loss = demo_total_loss(FIRST_VIEW_SAMPLES)
+    size = len(chainrule.trace_value(total_loss)["nodes"])
+    page = open_notebook(browser, f"{jupyterlab.url}/lab/tree/first-view.ipynb?reset")
+    run_first_cell(page)
+    first = page.locator("[data-testid=first-view]")
+    first.wait_for()
+    stdin = page.locator(".jp-Stdin-input")
+    stdin.wait_for()  # the cell still runs: no trace can have been made
+    assert first.get_attribute("aria-busy") == "true"
+    assert page.locator("[data-testid=player]").count() == 0
+    status = page.locator("[data-testid=first-view-status]").text_content()
+    assert f"{size:,} nodes" in status, status
+    cards = page.locator("[data-testid=first-view] [data-testid=overview-card]")
+    shown = cards.evaluate_all(CARDS_JS)
+    kinds = [card[1] for card in shown]
+    assert kinds == ["sample"] * FIRST_VIEW_SAMPLES + ["parameters", "combined"]
+    combined = shown[-1]
+    assert float(combined[3]) == total_loss.data and combined[4] == "1"  # micrograd's; the seed
+    assert page.locator("[data-testid=first-view] .overview-edge").count() == FIRST_VIEW_SAMPLES + 1
+    assert cards.first.get_attribute("role") is None  # nothing to open until the player comes
+    output = page.locator(".jp-OutputArea-output:has([data-chainrule-player])")
+    output.scroll_into_view_if_needed()
+    output.screenshot(path=str(screenshots_dir / "jupyterlab-first-view.png"))
+    stdin.press("Enter")  # the cell ends: the kernel makes the trace and sends it
+    player = page.locator("[data-testid=player]")
+    player.wait_for()
+    expect(first).to_have_count(0)
+    in_player = player.locator("[data-testid=overview-card]")
+    expect(in_player).to_have_count(len(shown))
+    assert in_player.evaluate_all(CARDS_JS) == shown
+    assert in_player.first.get_attribute("role") == "button"
     page.close()
 
 

@@ -18,7 +18,7 @@ import { h } from "../core/dom.js";
 import { lang, t } from "../core/i18n.js";
 import { attr, join, joined, onPlainClick, svgElement, text } from "../core/svg.js";
 import { TraceMemo } from "../core/trace-memo.js";
-import { NUMBERS_REST_MS, copied, drawingOf } from "../compute/merge-numbers.js";
+import { NUMBERS_REST_MS, copied, drawingOf, numberArrays } from "../compute/merge-numbers.js";
 
 const COUNTS = ["statements", "off", "dead", "vanishing"];
 const NOTHING = { nodes: [], edges: [] };
@@ -311,6 +311,34 @@ export function mountOverview({ svg, pane, layer, row, redraw, refit }) {
 /** A point-sized box in the middle of `box`: where a node the level does not show is (Follow keeps still). */
 function middleOf(box) {
   return { x: box.x + box.width / 2, y: box.y + box.height / 2, width: 1, height: 1 };
+}
+
+/**
+ * The overview's parts as the player opens on them (its frame at the backward pass's seed: every
+ * value computed, no gradient yet but the root's, 1), drawn in `layer` from `trace` (a notebook's
+ * first view: graph/first-view.js) as `draw` draws them, and opening nothing: no card is a button.
+ * Returns the box they fill (graph coordinates).
+ */
+export function drawOverviewParts(layer, trace) {
+  const places = overviewPlaces(trace, []);
+  const counts = overviewCounts(trace);
+  const { data } = numberArrays(trace);
+  const view = { data: { get: (id) => data[Number(id.slice(1))] }, grad: { get: (id) => (id === trace.root ? 1 : undefined) } };
+  const boxes = new Map(places.cards.map((c) => [c.key, c]));
+  const edges = svgElement("g", {}, "overview-edges");
+  for (const e of places.edges) {
+    edges.append(svgElement("path", { "marker-end": "url(#arrow-idle)", d: edgePath(boxes.get(e.from), boxes.get(e.to)), "data-count": String(e.count) }, "edge overview-edge"));
+  }
+  const cards = svgElement("g", {}, "overview-cards");
+  for (const place of places.cards) {
+    const g = enterCard(place);
+    updateCard(g, place, trace, view, places.level, counts);
+    g.removeAttribute("role");
+    g.removeAttribute("tabindex");
+    cards.append(g);
+  }
+  layer.append(edges, cards);
+  return extentOf(places.cards);
 }
 
 const nothingMemo = new TraceMemo("overview nothing shown");

@@ -59,6 +59,20 @@ export function overviewIndex(trace) {
   return index;
 }
 
+/**
+ * The trace a notebook's first view is drawn from (notebook/widget.py `first_view`: engine/reply.py
+ * `first_view_reply`): the nodes' ops and data (as a reply writes numbers), the edges, the groups,
+ * the overview, the gradient flags and the root as a reply has them, and no step yet. What this module computes from it
+ * (the parts' edges, the cards' counts) it computes as from the whole reply.
+ */
+export function firstViewTrace(first) {
+  const nodes = first.op.map((op, i) => ({ id: `n${i}`, op, data: first.data[i] }));
+  const ends = first.edges;
+  const edges = new Array(ends.length / 2);
+  for (let k = 0; k < edges.length; k++) edges[k] = { source: `n${ends[2 * k]}`, target: `n${ends[2 * k + 1]}` };
+  return { nodes, edges, groups: first.groups, overview: first.overview, grad_flags: first.grad_flags, root: first.root, steps: [] };
+}
+
 /** Whether `trace` opens on its overview: it has one, and at least `threshold` nodes. */
 export function opensOnOverview(trace, threshold = OVERVIEW_AT_NODES) {
   return Boolean(trace?.overview?.parts?.length) && trace.nodes.length >= threshold;

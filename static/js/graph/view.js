@@ -13,7 +13,8 @@ import { t } from "../core/i18n.js";
 import { framesOf } from "../core/frames.js";
 import { createZoom } from "./zoom.js";
 
-function arrowMarker(id, { reverse = false } = {}) {
+/** An arrowhead for the edges' `marker-end` (the pane's defs; a notebook's first view's). */
+export function arrowMarker(id, { reverse = false } = {}) {
   const marker = svgElement("marker", {
     id,
     viewBox: "0 0 10 10",
