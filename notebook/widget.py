@@ -4,7 +4,8 @@ front end (a plain IPython terminal, a notebook viewer).
 
 The widget's traits are the contract with static/js/embed.js (its anywidget `render`):
 `trace_zlib` (the `/api/graph` reply, the widget's `trace`, as zlib-compressed JSON: a binary
-buffer of the comm's message), `ops` (the table of operations), `title`, `ui` (the player's
+buffer of the comm's message; empty while a big graph's `first_view`, packed the same way, is
+shown: docs/python.md), `ops` (the table of operations), `title`, `ui` (the player's
 words in the widget's language, English unless `lang` says otherwise), `drawing` (the id of the
 drawing output shown before it, which the player hides while it works); the page sets
 `values` ({leaf: number}) when a slider moves, and the kernel answers with a new trace, or
@@ -348,8 +349,12 @@ def _widget_classes() -> tuple[type, type]:
             stages, self._stages = self._stages, None
             if stages is None:
                 return
-            trace = finished(stages.rest)
-            packed = packed_trace(trace)
+            try:
+                trace = finished(stages.rest)
+                packed = packed_trace(trace)
+            except ProgramError as error:  # (a reply past its budget): the player says it
+                self.error = error.to_dict(self._lang)
+                raise
             self._graph = StaticGraph(trace, packed)
             with self.hold_sync():  # one message: the trace, and no first view to keep
                 self.trace_zlib = packed

@@ -458,3 +458,15 @@ def test_a_big_graph_s_player_made_outside_a_cell_comes_with_its_trace(first_vie
     ns = first_view_cell("")
     shown = ns["widget"](ns["total_loss"])
     assert shown.first_view == b"" and len(shown.trace["nodes"]) == 4_258
+
+
+def test_a_first_view_s_trace_past_its_budget_is_the_player_s_error(first_view_cell, monkeypatch):
+    """The bytes a player sends are bounded after a first view too: made after the cell, a trace
+    over its budget is not sent, and the player's `error` says why (the page shows it)."""
+    from chainrule.engine import reply
+
+    monkeypatch.setattr(reply, "REPLY_BYTES_FLOOR", 100)
+    monkeypatch.setattr(reply, "reply_budget", lambda nodes, source: 100)
+    shown = first_view_cell("shown = widget(total_loss)")["shown"]
+    assert shown.trace_zlib == b"" and shown.error["type"] == "LimitExceeded"
+    assert "reply would be" in shown.error["message"]
