@@ -1,5 +1,5 @@
 """Issue 42's notebook row: `chainrule.show(total_loss)` of micrograd's demo in a real kernel,
-from the cell's run to the player drawn in JupyterLab.
+from the cell's run to its first view and to the player drawn in JupyterLab.
 
 Run: .venv/bin/python bench/notebook_show.py [runs] [samples]   (also part of `make bench`;
      about two minutes: 3 runs of the demo's 100 moons)
@@ -11,18 +11,18 @@ chainrule/sandbox/moons.py, max-margin loss + L2: 65,818 nodes; `total_loss.back
 training), then a cell calls `chainrule.show(total_loss)` and displays it. Each run is a new
 notebook with a new kernel. Timed, on the machine's one clock (the kernel's `time.time()`, the
 page's `performance.timeOrigin + now()`):
-- the cell's run asked (Shift+Enter, read by a listener of the page) → the player's first view
-  drawn: its overview's cards in the output's shadow root and the frame showing them rendered
-  (a task after the next animation frame);
+- the cell's run asked (Shift+Enter, read by a listener of the page) → the first view drawn:
+  the overview's cards in the output's shadow root (the kernel's first view, notebook/widget.py
+  `first_view`, or the player's own) and the frame showing them rendered (a task after the next
+  animation frame); → the player drawn (its cards in `[data-testid=player]`: the trace came);
 - in the kernel, printed by the cell itself with time.perf_counter: `show()` (read the graph,
-  trace it, lay it out; the widget's state serialised and sent; its CPU time too, which a busy
-  machine stretches less) and `display()` (the outputs: the drawing shown where no widget runs,
-  and the player's view);
-- the widget's state on the way: the largest message of the kernel's WebSocket (its size, and
-  when it arrived in the page: a listener added before JupyterLab's own);
-- the front end: that message's arrival → the player's render called (JupyterLab's parsing of
-  the message, the widget's model and view, the player's script imported) → the trace inflated
-  and parsed (the first JSON.parse of over 1 MB after it) → drawn (the player's first view);
+  run its passes, the first view sent; its CPU time too, which a busy machine stretches less)
+  and `display()` (the outputs: the drawing shown where no widget runs, and the player's view);
+  the trace is made once the cell has run (IPython's post_run_cell), after the print;
+- the front end: `show()` returned → the player's render called (JupyterLab's parsing of the
+  widget's state, its model and view, the player's script imported); `display()` returned → the
+  first view drawn, and → the trace's message arrived (the largest of the kernel's WebSocket: a
+  listener added before JupyterLab's own), then → the player drawn;
 - the kernel's peak resident memory (ru_maxrss) after the cell, and before it (Python and the
   demo's graph).
 Prints a markdown table: the median of the runs, each run's figures beside it, and the load
@@ -122,15 +122,6 @@ WATCH_JS = """
       });
     }
   };
-  // The player's trace inflated and parsed (embed.js: DecompressionStream, JSON.parse): the
-  // first JSON.parse of a text over 1 MB after the render started.
-  const parse = JSON.parse;
-  JSON.parse = function (text, ...rest) {
-    const parsed = parse.call(this, text, ...rest);
-    const ours = bench.render !== null && bench.parsed === undefined && text.length > 1e6;
-    if (ours) bench.parsed = now();
-    return parsed;
-  };
   const setAttribute = Element.prototype.setAttribute;
   Element.prototype.setAttribute = function (name, value) {
     if (name === 'data-chainrule-player' && bench.render === null) bench.render = now();
@@ -139,16 +130,23 @@ WATCH_JS = """
 })();
 """
 
-# The player's first view drawn: its overview's cards (a smaller batch's graph: its statements'
-# cards) in the shadow root of the output's player, then the frame that shows them rendered.
-# Checked at every animation frame.
+# The first view drawn: the overview's cards (a smaller batch's graph: its statements' cards) in
+# the shadow root of the output's player, the kernel's first view's (notebook/widget.py
+# `first_view`) or the player's own, then the frame that shows them rendered; then the player
+# drawn (its cards in `[data-testid=player]`: the whole trace came). Checked at every frame.
 DRAWN_JS = """async () => {
-  const cards = () => document.querySelector('[data-chainrule-player]')?.shadowRoot
-    ?.querySelectorAll('[data-testid=overview-card], [data-testid=group], [data-testid=node]')
-    .length ?? 0;
-  while (!cards()) await new Promise((resolve) => requestAnimationFrame(resolve));
-  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
-  return { drawn: performance.timeOrigin + performance.now(), cards: cards() };
+  const CARDS = '[data-testid=overview-card], [data-testid=group], [data-testid=node]';
+  const root = () => document.querySelector('[data-chainrule-player]')?.shadowRoot;
+  const cards = () => root()?.querySelectorAll(CARDS).length ?? 0;
+  const inPlayer = () => root()?.querySelectorAll(`[data-testid=player] :is(${CARDS})`).length ?? 0;
+  const rendered = async (ready) => {
+    while (!ready()) await new Promise((resolve) => requestAnimationFrame(resolve));
+    await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+    return performance.timeOrigin + performance.now();
+  };
+  const drawn = await rendered(cards);
+  const first = Boolean(root().querySelector('[data-testid=first-view]'));
+  return { drawn, first, player: await rendered(inPlayer), cards: inPlayer() };
 }"""
 
 
@@ -193,38 +191,39 @@ def run_once(browser, url: str, name: str) -> dict:
         page.screenshot(path=str(Path(tempfile.gettempdir()) / f"notebook-show-{name}.png"))
         page.close()
     request = bench["request"] / 1000
-    state = max(bench["messages"], key=lambda message: message["bytes"])
-    arrived, render, drawn_at = state["at"] / 1000, bench["render"] / 1000, drawn["drawn"] / 1000
+    trace = max(bench["messages"], key=lambda message: message["bytes"])
+    drawn_at, player_at = drawn["drawn"] / 1000, drawn["player"] / 1000
     return {
         "total": drawn_at - request,
+        "player": player_at - request,
         "to_kernel": kernel["started"] - request,
         "show": kernel["show_s"],
         "show_cpu": kernel["show_cpu_s"],
         "display": kernel["display_s"],
-        "state_mb": state["bytes"] / 1e6,
-        "transfer": arrived - kernel["shown"],
-        "model": render - arrived,
-        "parse": bench["parsed"] / 1000 - render,
-        "drawing": drawn_at - bench["parsed"] / 1000,
-        "after_kernel": drawn_at - kernel["displayed"],
+        "model": bench["render"] / 1000 - kernel["shown"],
+        "first_drawn": drawn_at - kernel["displayed"],
+        "trace_sent": trace["at"] / 1000 - kernel["displayed"],
+        "player_drawn": player_at - trace["at"] / 1000,
+        "state_mb": trace["bytes"] / 1e6,
         "peak_mb": kernel["peak_kb"] / 1024,
         "before_mb": kernel["before_kb"] / 1024,
         "cards": drawn["cards"],
+        "first": drawn["first"],
     }
 
 
 ROWS = [
-    ("total", "`chainrule.show(total_loss)`: the cell's Shift+Enter → the player drawn", "s"),
+    ("total", "`chainrule.show(total_loss)`: the cell's Shift+Enter → its first view drawn", "s"),
+    ("player", "… Shift+Enter → the player drawn (its trace came)", "s"),
     ("to_kernel", "… Shift+Enter → the cell starts in the kernel", "s"),
-    ("show", "… kernel: `show()` (read, trace, lay out; the widget's state sent)", "s"),
+    ("show", "… kernel: `show()` (read the graph, run its passes; the first view sent)", "s"),
     ("show_cpu", "… the same, CPU time of the kernel's process (its other threads included)", "s"),
     ("display", "… kernel: `display()` (the drawing for viewers, the player's view)", "s"),
-    ("transfer", "… `show()` returned → the widget's state arrived in the page", "s"),
-    ("model", "… its arrival → the player's render called (JupyterLab's parse, the model)", "s"),
-    ("parse", "… render → the trace inflated and parsed (7.6 MB → 55 MB of JSON)", "s"),
-    ("drawing", "… parsed → the overview drawn and its frame rendered", "s"),
-    ("after_kernel", "… the cell's `display()` returned → the player drawn", "s"),
-    ("state_mb", "the widget's state message (the largest on the kernel's WebSocket)", "MB"),
+    ("model", "… `show()` returned → the player's render called (JupyterLab's model)", "s"),
+    ("first_drawn", "… `display()` returned → the first view drawn", "s"),
+    ("trace_sent", "… `display()` returned → the trace arrived (made after the cell)", "s"),
+    ("player_drawn", "… the trace arrived → the player drawn (inflated, parsed, drawn)", "s"),
+    ("state_mb", "the trace's message (the largest on the kernel's WebSocket)", "MB"),
     ("peak_mb", "the kernel's peak resident memory after the cell (ru_maxrss)", "MB"),
 ]
 
@@ -251,9 +250,11 @@ def main() -> None:
             browser.close()
             stop(process)
     median = {key: statistics.median(run[key] for run in results) for key in results[0]}
+    firsts = sum(run["first"] for run in results)
     print(
         f"\n**`chainrule.show(total_loss)` of micrograd's demo in JupyterLab** "
-        f"(bench/notebook_show.py, {samples} moons: {median['cards']:.0f} overview cards; "
+        f"(bench/notebook_show.py, {samples} moons: {median['cards']:.0f} overview cards, "
+        f"the kernel's first view drawn first in {firsts} of {runs} runs; "
         f"{runs} runs, each a new kernel; load {before} → {load()}; "
         f"{median['before_mb']:.0f} MB in the kernel before the cell)\n"
     )
