@@ -68,8 +68,8 @@ class AppSettings(BaseModel):
     layout_process_min_nodes: int = 20_000
     # A graph of this many nodes read from a Value in a notebook's kernel (chainrule.show) shows
     # its overview's first view while the rest of its trace is made (docs/python.md; 0: never):
-    # micrograd's demo's player is drawn 1.5-2 s sooner. Below it the whole trace comes about
-    # as soon as the first view would.
+    # micrograd's demo's overview is drawn about 2 s sooner, the player no later. Below it the
+    # whole trace comes about as soon as the first view would.
     first_view_min_nodes: int = 20_000
     response_cache_size: int = 512
     # A reply is about 1.2 KB a node: 16 MB keeps a reply of up to about 3,400 nodes (a quarter)

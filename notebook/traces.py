@@ -183,9 +183,8 @@ def value_trace_stages(
     settings, lang = get_settings(), check_lang(lang)
     stages = reply_stages(request, settings, _layouter(), lang, value_limits(), checked=False)
     trace, parts = next(stages)
-    first = first_view_reply(trace, parts)
+    yield first_view_reply(trace, parts)  # (not held here while the rest is made)
     del trace, parts  # the stages hold them while they are needed
-    yield first
     return with_program(finished(stages), program, lang)
 
 

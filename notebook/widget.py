@@ -23,6 +23,7 @@ import uuid
 import zlib
 from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from html import escape
 from typing import Any, Literal, NamedTuple
 
@@ -230,7 +231,7 @@ def _summary(trace: dict[str, Any]) -> str:
 def _first_view_summary(first: dict[str, Any]) -> str:
     """`_summary` of the trace a first view is of: its root's text is its group's name."""
     root = first["root"]
-    text = next(group["name"] for group in first["groups"] if group["root"] == root)
+    text = next((group["name"] for group in first["groups"] if group["root"] == root), root)
     return _said(first["count"], text, first["data"][int(root[1:])])
 
 
@@ -328,9 +329,13 @@ def _widget_classes() -> tuple[type, type]:
             # them (a tensor program's cells are keyed by them alone, `{"W[1,2]": 0.5}`), and
             # their own setting at construction traces nothing again.
             self._traced_values = dict(values or {})
-            self._stages: Stages | None = None
+            # A first view's: the stages that make the rest of its trace, its size, and what
+            # stopped them (re-raised when the trace is asked for).
+            self._rest: Generator[Any, None, dict[str, Any]] | None = None
+            self._failed: BaseException | None = None
             if isinstance(trace, Stages):
-                self._stages, self._first = trace, _first_view_summary(trace.first)
+                self._rest, self._size = trace.rest, trace.first["count"]
+                self._first = _first_view_summary(trace.first)
                 self._graph: StaticGraph | None = None
                 packed, first = b"", _packed_json(trace.first)
             else:
@@ -341,19 +346,29 @@ def _widget_classes() -> tuple[type, type]:
                 ui=ui_catalogue(lang), drawing=uuid.uuid4().hex, values=self._traced_values,
             )  # fmt: skip
             self.on_msg(self._message)
-            if self._stages is not None:
+            if self._rest is not None:
                 _after_the_cell(self._finish)
 
-        def _finish(self) -> None:
-            """Make the trace a first view was shown for, and send it (once)."""
-            stages, self._stages = self._stages, None
-            if stages is None:
+        def _finish(self, *, closed_too: bool = False) -> None:
+            """Make the trace a first view was shown for, and send it (once); a player closed
+            meanwhile is left (its trace is made if asked for: `closed_too`). What stops it is
+            said in the player (`error`) and raised, here and wherever the trace is asked for."""
+            if self._rest is None or (self.comm is None and not closed_too):
                 return
+            rest, self._rest = self._rest, None
             try:
-                trace = finished(stages.rest)
+                trace = finished(rest)
                 packed = packed_trace(trace)
-            except ProgramError as error:  # (a reply past its budget): the player says it
-                self.error = error.to_dict(self._lang)
+            except BaseException as error:
+                self._failed = error
+                self.error = (
+                    error.to_dict(self._lang)  # a reply past its budget
+                    if isinstance(error, ProgramError)
+                    else {
+                        "type": "TraceFailed",
+                        "message": text(self._lang, "notebook.trace_failed", error=repr(error)),
+                    }
+                )
                 raise
             self._graph = StaticGraph(trace, packed)
             with self.hold_sync():  # one message: the trace, and no first view to keep
@@ -361,8 +376,9 @@ def _widget_classes() -> tuple[type, type]:
                 self.first_view = b""
 
         def _static(self) -> StaticGraph:
-            self._finish()
-            assert self._graph is not None
+            self._finish(closed_too=True)
+            if self._graph is None:
+                raise RuntimeError("the player's trace could not be made") from self._failed
             return self._graph
 
         @property
@@ -373,10 +389,14 @@ def _widget_classes() -> tuple[type, type]:
 
         @trace.setter
         def trace(self, trace: dict[str, Any]) -> None:
-            self._finish()  # a first view's trace is sent before the new one
+            if self._rest is not None:  # a first view's trace is not made: this one replaces it
+                self._rest.close()
+                self._rest = None
             packed = packed_trace(trace)
             self._graph = StaticGraph(trace, packed)
-            self.trace_zlib = packed
+            with self.hold_sync():
+                self.trace_zlib = packed
+                self.first_view = b""
 
         def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
             # A tensor cell's fan-in (embed.js createKernelFanIn): there is no server to ask.
@@ -425,15 +445,17 @@ def _widget_classes() -> tuple[type, type]:
             if bundle is not None:
                 data, metadata = bundle
                 display(data, metadata=metadata, raw=True)
+            # A first view is on its way to the page: its trace is made now, not after what
+            # the rest of the cell does (a training loop).
+            self._finish()
 
         def _fallback(self) -> dict[str, str]:
             """The drawing shown before the player (StaticGraph.fallback_bundle); a first
             view's graph is too big to draw (`first_view_min_nodes` is over `export_max_nodes`)
             unless the settings say otherwise: then its trace is made for it first."""
-            if self._graph is None:
-                settings = get_settings()
-                size = self._stages.first["count"] if self._stages else 0
-                if size > settings.export_max_nodes:
+            if self._graph is None and self._rest is not None:
+                size = self._size
+                if size > get_settings().export_max_nodes:
                     return no_drawing(size, self.drawing, self._lang) | {"text/plain": repr(self)}
             return self._static().fallback_bundle(self.drawing, self._lang)
 
@@ -533,19 +555,31 @@ def _running_cell() -> bool:
     return False
 
 
+# The players whose trace is still to be made (`_after_the_cell`), oldest first.
+_WAITING: list[Callable[[], None]] = []
+
+
 def _after_the_cell(finish: Callable[[], None]) -> None:
-    """Call `finish` once the cell that is running has run (IPython's `post_run_cell`): its
-    outputs, a player's first view among them, are on their way to the page by then, and the
-    cell still runs until it returns, so the next cell (or nbclient, saving the notebook) finds
-    the trace made."""
+    """Call `finish` once the cell that is running has run (IPython's `post_run_cell`), unless
+    the player is displayed first (`_ipython_display_` finishes it then): its outputs, a
+    player's first view among them, are on their way to the page by then, and the cell still
+    runs until it returns, so the next cell (or nbclient, saving the notebook) finds the trace
+    made. A player still waiting when another one is made has its trace made first: each holds
+    its graph's passes until then (micrograd's demo: over 100 MB)."""
     from IPython import get_ipython
 
+    while _WAITING:
+        with suppress(Exception):  # its player says what stopped it (its `error`)
+            _WAITING.pop(0)()
     events = get_ipython().events
 
     def once(*_: Any) -> None:
         events.unregister("post_run_cell", once)
+        if finish in _WAITING:
+            _WAITING.remove(finish)
         finish()
 
+    _WAITING.append(finish)
     events.register("post_run_cell", once)
 
 

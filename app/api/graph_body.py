@@ -129,7 +129,7 @@ def build_reply(
     with cycle_collector_paused():
         if is_tensor_program(request.source):
             return tensor_reply(trace_tensors(request.source, request.values, limits=limits), lang)
-    return finished(reply_stages(request, settings, layouter, lang, limits, checked=checked))
+        return finished(reply_stages(request, settings, layouter, lang, limits, checked=checked))
 
 
 ReplyStages = Generator[tuple[engine.Trace, ReplyParts], None, dict[str, Any]]

@@ -470,3 +470,38 @@ def test_a_first_view_s_trace_past_its_budget_is_the_player_s_error(first_view_c
     shown = first_view_cell("shown = widget(total_loss)")["shown"]
     assert shown.trace_zlib == b"" and shown.error["type"] == "LimitExceeded"
     assert "reply would be" in shown.error["message"]
+    with pytest.raises(RuntimeError, match="could not be made") as raised:
+        shown.trace  # noqa: B018 (the property raises)
+    assert type(raised.value.__cause__).__name__ == "LimitExceeded"
+
+
+def test_a_displayed_first_view_s_trace_is_made_when_it_is_displayed(first_view_cell):
+    """A cell that displays the player and goes on (a training loop) does not hold its trace
+    back: it is made once the first view is on its way, at `display()`."""
+    ns = first_view_cell(
+        "shown = widget(total_loss)\n"
+        "before = bool(shown.trace_zlib)\n"
+        "display(shown)\n"
+        "after = (bool(shown.trace_zlib), shown.first_view)"
+    )
+    assert ns["before"] is False and ns["after"] == (True, b"")
+
+
+def test_a_player_still_waiting_has_its_trace_made_when_another_is_made(first_view_cell):
+    """Each waiting player holds its graph's passes: one at a time."""
+    ns = first_view_cell(
+        "first = widget(total_loss)\n"
+        "second = widget(total_loss)\n"
+        "during = (bool(first.trace_zlib), bool(second.trace_zlib))"
+    )
+    assert ns["during"] == (True, False)
+    assert ns["second"].trace_zlib and ns["second"].first_view == b""
+
+
+def test_a_player_closed_before_its_cell_ends_sends_nothing_and_still_has_its_trace(
+    first_view_cell,
+):
+    ns = first_view_cell("shown = widget(total_loss)\nshown.close()")
+    shown = ns["shown"]
+    assert shown.trace_zlib == b""  # nothing was made for a page that has gone
+    assert len(shown.trace["nodes"]) == 4_258  # made when asked for
