@@ -395,6 +395,8 @@ export default {
     model.on("change:error", onError);
     model.on("msg:custom", asking.onMessage);
     onError();
+    // A trace that came while the first view was drawn (before the listener above).
+    if (!player && model.get("trace_zlib")?.byteLength) onTrace();
     const drawings = staticDrawings(model.get("drawing"));
     for (const drawing of drawings) drawing.hidden = true;
     return () => {
@@ -404,7 +406,10 @@ export default {
       model.off("msg:custom", asking.onMessage);
       asking.close();
       if (player) player.destroy();
-      else el.shadowRoot?.replaceChildren();
+      else if (el.shadowRoot) {
+        el.shadowRoot.replaceChildren();
+        if ("adoptedStyleSheets" in el.shadowRoot) el.shadowRoot.adoptedStyleSheets = [];
+      }
       for (const drawing of drawings) drawing.hidden = false;
     };
   },
