@@ -17,12 +17,12 @@ page's `performance.timeOrigin + now()`):
   animation frame); → the player drawn (its cards in `[data-testid=player]`: the trace came);
 - in the kernel, printed by the cell itself with time.perf_counter: `show()` (read the graph,
   run its passes, the first view sent; its CPU time too, which a busy machine stretches less)
-  and `display()` (the outputs: the drawing shown where no widget runs, and the player's view);
-  the trace is made once the cell has run (IPython's post_run_cell), after the print;
+  and `display()` (the outputs: the drawing shown where no widget runs, and the player's view;
+  then the rest of a first view's trace, made and sent);
 - the front end: `show()` returned → the player's render called (JupyterLab's parsing of the
-  widget's state, its model and view, the player's script imported); `display()` returned → the
-  first view drawn, and → the trace's message arrived (the largest of the kernel's WebSocket: a
-  listener added before JupyterLab's own), then → the player drawn;
+  widget's state, its model and view, the player's script imported); → the first view drawn,
+  and → the trace's message arrived (the largest of the kernel's WebSocket: a listener added
+  before JupyterLab's own), then → the player drawn;
 - the kernel's peak resident memory (ru_maxrss) after the cell, and before it (Python and the
   demo's graph).
 Prints a markdown table: the median of the runs, each run's figures beside it, and the load
@@ -201,8 +201,8 @@ def run_once(browser, url: str, name: str) -> dict:
         "show_cpu": kernel["show_cpu_s"],
         "display": kernel["display_s"],
         "model": bench["render"] / 1000 - kernel["shown"],
-        "first_drawn": drawn_at - kernel["displayed"],
-        "trace_sent": trace["at"] / 1000 - kernel["displayed"],
+        "first_drawn": drawn_at - kernel["shown"],
+        "trace_sent": trace["at"] / 1000 - kernel["shown"],
         "player_drawn": player_at - trace["at"] / 1000,
         "state_mb": trace["bytes"] / 1e6,
         "peak_mb": kernel["peak_kb"] / 1024,
@@ -218,10 +218,10 @@ ROWS = [
     ("to_kernel", "… Shift+Enter → the cell starts in the kernel", "s"),
     ("show", "… kernel: `show()` (read the graph, run its passes; the first view sent)", "s"),
     ("show_cpu", "… the same, CPU time of the kernel's process (its other threads included)", "s"),
-    ("display", "… kernel: `display()` (the drawing for viewers, the player's view)", "s"),
+    ("display", "… kernel: `display()` (the outputs; then the first view's trace made, sent)", "s"),
     ("model", "… `show()` returned → the player's render called (JupyterLab's model)", "s"),
-    ("first_drawn", "… `display()` returned → the first view drawn", "s"),
-    ("trace_sent", "… `display()` returned → the trace arrived (made after the cell)", "s"),
+    ("first_drawn", "… `show()` returned → the first view drawn", "s"),
+    ("trace_sent", "… `show()` returned → the trace arrived (made at `display()`)", "s"),
     ("player_drawn", "… the trace arrived → the player drawn (inflated, parsed, drawn)", "s"),
     ("state_mb", "the trace's message (the largest on the kernel's WebSocket)", "MB"),
     ("peak_mb", "the kernel's peak resident memory after the cell (ru_maxrss)", "MB"),
