@@ -50,15 +50,19 @@ TENSOR_CELL = f"import chainrule\nchainrule.show({TENSOR_PROGRAM!r})"
 
 # micrograd's demo on 5 moons (4,258 nodes; chainrule/sandbox/moons.py) shown with a first view
 # from 2,500 nodes on (`first_view_min_nodes`, 20,000 by default: micrograd's demo's 65,818
-# reach it). The cell then waits for a line typed into it: the trace is made once the cell has
-# run (notebook/widget.py `_after_the_cell`), so until then the page shows the first view.
+# reach it). The player's view is output by its mime bundle (as a front end asks for it), not
+# by display(player), which would make its trace at once; the cell then waits for a line typed
+# into it, and the trace is made once the cell has run (notebook/widget.py `_after_the_cell`):
+# until then the page shows the first view.
 FIRST_VIEW_SAMPLES = 5
 FIRST_VIEW_CELL = f"""import os
 os.environ["CHAINRULE_FIRST_VIEW_MIN_NODES"] = "2500"
 import chainrule
 from chainrule.sandbox.moons import demo_total_loss
 model, total_loss = demo_total_loss({FIRST_VIEW_SAMPLES})
-display(chainrule.show(total_loss))
+player = chainrule.show(total_loss)
+data, metadata = player._repr_mimebundle_()
+display(data, metadata=metadata, raw=True)
 input("the first view is shown")"""
 
 
