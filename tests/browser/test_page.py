@@ -73,10 +73,14 @@ def test_every_preset_ends_on_the_api_final_grads(page, live_server):
         trace = api_graph(live_server, preset["source"], values=preset.get("values") or None)
         page.select_option("[data-testid=presets]", preset["id"])
         expected_ids = sorted(n["id"] for n in trace["nodes"])
+        # Not busy: the preset's own trace is the one shown. The page opens on the first preset,
+        # so choosing it again shows the same cards at once, and its trace landing after End
+        # below took the step back to 0 (a loaded fresh clone's run).
         page.wait_for_function(
             """ids => JSON.stringify([...document.querySelectorAll('[data-testid=node]')]
                  .map(n => n.dataset.nodeId).sort()) === JSON.stringify(ids)
-                 && document.body.dataset.stepIndex === '0'""",
+                 && document.body.dataset.stepIndex === '0'
+                 && document.querySelector('#graph-wrap').getAttribute('aria-busy') !== 'true'""",
             arg=expected_ids,
         )
         # Walk every frame before the seed: no gradient may show yet.
