@@ -219,6 +219,8 @@ def _placed_reply(
     *,
     encoded: bool,
 ) -> tuple[dict[str, Any], bytes, Layout, bool]:
+    """The second stage: the reply written from the trace and its parts, placed once the
+    layout is drawn, and encoded and checked unless not `encoded`."""
     reply = trace_reply(trace, steps(trace), parts=parts)
     check_cancelled()
     layout, cached = laying_out.result()
