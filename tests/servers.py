@@ -30,10 +30,12 @@ def start_server(
     workers: int = 1,
     args: tuple[str, ...] = (),
     log: Any = None,
+    session: bool = False,
 ) -> tuple[subprocess.Popen, str]:
     """Start `uvicorn app.main:app` on a free port (with more uvicorn `args`); return the
     process and its base URL. With `log` (a file), the server logs every request it receives
-    there (uvicorn's access log, at level info)."""
+    there (uvicorn's access log, at level info). With `session`, it leads a process group of
+    its own, as `make run` in a terminal does (a test sends the group a Ctrl-C)."""
     port = free_port()
     process = subprocess.Popen(
         [
@@ -67,6 +69,7 @@ def start_server(
         },
         stdout=log,
         stderr=log,
+        start_new_session=session,
     )
     base_url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30

@@ -27,6 +27,7 @@ import itertools
 import multiprocessing
 import multiprocessing.connection
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -48,6 +49,9 @@ SWITCH_INTERVAL_S = 0.001
 # A worker whose trace threads have been idle this long gives back the memory their work left
 # (give_back_memory): 8 MB of a worker's 118 after the costliest mix of bench/load.py (g).
 IDLE_TRIM_S = 1.0
+# How long a closing worker waits for each pool it killed to be taken down (its manager thread
+# finds the helpers dead and closes the queues: well under a second).
+CLOSE_WAIT_S = 5.0
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -76,7 +80,13 @@ def exit_with_parent() -> None:
     A worker killed by SIGKILL (or the out-of-memory killer) runs no shutdown, and its helper
     would otherwise wait on the job queue forever: the spawn pipe's other end, held only by the
     worker, becomes readable when the worker is gone, and a daemon thread waiting on it exits.
+    Ctrl-C in the terminal of `make run` reaches the whole process group: the helper leaves it
+    to its worker, which stops it (`Offload.close`), instead of dying on a KeyboardInterrupt
+    whose traceback (20 lines a helper) ends the server's log. It was started with SIGINT
+    blocked (`_submitted`): a Ctrl-C while it imported is pending, and dropped here.
     """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     parent = multiprocessing.parent_process()
     if parent is None:
         return
@@ -177,9 +187,7 @@ class Lane(Gate):
         """End the pool's helpers now (their work is abandoned) and forget the pool. With more
         than one helper in the lane, the others' programs fail as a dead helper's do and are
         retried once in the fresh pool (Offload.run)."""
-        for process in list(getattr(pool, "_processes", {}).values()):
-            if process.is_alive():
-                process.kill()
+        _kill_helpers(pool)
         self.discard(pool)
 
 
@@ -265,7 +273,7 @@ class Offload:
             for _attempt in range(2):
                 pool = lane.executor()
                 try:
-                    return await self._in(lane, pool, pool.submit(run_then_trim, work, *args))
+                    return await self._in(lane, pool, _submitted(pool, run_then_trim, work, *args))
                 except BrokenProcessPool:
                     lane.discard(pool)
             raise ApiError(503, "Unavailable", msg("api.unavailable"))
@@ -308,14 +316,47 @@ class Offload:
             self.trim.cancel()
         for lane in self.lanes.values():
             if lane.pool is not None:
-                lane.kill(lane.pool)
+                pool, lane.pool = lane.pool, None
+                _kill_helpers(pool)
+                _taken_down(pool)
         self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _submitted(pool: ProcessPoolExecutor, work: Callable[..., T], *args: Any) -> Future[T]:
+    """`pool.submit(work, *args)`, SIGINT blocked in this thread meanwhile: a helper that the
+    submission starts (spawned: fork and exec keep the signal mask) begins with it blocked,
+    until `exit_with_parent` ignores it. A Ctrl-C while a helper still imported killed it with
+    a traceback (the pools warm up as the server starts)."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        return pool.submit(work, *args)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _kill_helpers(pool: ProcessPoolExecutor) -> None:
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.kill()
+
+
+def _taken_down(pool: ProcessPoolExecutor) -> None:
+    """Shut `pool` down, its helpers killed, waiting (at most CLOSE_WAIT_S) until its queues
+    are closed and their semaphores given back. A worker of several (`--workers 2`) ends on
+    the SIGTERM uvicorn raises again once it has shut down, which runs no exit handler: a pool
+    left to close in the background leaked its five semaphores, and the resource tracker
+    warned of them as the server stopped."""
+    closing = threading.Thread(
+        target=pool.shutdown, kwargs={"wait": True, "cancel_futures": True}, daemon=True
+    )
+    closing.start()
+    closing.join(CLOSE_WAIT_S)
 
 
 def _warm(lane: Lane, warm_up: Callable[[], None]) -> None:
     """Start `lane`'s helper now with `warm_up`. Its outcome is read (a helper killed while it
     warms up breaks its pool: nobody waits for that, and it is not logged as never retrieved)."""
-    started = lane.executor().submit(warm_up)
+    started = _submitted(lane.executor(), warm_up)
     started.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
