@@ -73,13 +73,13 @@ test-deps: system-deps
 	  fi; \
 	fi
 
-# X-Forwarded-For is believed only from FORWARDED_ALLOW_IPS (your proxy's address; none by
-# default): app/cli.py uvicorn_options says why.
+# `chainrule serve` runs uvicorn with the options app/cli.py uvicorn_options gives (and says
+# why), after checking that it can listen on HOST:PORT. X-Forwarded-For is believed only from
+# FORWARDED_ALLOW_IPS (your proxy's address; none by default).
 FORWARDED_ALLOW_IPS ?=
 run: system-deps venv
-	$(VENV)/bin/uvicorn chainrule.app.main:app --host $(HOST) --port $(PORT) --workers $(WORKERS) \
-	  --ws-per-message-deflate false --ws-max-size 1048576 \
-	  --forwarded-allow-ips '$(FORWARDED_ALLOW_IPS)'  # docs/live-class.md: why
+	FORWARDED_ALLOW_IPS='$(FORWARDED_ALLOW_IPS)' $(VENV)/bin/chainrule serve \
+	  --host $(HOST) --port $(PORT) --workers $(WORKERS)
 
 # The suite runs on TEST_WORKERS processes (pytest-xdist; 2 by default, one a core), each with its
 # own server, Chromium, Redis and free ports; a file's tests stay on one worker (--dist loadfile),

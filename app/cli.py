@@ -7,9 +7,11 @@ command line (as argparse), 1 for a program, a drawing or a file that fails.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import re
 import shutil
+import socket
 import sys
 from pathlib import Path
 from typing import get_args
@@ -47,6 +49,17 @@ def parse_values(text: str) -> dict[str, float]:
     return values
 
 
+def port_number(text: str) -> int:
+    """A TCP port, 1 to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: 1 to 65535")
+    return port
+
+
 def build_parser() -> argparse.ArgumentParser:
     settings = get_settings()
     parser = argparse.ArgumentParser(prog="chainrule", description=__doc__)
@@ -54,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the web app (uvicorn)")
     serve.add_argument("--host", default=settings.host)
-    serve.add_argument("--port", type=int, default=settings.port)
+    serve.add_argument("--port", type=port_number, default=settings.port)
     serve.add_argument("--workers", type=int, default=settings.workers)
 
     draw = commands.add_parser("render", help="draw a program's graph to a file")
@@ -86,11 +99,44 @@ def uvicorn_options() -> dict[str, object]:
     }
 
 
+def unavailable(host: str, port: int) -> str | None:
+    """Why a server could not listen on `host`:`port`, said with what to do, or None when it
+    can: bound and closed again at once, with SO_REUSEADDR as uvicorn binds (a port a server
+    just left is free). Said before uvicorn starts, whose own error on a port in use is a log
+    line among its start-up's, and `make run`'s `Error 3`."""
+    try:
+        family, kind, _, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        with socket.socket(family, kind) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except socket.gaierror as error:
+        return (
+            f"cannot serve on {host!r}: {error.strerror} (use an address of this machine: "
+            "127.0.0.1, or 0.0.0.0 for every one)"
+        )
+    except OSError as error:
+        where = f"{host}:{port}"
+        if error.errno == errno.EADDRINUSE:
+            other = port + 1 if port < 65535 else 8000
+            return (
+                f"{where} is in use (another chainrule, or another server): stop it, or serve "
+                f"on a free port: make run PORT={other}, or chainrule serve --port {other}"
+            )
+        if error.errno == errno.EACCES:
+            return f"{where}: {error.strerror} (ports below 1024 need root: use 8000, say)"
+        return f"cannot serve on {where}: {error.strerror}"
+    return None
+
+
 def serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
     except ImportError:  # `pip install chainrule` is the Python API and the widget alone
         return fail("chainrule serve needs the web app's packages: pip install 'chainrule[server]'")
+    if (problem := unavailable(args.host, args.port)) is not None:
+        return fail(problem)
 
     uvicorn.run(
         "chainrule.app.main:app", host=args.host, port=args.port, workers=args.workers,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import socket
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -62,6 +63,33 @@ def run_cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
         timeout=60,
         **kwargs,
     )
+
+
+def test_serve_on_a_port_in_use_says_so_and_how_to_pick_another():
+    """A second `make run` (or a port another server holds): one line that says what to do,
+    before uvicorn starts (whose own error was a log line among its start-up's, then exit 3)."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = run_cli("serve", "--port", str(port))
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"chainrule: 127.0.0.1:{port} is in use (another chainrule, or another server): stop it, "
+        f"or serve on a free port: make run PORT={port + 1}, or chainrule serve --port {port + 1}\n"
+    )
+
+
+def test_serve_on_no_such_host_or_port_says_so():
+    result = run_cli("serve", "--host", "no-such-host.invalid")
+    assert result.returncode == 1
+    assert result.stderr.startswith("chainrule: cannot serve on 'no-such-host.invalid': ")
+    assert result.stderr.endswith(
+        "(use an address of this machine: 127.0.0.1, or 0.0.0.0 for every one)\n"
+    )
+    result = run_cli("serve", "--port", "70000")
+    assert result.returncode == 2
+    assert result.stderr.endswith("argument --port: 70000 is not a port: 1 to 65535\n")
 
 
 def test_an_output_in_a_missing_directory_is_one_line_not_a_traceback():
