@@ -335,6 +335,7 @@ def _submitted(pool: ProcessPoolExecutor, work: Callable[..., T], *args: Any) ->
 
 
 def _kill_helpers(pool: ProcessPoolExecutor) -> None:
+    """SIGKILL each of `pool`'s helpers still alive (none after its shutdown)."""
     for process in list((getattr(pool, "_processes", None) or {}).values()):
         if process.is_alive():
             process.kill()
