@@ -14,7 +14,7 @@ import shutil
 import socket
 import sys
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 from pydantic import ValidationError
 
@@ -30,6 +30,7 @@ from chainrule.app.export.drawing import (
 )
 from chainrule.app.layout.graphviz import Graphviz
 from chainrule.app.settings import get_settings
+from chainrule.engine.errors import LineIndex
 
 FORMATS = get_args(DrawingFormat)
 CLI_TIMEOUT_S = 60.0  # a drawing asked for at the terminal may take longer than a request
@@ -198,6 +199,19 @@ def unwritable(output: str) -> str | None:
     return None
 
 
+def warning_lines(trace: dict[str, Any]) -> list[str]:
+    """The trace's warnings as the terminal says them, one line each (the page shows the same
+    beside its graph): the program's (a statement the result does not use), then each node's
+    (a division by zero, the logarithm of a negative), led by the line that computes it."""
+    lines = LineIndex(trace["source"])
+    said = [warning["message"] for warning in trace["warnings"]]
+    for node in trace["nodes"]:
+        for warning in node["warnings"]:
+            line, _ = lines.position(node["span"][0])
+            said.append(f"line {line}: {warning['message']}")
+    return said
+
+
 def draw(args: argparse.Namespace) -> int:
     fmt = output_format(args.output, args.format)
     if fmt is None:
@@ -237,6 +251,8 @@ def draw(args: argparse.Namespace) -> int:
         return 1
     except ExportFailed as error:
         return fail(str(error))
+    for line in warning_lines(trace):
+        say(f"chainrule: warning: {line}")
     try:
         if args.output == "-":
             sys.stdout.buffer.write(drawing)

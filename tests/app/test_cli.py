@@ -65,6 +65,21 @@ def run_cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
     )
 
 
+def test_render_says_the_programs_warnings_on_stderr(tmp_path):
+    """What the page shows beside the graph, the terminal says too: a drawing with an `inf` in
+    it came with no word of where it came from."""
+    output = tmp_path / "g.svg"
+    result = run_cli("render", "a = 2\nb = 3\nc = log(-a)\nd = c + 1/(a - 2)", "-o", str(output))
+    assert result.returncode == 0 and output.read_bytes().startswith(b"<?xml")
+    assert result.stderr == (
+        "chainrule: warning: line 2: 'b' is not used by the result (the last statement), so it "
+        "is left out of the graph\n"
+        "chainrule: warning: line 3: log(−2) is not a real number: nan\n"
+        "chainrule: warning: line 4: 1 / 0 divides by zero: inf\n"
+    )
+    assert run_cli("render", "a * b", "-o", str(output)).stderr == ""
+
+
 def test_serve_on_a_port_in_use_says_so_and_how_to_pick_another():
     """A second `make run` (or a port another server holds): one line that says what to do,
     before uvicorn starts (whose own error was a log line among its start-up's, then exit 3)."""
