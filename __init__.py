@@ -52,9 +52,11 @@ def trace(
     row-major, the tensor timeline; `values` keys its elements, `{"W[1,2]": 0.5}`);
     `chainrule.trace_tensors(source)` gives its tensors of Values.
     Raises `chainrule.engine.ProgramError` (with `line`, `column`, `caret`) for a bad program."""
+    from chainrule.engine.errors import placed_in_tracebacks
     from chainrule.notebook.traces import traced
 
-    return traced(source, values, expand_derived=expand_derived, lang=lang)
+    with placed_in_tracebacks():
+        return traced(source, values, expand_derived=expand_derived, lang=lang)
 
 
 def trace_value(value: Any, *, expand_derived: bool = False, lang: str = "en") -> dict[str, Any]:
@@ -63,9 +65,11 @@ def trace_value(value: Any, *, expand_derived: bool = False, lang: str = "en") -
     read, never run; the reply's `program` is the program it was written as, and its warnings
     (in `lang`) say where micrograd's set of children merged a reused operand (`a*a`), which
     op no row of the table explains, and whether the leaves moved after the forward pass."""
+    from chainrule.engine.errors import placed_in_tracebacks
     from chainrule.notebook.traces import traced_value
 
-    return traced_value(value, expand_derived=expand_derived, lang=lang)
+    with placed_in_tracebacks():
+        return traced_value(value, expand_derived=expand_derived, lang=lang)
 
 
 def show(value_or_source: Any, values: dict[str, float] | None = None, lang: str = "en") -> Any:
@@ -74,9 +78,11 @@ def show(value_or_source: Any, values: dict[str, float] | None = None, lang: str
     program plays as the page's tensor view (its cells change in the kernel, a gradient cell's
     sum is computed there). `lang` (`en`, `ru`, `et`): the language of its words and
     narration."""
+    from chainrule.engine.errors import placed_in_tracebacks
     from chainrule.notebook.widget import show as show_
 
-    return show_(value_or_source, values, lang)
+    with placed_in_tracebacks():
+        return show_(value_or_source, values, lang)
 
 
 def save_html(
@@ -88,6 +94,8 @@ def save_html(
     """Write one self-contained HTML file that plays the trace (stepping, scrubbing,
     explanations, tables) from `file://`, with no network, its words and narration in `lang`
     (`en`, `ru`, `et`). Returns the path written."""
+    from chainrule.engine.errors import placed_in_tracebacks
     from chainrule.notebook.traces import save_html as save
 
-    return save(value_or_source, path, values, lang)
+    with placed_in_tracebacks():
+        return save(value_or_source, path, values, lang)

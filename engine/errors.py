@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from typing import Any
 
@@ -76,6 +78,21 @@ class ProgramError(Exception):
             "snippet": self.snippet,
             "caret": self.caret,
         }
+
+
+@contextmanager
+def placed_in_tracebacks() -> Iterator[None]:
+    """Re-raise a ProgramError with where it is as a note, which Python prints under the
+    exception's message (`chainrule.trace("a +* b")` in a notebook or a script): the line and
+    column, the line itself and the caret, as the page and `chainrule render` show them."""
+    try:
+        yield
+    except ProgramError as error:
+        if error.line is not None and not getattr(error, "__notes__", None):
+            error.add_note(
+                f"line {error.line}, column {error.column}:\n  {error.snippet}\n  {error.caret}"
+            )
+        raise
 
 
 class LineIndex:

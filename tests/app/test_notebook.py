@@ -38,6 +38,25 @@ def test_show_outside_a_kernel_is_a_drawing_that_says_how_to_play_it():
     )
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda source: chainrule.trace(source),
+        lambda source: chainrule.show(source),
+        lambda source: chainrule.save_html(source, "/dev/null"),
+    ],
+    ids=["trace", "show", "save_html"],
+)
+def test_a_bad_program_s_traceback_says_where_as_the_page_does(call):
+    """A typo in a program given to the Python API: the traceback's last lines (Python and
+    IPython print an exception's notes under its message) say the line, the column and the
+    caret, not the message alone."""
+    with pytest.raises(chainrule.engine.ProgramError) as raised:
+        call("a = 2\nb = a +* 3")
+    assert str(raised.value) == "'+' needs a right-hand side, found '*'"
+    assert raised.value.__notes__ == ["line 2, column 8:\n  b = a +* 3\n         ^"]
+
+
 def test_the_widget_s_packed_trace_is_the_one_file_form_s_json_byte_for_byte():
     """packed_trace writes the JSON a field at a time and compresses each while the next is
     written: what it sends inflates to orjson's encoding of the whole compact trace, for a scalar
