@@ -588,7 +588,7 @@ def _graph(root: Any, max_nodes: int | None = None) -> tuple[list[_Node], list[A
             if key in on_path:
                 raise NotAGraph(msg("error.reader.cycle"))
             if max_nodes is not None and len(index) + len(on_path) >= max_nodes:
-                raise TooManyNodes(msg("error.reader.too_many_nodes", limit=max_nodes))
+                raise TooManyNodes(msg("error.reader.too_many_nodes", limit=Count(max_nodes)))
             ours = _is_ours(value)
             children, container, unordered = _children(value, keys_of, ours)
             on_path.add(key)

@@ -82,8 +82,15 @@ def test_a_value_graph_past_max_value_nodes_is_refused_before_it_is_written(
 ) -> None:
     _, total_loss, _ = demo
     monkeypatch.setattr(traces, "get_settings", lambda: AppSettings(max_value_nodes=7_000))
-    with pytest.raises(TooManyNodes, match="the graph has more than 7000 nodes"):
+    with pytest.raises(TooManyNodes) as refused:
         chainrule.trace_value(total_loss)
+    # What to do, said: a smaller graph, or the limit raised (and when that is read).
+    assert str(refused.value) == (
+        "the graph has more than 7,000 nodes, more than chainrule reads from a Value: show a "
+        "smaller one (one example's loss, or a smaller batch), or raise the limit with the "
+        "environment variable CHAINRULE_MAX_VALUE_NODES (read when chainrule is first used: in "
+        "a notebook, set it, then restart the kernel)"
+    )
     assert len(program_of(total_loss, max_nodes=7_498).objects) == 7_498  # the bound is reached
 
 
