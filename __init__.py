@@ -55,7 +55,7 @@ def trace(
     from chainrule.engine.errors import placed_in_tracebacks
     from chainrule.notebook.traces import traced
 
-    with placed_in_tracebacks():
+    with placed_in_tracebacks(lang):
         return traced(source, values, expand_derived=expand_derived, lang=lang)
 
 
@@ -68,7 +68,7 @@ def trace_value(value: Any, *, expand_derived: bool = False, lang: str = "en") -
     from chainrule.engine.errors import placed_in_tracebacks
     from chainrule.notebook.traces import traced_value
 
-    with placed_in_tracebacks():
+    with placed_in_tracebacks(lang):
         return traced_value(value, expand_derived=expand_derived, lang=lang)
 
 
@@ -81,7 +81,7 @@ def show(value_or_source: Any, values: dict[str, float] | None = None, lang: str
     from chainrule.engine.errors import placed_in_tracebacks
     from chainrule.notebook.widget import show as show_
 
-    with placed_in_tracebacks():
+    with placed_in_tracebacks(lang):
         return show_(value_or_source, values, lang)
 
 
@@ -97,5 +97,5 @@ def save_html(
     from chainrule.engine.errors import placed_in_tracebacks
     from chainrule.notebook.traces import save_html as save
 
-    with placed_in_tracebacks():
+    with placed_in_tracebacks(lang):
         return save(value_or_source, path, values, lang)

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from functools import cached_property
 from typing import Any
 
-from .i18n import DEFAULT_LANG, render
+from .i18n import DEFAULT_LANG, render, text
 
 
 class ProgramError(Exception):
@@ -81,17 +81,18 @@ class ProgramError(Exception):
 
 
 @contextmanager
-def placed_in_tracebacks() -> Iterator[None]:
+def placed_in_tracebacks(lang: str = DEFAULT_LANG) -> Iterator[None]:
     """Re-raise a ProgramError with where it is as a note, which Python prints under the
     exception's message (`chainrule.trace("a +* b")` in a notebook or a script): the line and
-    column, the line itself and the caret, as the page and `chainrule render` show them."""
+    column, the line itself and the caret, as the page and `chainrule render` show them; in
+    `lang` (the message, English in the exception's own line, said again in it)."""
     try:
         yield
     except ProgramError as error:
         if error.line is not None and not getattr(error, "__notes__", None):
-            error.add_note(
-                f"line {error.line}, column {error.column}:\n  {error.snippet}\n  {error.caret}"
-            )
+            where = text(lang, "ui.error.where", line=error.line, column=error.column)
+            said = "" if lang == DEFAULT_LANG else f"{error.message_in(lang)}\n"
+            error.add_note(f"{said}{where}:\n  {error.snippet}\n  {error.caret}")
         raise
 
 

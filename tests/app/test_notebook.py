@@ -57,6 +57,15 @@ def test_a_bad_program_s_traceback_says_where_as_the_page_does(call):
     assert raised.value.__notes__ == ["line 2, column 8:\n  b = a +* 3\n         ^"]
 
 
+def test_a_bad_program_s_traceback_says_it_in_the_language_asked_for():
+    with pytest.raises(chainrule.engine.ProgramError) as raised:
+        chainrule.trace("a = 2\nb = a +* 3", lang="ru")
+    (note,) = raised.value.__notes__
+    said, where, snippet, caret = note.split("\n")
+    assert said == raised.value.message_in("ru") and said.isascii() is False
+    assert (where, snippet, caret) == ("строка 2, столбец 8:", "  b = a +* 3", "         ^")
+
+
 def test_the_widget_s_packed_trace_is_the_one_file_form_s_json_byte_for_byte():
     """packed_trace writes the JSON a field at a time and compresses each while the next is
     written: what it sends inflates to orjson's encoding of the whole compact trace, for a scalar
