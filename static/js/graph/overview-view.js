@@ -217,10 +217,7 @@ export function mountOverview({ svg, pane, layer, row, redraw, refit }) {
     const places = overviewPlaces(trace, path);
     const boxes = new Map(places.cards.map((c) => [c.key, c]));
     const ends = new Map([...boxes, ...places.frames.map((f) => [f.key, f])]);
-    join(edgeLayer, places.edges, (e) => e.key, () => svgElement("path", { "marker-end": "url(#arrow-idle)" }, "edge overview-edge"), (el, e) => {
-      attr(el, "d", edgePath(ends.get(e.from), ends.get(e.to)));
-      attr(el, "data-count", String(e.count));
-    });
+    joinEdges(edgeLayer, places.edges, ends);
     join(frameLayer, places.frames, (f) => f.key, () => svgElement("rect", { rx: 14 }, "overview-frame"), (el, f) => {
       attr(el, "x", f.x - f.width / 2 - 14);
       attr(el, "y", f.y - f.height / 2 - 14);
@@ -235,7 +232,7 @@ export function mountOverview({ svg, pane, layer, row, redraw, refit }) {
     const counts = countsFor(trace, () => {
       for (const place of places.cards) updateCard(joined(cardLayer, place.key), place, trace, view, places.level, overviewCounts(trace));
     });
-    join(cardLayer, places.cards, (c) => c.key, enterCard, (g, place) => updateCard(g, place, trace, view, places.level, counts));
+    joinCards(cardLayer, places, trace, view, counts);
     writeBar(trace);
     // The gradient map colours a card as the node whose numbers it shows (its part's or its
     // statement's value): cardsOf answers for those nodes.
@@ -309,6 +306,19 @@ export function mountOverview({ svg, pane, layer, row, redraw, refit }) {
 }
 
 /** A point-sized box in the middle of `box`: where a node the level does not show is (Follow keeps still). */
+/** The edges between the cards (or frames) `ends` holds by key, in `layer` (a keyed join). */
+function joinEdges(layer, edges, ends) {
+  join(layer, edges, (e) => e.key, () => svgElement("path", { "marker-end": "url(#arrow-idle)" }, "edge overview-edge"), (el, e) => {
+    attr(el, "d", edgePath(ends.get(e.from), ends.get(e.to)));
+    attr(el, "data-count", String(e.count));
+  });
+}
+
+/** The cards of `places` in `layer` (a keyed join), their numbers `view`'s and their counts `counts`. */
+function joinCards(layer, places, trace, view, counts) {
+  join(layer, places.cards, (c) => c.key, enterCard, (g, place) => updateCard(g, place, trace, view, places.level, counts));
+}
+
 function middleOf(box) {
   return { x: box.x + box.width / 2, y: box.y + box.height / 2, width: 1, height: 1 };
 }
@@ -324,18 +334,13 @@ export function drawOverviewParts(layer, trace) {
   const counts = overviewCounts(trace);
   const { data } = numberArrays(trace);
   const view = { data: { get: (id) => data[Number(id.slice(1))] }, grad: { get: (id) => (id === trace.root ? 1 : undefined) } };
-  const boxes = new Map(places.cards.map((c) => [c.key, c]));
   const edges = svgElement("g", {}, "overview-edges");
-  for (const e of places.edges) {
-    edges.append(svgElement("path", { "marker-end": "url(#arrow-idle)", d: edgePath(boxes.get(e.from), boxes.get(e.to)), "data-count": String(e.count) }, "edge overview-edge"));
-  }
   const cards = svgElement("g", {}, "overview-cards");
-  for (const place of places.cards) {
-    const g = enterCard(place);
-    updateCard(g, place, trace, view, places.level, counts);
+  joinEdges(edges, places.edges, new Map(places.cards.map((c) => [c.key, c])));
+  joinCards(cards, places, trace, view, counts);
+  for (const g of cards.children) {
     g.removeAttribute("role");
     g.removeAttribute("tabindex");
-    cards.append(g);
   }
   layer.append(edges, cards);
   return extentOf(places.cards);
