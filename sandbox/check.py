@@ -13,7 +13,11 @@ this module says why they differ, from facts only the running code has:
   that returns `self - other` builds a graph that agrees with itself and is still wrong);
 - with every local derivative right, the gradients' pattern: a visit order that is not the
   reverse of a topological sort (a sort not reversed, a recursive backward without one) is
-  recognised by replaying the candidate orders on the learner's graph.
+  recognised by replaying the candidate orders on the learner's graph;
+- where every gradient under the result has vanished (a saturated tanh at the top: the code's
+  and the chain rule's are all within `near`'s absolute tolerance of 0), the numbers agree
+  whatever the code does: each op's `_backward` is replayed all the same, and a wrong local
+  derivative, or an `=` where a node here takes two contributions, is named (`vanished`).
 
 Every cause names the learner's method (`exp`, `__rsub__`) and a line of their source, found
 from the code objects Python keeps (a `_backward` closure knows the method it was made in).
@@ -27,7 +31,13 @@ from collections.abc import Callable
 from typing import Any
 
 from chainrule.engine.ops import OPS, apply
-from chainrule.engine.value_reader import OPERATOR_METHODS, children_of, near, spelled_op
+from chainrule.engine.value_reader import (
+    ABSOLUTE_TOLERANCE,
+    OPERATOR_METHODS,
+    children_of,
+    near,
+    spelled_op,
+)
 from chainrule.sandbox.watch import CODE_FILE, as_float
 
 PROBE_VALUE = 3.0  # the Value's data in a probe of an operator
@@ -201,21 +211,35 @@ class Check:
     # ---- the facts -------------------------------------------------------------------------
 
     def facts(self) -> dict[str, Any]:
-        """{verdict, checked, wrong: [node index], cause: {...} | None} (module docstring)."""
+        """{verdict, checked, wrong: [node index], cause: {...} | None, vanished} (module
+        docstring)."""
         data = [as_float(node.data) for node in self.objects]
         local = self._locals(data)
         ours = self._grads(local, list(range(self.root, -1, -1)))
         checked = self._checked()
         wrong = [i for i in checked if not near(self.theirs[i], ours[i])]
+        vanished = not wrong and self._vanished(checked, ours)
         cause = self._probe() or self._forward(data)
         if cause is None and wrong:
             cause = self._why(local, ours, wrong)
+        elif cause is None and vanished:
+            cause = self._replayed(local, lossless_overwrite=False)
         return {
             "verdict": "disagree" if wrong or cause else "agree",
             "checked": len(checked),
             "wrong": wrong,
             "cause": cause,
+            "vanished": vanished,
         }
+
+    def _vanished(self, checked: list[int], ours: list[float]) -> bool:
+        """Whether every gradient under the result, the code's and the chain rule's, is within
+        `near`'s absolute tolerance of 0: they agree whatever the code's backward does."""
+        under = [i for i in checked if i != self.root]
+        return bool(under) and all(
+            abs(ours[i]) <= ABSOLUTE_TOLERANCE and abs(self.theirs[i]) <= ABSOLUTE_TOLERANCE
+            for i in under
+        )
 
     def _forward(self, data: list[float]) -> dict[str, Any] | None:
         """The first op node whose stored data does not follow from its operands'."""
@@ -289,7 +313,7 @@ class Check:
         return [i for i in range(self.count) if self.program.ops[i] and matches(i, pattern)]
 
     def _why(self, local: list[list[float]], ours: list[float], wrong: list[int]) -> dict:
-        theirs, program = self.theirs, self.program
+        theirs = self.theirs
         if not near(theirs[self.root], 1.0):
             return {"kind": "seed", "node": self.root, "theirs": theirs[self.root],
                     "method": "backward", "line": self._backward_line()}  # fmt: skip
@@ -297,13 +321,30 @@ class Check:
         if stale:
             return {"kind": "not_reset", "nodes": stale, "count": len(stale),
                     "line": self.backward_line}  # fmt: skip
+        return self._replayed(local) or self._order(local, wrong)
+
+    def _replayed(
+        self, local: list[list[float]], *, lossless_overwrite: bool = True
+    ) -> dict[str, Any] | None:
+        """The first op node whose `_backward`, replayed alone, breaks the rule (`_replay`), or
+        None. Not `lossless_overwrite`: an `=` is named only where it loses something here (an
+        operand of the node takes another contribution too), as the numbers would show it."""
+        program = self.program
+        uses = [0] * self.count
+        for inputs in program.inputs:
+            for j in inputs:
+                uses[j] += 1
         for i, op in enumerate(program.ops):
             if op is None or not program.inputs[i]:
                 continue
             cause = self._replay(i, op, local[i])
-            if cause is not None:
-                return cause
-        return self._order(local, wrong)
+            if cause is None:
+                continue
+            if cause["kind"] == "overwrite" and not lossless_overwrite:
+                if all(uses[j] < 2 for j in program.inputs[i]):
+                    continue  # each operand's one contribution: nothing for `=` to lose
+            return cause
+        return None
 
     def _replay(self, i: int, op: str, rule: list[float]) -> dict[str, Any] | None:
         """Node `i`'s `_backward` called alone: its local derivatives and whether it

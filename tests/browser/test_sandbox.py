@@ -549,6 +549,39 @@ def test_a_wrong_rsub_is_found_though_every_gradient_agrees(sandbox, screenshots
     sandbox.screenshot(path=str(screenshots_dir / "sandbox-check-rsub-forward.png"))
 
 
+def test_a_saturated_neuron_says_its_numbers_cannot_tell_and_names_a_hidden_bug(
+    sandbox, screenshots_dir
+):
+    # The lecture's neuron with its bias at 40: tanh saturates at 1.0 and every gradient under o
+    # is 0, the code's and the chain rule's alike (tests/sandbox/test_check_classes.py).
+    saturated = lecture.NEURON_CELL_9.replace(
+        "b = Value(6.8813735870195432, label='b')", "b = Value(40.0, label='b')"
+    )
+    run(sandbox, "import math\n" + lecture.VALUE_CLASS + saturated)
+    result = check(sandbox)
+    assert (result["status"], result["wrong"]) == ("agree", [])
+    assert sandbox.get_attribute("[data-testid=autograd-check]", "data-vanished") == "true"
+    assert "about 0" in sandbox.text_content("[data-testid=check-vanished]")
+    sandbox.screenshot(path=str(screenshots_dir / "sandbox-check-saturated-agree.png"))
+    # A `__mul__` passing each operand its own data: the numbers agree all the same; replayed
+    # alone, the learner's method is named.
+    wrong = lecture.VALUE_CLASS.replace(
+        "self.grad += other.data * out.grad\n      other.grad += self.data",
+        "self.grad += self.data * out.grad\n      other.grad += other.data",
+    )
+    assert wrong != lecture.VALUE_CLASS
+    code = "import math\n" + wrong + saturated
+    run(sandbox, code)
+    result = check(sandbox)
+    cause = cause_of(sandbox)
+    assert (result["status"], result["cause"], result["wrong"]) == ("disagree", "local", [])
+    assert cause["method"] == "__mul__"
+    assert "self.grad += self.data" in code.split("\n")[cause["line"] - 1]
+    assert "about 0" in result["text"]  # the headline says why every number agrees
+    assert sandbox.locator("[data-testid=check-vanished]").count() == 0
+    sandbox.screenshot(path=str(screenshots_dir / "sandbox-check-saturated-mul.png"))
+
+
 def test_the_check_on_a_learners_class_holds_at_every_size(sandbox, screenshots_dir):
     """The check's verdict on a learner's wrong tanh (its pills of yours · rule on the cards) at
     every size of issue 41: no overlapping or unreachable control, names and pills at 11 px or

@@ -380,3 +380,49 @@ def test_a_wrong_rsub_rings_the_node_it_made():
     # a = 3: the code's 2 - a holds a - 2 = 1; its operands are a and the number it wrapped.
     assert node["data"] == 1.0 and len(node["inputs"]) == 2
     assert {result["nodes"][j]["label"] for j in node["inputs"]} == {"a", ""}
+
+
+# The lecture's neuron with its bias at 40 (n = 34): tanh saturates at 1.0, and every gradient
+# under o is 0, the code's and the chain rule's alike, whatever the code's backward does.
+SATURATED = NEURON_CELL_9.replace(
+    "b = Value(6.8813735870195432, label='b')", "b = Value(40.0, label='b')"
+)
+# x used twice (x*w and + x) under a saturated tanh: an `=` in `__add__` loses x*w's contribution.
+SATURATED_REUSE = (
+    "x = Value(2.0, label='x')\nw = Value(3.0, label='w')\nb = Value(40.0, label='b')\n"
+    "n = x*w + x + b; n.label = 'n'\no = n.tanh(); o.label = 'o'\no.backward()"
+)
+MUL_SWAPPED = ("self.grad += other.data * out.grad\n      other.grad += self.data",
+               "self.grad += self.data * out.grad\n      other.grad += other.data")  # fmt: skip
+ADD_ASSIGNS = ("self.grad += 1.0 * out.grad\n      other.grad += 1.0 * out.grad",
+               "self.grad = 1.0 * out.grad\n      other.grad = 1.0 * out.grad")  # fmt: skip
+
+
+def test_a_saturated_neuron_agrees_and_says_its_numbers_cannot_tell():
+    check = run(VALUE_CLASS, SATURATED)["check"]
+    assert (check["verdict"], check["cause"], check["wrong"]) == ("agree", None, [])
+    assert check["vanished"] is True
+    assert run(VALUE_CLASS, NEURON_CELL_9)["check"]["vanished"] is False
+
+
+def test_a_bug_the_saturated_numbers_hide_is_named_from_the_code():
+    # Every gradient under o is 0 both ways, so all agree; replayed alone, the learner's
+    # `__mul__` passes each operand its own data. Without the replay the verdict was "agree".
+    value_class = VALUE_CLASS.replace(*MUL_SWAPPED)
+    check = run(value_class, SATURATED)["check"]
+    assert (check["verdict"], check["wrong"], check["vanished"]) == ("disagree", [], True)
+    cause = check["cause"]
+    assert (cause["kind"], cause["method"]) == ("local", "__mul__"), cause
+    assert "self.grad += self.data" in named_line(check, value_class + SATURATED, cause["line"])
+
+
+def test_a_saturated_assignment_is_named_where_it_loses_a_contribution_only():
+    value_class = VALUE_CLASS.replace(*ADD_ASSIGNS)
+    check = run(value_class, SATURATED_REUSE)["check"]
+    assert (check["verdict"], check["vanished"]) == ("disagree", True)
+    cause = check["cause"]
+    assert (cause["kind"], cause["method"]) == ("overwrite", "__add__"), cause
+    assert "self.grad = 1.0" in named_line(check, value_class + SATURATED_REUSE, cause["line"])
+    # The lecture's neuron uses each node once: `=` loses nothing there, saturated or not.
+    check = run(value_class, SATURATED)["check"]
+    assert (check["verdict"], check["cause"], check["vanished"]) == ("agree", None, True)

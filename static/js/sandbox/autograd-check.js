@@ -14,8 +14,10 @@
 // said instead: the learner's method and line (a button selects the line in the editor), what
 // their local derivative was, a wrong forward value even where every gradient agrees, a visit
 // order (not reversed, recursive, no sort) with a button that opens the visit-order lab.
+// Where every gradient under the result is about 0 (a saturated tanh), they agree whatever the code
+// does: the runner replays each op all the same, and the check says so (`data-vanished`).
 // The page contract: `[data-testid=autograd-check]` with `data-status` ("agree" | "disagree" |
-// "stale" once a slider moved), `data-cause`, and one `li[data-node][data-theirs][data-ours]`
+// "stale" once a slider moved), `data-cause`, `data-vanished`, and one `li[data-node][data-theirs][data-ours]`
 // per wrong node. On the graph the check is a mark (graph/marks.js): it owns its layer
 // (`g.layer-check`: both numbers over each wrong card, a ring round each concerned one)
 // and the cards' `data-check` attribute ("wrong", "ring", "wrong ring").
@@ -93,7 +95,10 @@ export function compareGrads(trace, result) {
   // The runner's diagnosis (sandbox/check.py) names the learner's method and line, and sees a
   // wrong forward value that leaves every gradient consistent; the page's own is the fallback.
   const coded = codeCause(result.check?.cause, ids, byId, wrong);
-  return { checked: rows.length, wrong, cause: coded ?? (wrong.length ? diagnose(facts, wrong) : null) };
+  // Every gradient under the result about 0 (sandbox/check.py `_vanished`): they agree whatever
+  // the code does; the runner's replay of each op says what the numbers cannot.
+  const vanished = !wrong.length && Boolean(result.check?.vanished);
+  return { checked: rows.length, wrong, cause: coded ?? (wrong.length ? diagnose(facts, wrong) : null), vanished };
 }
 
 /** The runner's cause as the page shows it: its node (index) and nodes ringed by trace id. */
@@ -256,13 +261,18 @@ function renderCheck(slot, view, { onOpenLab, onGoToLine }) {
     "data-cause": report.cause?.kind ?? "", "data-checked": report.checked,
     // overwrite: whether the server's = variant gives exactly the code's numbers (asked once).
     "data-exact": report.cause?.kind === "overwrite" ? String(report.cause.exact) : null,
+    "data-vanished": String(report.vanished),
   });
   box.append(h("h3", { text: t("ui.check.title") }));
   if (note) box.append(h("p", { class: "check-note", text: note }));
+  const count = countText(report.checked);
   box.append(h("p", { class: "check-summary", text: report.wrong.length
-    ? t("ui.check.disagree", { wrong: countText(report.wrong.length), count: countText(report.checked) })
-    : report.cause ? t("ui.check.agree_wrong_graph", { count: countText(report.checked) })
-      : t("ui.check.agree", { count: countText(report.checked) }) }));
+    ? t("ui.check.disagree", { wrong: countText(report.wrong.length), count })
+    : report.cause ? t(report.vanished ? "ui.check.vanished_cause" : "ui.check.agree_wrong_graph", { count })
+      : t("ui.check.agree", { count }) }));
+  if (report.vanished && !report.cause) {
+    box.append(h("p", { class: "check-vanished", "data-testid": "check-vanished", text: t("ui.check.vanished") }));
+  }
   if (report.cause) {
     box.append(h("p", { class: "check-cause", "data-testid": "check-cause", "data-method": report.cause.method ?? null, "data-line": report.cause.line ?? null, text: causeText(report.cause) }));
     const actions = [];
