@@ -115,14 +115,14 @@ function loadPreset(id, step = 0, link = {}) {
   const { presetId: _id, source: _source, values = {}, ...shown } = link;
   update({
     presetId: preset.id, source: preset.source, values: { ...(preset.values ?? {}), ...values }, playing: false, target: null, wrt: "",
-    everyLeaf: null, ...shown,
+    everyLeaf: null, ranges: {}, loads: state.loads + 1, ...shown,
   });
   recompute({ program: true, step, asked: true }); // the app's own program: it may run
 }
 
 /** Show a program that is no preset (a lesson's), from its first step, in `pass` (by leaf `wrt`). */
 function loadProgram({ source, values, pass = state.pass, wrt = "" }) {
-  update({ presetId: "", source, values: { ...values }, playing: false, target: null, pass, wrt, everyLeaf: null });
+  update({ presetId: "", source, values: { ...values }, playing: false, target: null, pass, wrt, everyLeaf: null, ranges: {}, loads: state.loads + 1 });
   recompute({ program: true });
 }
 

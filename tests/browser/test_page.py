@@ -271,6 +271,25 @@ def slider_bounds(page, name: str) -> tuple[str, str, str, str]:
     )
 
 
+def test_a_preset_from_the_menu_has_the_sliders_a_fresh_page_gives_it(page):
+    # Found on a tour: after "Squared loss over four examples" (b = 0.1), "(a + b) · c" kept b's
+    # range from it (-4.9 to 5.1) where a fresh page shows -9 to 3, and a range a user typed
+    # stayed too: a preset looked different by what was opened before it.
+    open_page(page, "add-mul")
+    fresh = {name: slider_bounds(page, name) for name in "abc"}
+    page.fill("[data-testid=slider-a] input.slider-min", "-100")
+    page.press("[data-testid=slider-a] input.slider-min", "Enter")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=slider-a] input.slider-range').min === '-100'"
+    )
+    page.select_option("#presets", "four-examples")
+    page.wait_for_selector("[data-testid=slider-x11]")
+    assert slider_bounds(page, "b")[:2] == ("-4.9", "5.1")
+    page.select_option("#presets", "add-mul")
+    page.wait_for_selector("[data-testid=node][data-label=f]")
+    assert {name: slider_bounds(page, name) for name in "abc"} == fresh
+
+
 def test_a_number_typed_past_the_range_widens_it_only_while_it_is_there(page):
     # Found by a stranger's test: `1e400` typed into a's box went through `1e40` on the way (a
     # finite value the slider's range was stretched to for good), then was kept silently.

@@ -335,8 +335,15 @@ export function mountSliders(container, { onValue, readOnly = false }, scope) {
   }
 
   let placed = null; // the trace the rows were last placed for
+  let loads = 0; // the program loaded whole (state.loads) the rows are of
   scope.store.subscribe((s, changed) => {
     if (!changed.has("trace") || !s.trace) return;
+    if (s.loads !== loads) { // a preset or a lesson: its sliders as a fresh page shows them
+      loads = s.loads;
+      for (const row of rows.values()) row.remove();
+      rows.clear();
+      placed = null;
+    }
     const leaves = s.trace.leaves ?? [];
     showRows(rows, leaves, s, (name) => createRow(name, { onValue, readOnly }, scope.store));
     // New numbers of the same drawing (a slider move): its leaves, so the rows stay where they are.

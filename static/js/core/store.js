@@ -24,6 +24,7 @@ function initialState() {
     source: "",           // the program text as typed
     values: {},           // slider overrides {leafName: number}; program edits reset it
     ranges: {},           // per-leaf slider range the user set {name: {min, max}}
+    loads: 0,             // programs loaded whole (a preset, a lesson): each starts its sliders afresh
     finalGrads: false,    // show every final gradient at once (off by default)
     foldConstants: false, // draw constants inside their consumer's card
     gradMap: false,       // colour every card by |grad| at the frame shown (gradients/gradmap.js)
