@@ -72,7 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--workers", type=int, default=settings.workers)
 
     draw = commands.add_parser("render", help="draw a program's graph to a file")
-    draw.add_argument("source", help='the program, e.g. "a*b+c"; "-" reads standard input')
+    draw.add_argument(
+        "source",
+        help='the program, e.g. "a*b+c", or a file holding it; "-" reads standard input',
+    )
     draw.add_argument("-o", "--output", required=True, help="output file; '-' is stdout")
     draw.add_argument("--values", type=parse_values, default=None, help="leaf values: a=2,b=-3")
     draw.add_argument(
@@ -227,10 +230,18 @@ def draw(args: argparse.Namespace) -> int:
         return fail(
             f"Graphviz (dot) is not on the PATH: install it to draw {fmt}, or use --format dot"
         )
-    try:
-        source = sys.stdin.read() if args.source == "-" else args.source
-    except (OSError, UnicodeDecodeError) as error:
-        return fail(f"cannot read the program from standard input: {error}")
+    if args.source == "-":
+        try:
+            source = sys.stdin.read()
+        except (OSError, UnicodeDecodeError) as error:
+            return fail(f"cannot read the program from standard input: {error}")
+    elif named_file(args.source):
+        try:
+            source = Path(args.source).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            return fail(f"cannot read the program from {args.source!r}: {error}")
+    else:
+        source = args.source
     try:
         request = GraphRequest(
             source=source, values=args.values, expand_derived=args.expand_derived
@@ -248,6 +259,8 @@ def draw(args: argparse.Namespace) -> int:
         if error.snippet:
             say(f"  {error.snippet}")
             say(f"  {error.caret}")
+        if args.source != "-" and (meant := meant_a_file(args.source)):
+            say(f"chainrule: {meant}")
         return 1
     except ExportFailed as error:
         return fail(str(error))
@@ -266,6 +279,31 @@ def draw(args: argparse.Namespace) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return fail(f"cannot write to standard output: {error.strerror or error}")
     return 0
+
+
+def named_file(source: str) -> bool:
+    """Whether `render`'s argument names a file (`chainrule render neuron.py`), not a program:
+    a file is there by that name (a program of one line never names one by chance but for a
+    bare name, `a`, where a file `a` is then read)."""
+    try:
+        return "\n" not in source and Path(source).is_file()
+    except (OSError, ValueError):  # a name too long for a path, or holding a NUL: a program
+        return False
+
+
+def meant_a_file(source: str) -> str | None:
+    """What to say of a `render` argument read as a program that was meant as a file's path
+    (`chainrule render neuron.py` where there is none, or a folder): None for a program."""
+    if any(blank in source for blank in " \t\n") or named_file(source):
+        return None
+    try:
+        if Path(source).is_dir():
+            return f"{source!r} is a folder: give a program, or the path of a file holding one"
+    except (OSError, ValueError):
+        return None
+    if "/" in source or re.search(r"\.(py|txt|ipynb)$", source):
+        return f"no file is named {source!r}: give a program, or the path of a file holding one"
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -198,3 +198,44 @@ def test_without_graphviz_only_dot_is_drawn(tmp_path, capsys, monkeypatch):
     )
     assert main(["render", "a*b", "-o", str(tmp_path / "x.dot")]) == 0
     assert (tmp_path / "x.dot").read_text().startswith("digraph chainrule {")
+
+
+def test_a_program_in_a_file_is_drawn_from_its_path(tmp_path, capsys):
+    # A stranger's first try: `chainrule render neuron.py -o g.dot` drew the text "neuron.py"
+    # (a SyntaxError at '.py') instead of the program in it.
+    program = tmp_path / "neuron.py"
+    program.write_text("a = 2\nb = -3\nc = a * b + a\n", encoding="utf-8")
+    from_file, from_text = tmp_path / "file.dot", tmp_path / "text.dot"
+    assert main(["render", str(program), "-o", str(from_file)]) == 0
+    assert main(["render", program.read_text(), "-o", str(from_text)]) == 0
+    assert from_file.read_bytes() == from_text.read_bytes()
+    assert b"label" in from_file.read_bytes() and capsys.readouterr().err == ""
+
+
+def test_a_file_that_is_no_text_is_one_clear_line(tmp_path, capsys):
+    program = tmp_path / "bytes.py"
+    program.write_bytes(b"\xff\xfe")
+    assert main(["render", str(program), "-o", str(tmp_path / "x.svg")]) == 1
+    assert capsys.readouterr().err == (
+        f"chainrule: cannot read the program from {str(program)!r}: 'utf-8' codec can't decode "
+        "byte 0xff in position 0: invalid start byte\n"
+    )
+
+
+def test_a_path_that_names_no_file_says_so_after_the_programs_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["render", "neuron.py", "-o", "x.svg"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("SyntaxError: '.py' is not part of the language")
+    assert err.endswith(
+        "chainrule: no file is named 'neuron.py': give a program, or the path of a file "
+        "holding one\n"
+    )
+    (tmp_path / "programs").mkdir()
+    assert main(["render", "programs/", "-o", "x.svg"]) == 1
+    assert capsys.readouterr().err.endswith(
+        "chainrule: 'programs/' is a folder: give a program, or the path of a file holding one\n"
+    )
+    # A program that fails is only its error: `a +* b` names no file.
+    assert main(["render", "a +* b", "-o", "x.svg"]) == 1
+    assert "chainrule:" not in capsys.readouterr().err
