@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Iterator
 
 from .errors import QUOTE_MAX, NeedsRunning, SyntaxError_, quoted
-from .i18n import Count, msg
+from .i18n import Count, Message, msg
 from .ops import FUNCTIONS, SCRIPT_NAMES, TORCH_FUNCTIONS
 
 MAX_NUMBER_DIGITS = 400
@@ -157,6 +157,23 @@ class Token:
 
     def __repr__(self) -> str:
         return f"Token({self.kind}, {self.text!r}, {self.start})"
+
+
+# Signs a page, a PDF, a slide or chainrule's own numbers write (`−3.000`, `a·b`, `x²`) where
+# the language reads the keyboard's: what to write instead.
+TYPED_SIGNS = {
+    "\u2212": "-", "\u2013": "-", "\u00b7": "*", "\u22c5": "*", "\u00d7": "*", "\u2217": "*",
+    "\u00f7": "/", "\u00b2": "** 2", "\u00b3": "** 3",
+}  # fmt: skip
+
+
+def unexpected(ch: str) -> Message:
+    """What to say of a character the language does not read: a sign copied from a page with
+    the operator to write for it, else the character named."""
+    write = TYPED_SIGNS.get(ch)
+    if write is not None:
+        return msg("error.typed_sign", char=describe_char(ch), write=write)
+    return msg("error.unexpected_character", char=describe_char(ch))
 
 
 def describe_char(ch: str) -> str:
@@ -677,4 +694,4 @@ def _reject(source: str, i: int) -> None:
     if ch.isalpha():  # a letter of another alphabet: a label may hold it, a name may not
         message = msg("error.unexpected_letter", char=describe_char(ch), letter=ch)
         raise SyntaxError_(message, source, i)
-    raise SyntaxError_(msg("error.unexpected_character", char=describe_char(ch)), source, i)
+    raise SyntaxError_(unexpected(ch), source, i)

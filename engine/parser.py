@@ -7,6 +7,7 @@ set, and parse (slowly growing only the heap) when it is not.
 
 from __future__ import annotations
 
+import re
 from difflib import get_close_matches
 from typing import Any
 
@@ -44,6 +45,10 @@ POWER_HELPER = OPS["**"].helper
 _FUNCTIONS = frozenset(FUNCTIONS)
 AUGMENTED = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "**=": "**"}
 _BLANKS = " \t\f\v"  # the blanks around an operator of a `run` token
+# A decimal comma (`0,5`, as Estonian and Russian write it): the digits on each side of a `,`
+# that no call holds, neither side part of a name or of more numbers (`1,2,3`).
+_DIGITS_BEFORE = re.compile(r"(?<![\w.])\d+\Z", re.ASCII)
+_DIGITS_AFTER = re.compile(r"\d+(?![\w.,])", re.ASCII)
 # A run's operator, by the text between two operands (alone, or with a space either side, as
 # most are written): (its op, its precedence, the precedence above which an operator before it
 # is reduced first: its own for a right-associative one, else just below it).
@@ -657,7 +662,7 @@ class _Parser:
             elif value == ",":
                 self.reduce_group(operands, pending)
                 if not pending or pending[-1].kind != "call":
-                    raise self.error(msg("error.stray_comma"), token)
+                    raise self.stray_comma(token)
                 pending[-1].arg_count += 1
                 expect_operand = True
             elif kind in ("newline", "eof"):
@@ -896,6 +901,18 @@ class _Parser:
             msg("error.needs_right_found", op=quoted(previous.text), found=quoted(token.text)),
             token,
         )
+
+    def stray_comma(self, token: Token) -> SyntaxError_:
+        """A `,` outside a call's arguments; between digits, a decimal comma (`0,5`), said with
+        the number to write (`0.5`)."""
+        source, at = self.source, token.start
+        before, after = _DIGITS_BEFORE.search(source, 0, at), _DIGITS_AFTER.match(source, at + 1)
+        if before is None or after is None:
+            return self.error(msg("error.stray_comma"), token)
+        text = source[before.start() : after.end()]
+        number = text.replace(",", ".", 1)
+        message = msg("error.decimal_comma", text=text, number=number)
+        return SyntaxError_(message, source, before.start(), after.end())
 
     def reduce_group(self, operands: list[Expr], pending: list[_Pending]) -> None:
         while pending and pending[-1].kind in ("binary", "neg"):

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from .errors import LimitExceeded, LineIndex, SyntaxError_
 from .i18n import Count, msg
-from .lexer import _RUNS, Token, describe_char, needs_running
+from .lexer import _RUNS, Token, needs_running, unexpected
 from .ops import BINARY, NEGATION
 
 MAX_NESTING = 200  # brackets and calls inside one another (the server's max_depth is lower)
@@ -152,9 +152,7 @@ def tokenize(source: str) -> list[Token]:
     while pos < size:
         match = _TOKEN.match(source, pos)
         if match is None:
-            raise SyntaxError_(
-                msg("error.unexpected_character", char=describe_char(source[pos])), source, pos
-            )
+            raise SyntaxError_(unexpected(source[pos]), source, pos)
         kind, text, end = match.lastgroup or "", match.group(), match.end()
         pos = end
         if kind == "blank" or (kind == "newline" and brackets and text != ";"):

@@ -67,6 +67,12 @@ def test_statements_split_on_newlines_and_semicolons() -> None:
     assert [s.line for s in statements] == [1, 1, 4, 5]
 
 
+# What every error about a sign copied from a page adds (engine/lexer.py TYPED_SIGNS).
+COPIED = (
+    " (a sign copied from a page, a PDF or a slide looks the same as the keyboard's and is "
+    "another character)"
+)
+
 ERRORS = [
     # (source, type, message, line, column)
     (
@@ -196,7 +202,37 @@ ERRORS = [
         2,
         8,
     ),
-    ("a −b", "SyntaxError", "unexpected character '−' (U+2212 MINUS SIGN)", 1, 3),
+    # Signs copied from a page, a PDF, a slide or chainrule's own numbers (`−3.000`): the
+    # operator to write instead.
+    (
+        "a −b",
+        "SyntaxError",
+        "unexpected character '−' (U+2212 MINUS SIGN): write '-' instead" + COPIED,
+        1,
+        3,
+    ),
+    (
+        "a = 2\nb = a · 3",
+        "SyntaxError",
+        "unexpected character '·' (U+00B7 MIDDLE DOT): write '*' instead" + COPIED,
+        2,
+        7,
+    ),
+    (
+        "b = 4 ÷ 2",
+        "SyntaxError",
+        "unexpected character '÷' (U+00F7 DIVISION SIGN): write '/' instead" + COPIED,
+        1,
+        7,
+    ),
+    (
+        "x = 3\ny = x²",
+        "SyntaxError",
+        "unexpected character '²' (U+00B2 SUPERSCRIPT TWO): write '** 2' instead" + COPIED,
+        2,
+        6,
+    ),
+    ("a ° b", "SyntaxError", "unexpected character '°' (U+00B0 DEGREE SIGN)", 1, 3),
     ("a\x00", "SyntaxError", "unexpected character U+0000 (NUL)", 1, 2),
     ("a\n+\ud800", "SyntaxError", "unexpected character U+D800 (a lone surrogate)", 2, 2),
     ("__import__('os')", "SyntaxError", "strings are not part of the language", 1, 12),
@@ -316,6 +352,30 @@ ERRORS = [
     ("-", "SyntaxError", "unexpected end of input: '-' needs an operand", 1, 2),
     ("a = ", "SyntaxError", "unexpected end of input: '=' needs a right-hand side", 1, 4),
     ("a, b", "SyntaxError", "',' only separates the arguments of a function call", 1, 2),
+    # A decimal comma, as Estonian and Russian write numbers: the number to write, the whole
+    # of it underlined; a list of numbers or a name before the comma is a stray comma.
+    (
+        "a = 0,5",
+        "SyntaxError",
+        "'0,5' is no number: write 0.5 (a decimal point, not a comma)",
+        1,
+        5,
+    ),
+    (
+        "b = 3\nc = b * 12,75",
+        "SyntaxError",
+        "'12,75' is no number: write 12.75 (a decimal point, not a comma)",
+        2,
+        9,
+    ),
+    ("a = 1,2,3", "SyntaxError", "',' only separates the arguments of a function call", 1, 6),
+    (
+        "x2 = 1\ny = x2,5",
+        "SyntaxError",
+        "',' only separates the arguments of a function call",
+        2,
+        7,
+    ),
     (
         "True",
         "SyntaxError",
@@ -343,6 +403,19 @@ def test_error(source: str, kind: str, message: str, line: int, column: int) -> 
         message,
         line,
         column,
+    )
+
+
+def test_a_decimal_comma_underlines_the_number_and_is_said_in_the_pages_language() -> None:
+    with pytest.raises(engine.ProgramError) as caught:
+        engine.trace("b = 3\nc = b * 12,75")
+    error = caught.value.to_dict()
+    assert (error["snippet"], error["caret"]) == ("c = b * 12,75", "        ^^^^^")
+    assert caught.value.to_dict("ru")["message"] == (
+        "'12,75' — не число: напишите 12.75 (десятичная точка, а не запятая)"
+    )
+    assert caught.value.to_dict("et")["message"] == (
+        "'12,75' ei ole arv: kirjuta 12.75 (kümnendkohti eraldab punkt, mitte koma)"
     )
 
 

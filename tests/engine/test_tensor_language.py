@@ -210,6 +210,10 @@ ERRORS = [
      "SyntaxError", "this ']' closes nothing (or closes the wrong bracket)", 2, 11, "          ^"),
     ("A = randn(2, 3, seed=1) $ 2", "SyntaxError", "unexpected character '$'", 1, 25,
      " " * 24 + "^"),
+    ("A = randn(2, 3, seed=1) × 2", "SyntaxError",
+     "unexpected character '×' (U+00D7 MULTIPLICATION SIGN): write '*' instead (a sign copied "
+     "from a page, a PDF or a slide looks the same as the keyboard's and is another character)",
+     1, 25, " " * 24 + "^"),
     ("A = randn(2, 3, seed=1)\nL = A[tensor([0.5])].sum()", "SyntaxError",
      "tensor([0.5]) cannot index a tensor: index with integers or an integer tensor (`C[X]`)",
      2, 7, "      " + "^" * 13),
