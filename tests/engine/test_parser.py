@@ -68,10 +68,7 @@ def test_statements_split_on_newlines_and_semicolons() -> None:
 
 
 # What every error about a sign copied from a page adds (engine/lexer.py TYPED_SIGNS).
-COPIED = (
-    " (a sign copied from a page, a PDF or a slide looks the same as the keyboard's and is "
-    "another character)"
-)
+COPIED = " (a sign copied from a page or a PDF only looks like the keyboard's)"
 
 ERRORS = [
     # (source, type, message, line, column)
@@ -207,28 +204,28 @@ ERRORS = [
     (
         "a −b",
         "SyntaxError",
-        "unexpected character '−' (U+2212 MINUS SIGN): write '-' instead" + COPIED,
+        "unexpected character '−' (U+2212 MINUS SIGN): type '-' instead" + COPIED,
         1,
         3,
     ),
     (
         "a = 2\nb = a · 3",
         "SyntaxError",
-        "unexpected character '·' (U+00B7 MIDDLE DOT): write '*' instead" + COPIED,
+        "unexpected character '·' (U+00B7 MIDDLE DOT): type '*' instead" + COPIED,
         2,
         7,
     ),
     (
         "b = 4 ÷ 2",
         "SyntaxError",
-        "unexpected character '÷' (U+00F7 DIVISION SIGN): write '/' instead" + COPIED,
+        "unexpected character '÷' (U+00F7 DIVISION SIGN): type '/' instead" + COPIED,
         1,
         7,
     ),
     (
         "x = 3\ny = x²",
         "SyntaxError",
-        "unexpected character '²' (U+00B2 SUPERSCRIPT TWO): write '** 2' instead" + COPIED,
+        "unexpected character '²' (U+00B2 SUPERSCRIPT TWO): type '** 2' instead" + COPIED,
         2,
         6,
     ),

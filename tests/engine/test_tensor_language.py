@@ -211,8 +211,8 @@ ERRORS = [
     ("A = randn(2, 3, seed=1) $ 2", "SyntaxError", "unexpected character '$'", 1, 25,
      " " * 24 + "^"),
     ("A = randn(2, 3, seed=1) × 2", "SyntaxError",
-     "unexpected character '×' (U+00D7 MULTIPLICATION SIGN): write '*' instead (a sign copied "
-     "from a page, a PDF or a slide looks the same as the keyboard's and is another character)",
+     "unexpected character '×' (U+00D7 MULTIPLICATION SIGN): type '*' instead (a sign copied "
+     "from a page or a PDF only looks like the keyboard's)",
      1, 25, " " * 24 + "^"),
     ("A = randn(2, 3, seed=1)\nL = A[tensor([0.5])].sum()", "SyntaxError",
      "tensor([0.5]) cannot index a tensor: index with integers or an integer tensor (`C[X]`)",
