@@ -20,7 +20,7 @@ from chainrule.app.layout.layouter import Layouter
 from chainrule.app.layout.process import LayoutProcess
 from chainrule.app.settings import get_settings
 from chainrule.engine import Limits
-from chainrule.engine.errors import BadLeaf
+from chainrule.engine.errors import BadLeaf, BadValue, quoted
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang, msg, warnings_in
 from chainrule.engine.reply import first_view_reply
 from chainrule.engine.tensor_graph import tensor_graph
@@ -71,11 +71,26 @@ def traced(
     checks the bytes it encodes (not `checked`: the widget's `packed_trace`)."""
     request = GraphRequest(
         source=source,
-        values={name: float(v) for name, v in values.items()} if values else None,
+        values=leaf_values(values),
         expand_derived=expand_derived,
     )
     settings, lang = get_settings(), check_lang(lang)
     return build_reply(request, settings, _layouter(), lang, limits, checked=checked)
+
+
+def leaf_values(values: Mapping[str, Any] | None) -> dict[str, float] | None:
+    """The leaf values a caller gave (`values={"a": 2}`, numpy's numbers too) as floats, None
+    for none; BadValue, as the API says it, for one that is no number (`{"a": "x"}`)."""
+    if not values:
+        return None
+    numbers: dict[str, float] = {}
+    for name, value in values.items():
+        try:
+            numbers[name] = float(value)
+        except (TypeError, ValueError):
+            said = msg("error.value_not_number", name=quoted(str(name)), type=type(value).__name__)
+            raise BadValue(said) from None
+    return numbers
 
 
 def with_program(

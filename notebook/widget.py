@@ -42,6 +42,7 @@ from chainrule.engine.ops import page_table
 from chainrule.engine.reply import check_reply_size
 from chainrule.notebook.traces import (
     fanned_in,
+    leaf_values,
     source_of,
     trace_of,
     traced,
@@ -516,8 +517,7 @@ def widget(
         trace = traced(source, values, lang=check_lang(lang), limits=limits, checked=False)
         if program:
             trace = with_program(trace, program, lang)
-    given = {name: float(value) for name, value in values.items()} if values else None
-    return player(source, program, trace, title, lang, given)
+    return player(source, program, trace, title, lang, leaf_values(values))
 
 
 class Stages(NamedTuple):

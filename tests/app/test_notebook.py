@@ -66,6 +66,27 @@ def test_a_bad_program_s_traceback_says_it_in_the_language_asked_for():
     assert (where, snippet, caret) == ("строка 2, столбец 8:", "  b = a +* 3", "         ^")
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda values: chainrule.trace("c = a * b", values=values),
+        lambda values: chainrule.show("c = a * b", values=values),
+        lambda values: chainrule.save_html("c = a * b", "/dev/null", values=values),
+    ],
+    ids=["trace", "show", "save_html"],
+)
+def test_a_value_that_is_no_number_is_said_as_the_api_says_it(call):
+    # It was Python's own "could not convert string to float: 'x'", with no leaf named.
+    with pytest.raises(chainrule.engine.BadValue) as raised:
+        call({"a": "x"})
+    assert str(raised.value) == "the value of 'a' must be a number, got str"
+    # A number of numpy's, or of Python's other kinds, is a number.
+    numpy = pytest.importorskip("numpy")
+    trace = chainrule.trace("c = a * b", values={"a": numpy.float32(2.5), "b": numpy.int64(3)})
+    root = next(node for node in trace["nodes"] if node["id"] == trace["root"])
+    assert root["data"] == 7.5
+
+
 def test_the_widget_s_packed_trace_is_the_one_file_form_s_json_byte_for_byte():
     """packed_trace writes the JSON a field at a time and compresses each while the next is
     written: what it sends inflates to orjson's encoding of the whole compact trace, for a scalar
