@@ -30,7 +30,7 @@ import { mountPresentation } from "./controls/present.js";
 import { mountSandbox, sandboxProgram, sandboxTrace, withRun } from "./sandbox/sandbox.js";
 import { createScope } from "./core/scope.js";
 import { requestBody as requestOf } from "./core/request.js";
-import { mountLinkNote, mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy, saidOfLink } from "./io/share.js";
+import { keptProgram, mountLinkNote, mountMicrogradCopy, mountShareLink, mountUrlSync, pytorchCopy, saidOfLink } from "./io/share.js";
 import { mountTargetPicker } from "./gradients/target.js";
 import { mountTheme } from "./core/theme.js";
 import { landscapeSection } from "./train/landscape-range.js";
@@ -233,6 +233,10 @@ async function start() {
   mount();
   const params = new URLSearchParams(window.location.search);
   const fromUrl = fromUrlParams(params);
+  // A program too long for a link (`kept=1`): kept in the tab that made it (io/share.js).
+  const kept = params.get("kept") === "1" ? keptProgram() : null;
+  if (kept) Object.assign(fromUrl, kept);
+  const keptLost = params.get("kept") === "1" && !kept;
   try {
     const [presets, lessonList] = await Promise.all([fetchPresets(), fetchLessons()]);
     update({ presets, lessons: lessonList });
@@ -250,7 +254,7 @@ async function start() {
   if (lessonId && state.lessons.some((lesson) => lesson.id === lessonId)) {
     lessons.open(lessonId, lessonStop); // `?lesson=<id>&stop=<k>` opens that stop
     followUrl();
-    note.say(linkNotes(params, fromUrl));
+    note.say(linkNotes(params, fromUrl, keptLost));
     return;
   }
   const known = (id) => state.presets.some((p) => p.id === id);
@@ -264,14 +268,16 @@ async function start() {
     loadPreset(presetId, step, patch);
   }
   followUrl();
-  note.say(linkNotes(params, fromUrl));
+  note.say(linkNotes(params, fromUrl, keptLost));
   watchLink(fromUrl, step, note);
 }
 
 /** What the page says of its link (`params`, read as `fromUrl`) once it has opened it: a preset
- *  or lesson it names that is not here, and what it could not read. */
-function linkNotes(params, fromUrl) {
+ *  or lesson it names that is not here, a program kept in another tab (`keptLost`), and what it
+ *  could not read. */
+function linkNotes(params, fromUrl, keptLost = false) {
   const notes = [];
+  if (keptLost) notes.push(t("ui.link.kept_elsewhere"));
   const { presetId, lessonId, source } = fromUrl;
   if (lessonId && !state.lessons.some((lesson) => lesson.id === lessonId)) notes.push(t("ui.link.unknown_lesson", { id: saidOfLink(lessonId) }));
   const shown = state.presets.find((p) => p.id === state.presetId);

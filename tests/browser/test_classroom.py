@@ -320,6 +320,49 @@ def test_shared_link_restores_program_values_toggles_and_step(page, browser, liv
         context.close()
 
 
+def test_a_program_too_long_for_a_link_is_kept_in_its_tab_and_shared_as_a_file(
+    page, browser
+):
+    # Found by a stranger's reload: a program whose query passed 64 KiB made the page's own URL
+    # "Invalid HTTP request received." (uvicorn reads a request line of 64 KiB): the work gone.
+    source = "\n".join(f"a{i} = {i % 7}" for i in range(5_000)) + "\nL = a1 * a2 + a3"
+    open_preset(page, "shared")
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.evaluate("text => navigator.clipboard.writeText(text)", source)
+    page.click("[data-testid=source]")
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Control+V")  # pasted, as a learner does (typing it takes Playwright 17 s)
+    page.press("[data-testid=source]", "Control+Enter")
+    page.wait_for_selector("[data-testid=node][data-label=L]")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('kept') === '1'")
+    assert "source=" not in page.url and len(page.url) < 1_000
+    page.reload()
+    page.wait_for_selector("[data-testid=node][data-label=L]")
+    assert page.input_value("[data-testid=source]") == source
+    assert page.get_by_test_id("link-note").is_hidden()
+    # Shared: no link, but what shares it instead.
+    page.click("[data-testid=copy-link]")
+    too_long = page.get_by_test_id("link-too-long")
+    too_long.wait_for()
+    assert too_long.inner_text().startswith(
+        "This program is too long for a link (48,906 characters)"
+    )
+    assert page.get_by_test_id("link-copy").is_disabled()
+    assert page.get_by_test_id("link-dialog-text").is_hidden()
+    page.keyboard.press("Escape")
+    # The same URL in another browser: nothing is kept there, and its note says where it is.
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    other = context.new_page()
+    try:
+        other.goto(page.url)
+        other.wait_for_selector(READY)
+        note = other.get_by_test_id("link-note")
+        note.wait_for()
+        assert "kept only in the tab that made it" in note.inner_text()
+    finally:
+        context.close()
+
+
 def export_download(page, fmt: str):
     page.click("#export-button")
     with page.expect_download() as info:

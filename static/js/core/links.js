@@ -23,6 +23,10 @@ export const URL_FIELDS = {
   lang: { key: "lang", type: "lang" },
 };
 
+// A link's query, at most (characters): a server reads a request line of 64 KiB (uvicorn; the
+// proxy of deploy/nginx.conf too), and a program past it made a reload "Invalid HTTP request".
+export const LINK_MAX_CHARS = 32_000;
+
 /** The languages of the page (engine/i18n.py LANGS); another `?lang=` is left out of links. */
 const LANGS = ["en", "ru", "et"];
 
@@ -91,6 +95,20 @@ export function toUrlParams(s) {
     if (text !== "") params.set(name, text); // reverse mode, the default, is no `pass=`
   }
   return params;
+}
+
+/**
+ * The query of the page's own URL for `s`: its link, or, past LINK_MAX_CHARS, the link without
+ * its program (`preset`, `source`, `values`) and with `kept=1`: the program kept in the tab
+ * (io/share.js). `kept` says which.
+ */
+export function pageQuery(s) {
+  const params = toUrlParams(s);
+  const query = params.toString();
+  if (query.length <= LINK_MAX_CHARS) return { query, kept: false };
+  for (const name of ["preset", "source", "values"]) params.delete(name);
+  params.set("kept", "1");
+  return { query: params.toString(), kept: true };
 }
 
 /** A state patch read from URL query parameters; unknown or malformed fields are ignored. */

@@ -4,9 +4,10 @@
 // (each script is also shown in a dialog, ready to select). The Export menu is io/export-menu.js.
 
 import { h } from "../core/dom.js";
+import { countText } from "../core/format.js";
 import { t } from "../core/i18n.js";
 import { createDialog, showModal } from "../core/keys.js";
-import { HIDE_KEYS, toUrlParams, URL_FIELDS } from "../core/links.js";
+import { HIDE_KEYS, LINK_MAX_CHARS, pageQuery, toUrlParams, URL_FIELDS } from "../core/links.js";
 import { microgradScript } from "./micrograd.js";
 import { pytorchScript } from "./pytorch.js";
 import { tensorPytorchScript } from "./tensor-pytorch.js";
@@ -18,6 +19,32 @@ const URL_KEYS = new Set(Object.values(URL_FIELDS).map((f) => f.key));
 export function shareUrl(s, overrides = {}) {
   const query = toUrlParams({ ...s, ...overrides }).toString();
   return `${window.location.origin}${window.location.pathname}${query ? `?${query}` : ""}`;
+}
+
+/** Whether state `s` is too long for a link (its query past LINK_MAX_CHARS): its program is kept
+ *  in the tab that made it, and shared as a file (Export → HTML file). */
+const tooLongForALink = (s) => toUrlParams(s).toString().length > LINK_MAX_CHARS;
+
+// A program too long for a link, kept in this tab for a reload (its URL says `kept=1`).
+const KEPT_KEY = "chainrule.kept";
+
+/** The program a `kept=1` URL names, from this tab ({source, values, presetId}), or null: the
+ *  link was opened in another tab or browser, or the tab's storage is off. */
+export function keptProgram() {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(KEPT_KEY) ?? "null");
+    return typeof kept?.source === "string" ? { source: kept.source, values: kept.values ?? {}, presetId: kept.presetId ?? "" } : null;
+  } catch {
+    return null;
+  }
+}
+
+function keep(s) {
+  try {
+    sessionStorage.setItem(KEPT_KEY, JSON.stringify({ source: s.source, values: s.values, presetId: s.presetId }));
+  } catch {
+    // no storage (a private window's quota): a reload then says the program was not kept
+  }
 }
 
 const SHOWN_PARTS = {
@@ -73,14 +100,20 @@ function createLinkDialog(scope) {
   const buttons = document.createElement("div");
   buttons.className = "dialog-buttons";
   buttons.append(copy, close);
-  dialog.append(field, parts, present.label, status, buttons);
+  const tooLong = h("p", { class: "link-too-long", "data-testid": "link-too-long", hidden: true });
+  dialog.append(field, tooLong, parts, present.label, status, buttons);
 
   const link = () => shareUrl(scope.store.state, {
     hide: HIDE_KEYS.filter((key) => !shown[key].checked),
     presenting: present.box.checked,
   });
   const refresh = () => {
-    field.value = link();
+    const long = tooLongForALink(scope.store.state);
+    field.value = long ? "" : link();
+    field.hidden = long;
+    copy.disabled = long;
+    tooLong.hidden = !long;
+    if (long) tooLong.textContent = t("ui.share.too_long", { count: countText(scope.store.state.source.length) });
     status.textContent = "";
   };
   for (const box of [...Object.values(shown), present.box]) box.addEventListener("change", refresh);
@@ -94,8 +127,9 @@ function createLinkDialog(scope) {
       for (const key of HIDE_KEYS) shown[key].checked = !state.hide.includes(key);
       present.box.checked = state.presenting;
       refresh();
-      status.textContent = copiedText(copied);
+      if (copied !== null) status.textContent = copiedText(copied);
       showModal(dialog);
+      if (field.hidden) return;
       field.focus();
       field.select();
     },
@@ -161,6 +195,10 @@ export function mountShareLink(container, scope) {
   const linkDialog = createLinkDialog(scope);
   const copyLink = button(t("ui.share.button"), { "data-testid": "copy-link", title: t("ui.share.title") });
   copyLink.addEventListener("click", async () => {
+    if (tooLongForALink(scope.store.state)) { // the dialog says why, and what shares it instead
+      linkDialog.open(null);
+      return;
+    }
     const copied = await copyText(shareUrl(scope.store.state));
     if (copied) flash(copyLink, t("ui.share.link_copied"));
     linkDialog.open(copied);
@@ -209,7 +247,9 @@ export function mountUrlSync(scope) {
   const write = () => {
     clearTimeout(timer);
     timer = setTimeout(() => {
-      const query = toUrlParams(scope.store.state).toString();
+      const { state } = scope.store;
+      const { query, kept } = pageQuery(state);
+      if (kept) keep(state);
       if (query !== window.location.search.slice(1)) history.replaceState(history.state, "", query ? `?${query}` : window.location.pathname);
     }, URL_WRITE_DELAY_MS);
   };
