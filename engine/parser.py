@@ -213,6 +213,34 @@ class _Pending:
         self.arg_count = 0
 
 
+# How far `_closing_line` looks for a bracket's `)` (characters): an error's word, not a reading.
+CLOSING_LOOKAHEAD = 10_000
+
+
+def _closing_line(source: str, start: int) -> int | None:
+    """The 1-based line of the `)` that closes a `(` ending at `start`, when it is on a later
+    line within CLOSING_LOOKAHEAD characters (comments passed over), else None."""
+    depth = 1
+    i, stop = start, min(len(source), start + CLOSING_LOOKAHEAD)
+    while i < stop:
+        ch = source[i]
+        if ch == "#":
+            i = source.find("\n", i)
+            if i == -1:
+                return None
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                if "\n" not in source[start:i]:
+                    return None
+                return source.count("\n", 0, i) + 1
+        i += 1
+    return None
+
+
 def parse(source: str, max_depth: int | None = None) -> list[Statement]:
     """The statements of `source` in order (blank lines and comments dropped).
 
@@ -668,7 +696,7 @@ class _Parser:
             elif kind in ("newline", "eof"):
                 self.reduce_group(operands, pending)
                 if pending:
-                    raise self.error(msg("error.unclosed_paren"), pending[-1].token)
+                    raise self.unclosed(pending[-1].token, token)
                 self.pos = pos
                 return operands[0]
             else:
@@ -869,7 +897,7 @@ class _Parser:
         if token.kind in ("newline", "eof"):
             end = _END[token.kind]
             if top is not None and top.kind in ("paren", "call") and previous is top.token:
-                return self.error(msg("error.unclosed_paren"), top.token)
+                return self.unclosed(top.token, token)
             if top is not None and top.kind == "neg":
                 return self.error(msg(f"error.{end}.needs_operand", op="-"), token)
             shown = previous.text if previous is not None else ""
@@ -901,6 +929,14 @@ class _Parser:
             msg("error.needs_right_found", op=quoted(previous.text), found=quoted(token.text)),
             token,
         )
+
+    def unclosed(self, opener: Token, end: Token) -> SyntaxError_:
+        """A `(` still open where its statement ends (`end`): closed on a later line, where
+        Python would join the lines (a statement here ends with its line), or never."""
+        line = _closing_line(self.source, opener.end) if end.kind == "newline" else None
+        if line is None:
+            return self.error(msg("error.unclosed_paren"), opener)
+        return self.error(msg("error.paren_closed_later", line=line), opener)
 
     def stray_comma(self, token: Token) -> SyntaxError_:
         """A `,` outside a call's arguments; between digits, a decimal comma (`0,5`), said with
@@ -992,7 +1028,7 @@ class _Parser:
                 msg("error.attribute", name=quoted(method.text), subset=SUBSET), method
             )
         if close.kind in ("newline", "eof"):
-            raise self.error(msg("error.unclosed_paren"), opener)
+            raise self.unclosed(opener, close)
         if close.text != ")":
             raise ArgumentCount(
                 msg("error.method_no_argument", method=method.text),

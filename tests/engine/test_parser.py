@@ -272,6 +272,25 @@ ERRORS = [
         5,
     ),
     ("exp(1", "SyntaxError", "this '(' is never closed (add a ')' to close it)", 1, 4),
+    # Closed on a later line, as Python's implicit joining would read it: the line it closes on,
+    # and that a statement ends with its line (it said "never closed").
+    (
+        "a = 2\no = (\n  a * 3\n)",
+        "SyntaxError",
+        "this '(' is closed on line 4, but a statement ends with its line, even inside brackets: "
+        "join its lines",
+        2,
+        5,
+    ),
+    (
+        "a = 2\nb = tanh(\n  a)  # )",
+        "SyntaxError",
+        "this '(' is closed on line 3, but a statement ends with its line, even inside brackets: "
+        "join its lines",
+        2,
+        9,
+    ),
+    ("x = (1 + 2\ny = 3", "SyntaxError", "this '(' is never closed (add a ')' to close it)", 1, 5),
     ("a + b)", "SyntaxError", "unmatched ')': there is no '(' before it", 1, 6),
     ("()", "SyntaxError", "empty parentheses: put an expression inside ( )", 1, 1),
     ("relu + 1", "SyntaxError", "'relu' is a function: call it as relu(x)", 1, 1),
