@@ -582,6 +582,30 @@ def test_a_saturated_neuron_says_its_numbers_cannot_tell_and_names_a_hidden_bug(
     sandbox.screenshot(path=str(screenshots_dir / "sandbox-check-saturated-mul.png"))
 
 
+def test_an_earlier_programs_error_is_not_shown_while_code_runs(sandbox):
+    # Found on a tour: code that must run, pasted after a typo, showed the typo's error, its
+    # caret and its mark on the new text (at the typo's column) for as long as the run took.
+    sandbox.fill("[data-testid=source]", "x = (1 + 2")
+    sandbox.press("[data-testid=source]", "Control+Enter")
+    sandbox.wait_for_function(
+        "() => document.querySelector('[data-testid=error]').textContent.includes('never closed')"
+    )
+    slow = (
+        "class Value:\n  pass\ns = 0\nfor i in range(4_000_000):\n  s += i\n"
+        "a = Value()\n"
+    )
+    sandbox.fill("[data-testid=source]", slow)
+    sandbox.wait_for_function(
+        "() => ['starting', 'running'].includes(document.querySelector('#sandbox').dataset.status)"
+    )
+    assert sandbox.locator("[data-testid=error]").is_hidden()
+    assert sandbox.locator("#backdrop mark.error-mark").count() == 0
+    sandbox.wait_for_function(
+        "() => !['starting', 'running'].includes(document.querySelector('#sandbox').dataset.status)",
+        timeout=RUN_TIMEOUT_MS,
+    )
+
+
 def test_the_check_on_a_learners_class_holds_at_every_size(sandbox, screenshots_dir):
     """The check's verdict on a learner's wrong tanh (its pills of yours · rule on the cards) at
     every size of issue 41: no overlapping or unreachable control, names and pills at 11 px or

@@ -447,7 +447,9 @@ async function execute(runner, message, meta) {
   runner.busy = true;
   const began = performance.now();
   const code = state.source;
-  update({ sandbox: { ...(state.sandbox ?? {}), code, status: runner.worker.warm ? "running" : "starting", line: null }, busy: true });
+  // An error shown is an earlier program's (or this one's last run's): not this run's, whose
+  // own comes with its reply; its marks would sit on this code's text where they mean nothing.
+  update({ sandbox: { ...(state.sandbox ?? {}), code, status: runner.worker.warm ? "running" : "starting", line: null }, busy: true, error: null });
   const reply = await runner.worker.request(message, (event) => {
     if (id !== runner.latest || state.sandbox?.code !== code) return;
     if (event.type === "started") {
@@ -510,7 +512,7 @@ export function mountSandbox({ panel, send }, scope) {
       return;
     }
     waiting = meta;
-    update({ sandbox: { code: source, status: "waiting" } });
+    update({ sandbox: { code: source, status: "waiting" }, error: null }); // (as `execute` says)
   };
 
   subscribe((s, changed) => {
