@@ -69,7 +69,8 @@ def test_deep_nesting_with_a_limit_is_a_clean_error(source: str, column: int) ->
     with pytest.raises(engine.LimitExceeded) as caught:
         engine.trace(source, limits=SERVER)
     assert caught.value.message == (
-        "nesting is more than 200 levels deep (parentheses and calls); the limit is 200"
+        "nesting is more than 200 levels deep (parentheses and calls): name a part on a line of "
+        "its own (t = …) and use its name"
     )
     assert caught.value.column == column  # the first '(' past the limit
 
