@@ -71,7 +71,8 @@ REFUSED = [
     ("5,000 digits", src("1" * 5_000), 400, "SyntaxError", 1, 1, "has 5,000 digits"),
     ("5,000 digits, line 2", src("a = 1\nb = " + "9" * 5_000), 400, "SyntaxError", 2, 5, "digits"),
     # Nesting beyond the limit (200): the error points at the first level too deep.
-    ("201 parens", src("(" * 201 + "a" + ")" * 201), 400, "LimitExceeded", 1, 201, "more than 200 levels deep"),
+    ("201 parens", src("(" * 201 + "a" + ")" * 201), 400, "LimitExceeded", 1, 201,
+     "more than 200 levels deep"),
     ("10,000 parens", src("(" * 10_000 + "a" + ")" * 10_000), 400, "LimitExceeded", 1, 201,
      "nesting"),
     ("201 calls", src("relu(" * 201 + "a" + ")" * 201), 400, "LimitExceeded", 1, 1005, "nesting"),

@@ -320,9 +320,7 @@ def test_shared_link_restores_program_values_toggles_and_step(page, browser, liv
         context.close()
 
 
-def test_a_program_too_long_for_a_link_is_kept_in_its_tab_and_shared_as_a_file(
-    page, browser
-):
+def test_a_program_too_long_for_a_link_is_kept_in_its_tab_and_shared_as_a_file(page, browser):
     # Found by a stranger's reload: a program whose query passed 64 KiB made the page's own URL
     # "Invalid HTTP request received." (uvicorn reads a request line of 64 KiB): the work gone.
     source = "\n".join(f"a{i} = {i % 7}" for i in range(5_000)) + "\nL = a1 * a2 + a3"

@@ -590,10 +590,7 @@ def test_an_earlier_programs_error_is_not_shown_while_code_runs(sandbox):
     sandbox.wait_for_function(
         "() => document.querySelector('[data-testid=error]').textContent.includes('never closed')"
     )
-    slow = (
-        "class Value:\n  pass\ns = 0\nfor i in range(4_000_000):\n  s += i\n"
-        "a = Value()\n"
-    )
+    slow = "class Value:\n  pass\ns = 0\nfor i in range(4_000_000):\n  s += i\na = Value()\n"
     sandbox.fill("[data-testid=source]", slow)
     sandbox.wait_for_function(
         "() => ['starting', 'running'].includes(document.querySelector('#sandbox').dataset.status)"
