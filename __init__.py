@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from os import PathLike
     from pathlib import Path
 
 __all__ = ["Program", "program_of", "save_html", "show", "trace", "trace_tensors", "trace_value"]
@@ -38,7 +39,7 @@ def __getattr__(name: str) -> Any:
 
 
 def trace(
-    source: str,
+    source: str | PathLike[str],
     values: dict[str, float] | None = None,
     *,
     expand_derived: bool = False,
@@ -50,13 +51,14 @@ def trace(
     `lang` (`en`, `ru`, `et`). A tensor program (docs/tensors.md) is answered with its tensor
     reply (`kind: "tensor"`: a node per tensor with its shape, `data` and `grad` nested
     row-major, the tensor timeline; `values` keys its elements, `{"W[1,2]": 0.5}`);
-    `chainrule.trace_tensors(source)` gives its tensors of Values.
+    `chainrule.trace_tensors(source)` gives its tensors of Values. `source` may be a file's path
+    (`pathlib.Path("neuron.py")`): the program it holds.
     Raises `chainrule.engine.ProgramError` (with `line`, `column`, `caret`) for a bad program."""
     from chainrule.engine.errors import placed_in_tracebacks
-    from chainrule.notebook.traces import traced
+    from chainrule.notebook.traces import program_text, said_of_a_file, traced
 
-    with placed_in_tracebacks(lang):
-        return traced(source, values, expand_derived=expand_derived, lang=lang)
+    with said_of_a_file(source), placed_in_tracebacks(lang):
+        return traced(program_text(source), values, expand_derived=expand_derived, lang=lang)
 
 
 def trace_value(value: Any, *, expand_derived: bool = False, lang: str = "en") -> dict[str, Any]:
@@ -77,12 +79,13 @@ def show(value_or_source: Any, values: dict[str, float] | None = None, lang: str
     recompute in the kernel; elsewhere (a plain IPython terminal) a static SVG. A tensor
     program plays as the page's tensor view (its cells change in the kernel, a gradient cell's
     sum is computed there). `lang` (`en`, `ru`, `et`): the language of its words and
-    narration."""
+    narration. A program may be given as a file's path (`pathlib.Path("neuron.py")`)."""
     from chainrule.engine.errors import placed_in_tracebacks
+    from chainrule.notebook.traces import program_text, said_of_a_file
     from chainrule.notebook.widget import show as show_
 
-    with placed_in_tracebacks(lang):
-        return show_(value_or_source, values, lang)
+    with said_of_a_file(value_or_source), placed_in_tracebacks(lang):
+        return show_(program_text(value_or_source), values, lang)
 
 
 def save_html(
@@ -93,9 +96,11 @@ def save_html(
 ):
     """Write one self-contained HTML file that plays the trace (stepping, scrubbing,
     explanations, tables) from `file://`, with no network, its words and narration in `lang`
-    (`en`, `ru`, `et`). Returns the path written."""
+    (`en`, `ru`, `et`). A program may be given as a file's path (`pathlib.Path("neuron.py")`).
+    Returns the path written."""
     from chainrule.engine.errors import placed_in_tracebacks
+    from chainrule.notebook.traces import program_text, said_of_a_file
     from chainrule.notebook.traces import save_html as save
 
-    with placed_in_tracebacks(lang):
-        return save(value_or_source, path, values, lang)
+    with said_of_a_file(value_or_source), placed_in_tracebacks(lang):
+        return save(program_text(value_or_source), path, values, lang)

@@ -31,6 +31,7 @@ from chainrule.app.export.drawing import (
 from chainrule.app.layout.graphviz import Graphviz
 from chainrule.app.settings import get_settings
 from chainrule.engine.errors import LineIndex
+from chainrule.notebook.traces import names_a_file
 
 FORMATS = get_args(DrawingFormat)
 CLI_TIMEOUT_S = 60.0  # a drawing asked for at the terminal may take longer than a request
@@ -235,7 +236,7 @@ def draw(args: argparse.Namespace) -> int:
             source = sys.stdin.read()
         except (OSError, UnicodeDecodeError) as error:
             return fail(f"cannot read the program from standard input: {error}")
-    elif named_file(args.source):
+    elif names_a_file(args.source):
         try:
             source = Path(args.source).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
@@ -281,20 +282,10 @@ def draw(args: argparse.Namespace) -> int:
     return 0
 
 
-def named_file(source: str) -> bool:
-    """Whether `render`'s argument names a file (`chainrule render neuron.py`), not a program:
-    a file is there by that name (a program of one line never names one by chance but for a
-    bare name, `a`, where a file `a` is then read)."""
-    try:
-        return "\n" not in source and Path(source).is_file()
-    except (OSError, ValueError):  # a name too long for a path, or holding a NUL: a program
-        return False
-
-
 def meant_a_file(source: str) -> str | None:
     """What to say of a `render` argument read as a program that was meant as a file's path
     (`chainrule render neuron.py` where there is none, or a folder): None for a program."""
-    if any(blank in source for blank in " \t\n") or named_file(source):
+    if any(blank in source for blank in " \t\n") or names_a_file(source):
         return None
     try:
         if Path(source).is_dir():

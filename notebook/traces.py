@@ -6,9 +6,11 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import os
 import sys
 import textwrap
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Iterator, Mapping
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from types import FrameType
@@ -20,7 +22,7 @@ from chainrule.app.layout.layouter import Layouter
 from chainrule.app.layout.process import LayoutProcess
 from chainrule.app.settings import get_settings
 from chainrule.engine import Limits
-from chainrule.engine.errors import BadLeaf, BadValue, quoted
+from chainrule.engine.errors import BadLeaf, BadValue, ProgramError, quoted
 from chainrule.engine.i18n import DEFAULT_LANG, check_lang, msg, warnings_in
 from chainrule.engine.reply import first_view_reply
 from chainrule.engine.tensor_graph import tensor_graph
@@ -57,6 +59,38 @@ def value_limits() -> Limits:
     )
 
 
+def program_text(source: Any) -> Any:
+    """A program given as a file's path (`chainrule.trace(Path("neuron.py"))`: a pathlib.Path, any
+    os.PathLike) as the text the file holds; anything else as it is."""
+    if isinstance(source, os.PathLike):
+        return Path(source).read_text(encoding="utf-8")
+    return source
+
+
+def names_a_file(source: str) -> bool:
+    """Whether a program's text is a file's path by all signs: one line, and a file by that name
+    (`chainrule render neuron.py`, `chainrule.trace("neuron.py")`)."""
+    try:
+        return "\n" not in source and Path(source).is_file()
+    except (OSError, ValueError):  # a name too long for a path, or holding a NUL: a program
+        return False
+
+
+@contextmanager
+def said_of_a_file(source: Any) -> Iterator[None]:
+    """A ProgramError of a program whose text names a file (`chainrule.trace("neuron.py")`) with
+    a note saying how to read the file instead."""
+    try:
+        yield
+    except ProgramError as error:
+        if isinstance(source, str) and names_a_file(source):
+            error.add_note(
+                f"{source!r} names a file, read here as a program's text: "
+                f"pass pathlib.Path({source!r}) to read the program it holds"
+            )
+        raise
+
+
 def traced(
     source: str,
     values: dict[str, float] | None = None,
@@ -69,6 +103,9 @@ def traced(
     """The `/api/graph` reply for `source` under the server's limits (or `limits`), its words
     (narration, warnings) in `lang` (raises ProgramError); its size checked, unless the caller
     checks the bytes it encodes (not `checked`: the widget's `packed_trace`)."""
+    if not isinstance(source, str):
+        kind = type(source).__name__
+        raise TypeError(f"expected a program (str) or a file's path (pathlib.Path); got {kind}")
     request = GraphRequest(
         source=source,
         values=leaf_values(values),

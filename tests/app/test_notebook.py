@@ -87,6 +87,35 @@ def test_a_value_that_is_no_number_is_said_as_the_api_says_it(call):
     assert root["data"] == 7.5
 
 
+def test_a_program_in_a_file_is_read_from_its_path(tmp_path):
+    program = tmp_path / "neuron.py"
+    program.write_text("a = 2\nb = a * 3\n", encoding="utf-8")
+    by_path, by_text = chainrule.trace(program), chainrule.trace(program.read_text("utf-8"))
+    del by_path["layout"]["cached"], by_text["layout"]["cached"]  # the second's came from cache
+    assert by_path == by_text
+    assert "b = 6" in repr(chainrule.show(program))
+    written = chainrule.save_html(program, tmp_path / "neuron.html")
+    assert written.read_text(encoding="utf-8").startswith("<!doctype html>")
+
+
+def test_a_file_s_name_given_as_a_program_says_how_to_read_the_file(tmp_path, monkeypatch):
+    # A stranger's first try: chainrule.trace("neuron.py") read the name as a program ('.py' is
+    # not part of the language) and said nothing of the file.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "neuron.py").write_text("a = 2\nb = a * 3\n", encoding="utf-8")
+    with pytest.raises(chainrule.engine.ProgramError) as raised:
+        chainrule.trace("neuron.py")
+    where, said = raised.value.__notes__
+    assert where.startswith("line 1, column 7:")
+    assert said == (
+        "'neuron.py' names a file, read here as a program's text: pass "
+        "pathlib.Path('neuron.py') to read the program it holds"
+    )
+    with pytest.raises(TypeError) as raised:
+        chainrule.trace(42)
+    assert str(raised.value) == "expected a program (str) or a file's path (pathlib.Path); got int"
+
+
 def test_the_widget_s_packed_trace_is_the_one_file_form_s_json_byte_for_byte():
     """packed_trace writes the JSON a field at a time and compresses each while the next is
     written: what it sends inflates to orjson's encoding of the whole compact trace, for a scalar
