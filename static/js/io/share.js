@@ -7,7 +7,7 @@ import { h } from "../core/dom.js";
 import { countText } from "../core/format.js";
 import { t } from "../core/i18n.js";
 import { createDialog, showModal } from "../core/keys.js";
-import { HIDE_KEYS, LINK_MAX_CHARS, pageQuery, toUrlParams, URL_FIELDS } from "../core/links.js";
+import { HIDE_KEYS, pageQuery, toUrlParams, URL_FIELDS } from "../core/links.js";
 import { microgradScript } from "./micrograd.js";
 import { pytorchScript } from "./pytorch.js";
 import { tensorPytorchScript } from "./tensor-pytorch.js";
@@ -23,7 +23,7 @@ export function shareUrl(s, overrides = {}) {
 
 /** Whether state `s` is too long for a link (its query past LINK_MAX_CHARS): its program is kept
  *  in the tab that made it, and shared as a file (Export → HTML file). */
-const tooLongForALink = (s) => toUrlParams(s).toString().length > LINK_MAX_CHARS;
+const tooLongForALink = (s) => pageQuery(s).kept;
 
 // A program too long for a link, kept in this tab for a reload (its URL says `kept=1`).
 const KEPT_KEY = "chainrule.kept";
