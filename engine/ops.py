@@ -382,6 +382,9 @@ GATES = frozenset(
 )
 # Where a saturating op's result is along its curve, by op: a function of (a, b, k, out).
 SATURATION = {name: compile_formula(op.saturation) for name, op in OPS.items() if op.saturation}
+# Each op's forward alone, a function of (a, b, k, out): a node's data without its local
+# derivatives (the reader's test of a graph's stored data, engine/value_reader.py).
+FORWARD = {name: compile_formula(op.forward) for name, op in OPS.items()}  # type: ignore[arg-type]
 # micrograd's `_op` spellings → our op (`**2.0` and other constant powers are `**k`).
 MICROGRAD_OPS = {spelled: name for name, op in OPS.items() for spelled in op.micrograd_ops}
 

@@ -62,7 +62,7 @@ from typing import Any
 from .gc_pause import cycle_collector_paused
 from .i18n import Count, msg
 from .lexer import line_tokens
-from .ops import FUNCTIONS, MICROGRAD_OPS, OPS, SCRIPT_NAMES, apply, key_of
+from .ops import FORWARD, FUNCTIONS, MICROGRAD_OPS, OPS, SCRIPT_NAMES, apply, key_of
 
 POWER = re.compile(r"\*\*\s*(\S+)")
 # A number in an op's spelling (`'**2'`, `'pow-1'`, `'^0.5'`): the exponent of a constant power.
@@ -1000,8 +1000,10 @@ def _inconsistent(nodes: list[_Node]) -> list[int]:
     for i, node in enumerate(nodes):
         if node.op is None:
             continue
-        operands = [nodes[j].data for j in node.inputs]
-        if not near(apply(node.op, operands, node.exponent or 0.0)[0], node.data):
+        inputs = node.inputs
+        second = nodes[inputs[1]].data if len(inputs) > 1 else 0.0
+        data = FORWARD[node.op]((nodes[inputs[0]].data, second, node.exponent or 0.0, 0.0))
+        if data != node.data and not near(data, node.data):
             found.append(i)
     return found
 
@@ -1277,11 +1279,29 @@ class _Writer:
                 self.taken.add(base)
                 return base, None
             return self.fresh(OP_WORDS.get(node.op or "", node.op or "node")), None
+        if self.shown_longer(node.inputs, MAX_LABEL_CHARS):  # a long statement: no label
+            return self.fresh(OP_WORDS.get(node.op or "", node.op or "node")), None
         for j in node.inputs:
             self.shown_of(j)
         shown = _expression(node, self.shown, self.shown_prec, self.depth)[0]  # type: ignore[arg-type]
         label = shown if len(shown) <= MAX_LABEL_CHARS and _label_literal(shown) else None
         return self.fresh(OP_WORDS.get(node.op or "", node.op or "node")), label
+
+    def shown_longer(self, inputs: list[int], limit: int) -> bool:
+        """Whether an expression of `inputs` would name a card in more than `limit` characters,
+        told from the words of its operands' operands, down to those made (a name, a label, a
+        number) and no further: every template writes each operand once, so they are at least
+        as long. An inline statement's words are never made to be thrown away (micrograd's demo
+        made 61,000 of them, each longer than a label, for its 2,000 generated names)."""
+        shown, nodes = self.shown, self.nodes
+        length, pending = 0, list(inputs)
+        while pending:
+            k = pending.pop()
+            if shown[k] is None:
+                pending.extend(nodes[k].inputs)
+            elif (length := length + len(shown[k])) > limit:  # type: ignore[arg-type]
+                return True
+        return False
 
     def shown_of(self, i: int) -> str:
         """How node `i`'s card names it: an inline node's expression in its operands' shown
