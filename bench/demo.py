@@ -11,8 +11,8 @@ Rows:
   resident memory (ru_maxrss, the interpreter's own ~40 MB and micrograd's graph included), and
   the same of the helper process that lays the graph out beside the passes
   (app/layout/process.py, its start included); then, in another, where the time goes (the
-  reader writing the program, parse and build, the passes and the reply, the layout, encoding
-  and decoding).
+  reader writing the program and its statements, the build from them, the passes and the
+  reply, the layout, encoding and decoding).
 - `step_objects` and `narrations` of a 20,000-product chain's reply (40,001 nodes, 160,005
   steps): CPU, best of 3.
 - `POST /api/graph` of 50,000 statements the result does not use (`1` on each of 49,999 lines,
@@ -77,6 +77,7 @@ from chainrule.app.layout.placing import layout_structure, placement
 from chainrule.engine.gc_pause import cycle_collector_paused
 from chainrule.engine.reply import place, trace_reply
 from chainrule.engine.steps import steps
+from chainrule.engine.tracing import written_parse
 from chainrule.engine.value_reader import program_of
 from chainrule.sandbox.moons import demo_total_loss
 model, total_loss = demo_total_loss()
@@ -87,8 +88,11 @@ def timed(name, work):
     times[name] = time.process_time() - start
     return out
 with cycle_collector_paused():
-    program = timed("the reader writes the program (program_of)", lambda: program_of(total_loss))
-    graph = timed("parse and build (forward pass)", lambda: engine.build_graph(program.source))
+    program = timed("the reader writes the program and its statements (program_of)",
+                    lambda: program_of(total_loss, statements=True))
+    with written_parse(program.source, program.parsed):  # as trace_value: no parse
+        graph = timed("build from its statements (forward pass)",
+                      lambda: engine.build_graph(program.source))
     trace = timed("backward pass, recorded", lambda: engine.run(graph, record=True))
     reply = timed("timeline and reply", lambda: trace_reply(trace, steps(trace)))
     layouter = Layouter.from_settings(AppSettings())

@@ -8,7 +8,9 @@ JSON-ready reply, a pure serializer of both (engine/reply.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
@@ -81,10 +83,41 @@ _parse_recent = lru_cache(maxsize=32)(_parse_program)
 _parse_recent_large = lru_cache(maxsize=4)(_parse_program)
 
 
+# The statements of a program the value reader wrote, as it wrote them (`written_parse`): the
+# source, how deep its parentheses and calls nest, and the statements.
+_written: ContextVar[tuple[str, int, tuple[Statement, ...]] | None] = ContextVar(
+    "written", default=None
+)
+
+
+@contextmanager
+def written_parse(source: str, parsed: tuple[tuple[Statement, ...], int] | None) -> Iterator[None]:
+    """Within it, `parsed` of `source` (a program engine/value_reader.py wrote, `Program.source`
+    and `Program.parsed`: its statements and how deep they nest) is those statements, not the
+    text parsed again, under a nesting limit they keep (micrograd's demo: 2.2 MB not lexed and
+    parsed, 0.25 s). None: the text is parsed."""
+    if parsed is None:
+        yield
+        return
+    statements, depth = parsed
+    token = _written.set((source, depth, statements))
+    try:
+        yield
+    finally:
+        _written.reset(token)
+
+
 def parsed(source: str, max_depth: int | None) -> Parsed:
     """`parse_program(source, max_depth)` (the statements and the notes of skipped lines), from
-    the recent parses when the program is short enough; TensorProgram for a tensor program
-    (docs/tensors.md: tensor_program.py reads it)."""
+    the recent parses when the program is short enough, or as the value reader wrote it
+    (`written_parse`); TensorProgram for a tensor program (docs/tensors.md: tensor_program.py
+    reads it)."""
+    written = _written.get()
+    if written is not None and written[0] == source:
+        _, depth, statements = written
+        marker = tensor_marker(source)
+        if marker is None and (max_depth is None or depth <= max_depth):
+            return statements, ()
     if len(source) <= PARSE_CACHE_MAX_CHARS:
         return _parse_recent(source, max_depth)
     if len(source) <= PARSE_CACHE_MAX_LARGE_CHARS:

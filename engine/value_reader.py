@@ -44,6 +44,7 @@ import keyword
 import math
 import os
 import re
+import string
 import sys
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
@@ -63,6 +64,7 @@ from .gc_pause import cycle_collector_paused
 from .i18n import Count, msg
 from .lexer import line_tokens
 from .ops import FORWARD, FUNCTIONS, MICROGRAD_OPS, OPS, SCRIPT_NAMES, apply, key_of
+from .parser import Expr, Statement
 
 POWER = re.compile(r"\*\*\s*(\S+)")
 # A number in an op's spelling (`'**2'`, `'pow-1'`, `'^0.5'`): the exponent of a constant power.
@@ -91,6 +93,8 @@ LIKELY_EXPONENTS = (2.0, -1.0, 0.5, 3.0, -2.0, -0.5, 4.0)
 # that gets a line (and a name) of its own.
 MAX_STATEMENT_CHARS = 1_500
 MAX_INLINE_DEPTH = 32
+# The operations inline one in another that `_Writer.read_back` reads back (a recursion each).
+READ_BACK_DEPTH = 200
 # How tightly each way of writing a node binds (an operand binding less is put in parentheses).
 SUM, PRODUCT, NEGATIVE, POWER_PREC, ATOM = 1, 2, 3, 4, 5
 # The word an unnamed node's generated name starts with (`sum1`, `tanh2`): its op's.
@@ -173,12 +177,18 @@ class Program:
     # follows}; and the leaves under the lowest of them (those that may have moved).
     inconsistent: list[dict[str, Any]] = field(default_factory=list)
     moved: list[str] = field(default_factory=list)
+    # The statements the parser reads in `source` and how deep they nest, as the writer knows
+    # them (`program_of(…, statements=True)`; None where it cannot say): engine/tracing.py's
+    # `written_parse` hands them to the builder instead of parsing the text again.
+    parsed: tuple[tuple[Statement, ...], int] | None = field(default=None, repr=False)
 
     def written(self) -> Program:
         """The program without the graph it was read from (its Values and how each was written):
         what a widget keeps to trace it again (micrograd's demo: 65,818 Values, and the texts and
         operands of each, which would keep a graph the learner has since let go of alive)."""
-        return replace(self, objects=[], texts=[], inputs=[], ops=[], exponents=[], consts=[])
+        return replace(
+            self, objects=[], texts=[], inputs=[], ops=[], exponents=[], consts=[], parsed=None
+        )
 
     def warnings(self) -> list[dict[str, Any]]:
         """One warning per merged operand, per opaque node, and one for stored data that does
@@ -843,13 +853,16 @@ def program_of(
     names: Mapping[int, str] | None = None,
     max_nodes: int | None = None,
     constants: Collection[int] | None = None,
+    statements: bool = False,
 ) -> Program:
     """The program that builds the graph ending in `root` (a micrograd or chainrule Value).
     `names` ({id(value): name or place}, e.g. the variables of the code that built it) names
     the nodes whose label is no name; `constants` (ids) are leaves to write as numbers (a
     number an operator wrapped in a Value; by default, `wrapped_numbers`' leaves); more than
-    `max_nodes` nodes raise TooManyNodes. The cycle collector is paused while it reads: a
-    graph's nodes are hundreds of thousands of new objects (micrograd's demo: 2.4 -> 1.5 s)."""
+    `max_nodes` nodes raise TooManyNodes; with `statements`, the program's `parsed` are the
+    statements the parser would read in it (a tracer's, `_Writer.statements`). The cycle
+    collector is paused while it reads: a graph's nodes are hundreds of thousands of new
+    objects (micrograd's demo: 2.4 -> 1.5 s)."""
     with cycle_collector_paused():
         nodes, objects = _graph(root, max_nodes)
         if constants is None:
@@ -865,7 +878,10 @@ def program_of(
         writer = _Writer(nodes, objects, names)
         for i in writer.order():
             writer.write(i, writer.nodes[i])
-        return writer.program()
+        program = writer.program()
+        if statements:
+            program.parsed = writer.statements()
+        return program
 
 
 def wrapped_numbers(objects: list[Any], nodes: list[_Node]) -> set[int]:
@@ -1039,6 +1055,7 @@ class _Writer:
         self.hints = hints or {}
         self.counters: dict[str, int] = {"v": 0}
         self.lines: list[str] = []
+        self.line_nodes: list[int] = []  # the node each statement's line writes (`statements`)
         self.values: dict[str, float] = {}
         self.text = [""] * count  # how a node is written where it is used
         # How its card names it: its label, else its text; an inline node's (None) is made when
@@ -1121,7 +1138,8 @@ class _Writer:
             raise NotAGraph(msg("error.reader.leaf_not_finite", data=str(node.data)))
         if node.op is None and node.const and i != self.last:
             self.text[i] = self.shown[i] = _number(node.data)
-            self.prec[i] = self.shown_prec[i] = ATOM if node.data >= 0 else 0
+            # A sign binds looser than `**`: `-2.0 ** 2.0` (and `-0.0 ** 2.0`) is -(2.0 ** 2.0).
+            self.prec[i] = self.shown_prec[i] = 0 if self.text[i].startswith("-") else ATOM
             return
         # A label that is not the node's name (`x1*w1`, or a label beside the name of the variable
         # that holds it) is set on the node's own line.
@@ -1132,6 +1150,7 @@ class _Writer:
         elif node.op is None:
             name = self.names[i] or self.opaque_name(node) or self.fresh("v")
             self.lines.append(f"{name} = {_number(node.data)}")
+            self.line_nodes.append(i)
             self.values[name] = node.data
             self.direct[i] = True
             self.places[i] = _places_of(self.hints.get(id(self.objects[i]), ""))
@@ -1156,6 +1175,7 @@ class _Writer:
                 if label is None and generated is not None:
                     node.label, label = generated, _label_literal(generated)
             self.lines.append(f"{name} = {expression}")
+            self.line_nodes.append(i)
         if label is not None:
             self.lines[-1] += f"; {name}.label = {label}"
         self.names[i] = self.text[i] = name
@@ -1221,6 +1241,7 @@ class _Writer:
             self.nodes[j].label = label
             line += f"; {name}.label = {literal}"
         self.lines.append(line)
+        self.line_nodes.append(j)
         self.names[j] = self.text[j] = name
         self.prec[j], self.depth[j], self.direct[j], self.places[j] = ATOM, 0, False, ()
         self.units[j] = None
@@ -1327,6 +1348,119 @@ class _Writer:
             )
         return shown[i]  # type: ignore[return-value]
 
+    def statements(self) -> tuple[tuple[Statement, ...], int] | None:
+        """The statements the parser reads in the written lines (engine/parser.py: the same
+        Exprs, offsets, postfix and labels) and how deep their parentheses and calls nest, read
+        from what wrote them instead of from the text: micrograd's demo's 2.2 MB are not lexed
+        and parsed again (0.25 s). None where the writing is not one this reads back (an opaque
+        node's function, an op written otherwise than `_reading` says, a line that does not
+        add up): the text is parsed then."""
+        if self.functions:
+            return None
+        statements: list[Statement] = []
+        start, deepest = 0, 0
+        for number, (line, i) in enumerate(zip(self.lines, self.line_nodes, strict=True), 1):
+            name = self.names[i]
+            if name is None or not line.startswith(f"{name} = "):
+                return None
+            at = start + len(name) + 3
+            if self.nodes[i].op is None:
+                written = _number(self.nodes[i].data)
+                expr = Expr("num", at, at + len(written), None, (), written, float(written))
+                read: tuple[Expr, list[Expr], int] | None = (expr, [expr], 0)
+            else:
+                read = self.read_back(i, at)
+            if read is None:
+                return None
+            expr, postfix, depth = read
+            statement = Statement(name, start, start + len(name), expr, number, postfix)
+            rest = line[expr.end - start :]
+            if rest:
+                said = f"; {name}.label = "
+                if not rest.startswith(said) or len(rest) < len(said) + 2:
+                    return None
+                label = rest[len(said) + 1 : -1]
+                statement.labels = ((name, label, expr.end + 2, start + len(line)),)
+            statements.append(statement)
+            deepest = max(deepest, depth)
+            start += len(line) + 1
+        return tuple(statements), deepest
+
+    def read_back(self, root: int, at: int) -> tuple[Expr, list[Expr], int] | None:
+        """The Expr of op node `root`'s statement, written at offset `at`, its postfix (the
+        nodes in post-order, a literal exponent left out) and how deep its parentheses and
+        calls nest. None for an op `_reading` does not read back, a sign the parser folds into
+        its number (`-2.0`), or operations inline deeper than READ_BACK_DEPTH (a statement
+        is at most MAX_STATEMENT_CHARS long: a hundred or so)."""
+        nodes, text, prec, names = self.nodes, self.text, self.prec, self.names
+        postfix: list[Expr] = []
+        append = postfix.append
+        deepest = 0
+
+        def read(k: int, begin: int, level: int, room: int) -> Expr | None:
+            # Op node `k`, its text at `begin`, its operands inside `level` brackets and calls.
+            nonlocal deepest
+            node = nodes[k]
+            reading = _reading(node.op)  # type: ignore[arg-type]
+            if reading is None or not room:
+                return None
+            kind, name, before, between, after = reading
+            _, called, own = _spelling(node.op)
+            inner = level + called
+            if inner > deepest:
+                deepest = inner
+            args = []
+            where = begin + len(before)
+            for position, j in enumerate(node.inputs):
+                wrap = _wrapped(called, own, position, prec[j])
+                start = where + wrap
+                operand = nodes[j]
+                if operand.const:
+                    written = text[j]
+                    end = start + len(written)
+                    expr = Expr("num", start, end, None, (), written, float(written))
+                    append(expr)
+                elif names[j] is not None:
+                    written = text[j]
+                    expr = Expr("name", start, start + len(written), None, (), written)
+                    append(expr)
+                else:
+                    expr = read(j, start, inner + wrap, room - 1)  # type: ignore[assignment]
+                    if expr is None:
+                        return None
+                if wrap:
+                    expr.start, expr.end, expr.parens = where, expr.end + 1, True
+                    if inner + 1 > deepest:
+                        deepest = inner + 1
+                args.append(expr)
+                where = expr.end + len(between)
+            if node.op == "**k":  # its exponent, after `between`: a literal, part of its node
+                exponent = _exponent(node.exponent)
+                bracketed = exponent.startswith("(")
+                written = exponent[1:-1] if bracketed else exponent
+                power = Expr("num", where, where + len(exponent), None, (), written, float(written))
+                if bracketed:
+                    power.parens = True
+                    deepest = max(deepest, level + 1)
+                expr = Expr("binary", args[0].start, power.end, "**", (args[0], power))
+            elif kind == "binary":
+                expr = Expr("binary", args[0].start, args[1].end, name, tuple(args))
+            elif kind == "neg":
+                if args[0].kind == "num" and not args[0].parens:
+                    return None  # `-2.0`: the parser reads one number
+                expr = Expr("neg", begin, args[0].end, "neg", tuple(args))
+            elif before:  # tanh(a)
+                expr = Expr("call", begin, args[0].end + len(after), name, tuple(args))
+            else:  # a.relu()
+                expr = Expr("call", args[0].start, args[0].end + len(after), name, tuple(args))
+            if k != root and expr.end != begin + len(text[k]):
+                return None  # not the text written: never so, unless this reader is wrong
+            append(expr)
+            return expr
+
+        expr = read(root, at, 0, READ_BACK_DEPTH)
+        return None if expr is None else (expr, postfix, deepest)
+
     def program(self) -> Program:
         """The program of the written lines, with the nodes micrograd's set merged."""
         names, text, line_of = self.names, self.text, self.line_of
@@ -1431,18 +1565,47 @@ def _expression(
     template, called, own = _spelling(node.op)
     args, deepest = [], 0
     for position, j in enumerate(node.inputs):
-        if called:
-            wrap = False
-        elif own in (SUM, PRODUCT):  # left-associative; a sign in an operand is bracketed
-            wrap = prec[j] < own or prec[j] == NEGATIVE or (position == 1 and prec[j] <= own)
-        elif own == ATOM:  # a.relu(): a name, a number or a call as it is
-            wrap = prec[j] < ATOM
-        else:  # -a, a ** k: the operand binds tighter, or is bracketed
-            wrap = prec[j] <= own
+        wrap = _wrapped(called, own, position, prec[j])
         args.append(f"({text[j]})" if wrap else text[j])
         deepest = max(deepest, depth[j] + (called or wrap))
     k = _exponent(node.exponent) if node.op == "**k" else ""
     return template.format(*args, k=k), own, deepest
+
+
+def _wrapped(called: bool, own: int, position: int, operand: int) -> bool:
+    """Whether an operand that binds as tightly as `operand` is written in parentheses at
+    `position` of an op that binds as tightly as `own` (or is a call)."""
+    if called:
+        return False
+    if own in (SUM, PRODUCT):  # left-associative; a sign in an operand is bracketed
+        return operand < own or operand == NEGATIVE or (position == 1 and operand <= own)
+    if own == ATOM:  # a.relu(): a name, a number or a call as it is
+        return operand < ATOM
+    return operand <= own  # -a, a ** k: the operand binds tighter, or is bracketed
+
+
+@functools.cache
+def _reading(op: str) -> tuple[str, str, str, str, str] | None:
+    """How the parser reads op `op` as the reader writes it (its micrograd template): the kind
+    of its Expr, the op or function the Expr names, and the text before, between and after its
+    operands; None for a template read otherwise (`vpow(a, b)`, a copy's `{0}`)."""
+    pieces = list(string.Formatter().parse(OPS[op].micrograd))
+    fields = [field for _, field, _, _ in pieces if field is not None]
+    literals = [literal for literal, _, _, _ in pieces]
+    if fields == ["0", "1"] and len(literals) == 2 and literals[0] == "":  # a + b
+        return "binary", literals[1].strip(), "", literals[1], ""
+    if fields == ["0", "k"] and op == "**k" and len(literals) == 2:  # a ** 2.0
+        return "binary", "**", "", literals[1], ""
+    if fields != ["0"]:
+        return None
+    after = literals[1] if len(literals) > 1 else ""
+    if literals[0] == "-" and not after:  # -a
+        return "neg", "neg", "-", "", ""
+    if literals[0].endswith("(") and after == ")" and literals[0][:-1].isidentifier():
+        return "call", literals[0][:-1], literals[0], "", ")"  # tanh(a)
+    if not literals[0] and after.startswith(".") and after.endswith("()"):
+        return "call", after[1:-2], "", "", after  # a.relu()
+    return None
 
 
 @functools.cache

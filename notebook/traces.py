@@ -29,6 +29,7 @@ from chainrule.engine.tensor_graph import tensor_graph
 from chainrule.engine.tensor_program import trace_tensors
 from chainrule.engine.tensor_reader import is_tensor_program
 from chainrule.engine.tensor_reply import fan_in_reply, tensor_reply
+from chainrule.engine.tracing import written_parse
 from chainrule.engine.value_reader import (
     NotAValue,
     Program,
@@ -215,11 +216,12 @@ def traced_value(
     demo: 0.09 s); whatever sends it on checks the bytes it sends (`show`'s widget, `save_html`)."""
     limits = value_limits()
     names = caller_places() if names is None else names
-    program = program_of(value, names=names, max_nodes=limits.max_nodes)
+    program = program_of(value, names=names, max_nodes=limits.max_nodes, statements=True)
     _layouter().expect(len(program.objects))
-    trace = traced(
-        program.source, expand_derived=expand_derived, lang=lang, limits=limits, checked=False
-    )
+    with written_parse(program.source, program.parsed):
+        trace = traced(
+            program.source, expand_derived=expand_derived, lang=lang, limits=limits, checked=False
+        )
     return with_program(trace, program, lang)
 
 
@@ -234,7 +236,8 @@ def value_trace_stages(
     request = GraphRequest(source=program.source)
     settings, lang = get_settings(), check_lang(lang)
     stages = reply_stages(request, settings, _layouter(), lang, value_limits(), checked=False)
-    trace, parts = next(stages)
+    with written_parse(program.source, program.parsed):
+        trace, parts = next(stages)
     yield first_view_reply(trace, parts)  # (not held here while the rest is made)
     del trace, parts  # the stages hold them while they are needed
     return with_program(finished(stages), program, lang)
@@ -248,7 +251,10 @@ def source_of(value_or_source: Any) -> tuple[str, Program | None]:
         return value_or_source, None
     try:
         program = program_of(
-            value_or_source, names=caller_places(), max_nodes=value_limits().max_nodes
+            value_or_source,
+            names=caller_places(),
+            max_nodes=value_limits().max_nodes,
+            statements=True,
         )
     except NotAValue as error:
         raise TypeError(f"expected a program (str) or a Value; {error}") from None
@@ -264,7 +270,9 @@ def trace_of(
     source, program = source_of(value_or_source)
     if program is None:
         return traced(source, values, lang=lang)
-    return with_program(traced(source, values, lang=lang, limits=value_limits()), program, lang)
+    with written_parse(source, program.parsed):
+        trace = traced(source, values, lang=lang, limits=value_limits())
+    return with_program(trace, program, lang)
 
 
 def save_html(

@@ -40,6 +40,7 @@ from chainrule.engine.i18n import DEFAULT_LANG, Count, check_lang, text, ui_cata
 from chainrule.engine.narration import fmt
 from chainrule.engine.ops import page_table
 from chainrule.engine.reply import check_reply_size
+from chainrule.engine.tracing import written_parse
 from chainrule.notebook.traces import (
     fanned_in,
     leaf_values,
@@ -514,7 +515,8 @@ def widget(
     else:
         limits = value_limits() if program else None
         # Its size is checked once, on the bytes the widget sends (packed_trace).
-        trace = traced(source, values, lang=check_lang(lang), limits=limits, checked=False)
+        with written_parse(source, program.parsed if program else None):
+            trace = traced(source, values, lang=check_lang(lang), limits=limits, checked=False)
         if program:
             trace = with_program(trace, program, lang)
     return player(source, program, trace, title, lang, leaf_values(values))

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 from servers import REDIS_SERVER, ServerUrl, start_redis, start_server, stop_server
+from written_statements import checked_parsed
 
 # Several strategies build and trace whole programs while they draw (the engine is the oracle's
 # input), so how long a draw takes says how busy the machine is, not that a strategy is wrong:
@@ -31,6 +32,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return LAYER_ORDER.index(parts[0]) if parts[0] in LAYER_ORDER else len(LAYER_ORDER)
 
     items.sort(key=layer)  # stable: a file's tests keep their order
+
+
+@pytest.fixture(autouse=True, scope="session")
+def written_statements_checked() -> Iterator[None]:
+    """Every program the value reader writes and the suite traces in this process is parsed too,
+    and the statements the reader wrote for it held against the parser's (tests/
+    written_statements.py): the builder reads the written ones."""
+    from chainrule.engine import tracing
+
+    parsed = tracing.parsed
+    tracing.parsed = checked_parsed(parsed)
+    try:
+        yield
+    finally:
+        tracing.parsed = parsed
 
 
 @pytest.fixture(scope="session")

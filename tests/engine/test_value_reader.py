@@ -7,10 +7,15 @@ from __future__ import annotations
 import math
 import random
 
+import lecture_cells
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from micrograd.engine import Value as MG
 from micrograd.nn import MLP, Neuron
+from program_strategies import fuzz_settings
 from test_micrograd_dialect import MORE_OPS, SANITY_CHECK
+from written_statements import statements_difference
 
 import chainrule
 from chainrule import engine
@@ -734,3 +739,153 @@ def test_the_reader_s_warnings_are_said_in_the_reply_s_language():
     (merged,) = program_of(square).warnings()
     assert merged["message"].key == "warning.reader.merged_operand"
     assert merged["message"].startswith("micrograd keeps the children of out in a set")
+
+
+# ---- The statements written beside the program (the builder reads them instead of a parse) ----
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+def test_the_statements_written_beside_a_program_are_the_parser_s_own(name):
+    root, named = GRAPHS[name]()
+    root.backward()
+    program = program_of(root, names=places_in(named), statements=True)
+    assert program.parsed is not None
+    assert statements_difference(program.source, program.parsed) is None
+    assert program_of(root).parsed is None  # asked for: a reader that only writes makes none
+    assert program.written().parsed is None  # a widget keeps no statements
+
+
+def test_micrograd_s_demo_s_statements_are_the_parser_s_own():
+    # micrograd's demo.ipynb (github.com/karpathy/micrograd), its model on 4 moons: every
+    # neuron a statement, its places the labels, the loss's terms each a line.
+    from chainrule.sandbox.moons import demo_total_loss
+
+    model, total_loss = demo_total_loss(4)
+    program = program_of(total_loss, names=places_in({"model": model}), statements=True)
+    assert program.parsed is not None
+    assert len(program.parsed[0]) == program.source.count("\n")
+    assert statements_difference(program.source, program.parsed) is None
+
+
+def test_what_the_parser_reads_otherwise_is_parsed_from_the_text():
+    # A sign before a number the parser folds into the number (`-2.0`): ours can negate a
+    # constant; and an opaque node's function. Both are traced from the text, as before.
+    negated = engine.trace("a = 3\nb = a * -(2.0)").root
+    program = program_of(negated, statements=True)
+    assert "-2.0" in program.source
+    assert program.parsed is None
+    assert engine.trace(program.source).root.data == -6.0
+    odd = _with_op(labelled(1.0, "a") + labelled(2.0, "b"), "cosh")
+    odd.data = 10.0  # no row of the table gives 10 from 1 and 2: `unknown_cosh(a, b)`
+    program = program_of(odd * labelled(3.0, "d"), statements=True)
+    assert "unknown_cosh(p1, p2) = " in program.source
+    assert program.parsed is None
+    assert chainrule.trace_value(odd * labelled(3.0, "d"))["nodes"][-1]["data"] == 30.0
+
+
+def test_a_negative_zero_raised_to_a_power_is_bracketed_as_any_sign():
+    # `-0.0 ** 2.0` is -(0.0 ** 2.0): the sign binds looser than `**` (Python's rule and ours),
+    # so a constant's sign is bracketed by its text, not by `data >= 0`.
+    root = engine.trace("a = 3\nb = a + (-0.0) ** 2 + (-2.0) ** 2").root
+    program = program_of(root, statements=True)
+    assert program.source.endswith("b = a + (-0.0) ** 2.0 + (-2.0) ** 2.0\n")
+    assert statements_difference(program.source, program.parsed) is None
+    rebuilt = engine.trace(program.source)
+    assert [node.op for node in rebuilt.nodes] == [node.op for node in engine.trace(
+        "a = 3\nb = a + (-0.0) ** 2 + (-2.0) ** 2").nodes]  # fmt: skip
+
+
+def test_a_nesting_limit_below_the_written_depth_is_the_parser_s_error(monkeypatch):
+    # Written statements are taken only under a nesting limit they keep; below it the text is
+    # parsed, and the parser says where it passes the limit, as for any program.
+    from chainrule.app.settings import get_settings
+
+    x = LectureValue(0.5, label="x")
+    deep = x
+    for _ in range(6):
+        deep = deep.tanh() * x  # tanh(…) inside tanh(…): a call a level
+    program = program_of(deep, statements=True)
+    nested = "tanh(tanh(tanh(tanh(tanh(tanh(x) * x) * x) * x) * x) * x) * x"
+    assert program.source.endswith(f"out = {nested}\n")
+    assert program.parsed is not None and program.parsed[1] == 6
+    del program  # (its list of the graph's Values would name every node: `program.objects[3]`)
+    monkeypatch.setenv("CHAINRULE_MAX_DEPTH", "5")
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(engine.LimitExceeded) as raised:
+            chainrule.trace_value(deep)
+        assert "nest" in str(raised.value)
+        monkeypatch.setenv("CHAINRULE_MAX_DEPTH", "6")
+        get_settings.cache_clear()
+        root = chainrule.trace_value(deep)["nodes"][-1]  # (the lecture's tanh is made of exp)
+        assert root["data"] == pytest.approx(deep.data, rel=1e-12)
+    finally:
+        get_settings.cache_clear()
+
+
+# Any number a leaf or a wrapped constant holds: signs, zeros of both signs, tiny and huge.
+NUMBERS = st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.5, -3.0, 1e-05, -2e-07, 1e16, 0.1, 7.0])
+# Labels with what a program's text must quote or read around: quotes, `;`, `#`, `=`, brackets.
+LABELS = st.text(alphabet="ab_ .;#=()'\"[]0₂*+-", max_size=8)
+
+
+# The micrograd lecture's own `class Value` (tests/lecture_cells.py: nn-zero-to-hero, second
+# half, cell 7): tanh and exp, its `**` spelled `**2`, no relu, no `c - a`.
+LECTURE_SCOPE: dict = {}
+exec("import math\n" + lecture_cells.VALUE_CLASS, LECTURE_SCOPE)
+LectureValue = LECTURE_SCOPE["Value"]
+
+
+@st.composite
+def micrograd_graphs(draw) -> MG:
+    """A graph of micrograd's Values or the lecture's, of a few leaves (some labelled) and up to
+    30 operations on them and on numbers the class wraps, operands reused at will; finite at
+    every node."""
+    value_class = draw(st.sampled_from([MG, LectureValue]))
+    pool = [value_class(draw(NUMBERS)) for _ in range(draw(st.integers(1, 4)))]
+    for value in pool:
+        if draw(st.booleans()):
+            value.label = draw(LABELS)
+    operations = [
+        lambda a, b, c: a + b, lambda a, b, c: a * b, lambda a, b, c: a - b,
+        lambda a, b, c: a / b, lambda a, b, c: a + c, lambda a, b, c: c * a,
+        lambda a, b, c: c - a, lambda a, b, c: a / c, lambda a, b, c: -a,
+        lambda a, b, c: a * a, lambda a, b, c: a ** 2, lambda a, b, c: a ** -1,
+        lambda a, b, c: a ** 3, lambda a, b, c: a.relu(), lambda a, b, c: a.tanh(),
+        lambda a, b, c: a.exp(), lambda a, b, c: type(a)(c) ** 2,
+        lambda a, b, c: (a + b) * (b + c),
+    ]  # fmt: skip
+    for _ in range(draw(st.integers(1, 30))):
+        a, b = draw(st.sampled_from(pool)), draw(st.sampled_from(pool))
+        operation = draw(st.sampled_from(operations))
+        try:
+            value = operation(a, b, draw(NUMBERS))
+        except (ZeroDivisionError, OverflowError, AttributeError, TypeError):
+            continue  # a class without the method (the lecture's relu), or no finite number
+        if not isinstance(value.data, float) or not math.isfinite(value.data):
+            continue
+        if draw(st.integers(0, 5)) == 0:
+            value.label = draw(LABELS)
+        pool.append(value)
+    root = pool[-1]
+    for value in pool[-4:-1]:  # the last few results, so that most operations are in the graph
+        root = root + value
+    return root
+
+
+@fuzz_settings
+@given(micrograd_graphs(), st.booleans())
+def test_any_micrograd_graph_s_written_statements_are_the_parser_s_own(root, backward):
+    if backward:
+        root.backward()  # its `topo` left behind: garbage holding the whole graph
+    program = program_of(root, statements=True)
+    assert program.parsed is not None  # micrograd's ops, written as the table spells them
+    assert statements_difference(program.source, program.parsed) is None
+    # Traced from the statements, the numbers traced from the text, to the last bit (the
+    # lecture's tanh, made of exp, and ours differ in the last digits near 0: not compared).
+    del program  # (its list of the graph's Values would name every node: `program.objects[3]`)
+    traced = chainrule.trace_value(root)
+    parsed = chainrule.trace(traced["program"]["source"])
+    assert [(n["data"], n["grad"]) for n in traced["nodes"]] == [
+        (n["data"], n["grad"]) for n in parsed["nodes"]
+    ]
