@@ -87,7 +87,7 @@ def tensor_marker(source: str) -> tuple[int, int] | None:
         while at != -1:
             before = source[at - 1 : at]
             if not (before.isalnum() or before == "_") and _MAKER_CALL.match(source, at):
-                if not _in_comment(source, at):
+                if not _in_comment_or_string(source, at):
                     found.append((at, at + len(word)))
                     break
             at = source.find(word, at + 1)
@@ -98,16 +98,28 @@ def tensor_marker(source: str) -> tuple[int, int] | None:
             i -= 1
         before = source[i] if i >= 0 else ""
         if before and (before.isalnum() or before in "_)]") and source[at + 1 : at + 2] != "=":
-            if not _in_comment(source, at):
+            if not _in_comment_or_string(source, at):
                 found.append((at, at + 1))
                 break
         at = source.find("@", at + 1)
     return min(found) if found else None
 
 
-def _in_comment(source: str, at: int) -> bool:
-    """Whether offset `at` is after a `#` on its line."""
-    return "#" in source[source.rfind("\n", 0, at) + 1 : at]
+def _in_comment_or_string(source: str, at: int) -> bool:
+    """Whether offset `at` is after a `#` on its line or inside a string that opens before it
+    on its line (a label: `x.label = 'W @ x'`, `'randn(2, 3)'`)."""
+    line = source[source.rfind("\n", 0, at) + 1 : at]
+    if "#" not in line and "'" not in line and '"' not in line:
+        return False
+    quote = ""
+    for ch in line:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            return True
+    return bool(quote)
 
 
 class Node(NamedTuple):

@@ -39,6 +39,10 @@ TENSOR_OR_NOT = [
     ("@dataclass\nclass A:\n    x: int", False),  # a decorator is no `@` between operands
     ("a = 2  # randn(3, 2) in a comment\nb = a * 3", False),
     ("a = 2  # a @ b in a comment\nb = a * 3", False),
+    # a label is text: micrograd's graph of a matrix lesson, read back (chainrule.trace_value)
+    ("a = 2.0; a.label = 'W @ x'\nb = a * 3", False),
+    ('a = 2.0; a.label = "randn(2, 3)"\nb = a * 3', False),
+    ("a = 2.0; a.label = 'a'; b = a @ a", True),  # after the string has closed
     ("ones = 2\nbones = ones * 3", False),  # a name, not a call
     ("y = 2 *\n@ x", False),
     ("h = tanh(zeros (3) + 1).sum()", True),

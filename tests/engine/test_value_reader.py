@@ -795,6 +795,21 @@ def test_a_negative_zero_raised_to_a_power_is_bracketed_as_any_sign():
         "a = 3\nb = a + (-0.0) ** 2 + (-2.0) ** 2").nodes]  # fmt: skip
 
 
+def test_labels_that_name_a_tensor_maker_or_a_matmul_are_text():
+    # A matrix lesson's scalar graph labels its nodes as the maths writes them: the label is a
+    # string in the program written for it, not a tensor program (which refused `a.label`).
+    a = labelled(2.0, "randn(2, 3)")
+    b = a * a
+    b.label = "W @ x"
+    reply = chainrule.trace_value(b)
+    assert (
+        reply["program"]["source"]
+        == "a = 2.0; a.label = 'randn(2, 3)'\nb = a * a; b.label = 'W @ x'\n"
+    )
+    assert [node["label"] for node in reply["nodes"]] == ["randn(2, 3)", "W @ x"]
+    assert reply["nodes"][0]["grad"] == 4.0
+
+
 def test_a_nesting_limit_below_the_written_depth_is_the_parser_s_error(monkeypatch):
     # Written statements are taken only under a nesting limit they keep; below it the text is
     # parsed, and the parser says where it passes the limit, as for any program.
