@@ -114,9 +114,9 @@ def parsed(source: str, max_depth: int | None) -> Parsed:
     reads it)."""
     written = _written.get()
     if written is not None and written[0] == source:
+        # (No tensor program: the reader writes no maker's call and `@` only in a label.)
         _, depth, statements = written
-        marker = tensor_marker(source)
-        if marker is None and (max_depth is None or depth <= max_depth):
+        if max_depth is None or depth <= max_depth:
             return statements, ()
     if len(source) <= PARSE_CACHE_MAX_CHARS:
         return _parse_recent(source, max_depth)
