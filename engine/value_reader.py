@@ -815,8 +815,10 @@ def _parts(place: _Place, obj: Any) -> Iterator[tuple[_Place, Any]]:
     return iter([((place, name, True), item) for name, item in items if not name.startswith("_")])
 
 
+@functools.lru_cache(maxsize=1 << 12)
 def identifier_of(path: str) -> str:
-    """A program's name for a place a Value lives (`n.layers[0].w[1]` → `n_layers0_w1`)."""
+    """A program's name for a place a Value lives (`n.layers[0].w[1]` → `n_layers0_w1`): asked
+    again for each sample's pass through a neuron, read once."""
     name = re.sub(r"\[(\w+)\]", r"\1", path)
     name = re.sub(r"\W+", "_", name).strip("_")
     return name if name and not name[0].isdigit() else f"v_{name}"
@@ -997,7 +999,9 @@ def _whole_graph_discounted(
             if len(holder) < count - 1:
                 continue
             # Each of the graph's Values it holds, once however often it holds it.
-            for i in {position.get(id(member)) for member in holder} - {None}:
+            held = set(map(position.get, map(id, holder)))
+            held.discard(None)
+            for i in held:
                 extra[i] -= 1  # type: ignore[index]
         if extra[least] > 0:
             return False
