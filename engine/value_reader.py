@@ -1159,10 +1159,11 @@ class _Writer:
             self.direct[i] = True
             self.places[i] = _places_of(self.hints.get(id(self.objects[i]), ""))
         else:
-            gathered = _joined(self.places[j] for j in node.inputs)
+            places = self.places
+            gathered = _joined([places[j] for j in node.inputs])
             promoted, combined = self.promote_units(node, gathered)
             if promoted:
-                gathered, combined = _joined(self.places[j] for j in node.inputs), UNSEEN
+                gathered, combined = _joined([places[j] for j in node.inputs]), UNSEEN
             expression, prec, depth = _expression(node, self.text, self.prec, self.depth)
             alone = self.names[i] is None and self.uses[i] == 1 and label is None
             fits = len(expression) <= MAX_STATEMENT_CHARS and depth <= MAX_INLINE_DEPTH
@@ -1219,8 +1220,11 @@ class _Writer:
         another's: a statement is one neuron, as the code computed it (the page's groups).
         `gathered`: the places of its operands' leaves. Whether any operand got a line, and the
         object `gathered` share (`_shared_place`; UNSEEN when not looked for)."""
-        operands = [j for j in dict.fromkeys(node.inputs) if self.direct[j] and self.nodes[j].op]
-        if not operands or all(self.names[j] for j in operands):
+        direct, nodes, names = self.direct, self.nodes, self.names
+        operands = [j for j in node.inputs if direct[j] and nodes[j].op]
+        if len(operands) > 1:  # (`a * a`: once)
+            operands = list(dict.fromkeys(operands))
+        if not operands or all(names[j] for j in operands):
             return False, UNSEEN
         combined = _shared_place(gathered)
         promoted = False
