@@ -1398,8 +1398,8 @@ class _Writer:
         """The Expr of op node `root`'s statement, written at offset `at`, its postfix (the
         nodes in post-order, a literal exponent left out) and how deep its parentheses and
         calls nest. None for an op `_reading` does not read back, a sign the parser folds into
-        its number (`-2.0`), or operations inline deeper than READ_BACK_DEPTH (a statement
-        is at most MAX_STATEMENT_CHARS long: a hundred or so)."""
+        its number (`-2.0`), or operations inline deeper than READ_BACK_DEPTH (a sum of
+        hundreds of one-letter names fits in MAX_STATEMENT_CHARS): the text is parsed then."""
         nodes, text, prec, names = self.nodes, self.text, self.prec, self.names
         postfix: list[Expr] = []
         append = postfix.append

@@ -783,6 +783,21 @@ def test_what_the_parser_reads_otherwise_is_parsed_from_the_text():
     assert chainrule.trace_value(odd * labelled(3.0, "d"))["nodes"][-1]["data"] == 30.0
 
 
+def test_a_statement_nested_deeper_than_the_reader_reads_back_is_parsed():
+    # A sum of 280 two-letter leaves is one statement (1,400 characters) whose `+`s nest 279
+    # deep, past READ_BACK_DEPTH: its text is parsed, with the same result.
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    names = [a + b for a in letters for b in letters if a != b][:280]
+    leaves = [labelled(float(k), name) for k, name in enumerate(names)]
+    total = leaves[0]
+    for leaf in leaves[1:]:
+        total = total + leaf
+    program = program_of(total, statements=True)
+    assert program.source.count("\n") == 281  # the leaves and one sum
+    assert program.parsed is None
+    assert chainrule.trace_value(total)["nodes"][-1]["data"] == total.data == sum(range(280))
+
+
 def test_a_negative_zero_raised_to_a_power_is_bracketed_as_any_sign():
     # `-0.0 ** 2.0` is -(0.0 ** 2.0): the sign binds looser than `**` (Python's rule and ours),
     # so a constant's sign is bracketed by its text, not by `data >= 0`.
